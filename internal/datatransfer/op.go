@@ -1,0 +1,212 @@
+package datatransfer
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"google.golang.org/protobuf/proto"
+
+	"smarth/internal/rpc/dfspb"
+)
+
+// Version is the data-transfer protocol version carried by every op request.
+const Version uint16 = 1
+
+// MaxHeaderLen bounds an op request's protobuf header and an OpResponse.
+const MaxHeaderLen = 1 << 20
+
+// ErrProtocol is wrapped by every decoding error: the peer sent bytes that do
+// not follow this protocol. The connection cannot be trusted afterwards.
+var ErrProtocol = errors.New("malformed data-transfer message")
+
+// Op is an op request's opcode.
+type Op uint8
+
+// The opcodes, numbered as in HDFS.
+const (
+	OpWriteBlock    Op = 80
+	OpReadBlock     Op = 81
+	OpTransferBlock Op = 86
+)
+
+func (o Op) String() string {
+	switch o {
+	case OpWriteBlock:
+		return "WRITE_BLOCK"
+	case OpReadBlock:
+		return "READ_BLOCK"
+	case OpTransferBlock:
+		return "TRANSFER_BLOCK"
+	}
+	return fmt.Sprintf("op(%d)", uint8(o))
+}
+
+const opPrefixLen = 2 + 1 + 4
+
+// AppendOp appends the encoding of an op request to b. The opcode follows from
+// msg's type: *dfspb.WriteBlockOp, *dfspb.ReadBlockOp or *dfspb.TransferBlockOp.
+func AppendOp(b []byte, msg proto.Message) ([]byte, error) {
+	var op Op
+	switch msg.(type) {
+	case *dfspb.WriteBlockOp:
+		op = OpWriteBlock
+	case *dfspb.ReadBlockOp:
+		op = OpReadBlock
+	case *dfspb.TransferBlockOp:
+		op = OpTransferBlock
+	default:
+		return b, fmt.Errorf("datatransfer: no opcode for message %T", msg)
+	}
+	size := proto.Size(msg)
+	if size > MaxHeaderLen {
+		return b, fmt.Errorf("datatransfer: %s header is %d bytes, limit %d", op, size, MaxHeaderLen)
+	}
+	b = binary.BigEndian.AppendUint16(b, Version)
+	b = append(b, byte(op))
+	b = binary.BigEndian.AppendUint32(b, uint32(size))
+	return proto.MarshalOptions{}.MarshalAppend(b, msg)
+}
+
+// WriteOp writes an op request with one Write call.
+func WriteOp(w io.Writer, msg proto.Message) error {
+	b, err := AppendOp(make([]byte, 0, 256), msg)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// ReadOp reads one op request and returns its opcode and decoded header: a
+// *dfspb.WriteBlockOp, *dfspb.ReadBlockOp or *dfspb.TransferBlockOp.
+func ReadOp(r io.Reader) (Op, proto.Message, error) {
+	var pre [opPrefixLen]byte
+	if _, err := io.ReadFull(r, pre[:]); err != nil {
+		return 0, nil, err
+	}
+	if v := binary.BigEndian.Uint16(pre[0:2]); v != Version {
+		return 0, nil, fmt.Errorf("%w: protocol version %d, this node speaks %d", ErrProtocol, v, Version)
+	}
+	op := Op(pre[2])
+	var msg proto.Message
+	switch op {
+	case OpWriteBlock:
+		msg = &dfspb.WriteBlockOp{}
+	case OpReadBlock:
+		msg = &dfspb.ReadBlockOp{}
+	case OpTransferBlock:
+		msg = &dfspb.TransferBlockOp{}
+	default:
+		return op, nil, fmt.Errorf("%w: unknown opcode %d", ErrProtocol, uint8(op))
+	}
+	n := binary.BigEndian.Uint32(pre[3:7])
+	if n > MaxHeaderLen {
+		return op, nil, fmt.Errorf("%w: %s header length %d exceeds %d", ErrProtocol, op, n, MaxHeaderLen)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return op, nil, unexpectedEOF(err)
+	}
+	if err := proto.Unmarshal(buf, msg); err != nil {
+		return op, nil, fmt.Errorf("%w: %s header: %v", ErrProtocol, op, err)
+	}
+	return op, msg, nil
+}
+
+// WriteResponse writes an OpResponse with one Write call.
+func WriteResponse(w io.Writer, resp *dfspb.OpResponse) error {
+	size := proto.Size(resp)
+	if size > MaxHeaderLen {
+		return fmt.Errorf("datatransfer: response is %d bytes, limit %d", size, MaxHeaderLen)
+	}
+	b := binary.BigEndian.AppendUint32(make([]byte, 0, 4+size), uint32(size))
+	b, err := proto.MarshalOptions{}.MarshalAppend(b, resp)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// ReadResponse reads one OpResponse. A non-success status is not an error
+// here; see ResponseError.
+func ReadResponse(r io.Reader) (*dfspb.OpResponse, error) {
+	var pre [4]byte
+	if _, err := io.ReadFull(r, pre[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(pre[:])
+	if n > MaxHeaderLen {
+		return nil, fmt.Errorf("%w: response length %d exceeds %d", ErrProtocol, n, MaxHeaderLen)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, unexpectedEOF(err)
+	}
+	resp := &dfspb.OpResponse{}
+	if err := proto.Unmarshal(buf, resp); err != nil {
+		return nil, fmt.Errorf("%w: response: %v", ErrProtocol, err)
+	}
+	return resp, nil
+}
+
+// StatusError is a datanode's refusal or failure as reported in an
+// OpResponse (or an ack status).
+type StatusError struct {
+	Status       dfspb.OpStatus
+	Message      string
+	FirstBadLink string // "ip:port" of the pipeline node that failed, if known
+}
+
+func (e *StatusError) Error() string {
+	s := StatusText(e.Status)
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	if e.FirstBadLink != "" {
+		s += " (first bad link " + e.FirstBadLink + ")"
+	}
+	return s
+}
+
+// ResponseError returns nil for a successful response, else a *StatusError.
+func ResponseError(resp *dfspb.OpResponse) error {
+	if resp.GetStatus() == dfspb.OpStatus_OP_STATUS_SUCCESS {
+		return nil
+	}
+	return &StatusError{Status: resp.GetStatus(), Message: resp.GetMessage(), FirstBadLink: resp.GetFirstBadLink()}
+}
+
+// StatusText is a short human description of an OpStatus.
+func StatusText(s dfspb.OpStatus) string {
+	switch s {
+	case dfspb.OpStatus_OP_STATUS_SUCCESS:
+		return "success"
+	case dfspb.OpStatus_OP_STATUS_ERROR:
+		return "datanode error"
+	case dfspb.OpStatus_OP_STATUS_ERROR_CHECKSUM:
+		return "checksum mismatch"
+	case dfspb.OpStatus_OP_STATUS_ERROR_INVALID:
+		return "invalid request"
+	case dfspb.OpStatus_OP_STATUS_ERROR_EXISTS:
+		return "replica already exists"
+	case dfspb.OpStatus_OP_STATUS_ERROR_ACCESS_TOKEN:
+		return "access token rejected"
+	case dfspb.OpStatus_OP_STATUS_ERROR_NOT_FOUND:
+		return "block not found"
+	case dfspb.OpStatus_OP_STATUS_ERROR_BUSY:
+		return "datanode busy"
+	}
+	return fmt.Sprintf("status %d", int32(s))
+}
+
+// unexpectedEOF turns a clean EOF in the middle of a message into
+// io.ErrUnexpectedEOF: the peer hung up mid-message.
+func unexpectedEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
