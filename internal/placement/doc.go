@@ -1,0 +1,27 @@
+// Package placement decides which datanodes receive the replicas of a block.
+//
+// It is pure: a Policy gets a read-only view of the datanodes (rack, load,
+// free space, liveness), a Request (how many targets, who writes, which nodes
+// are excluded or already chosen, the writer's speed records) and a seeded
+// *rand.Rand, and returns an ordered pipeline. The namenode builds the view
+// from its datanode table, calls the policy under its lock, and does all I/O.
+//
+// Two policies, chosen by name from Policies:
+//
+//   - RackAware is HDFS's default (BlockPlacementPolicyDefault): the writer's
+//     own node if it is a datanode, else a random non-busy node; the second
+//     replica on another rack; the third on the second's rack; further
+//     replicas random, at most (replicas-1)/racks+2 per rack. "Non-busy" is
+//     HDFS's considerLoad: a node with more than twice the average number of
+//     active transfers is skipped. On a single rack every replica lands in it.
+//   - SpeedAware is SMARTH's global optimization (seed 000, Algorithm 1): when
+//     the writer has speed records, the first target is random among the
+//     writer's top-n datanodes by reported speed, n = live datanodes /
+//     replication; the rest are placed as RackAware given that first node.
+//     Without records it is exactly RackAware.
+//
+// It leaves to others: where the speed records come from (the namenode keeps
+// them from client heartbeats), whether too few targets is an error (the
+// namenode compares with min_replication), and the reader-side ordering of
+// locations (topology.Distance).
+package placement

@@ -1,0 +1,262 @@
+package placement
+
+import (
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testdata/*.txt")
+
+// A script is a list of cases, each a command line with key=value
+// arguments, optional input lines, a "----" line and the expected output.
+type scriptCase struct {
+	line   int
+	cmd    string
+	args   map[string]string
+	input  []string
+	want   []string
+	outPos [2]int // line range of the expected output in the file, for rewrite
+}
+
+func parseScript(t *testing.T, path string) ([]string, []scriptCase) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	var cases []scriptCase
+	for i := 0; i < len(lines); i++ {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		c := scriptCase{line: i + 1, args: map[string]string{}}
+		f := strings.Fields(l)
+		c.cmd = f[0]
+		for _, kv := range f[1:] {
+			k, v, _ := strings.Cut(kv, "=")
+			c.args[k] = v
+		}
+		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "----"; i++ {
+			c.input = append(c.input, strings.TrimSpace(lines[i]))
+		}
+		if i >= len(lines) {
+			t.Fatalf("%s:%d: case has no ---- line", path, c.line)
+		}
+		c.outPos[0] = i + 1
+		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != ""; i++ {
+			c.want = append(c.want, lines[i])
+		}
+		c.outPos[1] = i
+		cases = append(cases, c)
+	}
+	return lines, cases
+}
+
+func runScript(t *testing.T, path string, run func(t *testing.T, c scriptCase) string) {
+	lines, cases := parseScript(t, path)
+	var out []string
+	prev := 0
+	for _, c := range cases {
+		got := strings.TrimRight(run(t, c), "\n")
+		if *rewrite {
+			out = append(out, lines[prev:c.outPos[0]]...)
+			if got != "" {
+				out = append(out, strings.Split(got, "\n")...)
+			}
+			prev = c.outPos[1]
+			continue
+		}
+		if want := strings.Join(c.want, "\n"); got != want {
+			t.Errorf("%s:%d: %s %v\ngot:\n%s\nwant:\n%s", path, c.line, c.cmd, c.args, got, want)
+		}
+	}
+	if *rewrite {
+		out = append(out, lines[prev:]...)
+		if err := os.WriteFile(path, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestScripts(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.txt")
+	if len(files) == 0 {
+		t.Fatal("no scripts in testdata")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			var nodes []Node
+			runScript(t, f, func(t *testing.T, c scriptCase) string {
+				switch c.cmd {
+				case "nodes":
+					nodes = parseNodes(t, c)
+					return ""
+				case "set":
+					setNode(t, nodes, c)
+					return ""
+				case "choose":
+					req, policy, seed := parseRequest(t, c)
+					got := policy.ChooseTargets(cloneNodes(nodes), req, rand.New(rand.NewSource(seed)))
+					checkInvariants(t, c, nodes, req, got)
+					return ids(got)
+				case "tally":
+					return tally(t, c, nodes)
+				}
+				t.Fatalf("line %d: unknown command %q", c.line, c.cmd)
+				return ""
+			})
+		})
+	}
+}
+
+// parseNodes reads "/rack-a: dn1 dn2" lines: live nodes with no load and
+// a terabyte free.
+func parseNodes(t *testing.T, c scriptCase) []Node {
+	var nodes []Node
+	for _, l := range c.input {
+		rack, names, ok := strings.Cut(l, ":")
+		if !ok {
+			t.Fatalf("line %d: want \"/rack: dn1 dn2\", got %q", c.line, l)
+		}
+		for _, n := range strings.Fields(names) {
+			nodes = append(nodes, Node{ID: n, Host: n, IP: "ip-" + n, Rack: rack, Live: true, Remaining: 1 << 40})
+		}
+	}
+	return nodes
+}
+
+// setNode changes one node: "set dn1 load=10 remaining=0 dead".
+func setNode(t *testing.T, nodes []Node, c scriptCase) {
+	for i := range nodes {
+		if _, ok := c.args[nodes[i].ID]; !ok {
+			continue
+		}
+		n := &nodes[i]
+		if v, ok := c.args["load"]; ok {
+			n.Xceivers, _ = strconv.Atoi(v)
+		}
+		if v, ok := c.args["remaining"]; ok {
+			n.Remaining, _ = strconv.ParseInt(v, 10, 64)
+		}
+		if _, ok := c.args["dead"]; ok {
+			n.Live = false
+		}
+		if _, ok := c.args["live"]; ok {
+			n.Live = true
+		}
+		return
+	}
+	t.Fatalf("line %d: set names no known node", c.line)
+}
+
+func parseRequest(t *testing.T, c scriptCase) (Request, Policy, int64) {
+	name := c.args["policy"]
+	if name == "" {
+		name = "rackaware"
+	}
+	mk, ok := Policies[name]
+	if !ok {
+		t.Fatalf("line %d: unknown policy %q", c.line, name)
+	}
+	req := Request{Exclude: map[string]bool{}, Speeds: map[string]float64{}, WriterHost: c.args["writer"]}
+	req.Replicas, _ = strconv.Atoi(c.args["replicas"])
+	req.Replication, _ = strconv.Atoi(c.args["replication"])
+	req.BlockSize, _ = strconv.ParseInt(c.args["blocksize"], 10, 64)
+	if v := c.args["chosen"]; v != "" {
+		req.Chosen = strings.Split(v, ",")
+	}
+	if v := c.args["exclude"]; v != "" {
+		for _, id := range strings.Split(v, ",") {
+			req.Exclude[id] = true
+		}
+	}
+	if v := c.args["speeds"]; v != "" {
+		for _, kv := range strings.Split(v, ",") {
+			id, s, _ := strings.Cut(kv, ":")
+			req.Speeds[id], _ = strconv.ParseFloat(s, 64)
+		}
+	}
+	seed, _ := strconv.ParseInt(c.args["seed"], 10, 64)
+	return req, mk(), seed
+}
+
+func checkInvariants(t *testing.T, c scriptCase, nodes []Node, req Request, got []Node) {
+	t.Helper()
+	if len(got) > req.Replicas {
+		t.Errorf("line %d: %d targets for %d replicas", c.line, len(got), req.Replicas)
+	}
+	seen := map[string]bool{}
+	for _, id := range req.Chosen {
+		seen[id] = true
+	}
+	live := map[string]Node{}
+	for _, n := range nodes {
+		live[n.ID] = n
+	}
+	for _, n := range got {
+		switch {
+		case seen[n.ID]:
+			t.Errorf("line %d: %s chosen twice", c.line, n.ID)
+		case req.Exclude[n.ID]:
+			t.Errorf("line %d: excluded %s chosen", c.line, n.ID)
+		case !live[n.ID].Live:
+			t.Errorf("line %d: dead %s chosen", c.line, n.ID)
+		case req.BlockSize > 0 && live[n.ID].Remaining < req.BlockSize:
+			t.Errorf("line %d: full %s chosen", c.line, n.ID)
+		}
+		seen[n.ID] = true
+	}
+}
+
+// tally runs a choice with seeds 1..runs and counts the node at position
+// pos (default 0), to show how a random choice spreads.
+func tally(t *testing.T, c scriptCase, nodes []Node) string {
+	runs, _ := strconv.Atoi(c.args["runs"])
+	pos, _ := strconv.Atoi(c.args["pos"])
+	counts := map[string]int{}
+	for seed := 1; seed <= runs; seed++ {
+		req, policy, _ := parseRequest(t, c)
+		got := policy.ChooseTargets(cloneNodes(nodes), req, rand.New(rand.NewSource(int64(seed))))
+		checkInvariants(t, c, nodes, req, got)
+		if pos < len(got) {
+			counts[got[pos].ID]++
+		} else {
+			counts["none"]++
+		}
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s:%d", k, counts[k])
+	}
+	return b.String()
+}
+
+func ids(ns []Node) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = n.ID
+	}
+	if len(s) == 0 {
+		return "(none)"
+	}
+	return strings.Join(s, " ")
+}
+
+func cloneNodes(ns []Node) []Node { return append([]Node(nil), ns...) }
