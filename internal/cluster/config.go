@@ -1,0 +1,192 @@
+package cluster
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Options describe the local cluster to start. Zero values take the
+// defaults named on each field.
+type Options struct {
+	Home   string // configs, logs, data, cluster.json; default Home()
+	Binary string // the smarth executable; default the running one
+
+	DataNodes int      // default 3
+	Racks     []string // rack of dn1..dnN; default alternating /rack-a, /rack-b
+	// NodeManagers also starts a resource manager and one node manager
+	// per datanode, with the datanode's hostname (data locality).
+	NodeManagers bool
+
+	Replication int   // namenode default replication; default min(3, DataNodes)
+	BlockSize   int64 // namenode default block size; 0 = the namenode's default
+
+	// NameNodeRPC and NameNodeHTTP are the namenode's addresses; default
+	// 127.0.0.1:8020 and 127.0.0.1:9870 when free, else port 0.
+	NameNodeRPC, NameNodeHTTP string
+
+	// Extra config keys per daemon kind, merged over the generated ones
+	// (e.g. {"placement": "speedaware"} for the namenode).
+	NameNode, DataNode, ResourceManager, NodeManager map[string]any
+
+	// Detach lets the daemons outlive this process (smarth cluster up).
+	// Without it they die with the thread that started them.
+	Detach bool
+
+	ReadyTimeout time.Duration // per step; default 60s
+	StopGrace    time.Duration // SIGTERM to SIGKILL; default 10s
+	Out          io.Writer     // progress lines; default discard
+}
+
+func (o *Options) setDefaults() error {
+	if o.Home == "" {
+		o.Home = Home()
+	}
+	h, err := filepath.Abs(o.Home)
+	if err != nil {
+		return err
+	}
+	o.Home = h
+	if o.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("find the smarth binary: %w", err)
+		}
+		o.Binary = exe
+	}
+	if o.DataNodes == 0 {
+		o.DataNodes = 3
+	}
+	if o.DataNodes < 1 {
+		return fmt.Errorf("--datanodes must be at least 1, got %d", o.DataNodes)
+	}
+	if len(o.Racks) == 0 {
+		for i := range o.DataNodes {
+			o.Racks = append(o.Racks, []string{"/rack-a", "/rack-b"}[i%2])
+		}
+	}
+	if len(o.Racks) != o.DataNodes {
+		return fmt.Errorf("%d racks given for %d datanodes", len(o.Racks), o.DataNodes)
+	}
+	if o.Replication == 0 {
+		o.Replication = min(3, o.DataNodes)
+	}
+	if o.NameNodeRPC == "" {
+		o.NameNodeRPC = freeOrAny("127.0.0.1:8020")
+	}
+	if o.NameNodeHTTP == "" {
+		o.NameNodeHTTP = freeOrAny("127.0.0.1:9870")
+	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = 60 * time.Second
+	}
+	if o.StopGrace <= 0 {
+		o.StopGrace = 10 * time.Second
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	return nil
+}
+
+// freeOrAny returns addr if it can be bound now, else the same host with
+// port 0. The port may be taken between this check and the daemon's bind;
+// the daemon then fails with a clear error and `up` reports it.
+func freeOrAny(addr string) string {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		host, _, _ := net.SplitHostPort(addr)
+		return net.JoinHostPort(host, "0")
+	}
+	l.Close()
+	return addr
+}
+
+// layout names the files of one daemon in a cluster home.
+type layout struct{ home string }
+
+func (l layout) config(name string) string { return filepath.Join(l.home, "conf", name+".yaml") }
+func (l layout) ready(name string) string  { return filepath.Join(l.home, "run", name+".ready") }
+func (l layout) log(name string) string    { return filepath.Join(l.home, "logs", name+".log") }
+func (l layout) out(name string) string    { return filepath.Join(l.home, "logs", name+".out") }
+func (l layout) data(name string) string   { return filepath.Join(l.home, "data", name) }
+
+// Hostname is the hostname of datanode i (0-based): dn1, dn2, ...
+func Hostname(i int) string { return fmt.Sprintf("dn%d", i+1) }
+
+// nameNodeConfig is the namenode's YAML config (keys of the daemon config
+// contract), with extra merged over it.
+func (o *Options) nameNodeConfig(l layout) map[string]any {
+	racks := map[string]string{}
+	for i, r := range o.Racks {
+		racks[Hostname(i)] = r
+	}
+	c := map[string]any{
+		"rpc_addr":    o.NameNodeRPC,
+		"http_addr":   o.NameNodeHTTP,
+		"meta_dir":    l.data("namenode"),
+		"replication": o.Replication,
+		"racks":       racks,
+	}
+	if o.BlockSize > 0 {
+		c["block_size"] = o.BlockSize
+	}
+	return merge(c, o.NameNode)
+}
+
+func (o *Options) dataNodeConfig(l layout, i int, nn string) map[string]any {
+	name := Hostname(i)
+	return merge(map[string]any{
+		"namenode":  nn,
+		"hostname":  name,
+		"data_addr": "127.0.0.1:0",
+		"ipc_addr":  "127.0.0.1:0",
+		"http_addr": "127.0.0.1:0",
+		"data_dir":  l.data(name),
+		"rack":      o.Racks[i],
+	}, o.DataNode)
+}
+
+func (o *Options) resourceManagerConfig(nn string) map[string]any {
+	return merge(map[string]any{
+		"rpc_addr":  freeOrAny("127.0.0.1:8032"),
+		"http_addr": freeOrAny("127.0.0.1:8088"),
+		"namenode":  nn,
+	}, o.ResourceManager)
+}
+
+func (o *Options) nodeManagerConfig(l layout, i int, nn, rm string) map[string]any {
+	return merge(map[string]any{
+		"resourcemanager": rm,
+		"namenode":        nn,
+		"hostname":        Hostname(i),
+		"rack":            o.Racks[i],
+		"rpc_addr":        "127.0.0.1:0",
+		"shuffle_addr":    "127.0.0.1:0",
+		"http_addr":       "127.0.0.1:0",
+		"work_dir":        l.data(fmt.Sprintf("nm%d", i+1)),
+	}, o.NodeManager)
+}
+
+func merge(base, extra map[string]any) map[string]any {
+	for k, v := range extra {
+		base[k] = v
+	}
+	return base
+}
+
+func writeConfig(path string, c map[string]any) error {
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, b)
+}

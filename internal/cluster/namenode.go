@@ -1,0 +1,117 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os/user"
+	"slices"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	"smarth/internal/rpc/dfspb"
+)
+
+// nameNode is a thin control-plane connection used to check readiness and
+// print status. The launcher talks gRPC directly rather than through
+// internal/client so that it depends only on the wire contract.
+type nameNode struct {
+	conn *grpc.ClientConn
+	rpc  dfspb.ClientProtocolClient
+}
+
+func dialNameNode(addr string) (*nameNode, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("namenode %s: %w", addr, err)
+	}
+	return &nameNode{conn: conn, rpc: dfspb.NewClientProtocolClient(conn)}, nil
+}
+
+func (n *nameNode) Close() error { return n.conn.Close() }
+
+func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	name := "smarth"
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	ctx = metadata.AppendToOutgoingContext(ctx, "smarth-user", name, "smarth-client", "smarth-cluster")
+	return context.WithTimeout(ctx, 5*time.Second)
+}
+
+// Datanodes returns the namenode's datanode report (all states).
+func (n *nameNode) Datanodes(ctx context.Context) ([]*dfspb.DatanodeInfo, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	r, err := n.rpc.GetDatanodeReport(ctx, &dfspb.GetDatanodeReportRequest{})
+	if err != nil {
+		return nil, err
+	}
+	return r.GetDatanodes(), nil
+}
+
+// SafeMode reports whether the namenode is in safe mode and why.
+func (n *nameNode) SafeMode(ctx context.Context) (bool, string, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	r, err := n.rpc.SetSafeMode(ctx, &dfspb.SetSafeModeRequest{Action: dfspb.SafeModeAction_SAFE_MODE_GET})
+	if err != nil {
+		return false, "", err
+	}
+	return r.GetOn(), r.GetReason(), nil
+}
+
+// missingLive returns the hostnames in want that the report does not list
+// as live.
+func missingLive(report []*dfspb.DatanodeInfo, want []string) []string {
+	var missing []string
+	for _, h := range want {
+		if !slices.ContainsFunc(report, func(d *dfspb.DatanodeInfo) bool {
+			return d.GetHostname() == h && d.GetState() == dfspb.DatanodeState_LIVE
+		}) {
+			missing = append(missing, h)
+		}
+	}
+	return missing
+}
+
+// WaitDataNodes polls the namenode at addr until every hostname in want is
+// registered and live and safe mode is off, or ctx ends.
+func WaitDataNodes(ctx context.Context, addr string, want []string) error {
+	nn, err := dialNameNode(addr)
+	if err != nil {
+		return err
+	}
+	defer nn.Close()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var last string
+	for {
+		report, err := nn.Datanodes(ctx)
+		switch {
+		case err != nil:
+			last = err.Error()
+		default:
+			if m := missingLive(report, want); len(m) > 0 {
+				last = fmt.Sprintf("datanodes %v not registered yet (%d live)", m, len(want)-len(m))
+				break
+			}
+			on, why, err := nn.SafeMode(ctx)
+			if err != nil {
+				last = err.Error()
+				break
+			}
+			if !on {
+				return nil
+			}
+			last = "namenode still in safe mode: " + why
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for datanodes %v to register with the namenode at %s: %s", want, addr, last)
+		case <-tick.C:
+		}
+	}
+}

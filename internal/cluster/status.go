@@ -1,0 +1,149 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"smarth/internal/rpc/dfspb"
+)
+
+// Status is a snapshot of a local cluster: its recorded daemons with
+// whether each still runs, and the namenode's datanode report.
+type Status struct {
+	State     *State
+	Alive     map[string]bool // by daemon name
+	Datanodes []*dfspb.DatanodeInfo
+	SafeMode  string // "" when off, else the namenode's reason
+	ReportErr error  // why the namenode could not be asked, if it could not
+}
+
+// GetStatus reads the state file of home and asks the namenode for its
+// datanode report.
+func GetStatus(ctx context.Context, home string) (*Status, error) {
+	st, err := LoadState(home)
+	if err != nil {
+		return nil, err
+	}
+	s := &Status{State: st, Alive: map[string]bool{}}
+	for _, d := range st.Daemons {
+		s.Alive[d.Name] = d.Running()
+	}
+	if st.NameNode == "" {
+		s.ReportErr = fmt.Errorf("the cluster in %s is down", st.Home)
+		return s, nil
+	}
+	nn, err := dialNameNode(st.NameNode)
+	if err != nil {
+		s.ReportErr = err
+		return s, nil
+	}
+	defer nn.Close()
+	if s.Datanodes, err = nn.Datanodes(ctx); err != nil {
+		s.ReportErr = fmt.Errorf("namenode %s: %w", st.NameNode, err)
+		return s, nil
+	}
+	sort.Slice(s.Datanodes, func(i, j int) bool { return s.Datanodes[i].GetHostname() < s.Datanodes[j].GetHostname() })
+	if on, why, err := nn.SafeMode(ctx); err == nil && on {
+		s.SafeMode = why
+		if s.SafeMode == "" {
+			s.SafeMode = "on"
+		}
+	}
+	return s, nil
+}
+
+// Print writes the status as two tables: daemons, then datanodes.
+func (s *Status) Print(w io.Writer) {
+	st := s.State
+	fmt.Fprintf(w, "cluster home %s (started %s)\n", st.Home, st.Started.Format(time.DateTime))
+	if st.NameNode != "" {
+		fmt.Fprintf(w, "namenode %s", st.NameNode)
+		if st.NameNodeHTTP != "" {
+			fmt.Fprintf(w, "   web UI http://%s/", st.NameNodeHTTP)
+		}
+		fmt.Fprintln(w)
+	}
+	if st.ResourceManager != "" {
+		fmt.Fprintf(w, "resource manager %s\n", st.ResourceManager)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DAEMON\tPID\tALIVE\tHOST\tRACK\tADDRESSES\tLOG")
+	for _, d := range st.Daemons {
+		alive := "no"
+		if s.Alive[d.Name] {
+			alive = "yes"
+		}
+		pid := "-"
+		if d.PID > 0 {
+			pid = fmt.Sprint(d.PID)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Name, pid, alive, dash(d.Hostname), dash(d.Rack), addresses(d.Ready), d.LogFile)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	if s.ReportErr != nil {
+		fmt.Fprintf(w, "datanode report: unavailable: %v\n", s.ReportErr)
+		return
+	}
+	if s.SafeMode != "" {
+		fmt.Fprintf(w, "namenode in safe mode: %s\n", s.SafeMode)
+	}
+	fmt.Fprintf(w, "datanode report (%d):\n", len(s.Datanodes))
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "HOST\tSTATE\tRACK\tDATA ADDR\tBLOCKS\tUSED\tREMAINING\tLAST HEARTBEAT")
+	now := time.Now()
+	for _, d := range s.Datanodes {
+		ago := "-"
+		if ms := d.GetLastHeartbeatUnixMs(); ms > 0 {
+			ago = now.Sub(time.UnixMilli(ms)).Round(100*time.Millisecond).String() + " ago"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s:%d\t%d\t%s\t%s\t%s\n", d.GetHostname(), d.GetState(), d.GetRack(),
+			d.GetIpAddr(), d.GetDataPort(), d.GetNumBlocks(), Bytes(d.GetDfsUsed()), Bytes(d.GetRemaining()), ago)
+	}
+	tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func addresses(r Ready) string {
+	var out string
+	add := func(k, v string) {
+		if v == "" {
+			return
+		}
+		if out != "" {
+			out += " "
+		}
+		out += k + "=" + v
+	}
+	add("rpc", r.RPC)
+	add("data", r.Data)
+	add("ipc", r.IPC)
+	add("shuffle", r.Shuffle)
+	add("http", r.HTTP)
+	return dash(out)
+}
+
+// Bytes formats a byte count with binary units: 1.5 GiB.
+func Bytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

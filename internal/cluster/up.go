@@ -1,0 +1,278 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrRunning is returned by Up when the home already has a running cluster.
+var ErrRunning = errors.New("a cluster is already running")
+
+// Up starts a local cluster as described by opts and returns its state once
+// every daemon is ready and every datanode registered. On failure it stops
+// what it started; the state file stays so that Down can clean up anything
+// left behind even if Up itself is killed.
+func Up(ctx context.Context, opts Options) (*State, error) {
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
+	}
+	if old, err := LoadState(opts.Home); err == nil {
+		for _, d := range old.Daemons {
+			if d.Running() {
+				return nil, fmt.Errorf("%w in %s (%s pid %d); run `smarth cluster down` first", ErrRunning, opts.Home, d.Name, d.PID)
+			}
+		}
+	}
+	if err := os.MkdirAll(opts.Home, 0o755); err != nil {
+		return nil, err
+	}
+	bin, err := installBinary(opts.Binary, opts.Home)
+	if err != nil {
+		return nil, err
+	}
+	u := &upper{opts: opts, l: layout{opts.Home}, st: &State{Home: opts.Home, Binary: bin, Started: time.Now()}}
+	if err := u.run(ctx); err != nil {
+		if _, derr := Down(opts.Home, opts.StopGrace); derr != nil {
+			err = fmt.Errorf("%w (and stopping what was started: %v)", err, derr)
+		}
+		return nil, err
+	}
+	return u.st, nil
+}
+
+// upper carries one Up call.
+type upper struct {
+	opts Options
+	l    layout
+	mu   sync.Mutex // guards st: datanodes start in parallel
+	st   *State
+}
+
+func (u *upper) run(ctx context.Context) error {
+	if err := u.st.save(); err != nil {
+		return err
+	}
+	nn, err := u.start(ctx, "namenode", "namenode", "", "", u.opts.nameNodeConfig(u.l))
+	if err != nil {
+		return err
+	}
+	u.st.NameNode, u.st.NameNodeHTTP = nn.RPC, nn.HTTP
+	fmt.Fprintf(u.opts.Out, "namenode  ready  rpc %s  web http://%s/\n", nn.RPC, nn.HTTP)
+
+	var hosts []string
+	errs := make([]error, u.opts.DataNodes)
+	var wg sync.WaitGroup
+	for i := range u.opts.DataNodes {
+		hosts = append(hosts, Hostname(i))
+		wg.Go(func() {
+			r, err := u.start(ctx, Hostname(i), "datanode", Hostname(i), u.opts.Racks[i], u.opts.dataNodeConfig(u.l, i, nn.RPC))
+			if err == nil {
+				fmt.Fprintf(u.opts.Out, "%-9s ready  data %s  rack %s\n", Hostname(i), r.Data, u.opts.Racks[i])
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, u.opts.ReadyTimeout)
+	defer cancel()
+	if err := WaitDataNodes(wctx, nn.RPC, hosts); err != nil {
+		return err
+	}
+	fmt.Fprintf(u.opts.Out, "%d datanodes registered with the namenode\n", len(hosts))
+
+	if u.opts.NodeManagers {
+		if err := u.startMapReduce(ctx, nn.RPC); err != nil {
+			return err
+		}
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.st.Ready = true
+	return u.st.save()
+}
+
+func (u *upper) startMapReduce(ctx context.Context, nn string) error {
+	rm, err := u.start(ctx, "resourcemanager", "resourcemanager", "", "", u.opts.resourceManagerConfig(nn))
+	if err != nil {
+		return err
+	}
+	u.st.ResourceManager = rm.RPC
+	fmt.Fprintf(u.opts.Out, "resourcemanager ready  rpc %s  web http://%s/\n", rm.RPC, rm.HTTP)
+	errs := make([]error, u.opts.DataNodes)
+	var wg sync.WaitGroup
+	for i := range u.opts.DataNodes {
+		name := fmt.Sprintf("nm%d", i+1)
+		wg.Go(func() {
+			_, errs[i] = u.start(ctx, name, "nodemanager", Hostname(i), u.opts.Racks[i], u.opts.nodeManagerConfig(u.l, i, nn, rm.RPC))
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	fmt.Fprintf(u.opts.Out, "%d node managers ready\n", u.opts.DataNodes)
+	return nil
+}
+
+// start writes a daemon's config, launches it, records its pid in the state
+// file before waiting (so Down finds it even if we die now), waits for its
+// ready file and records its addresses.
+func (u *upper) start(ctx context.Context, name, kind, host, rack string, cfg map[string]any) (Ready, error) {
+	d := Daemon{
+		Name: name, Kind: kind, Hostname: host, Rack: rack,
+		ConfigFile: u.l.config(name), LogFile: u.l.log(name), ReadyFile: u.l.ready(name),
+	}
+	if err := writeConfig(d.ConfigFile, cfg); err != nil {
+		return Ready{}, fmt.Errorf("%s: write config: %w", name, err)
+	}
+	p, err := Launch(ProcSpec{
+		Name: name, Kind: kind, Binary: u.st.Binary,
+		ConfigFile: d.ConfigFile, ReadyFile: d.ReadyFile, LogFile: d.LogFile, OutFile: u.l.out(name),
+		Detach: u.opts.Detach,
+	})
+	if err != nil {
+		return Ready{}, err
+	}
+	d.PID = p.PID
+	if err := u.record(d); err != nil {
+		return Ready{}, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, u.opts.ReadyTimeout)
+	defer cancel()
+	r, err := p.WaitReady(wctx)
+	if err != nil {
+		return Ready{}, err
+	}
+	d.Ready = r
+	if r.HTTP != "" {
+		d.WebURL = "http://" + r.HTTP + "/"
+	}
+	return r, u.record(d)
+}
+
+// record adds or replaces d in the state and saves it.
+func (u *upper) record(d Daemon) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if old, ok := u.st.Daemon(d.Name); ok {
+		*old = d
+	} else {
+		u.st.Daemons = append(u.st.Daemons, d)
+	}
+	return u.st.save()
+}
+
+// installBinary copies the smarth executable into <home>/bin so that the
+// daemons keep a binary to run (and `down` a path to recognise) even when
+// the original was a temporary `go run` build that is deleted on exit.
+func installBinary(src, home string) (string, error) {
+	dst := filepath.Join(home, "bin", "smarth")
+	if s, err := filepath.EvalSymlinks(src); err == nil {
+		src = s
+	}
+	if src == dst {
+		return dst, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return "", fmt.Errorf("install smarth binary: %w", err)
+	}
+	defer in.Close()
+	tmp := dst + ".tmp"
+	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
+	if err != nil {
+		return "", fmt.Errorf("install smarth binary: %w", err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return "", fmt.Errorf("install smarth binary: %w", err)
+	}
+	if err := out.Close(); err != nil {
+		return "", err
+	}
+	// Rename over a binary that old daemons may still run is fine: they
+	// keep the old inode.
+	return dst, os.Rename(tmp, dst)
+}
+
+// Down stops every daemon recorded in <home>/cluster.json by its pid
+// (SIGTERM, then SIGKILL after grace) and marks the cluster down. Data is
+// kept. It returns one line per daemon saying what happened.
+func Down(home string, grace time.Duration) ([]string, error) {
+	st, err := LoadState(home)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		mu    sync.Mutex
+		lines = make([]string, len(st.Daemons))
+		errs  []error
+		wg    sync.WaitGroup
+	)
+	// Stop compute daemons and datanodes before the namenode, so that
+	// they do not spend their grace period retrying a namenode that is
+	// already gone.
+	stop := func(filter func(Daemon) bool) {
+		for i, d := range st.Daemons {
+			if !filter(d) {
+				continue
+			}
+			wg.Go(func() {
+				running := d.Running()
+				killed, err := stopPID(d.PID, d.ConfigFile, grace)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err != nil:
+					errs = append(errs, fmt.Errorf("%s: %w", d.Name, err))
+					lines[i] = fmt.Sprintf("%-16s pid %-7d %v", d.Name, d.PID, err)
+				case !running:
+					lines[i] = fmt.Sprintf("%-16s pid %-7d was not running", d.Name, d.PID)
+				case killed:
+					lines[i] = fmt.Sprintf("%-16s pid %-7d killed (no exit within %v of SIGTERM)", d.Name, d.PID, grace)
+				default:
+					lines[i] = fmt.Sprintf("%-16s pid %-7d stopped", d.Name, d.PID)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	stop(func(d Daemon) bool { return d.Kind != "namenode" && d.Kind != "resourcemanager" })
+	stop(func(d Daemon) bool { return d.Kind == "namenode" || d.Kind == "resourcemanager" })
+	if err := errors.Join(errs...); err != nil {
+		return lines, err
+	}
+	// Keep the file (with ready=false) for the record of what ran, but no
+	// client should find a namenode address in it any more.
+	st.Ready, st.NameNode, st.NameNodeHTTP, st.ResourceManager = false, "", "", ""
+	for i := range st.Daemons {
+		st.Daemons[i].PID = 0
+	}
+	if err := st.save(); err != nil {
+		return lines, err
+	}
+	return slicesCompact(lines), nil
+}
+
+func slicesCompact(lines []string) []string {
+	out := lines[:0]
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
