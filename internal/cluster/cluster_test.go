@@ -201,3 +201,34 @@ func TestOptionsDefaults(t *testing.T) {
 		t.Errorf("namenode racks map %v", racks)
 	}
 }
+
+func TestParseBytes(t *testing.T) {
+	for in, want := range map[string]int64{
+		"4096": 4096, "1GiB": 1 << 30, "1G": 1 << 30, "200MiB": 200 << 20, "64mb": 64 << 20,
+		"512k": 512 << 10, "1.5GiB": 3 << 29, "10B": 10,
+	} {
+		got, err := ParseBytes(in)
+		if err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "GiB", "12x", "-1", "1.2.3M"} {
+		if _, err := ParseBytes(bad); err == nil {
+			t.Errorf("ParseBytes(%q) accepted", bad)
+		}
+	}
+}
+
+func TestPurgeRefusesNonClusterDirs(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "precious")
+	if err := os.WriteFile(keep, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Purge(dir); err == nil {
+		t.Fatal("purge of a directory without cluster.json succeeded")
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("purge removed a file it should not: %v", err)
+	}
+}

@@ -58,7 +58,7 @@ func LoadState(home string) (*State, error) {
 	b, err := os.ReadFile(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("no cluster in %s (no %s; start one with `smarth cluster up`): %w", home, StateFile, os.ErrNotExist)
+			return nil, noClusterError{home}
 		}
 		return nil, err
 	}
@@ -86,6 +86,16 @@ func writeFileAtomic(path string, data []byte) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// noClusterError says that a home has no state file. It matches
+// os.ErrNotExist without repeating its text.
+type noClusterError struct{ home string }
+
+func (e noClusterError) Error() string {
+	return fmt.Sprintf("no cluster in %s (no %s there; start one with `smarth cluster up`)", e.home, StateFile)
+}
+
+func (e noClusterError) Is(target error) bool { return target == os.ErrNotExist }
 
 // Home is the cluster home used when none is given: $SMARTH_HOME, else
 // ./.smarth in the current directory (the project-local default of the

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"smarth/internal/cluster"
+)
+
+var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newClusterCmd()} })
+
+func newClusterCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "cluster",
+		Short: "Start, inspect and stop a local cluster of smarth daemons on loopback",
+		Long: `A local cluster runs each daemon as its own process on 127.0.0.1: one namenode,
+N datanodes (hostnames dn1..dnN) and, with --nodemanagers, a resource manager and
+one node manager per datanode host. Configs, logs, data and the state file
+cluster.json live under the cluster home: --home, else $SMARTH_HOME, else ./.smarth.
+Other commands (smarth fs, smarth job, smarth bench) find the namenode through
+that state file when --namenode and $SMARTH_NAMENODE are not given.`,
+		Example: `  smarth cluster up --datanodes 3
+  smarth cluster status
+  smarth fs ls /
+  smarth cluster down`,
+	}
+	c.AddCommand(newClusterUpCmd(), newClusterDownCmd(), newClusterStatusCmd())
+	return c
+}
+
+// hasCommand reports whether this smarth binary has a top-level command,
+// so that the MapReduce daemons are started only once they exist.
+func hasCommand(cmd *cobra.Command, name string) bool {
+	for _, c := range cmd.Root().Commands() {
+		if c.Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
+func newClusterUpCmd() *cobra.Command {
+	var (
+		opts          cluster.Options
+		racks         string
+		nodeManagers  string
+		blockSize     string
+		placement     string
+		timeout, grace time.Duration
+	)
+	c := &cobra.Command{
+		Use:   "up",
+		Short: "Start a local cluster and return once it is ready",
+		Example: `  smarth cluster up
+  smarth cluster up --datanodes 5 --racks /r1,/r1,/r2,/r2,/r2
+  smarth cluster up --home /tmp/c1 --nodemanagers=false --block-size 8MiB`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if racks != "" {
+				opts.Racks = strings.Split(racks, ",")
+			}
+			switch nodeManagers {
+			case "auto":
+				opts.NodeManagers = hasCommand(cmd, "resourcemanager") && hasCommand(cmd, "nodemanager")
+			case "true":
+				if !hasCommand(cmd, "resourcemanager") || !hasCommand(cmd, "nodemanager") {
+					return fmt.Errorf("this smarth binary has no resourcemanager/nodemanager commands yet")
+				}
+				opts.NodeManagers = true
+			case "false":
+			default:
+				return usageErr("--nodemanagers must be auto, true or false, not %q", nodeManagers)
+			}
+			if blockSize != "" {
+				n, err := cluster.ParseBytes(blockSize)
+				if err != nil {
+					return usageErr("--block-size: %v", err)
+				}
+				opts.BlockSize = n
+			}
+			if placement != "" {
+				opts.NameNode = map[string]any{"placement": placement}
+			}
+			if opts.DataNodes < 1 {
+				return usageErr("--datanodes must be at least 1")
+			}
+			opts.ReadyTimeout, opts.StopGrace = timeout, grace
+			opts.Detach = true
+			opts.Out = cmd.OutOrStdout()
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			st, err := cluster.Up(ctx, opts)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "\ncluster up in %s\n", st.Home)
+			fmt.Fprintf(cmd.OutOrStdout(), "  namenode %s   web UI http://%s/\n", st.NameNode, st.NameNodeHTTP)
+			if st.ResourceManager != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "  resource manager %s\n", st.ResourceManager)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "  logs in %s/logs; stop with: smarth cluster down%s\n", st.Home, homeFlag(cmd, st.Home))
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&opts.Home, "home", "", "cluster home (default $SMARTH_HOME, else ./.smarth)")
+	f.IntVar(&opts.DataNodes, "datanodes", 3, "number of datanodes (hostnames dn1..dnN)")
+	f.StringVar(&racks, "racks", "", "comma-separated rack of each datanode (default alternating /rack-a,/rack-b)")
+	f.StringVar(&nodeManagers, "nodemanagers", "auto", "also start a resource manager and a node manager per datanode: auto|true|false")
+	f.IntVar(&opts.Replication, "replication", 0, "default replication (default min(3, datanodes))")
+	f.StringVar(&blockSize, "block-size", "", "default block size, e.g. 64MiB (default: the namenode's)")
+	f.StringVar(&placement, "placement", "", "namenode placement policy: rackaware or speedaware")
+	f.StringVar(&opts.NameNodeRPC, "namenode-addr", "", "namenode RPC address (default 127.0.0.1:8020 if free, else a free port)")
+	f.StringVar(&opts.NameNodeHTTP, "namenode-http", "", "namenode web address (default 127.0.0.1:9870 if free, else a free port)")
+	f.StringVar(&opts.Binary, "binary", "", "smarth binary the daemons run (default: this one)")
+	f.DurationVar(&timeout, "timeout", 60*time.Second, "how long to wait for each start-up step")
+	f.DurationVar(&grace, "grace", 10*time.Second, "on failure: SIGTERM to SIGKILL grace when stopping what was started")
+	return c
+}
+
+// homeFlag repeats --home in printed advice when it was given.
+func homeFlag(cmd *cobra.Command, home string) string {
+	if cmd.Flags().Changed("home") {
+		return " --home " + home
+	}
+	return ""
+}
+
+func newClusterDownCmd() *cobra.Command {
+	var (
+		home  string
+		grace time.Duration
+		purge bool
+	)
+	c := &cobra.Command{
+		Use:   "down",
+		Short: "Stop every daemon of the local cluster (by pid; data is kept)",
+		Example: `  smarth cluster down
+  smarth cluster down --home /tmp/c1 --purge`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if home == "" {
+				home = cluster.Home()
+			}
+			lines, err := cluster.Down(home, grace)
+			for _, l := range lines {
+				fmt.Fprintln(cmd.OutOrStdout(), l)
+			}
+			if err != nil {
+				return err
+			}
+			if purge {
+				if err := cluster.Purge(home); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", home)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&home, "home", "", "cluster home (default $SMARTH_HOME, else ./.smarth)")
+	c.Flags().DurationVar(&grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL")
+	c.Flags().BoolVar(&purge, "purge", false, "also delete the cluster home: data, logs, configs")
+	return c
+}
+
+func newClusterStatusCmd() *cobra.Command {
+	var home string
+	c := &cobra.Command{
+		Use:     "status",
+		Short:   "Show each daemon of the local cluster (pid, alive, addresses) and the datanode report",
+		Example: `  smarth cluster status`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if home == "" {
+				home = cluster.Home()
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+			defer cancel()
+			s, err := cluster.GetStatus(ctx, home)
+			if err != nil {
+				return err
+			}
+			s.Print(cmd.OutOrStdout())
+			return nil
+		},
+	}
+	c.Flags().StringVar(&home, "home", "", "cluster home (default $SMARTH_HOME, else ./.smarth)")
+	return c
+}

@@ -1,0 +1,30 @@
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Purge deletes a cluster home (data, logs, configs, state). It refuses a
+// directory without a state file, so a mistyped --home never removes
+// anything else, and a home with daemons still running.
+func Purge(home string) error {
+	st, err := LoadState(home)
+	if err != nil {
+		return fmt.Errorf("purge %s: %w", home, err)
+	}
+	for _, d := range st.Daemons {
+		if d.PID > 0 && d.Running() {
+			return fmt.Errorf("purge %s: %s (pid %d) is still running", home, d.Name, d.PID)
+		}
+	}
+	// Only what the launcher creates; anything else a user put there stays.
+	for _, sub := range []string{"bin", "conf", "data", "logs", "run", StateFile} {
+		if err := os.RemoveAll(filepath.Join(home, sub)); err != nil {
+			return err
+		}
+	}
+	_ = os.Remove(home) // succeeds only if now empty
+	return nil
+}
