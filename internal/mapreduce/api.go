@@ -71,6 +71,9 @@ type Split struct {
 	Length int64
 	Hosts  []string // datanode hostnames holding the range, for locality
 	Meta   []byte   // format-specific, e.g. the row range of a generated split
+	// Racks are the racks of Hosts (added by the runtime: rack-local
+	// scheduling); may be empty.
+	Racks []string
 }
 
 // InputFormat cuts the input into splits and reads records from a split.

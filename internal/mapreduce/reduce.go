@@ -1,0 +1,190 @@
+package mapreduce
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sync"
+)
+
+// fetched is one map's segment for this reduce, in memory or on disk.
+type fetched struct {
+	mem  []byte
+	file string
+	size int64
+}
+
+// fetchAll copies this reduce's segment of every map output, keeping
+// segments in memory while they fit in the reduce memory budget and
+// streaming the rest to local disk. The first failure is returned as a
+// *FetchError so the map can be re-run.
+func fetchAll(tctx *taskContext, env TaskEnv, spec TaskSpec) ([]fetched, int64, error) {
+	budget := env.ReduceMemoryBytes
+	if budget <= 0 {
+		budget = DefaultReduceMemoryBytes
+	}
+	par := env.ParallelFetches
+	if par <= 0 {
+		par = DefaultParallelFetches
+	}
+	out := make([]fetched, len(spec.Inputs))
+	var (
+		mu       sync.Mutex // guards used, firstErr, total
+		used     int64
+		total    int64
+		firstErr error
+	)
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(par, max(1, len(spec.Inputs))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				f, err := fetchOne(tctx, env, spec, spec.Inputs[i], func(n int64) bool {
+					mu.Lock()
+					defer mu.Unlock()
+					if used+n > budget {
+						return false
+					}
+					used += n
+					return true
+				})
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				total += f.size
+				mu.Unlock()
+				out[i] = f
+			}
+		}()
+	}
+	for i := range spec.Inputs {
+		mu.Lock()
+		failed := firstErr != nil
+		mu.Unlock()
+		if failed || tctx.Err() != nil {
+			break
+		}
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if firstErr == nil {
+		firstErr = tctx.Err()
+	}
+	return out, total, firstErr
+}
+
+func fetchOne(tctx *taskContext, env TaskEnv, spec TaskSpec, ref MapOutputRef, reserve func(int64) bool) (fetched, error) {
+	fail := func(err error) (fetched, error) {
+		return fetched{}, &FetchError{MapIndex: ref.MapIndex, Attempt: ref.Attempt, Err: err}
+	}
+	rc, size, err := env.Fetcher.Fetch(tctx, ref, spec.Index)
+	if err != nil {
+		return fail(err)
+	}
+	defer rc.Close()
+	if reserve(size) {
+		buf := make([]byte, size)
+		if _, err := io.ReadFull(rc, buf); err != nil {
+			return fail(err)
+		}
+		if env.Progress != nil {
+			env.Progress.Add(size)
+		}
+		return fetched{mem: buf, size: size}, nil
+	}
+	p := filepath.Join(env.WorkDir, fmt.Sprintf("map_%d.seg", ref.MapIndex))
+	f, err := os.Create(p)
+	if err != nil {
+		return fetched{}, err
+	}
+	defer f.Close()
+	n, err := io.Copy(f, rc)
+	if err == nil && n != size {
+		err = fmt.Errorf("short segment: got %d of %d bytes", n, size)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if env.Progress != nil {
+		env.Progress.Add(size)
+	}
+	return fetched{file: p, size: size}, f.Close()
+}
+
+func runReduce(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters) error {
+	job := spec.Job
+	segs, shuffled, err := fetchAll(tctx, env, spec)
+	if err != nil {
+		return err
+	}
+	counters.Add(GroupTask, ReduceShuffleBytes, shuffled)
+	streams := make([]recordStream, 0, len(segs))
+	for _, s := range segs {
+		switch {
+		case s.mem != nil:
+			streams = append(streams, &memSegment{b: s.mem})
+		case s.file != "":
+			f, err := os.Open(s.file)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			streams = append(streams, &readerSegment{br: bufio.NewReaderSize(f, 256<<10), remaining: s.size})
+		}
+	}
+	cmp, _ := defaultCompare(job)
+	m, err := newMerger(cmp, streams)
+	if err != nil {
+		return err
+	}
+
+	p := path.Join(AttemptDir(job.Output, spec.AttemptID), OutputName(false, spec.Index))
+	w, err := outputFormat(job).Create(tctx, env.FS, job, p)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", p, err)
+	}
+	cw := &countingWriter{w: w}
+	reducer := job.NewReducer()
+	err = reduceAll(tctx, reducer, newGrouper(m, cmp), cw, counters)
+	if cerr := w.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close %s: %w", p, cerr)
+	}
+	if err != nil {
+		return err
+	}
+	counters.Add(GroupTask, ReduceOutputRecords, cw.recs)
+	counters.Add(GroupOutput, BytesWritten, cw.nbytes)
+	return nil
+}
+
+func reduceAll(tctx *taskContext, reducer Reducer, g *grouper, out Emitter, counters *Counters) error {
+	if err := setup(tctx, reducer); err != nil {
+		return fmt.Errorf("reduce setup: %w", err)
+	}
+	var groups int64
+	for g.nextGroup() {
+		groups++
+		if err := reducer.Reduce(tctx, g.key, g, out); err != nil {
+			return fmt.Errorf("reduce: %w", err)
+		}
+		if groups&1023 == 0 && tctx.Err() != nil {
+			return tctx.Err()
+		}
+	}
+	if g.err != nil {
+		return g.err
+	}
+	if err := cleanup(tctx, reducer, out); err != nil {
+		return fmt.Errorf("reduce cleanup: %w", err)
+	}
+	counters.Add(GroupTask, ReduceInputGroups, groups)
+	counters.Add(GroupTask, ReduceInputRecords, g.records)
+	return nil
+}

@@ -1,0 +1,132 @@
+package mapreduce
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Intermediate data (spills, a map's final output, fetched segments) is a
+// sequence of records, each uvarint(len key) uvarint(len value) key value,
+// with no framing beyond that: a segment's length comes from its index
+// entry. Nothing is compressed, so a segment can be sent with sendfile.
+
+// SegmentIndex locates one partition inside a map output or spill file.
+type SegmentIndex struct {
+	Offset  int64
+	Length  int64
+	Records int64
+}
+
+// ErrCorruptSegment reports intermediate bytes that do not parse.
+var ErrCorruptSegment = errors.New("corrupt intermediate segment")
+
+// appendRecord encodes one record onto buf.
+func appendRecord(buf, key, value []byte) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(key)))
+	buf = binary.AppendUvarint(buf, uint64(len(value)))
+	buf = append(buf, key...)
+	return append(buf, value...)
+}
+
+// segmentWriter writes records to a buffered file, tracking the offset.
+type segmentWriter struct {
+	bw   *bufio.Writer
+	off  int64
+	hdr  [2 * binary.MaxVarintLen64]byte
+	recs int64
+}
+
+func (w *segmentWriter) write(key, value []byte) error {
+	n := binary.PutUvarint(w.hdr[:], uint64(len(key)))
+	n += binary.PutUvarint(w.hdr[n:], uint64(len(value)))
+	w.bw.Write(w.hdr[:n])
+	w.bw.Write(key)
+	_, err := w.bw.Write(value)
+	w.off += int64(n + len(key) + len(value))
+	w.recs++
+	return err
+}
+
+// recordStream yields records in order. Returned slices are valid until
+// the next call to next.
+type recordStream interface {
+	next() (key, value []byte, err error) // io.EOF at the end
+}
+
+// memSegment parses records from a byte slice without copying.
+type memSegment struct {
+	b   []byte
+	pos int
+}
+
+func (m *memSegment) next() ([]byte, []byte, error) {
+	if m.pos >= len(m.b) {
+		return nil, nil, io.EOF
+	}
+	kl, n1 := binary.Uvarint(m.b[m.pos:])
+	if n1 <= 0 {
+		return nil, nil, ErrCorruptSegment
+	}
+	vl, n2 := binary.Uvarint(m.b[m.pos+n1:])
+	if n2 <= 0 {
+		return nil, nil, ErrCorruptSegment
+	}
+	p := m.pos + n1 + n2
+	if kl > uint64(len(m.b)-p) || vl > uint64(len(m.b)-p)-kl {
+		return nil, nil, ErrCorruptSegment
+	}
+	k := m.b[p : p+int(kl)]
+	v := m.b[p+int(kl) : p+int(kl)+int(vl)]
+	m.pos = p + int(kl) + int(vl)
+	return k, v, nil
+}
+
+// readerSegment parses records from a stream, reusing one buffer.
+type readerSegment struct {
+	br        *bufio.Reader
+	remaining int64 // bytes left in the segment
+	buf       []byte
+}
+
+func newReaderSegment(r io.Reader, length int64) *readerSegment {
+	return &readerSegment{br: bufio.NewReaderSize(r, 128<<10), remaining: length}
+}
+
+func (s *readerSegment) next() ([]byte, []byte, error) {
+	if s.remaining <= 0 {
+		return nil, nil, io.EOF
+	}
+	kl, err := binary.ReadUvarint(s.br)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrCorruptSegment, err)
+	}
+	vl, err := binary.ReadUvarint(s.br)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrCorruptSegment, err)
+	}
+	total := kl + vl
+	if total > uint64(s.remaining) {
+		return nil, nil, ErrCorruptSegment
+	}
+	if uint64(cap(s.buf)) < total {
+		s.buf = make([]byte, total, total+total/4)
+	}
+	s.buf = s.buf[:total]
+	if _, err := io.ReadFull(s.br, s.buf); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrCorruptSegment, err)
+	}
+	s.remaining -= int64(uvarintLen(kl) + uvarintLen(vl) + int(total))
+	return s.buf[:kl], s.buf[kl:], nil
+}
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}

@@ -1,0 +1,252 @@
+package mapreduce
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"sync/atomic"
+)
+
+// Defaults of the task engine's memory bounds.
+const (
+	DefaultSortBufferBytes   = 96 << 20  // map-side arena per map task (Hadoop: io.sort.mb 100)
+	DefaultReduceMemoryBytes = 256 << 20 // fetched segments kept in memory per reduce task
+	DefaultParallelFetches   = 4
+	DefaultMaxAttempts       = 4
+)
+
+// MapOutput is a map task's sorted, partitioned output on local disk:
+// Index[r] is reduce r's segment of Path.
+type MapOutput struct {
+	Path  string
+	Index []SegmentIndex
+}
+
+// MapOutputRef tells a reduce task where one map's output lives.
+type MapOutputRef struct {
+	MapIndex int
+	Attempt  string
+	Addr     string // shuffle address of the node holding it ("" = this process)
+}
+
+// Fetcher fetches partition reduce of a map's output (HTTP between node
+// managers, a local file in the local runner).
+type Fetcher interface {
+	Fetch(ctx context.Context, ref MapOutputRef, reduce int) (rc io.ReadCloser, size int64, err error)
+}
+
+// FetchError is returned by a reduce task that could not fetch a map's
+// output; the scheduler re-runs that map.
+type FetchError struct {
+	MapIndex int
+	Attempt  string
+	Err      error
+}
+
+func (e *FetchError) Error() string {
+	return fmt.Sprintf("fetch output of map %d (%s): %v", e.MapIndex, e.Attempt, e.Err)
+}
+
+func (e *FetchError) Unwrap() error { return e.Err }
+
+// TaskSpec is one task attempt to run.
+type TaskSpec struct {
+	JobID     string
+	AttemptID string
+	Job       *Job // rebuilt from the app and params where the task runs
+	IsMap     bool
+	Index     int
+	NumMaps   int
+	Split     Split          // map tasks
+	Inputs    []MapOutputRef // reduce tasks: one per map, by map index
+}
+
+// TaskEnv is what the process running a task provides.
+type TaskEnv struct {
+	FS                FS
+	WorkDir           string // private to this attempt; spills and fetched segments
+	SortBufferBytes   int
+	ReduceMemoryBytes int64
+	ParallelFetches   int
+	Fetcher           Fetcher
+	// Progress, if set, receives input bytes consumed (maps) or fetched
+	// (reduces) as the task goes, for progress reports.
+	Progress *atomic.Int64
+	Logger   *slog.Logger
+}
+
+// TaskResult is what a successful attempt reports.
+type TaskResult struct {
+	Counters map[string]map[string]int64
+	Output   *MapOutput // map tasks of jobs with reduces
+}
+
+type taskContext struct {
+	context.Context
+	params   map[string]string
+	counters *Counters
+	fs       FS
+	index    int
+}
+
+func (t *taskContext) Param(name string) string          { return t.params[name] }
+func (t *taskContext) Count(group, name string, n int64) { t.counters.Add(group, name, n) }
+func (t *taskContext) FS() FS                            { return t.fs }
+func (t *taskContext) TaskIndex() int                    { return t.index }
+
+// AttemptDir is where an attempt writes its output files before commit.
+func AttemptDir(output, attempt string) string {
+	return path.Join(output, "_temporary", attempt)
+}
+
+// OutputName names a task's output file, as Hadoop does.
+func OutputName(isMap bool, index int) string {
+	if isMap {
+		return fmt.Sprintf("part-m-%05d", index)
+	}
+	return fmt.Sprintf("part-r-%05d", index)
+}
+
+// RunTask runs one task attempt to completion in this goroutine.
+func RunTask(ctx context.Context, env TaskEnv, spec TaskSpec) (*TaskResult, error) {
+	if err := os.MkdirAll(env.WorkDir, 0o755); err != nil {
+		return nil, err
+	}
+	counters := &Counters{}
+	tctx := &taskContext{Context: ctx, params: spec.Job.Params, counters: counters, fs: env.FS, index: spec.Index}
+	var out *MapOutput
+	var err error
+	if spec.IsMap {
+		out, err = runMap(tctx, env, spec, counters)
+	} else {
+		err = runReduce(tctx, env, spec, counters)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &TaskResult{Counters: counters.Snapshot(), Output: out}, nil
+}
+
+func setup(ctx TaskContext, x any) error {
+	if s, ok := x.(Setupper); ok {
+		return s.Setup(ctx)
+	}
+	return nil
+}
+
+func cleanup(ctx TaskContext, x any, out Emitter) error {
+	if c, ok := x.(Cleaner); ok {
+		return c.Cleanup(ctx, out)
+	}
+	return nil
+}
+
+func outputFormat(job *Job) OutputFormat {
+	if job.OutputFormat != nil {
+		return job.OutputFormat
+	}
+	return TextOutput{}
+}
+
+func inputFormat(job *Job) InputFormat {
+	if job.InputFormat != nil {
+		return job.InputFormat
+	}
+	return TextInput{}
+}
+
+// countingWriter counts output records and bytes for the counters.
+type countingWriter struct {
+	w      RecordWriter
+	recs   int64
+	nbytes int64
+}
+
+func (c *countingWriter) Emit(k, v []byte) error {
+	c.recs++
+	c.nbytes += int64(len(k) + len(v))
+	return c.w.Write(k, v)
+}
+
+func runMap(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters) (*MapOutput, error) {
+	job := spec.Job
+	rr, err := inputFormat(job).Open(tctx, env.FS, job, spec.Split)
+	if err != nil {
+		return nil, fmt.Errorf("open split %d: %w", spec.Split.Index, err)
+	}
+	defer rr.Close()
+	mapper := job.NewMapper()
+
+	var emit Emitter
+	var col *collector
+	var cw *countingWriter
+	if job.NumReduces > 0 {
+		col = newCollector(job, tctx, env.WorkDir, env.SortBufferBytes, counters)
+		emit = col
+	} else {
+		p := path.Join(AttemptDir(job.Output, spec.AttemptID), OutputName(true, spec.Index))
+		w, err := outputFormat(job).Create(tctx, env.FS, job, p)
+		if err != nil {
+			return nil, fmt.Errorf("create %s: %w", p, err)
+		}
+		cw = &countingWriter{w: w}
+		emit = cw
+		defer func() {
+			if cw.w != nil { // failed: close what was written; the attempt dir is never promoted
+				cw.w.Close()
+			}
+		}()
+	}
+	if err := setup(tctx, mapper); err != nil {
+		return nil, fmt.Errorf("map setup: %w", err)
+	}
+	var recs int64
+	var lastRead int64
+	for {
+		k, v, err := rr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read split %d: %w", spec.Split.Index, err)
+		}
+		recs++
+		if err := mapper.Map(tctx, k, v, emit); err != nil {
+			return nil, fmt.Errorf("map: %w", err)
+		}
+		if recs&1023 == 0 {
+			if err := tctx.Err(); err != nil {
+				return nil, err
+			}
+			if env.Progress != nil {
+				n := rr.BytesRead()
+				env.Progress.Add(n - lastRead)
+				lastRead = n
+			}
+		}
+	}
+	if err := cleanup(tctx, mapper, emit); err != nil {
+		return nil, fmt.Errorf("map cleanup: %w", err)
+	}
+	read := rr.BytesRead()
+	if env.Progress != nil {
+		env.Progress.Add(read - lastRead)
+	}
+	counters.Add(GroupTask, MapInputRecords, recs)
+	counters.Add(GroupInput, BytesRead, read)
+	if cw != nil {
+		w := cw.w
+		cw.w = nil
+		if err := w.Close(); err != nil {
+			return nil, fmt.Errorf("close output: %w", err)
+		}
+		counters.Add(GroupTask, MapOutputRecords, cw.recs)
+		counters.Add(GroupOutput, BytesWritten, cw.nbytes)
+		return nil, nil
+	}
+	return col.finish(filepath.Join(env.WorkDir, "file.out"))
+}
