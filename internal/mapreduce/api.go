@@ -66,8 +66,8 @@ type Cleaner interface {
 // Split is one map task's share of the input.
 type Split struct {
 	Index  int
-	Path   string   // empty for generated input (TeraGen, Pi, RandomTextWriter)
-	Offset int64    // byte range within Path
+	Path   string // empty for generated input (TeraGen, Pi, RandomTextWriter)
+	Offset int64  // byte range within Path
 	Length int64
 	Hosts  []string // datanode hostnames holding the range, for locality
 	Meta   []byte   // format-specific, e.g. the row range of a generated split

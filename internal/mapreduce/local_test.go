@@ -18,9 +18,9 @@ import (
 // wordCount is a test app: words of text lines, summed, with combiner.
 type wordCount struct{ failMap bool }
 
-func (wordCount) Name() string            { return "wc" }
-func (wordCount) Description() string     { return "test word count" }
-func (wordCount) Params() []Param         { return nil }
+func (wordCount) Name() string        { return "wc" }
+func (wordCount) Description() string { return "test word count" }
+func (wordCount) Params() []Param     { return nil }
 func (w wordCount) Build(p map[string]string) (*Job, error) {
 	n, _ := strconv.Atoi(p["reduces"])
 	job := &Job{App: "wc", Params: p, Input: strings.Split(p["input"], ","), Output: p["output"], NumReduces: n,
