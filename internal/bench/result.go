@@ -1,0 +1,221 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Run is one timed transfer.
+type Run struct {
+	Mode    string  `json:"mode"`
+	Index   int     `json:"index"` // position in the interleaved order, from 0
+	Seconds float64 `json:"seconds"`
+	MiBps   float64 `json:"mib_per_s"`
+	Path    string  `json:"path"`
+}
+
+// Summary is the runs of one mode.
+type Summary struct {
+	Mode    string  `json:"mode"`
+	Runs    int     `json:"runs"`
+	Mean    float64 `json:"mean_s"`
+	Min     float64 `json:"min_s"`
+	Max     float64 `json:"max_s"`
+	StdDev  float64 `json:"stddev_s"`
+	MiBps   float64 `json:"mib_per_s"` // size / mean time
+	BestMiB float64 `json:"best_mib_per_s"`
+	// ImprovementPct is the throughput gain over the classic mode, in
+	// percent: (classic mean / this mean - 1) * 100. Absent for classic
+	// itself and when classic was not run.
+	ImprovementPct *float64 `json:"improvement_pct,omitempty"`
+	// PctOfBound is MiBps as a percentage of the bound, when one is known.
+	PctOfBound *float64 `json:"pct_of_bound,omitempty"`
+}
+
+// Result is what `smarth bench put` and `smarth bench get` print and save.
+type Result struct {
+	Op          string    `json:"op"` // put or get
+	Time        time.Time `json:"time"`
+	NameNode    string    `json:"namenode"`
+	Size        int64     `json:"size_bytes"`
+	Replication int       `json:"replication"`
+	BlockSize   int64     `json:"block_size,omitempty"`
+	// LinkRateBits is the client's link rate in bit/s when given: the
+	// bound of a multi-pipeline write in SMARTH section III.D.
+	LinkRateBits float64   `json:"link_rate_bits_per_s,omitempty"`
+	BoundMiBps   float64   `json:"bound_mib_per_s,omitempty"`
+	Runs         []Run     `json:"runs"`
+	Summaries    []Summary `json:"summaries"`
+}
+
+// MiB is 2^20 bytes, the unit of every throughput figure.
+const MiB = 1 << 20
+
+func mibps(size int64, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	return float64(size) / MiB / seconds
+}
+
+// Summarize fills r.Summaries from r.Runs, modes in order of first run.
+func (r *Result) Summarize() {
+	r.Summaries = nil
+	if r.LinkRateBits > 0 {
+		r.BoundMiBps = r.LinkRateBits / 8 / MiB
+	}
+	byMode := map[string][]float64{}
+	var order []string
+	for _, run := range r.Runs {
+		if _, ok := byMode[run.Mode]; !ok {
+			order = append(order, run.Mode)
+		}
+		byMode[run.Mode] = append(byMode[run.Mode], run.Seconds)
+	}
+	for _, m := range order {
+		r.Summaries = append(r.Summaries, summarize(m, byMode[m], r.Size))
+	}
+	var classic *Summary
+	for i := range r.Summaries {
+		if r.Summaries[i].Mode == "classic" {
+			classic = &r.Summaries[i]
+		}
+	}
+	for i := range r.Summaries {
+		s := &r.Summaries[i]
+		if classic != nil && s != classic && s.Mean > 0 {
+			v := (classic.Mean/s.Mean - 1) * 100
+			s.ImprovementPct = &v
+		}
+		if r.BoundMiBps > 0 {
+			v := s.MiBps / r.BoundMiBps * 100
+			s.PctOfBound = &v
+		}
+	}
+}
+
+func summarize(mode string, secs []float64, size int64) Summary {
+	s := Summary{Mode: mode, Runs: len(secs), Min: math.Inf(1)}
+	var sum float64
+	for _, v := range secs {
+		sum += v
+		s.Min = min(s.Min, v)
+		s.Max = max(s.Max, v)
+	}
+	s.Mean = sum / float64(len(secs))
+	var sq float64
+	for _, v := range secs {
+		sq += (v - s.Mean) * (v - s.Mean)
+	}
+	if len(secs) > 1 {
+		s.StdDev = math.Sqrt(sq / float64(len(secs)-1))
+	}
+	s.MiBps = mibps(size, s.Mean)
+	s.BestMiB = mibps(size, s.Min)
+	return s
+}
+
+// PrintTable writes the summary table.
+func (r *Result) PrintTable(w io.Writer) {
+	fmt.Fprintf(w, "%s of %s, replication %d", r.Op, sizeText(r.Size), r.Replication)
+	if r.BlockSize > 0 {
+		fmt.Fprintf(w, ", block size %s", sizeText(r.BlockSize))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	header := "mode\truns\tmean s\tmin s\tmax s\tstddev s\tMiB/s\tbest MiB/s\tvs classic\t"
+	if r.BoundMiBps > 0 {
+		header += "bound MiB/s\t% of bound\t"
+	}
+	fmt.Fprintln(tw, header)
+	for _, s := range r.Summaries {
+		imp := "-"
+		if s.ImprovementPct != nil {
+			imp = fmt.Sprintf("%+.1f%%", *s.ImprovementPct)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%s\t", s.Mode, s.Runs, s.Mean, s.Min, s.Max, s.StdDev, s.MiBps, s.BestMiB, imp)
+		if r.BoundMiBps > 0 {
+			fmt.Fprintf(tw, "%.1f\t%.0f%%\t", r.BoundMiBps, *s.PctOfBound)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	if r.BoundMiBps > 0 {
+		fmt.Fprintf(w, "bound: the client's link rate %s (SMARTH III.D: a multi-pipeline write is bound by the client's link, a classic one by the slowest link of each pipeline)\n", rateText(r.LinkRateBits))
+	}
+}
+
+// WriteJSON saves the result to path.
+func (r *Result) WriteJSON(path string) error {
+	return writeJSON(path, r)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func sizeText(n int64) string {
+	for _, u := range []struct {
+		shift uint
+		name  string
+	}{{40, "TiB"}, {30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d %s", n>>u.shift, u.name)
+		}
+		if n >= 1<<u.shift {
+			return fmt.Sprintf("%.2f %s", float64(n)/float64(int64(1)<<u.shift), u.name)
+		}
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// ParseRate reads a link rate and returns bit/s. Bit rates are decimal,
+// as link rates are quoted: "100Mbit", "1Gbit", "100Mbps".
+// Byte rates end in "B/s": "12.5MB/s" (decimal), "10MiB/s" (binary).
+func ParseRate(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	if i <= 0 {
+		return 0, fmt.Errorf("invalid rate %q (want e.g. 100Mbit, 1Gbit, 12.5MB/s)", s)
+	}
+	v, err := strconv.ParseFloat(t[:i], 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("invalid rate %q (want e.g. 100Mbit, 1Gbit, 12.5MB/s)", s)
+	}
+	unit := strings.TrimSpace(t[i:])
+	if u, ok := strings.CutSuffix(unit, "B/s"); ok {
+		m, ok := map[string]float64{"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30}[u]
+		if !ok {
+			return 0, fmt.Errorf("invalid rate unit in %q (want B/s, KB/s, MB/s, GB/s, MiB/s)", s)
+		}
+		return v * m * 8, nil
+	}
+	u := strings.ToLower(unit)
+	u = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(u, "/s"), "bit"), "bps")
+	m, ok := map[string]float64{"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[u]
+	if !ok || unit == "" {
+		return 0, fmt.Errorf("invalid rate unit in %q (want bit, kbit, Mbit, Gbit, Mbps or MB/s)", s)
+	}
+	return v * m, nil
+}
+
+func rateText(bits float64) string {
+	switch {
+	case bits >= 1e9:
+		return fmt.Sprintf("%.3g Gbit/s", bits/1e9)
+	case bits >= 1e6:
+		return fmt.Sprintf("%.4g Mbit/s", bits/1e6)
+	}
+	return fmt.Sprintf("%.4g kbit/s", bits/1e3)
+}
