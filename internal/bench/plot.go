@@ -70,6 +70,12 @@ func (r *Result) Plot(path string) error {
 		p.Add(bound)
 		p.Legend.Add(fmt.Sprintf("bound: client link %s", rateText(r.LinkRateBits)), bound)
 	}
+	// Leave headroom above the highest point for the legend.
+	top := r.BoundMiBps
+	for _, run := range r.Runs {
+		top = max(top, run.MiBps)
+	}
+	p.Y.Max = top * 1.35
 	p.Legend.Top = true
 	width := vg.Points(float64(160 + 120*len(r.Summaries)))
 	return p.Save(width, 4*vg.Inch, path)
