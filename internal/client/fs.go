@@ -1,0 +1,529 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net"
+	"os"
+	"os/user"
+	"path"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	"smarth/internal/rpc/dfspb"
+)
+
+// Config configures a FileSystem. Zero values take the defaults named on
+// each field.
+type Config struct {
+	NameNode    string // "host:port" of the namenode gRPC
+	User        string // default: current OS user name
+	ClientName  string // default: "smarth-client-<host>-<pid>-<random>"
+	ClientHost  string // hostname used for locality (default os.Hostname())
+	WriteMode   string // "classic" (default) or "multipipeline"
+	Replication int    // 0 = namenode default
+	BlockSize   int64  // 0 = namenode default
+	Logger      *slog.Logger
+
+	RPCTimeout       time.Duration // deadline of one namenode RPC; default 60s
+	DialTimeout      time.Duration // TCP connect to a datanode; default 10s
+	IOTimeout        time.Duration // a datanode socket idle this long is dead; default 60s
+	PacketSize       int           // data bytes per packet; default 64 KiB
+	BytesPerChecksum int           // default 512
+	Window           int           // classic in-flight packets; default 80
+	CompleteTimeout  time.Duration // how long Close retries Complete; default 2m
+	LeaseRenewal     time.Duration // RenewLease period while files are open; default 30s
+	SpeedReport      time.Duration // multi-pipeline speed heartbeat period; default 3s
+	// MaxPipelines caps the open pipelines of one multi-pipeline file on
+	// top of live datanodes / replication; each one holds up to a block of
+	// unacknowledged data in memory. Default 4.
+	MaxPipelines int
+	// LocalThreshold is Algorithm 2's threshold: with probability
+	// 1-threshold the first target is swapped with a random other. 0.8.
+	LocalThreshold float64
+	// Seed seeds Algorithm 2's randomness (0: from the clock).
+	Seed int64
+	// Dial opens data-transfer connections; default net.Dialer. Tests
+	// inject faults here.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
+}
+
+func (c *Config) setDefaults() error {
+	if c.NameNode == "" {
+		c.NameNode = "127.0.0.1:8020"
+	}
+	if c.User == "" {
+		if u, err := user.Current(); err == nil {
+			c.User = u.Username
+		} else {
+			c.User = "smarth"
+		}
+	}
+	host, _ := os.Hostname()
+	if c.ClientHost == "" {
+		c.ClientHost = host
+	}
+	if c.ClientName == "" {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		c.ClientName = fmt.Sprintf("smarth-client-%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+	}
+	if c.WriteMode == "" {
+		c.WriteMode = "classic"
+	}
+	if _, ok := writeModes[c.WriteMode]; !ok {
+		return fmt.Errorf("unknown write mode %q (want classic or multipipeline)", c.WriteMode)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.RPCTimeout, 60*time.Second)
+	def(&c.DialTimeout, 10*time.Second)
+	def(&c.IOTimeout, 60*time.Second)
+	def(&c.CompleteTimeout, 2*time.Minute)
+	def(&c.LeaseRenewal, 30*time.Second)
+	def(&c.SpeedReport, 3*time.Second)
+	if c.PacketSize <= 0 {
+		c.PacketSize = 64 << 10
+	}
+	if c.BytesPerChecksum <= 0 {
+		c.BytesPerChecksum = 512
+	}
+	if c.PacketSize%c.BytesPerChecksum != 0 {
+		return fmt.Errorf("packet size %d is not a multiple of bytes per checksum %d", c.PacketSize, c.BytesPerChecksum)
+	}
+	if c.Window <= 0 {
+		c.Window = 80
+	}
+	if c.MaxPipelines <= 0 {
+		c.MaxPipelines = 4
+	}
+	if c.LocalThreshold <= 0 {
+		c.LocalThreshold = 0.8
+	}
+	if c.Seed == 0 {
+		c.Seed = time.Now().UnixNano()
+	}
+	if c.Dial == nil {
+		d := &net.Dialer{Timeout: c.DialTimeout}
+		c.Dial = func(ctx context.Context, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, "tcp", addr)
+		}
+	}
+	return nil
+}
+
+// FileSystem is a client of one smarth namenode. It is safe for concurrent
+// use; Close it when done.
+type FileSystem struct {
+	cfg  Config
+	log  *slog.Logger
+	conn *grpc.ClientConn
+	nn   dfspb.ClientProtocolClient
+
+	defaultsOnce sync.Once
+	defaults     *dfspb.GetServerDefaultsResponse
+	defaultsErr  error
+
+	leases *leaseRenewer
+	speeds *speedReporter
+
+	closeOnce sync.Once
+	files     atomic.Uint64 // files created, to seed each one's randomness
+}
+
+// rand gives each file its own deterministic stream (Config.Seed, file
+// number): Algorithm 2 draws from it in the file's streamer goroutine.
+func (f *FileSystem) rand() *mrand.Rand {
+	return mrand.New(mrand.NewPCG(uint64(f.cfg.Seed), f.files.Add(1)))
+}
+
+// New connects lazily to cfg.NameNode; the first RPC reports an
+// unreachable namenode.
+func New(cfg Config) (*FileSystem, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	md := metadata.Pairs("smarth-user", cfg.User, "smarth-client", cfg.ClientName)
+	timeout := cfg.RPCTimeout
+	withIdentity := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		ctx = metadata.NewOutgoingContext(ctx, md)
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}
+	conn, err := grpc.NewClient(cfg.NameNode,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithUnaryInterceptor(withIdentity))
+	if err != nil {
+		return nil, fmt.Errorf("namenode %s: %w", cfg.NameNode, err)
+	}
+	f := &FileSystem{cfg: cfg, log: cfg.Logger, conn: conn, nn: dfspb.NewClientProtocolClient(conn)}
+	f.leases = newLeaseRenewer(f)
+	f.speeds = newSpeedReporter(f)
+	return f, nil
+}
+
+// NewWithClient builds a FileSystem over an existing ClientProtocol client
+// (tests with a fake namenode).
+func NewWithClient(cfg Config, nn dfspb.ClientProtocolClient) (*FileSystem, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	f := &FileSystem{cfg: cfg, log: cfg.Logger, nn: nn}
+	f.leases = newLeaseRenewer(f)
+	f.speeds = newSpeedReporter(f)
+	return f, nil
+}
+
+// Close stops background work and closes the namenode connection. Open
+// writers are not completed: Close them first.
+func (f *FileSystem) Close() error {
+	var err error
+	f.closeOnce.Do(func() {
+		f.leases.stop()
+		f.speeds.stop()
+		f.speeds.report()
+		if f.conn != nil {
+			err = f.conn.Close()
+		}
+	})
+	return err
+}
+
+// ClientName is the name this client holds leases under.
+func (f *FileSystem) ClientName() string { return f.cfg.ClientName }
+
+// Namenode exposes the raw ClientProtocol for admin tools (fsck, reports).
+func (f *FileSystem) Namenode() dfspb.ClientProtocolClient { return f.nn }
+
+func (f *FileSystem) serverDefaults(ctx context.Context) (*dfspb.GetServerDefaultsResponse, error) {
+	f.defaultsOnce.Do(func() {
+		f.defaults, f.defaultsErr = f.nn.GetServerDefaults(ctx, &dfspb.GetServerDefaultsRequest{})
+	})
+	return f.defaults, f.defaultsErr
+}
+
+// FileInfo describes a file or directory.
+type FileInfo struct {
+	Path              string
+	Name              string
+	Size              int64
+	IsDir             bool
+	Mode              fs.FileMode
+	Owner, Group      string
+	ModTime           time.Time
+	AccessTime        time.Time
+	Replication       int
+	BlockSize         int64
+	UnderConstruction bool
+	Children          int // directories: number of entries, when the namenode says
+	FileID            uint64
+}
+
+func fileInfo(st *dfspb.FileStatus) FileInfo {
+	fi := FileInfo{
+		Path:              st.GetPath(),
+		Name:              path.Base(st.GetPath()),
+		Size:              st.GetLength(),
+		IsDir:             st.GetType() == dfspb.FileType_DIRECTORY,
+		Mode:              fs.FileMode(st.GetPermission()) & fs.ModePerm,
+		Owner:             st.GetOwner(),
+		Group:             st.GetGroup(),
+		ModTime:           time.UnixMilli(st.GetModificationTimeMs()),
+		AccessTime:        time.UnixMilli(st.GetAccessTimeMs()),
+		Replication:       int(st.GetReplication()),
+		BlockSize:         st.GetBlockSize(),
+		UnderConstruction: st.GetUnderConstruction(),
+		Children:          int(st.GetChildrenNum()),
+		FileID:            st.GetFileId(),
+	}
+	if fi.IsDir {
+		fi.Mode |= fs.ModeDir
+	}
+	return fi
+}
+
+// cleanPath makes p absolute and clean; the namenode validates names.
+func cleanPath(p string) (string, error) {
+	if p == "" {
+		return "", &PathError{Op: "path", Path: p, Kind: fs.ErrInvalid, Msg: "empty path"}
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	return path.Clean(p), nil
+}
+
+// Stat returns the status of path.
+func (f *FileSystem) Stat(ctx context.Context, p string) (FileInfo, error) {
+	p, err := cleanPath(p)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	resp, err := f.nn.GetFileInfo(ctx, &dfspb.GetFileInfoRequest{Path: p})
+	if err != nil {
+		return FileInfo{}, mapError("stat", p, err)
+	}
+	if resp.GetStatus() == nil {
+		return FileInfo{}, &PathError{Op: "stat", Path: p, Kind: fs.ErrNotExist, Msg: kindText[fs.ErrNotExist]}
+	}
+	return fileInfo(resp.GetStatus()), nil
+}
+
+// listPage is how many entries one GetListing asks for.
+const listPage = 1000
+
+// List returns the entries of a directory in name order; a file lists
+// itself.
+func (f *FileSystem) List(ctx context.Context, p string) ([]FileInfo, error) {
+	st, err := f.Stat(ctx, p)
+	if err != nil {
+		return nil, relabel(err, "ls")
+	}
+	if !st.IsDir {
+		return []FileInfo{st}, nil
+	}
+	var out []FileInfo
+	after := ""
+	for {
+		resp, err := f.nn.GetListing(ctx, &dfspb.GetListingRequest{Path: st.Path, StartAfter: after, Limit: listPage})
+		if err != nil {
+			return nil, mapError("ls", st.Path, err)
+		}
+		for _, e := range resp.GetEntries() {
+			fi := fileInfo(e)
+			if fi.Path == "" || fi.Path == "." || !path.IsAbs(fi.Path) {
+				// Tolerate a namenode that returns bare names.
+				fi.Path = path.Join(st.Path, e.GetPath())
+				fi.Name = path.Base(fi.Path)
+			}
+			out = append(out, fi)
+		}
+		if resp.GetRemaining() == 0 || len(resp.GetEntries()) == 0 {
+			return out, nil
+		}
+		after = out[len(out)-1].Name
+	}
+}
+
+// relabel changes the op of a *PathError (Stat used on behalf of another op).
+func relabel(err error, op string) error {
+	var pe *PathError
+	if errors.As(err, &pe) {
+		c := *pe
+		c.Op = op
+		return &c
+	}
+	return err
+}
+
+// Mkdir creates a directory; with parents, missing parents too and no
+// error if it exists as a directory.
+func (f *FileSystem) Mkdir(ctx context.Context, p string, perm fs.FileMode, parents bool) error {
+	p, err := cleanPath(p)
+	if err != nil {
+		return err
+	}
+	if perm == 0 {
+		perm = 0o755
+	}
+	_, err = f.nn.Mkdirs(ctx, &dfspb.MkdirsRequest{Path: p, Permission: uint32(perm.Perm()), CreateParent: parents})
+	if err != nil {
+		err = mapError("mkdir", p, err)
+		if parents && errors.Is(err, fs.ErrExist) {
+			if st, serr := f.Stat(ctx, p); serr == nil && st.IsDir {
+				return nil
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+// Delete removes path; a non-empty directory needs recursive. Deleting a
+// missing path is an fs.ErrNotExist error.
+func (f *FileSystem) Delete(ctx context.Context, p string, recursive bool) error {
+	p, err := cleanPath(p)
+	if err != nil {
+		return err
+	}
+	resp, err := f.nn.Delete(ctx, &dfspb.DeleteRequest{Path: p, Recursive: recursive})
+	if err != nil {
+		return mapError("rm", p, err)
+	}
+	if !resp.GetDeleted() {
+		return &PathError{Op: "rm", Path: p, Kind: fs.ErrNotExist, Msg: kindText[fs.ErrNotExist]}
+	}
+	return nil
+}
+
+// Rename moves src to dst with HDFS semantics: onto an existing directory
+// moves into it; onto an existing file is an error.
+func (f *FileSystem) Rename(ctx context.Context, src, dst string) error {
+	src, err := cleanPath(src)
+	if err != nil {
+		return err
+	}
+	if dst, err = cleanPath(dst); err != nil {
+		return err
+	}
+	if _, err := f.nn.Rename(ctx, &dfspb.RenameRequest{Src: src, Dst: dst}); err != nil {
+		return mapError("mv", src, err)
+	}
+	return nil
+}
+
+// SetReplication changes a file's target replication; the namenode
+// re-replicates or trims in the background.
+func (f *FileSystem) SetReplication(ctx context.Context, p string, replication int) error {
+	p, err := cleanPath(p)
+	if err != nil {
+		return err
+	}
+	if replication < 1 || replication > 512 {
+		return &PathError{Op: "setrep", Path: p, Kind: fs.ErrInvalid, Msg: fmt.Sprintf("replication %d out of range 1..512", replication)}
+	}
+	if _, err := f.nn.SetReplication(ctx, &dfspb.SetReplicationRequest{Path: p, Replication: uint32(replication)}); err != nil {
+		return mapError("setrep", p, err)
+	}
+	return nil
+}
+
+// ContentSummary totals a subtree.
+type ContentSummary struct {
+	Length, FileCount, DirectoryCount, SpaceConsumed int64
+}
+
+// ContentSummary returns the sizes and counts under path.
+func (f *FileSystem) ContentSummary(ctx context.Context, p string) (ContentSummary, error) {
+	p, err := cleanPath(p)
+	if err != nil {
+		return ContentSummary{}, err
+	}
+	r, err := f.nn.GetContentSummary(ctx, &dfspb.GetContentSummaryRequest{Path: p})
+	if err != nil {
+		return ContentSummary{}, mapError("du", p, err)
+	}
+	return ContentSummary{Length: r.GetLength(), FileCount: r.GetFileCount(), DirectoryCount: r.GetDirectoryCount(), SpaceConsumed: r.GetSpaceConsumed()}, nil
+}
+
+// BlockLocation is where one block of a file lives.
+type BlockLocation struct {
+	Offset, Length int64
+	BlockID        uint64
+	Hosts          []string // datanode hostnames (locality matching), closest first
+	Addrs          []string // "ip:dataport"
+	Racks          []string
+	Cached         []string // hostnames holding it in memory
+	Corrupt        bool
+}
+
+// BlockLocations returns the blocks overlapping [offset, offset+length)
+// with their replicas, closest to this client first.
+func (f *FileSystem) BlockLocations(ctx context.Context, p string, offset, length int64) ([]BlockLocation, error) {
+	p, err := cleanPath(p)
+	if err != nil {
+		return nil, err
+	}
+	lbs, err := f.locations(ctx, "locations", p, offset, length)
+	if err != nil {
+		return nil, err
+	}
+	var out []BlockLocation
+	for _, lb := range allBlocks(lbs) {
+		out = append(out, blockLocation(lb))
+	}
+	return out, nil
+}
+
+func blockLocation(lb *dfspb.LocatedBlock) BlockLocation {
+	bl := BlockLocation{Offset: lb.GetOffset(), Length: lb.GetBlock().GetNumBytes(), BlockID: lb.GetBlock().GetBlockId(), Corrupt: lb.GetCorrupt()}
+	byID := map[string]string{}
+	for _, d := range lb.GetLocations() {
+		bl.Hosts = append(bl.Hosts, d.GetHostname())
+		bl.Addrs = append(bl.Addrs, dataAddr(d))
+		bl.Racks = append(bl.Racks, d.GetRack())
+		byID[d.GetId()] = d.GetHostname()
+	}
+	for _, id := range lb.GetCachedOn() {
+		if h, ok := byID[id]; ok {
+			bl.Cached = append(bl.Cached, h)
+		}
+	}
+	return bl
+}
+
+// allBlocks is the located blocks plus an under-construction last block
+// the namenode lists separately.
+func allBlocks(lbs *dfspb.LocatedBlocks) []*dfspb.LocatedBlock {
+	out := lbs.GetBlocks()
+	if last := lbs.GetLastBlock(); last != nil && last.GetBlock() != nil {
+		seen := false
+		for _, b := range out {
+			if b.GetBlock().GetBlockId() == last.GetBlock().GetBlockId() {
+				seen = true
+			}
+		}
+		if !seen {
+			out = append(append([]*dfspb.LocatedBlock(nil), out...), last)
+		}
+	}
+	return out
+}
+
+func (f *FileSystem) locations(ctx context.Context, op, p string, offset, length int64) (*dfspb.LocatedBlocks, error) {
+	resp, err := f.nn.GetBlockLocations(ctx, &dfspb.GetBlockLocationsRequest{Path: p, Offset: offset, Length: length, ClientHost: f.cfg.ClientHost})
+	if err != nil {
+		return nil, mapError(op, p, err)
+	}
+	if resp.GetLocations() == nil {
+		return &dfspb.LocatedBlocks{}, nil
+	}
+	return resp.GetLocations(), nil
+}
+
+func dataAddr(d *dfspb.DatanodeInfo) string {
+	return net.JoinHostPort(d.GetIpAddr(), fmt.Sprint(d.GetDataPort()))
+}
+
+// Fsck asks the namenode for the health of the blocks under path.
+func (f *FileSystem) Fsck(ctx context.Context, p string) (*dfspb.FsckResponse, error) {
+	p, err := cleanPath(p)
+	if err != nil {
+		return nil, err
+	}
+	r, err := f.nn.Fsck(ctx, &dfspb.FsckRequest{Path: p})
+	if err != nil {
+		return nil, mapError("fsck", p, err)
+	}
+	return r, nil
+}
+
+// Datanodes lists the datanodes the namenode knows (state UNSPECIFIED = all).
+func (f *FileSystem) Datanodes(ctx context.Context, state dfspb.DatanodeState) ([]*dfspb.DatanodeInfo, error) {
+	r, err := f.nn.GetDatanodeReport(ctx, &dfspb.GetDatanodeReportRequest{State: state})
+	if err != nil {
+		return nil, mapError("datanodes", "", err)
+	}
+	return r.GetDatanodes(), nil
+}

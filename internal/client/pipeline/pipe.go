@@ -1,0 +1,253 @@
+package pipeline
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"smarth/internal/datatransfer"
+	"smarth/internal/rpc/dfspb"
+)
+
+// pipe is one block's pipeline: a connection to its first datanode, the
+// packets sent but not yet acknowledged by every node, and a responder
+// goroutine reading acks. Fields marked "mu" are guarded by Stream.mu;
+// the rest belong to the streamer goroutine.
+type pipe struct {
+	block *dfspb.ExtendedBlock // streamer: id, gs as established, final length once known
+	token *dfspb.BlockToken
+	nodes []node // streamer: the pipeline, first datanode first
+	gone  []node // streamer: nodes dropped by recovery
+
+	conn          net.Conn
+	closeOnce     *sync.Once
+	responderDone chan struct{} // closed when the current connection's responder exits
+
+	sent       int64 // streamer: bytes queued on this block so far
+	lastQueued bool  // streamer: the last-flag packet is queued
+	recovered  bool  // streamer: the pipeline was rebuilt (speed sample skipped)
+
+	// guarded by Stream.mu
+	unacked   []*datatransfer.Packet // sent, not acknowledged by every node, in seqno order
+	nextSeq   int64                  // next seqno on the current connection
+	acked     int64                  // bytes acknowledged by every node
+	firstSent time.Time
+	fnfa      bool  // the first datanode has the whole block
+	done      bool  // every node acked the last packet
+	failed    error // why the pipeline failed, nil while healthy
+	bad       int   // index in nodes of the node that failed, -1 unknown
+	gen       int   // connection generation; older responders stand down
+}
+
+// node is a pipeline member.
+type node struct{ *dfspb.DatanodeInfo }
+
+func (n node) addr() string {
+	return net.JoinHostPort(n.GetIpAddr(), strconv.Itoa(int(n.GetDataPort())))
+}
+
+func (n node) label() string { return nodeLabel(n.DatanodeInfo) }
+
+func nodesOf(ds []*dfspb.DatanodeInfo) []node {
+	out := make([]node, len(ds))
+	for i, d := range ds {
+		out[i] = node{d}
+	}
+	return out
+}
+
+func infos(ns []node) []*dfspb.DatanodeInfo {
+	out := make([]*dfspb.DatanodeInfo, len(ns))
+	for i, n := range ns {
+		out[i] = n.DatanodeInfo
+	}
+	return out
+}
+
+func ids(ns []node) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = n.GetId()
+	}
+	return out
+}
+
+func labels(ns []node) string {
+	l := make([]string, len(ns))
+	for i, n := range ns {
+		l[i] = n.label()
+	}
+	return strings.Join(l, ", ")
+}
+
+func (p *pipe) write(b []byte, timeout time.Duration) error {
+	_ = p.conn.SetWriteDeadline(time.Now().Add(timeout))
+	_, err := p.conn.Write(b)
+	return err
+}
+
+func (p *pipe) close() {
+	if p.conn != nil {
+		p.closeOnce.Do(func() { p.conn.Close() })
+	}
+}
+
+// releaseAll returns the unacknowledged packets to the pool once the pipe
+// is abandoned (stream failed or aborted).
+func (p *pipe) releaseAll() {
+	for _, pkt := range p.unacked {
+		pkt.Release()
+	}
+	p.unacked = nil
+}
+
+// setupError is a pipeline that could not be built; bad is the index of
+// the node to blame.
+type setupError struct {
+	bad int
+	err error
+}
+
+func (e *setupError) Error() string { return e.err.Error() }
+func (e *setupError) Unwrap() error { return e.err }
+
+// connect builds the pipeline nodes[0] → nodes[1] → ... for op and returns
+// the connection to nodes[0] once every node has accepted it.
+func (s *Stream) connect(nodes []node, op *dfspb.WriteBlockOp) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.IOTimeout)
+	defer cancel()
+	conn, err := s.cfg.Dial(ctx, nodes[0].addr())
+	if err != nil {
+		return nil, &setupError{bad: 0, err: fmt.Errorf("connecting to %s: %w", nodes[0].label(), err)}
+	}
+	op.Targets = infos(nodes[1:])
+	op.ClientName = s.cfg.ClientName
+	op.Mode = s.cfg.Strategy.Mode()
+	op.BytesPerChecksum = uint32(s.cfg.BytesPerChecksum)
+	_ = conn.SetDeadline(time.Now().Add(s.cfg.IOTimeout))
+	if err := datatransfer.WriteOp(conn, op); err != nil {
+		conn.Close()
+		return nil, &setupError{bad: 0, err: fmt.Errorf("sending write request to %s: %w", nodes[0].label(), err)}
+	}
+	resp, err := datatransfer.ReadResponse(conn)
+	if err != nil {
+		conn.Close()
+		return nil, &setupError{bad: 0, err: fmt.Errorf("reading write response from %s: %w", nodes[0].label(), err)}
+	}
+	if err := datatransfer.ResponseError(resp); err != nil {
+		conn.Close()
+		bad := 0
+		if l := resp.GetFirstBadLink(); l != "" {
+			for i, n := range nodes {
+				if n.addr() == l {
+					bad = i
+				}
+			}
+		}
+		return nil, &setupError{bad: bad, err: fmt.Errorf("pipeline %s refused block %d: %w", labels(nodes), op.GetBlock().GetBlockId(), err)}
+	}
+	_ = conn.SetDeadline(time.Time{})
+	return conn, nil
+}
+
+// attach makes conn p's connection and starts its responder.
+func (s *Stream) attach(p *pipe, conn net.Conn) {
+	s.mu.Lock()
+	p.gen++
+	gen := p.gen
+	p.conn = conn
+	p.closeOnce = new(sync.Once)
+	p.responderDone = make(chan struct{})
+	p.nextSeq = 0
+	p.failed, p.bad = nil, -1
+	first := p.nodes[0].GetId()
+	s.mu.Unlock()
+	go s.respond(p, conn, gen, p.responderDone, first)
+}
+
+// respond reads acks for one connection of p until the block is fully
+// acknowledged or the connection fails.
+func (s *Stream) respond(p *pipe, conn net.Conn, gen int, done chan struct{}, firstID string) {
+	defer close(done)
+	defer s.poke()
+	r := bufio.NewReaderSize(conn, 4096)
+	for {
+		_ = conn.SetReadDeadline(time.Now().Add(s.cfg.IOTimeout))
+		ack, err := datatransfer.ReadAck(r)
+		s.mu.Lock()
+		if p.gen != gen || p.done {
+			s.mu.Unlock()
+			return
+		}
+		stop := s.applyAckLocked(p, ack, err, firstID)
+		s.cond.Broadcast()
+		s.mu.Unlock()
+		s.poke()
+		if stop {
+			return
+		}
+	}
+}
+
+// applyAckLocked updates p for one ack (or read error) and says whether
+// the responder is finished.
+func (s *Stream) applyAckLocked(p *pipe, ack datatransfer.Ack, err error, firstID string) bool {
+	if err != nil {
+		if p.failed == nil {
+			p.failed, p.bad = fmt.Errorf("reading acks: %w", err), 0
+		}
+		return true
+	}
+	if i := ack.FirstFailed(); i >= 0 {
+		p.failed = fmt.Errorf("datanode #%d of the pipeline reported %s for packet %d", i+1, datatransfer.StatusText(ack.Statuses[i]), ack.Seqno)
+		p.bad = i
+		return true
+	}
+	switch {
+	case ack.Kind == datatransfer.AckFirstNodeFinish:
+		if !p.fnfa {
+			p.fnfa = true
+			s.recordSpeedLocked(p, firstID)
+		}
+		return false
+	case ack.Seqno == datatransfer.HeartbeatSeqno:
+		return false
+	}
+	if len(p.unacked) == 0 || p.unacked[0].Header.Seqno != ack.Seqno {
+		want := int64(-2)
+		if len(p.unacked) > 0 {
+			want = p.unacked[0].Header.Seqno
+		}
+		p.failed, p.bad = fmt.Errorf("ack for packet %d, expected %d", ack.Seqno, want), 0
+		return true
+	}
+	pkt := p.unacked[0]
+	p.unacked[0] = nil
+	p.unacked = p.unacked[1:]
+	p.acked = pkt.Header.Offset + int64(pkt.Header.DataLen)
+	last := pkt.Header.Last()
+	pkt.Release()
+	if last {
+		p.done = true
+		if !p.fnfa {
+			s.recordSpeedLocked(p, firstID)
+		}
+		return true
+	}
+	return false
+}
+
+// recordSpeedLocked notes the block's transfer time to its first datanode
+// (SMARTH speed record), unless recovery disturbed it.
+func (s *Stream) recordSpeedLocked(p *pipe, firstID string) {
+	if p.recovered || p.firstSent.IsZero() {
+		return
+	}
+	now := time.Now()
+	s.cfg.Speeds.Record(firstID, p.block.GetNumBytes(), now.Sub(p.firstSent), now)
+}

@@ -1,0 +1,77 @@
+package pipeline
+
+import (
+	"sync"
+	"time"
+
+	"smarth/internal/rpc/dfspb"
+)
+
+// SpeedBook holds a client's measured block transfers to first datanodes
+// (SMARTH speed records): pending samples for the next client heartbeat
+// and a moving average per datanode for Algorithm 2. Safe for concurrent
+// use; one per FileSystem.
+type SpeedBook struct {
+	mu      sync.Mutex
+	pending []*dfspb.SpeedSample // guarded by mu; bounded by maxPending
+	avg     map[string]float64   // guarded by mu; bytes/s, EWMA per datanode id
+}
+
+// maxPending bounds the samples kept between heartbeats when the namenode
+// is unreachable; older ones are dropped first.
+const maxPending = 4096
+
+// ewmaWeight is the weight of a new sample in the per-node average: recent
+// transfers count most, as the paper's "newly records".
+const ewmaWeight = 0.5
+
+// NewSpeedBook returns an empty book.
+func NewSpeedBook() *SpeedBook { return &SpeedBook{avg: map[string]float64{}} }
+
+// Record notes a transfer of bytes to datanode id that took d, ending at end.
+func (b *SpeedBook) Record(id string, bytes int64, d time.Duration, end time.Time) {
+	if b == nil || d <= 0 || bytes <= 0 || id == "" {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.pending) >= maxPending {
+		b.pending = append(b.pending[:0], b.pending[1:]...)
+	}
+	b.pending = append(b.pending, &dfspb.SpeedSample{DatanodeId: id, Bytes: bytes, Nanos: d.Nanoseconds(), EndUnixMs: end.UnixMilli()})
+	v := float64(bytes) / d.Seconds()
+	if old, ok := b.avg[id]; ok {
+		v = ewmaWeight*v + (1-ewmaWeight)*old
+	}
+	b.avg[id] = v
+}
+
+// Speed implements Speeds.
+func (b *SpeedBook) Speed(id string) (float64, bool) {
+	if b == nil {
+		return 0, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, ok := b.avg[id]
+	return v, ok
+}
+
+// Take removes and returns the samples not yet reported.
+func (b *SpeedBook) Take() []*dfspb.SpeedSample {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := b.pending
+	b.pending = nil
+	return out
+}
+
+// Return puts back samples a failed heartbeat could not deliver.
+func (b *SpeedBook) Return(s []*dfspb.SpeedSample) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pending = append(s, b.pending...)
+	if n := len(b.pending) - maxPending; n > 0 {
+		b.pending = b.pending[n:]
+	}
+}

@@ -1,0 +1,182 @@
+package pipeline
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+
+	"smarth/internal/rpc/dfspb"
+)
+
+// Handoff is the event on the current block's pipeline after which the
+// writer may ask the namenode for the next block.
+type Handoff int
+
+const (
+	// AllAcked: every node of the pipeline acked the block's last packet
+	// (HDFS's stop-and-wait between blocks).
+	AllAcked Handoff = iota
+	// FirstNodeFinished: the first datanode sent FIRST_NODE_FINISH_ACK;
+	// the pipeline keeps forwarding and acking in the background.
+	FirstNodeFinished
+)
+
+// Strategy is the write-path policy of one file: what the datanodes are
+// told, when the next block may start and how many pipelines may be open.
+// It makes decisions only; Stream does the I/O.
+type Strategy interface {
+	// Name is the --write-mode name.
+	Name() string
+	// Mode goes into WriteBlockOp.mode.
+	Mode() dfspb.WriteMode
+	// Handoff is when the next block may start.
+	Handoff() Handoff
+	// MaxOpen is how many pipelines the file may have open at once, given
+	// the live datanodes and the file's replication.
+	MaxOpen(live, replication int) int
+	// Window is the most unacknowledged packets one pipeline may hold,
+	// given how many packets make a full block.
+	Window(blockPackets int) int
+	// Order reorders the targets the namenode chose before connecting.
+	Order(targets []*dfspb.DatanodeInfo, speeds Speeds) []*dfspb.DatanodeInfo
+}
+
+// Speeds is what this client measured to each datanode, bytes per second
+// by datanode id; ok is false for a node never measured.
+type Speeds interface {
+	Speed(datanodeID string) (bytesPerSec float64, ok bool)
+}
+
+// Options tune the strategies.
+type Options struct {
+	Window         int     // classic in-flight packets (HDFS: 80)
+	MaxPipelines   int     // multi: cap on open pipelines beyond live/replication
+	LocalThreshold float64 // multi: Algorithm 2 threshold (0.8)
+	Rand           *rand.Rand
+}
+
+// Strategies are the write modes by name.
+var Strategies = map[string]func(Options) Strategy{
+	"classic":       func(o Options) Strategy { return &Classic{window: o.Window} },
+	"multipipeline": func(o Options) Strategy { return NewMulti(o) },
+}
+
+// New returns the strategy called name.
+func New(name string, o Options) (Strategy, error) {
+	mk, ok := Strategies[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown write mode %q (want classic or multipipeline)", name)
+	}
+	return mk(o), nil
+}
+
+// Classic is HDFS's write path: one pipeline at a time, a bounded window
+// of in-flight packets, and the whole pipeline's ack of a block's last
+// packet before the next block is requested.
+type Classic struct{ window int }
+
+var _ Strategy = (*Classic)(nil)
+
+func (*Classic) Name() string          { return "classic" }
+func (*Classic) Mode() dfspb.WriteMode { return dfspb.WriteMode_CLASSIC }
+func (*Classic) Handoff() Handoff      { return AllAcked }
+func (*Classic) MaxOpen(int, int) int  { return 1 }
+func (c *Classic) Window(int) int {
+	if c.window <= 0 {
+		return 80
+	}
+	return c.window
+}
+func (*Classic) Order(t []*dfspb.DatanodeInfo, _ Speeds) []*dfspb.DatanodeInfo { return t }
+
+// Multi is SMARTH's asynchronous multi-pipeline write (seed 000 section
+// III): the next block starts on the first datanode's FNFA, up to
+// live/replication pipelines are open, and targets are reordered by the
+// client's own speed records (Algorithm 2).
+type Multi struct {
+	maxPipelines int
+	threshold    float64
+	rnd          *rand.Rand // owned by one Stream's goroutine
+}
+
+var _ Strategy = (*Multi)(nil)
+
+// NewMulti builds a Multi from o (defaults: threshold 0.8, cap 4).
+func NewMulti(o Options) *Multi {
+	m := &Multi{maxPipelines: o.MaxPipelines, threshold: o.LocalThreshold, rnd: o.Rand}
+	if m.maxPipelines <= 0 {
+		m.maxPipelines = 4
+	}
+	if m.threshold <= 0 {
+		m.threshold = 0.8
+	}
+	if m.rnd == nil {
+		m.rnd = rand.New(rand.NewPCG(1, 2))
+	}
+	return m
+}
+
+func (*Multi) Name() string          { return "multipipeline" }
+func (*Multi) Mode() dfspb.WriteMode { return dfspb.WriteMode_MULTI_PIPELINE }
+func (*Multi) Handoff() Handoff      { return FirstNodeFinished }
+
+// MaxOpen is n = live / replication (at least 1), capped by memory: each
+// open pipeline may hold a block of unacknowledged packets.
+func (m *Multi) MaxOpen(live, replication int) int {
+	return maxOpen(live, replication, m.maxPipelines)
+}
+
+func maxOpen(live, replication, limit int) int {
+	if replication < 1 {
+		replication = 1
+	}
+	n := live / replication
+	if n < 1 {
+		n = 1
+	}
+	if limit > 0 && n > limit {
+		n = limit
+	}
+	return n
+}
+
+// Window is a whole block: the first datanode runs ahead of its
+// downstream (its per-client buffer pushes back on the socket), and the
+// unacknowledged packets must stay here until the whole pipeline acks
+// them in case it has to be recovered.
+func (*Multi) Window(blockPackets int) int { return blockPackets + 1 }
+
+func (m *Multi) Order(t []*dfspb.DatanodeInfo, s Speeds) []*dfspb.DatanodeInfo {
+	return LocalOrder(t, s, m.threshold, m.rnd)
+}
+
+// LocalOrder is SMARTH's local optimization (Algorithm 2): sort targets by
+// the client's measured speed to each, fastest first (unmeasured nodes
+// keep the namenode's order after the measured ones), then with
+// probability 1-threshold swap the first with a random other target so
+// that slow-looking nodes are measured again. It returns a new slice.
+func LocalOrder(targets []*dfspb.DatanodeInfo, s Speeds, threshold float64, rnd *rand.Rand) []*dfspb.DatanodeInfo {
+	out := append([]*dfspb.DatanodeInfo(nil), targets...)
+	if len(out) < 2 {
+		return out
+	}
+	speed := func(d *dfspb.DatanodeInfo) (float64, bool) {
+		if s == nil {
+			return 0, false
+		}
+		return s.Speed(d.GetId())
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		si, oki := speed(out[i])
+		sj, okj := speed(out[j])
+		if oki != okj {
+			return oki
+		}
+		return si > sj
+	})
+	if r := rnd.Float64(); r >= threshold {
+		idx := 1 + rnd.IntN(len(out)-1)
+		out[0], out[idx] = out[idx], out[0]
+	}
+	return out
+}

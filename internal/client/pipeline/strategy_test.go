@@ -1,0 +1,188 @@
+package pipeline
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"smarth/internal/rpc/dfspb"
+)
+
+type speedMap map[string]float64
+
+func (m speedMap) Speed(id string) (float64, bool) { v, ok := m[id]; return v, ok }
+
+func dns(ids ...string) []*dfspb.DatanodeInfo {
+	out := make([]*dfspb.DatanodeInfo, len(ids))
+	for i, id := range ids {
+		out[i] = &dfspb.DatanodeInfo{Id: id}
+	}
+	return out
+}
+
+func idsOf(ds []*dfspb.DatanodeInfo) string {
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = d.GetId()
+	}
+	return strings.Join(s, " ")
+}
+
+func TestLocalOrderSortsBySpeed(t *testing.T) {
+	// threshold 1.1: r >= threshold never holds, so no swap.
+	rnd := rand.New(rand.NewPCG(1, 1))
+	got := LocalOrder(dns("a", "b", "c"), speedMap{"a": 10, "b": 30, "c": 20}, 1.1, rnd)
+	if idsOf(got) != "b c a" {
+		t.Fatalf("order = %q, want fastest first %q", idsOf(got), "b c a")
+	}
+}
+
+func TestLocalOrderUnmeasuredKeepNamenodeOrderAfterMeasured(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 1))
+	got := LocalOrder(dns("x", "y", "a", "z"), speedMap{"a": 5}, 1.1, rnd)
+	if idsOf(got) != "a x y z" {
+		t.Fatalf("order = %q, want %q", idsOf(got), "a x y z")
+	}
+}
+
+func TestLocalOrderSwapsWithProbabilityOneMinusThreshold(t *testing.T) {
+	// threshold 0: r >= 0 always holds, so the first is always swapped
+	// with one of the others.
+	rnd := rand.New(rand.NewPCG(7, 7))
+	seen := map[string]bool{}
+	for range 200 {
+		got := LocalOrder(dns("a", "b", "c"), speedMap{"a": 3, "b": 2, "c": 1}, 0, rnd)
+		if got[0].GetId() == "a" {
+			t.Fatalf("threshold 0 must always swap the first target away, got %q", idsOf(got))
+		}
+		seen[got[0].GetId()] = true
+	}
+	if !seen["b"] || !seen["c"] {
+		t.Fatalf("swap index should range over 1..repli-1, saw first targets %v", seen)
+	}
+	// Threshold 0.8 swaps about 20% of the time.
+	swaps := 0
+	const n = 5000
+	for range n {
+		if LocalOrder(dns("a", "b", "c"), speedMap{"a": 3, "b": 2, "c": 1}, 0.8, rnd)[0].GetId() != "a" {
+			swaps++
+		}
+	}
+	if swaps < n/10 || swaps > n*3/10 {
+		t.Fatalf("threshold 0.8 swapped %d of %d times, want about 20%%", swaps, n)
+	}
+}
+
+func TestLocalOrderDeterministicWithSeed(t *testing.T) {
+	a := LocalOrder(dns("a", "b", "c"), nil, 0.5, rand.New(rand.NewPCG(3, 4)))
+	b := LocalOrder(dns("a", "b", "c"), nil, 0.5, rand.New(rand.NewPCG(3, 4)))
+	if idsOf(a) != idsOf(b) {
+		t.Fatalf("same seed gave %q and %q", idsOf(a), idsOf(b))
+	}
+}
+
+func TestLocalOrderSingleTargetAndInputUntouched(t *testing.T) {
+	in := dns("a", "b")
+	_ = LocalOrder(in, speedMap{"b": 9}, 1.1, rand.New(rand.NewPCG(1, 1)))
+	if idsOf(in) != "a b" {
+		t.Fatalf("input reordered in place: %q", idsOf(in))
+	}
+	if got := LocalOrder(dns("a"), nil, 0, rand.New(rand.NewPCG(1, 1))); idsOf(got) != "a" {
+		t.Fatalf("single target: %q", idsOf(got))
+	}
+}
+
+func TestMaxOpen(t *testing.T) {
+	cases := []struct{ live, repl, limit, want int }{
+		{3, 3, 4, 1}, {6, 3, 4, 2}, {9, 3, 4, 3}, {30, 3, 4, 4}, {2, 3, 4, 1}, {0, 3, 4, 1}, {3, 1, 4, 3}, {4, 0, 0, 4},
+	}
+	for _, c := range cases {
+		if got := maxOpen(c.live, c.repl, c.limit); got != c.want {
+			t.Errorf("maxOpen(live=%d, repl=%d, limit=%d) = %d, want %d", c.live, c.repl, c.limit, got, c.want)
+		}
+	}
+	if got := (&Classic{}).MaxOpen(30, 1); got != 1 {
+		t.Errorf("classic MaxOpen = %d, want 1", got)
+	}
+}
+
+func TestStrategiesByName(t *testing.T) {
+	for name, want := range map[string]struct {
+		mode    dfspb.WriteMode
+		handoff Handoff
+		window  int
+	}{
+		"classic":       {dfspb.WriteMode_CLASSIC, AllAcked, 80},
+		"multipipeline": {dfspb.WriteMode_MULTI_PIPELINE, FirstNodeFinished, 1025},
+	} {
+		s, err := New(name, Options{Window: 80})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Name() != name || s.Mode() != want.mode || s.Handoff() != want.handoff || s.Window(1024) != want.window {
+			t.Errorf("%s: got name %s mode %v handoff %v window %d", name, s.Name(), s.Mode(), s.Handoff(), s.Window(1024))
+		}
+	}
+	if _, err := New("fast", Options{}); err == nil || !strings.Contains(err.Error(), "unknown write mode") {
+		t.Fatalf("unknown mode error = %v", err)
+	}
+}
+
+func TestReplacePolicy(t *testing.T) {
+	cases := []struct {
+		p               ReplacePolicy
+		repl, survivors int
+		want            bool
+	}{
+		{ReplaceDefault, 3, 2, false}, // HDFS DEFAULT keeps going on 2 of 3
+		{ReplaceDefault, 3, 1, true},
+		{ReplaceDefault, 2, 1, false}, // r < 3 never
+		{ReplaceDefault, 5, 2, true},
+		{ReplaceDefault, 5, 3, false},
+		{ReplaceAlways, 3, 2, true},
+		{ReplaceAlways, 2, 1, true},
+		{ReplaceAlways, 3, 3, false},
+		{ReplaceAlways, 3, 0, false},
+		{ReplaceNever, 3, 1, false},
+	}
+	for _, c := range cases {
+		if got := c.p.NeedReplacement(c.repl, c.survivors); got != c.want {
+			t.Errorf("%s.NeedReplacement(r=%d, n=%d) = %v, want %v", c.p, c.repl, c.survivors, got, c.want)
+		}
+	}
+	if _, err := ParseReplacePolicy("sometimes"); err == nil {
+		t.Fatal("ParseReplacePolicy accepted an unknown policy")
+	}
+}
+
+func TestSpeedBook(t *testing.T) {
+	b := NewSpeedBook()
+	if _, ok := b.Speed("a"); ok {
+		t.Fatal("unmeasured node has a speed")
+	}
+	b.Record("a", 100, 1e9, timeZero)
+	b.Record("a", 300, 1e9, timeZero)
+	if v, _ := b.Speed("a"); v != 200 {
+		t.Fatalf("EWMA speed = %v, want 200", v)
+	}
+	s := b.Take()
+	if len(s) != 2 || s[0].GetBytes() != 100 || s[1].GetNanos() != 1e9 {
+		t.Fatalf("samples = %v", s)
+	}
+	if len(b.Take()) != 0 {
+		t.Fatal("Take did not clear")
+	}
+	b.Return(s)
+	if len(b.Take()) != 2 {
+		t.Fatal("Return lost samples")
+	}
+	for range maxPending + 10 {
+		b.Record("a", 1, 1, timeZero)
+	}
+	if n := len(b.Take()); n != maxPending {
+		t.Fatalf("pending samples = %d, want bounded at %d", n, maxPending)
+	}
+}
+
+var timeZero = time.Unix(0, 0)

@@ -1,0 +1,91 @@
+package client
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"smarth/internal/client/pipeline"
+	"smarth/internal/rpc/dfspb"
+)
+
+// speedReporter sends the client's speed records (SMARTH) to the namenode
+// every Config.SpeedReport in a ClientHeartbeat, while files are being
+// written and until the samples of the last one are delivered.
+type speedReporter struct {
+	f    *FileSystem
+	book *pipeline.SpeedBook
+
+	mu      sync.Mutex
+	open    int           // guarded by mu: files being written
+	stopped bool          // guarded by mu
+	quit    chan struct{} // guarded by mu: nil if no goroutine runs
+}
+
+func newSpeedReporter(f *FileSystem) *speedReporter {
+	return &speedReporter{f: f, book: pipeline.NewSpeedBook()}
+}
+
+func (r *speedReporter) acquire() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.open++
+	if r.quit == nil && !r.stopped {
+		r.quit = make(chan struct{})
+		go r.run(r.quit)
+	}
+}
+
+func (r *speedReporter) release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.open--
+	if r.open <= 0 && r.quit != nil {
+		close(r.quit)
+		r.quit = nil
+	}
+	if r.open <= 0 {
+		// Deliver what the last file measured without waiting a period.
+		go r.report()
+	}
+}
+
+func (r *speedReporter) stop() {
+	r.mu.Lock()
+	r.stopped = true
+	if r.quit != nil {
+		close(r.quit)
+		r.quit = nil
+	}
+	r.mu.Unlock()
+}
+
+func (r *speedReporter) run(quit chan struct{}) {
+	t := time.NewTicker(r.f.cfg.SpeedReport)
+	defer t.Stop()
+	for {
+		select {
+		case <-quit:
+			return
+		case <-t.C:
+			r.report()
+		}
+	}
+}
+
+// report sends pending samples; on failure they go back for next time.
+func (r *speedReporter) report() {
+	samples := r.book.Take()
+	if len(samples) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.f.cfg.RPCTimeout)
+	defer cancel()
+	_, err := r.f.nn.ClientHeartbeat(ctx, &dfspb.ClientHeartbeatRequest{
+		ClientName: r.f.cfg.ClientName, ClientHost: r.f.cfg.ClientHost, Samples: samples,
+	})
+	if err != nil {
+		r.book.Return(samples)
+		r.f.log.Debug("client heartbeat failed", "err", err)
+	}
+}
