@@ -1,0 +1,271 @@
+package netplan
+
+import (
+	"fmt"
+	"strings"
+
+	"smarth/internal/testbed/topo"
+)
+
+// Cmd is one command line, iproute2 or sysctl inside a namespace.
+type Cmd []string
+
+func (c Cmd) String() string { return strings.Join(c, " ") }
+
+// HostDev is the name of every host's interface inside its namespace.
+const HostDev = "eth0"
+
+// Unlimited is the rate tc gets for a limit the topology leaves open: far
+// above what veth pairs carry on a small machine, so it never binds.
+const Unlimited topo.Rate = 40e9
+
+// quantum is the htb quantum (bytes a class may send per round when
+// borrowing). htb derives it from the rate and warns when that is huge; a
+// fixed value above the MTU keeps the classes fair and the output quiet.
+const quantum = "60000"
+
+// Names are the names of everything one testbed creates. Namespaces carry
+// the prefix "smarth.<testbed>." and a testbed name cannot contain dots,
+// so two testbeds never share a name and cleanup by prefix is exact.
+type Names struct{ Testbed string }
+
+// NetnsPrefix is the prefix of every namespace of testbed name.
+func NetnsPrefix(name string) string { return "smarth." + name + "." }
+
+// Prefix is the prefix of this testbed's namespaces.
+func (n Names) Prefix() string { return NetnsPrefix(n.Testbed) }
+
+// Host is the namespace of host h.
+func (n Names) Host(h string) string { return n.Prefix() + h }
+
+// Core is the namespace holding the bridges and the router. Host names
+// cannot contain '_', so it never collides with a host.
+func (n Names) Core() string { return n.Prefix() + "_core" }
+
+// HostPort is host i's veth end in the core namespace.
+func HostPort(i int) string { return fmt.Sprintf("h%d", i) }
+
+// Bridge is rack i's bridge in the core namespace.
+func Bridge(i int) string { return fmt.Sprintf("br%d", i) }
+
+// UplinkBridgeSide is rack i's uplink end on its bridge: its egress is the
+// traffic leaving the rack for the core.
+func UplinkBridgeSide(i int) string { return fmt.Sprintf("u%d", i) }
+
+// UplinkRouterSide is rack i's uplink end in the routing table, carrying
+// the rack's gateway address: its egress is the traffic entering the rack.
+func UplinkRouterSide(i int) string { return fmt.Sprintf("r%d", i) }
+
+// Namespaces lists every namespace of the testbed, core last so that hosts
+// (whose veths end in the core) go first on teardown.
+func Namespaces(t *topo.Topology) []string {
+	n := Names{t.Name}
+	var s []string
+	for _, h := range t.Hosts {
+		s = append(s, n.Host(h.Name))
+	}
+	return append(s, n.Core())
+}
+
+// Options are facts about the machine that change the plan.
+type Options struct {
+	// Netem says the kernel has the netem qdisc; without it latency,
+	// jitter and loss are not part of the plan (the caller refuses or
+	// uses the delay proxy).
+	Netem bool
+}
+
+// Up is every command that builds the testbed, in order.
+func Up(t *topo.Topology, opt Options) []Cmd {
+	n := Names{t.Name}
+	core := n.Core()
+	cmds := []Cmd{
+		{"ip", "netns", "add", core},
+		ipn(core, "link", "set", "lo", "up"),
+		{"ip", "netns", "exec", core, "sysctl", "-qw", "net.ipv4.ip_forward=1"},
+	}
+	for _, r := range t.Racks {
+		cmds = append(cmds, rackCmds(core, r)...)
+	}
+	for i := range t.Hosts {
+		cmds = append(cmds, hostCmds(t, n, &t.Hosts[i], opt)...)
+	}
+	return cmds
+}
+
+func ipn(ns string, args ...string) Cmd { return append(Cmd{"ip", "-n", ns}, args...) }
+func tcn(ns string, args ...string) Cmd { return append(Cmd{"tc", "-n", ns}, args...) }
+
+func rackCmds(core string, r topo.Rack) []Cmd {
+	br, u, rt := Bridge(r.Index), UplinkBridgeSide(r.Index), UplinkRouterSide(r.Index)
+	cmds := []Cmd{
+		ipn(core, "link", "add", br, "type", "bridge"),
+		ipn(core, "link", "set", br, "alias", r.Name),
+		ipn(core, "link", "set", br, "up"),
+		ipn(core, "link", "add", rt, "type", "veth", "peer", "name", u),
+		ipn(core, "link", "set", u, "master", br),
+		ipn(core, "link", "set", u, "up"),
+		ipn(core, "addr", "add", r.Gateway.String()+"/24", "dev", rt),
+		ipn(core, "link", "set", rt, "up"),
+	}
+	if r.Uplink != 0 {
+		cmds = append(cmds, UplinkCmds("add", core, r)...)
+	}
+	return cmds
+}
+
+// UplinkCmds shapes (verb "add") or reshapes (verb "change") rack r's
+// uplink in both directions. A rack without an uplink limit gets none on
+// "add"; "change" on such a rack needs "add" first (see Reshape).
+func UplinkCmds(verb, core string, r topo.Rack) []Cmd {
+	rate := r.Uplink
+	if rate == 0 {
+		rate = Unlimited
+	}
+	var cmds []Cmd
+	for _, dev := range []string{UplinkRouterSide(r.Index), UplinkBridgeSide(r.Index)} {
+		if verb == "add" {
+			cmds = append(cmds, tcn(core, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1"))
+		}
+		cmds = append(cmds, tcn(core, "class", verb, "dev", dev, "parent", "1:", "classid", "1:1", "htb",
+			"rate", rate.TC(), "ceil", rate.TC(), "quantum", quantum))
+	}
+	return cmds
+}
+
+func hostCmds(t *topo.Topology, n Names, h *topo.Host, opt Options) []Cmd {
+	ns, core := n.Host(h.Name), n.Core()
+	rack, _ := t.Rack(h.Rack)
+	port := HostPort(h.Index)
+	cmds := []Cmd{
+		{"ip", "netns", "add", ns},
+		ipn(ns, "link", "set", "lo", "up"),
+		ipn(core, "link", "add", port, "type", "veth", "peer", "name", HostDev, "netns", ns),
+		ipn(core, "link", "set", port, "alias", h.Name),
+		ipn(core, "link", "set", port, "master", Bridge(rack.Index)),
+		ipn(core, "link", "set", port, "up"),
+		ipn(ns, "addr", "add", h.Addr.String()+"/24", "dev", HostDev),
+		ipn(ns, "link", "set", HostDev, "up"),
+		// Only the testbed's own subnet is routed: anything else is
+		// unreachable from inside, so a daemon can never reach out.
+		ipn(ns, "route", "add", t.Subnet.String(), "via", rack.Gateway.String()),
+	}
+	up := Side{NS: ns, Dev: HostDev, Match: "dst"}
+	down := Side{NS: core, Dev: port, Match: "src"}
+	cmds = append(cmds, up.Tree(t, h, h.Shape, opt.Netem)...)
+	cmds = append(cmds, down.Tree(t, h, h.Shape, false)...)
+	return cmds
+}
+
+// Side is one direction of a host's link: its uploads, shaped on eth0 in
+// the host's namespace by destination, or its downloads, shaped on its
+// port in the core namespace by source.
+type Side struct {
+	NS, Dev string
+	Match   string // "dst" for uploads, "src" for downloads
+}
+
+// Class ids of a host's htb tree.
+const (
+	classNIC   = "1:1"
+	classSame  = "1:10"
+	classCross = "1:20"
+	classOther = "1:30" // anything not IPv4 in the testbed subnet, e.g. ARP
+)
+
+// Tree builds the side's htb tree: the NIC class and, under it, one class
+// per destination class, plus the filters and (netem) delay leaves.
+func (s Side) Tree(t *topo.Topology, h *topo.Host, sh topo.Shape, netem bool) []Cmd {
+	rack, _ := t.Rack(h.Rack)
+	cmds := []Cmd{tcn(s.NS, "qdisc", "add", "dev", s.Dev, "root", "handle", "1:", "htb", "default", "30")}
+	cmds = append(cmds, s.classes("add", sh)...)
+	cmds = append(cmds,
+		tcn(s.NS, "filter", "add", "dev", s.Dev, "parent", "1:", "protocol", "ip", "prio", "1",
+			"u32", "match", "ip", s.Match, rack.Subnet.String(), "flowid", classSame),
+		tcn(s.NS, "filter", "add", "dev", s.Dev, "parent", "1:", "protocol", "ip", "prio", "2",
+			"u32", "match", "ip", s.Match, t.Subnet.String(), "flowid", classCross),
+	)
+	if netem && sh.Delayed() {
+		cmds = append(cmds, s.Delay(sh)...)
+	}
+	return cmds
+}
+
+// Reclass changes the rates of an existing tree.
+func (s Side) Reclass(sh topo.Shape) []Cmd { return s.classes("change", sh) }
+
+func (s Side) classes(verb string, sh topo.Shape) []Cmd {
+	nic := or(sh.NIC)
+	class := func(parent, id string, rate topo.Rate) Cmd {
+		return tcn(s.NS, "class", verb, "dev", s.Dev, "parent", parent, "classid", id, "htb",
+			"rate", rate.TC(), "ceil", rate.TC(), "quantum", quantum)
+	}
+	return []Cmd{
+		class("1:", classNIC, nic),
+		class(classNIC, classSame, min(nic, or(sh.SameRack))),
+		class(classNIC, classCross, min(nic, or(sh.CrossRack))),
+		class(classNIC, classOther, nic),
+	}
+}
+
+// Delay replaces the leaves of the two destination classes with netem
+// (or, without latency, jitter and loss, with a plain fifo again).
+func (s Side) Delay(sh topo.Shape) []Cmd {
+	var cmds []Cmd
+	for _, c := range []struct{ parent, handle string }{{classSame, "10:"}, {classCross, "20:"}} {
+		cmd := tcn(s.NS, "qdisc", "replace", "dev", s.Dev, "parent", c.parent, "handle", c.handle)
+		if !sh.Delayed() {
+			cmds = append(cmds, append(cmd, "pfifo"))
+			continue
+		}
+		cmd = append(cmd, "netem", "delay", fmt.Sprintf("%dus", sh.Latency.Microseconds()))
+		if sh.Jitter > 0 {
+			cmd = append(cmd, fmt.Sprintf("%dus", sh.Jitter.Microseconds()))
+		}
+		if sh.LossPct > 0 {
+			cmd = append(cmd, "loss", fmt.Sprintf("%g%%", sh.LossPct))
+		}
+		cmds = append(cmds, cmd)
+	}
+	return cmds
+}
+
+// Reshape is what changes host h's rates (and, with netem, its delay) from
+// old to sh while the testbed runs.
+func Reshape(t *topo.Topology, h *topo.Host, old, sh topo.Shape, opt Options) []Cmd {
+	n := Names{t.Name}
+	up := Side{NS: n.Host(h.Name), Dev: HostDev, Match: "dst"}
+	down := Side{NS: n.Core(), Dev: HostPort(h.Index), Match: "src"}
+	cmds := append(up.Reclass(sh), down.Reclass(sh)...)
+	if opt.Netem && (old.Delayed() || sh.Delayed()) {
+		cmds = append(cmds, up.Delay(sh)...)
+	}
+	return cmds
+}
+
+// ReshapeUplink is what changes rack r's uplink from old to r.Uplink.
+func ReshapeUplink(t *topo.Topology, r topo.Rack, old topo.Rate) []Cmd {
+	core := Names{t.Name}.Core()
+	if old == 0 {
+		return UplinkCmds("add", core, r)
+	}
+	return UplinkCmds("change", core, r)
+}
+
+// Down deletes every namespace; the links, bridges and qdiscs in them go
+// with them. Processes still inside must be stopped first, or the
+// namespaces live on (unnamed) until they exit.
+func Down(namespaces []string) []Cmd {
+	var cmds []Cmd
+	for _, ns := range namespaces {
+		cmds = append(cmds, Cmd{"ip", "netns", "del", ns})
+	}
+	return cmds
+}
+
+func or(r topo.Rate) topo.Rate {
+	if r == 0 {
+		return Unlimited
+	}
+	return r
+}

@@ -1,0 +1,131 @@
+package netplan
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"smarth/internal/testbed/topo"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// golden compares got with testdata/<name>, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("plan differs from %s (go test -update rewrites it):\n%s", path, diff(string(want), got))
+	}
+}
+
+func diff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			b.WriteString("line " + strconv.Itoa(i+1) + ":\n  want: " + wl + "\n  got:  " + gl + "\n")
+		}
+	}
+	return b.String()
+}
+
+
+func render(cmds []Cmd) string {
+	var b strings.Builder
+	for _, c := range cmds {
+		b.WriteString(c.String() + "\n")
+	}
+	return b.String()
+}
+
+func load(t *testing.T) *topo.Topology {
+	t.Helper()
+	top, err := topo.Load("testdata/small.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return top
+}
+
+func TestUpPlan(t *testing.T) {
+	top := load(t)
+	golden(t, "up-netem.txt", render(Up(top, Options{Netem: true})))
+	golden(t, "up-nonetem.txt", render(Up(top, Options{})))
+}
+
+func TestReshapePlan(t *testing.T) {
+	top := load(t)
+	h, _ := top.Host("dn1")
+	sh := h.Shape
+	sh.NIC, sh.CrossRack, sh.Latency, sh.Jitter, sh.LossPct = 50e6, 10e6, 0, 0, 0
+	got := render(Reshape(top, h, h.Shape, sh, Options{Netem: true}))
+	r, _ := top.Rack("rack-a")
+	r.Uplink = 30e6
+	got += render(ReshapeUplink(top, r, 0))
+	r, _ = top.Rack("rack-b")
+	r.Uplink = 20e6
+	got += render(ReshapeUplink(top, r, 40e6))
+	golden(t, "reshape.txt", got)
+}
+
+func TestNamesAndDown(t *testing.T) {
+	top := load(t)
+	ns := Namespaces(top)
+	want := []string{"smarth.small.nn", "smarth.small.dn1", "smarth.small._core"}
+	if strings.Join(ns, " ") != strings.Join(want, " ") {
+		t.Errorf("Namespaces = %v, want %v", ns, want)
+	}
+	for _, n := range ns {
+		if !strings.HasPrefix(n, NetnsPrefix("small")) || strings.HasPrefix(n, NetnsPrefix("smal")) {
+			t.Errorf("%s: prefix test is not exact", n)
+		}
+	}
+	if got := render(Down(ns)); got != "ip netns del smarth.small.nn\nip netns del smarth.small.dn1\nip netns del smarth.small._core\n" {
+		t.Errorf("Down = %q", got)
+	}
+}
+
+// Every tc rate in a plan must be what the topology says, in exact bits.
+func TestRatesAreExact(t *testing.T) {
+	top := load(t)
+	plan := render(Up(top, Options{}))
+	for _, want := range []string{
+		"class add dev eth0 parent 1: classid 1:1 htb rate 200000000bit ceil 200000000bit",
+		"class add dev eth0 parent 1:1 classid 1:20 htb rate 50000000bit ceil 50000000bit",
+		"class add dev h0 parent 1:1 classid 1:10 htb rate 200000000bit ceil 200000000bit",
+		"class add dev r2 parent 1: classid 1:1 htb rate 40000000bit",
+		"u32 match ip src 10.77.2.0/24 flowid 1:10",
+	} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("plan lacks %q", want)
+		}
+	}
+	if strings.Contains(plan, "netem") {
+		t.Error("plan without netem contains netem")
+	}
+	if d := (topo.Shape{Latency: 2 * time.Millisecond}); !d.Delayed() {
+		t.Error("Delayed")
+	}
+}
