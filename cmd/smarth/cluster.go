@@ -35,9 +35,9 @@ that state file when --namenode and $SMARTH_NAMENODE are not given.`,
 	return c
 }
 
-// hasCommand reports whether this smarth binary has a top-level command,
+// rootHasCommand reports whether this smarth binary has a top-level command,
 // so that the MapReduce daemons are started only once they exist.
-func hasCommand(cmd *cobra.Command, name string) bool {
+func rootHasCommand(cmd *cobra.Command, name string) bool {
 	for _, c := range cmd.Root().Commands() {
 		if c.Name() == name {
 			return true
@@ -48,11 +48,11 @@ func hasCommand(cmd *cobra.Command, name string) bool {
 
 func newClusterUpCmd() *cobra.Command {
 	var (
-		opts          cluster.Options
-		racks         string
-		nodeManagers  string
-		blockSize     string
-		placement     string
+		opts           cluster.Options
+		racks          string
+		nodeManagers   string
+		blockSize      string
+		placement      string
 		timeout, grace time.Duration
 	)
 	c := &cobra.Command{
@@ -68,9 +68,9 @@ func newClusterUpCmd() *cobra.Command {
 			}
 			switch nodeManagers {
 			case "auto":
-				opts.NodeManagers = hasCommand(cmd, "resourcemanager") && hasCommand(cmd, "nodemanager")
+				opts.NodeManagers = rootHasCommand(cmd, "resourcemanager") && rootHasCommand(cmd, "nodemanager")
 			case "true":
-				if !hasCommand(cmd, "resourcemanager") || !hasCommand(cmd, "nodemanager") {
+				if !rootHasCommand(cmd, "resourcemanager") || !rootHasCommand(cmd, "nodemanager") {
 					return fmt.Errorf("this smarth binary has no resourcemanager/nodemanager commands yet")
 				}
 				opts.NodeManagers = true
@@ -105,7 +105,7 @@ func newClusterUpCmd() *cobra.Command {
 			if st.ResourceManager != "" {
 				fmt.Fprintf(cmd.OutOrStdout(), "  resource manager %s\n", st.ResourceManager)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "  logs in %s/logs; stop with: smarth cluster down%s\n", st.Home, homeFlag(cmd, st.Home))
+			fmt.Fprintf(cmd.OutOrStdout(), "  logs in %s/logs; stop with: smarth cluster down%s\n", st.Home, clusterHomeFlag(cmd, st.Home))
 			return nil
 		},
 	}
@@ -126,7 +126,7 @@ func newClusterUpCmd() *cobra.Command {
 }
 
 // homeFlag repeats --home in printed advice when it was given.
-func homeFlag(cmd *cobra.Command, home string) string {
+func clusterHomeFlag(cmd *cobra.Command, home string) string {
 	if cmd.Flags().Changed("home") {
 		return " --home " + home
 	}

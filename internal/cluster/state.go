@@ -32,7 +32,7 @@ type State struct {
 	Home            string    `json:"home"`
 	Binary          string    `json:"binary"`
 	Started         time.Time `json:"started"`
-	Ready           bool      `json:"ready"` // every daemon ready, datanodes registered
+	Ready           bool      `json:"ready"`                     // every daemon ready, datanodes registered
 	NameNode        string    `json:"namenode,omitempty"`        // rpc host:port
 	NameNodeHTTP    string    `json:"namenode_http,omitempty"`   // host:port
 	ResourceManager string    `json:"resourcemanager,omitempty"` // rpc host:port

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"smarth/internal/bench"
+	"smarth/internal/client"
+	"smarth/internal/cluster"
+)
+
+var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newBenchCmd()} })
+
+// benchSubcommands are `smarth bench` subcommands defined in other files
+// (the MapReduce suite in bench_suite.go registers `smarth bench suite`
+// with `var _ = addBenchSubcommand(newBenchSuiteCmd)`), so this file need
+// not name them and builds whether or not they exist yet.
+var benchSubcommands []func() *cobra.Command
+
+func addBenchSubcommand(f func() *cobra.Command) bool {
+	benchSubcommands = append(benchSubcommands, f)
+	return true
+}
+
+func newBenchCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the file system (put/get throughput, namespace ops/s) and run benchmark suites",
+		Example: `  smarth bench put --size 1GiB --replication 3 --runs 3
+  smarth bench put --mode classic,multipipeline --runs 5 --link-rate 100Mbit --plot put.svg
+  smarth bench get --runs 3
+  smarth bench nn --ops create,mkdir,stat,delete --n 10000 --threads 8`,
+	}
+	c.AddCommand(newBenchPutCmd(), newBenchGetCmd(), newBenchNNCmd())
+	for _, f := range benchSubcommands {
+		c.AddCommand(f())
+	}
+	return c
+}
+
+// benchTarget holds the flags every DFS benchmark shares: where the
+// namenode is, or --local to start a throw-away cluster.
+type benchTarget struct {
+	namenode  string
+	user      string
+	local     bool
+	datanodes int
+}
+
+func (b *benchTarget) flags(c *cobra.Command) {
+	c.Flags().StringVar(&b.namenode, "namenode", "", "namenode host:port (default $SMARTH_NAMENODE, the local cluster's, else 127.0.0.1:8020)")
+	c.Flags().StringVar(&b.user, "user", "", "user name (default: the OS user)")
+	c.Flags().BoolVar(&b.local, "local", false, "start a throw-away local cluster for this run and stop it after")
+	c.Flags().IntVar(&b.datanodes, "datanodes", 3, "datanodes of the --local cluster")
+}
+
+// connect returns the namenode address (starting a --local cluster if
+// asked) and a function to call when done.
+func (b *benchTarget) connect(ctx context.Context, cmd *cobra.Command, blockSize int64) (string, func(), error) {
+	if b.local {
+		if b.namenode != "" {
+			return "", nil, usageErr("--local and --namenode exclude each other")
+		}
+		return bench.LocalCluster(ctx, b.datanodes, blockSize, cmd.ErrOrStderr())
+	}
+	if b.namenode == "" {
+		b.namenode = cluster.DefaultNameNode()
+	}
+	return b.namenode, func() {}, nil
+}
+
+func (b *benchTarget) client(addr string) (*client.FileSystem, error) {
+	return client.New(client.Config{NameNode: addr, User: b.user})
+}
+
+func benchContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+}
+
+// saveBenchOutputs writes the JSON and plot files a run asked for.
+func saveBenchOutputs(cmd *cobra.Command, res *bench.Result, jsonPath, plotPath string) error {
+	if jsonPath != "" {
+		if err := res.WriteJSON(jsonPath); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "result written to %s\n", jsonPath)
+	}
+	if plotPath != "" {
+		if err := res.Plot(plotPath); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "plot written to %s\n", plotPath)
+	}
+	return nil
+}
+
+func newBenchPutCmd() *cobra.Command {
+	var (
+		t                                benchTarget
+		size, blockSize, modes, linkRate string
+		jsonPath, plotPath               string
+		opts                             bench.PutOptions
+	)
+	c := &cobra.Command{
+		Use:   "put",
+		Short: "Time the upload of one large file generated in memory; MiB/s per write mode",
+		Long: `Writes --size bytes generated in memory (no local disk read) --runs times per
+write mode and times each upload from create to the completed close (client
+start-up excluded). With several --mode values the modes run interleaved
+(classic, multipipeline, classic, ...) on the same cluster and the table shows
+each mode's improvement over classic. --link-rate gives the client's link rate,
+the bound of a multi-pipeline write (SMARTH section III.D), and the table shows
+how close each mode came to it.`,
+		Example: `  smarth bench put --size 1GiB --replication 3 --runs 3 --json put-r3.json
+  smarth bench put --mode classic,multipipeline --size 512MiB --runs 5 --link-rate 100Mbit --plot put.svg
+  smarth bench put --local --size 256MiB`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if opts.Size, err = cluster.ParseBytes(size); err != nil || opts.Size <= 0 {
+				return usageErr("--size: want a positive size such as 1GiB, got %q", size)
+			}
+			if blockSize != "" {
+				if opts.BlockSize, err = cluster.ParseBytes(blockSize); err != nil {
+					return usageErr("--block-size: %v", err)
+				}
+			}
+			for _, m := range strings.Split(modes, ",") {
+				if m = strings.TrimSpace(m); m != "" {
+					opts.Modes = append(opts.Modes, m)
+				}
+			}
+			for _, m := range opts.Modes {
+				if m != "classic" && m != "multipipeline" {
+					return usageErr("--mode: unknown write mode %q (want classic, multipipeline or both)", m)
+				}
+			}
+			if linkRate != "" {
+				if opts.LinkRateBits, err = bench.ParseRate(linkRate); err != nil {
+					return usageErr("--link-rate: %v", err)
+				}
+			}
+			if opts.Runs < 1 {
+				return usageErr("--runs must be at least 1")
+			}
+			ctx, stop := benchContext(cmd)
+			defer stop()
+			addr, done, err := t.connect(ctx, cmd, opts.BlockSize)
+			if err != nil {
+				return err
+			}
+			defer done()
+			fsys, err := t.client(addr)
+			if err != nil {
+				return err
+			}
+			defer fsys.Close()
+			opts.Out = cmd.OutOrStdout()
+			res, err := bench.Put(ctx, fsys, opts)
+			if err != nil {
+				return err
+			}
+			res.NameNode = addr
+			fmt.Fprintln(cmd.OutOrStdout())
+			res.PrintTable(cmd.OutOrStdout())
+			return saveBenchOutputs(cmd, res, jsonPath, plotPath)
+		},
+	}
+	t.flags(c)
+	f := c.Flags()
+	f.StringVar(&size, "size", "1GiB", "bytes per file, e.g. 1GiB, 256MiB")
+	f.IntVar(&opts.Replication, "replication", 3, "replication of the file (0: the namenode's default)")
+	f.StringVar(&blockSize, "block-size", "", "block size, e.g. 64MiB (default: the namenode's)")
+	f.IntVar(&opts.Runs, "runs", 1, "runs per mode")
+	f.StringVar(&modes, "mode", "classic", "write modes, comma-separated: classic, multipipeline")
+	f.StringVar(&linkRate, "link-rate", "", "the client's link rate (e.g. 100Mbit): the SMARTH III.D bound")
+	f.StringVar(&opts.Dir, "dir", "/benchmarks/put", "directory of the benchmark files")
+	f.BoolVar(&opts.KeepAll, "keep-all", false, "keep every run's file (default: only the last of each mode)")
+	f.StringVar(&jsonPath, "json", "", "write the result as JSON to this file")
+	f.StringVar(&plotPath, "plot", "", "write a plot to this .svg or .png file")
+	return c
+}
+
+func newBenchGetCmd() *cobra.Command {
+	var (
+		t                  benchTarget
+		size               string
+		jsonPath, plotPath string
+		opts               bench.GetOptions
+	)
+	c := &cobra.Command{
+		Use:   "get",
+		Short: "Time the read of one large file (by default the one `bench put` wrote)",
+		Long: `Reads --path (default: the classic file left by smarth bench put) --runs times
+and times each read from open to the last byte. If the file does not exist it is
+written first, untimed, with --size and --replication.`,
+		Example: `  smarth bench put --size 1GiB --replication 3 && smarth bench get --runs 3
+  smarth bench get --local --size 1GiB --replication 1 --json get-r1.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if opts.Size, err = cluster.ParseBytes(size); err != nil {
+				return usageErr("--size: %v", err)
+			}
+			if opts.Runs < 1 {
+				return usageErr("--runs must be at least 1")
+			}
+			ctx, stop := benchContext(cmd)
+			defer stop()
+			addr, done, err := t.connect(ctx, cmd, 0)
+			if err != nil {
+				return err
+			}
+			defer done()
+			fsys, err := t.client(addr)
+			if err != nil {
+				return err
+			}
+			defer fsys.Close()
+			opts.Out = cmd.OutOrStdout()
+			res, err := bench.Get(ctx, fsys, opts)
+			if err != nil {
+				return err
+			}
+			res.NameNode = addr
+			fmt.Fprintln(cmd.OutOrStdout())
+			res.PrintTable(cmd.OutOrStdout())
+			return saveBenchOutputs(cmd, res, jsonPath, plotPath)
+		},
+	}
+	t.flags(c)
+	f := c.Flags()
+	f.StringVar(&opts.Path, "path", "", "file to read (default /benchmarks/put/classic.dat)")
+	f.StringVar(&size, "size", "1GiB", "size of the file to write first when --path does not exist")
+	f.IntVar(&opts.Replication, "replication", 3, "replication of the file written first")
+	f.IntVar(&opts.Runs, "runs", 1, "number of reads")
+	f.BoolVar(&opts.Verify, "verify", false, "check every byte against the generated content (inside the timing)")
+	f.StringVar(&jsonPath, "json", "", "write the result as JSON to this file")
+	f.StringVar(&plotPath, "plot", "", "write a plot to this .svg or .png file")
+	return c
+}
+
+func newBenchNNCmd() *cobra.Command {
+	var (
+		t        benchTarget
+		ops      string
+		jsonPath string
+		opts     bench.NNOptions
+	)
+	c := &cobra.Command{
+		Use:   "nn",
+		Short: "Namespace operations per second (create/mkdir/stat/delete), like NNThroughputBenchmark",
+		Long: `Runs --n operations of each kind from --threads goroutines, each with its own
+client, and prints operations per second. create is create + complete of an
+empty file, mkdir one mkdirs, stat one getFileInfo, delete one delete. The
+benchmark directory is removed at the end.`,
+		Example: `  smarth bench nn --ops create,mkdir,stat,delete --n 10000 --threads 8
+  smarth bench nn --ops create --n 10000 --threads 1 --json nn-1.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, op := range strings.Split(ops, ",") {
+				if op = strings.TrimSpace(op); op != "" {
+					opts.Ops = append(opts.Ops, op)
+				}
+			}
+			for _, op := range opts.Ops {
+				if !slices.Contains(bench.NNOps, op) {
+					return usageErr("--ops: unknown op %q (want some of %s)", op, strings.Join(bench.NNOps, ","))
+				}
+			}
+			if opts.N < 1 || opts.Threads < 1 {
+				return usageErr("--n and --threads must be at least 1")
+			}
+			ctx, stop := benchContext(cmd)
+			defer stop()
+			addr, done, err := t.connect(ctx, cmd, 0)
+			if err != nil {
+				return err
+			}
+			defer done()
+			opts.Out = cmd.OutOrStdout()
+			res, err := bench.NameNodeOps(ctx, func() (*client.FileSystem, error) { return t.client(addr) }, opts)
+			if err != nil {
+				return err
+			}
+			res.NameNode = addr
+			fmt.Fprintln(cmd.OutOrStdout())
+			res.PrintTable(cmd.OutOrStdout())
+			if jsonPath != "" {
+				if err := res.WriteJSON(jsonPath); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "result written to %s\n", jsonPath)
+			}
+			return nil
+		},
+	}
+	t.flags(c)
+	f := c.Flags()
+	f.StringVar(&ops, "ops", strings.Join(bench.NNOps, ","), "operations, comma-separated")
+	f.IntVar(&opts.N, "n", 10000, "entries per operation")
+	f.IntVar(&opts.Threads, "threads", 8, "client goroutines")
+	f.StringVar(&opts.Dir, "dir", "/benchmarks/nn", "benchmark directory (removed at the end)")
+	f.StringVar(&jsonPath, "json", "", "write the result as JSON to this file")
+	return c
+}
