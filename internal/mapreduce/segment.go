@@ -99,16 +99,17 @@ func (s *readerSegment) next() ([]byte, []byte, error) {
 	if s.remaining <= 0 {
 		return nil, nil, io.EOF
 	}
-	kl, err := binary.ReadUvarint(s.br)
+	kl, n1, err := s.uvarint()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrCorruptSegment, err)
+		return nil, nil, err
 	}
-	vl, err := binary.ReadUvarint(s.br)
+	vl, n2, err := s.uvarint()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrCorruptSegment, err)
+		return nil, nil, err
 	}
+	s.remaining -= int64(n1 + n2)
 	total := kl + vl
-	if total > uint64(s.remaining) {
+	if kl > uint64(s.remaining) || total > uint64(s.remaining) {
 		return nil, nil, ErrCorruptSegment
 	}
 	if uint64(cap(s.buf)) < total {
@@ -118,15 +119,30 @@ func (s *readerSegment) next() ([]byte, []byte, error) {
 	if _, err := io.ReadFull(s.br, s.buf); err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrCorruptSegment, err)
 	}
-	s.remaining -= int64(uvarintLen(kl) + uvarintLen(vl) + int(total))
+	s.remaining -= int64(total)
 	return s.buf[:kl], s.buf[kl:], nil
 }
 
-func uvarintLen(x uint64) int {
-	n := 1
-	for x >= 0x80 {
-		x >>= 7
-		n++
+// uvarint reads one uvarint within the segment, returning its length.
+func (s *readerSegment) uvarint() (uint64, int, error) {
+	var x uint64
+	var shift uint
+	for i := 0; i < binary.MaxVarintLen64; i++ {
+		if int64(i) >= s.remaining {
+			return 0, 0, ErrCorruptSegment
+		}
+		b, err := s.br.ReadByte()
+		if err != nil {
+			return 0, 0, fmt.Errorf("%w: %v", ErrCorruptSegment, err)
+		}
+		if b < 0x80 {
+			if i == binary.MaxVarintLen64-1 && b > 1 {
+				return 0, 0, ErrCorruptSegment
+			}
+			return x | uint64(b)<<shift, i + 1, nil
+		}
+		x |= uint64(b&0x7f) << shift
+		shift += 7
 	}
-	return n
+	return 0, 0, ErrCorruptSegment
 }

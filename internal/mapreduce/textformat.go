@@ -107,7 +107,13 @@ func OpenLineReader(ctx context.Context, fsys FS, s Split) (*LineReader, error) 
 		start-- // so a line starting exactly at Offset is not skipped
 	}
 	r := &LineReader{f: f, pos: start, end: s.Offset + s.Length, start: s.Offset}
-	r.br = bufio.NewReaderSize(io.NewSectionReader(f, start, f.Size()-start), 256<<10)
+	// Stream with Seek+Read: on the DFS a ReadAt opens a block read per
+	// call, a Read continues one.
+	if _, err := f.Seek(start, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.br = bufio.NewReaderSize(f, 256<<10)
 	if s.Offset > 0 {
 		if _, err := r.readLine(); err != nil && err != io.EOF {
 			f.Close()

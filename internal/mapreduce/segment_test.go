@@ -1,0 +1,35 @@
+package mapreduce
+
+import (
+	"bytes"
+	"io"
+	"testing"
+)
+
+// FuzzSegment feeds arbitrary bytes (as fetched from another node) to both
+// segment decoders: they must agree and never panic or over-read.
+func FuzzSegment(f *testing.F) {
+	f.Add(appendRecord(appendRecord(nil, []byte("k"), []byte("v")), nil, []byte("value")))
+	f.Add([]byte{0xff, 0xff, 0xff})
+	f.Add([]byte{5, 0, 'a'})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m := &memSegment{b: b}
+		r := newReaderSegment(bytes.NewReader(b), int64(len(b)))
+		for range 1000 {
+			k1, v1, e1 := m.next()
+			k2, v2, e2 := r.next()
+			if (e1 == nil) != (e2 == nil) {
+				t.Fatalf("decoders disagree: %v vs %v", e1, e2)
+			}
+			if e1 != nil {
+				if (e1 == io.EOF) != (e2 == io.EOF) {
+					t.Fatalf("decoders disagree at end: %v vs %v", e1, e2)
+				}
+				return
+			}
+			if !bytes.Equal(k1, k2) || !bytes.Equal(v1, v2) {
+				t.Fatalf("decoders disagree: %q=%q vs %q=%q", k1, v1, k2, v2)
+			}
+		}
+	})
+}

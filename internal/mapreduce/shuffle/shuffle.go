@@ -1,0 +1,127 @@
+package shuffle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"time"
+
+	"smarth/internal/mapreduce"
+)
+
+// Path is the URL path map output is served under.
+const Path = "/mapOutput"
+
+// Lookup finds the output of a finished map attempt of a job.
+type Lookup func(jobID, attempt string) (*mapreduce.MapOutput, bool)
+
+// Request names one partition of one map attempt's output.
+type Request struct {
+	JobID   string
+	Attempt string
+	Reduce  int
+}
+
+// ParseRequest reads a request from URL query values.
+func ParseRequest(q url.Values) (Request, error) {
+	r := Request{JobID: q.Get("job"), Attempt: q.Get("attempt")}
+	if r.JobID == "" || r.Attempt == "" {
+		return r, errors.New("job and attempt are required")
+	}
+	n, err := strconv.Atoi(q.Get("reduce"))
+	if err != nil || n < 0 {
+		return r, fmt.Errorf("bad reduce %q", q.Get("reduce"))
+	}
+	r.Reduce = n
+	return r, nil
+}
+
+// URL is the address of a request on a node's shuffle server.
+func (r Request) URL(addr string) string {
+	q := url.Values{"job": {r.JobID}, "attempt": {r.Attempt}, "reduce": {strconv.Itoa(r.Reduce)}}
+	return "http://" + addr + Path + "?" + q.Encode()
+}
+
+// Handler serves map output partitions.
+func Handler(lookup Lookup) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r, err := ParseRequest(req.URL.Query())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		out, ok := lookup(r.JobID, r.Attempt)
+		if !ok {
+			http.Error(w, "no such map output: "+r.Attempt, http.StatusNotFound)
+			return
+		}
+		if r.Reduce >= len(out.Index) {
+			http.Error(w, fmt.Sprintf("no partition %d", r.Reduce), http.StatusNotFound)
+			return
+		}
+		seg := out.Index[r.Reduce]
+		f, err := os.Open(out.Path)
+		if err != nil {
+			http.Error(w, "map output gone: "+err.Error(), http.StatusGone)
+			return
+		}
+		defer f.Close()
+		if _, err := f.Seek(seg.Offset, io.SeekStart); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Length", strconv.FormatInt(seg.Length, 10))
+		w.Header().Set("Content-Type", "application/octet-stream")
+		// A LimitedReader over an *os.File lets net/http use sendfile.
+		io.Copy(w, &io.LimitedReader{R: f, N: seg.Length})
+	})
+}
+
+// Fetcher fetches partitions over HTTP; it implements mapreduce.Fetcher.
+type Fetcher struct {
+	JobID  string
+	Client *http.Client
+}
+
+var _ mapreduce.Fetcher = (*Fetcher)(nil)
+
+// NewClient returns an HTTP client tuned for many fetches to few hosts.
+func NewClient() *http.Client {
+	tr := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		ReadBufferSize:      256 << 10,
+	}
+	return &http.Client{Transport: tr}
+}
+
+// Fetch requests one partition.
+func (f *Fetcher) Fetch(ctx context.Context, ref mapreduce.MapOutputRef, reduce int) (io.ReadCloser, int64, error) {
+	u := Request{JobID: f.JobID, Attempt: ref.Attempt, Reduce: reduce}.URL(ref.Addr)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	resp, err := f.Client.Do(req)
+	if err != nil {
+		return nil, 0, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		return nil, 0, fmt.Errorf("%s: %s: %s", ref.Addr, resp.Status, b)
+	}
+	if resp.ContentLength < 0 {
+		resp.Body.Close()
+		return nil, 0, fmt.Errorf("%s: response without length", ref.Addr)
+	}
+	return resp.Body, resp.ContentLength, nil
+}
