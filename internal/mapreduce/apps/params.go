@@ -1,0 +1,190 @@
+package apps
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"smarth/internal/mapreduce"
+)
+
+// Parameter names every app shares with the runtime: the job client passes
+// --input/--output/--reduces through them.
+const (
+	ParamInput   = "input"   // comma-separated input paths
+	ParamOutput  = "output"  // output directory
+	ParamReduces = "reduces" // number of reduce tasks
+)
+
+// common parameters, appended to an app's own.
+var (
+	inputParam   = mapreduce.Param{Name: ParamInput, Help: "input path(s), comma-separated"}
+	outputParam  = mapreduce.Param{Name: ParamOutput, Help: "output directory (must not exist)"}
+	reducesParam = func(def int) mapreduce.Param {
+		return mapreduce.Param{Name: ParamReduces, Default: strconv.Itoa(def), Help: "number of reduce tasks"}
+	}
+)
+
+// params is an app's view of the user's parameters with its defaults
+// filled in. Errors name the parameter, so a typo fails before anything
+// runs.
+type params map[string]string
+
+// withDefaults copies given and fills in the defaults of spec. The copy is
+// what the job carries, so tasks see the same values as the client.
+func withDefaults(spec []mapreduce.Param, given map[string]string) params {
+	p := make(params, len(given)+len(spec))
+	for k, v := range given {
+		p[k] = v
+	}
+	for _, s := range spec {
+		if _, ok := p[s.Name]; !ok && s.Default != "" {
+			p[s.Name] = s.Default
+		}
+	}
+	return p
+}
+
+func (p params) str(name string) string { return strings.TrimSpace(p[name]) }
+
+func (p params) required(name string) (string, error) {
+	v := p.str(name)
+	if v == "" {
+		return "", fmt.Errorf("missing required parameter --%s", name)
+	}
+	return v, nil
+}
+
+// int parses an integer parameter within [lo, hi].
+func (p params) int(name string, lo, hi int64) (int64, error) {
+	s := p.str(name)
+	if s == "" {
+		return 0, fmt.Errorf("missing required parameter --%s", name)
+	}
+	v, err := strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("parameter --%s=%q: not an integer", name, s)
+	}
+	if v < lo || v > hi {
+		return 0, fmt.Errorf("parameter --%s=%d: must be between %d and %d", name, v, lo, hi)
+	}
+	return v, nil
+}
+
+func (p params) float(name string, lo, hi float64) (float64, error) {
+	s := p.str(name)
+	if s == "" {
+		return 0, fmt.Errorf("missing required parameter --%s", name)
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) {
+		return 0, fmt.Errorf("parameter --%s=%q: not a number", name, s)
+	}
+	if v < lo || v > hi {
+		return 0, fmt.Errorf("parameter --%s=%g: must be between %g and %g", name, v, lo, hi)
+	}
+	return v, nil
+}
+
+// size parses a byte size such as "1048576", "64MiB", "1GB", "10k".
+// Binary and decimal suffixes both mean powers of 1024, as Hadoop's
+// TestDFSIO and RandomTextWriter read them.
+func (p params) size(name string, lo, hi int64) (int64, error) {
+	s := p.str(name)
+	if s == "" {
+		return 0, fmt.Errorf("missing required parameter --%s", name)
+	}
+	v, err := ParseSize(s)
+	if err != nil {
+		return 0, fmt.Errorf("parameter --%s: %v", name, err)
+	}
+	if v < lo || v > hi {
+		return 0, fmt.Errorf("parameter --%s=%s: must be between %d and %d bytes", name, s, lo, hi)
+	}
+	return v, nil
+}
+
+// ParseSize reads "123", "4k", "64MiB", "1GB", "2t" as bytes (powers of
+// 1024 for every suffix).
+func ParseSize(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "b"), "i")
+	mult := int64(1)
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'k':
+			mult = 1 << 10
+		case 'm':
+			mult = 1 << 20
+		case 'g':
+			mult = 1 << 30
+		case 't':
+			mult = 1 << 40
+		}
+		if mult > 1 {
+			t = t[:n-1]
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || v < 0 || math.IsNaN(v) || v*float64(mult) > math.MaxInt64/2 {
+		return 0, fmt.Errorf("%q is not a size (examples: 1048576, 64MiB, 1GB)", s)
+	}
+	return int64(v * float64(mult)), nil
+}
+
+// inputs splits the comma-separated input parameter.
+func (p params) inputs() ([]string, error) {
+	s, err := p.required(ParamInput)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// newJob starts a job for app with the common parameters: output always,
+// input when withInput, reduces when defReduces >= 0 (a map-only app
+// passes -1).
+func newJob(app string, p params, withInput bool, defReduces int) (*mapreduce.Job, error) {
+	job := &mapreduce.Job{Name: app, App: app, Params: p}
+	out, err := p.required(ParamOutput)
+	if err != nil {
+		return nil, err
+	}
+	job.Output = out
+	if withInput {
+		if job.Input, err = p.inputs(); err != nil {
+			return nil, err
+		}
+	}
+	if defReduces >= 0 {
+		if p.str(ParamReduces) == "" {
+			p[ParamReduces] = strconv.Itoa(defReduces)
+		}
+		n, err := p.int(ParamReduces, 1, 100000)
+		if err != nil {
+			return nil, err
+		}
+		job.NumReduces = int(n)
+	}
+	return job, nil
+}
+
+// copyParams returns a copy of p with the given overrides, for the stages
+// of a multi-job driver.
+func copyParams(p map[string]string, kv ...string) map[string]string {
+	out := make(map[string]string, len(p)+len(kv)/2)
+	for k, v := range p {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}
