@@ -1,0 +1,72 @@
+package resourcemanager
+
+import (
+	"errors"
+	"time"
+
+	"smarth/internal/mapreduce"
+	"smarth/internal/sched"
+)
+
+// Config configures a resource manager.
+type Config struct {
+	RPCAddr   string `yaml:"rpc_addr"`  // gRPC: job clients and node heartbeats
+	HTTPAddr  string `yaml:"http_addr"` // job list page, /metrics
+	NameNode  string `yaml:"namenode"`  // for output commit and abort
+	Scheduler string `yaml:"scheduler"` // a name in sched.Policies: fifo, delay
+	// NodeSkips and RackSkips are delay scheduling's D1 and D2.
+	NodeSkips int `yaml:"node_skips"`
+	RackSkips int `yaml:"rack_skips"`
+	// HeartbeatInterval is what node managers are told to use.
+	HeartbeatInterval time.Duration `yaml:"heartbeat_interval"`
+	// NodeTimeout: a node manager silent this long is lost.
+	NodeTimeout time.Duration `yaml:"node_timeout"`
+	// MaxAttempts per task before the job fails.
+	MaxAttempts int `yaml:"max_attempts"`
+	// RetainJobs is how many finished jobs are remembered for status.
+	RetainJobs int `yaml:"retain_jobs"`
+	// AbortGrace bounds how long a failed job waits for its attempts to
+	// stop before its output is removed anyway.
+	AbortGrace time.Duration `yaml:"abort_grace"`
+
+	// FS, if set, is used instead of a client of NameNode (tests).
+	FS mapreduce.FS `yaml:"-"`
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		RPCAddr:           "127.0.0.1:8032",
+		HTTPAddr:          "127.0.0.1:8088",
+		NameNode:          "127.0.0.1:8020",
+		Scheduler:         "delay",
+		NodeSkips:         3,
+		RackSkips:         6,
+		HeartbeatInterval: 200 * time.Millisecond,
+		NodeTimeout:       10 * time.Second,
+		MaxAttempts:       mapreduce.DefaultMaxAttempts,
+		RetainJobs:        200,
+		AbortGrace:        30 * time.Second,
+	}
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	var errs []error
+	if c.RPCAddr == "" {
+		errs = append(errs, errors.New("rpc_addr is required"))
+	}
+	if c.NameNode == "" && c.FS == nil {
+		errs = append(errs, errors.New("namenode is required"))
+	}
+	if _, err := sched.New(c.Scheduler, sched.Options{}); err != nil {
+		errs = append(errs, err)
+	}
+	if c.HeartbeatInterval <= 0 || c.NodeTimeout <= c.HeartbeatInterval {
+		errs = append(errs, errors.New("heartbeat_interval must be positive and below node_timeout"))
+	}
+	if c.MaxAttempts < 1 {
+		errs = append(errs, errors.New("max_attempts must be at least 1"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,20 @@
+// Package resourcemanager is smarth's job tracker: it accepts jobs from
+// job clients, tracks every map and reduce task of every running job, and
+// hands tasks to node managers in the replies to their heartbeats. Where
+// a task runs is decided by a sched.Policy (fifo or delay) called once per
+// heartbeat; what a task does is the node manager's and the task engine's
+// business (internal/nodemanager, internal/mapreduce).
+//
+// It owns the job's life cycle: reduces become ready when every map is
+// done; a failed attempt is retried on another node up to max_attempts; a
+// node that stops heartbeating has its running attempts rescheduled and its
+// finished map outputs of unfinished jobs re-run; a reduce's fetch failure
+// re-runs the map. A job that succeeds has its output committed (the
+// winning attempts' files promoted, _SUCCESS written); a job that fails or
+// is killed has its output directory removed once none of its attempts is
+// still running, and only then reports its final state.
+//
+// Like Hadoop 1's JobTracker rather than YARN, one daemon is both resource
+// manager and application master: seed 003's cache-local scheduler needs
+// only the per-heartbeat decision, which sched isolates.
+package resourcemanager

@@ -1,0 +1,191 @@
+package resourcemanager
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"smarth/internal/mapreduce"
+	"smarth/internal/rpc/mrpb"
+	"smarth/internal/sched"
+)
+
+// Heartbeat takes a node manager's task reports and free slots and
+// answers with the tasks it should launch and kill.
+func (rm *ResourceManager) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest) (*mrpb.HeartbeatResponse, error) {
+	if req.GetNodeId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "heartbeat without node id")
+	}
+	rm.heartbeats.Inc()
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	resp := &mrpb.HeartbeatResponse{HeartbeatIntervalMs: rm.cfg.HeartbeatInterval.Milliseconds()}
+	n := rm.nodes[req.GetNodeId()]
+	if n == nil {
+		n = &node{id: req.GetNodeId()}
+		rm.nodes[n.id] = n
+		rm.log.Info("node manager registered", "node", n.id, "host", req.GetHostname(), "rack", req.GetRack(),
+			"map_slots", req.GetMapSlots(), "reduce_slots", req.GetReduceSlots())
+	}
+	n.host, n.rack, n.shuffleAddr, n.httpAddr = req.GetHostname(), req.GetRack(), req.GetShuffleAddr(), req.GetHttpAddr()
+	n.mapSlots, n.reduceSlots, n.lastSeen = int(req.GetMapSlots()), int(req.GetReduceSlots()), time.Now()
+
+	for _, r := range req.GetTasks() {
+		rm.report(n, r, resp)
+	}
+	resp.KillAttempts, n.kills = n.kills, nil
+	resp.FinishedJobs, n.cleanup = n.cleanup, nil
+	rm.schedule(n, int(req.GetFreeMapSlots())-countKind(resp, true), int(req.GetFreeReduceSlots())-countKind(resp, false), resp)
+	return resp, nil
+}
+
+func countKind(resp *mrpb.HeartbeatResponse, isMap bool) int {
+	n := 0
+	for _, l := range resp.Launches {
+		if l.IsMap == isMap {
+			n++
+		}
+	}
+	return n
+}
+
+// report applies one task report.
+func (rm *ResourceManager) report(n *node, r *mrpb.TaskReport, resp *mrpb.HeartbeatResponse) {
+	j := rm.jobs[r.GetJobId()]
+	if j == nil || j.terminal() {
+		if r.GetState() == mrpb.TaskState_TASK_RUNNING {
+			resp.KillAttempts = append(resp.KillAttempts, r.GetAttemptId())
+		}
+		return
+	}
+	ts := j.tasks(r.GetIsMap())
+	if int(r.GetIndex()) >= len(ts) || r.GetIndex() < 0 {
+		return
+	}
+	t := ts[r.GetIndex()]
+	a := t.running[r.GetAttemptId()]
+	if a == nil {
+		// Not an attempt we are waiting for (e.g. its node was declared
+		// lost and it was rescheduled): stop it if it still runs.
+		if r.GetState() == mrpb.TaskState_TASK_RUNNING {
+			resp.KillAttempts = append(resp.KillAttempts, r.GetAttemptId())
+		}
+		return
+	}
+	switch r.GetState() {
+	case mrpb.TaskState_TASK_RUNNING:
+		t.read = r.GetBytesRead()
+		if !j.active() {
+			resp.KillAttempts = append(resp.KillAttempts, a.id)
+		}
+	case mrpb.TaskState_TASK_SUCCEEDED:
+		delete(t.running, a.id)
+		if t.state == taskDone || !j.active() {
+			rm.maybeAbort(j)
+			return
+		}
+		t.state, t.done, t.doneAddr, t.read = taskDone, a, n.shuffleAddr, 0
+		for other := range t.running { // a duplicate attempt (none today; speculation later)
+			n.kills = append(n.kills, other)
+		}
+		for _, c := range r.GetCounters() {
+			j.counters.Add(c.GetGroup(), c.GetName(), c.GetValue())
+		}
+		if t.isMap {
+			j.mapsDone++
+		} else {
+			j.reducesDone++
+		}
+		rm.maybeFinish(j)
+	case mrpb.TaskState_TASK_FAILED, mrpb.TaskState_TASK_KILLED:
+		delete(t.running, a.id)
+		if len(t.running) == 0 && t.state == taskRunning {
+			t.state, t.read = taskPending, 0
+		}
+		if !j.active() {
+			rm.maybeAbort(j)
+			return
+		}
+		if r.GetState() == mrpb.TaskState_TASK_KILLED {
+			return
+		}
+		rm.taskFailed(j, t, n, r)
+	}
+}
+
+func (rm *ResourceManager) taskFailed(j *job, t *task, n *node, r *mrpb.TaskReport) {
+	kind := "reduce"
+	failed := mapreduce.FailedReduces
+	if t.isMap {
+		kind, failed = "map", mapreduce.FailedMaps
+	}
+	j.counters.Add(mapreduce.GroupJob, failed, 1)
+	rm.log.Warn("task attempt failed", "attempt", r.GetAttemptId(), "node", n.id, "err", r.GetError())
+	if fa := r.GetFetchFailedAttempt(); fa != "" && int(r.GetFetchFailedMap()) < len(j.maps) {
+		// The map's output could not be fetched: run the map again. The
+		// reduce is not blamed for it.
+		m := j.maps[r.GetFetchFailedMap()]
+		if m.state == taskDone && m.done.id == fa {
+			rm.rerunMap(j, m)
+		}
+		return
+	}
+	t.failures++
+	t.lastErr = r.GetError()
+	t.failedOn[n.id] = true
+	if t.failures >= rm.cfg.MaxAttempts {
+		rm.endJob(j, mapreduce.StateFailed, fmt.Sprintf("%s task %d failed %d times; last error: %s",
+			kind, t.index, t.failures, t.lastErr))
+	}
+}
+
+// schedule asks the policy what n should run and builds the launches.
+func (rm *ResourceManager) schedule(n *node, freeMaps, freeReduces int, resp *mrpb.HeartbeatResponse) {
+	if freeMaps <= 0 && freeReduces <= 0 {
+		return
+	}
+	var views []sched.Job
+	for _, j := range rm.order {
+		if j.active() {
+			views = append(views, j.view(n, len(rm.nodes)))
+		}
+	}
+	if len(views) == 0 {
+		return
+	}
+	sn := sched.Node{ID: n.id, Host: n.host, Rack: n.rack, FreeMapSlots: max(0, freeMaps), FreeReduceSlots: max(0, freeReduces)}
+	for _, as := range rm.policy.Assign(sn, views) {
+		j := rm.jobs[as.JobID]
+		if j == nil || !j.active() {
+			continue
+		}
+		ts := j.tasks(as.IsMap)
+		if as.Index < 0 || as.Index >= len(ts) || ts[as.Index].state != taskPending {
+			continue
+		}
+		resp.Launches = append(resp.Launches, rm.launch(j, ts[as.Index], n, as.Locality))
+	}
+}
+
+func (rm *ResourceManager) launch(j *job, t *task, n *node, loc sched.Locality) *mrpb.TaskLaunch {
+	a := &attempt{id: attemptID(j.id, t.isMap, t.index, t.launched), node: n.id, start: time.Now()}
+	t.launched++
+	t.state = taskRunning
+	t.running[a.id] = a
+	l := &mrpb.TaskLaunch{JobId: j.id, AttemptId: a.id, IsMap: t.isMap, Index: int32(t.index), App: j.app,
+		Params: j.params, Output: j.output, NumReduces: int32(j.numReduces), NumMaps: int32(len(j.maps))}
+	if t.isMap {
+		l.Split = j.splits[t.index]
+		j.counters.Add(mapreduce.GroupJob, mapreduce.LaunchedMaps, 1)
+		j.counters.Add(mapreduce.GroupJob, [...]string{mapreduce.DataLocalMaps, mapreduce.RackLocalMaps, mapreduce.OtherLocalMaps}[loc], 1)
+	} else {
+		j.counters.Add(mapreduce.GroupJob, mapreduce.LaunchedReduces, 1)
+		for _, m := range j.maps {
+			l.MapOutputs = append(l.MapOutputs, &mrpb.MapOutputLocation{MapIndex: int32(m.index), AttemptId: m.done.id, ShuffleAddr: m.doneAddr})
+		}
+	}
+	return l
+}

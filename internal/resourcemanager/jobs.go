@@ -1,0 +1,160 @@
+package resourcemanager
+
+import (
+	"fmt"
+	"time"
+
+	"smarth/internal/mapreduce"
+	"smarth/internal/rpc/mrpb"
+	"smarth/internal/sched"
+)
+
+// Task states inside the resource manager.
+const (
+	taskPending = iota
+	taskRunning
+	taskDone
+)
+
+type attempt struct {
+	id    string
+	node  string // node ID
+	start time.Time
+}
+
+type task struct {
+	isMap    bool
+	index    int
+	state    int
+	launched int                 // attempts launched, for attempt numbering
+	failures int                 // failed attempts (the job fails at MaxAttempts)
+	lastErr  string
+	running  map[string]*attempt // attempt ID -> attempt
+	done     *attempt            // the winning attempt
+	doneAddr string              // shuffle address of done's node (maps)
+	failedOn map[string]bool     // node IDs where an attempt failed
+	read     int64               // input bytes consumed by the running attempt
+}
+
+type job struct {
+	id, name, app, user, output string
+	params                      map[string]string
+	numReduces                  int
+	seq                         int64
+	splits                      []*mrpb.Split
+	inputBytes                  int64
+	maps, reduces               []*task
+	mapsDone, reducesDone       int
+	state                       string // mapreduce.State*
+	ending                      string // FAILED or KILLED once decided, until cleanup is done
+	endedAt                     time.Time
+	cleaning                    bool // commit or abort under way
+	err                         string
+	counters                    mapreduce.Counters
+	submitted, finished         time.Time
+}
+
+func (j *job) terminal() bool {
+	switch j.state {
+	case mapreduce.StateSucceeded, mapreduce.StateFailed, mapreduce.StateKilled:
+		return true
+	}
+	return false
+}
+
+// active: tasks may still be scheduled.
+func (j *job) active() bool { return !j.terminal() && j.ending == "" && !j.cleaning }
+
+func (j *job) runningAttempts() int {
+	n := 0
+	for _, ts := range [][]*task{j.maps, j.reduces} {
+		for _, t := range ts {
+			n += len(t.running)
+		}
+	}
+	return n
+}
+
+func (j *job) tasks(isMap bool) []*task {
+	if isMap {
+		return j.maps
+	}
+	return j.reduces
+}
+
+func newJob(id string, seq int64, req *mrpb.SubmitJobRequest, now time.Time) *job {
+	j := &job{id: id, seq: seq, name: req.GetName(), app: req.GetApp(), user: req.GetUser(),
+		output: req.GetOutput(), params: req.GetParams(), numReduces: int(req.GetNumReduces()),
+		splits: req.GetSplits(), state: mapreduce.StateRunning, submitted: now}
+	for i, s := range j.splits {
+		j.maps = append(j.maps, &task{isMap: true, index: i, running: map[string]*attempt{}, failedOn: map[string]bool{}})
+		j.inputBytes += s.GetLength()
+	}
+	for i := range j.numReduces {
+		j.reduces = append(j.reduces, &task{index: i, running: map[string]*attempt{}, failedOn: map[string]bool{}})
+	}
+	return j
+}
+
+func attemptID(jobID string, isMap bool, index, n int) string {
+	kind := "r"
+	if isMap {
+		kind = "m"
+	}
+	return fmt.Sprintf("attempt_%s_%s_%06d_%d", jobID, kind, index, n)
+}
+
+// view is the scheduler's read-only picture of j for a node.
+func (j *job) view(n *node, liveNodes int) sched.Job {
+	v := sched.Job{ID: j.id, Seq: j.seq, RunningTasks: j.runningAttempts()}
+	for _, t := range j.maps {
+		if t.state != taskPending || avoid(t, n, liveNodes) {
+			continue
+		}
+		s := j.splits[t.index]
+		v.PendingMaps = append(v.PendingMaps, sched.MapTask{Index: t.index, Hosts: s.GetHosts(), Racks: s.GetRacks()})
+	}
+	if j.mapsDone == len(j.maps) {
+		for _, t := range j.reduces {
+			if t.state == taskPending && !avoid(t, n, liveNodes) {
+				v.PendingReduces = append(v.PendingReduces, t.index)
+			}
+		}
+	}
+	return v
+}
+
+// avoid: a retry goes to another node while there is one it has not
+// failed on.
+func avoid(t *task, n *node, liveNodes int) bool {
+	return t.failedOn[n.id] && len(t.failedOn) < liveNodes
+}
+
+func (j *job) status() *mrpb.JobStatus {
+	st := &mrpb.JobStatus{JobId: j.id, Name: j.name, App: j.app, User: j.user, State: j.state, Error: j.err,
+		MapsTotal: int32(len(j.maps)), MapsDone: int32(j.mapsDone), ReducesTotal: int32(len(j.reduces)),
+		ReducesDone: int32(j.reducesDone), InputBytes: j.inputBytes, SubmitTimeMs: j.submitted.UnixMilli(),
+		Output: j.output}
+	if !j.finished.IsZero() {
+		st.FinishTimeMs = j.finished.UnixMilli()
+	}
+	for _, t := range j.maps {
+		if t.state == taskRunning {
+			st.MapsRunning++
+			st.BytesRead += t.read
+		}
+	}
+	for _, t := range j.reduces {
+		if t.state == taskRunning {
+			st.ReducesRunning++
+		}
+	}
+	snap := j.counters.Snapshot()
+	st.BytesRead += snap[mapreduce.GroupInput][mapreduce.BytesRead]
+	for _, g := range mapreduce.CounterGroups(snap) {
+		for _, name := range sortedKeys(snap[g]) {
+			st.Counters = append(st.Counters, &mrpb.Counter{Group: g, Name: name, Value: snap[g][name]})
+		}
+	}
+	return st
+}

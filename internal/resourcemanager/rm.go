@@ -1,0 +1,425 @@
+package resourcemanager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"smarth/internal/client"
+	"smarth/internal/mapreduce"
+	"smarth/internal/rpc/mrpb"
+	"smarth/internal/sched"
+)
+
+// ResourceManager is the daemon.
+type ResourceManager struct {
+	mrpb.UnimplementedResourceManagerServer
+	cfg    Config
+	log    *slog.Logger
+	policy sched.Policy
+	fs     mapreduce.FS
+	dfs    *client.FileSystem // closed with the daemon, when we made it
+	epoch  string
+
+	grpcSrv *grpc.Server
+	httpSrv *http.Server
+	rpcLn   net.Listener
+	httpLn  net.Listener
+	stop    chan struct{}
+	wg      sync.WaitGroup
+
+	reg        *prometheus.Registry
+	heartbeats prometheus.Counter
+
+	mu    sync.Mutex // guards jobs, order, nodes, seq
+	jobs  map[string]*job
+	order []*job // submission order, finished ones trimmed to RetainJobs
+	nodes map[string]*node
+	seq   int64
+}
+
+type node struct {
+	id, host, rack, shuffleAddr, httpAddr string
+	lastSeen                              time.Time
+	mapSlots, reduceSlots                 int
+	kills                                 []string // attempts to kill, sent in the next reply
+	cleanup                               []string // finished jobs whose map output the node may delete
+}
+
+// New returns a resource manager; Start binds its addresses.
+func New(cfg Config, logger *slog.Logger) (*ResourceManager, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	pol, err := sched.New(cfg.Scheduler, sched.Options{NodeSkips: cfg.NodeSkips, RackSkips: cfg.RackSkips})
+	if err != nil {
+		return nil, err
+	}
+	rm := &ResourceManager{cfg: cfg, log: logger, policy: pol, fs: cfg.FS, jobs: map[string]*job{},
+		nodes: map[string]*node{}, stop: make(chan struct{}), reg: prometheus.NewRegistry(),
+		epoch: time.Now().Format("20060102150405")}
+	rm.heartbeats = prometheus.NewCounter(prometheus.CounterOpts{Name: "smarth_rm_heartbeats_total", Help: "Node manager heartbeats received."})
+	rm.reg.MustRegister(rm.heartbeats,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "smarth_rm_live_nodes", Help: "Live node managers."},
+			func() float64 { rm.mu.Lock(); defer rm.mu.Unlock(); return float64(len(rm.nodes)) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "smarth_rm_running_jobs", Help: "Jobs not yet finished."},
+			func() float64 {
+				rm.mu.Lock()
+				defer rm.mu.Unlock()
+				n := 0
+				for _, j := range rm.order {
+					if !j.terminal() {
+						n++
+					}
+				}
+				return float64(n)
+			}))
+	return rm, nil
+}
+
+// Start binds the RPC and HTTP addresses and starts serving.
+func (rm *ResourceManager) Start() error {
+	if rm.fs == nil {
+		c, err := client.New(client.Config{NameNode: rm.cfg.NameNode, ClientName: "smarth-resourcemanager-" + rm.epoch, Logger: rm.log})
+		if err != nil {
+			return fmt.Errorf("namenode client: %w", err)
+		}
+		rm.dfs, rm.fs = c, mapreduce.DFS(c)
+	}
+	var err error
+	if rm.rpcLn, err = net.Listen("tcp", rm.cfg.RPCAddr); err != nil {
+		return fmt.Errorf("rpc_addr: %w", err)
+	}
+	if rm.cfg.HTTPAddr != "" {
+		if rm.httpLn, err = net.Listen("tcp", rm.cfg.HTTPAddr); err != nil {
+			rm.rpcLn.Close()
+			return fmt.Errorf("http_addr: %w", err)
+		}
+	}
+	rm.grpcSrv = grpc.NewServer()
+	mrpb.RegisterResourceManagerServer(rm.grpcSrv, rm)
+	rm.wg.Add(2)
+	go func() { defer rm.wg.Done(); rm.grpcSrv.Serve(rm.rpcLn) }()
+	go func() { defer rm.wg.Done(); rm.monitor() }()
+	if rm.httpLn != nil {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(rm.reg, promhttp.HandlerOpts{}))
+		mux.HandleFunc("/", rm.serveJobs)
+		rm.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		rm.wg.Add(1)
+		go func() { defer rm.wg.Done(); rm.httpSrv.Serve(rm.httpLn) }()
+	}
+	rm.log.Info("resource manager started", "rpc", rm.RPCAddr(), "http", rm.HTTPAddr(), "scheduler", rm.cfg.Scheduler)
+	return nil
+}
+
+// RPCAddr is the bound gRPC address.
+func (rm *ResourceManager) RPCAddr() string {
+	if rm.rpcLn == nil {
+		return ""
+	}
+	return rm.rpcLn.Addr().String()
+}
+
+// HTTPAddr is the bound web address.
+func (rm *ResourceManager) HTTPAddr() string {
+	if rm.httpLn == nil {
+		return ""
+	}
+	return rm.httpLn.Addr().String()
+}
+
+// Close stops serving.
+func (rm *ResourceManager) Close() error {
+	select {
+	case <-rm.stop:
+		return nil
+	default:
+	}
+	close(rm.stop)
+	if rm.grpcSrv != nil {
+		rm.grpcSrv.Stop()
+	}
+	if rm.httpSrv != nil {
+		rm.httpSrv.Close()
+	}
+	rm.wg.Wait()
+	if rm.dfs != nil {
+		rm.dfs.Close()
+	}
+	return nil
+}
+
+func callerUser(ctx context.Context, given string) string {
+	if given != "" {
+		return given
+	}
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if u := md.Get("smarth-user"); len(u) > 0 {
+			return u[0]
+		}
+	}
+	return ""
+}
+
+// SubmitJob accepts a job planned by the client (built, checked, split).
+func (rm *ResourceManager) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest) (*mrpb.SubmitJobResponse, error) {
+	if req.GetApp() == "" || req.GetOutput() == "" {
+		return nil, status.Error(codes.InvalidArgument, "a job needs an app and an output directory")
+	}
+	if req.GetNumReduces() < 0 {
+		return nil, status.Error(codes.InvalidArgument, "negative number of reduces")
+	}
+	req.User = callerUser(ctx, req.GetUser())
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	for _, j := range rm.order {
+		if !j.terminal() && j.output == req.GetOutput() {
+			return nil, status.Errorf(codes.AlreadyExists, "output directory %s is already being written by %s", j.output, j.id)
+		}
+	}
+	rm.seq++
+	id := fmt.Sprintf("job_%s_%04d", rm.epoch, rm.seq)
+	j := newJob(id, rm.seq, req, time.Now())
+	rm.jobs[id] = j
+	rm.order = append(rm.order, j)
+	rm.log.Info("job submitted", "job", id, "app", j.app, "maps", len(j.maps), "reduces", len(j.reduces), "user", j.user)
+	rm.maybeFinish(j) // a job with no tasks at all
+	return &mrpb.SubmitJobResponse{JobId: id}, nil
+}
+
+func (rm *ResourceManager) lookup(id string) (*job, error) {
+	j, ok := rm.jobs[id]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "no job %s", id)
+	}
+	return j, nil
+}
+
+// GetJob reports a job's state, progress and counters.
+func (rm *ResourceManager) GetJob(ctx context.Context, req *mrpb.GetJobRequest) (*mrpb.JobStatus, error) {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	j, err := rm.lookup(req.GetJobId())
+	if err != nil {
+		return nil, err
+	}
+	return j.status(), nil
+}
+
+// ListJobs reports every remembered job, newest first.
+func (rm *ResourceManager) ListJobs(ctx context.Context, req *mrpb.ListJobsRequest) (*mrpb.ListJobsResponse, error) {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	out := &mrpb.ListJobsResponse{}
+	for i := len(rm.order) - 1; i >= 0; i-- {
+		out.Jobs = append(out.Jobs, rm.order[i].status())
+	}
+	return out, nil
+}
+
+// KillJob stops a job; its output is removed.
+func (rm *ResourceManager) KillJob(ctx context.Context, req *mrpb.KillJobRequest) (*mrpb.KillJobResponse, error) {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	j, err := rm.lookup(req.GetJobId())
+	if err != nil {
+		return nil, err
+	}
+	if j.terminal() {
+		return nil, status.Errorf(codes.FailedPrecondition, "job %s has already finished (%s)", j.id, j.state)
+	}
+	rm.endJob(j, mapreduce.StateKilled, "killed by user "+callerUser(ctx, ""))
+	return &mrpb.KillJobResponse{}, nil
+}
+
+// endJob decides a job's failure or kill: no more scheduling, running
+// attempts are killed, and cleanup runs once they are gone.
+func (rm *ResourceManager) endJob(j *job, state, why string) {
+	if j.ending != "" || j.terminal() {
+		return
+	}
+	j.ending, j.err, j.endedAt = state, why, time.Now()
+	rm.log.Info("job ending", "job", j.id, "state", state, "why", why)
+	for _, ts := range [][]*task{j.maps, j.reduces} {
+		for _, t := range ts {
+			for id, a := range t.running {
+				if n := rm.nodes[a.node]; n != nil {
+					n.kills = append(n.kills, id)
+				}
+			}
+		}
+	}
+	rm.maybeAbort(j)
+}
+
+// maybeAbort removes a failed job's output once no attempt can still
+// write to it (or AbortGrace has passed).
+func (rm *ResourceManager) maybeAbort(j *job) {
+	if j.ending == "" || j.cleaning || j.terminal() {
+		return
+	}
+	if j.runningAttempts() > 0 && time.Since(j.endedAt) < rm.cfg.AbortGrace {
+		return
+	}
+	j.cleaning = true
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		err := mapreduce.AbortJob(ctx, rm.fs, j.output)
+		rm.mu.Lock()
+		defer rm.mu.Unlock()
+		if err != nil {
+			j.err += fmt.Sprintf(" (and removing its output failed: %v)", err)
+		}
+		rm.finishJob(j, j.ending)
+	}()
+}
+
+// maybeFinish commits a job whose every task is done.
+func (rm *ResourceManager) maybeFinish(j *job) {
+	if !j.active() || j.mapsDone < len(j.maps) || j.reducesDone < len(j.reduces) {
+		return
+	}
+	winners := make([]string, 0, len(j.reduces))
+	for _, t := range j.tasks(len(j.reduces) == 0) {
+		winners = append(winners, t.done.id)
+	}
+	j.cleaning = true
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		err := mapreduce.CommitJob(ctx, rm.fs, j.output, winners)
+		if err != nil {
+			mapreduce.AbortJob(ctx, rm.fs, j.output)
+		}
+		rm.mu.Lock()
+		defer rm.mu.Unlock()
+		if err != nil {
+			j.err = "commit: " + err.Error()
+			rm.finishJob(j, mapreduce.StateFailed)
+			return
+		}
+		rm.finishJob(j, mapreduce.StateSucceeded)
+	}()
+}
+
+func (rm *ResourceManager) finishJob(j *job, state string) {
+	j.state, j.finished, j.cleaning = state, time.Now(), false
+	j.counters.Add(mapreduce.GroupJob, mapreduce.ElapsedMillis, j.finished.Sub(j.submitted).Milliseconds())
+	for _, n := range rm.nodes {
+		n.cleanup = append(n.cleanup, j.id)
+	}
+	rm.log.Info("job finished", "job", j.id, "state", state, "error", j.err, "elapsed", j.finished.Sub(j.submitted))
+	rm.trim()
+}
+
+// trim forgets the oldest finished jobs beyond RetainJobs.
+func (rm *ResourceManager) trim() {
+	finished := 0
+	for _, j := range rm.order {
+		if j.terminal() {
+			finished++
+		}
+	}
+	keep := rm.order[:0]
+	for _, j := range rm.order {
+		if j.terminal() && finished > rm.cfg.RetainJobs {
+			finished--
+			delete(rm.jobs, j.id)
+			continue
+		}
+		keep = append(keep, j)
+	}
+	rm.order = keep
+}
+
+// monitor expires silent nodes and retries pending aborts.
+func (rm *ResourceManager) monitor() {
+	t := time.NewTicker(max(rm.cfg.HeartbeatInterval, rm.cfg.NodeTimeout/5))
+	defer t.Stop()
+	for {
+		select {
+		case <-rm.stop:
+			return
+		case <-t.C:
+		}
+		rm.mu.Lock()
+		for id, n := range rm.nodes {
+			if time.Since(n.lastSeen) > rm.cfg.NodeTimeout {
+				rm.loseNode(id)
+			}
+		}
+		for _, j := range rm.order {
+			rm.maybeAbort(j)
+		}
+		rm.mu.Unlock()
+	}
+}
+
+// loseNode forgets a node: its running attempts go back to pending and
+// the map outputs it held for unfinished jobs are re-run.
+func (rm *ResourceManager) loseNode(id string) {
+	rm.log.Warn("node manager lost", "node", id)
+	delete(rm.nodes, id)
+	for _, j := range rm.order {
+		if j.terminal() {
+			continue
+		}
+		for _, ts := range [][]*task{j.maps, j.reduces} {
+			for _, t := range ts {
+				for aid, a := range t.running {
+					if a.node == id {
+						delete(t.running, aid)
+						if len(t.running) == 0 && t.state == taskRunning {
+							t.state, t.read = taskPending, 0
+						}
+					}
+				}
+			}
+		}
+		if !j.active() || j.reducesDone == len(j.reduces) {
+			continue
+		}
+		for _, t := range j.maps {
+			if t.state == taskDone && t.done.node == id && len(j.reduces) > 0 {
+				rm.rerunMap(j, t)
+			}
+		}
+	}
+}
+
+// rerunMap makes a finished map pending again (its output is lost).
+func (rm *ResourceManager) rerunMap(j *job, t *task) {
+	t.state, t.done, t.doneAddr, t.read = taskPending, nil, "", 0
+	j.mapsDone--
+	j.counters.Add(mapreduce.GroupJob, mapreduce.MapsRerunForLoss, 1)
+	rm.log.Info("re-running map whose output was lost", "job", j.id, "map", t.index)
+}
+
+func sortedKeys(m map[string]int64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var errStopped = errors.New("resource manager stopped")
