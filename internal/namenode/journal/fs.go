@@ -1,0 +1,85 @@
+package journal
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// File is an open file of an FS.
+type File interface {
+	io.Reader
+	io.Writer
+	io.Closer
+	// Sync makes the file's data durable (fdatasync).
+	Sync() error
+}
+
+// FS is the little of a file system the journal needs.
+type FS interface {
+	// Create creates or truncates name for writing.
+	Create(name string) (File, error)
+	// Open opens name for reading.
+	Open(name string) (File, error)
+	Rename(oldname, newname string) error
+	Remove(name string) error
+	Truncate(name string, size int64) error
+	// List returns the names (not paths) in dir.
+	List(dir string) ([]string, error)
+	MkdirAll(dir string) error
+	// SyncDir makes creations, renames and removals in dir durable.
+	SyncDir(dir string) error
+}
+
+// OS is the real file system.
+type OS struct{}
+
+var _ FS = OS{}
+
+type osFile struct{ *os.File }
+
+func (f osFile) Sync() error { return fdatasync(f.File) }
+
+func (OS) Create(name string) (File, error) {
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
+}
+
+func (OS) Open(name string) (File, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
+}
+
+func (OS) Rename(o, n string) error               { return os.Rename(o, n) }
+func (OS) Remove(name string) error               { return os.Remove(name) }
+func (OS) Truncate(name string, size int64) error { return os.Truncate(name, size) }
+func (OS) MkdirAll(dir string) error              { return os.MkdirAll(dir, 0o755) }
+
+func (OS) List(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(ents))
+	for _, e := range ents {
+		if !e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+func (OS) SyncDir(dir string) error {
+	d, err := os.Open(filepath.Clean(dir))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
