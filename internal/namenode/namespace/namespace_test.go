@@ -44,13 +44,13 @@ func TestPaths(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"":          "empty path",
-		"a/b":       "must be absolute",
-		"/a//b":     "empty path component",
-		"/a/./b":    `"."`,
-		"/a/../b":   `".."`,
-		"/a:b":      `contains ":"`,
-		"/a\x00b":   "NUL",
+		"":                             "empty path",
+		"a/b":                          "must be absolute",
+		"/a//b":                        "empty path component",
+		"/a/./b":                       `"."`,
+		"/a/../b":                      `".."`,
+		"/a:b":                         `contains ":"`,
+		"/a\x00b":                      "NUL",
 		"/" + strings.Repeat("x", 256): "limit is 255",
 	}
 	for in, want := range bad {
