@@ -80,7 +80,7 @@ func (b *benchTarget) client(addr string) (*client.FileSystem, error) {
 	return client.New(client.Config{NameNode: addr, User: b.user})
 }
 
-func benchContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+func cancelOnSignal(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 }
 
@@ -150,7 +150,7 @@ how close each mode came to it.`,
 			if opts.Runs < 1 {
 				return usageErr("--runs must be at least 1")
 			}
-			ctx, stop := benchContext(cmd)
+			ctx, stop := cancelOnSignal(cmd)
 			defer stop()
 			addr, done, err := t.connect(ctx, cmd, opts.BlockSize)
 			if err != nil {
@@ -212,7 +212,7 @@ written first, untimed, with --size and --replication.`,
 			if opts.Runs < 1 {
 				return usageErr("--runs must be at least 1")
 			}
-			ctx, stop := benchContext(cmd)
+			ctx, stop := cancelOnSignal(cmd)
 			defer stop()
 			addr, done, err := t.connect(ctx, cmd, 0)
 			if err != nil {
@@ -278,7 +278,7 @@ benchmark directory is removed at the end.`,
 			if opts.N < 1 || opts.Threads < 1 {
 				return usageErr("--n and --threads must be at least 1")
 			}
-			ctx, stop := benchContext(cmd)
+			ctx, stop := cancelOnSignal(cmd)
 			defer stop()
 			addr, done, err := t.connect(ctx, cmd, 0)
 			if err != nil {
