@@ -1,0 +1,75 @@
+package nodemanager
+
+import (
+	"errors"
+	"time"
+
+	"smarth/internal/mapreduce"
+)
+
+// Config configures a node manager.
+type Config struct {
+	ResourceManager string `yaml:"resourcemanager"` // host:port of the resource manager's gRPC
+	NameNode        string `yaml:"namenode"`
+	Hostname        string `yaml:"hostname"` // the co-located datanode's hostname; default os.Hostname()
+	Rack            string `yaml:"rack"`
+	RPCAddr         string `yaml:"rpc_addr"`     // gRPC health service
+	ShuffleAddr     string `yaml:"shuffle_addr"` // map output over HTTP
+	HTTPAddr        string `yaml:"http_addr"`    // /metrics
+	WorkDir         string `yaml:"work_dir"`     // spills and map output
+	MapSlots        int    `yaml:"map_slots"`
+	ReduceSlots     int    `yaml:"reduce_slots"`
+	// HeartbeatInterval until the resource manager says otherwise.
+	HeartbeatInterval time.Duration `yaml:"heartbeat_interval"`
+	SortBufferBytes   int           `yaml:"sort_buffer_bytes"`   // map-side arena per map task
+	ReduceMemoryBytes int64         `yaml:"reduce_memory_bytes"` // fetched segments kept in memory per reduce
+
+	// Registry holds the apps tasks may run (cmd/smarth passes apps.All()).
+	Registry *mapreduce.Registry `yaml:"-"`
+	// FS, if set, replaces the DFS client (tests).
+	FS mapreduce.FS `yaml:"-"`
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		ResourceManager:   "127.0.0.1:8032",
+		NameNode:          "127.0.0.1:8020",
+		Rack:              "/default-rack",
+		RPCAddr:           "127.0.0.1:0",
+		ShuffleAddr:       "127.0.0.1:0",
+		HTTPAddr:          "127.0.0.1:0",
+		MapSlots:          2,
+		ReduceSlots:       1,
+		HeartbeatInterval: 200 * time.Millisecond,
+		SortBufferBytes:   mapreduce.DefaultSortBufferBytes,
+		ReduceMemoryBytes: mapreduce.DefaultReduceMemoryBytes,
+	}
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	var errs []error
+	if c.ResourceManager == "" {
+		errs = append(errs, errors.New("resourcemanager is required"))
+	}
+	if c.NameNode == "" && c.FS == nil {
+		errs = append(errs, errors.New("namenode is required"))
+	}
+	if c.WorkDir == "" {
+		errs = append(errs, errors.New("work_dir is required"))
+	}
+	if c.ShuffleAddr == "" {
+		errs = append(errs, errors.New("shuffle_addr is required"))
+	}
+	if c.MapSlots < 1 || c.ReduceSlots < 0 {
+		errs = append(errs, errors.New("map_slots must be at least 1 and reduce_slots at least 0"))
+	}
+	if c.HeartbeatInterval <= 0 {
+		errs = append(errs, errors.New("heartbeat_interval must be positive"))
+	}
+	if c.Registry == nil {
+		errs = append(errs, errors.New("no app registry"))
+	}
+	return errors.Join(errs...)
+}

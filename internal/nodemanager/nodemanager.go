@@ -1,0 +1,402 @@
+package nodemanager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+
+	"smarth/internal/client"
+	"smarth/internal/mapreduce"
+	"smarth/internal/mapreduce/shuffle"
+	"smarth/internal/rpc/mrpb"
+)
+
+// NodeManager is the daemon.
+type NodeManager struct {
+	cfg  Config
+	log  *slog.Logger
+	fs   mapreduce.FS
+	dfs  *client.FileSystem
+	http *http.Client
+
+	rpcLn, shuffleLn, httpLn net.Listener
+	grpcSrv                  *grpc.Server
+	shuffleSrv, httpSrv      *http.Server
+	conn                     *grpc.ClientConn
+	rm                       mrpb.ResourceManagerClient
+
+	stop   chan struct{}
+	wake   chan struct{} // a task finished: heartbeat now
+	wg     sync.WaitGroup
+	tasks  sync.WaitGroup
+	nodeID string
+
+	reg      *prometheus.Registry
+	launched prometheus.Counter
+	failed   prometheus.Counter
+
+	mu       sync.Mutex // guards running, reports, outputs, interval
+	running  map[string]*runningTask
+	reports  []*mrpb.TaskReport // finished attempts not yet acknowledged
+	outputs  map[string]map[string]*mapreduce.MapOutput
+	interval time.Duration
+}
+
+type runningTask struct {
+	launch   *mrpb.TaskLaunch
+	cancel   context.CancelFunc
+	killed   atomic.Bool
+	progress atomic.Int64
+}
+
+// New returns a node manager; Start binds and begins heartbeating.
+func New(cfg Config, logger *slog.Logger) (*NodeManager, error) {
+	if cfg.Hostname == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Hostname = h
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	nm := &NodeManager{cfg: cfg, log: logger, fs: cfg.FS, stop: make(chan struct{}), wake: make(chan struct{}, 1),
+		running: map[string]*runningTask{}, outputs: map[string]map[string]*mapreduce.MapOutput{},
+		interval: cfg.HeartbeatInterval, reg: prometheus.NewRegistry(), http: shuffle.NewClient()}
+	nm.launched = prometheus.NewCounter(prometheus.CounterOpts{Name: "smarth_nm_tasks_launched_total", Help: "Task attempts started."})
+	nm.failed = prometheus.NewCounter(prometheus.CounterOpts{Name: "smarth_nm_tasks_failed_total", Help: "Task attempts that failed."})
+	nm.reg.MustRegister(nm.launched, nm.failed)
+	return nm, nil
+}
+
+// Start binds the addresses, connects to the resource manager and starts
+// heartbeating.
+func (nm *NodeManager) Start() error {
+	if err := os.MkdirAll(nm.cfg.WorkDir, 0o755); err != nil {
+		return fmt.Errorf("work_dir: %w", err)
+	}
+	if nm.fs == nil {
+		c, err := client.New(client.Config{NameNode: nm.cfg.NameNode, ClientHost: nm.cfg.Hostname,
+			ClientName: fmt.Sprintf("smarth-nodemanager-%s-%d", nm.cfg.Hostname, os.Getpid()), Logger: nm.log})
+		if err != nil {
+			return fmt.Errorf("namenode client: %w", err)
+		}
+		nm.dfs, nm.fs = c, mapreduce.DFS(c)
+	}
+	var err error
+	listen := func(addr, key string) net.Listener {
+		if err != nil || addr == "" {
+			return nil
+		}
+		var ln net.Listener
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			err = fmt.Errorf("%s: %w", key, err)
+		}
+		return ln
+	}
+	nm.rpcLn = listen(nm.cfg.RPCAddr, "rpc_addr")
+	nm.shuffleLn = listen(nm.cfg.ShuffleAddr, "shuffle_addr")
+	nm.httpLn = listen(nm.cfg.HTTPAddr, "http_addr")
+	if err != nil {
+		nm.closeListeners()
+		return err
+	}
+	nm.conn, err = grpc.NewClient(nm.cfg.ResourceManager, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		nm.closeListeners()
+		return fmt.Errorf("resourcemanager: %w", err)
+	}
+	nm.rm = mrpb.NewResourceManagerClient(nm.conn)
+	nm.nodeID = nm.cfg.Hostname + "@" + nm.ShuffleAddr()
+
+	nm.shuffleSrv = &http.Server{Handler: shuffle.Handler(nm.lookupOutput), ReadHeaderTimeout: 10 * time.Second}
+	nm.serve(func() { nm.shuffleSrv.Serve(nm.shuffleLn) })
+	if nm.rpcLn != nil {
+		nm.grpcSrv = grpc.NewServer()
+		healthpb.RegisterHealthServer(nm.grpcSrv, health.NewServer())
+		nm.serve(func() { nm.grpcSrv.Serve(nm.rpcLn) })
+	}
+	if nm.httpLn != nil {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(nm.reg, promhttp.HandlerOpts{}))
+		nm.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		nm.serve(func() { nm.httpSrv.Serve(nm.httpLn) })
+	}
+	nm.serve(nm.heartbeatLoop)
+	nm.log.Info("node manager started", "node", nm.nodeID, "rack", nm.cfg.Rack, "shuffle", nm.ShuffleAddr())
+	return nil
+}
+
+func (nm *NodeManager) serve(f func()) {
+	nm.wg.Add(1)
+	go func() { defer nm.wg.Done(); f() }()
+}
+
+func (nm *NodeManager) closeListeners() {
+	for _, ln := range []net.Listener{nm.rpcLn, nm.shuffleLn, nm.httpLn} {
+		if ln != nil {
+			ln.Close()
+		}
+	}
+}
+
+func addr(ln net.Listener) string {
+	if ln == nil {
+		return ""
+	}
+	return ln.Addr().String()
+}
+
+// RPCAddr, ShuffleAddr and HTTPAddr are the bound addresses.
+func (nm *NodeManager) RPCAddr() string     { return addr(nm.rpcLn) }
+func (nm *NodeManager) ShuffleAddr() string { return addr(nm.shuffleLn) }
+func (nm *NodeManager) HTTPAddr() string    { return addr(nm.httpLn) }
+
+// ID is the node's ID at the resource manager.
+func (nm *NodeManager) ID() string { return nm.nodeID }
+
+// Close stops heartbeating, kills running tasks and stops serving. To the
+// resource manager it looks like a lost node.
+func (nm *NodeManager) Close() error {
+	select {
+	case <-nm.stop:
+		return nil
+	default:
+	}
+	close(nm.stop)
+	nm.mu.Lock()
+	for _, rt := range nm.running {
+		rt.killed.Store(true)
+		rt.cancel()
+	}
+	nm.mu.Unlock()
+	nm.tasks.Wait()
+	if nm.grpcSrv != nil {
+		nm.grpcSrv.Stop()
+	}
+	for _, s := range []*http.Server{nm.shuffleSrv, nm.httpSrv} {
+		if s != nil {
+			s.Close()
+		}
+	}
+	nm.closeListeners()
+	nm.wg.Wait()
+	if nm.conn != nil {
+		nm.conn.Close()
+	}
+	if nm.dfs != nil {
+		nm.dfs.Close()
+	}
+	return nil
+}
+
+func (nm *NodeManager) lookupOutput(jobID, attempt string) (*mapreduce.MapOutput, bool) {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	o, ok := nm.outputs[jobID][attempt]
+	return o, ok
+}
+
+func (nm *NodeManager) heartbeatLoop() {
+	for {
+		nm.heartbeat()
+		nm.mu.Lock()
+		d := nm.interval
+		nm.mu.Unlock()
+		t := time.NewTimer(d)
+		select {
+		case <-nm.stop:
+			t.Stop()
+			return
+		case <-nm.wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+func (nm *NodeManager) heartbeat() {
+	req := &mrpb.HeartbeatRequest{NodeId: nm.nodeID, Hostname: nm.cfg.Hostname, Rack: nm.cfg.Rack,
+		ShuffleAddr: nm.ShuffleAddr(), HttpAddr: nm.HTTPAddr(), MapSlots: int32(nm.cfg.MapSlots), ReduceSlots: int32(nm.cfg.ReduceSlots)}
+	nm.mu.Lock()
+	maps, reduces := 0, 0
+	for id, rt := range nm.running {
+		if rt.launch.IsMap {
+			maps++
+		} else {
+			reduces++
+		}
+		req.Tasks = append(req.Tasks, &mrpb.TaskReport{JobId: rt.launch.JobId, AttemptId: id, IsMap: rt.launch.IsMap,
+			Index: rt.launch.Index, State: mrpb.TaskState_TASK_RUNNING, BytesRead: rt.progress.Load()})
+	}
+	sent := len(nm.reports)
+	req.Tasks = append(req.Tasks, nm.reports...)
+	nm.mu.Unlock()
+	req.FreeMapSlots, req.FreeReduceSlots = int32(max(0, nm.cfg.MapSlots-maps)), int32(max(0, nm.cfg.ReduceSlots-reduces))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx = metadata.AppendToOutgoingContext(ctx, "smarth-client", nm.nodeID)
+	resp, err := nm.rm.Heartbeat(ctx, req)
+	cancel()
+	if err != nil {
+		nm.log.Warn("heartbeat failed", "err", err)
+		return
+	}
+	nm.mu.Lock()
+	nm.reports = nm.reports[sent:]
+	if ms := resp.GetHeartbeatIntervalMs(); ms > 0 {
+		nm.interval = time.Duration(ms) * time.Millisecond
+	}
+	for _, id := range resp.GetKillAttempts() {
+		if rt := nm.running[id]; rt != nil {
+			rt.killed.Store(true)
+			rt.cancel()
+		}
+	}
+	var gone []string
+	for _, j := range resp.GetFinishedJobs() {
+		if _, ok := nm.outputs[j]; ok {
+			delete(nm.outputs, j)
+		}
+		gone = append(gone, j)
+	}
+	nm.mu.Unlock()
+	for _, j := range gone {
+		os.RemoveAll(filepath.Join(nm.cfg.WorkDir, j))
+	}
+	for _, l := range resp.GetLaunches() {
+		nm.start(l)
+	}
+}
+
+func (nm *NodeManager) start(l *mrpb.TaskLaunch) {
+	ctx, cancel := context.WithCancel(context.Background())
+	rt := &runningTask{launch: l, cancel: cancel}
+	nm.mu.Lock()
+	select {
+	case <-nm.stop:
+		nm.mu.Unlock()
+		cancel()
+		return
+	default:
+	}
+	nm.running[l.AttemptId] = rt
+	nm.tasks.Add(1)
+	nm.mu.Unlock()
+	nm.launched.Inc()
+	go func() {
+		defer nm.tasks.Done()
+		defer cancel()
+		rep := nm.run(ctx, rt)
+		nm.mu.Lock()
+		delete(nm.running, l.AttemptId)
+		nm.reports = append(nm.reports, rep)
+		nm.mu.Unlock()
+		select {
+		case nm.wake <- struct{}{}:
+		default:
+		}
+	}()
+}
+
+// run executes one attempt and returns its final report.
+func (nm *NodeManager) run(ctx context.Context, rt *runningTask) *mrpb.TaskReport {
+	l := rt.launch
+	rep := &mrpb.TaskReport{JobId: l.JobId, AttemptId: l.AttemptId, IsMap: l.IsMap, Index: l.Index}
+	workDir := filepath.Join(nm.cfg.WorkDir, l.JobId, l.AttemptId)
+	res, err := nm.runTask(ctx, rt, workDir)
+	switch {
+	case err == nil:
+		rep.State = mrpb.TaskState_TASK_SUCCEEDED
+		for g, names := range res.Counters {
+			for n, v := range names {
+				rep.Counters = append(rep.Counters, &mrpb.Counter{Group: g, Name: n, Value: v})
+			}
+		}
+		if res.Output != nil {
+			nm.mu.Lock()
+			if nm.outputs[l.JobId] == nil {
+				nm.outputs[l.JobId] = map[string]*mapreduce.MapOutput{}
+			}
+			nm.outputs[l.JobId][l.AttemptId] = res.Output
+			nm.mu.Unlock()
+			return rep
+		}
+	case rt.killed.Load():
+		rep.State = mrpb.TaskState_TASK_KILLED
+	default:
+		nm.failed.Inc()
+		rep.State, rep.Error = mrpb.TaskState_TASK_FAILED, err.Error()
+		var fe *mapreduce.FetchError
+		if errors.As(err, &fe) {
+			rep.FetchFailedMap, rep.FetchFailedAttempt = int32(fe.MapIndex), fe.Attempt
+		}
+		nm.log.Warn("task attempt failed", "attempt", l.AttemptId, "err", err)
+	}
+	os.RemoveAll(workDir)
+	return rep
+}
+
+func (nm *NodeManager) runTask(ctx context.Context, rt *runningTask, workDir string) (res *mapreduce.TaskResult, err error) {
+	defer func() {
+		if p := recover(); p != nil { // an app's bug fails its task, not the node
+			err = fmt.Errorf("task panicked: %v", p)
+		}
+	}()
+	l := rt.launch
+	job, err := mapreduce.TaskJob(nm.cfg.Registry, l.App, l.Params, l.Output, int(l.NumReduces))
+	if err != nil {
+		return nil, err
+	}
+	spec := mapreduce.TaskSpec{JobID: l.JobId, AttemptID: l.AttemptId, Job: job, IsMap: l.IsMap,
+		Index: int(l.Index), NumMaps: int(l.NumMaps)}
+	if s := l.GetSplit(); s != nil {
+		spec.Split = mapreduce.Split{Index: int(s.Index), Path: s.Path, Offset: s.Offset, Length: s.Length,
+			Hosts: s.Hosts, Racks: s.Racks, Meta: s.Meta}
+	}
+	for _, m := range l.GetMapOutputs() {
+		spec.Inputs = append(spec.Inputs, mapreduce.MapOutputRef{MapIndex: int(m.MapIndex), Attempt: m.AttemptId, Addr: m.ShuffleAddr})
+	}
+	env := mapreduce.TaskEnv{FS: nm.fs, WorkDir: workDir, SortBufferBytes: nm.cfg.SortBufferBytes,
+		ReduceMemoryBytes: nm.cfg.ReduceMemoryBytes, Progress: &rt.progress, Logger: nm.log,
+		Fetcher: &fetcher{nm: nm, remote: &shuffle.Fetcher{JobID: l.JobId, Client: nm.http}, jobID: l.JobId}}
+	return mapreduce.RunTask(ctx, env, spec)
+}
+
+// fetcher reads map output this node holds from its own disk and the
+// rest over HTTP.
+type fetcher struct {
+	nm     *NodeManager
+	remote *shuffle.Fetcher
+	jobID  string
+}
+
+func (f *fetcher) Fetch(ctx context.Context, ref mapreduce.MapOutputRef, reduce int) (io.ReadCloser, int64, error) {
+	if ref.Addr == f.nm.ShuffleAddr() {
+		if out, ok := f.nm.lookupOutput(f.jobID, ref.Attempt); ok {
+			return mapreduce.OpenSegment(out, reduce)
+		}
+	}
+	return f.remote.Fetch(ctx, ref, reduce)
+}
