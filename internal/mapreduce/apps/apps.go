@@ -31,6 +31,9 @@ func AllWith(o Options) []mapreduce.App {
 		TeraValidate{},
 		Pi{out: o.Out},
 		PiCount{},
+		RandomTextWriter{},
+		TestDFSIO{out: o.Out},
+		DFSIOJob{},
 	}
 }
 
