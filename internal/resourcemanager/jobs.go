@@ -26,8 +26,8 @@ type task struct {
 	isMap    bool
 	index    int
 	state    int
-	launched int                 // attempts launched, for attempt numbering
-	failures int                 // failed attempts (the job fails at MaxAttempts)
+	launched int // attempts launched, for attempt numbering
+	failures int // failed attempts (the job fails at MaxAttempts)
 	lastErr  string
 	running  map[string]*attempt // attempt ID -> attempt
 	done     *attempt            // the winning attempt
