@@ -34,6 +34,12 @@ func AllWith(o Options) []mapreduce.App {
 		RandomTextWriter{},
 		TestDFSIO{out: o.Out},
 		DFSIOJob{},
+		HiveGen{},
+		HiveTable{},
+		Aggregation{},
+		Join{},
+		JoinVisits{},
+		JoinGroup{},
 	}
 }
 

@@ -188,3 +188,7 @@ func copyParams(p map[string]string, kv ...string) map[string]string {
 	}
 	return out
 }
+
+func errParam(name, value, want string) error {
+	return fmt.Errorf("parameter --%s=%q: want %s", name, value, want)
+}
