@@ -1,0 +1,345 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"smarth/internal/client"
+	"smarth/internal/cluster"
+	"smarth/internal/mapreduce"
+	"smarth/internal/mapreduce/apps"
+	"smarth/internal/mapreduce/jobclient"
+	"smarth/internal/rpc/mrpb"
+)
+
+var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newJobCmd()} })
+
+type jobFlags struct{ rm, nn string }
+
+func (f *jobFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&f.rm, "resourcemanager", "", "resource manager host:port (default: $SMARTH_RESOURCEMANAGER, the local cluster, 127.0.0.1:8032)")
+	fs.StringVar(&f.nn, "namenode", "", "namenode host:port (default: $SMARTH_NAMENODE, the local cluster, 127.0.0.1:8020)")
+}
+
+// client connects to the cluster; the DFS client only when withFS.
+func (f *jobFlags) client(reg *mapreduce.Registry, withFS bool, progress func(*mrpb.JobStatus)) (*jobclient.Client, func(), error) {
+	rm, nn := f.rm, f.nn
+	if rm == "" {
+		rm = cluster.DefaultResourceManager()
+	}
+	if nn == "" {
+		nn = cluster.DefaultNameNode()
+	}
+	cfg := jobclient.Config{ResourceManager: rm, Registry: reg, Progress: progress}
+	closeFS := func() {}
+	if withFS {
+		dfs, err := client.New(client.Config{NameNode: nn})
+		if err != nil {
+			return nil, nil, fmt.Errorf("namenode %s: %w", nn, err)
+		}
+		cfg.FS, closeFS = mapreduce.DFS(dfs), func() { dfs.Close() }
+	}
+	jc, err := jobclient.New(cfg)
+	if err != nil {
+		closeFS()
+		return nil, nil, err
+	}
+	return jc, func() { jc.Close(); closeFS() }, nil
+}
+
+func newJobCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "job",
+		Short: "Run and manage MapReduce jobs",
+		Example: `  smarth job apps
+  smarth job run wordcount --input /data/text --output /out/wc --reduces 2
+  smarth job list
+  smarth job status job_20250101120000_0001
+  smarth job kill job_20250101120000_0001`,
+	}
+	c.AddCommand(newJobRunCmd(), newJobAppsCmd(), newJobListCmd(), newJobStatusCmd(), newJobKillCmd())
+	return c
+}
+
+func newJobAppsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "apps",
+		Short:   "List the built-in MapReduce applications",
+		Example: "  smarth job apps",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			for _, a := range mrRegistry().Apps() {
+				fmt.Fprintf(w, "%s\t%s\n", a.Name(), a.Description())
+			}
+			return w.Flush()
+		},
+	}
+}
+
+func newJobRunCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "run APP [app flags] [--param k=v] --input P --output P [--reduces N]",
+		Short: "Submit a job, follow it with a progress bar and print its counters",
+		Example: `  smarth job run wordcount --input /data/text --output /out/wc
+  smarth job run teragen --rows 10000000 --maps 4 --output /tera/in
+  smarth job run terasort --input /tera/in --output /tera/out --reduces 2
+  smarth job run pi --maps 4 --samples 1000000
+  smarth job run wordcount --help        # the app's own flags`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
+				return cmd.Help()
+			}
+			return runJob(cmd, args[0], args[1:])
+		},
+	}
+}
+
+// runJob parses the app's own flags (from its Params) and the common ones,
+// then runs it on the cluster.
+func runJob(cmd *cobra.Command, appName string, args []string) error {
+	out := cmd.OutOrStdout()
+	reg := mapreduce.NewRegistry(apps.AllWith(apps.Options{Out: out})...)
+	app, err := reg.Lookup(appName)
+	if err != nil {
+		return usageErr("%v (see `smarth job apps`)", err)
+	}
+	fs := pflag.NewFlagSet("job run "+appName, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var jf jobFlags
+	jf.add(fs)
+	var extra []string
+	noProgress := fs.Bool("no-progress", false, "do not draw a progress bar")
+	fs.StringArrayVar(&extra, "param", nil, "app parameter k=v (repeatable)")
+	vals := map[string]*string{}
+	for _, p := range app.Params() {
+		vals[p.Name] = fs.String(p.Name, p.Default, p.Help)
+	}
+	for _, common := range []struct{ name, help string }{{"input", "input path(s), comma-separated"},
+		{"output", "output directory (must not exist)"}, {"reduces", "number of reduce tasks"}} {
+		if fs.Lookup(common.name) == nil {
+			vals[common.name] = fs.String(common.name, "", common.help)
+		}
+	}
+	help := fs.BoolP("help", "h", false, "this help")
+	if err := fs.Parse(args); err != nil {
+		return usageErr("%s: %v\n%s", appName, err, fs.FlagUsages())
+	}
+	if *help {
+		fmt.Fprintf(out, "%s: %s\n\nUsage: smarth job run %s [flags]\n\nFlags:\n%s", app.Name(), app.Description(), app.Name(), fs.FlagUsages())
+		return nil
+	}
+	if fs.NArg() > 0 {
+		return usageErr("%s: unexpected argument %q", appName, fs.Arg(0))
+	}
+	params := map[string]string{}
+	for name, v := range vals {
+		if f := fs.Lookup(name); f.Changed || *v != "" {
+			params[name] = *v
+		}
+	}
+	for _, kv := range extra {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return usageErr("--param %q: want k=v", kv)
+		}
+		params[k] = v
+	}
+
+	bar := newJobBar(cmd.ErrOrStderr(), *noProgress)
+	jc, closeAll, err := jf.client(reg, true, bar.update)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	start := time.Now()
+	res, err := jc.Run(ctx, appName, params)
+	bar.finish()
+	if res != nil && len(res.Counters) > 0 {
+		printCounters(out, res)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s %s in %.2fs\n", res.JobID, res.State, time.Since(start).Seconds())
+	return nil
+}
+
+// jobBar draws maps and reduces done and bytes read.
+type jobBar struct {
+	w   io.Writer
+	off bool
+	bar *progressbar.ProgressBar
+	job string
+}
+
+func newJobBar(w io.Writer, off bool) *jobBar { return &jobBar{w: w, off: off} }
+
+func (b *jobBar) update(st *mrpb.JobStatus) {
+	if b.off {
+		return
+	}
+	total := int64(st.GetMapsTotal() + st.GetReducesTotal())
+	if b.bar == nil || b.job != st.GetJobId() {
+		b.finish()
+		b.job = st.GetJobId()
+		b.bar = progressbar.NewOptions64(max(total, 1), progressbar.OptionSetWriter(b.w),
+			progressbar.OptionSetWidth(30), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionSetPredictTime(false))
+	}
+	b.bar.Describe(fmt.Sprintf("%s maps %d/%d reduces %d/%d read %s", st.GetJobId(), st.GetMapsDone(), st.GetMapsTotal(),
+		st.GetReducesDone(), st.GetReducesTotal(), humanBytes(st.GetBytesRead())))
+	b.bar.Set64(int64(st.GetMapsDone() + st.GetReducesDone()))
+}
+
+func (b *jobBar) finish() {
+	if b.bar != nil {
+		b.bar.Finish()
+		b.bar = nil
+	}
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func printCounters(w io.Writer, res *mapreduce.Result) {
+	fmt.Fprintf(w, "Job %s %s", res.JobID, res.State)
+	if res.Elapsed > 0 {
+		fmt.Fprintf(w, " (%.2fs)", res.Elapsed.Seconds())
+	}
+	fmt.Fprintln(w)
+	if res.Error != "" {
+		fmt.Fprintf(w, "  error: %s\n", res.Error)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	for _, g := range mapreduce.CounterGroups(res.Counters) {
+		fmt.Fprintf(tw, "  %s\t\t\n", g)
+		names := make([]string, 0, len(res.Counters[g]))
+		for n := range res.Counters[g] {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(tw, "\t    %s=\t%d\t\n", n, res.Counters[g][n])
+		}
+	}
+	tw.Flush()
+}
+
+func newJobListCmd() *cobra.Command {
+	var jf jobFlags
+	c := &cobra.Command{
+		Use:     "list",
+		Short:   "List the jobs the resource manager knows, newest first",
+		Example: "  smarth job list",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			jc, closeAll, err := jf.client(nil, false, nil)
+			if err != nil {
+				return err
+			}
+			defer closeAll()
+			jobs, err := jc.List(cmd.Context())
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "JOB\tAPP\tUSER\tSTATE\tMAPS\tREDUCES\tELAPSED")
+			for _, st := range jobs {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d/%d\t%d/%d\t%s\n", st.GetJobId(), st.GetApp(), st.GetUser(), st.GetState(),
+					st.GetMapsDone(), st.GetMapsTotal(), st.GetReducesDone(), st.GetReducesTotal(), elapsed(st))
+			}
+			return w.Flush()
+		},
+	}
+	jf.add(c.Flags())
+	return c
+}
+
+func elapsed(st *mrpb.JobStatus) string {
+	end := st.GetFinishTimeMs()
+	if end == 0 {
+		end = time.Now().UnixMilli()
+	}
+	return (time.Duration(end-st.GetSubmitTimeMs()) * time.Millisecond).Round(time.Millisecond).String()
+}
+
+func newJobStatusCmd() *cobra.Command {
+	var jf jobFlags
+	c := &cobra.Command{
+		Use:     "status JOB_ID",
+		Short:   "Show a job's state, progress and counters",
+		Example: "  smarth job status job_20250101120000_0001",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErr("status takes one job ID")
+			}
+			jc, closeAll, err := jf.client(nil, false, nil)
+			if err != nil {
+				return err
+			}
+			defer closeAll()
+			st, err := jc.Status(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "job %s (%s, user %s): %s, maps %d/%d, reduces %d/%d, read %s, elapsed %s\n", st.GetJobId(),
+				st.GetApp(), st.GetUser(), st.GetState(), st.GetMapsDone(), st.GetMapsTotal(), st.GetReducesDone(),
+				st.GetReducesTotal(), humanBytes(st.GetBytesRead()), elapsed(st))
+			printCounters(w, jobclient.Result(st))
+			return nil
+		},
+	}
+	jf.add(c.Flags())
+	return c
+}
+
+func newJobKillCmd() *cobra.Command {
+	var jf jobFlags
+	c := &cobra.Command{
+		Use:     "kill JOB_ID",
+		Short:   "Kill a running job (its output is removed)",
+		Example: "  smarth job kill job_20250101120000_0001",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErr("kill takes one job ID")
+			}
+			jc, closeAll, err := jf.client(nil, false, nil)
+			if err != nil {
+				return err
+			}
+			defer closeAll()
+			if err := jc.Kill(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "killed %s\n", args[0])
+			return nil
+		},
+	}
+	jf.add(c.Flags())
+	return c
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"smarth/internal/nodemanager"
+)
+
+var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newNodeManagerCmd()} })
+
+func newNodeManagerCmd() *cobra.Command {
+	var df mrDaemonFlags
+	var s struct{ rm, nn, host, rack, rpc, shuffle, http, work string }
+	c := &cobra.Command{
+		Use:   "nodemanager",
+		Short: "Run a MapReduce node manager (runs tasks, serves map output)",
+		Example: `  smarth nodemanager --config nm.yaml --ready-file nm.ready
+  smarth nodemanager --resourcemanager 127.0.0.1:8032 --namenode 127.0.0.1:8020 --hostname dn1 --work-dir /tmp/nm1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg := nodemanager.DefaultConfig()
+			if err := df.load(&cfg); err != nil {
+				return usageErr("%v", err)
+			}
+			for flag, dst := range map[string]*string{"resourcemanager": &cfg.ResourceManager, "namenode": &cfg.NameNode,
+				"hostname": &cfg.Hostname, "rack": &cfg.Rack, "rpc-addr": &cfg.RPCAddr, "shuffle-addr": &cfg.ShuffleAddr,
+				"http-addr": &cfg.HTTPAddr, "work-dir": &cfg.WorkDir} {
+				if cmd.Flags().Changed(flag) {
+					*dst, _ = cmd.Flags().GetString(flag)
+				}
+			}
+			cfg.Registry = mrRegistry()
+			log, closer, err := df.logger()
+			if err != nil {
+				return err
+			}
+			defer closer.Close()
+			nm, err := nodemanager.New(cfg, log)
+			if err != nil {
+				return usageErr("nodemanager config: %v", err)
+			}
+			if err := nm.Start(); err != nil {
+				return err
+			}
+			defer nm.Close()
+			if err := df.ready(map[string]any{"rpc": nm.RPCAddr(), "shuffle": nm.ShuffleAddr(), "http": nm.HTTPAddr()}); err != nil {
+				return err
+			}
+			waitForSignal()
+			log.Info("node manager stopping")
+			return nil
+		},
+	}
+	df.add(c)
+	f := c.Flags()
+	f.StringVar(&s.rm, "resourcemanager", "", "resource manager host:port")
+	f.StringVar(&s.nn, "namenode", "", "namenode host:port")
+	f.StringVar(&s.host, "hostname", "", "this node's name; must equal the co-located datanode's hostname")
+	f.StringVar(&s.rack, "rack", "", "this node's rack")
+	f.StringVar(&s.rpc, "rpc-addr", "", "gRPC address")
+	f.StringVar(&s.shuffle, "shuffle-addr", "", "map output HTTP address")
+	f.StringVar(&s.http, "http-addr", "", "metrics address")
+	f.StringVar(&s.work, "work-dir", "", "directory for spills and map output")
+	return c
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"smarth/internal/mapreduce"
+	"smarth/internal/mapreduce/apps"
+	"smarth/internal/resourcemanager"
+)
+
+var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newResourceManagerCmd()} })
+
+// mrDaemonFlags are the flags every MapReduce daemon takes.
+type mrDaemonFlags struct {
+	config, readyFile, logFile string
+}
+
+func (f *mrDaemonFlags) add(c *cobra.Command) {
+	c.Flags().StringVar(&f.config, "config", "", "YAML config file")
+	c.Flags().StringVar(&f.readyFile, "ready-file", "", "write a JSON file with the pid and bound addresses once listening")
+	c.Flags().StringVar(&f.logFile, "log-file", "", "log to this file instead of stderr")
+}
+
+// load reads the config file over the defaults in cfg.
+func (f *mrDaemonFlags) load(cfg any) error {
+	if f.config == "" {
+		return nil
+	}
+	b, err := os.ReadFile(f.config)
+	if err != nil {
+		return err
+	}
+	if err := yaml.Unmarshal(b, cfg); err != nil {
+		return fmt.Errorf("config %s: %w", f.config, err)
+	}
+	return nil
+}
+
+func (f *mrDaemonFlags) logger() (*slog.Logger, io.Closer, error) {
+	if f.logFile == "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil)), io.NopCloser(nil), nil
+	}
+	lf, err := os.OpenFile(f.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	return slog.New(slog.NewJSONHandler(lf, nil)), lf, nil
+}
+
+// ready writes the ready file atomically.
+func (f *mrDaemonFlags) ready(keys map[string]any) error {
+	if f.readyFile == "" {
+		return nil
+	}
+	keys["pid"] = os.Getpid()
+	b, _ := json.Marshal(keys)
+	tmp := filepath.Join(filepath.Dir(f.readyFile), "."+filepath.Base(f.readyFile)+".tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, f.readyFile)
+}
+
+func waitForSignal() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
+	<-ch
+	signal.Stop(ch)
+}
+
+// mrRegistry is the app registry of the job CLI and the node managers.
+func mrRegistry() *mapreduce.Registry { return mapreduce.NewRegistry(apps.All()...) }
+
+func newResourceManagerCmd() *cobra.Command {
+	var df mrDaemonFlags
+	var rpcAddr, httpAddr, namenode, scheduler string
+	c := &cobra.Command{
+		Use:   "resourcemanager",
+		Short: "Run the MapReduce resource manager (jobs, node heartbeats, scheduling)",
+		Example: `  smarth resourcemanager --config rm.yaml --ready-file rm.ready
+  smarth resourcemanager --namenode 127.0.0.1:8020 --scheduler delay`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg := resourcemanager.DefaultConfig()
+			if err := df.load(&cfg); err != nil {
+				return usageErr("%v", err)
+			}
+			for flag, dst := range map[string]*string{"rpc-addr": &cfg.RPCAddr, "http-addr": &cfg.HTTPAddr, "namenode": &cfg.NameNode, "scheduler": &cfg.Scheduler} {
+				if cmd.Flags().Changed(flag) {
+					*dst, _ = cmd.Flags().GetString(flag)
+				}
+			}
+			if err := cfg.Validate(); err != nil {
+				return usageErr("resourcemanager config: %v", err)
+			}
+			log, closer, err := df.logger()
+			if err != nil {
+				return err
+			}
+			defer closer.Close()
+			rm, err := resourcemanager.New(cfg, log)
+			if err != nil {
+				return err
+			}
+			if err := rm.Start(); err != nil {
+				return err
+			}
+			defer rm.Close()
+			if err := df.ready(map[string]any{"rpc": rm.RPCAddr(), "http": rm.HTTPAddr()}); err != nil {
+				return err
+			}
+			waitForSignal()
+			log.Info("resource manager stopping")
+			return nil
+		},
+	}
+	df.add(c)
+	c.Flags().StringVar(&rpcAddr, "rpc-addr", "", "gRPC address (overrides rpc_addr)")
+	c.Flags().StringVar(&httpAddr, "http-addr", "", "web/metrics address (overrides http_addr)")
+	c.Flags().StringVar(&namenode, "namenode", "", "namenode host:port (overrides namenode)")
+	c.Flags().StringVar(&scheduler, "scheduler", "", "fifo or delay (overrides scheduler)")
+	return c
+}
