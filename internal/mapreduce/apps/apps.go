@@ -40,6 +40,13 @@ func AllWith(o Options) []mapreduce.App {
 		Join{},
 		JoinVisits{},
 		JoinGroup{},
+		KMeans{out: o.Out},
+		KMeansIter{},
+		KMeansGen{},
+		PageRank{out: o.Out},
+		PageRankInit{},
+		PageRankIter{},
+		PageRankGen{},
 	}
 }
 

@@ -40,6 +40,9 @@ func (g Grep) Drive(ctx context.Context, r mapreduce.Runner, given map[string]st
 		return err
 	}
 	out := given[ParamOutput]
+	if err := outputFree(ctx, r.FS(), out); err != nil {
+		return err
+	}
 	tmp := scratchDir(out, "grep")
 	defer r.FS().Delete(context.WithoutCancel(ctx), tmp, true)
 	if _, err := runStage(ctx, r, GrepCount{}.Name(), copyParams(given, ParamOutput, tmp)); err != nil {
@@ -191,6 +194,17 @@ func (r keySuffixReducer) Reduce(_ mapreduce.TaskContext, key []byte, values map
 // stages: a hidden sibling of the final output, removed at the end.
 func scratchDir(output, what string) string {
 	return path.Join(path.Dir(output), "."+path.Base(output)+"."+what+"-tmp")
+}
+
+// outputFree fails if a driver's final output exists, before any stage
+// runs.
+func outputFree(ctx context.Context, fs mapreduce.FS, out string) error {
+	if _, err := fs.Stat(ctx, out); err == nil {
+		return fmt.Errorf("output directory %s already exists", out)
+	} else if !isNotExist(err) {
+		return fmt.Errorf("output %s: %w", out, err)
+	}
+	return nil
 }
 
 // runStage runs one job of a driver and turns a failed job into an error.

@@ -130,6 +130,9 @@ func (j Join) Drive(ctx context.Context, r mapreduce.Runner, given map[string]st
 		return err
 	}
 	out := given[ParamOutput]
+	if err := outputFree(ctx, r.FS(), out); err != nil {
+		return err
+	}
 	joined, grouped := scratchDir(out, "join"), scratchDir(out, "group")
 	defer r.FS().Delete(context.WithoutCancel(ctx), joined, true)
 	defer r.FS().Delete(context.WithoutCancel(ctx), grouped, true)
