@@ -1,0 +1,143 @@
+package datanode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"time"
+)
+
+// Config is a datanode's configuration (YAML keys in snake_case). The keys
+// up to cache_capacity are the ones fixed for the cluster launcher and the
+// testbed; the rest are tuning knobs with defaults.
+type Config struct {
+	NameNode            string        `yaml:"namenode"`              // host:port of the namenode's gRPC
+	Hostname            string        `yaml:"hostname"`              // name reported to the namenode; default os.Hostname()
+	AdvertiseIP         string        `yaml:"advertise_ip"`          // IP others use; default from data_addr, else first non-loopback
+	DataAddr            string        `yaml:"data_addr"`             // streaming data-transfer protocol
+	IPCAddr             string        `yaml:"ipc_addr"`              // InterDatanodeProtocol gRPC
+	HTTPAddr            string        `yaml:"http_addr"`             // /metrics, /debug/pprof
+	DataDir             string        `yaml:"data_dir"`              // replicas and VERSION
+	Rack                string        `yaml:"rack"`                  // reported at registration; the namenode's map wins
+	HeartbeatInterval   time.Duration `yaml:"heartbeat_interval"`    // heartbeats to the namenode
+	BlockReportInterval time.Duration `yaml:"block_report_interval"` // full block reports
+	ScanInterval        time.Duration `yaml:"scan_interval"`         // block scanner: one full verification pass
+	PerClientBuffer     int64         `yaml:"per_client_buffer"`     // multi-pipeline: unforwarded bytes per client
+	CacheCapacity       int64         `yaml:"cache_capacity"`        // in-memory block cache (not yet used)
+	SyncOnClose         bool          `yaml:"sync_on_close"`         // fsync replicas on finalize
+
+	// ScanBandwidth limits the block scanner's reads, bytes per second.
+	ScanBandwidth int64 `yaml:"scan_bandwidth"`
+	// VerifyReads makes READ_BLOCK verify checksums before sending (the
+	// client verifies anyway); off, data goes out with sendfile.
+	VerifyReads bool `yaml:"verify_reads"`
+	// IOTimeout bounds every wait on a data-transfer peer (setup, a
+	// packet, an ack); 0 = default.
+	IOTimeout time.Duration `yaml:"io_timeout"`
+	// SocketRecvBuffer / SocketSendBuffer set SO_RCVBUF / SO_SNDBUF on data
+	// connections; 0 leaves the kernel's autotuning alone (usually best).
+	// The network-tuning work sets these.
+	SocketRecvBuffer int `yaml:"socket_recv_buffer"`
+	SocketSendBuffer int `yaml:"socket_send_buffer"`
+	// MaxXceivers bounds concurrent data-transfer connections.
+	MaxXceivers int `yaml:"max_xceivers"`
+
+	// Dial, if set, connects to other datanodes' data ports instead of a
+	// plain TCP dial (tests slow or cut links with it).
+	Dial func(ctx context.Context, addr string) (net.Conn, error) `yaml:"-"`
+}
+
+// DefaultConfig returns the defaults of the daemon config contract.
+func DefaultConfig() Config {
+	return Config{
+		NameNode:            "127.0.0.1:8020",
+		DataAddr:            "0.0.0.0:9866",
+		IPCAddr:             "0.0.0.0:9867",
+		HTTPAddr:            "0.0.0.0:9864",
+		Rack:                "/default-rack",
+		HeartbeatInterval:   3 * time.Second,
+		BlockReportInterval: time.Hour,
+		ScanInterval:        24 * time.Hour,
+		PerClientBuffer:     64 << 20,
+		ScanBandwidth:       64 << 20,
+		IOTimeout:           60 * time.Second,
+		MaxXceivers:         4096,
+	}
+}
+
+// Validate checks the configuration and says what is wrong in terms of
+// the YAML keys.
+func (c Config) Validate() error {
+	var errs []error
+	if c.NameNode == "" {
+		errs = append(errs, errors.New("namenode: address required"))
+	} else if _, _, err := net.SplitHostPort(c.NameNode); err != nil {
+		errs = append(errs, fmt.Errorf("namenode: %q is not host:port", c.NameNode))
+	}
+	for _, a := range []struct{ key, v string }{{"data_addr", c.DataAddr}, {"ipc_addr", c.IPCAddr}, {"http_addr", c.HTTPAddr}} {
+		if _, _, err := net.SplitHostPort(a.v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %q is not host:port", a.key, a.v))
+		}
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data_dir: required"))
+	}
+	if c.AdvertiseIP != "" && net.ParseIP(c.AdvertiseIP) == nil {
+		errs = append(errs, fmt.Errorf("advertise_ip: %q is not an IP address", c.AdvertiseIP))
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"heartbeat_interval", c.HeartbeatInterval}, {"block_report_interval", c.BlockReportInterval}, {"scan_interval", c.ScanInterval}} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("%s: must be positive, got %v", d.key, d.v))
+		}
+	}
+	if c.PerClientBuffer < 64<<10 {
+		errs = append(errs, fmt.Errorf("per_client_buffer: %d is smaller than one packet (65536)", c.PerClientBuffer))
+	}
+	if c.CacheCapacity < 0 || c.ScanBandwidth < 0 || c.SocketRecvBuffer < 0 || c.SocketSendBuffer < 0 || c.IOTimeout < 0 || c.MaxXceivers < 0 {
+		errs = append(errs, errors.New("cache_capacity, scan_bandwidth, socket buffers, io_timeout and max_xceivers must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults fills zero tuning knobs.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.IOTimeout == 0 {
+		c.IOTimeout = d.IOTimeout
+	}
+	if c.MaxXceivers == 0 {
+		c.MaxXceivers = d.MaxXceivers
+	}
+	if c.Rack == "" {
+		c.Rack = d.Rack
+	}
+	if c.Hostname == "" {
+		c.Hostname, _ = os.Hostname()
+	}
+	return c
+}
+
+// advertiseIP picks the address other hosts use to reach this node: the
+// configured one, else the host of data_addr unless it is a wildcard, else
+// the first non-loopback interface address, else loopback.
+func advertiseIP(cfg Config, dataAddr net.Addr) string {
+	if cfg.AdvertiseIP != "" {
+		return cfg.AdvertiseIP
+	}
+	if ta, ok := dataAddr.(*net.TCPAddr); ok && !ta.IP.IsUnspecified() {
+		return ta.IP.String()
+	}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
+				return ipn.IP.String()
+			}
+		}
+	}
+	return "127.0.0.1"
+}

@@ -1,0 +1,553 @@
+package datanode
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"smarth/internal/datanode/store"
+	"smarth/internal/datatransfer"
+	"smarth/internal/rpc/dfspb"
+)
+
+const (
+	ok           = dfspb.OpStatus_OP_STATUS_SUCCESS
+	statusError  = dfspb.OpStatus_OP_STATUS_ERROR
+	maxPipeline  = 16  // targets accepted in one write request
+	ackQueueSize = 256 // packets written locally and not yet acked (the client's window is 80)
+)
+
+// receiver runs one WRITE_BLOCK: the HDFS BlockReceiver and its
+// PacketResponder. Classic: each packet is forwarded downstream as soon as
+// it arrives, then verified and written; the responder acks a packet
+// upstream once it is written here and acked by the downstream. Multi-
+// pipeline first node (SMARTH): packets are verified and stored first, then
+// queued for a forwarder goroutine within the client's buffer budget, and a
+// FIRST_NODE_FINISH_ACK goes to the client once the whole block is stored.
+type receiver struct {
+	d      *DataNode
+	op     *dfspb.WriteBlockOp
+	up     net.Conn
+	pr     *datatransfer.PacketReader
+	down   net.Conn      // nil on the last node of the pipeline
+	downR  *bufio.Reader // acks from down
+	w      *store.Writer
+	first  bool // upstream is the client, not a datanode
+	multi  bool // first node of a multi-pipeline write
+	client *clientState
+	name   string
+
+	upMu     sync.Mutex // serializes writes to up: acks (responder) and the FNFA (receiver)
+	acks     chan ackItem
+	fwd      chan *datatransfer.Packet // multi: stored packets waiting to be forwarded
+	stopped  chan struct{}             // closed by stop: tear everything down
+	stopOnce sync.Once
+	release  func() // ends the client's pipeline claim (multi-pipeline mode)
+
+	start     time.Time
+	bytes     int64
+	checksumK bool // a checksum mismatch was found: discard the replica
+}
+
+// ackItem is one packet handled locally, waiting for its downstream ack.
+type ackItem struct {
+	seqno    int64
+	end      int64 // block offset after the packet's data
+	last     bool
+	status   dfspb.OpStatus // this node's status for the packet
+	received time.Time
+}
+
+// receiveBlock runs a WRITE_BLOCK request on connection up.
+func (d *DataNode) receiveBlock(up net.Conn, br *bufio.Reader, op *dfspb.WriteBlockOp) {
+	r := &receiver{d: d, op: op, up: up, first: op.GetSource() == nil, stopped: make(chan struct{}), release: func() {}}
+	if resp := r.setup(br); resp != nil {
+		if r.w != nil {
+			if op.GetStage() == dfspb.WriteStage_PIPELINE_SETUP_CREATE || op.GetStage() == dfspb.WriteStage_TRANSFER_FINALIZED {
+				r.w.Abort()
+			} else {
+				_ = r.w.Close()
+			}
+		}
+		r.release()
+		d.log.Warn("write refused", "block", r.name, "stage", op.GetStage().String(), "client", op.GetClientName(),
+			"upstream", up.RemoteAddr().String(), "status", resp.GetStatus().String(), "err", resp.GetMessage())
+		_ = d.writeResponse(up, resp)
+		return
+	}
+	defer d.closeTracked(r.down)
+	defer r.release()
+	r.run()
+}
+
+// setup validates the request, prepares the replica and connects the rest
+// of the pipeline. It returns nil when the write can start (the success
+// response has been sent), else the error response to send.
+func (r *receiver) setup(br *bufio.Reader) *dfspb.OpResponse {
+	d, op := r.d, r.op
+	b := op.GetBlock()
+	bpc := int(op.GetBytesPerChecksum())
+	if bpc == 0 {
+		bpc = datatransfer.DefaultBytesPerChecksum
+	}
+	r.name = store.BlockName(b.GetBlockId(), b.GetGenerationStamp())
+	switch {
+	case b == nil:
+		return errResponse(dfspb.OpStatus_OP_STATUS_ERROR_INVALID, "write request without a block")
+	case bpc > datatransfer.MaxBytesPerChecksum:
+		return errResponse(dfspb.OpStatus_OP_STATUS_ERROR_INVALID, fmt.Sprintf("bytes_per_checksum %d exceeds %d", bpc, datatransfer.MaxBytesPerChecksum))
+	case len(op.GetTargets()) > maxPipeline:
+		return errResponse(dfspb.OpStatus_OP_STATUS_ERROR_INVALID, fmt.Sprintf("pipeline of %d targets, limit %d", len(op.GetTargets()), maxPipeline))
+	case op.GetStage() == dfspb.WriteStage_TRANSFER_RBW && len(op.GetTargets()) > 0:
+		return errResponse(dfspb.OpStatus_OP_STATUS_ERROR_INVALID, "TRANSFER_RBW must go to the last node (no targets)")
+	}
+	if op.GetMode() == dfspb.WriteMode_MULTI_PIPELINE && op.GetClientName() != "" {
+		cs, release, err := d.claimPipeline(op.GetClientName(), b.GetBlockId())
+		if err != nil {
+			return errResponse(busyStatus, err.Error())
+		}
+		r.client, r.release = cs, release
+		r.multi = r.first
+	}
+	w, err := r.openReplica(bpc)
+	if err != nil {
+		return errResponse(storeStatus(err), fmt.Sprintf("%s: %v", r.name, err))
+	}
+	r.w = w
+	r.name = w.Replica().Name()
+	w.SetStopper(r.stop)
+	if op.GetStage() != dfspb.WriteStage_TRANSFER_FINALIZED {
+		d.reportBlock(w.Replica(), dfspb.ReceivedStatus_RECEIVING)
+	}
+	if len(op.GetTargets()) > 0 {
+		if resp := r.connectDownstream(bpc); resp != nil {
+			return resp
+		}
+	}
+	r.pr = datatransfer.NewPacketReader(br)
+	r.pr.BytesPerChecksum = bpc
+	r.pr.MaxDataLen = 4 << 20
+	if err := d.writeResponse(r.up, &dfspb.OpResponse{}); err != nil {
+		return errResponse(statusError, "sending write response: "+err.Error())
+	}
+	return nil
+}
+
+// openReplica creates or reopens the replica for the request's stage.
+func (r *receiver) openReplica(bpc int) (*store.Writer, error) {
+	b, st := r.op.GetBlock(), r.d.store
+	switch r.op.GetStage() {
+	case dfspb.WriteStage_PIPELINE_SETUP_CREATE, dfspb.WriteStage_TRANSFER_RBW:
+		return st.CreateRBW(b.GetBlockId(), b.GetGenerationStamp(), bpc, false)
+	case dfspb.WriteStage_TRANSFER_FINALIZED:
+		return st.CreateRBW(b.GetBlockId(), b.GetGenerationStamp(), bpc, true)
+	case dfspb.WriteStage_PIPELINE_SETUP_STREAMING_RECOVERY:
+		if r.op.GetLatestGs() <= b.GetGenerationStamp() {
+			return nil, fmt.Errorf("recovery needs a newer generation stamp than %d, got latest_gs %d", b.GetGenerationStamp(), r.op.GetLatestGs())
+		}
+		return st.RecoverRBW(b.GetBlockId(), r.op.GetLatestGs(), b.GetNumBytes(), bpc)
+	}
+	return nil, fmt.Errorf("%w: unknown write stage %s", errInvalid, r.op.GetStage())
+}
+
+var errInvalid = errors.New("invalid request")
+
+func storeStatus(err error) dfspb.OpStatus {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return dfspb.OpStatus_OP_STATUS_ERROR_NOT_FOUND
+	case errors.Is(err, store.ErrExists):
+		return dfspb.OpStatus_OP_STATUS_ERROR_EXISTS
+	case errors.Is(err, store.ErrCorrupt):
+		return dfspb.OpStatus_OP_STATUS_ERROR_CHECKSUM
+	case errors.Is(err, errInvalid):
+		return dfspb.OpStatus_OP_STATUS_ERROR_INVALID
+	}
+	return statusError
+}
+
+// connectDownstream sends the request on to targets[0] with the remaining
+// targets and waits for its response; a failure names the bad node.
+func (r *receiver) connectDownstream(bpc int) *dfspb.OpResponse {
+	d, op := r.d, r.op
+	next := op.GetTargets()[0]
+	addr := dataAddr(next)
+	fail := func(msg string, resp *dfspb.OpResponse) *dfspb.OpResponse {
+		out := &dfspb.OpResponse{Status: statusError, Message: msg, FirstBadLink: addr}
+		if resp != nil {
+			out.Status = resp.GetStatus()
+			if resp.GetFirstBadLink() != "" {
+				out.FirstBadLink = resp.GetFirstBadLink()
+			}
+		}
+		return out
+	}
+	c, err := d.dial(d.ctx, addr)
+	if err != nil {
+		return fail(fmt.Sprintf("connecting to downstream datanode %s: %v", addr, err), nil)
+	}
+	r.down = c
+	fwd := &dfspb.WriteBlockOp{
+		Block:            op.GetBlock(),
+		Targets:          op.GetTargets()[1:],
+		ClientName:       op.GetClientName(),
+		Stage:            op.GetStage(),
+		Mode:             op.GetMode(),
+		Token:            op.GetToken(),
+		BytesPerChecksum: uint32(bpc),
+		LatestGs:         op.GetLatestGs(),
+		Source:           d.Info(),
+	}
+	_ = c.SetDeadline(time.Now().Add(d.cfg.IOTimeout))
+	if err := datatransfer.WriteOp(c, fwd); err != nil {
+		return fail(fmt.Sprintf("sending write request to %s: %v", addr, err), nil)
+	}
+	r.downR = bufio.NewReaderSize(c, ackBufSize)
+	resp, err := datatransfer.ReadResponse(r.downR)
+	if err != nil {
+		return fail(fmt.Sprintf("reading write response from %s: %v", addr, err), nil)
+	}
+	if resp.GetStatus() != ok {
+		return fail(fmt.Sprintf("downstream %s: %s", addr, resp.GetMessage()), resp)
+	}
+	_ = c.SetDeadline(time.Time{})
+	return nil
+}
+
+// stop tears the write down from outside (the store taking the replica
+// over, a failure elsewhere): both connections close, every goroutine of
+// the receiver ends.
+func (r *receiver) stop() {
+	r.stopOnce.Do(func() {
+		close(r.stopped)
+		r.up.Close()
+		if r.down != nil {
+			r.down.Close()
+		}
+	})
+}
+
+// run streams the block; it returns when the write has ended either way.
+func (r *receiver) run() {
+	r.start = time.Now()
+	r.acks = make(chan ackItem, ackQueueSize)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); r.respond() }()
+	if r.multi && r.down != nil {
+		r.fwd = make(chan *datatransfer.Packet, r.d.cfg.PerClientBuffer/datatransfer.DefaultPacketDataLen+16)
+		wg.Add(1)
+		go func() { defer wg.Done(); r.forward() }()
+	}
+	err := r.receive()
+	close(r.acks)
+	if r.fwd != nil {
+		close(r.fwd)
+	}
+	if err != nil {
+		if r.checksumK {
+			r.w.Abort()
+		} else {
+			_ = r.w.Close()
+		}
+		// Upstream is gone or we failed: nothing more will be acked.
+		if !errors.Is(err, errLocal) {
+			r.stop()
+		}
+	}
+	wg.Wait()
+	if err != nil && !isClosed(err) {
+		r.d.log.Warn("block receive failed", "block", r.name, "bytes", r.bytes, "stage", r.op.GetStage().String(),
+			"upstream", r.up.RemoteAddr().String(), "client", r.op.GetClientName(), "err", err)
+	}
+}
+
+// errLocal marks a failure this node reports in its own ack status.
+var errLocal = errors.New("local failure")
+
+// receive reads packets until the last one. Classic: forward, verify,
+// write. Multi-pipeline first node: verify, write, queue for forwarding.
+func (r *receiver) receive() error {
+	expect := int64(0)
+	for {
+		_ = r.up.SetReadDeadline(time.Now().Add(r.d.cfg.IOTimeout))
+		p, err := r.pr.Next()
+		if err != nil {
+			return fmt.Errorf("reading packet from %s: %w", r.up.RemoteAddr(), err)
+		}
+		arrived := time.Now()
+		h := p.Header
+		if h.Heartbeat() {
+			err := r.pass(p)
+			if !r.push(ackItem{seqno: datatransfer.HeartbeatSeqno, received: arrived}) {
+				return errStopped
+			}
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if h.Seqno != expect {
+			p.Release()
+			return r.localFailure(h.Seqno, dfspb.OpStatus_OP_STATUS_ERROR_INVALID,
+				fmt.Errorf("%w: packet seqno %d, expected %d", datatransfer.ErrProtocol, h.Seqno, expect))
+		}
+		expect++
+		// A failed forward is reported by the responder, which finds the
+		// downstream connection closed when it waits for this packet's ack;
+		// the packet itself is still stored and queued.
+		var downErr error
+		if !r.multi && r.down != nil {
+			downErr = r.writeDown(p.Wire())
+		}
+		if err := p.Verify(); err != nil {
+			p.Release()
+			r.checksumK = true
+			r.d.metrics.checksumFailures.Inc()
+			return r.localFailure(h.Seqno, dfspb.OpStatus_OP_STATUS_ERROR_CHECKSUM, fmt.Errorf("%s: %w", r.name, err))
+		}
+		if err := r.w.Write(h.Offset, p.Data(), p.Checksums()); err != nil {
+			p.Release()
+			return r.localFailure(h.Seqno, statusError, err)
+		}
+		r.bytes += int64(h.DataLen)
+		r.d.metrics.bytesWritten.Add(float64(h.DataLen))
+		end := h.Offset + int64(h.DataLen)
+		if h.Last() {
+			if err := r.complete(); err != nil {
+				p.Release()
+				return r.localFailure(h.Seqno, statusError, err)
+			}
+		}
+		if r.multi && r.down != nil {
+			if err := r.queueForward(p); err != nil {
+				return err
+			}
+		} else {
+			p.Release()
+		}
+		if !r.push(ackItem{seqno: h.Seqno, end: end, last: h.Last(), received: arrived}) {
+			return errStopped
+		}
+		if downErr != nil {
+			return downErr
+		}
+		if h.Last() {
+			if r.multi {
+				r.sendFNFA(h.Seqno)
+			}
+			return nil
+		}
+	}
+}
+
+var errStopped = errors.New("write stopped")
+
+// pass forwards a heartbeat packet (both modes keep packet order).
+func (r *receiver) pass(p *datatransfer.Packet) error {
+	if r.down == nil {
+		p.Release()
+		return nil
+	}
+	if r.multi {
+		return r.queueForward(p)
+	}
+	err := r.writeDown(p.Wire())
+	p.Release()
+	return err
+}
+
+func (r *receiver) writeDown(b []byte) error {
+	_ = r.down.SetWriteDeadline(time.Now().Add(r.d.cfg.IOTimeout))
+	if _, err := r.down.Write(b); err != nil {
+		// The responder notices the broken downstream when it reads the
+		// next ack and reports it upstream; wait for it there.
+		r.down.Close()
+		return fmt.Errorf("%w: forwarding to %s: %v", errLocal, r.down.RemoteAddr(), err)
+	}
+	return nil
+}
+
+// queueForward hands a stored packet to the forwarder, waiting while the
+// client's buffer is full (this goroutine then stops reading the client's
+// socket: TCP back-pressure).
+func (r *receiver) queueForward(p *datatransfer.Packet) error {
+	n := int64(len(p.Wire()))
+	if !r.client.budget.acquire(n, r.stopped) {
+		p.Release()
+		return errStopped
+	}
+	select {
+	case r.fwd <- p:
+		return nil
+	case <-r.stopped:
+		r.client.budget.release(n)
+		p.Release()
+		return errStopped
+	}
+}
+
+// forward writes queued packets downstream (multi-pipeline first node).
+func (r *receiver) forward() {
+	broken := false
+	for p := range r.fwd {
+		n := int64(len(p.Wire()))
+		if !broken {
+			if err := r.writeDown(p.Wire()); err != nil {
+				broken = true
+			}
+		}
+		r.client.budget.release(n)
+		p.Release()
+	}
+}
+
+// push queues a locally handled packet for the responder.
+func (r *receiver) push(it ackItem) bool {
+	select {
+	case r.acks <- it:
+		return true
+	case <-r.stopped:
+		return false
+	}
+}
+
+// localFailure queues this node's error status for the packet; the
+// responder sends it upstream and closes the connection.
+func (r *receiver) localFailure(seqno int64, st dfspb.OpStatus, err error) error {
+	r.push(ackItem{seqno: seqno, status: st})
+	return fmt.Errorf("%w: %v", errLocal, err)
+}
+
+// complete ends the replica after its last packet: finalized and reported
+// RECEIVED, except TRANSFER_RBW which stays a replica being written. It
+// logs the block-receive line.
+func (r *receiver) complete() error {
+	end := time.Now()
+	stage := r.op.GetStage()
+	var rep store.Replica
+	if stage == dfspb.WriteStage_TRANSFER_RBW {
+		rep = r.w.Replica()
+		r.w.SetVisible(rep.Length)
+		if err := r.w.Close(); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if rep, err = r.w.Finalize(); err != nil {
+			return err
+		}
+		r.d.reportBlock(rep, dfspb.ReceivedStatus_RECEIVED)
+		r.d.metrics.blocksWritten.Inc()
+	}
+	r.d.logBlockReceived(r, rep, end)
+	return nil
+}
+
+// sendFNFA tells a multi-pipeline client that this node has stored every
+// packet of the block.
+func (r *receiver) sendFNFA(seqno int64) {
+	r.writeAck(datatransfer.Ack{Kind: datatransfer.AckFirstNodeFinish, Seqno: seqno, Statuses: []dfspb.OpStatus{ok}})
+}
+
+func (r *receiver) writeAck(a datatransfer.Ack) error {
+	r.upMu.Lock()
+	defer r.upMu.Unlock()
+	_ = r.up.SetWriteDeadline(time.Now().Add(r.d.cfg.IOTimeout))
+	return datatransfer.WriteAck(r.up, a)
+}
+
+// respond is the packet responder: for each packet handled locally, in
+// order, it waits for the downstream's ack of it, prepends this node's
+// status and sends the ack upstream. Any failure is reported in one error
+// ack that names the failing node by its position, then the write ends.
+func (r *receiver) respond() {
+	for it := range r.acks {
+		if it.status != ok {
+			_ = r.writeAck(datatransfer.Ack{Seqno: it.seqno, Statuses: []dfspb.OpStatus{it.status}})
+			r.stop()
+			return
+		}
+		statuses := []dfspb.OpStatus{ok}
+		if r.down != nil {
+			_ = r.down.SetReadDeadline(time.Now().Add(r.d.cfg.IOTimeout))
+			a, err := datatransfer.ReadAck(r.downR)
+			switch {
+			case err != nil:
+				err = fmt.Errorf("reading ack from downstream %s: %w", r.down.RemoteAddr(), err)
+			case a.Kind != datatransfer.AckPipeline || a.Seqno != it.seqno:
+				err = fmt.Errorf("downstream %s sent %s for seqno %d, expected an ack of %d", r.down.RemoteAddr(), a.Kind, a.Seqno, it.seqno)
+			}
+			if err != nil {
+				r.downstreamFailed(it.seqno, err)
+				return
+			}
+			statuses = append(statuses, a.Statuses...)
+			if a.FirstFailed() >= 0 {
+				_ = r.writeAck(datatransfer.Ack{Seqno: it.seqno, Statuses: statuses})
+				r.stop()
+				return
+			}
+		}
+		if it.last {
+			// The claim must be gone before the client sees the block
+			// complete and opens its next pipeline through this node.
+			r.release()
+		}
+		if err := r.writeAck(datatransfer.Ack{Seqno: it.seqno, Statuses: statuses}); err != nil {
+			r.stop()
+			return
+		}
+		if it.seqno >= 0 {
+			r.w.SetVisible(it.end)
+		}
+		r.d.metrics.ackLatency.Observe(time.Since(it.received).Seconds())
+		if it.last {
+			return
+		}
+	}
+}
+
+// downstreamFailed reports the node after this one as failed (status[1])
+// and ends the write, unless the write was stopped from here anyway.
+func (r *receiver) downstreamFailed(seqno int64, err error) {
+	select {
+	case <-r.stopped:
+		return
+	default:
+	}
+	r.d.log.Warn("downstream datanode failed", "block", r.name, "downstream", r.down.RemoteAddr().String(), "err", err)
+	_ = r.writeAck(datatransfer.Ack{Seqno: seqno, Statuses: []dfspb.OpStatus{ok, statusError}})
+	r.stop()
+}
+
+// logBlockReceived writes the block-receive line (see the package doc for
+// its keys; the network-tuning work parses it).
+func (d *DataNode) logBlockReceived(r *receiver, rep store.Replica, end time.Time) {
+	dur := end.Sub(r.start)
+	secs := max(dur.Seconds(), 1e-9)
+	mode := r.op.GetMode()
+	if mode == dfspb.WriteMode_WRITE_MODE_UNSPECIFIED {
+		mode = dfspb.WriteMode_CLASSIC
+	}
+	d.metrics.writeThroughput.Observe(float64(r.bytes) / secs)
+	d.log.Info("block received",
+		"block", rep.Name(),
+		"gs", rep.GS,
+		"bytes", r.bytes,
+		"length", rep.Length,
+		"start", r.start,
+		"end", end,
+		"duration", dur.Seconds(),
+		"mib_per_s", float64(r.bytes)/secs/(1<<20),
+		"mbit_per_s", float64(r.bytes)*8/secs/1e6,
+		"stage", r.op.GetStage().String(),
+		"mode", mode.String(),
+		"upstream", r.up.RemoteAddr().String(),
+		"client", r.op.GetClientName(),
+		"downstream", len(r.op.GetTargets()),
+	)
+}

@@ -1,0 +1,184 @@
+package datanode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"smarth/internal/datanode/store"
+	"smarth/internal/rpc/dfspb"
+)
+
+// interDatanode serves InterDatanodeProtocol on ipc_addr: the replica side
+// of lease recovery.
+type interDatanode struct {
+	dfspb.UnimplementedInterDatanodeProtocolServer
+	d *DataNode
+}
+
+func (s *interDatanode) InitReplicaRecovery(_ context.Context, req *dfspb.InitReplicaRecoveryRequest) (*dfspb.InitReplicaRecoveryResponse, error) {
+	return s.d.initReplicaRecovery(req)
+}
+
+func (s *interDatanode) UpdateReplicaUnderRecovery(_ context.Context, req *dfspb.UpdateReplicaUnderRecoveryRequest) (*dfspb.UpdateReplicaUnderRecoveryResponse, error) {
+	return s.d.updateReplicaUnderRecovery(req)
+}
+
+func (d *DataNode) initReplicaRecovery(req *dfspb.InitReplicaRecoveryRequest) (*dfspb.InitReplicaRecoveryResponse, error) {
+	r, orig, err := d.store.InitRecovery(req.GetBlock().GetBlockId(), req.GetRecoveryId())
+	if errors.Is(err, store.ErrNotFound) {
+		return &dfspb.InitReplicaRecoveryResponse{Exists: false}, nil
+	}
+	if err != nil {
+		return nil, status.Error(codes.FailedPrecondition, err.Error())
+	}
+	return &dfspb.InitReplicaRecoveryResponse{Exists: true, Block: extended(r), OriginalState: replicaState(orig)}, nil
+}
+
+func (d *DataNode) updateReplicaUnderRecovery(req *dfspb.UpdateReplicaUnderRecoveryRequest) (*dfspb.UpdateReplicaUnderRecoveryResponse, error) {
+	r, err := d.store.UpdateRecovery(req.GetBlock().GetBlockId(), req.GetRecoveryId(), req.GetNewLength())
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, status.Error(codes.NotFound, err.Error())
+	}
+	if err != nil {
+		return nil, status.Error(codes.FailedPrecondition, err.Error())
+	}
+	d.log.Info("replica recovered", "block", r.Name(), "length", r.Length)
+	d.reportBlock(r, dfspb.ReceivedStatus_RECEIVED)
+	return &dfspb.UpdateReplicaUnderRecoveryResponse{Block: extended(r)}, nil
+}
+
+// recoveryPeer is one replica holder in a lease recovery.
+type recoveryPeer struct {
+	info  *dfspb.DatanodeInfo
+	block *dfspb.ExtendedBlock // as stored there
+	state dfspb.ReplicaState   // before recovery
+}
+
+// recoverBlock runs lease recovery as the primary datanode (HDFS's
+// BlockRecoveryWorker): ask every replica holder for its replica, choose
+// the length — a finalized replica's if there is one, else the shortest
+// replica being written — truncate and finalize every replica that has that
+// many bytes under the new generation stamp, and commit the result to the
+// namenode.
+func (d *DataNode) recoverBlock(cmd *dfspb.RecoverBlockCommand) {
+	b, newGS := cmd.GetBlock(), cmd.GetNewGs()
+	name := store.BlockName(b.GetBlockId(), b.GetGenerationStamp())
+	var peers []recoveryPeer
+	for _, dn := range cmd.GetReplicas() {
+		resp, err := d.callInit(dn, &dfspb.InitReplicaRecoveryRequest{Block: b, RecoveryId: newGS})
+		if err != nil {
+			d.log.Warn("lease recovery: replica unavailable", "block", name, "datanode", dn.GetId(), "err", err)
+			continue
+		}
+		if !resp.GetExists() || resp.GetBlock().GetGenerationStamp() < b.GetGenerationStamp() {
+			continue
+		}
+		peers = append(peers, recoveryPeer{info: dn, block: resp.GetBlock(), state: resp.GetOriginalState()})
+	}
+	newLen, ok := chooseRecoveryLength(peers)
+	if !ok {
+		d.log.Error("lease recovery failed: no usable replica", "block", name, "asked", len(cmd.GetReplicas()))
+		return
+	}
+	var synced []string
+	for _, p := range peers {
+		if p.block.GetNumBytes() < newLen {
+			continue
+		}
+		_, err := d.callUpdate(p.info, &dfspb.UpdateReplicaUnderRecoveryRequest{Block: p.block, RecoveryId: newGS, NewLength: newLen})
+		if err != nil {
+			d.log.Warn("lease recovery: cannot update replica", "block", name, "datanode", p.info.GetId(), "err", err)
+			continue
+		}
+		synced = append(synced, p.info.GetId())
+	}
+	if len(synced) == 0 {
+		d.log.Error("lease recovery failed: no replica could be updated", "block", name)
+		return
+	}
+	ctx, cancel := d.rpcContext(rpcTimeout)
+	defer cancel()
+	_, err := d.nn.CommitBlockSynchronization(ctx, &dfspb.CommitBlockSynchronizationRequest{
+		Block: b, NewGs: newGS, NewLength: newLen, CloseFile: true, NewTargets: synced,
+	})
+	if err != nil {
+		d.log.Error("lease recovery: commit failed", "block", name, "err", rpcError("commit block synchronization", err))
+		return
+	}
+	d.log.Info("lease recovery done", "block", name, "new_gs", newGS, "length", newLen, "replicas", len(synced))
+}
+
+// chooseRecoveryLength picks the recovered length: a finalized replica's
+// length if any replica is finalized, else the minimum over the replicas
+// being written (every byte up to it is on every replica).
+func chooseRecoveryLength(peers []recoveryPeer) (int64, bool) {
+	if len(peers) == 0 {
+		return 0, false
+	}
+	for _, p := range peers {
+		if p.state == dfspb.ReplicaState_FINALIZED {
+			return p.block.GetNumBytes(), true
+		}
+	}
+	n := peers[0].block.GetNumBytes()
+	for _, p := range peers[1:] {
+		n = min(n, p.block.GetNumBytes())
+	}
+	return n, true
+}
+
+func (d *DataNode) callInit(dn *dfspb.DatanodeInfo, req *dfspb.InitReplicaRecoveryRequest) (*dfspb.InitReplicaRecoveryResponse, error) {
+	if dn.GetId() == d.ID() {
+		return d.initReplicaRecovery(req)
+	}
+	var resp *dfspb.InitReplicaRecoveryResponse
+	err := d.withPeer(dn, func(ctx context.Context, c dfspb.InterDatanodeProtocolClient) (err error) {
+		resp, err = c.InitReplicaRecovery(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+func (d *DataNode) callUpdate(dn *dfspb.DatanodeInfo, req *dfspb.UpdateReplicaUnderRecoveryRequest) (*dfspb.UpdateReplicaUnderRecoveryResponse, error) {
+	if dn.GetId() == d.ID() {
+		return d.updateReplicaUnderRecovery(req)
+	}
+	var resp *dfspb.UpdateReplicaUnderRecoveryResponse
+	err := d.withPeer(dn, func(ctx context.Context, c dfspb.InterDatanodeProtocolClient) (err error) {
+		resp, err = c.UpdateReplicaUnderRecovery(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+// withPeer calls another datanode's InterDatanodeProtocol.
+func (d *DataNode) withPeer(dn *dfspb.DatanodeInfo, call func(context.Context, dfspb.InterDatanodeProtocolClient) error) error {
+	addr := net.JoinHostPort(dn.GetIpAddr(), strconv.Itoa(int(dn.GetIpcPort())))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return fmt.Errorf("datanode %s at %s: %w", dn.GetId(), addr, err)
+	}
+	defer conn.Close()
+	ctx, cancel := d.rpcContext(rpcTimeout)
+	defer cancel()
+	if err := call(ctx, dfspb.NewInterDatanodeProtocolClient(conn)); err != nil {
+		return fmt.Errorf("datanode %s at %s: %w", dn.GetId(), addr, rpcError("inter-datanode call", err))
+	}
+	return nil
+}
+
+func cloneInfo(i *dfspb.DatanodeInfo) *dfspb.DatanodeInfo {
+	if i == nil {
+		return nil
+	}
+	return proto.Clone(i).(*dfspb.DatanodeInfo)
+}

@@ -1,0 +1,203 @@
+package datanode
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"smarth/internal/datanode/store"
+	"smarth/internal/datatransfer"
+	"smarth/internal/rpc/dfspb"
+)
+
+// packetSource cuts a replica's byte range into packets with the checksums
+// stored in its meta file, as HDFS's BlockSender does.
+type packetSource struct {
+	h     *store.Handle
+	pos   int64 // next byte to send (chunk aligned)
+	end   int64
+	bpc   int
+	seqno int64
+	sums  *bufio.Reader // the meta file from the first chunk sent
+	buf   []byte        // packet under construction: header, checksums, data
+	// recomputeLast: the replica may still grow, so a partial last chunk's
+	// stored checksum can cover more bytes than we send; compute it.
+	recomputeLast bool
+}
+
+func newPacketSource(h *store.Handle, start, end int64) (*packetSource, error) {
+	bpc := h.BytesPerChecksum
+	if _, err := h.Data.Seek(start, io.SeekStart); err != nil {
+		return nil, err
+	}
+	metaOff := int64(store.MetaHeaderLen) + start/int64(bpc)*datatransfer.ChecksumSize
+	sumsLen := int64(datatransfer.ChunkCount(int(end-start), bpc) * datatransfer.ChecksumSize)
+	dataMax := datatransfer.DefaultPacketDataLen / bpc * bpc
+	if dataMax == 0 {
+		dataMax = bpc
+	}
+	return &packetSource{
+		h: h, pos: start, end: end, bpc: bpc,
+		sums:          bufio.NewReaderSize(io.NewSectionReader(h.Meta, metaOff, sumsLen), 64<<10),
+		buf:           make([]byte, datatransfer.PacketHeaderLen+datatransfer.ChunkCount(dataMax, bpc)*datatransfer.ChecksumSize+dataMax),
+		recomputeLast: h.State != store.Finalized,
+	}, nil
+}
+
+// packetLen is the data length of the next packet (0 when done).
+func (s *packetSource) packetLen() int {
+	max := (len(s.buf) - datatransfer.PacketHeaderLen) / (s.bpc + datatransfer.ChecksumSize) * s.bpc
+	return int(min(int64(max), s.end-s.pos))
+}
+
+// lastSeqno is the seqno the last packet will carry, counted from now.
+func (s *packetSource) lastSeqno() int64 {
+	max := int64((len(s.buf) - datatransfer.PacketHeaderLen) / (s.bpc + datatransfer.ChecksumSize) * s.bpc)
+	return s.seqno + (s.end-s.pos+max-1)/max
+}
+
+// header fills the header and checksums of the next n-byte packet and
+// returns them; the data is to be sent from the block file's current
+// position (sendfile).
+func (s *packetSource) header(n int) ([]byte, error) {
+	nsums := datatransfer.ChunkCount(n, s.bpc) * datatransfer.ChecksumSize
+	b := s.buf[:datatransfer.PacketHeaderLen+nsums]
+	datatransfer.PacketHeader{DataLen: uint32(n), Offset: s.pos, Seqno: s.seqno, BytesPerChecksum: uint32(s.bpc)}.Put(b)
+	if _, err := io.ReadFull(s.sums, b[datatransfer.PacketHeaderLen:]); err != nil {
+		return nil, fmt.Errorf("%w: %s: reading checksums at offset %d: %v", store.ErrCorrupt, s.h.Name(), s.pos, err)
+	}
+	s.seqno++
+	s.pos += int64(n)
+	return b, nil
+}
+
+// full builds the next whole packet in memory (header, checksums, data).
+// With verify, a chunk whose data does not match its stored checksum is
+// returned as a *datatransfer.ChecksumError together with the packet, so
+// the caller may still send it (the reader then sees the mismatch itself).
+func (s *packetSource) full(n int, verify bool) ([]byte, error) {
+	off := s.pos
+	hdr, err := s.header(n)
+	if err != nil {
+		return nil, err
+	}
+	b := s.buf[:len(hdr)+n]
+	if _, err := io.ReadFull(s.h.Data, b[len(hdr):]); err != nil {
+		return nil, fmt.Errorf("%w: %s: reading data at offset %d: %v", store.ErrCorrupt, s.h.Name(), off, err)
+	}
+	sums, data := b[datatransfer.PacketHeaderLen:len(hdr)], b[len(hdr):]
+	if last := n % s.bpc; s.recomputeLast && last != 0 && s.pos == s.end {
+		binary.BigEndian.PutUint32(sums[len(sums)-4:], datatransfer.CRC32C(data[len(data)-last:]))
+	}
+	if verify {
+		if i := datatransfer.VerifyChecksums(sums, data, s.bpc); i >= 0 {
+			return b, &datatransfer.ChecksumError{Offset: off + int64(i*s.bpc),
+				Want: binary.BigEndian.Uint32(sums[i*4:]), Got: datatransfer.CRC32C(data[i*s.bpc : min((i+1)*s.bpc, n)])}
+		}
+	}
+	return b, nil
+}
+
+// lastPacket is the empty packet that ends a block or a read.
+func (s *packetSource) lastPacket() []byte {
+	b := s.buf[:datatransfer.PacketHeaderLen]
+	datatransfer.PacketHeader{Offset: s.pos, Seqno: s.seqno, Flags: datatransfer.FlagLast, BytesPerChecksum: uint32(s.bpc)}.Put(b)
+	s.seqno++
+	return b
+}
+
+// sendBlock serves READ_BLOCK: the requested range, widened to whole
+// chunks, in packets, then an empty last packet. Finalized replicas go out
+// with sendfile unless verify_reads is set; replicas being written are
+// served up to the bytes acknowledged so far.
+func (d *DataNode) sendBlock(c net.Conn, op *dfspb.ReadBlockOp) {
+	b := op.GetBlock()
+	h, err := d.store.Open(b.GetBlockId(), b.GetGenerationStamp())
+	if err != nil {
+		_ = d.writeResponse(c, errResponse(storeStatus(err), err.Error()))
+		return
+	}
+	defer h.Close()
+	off, n := op.GetOffset(), op.GetLength()
+	if off < 0 || n < 0 || off+n > h.Visible {
+		_ = d.writeResponse(c, errResponse(dfspb.OpStatus_OP_STATUS_ERROR_INVALID,
+			fmt.Sprintf("read of [%d, %d) is outside %s, which has %d readable bytes", off, off+n, h.Name(), h.Visible)))
+		return
+	}
+	bpc := int64(h.BytesPerChecksum)
+	start := off - off%bpc
+	end := min((off+n+bpc-1)/bpc*bpc, h.Visible)
+	src, err := newPacketSource(h, start, end)
+	if err != nil {
+		_ = d.writeResponse(c, errResponse(statusError, err.Error()))
+		return
+	}
+	if err := d.writeResponse(c, &dfspb.OpResponse{ChunkOffset: start}); err != nil {
+		return
+	}
+	began := time.Now()
+	sent, err := d.streamPackets(c, src, d.cfg.VerifyReads)
+	if err != nil {
+		var ce *datatransfer.ChecksumError
+		if errors.As(err, &ce) || errors.Is(err, store.ErrCorrupt) {
+			d.metrics.checksumFailures.Inc()
+			d.scanner.corrupt(h.Replica, err)
+		} else if !isClosed(err) {
+			d.log.Debug("read ended early", "block", h.Name(), "client", op.GetClientName(), "sent", sent, "err", err)
+		}
+		return
+	}
+	d.metrics.blocksRead.Inc()
+	if secs := time.Since(began).Seconds(); secs > 0 && sent > 0 {
+		d.metrics.readThroughput.Observe(float64(sent) / secs)
+	}
+}
+
+// streamPackets sends src's packets and the last packet on c, with
+// sendfile for the data when possible. It returns the data bytes sent.
+func (d *DataNode) streamPackets(c net.Conn, src *packetSource, verify bool) (int64, error) {
+	tc, sendfile := c.(*net.TCPConn)
+	sendfile = sendfile && !verify && !src.recomputeLast
+	var sent int64
+	for n := src.packetLen(); n > 0; n = src.packetLen() {
+		_ = c.SetWriteDeadline(time.Now().Add(d.cfg.IOTimeout))
+		if sendfile {
+			hdr, err := src.header(n)
+			if err != nil {
+				return sent, err
+			}
+			if _, err := c.Write(hdr); err != nil {
+				return sent, err
+			}
+			m, err := tc.ReadFrom(io.LimitReader(src.h.Data, int64(n)))
+			sent += m
+			d.metrics.bytesRead.Add(float64(m))
+			if err == nil && m < int64(n) {
+				err = fmt.Errorf("%w: %s: block file ends at %d", store.ErrCorrupt, src.h.Name(), src.pos-int64(n)+m)
+			}
+			if err != nil {
+				return sent, err
+			}
+			continue
+		}
+		pkt, perr := src.full(n, verify)
+		if pkt == nil {
+			return sent, perr
+		}
+		if _, err := c.Write(pkt); err != nil {
+			return sent, err
+		}
+		sent += int64(n)
+		d.metrics.bytesRead.Add(float64(n))
+		if perr != nil {
+			return sent, perr
+		}
+	}
+	_ = c.SetWriteDeadline(time.Now().Add(d.cfg.IOTimeout))
+	_, err := c.Write(src.lastPacket())
+	return sent, err
+}

@@ -1,0 +1,462 @@
+package store
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// State is a replica's state.
+type State uint8
+
+const (
+	// Finalized: complete and immutable.
+	Finalized State = iota + 1
+	// RBW: being written, or left behind by a write that stopped; it waits
+	// for the client to resume (pipeline recovery) or for lease recovery.
+	RBW
+	// RUR: under recovery by a primary datanode (lease recovery).
+	RUR
+	// Temporary: a re-replication copy in progress, invisible to reports.
+	Temporary
+)
+
+func (s State) String() string {
+	switch s {
+	case Finalized:
+		return "finalized"
+	case RBW:
+		return "rbw"
+	case RUR:
+		return "rur"
+	case Temporary:
+		return "temporary"
+	}
+	return "state(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Errors, matched with errors.Is; the wrapping message says which replica.
+var (
+	ErrNotFound = errors.New("replica not found")
+	ErrExists   = errors.New("replica already exists")
+	ErrCorrupt  = errors.New("replica is corrupt")
+)
+
+// Replica is a snapshot of one replica's state.
+type Replica struct {
+	BlockID          uint64
+	GS               uint64
+	Length           int64 // bytes in the block file covered by checksums
+	Visible          int64 // bytes a reader may see: Length when finalized, acked bytes while written
+	State            State
+	BytesPerChecksum int
+	Corrupt          bool
+}
+
+// Name is the HDFS-style block name used in messages, e.g. "blk_42_1001".
+func (r Replica) Name() string { return BlockName(r.BlockID, r.GS) }
+
+// BlockName formats a block id and generation stamp for messages.
+func BlockName(id, gs uint64) string { return fmt.Sprintf("blk_%d_%d", id, gs) }
+
+type replica struct {
+	Replica
+	dir        string  // directory holding its two files
+	writer     *Writer // non-nil while a writer has it open
+	recoveryID uint64  // latest lease-recovery id seen
+	original   State   // state before recovery started (RUR only)
+}
+
+func (r *replica) dataPath() string { return filepath.Join(r.dir, fmt.Sprintf("blk_%d", r.BlockID)) }
+func (r *replica) metaPath() string {
+	return filepath.Join(r.dir, fmt.Sprintf("blk_%d_%d.meta", r.BlockID, r.GS))
+}
+
+// Options tune a Store.
+type Options struct {
+	SyncOnClose bool // fsync block and meta files (and their directory) on finalize
+}
+
+// Store is one data directory's replicas.
+type Store struct {
+	dir       string
+	id        string
+	finalized string
+	rbw       string
+	tmp       string
+	opts      Options
+
+	mu       sync.Mutex
+	replicas map[uint64]*replica // guarded by mu, as are the replicas' fields
+}
+
+type versionFile struct {
+	LayoutVersion int    `json:"layout_version"`
+	DatanodeID    string `json:"datanode_id"`
+}
+
+// Open opens (creating if needed) the data directory dir, reads or makes its
+// datanode id, and loads every replica found: finalized ones as they are,
+// RBW ones truncated to their last checksummed chunk; temporary ones are
+// discarded.
+func Open(dir string, opts Options) (*Store, error) {
+	s := &Store{
+		dir:       dir,
+		finalized: filepath.Join(dir, "current", "finalized"),
+		rbw:       filepath.Join(dir, "rbw"),
+		tmp:       filepath.Join(dir, "tmp"),
+		opts:      opts,
+		replicas:  make(map[uint64]*replica),
+	}
+	if err := os.RemoveAll(s.tmp); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{s.finalized, s.rbw, s.tmp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	id, err := loadOrCreateID(dir)
+	if err != nil {
+		return nil, err
+	}
+	s.id = id
+	if err := s.scan(s.finalized, Finalized); err != nil {
+		return nil, err
+	}
+	if err := s.scan(s.rbw, RBW); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func loadOrCreateID(dir string) (string, error) {
+	path := filepath.Join(dir, "VERSION")
+	b, err := os.ReadFile(path)
+	if err == nil {
+		var v versionFile
+		if err := json.Unmarshal(b, &v); err != nil || v.DatanodeID == "" {
+			return "", fmt.Errorf("%s: not a datanode VERSION file (%v)", path, err)
+		}
+		return v.DatanodeID, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	v := versionFile{LayoutVersion: 1, DatanodeID: newUUID()}
+	b, _ = json.Marshal(v)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return "", err
+	}
+	return v.DatanodeID, os.Rename(tmp, path)
+}
+
+func newUUID() string {
+	var u [16]byte
+	_, _ = rand.Read(u[:])
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
+
+// ID is the datanode's stable id, kept in VERSION.
+func (s *Store) ID() string { return s.id }
+
+// Dir is the data directory.
+func (s *Store) Dir() string { return s.dir }
+
+// scan loads the replicas of one directory.
+func (s *Store) scan(dir string, state State) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	blocks := map[uint64]bool{}
+	metas := map[uint64][]uint64{} // id → generation stamps of meta files
+	for _, e := range entries {
+		if id, gs, ok := parseMetaName(e.Name()); ok {
+			metas[id] = append(metas[id], gs)
+		} else if id, ok := parseBlockName(e.Name()); ok {
+			blocks[id] = true
+		}
+	}
+	// A finalize renames the meta file first: a crash between the two
+	// renames leaves the block file in rbw/. Complete the move.
+	if state == Finalized {
+		for id := range metas {
+			if !blocks[id] {
+				src := filepath.Join(s.rbw, fmt.Sprintf("blk_%d", id))
+				if os.Rename(src, filepath.Join(dir, fmt.Sprintf("blk_%d", id))) == nil {
+					blocks[id] = true
+				}
+			}
+		}
+	}
+	for id, gss := range metas {
+		slices.Sort(gss)
+		for _, old := range gss[:len(gss)-1] {
+			_ = os.Remove(filepath.Join(dir, fmt.Sprintf("blk_%d_%d.meta", id, old)))
+		}
+		if !blocks[id] {
+			_ = os.Remove(filepath.Join(dir, fmt.Sprintf("blk_%d_%d.meta", id, gss[len(gss)-1])))
+			continue
+		}
+		if _, dup := s.replicas[id]; dup {
+			// Finalized wins over a leftover RBW copy of the same block.
+			_ = os.Remove(filepath.Join(dir, fmt.Sprintf("blk_%d", id)))
+			_ = os.Remove(filepath.Join(dir, fmt.Sprintf("blk_%d_%d.meta", id, gss[len(gss)-1])))
+			continue
+		}
+		r := &replica{Replica: Replica{BlockID: id, GS: gss[len(gss)-1], State: state}, dir: dir}
+		if err := s.load(r); err != nil {
+			return err
+		}
+		s.replicas[id] = r
+	}
+	for id := range blocks {
+		if _, ok := metas[id]; !ok {
+			_ = os.Remove(filepath.Join(dir, fmt.Sprintf("blk_%d", id)))
+		}
+	}
+	return nil
+}
+
+// load fills in a scanned replica's length and checksum size.
+func (s *Store) load(r *replica) error {
+	meta, err := os.Open(r.metaPath())
+	if err != nil {
+		return err
+	}
+	defer meta.Close()
+	bpc, err := readMetaHeader(meta)
+	if err != nil {
+		r.BytesPerChecksum, r.Corrupt = 512, true
+		return nil
+	}
+	r.BytesPerChecksum = bpc
+	mi, err := meta.Stat()
+	if err != nil {
+		return err
+	}
+	di, err := os.Stat(r.dataPath())
+	if err != nil {
+		return err
+	}
+	size := di.Size()
+	chunks := (mi.Size() - MetaHeaderLen) / checksumSize
+	if r.State == Finalized {
+		r.Length, r.Visible = size, size
+		if chunks != chunkCount(size, bpc) {
+			r.Corrupt = true
+		}
+		return nil
+	}
+	// An RBW replica keeps only the prefix its checksums cover, and drops a
+	// last chunk whose checksum does not match (a write torn by a crash).
+	n := min(size, chunks*int64(bpc))
+	if n > 0 {
+		last := (n - 1) / int64(bpc) * int64(bpc)
+		n = last + validPrefix(r.dataPath(), meta, last, n, bpc)
+	}
+	if err := truncateReplica(r.dataPath(), r.metaPath(), n, bpc); err != nil {
+		return err
+	}
+	r.Length, r.Visible = n, n
+	return nil
+}
+
+// validPrefix returns the longest prefix of the chunk [from, to) of a block
+// file that matches the chunk's stored checksum (0 if none): a crash can
+// leave more data than the checksum covers, or a torn chunk.
+func validPrefix(dataPath string, meta *os.File, from, to int64, bpc int) int64 {
+	f, err := os.Open(dataPath)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	buf := make([]byte, to-from)
+	if _, err := f.ReadAt(buf, from); err != nil {
+		return 0
+	}
+	var sum [checksumSize]byte
+	if _, err := meta.ReadAt(sum[:], MetaHeaderLen+from/int64(bpc)*checksumSize); err != nil {
+		return 0
+	}
+	want := beUint32(sum[:])
+	var crc uint32
+	best := int64(0)
+	for i := range buf {
+		crc = crc32.Update(crc, castagnoli, buf[i:i+1])
+		if crc == want {
+			best = int64(i + 1)
+		}
+	}
+	return best
+}
+
+func parseBlockName(name string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(name, "blk_")
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseUint(rest, 10, 64)
+	return id, err == nil
+}
+
+func parseMetaName(name string) (id, gs uint64, ok bool) {
+	rest, ok := strings.CutPrefix(name, "blk_")
+	if !ok {
+		return 0, 0, false
+	}
+	rest, ok = strings.CutSuffix(rest, ".meta")
+	if !ok {
+		return 0, 0, false
+	}
+	a, b, ok := strings.Cut(rest, "_")
+	if !ok {
+		return 0, 0, false
+	}
+	id, err1 := strconv.ParseUint(a, 10, 64)
+	gs, err2 := strconv.ParseUint(b, 10, 64)
+	return id, gs, err1 == nil && err2 == nil
+}
+
+// Get returns a snapshot of a replica.
+func (s *Store) Get(id uint64) (Replica, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.replicas[id]
+	if !ok {
+		return Replica{}, false
+	}
+	return r.Replica, true
+}
+
+// Replicas returns snapshots of every replica except temporary ones, in
+// block id order.
+func (s *Store) Replicas() []Replica {
+	s.mu.Lock()
+	out := make([]Replica, 0, len(s.replicas))
+	for _, r := range s.replicas {
+		if r.State != Temporary {
+			out = append(out, r.Replica)
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b Replica) int {
+		switch {
+		case a.BlockID < b.BlockID:
+			return -1
+		case a.BlockID > b.BlockID:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Usage is disk usage for heartbeats.
+type Usage struct {
+	Capacity  int64 // size of the file system holding the data directory
+	Used      int64 // bytes in replica files
+	Remaining int64 // bytes available to this process on that file system
+	Blocks    int
+}
+
+// Usage measures the data directory's file system (statfs) and the bytes
+// the replicas take.
+func (s *Store) Usage() (Usage, error) {
+	var u Usage
+	s.mu.Lock()
+	for _, r := range s.replicas {
+		u.Used += r.Length + metaLen(r.Length, r.BytesPerChecksum)
+		u.Blocks++
+	}
+	s.mu.Unlock()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(s.dir, &st); err != nil {
+		return u, fmt.Errorf("statfs %s: %w", s.dir, err)
+	}
+	u.Capacity = int64(st.Blocks) * int64(st.Bsize)
+	u.Remaining = int64(st.Bavail) * int64(st.Bsize)
+	return u, nil
+}
+
+// MarkCorrupt records that a replica failed verification: it is never
+// served again. It reports whether the replica (with that gs) was known.
+func (s *Store) MarkCorrupt(id, gs uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.replicas[id]
+	if !ok || (gs != 0 && r.GS != gs) {
+		return false
+	}
+	r.Corrupt = true
+	return true
+}
+
+// Delete removes a replica (the namenode's invalidate). gs 0 matches any
+// generation stamp; otherwise it must match. A writer on the replica is
+// stopped first.
+func (s *Store) Delete(id, gs uint64) (Replica, error) {
+	r, err := s.lockIdle(id)
+	if err != nil {
+		return Replica{}, err
+	}
+	defer s.mu.Unlock()
+	if gs != 0 && r.GS != gs {
+		return Replica{}, fmt.Errorf("%w: %s, replica has generation stamp %d", ErrNotFound, BlockName(id, gs), r.GS)
+	}
+	snap := r.Replica
+	s.removeLocked(r)
+	return snap, nil
+}
+
+func (s *Store) removeLocked(r *replica) {
+	_ = os.Remove(r.dataPath())
+	_ = os.Remove(r.metaPath())
+	if s.replicas[r.BlockID] == r {
+		delete(s.replicas, r.BlockID)
+	}
+}
+
+// lockIdle returns replica id with s.mu held and no writer attached,
+// stopping a writer if one is attached. On error s.mu is not held.
+func (s *Store) lockIdle(id uint64) (*replica, error) {
+	for attempt := 0; ; attempt++ {
+		s.mu.Lock()
+		r, ok := s.replicas[id]
+		if !ok {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("%w: blk_%d", ErrNotFound, id)
+		}
+		w := r.writer
+		if w == nil {
+			return r, nil
+		}
+		stop := w.stop
+		s.mu.Unlock()
+		if attempt > 0 || stop == nil {
+			// The writer's owner did not let go: close it ourselves.
+			w.abandon()
+		} else {
+			stop()
+		}
+		select {
+		case <-w.done:
+		case <-time.After(10 * time.Second):
+			w.abandon()
+		}
+	}
+}

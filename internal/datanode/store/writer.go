@@ -1,0 +1,353 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// Writer appends to one replica. It is used by one goroutine at a time; the
+// store may abandon it from another (to stop a stale write before recovery
+// or deletion), after which every call fails.
+type Writer struct {
+	s       *Store
+	r       *replica
+	data    *os.File
+	meta    *os.File
+	bpc     int
+	length  int64  // bytes written; only the owning goroutine changes it
+	lastCRC uint32 // CRC of the partial last chunk when length%bpc != 0
+	sums    []byte // scratch for checksums of a misaligned append
+
+	stop      func() // guarded by s.mu: asks the owner to let go (set by SetStopper)
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+// CreateRBW creates a new replica being written, or a temporary one for
+// re-replication. A stale unfinished replica of the same block with a lower
+// or equal generation stamp and no writer is replaced; a finalized one or
+// one being written is not (ErrExists).
+func (s *Store) CreateRBW(id, gs uint64, bpc int, temporary bool) (*Writer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.replicas[id]; ok {
+		switch {
+		case old.State == Finalized:
+			return nil, fmt.Errorf("%w: %s is finalized on this node", ErrExists, old.Name())
+		case old.writer != nil:
+			return nil, fmt.Errorf("%w: %s is being written on this node", ErrExists, old.Name())
+		case old.GS > gs:
+			return nil, fmt.Errorf("%w: %s has a newer generation stamp than %d", ErrExists, old.Name(), gs)
+		}
+		s.removeLocked(old)
+	}
+	state, dir := RBW, s.rbw
+	if temporary {
+		state, dir = Temporary, s.tmp
+	}
+	r := &replica{Replica: Replica{BlockID: id, GS: gs, State: state, BytesPerChecksum: bpc}, dir: dir}
+	data, err := os.OpenFile(r.dataPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := os.OpenFile(r.metaPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err == nil {
+		_, err = meta.Write(encodeMetaHeader(bpc))
+	}
+	if err != nil {
+		data.Close()
+		if meta != nil {
+			meta.Close()
+		}
+		_ = os.Remove(r.dataPath())
+		_ = os.Remove(r.metaPath())
+		return nil, err
+	}
+	w := &Writer{s: s, r: r, data: data, meta: meta, bpc: bpc, done: make(chan struct{})}
+	r.writer = w
+	s.replicas[id] = r
+	return w, nil
+}
+
+// RecoverRBW reopens an RBW replica for pipeline recovery: a writer still
+// attached is stopped, the replica is truncated to length (the bytes the
+// client saw acknowledged) and moved to generation stamp newGS.
+func (s *Store) RecoverRBW(id, newGS uint64, length int64, bpc int) (*Writer, error) {
+	r, err := s.lockIdle(id)
+	if err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	if r.State == Finalized && r.Length == length && r.GS <= newGS {
+		// The pipeline failed after this node stored the last packet but
+		// before the client saw it acknowledged: take the replica back to
+		// RBW; the resent last packet finalizes it again.
+		if err := s.moveLocked(r, s.rbw); err != nil {
+			return nil, err
+		}
+		r.State = RBW
+	}
+	switch {
+	case r.State != RBW:
+		return nil, fmt.Errorf("%w: %s is %s, not being written", ErrNotFound, r.Name(), r.State)
+	case r.GS > newGS:
+		return nil, fmt.Errorf("%s has a newer generation stamp than %d", r.Name(), newGS)
+	case r.Length < length:
+		return nil, fmt.Errorf("%s has %d bytes, fewer than the %d acknowledged", r.Name(), r.Length, length)
+	case bpc != r.BytesPerChecksum:
+		return nil, fmt.Errorf("%s uses %d-byte checksum chunks, not %d", r.Name(), r.BytesPerChecksum, bpc)
+	}
+	if err := s.retruncateLocked(r, length, newGS); err != nil {
+		return nil, err
+	}
+	data, err := os.OpenFile(r.dataPath(), os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := os.OpenFile(r.metaPath(), os.O_WRONLY, 0)
+	if err != nil {
+		data.Close()
+		return nil, err
+	}
+	w := &Writer{s: s, r: r, data: data, meta: meta, bpc: bpc, length: length, done: make(chan struct{})}
+	if partial := length % int64(bpc); partial != 0 {
+		w.lastCRC, err = readChecksum(r.metaPath(), (length-1)/int64(bpc))
+		if err != nil {
+			data.Close()
+			meta.Close()
+			return nil, err
+		}
+	}
+	r.writer = w
+	return w, nil
+}
+
+// retruncateLocked truncates r to length and renames its meta file to gs.
+func (s *Store) retruncateLocked(r *replica, length int64, gs uint64) error {
+	if err := truncateReplica(r.dataPath(), r.metaPath(), length, r.BytesPerChecksum); err != nil {
+		return err
+	}
+	if gs != r.GS {
+		newMeta := filepath.Join(r.dir, fmt.Sprintf("blk_%d_%d.meta", r.BlockID, gs))
+		if err := os.Rename(r.metaPath(), newMeta); err != nil {
+			return err
+		}
+		r.GS = gs
+	}
+	r.Length, r.Visible = length, length
+	return nil
+}
+
+func readChecksum(metaPath string, chunk int64) (uint32, error) {
+	f, err := os.Open(metaPath)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var b [checksumSize]byte
+	if _, err := f.ReadAt(b[:], MetaHeaderLen+chunk*checksumSize); err != nil {
+		return 0, fmt.Errorf("reading checksum %d of %s: %w", chunk, metaPath, err)
+	}
+	return binary.BigEndian.Uint32(b[:]), nil
+}
+
+// Replica returns a snapshot of the replica being written.
+func (w *Writer) Replica() Replica {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	return w.r.Replica
+}
+
+// Length is the number of bytes written so far.
+func (w *Writer) Length() int64 { return w.length }
+
+// SetStopper registers how the store asks the writer's owner to stop (for
+// instance by closing its connections), before recovery or deletion takes
+// the replica over. The owner must then Close or Abort the writer.
+func (w *Writer) SetStopper(stop func()) {
+	w.s.mu.Lock()
+	w.stop = stop
+	w.s.mu.Unlock()
+}
+
+// Done is closed when the writer has been closed, finalized or abandoned.
+func (w *Writer) Done() <-chan struct{} { return w.done }
+
+// Write appends data at offset, which must be the current length. sums are
+// the data's CRC32C checksums chunked from offset with the replica's chunk
+// size, already verified by the caller; when offset falls inside a chunk
+// (a replica resumed at an unaligned length) the on-disk checksums are
+// recomputed instead.
+func (w *Writer) Write(offset int64, data, sums []byte) error {
+	if offset != w.length {
+		return fmt.Errorf("write at offset %d of %s, which has %d bytes", offset, w.name(), w.length)
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	bpc := int64(w.bpc)
+	firstChunk := offset / bpc
+	if offset%bpc != 0 {
+		sums = w.realign(offset, data)
+	}
+	if _, err := w.data.WriteAt(data, offset); err != nil {
+		return err
+	}
+	if _, err := w.meta.WriteAt(sums, MetaHeaderLen+firstChunk*checksumSize); err != nil {
+		return err
+	}
+	w.length += int64(len(data))
+	if w.length%bpc != 0 {
+		w.lastCRC = binary.BigEndian.Uint32(sums[len(sums)-checksumSize:])
+	}
+	w.s.mu.Lock()
+	w.r.Length = w.length
+	w.s.mu.Unlock()
+	return nil
+}
+
+// realign computes on-disk checksums for data appended at an offset inside
+// a chunk: the partial chunk's CRC is extended with crc32.Update, so the
+// bytes already on disk need not be read back.
+func (w *Writer) realign(offset int64, data []byte) []byte {
+	bpc := int(w.bpc)
+	head := min(bpc-int(offset%int64(bpc)), len(data))
+	n := 1 + (len(data)-head+bpc-1)/bpc
+	w.sums = append(w.sums[:0], make([]byte, n*checksumSize)...)
+	binary.BigEndian.PutUint32(w.sums, crc32.Update(w.lastCRC, castagnoli, data[:head]))
+	rest := data[head:]
+	for i := 1; len(rest) > 0; i++ {
+		k := min(bpc, len(rest))
+		binary.BigEndian.PutUint32(w.sums[i*checksumSize:], crc32.Checksum(rest[:k], castagnoli))
+		rest = rest[k:]
+	}
+	return w.sums
+}
+
+// SetVisible makes the first n bytes readable (the datanode calls it as
+// acks go upstream, so readers of a replica being written see only
+// acknowledged bytes).
+func (w *Writer) SetVisible(n int64) {
+	w.s.mu.Lock()
+	if n > w.r.Visible && w.r.writer == w {
+		w.r.Visible = n
+	}
+	w.s.mu.Unlock()
+}
+
+func (w *Writer) name() string { return BlockName(w.r.BlockID, w.r.GS) }
+
+// Finalize closes the replica and makes it finalized: its files move to
+// current/finalized/ by rename (meta first; a scan completes a move torn by
+// a crash). With Options.SyncOnClose the files are fsynced first.
+func (w *Writer) Finalize() (Replica, error) {
+	err := w.closeFiles(w.s.opts.SyncOnClose)
+	s := w.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer w.markDone()
+	if w.r.writer != w {
+		return Replica{}, fmt.Errorf("%s: writer was stopped", w.name())
+	}
+	w.r.writer = nil
+	if err != nil {
+		return w.r.Replica, err
+	}
+	r := w.r
+	if err := s.moveLocked(r, s.finalized); err != nil {
+		return r.Replica, err
+	}
+	if s.opts.SyncOnClose {
+		syncDir(s.finalized)
+	}
+	r.State, r.Length, r.Visible = Finalized, w.length, w.length
+	return r.Replica, nil
+}
+
+// Close closes the writer and keeps the replica as it is on disk (an RBW
+// replica waits for recovery). A temporary replica is removed.
+func (w *Writer) Close() error {
+	err := w.closeFiles(false)
+	s := w.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer w.markDone()
+	if w.r.writer == w {
+		w.r.writer = nil
+		if w.r.State == Temporary {
+			s.removeLocked(w.r)
+		}
+	}
+	return err
+}
+
+// Abort closes the writer and deletes the replica (e.g. after a checksum
+// error: the bytes cannot be trusted).
+func (w *Writer) Abort() {
+	_ = w.closeFiles(false)
+	s := w.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer w.markDone()
+	if w.r.writer == w {
+		w.r.writer = nil
+		s.removeLocked(w.r)
+	}
+}
+
+// abandon is the store taking the replica back from an unresponsive owner.
+func (w *Writer) abandon() {
+	_ = w.closeFiles(false)
+	w.s.mu.Lock()
+	if w.r.writer == w {
+		w.r.writer = nil
+	}
+	w.s.mu.Unlock()
+	w.markDone()
+}
+
+func (w *Writer) markDone() { w.closeOnce.Do(func() { close(w.done) }) }
+
+func (w *Writer) closeFiles(sync bool) error {
+	var errs []error
+	for _, f := range []*os.File{w.data, w.meta} {
+		if sync {
+			if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
+				errs = append(errs, err)
+			}
+		}
+		if err := f.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+// moveLocked moves a replica's files to dir, meta file first (a scan
+// completes a move torn by a crash between the two renames).
+func (s *Store) moveLocked(r *replica, dir string) error {
+	oldData, oldMeta, oldDir := r.dataPath(), r.metaPath(), r.dir
+	r.dir = dir
+	if err := os.Rename(oldMeta, r.metaPath()); err != nil {
+		r.dir = oldDir
+		return err
+	}
+	if err := os.Rename(oldData, r.dataPath()); err != nil {
+		_ = os.Rename(r.metaPath(), oldMeta)
+		r.dir = oldDir
+		return err
+	}
+	return nil
+}

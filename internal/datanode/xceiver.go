@@ -1,0 +1,139 @@
+package datanode
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"time"
+
+	"smarth/internal/datatransfer"
+	"smarth/internal/rpc/dfspb"
+)
+
+// Buffer sizes on data connections: large enough that a 64 KiB packet body
+// is read straight into its pooled buffer (bufio skips its own buffer for
+// reads at least its size once it is drained).
+const (
+	readBufSize = 64 << 10
+	ackBufSize  = 4 << 10
+)
+
+// serveData accepts data-transfer connections; each runs one op.
+func (d *DataNode) serveData() {
+	for {
+		c, err := d.dataLn.Accept()
+		if err != nil {
+			if d.ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
+				d.log.Error("data listener failed", "err", err)
+			}
+			return
+		}
+		if !d.track(c) {
+			continue
+		}
+		d.goRun(func() { d.serveConn(c) })
+	}
+}
+
+// serveConn reads one op request and runs it.
+func (d *DataNode) serveConn(c net.Conn) {
+	defer d.untrack(c)
+	defer c.Close()
+	d.metrics.xceivers.Inc()
+	defer d.metrics.xceivers.Dec()
+	if n := d.xceivers(); n > d.cfg.MaxXceivers {
+		_ = datatransfer.WriteResponse(c, &dfspb.OpResponse{Status: dfspb.OpStatus_OP_STATUS_ERROR_BUSY,
+			Message: "datanode has " + strconv.Itoa(n) + " data connections, limit " + strconv.Itoa(d.cfg.MaxXceivers)})
+		return
+	}
+	d.tuneConn(c)
+	br := bufio.NewReaderSize(c, readBufSize)
+	_ = c.SetReadDeadline(time.Now().Add(d.cfg.IOTimeout))
+	op, msg, err := datatransfer.ReadOp(br)
+	if err != nil {
+		if errors.Is(err, datatransfer.ErrProtocol) {
+			d.log.Warn("bad op request", "remote", c.RemoteAddr().String(), "err", err)
+			_ = datatransfer.WriteResponse(c, &dfspb.OpResponse{Status: dfspb.OpStatus_OP_STATUS_ERROR_INVALID, Message: err.Error()})
+		}
+		return
+	}
+	switch op {
+	case datatransfer.OpWriteBlock:
+		d.receiveBlock(c, br, msg.(*dfspb.WriteBlockOp))
+	case datatransfer.OpReadBlock:
+		d.sendBlock(c, msg.(*dfspb.ReadBlockOp))
+	case datatransfer.OpTransferBlock:
+		d.transferBlockOp(c, msg.(*dfspb.TransferBlockOp))
+	}
+}
+
+// tuneConn applies the configured socket buffer sizes. TCP_NODELAY stays
+// on (Go's default): every write here is either a whole packet or an ack
+// that someone is waiting for, so Nagle would only delay acks and the last
+// packet of a block (up to a delayed-ACK timeout each) and save nothing.
+func (d *DataNode) tuneConn(c net.Conn) {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return
+	}
+	if d.cfg.SocketRecvBuffer > 0 {
+		_ = tc.SetReadBuffer(d.cfg.SocketRecvBuffer)
+	}
+	if d.cfg.SocketSendBuffer > 0 {
+		_ = tc.SetWriteBuffer(d.cfg.SocketSendBuffer)
+	}
+}
+
+// dial connects to another datanode's data port.
+func (d *DataNode) dial(ctx context.Context, addr string) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.IOTimeout)
+	defer cancel()
+	var c net.Conn
+	var err error
+	if d.cfg.Dial != nil {
+		c, err = d.cfg.Dial(ctx, addr)
+	} else {
+		var nd net.Dialer
+		c, err = nd.DialContext(ctx, "tcp", addr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !d.track(c) {
+		return nil, errors.New("datanode is shutting down")
+	}
+	d.tuneConn(c)
+	return c, nil
+}
+
+// closeTracked closes and forgets a connection made by dial.
+func (d *DataNode) closeTracked(c net.Conn) {
+	if c != nil {
+		c.Close()
+		d.untrack(c)
+	}
+}
+
+func dataAddr(dn *dfspb.DatanodeInfo) string {
+	return net.JoinHostPort(dn.GetIpAddr(), strconv.Itoa(int(dn.GetDataPort())))
+}
+
+// writeResponse sends an OpResponse with a deadline.
+func (d *DataNode) writeResponse(c net.Conn, resp *dfspb.OpResponse) error {
+	_ = c.SetWriteDeadline(time.Now().Add(d.cfg.IOTimeout))
+	err := datatransfer.WriteResponse(c, resp)
+	_ = c.SetWriteDeadline(time.Time{})
+	return err
+}
+
+func errResponse(st dfspb.OpStatus, msg string) *dfspb.OpResponse {
+	return &dfspb.OpResponse{Status: st, Message: msg}
+}
+
+// isClosed tells a connection we closed ourselves from a real failure.
+func isClosed(err error) bool {
+	return errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF)
+}
