@@ -75,10 +75,14 @@ type Options struct {
 	Netem bool
 }
 
-// Up is every command that builds the testbed, in order.
-func Up(t *topo.Topology, opt Options) []Cmd {
-	n := Names{t.Name}
-	core := n.Core()
+// Up is every command that builds the testbed, in order: Core, then Hosts.
+func Up(t *topo.Topology, opt Options) []Cmd { return append(Core(t), Hosts(t, opt)...) }
+
+// Core builds the core namespace: the rack bridges, the router and the
+// rack uplinks. It comes first so the caller can probe the kernel (netem)
+// inside a namespace of its own before planning the hosts.
+func Core(t *topo.Topology) []Cmd {
+	core := Names{t.Name}.Core()
 	cmds := []Cmd{
 		{"ip", "netns", "add", core},
 		ipn(core, "link", "set", "lo", "up"),
@@ -87,10 +91,27 @@ func Up(t *topo.Topology, opt Options) []Cmd {
 	for _, r := range t.Racks {
 		cmds = append(cmds, rackCmds(core, r)...)
 	}
+	return cmds
+}
+
+// Hosts builds every host's namespace, link, address, route and shaping.
+func Hosts(t *topo.Topology, opt Options) []Cmd {
+	n := Names{t.Name}
+	var cmds []Cmd
 	for i := range t.Hosts {
 		cmds = append(cmds, hostCmds(t, n, &t.Hosts[i], opt)...)
 	}
 	return cmds
+}
+
+// NetemProbe adds and removes a netem qdisc on the core namespace's
+// loopback: it fails on kernels without netem.
+func NetemProbe(t *topo.Topology) []Cmd {
+	core := Names{t.Name}.Core()
+	return []Cmd{
+		tcn(core, "qdisc", "add", "dev", "lo", "root", "handle", "1:", "netem", "delay", "1ms"),
+		tcn(core, "qdisc", "del", "dev", "lo", "root"),
+	}
 }
 
 func ipn(ns string, args ...string) Cmd { return append(Cmd{"ip", "-n", ns}, args...) }
@@ -108,15 +129,13 @@ func rackCmds(core string, r topo.Rack) []Cmd {
 		ipn(core, "addr", "add", r.Gateway.String()+"/24", "dev", rt),
 		ipn(core, "link", "set", rt, "up"),
 	}
-	if r.Uplink != 0 {
-		cmds = append(cmds, UplinkCmds("add", core, r)...)
-	}
-	return cmds
+	// Every uplink gets its class, unlimited or not, so that `shape` can
+	// always change it in place.
+	return append(cmds, UplinkCmds("add", core, r)...)
 }
 
 // UplinkCmds shapes (verb "add") or reshapes (verb "change") rack r's
-// uplink in both directions. A rack without an uplink limit gets none on
-// "add"; "change" on such a rack needs "add" first (see Reshape).
+// uplink in both directions; no limit is the Unlimited rate.
 func UplinkCmds(verb, core string, r topo.Rack) []Cmd {
 	rate := r.Uplink
 	if rate == 0 {
@@ -196,15 +215,36 @@ func (s Side) Reclass(sh topo.Shape) []Cmd { return s.classes("change", sh) }
 
 func (s Side) classes(verb string, sh topo.Shape) []Cmd {
 	nic := or(sh.NIC)
-	class := func(parent, id string, rate topo.Rate) Cmd {
+	same, cross := min(nic, or(sh.SameRack)), min(nic, or(sh.CrossRack))
+	class := func(parent, id string, rate, ceil topo.Rate) Cmd {
 		return tcn(s.NS, "class", verb, "dev", s.Dev, "parent", parent, "classid", id, "htb",
-			"rate", rate.TC(), "ceil", rate.TC(), "quantum", quantum)
+			"rate", rate.TC(), "ceil", ceil.TC(), "quantum", quantum)
 	}
+	r := ChildRates(nic, same, cross)
 	return []Cmd{
-		class("1:", classNIC, nic),
-		class(classNIC, classSame, min(nic, or(sh.SameRack))),
-		class(classNIC, classCross, min(nic, or(sh.CrossRack))),
-		class(classNIC, classOther, nic),
+		class("1:", classNIC, nic, nic),
+		class(classNIC, classSame, r[0], same),
+		class(classNIC, classCross, r[1], cross),
+		class(classNIC, classOther, r[2], nic),
+	}
+}
+
+// ChildRates splits the NIC rate into the assured rates of the same-rack,
+// cross-rack and other classes. htb lets a class send at its assured rate
+// without asking its parent, so the assured rates must add up to no more
+// than the NIC for the NIC to bind when both classes are busy; each class
+// then borrows from the parent up to its ceiling (its own limit), which is
+// what a single flow reaches. The split is proportional to the classes'
+// limits, with 1% kept for the rest (ARP and the like).
+func ChildRates(nic, same, cross topo.Rate) [3]topo.Rate {
+	const floor = 1000 // htb wants a positive rate; rates start at 8kbit
+	other := max(nic/100, floor)
+	avail := float64(nic - other - 2*floor)
+	total := float64(same) + float64(cross)
+	return [3]topo.Rate{
+		min(floor+topo.Rate(avail*float64(same)/total), same),
+		min(floor+topo.Rate(avail*float64(cross)/total), cross),
+		other,
 	}
 }
 
@@ -243,13 +283,9 @@ func Reshape(t *topo.Topology, h *topo.Host, old, sh topo.Shape, opt Options) []
 	return cmds
 }
 
-// ReshapeUplink is what changes rack r's uplink from old to r.Uplink.
-func ReshapeUplink(t *topo.Topology, r topo.Rack, old topo.Rate) []Cmd {
-	core := Names{t.Name}.Core()
-	if old == 0 {
-		return UplinkCmds("add", core, r)
-	}
-	return UplinkCmds("change", core, r)
+// ReshapeUplink is what changes rack r's uplink to r.Uplink.
+func ReshapeUplink(t *topo.Topology, r topo.Rack) []Cmd {
+	return UplinkCmds("change", Names{t.Name}.Core(), r)
 }
 
 // Down deletes every namespace; the links, bridges and qdiscs in them go

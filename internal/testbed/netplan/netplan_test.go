@@ -83,11 +83,28 @@ func TestReshapePlan(t *testing.T) {
 	got := render(Reshape(top, h, h.Shape, sh, Options{Netem: true}))
 	r, _ := top.Rack("rack-a")
 	r.Uplink = 30e6
-	got += render(ReshapeUplink(top, r, 0))
+	got += render(ReshapeUplink(top, r))
 	r, _ = top.Rack("rack-b")
 	r.Uplink = 20e6
-	got += render(ReshapeUplink(top, r, 40e6))
+	got += render(ReshapeUplink(top, r))
 	golden(t, "reshape.txt", got)
+}
+
+// The assured rates of a host's classes never add up to more than its NIC,
+// or htb would let the classes together exceed it.
+func TestChildRatesFitTheNIC(t *testing.T) {
+	cases := [][3]topo.Rate{
+		{216e6, 216e6, 100e6}, {50e6, 50e6, 50e6}, {Unlimited, Unlimited, Unlimited}, {1e6, 1e6, 8000}, {376e6, 100e6, 376e6},
+	}
+	for _, c := range cases {
+		r := ChildRates(c[0], c[1], c[2])
+		if sum := r[0] + r[1] + r[2]; sum > c[0] {
+			t.Errorf("ChildRates(%v) = %v, sum %v > NIC", c, r, sum)
+		}
+		if r[0] > c[1] || r[1] > c[2] {
+			t.Errorf("ChildRates(%v) = %v: assured above ceiling", c, r)
+		}
+	}
 }
 
 func TestNamesAndDown(t *testing.T) {
@@ -113,8 +130,8 @@ func TestRatesAreExact(t *testing.T) {
 	plan := render(Up(top, Options{}))
 	for _, want := range []string{
 		"class add dev eth0 parent 1: classid 1:1 htb rate 200000000bit ceil 200000000bit",
-		"class add dev eth0 parent 1:1 classid 1:20 htb rate 50000000bit ceil 50000000bit",
-		"class add dev h0 parent 1:1 classid 1:10 htb rate 200000000bit ceil 200000000bit",
+		"class add dev eth0 parent 1:1 classid 1:20 htb rate 39600600bit ceil 50000000bit",
+		"class add dev h0 parent 1:1 classid 1:10 htb rate 158399400bit ceil 200000000bit",
 		"class add dev r2 parent 1: classid 1:1 htb rate 40000000bit",
 		"u32 match ip src 10.77.2.0/24 flowid 1:10",
 	} {

@@ -79,7 +79,7 @@ type HostSpec struct {
 	Name   string         `yaml:"name"`
 	Rack   string         `yaml:"rack"`
 	Roles  []Role         `yaml:"roles,omitempty"`
-	Config map[string]any `yaml:"config,omitempty"` // extra daemon config keys for this host
+	Config map[string]map[string]any `yaml:"config,omitempty"` // extra daemon config keys per role, for this host
 	Limits `yaml:",inline"`
 }
 
@@ -134,7 +134,7 @@ type Host struct {
 	Addr   netip.Addr     `json:"addr"`
 	Roles  []Role         `json:"roles"`
 	Shape  Shape          `json:"shape"`
-	Config map[string]any `json:"config,omitempty"`
+	Config map[string]map[string]any `json:"config,omitempty"`
 }
 
 // Has reports whether the host has role r.
@@ -259,6 +259,11 @@ func (t *Topology) resolveHosts(f *File, rackSpecs map[string]*RackSpec) error {
 		a := rack.Subnet.Addr().As4()
 		a[3] = byte(11 + n)
 		h.Addr = netip.AddrFrom4(a)
+		for role := range hs.Config {
+			if !slices.Contains(hs.Roles, Role(role)) {
+				return fmt.Errorf("host %s: config for role %q, which the host does not have", hs.Name, role)
+			}
+		}
 		for _, r := range hs.Roles {
 			if !slices.Contains(knownRoles, r) {
 				return fmt.Errorf("host %s: unknown role %q (roles: %s)", hs.Name, r, roleList())
@@ -325,7 +330,7 @@ func resolveLimits(layers ...Limits) (Shape, error) {
 	dur("latency", func(l Limits) string { return l.Latency }, &s.Latency)
 	dur("jitter", func(l Limits) string { return l.Jitter }, &s.Jitter)
 	if v := pick(func(l Limits) string { return l.Loss }); v != "" && err == nil {
-		s.LossPct, err = parsePercent(v)
+		s.LossPct, err = ParsePercent(v)
 		if err != nil {
 			err = fmt.Errorf("loss: %w", err)
 		}
@@ -333,7 +338,8 @@ func resolveLimits(layers ...Limits) (Shape, error) {
 	return s, err
 }
 
-func parsePercent(v string) (float64, error) {
+// ParsePercent parses "0.1%".
+func ParsePercent(v string) (float64, error) {
 	num, ok := strings.CutSuffix(strings.TrimSpace(v), "%")
 	if !ok {
 		return 0, fmt.Errorf("%q: write a percentage such as 0.1%%", v)

@@ -90,6 +90,7 @@ func TestParseErrors(t *testing.T) {
 		{"no racks", "name: x\nhosts: [{name: h1, rack: a}]\n", `no racks`},
 		{"bad latency mode", "name: x\nlatency_mode: tc\nracks: [{name: a}]\nhosts: [{name: h1, rack: a}]", `latency_mode "tc"`},
 		{"bad uplink", "name: x\nracks: [{name: a, uplink: fast}]\nhosts: [{name: h1, rack: a}]", `rack a: uplink`},
+		{"config for missing role", base + "hosts: [{name: h1, rack: a, roles: [client], config: {datanode: {x: 1}}}]", `config for role "datanode"`},
 		{"daemon role", "name: x\ndaemons: {nn: {}}\nracks: [{name: a}]\nhosts: [{name: h1, rack: a}]", `daemons: unknown role "nn"`},
 	}
 	for _, c := range cases {

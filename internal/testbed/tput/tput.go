@@ -182,7 +182,13 @@ func Send(ctx context.Context, addr string, h Header) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	return SendConn(ctx, c, h)
+}
+
+// SendConn runs one test over c, which it closes.
+func SendConn(ctx context.Context, c net.Conn, h Header) (Result, error) {
 	defer c.Close()
+	addr := c.RemoteAddr().String()
 	if deadline, ok := ctx.Deadline(); ok {
 		c.SetDeadline(deadline)
 	}

@@ -1,0 +1,241 @@
+package daemonplan
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"strconv"
+
+	"smarth/internal/testbed/topo"
+)
+
+// Well-known ports, one set per host address (Hadoop's defaults).
+const (
+	NameNodeRPC         = 8020
+	NameNodeHTTP        = 9870
+	DataNodeData        = 9866
+	DataNodeIPC         = 9867
+	DataNodeHTTP        = 9864
+	ResourceManagerRPC  = 8032
+	ResourceManagerHTTP = 8088
+	NodeManagerRPC      = 8040
+	NodeManagerShuffle  = 13562
+	NodeManagerHTTP     = 8042
+)
+
+// Stages of start-up: each waits for the previous one to be ready.
+const (
+	StageNameNode = iota
+	StageDataNodes
+	StageResourceManager
+	StageNodeManagers
+)
+
+// Daemon is one daemon to start.
+type Daemon struct {
+	Host       string         `json:"host"`
+	Role       topo.Role      `json:"role"`
+	Stage      int            `json:"stage"`
+	Config     map[string]any `json:"-"`
+	ConfigFile string         `json:"config_file"`
+	ReadyFile  string         `json:"ready_file"`
+	LogFile    string         `json:"log_file"`
+	OutFile    string         `json:"out_file"` // the child's stdout and stderr
+	// Proxies are the delay proxies in front of this daemon's ports
+	// (latency_mode proxy only).
+	Proxies []Proxy `json:"proxies,omitempty"`
+}
+
+// Name is "<role>@<host>", for messages.
+func (d Daemon) Name() string { return string(d.Role) + "@" + d.Host }
+
+// Args are the smarth subcommand and flags that start the daemon.
+func (d Daemon) Args() []string {
+	return []string{string(d.Role), "--config", d.ConfigFile, "--ready-file", d.ReadyFile, "--log-file", d.LogFile}
+}
+
+// Proxy forwards a public address of a host to a daemon's private one.
+type Proxy struct {
+	Host   string `json:"host"`
+	Listen string `json:"listen"`
+	Target string `json:"target"`
+}
+
+// Plan lists the daemons of t, in start order. workDir holds one directory
+// per host (configs, data, logs, ready files).
+func Plan(t *topo.Topology, workDir string) []Daemon {
+	p := planner{t: t, workDir: workDir, proxy: t.LatencyMode == topo.LatencyProxy}
+	nn := t.WithRole(topo.NameNode)
+	rm := t.WithRole(topo.ResourceManager)
+	var ds []Daemon
+	if len(nn) == 1 {
+		ds = append(ds, p.nameNode(nn[0]))
+	}
+	for _, h := range t.WithRole(topo.DataNode) {
+		ds = append(ds, p.dataNode(h, nn[0]))
+	}
+	if len(rm) == 1 {
+		ds = append(ds, p.resourceManager(rm[0], nn[0]))
+		for _, h := range t.WithRole(topo.NodeManager) {
+			ds = append(ds, p.nodeManager(h, rm[0], nn[0]))
+		}
+	}
+	return ds
+}
+
+// NameNodeAddr is the address clients use for the namenode ("" without one).
+func NameNodeAddr(t *topo.Topology) string {
+	nn := t.WithRole(topo.NameNode)
+	if len(nn) == 0 {
+		return ""
+	}
+	return hostPort(nn[0].Addr, NameNodeRPC)
+}
+
+type planner struct {
+	t       *topo.Topology
+	workDir string
+	proxy   bool
+}
+
+func hostPort(a netip.Addr, port int) string { return net.JoinHostPort(a.String(), strconv.Itoa(port)) }
+
+func (p planner) base(h *topo.Host, role topo.Role, stage int) Daemon {
+	dir := filepath.Join(p.workDir, h.Name)
+	r := string(role)
+	return Daemon{
+		Host: h.Name, Role: role, Stage: stage,
+		ConfigFile: filepath.Join(dir, "conf", r+".yaml"),
+		ReadyFile:  filepath.Join(dir, "run", r+".ready"),
+		LogFile:    filepath.Join(dir, "logs", r+".log"),
+		OutFile:    filepath.Join(dir, "logs", r+".out"),
+	}
+}
+
+// listen is the address a daemon binds for port: the host's own, or
+// loopback behind a proxy.
+func (p planner) listen(d *Daemon, h *topo.Host, port int) string {
+	public := hostPort(h.Addr, port)
+	if !p.proxy {
+		return public
+	}
+	private := hostPort(netip.MustParseAddr("127.0.0.1"), port)
+	d.Proxies = append(d.Proxies, Proxy{Host: h.Name, Listen: public, Target: private})
+	return private
+}
+
+func (p planner) dataDir(h *topo.Host, what string) string {
+	return filepath.Join(p.workDir, h.Name, "data", what)
+}
+
+// finish merges the topology's extra keys (file-wide, then the host's)
+// over the generated config.
+func (p planner) finish(d Daemon, h *topo.Host, c map[string]any) Daemon {
+	maps.Copy(c, p.t.Daemons[string(d.Role)])
+	maps.Copy(c, h.Config[string(d.Role)])
+	d.Config = c
+	return d
+}
+
+func (p planner) racks() map[string]string {
+	m := map[string]string{}
+	for _, h := range p.t.Hosts {
+		r, _ := p.t.Rack(h.Rack)
+		m[h.Name] = r.Path()
+		m[h.Addr.String()] = r.Path()
+	}
+	return m
+}
+
+func (p planner) nameNode(h *topo.Host) Daemon {
+	d := p.base(h, topo.NameNode, StageNameNode)
+	c := map[string]any{
+		"rpc_addr":     p.listen(&d, h, NameNodeRPC),
+		"http_addr":    p.listen(&d, h, NameNodeHTTP),
+		"meta_dir":     p.dataDir(h, "namenode"),
+		"racks":        p.racks(),
+		"default_rack": "/default-rack",
+		"replication":  min(3, max(1, len(p.t.WithRole(topo.DataNode)))),
+	}
+	return p.finish(d, h, c)
+}
+
+func (p planner) rackOf(h *topo.Host) string {
+	r, _ := p.t.Rack(h.Rack)
+	return r.Path()
+}
+
+func (p planner) dataNode(h, nn *topo.Host) Daemon {
+	d := p.base(h, topo.DataNode, StageDataNodes)
+	c := map[string]any{
+		"namenode":     hostPort(nn.Addr, NameNodeRPC),
+		"hostname":     h.Name,
+		"advertise_ip": h.Addr.String(),
+		"data_addr":    p.listen(&d, h, DataNodeData),
+		"ipc_addr":     p.listen(&d, h, DataNodeIPC),
+		"http_addr":    p.listen(&d, h, DataNodeHTTP),
+		"data_dir":     p.dataDir(h, "datanode"),
+		"rack":         p.rackOf(h),
+	}
+	return p.finish(d, h, c)
+}
+
+func (p planner) resourceManager(h, nn *topo.Host) Daemon {
+	d := p.base(h, topo.ResourceManager, StageResourceManager)
+	c := map[string]any{
+		"rpc_addr":  p.listen(&d, h, ResourceManagerRPC),
+		"http_addr": p.listen(&d, h, ResourceManagerHTTP),
+		"namenode":  hostPort(nn.Addr, NameNodeRPC),
+	}
+	return p.finish(d, h, c)
+}
+
+// nodeManager binds the host's address even in proxy mode: a node manager
+// reports its own addresses to the resource manager and to reducers, and
+// loopback would be useless to them.
+func (p planner) nodeManager(h, rm, nn *topo.Host) Daemon {
+	d := p.base(h, topo.NodeManager, StageNodeManagers)
+	c := map[string]any{
+		"resourcemanager": hostPort(rm.Addr, ResourceManagerRPC),
+		"namenode":        hostPort(nn.Addr, NameNodeRPC),
+		"hostname":        h.Name,
+		"rack":            p.rackOf(h),
+		"rpc_addr":        hostPort(h.Addr, NodeManagerRPC),
+		"shuffle_addr":    hostPort(h.Addr, NodeManagerShuffle),
+		"http_addr":       hostPort(h.Addr, NodeManagerHTTP),
+		"work_dir":        p.dataDir(h, "nodemanager"),
+	}
+	return p.finish(d, h, c)
+}
+
+// Summary is one line per daemon saying where it listens, for `up`.
+func Summary(ds []Daemon) []string {
+	var lines []string
+	for _, d := range ds {
+		var addr string
+		switch d.Role {
+		case topo.NameNode, topo.ResourceManager:
+			addr = fmt.Sprintf("rpc %v, http %v", public(d, "rpc_addr"), public(d, "http_addr"))
+		case topo.DataNode:
+			addr = fmt.Sprintf("data %v, http %v", public(d, "data_addr"), public(d, "http_addr"))
+		case topo.NodeManager:
+			addr = fmt.Sprintf("rpc %v, shuffle %v", d.Config["rpc_addr"], d.Config["shuffle_addr"])
+		}
+		lines = append(lines, fmt.Sprintf("%-16s %-9s %s", string(d.Role), d.Host, addr))
+	}
+	return lines
+}
+
+// public is the address others use for a config key: the proxy's when one
+// fronts it.
+func public(d Daemon, key string) string {
+	v, _ := d.Config[key].(string)
+	for _, p := range d.Proxies {
+		if p.Target == v {
+			return p.Listen
+		}
+	}
+	return v
+}

@@ -1,0 +1,97 @@
+package daemonplan
+
+import (
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"smarth/internal/testbed/topo"
+)
+
+const two = `
+name: two
+daemons:
+  namenode: {placement: speedaware, block_size: 8388608}
+racks: [{name: rack-a}, {name: rack-b}]
+hosts:
+  - {name: nn, rack: rack-a, roles: [namenode, resourcemanager, client]}
+  - {name: dn1, rack: rack-a, roles: [datanode, nodemanager], config: {datanode: {sync_on_close: true}}}
+  - {name: dn2, rack: rack-b, roles: [datanode, nodemanager]}
+`
+
+func plan(t *testing.T, src string) []Daemon {
+	t.Helper()
+	top, err := topo.Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Plan(top, "/w")
+}
+
+func TestPlan(t *testing.T) {
+	ds := plan(t, two)
+	var got []string
+	for _, d := range ds {
+		got = append(got, d.Name())
+	}
+	want := "namenode@nn datanode@dn1 datanode@dn2 resourcemanager@nn nodemanager@dn1 nodemanager@dn2"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("order %v, want %s", got, want)
+	}
+	nn, dn1, nm2 := ds[0], ds[1], ds[5]
+	out, _ := yaml.Marshal(nn.Config)
+	for _, line := range []string{
+		"rpc_addr: 10.77.1.11:8020", "http_addr: 10.77.1.11:9870", "meta_dir: /w/nn/data/namenode",
+		"placement: speedaware", "block_size: 8388608", "replication: 2",
+		"dn2: /rack-b", "10.77.2.11: /rack-b", "nn: /rack-a",
+	} {
+		if !strings.Contains(string(out), line) {
+			t.Errorf("namenode config lacks %q:\n%s", line, out)
+		}
+	}
+	if dn1.Config["namenode"] != "10.77.1.11:8020" || dn1.Config["hostname"] != "dn1" || dn1.Config["rack"] != "/rack-a" ||
+		dn1.Config["data_addr"] != "10.77.1.12:9866" || dn1.Config["sync_on_close"] != true || dn1.Config["advertise_ip"] != "10.77.1.12" {
+		t.Errorf("dn1 config = %v", dn1.Config)
+	}
+	if _, ok := ds[2].Config["sync_on_close"]; ok {
+		t.Error("dn1's host config leaked into dn2")
+	}
+	if nm2.Config["hostname"] != "dn2" || nm2.Config["resourcemanager"] != "10.77.1.11:8032" || nm2.Config["rack"] != "/rack-b" {
+		t.Errorf("nm on dn2 config = %v", nm2.Config)
+	}
+	if a := strings.Join(nn.Args(), " "); a != "namenode --config /w/nn/conf/namenode.yaml --ready-file /w/nn/run/namenode.ready --log-file /w/nn/logs/namenode.log" {
+		t.Errorf("args %q", a)
+	}
+	if len(nn.Proxies) != 0 {
+		t.Errorf("proxies without proxy mode: %v", nn.Proxies)
+	}
+	if s := Summary(ds)[0]; !strings.Contains(s, "rpc 10.77.1.11:8020") {
+		t.Errorf("summary %q", s)
+	}
+}
+
+func TestPlanProxyMode(t *testing.T) {
+	ds := plan(t, strings.Replace(two, "name: two\n", "name: two\nlatency_mode: proxy\n", 1))
+	nn, dn1, nm1 := ds[0], ds[1], ds[4]
+	if nn.Config["rpc_addr"] != "127.0.0.1:8020" || len(nn.Proxies) != 2 ||
+		nn.Proxies[0] != (Proxy{Host: "nn", Listen: "10.77.1.11:8020", Target: "127.0.0.1:8020"}) {
+		t.Errorf("namenode behind a proxy: config %v proxies %v", nn.Config["rpc_addr"], nn.Proxies)
+	}
+	if dn1.Config["advertise_ip"] != "10.77.1.12" || dn1.Config["data_addr"] != "127.0.0.1:9866" || dn1.Config["namenode"] != "10.77.1.11:8020" {
+		t.Errorf("datanode behind a proxy: %v", dn1.Config)
+	}
+	if len(nm1.Proxies) != 0 || nm1.Config["rpc_addr"] != "10.77.1.12:8040" {
+		t.Errorf("node manager should not be proxied: %v %v", nm1.Proxies, nm1.Config)
+	}
+	if s := Summary(ds)[0]; !strings.Contains(s, "rpc 10.77.1.11:8020") {
+		t.Errorf("summary should show the public address: %q", s)
+	}
+}
+
+func TestNoDaemons(t *testing.T) {
+	ds := plan(t, "name: bare\nracks: [{name: a}]\nhosts: [{name: h1, rack: a}, {name: h2, rack: a, roles: [client]}]\n")
+	if len(ds) != 0 {
+		t.Errorf("plan for hosts without daemons: %v", ds)
+	}
+}

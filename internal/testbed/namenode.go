@@ -1,0 +1,100 @@
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	"smarth/internal/rpc/dfspb"
+	"smarth/internal/testbed/daemonplan"
+	"smarth/internal/testbed/netns"
+	"smarth/internal/testbed/topo"
+)
+
+// waitRegistered waits until every datanode of the topology is live at the
+// namenode, in the rack the topology puts it in, and safe mode is off. It
+// asks from inside the namenode's namespace, the only place that reaches
+// it.
+func (m *Manager) waitRegistered(ctx context.Context, s *State) error {
+	nn := s.Topology.WithRole(topo.NameNode)
+	want := hostsWith(s.Topology, topo.DataNode)
+	if len(nn) == 0 || len(want) == 0 {
+		return nil
+	}
+	addr := daemonplan.NameNodeAddr(s.Topology)
+	conn, err := grpc.NewClient("passthrough:///"+addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(netns.Dialer(s.nsPath(nn[0].Name))))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	rpc := dfspb.NewClientProtocolClient(conn)
+	ctx, cancel := context.WithTimeout(ctx, m.opt.ReadyTimeout)
+	defer cancel()
+	last := "no answer yet"
+	for {
+		msg, done := checkRegistered(ctx, rpc, s.Topology, want)
+		if done {
+			m.logf("all %d datanodes registered in their racks; safe mode off", len(want))
+			return nil
+		}
+		if msg != "" {
+			last = msg
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for datanodes %s to register with the namenode at %s: %s", strings.Join(want, ", "), addr, last)
+		case <-time.After(100 * time.Millisecond): // poll the namenode
+		}
+	}
+}
+
+// checkRegistered asks once; it returns why the cluster is not ready yet,
+// or done.
+func checkRegistered(ctx context.Context, rpc dfspb.ClientProtocolClient, t *topo.Topology, want []string) (string, bool) {
+	ctx = metadata.AppendToOutgoingContext(ctx, "smarth-user", "root", "smarth-client", "smarth-testbed")
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	r, err := rpc.GetDatanodeReport(ctx, &dfspb.GetDatanodeReportRequest{})
+	if err != nil {
+		return err.Error(), false
+	}
+	var missing, misplaced []string
+	for _, name := range want {
+		i := slices.IndexFunc(r.GetDatanodes(), func(d *dfspb.DatanodeInfo) bool {
+			return d.GetHostname() == name && d.GetState() == dfspb.DatanodeState_LIVE
+		})
+		if i < 0 {
+			missing = append(missing, name)
+			continue
+		}
+		h, _ := t.Host(name)
+		rack, _ := t.Rack(h.Rack)
+		if got := r.GetDatanodes()[i].GetRack(); got != rack.Path() {
+			misplaced = append(misplaced, fmt.Sprintf("%s in %q, want %q", name, got, rack.Path()))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Sprintf("not registered yet: %s", strings.Join(missing, ", ")), false
+	}
+	if len(misplaced) > 0 {
+		// The namenode's rack map comes from the topology; a mismatch
+		// means it ignored it, which no waiting will fix.
+		return "racks differ from the topology: " + strings.Join(misplaced, "; "), false
+	}
+	sm, err := rpc.SetSafeMode(ctx, &dfspb.SetSafeModeRequest{Action: dfspb.SafeModeAction_SAFE_MODE_GET})
+	if err != nil {
+		return err.Error(), false
+	}
+	if sm.GetOn() {
+		return "namenode still in safe mode: " + sm.GetReason(), false
+	}
+	return "", true
+}
