@@ -33,3 +33,25 @@ func FuzzSegment(f *testing.F) {
 		}
 	})
 }
+
+func TestRadixSortMatchesComparisonSort(t *testing.T) {
+	r := []string{"", "a", "a\x00", "ab", "abcdefgh", "abcdefgh\x00", "abcdefghi", "abcdefgz", "b", "zzzzzzzzzz", "abcdefgh1"}
+	c := &collector{numReduces: 3, bytesOrder: true, cmp: bytes.Compare, part: HashPartitioner{}, limit: 1 << 20}
+	c.counters = &Counters{}
+	for i := range 300 {
+		k := []byte(r[i%len(r)])
+		if i%4 == 0 {
+			k = append(k, byte(i), byte(i>>3))
+		}
+		if err := c.Emit(k, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.sort()
+	for i := 1; i < len(c.meta); i++ {
+		a, b := c.meta[i-1], c.meta[i]
+		if a.part > b.part || (a.part == b.part && bytes.Compare(c.key(&a), c.key(&b)) > 0) {
+			t.Fatalf("out of order at %d: (%d %q) before (%d %q)", i, a.part, c.key(&a), b.part, c.key(&b))
+		}
+	}
+}

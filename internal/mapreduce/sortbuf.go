@@ -2,7 +2,6 @@ package mapreduce
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -109,18 +108,7 @@ func (c *collector) key(m *recMeta) []byte {
 
 func (c *collector) sort() {
 	if c.bytesOrder {
-		slices.SortFunc(c.meta, func(a, b recMeta) int {
-			if a.part != b.part {
-				return int(a.part - b.part)
-			}
-			if a.prefix != b.prefix {
-				if a.prefix < b.prefix {
-					return -1
-				}
-				return 1
-			}
-			return bytes.Compare(c.data[a.off:a.off+a.keyLen], c.data[b.off:b.off+b.keyLen])
-		})
+		radixSort(c.meta, make([]recMeta, len(c.meta)), c.numReduces, c.data)
 		return
 	}
 	slices.SortStableFunc(c.meta, func(a, b recMeta) int {
