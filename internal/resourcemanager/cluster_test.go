@@ -265,3 +265,41 @@ func TestFailingTaskFailsJobWithoutOutput(t *testing.T) {
 		t.Errorf("submit to an existing output = %v", err)
 	}
 }
+
+func TestKillJobRemovesOutput(t *testing.T) {
+	c := startCluster(t, "fifo")
+	c.writeInput(t, 3000)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	id, err := c.jc.Submit(ctx, "wc", map[string]string{"input": "/in", "output": "/out", "reduces": "1", "map_delay": "5s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for { // wait until maps run, so there are attempts to kill
+		st, err := c.jc.Status(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.GetMapsRunning() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for running maps: %v", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := c.jc.Kill(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.jc.Wait(ctx, id)
+	if err == nil || res == nil || res.State != mapreduce.StateKilled {
+		t.Fatalf("Wait after kill = %+v, %v; want KILLED", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(c.fs.Root, "out")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("killed job left its output directory (stat: %v)", err)
+	}
+	if err := c.jc.Kill(ctx, id); err == nil || !strings.Contains(err.Error(), "already finished") {
+		t.Errorf("second kill = %v, want 'already finished'", err)
+	}
+}
