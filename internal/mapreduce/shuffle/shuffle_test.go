@@ -15,7 +15,7 @@ import (
 func TestServeAndFetch(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "file.out")
 	os.WriteFile(p, []byte("aaaabbbbbbcc"), 0o644)
-	out := &mapreduce.MapOutput{Path: p, Index: []mapreduce.SegmentIndex{{0, 4, 1}, {4, 6, 1}, {10, 2, 1}}}
+	out := &mapreduce.MapOutput{Path: p, Index: []mapreduce.SegmentIndex{{Offset: 0, Length: 4, Records: 1}, {Offset: 4, Length: 6, Records: 1}, {Offset: 10, Length: 2, Records: 1}}}
 	srv := httptest.NewServer(Handler(func(job, attempt string) (*mapreduce.MapOutput, bool) {
 		return out, job == "j1" && attempt == "a1"
 	}))
