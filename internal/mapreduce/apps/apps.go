@@ -47,6 +47,7 @@ func AllWith(o Options) []mapreduce.App {
 		PageRankInit{},
 		PageRankIter{},
 		PageRankGen{},
+		Streaming{},
 	}
 }
 
