@@ -48,6 +48,9 @@ func (HiveGen) Params() []mapreduce.Param {
 
 // Build returns the rankings job, so the parameters are checked.
 func (h HiveGen) Build(given map[string]string) (*mapreduce.Job, error) {
+	if _, err := params(given).required(ParamOutput); err != nil {
+		return nil, err
+	}
 	return HiveTable{}.Build(h.tableParams(given, "rankings"))
 }
 
