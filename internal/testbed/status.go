@@ -7,8 +7,8 @@ import (
 	"text/tabwriter"
 
 	"smarth/internal/testbed/daemonplan"
-	"smarth/internal/testbed/netplan"
 	"smarth/internal/testbed/netns"
+	"smarth/internal/testbed/netplan"
 	"smarth/internal/testbed/topo"
 )
 

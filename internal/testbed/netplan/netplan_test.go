@@ -51,7 +51,6 @@ func diff(want, got string) string {
 	return b.String()
 }
 
-
 func render(cmds []Cmd) string {
 	var b strings.Builder
 	for _, c := range cmds {

@@ -76,9 +76,9 @@ type RackSpec struct {
 
 // HostSpec is one host as written.
 type HostSpec struct {
-	Name   string         `yaml:"name"`
-	Rack   string         `yaml:"rack"`
-	Roles  []Role         `yaml:"roles,omitempty"`
+	Name   string                    `yaml:"name"`
+	Rack   string                    `yaml:"rack"`
+	Roles  []Role                    `yaml:"roles,omitempty"`
 	Config map[string]map[string]any `yaml:"config,omitempty"` // extra daemon config keys per role, for this host
 	Limits `yaml:",inline"`
 }
@@ -128,12 +128,12 @@ func (r Rack) Path() string { return "/" + r.Name }
 // Host is a host with its address and resolved limits. Index is its
 // position in the file, from 0.
 type Host struct {
-	Name   string         `json:"name"`
-	Rack   string         `json:"rack"`
-	Index  int            `json:"index"`
-	Addr   netip.Addr     `json:"addr"`
-	Roles  []Role         `json:"roles"`
-	Shape  Shape          `json:"shape"`
+	Name   string                    `json:"name"`
+	Rack   string                    `json:"rack"`
+	Index  int                       `json:"index"`
+	Addr   netip.Addr                `json:"addr"`
+	Roles  []Role                    `json:"roles"`
+	Shape  Shape                     `json:"shape"`
 	Config map[string]map[string]any `json:"config,omitempty"`
 }
 
