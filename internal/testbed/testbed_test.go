@@ -90,7 +90,7 @@ func TestUpDownWithFakeRunner(t *testing.T) {
 	if s.Phase != PhaseUp || s.Netem != true || len(s.Namespaces) != 3 {
 		t.Errorf("state: phase %s netem %v namespaces %v", s.Phase, s.Netem, s.Namespaces)
 	}
-	if !r.has("ip netns add smarth." + name + ".h2") || !r.has("match ip dst 10.77.0.0/16 flowid 1:20") {
+	if !r.has("ip netns add smarth."+name+".h2") || !r.has("match ip dst 10.77.0.0/16 flowid 1:20") {
 		t.Errorf("plan not run:\n%s", strings.Join(r.cmds, "\n"))
 	}
 	loaded, err := m.Load("")
