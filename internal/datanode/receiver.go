@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"smarth/internal/datanode/store"
@@ -18,6 +20,11 @@ const (
 	statusError  = dfspb.OpStatus_OP_STATUS_ERROR
 	maxPipeline  = 16  // targets accepted in one write request
 	ackQueueSize = 256 // packets written locally and not yet acked (the client's window is 80)
+	// lingerTimeout bounds how long a failed write keeps reading (and
+	// discarding) what the upstream still sends after the error ack, so that
+	// closing the socket does not reset the connection before the upstream
+	// has read that ack.
+	lingerTimeout = 5 * time.Second
 )
 
 // receiver runs one WRITE_BLOCK: the HDFS BlockReceiver and its
@@ -31,6 +38,7 @@ type receiver struct {
 	d      *DataNode
 	op     *dfspb.WriteBlockOp
 	up     net.Conn
+	upR    *bufio.Reader
 	pr     *datatransfer.PacketReader
 	down   net.Conn      // nil on the last node of the pipeline
 	downR  *bufio.Reader // acks from down
@@ -43,9 +51,13 @@ type receiver struct {
 	upMu     sync.Mutex // serializes writes to up: acks (responder) and the FNFA (receiver)
 	acks     chan ackItem
 	fwd      chan *datatransfer.Packet // multi: stored packets waiting to be forwarded
-	stopped  chan struct{}             // closed by stop: tear everything down
+	stopped  chan struct{}             // closed by stop or abort: the write is over
 	stopOnce sync.Once
-	release  func() // ends the client's pipeline claim (multi-pipeline mode)
+	// downBroken: forwarding failed; the responder waits only briefly for
+	// the downstream's (error) ack.
+	downBroken atomic.Bool
+	lingering  atomic.Bool // abort half-closed up: drain it before closing
+	release    func()      // ends the client's pipeline claim (multi-pipeline mode)
 
 	start     time.Time
 	bytes     int64
@@ -127,6 +139,7 @@ func (r *receiver) setup(br *bufio.Reader) *dfspb.OpResponse {
 			return resp
 		}
 	}
+	r.upR = br
 	r.pr = datatransfer.NewPacketReader(br)
 	r.pr.BytesPerChecksum = bpc
 	r.pr.MaxDataLen = 4 << 20
@@ -230,6 +243,24 @@ func (r *receiver) stop() {
 	})
 }
 
+// abort ends the write after an error ack went upstream: the downstream
+// connection closes, the upstream one is half-closed so the ack arrives
+// before the end of the stream, and run drains what the upstream still
+// sends for a while before closing it.
+func (r *receiver) abort() {
+	r.stopOnce.Do(func() {
+		close(r.stopped)
+		r.lingering.Store(true)
+		if hc, ok := r.up.(interface{ CloseWrite() error }); ok {
+			_ = hc.CloseWrite()
+		}
+		_ = r.up.SetReadDeadline(time.Now().Add(min(lingerTimeout, r.d.cfg.IOTimeout)))
+		if r.down != nil {
+			r.down.Close()
+		}
+	})
+}
+
 // run streams the block; it returns when the write has ended either way.
 func (r *receiver) run() {
 	r.start = time.Now()
@@ -259,7 +290,10 @@ func (r *receiver) run() {
 		}
 	}
 	wg.Wait()
-	if err != nil && !isClosed(err) {
+	if r.lingering.Load() {
+		_, _ = io.Copy(io.Discard, r.upR)
+	}
+	if err != nil && !isClosed(err) && !errors.Is(err, errStopped) {
 		r.d.log.Warn("block receive failed", "block", r.name, "bytes", r.bytes, "stage", r.op.GetStage().String(),
 			"upstream", r.up.RemoteAddr().String(), "client", r.op.GetClientName(), "err", err)
 	}
@@ -273,6 +307,11 @@ var errLocal = errors.New("local failure")
 func (r *receiver) receive() error {
 	expect := int64(0)
 	for {
+		select {
+		case <-r.stopped:
+			return errStopped
+		default:
+		}
 		_ = r.up.SetReadDeadline(time.Now().Add(r.d.cfg.IOTimeout))
 		p, err := r.pr.Next()
 		if err != nil {
@@ -363,12 +402,26 @@ func (r *receiver) pass(p *datatransfer.Packet) error {
 func (r *receiver) writeDown(b []byte) error {
 	_ = r.down.SetWriteDeadline(time.Now().Add(r.d.cfg.IOTimeout))
 	if _, err := r.down.Write(b); err != nil {
-		// The responder notices the broken downstream when it reads the
-		// next ack and reports it upstream; wait for it there.
-		r.down.Close()
+		// The responder reports the broken downstream upstream when it
+		// reads the next ack: the downstream's own error ack if it sent one
+		// (it may name a node further down), else a read error. Make that
+		// read quick.
+		r.downBroken.Store(true)
+		_ = r.down.SetReadDeadline(time.Now().Add(min(lingerTimeout, r.d.cfg.IOTimeout)))
 		return fmt.Errorf("%w: forwarding to %s: %v", errLocal, r.down.RemoteAddr(), err)
 	}
 	return nil
+}
+
+// setAckDeadline bounds the wait for the downstream's next ack, briefly
+// once forwarding has failed (see writeDown for the ordering).
+func (r *receiver) setAckDeadline() {
+	if !r.downBroken.Load() {
+		_ = r.down.SetReadDeadline(time.Now().Add(r.d.cfg.IOTimeout))
+	}
+	if r.downBroken.Load() {
+		_ = r.down.SetReadDeadline(time.Now().Add(min(lingerTimeout, r.d.cfg.IOTimeout)))
+	}
 }
 
 // queueForward hands a stored packet to the forwarder, waiting while the
@@ -468,12 +521,12 @@ func (r *receiver) respond() {
 	for it := range r.acks {
 		if it.status != ok {
 			_ = r.writeAck(datatransfer.Ack{Seqno: it.seqno, Statuses: []dfspb.OpStatus{it.status}})
-			r.stop()
+			r.abort()
 			return
 		}
 		statuses := []dfspb.OpStatus{ok}
 		if r.down != nil {
-			_ = r.down.SetReadDeadline(time.Now().Add(r.d.cfg.IOTimeout))
+			r.setAckDeadline()
 			a, err := datatransfer.ReadAck(r.downR)
 			switch {
 			case err != nil:
@@ -488,7 +541,7 @@ func (r *receiver) respond() {
 			statuses = append(statuses, a.Statuses...)
 			if a.FirstFailed() >= 0 {
 				_ = r.writeAck(datatransfer.Ack{Seqno: it.seqno, Statuses: statuses})
-				r.stop()
+				r.abort()
 				return
 			}
 		}
@@ -521,7 +574,7 @@ func (r *receiver) downstreamFailed(seqno int64, err error) {
 	}
 	r.d.log.Warn("downstream datanode failed", "block", r.name, "downstream", r.down.RemoteAddr().String(), "err", err)
 	_ = r.writeAck(datatransfer.Ack{Seqno: seqno, Statuses: []dfspb.OpStatus{ok, statusError}})
-	r.stop()
+	r.abort()
 }
 
 // logBlockReceived writes the block-receive line (see the package doc for
