@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math/bits"
+	"sync"
 
 	"smarth/internal/mapreduce"
 )
@@ -56,12 +57,21 @@ func makeTeraRow(dst []byte, row uint64) {
 		dst[i] = byte('0' + r%10)
 		r /= 10
 	}
-	base := (row * 8) % 26
-	for i := 0; i < 78; i++ {
-		dst[20+i] = byte('A' + (base+uint64(i/10))%26)
-	}
+	copy(dst[20:98], teraFillers()[(row*8)%26][:])
 	dst[98], dst[99] = '\r', '\n'
 }
+
+// teraFillers holds the 26 possible fillers: the one starting with
+// letter b has runs of ten b, b+1, ... (mod 26), the last run eight long.
+var teraFillers = sync.OnceValue(func() *[26][78]byte {
+	var f [26][78]byte
+	for b := range f {
+		for i := range f[b] {
+			f[b][i] = byte('A' + (b+i/10)%26)
+		}
+	}
+	return &f
+})
 
 // rowChecksum is TeraValidate's per-row checksum: the CRC32 (IEEE) of the
 // whole 100-byte row; a data set's checksum is the sum over its rows, so
