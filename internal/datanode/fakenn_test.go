@@ -39,7 +39,9 @@ type received struct {
 	status dfspb.ReceivedStatus
 }
 
-func startFakeNameNode(t *testing.T) *fakeNameNode {
+func startFakeNameNode(t *testing.T) *fakeNameNode { return startFakeNameNodeTB(t) }
+
+func startFakeNameNodeTB(t testing.TB) *fakeNameNode {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

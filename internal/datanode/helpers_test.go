@@ -65,6 +65,23 @@ func startDataNode(t *testing.T, nn *fakeNameNode, dir string, mutate func(*Conf
 	return d, logs
 }
 
+// startDataNodeTB starts a quiet datanode for benchmarks.
+func startDataNodeTB(t testing.TB, nn *fakeNameNode) *DataNode {
+	cfg := DefaultConfig()
+	cfg.NameNode = nn.addr
+	cfg.DataAddr, cfg.IPCAddr, cfg.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	d, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
 // waitFor polls cond until it holds, failing the test after a deadline.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
