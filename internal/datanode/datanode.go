@@ -123,25 +123,35 @@ func (d *DataNode) Info() *dfspb.DatanodeInfo {
 // to the namenode (retrying while it is down) and scanning blocks.
 func (d *DataNode) Start() error {
 	var err error
-	if d.dataLn, err = net.Listen("tcp", d.cfg.DataAddr); err != nil {
+	d.mu.Lock()
+	started := d.dataLn != nil || d.closed
+	d.mu.Unlock()
+	if started {
+		return errors.New("datanode: Start called twice or after Close")
+	}
+	dataLn, err := net.Listen("tcp", d.cfg.DataAddr)
+	if err != nil {
 		return fmt.Errorf("datanode: listen data_addr: %w", err)
 	}
-	if d.ipcLn, err = net.Listen("tcp", d.cfg.IPCAddr); err != nil {
-		d.dataLn.Close()
+	ipcLn, err := net.Listen("tcp", d.cfg.IPCAddr)
+	if err != nil {
+		dataLn.Close()
 		return fmt.Errorf("datanode: listen ipc_addr: %w", err)
 	}
-	if d.httpLn, err = net.Listen("tcp", d.cfg.HTTPAddr); err != nil {
-		d.dataLn.Close()
-		d.ipcLn.Close()
+	httpLn, err := net.Listen("tcp", d.cfg.HTTPAddr)
+	if err != nil {
+		dataLn.Close()
+		ipcLn.Close()
 		return fmt.Errorf("datanode: listen http_addr: %w", err)
 	}
-	d.nnConn, err = grpc.NewClient(d.cfg.NameNode, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	nnConn, err := grpc.NewClient(d.cfg.NameNode, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		d.dataLn.Close()
-		d.ipcLn.Close()
-		d.httpLn.Close()
+		dataLn.Close()
+		ipcLn.Close()
+		httpLn.Close()
 		return fmt.Errorf("datanode: namenode %s: %w", d.cfg.NameNode, err)
 	}
+	d.dataLn, d.ipcLn, d.httpLn, d.nnConn = dataLn, ipcLn, httpLn, nnConn
 	d.nn = dfspb.NewDatanodeProtocolClient(d.nnConn)
 	d.mu.Lock()
 	d.info = &dfspb.DatanodeInfo{
