@@ -102,10 +102,14 @@ func (m *streamMapper) Setup(ctx mapreduce.TaskContext) error {
 func (m *streamMapper) Map(_ mapreduce.TaskContext, _, line []byte, out mapreduce.Emitter) error {
 	m.proc.out = out
 	if err := m.proc.writeLine(line, nil); err != nil {
+		m.proc.abort()
 		return err
 	}
 	if m.comb != nil && m.comb.size >= streamCombineBytes {
-		return m.comb.run(m.proc.ctx, m.combiner, out)
+		if err := m.comb.run(m.proc.ctx, m.combiner, out); err != nil {
+			m.proc.abort()
+			return err
+		}
 	}
 	return nil
 }
@@ -137,6 +141,7 @@ func (r *streamReducer) Reduce(_ mapreduce.TaskContext, key []byte, values mapre
 	r.proc.out = out
 	for values.Next() {
 		if err := r.proc.writeLine(key, values.Value()); err != nil {
+			r.proc.abort()
 			return err
 		}
 	}
@@ -178,7 +183,7 @@ func (c *combineBuffer) run(ctx context.Context, cmd string, out mapreduce.Emitt
 	}
 	for _, r := range c.recs {
 		if err := p.writeLine(c.arena[r[0]:r[1]], c.arena[r[1]:r[2]]); err != nil {
-			p.finish()
+			p.abort()
 			return err
 		}
 	}
@@ -203,8 +208,8 @@ type streamProc struct {
 	outCh chan []byte // stdout batches; closed at EOF
 	done  chan struct{}
 	wrErr error // set by the writer before it closes done
-	errs  *stderrLog
-	count func(group, name string, n int64)
+	errs    *stderrLog
+	aborted bool
 }
 
 const streamBatch = 64 << 10
@@ -268,14 +273,14 @@ func (p *streamProc) reader(stdout io.Reader) {
 			line = long
 		}
 		if len(line) > 0 {
-			if len(line) > 0 && line[len(line)-1] != '\n' {
-				line = append(line, '\n') // a last line without newline
-			}
-			if len(batch)+len(line) > cap(batch) && len(batch) > 0 {
+			if len(batch)+len(line) >= cap(batch) && len(batch) > 0 {
 				p.outCh <- batch
-				batch = make([]byte, 0, max(streamBatch, len(line)))
+				batch = make([]byte, 0, max(streamBatch, len(line)+1))
 			}
 			batch = append(batch, line...)
+			if line[len(line)-1] != '\n' {
+				batch = append(batch, '\n') // a last line without newline
+			}
 		}
 		if err != nil {
 			if len(batch) > 0 {
@@ -352,6 +357,9 @@ func (p *streamProc) emitLines(b []byte) error {
 // finish sends the rest of the input, closes stdin, emits all output and
 // waits for the command.
 func (p *streamProc) finish() error {
+	if p.aborted {
+		return fmt.Errorf("streaming %s %q: aborted", p.role, p.cmdl)
+	}
 	err := p.flush()
 	close(p.in)
 	if p.outCh != nil {
@@ -381,6 +389,26 @@ func (p *streamProc) finish() error {
 		return fmt.Errorf("streaming %s %q: write input: %v", p.role, p.cmdl, p.wrErr)
 	}
 	return nil
+}
+
+// abort kills the command after a failed Map or Reduce (the runtime calls
+// no Cleanup then) and reaps it in the background.
+func (p *streamProc) abort() {
+	if p.aborted {
+		return
+	}
+	p.aborted = true
+	p.cmd.Process.Kill()
+	close(p.in)
+	go func() {
+		if p.outCh != nil {
+			for range p.outCh {
+			}
+		}
+		<-p.done
+		<-p.errs.done
+		p.cmd.Wait()
+	}()
 }
 
 // stderrLog reads a command's stderr: counter lines are summed, the last
