@@ -392,3 +392,19 @@ func (f *INode) BlockIndex(id uint64) int {
 	}
 	return -1
 }
+
+// Open returns the file at path for reading: it must be a file and the
+// caller must be allowed to read it.
+func (t *Tree) Open(c Caller, path string) (*INode, error) {
+	n, err := t.Stat(c, "open", path)
+	if err != nil {
+		return nil, err
+	}
+	if n.Dir {
+		return nil, errorf("open", n.Path(), Precondition, "is a directory")
+	}
+	if err := t.check("open", n.Path(), c, n, Read); err != nil {
+		return nil, err
+	}
+	return n, nil
+}

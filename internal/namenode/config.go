@@ -1,0 +1,154 @@
+package namenode
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os/user"
+	"time"
+
+	"smarth/internal/placement"
+	"smarth/internal/topology"
+)
+
+// Config is the namenode's configuration; the YAML keys are the contract
+// with the cluster launcher and the testbed.
+type Config struct {
+	RPCAddr  string `yaml:"rpc_addr"`  // gRPC ClientProtocol + DatanodeProtocol
+	HTTPAddr string `yaml:"http_addr"` // status page, /metrics
+	MetaDir  string `yaml:"meta_dir"`  // edit log and checkpoint images
+
+	BlockSize      int64 `yaml:"block_size"`
+	Replication    int   `yaml:"replication"`
+	MinReplication int   `yaml:"min_replication"`
+	MaxReplication int   `yaml:"max_replication"`
+
+	HeartbeatInterval   time.Duration `yaml:"heartbeat_interval"`   // the datanodes' interval, for liveness math
+	DeadNodeTimeout     time.Duration `yaml:"dead_node_timeout"`    // no heartbeat this long: dead
+	ReplicationInterval time.Duration `yaml:"replication_interval"` // replication monitor period
+	LeaseSoftLimit      time.Duration `yaml:"lease_soft_limit"`     // after it another writer may take the file over
+	LeaseHardLimit      time.Duration `yaml:"lease_hard_limit"`     // after it the namenode recovers the file
+
+	SafeModeThreshold float64       `yaml:"safe_mode_threshold"` // fraction of complete blocks with min_replication reported
+	SafeModeExtension time.Duration `yaml:"safe_mode_extension"` // stay this long after reaching it
+
+	Placement   string            `yaml:"placement"`    // "rackaware" or "speedaware"
+	Racks       map[string]string `yaml:"racks"`        // datanode hostname or IP -> rack
+	DefaultRack string            `yaml:"default_rack"` // rack of datanodes nobody placed
+
+	PermissionsEnabled bool   `yaml:"permissions_enabled"`
+	Superuser          string `yaml:"superuser"`  // default: the OS user running the namenode
+	Supergroup         string `yaml:"supergroup"` // members are superusers too
+	Umask              uint32 `yaml:"umask"`      // applied to the modes clients ask for
+
+	// Checkpoint after this many edits or this long since the last one,
+	// whichever comes first (HDFS: dfs.namenode.checkpoint.txns/period).
+	CheckpointTxns   uint64        `yaml:"checkpoint_txns"`
+	CheckpointPeriod time.Duration `yaml:"checkpoint_period"`
+
+	// SpeedRecordTTL forgets a client's speed records this long after its
+	// last client heartbeat.
+	SpeedRecordTTL time.Duration `yaml:"speed_record_ttl"`
+	// MaxReplicationStreams bounds the re-replication transfers one
+	// datanode sends at a time (HDFS: dfs.namenode.replication.max-streams).
+	MaxReplicationStreams int `yaml:"max_replication_streams"`
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	su := "smarth"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		su = u.Username
+	}
+	return Config{
+		RPCAddr:               "127.0.0.1:8020",
+		HTTPAddr:              "127.0.0.1:9870",
+		MetaDir:               "smarth-namenode",
+		BlockSize:             64 << 20,
+		Replication:           3,
+		MinReplication:        1,
+		MaxReplication:        512,
+		HeartbeatInterval:     3 * time.Second,
+		DeadNodeTimeout:       30 * time.Second,
+		ReplicationInterval:   3 * time.Second,
+		LeaseSoftLimit:        60 * time.Second,
+		LeaseHardLimit:        20 * time.Minute,
+		SafeModeThreshold:     0.999,
+		SafeModeExtension:     0,
+		Placement:             "rackaware",
+		DefaultRack:           topology.DefaultRack,
+		PermissionsEnabled:    true,
+		Superuser:             su,
+		Supergroup:            "supergroup",
+		Umask:                 0o022,
+		CheckpointTxns:        1_000_000,
+		CheckpointPeriod:      time.Hour,
+		SpeedRecordTTL:        10 * time.Minute,
+		MaxReplicationStreams: 2,
+	}
+}
+
+// Validate checks the configuration and says what is wrong in terms of
+// the YAML keys.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	for key, addr := range map[string]string{"rpc_addr": c.RPCAddr, "http_addr": c.HTTPAddr} {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			bad("%s: %q is not host:port: %v", key, addr, err)
+		}
+	}
+	if c.MetaDir == "" {
+		bad("meta_dir: required (where the namespace is kept)")
+	}
+	if c.BlockSize < 1024 || c.BlockSize%512 != 0 {
+		bad("block_size: %d must be at least 1024 and a multiple of 512", c.BlockSize)
+	}
+	if c.MinReplication < 1 {
+		bad("min_replication: %d must be at least 1", c.MinReplication)
+	}
+	if c.MaxReplication < c.Replication || c.MaxReplication > 32767 {
+		bad("max_replication: %d must be between replication (%d) and 32767", c.MaxReplication, c.Replication)
+	}
+	if c.Replication < c.MinReplication {
+		bad("replication: %d must be at least min_replication (%d)", c.Replication, c.MinReplication)
+	}
+	for key, d := range map[string]time.Duration{
+		"heartbeat_interval": c.HeartbeatInterval, "dead_node_timeout": c.DeadNodeTimeout,
+		"replication_interval": c.ReplicationInterval, "lease_soft_limit": c.LeaseSoftLimit,
+		"lease_hard_limit": c.LeaseHardLimit, "checkpoint_period": c.CheckpointPeriod,
+		"speed_record_ttl": c.SpeedRecordTTL,
+	} {
+		if d <= 0 {
+			bad("%s: %v must be positive", key, d)
+		}
+	}
+	if c.DeadNodeTimeout <= c.HeartbeatInterval {
+		bad("dead_node_timeout: %v must be longer than heartbeat_interval (%v)", c.DeadNodeTimeout, c.HeartbeatInterval)
+	}
+	if c.LeaseHardLimit < c.LeaseSoftLimit {
+		bad("lease_hard_limit: %v must not be shorter than lease_soft_limit (%v)", c.LeaseHardLimit, c.LeaseSoftLimit)
+	}
+	if c.SafeModeThreshold < 0 || c.SafeModeThreshold > 1 {
+		bad("safe_mode_threshold: %v must be between 0 and 1", c.SafeModeThreshold)
+	}
+	if c.SafeModeExtension < 0 {
+		bad("safe_mode_extension: %v must not be negative", c.SafeModeExtension)
+	}
+	if _, ok := placement.Policies[c.Placement]; !ok {
+		bad("placement: unknown policy %q (known: %v)", c.Placement, placement.Names())
+	}
+	if _, err := topology.NewResolver(c.Racks, c.DefaultRack); err != nil {
+		bad("racks: %v", err)
+	}
+	if c.Umask > 0o777 {
+		bad("umask: %#o is not a permission mask", c.Umask)
+	}
+	if c.CheckpointTxns == 0 {
+		bad("checkpoint_txns: must be positive")
+	}
+	if c.MaxReplicationStreams < 1 {
+		bad("max_replication_streams: %d must be at least 1", c.MaxReplicationStreams)
+	}
+	return errors.Join(errs...)
+}

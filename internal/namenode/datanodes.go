@@ -1,0 +1,328 @@
+package namenode
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"smarth/internal/namenode/blockmap"
+	"smarth/internal/rpc/dfspb"
+	"smarth/internal/topology"
+)
+
+// maxInvalidatePerHeartbeat bounds one heartbeat reply, so a node with a
+// big backlog deletes in steady steps (HDFS blockInvalidateLimit).
+const maxInvalidatePerHeartbeat = 1000
+
+// datanode is the namenode's record of one datanode. All fields are
+// guarded by NameNode.mu.
+type datanode struct {
+	info       *dfspb.DatanodeInfo // as registered (rack resolved), counters from heartbeats
+	live       bool
+	lastSeen   time.Time
+	reported   bool // a full block report arrived since it (re)registered
+	invalidate []*dfspb.ExtendedBlock
+	transfers  []*dfspb.TransferCommand_Item
+	recoveries []*dfspb.RecoverBlockCommand
+	streams    int // re-replications it is sending now
+}
+
+func (dn *datanode) location() topology.Location {
+	return topology.Location{Host: dn.info.Hostname, IP: dn.info.IpAddr, Rack: dn.info.Rack}
+}
+
+// snapshot is a copy of the datanode's info with its current state.
+func (dn *datanode) snapshot() *dfspb.DatanodeInfo {
+	info := proto.Clone(dn.info).(*dfspb.DatanodeInfo)
+	info.State = dfspb.DatanodeState_DEAD
+	if dn.live {
+		info.State = dfspb.DatanodeState_LIVE
+	}
+	info.LastHeartbeatUnixMs = dn.lastSeen.UnixMilli()
+	return info
+}
+
+func (nn *NameNode) registerDatanode(req *dfspb.RegisterDatanodeRequest) (*dfspb.DatanodeInfo, error) {
+	in := req.GetDatanode()
+	switch {
+	case in.GetId() == "":
+		return nil, errInvalid("registerDatanode: the datanode has no id")
+	case in.GetIpAddr() == "" || in.GetDataPort() == 0:
+		return nil, errInvalid("registerDatanode %s: ip_addr and data_port are required", in.GetId())
+	}
+	now := nn.clock()
+	nn.mu.Lock()
+	defer nn.mu.Unlock()
+	for id, other := range nn.nodes {
+		if id != in.GetId() && other.info.IpAddr == in.GetIpAddr() && other.info.DataPort == in.GetDataPort() {
+			// A new datanode where another one was: the old one is gone
+			// (its data directory was wiped or replaced).
+			nn.logger.Warn("datanode replaced by another at the same address", "old", id, "new", in.GetId(), "addr", fmt.Sprintf("%s:%d", in.GetIpAddr(), in.GetDataPort()))
+			nn.markDeadLocked(other, "replaced")
+			delete(nn.nodes, id)
+		}
+	}
+	dn := nn.nodes[in.GetId()]
+	switch {
+	case dn == nil:
+		dn = &datanode{}
+		nn.nodes[in.GetId()] = dn
+		nn.logger.Info("datanode registered", "id", in.GetId(), "host", in.GetHostname(), "ip", in.GetIpAddr())
+	case dn.live:
+		// Restarted: what it holds now comes with its next full report;
+		// commands queued for the old process are stale.
+		dn.invalidate, dn.transfers, dn.recoveries = nil, nil, nil
+		nn.logger.Info("datanode re-registered", "id", in.GetId(), "host", in.GetHostname())
+	default:
+		nn.logger.Info("dead datanode is back", "id", in.GetId(), "host", in.GetHostname())
+	}
+	info := proto.Clone(in).(*dfspb.DatanodeInfo)
+	info.Rack = nn.racks.Rack(info.Hostname, info.IpAddr, in.GetRack())
+	dn.info, dn.live, dn.lastSeen, dn.reported = info, true, now, false
+	nn.dirty = true
+	return dn.snapshot(), nil
+}
+
+func (nn *NameNode) heartbeat(req *dfspb.HeartbeatRequest) *dfspb.HeartbeatResponse {
+	now := nn.clock()
+	nn.mu.Lock()
+	defer nn.mu.Unlock()
+	dn := nn.nodes[req.GetDatanodeId()]
+	if dn == nil || !dn.live {
+		return &dfspb.HeartbeatResponse{Commands: []*dfspb.DatanodeCommand{{Command: &dfspb.DatanodeCommand_Reregister{Reregister: true}}}}
+	}
+	dn.lastSeen = now
+	dn.info.Capacity, dn.info.DfsUsed, dn.info.Remaining = req.GetCapacity(), req.GetDfsUsed(), req.GetRemaining()
+	dn.info.XceiverCount = req.GetXceiverCount()
+	dn.info.CacheCapacity, dn.info.CacheUsed = req.GetCacheCapacity(), req.GetCacheUsed()
+	dn.info.NumBlocks = int64(nn.state.blocks.NodeBlockCount(dn.info.Id))
+	resp := &dfspb.HeartbeatResponse{FullBlockReportRequested: !dn.reported}
+	if len(dn.invalidate) > 0 {
+		n := min(len(dn.invalidate), maxInvalidatePerHeartbeat)
+		resp.Commands = append(resp.Commands, &dfspb.DatanodeCommand{Command: &dfspb.DatanodeCommand_Invalidate{
+			Invalidate: &dfspb.InvalidateCommand{Blocks: dn.invalidate[:n]}}})
+		dn.invalidate = dn.invalidate[n:]
+	}
+	if len(dn.transfers) > 0 {
+		resp.Commands = append(resp.Commands, &dfspb.DatanodeCommand{Command: &dfspb.DatanodeCommand_Transfer{
+			Transfer: &dfspb.TransferCommand{Items: dn.transfers}}})
+		dn.transfers = nil
+	}
+	for _, r := range dn.recoveries {
+		resp.Commands = append(resp.Commands, &dfspb.DatanodeCommand{Command: &dfspb.DatanodeCommand_Recover{Recover: r}})
+	}
+	dn.recoveries = nil
+	return resp
+}
+
+// liveNodeLocked returns a registered, live datanode or an error telling
+// it to register again.
+func (nn *NameNode) liveNodeLocked(op, id string) (*datanode, error) {
+	dn := nn.nodes[id]
+	if dn == nil || !dn.live {
+		return nil, errPrecondition("%s: datanode %s is not registered (or was declared dead); register again", op, id)
+	}
+	return dn, nil
+}
+
+func replicaState(s dfspb.ReplicaState) blockmap.ReplicaState {
+	switch s {
+	case dfspb.ReplicaState_RBW:
+		return blockmap.BeingWritten
+	case dfspb.ReplicaState_RUR:
+		return blockmap.UnderRecovery
+	}
+	return blockmap.Finalized
+}
+
+func (nn *NameNode) blockReport(req *dfspb.BlockReportRequest) error {
+	start := time.Now()
+	nn.mu.Lock()
+	defer nn.mu.Unlock()
+	dn, err := nn.liveNodeLocked("blockReport", req.GetDatanodeId())
+	if err != nil {
+		return err
+	}
+	reps := make([]blockmap.Reported, len(req.GetBlocks()))
+	for i, rb := range req.GetBlocks() {
+		reps[i] = blockmap.Reported{ID: rb.GetBlock().GetBlockId(), GS: rb.GetBlock().GetGenerationStamp(),
+			NumBytes: rb.GetBlock().GetNumBytes(), State: replicaState(rb.GetState())}
+	}
+	id := dn.info.Id
+	res := nn.state.blocks.ProcessReport(id, reps)
+	for _, r := range res.Invalidate {
+		nn.invalidateLocked(id, blockRef{ID: r.ID, GS: r.GS, Len: r.NumBytes})
+	}
+	for _, bid := range res.Added {
+		nn.replicaAddedLocked(id, nn.state.blocks.Get(bid))
+	}
+	dn.reported = true
+	nn.dirty = true
+	nn.checkSafeMode(nn.clock())
+	nn.logger.Info("full block report", "datanode", id, "replicas", len(reps), "unknown", len(res.Invalidate),
+		"corrupt", len(res.Corrupt), "gone", len(res.Removed), "took", time.Since(start).String())
+	return nil
+}
+
+func (nn *NameNode) blockReceivedAndDeleted(req *dfspb.BlockReceivedAndDeletedRequest) error {
+	nn.mu.Lock()
+	defer nn.mu.Unlock()
+	dn, err := nn.liveNodeLocked("blockReceivedAndDeleted", req.GetDatanodeId())
+	if err != nil {
+		return err
+	}
+	id := dn.info.Id
+	for _, r := range req.GetBlocks() {
+		eb := r.GetBlock()
+		rep := blockmap.Reported{ID: eb.GetBlockId(), GS: eb.GetGenerationStamp(), NumBytes: eb.GetNumBytes(), State: blockmap.Finalized}
+		switch r.GetStatus() {
+		case dfspb.ReceivedStatus_DELETED:
+			nn.state.blocks.RemoveReplica(id, rep.ID)
+			continue
+		case dfspb.ReceivedStatus_RECEIVING:
+			rep.State = blockmap.BeingWritten
+		}
+		switch nn.state.blocks.AddReplica(id, rep) {
+		case blockmap.Unknown:
+			nn.invalidateLocked(id, blockRef{ID: rep.ID, GS: rep.GS, Len: rep.NumBytes})
+		case blockmap.Accepted:
+			if rep.State == blockmap.Finalized {
+				nn.replicaAddedLocked(id, nn.state.blocks.Get(rep.ID))
+			}
+		}
+	}
+	nn.dirty = true
+	if nn.safe.on {
+		nn.checkSafeMode(nn.clock())
+	}
+	return nil
+}
+
+// replicaAddedLocked notes a finalized replica: a re-replication target
+// delivered, a committed block may be complete.
+func (nn *NameNode) replicaAddedLocked(node string, b *blockmap.Block) {
+	if b == nil {
+		return
+	}
+	nn.tryCompleteLocked(b)
+	if p := nn.pending[b.ID]; p != nil && p.targets[node] {
+		delete(p.targets, node)
+		if len(p.targets) == 0 {
+			nn.cancelPendingLocked(b.ID)
+		}
+	}
+}
+
+// markBadLocked records a corrupt replica reported by a reader or a
+// datanode's scanner.
+func (nn *NameNode) markBadLocked(blockID uint64, node, reason string) {
+	if nn.state.blocks.MarkCorrupt(blockID, node, reason) {
+		nn.logger.Warn("corrupt replica reported", "block", blockID, "datanode", node, "reason", reason)
+		nn.metrics.corruptReports.Inc()
+		nn.dirty = true
+	}
+}
+
+func (nn *NameNode) datanodeBadBlocks(req *dfspb.DatanodeReportBadBlocksRequest) error {
+	nn.mu.Lock()
+	defer nn.mu.Unlock()
+	for _, eb := range req.GetBlocks() {
+		nn.markBadLocked(eb.GetBlockId(), req.GetDatanodeId(), "checksum error found by its datanode")
+	}
+	return nil
+}
+
+func (nn *NameNode) clientBadBlocks(ctx context.Context, req *dfspb.ReportBadBlocksRequest) error {
+	c := callerOf(ctx)
+	nn.mu.Lock()
+	defer nn.mu.Unlock()
+	for _, lb := range req.GetBlocks() {
+		for _, loc := range lb.GetLocations() {
+			nn.markBadLocked(lb.GetBlock().GetBlockId(), loc.GetId(), "checksum error found by a reader ("+c.User+")")
+		}
+	}
+	return nil
+}
+
+// invalidateLocked asks node to delete its replica of a block that is no
+// longer wanted. In safe mode deletions wait: the namespace may not be
+// complete yet.
+func (nn *NameNode) invalidateLocked(node string, b blockRef) {
+	if nn.safe.on {
+		nn.postponed = append(nn.postponed, orphan{node: node, block: b})
+		return
+	}
+	dn := nn.nodes[node]
+	if dn == nil || !dn.live {
+		return // it reports the replica again when it comes back
+	}
+	dn.invalidate = append(dn.invalidate, &dfspb.ExtendedBlock{BlockId: b.ID, GenerationStamp: b.GS, NumBytes: b.Len})
+	nn.metrics.invalidations.Inc()
+}
+
+// checkDatanodes declares silent datanodes dead.
+func (nn *NameNode) checkDatanodes(now time.Time) {
+	nn.mu.Lock()
+	defer nn.mu.Unlock()
+	for _, dn := range nn.nodes {
+		if dn.live && now.Sub(dn.lastSeen) > nn.cfg.DeadNodeTimeout {
+			nn.markDeadLocked(dn, fmt.Sprintf("no heartbeat for %v", now.Sub(dn.lastSeen).Round(time.Millisecond)))
+		}
+	}
+}
+
+// markDeadLocked forgets a datanode's replicas and pending work; its
+// blocks become under-replicated and the replication monitor copies them.
+func (nn *NameNode) markDeadLocked(dn *datanode, why string) {
+	id := dn.info.Id
+	affected := nn.state.blocks.RemoveNode(id)
+	dn.live, dn.reported = false, false
+	dn.invalidate, dn.transfers, dn.recoveries, dn.streams = nil, nil, nil, 0
+	for bid, p := range nn.pending {
+		if p.source == id {
+			nn.cancelPendingLocked(bid)
+		} else if p.targets[id] {
+			delete(p.targets, id)
+			if len(p.targets) == 0 {
+				nn.cancelPendingLocked(bid)
+			}
+		}
+	}
+	nn.dirty = true
+	nn.logger.Warn("datanode declared dead", "id", id, "host", dn.info.Hostname, "why", why, "replicas_lost", len(affected))
+}
+
+// datanodeReport lists datanodes, optionally only those in one state.
+func (nn *NameNode) datanodeReport(state dfspb.DatanodeState) []*dfspb.DatanodeInfo {
+	nn.mu.RLock()
+	defer nn.mu.RUnlock()
+	var out []*dfspb.DatanodeInfo
+	for _, dn := range nn.nodes {
+		info := dn.snapshot()
+		info.NumBlocks = int64(nn.state.blocks.NodeBlockCount(dn.info.Id))
+		if state == dfspb.DatanodeState_DATANODE_STATE_UNSPECIFIED || info.State == state {
+			out = append(out, info)
+		}
+	}
+	sortInfos(out)
+	return out
+}
+
+func sortInfos(infos []*dfspb.DatanodeInfo) {
+	less := func(a, b *dfspb.DatanodeInfo) bool {
+		if a.Rack != b.Rack {
+			return a.Rack < b.Rack
+		}
+		if a.Hostname != b.Hostname {
+			return a.Hostname < b.Hostname
+		}
+		return a.Id < b.Id
+	}
+	for i := 1; i < len(infos); i++ {
+		for j := i; j > 0 && less(infos[j], infos[j-1]); j-- {
+			infos[j], infos[j-1] = infos[j-1], infos[j]
+		}
+	}
+}

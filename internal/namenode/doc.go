@@ -1,0 +1,32 @@
+// Package namenode is the metadata server of the smarth file system: the
+// namespace, the block map, leases, datanode liveness, replica placement,
+// re-replication, safe mode, and the client speed records of SMARTH.
+//
+// Shape (HDFS's FSNamesystem, cut into pure parts):
+//
+//   - namespace/ and blockmap/ are pure state machines; this package holds
+//     one lock (NameNode.mu) around them and everything else it tracks.
+//   - Every mutation is applied in memory under the lock, appended to the
+//     edit log (journal/) under the same lock, and acknowledged only after
+//     journal.Sync, which runs outside the lock so that concurrent
+//     mutations share one fdatasync (group commit). The record carries
+//     times, ids and stamps, so replay rebuilds the identical state.
+//   - Replica locations are never persisted; datanodes report them
+//     (full block reports, incremental received/deleted reports), and the
+//     namenode starts in safe mode until enough blocks are reported.
+//   - Decisions without I/O live in pure packages: placement.Policy
+//     (RackAware, HDFS's default; SpeedAware, SMARTH Algorithm 1) and
+//     speeds (recent and historical client→datanode speeds).
+//   - Commands to datanodes (transfer, invalidate, recover) are queued per
+//     datanode and delivered in heartbeat replies.
+//
+// The RPC contract is internal/rpc/dfspb (ClientProtocol and
+// DatanodeProtocol on one gRPC port); the caller's identity is the gRPC
+// metadata key "smarth-user" ("smarth" when missing), with optional
+// comma-separated "smarth-groups" (default: a group named like the user).
+// The HTTP port serves a status page at / and Prometheus metrics at
+// /metrics.
+//
+// It leaves to others: storing bytes (datanode), pipelines and retries
+// (client), and starting processes (cmd/smarth, cluster launcher).
+package namenode

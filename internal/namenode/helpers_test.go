@@ -1,0 +1,329 @@
+package namenode
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"smarth/internal/rpc/dfspb"
+)
+
+// testConfig is a namenode config for tests: ephemeral ports, a temporary
+// meta dir, short intervals.
+func testConfig(t testing.TB) Config {
+	cfg := DefaultConfig()
+	cfg.RPCAddr, cfg.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.MetaDir = t.TempDir()
+	cfg.BlockSize = 1 << 20
+	cfg.HeartbeatInterval = 100 * time.Millisecond
+	cfg.DeadNodeTimeout = 600 * time.Millisecond
+	cfg.ReplicationInterval = 100 * time.Millisecond
+	cfg.SafeModeExtension = 0
+	cfg.Superuser = "hdfs"
+	return cfg
+}
+
+func testLogger(t testing.TB) *slog.Logger {
+	if os.Getenv("NN_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func startNN(t testing.TB, cfg Config) *NameNode {
+	t.Helper()
+	nn, err := New(cfg, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nn.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nn.Close() })
+	return nn
+}
+
+// rpcClient is a test client of both protocols, acting as one user.
+type rpcClient struct {
+	conn *grpc.ClientConn
+	cp   dfspb.ClientProtocolClient
+	dp   dfspb.DatanodeProtocolClient
+	user string
+}
+
+func dial(t testing.TB, addr, user string) *rpcClient {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return &rpcClient{conn: conn, cp: dfspb.NewClientProtocolClient(conn), dp: dfspb.NewDatanodeProtocolClient(conn), user: user}
+}
+
+func (c *rpcClient) ctx() context.Context {
+	ctx := context.Background()
+	if c.user != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, mdUser, c.user)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	_ = cancel // released when the deadline passes; tests are short
+	return ctx
+}
+
+// wantErr checks a gRPC error's code and that its message contains msg.
+func wantErr(t testing.TB, err error, code codes.Code, msg string) {
+	t.Helper()
+	st, _ := status.FromError(err)
+	if err == nil || st.Code() != code || !strings.Contains(st.Message(), msg) {
+		t.Fatalf("got error %v; want code %v with message containing %q", err, code, msg)
+	}
+}
+
+// waitFor polls cond until it holds or the deadline passes, and says what
+// it waited for.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// fakeDN is a datanode that speaks DatanodeProtocol over real gRPC and
+// keeps replicas as (gs, length, state) only. It carries out commands:
+// invalidations delete, transfers copy to the target fake, recoveries
+// sync to the shortest replica and commit.
+type fakeDN struct {
+	t       testing.TB
+	cluster *fakeCluster
+	rpc     *rpcClient
+	info    *dfspb.DatanodeInfo
+
+	mu       sync.Mutex
+	replicas map[uint64]*dfspb.ReportedBlock // guarded by mu
+	stopped  bool                           // no more heartbeats; guarded by mu
+	commands []string                       // log of executed commands; guarded by mu
+}
+
+type fakeCluster struct {
+	t     testing.TB
+	nn    *NameNode
+	mu    sync.Mutex
+	nodes map[string]*fakeDN // by id; guarded by mu
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+func newFakeCluster(t testing.TB, nn *NameNode) *fakeCluster {
+	fc := &fakeCluster{t: t, nn: nn, nodes: map[string]*fakeDN{}, stop: make(chan struct{})}
+	t.Cleanup(func() { close(fc.stop); fc.wg.Wait() })
+	return fc
+}
+
+// add registers a datanode named host on rack and starts heartbeating.
+func (fc *fakeCluster) add(host, rack string) *fakeDN {
+	fc.t.Helper()
+	fc.mu.Lock()
+	port := uint32(20000 + len(fc.nodes))
+	fc.mu.Unlock()
+	d := &fakeDN{t: fc.t, cluster: fc, rpc: dial(fc.t, fc.nn.Addr(), "dn"), replicas: map[uint64]*dfspb.ReportedBlock{},
+		info: &dfspb.DatanodeInfo{Id: "id-" + host, Hostname: host, IpAddr: "10.0.0." + strings.TrimPrefix(host, "dn"), DataPort: port, IpcPort: port + 1, Rack: rack,
+			Capacity: 100 << 30, Remaining: 90 << 30}}
+	d.register()
+	fc.mu.Lock()
+	fc.nodes[d.info.Id] = d
+	fc.mu.Unlock()
+	fc.wg.Add(1)
+	go func() {
+		defer fc.wg.Done()
+		tk := time.NewTicker(fc.nn.cfg.HeartbeatInterval)
+		defer tk.Stop()
+		for {
+			select {
+			case <-fc.stop:
+				return
+			case <-tk.C:
+				d.beat()
+			}
+		}
+	}()
+	return d
+}
+
+func (fc *fakeCluster) node(id string) *fakeDN {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	return fc.nodes[id]
+}
+
+func (d *fakeDN) register() {
+	resp, err := d.rpc.dp.RegisterDatanode(d.rpc.ctx(), &dfspb.RegisterDatanodeRequest{Datanode: d.info})
+	if err != nil {
+		d.t.Errorf("register %s: %v", d.info.Hostname, err)
+		return
+	}
+	d.info.Rack = resp.GetDatanode().GetRack()
+	d.fullReport()
+}
+
+func (d *fakeDN) fullReport() {
+	d.mu.Lock()
+	var blocks []*dfspb.ReportedBlock
+	for _, r := range d.replicas {
+		blocks = append(blocks, r)
+	}
+	d.mu.Unlock()
+	if _, err := d.rpc.dp.BlockReport(d.rpc.ctx(), &dfspb.BlockReportRequest{DatanodeId: d.info.Id, Blocks: blocks}); err != nil {
+		d.t.Logf("block report %s: %v", d.info.Hostname, err)
+	}
+}
+
+// kill stops heartbeats (the process is gone).
+func (d *fakeDN) kill() {
+	d.mu.Lock()
+	d.stopped = true
+	d.mu.Unlock()
+}
+
+func (d *fakeDN) beat() {
+	d.mu.Lock()
+	if d.stopped {
+		d.mu.Unlock()
+		return
+	}
+	d.mu.Unlock()
+	resp, err := d.rpc.dp.SendHeartbeat(d.rpc.ctx(), &dfspb.HeartbeatRequest{DatanodeId: d.info.Id, Capacity: d.info.Capacity, Remaining: d.info.Remaining})
+	if err != nil {
+		return // namenode closing
+	}
+	if resp.GetFullBlockReportRequested() {
+		d.fullReport()
+	}
+	for _, c := range resp.GetCommands() {
+		d.execute(c)
+	}
+}
+
+func (d *fakeDN) logCmd(format string, a ...any) {
+	d.mu.Lock()
+	d.commands = append(d.commands, fmt.Sprintf(format, a...))
+	d.mu.Unlock()
+}
+
+func (d *fakeDN) execute(c *dfspb.DatanodeCommand) {
+	switch {
+	case c.GetReregister():
+		d.logCmd("reregister")
+		d.register()
+	case c.GetInvalidate() != nil:
+		var gone []*dfspb.ReceivedDeletedBlock
+		d.mu.Lock()
+		for _, b := range c.GetInvalidate().GetBlocks() {
+			delete(d.replicas, b.GetBlockId())
+			gone = append(gone, &dfspb.ReceivedDeletedBlock{Block: b, Status: dfspb.ReceivedStatus_DELETED})
+		}
+		d.mu.Unlock()
+		d.logCmd("invalidate %d", len(gone))
+		d.rpc.dp.BlockReceivedAndDeleted(d.rpc.ctx(), &dfspb.BlockReceivedAndDeletedRequest{DatanodeId: d.info.Id, Blocks: gone})
+	case c.GetTransfer() != nil:
+		for _, it := range c.GetTransfer().GetItems() {
+			d.logCmd("transfer %d", it.GetBlock().GetBlockId())
+			for _, tgt := range it.GetTargets() {
+				if td := d.cluster.node(tgt.GetId()); td != nil {
+					td.receive(it.GetBlock(), dfspb.ReplicaState_FINALIZED)
+				}
+			}
+		}
+	case c.GetRecover() != nil:
+		d.logCmd("recover %d", c.GetRecover().GetBlock().GetBlockId())
+		d.recover(c.GetRecover())
+	}
+}
+
+// receive stores a replica and reports it.
+func (d *fakeDN) receive(b *dfspb.ExtendedBlock, state dfspb.ReplicaState) {
+	d.mu.Lock()
+	if d.stopped {
+		d.mu.Unlock()
+		return
+	}
+	d.replicas[b.GetBlockId()] = &dfspb.ReportedBlock{Block: &dfspb.ExtendedBlock{BlockId: b.BlockId, GenerationStamp: b.GenerationStamp, NumBytes: b.NumBytes}, State: state}
+	d.mu.Unlock()
+	st := dfspb.ReceivedStatus_RECEIVED
+	if state == dfspb.ReplicaState_RBW {
+		st = dfspb.ReceivedStatus_RECEIVING
+	}
+	if _, err := d.rpc.dp.BlockReceivedAndDeleted(d.rpc.ctx(), &dfspb.BlockReceivedAndDeletedRequest{DatanodeId: d.info.Id,
+		Blocks: []*dfspb.ReceivedDeletedBlock{{Block: b, Status: st}}}); err != nil {
+		d.t.Errorf("report received on %s: %v", d.info.Hostname, err)
+	}
+}
+
+func (d *fakeDN) has(id uint64) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.replicas[id]
+	return ok
+}
+
+// recover plays the primary of a lease recovery: the new length is the
+// shortest replica among the live ones, as for RBW replicas in HDFS.
+func (d *fakeDN) recover(cmd *dfspb.RecoverBlockCommand) {
+	id := cmd.GetBlock().GetBlockId()
+	length := int64(-1)
+	var holders []string
+	for _, r := range cmd.GetReplicas() {
+		td := d.cluster.node(r.GetId())
+		if td == nil {
+			continue
+		}
+		td.mu.Lock()
+		rep, ok := td.replicas[id]
+		if ok && !td.stopped {
+			if length < 0 || rep.Block.NumBytes < length {
+				length = rep.Block.NumBytes
+			}
+			holders = append(holders, r.GetId())
+		}
+		td.mu.Unlock()
+	}
+	req := &dfspb.CommitBlockSynchronizationRequest{Block: cmd.GetBlock(), NewGs: cmd.GetNewGs(), CloseFile: true}
+	if length < 0 {
+		req.DeleteBlock = true
+	} else {
+		req.NewLength, req.NewTargets = length, holders
+		for _, h := range holders {
+			td := d.cluster.node(h)
+			td.mu.Lock()
+			td.replicas[id] = &dfspb.ReportedBlock{Block: &dfspb.ExtendedBlock{BlockId: id, GenerationStamp: cmd.GetNewGs(), NumBytes: length}, State: dfspb.ReplicaState_FINALIZED}
+			td.mu.Unlock()
+		}
+	}
+	if _, err := d.rpc.dp.CommitBlockSynchronization(d.rpc.ctx(), req); err != nil {
+		d.t.Errorf("commitBlockSynchronization: %v", err)
+	}
+}
+
+// ids returns the datanode ids of a located block's locations.
+func ids(lb *dfspb.LocatedBlock) []string {
+	var out []string
+	for _, l := range lb.GetLocations() {
+		out = append(out, l.GetId())
+	}
+	return out
+}

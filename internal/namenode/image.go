@@ -1,0 +1,154 @@
+package namenode
+
+import (
+	"fmt"
+
+	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/journal"
+	"smarth/internal/namenode/namespace"
+)
+
+// fsState is what the edit log and images rebuild: the tree and the block
+// map (ids, stamps, lengths, states; not replica locations).
+type fsState struct {
+	tree   *namespace.Tree
+	blocks *blockmap.Map
+}
+
+const (
+	imageVersion   = 1
+	recImageHeader = 'H'
+	recImageINode  = 'I'
+)
+
+// image serialises the state as journal records. Callers hold nn.mu.
+func (s *fsState) image(txid uint64) *journal.Image {
+	im := journal.NewImage(txid)
+	var h enc
+	h.b = append(h.b, recImageHeader)
+	h.u(imageVersion)
+	h.u(s.tree.LastID())
+	h.u(s.blocks.LastID())
+	h.u(s.blocks.LastGS())
+	h.u(uint64(s.tree.Files() + s.tree.Dirs()))
+	im.Add(h.b)
+	var e enc
+	s.tree.Walk(func(n *namespace.INode) bool {
+		e.b = e.b[:0]
+		encodeINode(&e, n)
+		im.Add(e.b)
+		return true
+	})
+	return im
+}
+
+func encodeINode(e *enc, n *namespace.INode) {
+	e.b = append(e.b, recImageINode)
+	e.u(n.ID)
+	var parent uint64
+	if n.Parent != nil {
+		parent = n.Parent.ID
+	}
+	e.u(parent)
+	e.s(n.Name)
+	e.bool(n.Dir)
+	e.u(uint64(n.Perm))
+	e.s(n.Owner)
+	e.s(n.Group)
+	e.i(n.MTime)
+	e.i(n.ATime)
+	if n.Dir {
+		return
+	}
+	e.u(uint64(n.Replication))
+	e.i(n.BlockSize)
+	e.bool(n.Writer != nil)
+	if n.Writer != nil {
+		e.s(n.Writer.Client)
+		e.s(n.Writer.Host)
+	}
+	e.u(uint64(len(n.Blocks)))
+	for _, b := range n.Blocks {
+		encRef(e, blockRef{ID: b.ID, GS: b.GS, Len: b.NumBytes})
+		e.u(uint64(b.State))
+	}
+}
+
+func decodeINode(b []byte) (parent uint64, n *namespace.INode, blocks []*blockmap.Block, err error) {
+	if len(b) == 0 || b[0] != recImageINode {
+		return 0, nil, nil, fmt.Errorf("not an inode record")
+	}
+	d := &dec{b: b[1:]}
+	n = &namespace.INode{ID: d.u()}
+	parent = d.u()
+	n.Name, n.Dir, n.Perm = d.s(), d.bool(), uint16(d.u())
+	n.Owner, n.Group, n.MTime, n.ATime = d.s(), d.s(), d.i(), d.i()
+	if !n.Dir {
+		n.Replication, n.BlockSize = int(d.u()), d.i()
+		if d.bool() {
+			n.Writer = &namespace.Writer{Client: d.s(), Host: d.s()}
+		}
+		count := d.count(4)
+		for i := 0; i < count && d.err == nil; i++ {
+			ref := decRef(d)
+			st := blockmap.State(d.u())
+			if st < blockmap.UnderConstruction || st > blockmap.Complete {
+				d.err = fmt.Errorf("block %d: bad state %d", ref.ID, st)
+			}
+			blocks = append(blocks, &blockmap.Block{ID: ref.ID, GS: ref.GS, NumBytes: ref.Len, State: st, FileID: n.ID, Expected: n.Replication})
+		}
+	}
+	if err := d.done(); err != nil {
+		return 0, nil, nil, fmt.Errorf("inode %d: %w", n.ID, err)
+	}
+	n.Blocks = blocks
+	return parent, n, blocks, nil
+}
+
+// LoadImage implements journal.Loader.
+func (s *fsState) LoadImage(txid uint64, recs [][]byte) error {
+	if len(recs) == 0 || len(recs[0]) == 0 || recs[0][0] != recImageHeader {
+		return fmt.Errorf("image of txid %d has no header", txid)
+	}
+	d := &dec{b: recs[0][1:]}
+	version, lastINode, lastBlock, lastGS, count := d.u(), d.u(), d.u(), d.u(), d.u()
+	if err := d.done(); err != nil {
+		return fmt.Errorf("image header: %w", err)
+	}
+	if version != imageVersion {
+		return fmt.Errorf("image version %d; this namenode reads version %d", version, imageVersion)
+	}
+	if count != uint64(len(recs)-1) {
+		return fmt.Errorf("image header says %d inodes, image has %d", count, len(recs)-1)
+	}
+	for _, r := range recs[1:] {
+		parent, n, blocks, err := decodeINode(r)
+		if err != nil {
+			return err
+		}
+		if err := s.tree.Restore(parent, n); err != nil {
+			return err
+		}
+		for _, b := range blocks {
+			if s.blocks.Get(b.ID) != nil {
+				return fmt.Errorf("block %d belongs to two files", b.ID)
+			}
+			s.blocks.Add(b)
+		}
+	}
+	s.tree.SetLastID(lastINode)
+	s.blocks.Observe(lastBlock, lastGS)
+	return nil
+}
+
+// ApplyEdit implements journal.Loader.
+func (s *fsState) ApplyEdit(txid uint64, payload []byte) error {
+	op, err := decodeOp(payload)
+	if err != nil {
+		return err
+	}
+	if _, err := s.apply(op, namespace.Caller{User: op.User, Trusted: true}); err != nil {
+		return fmt.Errorf("%s: %w", op.Kind, err)
+	}
+	return nil
+}

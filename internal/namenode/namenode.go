@@ -1,0 +1,336 @@
+package namenode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/journal"
+	"smarth/internal/namenode/namespace"
+	"smarth/internal/namenode/speeds"
+	"smarth/internal/placement"
+	"smarth/internal/rpc/dfspb"
+	"smarth/internal/topology"
+)
+
+// NameNode is one namenode. Create it with New, then Start.
+type NameNode struct {
+	cfg       Config
+	logger    *slog.Logger
+	clock     func() time.Time
+	policy    placement.Policy
+	racks     *topology.Resolver
+	metrics   *metrics
+	speeds    *speeds.Table
+	startedAt time.Time
+
+	mu         sync.RWMutex         // guards the fields below up to the blank line
+	state      fsState              // namespace and block map
+	journal    *journal.Journal     // Append under mu (defines the order); Sync outside
+	nodes      map[string]*datanode // by datanode id
+	leases     *leaseTable
+	pending    map[uint64]*pendingTransfer // block id → re-replication in flight
+	recovering map[uint64]time.Time        // block id → when its lease recovery was sent
+	postponed  []orphan                    // invalidations held back during safe mode
+	safe       safeMode
+	rng        *rand.Rand // placement and replication choices
+	dirty      bool       // something changed that the replication monitor should look at
+	stats      replStats  // from the last replication scan
+	ckptTx     uint64     // txid of the last checkpoint
+	ckptAt     time.Time
+
+	ckptMu sync.Mutex // serialises checkpoints
+
+	grpc     *grpc.Server
+	rpcLis   net.Listener
+	httpLis  net.Listener
+	httpSrv  *http.Server
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	closeErr error
+	closed   sync.Once
+	started  bool
+}
+
+// New checks cfg, loads (or formats) the metadata in cfg.MetaDir and
+// returns a namenode ready to Start. It starts in safe mode unless the
+// namespace has no complete blocks.
+func New(cfg Config, logger *slog.Logger) (*NameNode, error) {
+	return newNameNode(cfg, logger, journal.OS{}, time.Now)
+}
+
+// newNameNode is New with an injectable file system and clock, for tests.
+func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() time.Time) (*NameNode, error) {
+	if cfg.Superuser == "" {
+		cfg.Superuser = DefaultConfig().Superuser
+	}
+	if cfg.Supergroup == "" {
+		cfg.Supergroup = namespace.DefaultSupergroup
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("namenode config: %w", err)
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	racks, err := topology.NewResolver(cfg.Racks, cfg.DefaultRack)
+	if err != nil {
+		return nil, err
+	}
+	nn := &NameNode{
+		cfg: cfg, logger: logger, clock: clock, racks: racks,
+		policy:     placement.Policies[cfg.Placement](),
+		speeds:     speeds.New(),
+		nodes:      map[string]*datanode{},
+		leases:     newLeaseTable(),
+		pending:    map[uint64]*pendingTransfer{},
+		recovering: map[uint64]time.Time{},
+		rng:        rand.New(rand.NewSource(clock().UnixNano())),
+		stop:       make(chan struct{}),
+		startedAt:  clock(),
+	}
+	nn.metrics = newMetrics(nn)
+	if err := nn.load(fs); err != nil {
+		return nil, err
+	}
+	return nn, nil
+}
+
+// load reads the image and edit log, or formats an empty directory.
+func (nn *NameNode) load(fs journal.FS) error {
+	now := nn.clock()
+	nn.state = fsState{
+		tree: namespace.New(namespace.Config{
+			Superuser: nn.cfg.Superuser, Supergroup: nn.cfg.Supergroup,
+			Permissions: nn.cfg.PermissionsEnabled, Now: now.UnixMilli(),
+		}),
+		blocks: blockmap.New(),
+	}
+	j, err := journal.Open(fs, nn.cfg.MetaDir, nn.logger)
+	if err != nil {
+		return err
+	}
+	j.OnSync = nn.metrics.observeSync
+	start := time.Now()
+	hadImage, last, err := j.Load(&nn.state)
+	if err != nil {
+		return fmt.Errorf("namenode: load metadata from %s: %w", nn.cfg.MetaDir, err)
+	}
+	nn.journal = j
+	nn.ckptTx, nn.ckptAt = last, now
+	if !hadImage {
+		nn.logger.Info("formatting a new namespace", "meta_dir", nn.cfg.MetaDir, "superuser", nn.cfg.Superuser)
+		if err := nn.checkpoint(); err != nil {
+			return err
+		}
+	}
+	// Leases are not persisted: every open file gets a fresh lease for its
+	// writer, as after an HDFS restart.
+	nn.state.tree.Walk(func(n *namespace.INode) bool {
+		if n.Writer != nil {
+			nn.leases.add(n.Writer.Client, n.ID, now)
+		}
+		return true
+	})
+	nn.initSafeMode(now)
+	nn.logger.Info("namespace loaded", "meta_dir", nn.cfg.MetaDir, "last_txid", last,
+		"files", nn.state.tree.Files(), "dirs", nn.state.tree.Dirs(), "blocks", nn.state.blocks.Len(),
+		"open_files", nn.leases.files(), "took", time.Since(start).String(), "safe_mode", nn.safe.on)
+	return nil
+}
+
+// Start binds the RPC and HTTP addresses and starts serving and the
+// background monitors.
+func (nn *NameNode) Start() error {
+	if nn.started {
+		return errors.New("namenode: already started")
+	}
+	rpcLis, err := net.Listen("tcp", nn.cfg.RPCAddr)
+	if err != nil {
+		return fmt.Errorf("namenode: listen on rpc_addr %s: %w", nn.cfg.RPCAddr, err)
+	}
+	httpLis, err := net.Listen("tcp", nn.cfg.HTTPAddr)
+	if err != nil {
+		rpcLis.Close()
+		return fmt.Errorf("namenode: listen on http_addr %s: %w", nn.cfg.HTTPAddr, err)
+	}
+	nn.started = true
+	nn.rpcLis, nn.httpLis = rpcLis, httpLis
+	nn.grpc = nn.newGRPCServer()
+	nn.httpSrv = &http.Server{Handler: nn.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+	nn.wg.Add(4)
+	go func() {
+		defer nn.wg.Done()
+		if err := nn.grpc.Serve(rpcLis); err != nil {
+			nn.logger.Error("rpc server stopped", "error", err)
+		}
+	}()
+	go func() {
+		defer nn.wg.Done()
+		if err := nn.httpSrv.Serve(httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			nn.logger.Error("http server stopped", "error", err)
+		}
+	}()
+	go nn.loop(nn.monitorInterval(), nn.monitor)
+	go nn.loop(nn.cfg.ReplicationInterval, nn.replicationTick)
+	nn.logger.Info("namenode started", "rpc", nn.Addr(), "http", nn.HTTPAddr(), "placement", nn.cfg.Placement)
+	return nil
+}
+
+// monitorInterval is how often liveness, leases, safe mode and checkpoints
+// are checked: often enough to notice a dead node within a tenth of the
+// timeout.
+func (nn *NameNode) monitorInterval() time.Duration {
+	d := min(nn.cfg.DeadNodeTimeout/10, nn.cfg.HeartbeatInterval, time.Second)
+	return max(d, 10*time.Millisecond)
+}
+
+func (nn *NameNode) loop(every time.Duration, fn func()) {
+	defer nn.wg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-nn.stop:
+			return
+		case <-t.C:
+			fn()
+		}
+	}
+}
+
+// Addr is the bound gRPC address.
+func (nn *NameNode) Addr() string {
+	if nn.rpcLis == nil {
+		return nn.cfg.RPCAddr
+	}
+	return nn.rpcLis.Addr().String()
+}
+
+// HTTPAddr is the bound HTTP address.
+func (nn *NameNode) HTTPAddr() string {
+	if nn.httpLis == nil {
+		return nn.cfg.HTTPAddr
+	}
+	return nn.httpLis.Addr().String()
+}
+
+// Close stops serving, checkpoints and closes the edit log. Operations
+// already acknowledged are durable whether or not Close runs.
+func (nn *NameNode) Close() error {
+	nn.closed.Do(func() {
+		close(nn.stop)
+		if nn.started {
+			done := make(chan struct{})
+			go func() { nn.grpc.GracefulStop(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				nn.grpc.Stop()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = nn.httpSrv.Shutdown(ctx)
+			cancel()
+		}
+		nn.wg.Wait()
+		if nn.journal.Err() == nil && nn.journal.LastTxID() > nn.ckptTx {
+			if err := nn.checkpoint(); err != nil {
+				nn.logger.Warn("checkpoint at shutdown failed; the edit log still has everything", "error", err)
+			}
+		}
+		nn.closeErr = nn.journal.Close()
+		nn.logger.Info("namenode stopped")
+	})
+	return nn.closeErr
+}
+
+// monitor runs the frequent checks.
+func (nn *NameNode) monitor() {
+	now := nn.clock()
+	nn.checkDatanodes(now)
+	nn.checkLeases(now)
+	nn.mu.Lock()
+	nn.checkSafeMode(now)
+	due := nn.journal.LastTxID()-nn.ckptTx >= nn.cfg.CheckpointTxns ||
+		(now.Sub(nn.ckptAt) >= nn.cfg.CheckpointPeriod && nn.journal.LastTxID() > nn.ckptTx)
+	nn.mu.Unlock()
+	if n := nn.speeds.Expire(now, nn.cfg.SpeedRecordTTL); n > 0 {
+		nn.logger.Info("forgot speed records of silent clients", "clients", n)
+	}
+	if due {
+		if err := nn.checkpoint(); err != nil {
+			nn.logger.Error("checkpoint failed", "error", err)
+		}
+	}
+}
+
+// checkpoint saves an image of the current state and trims the log.
+func (nn *NameNode) checkpoint() error {
+	nn.ckptMu.Lock()
+	defer nn.ckptMu.Unlock()
+	start := time.Now()
+	nn.mu.Lock()
+	tx, err := nn.journal.Roll()
+	if err != nil {
+		nn.mu.Unlock()
+		return err
+	}
+	im := nn.state.image(tx)
+	now := nn.clock()
+	nn.mu.Unlock()
+	if err := nn.journal.SaveImage(im); err != nil {
+		return err
+	}
+	nn.mu.Lock()
+	nn.ckptTx, nn.ckptAt = tx, now
+	nn.mu.Unlock()
+	nn.metrics.checkpoints.Inc()
+	nn.logger.Info("checkpoint", "txid", tx, "took", time.Since(start).String())
+	return nil
+}
+
+// nowMs is the clock in unix milliseconds, the unit of inode times.
+func (nn *NameNode) nowMs() int64 { return nn.clock().UnixMilli() }
+
+// sync waits until txid is durable. Called without nn.mu.
+func (nn *NameNode) sync(txid uint64) error {
+	if txid == 0 {
+		return nil
+	}
+	if err := nn.journal.Sync(txid); err != nil {
+		return errUnavailable("the namenode cannot write its edit log (%v); nothing more can be acknowledged", err)
+	}
+	return nil
+}
+
+// logOp appends op to the edit log. Callers hold nn.mu.
+func (nn *NameNode) logOp(op *editOp) uint64 {
+	nn.metrics.edits.WithLabelValues(op.Kind.String()).Inc()
+	return nn.journal.Append(op.encode())
+}
+
+func (nn *NameNode) isLive(id string) bool {
+	dn := nn.nodes[id]
+	return dn != nil && dn.live
+}
+
+// datanodeInfos returns the infos of the given datanode ids that are
+// known, in order.
+func (nn *NameNode) datanodeInfos(ids []string) []*dfspb.DatanodeInfo {
+	out := make([]*dfspb.DatanodeInfo, 0, len(ids))
+	for _, id := range ids {
+		if dn := nn.nodes[id]; dn != nil {
+			out = append(out, dn.snapshot())
+		}
+	}
+	return out
+}

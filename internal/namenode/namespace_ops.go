@@ -1,0 +1,349 @@
+package namenode
+
+import (
+	"context"
+
+	"smarth/internal/namenode/namespace"
+	"smarth/internal/rpc/dfspb"
+)
+
+// writableLocked refuses mutations in safe mode or after an edit log
+// failure. Callers hold nn.mu.
+func (nn *NameNode) writableLocked(op, path string) error {
+	if nn.safe.on {
+		return errUnavailable("%s %s: %s", op, path, nn.safe.reason(nn.cfg))
+	}
+	if err := nn.journal.Err(); err != nil {
+		return errUnavailable("%s %s: the namenode cannot write its edit log (%v)", op, path, err)
+	}
+	return nil
+}
+
+// mutate runs one namespace mutation: under the lock it checks that the
+// namenode accepts mutations, runs pre (extra checks), applies op with the
+// caller's permissions, logs it and runs after; then, without the lock, it
+// waits until the record is durable.
+func (nn *NameNode) mutate(opName, path string, c namespace.Caller, op *editOp, pre func() error, after func(applied)) (applied, error) {
+	nn.mu.Lock()
+	if err := nn.writableLocked(opName, path); err != nil {
+		nn.mu.Unlock()
+		return applied{}, err
+	}
+	if pre != nil {
+		if err := pre(); err != nil {
+			// pre may have logged something (a lease recovery's stamp).
+			tx := nn.journal.LastTxID()
+			nn.mu.Unlock()
+			_ = nn.sync(tx)
+			return applied{}, statusOf(err)
+		}
+	}
+	op.Now = nn.nowMs()
+	res, err := nn.state.apply(op, c)
+	if err != nil {
+		nn.mu.Unlock()
+		return res, statusOf(err)
+	}
+	tx := nn.logOp(op)
+	nn.afterApplyLocked(res)
+	if after != nil {
+		after(res)
+	}
+	nn.mu.Unlock()
+	return res, nn.sync(tx)
+}
+
+// afterApplyLocked does the runtime bookkeeping an applied operation
+// implies: leases of removed files, replicas of dropped blocks.
+func (nn *NameNode) afterApplyLocked(res applied) {
+	for _, f := range res.removed {
+		if f.Writer != nil {
+			nn.leases.remove(f.ID)
+		}
+	}
+	for _, b := range res.dropped {
+		nn.cancelPendingLocked(b.ID)
+		delete(nn.recovering, b.ID)
+		nn.dirty = true
+	}
+	for _, o := range res.orphans {
+		nn.invalidateLocked(o.node, o.block)
+	}
+}
+
+// mode applies the umask to a requested mode (0 means the default).
+func (nn *NameNode) mode(requested uint32, def uint16) uint16 {
+	m := uint16(requested & 0o7777)
+	if m == 0 {
+		m = def
+	}
+	return m &^ uint16(nn.cfg.Umask)
+}
+
+// parentMode is the mode of directories made implicitly (create_parent):
+// the default directory mode, always writable and searchable by the owner
+// so that the operation that made them can continue (as HDFS).
+func (nn *NameNode) parentMode() uint16 { return nn.mode(0, 0o777) | 0o300 }
+
+func (nn *NameNode) mkdirs(ctx context.Context, req *dfspb.MkdirsRequest) error {
+	p, err := cleanPath("mkdir", req.GetPath())
+	if err != nil {
+		return err
+	}
+	c := callerOf(ctx)
+	op := &editOp{Kind: opMkdirs, Path: p, Perm: uint32(nn.mode(req.GetPermission(), 0o777)),
+		ParentPerm: uint32(nn.parentMode()), CreateParent: req.GetCreateParent(), User: c.User}
+	_, err = nn.mutate("mkdir", p, c, op, nil, nil)
+	return err
+}
+
+func (nn *NameNode) create(ctx context.Context, req *dfspb.CreateRequest) (*dfspb.FileStatus, error) {
+	p, err := cleanPath("create", req.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetClientName() == "" {
+		return nil, errInvalid("create %s: client_name is required (it holds the lease)", p)
+	}
+	repl := int(req.GetReplication())
+	if repl == 0 {
+		repl = nn.cfg.Replication
+	}
+	if repl < nn.cfg.MinReplication || repl > nn.cfg.MaxReplication {
+		return nil, errInvalid("create %s: replication %d is outside [%d, %d]", p, repl, nn.cfg.MinReplication, nn.cfg.MaxReplication)
+	}
+	bs := req.GetBlockSize()
+	if bs == 0 {
+		bs = nn.cfg.BlockSize
+	}
+	if bs < 512 || bs%512 != 0 {
+		return nil, errInvalid("create %s: block size %d must be a positive multiple of 512", p, bs)
+	}
+	host := req.GetClientName()
+	if h := peerHost(ctx); h != "" {
+		host = h
+	}
+	c := callerOf(ctx)
+	op := &editOp{Kind: opCreate, Path: p, Perm: uint32(nn.mode(req.GetPermission(), 0o666)),
+		ParentPerm: uint32(nn.parentMode()), CreateParent: req.GetCreateParent(), Overwrite: req.GetOverwrite(),
+		Replication: repl, BlockSize: bs, User: c.User, Client: req.GetClientName(), Host: host}
+	var st *dfspb.FileStatus
+	_, err = nn.mutate("create", p, c, op, func() error {
+		return nn.checkOverwriteLeaseLocked(p, req)
+	}, func(res applied) {
+		nn.leases.add(req.GetClientName(), res.file.ID, nn.clock())
+		st = fileStatus(res.file)
+	})
+	return st, err
+}
+
+// checkOverwriteLeaseLocked refuses to replace a file someone is still
+// writing. A writer silent past the soft limit loses the file: its lease
+// is recovered and the caller is asked to retry.
+func (nn *NameNode) checkOverwriteLeaseLocked(p string, req *dfspb.CreateRequest) error {
+	if !req.GetOverwrite() {
+		return nil
+	}
+	f, err := nn.state.tree.Lookup(p)
+	if err != nil || f.Dir || f.Writer == nil {
+		return nil
+	}
+	l := nn.leases.ofFile(f.ID)
+	switch {
+	case l == nil:
+		return nil
+	case l.holder == req.GetClientName():
+		return errPrecondition("create %s: this client (%s) is already writing the file", p, l.holder)
+	case l.holder == recoveryHolder:
+		return errUnavailable("create %s: the previous writer's lease expired and the file is being recovered; retry shortly", p)
+	case nn.clock().Sub(l.renewed) > nn.cfg.LeaseSoftLimit:
+		nn.logger.Info("lease soft limit passed; recovering file for a new writer", "path", p, "holder", l.holder, "new_writer", req.GetClientName())
+		nn.startRecoveryLocked(f, nn.clock())
+		return errUnavailable("create %s: the lease of %s expired; the file is being recovered; retry shortly", p, l.holder)
+	default:
+		return errPrecondition("create %s: file is being written by client %s", p, l.holder)
+	}
+}
+
+func (nn *NameNode) delete(ctx context.Context, req *dfspb.DeleteRequest) error {
+	p, err := cleanPath("delete", req.GetPath())
+	if err != nil {
+		return err
+	}
+	c := callerOf(ctx)
+	op := &editOp{Kind: opDelete, Path: p, Recursive: req.GetRecursive(), User: c.User}
+	_, err = nn.mutate("delete", p, c, op, nil, nil)
+	return err
+}
+
+func (nn *NameNode) rename(ctx context.Context, req *dfspb.RenameRequest) error {
+	src, err := cleanPath("rename", req.GetSrc())
+	if err != nil {
+		return err
+	}
+	dst, err := cleanPath("rename", req.GetDst())
+	if err != nil {
+		return err
+	}
+	c := callerOf(ctx)
+	op := &editOp{Kind: opRename, Path: src, Dst: dst, User: c.User}
+	_, err = nn.mutate("rename", src, c, op, nil, nil)
+	return err
+}
+
+func (nn *NameNode) setReplication(ctx context.Context, req *dfspb.SetReplicationRequest) error {
+	p, err := cleanPath("setrep", req.GetPath())
+	if err != nil {
+		return err
+	}
+	r := int(req.GetReplication())
+	if r < nn.cfg.MinReplication || r > nn.cfg.MaxReplication {
+		return errInvalid("setrep %s: replication %d is outside [%d, %d]", p, r, nn.cfg.MinReplication, nn.cfg.MaxReplication)
+	}
+	c := callerOf(ctx)
+	op := &editOp{Kind: opSetReplication, Path: p, Replication: r, User: c.User}
+	_, err = nn.mutate("setrep", p, c, op, nil, func(applied) { nn.dirty = true })
+	return err
+}
+
+func (nn *NameNode) setPermission(ctx context.Context, req *dfspb.SetPermissionRequest) error {
+	p, err := cleanPath("chmod", req.GetPath())
+	if err != nil {
+		return err
+	}
+	if req.GetPermission() > 0o7777 {
+		return errInvalid("chmod %s: %#o is not a mode", p, req.GetPermission())
+	}
+	c := callerOf(ctx)
+	op := &editOp{Kind: opSetPermission, Path: p, Perm: req.GetPermission(), User: c.User}
+	_, err = nn.mutate("chmod", p, c, op, nil, nil)
+	return err
+}
+
+func (nn *NameNode) setOwner(ctx context.Context, req *dfspb.SetOwnerRequest) error {
+	p, err := cleanPath("chown", req.GetPath())
+	if err != nil {
+		return err
+	}
+	if req.GetOwner() == "" && req.GetGroup() == "" {
+		return errInvalid("chown %s: give an owner, a group or both", p)
+	}
+	c := callerOf(ctx)
+	op := &editOp{Kind: opSetOwner, Path: p, Owner: req.GetOwner(), Group: req.GetGroup(), User: c.User}
+	_, err = nn.mutate("chown", p, c, op, nil, nil)
+	return err
+}
+
+func (nn *NameNode) fileInfo(ctx context.Context, path string) (*dfspb.FileStatus, error) {
+	p, err := cleanPath("stat", path)
+	if err != nil {
+		return nil, err
+	}
+	nn.mu.RLock()
+	defer nn.mu.RUnlock()
+	n, err := nn.state.tree.Stat(callerOf(ctx), "stat", p)
+	if err != nil {
+		return nil, statusOf(err)
+	}
+	return fileStatus(n), nil
+}
+
+// defaultListLimit is the page size when the client names none (HDFS
+// dfs.ls.limit).
+const defaultListLimit = 1000
+
+func (nn *NameNode) listing(ctx context.Context, req *dfspb.GetListingRequest) (*dfspb.GetListingResponse, error) {
+	p, err := cleanPath("list", req.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	limit := int(req.GetLimit())
+	if limit <= 0 || limit > 10*defaultListLimit {
+		limit = defaultListLimit
+	}
+	nn.mu.RLock()
+	defer nn.mu.RUnlock()
+	entries, remaining, err := nn.state.tree.List(callerOf(ctx), p, req.GetStartAfter(), limit)
+	if err != nil {
+		return nil, statusOf(err)
+	}
+	resp := &dfspb.GetListingResponse{Remaining: uint32(remaining), Entries: make([]*dfspb.FileStatus, len(entries))}
+	for i, n := range entries {
+		resp.Entries[i] = fileStatus(n)
+	}
+	return resp, nil
+}
+
+func (nn *NameNode) contentSummary(ctx context.Context, path string) (*dfspb.GetContentSummaryResponse, error) {
+	p, err := cleanPath("du", path)
+	if err != nil {
+		return nil, err
+	}
+	nn.mu.RLock()
+	defer nn.mu.RUnlock()
+	s, err := nn.state.tree.ContentSummary(callerOf(ctx), p)
+	if err != nil {
+		return nil, statusOf(err)
+	}
+	return &dfspb.GetContentSummaryResponse{Length: s.Length, FileCount: s.Files, DirectoryCount: s.Directories, SpaceConsumed: s.SpaceConsumed}, nil
+}
+
+// fileStatus renders an inode for the wire. Callers hold nn.mu.
+func fileStatus(n *namespace.INode) *dfspb.FileStatus {
+	st := &dfspb.FileStatus{
+		Path: n.Path(), Permission: uint32(n.Perm), Owner: n.Owner, Group: n.Group,
+		ModificationTimeMs: n.MTime, AccessTimeMs: n.ATime, FileId: n.ID,
+	}
+	if n.Dir {
+		st.Type = dfspb.FileType_DIRECTORY
+		st.ChildrenNum = int32(n.NumChildren())
+		return st
+	}
+	st.Type = dfspb.FileType_FILE
+	st.Length = n.Length()
+	st.Replication = uint32(n.Replication)
+	st.BlockSize = n.BlockSize
+	st.UnderConstruction = n.Writer != nil
+	return st
+}
+
+func (nn *NameNode) serverDefaults() *dfspb.GetServerDefaultsResponse {
+	return &dfspb.GetServerDefaultsResponse{
+		BlockSize: nn.cfg.BlockSize, Replication: uint32(nn.cfg.Replication),
+		PacketSize: 64 << 10, BytesPerChecksum: 512,
+		HeartbeatIntervalMs: nn.cfg.HeartbeatInterval.Milliseconds(), PlacementPolicy: nn.cfg.Placement,
+	}
+}
+
+// setSafeMode gets, enters or leaves safe mode; changing it takes a
+// superuser.
+func (nn *NameNode) setSafeMode(ctx context.Context, action dfspb.SafeModeAction) (*dfspb.SetSafeModeResponse, error) {
+	c := callerOf(ctx)
+	nn.mu.Lock()
+	defer nn.mu.Unlock()
+	if action != dfspb.SafeModeAction_SAFE_MODE_GET && !nn.state.tree.IsSuper(c) {
+		return nil, errDenied("safemode: user %s is not a superuser (superuser: %s, supergroup: %s)", c.User, nn.cfg.Superuser, nn.cfg.Supergroup)
+	}
+	now := nn.clock()
+	switch action {
+	case dfspb.SafeModeAction_SAFE_MODE_ENTER:
+		nn.enterSafeModeLocked(now)
+	case dfspb.SafeModeAction_SAFE_MODE_LEAVE:
+		nn.leaveSafeModeLocked(now, "left manually by "+c.User)
+	case dfspb.SafeModeAction_SAFE_MODE_GET:
+	default:
+		return nil, errInvalid("safemode: unknown action %v", action)
+	}
+	return &dfspb.SetSafeModeResponse{On: nn.safe.on, Reason: nn.safe.reason(nn.cfg)}, nil
+}
+
+// renewLease renews the client's lease.
+func (nn *NameNode) renewLease(client string) error {
+	if client == "" {
+		return errInvalid("renewLease: client_name is required")
+	}
+	nn.mu.Lock()
+	defer nn.mu.Unlock()
+	nn.leases.renew(client, nn.clock())
+	return nil
+}

@@ -1,0 +1,126 @@
+package namenode
+
+import (
+	"context"
+	mrand "math/rand/v2"
+	"sort"
+
+	"smarth/internal/namenode/blockmap"
+	"smarth/internal/rpc/dfspb"
+	"smarth/internal/topology"
+)
+
+func (nn *NameNode) blockLocations(ctx context.Context, req *dfspb.GetBlockLocationsRequest) (*dfspb.LocatedBlocks, error) {
+	p, err := cleanPath("open", req.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetOffset() < 0 || req.GetLength() < 0 {
+		return nil, errInvalid("open %s: negative offset or length", p)
+	}
+	host := req.GetClientHost()
+	if host == "" {
+		host = peerHost(ctx)
+	}
+	nn.mu.RLock()
+	defer nn.mu.RUnlock()
+	f, err := nn.state.tree.Open(callerOf(ctx), p)
+	if err != nil {
+		return nil, statusOf(err)
+	}
+	client := nn.clientLocationLocked(host)
+	out := &dfspb.LocatedBlocks{FileLength: f.Length(), UnderConstruction: f.Writer != nil}
+	start, end := req.GetOffset(), int64(-1)
+	if req.GetLength() > 0 {
+		end = start + req.GetLength()
+	}
+	var off int64
+	for _, b := range f.Blocks {
+		bEnd := off + b.NumBytes
+		inRange := (bEnd > start || b.NumBytes == 0 && off >= start || b.State == blockmap.UnderConstruction) && (end < 0 || off < end)
+		if inRange {
+			out.Blocks = append(out.Blocks, nn.locatedBlockLocked(b, off, client))
+		}
+		off = bEnd
+	}
+	if f.Writer != nil && len(f.Blocks) > 0 {
+		last := f.Blocks[len(f.Blocks)-1]
+		out.LastBlock = nn.locatedBlockLocked(last, blockOffset(f, len(f.Blocks)-1), client)
+		out.LastBlockComplete = last.State == blockmap.Complete
+	}
+	return out, nil
+}
+
+// clientLocationLocked places a client: on the rack of a datanode on the
+// same host, else nowhere in particular.
+func (nn *NameNode) clientLocationLocked(host string) topology.Location {
+	loc := topology.Location{Host: host, IP: host}
+	for _, dn := range nn.nodes {
+		if topology.SameHost(loc, dn.location()) {
+			loc.Rack = dn.info.Rack
+			break
+		}
+	}
+	return loc
+}
+
+// locatedBlockLocked lists where a block can be read: good replicas on
+// live nodes (for a block being written, the pipeline and what reported),
+// nearest to the client first; corrupt replicas only when nothing else is
+// left, flagged as corrupt.
+func (nn *NameNode) locatedBlockLocked(b *blockmap.Block, off int64, client topology.Location) *dfspb.LocatedBlock {
+	lb := &dfspb.LocatedBlock{Block: ext(b), Offset: off}
+	var ids []string
+	seen := map[string]bool{}
+	addID := func(id string) {
+		if !seen[id] && nn.isLive(id) {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	reps := b.ReplicaList()
+	if b.State == blockmap.UnderConstruction {
+		for _, id := range b.Targets {
+			addID(id)
+		}
+		for _, r := range reps {
+			if !r.Corrupt {
+				addID(r.Node)
+			}
+		}
+	} else {
+		for _, id := range b.Good(nn.isLive) {
+			addID(id)
+		}
+		if len(ids) == 0 { // committed, still being finalized in the pipeline
+			for _, r := range reps {
+				if !r.Corrupt && r.GS >= b.GS {
+					addID(r.Node)
+				}
+			}
+			for _, id := range b.Targets {
+				addID(id)
+			}
+		}
+		if len(ids) == 0 {
+			for _, r := range reps {
+				addID(r.Node)
+			}
+			lb.Corrupt = len(ids) > 0
+		}
+	}
+	nn.sortByDistanceLocked(ids, client)
+	lb.Locations = nn.datanodeInfos(ids)
+	return lb
+}
+
+// sortByDistanceLocked orders datanode ids nearest first; equally near
+// ones are shuffled so that readers spread over the replicas.
+func (nn *NameNode) sortByDistanceLocked(ids []string, client topology.Location) {
+	mrand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	dist := make(map[string]int, len(ids))
+	for _, id := range ids {
+		dist[id] = topology.Distance(client, nn.nodes[id].location())
+	}
+	sort.SliceStable(ids, func(i, j int) bool { return dist[ids[i]] < dist[ids[j]] })
+}

@@ -1,0 +1,232 @@
+package namenode
+
+import (
+	"sort"
+	"time"
+
+	"smarth/internal/namenode/blockmap"
+	"smarth/internal/placement"
+	"smarth/internal/rpc/dfspb"
+)
+
+// pendingTransfer is a re-replication sent to a datanode and not yet
+// confirmed by the targets' received reports.
+type pendingTransfer struct {
+	source   string
+	targets  map[string]bool // targets still to report the replica
+	deadline time.Time       // after it the transfer is assumed lost and retried
+}
+
+// replStats is what the last replication scan found.
+type replStats struct {
+	blocks          int // complete blocks scanned
+	underReplicated int // fewer good live replicas than expected
+	missing         int // no good live replica at all
+	corrupt         int // at least one corrupt replica
+	scheduled       int // transfers queued by the scan
+}
+
+// need is a block that wants more replicas.
+type need struct {
+	b        *blockmap.Block
+	good     []string
+	priority int // 0: one replica left; 1: fewer than a third; 2: others
+}
+
+// pendingTimeout is how long a transfer may take before it is retried
+// (HDFS: dfs.namenode.reconstruction.pending.timeout-sec, 5 minutes; we
+// scale with the configured intervals so tests stay fast).
+func (nn *NameNode) pendingTimeout() time.Duration {
+	return 10 * max(nn.cfg.ReplicationInterval, nn.cfg.HeartbeatInterval)
+}
+
+func (nn *NameNode) cancelPendingLocked(id uint64) {
+	p := nn.pending[id]
+	if p == nil {
+		return
+	}
+	if dn := nn.nodes[p.source]; dn != nil && dn.streams > 0 {
+		dn.streams--
+	}
+	delete(nn.pending, id)
+}
+
+// replicationTick is the replication monitor: it expires lost transfers,
+// then scans the complete blocks for too few, too many and corrupt
+// replicas and queues transfer and invalidate commands.
+func (nn *NameNode) replicationTick() {
+	nn.mu.Lock()
+	defer nn.mu.Unlock()
+	now := nn.clock()
+	for id, p := range nn.pending {
+		if now.After(p.deadline) {
+			nn.logger.Warn("re-replication timed out; will retry", "block", id, "source", p.source)
+			nn.cancelPendingLocked(id)
+		}
+	}
+	nn.scanLocked(now, !nn.safe.on)
+	nn.dirty = false
+}
+
+// scanLocked classifies every complete block; with act it also queues the
+// work (never in safe mode, when replicas are still being reported).
+func (nn *NameNode) scanLocked(now time.Time, act bool) {
+	var st replStats
+	var needs []need
+	nn.state.blocks.Each(func(b *blockmap.Block) bool {
+		if b.State != blockmap.Complete {
+			return true // being written: its pipeline is in charge
+		}
+		st.blocks++
+		c := b.Count(nn.isLive)
+		if c.Corrupt > 0 {
+			st.corrupt++
+		}
+		if c.Live == 0 {
+			st.missing++
+			return true
+		}
+		if c.Live < b.Expected {
+			st.underReplicated++
+		}
+		if !act {
+			return true
+		}
+		pend := 0
+		if p := nn.pending[b.ID]; p != nil {
+			pend = len(p.targets)
+		}
+		good := b.Good(nn.isLive)
+		switch {
+		case c.Live+pend < b.Expected && pend == 0:
+			needs = append(needs, need{b: b, good: good, priority: priorityOf(c.Live, b.Expected)})
+		case c.Live > b.Expected && pend == 0:
+			nn.removeExcessLocked(b, good, c.Live-b.Expected)
+		}
+		if c.Corrupt > 0 && c.Live >= b.Expected {
+			nn.invalidateCorruptLocked(b) // enough good copies again
+		}
+		return true
+	})
+	sort.SliceStable(needs, func(i, j int) bool { return needs[i].priority < needs[j].priority })
+	// Like HDFS's work multiplier: a bounded amount of work per round.
+	budget := max(2*nn.liveCount(), 4)
+	for _, n := range needs {
+		if st.scheduled >= budget {
+			break
+		}
+		if nn.scheduleLocked(n, now) {
+			st.scheduled++
+		}
+	}
+	nn.stats = st
+}
+
+func priorityOf(live, expected int) int {
+	switch {
+	case live == 1:
+		return 0
+	case live*3 < expected:
+		return 1
+	}
+	return 2
+}
+
+// scheduleLocked queues one re-replication of n.b.
+func (nn *NameNode) scheduleLocked(n need, now time.Time) bool {
+	b := n.b
+	var sources []string
+	for _, id := range n.good {
+		if nn.nodes[id].streams < nn.cfg.MaxReplicationStreams {
+			sources = append(sources, id)
+		}
+	}
+	if len(sources) == 0 {
+		return false // every holder is busy; next round
+	}
+	src := sources[nn.rng.Intn(len(sources))]
+	exclude := map[string]bool{}
+	for _, r := range b.ReplicaList() {
+		exclude[r.Node] = true
+	}
+	targets := nn.policy.ChooseTargets(nn.placementViewLocked(), placement.Request{
+		Replicas: b.Expected - len(n.good), Replication: b.Expected, Chosen: n.good,
+		Exclude: exclude, BlockSize: b.NumBytes,
+	}, nn.rng)
+	if len(targets) == 0 {
+		// Nowhere to put a copy. If corrupt replicas hold the only free
+		// nodes, delete them now so those nodes can take a good copy.
+		if b.Count(nn.isLive).Corrupt > 0 {
+			nn.invalidateCorruptLocked(b)
+		}
+		return false
+	}
+	item := &dfspb.TransferCommand_Item{Block: ext(b)}
+	p := &pendingTransfer{source: src, targets: map[string]bool{}, deadline: now.Add(nn.pendingTimeout())}
+	for _, t := range targets {
+		item.Targets = append(item.Targets, nn.nodes[t.ID].snapshot())
+		p.targets[t.ID] = true
+	}
+	dn := nn.nodes[src]
+	dn.transfers = append(dn.transfers, item)
+	dn.streams++
+	nn.pending[b.ID] = p
+	nn.metrics.transfers.Inc()
+	nn.logger.Info("re-replication scheduled", "block", b.ID, "live", len(n.good), "expected", b.Expected,
+		"source", src, "targets", len(targets))
+	return true
+}
+
+// removeExcessLocked deletes surplus replicas, keeping rack diversity:
+// it takes from racks that hold two or more, preferring the datanode with
+// the most blocks, then the one with the least free space.
+func (nn *NameNode) removeExcessLocked(b *blockmap.Block, good []string, excess int) {
+	holders := append([]string(nil), good...)
+	for ; excess > 0 && len(holders) > 1; excess-- {
+		perRack := map[string]int{}
+		for _, id := range holders {
+			perRack[nn.nodes[id].info.Rack]++
+		}
+		var pool []string
+		for _, id := range holders {
+			if perRack[nn.nodes[id].info.Rack] >= 2 {
+				pool = append(pool, id)
+			}
+		}
+		if len(pool) == 0 {
+			pool = holders
+		}
+		sort.Slice(pool, func(i, j int) bool {
+			bi, bj := nn.state.blocks.NodeBlockCount(pool[i]), nn.state.blocks.NodeBlockCount(pool[j])
+			if bi != bj {
+				return bi > bj
+			}
+			ri, rj := nn.nodes[pool[i]].info.Remaining, nn.nodes[pool[j]].info.Remaining
+			if ri != rj {
+				return ri < rj
+			}
+			return pool[i] < pool[j]
+		})
+		victim := pool[0]
+		nn.state.blocks.RemoveReplica(victim, b.ID)
+		nn.invalidateLocked(victim, blockRef{ID: b.ID, GS: b.GS, Len: b.NumBytes})
+		nn.logger.Info("excess replica deleted", "block", b.ID, "datanode", victim, "expected", b.Expected)
+		for i, id := range holders {
+			if id == victim {
+				holders = append(holders[:i], holders[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+// invalidateCorruptLocked deletes the corrupt replicas of b.
+func (nn *NameNode) invalidateCorruptLocked(b *blockmap.Block) {
+	for _, r := range b.ReplicaList() {
+		if r.Corrupt && nn.isLive(r.Node) {
+			nn.state.blocks.RemoveReplica(r.Node, b.ID)
+			nn.invalidateLocked(r.Node, blockRef{ID: b.ID, GS: r.GS, Len: r.NumBytes})
+			nn.logger.Info("corrupt replica deleted", "block", b.ID, "datanode", r.Node, "reason", r.Reason)
+		}
+	}
+}

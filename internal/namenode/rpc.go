@@ -1,0 +1,157 @@
+package namenode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	"smarth/internal/namenode/namespace"
+	"smarth/internal/rpc/dfspb"
+)
+
+// Metadata keys of the caller's identity.
+const (
+	mdUser   = "smarth-user"
+	mdGroups = "smarth-groups"
+	mdClient = "smarth-client"
+	// defaultUser is the identity of a caller that names none.
+	defaultUser = "smarth"
+)
+
+func (nn *NameNode) newGRPCServer() *grpc.Server {
+	s := grpc.NewServer(
+		grpc.ChainUnaryInterceptor(nn.interceptor),
+		grpc.MaxRecvMsgSize(256<<20), // full block reports of big datanodes
+		grpc.MaxSendMsgSize(256<<20),
+	)
+	dfspb.RegisterClientProtocolServer(s, &clientRPC{nn: nn})
+	dfspb.RegisterDatanodeProtocolServer(s, &datanodeRPC{nn: nn})
+	return s
+}
+
+// interceptor counts and times every call, turns panics into Internal
+// errors, and makes sure every error carries a status code.
+func (nn *NameNode) interceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	method := info.FullMethod[strings.LastIndexByte(info.FullMethod, '/')+1:]
+	start := time.Now()
+	defer func() {
+		if r := recover(); r != nil {
+			nn.logger.Error("panic in rpc handler", "method", method, "panic", r, "stack", string(debug.Stack()))
+			err = status.Errorf(codes.Internal, "%s: internal namenode error: %v", method, r)
+		}
+		code := status.Code(err)
+		if err != nil && code == codes.Unknown {
+			err = status.Error(codes.Internal, err.Error())
+			code = codes.Internal
+		}
+		nn.metrics.rpcs.WithLabelValues(method, code.String()).Inc()
+		nn.metrics.rpcLatency.WithLabelValues(method).Observe(time.Since(start).Seconds())
+	}()
+	return handler(ctx, req)
+}
+
+// callerOf reads the caller's identity from the gRPC metadata.
+func callerOf(ctx context.Context) namespace.Caller {
+	md, _ := metadata.FromIncomingContext(ctx)
+	user := first(md.Get(mdUser))
+	if user == "" {
+		user = defaultUser
+	}
+	var groups []string
+	for _, g := range md.Get(mdGroups) {
+		for _, s := range strings.Split(g, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				groups = append(groups, s)
+			}
+		}
+	}
+	if len(groups) == 0 {
+		groups = []string{user}
+	}
+	return namespace.Caller{User: user, Groups: groups}
+}
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+// peerHost is the IP the call came from, used as the client host when the
+// client does not name one.
+func peerHost(ctx context.Context) string {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(p.Addr.String())
+	if err != nil {
+		return ""
+	}
+	return host
+}
+
+// statusOf converts an error to a gRPC status error with a code and a
+// message a person can read.
+func statusOf(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	var ne *namespace.Error
+	if errors.As(err, &ne) {
+		return status.Error(kindCode[ne.Kind], ne.Error())
+	}
+	return status.Error(codes.Internal, err.Error())
+}
+
+var kindCode = map[namespace.Kind]codes.Code{
+	namespace.Invalid:      codes.InvalidArgument,
+	namespace.NotFound:     codes.NotFound,
+	namespace.Exists:       codes.AlreadyExists,
+	namespace.NotDirectory: codes.FailedPrecondition,
+	namespace.NotEmpty:     codes.FailedPrecondition,
+	namespace.Denied:       codes.PermissionDenied,
+	namespace.Precondition: codes.FailedPrecondition,
+}
+
+func errInvalid(format string, a ...any) error {
+	return status.Error(codes.InvalidArgument, fmt.Sprintf(format, a...))
+}
+func errNotFound(format string, a ...any) error {
+	return status.Error(codes.NotFound, fmt.Sprintf(format, a...))
+}
+func errPrecondition(format string, a ...any) error {
+	return status.Error(codes.FailedPrecondition, fmt.Sprintf(format, a...))
+}
+func errUnavailable(format string, a ...any) error {
+	return status.Error(codes.Unavailable, fmt.Sprintf(format, a...))
+}
+func errExhausted(format string, a ...any) error {
+	return status.Error(codes.ResourceExhausted, fmt.Sprintf(format, a...))
+}
+func errDenied(format string, a ...any) error {
+	return status.Error(codes.PermissionDenied, fmt.Sprintf(format, a...))
+}
+
+// cleanPath validates a path argument for op.
+func cleanPath(op, path string) (string, error) {
+	p, err := namespace.Clean(path)
+	if err != nil {
+		return "", errInvalid("%s %s: %v", op, path, err)
+	}
+	return p, nil
+}

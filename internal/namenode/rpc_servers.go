@@ -1,0 +1,205 @@
+package namenode
+
+import (
+	"context"
+
+	"smarth/internal/namenode/speeds"
+	"smarth/internal/rpc/dfspb"
+)
+
+// clientRPC serves ClientProtocol: it only translates messages; the logic
+// is in the NameNode methods.
+type clientRPC struct {
+	dfspb.UnimplementedClientProtocolServer
+	nn *NameNode
+}
+
+func (s *clientRPC) Mkdirs(ctx context.Context, r *dfspb.MkdirsRequest) (*dfspb.MkdirsResponse, error) {
+	return &dfspb.MkdirsResponse{}, s.nn.mkdirs(ctx, r)
+}
+
+func (s *clientRPC) Create(ctx context.Context, r *dfspb.CreateRequest) (*dfspb.CreateResponse, error) {
+	st, err := s.nn.create(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return &dfspb.CreateResponse{Status: st}, nil
+}
+
+func (s *clientRPC) AddBlock(ctx context.Context, r *dfspb.AddBlockRequest) (*dfspb.AddBlockResponse, error) {
+	lb, err := s.nn.addBlock(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return &dfspb.AddBlockResponse{Block: lb}, nil
+}
+
+func (s *clientRPC) Complete(ctx context.Context, r *dfspb.CompleteRequest) (*dfspb.CompleteResponse, error) {
+	ok, err := s.nn.complete(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return &dfspb.CompleteResponse{Completed: ok}, nil
+}
+
+func (s *clientRPC) AbandonBlock(ctx context.Context, r *dfspb.AbandonBlockRequest) (*dfspb.AbandonBlockResponse, error) {
+	return &dfspb.AbandonBlockResponse{}, s.nn.abandonBlock(ctx, r)
+}
+
+func (s *clientRPC) GetAdditionalDatanode(ctx context.Context, r *dfspb.GetAdditionalDatanodeRequest) (*dfspb.GetAdditionalDatanodeResponse, error) {
+	lb, err := s.nn.additionalDatanode(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return &dfspb.GetAdditionalDatanodeResponse{Block: lb}, nil
+}
+
+func (s *clientRPC) UpdateBlockForPipeline(ctx context.Context, r *dfspb.UpdateBlockForPipelineRequest) (*dfspb.UpdateBlockForPipelineResponse, error) {
+	lb, err := s.nn.updateBlockForPipeline(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return &dfspb.UpdateBlockForPipelineResponse{Block: lb}, nil
+}
+
+func (s *clientRPC) UpdatePipeline(ctx context.Context, r *dfspb.UpdatePipelineRequest) (*dfspb.UpdatePipelineResponse, error) {
+	return &dfspb.UpdatePipelineResponse{}, s.nn.updatePipeline(ctx, r)
+}
+
+func (s *clientRPC) RenewLease(ctx context.Context, r *dfspb.RenewLeaseRequest) (*dfspb.RenewLeaseResponse, error) {
+	return &dfspb.RenewLeaseResponse{}, s.nn.renewLease(r.GetClientName())
+}
+
+func (s *clientRPC) GetBlockLocations(ctx context.Context, r *dfspb.GetBlockLocationsRequest) (*dfspb.GetBlockLocationsResponse, error) {
+	lbs, err := s.nn.blockLocations(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return &dfspb.GetBlockLocationsResponse{Locations: lbs}, nil
+}
+
+func (s *clientRPC) GetFileInfo(ctx context.Context, r *dfspb.GetFileInfoRequest) (*dfspb.GetFileInfoResponse, error) {
+	st, err := s.nn.fileInfo(ctx, r.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	return &dfspb.GetFileInfoResponse{Status: st}, nil
+}
+
+func (s *clientRPC) GetListing(ctx context.Context, r *dfspb.GetListingRequest) (*dfspb.GetListingResponse, error) {
+	return s.nn.listing(ctx, r)
+}
+
+func (s *clientRPC) Delete(ctx context.Context, r *dfspb.DeleteRequest) (*dfspb.DeleteResponse, error) {
+	if err := s.nn.delete(ctx, r); err != nil {
+		return nil, err
+	}
+	return &dfspb.DeleteResponse{Deleted: true}, nil
+}
+
+func (s *clientRPC) Rename(ctx context.Context, r *dfspb.RenameRequest) (*dfspb.RenameResponse, error) {
+	return &dfspb.RenameResponse{}, s.nn.rename(ctx, r)
+}
+
+func (s *clientRPC) SetReplication(ctx context.Context, r *dfspb.SetReplicationRequest) (*dfspb.SetReplicationResponse, error) {
+	return &dfspb.SetReplicationResponse{}, s.nn.setReplication(ctx, r)
+}
+
+func (s *clientRPC) SetPermission(ctx context.Context, r *dfspb.SetPermissionRequest) (*dfspb.SetPermissionResponse, error) {
+	return &dfspb.SetPermissionResponse{}, s.nn.setPermission(ctx, r)
+}
+
+func (s *clientRPC) SetOwner(ctx context.Context, r *dfspb.SetOwnerRequest) (*dfspb.SetOwnerResponse, error) {
+	return &dfspb.SetOwnerResponse{}, s.nn.setOwner(ctx, r)
+}
+
+func (s *clientRPC) GetContentSummary(ctx context.Context, r *dfspb.GetContentSummaryRequest) (*dfspb.GetContentSummaryResponse, error) {
+	return s.nn.contentSummary(ctx, r.GetPath())
+}
+
+func (s *clientRPC) ReportBadBlocks(ctx context.Context, r *dfspb.ReportBadBlocksRequest) (*dfspb.ReportBadBlocksResponse, error) {
+	return &dfspb.ReportBadBlocksResponse{}, s.nn.clientBadBlocks(ctx, r)
+}
+
+func (s *clientRPC) GetDatanodeReport(ctx context.Context, r *dfspb.GetDatanodeReportRequest) (*dfspb.GetDatanodeReportResponse, error) {
+	return &dfspb.GetDatanodeReportResponse{Datanodes: s.nn.datanodeReport(r.GetState())}, nil
+}
+
+func (s *clientRPC) Fsck(ctx context.Context, r *dfspb.FsckRequest) (*dfspb.FsckResponse, error) {
+	return s.nn.fsck(ctx, r.GetPath())
+}
+
+func (s *clientRPC) GetServerDefaults(ctx context.Context, r *dfspb.GetServerDefaultsRequest) (*dfspb.GetServerDefaultsResponse, error) {
+	return s.nn.serverDefaults(), nil
+}
+
+func (s *clientRPC) ClientHeartbeat(ctx context.Context, r *dfspb.ClientHeartbeatRequest) (*dfspb.ClientHeartbeatResponse, error) {
+	if r.GetClientName() == "" {
+		return nil, errInvalid("clientHeartbeat: client_name is required")
+	}
+	samples := make([]speeds.Sample, len(r.GetSamples()))
+	for i, sm := range r.GetSamples() {
+		samples[i] = speeds.Sample{Datanode: sm.GetDatanodeId(), Bytes: sm.GetBytes(), Nanos: sm.GetNanos(), EndUnixMs: sm.GetEndUnixMs()}
+	}
+	host := r.GetClientHost()
+	if host == "" {
+		host = peerHost(ctx)
+	}
+	now := s.nn.clock()
+	s.nn.speeds.Record(r.GetClientName(), host, samples, now)
+	s.nn.metrics.speedSamples.Add(float64(len(samples)))
+	// A client that reports is alive: its leases stay.
+	s.nn.mu.Lock()
+	s.nn.leases.renew(r.GetClientName(), now)
+	s.nn.mu.Unlock()
+	return &dfspb.ClientHeartbeatResponse{}, nil
+}
+
+func (s *clientRPC) GetSpeeds(ctx context.Context, r *dfspb.GetSpeedsRequest) (*dfspb.GetSpeedsResponse, error) {
+	var out []*dfspb.SpeedRecord
+	for _, rec := range s.nn.speeds.Records(r.GetClientName()) {
+		out = append(out, &dfspb.SpeedRecord{
+			ClientName: rec.Client, DatanodeId: rec.Datanode, RecentBytesPerSec: rec.Recent,
+			HistoricalBytesPerSec: rec.Historical, Samples: rec.Samples, LastUnixMs: rec.LastUnixMs,
+		})
+	}
+	return &dfspb.GetSpeedsResponse{Records: out}, nil
+}
+
+func (s *clientRPC) SetSafeMode(ctx context.Context, r *dfspb.SetSafeModeRequest) (*dfspb.SetSafeModeResponse, error) {
+	return s.nn.setSafeMode(ctx, r.GetAction())
+}
+
+// datanodeRPC serves DatanodeProtocol.
+type datanodeRPC struct {
+	dfspb.UnimplementedDatanodeProtocolServer
+	nn *NameNode
+}
+
+func (s *datanodeRPC) RegisterDatanode(ctx context.Context, r *dfspb.RegisterDatanodeRequest) (*dfspb.RegisterDatanodeResponse, error) {
+	info, err := s.nn.registerDatanode(r)
+	if err != nil {
+		return nil, err
+	}
+	return &dfspb.RegisterDatanodeResponse{Datanode: info}, nil
+}
+
+func (s *datanodeRPC) SendHeartbeat(ctx context.Context, r *dfspb.HeartbeatRequest) (*dfspb.HeartbeatResponse, error) {
+	return s.nn.heartbeat(r), nil
+}
+
+func (s *datanodeRPC) BlockReport(ctx context.Context, r *dfspb.BlockReportRequest) (*dfspb.BlockReportResponse, error) {
+	return &dfspb.BlockReportResponse{}, s.nn.blockReport(r)
+}
+
+func (s *datanodeRPC) BlockReceivedAndDeleted(ctx context.Context, r *dfspb.BlockReceivedAndDeletedRequest) (*dfspb.BlockReceivedAndDeletedResponse, error) {
+	return &dfspb.BlockReceivedAndDeletedResponse{}, s.nn.blockReceivedAndDeleted(r)
+}
+
+func (s *datanodeRPC) ReportBadBlocks(ctx context.Context, r *dfspb.DatanodeReportBadBlocksRequest) (*dfspb.DatanodeReportBadBlocksResponse, error) {
+	return &dfspb.DatanodeReportBadBlocksResponse{}, s.nn.datanodeBadBlocks(r)
+}
+
+func (s *datanodeRPC) CommitBlockSynchronization(ctx context.Context, r *dfspb.CommitBlockSynchronizationRequest) (*dfspb.CommitBlockSynchronizationResponse, error) {
+	return &dfspb.CommitBlockSynchronizationResponse{}, s.nn.commitBlockSync(r)
+}

@@ -1,0 +1,464 @@
+package namenode
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/namespace"
+	"smarth/internal/placement"
+	"smarth/internal/rpc/dfspb"
+)
+
+// fileForWriteLocked finds the file a writer names (by id, else by path)
+// and checks that client holds its lease, renewing it. Callers hold nn.mu.
+func (nn *NameNode) fileForWriteLocked(op, path string, fileID uint64, client string) (*namespace.INode, error) {
+	var f *namespace.INode
+	if fileID != 0 {
+		if f = nn.state.tree.ByID(fileID); f == nil {
+			return nil, errNotFound("%s %s: the file was deleted while being written", op, path)
+		}
+	} else {
+		p, err := cleanPath(op, path)
+		if err != nil {
+			return nil, err
+		}
+		if f, err = nn.state.tree.Lookup(p); err != nil {
+			return nil, errNotFound("%s %s: no such file or directory", op, p)
+		}
+	}
+	if f.Dir {
+		return nil, errPrecondition("%s %s: is a directory", op, f.Path())
+	}
+	if f.Writer == nil {
+		return nil, errPrecondition("%s %s: file is not open for writing (closed, or recovered after its writer's lease expired)", op, f.Path())
+	}
+	l := nn.leases.ofFile(f.ID)
+	switch {
+	case client == "":
+		return nil, errInvalid("%s %s: client_name is required", op, f.Path())
+	case l == nil || l.holder == recoveryHolder:
+		return nil, errPrecondition("%s %s: the lease of %s expired and the file is being recovered", op, f.Path(), client)
+	case l.holder != client:
+		return nil, errPrecondition("%s %s: lease is held by client %s, not %s", op, f.Path(), l.holder, client)
+	}
+	nn.leases.renew(client, nn.clock())
+	return f, nil
+}
+
+func ext(b *blockmap.Block) *dfspb.ExtendedBlock {
+	return &dfspb.ExtendedBlock{BlockId: b.ID, GenerationStamp: b.GS, NumBytes: b.NumBytes}
+}
+
+// blockOffset is where block i starts in its file.
+func blockOffset(f *namespace.INode, i int) int64 {
+	var off int64
+	for _, b := range f.Blocks[:i] {
+		off += b.NumBytes
+	}
+	return off
+}
+
+// placementViewLocked is the datanode view a placement policy gets.
+func (nn *NameNode) placementViewLocked() []placement.Node {
+	out := make([]placement.Node, 0, len(nn.nodes))
+	for _, dn := range nn.nodes {
+		out = append(out, placement.Node{
+			ID: dn.info.Id, Host: dn.info.Hostname, IP: dn.info.IpAddr, Rack: dn.info.Rack,
+			Live: dn.live, Xceivers: int(dn.info.XceiverCount), Remaining: dn.info.Remaining,
+		})
+	}
+	return out
+}
+
+func (nn *NameNode) liveCount() int {
+	n := 0
+	for _, dn := range nn.nodes {
+		if dn.live {
+			n++
+		}
+	}
+	return n
+}
+
+func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*dfspb.LocatedBlock, error) {
+	const op = "addBlock"
+	host := req.GetClientHost()
+	if host == "" {
+		host = peerHost(ctx)
+	}
+	nn.mu.Lock()
+	if err := nn.writableLocked(op, req.GetPath()); err != nil {
+		nn.mu.Unlock()
+		return nil, err
+	}
+	f, err := nn.fileForWriteLocked(op, req.GetPath(), req.GetFileId(), req.GetClientName())
+	if err != nil {
+		nn.mu.Unlock()
+		return nil, err
+	}
+	prev, retry, err := nn.checkPreviousLocked(f, req.GetPrevious())
+	if err != nil {
+		nn.mu.Unlock()
+		return nil, err
+	}
+	if retry != nil {
+		// The client retried an addBlock whose answer it lost: hand out
+		// the same block once its record is durable.
+		lb := nn.locatedLocked(f, len(f.Blocks)-1, nn.datanodeInfos(retry.Targets))
+		tx := nn.journal.LastTxID()
+		nn.mu.Unlock()
+		return lb, nn.sync(tx)
+	}
+	exclude := map[string]bool{}
+	for _, id := range req.GetExcludeNodes() {
+		exclude[id] = true
+	}
+	busy := 0
+	for _, id := range req.GetBusyNodes() {
+		if !exclude[id] {
+			busy++
+		}
+		exclude[id] = true
+	}
+	targets := nn.policy.ChooseTargets(nn.placementViewLocked(), placement.Request{
+		Replicas: f.Replication, Replication: f.Replication, Exclude: exclude,
+		WriterHost: host, BlockSize: f.BlockSize, Speeds: nn.speeds.Recent(req.GetClientName()),
+	}, nn.rng)
+	if len(targets) < nn.cfg.MinReplication {
+		err := nn.notEnoughTargetsLocked(op, f.Path(), len(targets), exclude, busy)
+		nn.mu.Unlock()
+		return nil, err
+	}
+	o := &editOp{Kind: opAddBlock, FileID: f.ID, Prev: prev,
+		Block: blockRef{ID: nn.state.blocks.NextID(), GS: nn.state.blocks.NextGS()}}
+	if _, err := nn.state.apply(o, namespace.Caller{Trusted: true}); err != nil {
+		nn.mu.Unlock()
+		return nil, errPrecondition("%s %s: %v", op, f.Path(), err)
+	}
+	b := f.Blocks[len(f.Blocks)-1]
+	ids := make([]string, len(targets))
+	for i, t := range targets {
+		ids[i] = t.ID
+	}
+	b.Targets = ids
+	if prev != nil {
+		nn.tryCompleteLocked(nn.state.blocks.Get(prev.ID))
+	}
+	tx := nn.logOp(o)
+	lb := nn.locatedLocked(f, len(f.Blocks)-1, nn.datanodeInfos(ids))
+	nn.mu.Unlock()
+	return lb, nn.sync(tx)
+}
+
+// notEnoughTargetsLocked explains why placement came up short.
+func (nn *NameNode) notEnoughTargetsLocked(op, path string, got int, exclude map[string]bool, busy int) error {
+	live, excluded := 0, 0
+	for id, dn := range nn.nodes {
+		if dn.live {
+			live++
+			if exclude[id] {
+				excluded++
+			}
+		}
+	}
+	why := "not enough datanodes with free space"
+	switch {
+	case live == 0:
+		why = "no live datanodes"
+	case excluded == live:
+		why = "every live datanode is excluded or busy in another pipeline of this client"
+	}
+	return errExhausted("%s %s: could only be written to %d of the %d required datanodes: %s (%d live, %d excluded, %d busy)",
+		op, path, got, nn.cfg.MinReplication, why, live, excluded-busy, busy)
+}
+
+// checkPreviousLocked checks AddBlock's previous block against the file:
+// it must be the file's last block (its final length is committed), or,
+// for a retried call, the one before a last block nobody wrote yet.
+func (nn *NameNode) checkPreviousLocked(f *namespace.INode, prev *dfspb.ExtendedBlock) (*blockRef, *blockmap.Block, error) {
+	n := len(f.Blocks)
+	var last *blockmap.Block
+	if n > 0 {
+		last = f.Blocks[n-1]
+	}
+	unwritten := func(b *blockmap.Block) bool {
+		return b.State == blockmap.UnderConstruction && len(b.ReplicaList()) == 0
+	}
+	if prev == nil || prev.GetBlockId() == 0 {
+		switch {
+		case last == nil:
+			return nil, nil, nil
+		case n == 1 && unwritten(last):
+			return nil, last, nil
+		}
+		return nil, nil, errPrecondition("addBlock %s: no previous block given, but the file already has %d blocks", f.Path(), n)
+	}
+	switch {
+	case last != nil && prev.GetBlockId() == last.ID:
+		if prev.GetGenerationStamp() < last.GS {
+			return nil, nil, errPrecondition("addBlock %s: previous block %d has generation stamp %d, the namenode has %d", f.Path(), last.ID, prev.GetGenerationStamp(), last.GS)
+		}
+		return &blockRef{ID: last.ID, GS: prev.GetGenerationStamp(), Len: prev.GetNumBytes()}, nil, nil
+	case n >= 2 && prev.GetBlockId() == f.Blocks[n-2].ID && unwritten(last):
+		return nil, last, nil
+	}
+	return nil, nil, errPrecondition("addBlock %s: previous block %d is not the last block of the file", f.Path(), prev.GetBlockId())
+}
+
+// locatedLocked describes block i of f with the given locations.
+func (nn *NameNode) locatedLocked(f *namespace.INode, i int, locs []*dfspb.DatanodeInfo) *dfspb.LocatedBlock {
+	return &dfspb.LocatedBlock{Block: ext(f.Blocks[i]), Offset: blockOffset(f, i), Locations: locs}
+}
+
+// tryCompleteLocked completes a committed block with enough replicas.
+func (nn *NameNode) tryCompleteLocked(b *blockmap.Block) bool {
+	if b == nil {
+		return false
+	}
+	return b.TryComplete(nn.cfg.MinReplication, nn.isLive)
+}
+
+func (nn *NameNode) complete(ctx context.Context, req *dfspb.CompleteRequest) (bool, error) {
+	const op = "complete"
+	nn.mu.Lock()
+	if err := nn.writableLocked(op, req.GetPath()); err != nil {
+		nn.mu.Unlock()
+		return false, err
+	}
+	if done, err := nn.alreadyClosedLocked(req); done || err != nil {
+		tx := nn.journal.LastTxID()
+		nn.mu.Unlock()
+		if err != nil {
+			return false, err
+		}
+		return true, nn.sync(tx)
+	}
+	f, err := nn.fileForWriteLocked(op, req.GetPath(), req.GetFileId(), req.GetClientName())
+	if err != nil {
+		nn.mu.Unlock()
+		return false, err
+	}
+	final := append([]*dfspb.ExtendedBlock{}, req.GetBlocks()...)
+	if req.GetLast() != nil && req.GetLast().GetBlockId() != 0 {
+		final = append(final, req.GetLast())
+	}
+	for _, eb := range final {
+		b := nn.state.blocks.Get(eb.GetBlockId())
+		if b == nil || f.BlockIndex(b.ID) < 0 {
+			nn.mu.Unlock()
+			return false, errPrecondition("complete %s: block %d is not part of the file", f.Path(), eb.GetBlockId())
+		}
+		if err := nn.state.blocks.Commit(b, eb.GetGenerationStamp(), eb.GetNumBytes()); err != nil {
+			nn.mu.Unlock()
+			return false, errPrecondition("complete %s: %v", f.Path(), err)
+		}
+	}
+	if ready, err := nn.readyToCloseLocked(f); !ready || err != nil {
+		nn.mu.Unlock()
+		return false, err
+	}
+	refs := make([]blockRef, len(f.Blocks))
+	for i, b := range f.Blocks {
+		refs[i] = blockRef{ID: b.ID, GS: b.GS, Len: b.NumBytes}
+	}
+	o := &editOp{Kind: opComplete, FileID: f.ID, Blocks: refs, Now: nn.nowMs()}
+	if _, err := nn.state.apply(o, namespace.Caller{Trusted: true}); err != nil {
+		nn.mu.Unlock()
+		return false, errPrecondition("complete %s: %v", f.Path(), err)
+	}
+	tx := nn.logOp(o)
+	nn.leases.remove(f.ID)
+	nn.dirty = true
+	nn.mu.Unlock()
+	return true, nn.sync(tx)
+}
+
+// alreadyClosedLocked recognises a retried complete of a closed file.
+func (nn *NameNode) alreadyClosedLocked(req *dfspb.CompleteRequest) (bool, error) {
+	var f *namespace.INode
+	if req.GetFileId() != 0 {
+		f = nn.state.tree.ByID(req.GetFileId())
+	} else if p, err := namespace.Clean(req.GetPath()); err == nil {
+		f, _ = nn.state.tree.Lookup(p)
+	}
+	if f == nil || f.Dir || f.Writer != nil {
+		return false, nil
+	}
+	last := req.GetLast().GetBlockId()
+	if last == 0 || (len(f.Blocks) > 0 && f.Blocks[len(f.Blocks)-1].ID == last) {
+		return true, nil
+	}
+	return false, errPrecondition("complete %s: file is not open for writing (closed, or recovered after its writer's lease expired)", f.Path())
+}
+
+// readyToCloseLocked: every block has its final length and at least
+// min_replication finalized replicas of it.
+func (nn *NameNode) readyToCloseLocked(f *namespace.INode) (bool, error) {
+	ready := true
+	for i, b := range f.Blocks {
+		if b.State == blockmap.UnderConstruction {
+			return false, errPrecondition("complete %s: block %d (#%d) has no final length; send it in CompleteRequest.last or .blocks", f.Path(), b.ID, i)
+		}
+		if !nn.tryCompleteLocked(b) {
+			ready = false
+		}
+	}
+	return ready, nil
+}
+
+func (nn *NameNode) abandonBlock(ctx context.Context, req *dfspb.AbandonBlockRequest) error {
+	const op = "abandonBlock"
+	nn.mu.Lock()
+	if err := nn.writableLocked(op, req.GetPath()); err != nil {
+		nn.mu.Unlock()
+		return err
+	}
+	f, err := nn.fileForWriteLocked(op, req.GetPath(), req.GetFileId(), req.GetClientName())
+	if err != nil {
+		nn.mu.Unlock()
+		return err
+	}
+	id := req.GetBlock().GetBlockId()
+	i := f.BlockIndex(id)
+	switch {
+	case i < 0 && nn.state.blocks.Get(id) == nil:
+		tx := nn.journal.LastTxID() // already abandoned: a retry
+		nn.mu.Unlock()
+		return nn.sync(tx)
+	case i < 0:
+		nn.mu.Unlock()
+		return errPrecondition("%s %s: block %d is not part of the file", op, f.Path(), id)
+	case i != len(f.Blocks)-1 || f.Blocks[i].State != blockmap.UnderConstruction:
+		nn.mu.Unlock()
+		return errPrecondition("%s %s: only the last block, while being written, can be abandoned", op, f.Path())
+	}
+	o := &editOp{Kind: opAbandonBlock, FileID: f.ID, Block: blockRef{ID: id}}
+	res, err := nn.state.apply(o, namespace.Caller{Trusted: true})
+	if err != nil {
+		nn.mu.Unlock()
+		return errPrecondition("%s %s: %v", op, f.Path(), err)
+	}
+	tx := nn.logOp(o)
+	nn.afterApplyLocked(res)
+	nn.mu.Unlock()
+	return nn.sync(tx)
+}
+
+func (nn *NameNode) additionalDatanode(ctx context.Context, req *dfspb.GetAdditionalDatanodeRequest) (*dfspb.LocatedBlock, error) {
+	const op = "getAdditionalDatanode"
+	nn.mu.Lock()
+	defer nn.mu.Unlock()
+	f, err := nn.fileForWriteLocked(op, req.GetPath(), req.GetFileId(), req.GetClientName())
+	if err != nil {
+		return nil, err
+	}
+	i := f.BlockIndex(req.GetBlock().GetBlockId())
+	if i < 0 {
+		return nil, errPrecondition("%s %s: block %d is not part of the file", op, f.Path(), req.GetBlock().GetBlockId())
+	}
+	exclude := map[string]bool{}
+	for _, id := range append(append([]string{}, req.GetExisting()...), req.GetExclude()...) {
+		exclude[id] = true
+	}
+	want := int(req.GetNumAdditional())
+	if want <= 0 {
+		want = 1
+	}
+	targets := nn.policy.ChooseTargets(nn.placementViewLocked(), placement.Request{
+		Replicas: want, Replication: f.Replication, Chosen: req.GetExisting(), Exclude: exclude,
+		BlockSize: f.BlockSize,
+	}, nn.rng)
+	if len(targets) == 0 {
+		return nil, nn.notEnoughTargetsLocked(op, f.Path(), 0, exclude, 0)
+	}
+	ids := append([]string{}, req.GetExisting()...)
+	for _, t := range targets {
+		ids = append(ids, t.ID)
+	}
+	lb := nn.locatedLocked(f, i, nn.datanodeInfos(ids))
+	if req.GetBlock() != nil {
+		lb.Block = req.GetBlock()
+	}
+	return lb, nil
+}
+
+// blockForWriterLocked finds a block and checks that client holds the
+// lease on its file.
+func (nn *NameNode) blockForWriterLocked(op string, eb *dfspb.ExtendedBlock, client string) (*namespace.INode, *blockmap.Block, error) {
+	b := nn.state.blocks.Get(eb.GetBlockId())
+	if b == nil {
+		return nil, nil, errNotFound("%s: block %d does not exist (abandoned, or its file was deleted)", op, eb.GetBlockId())
+	}
+	f := nn.state.tree.ByID(b.FileID)
+	if f == nil {
+		return nil, nil, errNotFound("%s: block %d has no file", op, b.ID)
+	}
+	f, err := nn.fileForWriteLocked(op, f.Path(), f.ID, client)
+	return f, b, err
+}
+
+func (nn *NameNode) updateBlockForPipeline(ctx context.Context, req *dfspb.UpdateBlockForPipelineRequest) (*dfspb.LocatedBlock, error) {
+	const op = "updateBlockForPipeline"
+	nn.mu.Lock()
+	if err := nn.writableLocked(op, fmt.Sprintf("block %d", req.GetBlock().GetBlockId())); err != nil {
+		nn.mu.Unlock()
+		return nil, err
+	}
+	f, b, err := nn.blockForWriterLocked(op, req.GetBlock(), req.GetClientName())
+	if err != nil {
+		nn.mu.Unlock()
+		return nil, err
+	}
+	o := &editOp{Kind: opAllocGS, Block: blockRef{GS: nn.state.blocks.NextGS()}}
+	tx := nn.logOp(o)
+	i := f.BlockIndex(b.ID)
+	lb := nn.locatedLocked(f, i, nn.datanodeInfos(b.Targets))
+	lb.Block = &dfspb.ExtendedBlock{BlockId: b.ID, GenerationStamp: o.Block.GS, NumBytes: req.GetBlock().GetNumBytes()}
+	nn.mu.Unlock()
+	return lb, nn.sync(tx)
+}
+
+func (nn *NameNode) updatePipeline(ctx context.Context, req *dfspb.UpdatePipelineRequest) error {
+	const op = "updatePipeline"
+	oldB, newB := req.GetOldBlock(), req.GetNewBlock()
+	if oldB.GetBlockId() != newB.GetBlockId() {
+		return errInvalid("%s: old block %d and new block %d differ", op, oldB.GetBlockId(), newB.GetBlockId())
+	}
+	nn.mu.Lock()
+	if err := nn.writableLocked(op, fmt.Sprintf("block %d", oldB.GetBlockId())); err != nil {
+		nn.mu.Unlock()
+		return err
+	}
+	f, b, err := nn.blockForWriterLocked(op, oldB, req.GetClientName())
+	if err != nil {
+		nn.mu.Unlock()
+		return err
+	}
+	gs := newB.GetGenerationStamp()
+	if gs <= b.GS || gs > nn.state.blocks.LastGS() {
+		nn.mu.Unlock()
+		return errPrecondition("%s %s: generation stamp %d was not issued for block %d (current %d); call updateBlockForPipeline first", op, f.Path(), gs, b.ID, b.GS)
+	}
+	for _, id := range req.GetNewNodes() {
+		if nn.nodes[id] == nil {
+			nn.mu.Unlock()
+			return errInvalid("%s %s: unknown datanode %s in the new pipeline", op, f.Path(), id)
+		}
+	}
+	length := newB.GetNumBytes()
+	if b.State != blockmap.UnderConstruction {
+		length = b.NumBytes // committed: the length is final, only the stamp moves
+	}
+	o := &editOp{Kind: opUpdateBlock, Block: blockRef{ID: b.ID, GS: gs, Len: length}}
+	if _, err := nn.state.apply(o, namespace.Caller{Trusted: true}); err != nil {
+		nn.mu.Unlock()
+		return errPrecondition("%s %s: %v", op, f.Path(), err)
+	}
+	nn.state.blocks.UpdateUnderConstruction(b, gs, length, req.GetNewNodes())
+	tx := nn.logOp(o)
+	nn.logger.Info("pipeline updated", "path", f.Path(), "block", b.ID, "gs", gs, "length", length, "nodes", strings.Join(req.GetNewNodes(), ","))
+	nn.mu.Unlock()
+	return nn.sync(tx)
+}
