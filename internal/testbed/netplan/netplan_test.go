@@ -128,7 +128,7 @@ func TestRatesAreExact(t *testing.T) {
 	top := load(t)
 	plan := render(Up(top, Options{}))
 	for _, want := range []string{
-		"class add dev eth0 parent 1: classid 1:1 htb rate 200000000bit ceil 200000000bit",
+		"class add dev eth0 parent 1: classid 1:1 htb rate 200000000bit ceil 200000000bit burst 25000b cburst 25000b",
 		"class add dev eth0 parent 1:1 classid 1:20 htb rate 39600600bit ceil 50000000bit",
 		"class add dev h0 parent 1:1 classid 1:10 htb rate 158399400bit ceil 200000000bit",
 		"class add dev r2 parent 1: classid 1:1 htb rate 40000000bit",
