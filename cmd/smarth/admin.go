@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"smarth/internal/rpc/dfspb"
+)
+
+var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newAdminCmd()} })
+
+// adminConn is the namenode connection of one admin command.
+type adminConn struct {
+	addr string
+	user string
+	conn *grpc.ClientConn
+	rpc  dfspb.ClientProtocolClient
+}
+
+func (a *adminConn) ctx(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	ctx := metadata.AppendToOutgoingContext(cmd.Context(), "smarth-user", a.user, "smarth-client", "smarth-admin")
+	return context.WithTimeout(ctx, 30*time.Second)
+}
+
+// explain turns an RPC error into a sentence: the namenode's own message,
+// or that it cannot be reached.
+func (a *adminConn) explain(err error) error {
+	st, ok := status.FromError(err)
+	switch {
+	case !ok:
+		return err
+	case st.Code() == codes.Unavailable && strings.Contains(st.Message(), "connection"):
+		return fmt.Errorf("cannot reach the namenode at %s (is it running? set --namenode or SMARTH_NAMENODE): %s", a.addr, st.Message())
+	case st.Code() == codes.DeadlineExceeded:
+		return fmt.Errorf("the namenode at %s did not answer in time", a.addr)
+	}
+	return fmt.Errorf("%s", st.Message())
+}
+
+func newAdminCmd() *cobra.Command {
+	a := &adminConn{}
+	c := &cobra.Command{
+		Use:   "admin",
+		Short: "Administer the namenode: datanode report, client speed records, safe mode",
+		Example: `  smarth admin report
+  smarth admin speeds --client smarth-client-host1-123
+  smarth admin safemode get
+  smarth admin --namenode 10.0.0.1:8020 safemode leave`,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if a.addr == "" {
+				a.addr = os.Getenv("SMARTH_NAMENODE")
+			}
+			if a.addr == "" {
+				a.addr = "127.0.0.1:8020"
+			}
+			if a.user == "" {
+				a.user = "smarth"
+				if u, err := user.Current(); err == nil {
+					a.user = u.Username
+				}
+			}
+			conn, err := grpc.NewClient(a.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				return usageErr("--namenode %q: %v", a.addr, err)
+			}
+			a.conn, a.rpc = conn, dfspb.NewClientProtocolClient(conn)
+			return nil
+		},
+		PersistentPostRunE: func(*cobra.Command, []string) error {
+			if a.conn != nil {
+				return a.conn.Close()
+			}
+			return nil
+		},
+	}
+	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
+	c.PersistentFlags().StringVar(&a.addr, "namenode", "", "namenode host:port (default $SMARTH_NAMENODE, else 127.0.0.1:8020)")
+	c.PersistentFlags().StringVar(&a.user, "user", "", "act as this user (default: the OS user)")
+	c.AddCommand(newAdminReportCmd(a), newAdminSpeedsCmd(a), newAdminSafeModeCmd(a))
+	return c
+}
+
+func newAdminReportCmd(a *adminConn) *cobra.Command {
+	var live, dead bool
+	c := &cobra.Command{
+		Use:   "report",
+		Short: "Show the datanodes by rack, their state and space, and the health of the blocks",
+		Example: `  smarth admin report
+  smarth admin report --dead`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if live && dead {
+				return usageErr("report: --live and --dead exclude each other")
+			}
+			state := dfspb.DatanodeState_DATANODE_STATE_UNSPECIFIED
+			if live {
+				state = dfspb.DatanodeState_LIVE
+			} else if dead {
+				state = dfspb.DatanodeState_DEAD
+			}
+			ctx, cancel := a.ctx(cmd)
+			defer cancel()
+			sm, err := a.rpc.SetSafeMode(ctx, &dfspb.SetSafeModeRequest{Action: dfspb.SafeModeAction_SAFE_MODE_GET})
+			if err != nil {
+				return a.explain(err)
+			}
+			rep, err := a.rpc.GetDatanodeReport(ctx, &dfspb.GetDatanodeReportRequest{State: state})
+			if err != nil {
+				return a.explain(err)
+			}
+			fsck, err := a.rpc.Fsck(ctx, &dfspb.FsckRequest{Path: "/"})
+			if err != nil {
+				return a.explain(err)
+			}
+			printReport(cmd.OutOrStdout(), a.addr, sm, rep.GetDatanodes(), fsck)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&live, "live", false, "only live datanodes")
+	c.Flags().BoolVar(&dead, "dead", false, "only dead datanodes")
+	return c
+}
+
+func printReport(w io.Writer, addr string, sm *dfspb.SetSafeModeResponse, nodes []*dfspb.DatanodeInfo, fsck *dfspb.FsckResponse) {
+	var capacity, used, remaining int64
+	liveN, deadN := 0, 0
+	for _, d := range nodes {
+		if d.GetState() == dfspb.DatanodeState_LIVE {
+			liveN++
+			capacity, used, remaining = capacity+d.GetCapacity(), used+d.GetDfsUsed(), remaining+d.GetRemaining()
+		} else {
+			deadN++
+		}
+	}
+	fmt.Fprintf(w, "Namenode %s\n", addr)
+	if sm.GetOn() {
+		fmt.Fprintf(w, "Safe mode: ON — %s\n", sm.GetReason())
+	} else {
+		fmt.Fprintln(w, "Safe mode: off")
+	}
+	fmt.Fprintf(w, "Capacity: %s, used %s, remaining %s (live datanodes)\n", adminBytes(capacity), adminBytes(used), adminBytes(remaining))
+	fmt.Fprintf(w, "Blocks: %d total, %d under-replicated, %d missing, %d corrupt — %s\n", fsck.GetTotalBlocks(),
+		fsck.GetUnderReplicated(), fsck.GetMissing(), fsck.GetCorrupt(), map[bool]string{true: "HEALTHY", false: "NOT HEALTHY"}[fsck.GetHealthy()])
+	fmt.Fprintf(w, "Datanodes: %d live, %d dead\n", liveN, deadN)
+	byRack := map[string][]*dfspb.DatanodeInfo{}
+	var racks []string
+	for _, d := range nodes {
+		if byRack[d.GetRack()] == nil {
+			racks = append(racks, d.GetRack())
+		}
+		byRack[d.GetRack()] = append(byRack[d.GetRack()], d)
+	}
+	sort.Strings(racks)
+	for _, r := range racks {
+		fmt.Fprintf(w, "\nRack %s\n", r)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  HOST\tADDRESS\tSTATE\tCAPACITY\tUSED\tREMAINING\tBLOCKS\tXCEIVERS\tLAST HEARTBEAT\tID")
+		for _, d := range byRack[r] {
+			ago := "never"
+			if d.GetLastHeartbeatUnixMs() > 0 {
+				ago = time.Since(time.UnixMilli(d.GetLastHeartbeatUnixMs())).Round(time.Second).String() + " ago"
+			}
+			fmt.Fprintf(tw, "  %s\t%s:%d\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", d.GetHostname(), d.GetIpAddr(), d.GetDataPort(),
+				d.GetState(), adminBytes(d.GetCapacity()), adminBytes(d.GetDfsUsed()), adminBytes(d.GetRemaining()),
+				d.GetNumBlocks(), d.GetXceiverCount(), ago, d.GetId())
+		}
+		tw.Flush()
+	}
+}
+
+func newAdminSpeedsCmd(a *adminConn) *cobra.Command {
+	var client string
+	c := &cobra.Command{
+		Use:   "speeds",
+		Short: "Show the transfer speeds clients reported to each first datanode (SMARTH)",
+		Example: `  smarth admin speeds
+  smarth admin speeds --client smarth-client-host1-123`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := a.ctx(cmd)
+			defer cancel()
+			sp, err := a.rpc.GetSpeeds(ctx, &dfspb.GetSpeedsRequest{ClientName: client})
+			if err != nil {
+				return a.explain(err)
+			}
+			hosts := map[string]string{}
+			if rep, err := a.rpc.GetDatanodeReport(ctx, &dfspb.GetDatanodeReportRequest{}); err == nil {
+				for _, d := range rep.GetDatanodes() {
+					hosts[d.GetId()] = d.GetHostname()
+				}
+			}
+			w := cmd.OutOrStdout()
+			if len(sp.GetRecords()) == 0 {
+				fmt.Fprintln(w, "No speed records (no client has reported block transfers yet).")
+				return nil
+			}
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "CLIENT\tDATANODE\tRECENT MB/s\tHISTORICAL MB/s\tSAMPLES\tLAST SAMPLE")
+			for _, r := range sp.GetRecords() {
+				dn := r.GetDatanodeId()
+				if h := hosts[dn]; h != "" {
+					dn = h
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%d\t%s\n", r.GetClientName(), dn, r.GetRecentBytesPerSec()/1e6,
+					r.GetHistoricalBytesPerSec()/1e6, r.GetSamples(), time.UnixMilli(r.GetLastUnixMs()).Format("2006-01-02 15:04:05"))
+			}
+			return tw.Flush()
+		},
+	}
+	c.Flags().StringVar(&client, "client", "", "only this client's records")
+	return c
+}
+
+func newAdminSafeModeCmd(a *adminConn) *cobra.Command {
+	return &cobra.Command{
+		Use:   "safemode get|enter|leave",
+		Short: "Show, enter or leave safe mode (no namespace changes, no replica deletion)",
+		Example: `  smarth admin safemode get
+  smarth admin safemode enter
+  smarth admin safemode leave`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			actions := map[string]dfspb.SafeModeAction{
+				"get": dfspb.SafeModeAction_SAFE_MODE_GET, "enter": dfspb.SafeModeAction_SAFE_MODE_ENTER,
+				"leave": dfspb.SafeModeAction_SAFE_MODE_LEAVE,
+			}
+			action, ok := actions[args[0]]
+			if !ok {
+				return usageErr("safemode: unknown action %q (want get, enter or leave)", args[0])
+			}
+			ctx, cancel := a.ctx(cmd)
+			defer cancel()
+			r, err := a.rpc.SetSafeMode(ctx, &dfspb.SetSafeModeRequest{Action: action})
+			if err != nil {
+				return a.explain(err)
+			}
+			if r.GetOn() {
+				fmt.Fprintf(cmd.OutOrStdout(), "Safe mode is ON: %s\n", r.GetReason())
+			} else {
+				fmt.Fprintln(cmd.OutOrStdout(), "Safe mode is OFF")
+			}
+			return nil
+		},
+	}
+}
+
+func adminBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
