@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"smarth/internal/testbed/cgroup"
 	"smarth/internal/testbed/netns"
 	"smarth/internal/testbed/netplan"
 )
@@ -301,4 +302,47 @@ func downAndVerifyLeft(t *testing.T, m *Manager, name string, want int) {
 	if names, _ := m.Names(); len(names) > 0 {
 		t.Errorf("state left after down: %v", names)
 	}
+}
+
+// TestTestbedDiskCap caps a host's disk writes and checks that a direct
+// write inside the host cannot beat the cap, and that shape changes it.
+func TestTestbedDiskCap(t *testing.T) {
+	requireNamespaces(t)
+	work := t.TempDir()
+	if _, err := cgroup.Detect("/proc/self/mountinfo"); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	if _, err := cgroup.DeviceOf(work, "/sys/dev/block"); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	bin := buildSmarth(t)
+	name := fmt.Sprintf("itest-disk-%d", os.Getpid())
+	topoFile := filepath.Join(t.TempDir(), "disk.yaml")
+	os.WriteFile(topoFile, []byte("name: "+name+"\nracks: [{name: a}]\nhosts: [{name: h1, rack: a, disk_write: 8MB/s, disk_read: 8MB/s}]\n"), 0o644)
+	m, err := New(Options{StateRoot: t.TempDir(), WorkRoot: work, Tool: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Down(context.Background(), name) })
+	s, err := m.Up(context.Background(), topoFile, UpOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	// O_DIRECT, so the bytes reach the disk inside the timed window.
+	runOn(t, m, name, "h1", "dd", "if=/dev/zero", "of=dd.dat", "bs=1M", "count=12", "oflag=direct")
+	// A lower bound only: 12 MiB at 8 MB/s cannot take less than ~1.57s,
+	// however idle the machine; allow the throttle a 30% first slice.
+	if took := time.Since(start); took < 1100*time.Millisecond {
+		t.Errorf("12 MiB written in %v under an 8 MB/s cap: the cap does not hold", took)
+	}
+	w := "20MB/s"
+	if _, now, err := m.Shape(context.Background(), name, "h1", Change{DiskWrite: &w}); err != nil || now.DiskWrite != 20e6 {
+		t.Fatalf("shape disk: %v %v", now, err)
+	}
+	limit, _ := os.ReadFile(filepath.Join(s.Cgroup.Dirs["h1"], map[string]string{"v1": "blkio.throttle.write_bps_device", "v2": "io.max"}[s.Cgroup.Kind]))
+	if !strings.Contains(string(limit), "20000000") {
+		t.Errorf("write limit after shape: %q", limit)
+	}
+	downAndVerifyLeft(t, m, name, 2)
 }
