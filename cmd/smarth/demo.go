@@ -12,10 +12,6 @@ import (
 
 var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newDemoCmd()} })
 
-// demoWordCount runs the demo's WordCount step; nil until the MapReduce
-// job client is wired in (then the step runs instead of being skipped).
-var demoWordCount demo.WordCountFunc
-
 func newDemoCmd() *cobra.Command {
 	var (
 		opts     demo.Options
@@ -49,7 +45,6 @@ Needs nothing but this binary. With --keep the cluster stays up afterwards.`,
 				return usageErr("--progress must be auto, always or never")
 			}
 			opts.NodeManagers = rootHasCommand(cmd, "resourcemanager") && rootHasCommand(cmd, "nodemanager")
-			opts.WordCount = demoWordCount
 			opts.Out = cmd.OutOrStdout()
 			ctx, stop := cancelOnSignal(cmd)
 			defer stop()

@@ -37,8 +37,7 @@ type Options struct {
 	// NodeManagers starts the MapReduce daemons and runs the WordCount
 	// step (only when this binary has them).
 	NodeManagers bool
-	// WordCount runs the WordCount step against the cluster, if set (the
-	// MapReduce runtime provides it).
+	// WordCount runs the WordCount step; default ClusterWordCount.
 	WordCount WordCountFunc
 	Progress  bool      // draw progress bars (when Out is a terminal)
 	Out       io.Writer // default os.Stdout
@@ -68,6 +67,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	if opts.Seed == 0 {
 		opts.Seed = 2024
+	}
+	if opts.WordCount == nil {
+		opts.WordCount = ClusterWordCount
 	}
 	tempHome := opts.Home == ""
 	if tempHome {

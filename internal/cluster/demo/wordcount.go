@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"time"
 
 	"smarth/internal/client"
 	"smarth/internal/cluster"
@@ -55,7 +56,7 @@ func topWords(counts map[string]int64, n int) []WordCountEntry {
 }
 
 func (d *demo) wordCountStep(ctx context.Context, fs *client.FileSystem, st *cluster.State) error {
-	if d.opts.WordCount == nil || st.ResourceManager == "" {
+	if st.ResourceManager == "" {
 		d.step("WordCount: skipped (this smarth binary has no MapReduce runtime yet)")
 		return nil
 	}
@@ -74,10 +75,12 @@ func (d *demo) wordCountStep(ctx context.Context, fs *client.FileSystem, st *clu
 		return err
 	}
 	_ = fs.Delete(ctx, output, true)
+	t0 := time.Now()
 	got, err := d.opts.WordCount(ctx, st, input, output, 10)
 	if err != nil {
 		return fmt.Errorf("wordcount: %w", err)
 	}
+	fmt.Fprintf(d.out, "  job done in %v; output in %s\n", time.Since(t0).Round(time.Millisecond), output)
 	want := topWords(counts, 10)
 	fmt.Fprintln(d.out, "  top words:")
 	for i, e := range got {
