@@ -3,6 +3,7 @@ package testbed
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 
 	"smarth/internal/testbed/daemonplan"
@@ -45,6 +46,9 @@ func (m *Manager) startProxies(ctx context.Context, s *State, plan []daemonplan.
 		dir := filepath.Join(s.WorkDir, h.Name)
 		conf := filepath.Join(dir, "conf", "delayproxy.json")
 		ready := filepath.Join(dir, "run", "delayproxy.ready")
+		if err := os.MkdirAll(filepath.Dir(ready), 0o755); err != nil {
+			return err
+		}
 		data, _ := json.MarshalIndent(cfg, "", "  ")
 		if err := writeFileAtomic(conf, data); err != nil {
 			return err
