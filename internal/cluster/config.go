@@ -154,8 +154,8 @@ func (o *Options) dataNodeConfig(l layout, i int, nn string) map[string]any {
 
 func (o *Options) resourceManagerConfig(nn string) map[string]any {
 	return merge(map[string]any{
-		"rpc_addr":  freeOrAny("127.0.0.1:8032"),
-		"http_addr": freeOrAny("127.0.0.1:8088"),
+		"rpc_addr":  "127.0.0.1:0",
+		"http_addr": "127.0.0.1:0",
 		"namenode":  nn,
 	}, o.ResourceManager)
 }

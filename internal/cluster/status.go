@@ -60,6 +60,9 @@ func GetStatus(ctx context.Context, home string) (*Status, error) {
 func (s *Status) Print(w io.Writer) {
 	st := s.State
 	fmt.Fprintf(w, "cluster home %s (started %s)\n", st.Home, st.Started.Format(time.DateTime))
+	if st.NameNode == "" {
+		fmt.Fprintln(w, "the cluster is down (start it with `smarth cluster up`); last run:")
+	}
 	if st.NameNode != "" {
 		fmt.Fprintf(w, "namenode %s", st.NameNode)
 		if st.NameNodeHTTP != "" {
@@ -86,6 +89,9 @@ func (s *Status) Print(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+	if st.NameNode == "" {
+		return
+	}
 	if s.ReportErr != nil {
 		fmt.Fprintf(w, "datanode report: unavailable: %v\n", s.ReportErr)
 		return
