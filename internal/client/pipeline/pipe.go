@@ -41,6 +41,10 @@ type pipe struct {
 	done      bool  // every node acked the last packet
 	failed    error // why the pipeline failed, nil while healthy
 	bad       int   // index in nodes of the node that failed, -1 unknown
+	// unexplainedAt is the acked length at the last recovery from a failure
+	// no status explained, -1 if none: a second one without progress
+	// blames the first node.
+	unexplainedAt int64
 	gen       int   // connection generation; older responders stand down
 }
 
@@ -199,7 +203,10 @@ func (s *Stream) respond(p *pipe, conn net.Conn, gen int, done chan struct{}, fi
 func (s *Stream) applyAckLocked(p *pipe, ack datatransfer.Ack, err error, firstID string) bool {
 	if err != nil {
 		if p.failed == nil {
-			p.failed, p.bad = fmt.Errorf("reading acks: %w", err), 0
+			// No status says which node failed: a datanode that sends an
+			// error ack and closes may have its ack destroyed by the
+			// reset. Recovery finds out (see recoverPipe).
+			p.failed, p.bad = fmt.Errorf("reading acks: %w", err), -1
 		}
 		return true
 	}

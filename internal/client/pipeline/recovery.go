@@ -54,6 +54,16 @@ func (s *Stream) recoverPipe(p *pipe) error {
 	p.recovered = true
 	acked := p.acked
 	s.mu.Unlock()
+	if bad < 0 {
+		// A broken connection without a status: rebuild with every node
+		// first, so pipeline setup names the dead one (first_bad_link, or
+		// a failed connect to the first). Without progress since the last
+		// such attempt, blame the first node as HDFS does.
+		if p.unexplainedAt == acked {
+			bad = 0
+		}
+		p.unexplainedAt = acked
+	}
 	block := p.block
 	rounds := len(p.nodes) + maxRecoveryRounds
 	for round := 0; ; round++ {

@@ -53,7 +53,7 @@ func (s *Stream) startBlock() error {
 			Block: blk, Stage: dfspb.WriteStage_PIPELINE_SETUP_CREATE, Token: lb.GetToken(),
 		})
 		if err == nil {
-			p := &pipe{block: blk, token: lb.GetToken(), nodes: nodes}
+			p := &pipe{block: blk, token: lb.GetToken(), nodes: nodes, unexplainedAt: -1}
 			s.attach(p, conn)
 			s.mu.Lock()
 			s.pipes = append(s.pipes, p)

@@ -178,11 +178,17 @@ func (s *Stream) run() {
 		<-p.responderDone
 		p.releaseAll()
 	}
-	if s.cur != nil {
-		s.cur = nil
-	}
-	for p := range s.queue {
-		p.Release()
+	s.cur = nil
+	for {
+		select {
+		case p, ok := <-s.queue:
+			if !ok {
+				return
+			}
+			p.Release()
+		default:
+			return
+		}
 	}
 }
 
@@ -323,7 +329,7 @@ func (s *Stream) writeFailed(p *pipe, err error) {
 	<-p.responderDone
 	s.mu.Lock()
 	if p.failed == nil && !p.done {
-		p.failed, p.bad = fmt.Errorf("sending to %s: %w", p.nodes[0].label(), err), 0
+		p.failed, p.bad = fmt.Errorf("sending to %s: %w", p.nodes[0].label(), err), -1
 	}
 	s.mu.Unlock()
 }
