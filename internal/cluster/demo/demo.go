@@ -30,6 +30,7 @@ import (
 // Options of a demo run.
 type Options struct {
 	Home      string // cluster home; default a new temporary directory
+	Binary    string // smarth binary the daemons run; default this one
 	Keep      bool   // leave the cluster running at the end
 	Size      int64  // sample file size; default 200 MiB
 	DataNodes int    // default 3
@@ -81,7 +82,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 
 	d.step("Start a local cluster: 1 namenode + %d datanodes on 127.0.0.1, each its own process", opts.DataNodes)
 	st, err := cluster.Up(ctx, cluster.Options{
-		Home: opts.Home, DataNodes: opts.DataNodes, NodeManagers: opts.NodeManagers,
+		Home: opts.Home, Binary: opts.Binary, DataNodes: opts.DataNodes, NodeManagers: opts.NodeManagers,
 		Detach: opts.Keep, Out: indent{opts.Out},
 	})
 	if err != nil {
