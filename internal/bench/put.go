@@ -92,6 +92,10 @@ func Put(ctx context.Context, fsys *client.FileSystem, opts PutOptions) (*Result
 			}
 		}
 	}
+	// Report what the namenode applied when the defaults were asked for.
+	if st, err := fsys.Stat(ctx, res.Runs[len(res.Runs)-1].Path); err == nil {
+		res.Replication, res.BlockSize = st.Replication, st.BlockSize
+	}
 	res.Summarize()
 	return res, nil
 }

@@ -122,25 +122,37 @@ func summarize(mode string, secs []float64, size int64) Summary {
 	return s
 }
 
-// PrintTable writes the summary table.
+// PrintTable writes the summary table. The "vs classic" column appears
+// when there is a classic mode to compare with, the bound columns when the
+// link rate is known.
 func (r *Result) PrintTable(w io.Writer) {
 	fmt.Fprintf(w, "%s of %s, replication %d", r.Op, sizeText(r.Size), r.Replication)
 	if r.BlockSize > 0 {
 		fmt.Fprintf(w, ", block size %s", sizeText(r.BlockSize))
 	}
 	fmt.Fprintln(w)
+	compare := false
+	for _, s := range r.Summaries {
+		compare = compare || s.ImprovementPct != nil
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	header := "mode\truns\tmean s\tmin s\tmax s\tstddev s\tMiB/s\tbest MiB/s\tvs classic\t"
+	header := "mode\truns\tmean s\tmin s\tmax s\tstddev s\tMiB/s\tbest MiB/s\t"
+	if compare {
+		header += "vs classic\t"
+	}
 	if r.BoundMiBps > 0 {
 		header += "bound MiB/s\t% of bound\t"
 	}
 	fmt.Fprintln(tw, header)
 	for _, s := range r.Summaries {
-		imp := "-"
-		if s.ImprovementPct != nil {
-			imp = fmt.Sprintf("%+.1f%%", *s.ImprovementPct)
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t", s.Mode, s.Runs, s.Mean, s.Min, s.Max, s.StdDev, s.MiBps, s.BestMiB)
+		if compare {
+			imp := "-"
+			if s.ImprovementPct != nil {
+				imp = fmt.Sprintf("%+.1f%%", *s.ImprovementPct)
+			}
+			fmt.Fprintf(tw, "%s\t", imp)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%s\t", s.Mode, s.Runs, s.Mean, s.Min, s.Max, s.StdDev, s.MiBps, s.BestMiB, imp)
 		if r.BoundMiBps > 0 {
 			fmt.Fprintf(tw, "%.1f\t%.0f%%\t", r.BoundMiBps, *s.PctOfBound)
 		}
