@@ -317,7 +317,7 @@ measurements share the links.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "testbed %s: TCP goodput, %s per test after %s warm-up\n", s.Name, o.Duration, o.Warmup)
+			fmt.Fprintf(cmd.OutOrStdout(), "testbed %s: TCP throughput, one test at a time, %s each after a %s warm-up\n", s.Name, o.Duration, o.Warmup)
 			return testbed.WriteCheck(cmd.OutOrStdout(), s.Name, ms, o)
 		},
 	}

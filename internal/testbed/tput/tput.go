@@ -9,6 +9,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Wire format. Header, sender to receiver:
@@ -69,6 +71,26 @@ func ParseHeader(b []byte) (Header, error) {
 type Result struct {
 	Bytes  int64         `json:"bytes"`
 	Window time.Duration `json:"window_ns"`
+	// MSS is the sender's TCP segment payload size (0 if unknown), from
+	// which WireRate recovers the bytes the link carried.
+	MSS int `json:"mss,omitempty"`
+}
+
+// linkFrame is the size of a full-size frame on an Ethernet link with a
+// 1500-byte MTU as a tc shaper counts it: the IP packet plus the 14-byte
+// Ethernet header (no preamble, gap or checksum on a veth). Its payload is
+// the MSS; the rest is IP and TCP headers and options.
+const linkFrame = 1500 + 14
+
+// WireRate is the rate in bits per second on the link, headers included:
+// the goodput scaled by frame size over payload size. It is what a tc
+// shaper limits, and so what compares with a configured link rate. Without
+// an MSS it is the goodput.
+func (r Result) WireRate() float64 {
+	if r.MSS <= 0 || r.MSS >= linkFrame {
+		return r.Rate()
+	}
+	return r.Rate() * linkFrame / float64(r.MSS)
 }
 
 // Rate is the goodput in bits per second.
@@ -212,5 +234,27 @@ func SendConn(ctx context.Context, c net.Conn, h Header) (Result, error) {
 	if _, err := io.ReadFull(c, rb); err != nil {
 		return Result{}, fmt.Errorf("read the report from %s: %w", addr, err)
 	}
-	return ParseReport(rb)
+	r, err := ParseReport(rb)
+	r.MSS = mss(c)
+	return r, err
+}
+
+// mss is the connection's segment payload size, 0 if unknown.
+func mss(c net.Conn) int {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return 0
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	var v int
+	raw.Control(func(fd uintptr) {
+		v, err = unix.GetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_MAXSEG)
+	})
+	if err != nil {
+		return 0
+	}
+	return v
 }

@@ -24,6 +24,9 @@ func TestSendServe(t *testing.T) {
 		if r.Bytes <= 0 || r.Window <= 0 || r.Window > 300*time.Millisecond || r.Rate() <= 0 {
 			t.Errorf("result %+v rate %v: want bytes within a window shorter than the test", r, r.Rate())
 		}
+		if r.MSS <= 0 {
+			t.Errorf("no MSS in %+v", r)
+		}
 	}
 	select {
 	case err := <-done:
@@ -51,8 +54,13 @@ func TestHeaderRoundTrip(t *testing.T) {
 	if got, err := ParseReport(r.marshal()); err != nil || got != r {
 		t.Errorf("report round trip = %+v, %v", got, err)
 	}
-	if r.Rate() != 12345*8 {
-		t.Errorf("Rate = %v", r.Rate())
+	if r.Rate() != 12345*8 || r.WireRate() != r.Rate() {
+		t.Errorf("Rate = %v, WireRate = %v", r.Rate(), r.WireRate())
+	}
+	// 1448 payload bytes per 1514-byte frame: goodput 95.6% of the wire.
+	r.MSS = 1448
+	if w := r.WireRate() / r.Rate(); w < 1.0455 || w > 1.0457 {
+		t.Errorf("wire/goodput = %v, want 1514/1448", w)
 	}
 }
 
