@@ -113,7 +113,8 @@ func newClusterUpCmd() *cobra.Command {
 	f.StringVar(&opts.Home, "home", "", "cluster home (default $SMARTH_HOME, else ./.smarth)")
 	f.IntVar(&opts.DataNodes, "datanodes", 3, "number of datanodes (hostnames dn1..dnN)")
 	f.StringVar(&racks, "racks", "", "comma-separated rack of each datanode (default alternating /rack-a,/rack-b)")
-	f.StringVar(&nodeManagers, "nodemanagers", "auto", "also start a resource manager and a node manager per datanode: auto|true|false")
+	f.StringVar(&nodeManagers, "nodemanagers", "auto", "also start a resource manager and a node manager per datanode: auto (when this binary has them), true, false")
+	f.Lookup("nodemanagers").NoOptDefVal = "true" // a bare --nodemanagers means true
 	f.IntVar(&opts.Replication, "replication", 0, "default replication (default min(3, datanodes))")
 	f.StringVar(&blockSize, "block-size", "", "default block size, e.g. 64MiB (default: the namenode's)")
 	f.StringVar(&placement, "placement", "", "namenode placement policy: rackaware or speedaware")

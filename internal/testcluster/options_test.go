@@ -72,3 +72,15 @@ func TestLogRingKeepsTheLastLines(t *testing.T) {
 		t.Errorf("last kept line %q", lines[len(lines)-1])
 	}
 }
+
+func TestWaitForSaysWhatItWaitedFor(t *testing.T) {
+	b := &base{opts: Options{WaitTimeout: 50 * time.Millisecond}}
+	err := b.waitFor("the moon", func() bool { return false })
+	if err == nil || !strings.Contains(err.Error(), "timed out waiting for the moon") {
+		t.Errorf("waitFor: %v", err)
+	}
+	n := 0
+	if err := b.waitFor("three calls", func() bool { n++; return n == 3 }); err != nil || n != 3 {
+		t.Errorf("waitFor of a condition that comes true: %v after %d calls", err, n)
+	}
+}

@@ -193,8 +193,8 @@ func (p *Procs) RestartDataNode(i int) {
 	}
 }
 
-// KillNameNode sends the namenode SIGKILL (a crash); StartNameNode or
-// RestartNameNode brings it back.
+// KillNameNode sends the namenode SIGKILL (a crash); RestartNameNode
+// brings it back on the same address.
 func (p *Procs) KillNameNode() {
 	p.mu.Lock()
 	nn := p.nn
