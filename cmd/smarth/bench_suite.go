@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,7 +26,7 @@ type benchSuiteFlags struct {
 	scale, phases, label, jsonOut, compare, baseDir, local string
 	rm, nn                                                 string
 	keep                                                   bool
-	dfsioFiles, teraMaps, teraReduces, piMaps              int
+	nodes, dfsioFiles, teraMaps, teraReduces, piMaps       int
 	dfsioSize                                              string
 	teraRows, piSamples                                    int64
 }
@@ -42,7 +43,9 @@ sorted and the same row checksum TeraGen wrote, or the run fails.
 
 Scales: small (TestDFSIO 4 x 16 MiB, TeraSort 1M rows, Pi 4 x 1M),
 medium (4 x 256 MiB, 10M rows = 1 GiB, Pi 4 x 10M), large (the paper's:
-10 x 1000 MiB, 30M rows = 3 GB, Pi 16 x 100M). Flags override single sizes.
+10 x 1000 MiB, 30M rows = 3 GB, Pi 16 x 100M). Task counts are scaled to the
+cluster (at least 2 maps and 1 reduce per node manager, a TestDFSIO file per
+node); the amounts of data are not. Flags override single sizes.
 Run it twice (e.g. with a host setting off and on) and compare the JSON files
 with 'smarth bench suite compare'.`,
 		Example: `  smarth bench suite                                  # small scale, local cluster
@@ -64,6 +67,7 @@ with 'smarth bench suite compare'.`,
 	fl.StringVar(&f.local, "local", "", "run in this process over a local directory instead of on a cluster")
 	fl.StringVar(&f.rm, "resourcemanager", "", "resource manager host:port (default: $SMARTH_RESOURCEMANAGER, the local cluster, 127.0.0.1:8032)")
 	fl.StringVar(&f.nn, "namenode", "", "namenode host:port (default: $SMARTH_NAMENODE, the local cluster, 127.0.0.1:8020)")
+	fl.IntVar(&f.nodes, "nodes", -1, "node managers to scale task counts to (default: the local cluster's, when it is the target; 0 = do not scale)")
 	fl.IntVar(&f.dfsioFiles, "dfsio-files", 0, "TestDFSIO files (overrides the scale)")
 	fl.StringVar(&f.dfsioSize, "dfsio-size", "", "TestDFSIO file size, e.g. 256MiB (overrides the scale)")
 	fl.Int64Var(&f.teraRows, "rows", 0, "TeraGen rows of 100 bytes (overrides the scale)")
@@ -82,12 +86,15 @@ func (f *benchSuiteFlags) options(cmd *cobra.Command) (suite.Options, error) {
 		return suite.Options{}, usageErr("--scale %q: want one of %s", f.scale, strings.Join(suite.ScaleNames(), ", "))
 	}
 	scale := f.scale
+	if n := f.clusterNodes(); n > 0 {
+		sizes = sizes.ForNodes(n)
+		scale += " for " + strconv.Itoa(n) + " nodes"
+	}
+	customized := false
 	custom := func(name string) bool {
-		if cmd.Flags().Changed(name) {
-			scale = f.scale + "+custom"
-			return true
-		}
-		return false
+		changed := cmd.Flags().Changed(name)
+		customized = customized || changed
+		return changed
 	}
 	if custom("dfsio-files") {
 		sizes.DFSIOFiles = f.dfsioFiles
@@ -114,6 +121,9 @@ func (f *benchSuiteFlags) options(cmd *cobra.Command) (suite.Options, error) {
 	if custom("pi-samples") {
 		sizes.PiSamples = f.piSamples
 	}
+	if customized {
+		scale += ", custom"
+	}
 	if err := sizes.Validate(); err != nil {
 		return suite.Options{}, usageErr("%v", err)
 	}
@@ -125,6 +135,25 @@ func (f *benchSuiteFlags) options(cmd *cobra.Command) (suite.Options, error) {
 	}
 	return suite.Options{Sizes: sizes, Scale: scale, Label: f.label, Phases: phases, BaseDir: f.baseDir,
 		Keep: f.keep, Log: cmd.ErrOrStderr()}, nil
+}
+
+// clusterNodes is --nodes, or the number of node managers of the local
+// cluster when the suite runs against it.
+func (f *benchSuiteFlags) clusterNodes() int {
+	if f.nodes >= 0 || f.local != "" {
+		return max(f.nodes, 0)
+	}
+	st, err := cluster.LoadState(cluster.Home())
+	if err != nil || (f.rm != "" && f.rm != st.ResourceManager) || cluster.DefaultResourceManager() != st.ResourceManager {
+		return 0
+	}
+	n := 0
+	for _, d := range st.Daemons {
+		if strings.HasPrefix(d.Name, "nm") {
+			n++
+		}
+	}
+	return n
 }
 
 // runner connects to the cluster, or makes an in-process runner.

@@ -123,10 +123,10 @@ func PrintCompare(w io.Writer, a, b *Results) {
 	if la == lb {
 		la, lb = la+" (A)", lb+" (B)"
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "PHASE\t%s (s)\t%s (s)\tSPEEDUP\tIMPROVEMENT\t\n", la, lb)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "PHASE\t%s (s)\t%s (s)\tSPEEDUP\tIMPROVEMENT\n", la, lb)
 	for _, r := range Compare(a, b) {
-		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2fx\t%+.1f%%\t\n", r.Phase, r.ASeconds, r.BSeconds, r.Speedup, r.Improvement)
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2fx\t%+.1f%%\n", r.Phase, r.ASeconds, r.BSeconds, r.Speedup, r.Improvement)
 	}
 	tw.Flush()
 }

@@ -58,6 +58,23 @@ var Scales = map[string]Sizes{
 // ScaleNames lists the scales, smallest first.
 func ScaleNames() []string { return []string{"small", "medium", "large"} }
 
+// ForNodes scales the task counts to a cluster of n node managers (with
+// Hadoop's defaults of two map slots and one reduce slot each): at least
+// two maps and one reduce per node, and a TestDFSIO file per node, so
+// every node works. The amounts of data stay those of the scale: a
+// testbed's hosts share one machine's disk, so more nodes do not mean
+// more room.
+func (s Sizes) ForNodes(n int) Sizes {
+	if n <= 0 {
+		return s
+	}
+	s.TeraMaps = max(s.TeraMaps, 2*n)
+	s.TeraReduces = max(s.TeraReduces, n)
+	s.DFSIOFiles = max(s.DFSIOFiles, n)
+	s.PiMaps = max(s.PiMaps, 2*n)
+	return s
+}
+
 // Validate rejects sizes no phase could run with.
 func (s Sizes) Validate() error {
 	switch {

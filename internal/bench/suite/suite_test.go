@@ -136,6 +136,13 @@ func TestSuiteRejectsBadOptions(t *testing.T) {
 	if _, err := Run(t.Context(), r, Options{Sizes: bad}); err == nil || !strings.Contains(err.Error(), "reduces") {
 		t.Fatalf("err = %v", err)
 	}
+	if got := Scales["small"].ForNodes(5); got.TeraMaps != 10 || got.TeraReduces != 5 || got.DFSIOFiles != 5 ||
+		got.PiMaps != 10 || got.TeraRows != Scales["small"].TeraRows {
+		t.Fatalf("small for 5 nodes: %+v", got)
+	}
+	if got := Scales["medium"].ForNodes(1); got != Scales["medium"] {
+		t.Fatalf("medium for 1 node changed: %+v", got)
+	}
 	for _, name := range ScaleNames() {
 		if err := Scales[name].Validate(); err != nil {
 			t.Fatalf("scale %s: %v", name, err)
