@@ -116,15 +116,16 @@ type fakeDN struct {
 
 	mu       sync.Mutex
 	replicas map[uint64]*dfspb.ReportedBlock // guarded by mu
-	stopped  bool                           // no more heartbeats; guarded by mu
-	commands []string                       // log of executed commands; guarded by mu
+	stopped  bool                            // no more heartbeats; guarded by mu
+	commands []string                        // log of executed commands; guarded by mu
 }
 
 type fakeCluster struct {
 	t     testing.TB
 	nn    *NameNode
 	mu    sync.Mutex
-	nodes map[string]*fakeDN // by id; guarded by mu
+	nodes map[string]*fakeDN     // by id; guarded by mu
+	seed  []*dfspb.ReportedBlock // replicas the next added node starts with; guarded by mu
 	stop  chan struct{}
 	wg    sync.WaitGroup
 }
@@ -140,10 +141,15 @@ func (fc *fakeCluster) add(host, rack string) *fakeDN {
 	fc.t.Helper()
 	fc.mu.Lock()
 	port := uint32(20000 + len(fc.nodes))
+	seed := fc.seed
+	fc.seed = nil
 	fc.mu.Unlock()
 	d := &fakeDN{t: fc.t, cluster: fc, rpc: dial(fc.t, fc.nn.Addr(), "dn"), replicas: map[uint64]*dfspb.ReportedBlock{},
 		info: &dfspb.DatanodeInfo{Id: "id-" + host, Hostname: host, IpAddr: "10.0.0." + strings.TrimPrefix(host, "dn"), DataPort: port, IpcPort: port + 1, Rack: rack,
 			Capacity: 100 << 30, Remaining: 90 << 30}}
+	for _, r := range seed {
+		d.replicas[r.GetBlock().GetBlockId()] = r
+	}
 	d.register()
 	fc.mu.Lock()
 	fc.nodes[d.info.Id] = d
@@ -326,4 +332,23 @@ func ids(lb *dfspb.LocatedBlock) []string {
 		out = append(out, l.GetId())
 	}
 	return out
+}
+
+// snapshot copies the fake's replicas.
+func (d *fakeDN) snapshot() []*dfspb.ReportedBlock {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []*dfspb.ReportedBlock
+	for _, r := range d.replicas {
+		out = append(out, r)
+	}
+	return out
+}
+
+// addWith registers a datanode that already holds replicas (a restart).
+func (fc *fakeCluster) addWith(host, rack string, replicas []*dfspb.ReportedBlock) *fakeDN {
+	fc.mu.Lock()
+	fc.seed = replicas
+	fc.mu.Unlock()
+	return fc.add(host, rack)
 }

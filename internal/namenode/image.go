@@ -24,22 +24,27 @@ const (
 // image serialises the state as journal records. Callers hold nn.mu.
 func (s *fsState) image(txid uint64) *journal.Image {
 	im := journal.NewImage(txid)
-	var h enc
-	h.b = append(h.b, recImageHeader)
-	h.u(imageVersion)
-	h.u(s.tree.LastID())
-	h.u(s.blocks.LastID())
-	h.u(s.blocks.LastGS())
-	h.u(uint64(s.tree.Files() + s.tree.Dirs()))
-	im.Add(h.b)
+	s.eachImageRecord(im.Add)
+	return im
+}
+
+// eachImageRecord calls emit with the header and then every inode, parents
+// first. The slice passed to emit is reused afterwards.
+func (s *fsState) eachImageRecord(emit func([]byte)) {
 	var e enc
+	e.b = append(e.b, recImageHeader)
+	e.u(imageVersion)
+	e.u(s.tree.LastID())
+	e.u(s.blocks.LastID())
+	e.u(s.blocks.LastGS())
+	e.u(uint64(s.tree.Files() + s.tree.Dirs()))
+	emit(e.b)
 	s.tree.Walk(func(n *namespace.INode) bool {
 		e.b = e.b[:0]
 		encodeINode(&e, n)
-		im.Add(e.b)
+		emit(e.b)
 		return true
 	})
-	return im
 }
 
 func encodeINode(e *enc, n *namespace.INode) {
