@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -197,5 +198,74 @@ func TestMalformedInput(t *testing.T) {
 	_, resp = openPipeline(t, op, dn)
 	if resp.GetStatus() != dfspb.OpStatus_OP_STATUS_ERROR_NOT_FOUND {
 		t.Fatalf("recovery of an unknown block: %v", resp)
+	}
+}
+
+// TestHeartbeatAndSyncPackets: a keep-alive packet travels the pipeline and
+// is acked with seqno -1 by every node; a sync packet is acked as usual.
+func TestHeartbeatAndSyncPackets(t *testing.T) {
+	nn := startFakeNameNode(t)
+	dn1, _ := startDataNode(t, nn, "", nil)
+	dn2, _ := startDataNode(t, nn, "", nil)
+	data := randomData(2*pkt, 12)
+	op := &dfspb.WriteBlockOp{Block: &dfspb.ExtendedBlock{BlockId: 50, GenerationStamp: 1}, ClientName: "c", Stage: dfspb.WriteStage_PIPELINE_SETUP_CREATE}
+	p, resp := openPipeline(t, op, dn1, dn2)
+	if err := datatransfer.ResponseError(resp); err != nil {
+		t.Fatal(err)
+	}
+	p.send(data[:pkt])
+	hb := datatransfer.NewPacket(0, 512)
+	hb.Seal(pkt, datatransfer.HeartbeatSeqno, datatransfer.FlagHeartbeat)
+	p.conn.Write(hb.Wire())
+	hb.Release()
+	sp := datatransfer.NewPacket(pkt, 512)
+	sp.Append(data[pkt:])
+	sp.Seal(pkt, p.seq, datatransfer.FlagSync)
+	p.conn.Write(sp.Wire())
+	sp.Release()
+	p.seq++
+	p.off += pkt
+	if err := p.finish(); err != nil {
+		t.Fatal(err)
+	}
+	p.lastAckOK(t, 2)
+	acks, _ := p.result()
+	var seqs []int64
+	for _, a := range acks {
+		seqs = append(seqs, a.Seqno)
+		if len(a.Statuses) != 2 {
+			t.Fatalf("ack %+v", a)
+		}
+	}
+	if want := []int64{0, -1, 1, 2}; !slices.Equal(seqs, want) {
+		t.Fatalf("ack seqnos %v, want %v", seqs, want)
+	}
+	mustRead(t, dn2, 50, 1, data)
+}
+
+// TestReadReplicaBeingWritten: readers see a replica being written up to
+// its acknowledged length, with the checksum of a partial last chunk
+// computed for exactly the bytes sent.
+func TestReadReplicaBeingWritten(t *testing.T) {
+	nn := startFakeNameNode(t)
+	dn, _ := startDataNode(t, nn, "", nil)
+	data := randomData(3000, 13)
+	w, err := dn.store.CreateRBW(60, 1, 512, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	sums := make([]byte, datatransfer.ChunkCount(len(data), 512)*4)
+	datatransfer.PutChecksums(sums, data, 512)
+	if err := w.Write(0, data, sums); err != nil {
+		t.Fatal(err)
+	}
+	w.SetVisible(1700) // acked so far; 1700 is inside the fourth chunk
+	got, err := readBlock(dn.DataAddr(), 60, 1, 0, 1700)
+	if err != nil || !bytes.Equal(got, data[:1700]) {
+		t.Fatalf("read of an RBW replica: %v", err)
+	}
+	if _, err := readBlock(dn.DataAddr(), 60, 1, 0, 1701); err == nil {
+		t.Fatal("read past the acknowledged length succeeded")
 	}
 }

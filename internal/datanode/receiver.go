@@ -352,6 +352,12 @@ func (r *receiver) receive() error {
 			p.Release()
 			return r.localFailure(h.Seqno, statusError, err)
 		}
+		if h.Flags&datatransfer.FlagSync != 0 {
+			if err := r.w.Sync(); err != nil {
+				p.Release()
+				return r.localFailure(h.Seqno, statusError, err)
+			}
+		}
 		r.bytes += int64(h.DataLen)
 		r.d.metrics.bytesWritten.Add(float64(h.DataLen))
 		end := h.Offset + int64(h.DataLen)

@@ -104,7 +104,7 @@ func (s *scanner) corrupt(r store.Replica, cause error) {
 }
 
 func (s *scanner) reportBad(r store.Replica) {
-	if s.d.killed.Load() {
+	if s.d.killed.Load() || s.d.nn == nil {
 		return
 	}
 	s.mu.Lock()

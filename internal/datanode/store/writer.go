@@ -229,6 +229,15 @@ func (w *Writer) realign(offset int64, data []byte) []byte {
 	return w.sums
 }
 
+// Sync flushes the replica's block and meta files to disk (a packet with
+// the sync flag: the client's hsync).
+func (w *Writer) Sync() error {
+	if err := w.data.Sync(); err != nil {
+		return err
+	}
+	return w.meta.Sync()
+}
+
 // SetVisible makes the first n bytes readable (the datanode calls it as
 // acks go upstream, so readers of a replica being written see only
 // acknowledged bytes).
