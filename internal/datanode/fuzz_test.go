@@ -2,10 +2,10 @@ package datanode
 
 import (
 	"bytes"
-	"runtime"
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
