@@ -1,0 +1,45 @@
+package layering
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// forbidden maps a package to module packages it must never depend on,
+// directly or not. Prefix match: "smarth/internal/datanode" also covers
+// its subpackages.
+var forbidden = map[string][]string{
+	// Pure decisions: no daemon, client, wire or harness.
+	"smarth/internal/topology":  {"smarth/internal/rpc", "smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/client"},
+	"smarth/internal/placement": {"smarth/internal/rpc", "smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/client"},
+	"smarth/internal/sched":     {"smarth/internal/rpc", "smarth/internal/resourcemanager", "smarth/internal/nodemanager", "smarth/internal/client"},
+	// Wire format: knows only the protobuf messages.
+	"smarth/internal/datatransfer": {"smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/client"},
+	// Daemons never import each other.
+	"smarth/internal/namenode":        {"smarth/internal/datanode", "smarth/internal/client", "smarth/internal/resourcemanager", "smarth/internal/nodemanager", "smarth/internal/testcluster", "smarth/internal/bench"},
+	"smarth/internal/datanode":        {"smarth/internal/namenode", "smarth/internal/client", "smarth/internal/resourcemanager", "smarth/internal/nodemanager", "smarth/internal/testcluster", "smarth/internal/bench"},
+	"smarth/internal/client":          {"smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/resourcemanager", "smarth/internal/nodemanager", "smarth/internal/testcluster", "smarth/internal/bench"},
+	"smarth/internal/resourcemanager": {"smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/nodemanager", "smarth/internal/testcluster"},
+	"smarth/internal/nodemanager":     {"smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/resourcemanager", "smarth/internal/testcluster"},
+	"smarth/internal/mapreduce":       {"smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/resourcemanager", "smarth/internal/nodemanager", "smarth/internal/testcluster"},
+	// The local launcher reaches daemons only through the binary and RPCs.
+	"smarth/internal/cluster": {"smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/resourcemanager", "smarth/internal/nodemanager"},
+	"smarth/internal/testbed": {"smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/resourcemanager", "smarth/internal/nodemanager"},
+}
+
+func TestLayering(t *testing.T) {
+	for pkg, bad := range forbidden {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, b := range bad {
+				if dep == b || strings.HasPrefix(dep, b+"/") {
+					t.Errorf("%s depends on %s; the layering in docs/architecture.md forbids it", pkg, dep)
+				}
+			}
+		}
+	}
+}
