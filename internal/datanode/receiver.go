@@ -48,7 +48,11 @@ type receiver struct {
 	client *clientState
 	name   string
 
-	upMu     sync.Mutex // serializes writes to up: acks (responder) and the FNFA (receiver)
+	upMu     sync.Mutex    // serializes writes to up: acks (responder) and the FNFA (receiver), and upWrite
+	upRead   *lazyDeadline // receiver goroutine only
+	upWrite  *lazyDeadline // guarded by upMu
+	downW    *lazyDeadline // the goroutine forwarding (receiver, or forwarder in multi mode)
+	downRead *lazyDeadline // responder only
 	acks     chan ackItem
 	fwd      chan *datatransfer.Packet // multi: stored packets waiting to be forwarded
 	stopped  chan struct{}             // closed by stop or abort: the write is over
@@ -265,6 +269,12 @@ func (r *receiver) abort() {
 func (r *receiver) run() {
 	r.start = time.Now()
 	r.acks = make(chan ackItem, ackQueueSize)
+	r.upRead = newLazyDeadline(r.up.SetReadDeadline, r.d.cfg.IOTimeout)
+	r.upWrite = newLazyDeadline(r.up.SetWriteDeadline, r.d.cfg.IOTimeout)
+	if r.down != nil {
+		r.downW = newLazyDeadline(r.down.SetWriteDeadline, r.d.cfg.IOTimeout)
+		r.downRead = newLazyDeadline(r.down.SetReadDeadline, r.d.cfg.IOTimeout)
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); r.respond() }()
@@ -312,7 +322,7 @@ func (r *receiver) receive() error {
 			return errStopped
 		default:
 		}
-		_ = r.up.SetReadDeadline(time.Now().Add(r.d.cfg.IOTimeout))
+		r.upRead.refresh()
 		p, err := r.pr.Next()
 		if err != nil {
 			return fmt.Errorf("reading packet from %s: %w", r.up.RemoteAddr(), err)
@@ -406,7 +416,7 @@ func (r *receiver) pass(p *datatransfer.Packet) error {
 }
 
 func (r *receiver) writeDown(b []byte) error {
-	_ = r.down.SetWriteDeadline(time.Now().Add(r.d.cfg.IOTimeout))
+	r.downW.refresh()
 	if _, err := r.down.Write(b); err != nil {
 		// The responder reports the broken downstream upstream when it
 		// reads the next ack: the downstream's own error ack if it sent one
@@ -423,7 +433,7 @@ func (r *receiver) writeDown(b []byte) error {
 // once forwarding has failed (see writeDown for the ordering).
 func (r *receiver) setAckDeadline() {
 	if !r.downBroken.Load() {
-		_ = r.down.SetReadDeadline(time.Now().Add(r.d.cfg.IOTimeout))
+		r.downRead.refresh()
 	}
 	if r.downBroken.Load() {
 		_ = r.down.SetReadDeadline(time.Now().Add(min(lingerTimeout, r.d.cfg.IOTimeout)))
@@ -515,7 +525,7 @@ func (r *receiver) sendFNFA(seqno int64) {
 func (r *receiver) writeAck(a datatransfer.Ack) error {
 	r.upMu.Lock()
 	defer r.upMu.Unlock()
-	_ = r.up.SetWriteDeadline(time.Now().Add(r.d.cfg.IOTimeout))
+	r.upWrite.refresh()
 	return datatransfer.WriteAck(r.up, a)
 }
 

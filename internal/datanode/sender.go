@@ -163,8 +163,9 @@ func (d *DataNode) streamPackets(c net.Conn, src *packetSource, verify bool) (in
 	tc, sendfile := c.(*net.TCPConn)
 	sendfile = sendfile && !verify && !src.recomputeLast
 	var sent int64
+	deadline := newLazyDeadline(c.SetWriteDeadline, d.cfg.IOTimeout)
 	for n := src.packetLen(); n > 0; n = src.packetLen() {
-		_ = c.SetWriteDeadline(time.Now().Add(d.cfg.IOTimeout))
+		deadline.refresh()
 		if sendfile {
 			hdr, err := src.header(n)
 			if err != nil {

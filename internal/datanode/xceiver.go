@@ -137,3 +137,23 @@ func errResponse(st dfspb.OpStatus, msg string) *dfspb.OpResponse {
 func isClosed(err error) bool {
 	return errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF)
 }
+
+// lazyDeadline keeps a connection deadline at least timeout/2 ahead without
+// moving it on every packet: each move is a timer update, and a packet
+// takes microseconds.
+type lazyDeadline struct {
+	set     func(time.Time) error
+	timeout time.Duration
+	last    time.Time // when the deadline was last moved
+}
+
+func newLazyDeadline(set func(time.Time) error, timeout time.Duration) *lazyDeadline {
+	return &lazyDeadline{set: set, timeout: timeout}
+}
+
+func (l *lazyDeadline) refresh() {
+	if now := time.Now(); now.Sub(l.last) > l.timeout/2 {
+		_ = l.set(now.Add(l.timeout))
+		l.last = now
+	}
+}
