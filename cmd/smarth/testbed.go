@@ -282,8 +282,10 @@ func newTestbedCheckCmd(f *testbedFlags) *cobra.Command {
 combination of class (same rack, cross rack) and host limits, and for hosts whose
 NIC binds, two flows into (nic-in) and out of (nic-out) the host at once. The
 measured goodput is printed beside the configured rate; the command fails if any
-is further off than the tolerance. Stop other work on the testbed first: the
-measurements share the links.`,
+is further off than the tolerance. A probe that comes out too low is measured
+again (--retries): on a busy machine the measuring process can be starved of CPU;
+the tries are printed. Stop other work on the testbed first: the measurements
+share the links.`,
 		Example: `  sudo smarth testbed check
   sudo smarth testbed check --all --duration 5s
   sudo smarth testbed check --pair dn1:dn6 --pair client:dn2`,
@@ -327,6 +329,7 @@ measurements share the links.`,
 	c.Flags().DurationVar(&o.Duration, "duration", 3*time.Second, "length of each test")
 	c.Flags().DurationVar(&o.Warmup, "warmup", 500*time.Millisecond, "start of each test not counted")
 	c.Flags().Float64Var(&o.Tolerance, "tolerance", 0.10, "allowed relative deviation from the configured rate")
+	c.Flags().IntVar(&o.Retries, "retries", 1, "re-measure a probe that came out too low (CPU starvation on a busy machine) up to this many times")
 	return c
 }
 

@@ -158,7 +158,7 @@ func TestTestbed(t *testing.T) {
 // is logged either way).
 func checkShaping(t *testing.T, m *Manager, s *State, o CheckOptions) []Measurement {
 	t.Helper()
-	o.Duration, o.Warmup = 1500*time.Millisecond, 300*time.Millisecond
+	o.Duration, o.Warmup, o.Retries = 1500*time.Millisecond, 300*time.Millisecond, 2
 	ms, err := m.Check(context.Background(), s.Name, o)
 	if err != nil {
 		t.Fatalf("check: %v", err)
