@@ -13,11 +13,11 @@ import (
 	"smarth/internal/rpc/dfspb"
 )
 
-// Buffer sizes on data connections: large enough that a 64 KiB packet body
-// is read straight into its pooled buffer (bufio skips its own buffer for
-// reads at least its size once it is drained).
+// Buffer sizes on data connections: small, so that a 64 KiB packet body is
+// read straight into its pooled buffer (bufio skips its own buffer for reads
+// larger than it once it is drained) instead of being copied through it.
 const (
-	readBufSize = 64 << 10
+	readBufSize = 8 << 10
 	ackBufSize  = 4 << 10
 )
 

@@ -3,6 +3,7 @@ package datatransfer
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"testing"
 )
@@ -20,15 +21,21 @@ func BenchmarkPacketSeal(b *testing.B) {
 }
 
 // BenchmarkPacketReadVerify: decoding and verifying default packets from a
-// buffered stream.
+// buffered stream, with a small and a large bufio buffer.
 func BenchmarkPacketReadVerify(b *testing.B) {
+	for _, size := range []int{4 << 10, 128 << 10} {
+		b.Run(fmt.Sprintf("bufio=%dKiB", size>>10), func(b *testing.B) { benchReadVerify(b, size) })
+	}
+}
+
+func benchReadVerify(b *testing.B, bufSize int) {
 	p := NewPacket(DefaultPacketDataLen, DefaultBytesPerChecksum)
 	p.Append(bytes.Repeat([]byte{9}, DefaultPacketDataLen))
 	p.Seal(0, 0, 0)
 	wire := bytes.Clone(p.Wire())
 	p.Release()
 	src := &repeatReader{b: wire}
-	pr := NewPacketReader(bufio.NewReaderSize(src, 128<<10))
+	pr := NewPacketReader(bufio.NewReaderSize(src, bufSize))
 	b.SetBytes(DefaultPacketDataLen)
 	for b.Loop() {
 		q, err := pr.Next()

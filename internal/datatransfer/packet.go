@@ -192,9 +192,11 @@ func (p *Packet) Release() {
 	pools[p.class].Put(p)
 }
 
-// PacketReader reads packets from a stream. Give it a buffered reader
-// (bufio.Reader of at least 64 KiB): packet bodies larger than the buffer are
-// then read straight into the packet, one copy from the kernel.
+// PacketReader reads packets from a stream. Give it a bufio.Reader with a
+// small buffer (4-16 KiB): headers and acks come out of the buffer, while a
+// packet body larger than the buffer is read straight into the packet (bufio
+// bypasses a drained buffer for large reads), one copy from the kernel. A
+// buffer as large as a packet would copy most bodies twice.
 type PacketReader struct {
 	r   io.Reader
 	hdr [PacketHeaderLen]byte
