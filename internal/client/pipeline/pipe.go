@@ -45,7 +45,7 @@ type pipe struct {
 	// no status explained, -1 if none: a second one without progress
 	// blames the first node.
 	unexplainedAt int64
-	gen       int   // connection generation; older responders stand down
+	gen           int // connection generation; older responders stand down
 }
 
 // node is a pipeline member.

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -93,6 +94,20 @@ func (s *Stream) recoverPipe(p *pipe) error {
 			Block: old, Stage: dfspb.WriteStage_PIPELINE_SETUP_STREAMING_RECOVERY, Token: token, LatestGs: newGS,
 		})
 		if err != nil {
+			if p.lastQueued && alreadyFinalized(err) {
+				// The survivors got the whole block and finalized it under
+				// the old stamp; only the acks were lost with the failed
+				// node. Nothing to rebuild: the namenode counts those
+				// replicas and re-replicates the rest.
+				s.log.Info("block already finalized on the surviving datanodes; no pipeline recovery needed",
+					"block", block.GetBlockId(), "nodes", labels(p.nodes), "err", err)
+				s.mu.Lock()
+				p.done, p.failed = true, nil
+				p.releaseAll()
+				s.cond.Broadcast()
+				s.mu.Unlock()
+				return nil
+			}
 			var se *setupError
 			bad, cause = 0, err
 			if errors.As(err, &se) {
@@ -109,6 +124,22 @@ func (s *Stream) recoverPipe(p *pipe) error {
 		s.attach(p, conn)
 		return s.resend(p)
 	}
+}
+
+// alreadyFinalized recognises a datanode refusing a recovery because its
+// replica is finalized: the node holds the complete block.
+func alreadyFinalized(err error) bool {
+	var st *datatransfer.StatusError
+	if !errors.As(err, &st) {
+		return false
+	}
+	switch st.Status {
+	case dfspb.OpStatus_OP_STATUS_ERROR_EXISTS:
+		return true
+	case dfspb.OpStatus_OP_STATUS_ERROR_NOT_FOUND:
+		return strings.Contains(st.Message, "finalized")
+	}
+	return false
 }
 
 // resend writes the unacknowledged packets again, numbered from 0 on the
