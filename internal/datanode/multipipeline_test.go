@@ -143,3 +143,24 @@ func TestOnePipelinePerClient(t *testing.T) {
 	}
 	next.lastAckOK(t, 2)
 }
+
+// TestFNFAWithoutDownstream: a single-node multi-pipeline write still gets
+// its FNFA, before the final pipeline ack.
+func TestFNFAWithoutDownstream(t *testing.T) {
+	nn := startFakeNameNode(t)
+	dn, _ := startDataNode(t, nn, "", nil)
+	data := randomData(3*pkt, 24)
+	p, resp := openPipeline(t, multiOp(430, "c1"), dn)
+	if err := datatransfer.ResponseError(resp); err != nil {
+		t.Fatal(err)
+	}
+	p.send(data)
+	if err := p.finish(); err != nil {
+		t.Fatal(err)
+	}
+	p.lastAckOK(t, 1)
+	acks, fnfa := p.result()
+	if fnfa < 0 || fnfa >= len(acks) {
+		t.Fatalf("FNFA at %d of %d acks, want before the last", fnfa, len(acks))
+	}
+}

@@ -384,6 +384,11 @@ func (r *receiver) receive() error {
 		} else {
 			p.Release()
 		}
+		if h.Last() && r.multi {
+			// Before the last packet goes to the responder, so the FNFA
+			// always precedes the final pipeline ack.
+			r.sendFNFA(h.Seqno)
+		}
 		if !r.push(ackItem{seqno: h.Seqno, end: end, last: h.Last(), received: arrived}) {
 			return errStopped
 		}
@@ -391,9 +396,6 @@ func (r *receiver) receive() error {
 			return downErr
 		}
 		if h.Last() {
-			if r.multi {
-				r.sendFNFA(h.Seqno)
-			}
 			return nil
 		}
 	}
