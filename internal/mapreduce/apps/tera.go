@@ -119,8 +119,13 @@ func (teraInput) Open(ctx context.Context, fs mapreduce.FS, _ *mapreduce.Job, s 
 	if first >= end {
 		first = end
 	}
-	return &teraReader{f: f, path: s.Path, r: io.NewSectionReader(f, first, end-first),
-		left: end - first, buf: make([]byte, 10486*teraRowLen)}, nil
+	// Seek and stream rather than ReadAt: on the DFS a positional read
+	// sets up a block read per call, a stream one per block.
+	if _, err := f.Seek(first, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("seek %s: %w", s.Path, err)
+	}
+	return &teraReader{f: f, path: s.Path, r: f, left: end - first, buf: make([]byte, 10486*teraRowLen)}, nil
 }
 
 // teraReader returns rows as slices of a 1 MiB buffer.
