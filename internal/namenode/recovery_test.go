@@ -375,3 +375,32 @@ func TestSpeedRecordsDrivePlacement(t *testing.T) {
 		t.Fatalf("addBlock with dn5 busy: %v %v", ids(ab.GetBlock()), err)
 	}
 }
+
+func TestUnfinishedReplicaOfClosedFileIsReplaced(t *testing.T) {
+	nn := startNN(t, testConfig(t))
+	fc := newFakeCluster(t, nn)
+	for i := 1; i <= 3; i++ {
+		fc.add(fmt.Sprintf("dn%d", i), "/r")
+	}
+	c := dial(t, nn.Addr(), "hdfs")
+	cr, _ := c.cp.Create(c.ctx(), &dfspb.CreateRequest{Path: "/f", ClientName: "c1"})
+	fid := cr.GetStatus().GetFileId()
+	ab, _ := c.cp.AddBlock(c.ctx(), &dfspb.AddBlockRequest{Path: "/f", ClientName: "c1", FileId: fid})
+	pipe := ids(ab.GetBlock())
+	final := &dfspb.ExtendedBlock{BlockId: ab.Block.Block.BlockId, GenerationStamp: ab.Block.Block.GenerationStamp, NumBytes: 4096}
+	// The last node failed mid-block: it holds a partial replica being
+	// written forever; the client finished on the other two.
+	fc.node(pipe[2]).receive(&dfspb.ExtendedBlock{BlockId: final.BlockId, GenerationStamp: final.GenerationStamp, NumBytes: 1024}, dfspb.ReplicaState_RBW)
+	fc.node(pipe[0]).receive(final, dfspb.ReplicaState_FINALIZED)
+	fc.node(pipe[1]).receive(final, dfspb.ReplicaState_FINALIZED)
+	if r, err := c.cp.Complete(c.ctx(), &dfspb.CompleteRequest{Path: "/f", ClientName: "c1", FileId: fid, Last: final}); err != nil || !r.GetCompleted() {
+		t.Fatalf("complete: %v %v", r, err)
+	}
+	waitFor(t, "a finalized copy on the node that had the partial one", func() bool {
+		d := fc.node(pipe[2])
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		r := d.replicas[final.BlockId]
+		return r != nil && r.GetState() == dfspb.ReplicaState_FINALIZED && r.GetBlock().GetNumBytes() == 4096
+	})
+}

@@ -92,6 +92,13 @@ func (nn *NameNode) scanLocked(now time.Time, act bool) {
 		if !act {
 			return true
 		}
+		if c.Writing > 0 && nn.fileClosedLocked(b) {
+			// Leftovers of a pipeline that failed before it finalized them:
+			// nothing will finish them now. Delete them, and place new
+			// copies next round (the nodes are free then).
+			nn.dropRemnantsLocked(b)
+			return true
+		}
 		pend := 0
 		if p := nn.pending[b.ID]; p != nil {
 			pend = len(p.targets)
@@ -227,6 +234,24 @@ func (nn *NameNode) invalidateCorruptLocked(b *blockmap.Block) {
 			nn.state.blocks.RemoveReplica(r.Node, b.ID)
 			nn.invalidateLocked(r.Node, blockRef{ID: b.ID, GS: r.GS, Len: r.NumBytes})
 			nn.logger.Info("corrupt replica deleted", "block", b.ID, "datanode", r.Node, "reason", r.Reason)
+		}
+	}
+}
+
+// fileClosedLocked reports whether b's file is closed (no writer).
+func (nn *NameNode) fileClosedLocked(b *blockmap.Block) bool {
+	f := nn.state.tree.ByID(b.FileID)
+	return f != nil && f.Writer == nil
+}
+
+// dropRemnantsLocked deletes the unfinalized replicas of a complete block
+// of a closed file.
+func (nn *NameNode) dropRemnantsLocked(b *blockmap.Block) {
+	for _, r := range b.ReplicaList() {
+		if !r.Corrupt && r.State != blockmap.Finalized && nn.isLive(r.Node) {
+			nn.state.blocks.RemoveReplica(r.Node, b.ID)
+			nn.invalidateLocked(r.Node, blockRef{ID: b.ID, GS: r.GS, Len: r.NumBytes})
+			nn.logger.Info("unfinished replica of a closed file deleted", "block", b.ID, "datanode", r.Node, "length", r.NumBytes)
 		}
 	}
 }
