@@ -1,6 +1,7 @@
 package datanode
 
 import (
+	"bufio"
 	"errors"
 	"os"
 	"path/filepath"
@@ -210,6 +211,40 @@ func TestCorruptReplicaDetectedReportedNotServed(t *testing.T) {
 		if b.GetBlockId() == 302 {
 			t.Fatal("healthy replica reported bad")
 		}
+	}
+}
+
+// TestReadStatusTriggersVerification: a reader that finds a mismatch in
+// data sent with sendfile tells the datanode, which verifies the replica at
+// once (no scan pass due for a day) and reports it.
+func TestReadStatusTriggersVerification(t *testing.T) {
+	nn := startFakeNameNode(t)
+	dn, _ := startDataNode(t, nn, "", nil)
+	data := randomData(2*pkt, 14)
+	writeBlock(t, 310, 1, data, dn)
+	flipByte(t, dn, 310, 3)
+	c, err := dialRaw(dn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	datatransfer.WriteOp(c, &dfspb.ReadBlockOp{Block: &dfspb.ExtendedBlock{BlockId: 310, GenerationStamp: 1}, Length: int64(len(data))})
+	br := bufio.NewReader(c)
+	if _, err := datatransfer.ReadResponse(br); err != nil {
+		t.Fatal(err)
+	}
+	p, err := datatransfer.NewPacketReader(br).Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ce *datatransfer.ChecksumError
+	if err := p.Verify(); !errors.As(err, &ce) {
+		t.Fatalf("first packet: %v, want a checksum mismatch", err)
+	}
+	datatransfer.WriteReadStatus(c, dfspb.OpStatus_OP_STATUS_ERROR_CHECKSUM)
+	waitFor(t, "the replica reported bad after the reader's status", func() bool { return len(nn.badBlocks()) == 1 })
+	if _, err := readBlock(dn.DataAddr(), 310, 1, 0, 10); err == nil {
+		t.Fatal("corrupt replica served after verification")
 	}
 }
 

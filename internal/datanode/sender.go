@@ -139,6 +139,24 @@ func (d *DataNode) sendBlock(c net.Conn, op *dfspb.ReadBlockOp) {
 	if err := d.writeResponse(c, &dfspb.OpResponse{ChunkOffset: start}); err != nil {
 		return
 	}
+	// The client may send a read status at any time; a checksum error
+	// makes the scanner verify the replica now. The goroutine ends when
+	// the connection closes.
+	_ = c.SetReadDeadline(time.Time{})
+	statusDone := make(chan struct{})
+	go func(r store.Replica) {
+		defer close(statusDone)
+		var b [1]byte
+		if n, _ := c.Read(b[:]); n == 1 && dfspb.OpStatus(b[0]) == dfspb.OpStatus_OP_STATUS_ERROR_CHECKSUM {
+			d.log.Warn("reader found a checksum mismatch; verifying the replica", "block", r.Name(), "client", op.GetClientName())
+			d.scanner.suspect(r)
+		}
+	}(h.Replica)
+	defer func() {
+		// Give the reader a moment to send its status or hang up.
+		_ = c.SetReadDeadline(time.Now().Add(min(lingerTimeout, d.cfg.IOTimeout)))
+		<-statusDone
+	}()
 	began := time.Now()
 	sent, err := d.streamPackets(c, src, d.cfg.VerifyReads)
 	if err != nil {

@@ -34,6 +34,12 @@
 // then data packets (seqnos from 0) covering the requested range rounded out
 // to whole chunks, and ends with an empty packet carrying FlagLast.
 //
+// Read status (optional, client → datanode on a read connection, at any
+// time): one byte, a dfspb.OpStatus. OP_STATUS_ERROR_CHECKSUM tells the
+// datanode that data it sent failed verification, so it re-verifies that
+// replica at once (HDFS's ClientReadStatus); see WriteReadStatus. Datanodes
+// never wait for it.
+//
 // Ack (downstream → upstream on a write connection), see Ack / ReadAck:
 //
 //	uint8 kind (0 pipeline ack, 1 FIRST_NODE_FINISH_ACK) | int64 seqno | uint8 n | n × uint8 status

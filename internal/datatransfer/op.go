@@ -210,3 +210,11 @@ func unexpectedEOF(err error) error {
 	}
 	return err
 }
+
+// WriteReadStatus sends the optional read status on a READ_BLOCK
+// connection: OP_STATUS_ERROR_CHECKSUM after a checksum mismatch makes the
+// datanode re-verify its replica at once.
+func WriteReadStatus(w io.Writer, st dfspb.OpStatus) error {
+	_, err := w.Write([]byte{byte(st)})
+	return err
+}
