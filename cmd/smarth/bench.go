@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -48,10 +49,11 @@ func newBenchCmd() *cobra.Command {
 // benchTarget holds the flags every DFS benchmark shares: where the
 // namenode is, or --local to start a throw-away cluster.
 type benchTarget struct {
-	namenode  string
-	user      string
-	local     bool
-	datanodes int
+	namenode   string
+	user       string
+	local      bool
+	datanodes  int
+	cpuProfile string
 }
 
 func (b *benchTarget) flags(c *cobra.Command) {
@@ -59,6 +61,24 @@ func (b *benchTarget) flags(c *cobra.Command) {
 	c.Flags().StringVar(&b.user, "user", "", "user name (default: the OS user)")
 	c.Flags().BoolVar(&b.local, "local", false, "start a throw-away local cluster for this run and stop it after")
 	c.Flags().IntVar(&b.datanodes, "datanodes", 3, "datanodes of the --local cluster")
+	c.Flags().StringVar(&b.cpuProfile, "cpuprofile", "", "write a CPU profile of this client process to this file")
+}
+
+// profile starts the CPU profile if one was asked for and returns the
+// function that stops it.
+func (b *benchTarget) profile() (func(), error) {
+	if b.cpuProfile == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(b.cpuProfile)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // connect returns the namenode address (starting a --local cluster if
@@ -163,7 +183,12 @@ how close each mode came to it.`,
 			}
 			defer fsys.Close()
 			opts.Out = cmd.OutOrStdout()
+			stopProfile, err := t.profile()
+			if err != nil {
+				return err
+			}
 			res, err := bench.Put(ctx, fsys, opts)
+			stopProfile()
 			if err != nil {
 				return err
 			}
@@ -225,7 +250,12 @@ written first, untimed, with --size and --replication.`,
 			}
 			defer fsys.Close()
 			opts.Out = cmd.OutOrStdout()
+			stopProfile, err := t.profile()
+			if err != nil {
+				return err
+			}
 			res, err := bench.Get(ctx, fsys, opts)
+			stopProfile()
 			if err != nil {
 				return err
 			}
@@ -286,7 +316,12 @@ benchmark directory is removed at the end.`,
 			}
 			defer done()
 			opts.Out = cmd.OutOrStdout()
+			stopProfile, err := t.profile()
+			if err != nil {
+				return err
+			}
 			res, err := bench.NameNodeOps(ctx, func() (*client.FileSystem, error) { return t.client(addr) }, opts)
+			stopProfile()
 			if err != nil {
 				return err
 			}
