@@ -1,0 +1,54 @@
+package datanode
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+func TestConfigYAMLAndValidate(t *testing.T) {
+	cfg := DefaultConfig()
+	err := yaml.Unmarshal([]byte(`
+namenode: "10.0.0.1:8020"
+data_dir: /data/dn1
+heartbeat_interval: "1500ms"
+scan_interval: "2h"
+per_client_buffer: 1048576
+sync_on_close: true
+`), &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.HeartbeatInterval != 1500*time.Millisecond || cfg.ScanInterval != 2*time.Hour || !cfg.SyncOnClose || cfg.DataAddr != "0.0.0.0:9866" {
+		t.Fatalf("decoded %+v", cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := cfg
+	bad.NameNode, bad.DataDir, bad.HeartbeatInterval, bad.PerClientBuffer, bad.AdvertiseIP = "nohost", "", 0, 10, "x.y"
+	err = bad.Validate()
+	for _, want := range []string{"namenode:", "data_dir:", "heartbeat_interval:", "per_client_buffer:", "advertise_ip:"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v, want a complaint about %s", err, want)
+		}
+	}
+}
+
+func TestAdvertiseIP(t *testing.T) {
+	cfg := DefaultConfig()
+	if got := advertiseIP(cfg, &net.TCPAddr{IP: net.ParseIP("10.1.2.3"), Port: 1}); got != "10.1.2.3" {
+		t.Errorf("bound to a specific address: %s", got)
+	}
+	cfg.AdvertiseIP = "192.168.9.9"
+	if got := advertiseIP(cfg, &net.TCPAddr{IP: net.IPv4zero, Port: 1}); got != "192.168.9.9" {
+		t.Errorf("configured: %s", got)
+	}
+	cfg.AdvertiseIP = ""
+	if got := advertiseIP(cfg, &net.TCPAddr{IP: net.IPv4zero, Port: 1}); net.ParseIP(got) == nil || net.ParseIP(got).IsUnspecified() {
+		t.Errorf("wildcard bind advertised %q", got)
+	}
+}
