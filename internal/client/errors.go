@@ -88,9 +88,6 @@ func mapError(op, path string, err error) error {
 		kind = ErrNoDatanodes
 	case codes.Unavailable:
 		kind = ErrUnavailable
-		if strings.Contains(msg, "connection refused") || strings.Contains(msg, "connection error") {
-			msg = "cannot reach the namenode (" + msg + ")"
-		}
 	case codes.DeadlineExceeded:
 		kind = context.DeadlineExceeded
 		msg = "namenode did not answer in time"

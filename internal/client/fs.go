@@ -13,13 +13,16 @@ import (
 	"os"
 	"os/user"
 	"path"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"smarth/internal/rpc/dfspb"
 )
@@ -169,7 +172,14 @@ func New(cfg Config) (*FileSystem, error) {
 			ctx, cancel = context.WithTimeout(ctx, timeout)
 			defer cancel()
 		}
-		return invoker(ctx, method, req, reply, cc, opts...)
+		err := invoker(ctx, method, req, reply, cc, opts...)
+		if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable &&
+			(strings.Contains(st.Message(), "connection") || strings.Contains(st.Message(), "dial")) {
+			// Say which namenode, and how to pick another, instead of gRPC's
+			// transport wording alone.
+			return status.Errorf(codes.Unavailable, "cannot reach the namenode at %s (is it running? set --namenode or SMARTH_NAMENODE): %s", cfg.NameNode, st.Message())
+		}
+		return err
 	}
 	conn, err := grpc.NewClient(cfg.NameNode,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// fsExit runs `smarth fs args...` and returns the exit status main would
+// use and the error text.
+func fsExit(args ...string) (int, string) {
+	root := newRootCmd()
+	root.SetArgs(append([]string{"fs"}, args...))
+	root.SetOut(&bytes.Buffer{})
+	root.SetErr(&bytes.Buffer{})
+	err := root.Execute()
+	if err == nil {
+		return 0, ""
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code, err.Error()
+	}
+	return 1, err.Error()
+}
+
+func TestFsExitCodes(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"put", "only-one"}, 2, "put: needs at least 2 argument(s)"},
+		{[]string{"setrep", "zero", "/x"}, 2, `setrep: replication "zero" must be a positive number`},
+		{[]string{"--progress", "sometimes", "ls", "/"}, 2, "--progress must be auto, always or never"},
+		{[]string{"--write-mode", "fast", "ls", "/"}, 2, "--write-mode must be classic or multipipeline"},
+		{[]string{"put", "--block-size", "lots", "a", "/b"}, 2, "--block-size"},
+		{[]string{"--namenode", "127.0.0.1:1", "ls", "/"}, 1, "ls: /: cannot reach the namenode at 127.0.0.1:1"},
+	}
+	for _, c := range cases {
+		code, msg := fsExit(c.args...)
+		if code != c.code || !strings.Contains(msg, c.msg) {
+			t.Errorf("smarth fs %s: exit %d %q, want %d containing %q", strings.Join(c.args, " "), code, msg, c.code, c.msg)
+		}
+	}
+}

@@ -1,0 +1,423 @@
+package fsshell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"smarth/internal/client"
+)
+
+// Shell runs fs commands with one client.
+type Shell struct {
+	FS       *client.FileSystem
+	Out      io.Writer // command output
+	Err      io.Writer // progress bars and per-path errors of multi-path commands
+	Stdin    io.Reader
+	Progress ProgressMode
+	// IsTerminal says whether Err is a terminal (for ProgressAuto).
+	IsTerminal bool
+	Now        func() time.Time
+}
+
+// Error is a failed command on a path: "put: /x: file exists".
+type Error struct {
+	Cmd  string
+	Path string
+	Err  error
+}
+
+func (e *Error) Error() string {
+	msg := e.Err.Error()
+	var pe *client.PathError
+	if errors.As(e.Err, &pe) && pe.Msg != "" {
+		msg = pe.Msg
+		if e.Path == "" {
+			e.Path = pe.Path
+		}
+	}
+	if e.Path == "" {
+		return e.Cmd + ": " + msg
+	}
+	return e.Cmd + ": " + e.Path + ": " + msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func fail(cmd, p string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *Error
+	if errors.As(err, &se) {
+		return err
+	}
+	return &Error{Cmd: cmd, Path: p, Err: err}
+}
+
+// ErrSome is returned by multi-path commands when some paths failed
+// (each was reported on Err).
+var ErrSome = errors.New("some paths failed")
+
+// each runs f on every path, reporting failures on Err and going on; it
+// returns the single error itself when there was one path.
+func (s *Shell) each(paths []string, f func(p string) error) error {
+	if len(paths) == 1 {
+		return f(paths[0])
+	}
+	failed := 0
+	for _, p := range paths {
+		if err := f(p); err != nil {
+			fmt.Fprintln(s.Err, err)
+			failed++
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d paths failed: %w", failed, len(paths), ErrSome)
+	}
+	return nil
+}
+
+// PutOptions tune Put.
+type PutOptions struct {
+	Overwrite   bool
+	Replication int
+	BlockSize   int64
+	WriteMode   string
+}
+
+// Put copies local files, directories (recursively) or "-" (stdin) to
+// remote. With several sources, or when remote is an existing directory,
+// each goes into remote under its base name.
+func (s *Shell) Put(ctx context.Context, locals []string, remote string, o PutOptions) error {
+	dirTarget := false
+	if st, err := s.FS.Stat(ctx, remote); err == nil && st.IsDir {
+		dirTarget = true
+	} else if len(locals) > 1 {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fail("put", remote, err)
+		}
+		return fail("put", remote, fmt.Errorf("%w: several sources need an existing directory as the target", client.ErrNotDir))
+	}
+	return s.each(locals, func(local string) error {
+		dst := remote
+		if dirTarget {
+			if local == "-" {
+				return fail("put", remote, fmt.Errorf("%w: stdin needs a file name as the target", client.ErrIsDir))
+			}
+			dst = path.Join(remote, filepath.Base(local))
+		}
+		return s.putOne(ctx, local, dst, o)
+	})
+}
+
+func (s *Shell) putOne(ctx context.Context, local, dst string, o PutOptions) error {
+	if local == "-" {
+		return s.putReader(ctx, s.Stdin, -1, "stdin", dst, o)
+	}
+	st, err := os.Stat(local)
+	if err != nil {
+		return fail("put", local, localErr(err))
+	}
+	if st.IsDir() {
+		if err := s.FS.Mkdir(ctx, dst, 0o755, true); err != nil {
+			return fail("put", dst, err)
+		}
+		ents, err := os.ReadDir(local)
+		if err != nil {
+			return fail("put", local, localErr(err))
+		}
+		for _, e := range ents {
+			if err := s.putOne(ctx, filepath.Join(local, e.Name()), path.Join(dst, e.Name()), o); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	f, err := os.Open(local)
+	if err != nil {
+		return fail("put", local, localErr(err))
+	}
+	defer f.Close()
+	return s.putReader(ctx, f, st.Size(), filepath.Base(local), dst, o)
+}
+
+// putReader streams r (size bytes, -1 unknown) into a new file dst. On
+// any failure the new file is deleted: no half-written file stays.
+func (s *Shell) putReader(ctx context.Context, r io.Reader, size int64, name, dst string, o PutOptions) error {
+	w, err := s.FS.Create(ctx, dst, client.CreateOptions{
+		Overwrite: o.Overwrite, Replication: o.Replication, BlockSize: o.BlockSize, WriteMode: o.WriteMode,
+	})
+	if err != nil {
+		return fail("put", dst, err)
+	}
+	bar := s.bar(size, "put "+name)
+	if bar != nil {
+		r = io.TeeReader(r, bar)
+	}
+	// The progress bar counts bytes accepted by the writer, i.e. queued
+	// in the pipelines; Close waits for the acks.
+	_, err = io.CopyBuffer(w, r, make([]byte, 1<<20))
+	if err != nil {
+		_ = w.Abort()
+		bar.stop()
+		var pe *client.PathError
+		if !errors.As(err, &pe) {
+			err = localErr(err) // the local read failed
+		}
+		return fail("put", dst, err)
+	}
+	if err := w.Close(); err != nil {
+		bar.stop()
+		_ = w.Abort()
+		return fail("put", dst, err)
+	}
+	bar.finish()
+	return nil
+}
+
+// localErr strips the *os.PathError's own path (the caller names it).
+func localErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return &client.PathError{Op: pe.Op, Path: pe.Path, Kind: pe.Err, Msg: pe.Err.Error()}
+	}
+	return err
+}
+
+// Get copies a remote file or directory tree to local ("-": stdout). A
+// file is written to a temporary name and renamed at the end, so a failed
+// get leaves no partial file.
+func (s *Shell) Get(ctx context.Context, remotes []string, local string) error {
+	dirTarget := false
+	if local != "-" {
+		if st, err := os.Stat(local); err == nil && st.IsDir() {
+			dirTarget = true
+		} else if len(remotes) > 1 {
+			return fail("get", local, fmt.Errorf("%w: several sources need an existing local directory", client.ErrNotDir))
+		}
+	}
+	return s.each(remotes, func(remote string) error {
+		dst := local
+		if dirTarget {
+			dst = filepath.Join(local, path.Base(path.Clean("/"+remote)))
+		}
+		return s.getOne(ctx, remote, dst)
+	})
+}
+
+func (s *Shell) getOne(ctx context.Context, remote, dst string) error {
+	st, err := s.FS.Stat(ctx, remote)
+	if err != nil {
+		return fail("get", remote, err)
+	}
+	if st.IsDir {
+		if dst == "-" {
+			return fail("get", remote, client.ErrIsDir)
+		}
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return fail("get", dst, localErr(err))
+		}
+		ents, err := s.FS.List(ctx, st.Path)
+		if err != nil {
+			return fail("get", remote, err)
+		}
+		for _, e := range ents {
+			if err := s.getOne(ctx, e.Path, filepath.Join(dst, e.Name)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if dst == "-" {
+		return s.copyOut(ctx, "get", st.Path, s.Out, "")
+	}
+	if _, err := os.Stat(dst); err == nil {
+		return fail("get", dst, fmt.Errorf("%w: local file exists", fs.ErrExist))
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".smarth-get-*")
+	if err != nil {
+		return fail("get", dst, localErr(err))
+	}
+	if err := s.copyOut(ctx, "get", st.Path, tmp, path.Base(st.Path)); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fail("get", dst, localErr(err))
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		os.Remove(tmp.Name())
+		return fail("get", dst, localErr(err))
+	}
+	return nil
+}
+
+// copyOut streams a remote file to w, with a progress bar named name
+// (none if name is empty).
+func (s *Shell) copyOut(ctx context.Context, cmd, remote string, w io.Writer, name string) error {
+	r, err := s.FS.Open(ctx, remote)
+	if err != nil {
+		return fail(cmd, remote, err)
+	}
+	defer r.Close()
+	var bar *progress
+	if name != "" {
+		bar = s.bar(r.Size(), cmd+" "+name)
+	}
+	if bar != nil {
+		w = io.MultiWriter(w, bar)
+	}
+	if _, err := io.CopyBuffer(w, r, make([]byte, 1<<20)); err != nil {
+		bar.stop()
+		return fail(cmd, remote, err)
+	}
+	bar.finish()
+	return nil
+}
+
+// Cat writes files to Out.
+func (s *Shell) Cat(ctx context.Context, remotes []string) error {
+	return s.each(remotes, func(p string) error { return s.copyOut(ctx, "cat", p, s.Out, "") })
+}
+
+// Mkdir makes directories (with parents, no error if they exist).
+func (s *Shell) Mkdir(ctx context.Context, paths []string, parents bool) error {
+	return s.each(paths, func(p string) error { return fail("mkdir", p, s.FS.Mkdir(ctx, p, 0o755, parents)) })
+}
+
+// Rm deletes; force ignores missing paths.
+func (s *Shell) Rm(ctx context.Context, paths []string, recursive, force bool) error {
+	return s.each(paths, func(p string) error {
+		err := s.FS.Delete(ctx, p, recursive)
+		if force && errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if errors.Is(err, client.ErrNotEmpty) {
+			return fail("rm", p, fmt.Errorf("%w (use -r to delete it and everything in it)", err))
+		}
+		return fail("rm", p, err)
+	})
+}
+
+// Mv renames; with several sources dst must be a directory.
+func (s *Shell) Mv(ctx context.Context, srcs []string, dst string) error {
+	if len(srcs) > 1 {
+		st, err := s.FS.Stat(ctx, dst)
+		if err != nil || !st.IsDir {
+			return fail("mv", dst, fmt.Errorf("%w: several sources need an existing directory as the target", client.ErrNotDir))
+		}
+	}
+	return s.each(srcs, func(p string) error { return fail("mv", p, s.FS.Rename(ctx, p, dst)) })
+}
+
+// Setrep sets the replication of a file (or every file under a
+// directory); with wait it polls until every block has that many
+// replicas, up to timeout.
+func (s *Shell) Setrep(ctx context.Context, n int, paths []string, wait bool, timeout time.Duration) error {
+	return s.each(paths, func(p string) error {
+		files, err := s.files(ctx, p)
+		if err != nil {
+			return fail("setrep", p, err)
+		}
+		for _, f := range files {
+			if err := s.FS.SetReplication(ctx, f, n); err != nil {
+				return fail("setrep", f, err)
+			}
+			fmt.Fprintf(s.Out, "Replication %d set: %s\n", n, f)
+		}
+		if !wait {
+			return nil
+		}
+		for _, f := range files {
+			if err := s.waitReplication(ctx, f, n, timeout); err != nil {
+				return fail("setrep", f, err)
+			}
+		}
+		return nil
+	})
+}
+
+// files lists the files at or under p.
+func (s *Shell) files(ctx context.Context, p string) ([]string, error) {
+	st, err := s.FS.Stat(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir {
+		return []string{st.Path}, nil
+	}
+	var out []string
+	err = s.walk(ctx, st.Path, func(fi client.FileInfo) error {
+		if !fi.IsDir {
+			out = append(out, fi.Path)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s *Shell) walk(ctx context.Context, dir string, f func(client.FileInfo) error) error {
+	ents, err := s.FS.List(ctx, dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := f(e); err != nil {
+			return err
+		}
+		if e.IsDir {
+			if err := s.walk(ctx, e.Path, f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Shell) waitReplication(ctx context.Context, p string, n int, timeout time.Duration) error {
+	fmt.Fprintf(s.Err, "Waiting for %s ...", p)
+	deadline := time.Now().Add(timeout)
+	for {
+		locs, err := s.FS.BlockLocations(ctx, p, 0, 1<<62)
+		if err != nil {
+			return err
+		}
+		done := true
+		for _, l := range locs {
+			if len(l.Hosts) != n {
+				done = false
+			}
+		}
+		if done {
+			fmt.Fprintln(s.Err, " done")
+			return nil
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintln(s.Err)
+			return fmt.Errorf("replication did not reach %d within %v", n, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond): // poll interval
+		}
+		fmt.Fprint(s.Err, ".")
+	}
+}
+
+func trimSlash(p string) string {
+	if p != "/" {
+		return strings.TrimRight(p, "/")
+	}
+	return p
+}
