@@ -226,7 +226,9 @@ func fsDuCmd(f *fsFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use: "du [-s] [-h] PATH...", Short: "Show sizes and space consumed (size x replication)",
 		Example: "  smarth fs du -s -h /data", Args: nArgs(1),
-		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Du(ctx, args, summary, human) }),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
+			return sh.Du(ctx, args, summary, human)
+		}),
 	}
 	c.Flags().BoolVarP(&summary, "summary", "s", false, "one total per path")
 	c.Flags().BoolVarP(&human, "human", "h", false, "sizes like 1.5 G")
