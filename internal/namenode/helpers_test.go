@@ -117,6 +117,7 @@ type fakeDN struct {
 	mu       sync.Mutex
 	replicas map[uint64]*dfspb.ReportedBlock // guarded by mu
 	stopped  bool                            // no more heartbeats; guarded by mu
+	lose     int                             // transfer commands to ignore (lost in flight); guarded by mu
 	commands []string                        // log of executed commands; guarded by mu
 }
 
@@ -247,6 +248,16 @@ func (d *fakeDN) execute(c *dfspb.DatanodeCommand) {
 		d.logCmd("invalidate %d", len(gone))
 		d.rpc.dp.BlockReceivedAndDeleted(d.rpc.ctx(), &dfspb.BlockReceivedAndDeletedRequest{DatanodeId: d.info.Id, Blocks: gone})
 	case c.GetTransfer() != nil:
+		d.mu.Lock()
+		lost := d.lose > 0
+		if lost {
+			d.lose--
+		}
+		d.mu.Unlock()
+		if lost {
+			d.logCmd("transfer lost")
+			return
+		}
 		for _, it := range c.GetTransfer().GetItems() {
 			d.logCmd("transfer %d", it.GetBlock().GetBlockId())
 			for _, tgt := range it.GetTargets() {

@@ -404,3 +404,29 @@ func TestUnfinishedReplicaOfClosedFileIsReplaced(t *testing.T) {
 		return r != nil && r.GetState() == dfspb.ReplicaState_FINALIZED && r.GetBlock().GetNumBytes() == 4096
 	})
 }
+
+func TestLostTransferIsRetried(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.ReplicationInterval = 20 * time.Millisecond // pending timeout 10 x 100ms heartbeat
+	nn := startNN(t, cfg)
+	fc := newFakeCluster(t, nn)
+	for i := 1; i <= 2; i++ {
+		fc.add(fmt.Sprintf("dn%d", i), "/r")
+	}
+	c := dial(t, nn.Addr(), "hdfs")
+	b := writeFile(t, c, fc, "/f", 1, 100)[0]
+	src := ids(b)[0]
+	fc.node(src).mu.Lock()
+	fc.node(src).lose = 1
+	fc.node(src).mu.Unlock()
+	if _, err := c.cp.SetReplication(c.ctx(), &dfspb.SetReplicationRequest{Path: "/f", Replication: 2}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the block on both nodes after a lost transfer", func() bool { return len(fc.holders(b.Block.BlockId)) == 2 })
+	d := fc.node(src)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !slices.Contains(d.commands, "transfer lost") || !slices.ContainsFunc(d.commands, func(s string) bool { return strings.HasPrefix(s, "transfer 1") }) {
+		t.Errorf("commands on the source: %v; want a lost transfer and a retried one", d.commands)
+	}
+}
