@@ -345,60 +345,63 @@ func (r *receiver) receive() error {
 				fmt.Errorf("%w: packet seqno %d, expected %d", datatransfer.ErrProtocol, h.Seqno, expect))
 		}
 		expect++
-		// A failed forward is reported by the responder, which finds the
-		// downstream connection closed when it waits for this packet's ack;
-		// the packet itself is still stored and queued.
-		var downErr error
-		if !r.multi && r.down != nil {
-			downErr = r.writeDown(p.Wire())
+		if err := r.handleData(p, arrived); err != nil || h.Last() {
+			return err
 		}
-		if err := p.Verify(); err != nil {
-			p.Release()
-			r.checksumK = true
-			r.d.metrics.checksumFailures.Inc()
-			return r.localFailure(h.Seqno, dfspb.OpStatus_OP_STATUS_ERROR_CHECKSUM, fmt.Errorf("%s: %w", r.name, err))
-		}
-		if err := r.w.Write(h.Offset, p.Data(), p.Checksums()); err != nil {
+	}
+}
+
+// handleData forwards (classic), verifies, stores and queues for the
+// responder one data packet; it owns p.
+func (r *receiver) handleData(p *datatransfer.Packet, arrived time.Time) error {
+	h := p.Header
+	// A failed forward is reported by the responder, which finds the
+	// downstream connection closed when it waits for this packet's ack;
+	// the packet itself is still stored and queued.
+	var downErr error
+	if !r.multi && r.down != nil {
+		downErr = r.writeDown(p.Wire())
+	}
+	if err := p.Verify(); err != nil {
+		p.Release()
+		r.checksumK = true
+		r.d.metrics.checksumFailures.Inc()
+		return r.localFailure(h.Seqno, dfspb.OpStatus_OP_STATUS_ERROR_CHECKSUM, fmt.Errorf("%s: %w", r.name, err))
+	}
+	if err := r.w.Write(h.Offset, p.Data(), p.Checksums()); err != nil {
+		p.Release()
+		return r.localFailure(h.Seqno, statusError, err)
+	}
+	if h.Flags&datatransfer.FlagSync != 0 {
+		if err := r.w.Sync(); err != nil {
 			p.Release()
 			return r.localFailure(h.Seqno, statusError, err)
 		}
-		if h.Flags&datatransfer.FlagSync != 0 {
-			if err := r.w.Sync(); err != nil {
-				p.Release()
-				return r.localFailure(h.Seqno, statusError, err)
-			}
-		}
-		r.bytes += int64(h.DataLen)
-		r.d.metrics.bytesWritten.Add(float64(h.DataLen))
-		end := h.Offset + int64(h.DataLen)
-		if h.Last() {
-			if err := r.complete(); err != nil {
-				p.Release()
-				return r.localFailure(h.Seqno, statusError, err)
-			}
-		}
-		if r.multi && r.down != nil {
-			if err := r.queueForward(p); err != nil {
-				return err
-			}
-		} else {
+	}
+	r.bytes += int64(h.DataLen)
+	r.d.metrics.bytesWritten.Add(float64(h.DataLen))
+	if h.Last() {
+		if err := r.complete(); err != nil {
 			p.Release()
-		}
-		if h.Last() && r.multi {
-			// Before the last packet goes to the responder, so the FNFA
-			// always precedes the final pipeline ack.
-			r.sendFNFA(h.Seqno)
-		}
-		if !r.push(ackItem{seqno: h.Seqno, end: end, last: h.Last(), received: arrived}) {
-			return errStopped
-		}
-		if downErr != nil {
-			return downErr
-		}
-		if h.Last() {
-			return nil
+			return r.localFailure(h.Seqno, statusError, err)
 		}
 	}
+	if r.multi && r.down != nil {
+		if err := r.queueForward(p); err != nil {
+			return err
+		}
+	} else {
+		p.Release()
+	}
+	if h.Last() && r.multi {
+		// Before the last packet goes to the responder, so the FNFA
+		// always precedes the final pipeline ack.
+		r.sendFNFA(h.Seqno)
+	}
+	if !r.push(ackItem{seqno: h.Seqno, end: h.Offset + int64(h.DataLen), last: h.Last(), received: arrived}) {
+		return errStopped
+	}
+	return downErr
 }
 
 var errStopped = errors.New("write stopped")
