@@ -16,7 +16,9 @@
 //     client's socket), and sends FIRST_NODE_FINISH_ACK once the whole block
 //     is stored; a second open pipeline of the same client through this node
 //     is refused with OP_STATUS_ERROR_BUSY.
-//   - how replicas are read (sender.go, sendfile for finalized replicas),
+//   - how replicas are read (sender.go: sendfile for finalized replicas
+//     unless verify_reads; a reader's optional ERROR_CHECKSUM read status
+//     makes the scanner verify the replica at once),
 //     copied (transfer.go: TRANSFER_BLOCK and re-replication), scanned
 //     (scanner.go) and recovered (recovery.go: primary of lease recovery and
 //     InterDatanodeProtocol).
