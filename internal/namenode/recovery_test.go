@@ -204,9 +204,13 @@ func TestLeaseRecoveryClosesAtLastLength(t *testing.T) {
 	if got := fi.GetStatus().GetLength(); got != 1<<20+3000 {
 		t.Errorf("recovered length %d, want %d (first block + shortest replica)", got, 1<<20+3000)
 	}
-	// The writer is gone for good: its next call is refused.
+	// The writer is gone for good: its next calls are refused, and a late
+	// complete is not taken for its own.
 	_, err := c.cp.AddBlock(c.ctx(), &dfspb.AddBlockRequest{Path: "/f", ClientName: "dying", FileId: fid})
 	wantErr(t, err, codes.FailedPrecondition, "file is not open for writing")
+	late := &dfspb.ExtendedBlock{BlockId: ab2.Block.Block.BlockId, GenerationStamp: ab2.Block.Block.GenerationStamp, NumBytes: 5000}
+	_, err = c.cp.Complete(c.ctx(), &dfspb.CompleteRequest{Path: "/f", ClientName: "dying", FileId: fid, Last: late})
+	wantErr(t, err, codes.FailedPrecondition, "complete /f: file is not open for writing")
 }
 
 func TestLeaseRecoveryDropsBlockNobodyHas(t *testing.T) {

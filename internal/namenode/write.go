@@ -275,7 +275,11 @@ func (nn *NameNode) complete(ctx context.Context, req *dfspb.CompleteRequest) (b
 	return true, nn.sync(tx)
 }
 
-// alreadyClosedLocked recognises a retried complete of a closed file.
+// alreadyClosedLocked recognises a retried complete of a closed file:
+// every block the client names must be in the file with the same stamp
+// and length, and the last one it names must be the file's last. A file
+// closed by lease recovery (new stamps, maybe shorter) is not mistaken
+// for the client's own complete.
 func (nn *NameNode) alreadyClosedLocked(req *dfspb.CompleteRequest) (bool, error) {
 	var f *namespace.INode
 	if req.GetFileId() != 0 {
@@ -286,8 +290,21 @@ func (nn *NameNode) alreadyClosedLocked(req *dfspb.CompleteRequest) (bool, error
 	if f == nil || f.Dir || f.Writer != nil {
 		return false, nil
 	}
-	last := req.GetLast().GetBlockId()
-	if last == 0 || (len(f.Blocks) > 0 && f.Blocks[len(f.Blocks)-1].ID == last) {
+	named := append([]*dfspb.ExtendedBlock{}, req.GetBlocks()...)
+	if req.GetLast().GetBlockId() != 0 {
+		named = append(named, req.GetLast())
+	}
+	matches := len(named) > 0 || len(f.Blocks) == 0
+	for _, eb := range named {
+		i := f.BlockIndex(eb.GetBlockId())
+		if i < 0 || f.Blocks[i].GS != eb.GetGenerationStamp() || f.Blocks[i].NumBytes != eb.GetNumBytes() {
+			matches = false
+		}
+	}
+	if matches && len(named) > 0 && named[len(named)-1].GetBlockId() != f.Blocks[len(f.Blocks)-1].ID {
+		matches = false
+	}
+	if matches {
 		return true, nil
 	}
 	return false, errPrecondition("complete %s: file is not open for writing (closed, or recovered after its writer's lease expired)", f.Path())
