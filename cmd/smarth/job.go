@@ -89,7 +89,7 @@ func newJobAppsCmd() *cobra.Command {
 
 func newJobRunCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "run APP [app flags] [--param k=v] --input P --output P [--reduces N]",
+		Use:   "run APP [app flags] [--param k=v]",
 		Short: "Submit a job, follow it with a progress bar and print its counters",
 		Example: `  smarth job run wordcount --input /data/text --output /out/wc
   smarth job run teragen --rows 10000000 --maps 4 --output /tera/in
@@ -126,12 +126,10 @@ func runJob(cmd *cobra.Command, appName string, args []string) error {
 	for _, p := range app.Params() {
 		vals[p.Name] = fs.String(p.Name, p.Default, p.Help)
 	}
-	for _, common := range []struct{ name, help string }{{"input", "input path(s), comma-separated"},
-		{"output", "output directory (must not exist)"}, {"reduces", "number of reduce tasks"}} {
-		if fs.Lookup(common.name) == nil {
-			vals[common.name] = fs.String(common.name, "", common.help)
-		}
-	}
+	// Only the app's own parameters become flags: --input, --output and
+	// --reduces appear for the apps that take them (a map-only generator
+	// has no --input or --reduces), so a flag an app would ignore is an
+	// error instead.
 	help := fs.BoolP("help", "h", false, "this help")
 	if err := fs.Parse(args); err != nil {
 		return usageErr("%s: %v\n%s", appName, err, fs.FlagUsages())

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // fetched is one map's segment for this reduce, in memory or on disk.
@@ -19,9 +20,19 @@ type fetched struct {
 
 // fetchAll copies this reduce's segment of every map output, keeping
 // segments in memory while they fit in the reduce memory budget and
-// streaming the rest to local disk. The first failure is returned as a
+// streaming the rest to local disk. Outputs known at launch (spec.Inputs)
+// are fetched at once; with a MapLocator the rest are fetched as their
+// maps finish, so a reduce launched early (slow start) has most of its
+// input by the time the last map ends. The first failure is returned as a
 // *FetchError so the map can be re-run.
 func fetchAll(tctx *taskContext, env TaskEnv, spec TaskSpec) ([]fetched, int64, error) {
+	numMaps := spec.NumMaps
+	if numMaps == 0 {
+		numMaps = len(spec.Inputs)
+	}
+	if env.Locator == nil && len(spec.Inputs) < numMaps {
+		return nil, 0, fmt.Errorf("reduce %d knows %d of %d map outputs and has no locator for the rest", spec.Index, len(spec.Inputs), numMaps)
+	}
 	budget := env.ReduceMemoryBytes
 	if budget <= 0 {
 		budget = DefaultReduceMemoryBytes
@@ -30,51 +41,81 @@ func fetchAll(tctx *taskContext, env TaskEnv, spec TaskSpec) ([]fetched, int64, 
 	if par <= 0 {
 		par = DefaultParallelFetches
 	}
-	out := make([]fetched, len(spec.Inputs))
+	out := make([]fetched, numMaps)
 	var (
 		mu       sync.Mutex // guards used, firstErr, total
 		used     int64
 		total    int64
 		firstErr error
 	)
-	work := make(chan int)
+	failed := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return firstErr != nil
+	}
+	reserve := func(n int64) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if used+n > budget {
+			return false
+		}
+		used += n
+		return true
+	}
+	// Buffered for every map, so queueing never blocks on the fetchers.
+	work := make(chan MapOutputRef, numMaps)
 	var wg sync.WaitGroup
-	for range min(par, max(1, len(spec.Inputs))) {
+	for range min(par, max(1, numMaps)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range work {
-				f, err := fetchOne(tctx, env, spec, spec.Inputs[i], func(n int64) bool {
-					mu.Lock()
-					defer mu.Unlock()
-					if used+n > budget {
-						return false
-					}
-					used += n
-					return true
-				})
+			for ref := range work {
+				if failed() || tctx.Err() != nil {
+					continue // drain
+				}
+				f, err := fetchOne(tctx, env, spec, ref, reserve)
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
 				}
 				total += f.size
 				mu.Unlock()
-				out[i] = f
+				out[ref.MapIndex] = f
 			}
 		}()
 	}
-	for i := range spec.Inputs {
-		mu.Lock()
-		failed := firstErr != nil
-		mu.Unlock()
-		if failed || tctx.Err() != nil {
+	queued := make([]bool, numMaps)
+	nqueued := 0
+	var qerr error
+	enqueue := func(refs []MapOutputRef) {
+		for _, r := range refs {
+			if r.MapIndex < 0 || r.MapIndex >= numMaps {
+				qerr = fmt.Errorf("map output of map %d, but the job has %d maps", r.MapIndex, numMaps)
+				return
+			}
+			if !queued[r.MapIndex] {
+				queued[r.MapIndex] = true
+				nqueued++
+				work <- r
+			}
+		}
+	}
+	enqueue(spec.Inputs)
+	for qerr == nil && nqueued < numMaps && !failed() && tctx.Err() == nil {
+		refs, err := env.Locator.MapOutputs(tctx)
+		if err != nil {
+			qerr = err
 			break
 		}
-		work <- i
+		enqueue(refs)
 	}
 	close(work)
 	wg.Wait()
-	if firstErr == nil {
+	switch {
+	case firstErr != nil:
+	case qerr != nil:
+		firstErr = qerr
+	default:
 		firstErr = tctx.Err()
 	}
 	return out, total, firstErr
@@ -120,10 +161,18 @@ func fetchOne(tctx *taskContext, env TaskEnv, spec TaskSpec, ref MapOutputRef, r
 
 func runReduce(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters) error {
 	job := spec.Job
+	start := time.Now()
 	segs, shuffled, err := fetchAll(tctx, env, spec)
 	if err != nil {
 		return err
 	}
+	shuffleDone := time.Now()
+	defer func() {
+		if env.Logger != nil {
+			env.Logger.Info("reduce phases", "attempt", spec.AttemptID, "shuffle_ms", shuffleDone.Sub(start).Milliseconds(),
+				"merge_reduce_write_ms", time.Since(shuffleDone).Milliseconds(), "shuffle_bytes", shuffled)
+		}
+	}()
 	counters.Add(GroupTask, ReduceShuffleBytes, shuffled)
 	streams := make([]recordStream, 0, len(segs))
 	for _, s := range segs {
@@ -146,7 +195,8 @@ func runReduce(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters
 	}
 
 	p := path.Join(AttemptDir(job.Output, spec.AttemptID), OutputName(false, spec.Index))
-	w, err := outputFormat(job).Create(tctx, env.FS, job, p)
+	ofs := &outputFS{FS: env.FS}
+	w, err := outputFormat(job).Create(tctx, ofs, job, p)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", p, err)
 	}
@@ -160,7 +210,7 @@ func runReduce(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters
 		return err
 	}
 	counters.Add(GroupTask, ReduceOutputRecords, cw.recs)
-	counters.Add(GroupOutput, BytesWritten, cw.nbytes)
+	counters.Add(GroupOutput, BytesWritten, ofs.written.Load())
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 )
 
 // recMeta indexes one record in the collector's arena. Sorting moves these
@@ -43,12 +44,14 @@ type collector struct {
 	meta   []recMeta
 	spills []*MapOutput
 
-	counters *Counters
-	outRecs  int64
-	outBytes int64
-	spilled  int64
-	combIn   int64
-	combOut  int64
+	counters  *Counters
+	nspills   int           // spills during the map (not the final sort)
+	spillTime time.Duration // spent sorting and writing those spills
+	outRecs   int64
+	outBytes  int64
+	spilled   int64
+	combIn    int64
+	combOut   int64
 }
 
 func newCollector(job *Job, tctx TaskContext, dir string, limit int, counters *Counters) *collector {
@@ -138,6 +141,8 @@ func (s *metaStream) next() ([]byte, []byte, error) {
 
 // spill sorts the arena and writes it to a new spill file.
 func (c *collector) spill() error {
+	start := time.Now()
+	defer func() { c.nspills++; c.spillTime += time.Since(start) }()
 	p := filepath.Join(c.dir, fmt.Sprintf("spill%d.out", len(c.spills)))
 	out, err := c.writeSorted(p)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 )
 
 // Defaults of the task engine's memory bounds.
@@ -39,6 +40,17 @@ type Fetcher interface {
 	Fetch(ctx context.Context, ref MapOutputRef, reduce int) (rc io.ReadCloser, size int64, err error)
 }
 
+// MapLocator tells a running reduce task where the outputs of its job's
+// finished maps are. With one, a reduce can be launched while maps still
+// run (Hadoop's reduce slow start) and fetch each output as soon as its
+// map is done; without one, TaskSpec.Inputs must name every map output.
+type MapLocator interface {
+	// MapOutputs returns the current output of every map finished so far
+	// (in any order). It may wait a while (a poll interval) for news, and
+	// returns an error when the attempt should stop.
+	MapOutputs(ctx context.Context) ([]MapOutputRef, error)
+}
+
 // FetchError is returned by a reduce task that could not fetch a map's
 // output; the scheduler re-runs that map.
 type FetchError struct {
@@ -61,8 +73,11 @@ type TaskSpec struct {
 	IsMap     bool
 	Index     int
 	NumMaps   int
-	Split     Split          // map tasks
-	Inputs    []MapOutputRef // reduce tasks: one per map, by map index
+	Split     Split // map tasks
+	// Inputs are the map outputs a reduce task knows at launch: every one
+	// (local runner, launch after the map phase) or those finished so far
+	// (slow start, the rest come from TaskEnv.Locator).
+	Inputs []MapOutputRef
 }
 
 // TaskEnv is what the process running a task provides.
@@ -73,6 +88,9 @@ type TaskEnv struct {
 	ReduceMemoryBytes int64
 	ParallelFetches   int
 	Fetcher           Fetcher
+	// Locator, if set, tells a reduce about map outputs not in
+	// TaskSpec.Inputs as their maps finish.
+	Locator MapLocator
 	// Progress, if set, receives input bytes consumed (maps) or fetched
 	// (reduces) as the task goes, for progress reports.
 	Progress *atomic.Int64
@@ -159,21 +177,47 @@ func inputFormat(job *Job) InputFormat {
 	return TextInput{}
 }
 
-// countingWriter counts output records and bytes for the counters.
+// countingWriter counts output records for the counters.
 type countingWriter struct {
-	w      RecordWriter
-	recs   int64
-	nbytes int64
+	w    RecordWriter
+	recs int64
 }
 
 func (c *countingWriter) Emit(k, v []byte) error {
 	c.recs++
-	c.nbytes += int64(len(k) + len(v))
 	return c.w.Write(k, v)
+}
+
+// outputFS is the FS an OutputFormat creates a task's output file on: it
+// counts the bytes that reach the file (BYTES_WRITTEN, as Hadoop counts
+// them: separators, newlines and any format overhead included).
+type outputFS struct {
+	FS
+	written atomic.Int64
+}
+
+func (o *outputFS) Create(ctx context.Context, p string, opts CreateOptions) (io.WriteCloser, error) {
+	w, err := o.FS.Create(ctx, p, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &countingFile{WriteCloser: w, n: &o.written}, nil
+}
+
+type countingFile struct {
+	io.WriteCloser
+	n *atomic.Int64
+}
+
+func (c *countingFile) Write(b []byte) (int, error) {
+	n, err := c.WriteCloser.Write(b)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 func runMap(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters) (*MapOutput, error) {
 	job := spec.Job
+	start := time.Now()
 	rr, err := inputFormat(job).Open(tctx, env.FS, job, spec.Split)
 	if err != nil {
 		return nil, fmt.Errorf("open split %d: %w", spec.Split.Index, err)
@@ -184,12 +228,14 @@ func runMap(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters) (
 	var emit Emitter
 	var col *collector
 	var cw *countingWriter
+	var ofs *outputFS
 	if job.NumReduces > 0 {
 		col = newCollector(job, tctx, env.WorkDir, env.SortBufferBytes, counters)
 		emit = col
 	} else {
 		p := path.Join(AttemptDir(job.Output, spec.AttemptID), OutputName(true, spec.Index))
-		w, err := outputFormat(job).Create(tctx, env.FS, job, p)
+		ofs = &outputFS{FS: env.FS}
+		w, err := outputFormat(job).Create(tctx, ofs, job, p)
 		if err != nil {
 			return nil, fmt.Errorf("create %s: %w", p, err)
 		}
@@ -245,8 +291,14 @@ func runMap(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters) (
 			return nil, fmt.Errorf("close output: %w", err)
 		}
 		counters.Add(GroupTask, MapOutputRecords, cw.recs)
-		counters.Add(GroupOutput, BytesWritten, cw.nbytes)
+		counters.Add(GroupOutput, BytesWritten, ofs.written.Load())
 		return nil, nil
 	}
-	return col.finish(filepath.Join(env.WorkDir, "file.out"))
+	mapped := time.Now()
+	out, err := col.finish(filepath.Join(env.WorkDir, "file.out"))
+	if env.Logger != nil && err == nil {
+		env.Logger.Info("map phases", "attempt", spec.AttemptID, "read_map_collect_ms", mapped.Sub(start).Milliseconds(),
+			"spills", col.nspills, "spill_ms", col.spillTime.Milliseconds(), "final_sort_merge_ms", time.Since(mapped).Milliseconds())
+	}
+	return out, err
 }

@@ -12,17 +12,21 @@ type Config struct {
 	ResourceManager string `yaml:"resourcemanager"` // host:port of the resource manager's gRPC
 	NameNode        string `yaml:"namenode"`
 	Hostname        string `yaml:"hostname"` // the co-located datanode's hostname; default os.Hostname()
-	Rack            string `yaml:"rack"`
-	RPCAddr         string `yaml:"rpc_addr"`     // gRPC health service
-	ShuffleAddr     string `yaml:"shuffle_addr"` // map output over HTTP
-	HTTPAddr        string `yaml:"http_addr"`    // /metrics
-	WorkDir         string `yaml:"work_dir"`     // spills and map output
-	MapSlots        int    `yaml:"map_slots"`
-	ReduceSlots     int    `yaml:"reduce_slots"`
+	// Rack is used only when the namenode knows no datanode with this
+	// Hostname: otherwise the node takes its datanode's rack from the
+	// namenode's report, the view block locations are given in.
+	Rack        string `yaml:"rack"`
+	RPCAddr     string `yaml:"rpc_addr"`     // gRPC health service
+	ShuffleAddr string `yaml:"shuffle_addr"` // map output over HTTP
+	HTTPAddr    string `yaml:"http_addr"`    // /metrics
+	WorkDir     string `yaml:"work_dir"`     // spills and map output
+	MapSlots    int    `yaml:"map_slots"`
+	ReduceSlots int    `yaml:"reduce_slots"`
 	// HeartbeatInterval until the resource manager says otherwise.
 	HeartbeatInterval time.Duration `yaml:"heartbeat_interval"`
 	SortBufferBytes   int           `yaml:"sort_buffer_bytes"`   // map-side arena per map task
 	ReduceMemoryBytes int64         `yaml:"reduce_memory_bytes"` // fetched segments kept in memory per reduce
+	ParallelFetches   int           `yaml:"parallel_fetches"`    // map outputs a reduce fetches at once
 
 	// Registry holds the apps tasks may run (cmd/smarth passes apps.All()).
 	Registry *mapreduce.Registry `yaml:"-"`
@@ -44,6 +48,7 @@ func DefaultConfig() Config {
 		HeartbeatInterval: 200 * time.Millisecond,
 		SortBufferBytes:   mapreduce.DefaultSortBufferBytes,
 		ReduceMemoryBytes: mapreduce.DefaultReduceMemoryBytes,
+		ParallelFetches:   mapreduce.DefaultParallelFetches,
 	}
 }
 

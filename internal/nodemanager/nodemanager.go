@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"smarth/internal/client"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/shuffle"
+	"smarth/internal/rpc/dfspb"
 	"smarth/internal/rpc/mrpb"
 )
 
@@ -52,11 +54,16 @@ type NodeManager struct {
 	launched prometheus.Counter
 	failed   prometheus.Counter
 
-	mu       sync.Mutex // guards running, reports, outputs, interval
+	// rackChecked is when the namenode was last asked for this node's
+	// rack (heartbeat goroutine only).
+	rackChecked time.Time
+
+	mu       sync.Mutex // guards running, reports, outputs, interval, rack
 	running  map[string]*runningTask
 	reports  []*mrpb.TaskReport // finished attempts not yet acknowledged
 	outputs  map[string]map[string]*mapreduce.MapOutput
 	interval time.Duration
+	rack     string // as the namenode places this host's datanode, else cfg.Rack
 }
 
 type runningTask struct {
@@ -83,7 +90,7 @@ func New(cfg Config, logger *slog.Logger) (*NodeManager, error) {
 	}
 	nm := &NodeManager{cfg: cfg, log: logger, fs: cfg.FS, stop: make(chan struct{}), wake: make(chan struct{}, 1),
 		running: map[string]*runningTask{}, outputs: map[string]map[string]*mapreduce.MapOutput{},
-		interval: cfg.HeartbeatInterval, reg: prometheus.NewRegistry(), http: shuffle.NewClient()}
+		interval: cfg.HeartbeatInterval, reg: prometheus.NewRegistry(), http: shuffle.NewClient(), rack: cfg.Rack}
 	nm.launched = prometheus.NewCounter(prometheus.CounterOpts{Name: "smarth_nm_tasks_launched_total", Help: "Task attempts started."})
 	nm.failed = prometheus.NewCounter(prometheus.CounterOpts{Name: "smarth_nm_tasks_failed_total", Help: "Task attempts that failed."})
 	nm.reg.MustRegister(nm.launched, nm.failed)
@@ -140,6 +147,13 @@ func (nm *NodeManager) Start() error {
 	if nm.httpLn != nil {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(nm.reg, promhttp.HandlerOpts{}))
+		// Profiles of the tasks this process runs (map, sort, spill,
+		// shuffle, merge, reduce all run here).
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 		nm.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		nm.serve(func() { nm.httpSrv.Serve(nm.httpLn) })
 	}
@@ -236,10 +250,59 @@ func (nm *NodeManager) heartbeatLoop() {
 	}
 }
 
+// rackRecheck is how often the namenode is asked again for this node's
+// rack (a datanode may register after the node manager starts, or move).
+const rackRecheck = 30 * time.Second
+
+// checkRack takes this node's rack from the namenode's datanode report:
+// the namenode's topology is what block locations (and so split racks)
+// use, so the scheduler must see the node the same way. The configured
+// rack is the fallback when no datanode has this hostname.
+func (nm *NodeManager) checkRack() {
+	if nm.dfs == nil || time.Since(nm.rackChecked) < rackRecheck {
+		return
+	}
+	nm.rackChecked = time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	dns, err := nm.dfs.Datanodes(ctx, dfspb.DatanodeState_DATANODE_STATE_UNSPECIFIED)
+	if err != nil {
+		nm.log.Warn("cannot ask the namenode for this node's rack", "err", err)
+		nm.rackChecked = time.Time{} // ask again next heartbeat
+		return
+	}
+	rack := nm.cfg.Rack
+	found := false
+	for _, d := range dns {
+		if d.GetHostname() == nm.cfg.Hostname && d.GetRack() != "" {
+			rack, found = d.GetRack(), true
+			break
+		}
+	}
+	nm.mu.Lock()
+	old := nm.rack
+	nm.rack = rack
+	nm.mu.Unlock()
+	if old != rack {
+		nm.log.Info("rack from the namenode", "host", nm.cfg.Hostname, "rack", rack, "configured", nm.cfg.Rack)
+	} else if !found && nm.cfg.Rack != "" {
+		nm.log.Debug("no datanode named like this host; using the configured rack", "host", nm.cfg.Hostname)
+	}
+}
+
+// Rack is the rack this node reports to the resource manager.
+func (nm *NodeManager) Rack() string {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	return nm.rack
+}
+
 func (nm *NodeManager) heartbeat() {
-	req := &mrpb.HeartbeatRequest{NodeId: nm.nodeID, Hostname: nm.cfg.Hostname, Rack: nm.cfg.Rack,
+	nm.checkRack()
+	req := &mrpb.HeartbeatRequest{NodeId: nm.nodeID, Hostname: nm.cfg.Hostname,
 		ShuffleAddr: nm.ShuffleAddr(), HttpAddr: nm.HTTPAddr(), MapSlots: int32(nm.cfg.MapSlots), ReduceSlots: int32(nm.cfg.ReduceSlots)}
 	nm.mu.Lock()
+	req.Rack = nm.rack
 	maps, reduces := 0, 0
 	for id, rt := range nm.running {
 		if rt.launch.IsMap {
@@ -308,7 +371,10 @@ func (nm *NodeManager) start(l *mrpb.TaskLaunch) {
 	go func() {
 		defer nm.tasks.Done()
 		defer cancel()
+		start := time.Now()
 		rep := nm.run(ctx, rt)
+		nm.log.Info("task attempt ended", "attempt", l.AttemptId, "state", rep.State.String(),
+			"elapsed_ms", time.Since(start).Milliseconds())
 		nm.mu.Lock()
 		delete(nm.running, l.AttemptId)
 		nm.reports = append(nm.reports, rep)
@@ -379,9 +445,61 @@ func (nm *NodeManager) runTask(ctx context.Context, rt *runningTask, workDir str
 		spec.Inputs = append(spec.Inputs, mapreduce.MapOutputRef{MapIndex: int(m.MapIndex), Attempt: m.AttemptId, Addr: m.ShuffleAddr})
 	}
 	env := mapreduce.TaskEnv{FS: nm.fs, WorkDir: workDir, SortBufferBytes: nm.cfg.SortBufferBytes,
-		ReduceMemoryBytes: nm.cfg.ReduceMemoryBytes, Progress: &rt.progress, Logger: nm.log,
+		ReduceMemoryBytes: nm.cfg.ReduceMemoryBytes, ParallelFetches: nm.cfg.ParallelFetches,
+		Progress: &rt.progress, Logger: nm.log,
 		Fetcher: &fetcher{nm: nm, remote: &shuffle.Fetcher{JobID: l.JobId, Client: nm.http}, jobID: l.JobId}}
+	if !l.IsMap {
+		env.Locator = &locator{nm: nm, jobID: l.JobId, attempt: l.AttemptId, fresh: true}
+	}
 	return mapreduce.RunTask(ctx, env, spec)
+}
+
+// errStopAttempt: the resource manager no longer wants the attempt.
+var errStopAttempt = errors.New("the resource manager no longer wants this attempt")
+
+// locator asks the resource manager where the finished maps' outputs are,
+// for a reduce launched before the map phase ended.
+type locator struct {
+	nm             *NodeManager
+	jobID, attempt string
+	fresh          bool // the first call does not wait: the launch may be old news
+}
+
+func (l *locator) MapOutputs(ctx context.Context) ([]mapreduce.MapOutputRef, error) {
+	if !l.fresh {
+		l.nm.mu.Lock()
+		d := l.nm.interval
+		l.nm.mu.Unlock()
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+	l.fresh = false
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	rctx = metadata.AppendToOutgoingContext(rctx, "smarth-client", l.nm.nodeID)
+	resp, err := l.nm.rm.GetMapOutputs(rctx, &mrpb.GetMapOutputsRequest{JobId: l.jobID, AttemptId: l.attempt})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// The resource manager may be briefly unreachable; its heartbeat
+		// replies decide whether this attempt lives, so keep asking.
+		l.nm.log.Warn("asking for map outputs failed", "attempt", l.attempt, "err", err)
+		return nil, nil
+	}
+	if resp.GetStop() {
+		return nil, errStopAttempt
+	}
+	refs := make([]mapreduce.MapOutputRef, 0, len(resp.GetOutputs()))
+	for _, m := range resp.GetOutputs() {
+		refs = append(refs, mapreduce.MapOutputRef{MapIndex: int(m.GetMapIndex()), Attempt: m.GetAttemptId(), Addr: m.GetShuffleAddr()})
+	}
+	return refs, nil
 }
 
 // fetcher reads map output this node holds from its own disk and the

@@ -2,6 +2,7 @@ package resourcemanager
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"smarth/internal/mapreduce"
@@ -23,6 +24,17 @@ type Config struct {
 	NodeTimeout time.Duration `yaml:"node_timeout"`
 	// MaxAttempts per task before the job fails.
 	MaxAttempts int `yaml:"max_attempts"`
+	// MaxFetchFailures: a reduce whose attempts have failed this many times
+	// fetching map output fails the job. Each fetch failure re-runs the map
+	// and is not held against the reduce's MaxAttempts; this cap stops a
+	// reduce that can fetch from nowhere from retrying forever.
+	MaxFetchFailures int `yaml:"max_fetch_failures"`
+	// ReduceSlowStart is the fraction of a job's maps that must be done
+	// before its reduces are scheduled (Hadoop's
+	// mapreduce.job.reduce.slowstart.completedmaps). Reduces launched
+	// early fetch map outputs while the other maps run; 1 waits for every
+	// map.
+	ReduceSlowStart float64 `yaml:"reduce_slowstart"`
 	// RetainJobs is how many finished jobs are remembered for status.
 	RetainJobs int `yaml:"retain_jobs"`
 	// AbortGrace bounds how long a failed job waits for its attempts to
@@ -45,6 +57,8 @@ func DefaultConfig() Config {
 		HeartbeatInterval: 200 * time.Millisecond,
 		NodeTimeout:       10 * time.Second,
 		MaxAttempts:       mapreduce.DefaultMaxAttempts,
+		MaxFetchFailures:  10,
+		ReduceSlowStart:   0.05,
 		RetainJobs:        200,
 		AbortGrace:        30 * time.Second,
 	}
@@ -67,6 +81,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxAttempts < 1 {
 		errs = append(errs, errors.New("max_attempts must be at least 1"))
+	}
+	if c.MaxFetchFailures < 1 {
+		errs = append(errs, errors.New("max_fetch_failures must be at least 1"))
+	}
+	if c.ReduceSlowStart < 0 || c.ReduceSlowStart > 1 {
+		errs = append(errs, fmt.Errorf("reduce_slowstart %v must be between 0 and 1", c.ReduceSlowStart))
 	}
 	return errors.Join(errs...)
 }

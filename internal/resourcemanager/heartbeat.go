@@ -131,6 +131,11 @@ func (rm *ResourceManager) taskFailed(j *job, t *task, n *node, r *mrpb.TaskRepo
 		if m.state == taskDone && m.done.id == fa {
 			rm.rerunMap(j, m)
 		}
+		t.fetchFailures++
+		if t.fetchFailures >= rm.cfg.MaxFetchFailures {
+			rm.endJob(j, mapreduce.StateFailed, fmt.Sprintf("%s task %d failed %d times fetching map output; last error: %s",
+				kind, t.index, t.fetchFailures, r.GetError()))
+		}
 		return
 	}
 	t.failures++
@@ -183,9 +188,37 @@ func (rm *ResourceManager) launch(j *job, t *task, n *node, loc sched.Locality) 
 		j.counters.Add(mapreduce.GroupJob, [...]string{mapreduce.DataLocalMaps, mapreduce.RackLocalMaps, mapreduce.OtherLocalMaps}[loc], 1)
 	} else {
 		j.counters.Add(mapreduce.GroupJob, mapreduce.LaunchedReduces, 1)
-		for _, m := range j.maps {
-			l.MapOutputs = append(l.MapOutputs, &mrpb.MapOutputLocation{MapIndex: int32(m.index), AttemptId: m.done.id, ShuffleAddr: m.doneAddr})
-		}
+		l.MapOutputs = j.mapOutputs()
 	}
 	return l
+}
+
+// mapOutputs locates the output of every finished map of j.
+func (j *job) mapOutputs() []*mrpb.MapOutputLocation {
+	var out []*mrpb.MapOutputLocation
+	for _, m := range j.maps {
+		if m.state == taskDone {
+			out = append(out, &mrpb.MapOutputLocation{MapIndex: int32(m.index), AttemptId: m.done.id, ShuffleAddr: m.doneAddr})
+		}
+	}
+	return out
+}
+
+// GetMapOutputs tells a running reduce attempt where the finished maps'
+// outputs are; an attempt the resource manager no longer waits for is
+// told to stop.
+func (rm *ResourceManager) GetMapOutputs(ctx context.Context, req *mrpb.GetMapOutputsRequest) (*mrpb.GetMapOutputsResponse, error) {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	j, err := rm.lookup(req.GetJobId())
+	if err != nil {
+		return nil, err
+	}
+	resp := &mrpb.GetMapOutputsResponse{NumMaps: int32(len(j.maps))}
+	if !j.active() || !j.waitsFor(req.GetAttemptId()) {
+		resp.Stop = true
+		return resp, nil
+	}
+	resp.Outputs = j.mapOutputs()
+	return resp, nil
 }

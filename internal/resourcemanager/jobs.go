@@ -2,6 +2,7 @@ package resourcemanager
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"smarth/internal/mapreduce"
@@ -28,6 +29,9 @@ type task struct {
 	state    int
 	launched int // attempts launched, for attempt numbering
 	failures int // failed attempts (the job fails at MaxAttempts)
+	// fetchFailures counts a reduce's attempts that failed fetching map
+	// output (the job fails at MaxFetchFailures).
+	fetchFailures int
 	lastErr  string
 	running  map[string]*attempt // attempt ID -> attempt
 	done     *attempt            // the winning attempt
@@ -45,6 +49,7 @@ type job struct {
 	inputBytes                  int64
 	maps, reduces               []*task
 	mapsDone, reducesDone       int
+	slowStartMaps               int // maps done before reduces may launch
 	state                       string // mapreduce.State*
 	ending                      string // FAILED or KILLED once decided, until cleanup is done
 	endedAt                     time.Time
@@ -75,6 +80,16 @@ func (j *job) runningAttempts() int {
 	return n
 }
 
+// waitsFor: attempt is a running reduce attempt of j.
+func (j *job) waitsFor(attempt string) bool {
+	for _, t := range j.reduces {
+		if t.running[attempt] != nil {
+			return true
+		}
+	}
+	return false
+}
+
 func (j *job) tasks(isMap bool) []*task {
 	if isMap {
 		return j.maps
@@ -82,7 +97,7 @@ func (j *job) tasks(isMap bool) []*task {
 	return j.reduces
 }
 
-func newJob(id string, seq int64, req *mrpb.SubmitJobRequest, now time.Time) *job {
+func newJob(id string, seq int64, req *mrpb.SubmitJobRequest, now time.Time, slowStart float64) *job {
 	j := &job{id: id, seq: seq, name: req.GetName(), app: req.GetApp(), user: req.GetUser(),
 		output: req.GetOutput(), params: req.GetParams(), numReduces: int(req.GetNumReduces()),
 		splits: req.GetSplits(), state: mapreduce.StateRunning, submitted: now}
@@ -93,6 +108,7 @@ func newJob(id string, seq int64, req *mrpb.SubmitJobRequest, now time.Time) *jo
 	for i := range j.numReduces {
 		j.reduces = append(j.reduces, &task{index: i, running: map[string]*attempt{}, failedOn: map[string]bool{}})
 	}
+	j.slowStartMaps = min(len(j.maps), int(math.Ceil(slowStart*float64(len(j.maps)))))
 	return j
 }
 
@@ -114,7 +130,9 @@ func (j *job) view(n *node, liveNodes int) sched.Job {
 		s := j.splits[t.index]
 		v.PendingMaps = append(v.PendingMaps, sched.MapTask{Index: t.index, Hosts: s.GetHosts(), Racks: s.GetRacks()})
 	}
-	if j.mapsDone == len(j.maps) {
+	// Reduces launched before every map is done fetch the rest as the
+	// maps finish (GetMapOutputs).
+	if j.mapsDone >= j.slowStartMaps {
 		for _, t := range j.reduces {
 			if t.state == taskPending && !avoid(t, n, liveNodes) {
 				v.PendingReduces = append(v.PendingReduces, t.index)

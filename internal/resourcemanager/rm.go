@@ -196,7 +196,7 @@ func (rm *ResourceManager) SubmitJob(ctx context.Context, req *mrpb.SubmitJobReq
 	}
 	rm.seq++
 	id := fmt.Sprintf("job_%s_%04d", rm.epoch, rm.seq)
-	j := newJob(id, rm.seq, req, time.Now())
+	j := newJob(id, rm.seq, req, time.Now(), rm.cfg.ReduceSlowStart)
 	rm.jobs[id] = j
 	rm.order = append(rm.order, j)
 	rm.log.Info("job submitted", "job", id, "app", j.app, "maps", len(j.maps), "reduces", len(j.reduces), "user", j.user)

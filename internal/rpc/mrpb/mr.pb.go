@@ -1246,6 +1246,122 @@ func (x *HeartbeatResponse) GetHeartbeatIntervalMs() int64 {
 	return 0
 }
 
+type GetMapOutputsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	AttemptId     string                 `protobuf:"bytes,2,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"` // the asking reduce attempt
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetMapOutputsRequest) Reset() {
+	*x = GetMapOutputsRequest{}
+	mi := &file_mrpb_mr_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetMapOutputsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetMapOutputsRequest) ProtoMessage() {}
+
+func (x *GetMapOutputsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mrpb_mr_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetMapOutputsRequest.ProtoReflect.Descriptor instead.
+func (*GetMapOutputsRequest) Descriptor() ([]byte, []int) {
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *GetMapOutputsRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *GetMapOutputsRequest) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
+
+type GetMapOutputsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The current output of every finished map (a re-run map appears with
+	// its new attempt once it is done again).
+	Outputs []*MapOutputLocation `protobuf:"bytes,1,rep,name=outputs,proto3" json:"outputs,omitempty"`
+	NumMaps int32                `protobuf:"varint,2,opt,name=num_maps,json=numMaps,proto3" json:"num_maps,omitempty"`
+	// The attempt is no longer wanted (job over, attempt killed or lost):
+	// the reduce stops.
+	Stop          bool `protobuf:"varint,3,opt,name=stop,proto3" json:"stop,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetMapOutputsResponse) Reset() {
+	*x = GetMapOutputsResponse{}
+	mi := &file_mrpb_mr_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetMapOutputsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetMapOutputsResponse) ProtoMessage() {}
+
+func (x *GetMapOutputsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mrpb_mr_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetMapOutputsResponse.ProtoReflect.Descriptor instead.
+func (*GetMapOutputsResponse) Descriptor() ([]byte, []int) {
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *GetMapOutputsResponse) GetOutputs() []*MapOutputLocation {
+	if x != nil {
+		return x.Outputs
+	}
+	return nil
+}
+
+func (x *GetMapOutputsResponse) GetNumMaps() int32 {
+	if x != nil {
+		return x.NumMaps
+	}
+	return 0
+}
+
+func (x *GetMapOutputsResponse) GetStop() bool {
+	if x != nil {
+		return x.Stop
+	}
+	return false
+}
+
 var File_mrpb_mr_proto protoreflect.FileDescriptor
 
 const file_mrpb_mr_proto_rawDesc = "" +
@@ -1367,18 +1483,27 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	"\n" +
 	"reregister\x18\x04 \x01(\bR\n" +
 	"reregister\x122\n" +
-	"\x15heartbeat_interval_ms\x18\x05 \x01(\x03R\x13heartbeatIntervalMs*S\n" +
+	"\x15heartbeat_interval_ms\x18\x05 \x01(\x03R\x13heartbeatIntervalMs\"L\n" +
+	"\x14GetMapOutputsRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x02 \x01(\tR\tattemptId\"~\n" +
+	"\x15GetMapOutputsResponse\x126\n" +
+	"\aoutputs\x18\x01 \x03(\v2\x1c.smarth.mr.MapOutputLocationR\aoutputs\x12\x19\n" +
+	"\bnum_maps\x18\x02 \x01(\x05R\anumMaps\x12\x12\n" +
+	"\x04stop\x18\x03 \x01(\bR\x04stop*S\n" +
 	"\tTaskState\x12\x10\n" +
 	"\fTASK_RUNNING\x10\x00\x12\x12\n" +
 	"\x0eTASK_SUCCEEDED\x10\x01\x12\x0f\n" +
 	"\vTASK_FAILED\x10\x02\x12\x0f\n" +
-	"\vTASK_KILLED\x10\x032\xe2\x02\n" +
+	"\vTASK_KILLED\x10\x032\xb6\x03\n" +
 	"\x0fResourceManager\x12F\n" +
 	"\tSubmitJob\x12\x1b.smarth.mr.SubmitJobRequest\x1a\x1c.smarth.mr.SubmitJobResponse\x128\n" +
 	"\x06GetJob\x12\x18.smarth.mr.GetJobRequest\x1a\x14.smarth.mr.JobStatus\x12C\n" +
 	"\bListJobs\x12\x1a.smarth.mr.ListJobsRequest\x1a\x1b.smarth.mr.ListJobsResponse\x12@\n" +
 	"\aKillJob\x12\x19.smarth.mr.KillJobRequest\x1a\x1a.smarth.mr.KillJobResponse\x12F\n" +
-	"\tHeartbeat\x12\x1b.smarth.mr.HeartbeatRequest\x1a\x1c.smarth.mr.HeartbeatResponseB\x1aZ\x18smarth/internal/rpc/mrpbb\x06proto3"
+	"\tHeartbeat\x12\x1b.smarth.mr.HeartbeatRequest\x1a\x1c.smarth.mr.HeartbeatResponse\x12R\n" +
+	"\rGetMapOutputs\x12\x1f.smarth.mr.GetMapOutputsRequest\x1a .smarth.mr.GetMapOutputsResponseB\x1aZ\x18smarth/internal/rpc/mrpbb\x06proto3"
 
 var (
 	file_mrpb_mr_proto_rawDescOnce sync.Once
@@ -1393,54 +1518,59 @@ func file_mrpb_mr_proto_rawDescGZIP() []byte {
 }
 
 var file_mrpb_mr_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_mrpb_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_mrpb_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_mrpb_mr_proto_goTypes = []any{
-	(TaskState)(0),            // 0: smarth.mr.TaskState
-	(*Split)(nil),             // 1: smarth.mr.Split
-	(*SubmitJobRequest)(nil),  // 2: smarth.mr.SubmitJobRequest
-	(*SubmitJobResponse)(nil), // 3: smarth.mr.SubmitJobResponse
-	(*GetJobRequest)(nil),     // 4: smarth.mr.GetJobRequest
-	(*Counter)(nil),           // 5: smarth.mr.Counter
-	(*JobStatus)(nil),         // 6: smarth.mr.JobStatus
-	(*ListJobsRequest)(nil),   // 7: smarth.mr.ListJobsRequest
-	(*ListJobsResponse)(nil),  // 8: smarth.mr.ListJobsResponse
-	(*KillJobRequest)(nil),    // 9: smarth.mr.KillJobRequest
-	(*KillJobResponse)(nil),   // 10: smarth.mr.KillJobResponse
-	(*TaskReport)(nil),        // 11: smarth.mr.TaskReport
-	(*HeartbeatRequest)(nil),  // 12: smarth.mr.HeartbeatRequest
-	(*MapOutputLocation)(nil), // 13: smarth.mr.MapOutputLocation
-	(*TaskLaunch)(nil),        // 14: smarth.mr.TaskLaunch
-	(*HeartbeatResponse)(nil), // 15: smarth.mr.HeartbeatResponse
-	nil,                       // 16: smarth.mr.SubmitJobRequest.ParamsEntry
-	nil,                       // 17: smarth.mr.TaskLaunch.ParamsEntry
+	(TaskState)(0),                // 0: smarth.mr.TaskState
+	(*Split)(nil),                 // 1: smarth.mr.Split
+	(*SubmitJobRequest)(nil),      // 2: smarth.mr.SubmitJobRequest
+	(*SubmitJobResponse)(nil),     // 3: smarth.mr.SubmitJobResponse
+	(*GetJobRequest)(nil),         // 4: smarth.mr.GetJobRequest
+	(*Counter)(nil),               // 5: smarth.mr.Counter
+	(*JobStatus)(nil),             // 6: smarth.mr.JobStatus
+	(*ListJobsRequest)(nil),       // 7: smarth.mr.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 8: smarth.mr.ListJobsResponse
+	(*KillJobRequest)(nil),        // 9: smarth.mr.KillJobRequest
+	(*KillJobResponse)(nil),       // 10: smarth.mr.KillJobResponse
+	(*TaskReport)(nil),            // 11: smarth.mr.TaskReport
+	(*HeartbeatRequest)(nil),      // 12: smarth.mr.HeartbeatRequest
+	(*MapOutputLocation)(nil),     // 13: smarth.mr.MapOutputLocation
+	(*TaskLaunch)(nil),            // 14: smarth.mr.TaskLaunch
+	(*HeartbeatResponse)(nil),     // 15: smarth.mr.HeartbeatResponse
+	(*GetMapOutputsRequest)(nil),  // 16: smarth.mr.GetMapOutputsRequest
+	(*GetMapOutputsResponse)(nil), // 17: smarth.mr.GetMapOutputsResponse
+	nil,                           // 18: smarth.mr.SubmitJobRequest.ParamsEntry
+	nil,                           // 19: smarth.mr.TaskLaunch.ParamsEntry
 }
 var file_mrpb_mr_proto_depIdxs = []int32{
-	16, // 0: smarth.mr.SubmitJobRequest.params:type_name -> smarth.mr.SubmitJobRequest.ParamsEntry
+	18, // 0: smarth.mr.SubmitJobRequest.params:type_name -> smarth.mr.SubmitJobRequest.ParamsEntry
 	1,  // 1: smarth.mr.SubmitJobRequest.splits:type_name -> smarth.mr.Split
 	5,  // 2: smarth.mr.JobStatus.counters:type_name -> smarth.mr.Counter
 	6,  // 3: smarth.mr.ListJobsResponse.jobs:type_name -> smarth.mr.JobStatus
 	0,  // 4: smarth.mr.TaskReport.state:type_name -> smarth.mr.TaskState
 	5,  // 5: smarth.mr.TaskReport.counters:type_name -> smarth.mr.Counter
 	11, // 6: smarth.mr.HeartbeatRequest.tasks:type_name -> smarth.mr.TaskReport
-	17, // 7: smarth.mr.TaskLaunch.params:type_name -> smarth.mr.TaskLaunch.ParamsEntry
+	19, // 7: smarth.mr.TaskLaunch.params:type_name -> smarth.mr.TaskLaunch.ParamsEntry
 	1,  // 8: smarth.mr.TaskLaunch.split:type_name -> smarth.mr.Split
 	13, // 9: smarth.mr.TaskLaunch.map_outputs:type_name -> smarth.mr.MapOutputLocation
 	14, // 10: smarth.mr.HeartbeatResponse.launches:type_name -> smarth.mr.TaskLaunch
-	2,  // 11: smarth.mr.ResourceManager.SubmitJob:input_type -> smarth.mr.SubmitJobRequest
-	4,  // 12: smarth.mr.ResourceManager.GetJob:input_type -> smarth.mr.GetJobRequest
-	7,  // 13: smarth.mr.ResourceManager.ListJobs:input_type -> smarth.mr.ListJobsRequest
-	9,  // 14: smarth.mr.ResourceManager.KillJob:input_type -> smarth.mr.KillJobRequest
-	12, // 15: smarth.mr.ResourceManager.Heartbeat:input_type -> smarth.mr.HeartbeatRequest
-	3,  // 16: smarth.mr.ResourceManager.SubmitJob:output_type -> smarth.mr.SubmitJobResponse
-	6,  // 17: smarth.mr.ResourceManager.GetJob:output_type -> smarth.mr.JobStatus
-	8,  // 18: smarth.mr.ResourceManager.ListJobs:output_type -> smarth.mr.ListJobsResponse
-	10, // 19: smarth.mr.ResourceManager.KillJob:output_type -> smarth.mr.KillJobResponse
-	15, // 20: smarth.mr.ResourceManager.Heartbeat:output_type -> smarth.mr.HeartbeatResponse
-	16, // [16:21] is the sub-list for method output_type
-	11, // [11:16] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	13, // 11: smarth.mr.GetMapOutputsResponse.outputs:type_name -> smarth.mr.MapOutputLocation
+	2,  // 12: smarth.mr.ResourceManager.SubmitJob:input_type -> smarth.mr.SubmitJobRequest
+	4,  // 13: smarth.mr.ResourceManager.GetJob:input_type -> smarth.mr.GetJobRequest
+	7,  // 14: smarth.mr.ResourceManager.ListJobs:input_type -> smarth.mr.ListJobsRequest
+	9,  // 15: smarth.mr.ResourceManager.KillJob:input_type -> smarth.mr.KillJobRequest
+	12, // 16: smarth.mr.ResourceManager.Heartbeat:input_type -> smarth.mr.HeartbeatRequest
+	16, // 17: smarth.mr.ResourceManager.GetMapOutputs:input_type -> smarth.mr.GetMapOutputsRequest
+	3,  // 18: smarth.mr.ResourceManager.SubmitJob:output_type -> smarth.mr.SubmitJobResponse
+	6,  // 19: smarth.mr.ResourceManager.GetJob:output_type -> smarth.mr.JobStatus
+	8,  // 20: smarth.mr.ResourceManager.ListJobs:output_type -> smarth.mr.ListJobsResponse
+	10, // 21: smarth.mr.ResourceManager.KillJob:output_type -> smarth.mr.KillJobResponse
+	15, // 22: smarth.mr.ResourceManager.Heartbeat:output_type -> smarth.mr.HeartbeatResponse
+	17, // 23: smarth.mr.ResourceManager.GetMapOutputs:output_type -> smarth.mr.GetMapOutputsResponse
+	18, // [18:24] is the sub-list for method output_type
+	12, // [12:18] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_mrpb_mr_proto_init() }
@@ -1454,7 +1584,7 @@ func file_mrpb_mr_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mrpb_mr_proto_rawDesc), len(file_mrpb_mr_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   17,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,11 +23,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ResourceManager_SubmitJob_FullMethodName = "/smarth.mr.ResourceManager/SubmitJob"
-	ResourceManager_GetJob_FullMethodName    = "/smarth.mr.ResourceManager/GetJob"
-	ResourceManager_ListJobs_FullMethodName  = "/smarth.mr.ResourceManager/ListJobs"
-	ResourceManager_KillJob_FullMethodName   = "/smarth.mr.ResourceManager/KillJob"
-	ResourceManager_Heartbeat_FullMethodName = "/smarth.mr.ResourceManager/Heartbeat"
+	ResourceManager_SubmitJob_FullMethodName     = "/smarth.mr.ResourceManager/SubmitJob"
+	ResourceManager_GetJob_FullMethodName        = "/smarth.mr.ResourceManager/GetJob"
+	ResourceManager_ListJobs_FullMethodName      = "/smarth.mr.ResourceManager/ListJobs"
+	ResourceManager_KillJob_FullMethodName       = "/smarth.mr.ResourceManager/KillJob"
+	ResourceManager_Heartbeat_FullMethodName     = "/smarth.mr.ResourceManager/Heartbeat"
+	ResourceManager_GetMapOutputs_FullMethodName = "/smarth.mr.ResourceManager/GetMapOutputs"
 )
 
 // ResourceManagerClient is the client API for ResourceManager service.
@@ -39,6 +40,10 @@ type ResourceManagerClient interface {
 	ListJobs(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsResponse, error)
 	KillJob(ctx context.Context, in *KillJobRequest, opts ...grpc.CallOption) (*KillJobResponse, error)
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
+	// GetMapOutputs tells a running reduce attempt where the outputs of the
+	// job's finished maps are, so it can fetch them while other maps still
+	// run (slow start), as Hadoop's map completion events do.
+	GetMapOutputs(ctx context.Context, in *GetMapOutputsRequest, opts ...grpc.CallOption) (*GetMapOutputsResponse, error)
 }
 
 type resourceManagerClient struct {
@@ -99,6 +104,16 @@ func (c *resourceManagerClient) Heartbeat(ctx context.Context, in *HeartbeatRequ
 	return out, nil
 }
 
+func (c *resourceManagerClient) GetMapOutputs(ctx context.Context, in *GetMapOutputsRequest, opts ...grpc.CallOption) (*GetMapOutputsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetMapOutputsResponse)
+	err := c.cc.Invoke(ctx, ResourceManager_GetMapOutputs_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ResourceManagerServer is the server API for ResourceManager service.
 // All implementations must embed UnimplementedResourceManagerServer
 // for forward compatibility.
@@ -108,6 +123,10 @@ type ResourceManagerServer interface {
 	ListJobs(context.Context, *ListJobsRequest) (*ListJobsResponse, error)
 	KillJob(context.Context, *KillJobRequest) (*KillJobResponse, error)
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
+	// GetMapOutputs tells a running reduce attempt where the outputs of the
+	// job's finished maps are, so it can fetch them while other maps still
+	// run (slow start), as Hadoop's map completion events do.
+	GetMapOutputs(context.Context, *GetMapOutputsRequest) (*GetMapOutputsResponse, error)
 	mustEmbedUnimplementedResourceManagerServer()
 }
 
@@ -132,6 +151,9 @@ func (UnimplementedResourceManagerServer) KillJob(context.Context, *KillJobReque
 }
 func (UnimplementedResourceManagerServer) Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Heartbeat not implemented")
+}
+func (UnimplementedResourceManagerServer) GetMapOutputs(context.Context, *GetMapOutputsRequest) (*GetMapOutputsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetMapOutputs not implemented")
 }
 func (UnimplementedResourceManagerServer) mustEmbedUnimplementedResourceManagerServer() {}
 func (UnimplementedResourceManagerServer) testEmbeddedByValue()                         {}
@@ -244,6 +266,24 @@ func _ResourceManager_Heartbeat_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ResourceManager_GetMapOutputs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetMapOutputsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResourceManagerServer).GetMapOutputs(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResourceManager_GetMapOutputs_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResourceManagerServer).GetMapOutputs(ctx, req.(*GetMapOutputsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ResourceManager_ServiceDesc is the grpc.ServiceDesc for ResourceManager service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -270,6 +310,10 @@ var ResourceManager_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Heartbeat",
 			Handler:    _ResourceManager_Heartbeat_Handler,
+		},
+		{
+			MethodName: "GetMapOutputs",
+			Handler:    _ResourceManager_GetMapOutputs_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
