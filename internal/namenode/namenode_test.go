@@ -269,3 +269,24 @@ func TestStatusPageAndMetrics(t *testing.T) {
 		}
 	}
 }
+
+func TestReadOrderForAClientOnARack(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Racks = map[string]string{"dn1": "/a", "dn2": "/b", "dn3": "/b", "laptop": "/a"}
+	nn := startNN(t, cfg)
+	fc := newFakeCluster(t, nn)
+	for _, h := range []string{"dn1", "dn2", "dn3"} {
+		fc.add(h, "/ignored") // the namenode's racks map wins
+	}
+	c := dial(t, nn.Addr(), "hdfs")
+	writeFile(t, c, fc, "/f", 3, 10)
+	for i := 0; i < 10; i++ {
+		lbs, err := c.cp.GetBlockLocations(c.ctx(), &dfspb.GetBlockLocationsRequest{Path: "/f", ClientHost: "laptop"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first := lbs.GetLocations().GetBlocks()[0].GetLocations()[0]; first.GetId() != "id-dn1" || first.GetRack() != "/a" {
+			t.Fatalf("a client on rack /a reads first from %s (%s); want dn1 on /a", first.GetId(), first.GetRack())
+		}
+	}
+}

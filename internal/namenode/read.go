@@ -52,14 +52,17 @@ func (nn *NameNode) blockLocations(ctx context.Context, req *dfspb.GetBlockLocat
 }
 
 // clientLocationLocked places a client: on the rack of a datanode on the
-// same host, else nowhere in particular.
+// same host, else where the racks map puts its host.
 func (nn *NameNode) clientLocationLocked(host string) topology.Location {
 	loc := topology.Location{Host: host, IP: host}
 	for _, dn := range nn.nodes {
 		if topology.SameHost(loc, dn.location()) {
 			loc.Rack = dn.info.Rack
-			break
+			return loc
 		}
+	}
+	if host != "" {
+		loc.Rack = nn.racks.Rack(host, host, "")
 	}
 	return loc
 }
