@@ -3,6 +3,7 @@ package namenode
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"smarth/internal/namenode/blockmap"
@@ -64,9 +65,13 @@ func blockOffset(f *namespace.INode, i int) int64 {
 func (nn *NameNode) placementViewLocked() []placement.Node {
 	out := make([]placement.Node, 0, len(nn.nodes))
 	for _, dn := range nn.nodes {
+		remaining := dn.info.Remaining
+		if dn.info.Capacity == 0 {
+			remaining = math.MaxInt64 // space not reported yet: do not hold it against the node
+		}
 		out = append(out, placement.Node{
 			ID: dn.info.Id, Host: dn.info.Hostname, IP: dn.info.IpAddr, Rack: dn.info.Rack,
-			Live: dn.live, Xceivers: int(dn.info.XceiverCount), Remaining: dn.info.Remaining,
+			Live: dn.live, Xceivers: int(dn.info.XceiverCount), Remaining: remaining,
 		})
 	}
 	return out
