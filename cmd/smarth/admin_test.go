@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"smarth/internal/namenode"
+)
+
+// adminRun runs `smarth admin args...` and returns the exit status main
+// would use, the output and the error text.
+func adminRun(args ...string) (int, string, string) {
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetArgs(append([]string{"admin"}, args...))
+	root.SetOut(&out)
+	root.SetErr(&bytes.Buffer{})
+	err := root.Execute()
+	if err == nil {
+		return 0, out.String(), ""
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code, out.String(), err.Error()
+	}
+	return 1, out.String(), err.Error()
+}
+
+func TestAdminAgainstANamenode(t *testing.T) {
+	cfg := namenode.DefaultConfig()
+	cfg.RPCAddr, cfg.HTTPAddr, cfg.MetaDir, cfg.Superuser = "127.0.0.1:0", "127.0.0.1:0", t.TempDir(), "root-of-test"
+	nn, err := namenode.New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nn.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer nn.Close()
+	addr := nn.Addr()
+	cases := []struct {
+		args []string
+		code int
+		out  string // in the output, or in the error when code != 0
+	}{
+		{[]string{"--namenode", addr, "report"}, 0, "Datanodes: 0 live, 0 dead"},
+		{[]string{"--namenode", addr, "speeds"}, 0, "No speed records"},
+		{[]string{"--namenode", addr, "safemode", "get"}, 0, "Safe mode is OFF"},
+		{[]string{"--namenode", addr, "--user", "root-of-test", "safemode", "enter"}, 0, "Safe mode is ON: namenode is in safe mode: entered manually"},
+		{[]string{"--namenode", addr, "--user", "mallory", "safemode", "leave"}, 1, "safemode: user mallory is not a superuser"},
+		{[]string{"--namenode", addr, "--user", "root-of-test", "safemode", "leave"}, 0, "Safe mode is OFF"},
+		{[]string{"--namenode", addr, "safemode", "toggle"}, 2, `safemode: unknown action "toggle"`},
+		{[]string{"--namenode", addr, "report", "--live", "--dead"}, 2, "--live and --dead exclude each other"},
+		{[]string{"--namenode", "127.0.0.1:1", "report"}, 1, "cannot reach the namenode at 127.0.0.1:1"},
+	}
+	for _, c := range cases {
+		code, out, msg := adminRun(c.args...)
+		text := out
+		if c.code != 0 {
+			text = msg
+		}
+		if code != c.code || !strings.Contains(text, c.out) {
+			t.Errorf("smarth admin %s: exit %d, output %q, error %q; want exit %d with %q", strings.Join(c.args, " "), code, out, msg, c.code, c.out)
+		}
+	}
+}
