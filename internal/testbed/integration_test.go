@@ -29,11 +29,40 @@ func requireNamespaces(t *testing.T) {
 			t.Skipf("skipping the testbed integration test: iproute2 is not installed (%s not in PATH)", tool)
 		}
 	}
+	cleanStaleTestbeds(t)
 	probe := fmt.Sprintf("smarth.itest-probe-%d.x", os.Getpid())
 	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
 		t.Skipf("skipping the testbed integration test: this machine cannot create network namespaces: %v: %s", err, bytes.TrimSpace(out))
 	}
 	exec.Command("ip", "netns", "del", probe).Run()
+}
+
+// cleanStaleTestbeds removes the namespaces and cgroups of integration
+// test testbeds whose test process is gone (killed by a timeout, say), so
+// they do not pile up on a machine that runs the suite often. It touches
+// only names of the form smarth.itest-*-PID.* whose PID no longer runs.
+func cleanStaleTestbeds(t *testing.T) {
+	names, _ := netns.List("smarth.itest-")
+	seen := map[string]bool{}
+	for _, n := range names {
+		tb := strings.TrimPrefix(n, "smarth.")
+		tb = tb[:strings.IndexByte(tb, '.')]
+		var pid int
+		if i := strings.LastIndexByte(tb, '-'); i < 0 || seen[tb] {
+			continue
+		} else if _, err := fmt.Sscanf(tb[i+1:], "%d", &pid); err != nil || pid <= 0 {
+			continue
+		}
+		seen[tb] = true
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+			continue // its test is still running
+		}
+		m, err := New(Options{StateRoot: t.TempDir(), WorkRoot: t.TempDir(), Tool: "/bin/false"})
+		if err == nil {
+			_, err = m.Down(context.Background(), tb)
+		}
+		t.Logf("removed a stale integration-test testbed %s: %v", tb, err)
+	}
 }
 
 // buildSmarth builds the smarth binary the testbed runs helpers and
@@ -140,9 +169,9 @@ func TestTestbed(t *testing.T) {
 	rand.Read(data)
 	src := filepath.Join(s.WorkDir, "nn", "in.dat")
 	os.WriteFile(src, data, 0o644)
-	runOn(t, m, name, "nn", bin, "fs", "put", src, "/itest/in.dat")
+	runOn(t, m, name, "nn", bin, "fs", "put", src, "/itest-in.dat")
 	dst := filepath.Join(s.WorkDir, "nn", "out.dat")
-	runOn(t, m, name, "nn", bin, "fs", "get", "/itest/in.dat", dst)
+	runOn(t, m, name, "nn", bin, "fs", "get", "/itest-in.dat", dst)
 	got, err := os.ReadFile(dst)
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("read back %d bytes (err %v), want the %d written", len(got), err, len(data))
