@@ -117,11 +117,15 @@ func (m *Manager) launch(s *State, host, outFile string, argv []string, env []st
 }
 
 // Env is the environment of every process the testbed starts on a host,
-// so that tools inside find their cluster.
+// so that tools inside find their cluster: SMARTH_NAMENODE and
+// SMARTH_RESOURCEMANAGER are what smarth fs, admin, job and bench read.
 func (s *State) Env(host string) []string {
 	env := []string{"SMARTH_TESTBED=" + s.Name, "SMARTH_TESTBED_HOST=" + host}
 	if nn := daemonplan.NameNodeAddr(s.Topology); nn != "" {
 		env = append(env, "SMARTH_NAMENODE="+nn)
+	}
+	if rm := daemonplan.ResourceManagerAddr(s.Topology); rm != "" {
+		env = append(env, "SMARTH_RESOURCEMANAGER="+rm)
 	}
 	return env
 }

@@ -62,6 +62,9 @@ func WriteStatus(w io.Writer, s *State) {
 	if nn := daemonplan.NameNodeAddr(t); nn != "" {
 		fmt.Fprintf(w, "namenode: %s (SMARTH_NAMENODE is set on every host)\n", nn)
 	}
+	if rm := daemonplan.ResourceManagerAddr(t); rm != "" {
+		fmt.Fprintf(w, "resource manager: %s (SMARTH_RESOURCEMANAGER is set on every host)\n", rm)
+	}
 	fmt.Fprintf(w, "measure the links:        smarth testbed check --name %s\n", s.Name)
 	fmt.Fprintf(w, "tear down:                smarth testbed down --name %s\n", s.Name)
 }

@@ -94,6 +94,16 @@ func NameNodeAddr(t *topo.Topology) string {
 	return hostPort(nn[0].Addr, NameNodeRPC)
 }
 
+// ResourceManagerAddr is the address job clients use for the resource
+// manager ("" without one).
+func ResourceManagerAddr(t *topo.Topology) string {
+	rm := t.WithRole(topo.ResourceManager)
+	if len(rm) == 0 {
+		return ""
+	}
+	return hostPort(rm[0].Addr, ResourceManagerRPC)
+}
+
 type planner struct {
 	t       *topo.Topology
 	workDir string
