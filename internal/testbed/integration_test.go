@@ -165,6 +165,9 @@ func TestTestbed(t *testing.T) {
 			t.Errorf("%s (pid %d) is not running inside its host's namespace", d.Name(), d.PID)
 		}
 	}
+	// Three datanodes in two racks and replication 3: every block has a
+	// replica in each rack, so the write and the read cross the
+	// throttled inter-rack link.
 	data := make([]byte, 6<<20+12345)
 	rand.Read(data)
 	src := filepath.Join(s.WorkDir, "nn", "in.dat")
