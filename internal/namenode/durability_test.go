@@ -266,3 +266,20 @@ func TestEditLogFailureStopsAcknowledging(t *testing.T) {
 	err = nn.mkdirs(ctx, &dfspb.MkdirsRequest{Path: "/b"})
 	wantErr(t, err, codes.Unavailable, "mkdir /b: the namenode cannot write its edit log")
 }
+
+func TestMetaDirIsLocked(t *testing.T) {
+	cfg := testConfig(t)
+	nn, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(cfg, nil); err == nil || !strings.Contains(err.Error(), "in use by another namenode") {
+		t.Fatalf("second namenode on the same meta_dir: %v", err)
+	}
+	nn.Close()
+	nn2, err := New(cfg, nil)
+	if err != nil {
+		t.Fatalf("after the first closed: %v", err)
+	}
+	nn2.Close()
+}

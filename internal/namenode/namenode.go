@@ -50,6 +50,8 @@ type NameNode struct {
 
 	ckptMu sync.Mutex // serialises checkpoints
 
+	unlockMeta func() error // releases the meta_dir lock
+
 	grpc     *grpc.Server
 	rpcLis   net.Listener
 	httpLis  net.Listener
@@ -99,7 +101,14 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 		startedAt:  clock(),
 	}
 	nn.metrics = newMetrics(nn)
+	nn.unlockMeta = func() error { return nil }
+	if _, real := fs.(journal.OS); real {
+		if nn.unlockMeta, err = journal.LockDir(cfg.MetaDir); err != nil {
+			return nil, fmt.Errorf("namenode: meta_dir: %w", err)
+		}
+	}
 	if err := nn.load(fs); err != nil {
+		nn.unlockMeta()
 		return nil, err
 	}
 	return nn, nil
@@ -248,6 +257,7 @@ func (nn *NameNode) Close() error {
 			}
 		}
 		nn.closeErr = nn.journal.Close()
+		nn.unlockMeta()
 		nn.logger.Info("namenode stopped")
 	})
 	return nn.closeErr

@@ -285,3 +285,22 @@ func FuzzReadRecords(f *testing.F) {
 		}
 	})
 }
+
+func TestLockDir(t *testing.T) {
+	dir := t.TempDir()
+	release, err := LockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LockDir(dir); err == nil || !strings.Contains(err.Error(), "in use by another namenode (pid ") {
+		t.Fatalf("second lock: %v", err)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	release, err = LockDir(dir)
+	if err != nil {
+		t.Fatalf("lock after release: %v", err)
+	}
+	release()
+}
