@@ -17,6 +17,9 @@ import (
 // 2-core machine are noisy.
 //
 //	go test ./internal/datanode -run '^$' -bench . -benchtime 16x
+//
+// SMARTH_BENCH_DIR puts the datanodes' data directories under another
+// directory (e.g. /dev/shm to take the disk out of the picture).
 
 const benchBlock = 64 << 20
 

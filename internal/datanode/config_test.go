@@ -52,3 +52,43 @@ func TestAdvertiseIP(t *testing.T) {
 		t.Errorf("wildcard bind advertised %q", got)
 	}
 }
+
+func TestLifecycle(t *testing.T) {
+	nn := startFakeNameNode(t)
+	cfg := DefaultConfig()
+	cfg.NameNode, cfg.DataDir = nn.addr, t.TempDir()
+	cfg.DataAddr, cfg.IPCAddr, cfg.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	d, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil { // never started
+		t.Fatal(err)
+	}
+	d, _ = New(cfg, nil)
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(); err == nil {
+		t.Fatal("second Start succeeded")
+	}
+	d.Kill()
+	d.Kill()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A port in use makes Start fail cleanly; Close is then a no-op.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	cfg.HTTPAddr = busy.Addr().String()
+	d2, _ := New(cfg, nil)
+	if err := d2.Start(); err == nil || !strings.Contains(err.Error(), "http_addr") {
+		t.Fatalf("Start with http_addr in use: %v", err)
+	}
+	if err := d2.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -71,6 +72,10 @@ func startDataNodeTB(t testing.TB, nn *fakeNameNode) *DataNode {
 	cfg.NameNode = nn.addr
 	cfg.DataAddr, cfg.IPCAddr, cfg.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	cfg.DataDir = t.TempDir()
+	if dir := os.Getenv("SMARTH_BENCH_DIR"); dir != "" {
+		cfg.DataDir, _ = os.MkdirTemp(dir, "dn")
+		t.Cleanup(func() { os.RemoveAll(cfg.DataDir) })
+	}
 	d, err := New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
