@@ -25,7 +25,9 @@ func newDemoCmd() *cobra.Command {
 (and the MapReduce daemons when present) as local processes on 127.0.0.1,
 generates a sample file, uploads it, lists it, reads it back and checks its
 SHA-256, runs WordCount on a generated text, then takes the cluster down.
-Needs nothing but this binary. With --keep the cluster stays up afterwards.`,
+Needs nothing but this binary. Configs, logs and data go under ./.smarth/demo
+(removed after a successful run, kept after a failure); with --keep the cluster
+stays up afterwards.`,
 		Example: `  go run ./cmd/smarth demo
   smarth demo --size 1GiB --keep --home ./.smarth`,
 		Args: cobra.NoArgs,
@@ -54,7 +56,7 @@ Needs nothing but this binary. With --keep the cluster stays up afterwards.`,
 	f := c.Flags()
 	f.StringVar(&size, "size", "200MiB", "size of the sample file")
 	f.IntVar(&opts.DataNodes, "datanodes", 3, "number of datanodes")
-	f.StringVar(&opts.Home, "home", "", "cluster home (default: a new temporary directory, removed at the end)")
+	f.StringVar(&opts.Home, "home", "", "cluster home (default ./.smarth/demo, or $SMARTH_HOME/demo; removed after a successful run)")
 	f.BoolVar(&opts.Keep, "keep", false, "leave the cluster running at the end")
 	f.StringVar(&progress, "progress", "auto", "progress bars: auto (when stdout is a terminal), always, never")
 	return c

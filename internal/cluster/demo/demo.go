@@ -29,7 +29,11 @@ import (
 
 // Options of a demo run.
 type Options struct {
-	Home      string // cluster home; default a new temporary directory
+	// Home is the cluster home: configs, logs, data. Default
+	// <cluster.Home()>/demo, i.e. ./.smarth/demo in the project (or
+	// $SMARTH_HOME/demo). It is removed after a successful run without
+	// Keep and kept, with every daemon's log, after a failure.
+	Home string
 	Binary    string // smarth binary the daemons run; default this one
 	Keep      bool   // leave the cluster running at the end
 	Size      int64  // sample file size; default 200 MiB
@@ -72,13 +76,18 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if opts.WordCount == nil {
 		opts.WordCount = ClusterWordCount
 	}
-	tempHome := opts.Home == ""
-	if tempHome {
-		if opts.Home, err = os.MkdirTemp("", "smarth-demo-"); err != nil {
-			return err
-		}
+	if opts.Home == "" {
+		opts.Home = filepath.Join(cluster.Home(), "demo")
+	}
+	if opts.Home, err = filepath.Abs(opts.Home); err != nil {
+		return err
 	}
 	d := &demo{opts: opts, out: opts.Out, start: time.Now()}
+	defer func() {
+		if err != nil {
+			fmt.Fprintf(d.out, "\nThe demo failed. Every daemon's log is in %s\n", filepath.Join(opts.Home, "logs"))
+		}
+	}()
 
 	d.step("Start a local cluster: 1 namenode + %d datanodes on 127.0.0.1, each its own process", opts.DataNodes)
 	st, err := cluster.Up(ctx, cluster.Options{
@@ -99,10 +108,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 		for _, l := range lines {
 			fmt.Fprintln(d.out, "  "+l)
 		}
-		if tempHome && derr == nil {
-			os.RemoveAll(opts.Home)
-		}
 		err = errors.Join(err, derr)
+		if err == nil {
+			err = cluster.Purge(opts.Home)
+		}
 		if err == nil {
 			fmt.Fprintf(d.out, "\nDemo finished in %v. Every step passed.\n", time.Since(d.start).Round(100*time.Millisecond))
 		}
@@ -141,7 +150,7 @@ func (i indent) Write(p []byte) (int, error) {
 }
 
 func (d *demo) fileSteps(ctx context.Context, fs *client.FileSystem) error {
-	local := filepath.Join(d.opts.Home, "demo", "sample.dat")
+	local := filepath.Join(d.opts.Home, "data", "sample.dat")
 	d.step("Generate a sample file: %s of seeded random bytes at %s", cluster.Bytes(d.opts.Size), local)
 	sum, err := generate(local, d.opts.Size, d.opts.Seed)
 	if err != nil {
