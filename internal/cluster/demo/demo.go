@@ -33,7 +33,7 @@ type Options struct {
 	// <cluster.Home()>/demo, i.e. ./.smarth/demo in the project (or
 	// $SMARTH_HOME/demo). It is removed after a successful run without
 	// Keep and kept, with every daemon's log, after a failure.
-	Home string
+	Home      string
 	Binary    string // smarth binary the daemons run; default this one
 	Keep      bool   // leave the cluster running at the end
 	Size      int64  // sample file size; default 200 MiB
