@@ -108,15 +108,17 @@ func newTestbedUpCmd(f *testbedFlags) *cobra.Command {
 
 func newTestbedDownCmd(f *testbedFlags) *cobra.Command {
 	var name string
+	var purge bool
 	c := &cobra.Command{
 		Use:   "down",
 		Short: "Stop a testbed's processes and remove its namespaces, links, qdiscs and cgroups",
 		Long: `Down works from the state file and also removes anything named after the
 testbed (namespaces smarth.NAME.*, cgroups smarth-testbed/NAME), so it cleans up
 after a crash of "up" and can be run again safely. Data and logs stay in the
-work dir.`,
+work dir (the next "up" of the same name starts the daemons on them again, like a
+restarted cluster) unless --purge.`,
 		Example: `  sudo smarth testbed down
-  sudo smarth testbed down --name two-rack-100`,
+  sudo smarth testbed down --name two-rack-100 --purge`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, err := f.manager(cmd)
@@ -126,14 +128,20 @@ work dir.`,
 			r, err := m.Down(cmd.Context(), name)
 			fmt.Fprintf(cmd.OutOrStdout(), "testbed %s: stopped %d processes, deleted %d namespaces, removed %d cgroups",
 				r.Name, r.Stopped, len(r.Namespaces), len(r.Cgroups))
-			if r.WorkDir != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), "; data and logs kept in %s", r.WorkDir)
+			if err != nil || !purge {
+				if r.WorkDir != "" {
+					fmt.Fprintf(cmd.OutOrStdout(), "; data and logs kept in %s", r.WorkDir)
+				}
+				fmt.Fprintln(cmd.OutOrStdout())
+				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout())
+			dir, err := m.Purge(r.Name)
+			fmt.Fprintf(cmd.OutOrStdout(), "; deleted data and logs in %s\n", dir)
 			return err
 		},
 	}
 	c.Flags().StringVar(&name, "name", "", "the testbed (default: the only one up)")
+	c.Flags().BoolVar(&purge, "purge", false, "also delete the testbed's configs, data and logs (the next up starts empty)")
 	return c
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -193,4 +194,20 @@ func (m *Manager) hasCgroups(name string) bool {
 	}
 	_, err = os.Stat(filepath.Join(cgroupRoot(ctl), cgroup.Base, name))
 	return err == nil
+}
+
+// Purge deletes testbed name's work dir (configs, data, logs). It refuses
+// while the testbed is up.
+func (m *Manager) Purge(name string) (string, error) {
+	if name == "" || strings.ContainsAny(name, "/.") {
+		return "", fmt.Errorf("purge: bad testbed name %q", name)
+	}
+	if _, err := loadState(m.opt.StateRoot, name); err == nil {
+		return "", fmt.Errorf("testbed %q is up: run `smarth testbed down --name %s` first", name, name)
+	}
+	dir := filepath.Join(m.opt.WorkRoot, name)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return dir, nil
+	}
+	return dir, os.RemoveAll(dir)
 }

@@ -139,5 +139,12 @@ func lock(root, name string) (func(), error) {
 		f.Close()
 		return nil, fmt.Errorf("another smarth testbed command is working on %q right now (lock %s)", name, path)
 	}
-	return func() { f.Close() }, nil
+	return func() {
+		// No state, no testbed: the lock file goes too, still locked,
+		// so a testbed that is gone leaves nothing in root.
+		if _, err := os.Stat(stateFile(root, name)); errors.Is(err, os.ErrNotExist) {
+			os.Remove(path)
+		}
+		f.Close()
+	}, nil
 }

@@ -115,6 +115,19 @@ func TestUpDownWithFakeRunner(t *testing.T) {
 	if _, err := m.Down(context.Background(), name); err == nil || !strings.Contains(err.Error(), "not up") {
 		t.Errorf("second down: %v", err)
 	}
+	if _, err := os.Stat(filepath.Join(m.opt.StateRoot, name+".lock")); !os.IsNotExist(err) {
+		t.Errorf("lock file left after down: %v", err)
+	}
+	os.MkdirAll(filepath.Join(m.opt.WorkRoot, name, "nn", "data"), 0o755)
+	if dir, err := m.Purge(name); err != nil || dir != filepath.Join(m.opt.WorkRoot, name) {
+		t.Errorf("Purge = %s, %v", dir, err)
+	}
+	if _, err := os.Stat(filepath.Join(m.opt.WorkRoot, name)); !os.IsNotExist(err) {
+		t.Errorf("work dir left after purge: %v", err)
+	}
+	if _, err := m.Purge("../x"); err == nil {
+		t.Error("Purge accepted a path")
+	}
 }
 
 func TestUpErrors(t *testing.T) {
