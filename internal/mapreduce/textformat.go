@@ -119,6 +119,9 @@ func OpenLineReader(ctx context.Context, fsys FS, s Split) (*LineReader, error) 
 			f.Close()
 			return nil, err
 		}
+		// The skipped partial line is the previous split's: counting from
+		// here, the splits' BytesRead add up to the file's size.
+		r.start = r.pos
 	}
 	return r, nil
 }

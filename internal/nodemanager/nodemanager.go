@@ -225,6 +225,13 @@ func (nm *NodeManager) Close() error {
 	return nil
 }
 
+// HeldOutputs is how many map outputs of a job this node still holds.
+func (nm *NodeManager) HeldOutputs(jobID string) int {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	return len(nm.outputs[jobID])
+}
+
 func (nm *NodeManager) lookupOutput(jobID, attempt string) (*mapreduce.MapOutput, bool) {
 	nm.mu.Lock()
 	defer nm.mu.Unlock()

@@ -32,12 +32,12 @@ type task struct {
 	// fetchFailures counts a reduce's attempts that failed fetching map
 	// output (the job fails at MaxFetchFailures).
 	fetchFailures int
-	lastErr  string
-	running  map[string]*attempt // attempt ID -> attempt
-	done     *attempt            // the winning attempt
-	doneAddr string              // shuffle address of done's node (maps)
-	failedOn map[string]bool     // node IDs where an attempt failed
-	read     int64               // input bytes consumed by the running attempt
+	lastErr       string
+	running       map[string]*attempt // attempt ID -> attempt
+	done          *attempt            // the winning attempt
+	doneAddr      string              // shuffle address of done's node (maps)
+	failedOn      map[string]bool     // node IDs where an attempt failed
+	read          int64               // input bytes consumed by the running attempt
 }
 
 type job struct {
@@ -49,7 +49,7 @@ type job struct {
 	inputBytes                  int64
 	maps, reduces               []*task
 	mapsDone, reducesDone       int
-	slowStartMaps               int // maps done before reduces may launch
+	slowStartMaps               int    // maps done before reduces may launch
 	state                       string // mapreduce.State*
 	ending                      string // FAILED or KILLED once decided, until cleanup is done
 	endedAt                     time.Time

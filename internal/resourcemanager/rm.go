@@ -145,6 +145,26 @@ func (rm *ResourceManager) HTTPAddr() string {
 	return rm.httpLn.Addr().String()
 }
 
+// NodeInfo is a live node manager as the resource manager sees it.
+type NodeInfo struct {
+	ID, Host, Rack, ShuffleAddr string
+	MapSlots, ReduceSlots       int
+	LastSeen                    time.Time
+}
+
+// Nodes lists the live node managers, by ID.
+func (rm *ResourceManager) Nodes() []NodeInfo {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	out := make([]NodeInfo, 0, len(rm.nodes))
+	for _, n := range rm.nodes {
+		out = append(out, NodeInfo{ID: n.id, Host: n.host, Rack: n.rack, ShuffleAddr: n.shuffleAddr,
+			MapSlots: n.mapSlots, ReduceSlots: n.reduceSlots, LastSeen: n.lastSeen})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
 // Close stops serving.
 func (rm *ResourceManager) Close() error {
 	select {
