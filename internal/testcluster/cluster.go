@@ -78,6 +78,9 @@ func (c *Cluster) startDataNode(i int) error {
 	if err := decodeKeys(keys, &cfg); err != nil {
 		return fmt.Errorf("testcluster: %s config: %w", Hostname(i), err)
 	}
+	if c.opts.Links != nil {
+		cfg.Dial = c.opts.Links.dialer(Hostname(i))
+	}
 	c.mu.Lock()
 	c.restarts[i]++
 	name := Hostname(i)
@@ -92,6 +95,9 @@ func (c *Cluster) startDataNode(i int) error {
 	if err := dn.Start(); err != nil {
 		dn.Close()
 		return fmt.Errorf("testcluster: start %s: %w", Hostname(i), err)
+	}
+	if c.opts.Links != nil {
+		c.opts.Links.register(dn.DataAddr(), Hostname(i))
 	}
 	c.mu.Lock()
 	c.dns[i] = dn

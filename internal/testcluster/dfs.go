@@ -61,6 +61,9 @@ func (b *base) NumDataNodes() int { return b.opts.DataNodes }
 
 func (b *base) Client(t testing.TB, opts ...ClientOption) *client.FileSystem {
 	t.Helper()
+	if b.opts.Links != nil {
+		opts = append([]ClientOption{WithDial(b.opts.Links.dialer("client"))}, opts...)
+	}
 	fs, err := client.New(newClientConfig(b.addr(), b.logs.logger("client"), opts))
 	if err != nil {
 		t.Fatalf("testcluster: new client: %v", err)

@@ -43,6 +43,10 @@ type Options struct {
 	DataNode    map[string]any
 	DataNodeFor func(i int) map[string]any
 
+	// Links, if set, shapes or cuts data-transfer links between the
+	// clients and datanodes and among datanodes (in-process clusters only).
+	Links *Links
+
 	// WaitTimeout bounds WaitFor and start-up steps; default 30s.
 	WaitTimeout time.Duration
 	// Verbose streams every daemon's log to stderr (also on with

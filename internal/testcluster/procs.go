@@ -43,6 +43,9 @@ func StartProcs(t testing.TB, opts Options) *Procs {
 	if err := opts.setDefaults(); err != nil {
 		t.Fatal(err)
 	}
+	if opts.Links != nil {
+		t.Fatal("testcluster: Options.Links shapes links inside the test process; it needs Start, not StartProcs")
+	}
 	p := &Procs{root: t.TempDir(), binary: opts.Binary}
 	p.base = base{t: t, opts: opts, logs: newLogs(opts.Verbose), addr: p.NameNodeAddr}
 	if p.binary == "" {
