@@ -1,4 +1,7 @@
-package namenode_test
+// Package e2e_test checks the namenode end to end, with the real datanodes
+// and client of internal/testcluster. It lives apart from the namenode's
+// own tests so that those never wait on the rest of the tree compiling.
+package e2e_test
 
 import (
 	"bytes"
@@ -11,8 +14,6 @@ import (
 	"smarth/internal/client"
 	"smarth/internal/testcluster"
 )
-
-// End-to-end checks of the namenode with the real datanodes and client.
 
 // TestE2EClientDiesWhileWriting: a writer stops in the middle of its second
 // block without closing; after the hard limit the namenode recovers the
