@@ -54,6 +54,7 @@ type receiver struct {
 	downW    *lazyDeadline // the goroutine forwarding (receiver, or forwarder in multi mode)
 	downRead *lazyDeadline // responder only
 	acks     chan ackItem
+	disk     chan diskItem             // received packets waiting for the disk stage
 	fwd      chan *datatransfer.Packet // multi: stored packets waiting to be forwarded
 	stopped  chan struct{}             // closed by stop or abort: the write is over
 	stopOnce sync.Once
@@ -65,7 +66,7 @@ type receiver struct {
 
 	start     time.Time
 	bytes     int64
-	checksumK bool // a checksum mismatch was found: discard the replica
+	checksumK bool // disk stage: a checksum mismatch was found, discard the replica (read after it ends)
 }
 
 // ackItem is one packet handled locally, waiting for its downstream ack.
@@ -266,9 +267,15 @@ func (r *receiver) abort() {
 }
 
 // run streams the block; it returns when the write has ended either way.
+// Two stages run at once: receive (this goroutine) reads packets and, in
+// classic mode, forwards them downstream at once; the disk stage verifies
+// and stores them and hands them to the responder. Forwarding thus never
+// waits for the local disk, and on a machine with several cores reading the
+// next packet overlaps with writing the last.
 func (r *receiver) run() {
 	r.start = time.Now()
 	r.acks = make(chan ackItem, ackQueueSize)
+	r.disk = make(chan diskItem, diskQueueSize)
 	r.upRead = newLazyDeadline(r.up.SetReadDeadline, r.d.cfg.IOTimeout)
 	r.upWrite = newLazyDeadline(r.up.SetWriteDeadline, r.d.cfg.IOTimeout)
 	if r.down != nil {
@@ -283,20 +290,29 @@ func (r *receiver) run() {
 		wg.Add(1)
 		go func() { defer wg.Done(); r.forward() }()
 	}
+	diskDone := make(chan error, 1)
+	go func() { diskDone <- r.storePackets() }()
+
 	err := r.receive()
+	if err != nil && !errors.Is(err, errLocal) {
+		// Upstream is gone or the write was stopped: nothing more will
+		// be acked.
+		r.stop()
+	}
+	close(r.disk)
+	derr := <-diskDone
 	close(r.acks)
 	if r.fwd != nil {
 		close(r.fwd)
+	}
+	if err == nil {
+		err = derr
 	}
 	if err != nil {
 		if r.checksumK {
 			r.w.Abort()
 		} else {
 			_ = r.w.Close()
-		}
-		// Upstream is gone or we failed: nothing more will be acked.
-		if !errors.Is(err, errLocal) {
-			r.stop()
 		}
 	}
 	wg.Wait()
@@ -312,8 +328,22 @@ func (r *receiver) run() {
 // errLocal marks a failure this node reports in its own ack status.
 var errLocal = errors.New("local failure")
 
-// receive reads packets until the last one. Classic: forward, verify,
-// write. Multi-pipeline first node: verify, write, queue for forwarding.
+var errStopped = errors.New("write stopped")
+
+const diskQueueSize = 32 // packets received and not yet stored (2 MiB)
+
+// diskItem is a packet for the disk stage, or a failure found by the
+// receive stage that must be acked in order (p == nil).
+type diskItem struct {
+	p       *datatransfer.Packet
+	arrived time.Time
+	seqno   int64
+	status  dfspb.OpStatus
+	err     error
+}
+
+// receive reads packets until the last one, forwarding each downstream
+// at once in classic mode, and passes them to the disk stage.
 func (r *receiver) receive() error {
 	expect := int64(0)
 	for {
@@ -327,40 +357,83 @@ func (r *receiver) receive() error {
 		if err != nil {
 			return fmt.Errorf("reading packet from %s: %w", r.up.RemoteAddr(), err)
 		}
-		arrived := time.Now()
 		h := p.Header
-		if h.Heartbeat() {
-			err := r.pass(p)
-			if !r.push(ackItem{seqno: datatransfer.HeartbeatSeqno, received: arrived}) {
-				return errStopped
-			}
-			if err != nil {
+		if !h.Heartbeat() {
+			if h.Seqno != expect {
+				p.Release()
+				err := fmt.Errorf("%w: %w: packet seqno %d, expected %d", errLocal, datatransfer.ErrProtocol, h.Seqno, expect)
+				r.toDisk(diskItem{seqno: h.Seqno, status: dfspb.OpStatus_OP_STATUS_ERROR_INVALID, err: err})
 				return err
 			}
-			continue
+			expect++
 		}
-		if h.Seqno != expect {
-			p.Release()
-			return r.localFailure(h.Seqno, dfspb.OpStatus_OP_STATUS_ERROR_INVALID,
-				fmt.Errorf("%w: packet seqno %d, expected %d", datatransfer.ErrProtocol, h.Seqno, expect))
+		// A failed forward is reported by the responder, which finds the
+		// downstream connection closed when it waits for this packet's
+		// ack; the packet itself is still stored.
+		var downErr error
+		if !r.multi && r.down != nil {
+			downErr = r.writeDown(p.Wire())
 		}
-		expect++
-		if err := r.handleData(p, arrived); err != nil || h.Last() {
-			return err
+		if !r.toDisk(diskItem{p: p, arrived: time.Now()}) {
+			return errStopped
+		}
+		if downErr != nil {
+			return downErr
+		}
+		if h.Last() {
+			return nil
 		}
 	}
 }
 
-// handleData forwards (classic), verifies, stores and queues for the
-// responder one data packet; it owns p.
-func (r *receiver) handleData(p *datatransfer.Packet, arrived time.Time) error {
+func (r *receiver) toDisk(it diskItem) bool {
+	select {
+	case r.disk <- it:
+		return true
+	case <-r.stopped:
+		if it.p != nil {
+			it.p.Release()
+		}
+		return false
+	}
+}
+
+// storePackets is the disk stage. After a failure it only releases what
+// still arrives.
+func (r *receiver) storePackets() error {
+	var failed error
+	for it := range r.disk {
+		switch {
+		case failed != nil:
+			if it.p != nil {
+				it.p.Release()
+			}
+		case it.p == nil:
+			r.push(ackItem{seqno: it.seqno, status: it.status})
+			failed = it.err
+		default:
+			failed = r.storePacket(it.p, it.arrived)
+		}
+	}
+	return failed
+}
+
+// storePacket verifies and stores one packet (forwarding it afterwards in
+// multi-pipeline mode) and queues it for the responder; it owns p.
+func (r *receiver) storePacket(p *datatransfer.Packet, arrived time.Time) error {
 	h := p.Header
-	// A failed forward is reported by the responder, which finds the
-	// downstream connection closed when it waits for this packet's ack;
-	// the packet itself is still stored and queued.
-	var downErr error
-	if !r.multi && r.down != nil {
-		downErr = r.writeDown(p.Wire())
+	if h.Heartbeat() {
+		if r.multi && r.down != nil {
+			if err := r.queueForward(p); err != nil {
+				return err
+			}
+		} else {
+			p.Release()
+		}
+		if !r.push(ackItem{seqno: datatransfer.HeartbeatSeqno, received: arrived}) {
+			return errStopped
+		}
+		return nil
 	}
 	if err := p.Verify(); err != nil {
 		p.Release()
@@ -401,23 +474,7 @@ func (r *receiver) handleData(p *datatransfer.Packet, arrived time.Time) error {
 	if !r.push(ackItem{seqno: h.Seqno, end: h.Offset + int64(h.DataLen), last: h.Last(), received: arrived}) {
 		return errStopped
 	}
-	return downErr
-}
-
-var errStopped = errors.New("write stopped")
-
-// pass forwards a heartbeat packet (both modes keep packet order).
-func (r *receiver) pass(p *datatransfer.Packet) error {
-	if r.down == nil {
-		p.Release()
-		return nil
-	}
-	if r.multi {
-		return r.queueForward(p)
-	}
-	err := r.writeDown(p.Wire())
-	p.Release()
-	return err
+	return nil
 }
 
 func (r *receiver) writeDown(b []byte) error {
