@@ -147,7 +147,6 @@ func (r *receiver) setup(br *bufio.Reader) *dfspb.OpResponse {
 	r.upR = br
 	r.pr = datatransfer.NewPacketReader(br)
 	r.pr.BytesPerChecksum = bpc
-	r.pr.MaxDataLen = 4 << 20
 	if err := d.writeResponse(r.up, &dfspb.OpResponse{}); err != nil {
 		return errResponse(statusError, "sending write response: "+err.Error())
 	}
