@@ -129,9 +129,12 @@ func (l *Links) reserve(from, to string, n int) (time.Time, error) {
 		return now, nil
 	}
 	k := [2]string{from, to}
+	// A link idle or behind by up to shapeCredit may catch up (a token
+	// bucket of that depth), so oversleeping a few milliseconds under load
+	// does not make the link slower than its rate.
 	start := l.pace[k]
-	if start.Before(now) {
-		start = now
+	if floor := now.Add(-shapeCredit); start.Before(floor) {
+		start = floor
 	}
 	end := start.Add(time.Duration(float64(n) / float64(r.rate) * float64(time.Second)))
 	l.pace[k] = end
@@ -147,6 +150,10 @@ type shapedConn struct {
 
 // shapeChunk is the unit of pacing: small enough to keep a link smooth.
 const shapeChunk = 16 << 10
+
+// shapeCredit is how far behind its schedule a link may fall and still
+// catch up.
+const shapeCredit = 20 * time.Millisecond
 
 func (c *shapedConn) Write(p []byte) (int, error) {
 	done := 0
