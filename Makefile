@@ -15,13 +15,21 @@ build:
 	go build -o bin/smarth ./cmd/smarth
 
 test:
-	go test ./... -timeout 20m
+	go test -timeout 30m ./...
 
 test-e2e:
 	go test ./internal/testcluster/... ./internal/testbed/... -timeout 20m -v
 
+# Every Fuzz target in the tree, FUZZTIME each (go test runs one target at a time).
+FUZZTIME ?= 30s
 fuzz:
-	go run ./internal/tools/fuzzall
+	@for f in $$(grep -rl --include='*_test.go' '^func Fuzz' internal); do \
+		pkg=./$$(dirname $$f); \
+		for t in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' $$f | cut -d' ' -f2); do \
+			echo "== $$pkg $$t"; \
+			go test $$pkg -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) || exit 1; \
+		done; \
+	done
 
 bench:
 	go test ./... -run '^$$' -bench . -benchtime 3x
