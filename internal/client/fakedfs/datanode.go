@@ -39,6 +39,7 @@ type replica struct {
 	gs        uint64
 	data      []byte
 	finalized bool
+	writer    int // the current writer; a recovery supersedes older ones
 }
 
 // StartDatanode starts a fake datanode named id; t.Cleanup kills it.
@@ -200,6 +201,8 @@ func (d *Datanode) write(c net.Conn, r *bufio.Reader, op *dfspb.WriteBlockOp) {
 		rep = &replica{gs: op.GetBlock().GetGenerationStamp()}
 		d.replicas[id] = rep
 	}
+	rep.writer++
+	me := rep.writer
 	d.mu.Unlock()
 	first := op.GetSource() == nil
 	var down net.Conn
@@ -253,7 +256,7 @@ func (d *Datanode) write(c net.Conn, r *bufio.Reader, op *dfspb.WriteBlockOp) {
 				return
 			}
 			d.mu.Lock()
-			if h.Offset != int64(len(rep.data)) {
+			if h.Offset != int64(len(rep.data)) || rep.writer != me {
 				d.mu.Unlock()
 				pkt.Release()
 				return
@@ -268,6 +271,11 @@ func (d *Datanode) write(c net.Conn, r *bufio.Reader, op *dfspb.WriteBlockOp) {
 			}
 		}
 		d.mu.Lock()
+		if rep.writer != me {
+			d.mu.Unlock()
+			pkt.Release()
+			return
+		}
 		rep.data = append(rep.data, pkt.Data()...)
 		if h.Last() && op.GetStage() != dfspb.WriteStage_TRANSFER_RBW {
 			rep.finalized = true
