@@ -33,8 +33,8 @@ func asyncPut(t *testing.T, f *FileSystem, path string, data []byte) chan error 
 // live/replication pipelines are open.
 func TestMultiPipelineOverlapAndLimit(t *testing.T) {
 	c := newFake(t, 6, "multipipeline") // n = 6/3 = 2 pipelines
-	release1 := c.dns[2].HoldAcks()      // last node of pipeline 1 (dn1 dn2 dn3)
-	release2 := c.dns[5].HoldAcks()      // last node of pipeline 2 (dn4 dn5 dn6)
+	release1 := c.dns[2].HoldAcks()     // last node of pipeline 1 (dn1 dn2 dn3)
+	release2 := c.dns[5].HoldAcks()     // last node of pipeline 2 (dn4 dn5 dn6)
 	t.Cleanup(release1)
 	t.Cleanup(release2)
 	var released atomic.Bool
