@@ -121,12 +121,48 @@ func saveBenchOutputs(cmd *cobra.Command, res *bench.Result, jsonPath, plotPath 
 	return nil
 }
 
+// benchPutFlags are the flags of `smarth bench put` that need parsing.
+type benchPutFlags struct {
+	size, blockSize, modes, linkRate string
+	jsonPath, plotPath               string
+}
+
+// options turns the flags into PutOptions (opts already holds the plain ones).
+func (f *benchPutFlags) options(opts bench.PutOptions) (bench.PutOptions, error) {
+	var err error
+	if opts.Size, err = cluster.ParseBytes(f.size); err != nil || opts.Size <= 0 {
+		return opts, usageErr("--size: want a positive size such as 1GiB, got %q", f.size)
+	}
+	if f.blockSize != "" {
+		if opts.BlockSize, err = cluster.ParseBytes(f.blockSize); err != nil {
+			return opts, usageErr("--block-size: %v", err)
+		}
+	}
+	for _, m := range strings.Split(f.modes, ",") {
+		if m = strings.TrimSpace(m); m == "" {
+			continue
+		}
+		if m != "classic" && m != "multipipeline" {
+			return opts, usageErr("--mode: unknown write mode %q (want classic, multipipeline or both)", m)
+		}
+		opts.Modes = append(opts.Modes, m)
+	}
+	if f.linkRate != "" {
+		if opts.LinkRateBits, err = bench.ParseRate(f.linkRate); err != nil {
+			return opts, usageErr("--link-rate: %v", err)
+		}
+	}
+	if opts.Runs < 1 {
+		return opts, usageErr("--runs must be at least 1")
+	}
+	return opts, nil
+}
+
 func newBenchPutCmd() *cobra.Command {
 	var (
-		t                                benchTarget
-		size, blockSize, modes, linkRate string
-		jsonPath, plotPath               string
-		opts                             bench.PutOptions
+		t    benchTarget
+		pf   benchPutFlags
+		opts bench.PutOptions
 	)
 	c := &cobra.Command{
 		Use:   "put",
@@ -143,32 +179,9 @@ how close each mode came to it.`,
   smarth bench put --local --size 256MiB`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var err error
-			if opts.Size, err = cluster.ParseBytes(size); err != nil || opts.Size <= 0 {
-				return usageErr("--size: want a positive size such as 1GiB, got %q", size)
-			}
-			if blockSize != "" {
-				if opts.BlockSize, err = cluster.ParseBytes(blockSize); err != nil {
-					return usageErr("--block-size: %v", err)
-				}
-			}
-			for _, m := range strings.Split(modes, ",") {
-				if m = strings.TrimSpace(m); m != "" {
-					opts.Modes = append(opts.Modes, m)
-				}
-			}
-			for _, m := range opts.Modes {
-				if m != "classic" && m != "multipipeline" {
-					return usageErr("--mode: unknown write mode %q (want classic, multipipeline or both)", m)
-				}
-			}
-			if linkRate != "" {
-				if opts.LinkRateBits, err = bench.ParseRate(linkRate); err != nil {
-					return usageErr("--link-rate: %v", err)
-				}
-			}
-			if opts.Runs < 1 {
-				return usageErr("--runs must be at least 1")
+			opts, err := pf.options(opts)
+			if err != nil {
+				return err
 			}
 			ctx, stop := cancelOnSignal(cmd)
 			defer stop()
@@ -195,21 +208,21 @@ how close each mode came to it.`,
 			res.NameNode = addr
 			fmt.Fprintln(cmd.OutOrStdout())
 			res.PrintTable(cmd.OutOrStdout())
-			return saveBenchOutputs(cmd, res, jsonPath, plotPath)
+			return saveBenchOutputs(cmd, res, pf.jsonPath, pf.plotPath)
 		},
 	}
 	t.flags(c)
 	f := c.Flags()
-	f.StringVar(&size, "size", "1GiB", "bytes per file, e.g. 1GiB, 256MiB")
+	f.StringVar(&pf.size, "size", "1GiB", "bytes per file, e.g. 1GiB, 256MiB")
 	f.IntVar(&opts.Replication, "replication", 3, "replication of the file (0: the namenode's default)")
-	f.StringVar(&blockSize, "block-size", "", "block size, e.g. 64MiB (default: the namenode's)")
+	f.StringVar(&pf.blockSize, "block-size", "", "block size, e.g. 64MiB (default: the namenode's)")
 	f.IntVar(&opts.Runs, "runs", 1, "runs per mode")
-	f.StringVar(&modes, "mode", "classic", "write modes, comma-separated: classic, multipipeline")
-	f.StringVar(&linkRate, "link-rate", "", "the client's link rate (e.g. 100Mbit): the SMARTH III.D bound")
+	f.StringVar(&pf.modes, "mode", "classic", "write modes, comma-separated: classic, multipipeline")
+	f.StringVar(&pf.linkRate, "link-rate", "", "the client's link rate (e.g. 100Mbit): the SMARTH III.D bound")
 	f.StringVar(&opts.Dir, "dir", "/benchmarks/put", "directory of the benchmark files")
 	f.BoolVar(&opts.KeepAll, "keep-all", false, "keep every run's file (default: only the last of each mode)")
-	f.StringVar(&jsonPath, "json", "", "write the result as JSON to this file")
-	f.StringVar(&plotPath, "plot", "", "write a plot to this .svg or .png file")
+	f.StringVar(&pf.jsonPath, "json", "", "write the result as JSON to this file")
+	f.StringVar(&pf.plotPath, "plot", "", "write a plot to this .svg or .png file")
 	return c
 }
 
