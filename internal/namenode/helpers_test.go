@@ -127,14 +127,10 @@ type fakeCluster struct {
 	mu    sync.Mutex
 	nodes map[string]*fakeDN     // by id; guarded by mu
 	seed  []*dfspb.ReportedBlock // replicas the next added node starts with; guarded by mu
-	stop  chan struct{}
-	wg    sync.WaitGroup
 }
 
 func newFakeCluster(t testing.TB, nn *NameNode) *fakeCluster {
-	fc := &fakeCluster{t: t, nn: nn, nodes: map[string]*fakeDN{}, stop: make(chan struct{})}
-	t.Cleanup(func() { close(fc.stop); fc.wg.Wait() })
-	return fc
+	return &fakeCluster{t: t, nn: nn, nodes: map[string]*fakeDN{}}
 }
 
 // add registers a datanode named host on rack and starts heartbeating.
@@ -155,14 +151,17 @@ func (fc *fakeCluster) add(host, rack string) *fakeDN {
 	fc.mu.Lock()
 	fc.nodes[d.info.Id] = d
 	fc.mu.Unlock()
-	fc.wg.Add(1)
+	// Registered after dial's cleanup, so it runs before the connection
+	// closes: the heartbeat loop ends with its last call answered.
+	stop, done := make(chan struct{}), make(chan struct{})
+	fc.t.Cleanup(func() { close(stop); <-done })
 	go func() {
-		defer fc.wg.Done()
+		defer close(done)
 		tk := time.NewTicker(fc.nn.cfg.HeartbeatInterval)
 		defer tk.Stop()
 		for {
 			select {
-			case <-fc.stop:
+			case <-stop:
 				return
 			case <-tk.C:
 				d.beat()

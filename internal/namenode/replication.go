@@ -19,11 +19,12 @@ type pendingTransfer struct {
 
 // replStats is what the last replication scan found.
 type replStats struct {
-	blocks          int // complete blocks scanned
-	underReplicated int // fewer good live replicas than expected
-	missing         int // no good live replica at all
-	corrupt         int // at least one corrupt replica
-	scheduled       int // transfers queued by the scan
+	blocks          int  // complete blocks scanned
+	underReplicated int  // fewer good live replicas than expected
+	missing         int  // no good live replica at all
+	corrupt         int  // at least one corrupt replica
+	scheduled       int  // transfers queued by the scan
+	unsettled       bool // something still needs work (or could not be done yet)
 }
 
 // need is a block that wants more replicas.
@@ -64,6 +65,11 @@ func (nn *NameNode) replicationTick() {
 			nn.cancelPendingLocked(id)
 		}
 	}
+	// A full scan costs time under the lock; skip it while nothing changed
+	// and the last one left nothing to do.
+	if !nn.dirty && len(nn.pending) == 0 && !nn.stats.unsettled {
+		return
+	}
 	nn.scanLocked(now, !nn.safe.on)
 	nn.dirty = false
 }
@@ -88,6 +94,9 @@ func (nn *NameNode) scanLocked(now time.Time, act bool) {
 		}
 		if c.Live < b.Expected {
 			st.underReplicated++
+		}
+		if c.Live != b.Expected || c.Corrupt > 0 || c.Writing > 0 {
+			st.unsettled = true
 		}
 		if !act {
 			return true
