@@ -18,6 +18,9 @@ import (
 // each field.
 type Options struct {
 	DataNodes int // default 3
+	// NoDataNodes starts the namenode alone (for "no live datanodes"
+	// cases); DataNodes and Racks are then ignored.
+	NoDataNodes bool
 	// Racks is the rack of dn1..dnN; default every datanode in
 	// /default-rack. Given to the namenode's racks map and to each
 	// datanode's own rack key.
@@ -60,7 +63,9 @@ type Options struct {
 }
 
 func (o *Options) setDefaults() error {
-	if o.DataNodes == 0 {
+	if o.NoDataNodes {
+		o.DataNodes, o.Racks = 0, nil
+	} else if o.DataNodes == 0 {
 		o.DataNodes = 3
 	}
 	if o.DataNodes < 0 {

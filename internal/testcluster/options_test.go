@@ -84,3 +84,11 @@ func TestWaitForSaysWhatItWaitedFor(t *testing.T) {
 		t.Errorf("waitFor of a condition that comes true: %v after %d calls", err, n)
 	}
 }
+
+func TestNoDataNodes(t *testing.T) {
+	c := Start(t, Options{NoDataNodes: true, DataNodes: 5})
+	if n := c.NumDataNodes(); n != 0 {
+		t.Fatalf("NumDataNodes() = %d, want 0", n)
+	}
+	c.WaitLive(t, 0)
+}
