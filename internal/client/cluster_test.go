@@ -69,11 +69,18 @@ func hostIndex(t *testing.T, host string) int {
 
 func TestClusterPutGetBothModes(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{DataNodes: 3, BlockSize: 1 << 20})
-	for _, mode := range []string{"classic", "multipipeline"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, tc := range []struct {
+		mode string
+		repl int
+	}{{"classic", 3}, {"multipipeline", 3}, {"multipipeline", 1}} {
+		mode := tc.mode
+		t.Run(fmt.Sprintf("%s-r%d", mode, tc.repl), func(t *testing.T) {
 			f := c.Client(t, testcluster.WithWriteMode(mode))
 			want := data(3<<20+4321, 1)
-			mustPut(t, f, "/"+mode+"/f", want, client.CreateOptions{})
+			mode = fmt.Sprintf("%s-r%d", mode, tc.repl)
+			// Replication 1 on 3 datanodes lets multi-pipeline mode open 3
+			// pipelines at once (FNFA on the real datanode).
+			mustPut(t, f, "/"+mode+"/f", want, client.CreateOptions{Replication: tc.repl})
 			st, err := f.Stat(context.Background(), "/"+mode+"/f")
 			if err != nil || st.Size != int64(len(want)) || st.UnderConstruction {
 				t.Fatalf("stat: %+v %v", st, err)
@@ -112,7 +119,7 @@ func TestClusterPutGetBothModes(t *testing.T) {
 			if !bytes.Equal(tail, want[len(want)-10:]) {
 				t.Fatalf("tail after Seek = %x", tail)
 			}
-			c.WaitReplication(t, "/"+mode+"/f", 3)
+			c.WaitReplication(t, "/"+mode+"/f", tc.repl)
 		})
 	}
 }
@@ -166,7 +173,10 @@ func TestClusterDatanodeKilledMidWrite(t *testing.T) {
 		pos  int // which pipeline node to kill: 0 first, 1 middle
 	}{{"classic", 0}, {"classic", 1}, {"multipipeline", 0}, {"multipipeline", 1}} {
 		t.Run(tc.mode+"/"+[]string{"first", "middle"}[tc.pos], func(t *testing.T) {
-			c := testcluster.Start(t, testcluster.Options{DataNodes: 4, BlockSize: 1 << 20})
+			// Multi-pipeline mode needs live >= 2 x replication to keep two
+			// pipelines open; with fewer it writes like classic.
+			n := map[string]int{"classic": 4, "multipipeline": 6}[tc.mode]
+			c := testcluster.Start(t, testcluster.Options{DataNodes: n, BlockSize: 1 << 20})
 			f := c.Client(t, testcluster.WithWriteMode(tc.mode), testcluster.WithClientHost("dn2"))
 			ctx := context.Background()
 			want := data(4<<20+999, 2)

@@ -123,7 +123,7 @@ func (f *FileSystem) Create(ctx context.Context, p string, opts CreateOptions) (
 	w := &FileWriter{f: f, path: p, fileID: st.GetFileId(), blockLen: bs, pktLen: pktLen, bpc: f.cfg.BytesPerChecksum}
 	w.stream = pipeline.Start(pipeline.Config{
 		Namenode: f.nn, Path: p, FileID: w.fileID, ClientName: f.cfg.ClientName, ClientHost: f.cfg.ClientHost,
-		Replication: repl, Strategy: strategy, BlockPackets: int((bs + int64(pktLen) - 1) / int64(pktLen)),
+		Replication: repl, Strategy: strategy, BlockPackets: int((bs + int64(pktLen) - 1) / int64(pktLen)), ClassicWindow: f.cfg.Window,
 		BytesPerChecksum: f.cfg.BytesPerChecksum, Dial: f.cfg.Dial, IOTimeout: f.cfg.IOTimeout,
 		RPCTimeout: f.cfg.RPCTimeout, Replace: replace, Speeds: f.speeds.book, Live: f.liveDatanodes,
 		Logger: f.log,

@@ -180,3 +180,29 @@ func LocalOrder(targets []*dfspb.DatanodeInfo, s Speeds, threshold float64, rnd 
 	}
 	return out
 }
+
+// oneSlot is Multi when only one pipeline may be open (live datanodes <
+// 2 x replication): the next block cannot start before the open pipeline
+// drains, so FNFA buys nothing and buffering a whole block on the first
+// datanode only adds latency. It writes like Classic on the wire (window,
+// stop-and-wait) and keeps Multi's target order (Algorithm 2), so
+// multi-pipeline mode is never slower than classic.
+type oneSlot struct {
+	*Multi
+	classic Classic
+}
+
+var _ Strategy = (*oneSlot)(nil)
+
+func (o *oneSlot) Mode() dfspb.WriteMode { return o.classic.Mode() }
+func (o *oneSlot) Handoff() Handoff      { return o.classic.Handoff() }
+func (o *oneSlot) Window(n int) int      { return o.classic.Window(n) }
+
+// Effective is the strategy a stream uses once it knows how many
+// pipelines it may open.
+func Effective(s Strategy, maxOpen, window int) Strategy {
+	if m, ok := s.(*Multi); ok && maxOpen <= 1 {
+		return &oneSlot{Multi: m, classic: Classic{window: window}}
+	}
+	return s
+}

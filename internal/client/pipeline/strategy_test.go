@@ -186,3 +186,18 @@ func TestSpeedBook(t *testing.T) {
 }
 
 var timeZero = time.Unix(0, 0)
+
+func TestEffectiveStrategy(t *testing.T) {
+	m := NewMulti(Options{})
+	if got := Effective(m, 2, 80); got != Strategy(m) {
+		t.Fatalf("two slots: %T, want the Multi itself", got)
+	}
+	one := Effective(m, 1, 80)
+	if one.Mode() != dfspb.WriteMode_CLASSIC || one.Handoff() != AllAcked || one.Window(1024) != 80 || one.Name() != "multipipeline" {
+		t.Fatalf("one slot: mode %v handoff %v window %d name %s", one.Mode(), one.Handoff(), one.Window(1024), one.Name())
+	}
+	c := &Classic{}
+	if Effective(c, 1, 80) != Strategy(c) {
+		t.Fatal("classic must stay classic")
+	}
+}

@@ -24,7 +24,10 @@ type Config struct {
 	Replication int
 	Strategy    Strategy
 	// BlockPackets is how many data packets fill a block (for Window).
-	BlockPackets     int
+	BlockPackets int
+	// ClassicWindow is the in-flight window when multi-pipeline mode can
+	// only open one pipeline and writes like Classic (see Effective).
+	ClassicWindow    int
 	BytesPerChecksum int
 	Dial             func(ctx context.Context, addr string) (net.Conn, error)
 	IOTimeout        time.Duration // a datanode socket idle this long has failed
@@ -202,6 +205,8 @@ func (s *Stream) loop() error {
 			live = 0
 		}
 		s.maxOpen = s.cfg.Strategy.MaxOpen(live, s.cfg.Replication)
+		s.cfg.Strategy = Effective(s.cfg.Strategy, s.maxOpen, s.cfg.ClassicWindow)
+		s.log.Debug("multi-pipeline write", "live", live, "max_open", s.maxOpen, "strategy", fmt.Sprintf("%T", s.cfg.Strategy))
 	} else {
 		s.maxOpen = s.cfg.Strategy.MaxOpen(0, s.cfg.Replication)
 	}
