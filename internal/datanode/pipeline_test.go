@@ -47,7 +47,7 @@ func TestPipelineWriteAndRead(t *testing.T) {
 	}
 	// The block-receive line carries the documented keys.
 	line := findLogLine(t, log1.String(), "block received")
-	for _, k := range []string{"block", "gs", "bytes", "start", "end", "duration", "mib_per_s", "mbit_per_s", "stage", "mode", "upstream", "client"} {
+	for _, k := range []string{"block", "gs", "bytes", "start", "end", "duration", "mib_per_s", "mbit_per_s", "stage", "mode", "upstream", "client", "cpu_seconds"} {
 		if _, ok := line[k]; !ok {
 			t.Errorf("block received line lacks %q: %v", k, line)
 		}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"smarth/internal/datanode/store"
@@ -65,6 +66,7 @@ type receiver struct {
 	release    func()      // ends the client's pipeline claim (multi-pipeline mode)
 
 	start     time.Time
+	startCPU  time.Duration // process CPU time at start
 	bytes     int64
 	checksumK bool // disk stage: a checksum mismatch was found, discard the replica (read after it ends)
 }
@@ -272,7 +274,7 @@ func (r *receiver) abort() {
 // waits for the local disk, and on a machine with several cores reading the
 // next packet overlaps with writing the last.
 func (r *receiver) run() {
-	r.start = time.Now()
+	r.start, r.startCPU = time.Now(), processCPU()
 	r.acks = make(chan ackItem, ackQueueSize)
 	r.disk = make(chan diskItem, diskQueueSize)
 	r.upRead = newLazyDeadline(r.up.SetReadDeadline, r.d.cfg.IOTimeout)
@@ -679,5 +681,15 @@ func (d *DataNode) logBlockReceived(r *receiver, rep store.Replica, end time.Tim
 		"upstream", r.up.RemoteAddr().String(),
 		"client", r.op.GetClientName(),
 		"downstream", len(r.op.GetTargets()),
+		"cpu_seconds", (processCPU() - r.startCPU).Seconds(),
 	)
+}
+
+// processCPU is the user + system CPU time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
