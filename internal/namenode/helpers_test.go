@@ -64,11 +64,18 @@ type rpcClient struct {
 
 func dial(t testing.TB, addr, user string) *rpcClient {
 	t.Helper()
+	c := dialConn(t, addr, user)
+	t.Cleanup(func() { c.conn.Close() })
+	return c
+}
+
+// dialConn is dial without closing the connection at the end of the test.
+func dialConn(t testing.TB, addr, user string) *rpcClient {
+	t.Helper()
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
 	return &rpcClient{conn: conn, cp: dfspb.NewClientProtocolClient(conn), dp: dfspb.NewDatanodeProtocolClient(conn), user: user}
 }
 
@@ -127,10 +134,24 @@ type fakeCluster struct {
 	mu    sync.Mutex
 	nodes map[string]*fakeDN     // by id; guarded by mu
 	seed  []*dfspb.ReportedBlock // replicas the next added node starts with; guarded by mu
+	stop  chan struct{}
+	wg    sync.WaitGroup
 }
 
 func newFakeCluster(t testing.TB, nn *NameNode) *fakeCluster {
-	return &fakeCluster{t: t, nn: nn, nodes: map[string]*fakeDN{}}
+	fc := &fakeCluster{t: t, nn: nn, nodes: map[string]*fakeDN{}, stop: make(chan struct{})}
+	// Every fake stops (its last call answered) before any connection
+	// closes: fakes call each other's namenode connections.
+	t.Cleanup(func() {
+		close(fc.stop)
+		fc.wg.Wait()
+		fc.mu.Lock()
+		defer fc.mu.Unlock()
+		for _, d := range fc.nodes {
+			d.rpc.conn.Close()
+		}
+	})
+	return fc
 }
 
 // add registers a datanode named host on rack and starts heartbeating.
@@ -141,7 +162,7 @@ func (fc *fakeCluster) add(host, rack string) *fakeDN {
 	seed := fc.seed
 	fc.seed = nil
 	fc.mu.Unlock()
-	d := &fakeDN{t: fc.t, cluster: fc, rpc: dial(fc.t, fc.nn.Addr(), "dn"), replicas: map[uint64]*dfspb.ReportedBlock{},
+	d := &fakeDN{t: fc.t, cluster: fc, rpc: dialConn(fc.t, fc.nn.Addr(), "dn"), replicas: map[uint64]*dfspb.ReportedBlock{},
 		info: &dfspb.DatanodeInfo{Id: "id-" + host, Hostname: host, IpAddr: "10.0.0." + strings.TrimPrefix(host, "dn"), DataPort: port, IpcPort: port + 1, Rack: rack,
 			Capacity: 100 << 30, Remaining: 90 << 30}}
 	for _, r := range seed {
@@ -151,17 +172,14 @@ func (fc *fakeCluster) add(host, rack string) *fakeDN {
 	fc.mu.Lock()
 	fc.nodes[d.info.Id] = d
 	fc.mu.Unlock()
-	// Registered after dial's cleanup, so it runs before the connection
-	// closes: the heartbeat loop ends with its last call answered.
-	stop, done := make(chan struct{}), make(chan struct{})
-	fc.t.Cleanup(func() { close(stop); <-done })
+	fc.wg.Add(1)
 	go func() {
-		defer close(done)
+		defer fc.wg.Done()
 		tk := time.NewTicker(fc.nn.cfg.HeartbeatInterval)
 		defer tk.Stop()
 		for {
 			select {
-			case <-stop:
+			case <-fc.stop:
 				return
 			case <-tk.C:
 				d.beat()
