@@ -31,9 +31,10 @@ type LocalOptions struct {
 // fetch → merge → reduce → commit); only scheduling and the transport of
 // map output differ. It is how apps are unit-tested.
 type LocalRunner struct {
-	fs   FS
-	opts LocalOptions
-	seq  atomic.Int64
+	fs      FS
+	opts    LocalOptions
+	seq     atomic.Int64
+	buffers *SortBuffers
 }
 
 var _ Runner = (*LocalRunner)(nil)
@@ -49,7 +50,7 @@ func NewLocalRunner(fs FS, opts LocalOptions) *LocalRunner {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &LocalRunner{fs: fs, opts: opts}
+	return &LocalRunner{fs: fs, opts: opts, buffers: NewSortBuffers(opts.Parallelism)}
 }
 
 // FS is the runner's file system.
@@ -182,7 +183,8 @@ func (r *LocalRunner) runPhase(ctx context.Context, jobDir string, job *Job, n i
 					break
 				}
 				env := TaskEnv{FS: r.fs, WorkDir: filepath.Join(jobDir, s.AttemptID), Fetcher: fetcher,
-					SortBufferBytes: r.opts.SortBufferBytes, ReduceMemoryBytes: r.opts.ReduceMemoryBytes, Logger: r.opts.Logger}
+					SortBufferBytes: r.opts.SortBufferBytes, ReduceMemoryBytes: r.opts.ReduceMemoryBytes, Logger: r.opts.Logger,
+					SortBuffers: r.buffers}
 				var res *TaskResult
 				res, err = RunTask(ctx, env, s)
 				if err == nil {

@@ -7,19 +7,23 @@ import (
 
 // merger is a k-way merge of sorted record streams over a binary heap of
 // stream indexes. The record it returns stays valid until the next call,
-// because the stream it came from is only advanced then.
+// because the stream it came from is only advanced then. Under the
+// default byte order each stream's head key carries its 8-byte prefix, so
+// most heap comparisons are one integer comparison.
 type merger struct {
-	cmp     func(a, b []byte) int
-	streams []recordStream
-	keys    [][]byte
-	vals    [][]byte
-	heap    []int // indexes into streams, ordered by keys
-	last    int   // stream of the record returned last; -1 if none
+	cmp      func(a, b []byte) int
+	prefixOK bool // cmp is bytes.Compare
+	streams  []recordStream
+	keys     [][]byte
+	vals     [][]byte
+	prefixes []uint64
+	heap     []int // indexes into streams, ordered by keys
+	last     int   // stream of the record returned last; -1 if none
 }
 
-func newMerger(cmp func(a, b []byte) int, streams []recordStream) (*merger, error) {
-	m := &merger{cmp: cmp, streams: streams, keys: make([][]byte, len(streams)),
-		vals: make([][]byte, len(streams)), last: -1}
+func newMerger(cmp func(a, b []byte) int, prefixOK bool, streams []recordStream) (*merger, error) {
+	m := &merger{cmp: cmp, prefixOK: prefixOK, streams: streams, keys: make([][]byte, len(streams)),
+		vals: make([][]byte, len(streams)), prefixes: make([]uint64, len(streams)), last: -1}
 	for i, s := range streams {
 		k, v, err := s.next()
 		if err == io.EOF {
@@ -28,7 +32,7 @@ func newMerger(cmp func(a, b []byte) int, streams []recordStream) (*merger, erro
 		if err != nil {
 			return nil, err
 		}
-		m.keys[i], m.vals[i] = k, v
+		m.set(i, k, v)
 		m.heap = append(m.heap, i)
 	}
 	for i := len(m.heap)/2 - 1; i >= 0; i-- {
@@ -37,7 +41,19 @@ func newMerger(cmp func(a, b []byte) int, streams []recordStream) (*merger, erro
 	return m, nil
 }
 
+func (m *merger) set(i int, k, v []byte) {
+	m.keys[i], m.vals[i] = k, v
+	if m.prefixOK {
+		m.prefixes[i] = keyPrefix(k)
+	}
+}
+
 func (m *merger) less(a, b int) bool {
+	if m.prefixOK {
+		if pa, pb := m.prefixes[a], m.prefixes[b]; pa != pb {
+			return pa < pb
+		}
+	}
 	c := m.cmp(m.keys[a], m.keys[b])
 	return c < 0 || (c == 0 && a < b) // stable across streams
 }
@@ -73,7 +89,7 @@ func (m *merger) next() ([]byte, []byte, error) {
 		case err != nil:
 			return nil, nil, err
 		default:
-			m.keys[m.last], m.vals[m.last] = k, v
+			m.set(m.last, k, v)
 		}
 		if len(m.heap) > 0 {
 			m.down(0)
@@ -93,6 +109,7 @@ func (m *merger) next() ([]byte, []byte, error) {
 type grouper struct {
 	src      recordStream
 	cmp      func(a, b []byte) int
+	exact    bool   // cmp is bytes.Compare: equal keys are equal bytes
 	key      []byte // copy of the current group's key
 	val      []byte
 	peekK    []byte
@@ -103,8 +120,15 @@ type grouper struct {
 	records  int64
 }
 
-func newGrouper(src recordStream, cmp func(a, b []byte) int) *grouper {
-	return &grouper{src: src, cmp: cmp}
+func newGrouper(src recordStream, cmp func(a, b []byte) int, exact bool) *grouper {
+	return &grouper{src: src, cmp: cmp, exact: exact}
+}
+
+func (g *grouper) sameKey(k []byte) bool {
+	if g.exact {
+		return bytes.Equal(k, g.key)
+	}
+	return g.cmp(k, g.key) == 0
 }
 
 // nextGroup skips what is left of the current group and starts the next;
@@ -148,7 +172,7 @@ func (g *grouper) Next() bool {
 		g.inGroup = false
 		return false
 	}
-	if g.cmp(k, g.key) != 0 {
+	if !g.sameKey(k) {
 		g.peekK, g.peekV, g.havePeek = k, v, true
 		g.inGroup = false
 		return false

@@ -188,8 +188,8 @@ func runReduce(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters
 			streams = append(streams, &readerSegment{br: bufio.NewReaderSize(f, 256<<10), remaining: s.size})
 		}
 	}
-	cmp, _ := defaultCompare(job)
-	m, err := newMerger(cmp, streams)
+	cmp, bo := defaultCompare(job)
+	m, err := newMerger(cmp, bo, streams)
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func runReduce(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters
 	}
 	cw := &countingWriter{w: w}
 	reducer := job.NewReducer()
-	err = reduceAll(tctx, reducer, newGrouper(m, cmp), cw, counters)
+	err = reduceAll(tctx, reducer, newGrouper(m, cmp, bo), cw, counters)
 	if cerr := w.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("close %s: %w", p, cerr)
 	}

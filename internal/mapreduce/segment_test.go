@@ -3,6 +3,8 @@ package mapreduce
 import (
 	"bytes"
 	"io"
+	"sort"
+	"strings"
 	"testing"
 )
 
@@ -53,5 +55,47 @@ func TestRadixSortMatchesComparisonSort(t *testing.T) {
 		if a.part > b.part || (a.part == b.part && bytes.Compare(c.key(&a), c.key(&b)) > 0) {
 			t.Fatalf("out of order at %d: (%d %q) before (%d %q)", i, a.part, c.key(&a), b.part, c.key(&b))
 		}
+	}
+}
+
+// The merger's prefix shortcut must give exactly bytes.Compare's order,
+// including keys shorter than the prefix and keys with zero bytes.
+func TestMergerMatchesBytesOrder(t *testing.T) {
+	keys := []string{"", "\x00", "a", "a\x00", "a\x00\x01", "ab", "abcdefgh", "abcdefgh\x00", "abcdefghi", "abcdefgz", "b", "\xff\xff"}
+	var streams []recordStream
+	var want []string
+	for s := range 4 {
+		var seg []byte
+		var ks []string
+		for i, k := range keys {
+			if (i+s)%3 != 0 {
+				ks = append(ks, k)
+			}
+		}
+		sort.Strings(ks)
+		for _, k := range ks {
+			seg = appendRecord(seg, []byte(k), []byte{byte(s)})
+			want = append(want, k)
+		}
+		streams = append(streams, &memSegment{b: seg})
+	}
+	sort.Strings(want)
+	m, err := newMerger(bytes.Compare, true, streams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		k, _, err := m.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(k))
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("merged order\n%q\nwant\n%q", got, want)
 	}
 }

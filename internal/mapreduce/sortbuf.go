@@ -1,7 +1,6 @@
 package mapreduce
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -40,6 +39,8 @@ type collector struct {
 	limit      int // arena bytes + metadata bytes that trigger a spill
 	dir        string
 
+	pool   *SortBuffers
+	arena  *arena // data, meta and the sort's scratch; back to pool when done
 	data   []byte
 	meta   []recMeta
 	spills []*MapOutput
@@ -54,7 +55,7 @@ type collector struct {
 	combOut   int64
 }
 
-func newCollector(job *Job, tctx TaskContext, dir string, limit int, counters *Counters) *collector {
+func newCollector(job *Job, tctx TaskContext, dir string, limit int, counters *Counters, pool *SortBuffers) *collector {
 	cmp, bo := defaultCompare(job)
 	p := job.Partitioner
 	if p == nil {
@@ -63,9 +64,21 @@ func newCollector(job *Job, tctx TaskContext, dir string, limit int, counters *C
 	if limit <= 0 {
 		limit = DefaultSortBufferBytes
 	}
+	a := pool.get(limit)
 	return &collector{job: job, tctx: tctx, numReduces: job.NumReduces, part: p, cmp: cmp,
 		bytesOrder: bo, newComb: job.NewCombiner, limit: limit, dir: dir, counters: counters,
-		data: make([]byte, 0, limit*4/5)}
+		pool: pool, arena: a, data: a.data, meta: a.meta}
+}
+
+// release gives the arena back to the pool; the collector holds no
+// records afterwards.
+func (c *collector) release() {
+	if c.arena == nil {
+		return
+	}
+	c.arena.data, c.arena.meta = c.data, c.meta
+	c.pool.put(c.arena)
+	c.arena, c.data, c.meta = nil, nil, nil
 }
 
 // Emit collects one map output record.
@@ -111,7 +124,13 @@ func (c *collector) key(m *recMeta) []byte {
 
 func (c *collector) sort() {
 	if c.bytesOrder {
-		radixSort(c.meta, make([]recMeta, len(c.meta)), c.numReduces, c.data)
+		if c.arena == nil {
+			c.arena = &arena{}
+		}
+		if cap(c.arena.tmp) < len(c.meta) {
+			c.arena.tmp = make([]recMeta, len(c.meta), cap(c.meta))
+		}
+		radixSort(c.meta, c.arena.tmp[:len(c.meta)], c.numReduces, c.data)
 		return
 	}
 	slices.SortStableFunc(c.meta, func(a, b recMeta) int {
@@ -163,7 +182,7 @@ func (c *collector) writeSorted(path string) (*MapOutput, error) {
 		return nil, err
 	}
 	defer f.Close()
-	sw := &segmentWriter{bw: bufio.NewWriterSize(f, 1<<20)}
+	sw := newSegmentWriter(f)
 	out := &MapOutput{Path: path, Index: make([]SegmentIndex, max(1, c.numReduces))}
 	i := 0
 	for p := range out.Index {
@@ -172,17 +191,36 @@ func (c *collector) writeSorted(path string) (*MapOutput, error) {
 			j++
 		}
 		start, recs := sw.off, sw.recs
-		if err := c.writeStream(sw, &metaStream{c: c, meta: c.meta[i:j]}, int64(j-i)); err != nil {
+		var err error
+		if c.newComb == nil {
+			err = c.writeArena(sw, c.meta[i:j])
+		} else {
+			err = c.writeStream(sw, &metaStream{c: c, meta: c.meta[i:j]}, int64(j-i))
+		}
+		if err != nil {
 			return nil, err
 		}
 		out.Index[p] = SegmentIndex{Offset: start, Length: sw.off - start, Records: sw.recs - recs}
 		i = j
 	}
-	if err := sw.bw.Flush(); err != nil {
+	if err := sw.flush(); err != nil {
 		return nil, err
 	}
 	c.spilled += sw.recs
 	return out, f.Close()
+}
+
+// writeArena copies sorted arena records to sw, key and value in one
+// copy (they lie back to back in the arena).
+func (c *collector) writeArena(sw *segmentWriter, meta []recMeta) error {
+	data := c.data
+	for i := range meta {
+		m := &meta[i]
+		if err := sw.writeKV(data[m.off:m.off+m.keyLen+m.valLen], int(m.keyLen)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeStream copies a sorted stream to sw, combining if possible.
@@ -203,7 +241,7 @@ func (c *collector) writeStream(sw *segmentWriter, s recordStream, n int64) erro
 	}
 	comb := c.newComb()
 	before := sw.recs
-	g := newGrouper(s, c.cmp)
+	g := newGrouper(s, c.cmp, c.bytesOrder)
 	em := emitFunc(sw.write)
 	for g.nextGroup() {
 		if err := comb.Reduce(c.tctx, g.key, g, em); err != nil {
@@ -226,6 +264,7 @@ func (f emitFunc) Emit(k, v []byte) error { return f(k, v) }
 // nothing was spilled, else a merge of all spills.
 func (c *collector) finish(path string) (*MapOutput, error) {
 	defer c.flushCounters()
+	defer c.release()
 	if len(c.spills) == 0 {
 		return c.writeSorted(path)
 	}
@@ -234,7 +273,7 @@ func (c *collector) finish(path string) (*MapOutput, error) {
 			return nil, err
 		}
 	}
-	c.data, c.meta = nil, nil // let the arena go before merging
+	c.release() // the arena is free for another task while this one merges
 	if len(c.spills) == 1 {
 		if err := os.Rename(c.spills[0].Path, path); err != nil {
 			return nil, err
@@ -263,7 +302,7 @@ func (c *collector) mergeSpills(path string) (*MapOutput, error) {
 		return nil, err
 	}
 	defer f.Close()
-	sw := &segmentWriter{bw: bufio.NewWriterSize(f, 1<<20)}
+	sw := newSegmentWriter(f)
 	out := &MapOutput{Path: path, Index: make([]SegmentIndex, max(1, c.numReduces))}
 	for p := range out.Index {
 		streams := make([]recordStream, len(files))
@@ -273,7 +312,7 @@ func (c *collector) mergeSpills(path string) (*MapOutput, error) {
 			streams[i] = newReaderSegment(io.NewSectionReader(files[i], seg.Offset, seg.Length), seg.Length)
 			n += seg.Records
 		}
-		m, err := newMerger(c.cmp, streams)
+		m, err := newMerger(c.cmp, c.bytesOrder, streams)
 		if err != nil {
 			return nil, err
 		}
@@ -283,7 +322,7 @@ func (c *collector) mergeSpills(path string) (*MapOutput, error) {
 		}
 		out.Index[p] = SegmentIndex{Offset: start, Length: sw.off - start, Records: sw.recs - recs}
 	}
-	if err := sw.bw.Flush(); err != nil {
+	if err := sw.flush(); err != nil {
 		return nil, err
 	}
 	c.spilled += sw.recs

@@ -14,8 +14,11 @@ import (
 
 // Defaults of the task engine's memory bounds.
 const (
-	DefaultSortBufferBytes   = 96 << 20  // map-side arena per map task (Hadoop: io.sort.mb 100)
-	DefaultReduceMemoryBytes = 256 << 20 // fetched segments kept in memory per reduce task
+	DefaultSortBufferBytes = 96 << 20 // map-side arena per map task (Hadoop: io.sort.mb 100)
+	// Fetched segments kept in memory per reduce task: about Hadoop's
+	// (70% of a 1 GiB reduce heap), and enough for a 1 GiB TeraSort's two
+	// reduces to shuffle without touching disk.
+	DefaultReduceMemoryBytes = 768 << 20
 	DefaultParallelFetches   = 4
 	DefaultMaxAttempts       = 4
 )
@@ -91,6 +94,9 @@ type TaskEnv struct {
 	// Locator, if set, tells a reduce about map outputs not in
 	// TaskSpec.Inputs as their maps finish.
 	Locator MapLocator
+	// SortBuffers, if set, recycles map sort buffers between the tasks of
+	// this process.
+	SortBuffers *SortBuffers
 	// Progress, if set, receives input bytes consumed (maps) or fetched
 	// (reduces) as the task goes, for progress reports.
 	Progress *atomic.Int64
@@ -230,7 +236,8 @@ func runMap(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters) (
 	var cw *countingWriter
 	var ofs *outputFS
 	if job.NumReduces > 0 {
-		col = newCollector(job, tctx, env.WorkDir, env.SortBufferBytes, counters)
+		col = newCollector(job, tctx, env.WorkDir, env.SortBufferBytes, counters, env.SortBuffers)
+		defer col.release() // after a failure too
 		emit = col
 	} else {
 		p := path.Join(AttemptDir(job.Output, spec.AttemptID), OutputName(true, spec.Index))

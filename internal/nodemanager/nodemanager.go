@@ -44,6 +44,8 @@ type NodeManager struct {
 	conn                     *grpc.ClientConn
 	rm                       mrpb.ResourceManagerClient
 
+	buffers *mapreduce.SortBuffers // map tasks' sort arenas, recycled
+
 	stop   chan struct{}
 	wake   chan struct{} // a task finished: heartbeat now
 	wg     sync.WaitGroup
@@ -90,7 +92,8 @@ func New(cfg Config, logger *slog.Logger) (*NodeManager, error) {
 	}
 	nm := &NodeManager{cfg: cfg, log: logger, fs: cfg.FS, stop: make(chan struct{}), wake: make(chan struct{}, 1),
 		running: map[string]*runningTask{}, outputs: map[string]map[string]*mapreduce.MapOutput{},
-		interval: cfg.HeartbeatInterval, reg: prometheus.NewRegistry(), http: shuffle.NewClient(), rack: cfg.Rack}
+		interval: cfg.HeartbeatInterval, reg: prometheus.NewRegistry(), http: shuffle.NewClient(), rack: cfg.Rack,
+		buffers: mapreduce.NewSortBuffers(cfg.MapSlots)}
 	nm.launched = prometheus.NewCounter(prometheus.CounterOpts{Name: "smarth_nm_tasks_launched_total", Help: "Task attempts started."})
 	nm.failed = prometheus.NewCounter(prometheus.CounterOpts{Name: "smarth_nm_tasks_failed_total", Help: "Task attempts that failed."})
 	nm.reg.MustRegister(nm.launched, nm.failed)
@@ -452,7 +455,7 @@ func (nm *NodeManager) runTask(ctx context.Context, rt *runningTask, workDir str
 		spec.Inputs = append(spec.Inputs, mapreduce.MapOutputRef{MapIndex: int(m.MapIndex), Attempt: m.AttemptId, Addr: m.ShuffleAddr})
 	}
 	env := mapreduce.TaskEnv{FS: nm.fs, WorkDir: workDir, SortBufferBytes: nm.cfg.SortBufferBytes,
-		ReduceMemoryBytes: nm.cfg.ReduceMemoryBytes, ParallelFetches: nm.cfg.ParallelFetches,
+		ReduceMemoryBytes: nm.cfg.ReduceMemoryBytes, ParallelFetches: nm.cfg.ParallelFetches, SortBuffers: nm.buffers,
 		Progress: &rt.progress, Logger: nm.log,
 		Fetcher: &fetcher{nm: nm, remote: &shuffle.Fetcher{JobID: l.JobId, Client: nm.http}, jobID: l.JobId}}
 	if !l.IsMap {

@@ -1,0 +1,61 @@
+package mapreduce
+
+import "sync"
+
+// arena is one map task's sort buffer: record bytes, their index, and the
+// radix sort's scratch index.
+type arena struct {
+	limit int
+	data  []byte
+	meta  []recMeta
+	tmp   []recMeta
+}
+
+func newArena(limit int) *arena {
+	// Index entries get a fifth of the limit up front: TeraSort's 100-byte
+	// records fit without growing either slice; small records grow the
+	// index (the spill threshold counts both).
+	return &arena{limit: limit, data: make([]byte, 0, limit*4/5), meta: make([]recMeta, 0, limit/5/metaSize)}
+}
+
+// SortBuffers recycles map tasks' sort arenas within one process: a node
+// running map after map then does not allocate, zero and garbage-collect
+// about a sort buffer's worth of memory per task. It keeps at most Max
+// idle arenas (a node manager: its map slots). Safe for concurrent use;
+// the zero value keeps none.
+type SortBuffers struct {
+	Max int
+
+	mu   sync.Mutex // guards free
+	free []*arena
+}
+
+// NewSortBuffers returns a pool keeping up to max idle arenas.
+func NewSortBuffers(max int) *SortBuffers { return &SortBuffers{Max: max} }
+
+func (p *SortBuffers) get(limit int) *arena {
+	if p != nil {
+		p.mu.Lock()
+		for i, a := range p.free {
+			if a.limit == limit {
+				p.free = append(p.free[:i], p.free[i+1:]...)
+				p.mu.Unlock()
+				return a
+			}
+		}
+		p.mu.Unlock()
+	}
+	return newArena(limit)
+}
+
+func (p *SortBuffers) put(a *arena) {
+	if p == nil || a == nil {
+		return
+	}
+	a.data, a.meta, a.tmp = a.data[:0], a.meta[:0], a.tmp[:0]
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free) < p.Max {
+		p.free = append(p.free, a)
+	}
+}
