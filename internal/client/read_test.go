@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -126,5 +127,35 @@ func TestLeaseRenewedWhileWriting(t *testing.T) {
 	waitFor(t, "two lease renewals", func() bool { return len(c.nn.Calls("RenewLease")) >= 2 })
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// ReadFrom fills packets from short reads and WriteTo streams packets;
+// both are what io.Copy picks.
+func TestReadFromAndWriteTo(t *testing.T) {
+	c := newFake(t, 3, "classic")
+	data := testData(2*testBlock+333, 24)
+	w, err := c.fs.Create(context.Background(), "/rf", CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := w.ReadFrom(iotest.HalfReader(bytes.NewReader(data)))
+	if err != nil || n != int64(len(data)) {
+		t.Fatalf("ReadFrom: %d %v", n, err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.fs.Open(context.Background(), "/rf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Seek(100, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if n, err := r.WriteTo(&out); err != nil || n != int64(len(data)-100) || !bytes.Equal(out.Bytes(), data[100:]) {
+		t.Fatalf("WriteTo: %d %v, equal %v", n, err, bytes.Equal(out.Bytes(), data[100:]))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"net"
 	"strings"
 	"sync"
@@ -99,35 +100,76 @@ func (r *FileReader) Seek(offset int64, whence int) (int64, error) {
 
 // Read reads from the current position.
 func (r *FileReader) Read(p []byte) (int, error) {
-	if r.closed {
-		return 0, &PathError{Op: "read", Path: r.path, Kind: fs.ErrClosed, Msg: "file already closed"}
-	}
-	if r.pos >= r.size {
-		return 0, io.EOF
-	}
-	if len(p) == 0 {
-		return 0, nil
-	}
-	if int64(len(p)) > r.size-r.pos {
-		p = p[:r.size-r.pos]
-	}
 	n := 0
 	refetches := 0
 	for n < len(p) {
+		b, err := r.chunk(len(p)-n, &refetches, n > 0)
+		if err != nil {
+			if n > 0 && err != io.EOF {
+				return n, nil // the error comes back on the next call
+			}
+			return n, err
+		}
+		if b == nil {
+			break
+		}
+		n += copy(p[n:], b)
+	}
+	return n, nil
+}
+
+// WriteTo writes the rest of the file to w straight from the verified
+// packets (no intermediate buffer); io.Copy uses it.
+func (r *FileReader) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	refetches := 0
+	for {
+		b, err := r.chunk(math.MaxInt, &refetches, false)
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+		if b == nil {
+			return total, nil
+		}
+		n, err := w.Write(b)
+		total += int64(n)
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
+// chunk returns up to max verified bytes at the current position and
+// moves past them; they stay valid until the next call. It returns io.EOF
+// at the end of the file; with stopOnFail, nil instead of failing over
+// (Read returns what it has first).
+func (r *FileReader) chunk(max int, refetches *int, stopOnFail bool) ([]byte, error) {
+	if r.closed {
+		return nil, &PathError{Op: "read", Path: r.path, Kind: fs.ErrClosed, Msg: "file already closed"}
+	}
+	for {
+		if r.pos >= r.size {
+			return nil, io.EOF
+		}
 		if r.cur == nil || r.cur.filePos() != r.pos {
 			if r.cur != nil {
 				r.cur.close()
 				r.cur = nil
 			}
-			br, err := r.openAt(r.pos, -1, &refetches)
+			br, err := r.openAt(r.pos, -1, refetches)
 			if err != nil {
-				return n, err
+				return nil, err
 			}
 			r.cur = br
 		}
-		m, err := r.cur.read(p[n:])
-		n += m
-		r.pos += int64(m)
+		b, err := r.cur.take(max)
+		if len(b) > 0 {
+			r.pos += int64(len(b))
+			return b, nil
+		}
 		if err == io.EOF {
 			r.cur.close()
 			r.cur = nil
@@ -137,12 +179,11 @@ func (r *FileReader) Read(p []byte) (int, error) {
 			r.replicaFailed(r.cur, err)
 			r.cur.close()
 			r.cur = nil
-			if n > 0 {
-				return n, nil
+			if stopOnFail {
+				return nil, nil
 			}
 		}
 	}
-	return n, nil
 }
 
 // ReadAt reads len(p) bytes at off; safe for concurrent use.
@@ -378,6 +419,24 @@ func (f *FileSystem) openBlock(lb *dfspb.LocatedBlock, d *dfspb.DatanodeInfo, of
 
 // filePos is the file offset of the next byte.
 func (b *blockReader) filePos() int64 { return b.lb.GetOffset() + b.next }
+
+// take returns up to max unread verified bytes of the current packet,
+// reading the next packet when needed; io.EOF at the end of the range.
+func (b *blockReader) take(max int) ([]byte, error) {
+	for len(b.data) == 0 {
+		if b.next >= b.end {
+			return nil, io.EOF
+		}
+		if err := b.nextPacket(); err != nil {
+			return nil, err
+		}
+	}
+	n := int(min(int64(len(b.data)), int64(max), b.end-b.next))
+	out := b.data[:n]
+	b.data = b.data[n:]
+	b.next += int64(n)
+	return out, nil
+}
 
 // read copies verified bytes into p; io.EOF at the end of the range.
 func (b *blockReader) read(p []byte) (int, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"sync"
 	"time"
@@ -174,6 +175,40 @@ func (w *FileWriter) Write(b []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// ReadFrom fills packets straight from r (no intermediate buffer) until
+// r ends; io.Copy uses it.
+func (w *FileWriter) ReadFrom(r io.Reader) (int64, error) {
+	if w.closed {
+		return 0, w.wrap(ErrClosed)
+	}
+	var total int64
+	for {
+		if w.err != nil {
+			return total, w.err
+		}
+		if w.pkt == nil {
+			room := min(int64(w.pktLen), w.blockLen-w.blockOff)
+			w.pkt = datatransfer.NewPacket(int(room), w.bpc)
+		}
+		have := int(w.pkt.Header.DataLen)
+		n, err := r.Read(w.pkt.DataBuffer()[have:])
+		w.pkt.SetDataLen(have + n)
+		total += int64(n)
+		w.written += int64(n)
+		if w.pkt.Free() == 0 {
+			if ferr := w.flushPacket(); ferr != nil {
+				return total, ferr
+			}
+		}
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
 }
 
 // flushPacket seals and queues the packet being filled and, at a block
