@@ -68,25 +68,34 @@ type recoveryPeer struct {
 // the length — a finalized replica's if there is one, else the shortest
 // replica being written — truncate and finalize every replica that has that
 // many bytes under the new generation stamp, and commit the result to the
-// namenode.
+// namenode. When every holder answered and none has a byte of the block
+// (the client died before writing to it), the commit deletes the block.
 func (d *DataNode) recoverBlock(cmd *dfspb.RecoverBlockCommand) {
 	b, newGS := cmd.GetBlock(), cmd.GetNewGs()
 	name := store.BlockName(b.GetBlockId(), b.GetGenerationStamp())
 	var peers []recoveryPeer
+	failed := 0
 	for _, dn := range cmd.GetReplicas() {
 		resp, err := d.callInit(dn, &dfspb.InitReplicaRecoveryRequest{Block: b, RecoveryId: newGS})
 		if err != nil {
+			failed++
 			d.log.Warn("lease recovery: replica unavailable", "block", name, "datanode", dn.GetId(), "err", err)
 			continue
 		}
-		if !resp.GetExists() || resp.GetBlock().GetGenerationStamp() < b.GetGenerationStamp() {
+		// A replica with an older generation stamp missed writes; an
+		// empty one has nothing to keep.
+		if !resp.GetExists() || resp.GetBlock().GetGenerationStamp() < b.GetGenerationStamp() || resp.GetBlock().GetNumBytes() == 0 {
 			continue
 		}
 		peers = append(peers, recoveryPeer{info: dn, block: resp.GetBlock(), state: resp.GetOriginalState()})
 	}
 	newLen, ok := chooseRecoveryLength(peers)
-	if !ok {
-		d.log.Error("lease recovery failed: no usable replica", "block", name, "asked", len(cmd.GetReplicas()))
+	switch {
+	case !ok && failed > 0:
+		d.log.Error("lease recovery failed: no usable replica reachable; the namenode will retry", "block", name, "asked", len(cmd.GetReplicas()), "unreachable", failed)
+		return
+	case !ok:
+		d.commitRecovery(&dfspb.CommitBlockSynchronizationRequest{Block: b, NewGs: newGS, CloseFile: true, DeleteBlock: true})
 		return
 	}
 	var synced []string
@@ -105,16 +114,19 @@ func (d *DataNode) recoverBlock(cmd *dfspb.RecoverBlockCommand) {
 		d.log.Error("lease recovery failed: no replica could be updated", "block", name)
 		return
 	}
+	d.commitRecovery(&dfspb.CommitBlockSynchronizationRequest{Block: b, NewGs: newGS, NewLength: newLen, CloseFile: true, NewTargets: synced})
+}
+
+func (d *DataNode) commitRecovery(req *dfspb.CommitBlockSynchronizationRequest) {
+	name := store.BlockName(req.GetBlock().GetBlockId(), req.GetBlock().GetGenerationStamp())
 	ctx, cancel := d.rpcContext(rpcTimeout)
 	defer cancel()
-	_, err := d.nn.CommitBlockSynchronization(ctx, &dfspb.CommitBlockSynchronizationRequest{
-		Block: b, NewGs: newGS, NewLength: newLen, CloseFile: true, NewTargets: synced,
-	})
-	if err != nil {
+	if _, err := d.nn.CommitBlockSynchronization(ctx, req); err != nil {
 		d.log.Error("lease recovery: commit failed", "block", name, "err", rpcError("commit block synchronization", err))
 		return
 	}
-	d.log.Info("lease recovery done", "block", name, "new_gs", newGS, "length", newLen, "replicas", len(synced))
+	d.log.Info("lease recovery done", "block", name, "new_gs", req.GetNewGs(), "length", req.GetNewLength(),
+		"replicas", len(req.GetNewTargets()), "deleted", req.GetDeleteBlock())
 }
 
 // chooseRecoveryLength picks the recovered length: a finalized replica's

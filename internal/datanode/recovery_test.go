@@ -2,6 +2,7 @@ package datanode
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"smarth/internal/datanode/store"
@@ -109,5 +110,38 @@ func TestChooseRecoveryLength(t *testing.T) {
 		if got, ok := chooseRecoveryLength(c.peers); got != c.want || ok != c.ok {
 			t.Errorf("case %d: %d %v, want %d %v", i, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// TestLeaseRecoveryOfUnwrittenBlock: the client died after the namenode
+// allocated the block but before any datanode got a byte; the primary
+// commits the block's deletion so the file can close.
+func TestLeaseRecoveryOfUnwrittenBlock(t *testing.T) {
+	nn := startFakeNameNode(t)
+	dn1, _ := startDataNode(t, nn, "", nil)
+	dn2, _ := startDataNode(t, nn, "", nil)
+	leaveRBW(t, dn2, 521, nil) // pipeline opened, nothing written
+	nn.command(dn1.ID(), recoverCmd(520, 3, dn1, dn2))
+	nn.command(dn2.ID(), recoverCmd(521, 3, dn1, dn2))
+	waitFor(t, "commits for both blocks", func() bool { return nn.commit(520) != nil && nn.commit(521) != nil })
+	for _, id := range []uint64{520, 521} {
+		if c := nn.commit(id); !c.GetDeleteBlock() || !c.GetCloseFile() || c.GetNewLength() != 0 {
+			t.Fatalf("commit %v, want the empty block deleted", c)
+		}
+	}
+}
+
+// TestLeaseRecoveryWithUnreachableHolder: a holder that cannot be asked
+// might have the data, so nothing is deleted; the namenode retries later.
+func TestLeaseRecoveryWithUnreachableHolder(t *testing.T) {
+	nn := startFakeNameNode(t)
+	dn1, logs := startDataNode(t, nn, "", nil)
+	gone := &dfspb.DatanodeInfo{Id: "gone", IpAddr: "127.0.0.1", IpcPort: 1}
+	rc := recoverCmd(530, 3, dn1)
+	rc.GetRecover().Replicas = append(rc.GetRecover().Replicas, gone)
+	nn.command(dn1.ID(), rc)
+	waitFor(t, "the primary gives up", func() bool { return strings.Contains(logs.String(), "no usable replica reachable") })
+	if c := nn.commit(530); c != nil {
+		t.Fatalf("committed %v with a holder unreachable", c)
 	}
 }
