@@ -159,6 +159,29 @@ func TestClusterNamespaceErrors(t *testing.T) {
 	if ls, err := f.List(ctx, "/d/file"); err != nil || len(ls) != 1 || ls[0].Name != "file" {
 		t.Fatalf("a file lists itself: %+v %v", ls, err)
 	}
+	// Listing pages through more entries than one GetListing returns.
+	for i := range 1100 {
+		if err := f.Mkdir(ctx, fmt.Sprintf("/many/d%04d", i), 0, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ls, err := f.List(ctx, "/many"); err != nil || len(ls) != 1100 || ls[1099].Name != "d1099" {
+		t.Fatalf("list of 1100 entries: %d entries, %v", len(ls), err)
+	}
+	// Abort deletes the file being written.
+	w, err := f.Create(ctx, "/d/aborted", client.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(data(100_000, 9)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Stat(ctx, "/d/aborted"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("stat after abort: %v", err)
+	}
 	if err := f.Rename(ctx, "/d/file", "/d/g"); err != nil {
 		t.Fatal(err)
 	}

@@ -236,6 +236,14 @@ func (s *Stream) loop() error {
 // pipelines and keeping an idle current pipeline alive with heartbeats.
 // It returns nil at the end of the data.
 func (s *Stream) nextPacket() (*datatransfer.Packet, error) {
+	select { // fast path while the writer keeps up: no timer
+	case p, ok := <-s.queue:
+		if !ok {
+			return nil, nil
+		}
+		return p, nil
+	default:
+	}
 	hb := time.NewTimer(s.cfg.IOTimeout / 2)
 	defer hb.Stop()
 	for {
