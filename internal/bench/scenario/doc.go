@@ -1,0 +1,34 @@
+// Package scenario runs SMARTH's write experiments (seed 000, section V) end
+// to end with one call per scenario: it brings a testbed topology (or a
+// plain loopback cluster) up, uploads one file per run from the client host
+// in classic and multi-pipeline mode, under HDFS's rack-aware placement and
+// SMARTH's speed-aware placement, reads the datanodes' block-receive logs to
+// explain each run, and takes everything down again, also when a step fails
+// or the caller is interrupted.
+//
+// What it decides: the protocol of a comparison.
+//   - The namenode's placement is one setting per cluster, so every
+//     placement is its own phase: the cluster is (re)started with it and
+//     purged after it. HDFS is classic writes under rackaware placement,
+//     SMARTH multi-pipeline writes under speedaware placement; the other two
+//     cells (multi-pipeline alone, classic with speed records) separate what
+//     the protocol and the placement each contribute.
+//   - Phases alternate (A B, then B A, ...) and inside a phase the write
+//     modes alternate, so that the drift of a shared machine hits every cell
+//     alike.
+//   - Each mode writes through its own client (own client name, own speed
+//     records), so classic writes never feed the records multi-pipeline
+//     placement and Algorithm 2 read, and each client first writes an
+//     untimed warm-up file, as a long-running client would have records.
+//   - The bound is the client's link (SMARTH section III.D): the total rate
+//     the topology lets the client host send to all datanodes at once.
+//   - Per run, the block log gives the first-hop rate, how many blocks began
+//     on a datanode the client cannot reach at its link rate, how many
+//     pipelines were open, how much of the run the client link carried data
+//     and how long the last pipelines took to drain after the last byte left.
+//
+// What it leaves to others: the timing of one upload (internal/bench, the
+// same code as `smarth bench put`), building and shaping the hosts
+// (internal/testbed), the loopback cluster (internal/cluster), and the file
+// system itself.
+package scenario
