@@ -122,13 +122,18 @@ func preconditionKind(msg string) error {
 	return nil
 }
 
-// trimPrefix drops a leading "op path: " or "path: " that the namenode may
-// already have put in its message, so it is not said twice.
+// trimPrefix drops a leading "path: " or "<its own op> path: " that the
+// namenode may already have put in its message, so the path is not said
+// twice under two names ("rm /x: delete /x: ...").
 func trimPrefix(msg, op, path string) string {
-	for _, p := range []string{op + " " + path + ": ", path + ": "} {
-		if path != "" && strings.HasPrefix(msg, p) {
-			return msg[len(p):]
-		}
+	if path == "" {
+		return msg
+	}
+	if strings.HasPrefix(msg, path+": ") {
+		return msg[len(path)+2:]
+	}
+	if i := strings.Index(msg, " "+path+": "); i > 0 && !strings.Contains(msg[:i], " ") {
+		return msg[i+len(path)+3:]
 	}
 	return msg
 }

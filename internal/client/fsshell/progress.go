@@ -53,6 +53,7 @@ func (s *Shell) bar(size int64, desc string) *progress {
 		progressbar.OptionSetWriter(s.Err),
 		progressbar.OptionSetDescription(desc),
 		progressbar.OptionShowBytes(true),
+		progressbar.OptionShowCount(),
 		progressbar.OptionShowTotalBytes(true),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionShowElapsedTimeOnFinish(),

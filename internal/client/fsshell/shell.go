@@ -302,9 +302,6 @@ func (s *Shell) Rm(ctx context.Context, paths []string, recursive, force bool) e
 		if force && errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
-		if errors.Is(err, client.ErrNotEmpty) {
-			return fail("rm", p, fmt.Errorf("%w (use -r to delete it and everything in it)", err))
-		}
 		return fail("rm", p, err)
 	})
 }
