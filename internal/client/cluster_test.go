@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -364,4 +365,59 @@ func TestClusterClientDiesWhileWriting(t *testing.T) {
 	if len(got) > len(want) || !bytes.Equal(got, want[:len(got)]) {
 		t.Fatalf("recovered file of %d bytes is not a prefix of what was written", len(got))
 	}
+}
+
+// A writer that pauses longer than the socket timeout keeps its pipeline
+// alive with heartbeat packets (acked with seqno -1).
+func TestClusterSlowWriterHeartbeats(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{DataNodes: 3, BlockSize: 1 << 20})
+	var logBuf syncBuffer
+	f := c.Client(t, testcluster.WithConfig(func(cfg *client.Config) {
+		cfg.IOTimeout = 300 * time.Millisecond
+		cfg.Logger = slog.New(slog.NewTextHandler(&logBuf, nil))
+	}))
+	w, err := f.Create(context.Background(), "/slow", client.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := data(300_000, 5)
+	if _, err := w.Write(want[:200_000]); err != nil {
+		t.Fatal(err)
+	}
+	// Idle for several timeouts: without heartbeats the client's ack read
+	// deadline would expire and the pipeline would be "recovered".
+	time.Sleep(1200 * time.Millisecond) // the pause under test, not a wait for a condition
+	if _, err := w.Write(want[200_000:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, f, "/slow"); !bytes.Equal(got, want) {
+		t.Fatal("read back differs")
+	}
+	if l := logBuf.String(); strings.Contains(l, "recover") {
+		t.Fatalf("the idle pipeline was recovered instead of kept alive:\n%s", l)
+	}
+	locs, err := f.BlockLocations(context.Background(), "/slow", 0, 1<<20)
+	if err != nil || len(locs) != 1 || len(locs[0].Hosts) != 3 {
+		t.Fatalf("the pipeline lost nodes while idle: %+v %v", locs, err)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
