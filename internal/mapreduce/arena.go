@@ -59,3 +59,48 @@ func (p *SortBuffers) put(a *arena) {
 		p.free = append(p.free, a)
 	}
 }
+
+// MemoryBudget is a byte budget shared by the tasks of one process: how
+// much finished map output a node may hold in memory instead of on disk.
+// Safe for concurrent use; a nil budget grants nothing.
+type MemoryBudget struct {
+	mu          sync.Mutex // guards used
+	limit, used int64
+}
+
+// NewMemoryBudget returns a budget of limit bytes.
+func NewMemoryBudget(limit int64) *MemoryBudget { return &MemoryBudget{limit: limit} }
+
+// Reserve takes n bytes if they are free.
+func (b *MemoryBudget) Reserve(n int64) bool {
+	if b == nil || n < 0 {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.limit {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+// Release gives n bytes back.
+func (b *MemoryBudget) Release(n int64) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.used = max(0, b.used-n)
+	b.mu.Unlock()
+}
+
+// Used is the number of bytes reserved.
+func (b *MemoryBudget) Used() int64 {
+	if b == nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}

@@ -1,6 +1,7 @@
 package mapreduce
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -23,7 +24,10 @@ type LocalOptions struct {
 	SortBufferBytes   int
 	ReduceMemoryBytes int64
 	MaxAttempts       int // per task (default 4)
-	Logger            *slog.Logger
+	// MapOutputMemoryBytes lets finished map outputs stay in memory up
+	// to this many bytes (default 0: every output is written to WorkDir).
+	MapOutputMemoryBytes int64
+	Logger               *slog.Logger
 }
 
 // LocalRunner runs jobs in this process with the same task engine the node
@@ -35,6 +39,7 @@ type LocalRunner struct {
 	opts    LocalOptions
 	seq     atomic.Int64
 	buffers *SortBuffers
+	memory  *MemoryBudget
 }
 
 var _ Runner = (*LocalRunner)(nil)
@@ -50,7 +55,8 @@ func NewLocalRunner(fs FS, opts LocalOptions) *LocalRunner {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &LocalRunner{fs: fs, opts: opts, buffers: NewSortBuffers(opts.Parallelism)}
+	return &LocalRunner{fs: fs, opts: opts, buffers: NewSortBuffers(opts.Parallelism),
+		memory: NewMemoryBudget(opts.MapOutputMemoryBytes)}
 }
 
 // FS is the runner's file system.
@@ -110,6 +116,11 @@ func (r *LocalRunner) runPlan(ctx context.Context, jobID string, plan *Plan, cou
 	}
 	nm := len(plan.Splits)
 	outputs := make([]*MapOutput, nm)
+	defer func() {
+		for _, o := range outputs {
+			o.Release()
+		}
+	}()
 	mapAttempts := make([]string, nm)
 	mapSpec := func(i int) TaskSpec {
 		return TaskSpec{JobID: jobID, IsMap: true, Index: i, NumMaps: nm, Split: plan.Splits[i]}
@@ -184,7 +195,7 @@ func (r *LocalRunner) runPhase(ctx context.Context, jobDir string, job *Job, n i
 				}
 				env := TaskEnv{FS: r.fs, WorkDir: filepath.Join(jobDir, s.AttemptID), Fetcher: fetcher,
 					SortBufferBytes: r.opts.SortBufferBytes, ReduceMemoryBytes: r.opts.ReduceMemoryBytes, Logger: r.opts.Logger,
-					SortBuffers: r.buffers}
+					SortBuffers: r.buffers, MapOutputMemory: r.memory}
 				var res *TaskResult
 				res, err = RunTask(ctx, env, s)
 				if err == nil {
@@ -231,10 +242,20 @@ func (f FileFetcher) Fetch(ctx context.Context, ref MapOutputRef, reduce int) (i
 	return OpenSegment(out, reduce)
 }
 
-// OpenSegment opens reduce's segment of a map output.
+// OpenSegment opens reduce's segment of a map output. For an in-memory
+// output the reader also has Bytes() []byte, the segment itself, which a
+// reduce in the same process uses without copying.
 func OpenSegment(out *MapOutput, reduce int) (io.ReadCloser, int64, error) {
 	if reduce < 0 || reduce >= len(out.Index) {
 		return nil, 0, fmt.Errorf("no partition %d in map output (%d partitions)", reduce, len(out.Index))
+	}
+	if out.Data != nil {
+		seg := out.Index[reduce]
+		if seg.Offset < 0 || seg.Length < 0 || seg.Offset+seg.Length > int64(len(out.Data)) {
+			return nil, 0, fmt.Errorf("partition %d out of the map output's %d bytes", reduce, len(out.Data))
+		}
+		b := out.Data[seg.Offset : seg.Offset+seg.Length : seg.Offset+seg.Length]
+		return memReader{Reader: bytes.NewReader(b), b: b}, seg.Length, nil
 	}
 	file, err := os.Open(out.Path)
 	if err != nil {
@@ -243,6 +264,18 @@ func OpenSegment(out *MapOutput, reduce int) (io.ReadCloser, int64, error) {
 	seg := out.Index[reduce]
 	return &sectionCloser{SectionReader: io.NewSectionReader(file, seg.Offset, seg.Length), f: file}, seg.Length, nil
 }
+
+// memReader reads a segment held in memory.
+type memReader struct {
+	*bytes.Reader
+	b []byte
+}
+
+func (memReader) Close() error { return nil }
+
+// Bytes is the whole segment, shared, not copied (the reader's position
+// does not matter).
+func (m memReader) Bytes() []byte { return m.b }
 
 type sectionCloser struct {
 	*io.SectionReader

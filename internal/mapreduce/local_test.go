@@ -125,10 +125,15 @@ func TestLocalRunnerWordCount(t *testing.T) {
 		sortBuf int
 		block   int64
 		extra   map[string]string
+		memory  int64 // map outputs kept in memory up to this
 	}{
-		{"one reduce, no spill", "1", 0, 0, nil},
-		{"three reduces, many splits and spills", "3", 16 << 10, 7 << 10, nil},
-		{"spills without combiner", "2", 8 << 10, 10 << 10, map[string]string{"nocombine": "1"}},
+		{"one reduce, no spill", "1", 0, 0, nil, 0},
+		{"three reduces, many splits and spills", "3", 16 << 10, 7 << 10, nil, 0},
+		{"spills without combiner", "2", 8 << 10, 10 << 10, map[string]string{"nocombine": "1"}, 0},
+		{"outputs in memory", "2", 0, 10 << 10, map[string]string{"nocombine": "1"}, 1 << 20},
+		// Room for some outputs only: the rest go to disk.
+		{"outputs in memory and on disk", "3", 0, 10 << 10, map[string]string{"nocombine": "1"}, 40 << 10},
+		{"combined outputs in memory", "2", 0, 10 << 10, nil, 1 << 20},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -138,7 +143,8 @@ func TestLocalRunnerWordCount(t *testing.T) {
 			for k, v := range genText(t, lfs, "/in/b.txt", 1000, 2) {
 				want[k] += v
 			}
-			r := NewLocalRunner(lfs, LocalOptions{Registry: NewRegistry(wordCount{}), SortBufferBytes: c.sortBuf})
+			r := NewLocalRunner(lfs, LocalOptions{Registry: NewRegistry(wordCount{}), SortBufferBytes: c.sortBuf,
+				MapOutputMemoryBytes: c.memory})
 			params := map[string]string{"input": "/in", "output": "/out", "reduces": c.reduces}
 			for k, v := range c.extra {
 				params[k] = v
@@ -175,6 +181,9 @@ func TestLocalRunnerWordCount(t *testing.T) {
 			}
 			if tc[MapInputRecords] != 4000 {
 				t.Errorf("MAP_INPUT_RECORDS = %d, want 4000", tc[MapInputRecords])
+			}
+			if used := r.memory.Used(); used != 0 {
+				t.Errorf("%d bytes of map output memory still reserved after the job", used)
 			}
 		})
 	}

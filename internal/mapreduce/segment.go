@@ -41,6 +41,9 @@ type segmentWriter struct {
 	off  int64
 	recs int64
 	err  error
+	// inMemory: buf is the destination itself; it grows instead of being
+	// flushed.
+	inMemory bool
 }
 
 func newSegmentWriter(w io.Writer) *segmentWriter {
@@ -49,6 +52,14 @@ func newSegmentWriter(w io.Writer) *segmentWriter {
 
 func (w *segmentWriter) write(key, value []byte) error {
 	n := len(key) + len(value) + 2*binary.MaxVarintLen32
+	if w.inMemory {
+		w.buf = binary.AppendUvarint(w.buf, uint64(len(key)))
+		w.buf = binary.AppendUvarint(w.buf, uint64(len(value)))
+		w.buf = append(append(w.buf, key...), value...)
+		w.off = int64(len(w.buf))
+		w.recs++
+		return nil
+	}
 	if len(w.buf)+n > cap(w.buf) {
 		w.flush()
 	}
@@ -79,7 +90,7 @@ func (w *segmentWriter) writeThrough(b []byte) {
 }
 
 func (w *segmentWriter) flush() error {
-	if len(w.buf) > 0 {
+	if len(w.buf) > 0 && !w.inMemory {
 		w.writeThrough(w.buf)
 		w.buf = w.buf[:0]
 	}

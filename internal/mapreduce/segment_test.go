@@ -2,8 +2,11 @@ package mapreduce
 
 import (
 	"bytes"
+	"context"
 	"io"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -97,5 +100,67 @@ func TestMergerMatchesBytesOrder(t *testing.T) {
 	}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("merged order\n%q\nwant\n%q", got, want)
+	}
+}
+
+// A map's output goes to memory when the budget has room, else to disk,
+// and reads back the same either way.
+func TestMapOutputInMemoryOrOnDisk(t *testing.T) {
+	job := &Job{NumReduces: 2}
+	emit := func(c *collector) {
+		for i := range 1000 {
+			if err := c.Emit([]byte(strconv.Itoa(i*7919%1000)), []byte("value")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	segments := func(out *MapOutput) []string {
+		var s []string
+		for r := range 2 {
+			rc, n, err := OpenSegment(out, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(rc)
+			rc.Close()
+			if int64(len(b)) != n {
+				t.Fatalf("segment %d: read %d of %d bytes", r, len(b), n)
+			}
+			s = append(s, string(b))
+		}
+		return s
+	}
+	budget := NewMemoryBudget(1 << 20)
+	c := newCollector(job, &taskContext{Context: context.Background()}, t.TempDir(), 1<<20, &Counters{}, nil)
+	c.memory = budget
+	emit(c)
+	mem, err := c.finish(filepath.Join(t.TempDir(), "file.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mem.Data == nil || mem.Path != "" || budget.Used() != int64(len(mem.Data)) {
+		t.Fatalf("output with room in the budget: path %q, %d bytes in memory, budget used %d", mem.Path, len(mem.Data), budget.Used())
+	}
+	c = newCollector(job, &taskContext{Context: context.Background()}, t.TempDir(), 1<<20, &Counters{}, nil)
+	c.memory = NewMemoryBudget(100) // too small
+	emit(c)
+	disk, err := c.finish(filepath.Join(t.TempDir(), "file.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if disk.Data != nil || disk.Path == "" {
+		t.Fatalf("output without room: path %q, %d bytes in memory", disk.Path, len(disk.Data))
+	}
+	if a, b := segments(mem), segments(disk); a[0] != b[0] || a[1] != b[1] || a[0] == "" {
+		t.Fatal("in-memory and on-disk outputs differ")
+	}
+	rc, _, _ := OpenSegment(mem, 1)
+	if m, ok := rc.(interface{ Bytes() []byte }); !ok || string(m.Bytes()) != segments(disk)[1] {
+		t.Error("an in-memory segment does not offer its bytes for a copy-free fetch")
+	}
+	mem.Release()
+	mem.Release() // once only
+	if budget.Used() != 0 {
+		t.Errorf("budget used %d after Release", budget.Used())
 	}
 }

@@ -39,6 +39,7 @@ type collector struct {
 	limit      int // arena bytes + metadata bytes that trigger a spill
 	dir        string
 
+	memory *MemoryBudget // for a final output held in memory
 	pool   *SortBuffers
 	arena  *arena // data, meta and the sort's scratch; back to pool when done
 	data   []byte
@@ -182,8 +183,18 @@ func (c *collector) writeSorted(path string) (*MapOutput, error) {
 		return nil, err
 	}
 	defer f.Close()
-	sw := newSegmentWriter(f)
-	out := &MapOutput{Path: path, Index: make([]SegmentIndex, max(1, c.numReduces))}
+	out, err := c.writeSortedTo(newSegmentWriter(f))
+	if err != nil {
+		return nil, err
+	}
+	out.Path = path
+	return out, f.Close()
+}
+
+// writeSortedTo writes the sorted arena, partition by partition, to sw,
+// through the combiner if the job has one.
+func (c *collector) writeSortedTo(sw *segmentWriter) (*MapOutput, error) {
+	out := &MapOutput{Index: make([]SegmentIndex, max(1, c.numReduces))}
 	i := 0
 	for p := range out.Index {
 		j := i
@@ -207,7 +218,40 @@ func (c *collector) writeSorted(path string) (*MapOutput, error) {
 		return nil, err
 	}
 	c.spilled += sw.recs
-	return out, f.Close()
+	return out, nil
+}
+
+// framedSize is the arena's size as segment records (before combining).
+func (c *collector) framedSize() int64 {
+	var n int64
+	for i := range c.meta {
+		m := &c.meta[i]
+		n += int64(m.keyLen) + int64(m.valLen) + int64(uvarintLen(int(m.keyLen))+uvarintLen(int(m.valLen)))
+	}
+	return n
+}
+
+// keepInMemory sorts the arena into one in-memory output if the memory
+// budget has room for it (nil, nil if not).
+func (c *collector) keepInMemory() (*MapOutput, error) {
+	size := c.framedSize()
+	if c.memory == nil || !c.memory.Reserve(size) {
+		return nil, nil
+	}
+	c.sort()
+	sw := &segmentWriter{buf: make([]byte, 0, size), inMemory: true}
+	out, err := c.writeSortedTo(sw)
+	if err != nil {
+		c.memory.Release(size)
+		return nil, err
+	}
+	data := sw.buf
+	if len(data) < cap(data)/2 { // the combiner shrank it: do not hold the slack
+		data = append([]byte(nil), data...)
+	}
+	c.memory.Release(size - int64(len(data)))
+	out.Data, out.budget = data, c.memory
+	return out, nil
 }
 
 // writeArena copies sorted arena records to sw, key and value in one
@@ -266,6 +310,9 @@ func (c *collector) finish(path string) (*MapOutput, error) {
 	defer c.flushCounters()
 	defer c.release()
 	if len(c.spills) == 0 {
+		if out, err := c.keepInMemory(); out != nil || err != nil {
+			return out, err
+		}
 		return c.writeSorted(path)
 	}
 	if len(c.meta) > 0 {

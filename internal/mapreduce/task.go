@@ -23,11 +23,25 @@ const (
 	DefaultMaxAttempts       = 4
 )
 
-// MapOutput is a map task's sorted, partitioned output on local disk:
-// Index[r] is reduce r's segment of Path.
+// MapOutput is a map task's sorted, partitioned output: Index[r] is
+// reduce r's segment of the file at Path, or of Data when the output is
+// held in memory (TaskEnv.MapOutputMemory).
 type MapOutput struct {
 	Path  string
+	Data  []byte
 	Index []SegmentIndex
+
+	budget *MemoryBudget // Data's bytes are reserved here until Release
+}
+
+// Release gives an in-memory output's bytes back to the budget they were
+// taken from; the holder calls it when it forgets the output. The bytes
+// stay valid for whoever still reads them.
+func (o *MapOutput) Release() {
+	if o != nil && o.budget != nil {
+		o.budget.Release(int64(len(o.Data)))
+		o.budget = nil
+	}
 }
 
 // MapOutputRef tells a reduce task where one map's output lives.
@@ -97,6 +111,11 @@ type TaskEnv struct {
 	// SortBuffers, if set, recycles map sort buffers between the tasks of
 	// this process.
 	SortBuffers *SortBuffers
+	// MapOutputMemory, if set, lets a map keep its final output in memory
+	// while the budget allows (no write to and read from the page cache;
+	// reduces on the same node use the bytes without a copy). The holder
+	// of the output releases it.
+	MapOutputMemory *MemoryBudget
 	// Progress, if set, receives input bytes consumed (maps) or fetched
 	// (reduces) as the task goes, for progress reports.
 	Progress *atomic.Int64
@@ -237,6 +256,7 @@ func runMap(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters) (
 	var ofs *outputFS
 	if job.NumReduces > 0 {
 		col = newCollector(job, tctx, env.WorkDir, env.SortBufferBytes, counters, env.SortBuffers)
+		col.memory = env.MapOutputMemory
 		defer col.release() // after a failure too
 		emit = col
 	} else {

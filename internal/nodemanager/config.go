@@ -27,6 +27,10 @@ type Config struct {
 	SortBufferBytes   int           `yaml:"sort_buffer_bytes"`   // map-side arena per map task
 	ReduceMemoryBytes int64         `yaml:"reduce_memory_bytes"` // fetched segments kept in memory per reduce
 	ParallelFetches   int           `yaml:"parallel_fetches"`    // map outputs a reduce fetches at once
+	// MapOutputMemoryBytes is how much finished map output (of maps that
+	// did not spill) the node keeps in memory instead of writing it to
+	// disk, until the job ends; 0 writes every output to work_dir.
+	MapOutputMemoryBytes int64 `yaml:"map_output_memory_bytes"`
 
 	// Registry holds the apps tasks may run (cmd/smarth passes apps.All()).
 	Registry *mapreduce.Registry `yaml:"-"`
@@ -49,6 +53,8 @@ func DefaultConfig() Config {
 		SortBufferBytes:   mapreduce.DefaultSortBufferBytes,
 		ReduceMemoryBytes: mapreduce.DefaultReduceMemoryBytes,
 		ParallelFetches:   mapreduce.DefaultParallelFetches,
+		// Enough for a 1 GiB TeraSort's map outputs spread over three nodes.
+		MapOutputMemoryBytes: 512 << 20,
 	}
 }
 

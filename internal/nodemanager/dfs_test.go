@@ -17,6 +17,7 @@ import (
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/apps"
 	"smarth/internal/mapreduce/mrtest"
+	"smarth/internal/nodemanager"
 	"smarth/internal/testcluster"
 )
 
@@ -219,7 +220,13 @@ func TestWordCountOnDFS(t *testing.T) {
 }
 
 func TestNodeManagerStoppedMidJobOnDFS(t *testing.T) {
-	_, mr := dfsCluster(t, nil)
+	_, mr := dfsCluster(t, func(o *mrtest.Options) {
+		o.NM = func(i int, c *nodemanager.Config) {
+			if i > 0 { // dn2 and dn3 write map output to disk, dn1 keeps it in memory
+				c.MapOutputMemoryBytes = 0
+			}
+		}
+	})
 	want := writeText(t, mr.FS(), "/in/text", 12000)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()

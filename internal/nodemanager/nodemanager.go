@@ -44,7 +44,8 @@ type NodeManager struct {
 	conn                     *grpc.ClientConn
 	rm                       mrpb.ResourceManagerClient
 
-	buffers *mapreduce.SortBuffers // map tasks' sort arenas, recycled
+	buffers *mapreduce.SortBuffers  // map tasks' sort arenas, recycled
+	memory  *mapreduce.MemoryBudget // map outputs held in memory
 
 	stop   chan struct{}
 	wake   chan struct{} // a task finished: heartbeat now
@@ -93,10 +94,12 @@ func New(cfg Config, logger *slog.Logger) (*NodeManager, error) {
 	nm := &NodeManager{cfg: cfg, log: logger, fs: cfg.FS, stop: make(chan struct{}), wake: make(chan struct{}, 1),
 		running: map[string]*runningTask{}, outputs: map[string]map[string]*mapreduce.MapOutput{},
 		interval: cfg.HeartbeatInterval, reg: prometheus.NewRegistry(), http: shuffle.NewClient(), rack: cfg.Rack,
-		buffers: mapreduce.NewSortBuffers(cfg.MapSlots)}
+		buffers: mapreduce.NewSortBuffers(cfg.MapSlots), memory: mapreduce.NewMemoryBudget(cfg.MapOutputMemoryBytes)}
 	nm.launched = prometheus.NewCounter(prometheus.CounterOpts{Name: "smarth_nm_tasks_launched_total", Help: "Task attempts started."})
 	nm.failed = prometheus.NewCounter(prometheus.CounterOpts{Name: "smarth_nm_tasks_failed_total", Help: "Task attempts that failed."})
-	nm.reg.MustRegister(nm.launched, nm.failed)
+	nm.reg.MustRegister(nm.launched, nm.failed,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "smarth_nm_map_output_memory_bytes",
+			Help: "Bytes of finished map output held in memory."}, func() float64 { return float64(nm.memory.Used()) }))
 	return nm, nil
 }
 
@@ -349,9 +352,10 @@ func (nm *NodeManager) heartbeat() {
 	}
 	var gone []string
 	for _, j := range resp.GetFinishedJobs() {
-		if _, ok := nm.outputs[j]; ok {
-			delete(nm.outputs, j)
+		for _, o := range nm.outputs[j] {
+			o.Release()
 		}
+		delete(nm.outputs, j)
 		gone = append(gone, j)
 	}
 	nm.mu.Unlock()
@@ -456,7 +460,8 @@ func (nm *NodeManager) runTask(ctx context.Context, rt *runningTask, workDir str
 	}
 	env := mapreduce.TaskEnv{FS: nm.fs, WorkDir: workDir, SortBufferBytes: nm.cfg.SortBufferBytes,
 		ReduceMemoryBytes: nm.cfg.ReduceMemoryBytes, ParallelFetches: nm.cfg.ParallelFetches, SortBuffers: nm.buffers,
-		Progress: &rt.progress, Logger: nm.log,
+		MapOutputMemory: nm.memory,
+		Progress:        &rt.progress, Logger: nm.log,
 		Fetcher: &fetcher{nm: nm, remote: &shuffle.Fetcher{JobID: l.JobId, Client: nm.http}, jobID: l.JobId}}
 	if !l.IsMap {
 		env.Locator = &locator{nm: nm, jobID: l.JobId, attempt: l.AttemptId, fresh: true}

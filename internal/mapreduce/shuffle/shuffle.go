@@ -48,7 +48,8 @@ func (r Request) URL(addr string) string {
 	return "http://" + addr + Path + "?" + q.Encode()
 }
 
-// Handler serves map output partitions.
+// Handler serves map output partitions, from the map output's file
+// (sendfile) or from memory.
 func Handler(lookup Lookup) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r, err := ParseRequest(req.URL.Query())
@@ -66,6 +67,16 @@ func Handler(lookup Lookup) http.Handler {
 			return
 		}
 		seg := out.Index[r.Reduce]
+		if out.Data != nil {
+			if seg.Offset < 0 || seg.Length < 0 || seg.Offset+seg.Length > int64(len(out.Data)) {
+				http.Error(w, "bad map output index", http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Length", strconv.FormatInt(seg.Length, 10))
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Write(out.Data[seg.Offset : seg.Offset+seg.Length])
+			return
+		}
 		f, err := os.Open(out.Path)
 		if err != nil {
 			http.Error(w, "map output gone: "+err.Error(), http.StatusGone)

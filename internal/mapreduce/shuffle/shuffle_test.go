@@ -33,6 +33,19 @@ func TestServeAndFetch(t *testing.T) {
 			t.Errorf("partition %d = %q (%d), want %q", r, b, n, want)
 		}
 	}
+	// The same output held in memory is served the same.
+	out.Data, out.Path = []byte("aaaabbbbbbcc"), ""
+	for r, want := range []string{"aaaa", "bbbbbb", "cc"} {
+		rc, n, err := f.Fetch(context.Background(), mapreduce.MapOutputRef{Attempt: "a1", Addr: addr}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(rc)
+		rc.Close()
+		if string(b) != want || n != int64(len(want)) {
+			t.Errorf("in-memory partition %d = %q (%d), want %q", r, b, n, want)
+		}
+	}
 	if _, _, err := f.Fetch(context.Background(), mapreduce.MapOutputRef{Attempt: "zz", Addr: addr}, 0); err == nil {
 		t.Error("fetch of an unknown attempt succeeded")
 	}
