@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,8 @@ type benchScenarioFlags struct {
 	logDir                       string
 	stateDir, workDir, binary    string
 	runs, phaseRuns, replication int
+	localThreshold               float64
+	maxPipelines                 int
 	datanodes                    int
 }
 
@@ -80,6 +83,8 @@ command is interrupted.`,
 	fl.StringVar(&f.jsonPath, "json", "", "write the report as JSON to this file")
 	fl.StringVar(&f.plotPath, "plot", "", "write a plot to this .svg or .png file")
 	fl.StringVar(&f.outDir, "out", "", "write NAME.json and NAME.svg to this directory (NAME: the topology's name, or loopback)")
+	fl.Float64Var(&f.localThreshold, "local-threshold", 0, "clients' Algorithm 2 threshold (0: the default 0.8; 1: never swap the first target)")
+	fl.IntVar(&f.maxPipelines, "max-pipelines", 0, "cap on a multi-pipeline file's open pipelines (0: the client's default)")
 	fl.StringVar(&f.logDir, "logs", "", "copy each phase's daemon logs to this directory (round<N>-<placement>/)")
 	fl.IntVar(&f.datanodes, "datanodes", 9, "datanodes of the local cluster")
 	fl.StringVar(&f.stateDir, "state-dir", testbed.DefaultStateRoot, "where testbed state files live")
@@ -89,7 +94,11 @@ command is interrupted.`,
 }
 
 func runBenchScenario(cmd *cobra.Command, target string, f *benchScenarioFlags) error {
-	o := scenario.Options{Runs: f.runs, PhaseRuns: f.phaseRuns, Replication: f.replication, LogDir: f.logDir, Out: cmd.ErrOrStderr()}
+	o := scenario.Options{Runs: f.runs, PhaseRuns: f.phaseRuns, Replication: f.replication, LogDir: f.logDir,
+		LocalThreshold: f.localThreshold, MaxPipelines: f.maxPipelines, Out: cmd.ErrOrStderr()}
+	if f.localThreshold < 0 || f.localThreshold > 1 || f.maxPipelines < 0 {
+		return usageErr("--local-threshold must be within 0..1 and --max-pipelines not negative")
+	}
 	var err error
 	if o.Size, err = cluster.ParseBytes(f.size); err != nil || o.Size <= 0 {
 		return usageErr("--size: want a positive size such as 256MiB, got %q", f.size)
@@ -237,11 +246,21 @@ func newBenchScenarioPutCmd() *cobra.Command {
 			if namenode == "" {
 				namenode = cluster.DefaultNameNode()
 			}
+			cfg := client.Config{NameNode: namenode, User: user, LocalThreshold: p.LocalThreshold, MaxPipelines: p.MaxPipelines}
+			if p.ClientLog != "" {
+				lf, err := os.OpenFile(p.ClientLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+				if err != nil {
+					return err
+				}
+				defer lf.Close()
+				cfg.Logger = slog.New(slog.NewJSONHandler(lf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			}
 			ctx, stop := cancelOnSignal(cmd)
 			defer stop()
 			p.Out = cmd.OutOrStdout()
 			res, err := scenario.PutRuns(ctx, func() (*client.FileSystem, error) {
-				return client.New(client.Config{NameNode: namenode, User: user})
+				c := cfg
+				return client.New(c)
 			}, p)
 			if err != nil {
 				return err
@@ -264,5 +283,8 @@ func newBenchScenarioPutCmd() *cobra.Command {
 	fl.StringVar(&jsonPath, "json", "", "write the results to this file (required)")
 	fl.StringVar(&namenode, "namenode", "", "namenode host:port (default $SMARTH_NAMENODE)")
 	fl.StringVar(&user, "user", "", "user name (default: the OS user)")
+	fl.Float64Var(&p.LocalThreshold, "local-threshold", 0, "Algorithm 2 threshold (0: the client's default)")
+	fl.IntVar(&p.MaxPipelines, "max-pipelines", 0, "cap on open pipelines (0: the client's default)")
+	fl.StringVar(&p.ClientLog, "client-log", "", "append the clients' debug log (JSON) to this file")
 	return c
 }

@@ -23,6 +23,15 @@ type PutPlan struct {
 	Warmup      int64 // untimed bytes each mode's client writes first; 0 = none
 	Dir         string
 	Out         io.Writer // one line per run; default discard
+
+	// Client settings for experiments, passed to client.Config by the
+	// command (PutRuns itself gets ready clients): Algorithm 2's threshold
+	// (0: the client's default, 1: never swap the first target), the cap
+	// on open pipelines (0: the client's default) and a file for the
+	// clients' debug log ("" = none).
+	LocalThreshold float64
+	MaxPipelines   int
+	ClientLog      string
 }
 
 // ClientRun is one upload as the client timed it.

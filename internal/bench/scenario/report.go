@@ -58,9 +58,12 @@ type Report struct {
 	BlockSize   int64     `json:"block_size"`
 	Replication int       `json:"replication"`
 	Warmup      int64     `json:"warmup_bytes,omitempty"`
-	Modes       []string  `json:"modes"`
-	Placements  []string  `json:"placements"`
-	ClientHost  string    `json:"client_host"`
+	// Client settings changed for the experiment (0: the defaults).
+	LocalThreshold float64  `json:"local_threshold,omitempty"`
+	MaxPipelines   int      `json:"max_pipelines,omitempty"`
+	Modes          []string `json:"modes"`
+	Placements     []string `json:"placements"`
+	ClientHost     string   `json:"client_host"`
 	// LinkRateBits is the client's link rate (bit/s), the III.D bound;
 	// 0 on loopback, where nothing limits it.
 	LinkRateBits float64     `json:"link_rate_bits_per_s,omitempty"`
@@ -201,6 +204,12 @@ func (r *Report) PrintTable(w io.Writer) {
 	fmt.Fprintf(w, "scenario %s: put of %s, replication %d, block size %s", r.Scenario, sizeText(r.Size), r.Replication, sizeText(r.BlockSize))
 	if r.Warmup > 0 {
 		fmt.Fprintf(w, ", warm-up %s per client", sizeText(r.Warmup))
+	}
+	if r.LocalThreshold > 0 {
+		fmt.Fprintf(w, ", Algorithm 2 threshold %g", r.LocalThreshold)
+	}
+	if r.MaxPipelines > 0 {
+		fmt.Fprintf(w, ", at most %d pipelines", r.MaxPipelines)
 	}
 	fmt.Fprintf(w, "; load average %.1f-%.1f\n", r.LoadMin, r.LoadMax)
 	if r.LinkRateBits > 0 {

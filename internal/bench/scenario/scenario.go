@@ -39,8 +39,13 @@ type Options struct {
 	BlockSize   int64 // 0 = the cluster's
 	Replication int   // 0 = the cluster's
 	Warmup      int64 // untimed upload per client and phase; 0 = none
-	Modes       []string
-	Placements  []string
+	// LocalThreshold and MaxPipelines change the clients' Algorithm 2
+	// threshold and pipeline cap (0: the client's defaults), for
+	// experiments that take SMARTH apart.
+	LocalThreshold float64
+	MaxPipelines   int
+	Modes          []string
+	Placements     []string
 	// Runs is the number of timed uploads per placement and mode, and
 	// PhaseRuns how many of them one phase (one cluster start) does; the
 	// phases alternate A B B A ... Runs must be a multiple of PhaseRuns.
@@ -103,6 +108,7 @@ func Run(ctx context.Context, bed Bed, o Options) (*Report, error) {
 	defer os.RemoveAll(tmp)
 	rep := &Report{Scenario: o.Scenario, Description: o.Description, Time: time.Now().UTC(), Size: o.Size,
 		BlockSize: o.BlockSize, Replication: o.Replication, Warmup: o.Warmup,
+		LocalThreshold: o.LocalThreshold, MaxPipelines: o.MaxPipelines,
 		Modes: o.Modes, Placements: o.Placements}
 	rounds := o.Runs / o.PhaseRuns
 	for r := range rounds {
@@ -137,7 +143,15 @@ func runPhase(ctx context.Context, bed Bed, o Options, rep *Report, round int, p
 	}
 	rep.setLayout(lay)
 	plan := PutPlan{Size: o.Size, BlockSize: o.BlockSize, Replication: o.Replication, Modes: o.Modes,
-		Runs: o.PhaseRuns, Warmup: o.Warmup}
+		Runs: o.PhaseRuns, Warmup: o.Warmup, LocalThreshold: o.LocalThreshold, MaxPipelines: o.MaxPipelines}
+	logDir := ""
+	if o.LogDir != "" {
+		logDir = filepath.Join(o.LogDir, fmt.Sprintf("round%d-%s", round, pl))
+		if err := os.MkdirAll(logDir, 0o755); err != nil {
+			return err
+		}
+		plan.ClientLog = filepath.Join(logDir, "client.log")
+	}
 	out := filepath.Join(tmp, fmt.Sprintf("round%d-%s.json", round, pl))
 	load, _ := o.LoadAvg()
 	if err := bed.Client(ctx, plan.Args(out), o.Out, o.Out); err != nil {
@@ -155,12 +169,11 @@ func runPhase(ctx context.Context, bed Bed, o Options, rep *Report, round int, p
 	if err != nil {
 		return fmt.Errorf("read the datanodes' block logs: %w", err)
 	}
-	if o.LogDir != "" {
-		dir := filepath.Join(o.LogDir, fmt.Sprintf("round%d-%s", round, pl))
-		if err := bed.SaveLogs(dir); err != nil {
+	if logDir != "" {
+		if err := bed.SaveLogs(logDir); err != nil {
 			return fmt.Errorf("save the daemons' logs: %w", err)
 		}
-		fmt.Fprintf(o.Out, "   logs saved in %s\n", dir)
+		fmt.Fprintf(o.Out, "   logs saved in %s\n", logDir)
 	}
 	if rep.Replication == 0 || rep.BlockSize == 0 {
 		rep.Replication, rep.BlockSize = res.Replication, res.BlockSize
@@ -193,6 +206,15 @@ func (p PutPlan) Args(jsonPath string) []string {
 	}
 	if p.Dir != "" {
 		a = append(a, "--dir", p.Dir)
+	}
+	if p.LocalThreshold > 0 {
+		a = append(a, "--local-threshold", strconv.FormatFloat(p.LocalThreshold, 'g', -1, 64))
+	}
+	if p.MaxPipelines > 0 {
+		a = append(a, "--max-pipelines", strconv.Itoa(p.MaxPipelines))
+	}
+	if p.ClientLog != "" {
+		a = append(a, "--client-log", p.ClientLog)
 	}
 	return a
 }

@@ -223,6 +223,12 @@ func TestPutPlanArgs(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("args %v\nwant %v", got, want)
 	}
+	got = PutPlan{Size: 5, Runs: 1, Modes: []string{"multipipeline"}, LocalThreshold: 1, MaxPipelines: 2, ClientLog: "/l"}.Args("/j")
+	want = []string{"bench", "scenario-put", "--size", "5", "--runs", "1", "--modes", "multipipeline", "--json", "/j",
+		"--local-threshold", "1", "--max-pipelines", "2", "--client-log", "/l"}
+	if !slices.Equal(got, want) {
+		t.Errorf("args %v\nwant %v", got, want)
+	}
 }
 
 func TestReportOutputs(t *testing.T) {
