@@ -464,7 +464,7 @@ func (nm *NodeManager) runTask(ctx context.Context, rt *runningTask, workDir str
 		Progress:        &rt.progress, Logger: nm.log,
 		Fetcher: &fetcher{nm: nm, remote: &shuffle.Fetcher{JobID: l.JobId, Client: nm.http}, jobID: l.JobId}}
 	if !l.IsMap {
-		env.Locator = &locator{nm: nm, jobID: l.JobId, attempt: l.AttemptId, fresh: true}
+		env.Locator = &locator{nm: nm, jobID: l.JobId, attempt: l.AttemptId, known: -1}
 	}
 	return mapreduce.RunTask(ctx, env, spec)
 }
@@ -473,43 +473,47 @@ func (nm *NodeManager) runTask(ctx context.Context, rt *runningTask, workDir str
 var errStopAttempt = errors.New("the resource manager no longer wants this attempt")
 
 // locator asks the resource manager where the finished maps' outputs are,
-// for a reduce launched before the map phase ended.
+// for a reduce launched before the map phase ended. Each call after the
+// first is a long poll: the answer comes when another map finishes.
 type locator struct {
 	nm             *NodeManager
 	jobID, attempt string
-	fresh          bool // the first call does not wait: the launch may be old news
+	known          int32 // finished maps in the last answer; -1 before the first
 }
 
+// mapOutputsWait is how long one GetMapOutputs call may wait for news.
+const mapOutputsWait = time.Second
+
 func (l *locator) MapOutputs(ctx context.Context) ([]mapreduce.MapOutputRef, error) {
-	if !l.fresh {
-		l.nm.mu.Lock()
-		d := l.nm.interval
-		l.nm.mu.Unlock()
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
-	}
-	l.fresh = false
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, mapOutputsWait+10*time.Second)
 	defer cancel()
 	rctx = metadata.AppendToOutgoingContext(rctx, "smarth-client", l.nm.nodeID)
-	resp, err := l.nm.rm.GetMapOutputs(rctx, &mrpb.GetMapOutputsRequest{JobId: l.jobID, AttemptId: l.attempt})
+	resp, err := l.nm.rm.GetMapOutputs(rctx, &mrpb.GetMapOutputsRequest{JobId: l.jobID, AttemptId: l.attempt,
+		Known: l.known, WaitMs: int32(mapOutputsWait.Milliseconds())})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		// The resource manager may be briefly unreachable; its heartbeat
-		// replies decide whether this attempt lives, so keep asking.
+		// replies decide whether this attempt lives, so keep asking, at
+		// the heartbeat pace.
 		l.nm.log.Warn("asking for map outputs failed", "attempt", l.attempt, "err", err)
+		l.nm.mu.Lock()
+		d := l.nm.interval
+		l.nm.mu.Unlock()
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+		}
 		return nil, nil
 	}
 	if resp.GetStop() {
 		return nil, errStopAttempt
 	}
+	l.known = int32(len(resp.GetOutputs()))
 	refs := make([]mapreduce.MapOutputRef, 0, len(resp.GetOutputs()))
 	for _, m := range resp.GetOutputs() {
 		refs = append(refs, mapreduce.MapOutputRef{MapIndex: int(m.GetMapIndex()), Attempt: m.GetAttemptId(), Addr: m.GetShuffleAddr()})

@@ -55,6 +55,9 @@ func countKind(resp *mrpb.HeartbeatResponse, isMap bool) int {
 // report applies one task report.
 func (rm *ResourceManager) report(n *node, r *mrpb.TaskReport, resp *mrpb.HeartbeatResponse) {
 	j := rm.jobs[r.GetJobId()]
+	if j != nil && r.GetState() != mrpb.TaskState_TASK_RUNNING {
+		defer j.notify() // a finished map, or an attempt gone
+	}
 	if j == nil || j.terminal() {
 		if r.GetState() == mrpb.TaskState_TASK_RUNNING {
 			resp.KillAttempts = append(resp.KillAttempts, r.GetAttemptId())
@@ -204,21 +207,44 @@ func (j *job) mapOutputs() []*mrpb.MapOutputLocation {
 	return out
 }
 
+// maxMapOutputsWait bounds a GetMapOutputs long poll.
+const maxMapOutputsWait = 5 * time.Second
+
 // GetMapOutputs tells a running reduce attempt where the finished maps'
 // outputs are; an attempt the resource manager no longer waits for is
-// told to stop.
+// told to stop. While the caller already knows every finished map, the
+// answer waits (up to wait_ms) for the next one.
 func (rm *ResourceManager) GetMapOutputs(ctx context.Context, req *mrpb.GetMapOutputsRequest) (*mrpb.GetMapOutputsResponse, error) {
-	rm.mu.Lock()
-	defer rm.mu.Unlock()
-	j, err := rm.lookup(req.GetJobId())
-	if err != nil {
-		return nil, err
+	wait := min(time.Duration(req.GetWaitMs())*time.Millisecond, maxMapOutputsWait)
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		rm.mu.Lock()
+		j, err := rm.lookup(req.GetJobId())
+		if err != nil {
+			rm.mu.Unlock()
+			return nil, err
+		}
+		resp := &mrpb.GetMapOutputsResponse{NumMaps: int32(len(j.maps))}
+		if !j.active() || !j.waitsFor(req.GetAttemptId()) {
+			resp.Stop = true
+			rm.mu.Unlock()
+			return resp, nil
+		}
+		resp.Outputs = j.mapOutputs()
+		changed := j.changed
+		rm.mu.Unlock()
+		if len(resp.Outputs) != int(req.GetKnown()) || wait <= 0 {
+			return resp, nil
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return resp, nil
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
+		case <-rm.stop:
+			return nil, status.Error(codes.Unavailable, errStopped.Error())
+		}
 	}
-	resp := &mrpb.GetMapOutputsResponse{NumMaps: int32(len(j.maps))}
-	if !j.active() || !j.waitsFor(req.GetAttemptId()) {
-		resp.Stop = true
-		return resp, nil
-	}
-	resp.Outputs = j.mapOutputs()
-	return resp, nil
 }

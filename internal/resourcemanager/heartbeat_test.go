@@ -87,7 +87,7 @@ func submit(t *testing.T, rm *ResourceManager, maps, reduces int) string {
 
 func mapOutputs(t *testing.T, rm *ResourceManager, job, attempt string) (*mrpb.GetMapOutputsResponse, []int32) {
 	t.Helper()
-	resp, err := rm.GetMapOutputs(context.Background(), &mrpb.GetMapOutputsRequest{JobId: job, AttemptId: attempt})
+	resp, err := rm.GetMapOutputs(context.Background(), &mrpb.GetMapOutputsRequest{JobId: job, AttemptId: attempt, Known: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,26 @@ func TestSlowStartLaunchesReducesEarly(t *testing.T) {
 	if resp, idx := mapOutputs(t, rm, job, red.AttemptId); resp.Stop || !slices.Equal(idx, []int32{0, 1}) || resp.NumMaps != 4 {
 		t.Fatalf("GetMapOutputs = %v (maps %v), want maps 0 1 of 4", resp, idx)
 	}
+	// A reduce that knows both finished maps waits for the next one.
+	polled := make(chan []int32)
+	go func() {
+		resp, err := rm.GetMapOutputs(context.Background(), &mrpb.GetMapOutputsRequest{JobId: job,
+			AttemptId: red.AttemptId, Known: 2, WaitMs: 60_000})
+		var idx []int32
+		for _, o := range resp.GetOutputs() {
+			idx = append(idx, o.GetMapIndex())
+		}
+		if err != nil {
+			t.Error(err)
+		}
+		slices.Sort(idx)
+		polled <- idx
+	}()
 	n.done(ls2[0])
+	n.heartbeat(0, 0)
+	if idx := <-polled; !slices.Equal(idx, []int32{0, 1, 2}) {
+		t.Fatalf("long poll answered with maps %v, want 0 1 2 once map 2 is done", idx)
+	}
 	n.done(m3)
 	n.heartbeat(0, 0)
 	if _, idx := mapOutputs(t, rm, job, red.AttemptId); !slices.Equal(idx, []int32{0, 1, 2, 3}) {

@@ -57,6 +57,15 @@ type job struct {
 	err                         string
 	counters                    mapreduce.Counters
 	submitted, finished         time.Time
+	// changed is closed (and replaced) whenever the job's tasks change,
+	// waking GetMapOutputs long polls.
+	changed chan struct{}
+}
+
+// notify wakes whoever waits for a change in j.
+func (j *job) notify() {
+	close(j.changed)
+	j.changed = make(chan struct{})
 }
 
 func (j *job) terminal() bool {
@@ -100,7 +109,7 @@ func (j *job) tasks(isMap bool) []*task {
 func newJob(id string, seq int64, req *mrpb.SubmitJobRequest, now time.Time, slowStart float64) *job {
 	j := &job{id: id, seq: seq, name: req.GetName(), app: req.GetApp(), user: req.GetUser(),
 		output: req.GetOutput(), params: req.GetParams(), numReduces: int(req.GetNumReduces()),
-		splits: req.GetSplits(), state: mapreduce.StateRunning, submitted: now}
+		splits: req.GetSplits(), state: mapreduce.StateRunning, submitted: now, changed: make(chan struct{})}
 	for i, s := range j.splits {
 		j.maps = append(j.maps, &task{isMap: true, index: i, running: map[string]*attempt{}, failedOn: map[string]bool{}})
 		j.inputBytes += s.GetLength()

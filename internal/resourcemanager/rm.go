@@ -276,6 +276,7 @@ func (rm *ResourceManager) endJob(j *job, state, why string) {
 		return
 	}
 	j.ending, j.err, j.endedAt = state, why, time.Now()
+	j.notify()
 	rm.log.Info("job ending", "job", j.id, "state", state, "why", why)
 	for _, ts := range [][]*task{j.maps, j.reduces} {
 		for _, t := range ts {
@@ -342,6 +343,7 @@ func (rm *ResourceManager) maybeFinish(j *job) {
 
 func (rm *ResourceManager) finishJob(j *job, state string) {
 	j.state, j.finished, j.cleaning = state, time.Now(), false
+	j.notify()
 	j.counters.Add(mapreduce.GroupJob, mapreduce.ElapsedMillis, j.finished.Sub(j.submitted).Milliseconds())
 	for _, n := range rm.nodes {
 		n.cleanup = append(n.cleanup, j.id)
@@ -414,6 +416,7 @@ func (rm *ResourceManager) loseNode(id string) {
 				}
 			}
 		}
+		j.notify() // attempts on the node are gone
 		if !j.active() || j.reducesDone == len(j.reduces) {
 			continue
 		}

@@ -13,7 +13,9 @@
 //     the rack level of section 5): a job with no node-local task for the
 //     heartbeating node is skipped; after NodeSkips skips it may launch a
 //     rack-local task and after RackSkips skips any task. Launching a
-//     node-local task resets its count. Jobs are visited in increasing
+//     node-local task resets its count. Maps whose split has no replicas
+//     (generated input) have nothing to wait for and launch at once,
+//     after the tasks local enough to the node. Jobs are visited in increasing
 //     order of running tasks (fair sharing), ties by submission. This is
 //     seed 003's "DL" baseline.
 //

@@ -121,12 +121,21 @@ func newPending(jobs []Job) *pending {
 	return &pending{jobs: jobs, taken: map[string]map[int]bool{}, run: map[string]int{}}
 }
 
-// best returns j's untaken map task closest to n, preferring lower levels.
+// best returns j's untaken map task closest to n, preferring lower
+// levels. A task whose split has no replicas (generated input) has no
+// locality to wait for: it is allowed at any level, after the tasks local
+// enough to n.
 func (p *pending) best(j *Job, n Node, allowed Locality) (MapTask, Locality, bool) {
-	var found MapTask
-	level := OffRack + 1
+	var found, anywhere MapTask
+	level, haveAnywhere := OffRack+1, false
 	for _, t := range j.PendingMaps {
 		if p.taken[j.ID][t.Index] {
+			continue
+		}
+		if len(t.Hosts) == 0 {
+			if !haveAnywhere {
+				anywhere, haveAnywhere = t, true
+			}
 			continue
 		}
 		l := LocalityOf(t, n)
@@ -137,10 +146,13 @@ func (p *pending) best(j *Job, n Node, allowed Locality) (MapTask, Locality, boo
 			}
 		}
 	}
-	if level > allowed {
-		return MapTask{}, 0, false
+	switch {
+	case level <= allowed:
+		return found, level, true
+	case haveAnywhere:
+		return anywhere, OffRack, true
 	}
-	return found, level, true
+	return MapTask{}, 0, false
 }
 
 func (p *pending) take(j *Job, t MapTask, l Locality) Assignment {

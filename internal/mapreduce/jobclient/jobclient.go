@@ -28,7 +28,7 @@ type Config struct {
 	FS              mapreduce.FS
 	Registry        *mapreduce.Registry
 	User            string        // default: the OS user
-	PollInterval    time.Duration // default 200ms
+	PollInterval    time.Duration // default 100ms
 	// Progress, if set, is called with each status polled while a job runs.
 	Progress func(*mrpb.JobStatus)
 	// RPCTimeout bounds each call to the resource manager (default 30s).
@@ -50,7 +50,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, errors.New("no resource manager address")
 	}
 	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = 200 * time.Millisecond
+		cfg.PollInterval = 100 * time.Millisecond
 	}
 	if cfg.RPCTimeout <= 0 {
 		cfg.RPCTimeout = 30 * time.Second

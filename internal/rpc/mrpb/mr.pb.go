@@ -1247,9 +1247,14 @@ func (x *HeartbeatResponse) GetHeartbeatIntervalMs() int64 {
 }
 
 type GetMapOutputsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	AttemptId     string                 `protobuf:"bytes,2,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"` // the asking reduce attempt
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	JobId     string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	AttemptId string                 `protobuf:"bytes,2,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"` // the asking reduce attempt
+	// known is how many finished maps the caller already knows of: the
+	// answer waits up to wait_ms for that number to change (a long poll,
+	// so a reduce hears of a finished map at once). -1 answers at once.
+	Known         int32 `protobuf:"varint,3,opt,name=known,proto3" json:"known,omitempty"`
+	WaitMs        int32 `protobuf:"varint,4,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1296,6 +1301,20 @@ func (x *GetMapOutputsRequest) GetAttemptId() string {
 		return x.AttemptId
 	}
 	return ""
+}
+
+func (x *GetMapOutputsRequest) GetKnown() int32 {
+	if x != nil {
+		return x.Known
+	}
+	return 0
+}
+
+func (x *GetMapOutputsRequest) GetWaitMs() int32 {
+	if x != nil {
+		return x.WaitMs
+	}
+	return 0
 }
 
 type GetMapOutputsResponse struct {
@@ -1483,11 +1502,13 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	"\n" +
 	"reregister\x18\x04 \x01(\bR\n" +
 	"reregister\x122\n" +
-	"\x15heartbeat_interval_ms\x18\x05 \x01(\x03R\x13heartbeatIntervalMs\"L\n" +
+	"\x15heartbeat_interval_ms\x18\x05 \x01(\x03R\x13heartbeatIntervalMs\"{\n" +
 	"\x14GetMapOutputsRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
 	"\n" +
-	"attempt_id\x18\x02 \x01(\tR\tattemptId\"~\n" +
+	"attempt_id\x18\x02 \x01(\tR\tattemptId\x12\x14\n" +
+	"\x05known\x18\x03 \x01(\x05R\x05known\x12\x17\n" +
+	"\await_ms\x18\x04 \x01(\x05R\x06waitMs\"~\n" +
 	"\x15GetMapOutputsResponse\x126\n" +
 	"\aoutputs\x18\x01 \x03(\v2\x1c.smarth.mr.MapOutputLocationR\aoutputs\x12\x19\n" +
 	"\bnum_maps\x18\x02 \x01(\x05R\anumMaps\x12\x12\n" +
