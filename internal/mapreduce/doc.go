@@ -12,18 +12,23 @@
 //  2. The resource manager (internal/resourcemanager) hands map tasks to
 //     node managers in heartbeat replies, choosing with a sched.Policy.
 //  3. A map task (task.go, sortbuf.go) reads its split, runs the mapper and
-//     collects output into one arena: record bytes appended to a []byte,
-//     24-byte index entries (partition, 8-byte key prefix, offsets) sorted
-//     by radix sort (radix.go) when the default byte order applies. A full
-//     arena is sorted and spilled, through the combiner; at the end the
-//     spills are merged with a heap (merge.go) into one file with one
-//     segment per reduce (segment.go: uvarint-framed records, no
-//     compression so sendfile can serve it).
-//  4. When every map is done, reduces start: each fetches its segment of
+//     collects output into one arena (recycled between the tasks of a
+//     process, arena.go): record bytes appended to a []byte, 24-byte index
+//     entries (partition, 8-byte key prefix, offsets) sorted by radix sort
+//     (radix.go) when the default byte order applies. A full arena is
+//     sorted and spilled, through the combiner; at the end the spills are
+//     merged with a heap (merge.go) into one file with one segment per
+//     reduce (segment.go: uvarint-framed records, no compression so
+//     sendfile can serve it). A map that never spilled keeps its output in
+//     memory instead, while the node's budget allows (MemoryBudget).
+//  4. Reduces start once a fraction of the maps is done (slow start, the
+//     resource manager's reduce_slowstart) and learn of the other maps'
+//     outputs as they finish (MapLocator): each fetches its segment of
 //     every map output (shuffle/ over HTTP; a node's own outputs from
-//     disk), keeping segments in memory up to a budget and the rest on
-//     disk, merges them with the heap, groups keys and runs the reducer,
-//     writing to <output>/_temporary/<attempt>/part-r-NNNNN.
+//     disk, or from memory without a copy), keeping segments in memory up
+//     to a budget and the rest on disk, then merges them with the heap,
+//     groups keys and runs the reducer, writing to
+//     <output>/_temporary/<attempt>/part-r-NNNNN.
 //  5. Commit (commit.go): the winning attempts' files move into <output>,
 //     _temporary goes, _SUCCESS is written. A failed or killed job has its
 //     output directory removed.

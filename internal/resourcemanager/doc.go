@@ -5,11 +5,15 @@
 // heartbeat; what a task does is the node manager's and the task engine's
 // business (internal/nodemanager, internal/mapreduce).
 //
-// It owns the job's life cycle: reduces become ready when every map is
-// done; a failed attempt is retried on another node up to max_attempts; a
-// node that stops heartbeating has its running attempts rescheduled and its
-// finished map outputs of unfinished jobs re-run; a reduce's fetch failure
-// re-runs the map. A job that succeeds has its output committed (the
+// It owns the job's life cycle: reduces become ready once a fraction
+// (reduce_slowstart) of the maps is done and learn of the rest through
+// GetMapOutputs, a long poll answered when another map finishes; a failed
+// attempt is retried on another node up to max_attempts; a node that
+// stops heartbeating has its running attempts rescheduled and its finished
+// map outputs of unfinished jobs re-run; a reduce's fetch failure re-runs
+// the map, and a reduce that fails to fetch max_fetch_failures times fails
+// the job. A node's rack is what its node manager reports, which the node
+// manager takes from the namenode's datanode report. A job that succeeds has its output committed (the
 // winning attempts' files promoted, _SUCCESS written); a job that fails or
 // is killed has its output directory removed once none of its attempts is
 // still running, and only then reports its final state.
