@@ -45,7 +45,8 @@ type Reducer interface {
 }
 
 // ValueIterator walks the values of one key in a reduce call. Value's
-// slice is valid until the next call to Next.
+// slice is valid until the next call to Next, and must not be modified: it
+// may be the map output itself, shared with other readers.
 type ValueIterator interface {
 	Next() bool
 	Value() []byte
