@@ -423,7 +423,10 @@ func (b *blockReader) filePos() int64 { return b.lb.GetOffset() + b.next }
 // take returns up to max unread verified bytes of the current packet,
 // reading the next packet when needed; io.EOF at the end of the range.
 func (b *blockReader) take(max int) ([]byte, error) {
-	for len(b.data) == 0 {
+	if max <= 0 {
+		return nil, nil
+	}
+	for b.next >= b.end || len(b.data) == 0 {
 		if b.next >= b.end {
 			return nil, io.EOF
 		}
