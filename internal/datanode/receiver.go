@@ -52,6 +52,7 @@ type receiver struct {
 	upMu     sync.Mutex    // serializes writes to up: acks (responder) and the FNFA (receiver), and upWrite
 	upRead   *lazyDeadline // receiver goroutine only
 	upWrite  *lazyDeadline // guarded by upMu
+	upAcks   []byte        // guarded by upMu: encoded acks not yet written (see writeAck)
 	downW    *lazyDeadline // the goroutine forwarding (receiver, or forwarder in multi mode)
 	downRead *lazyDeadline // responder only
 	acks     chan ackItem
@@ -582,14 +583,45 @@ func (r *receiver) complete() error {
 // sendFNFA tells a multi-pipeline client that this node has stored every
 // packet of the block.
 func (r *receiver) sendFNFA(seqno int64) {
-	r.writeAck(datatransfer.Ack{Kind: datatransfer.AckFirstNodeFinish, Seqno: seqno, Statuses: []dfspb.OpStatus{ok}})
+	r.writeAck(datatransfer.Ack{Kind: datatransfer.AckFirstNodeFinish, Seqno: seqno, Statuses: []dfspb.OpStatus{ok}}, true)
 }
 
-func (r *receiver) writeAck(a datatransfer.Ack) error {
+// maxHeldAcks bounds how many acks wait to be written together.
+const maxHeldAcks = 32
+
+// writeAck sends an ack upstream. With flush false it may only be queued,
+// to go out with the next ones in one write: when acks pile up (the
+// responder finds the next one ready at once) that saves a system call per
+// packet; a queued ack waits only for work already at hand.
+func (r *receiver) writeAck(a datatransfer.Ack, flush bool) error {
 	r.upMu.Lock()
 	defer r.upMu.Unlock()
+	r.upAcks = a.Append(r.upAcks)
+	if !flush && len(r.upAcks) < maxHeldAcks*(10+maxPipeline) {
+		return nil
+	}
 	r.upWrite.refresh()
-	return datatransfer.WriteAck(r.up, a)
+	_, err := r.up.Write(r.upAcks)
+	r.upAcks = r.upAcks[:0]
+	return err
+}
+
+// nextAckReady reports whether the responder can ack another packet
+// without waiting: the next local item is queued and (with a downstream)
+// the downstream's next ack is already buffered.
+func (r *receiver) nextAckReady() bool {
+	if len(r.acks) == 0 {
+		return false
+	}
+	if r.down == nil {
+		return true
+	}
+	const fixed = 10 // kind, seqno, n; then n statuses
+	if r.downR.Buffered() < fixed {
+		return false
+	}
+	hdr, err := r.downR.Peek(fixed)
+	return err == nil && r.downR.Buffered() >= fixed+int(hdr[fixed-1])
 }
 
 // respond is the packet responder: for each packet handled locally, in
@@ -599,7 +631,7 @@ func (r *receiver) writeAck(a datatransfer.Ack) error {
 func (r *receiver) respond() {
 	for it := range r.acks {
 		if it.status != ok {
-			_ = r.writeAck(datatransfer.Ack{Seqno: it.seqno, Statuses: []dfspb.OpStatus{it.status}})
+			_ = r.writeAck(datatransfer.Ack{Seqno: it.seqno, Statuses: []dfspb.OpStatus{it.status}}, true)
 			r.abort()
 			return
 		}
@@ -619,7 +651,7 @@ func (r *receiver) respond() {
 			}
 			statuses = append(statuses, a.Statuses...)
 			if a.FirstFailed() >= 0 {
-				_ = r.writeAck(datatransfer.Ack{Seqno: it.seqno, Statuses: statuses})
+				_ = r.writeAck(datatransfer.Ack{Seqno: it.seqno, Statuses: statuses}, true)
 				r.abort()
 				return
 			}
@@ -629,7 +661,7 @@ func (r *receiver) respond() {
 			// complete and opens its next pipeline through this node.
 			r.release()
 		}
-		if err := r.writeAck(datatransfer.Ack{Seqno: it.seqno, Statuses: statuses}); err != nil {
+		if err := r.writeAck(datatransfer.Ack{Seqno: it.seqno, Statuses: statuses}, it.last || !r.nextAckReady()); err != nil {
 			r.stop()
 			return
 		}
@@ -652,7 +684,7 @@ func (r *receiver) downstreamFailed(seqno int64, err error) {
 	default:
 	}
 	r.d.log.Warn("downstream datanode failed", "block", r.name, "downstream", r.down.RemoteAddr().String(), "err", err)
-	_ = r.writeAck(datatransfer.Ack{Seqno: seqno, Statuses: []dfspb.OpStatus{ok, statusError}})
+	_ = r.writeAck(datatransfer.Ack{Seqno: seqno, Statuses: []dfspb.OpStatus{ok, statusError}}, true)
 	r.abort()
 }
 
