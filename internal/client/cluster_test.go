@@ -350,13 +350,6 @@ func TestClusterClientDiesWhileWriting(t *testing.T) {
 	if !st.UnderConstruction {
 		t.Fatalf("a half-written file looks complete: %+v", st)
 	}
-	if os.Getenv("SMARTH_TEST_LEASE_RECOVERY") == "" {
-		// Lease recovery of a last block that the datanodes have finalized
-		// fails today ("lease recovery failed: no usable replica" in the
-		// datanode), so the file stays open; that is the datanode's and
-		// namenode's part. Set SMARTH_TEST_LEASE_RECOVERY=1 to check it.
-		t.Skip("lease recovery of a finalized last block is not working yet in the datanode; the client part (never complete) passed")
-	}
 	c.WaitFor(t, "lease recovery to close /half", func() bool {
 		st, err := f.Stat(context.Background(), "/half")
 		return err == nil && !st.UnderConstruction
