@@ -247,8 +247,10 @@ type KMeansIter struct{}
 
 var _ mapreduce.App = KMeansIter{}
 
-func (KMeansIter) Name() string        { return "kmeans.iter" }
-func (KMeansIter) Description() string { return "one k-means iteration against --centroids (a job of kmeans)" }
+func (KMeansIter) Name() string { return "kmeans.iter" }
+func (KMeansIter) Description() string {
+	return "one k-means iteration against --centroids (a job of kmeans)"
+}
 
 func (KMeansIter) Params() []mapreduce.Param {
 	return []mapreduce.Param{inputParam, outputParam, reducesParam(1),

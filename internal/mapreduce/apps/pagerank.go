@@ -114,8 +114,10 @@ type PageRankInit struct{}
 
 var _ mapreduce.App = PageRankInit{}
 
-func (PageRankInit) Name() string        { return "pagerank.init" }
-func (PageRankInit) Description() string { return "group an edge list into adjacency lines (first job of pagerank)" }
+func (PageRankInit) Name() string { return "pagerank.init" }
+func (PageRankInit) Description() string {
+	return "group an edge list into adjacency lines (first job of pagerank)"
+}
 func (PageRankInit) Params() []mapreduce.Param {
 	return []mapreduce.Param{inputParam, outputParam, reducesParam(1)}
 }

@@ -197,17 +197,17 @@ func (c *combineBuffer) run(ctx context.Context, cmd string, out mapreduce.Emitt
 // hand over input it also takes output, so a command that writes a lot
 // before reading more cannot deadlock the pipe.
 type streamProc struct {
-	ctx   context.Context
-	role  string
-	cmdl  string
-	cmd   *exec.Cmd
-	emit  func(k, v []byte) error // nil: out.Emit
-	out   mapreduce.Emitter
-	batch []byte
-	in    chan []byte // full input batches for the writer; closed by finish
-	outCh chan []byte // stdout batches; closed at EOF
-	done  chan struct{}
-	wrErr error // set by the writer before it closes done
+	ctx     context.Context
+	role    string
+	cmdl    string
+	cmd     *exec.Cmd
+	emit    func(k, v []byte) error // nil: out.Emit
+	out     mapreduce.Emitter
+	batch   []byte
+	in      chan []byte // full input batches for the writer; closed by finish
+	outCh   chan []byte // stdout batches; closed at EOF
+	done    chan struct{}
+	wrErr   error // set by the writer before it closes done
 	errs    *stderrLog
 	aborted bool
 }
