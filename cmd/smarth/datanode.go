@@ -1,21 +1,15 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
 	"smarth/internal/datanode"
 )
@@ -40,7 +34,7 @@ config contract) with flags overriding them. It stops on SIGTERM or SIGINT.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := datanode.DefaultConfig()
 			if configFile != "" {
-				if err := loadDatanodeConfig(configFile, &cfg); err != nil {
+				if err := loadDaemonConfig(configFile, &cfg); err != nil {
 					return usageErr("%v", err)
 				}
 			}
@@ -56,7 +50,7 @@ config contract) with flags overriding them. It stops on SIGTERM or SIGINT.`,
 			if err := cfg.Validate(); err != nil {
 				return usageErr("datanode: %v", err)
 			}
-			log, closeLog, err := datanodeLogger(logFile)
+			log, closeLog, err := daemonLogger(logFile)
 			if err != nil {
 				return err
 			}
@@ -83,43 +77,20 @@ config contract) with flags overriding them. It stops on SIGTERM or SIGINT.`,
 	return c
 }
 
-// loadDatanodeConfig reads a YAML config over the defaults in cfg; unknown
-// keys are errors so that a typo does not silently fall back to a default.
-func loadDatanodeConfig(path string, cfg *datanode.Config) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("config %s: %w", path, err)
-	}
-	return nil
-}
-
-func datanodeLogger(path string) (*slog.Logger, io.Closer, error) {
-	if path == "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, nil)), io.NopCloser(nil), nil
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, nil, err
-	}
-	return slog.New(slog.NewJSONHandler(f, nil)), f, nil
-}
-
 func runDatanode(cfg datanode.Config, log *slog.Logger, readyFile string) error {
+	// Catch signals before anything else, so a SIGTERM while the store is
+	// scanned still stops cleanly.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sig)
 	dn, err := datanode.New(cfg, log)
 	if err != nil {
 		return err
 	}
 	if err := dn.Start(); err != nil {
+		dn.Close()
 		return err
 	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(sig)
 	info := dn.Info()
 	addr := func(bound string, port uint32) string {
 		// A wildcard listen address is not dialable; report the advertised IP.
@@ -135,27 +106,11 @@ func runDatanode(cfg datanode.Config, log *slog.Logger, readyFile string) error 
 		"ipc":  addr(dn.IPCAddr(), info.GetIpcPort()),
 		"http": addr(dn.HTTPAddr(), info.GetHttpPort()),
 	}
-	if err := writeDatanodeReady(readyFile, ready); err != nil {
+	if err := writeReadyFile(readyFile, ready); err != nil {
 		dn.Close()
 		return fmt.Errorf("ready file: %w", err)
 	}
 	s := <-sig
 	log.Info("datanode stopping", "signal", s.String())
 	return dn.Close()
-}
-
-// writeDatanodeReady writes the ready file atomically (temp file + rename).
-func writeDatanodeReady(path string, keys map[string]any) error {
-	if path == "" {
-		return nil
-	}
-	b, err := json.Marshal(keys)
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

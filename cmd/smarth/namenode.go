@@ -1,19 +1,13 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
 	"smarth/internal/namenode"
 )
@@ -41,7 +35,7 @@ SIGINT.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := namenode.DefaultConfig()
 			if configFile != "" {
-				if err := loadNamenodeConfig(configFile, &cfg); err != nil {
+				if err := loadDaemonConfig(configFile, &cfg); err != nil {
 					return usageErr("%v", err)
 				}
 			}
@@ -56,7 +50,7 @@ SIGINT.`,
 			if err := cfg.Validate(); err != nil {
 				return usageErr("namenode: %v", err)
 			}
-			log, closeLog, err := namenodeLogger(logFile)
+			log, closeLog, err := daemonLogger(logFile)
 			if err != nil {
 				return err
 			}
@@ -79,32 +73,6 @@ SIGINT.`,
 	return c
 }
 
-// loadNamenodeConfig reads a YAML config over the defaults in cfg; unknown
-// keys are errors so that a typo does not silently fall back to a default.
-func loadNamenodeConfig(path string, cfg *namenode.Config) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("config %s: %w", path, err)
-	}
-	return nil
-}
-
-func namenodeLogger(path string) (*slog.Logger, io.Closer, error) {
-	if path == "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, nil)), io.NopCloser(nil), nil
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, nil, err
-	}
-	return slog.New(slog.NewJSONHandler(f, nil)), f, nil
-}
-
 func runNamenode(cfg namenode.Config, log *slog.Logger, readyFile string) error {
 	// Catch signals before anything else, so a SIGTERM during a long
 	// edit-log replay still stops cleanly.
@@ -119,27 +87,11 @@ func runNamenode(cfg namenode.Config, log *slog.Logger, readyFile string) error 
 		nn.Close()
 		return err
 	}
-	if err := writeNamenodeReady(readyFile, map[string]any{"pid": os.Getpid(), "rpc": nn.Addr(), "http": nn.HTTPAddr()}); err != nil {
+	if err := writeReadyFile(readyFile, map[string]any{"pid": os.Getpid(), "rpc": nn.Addr(), "http": nn.HTTPAddr()}); err != nil {
 		nn.Close()
 		return fmt.Errorf("ready file: %w", err)
 	}
 	s := <-sig
 	log.Info("namenode stopping", "signal", s.String())
 	return nn.Close()
-}
-
-// writeNamenodeReady writes the ready file atomically (temp file + rename).
-func writeNamenodeReady(path string, keys map[string]any) error {
-	if path == "" {
-		return nil
-	}
-	b, err := json.Marshal(keys)
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

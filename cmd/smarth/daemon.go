@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"gopkg.in/yaml.v3"
+)
+
+// This file holds what `smarth namenode` and `smarth datanode` share: the
+// config file, the log destination and the ready file of the daemon
+// conventions.
+
+// loadDaemonConfig reads a YAML config over the defaults already in cfg (a
+// pointer to a daemon's Config); unknown keys are errors so that a typo does
+// not silently fall back to a default.
+func loadDaemonConfig(path string, cfg any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	return nil
+}
+
+// daemonLogger logs text to stderr, or JSON appended to path when one is
+// given; the closer closes that file.
+func daemonLogger(path string) (*slog.Logger, io.Closer, error) {
+	if path == "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil)), io.NopCloser(nil), nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	return slog.New(slog.NewJSONHandler(f, nil)), f, nil
+}
+
+// writeReadyFile writes keys as JSON to path atomically (temp file +
+// rename), so a supervisor polling for it never reads half a file. An empty
+// path writes nothing.
+func writeReadyFile(path string, keys map[string]any) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.Marshal(keys)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
