@@ -23,6 +23,10 @@ type FS interface {
 	Open(name string) (File, error)
 	Rename(oldname, newname string) error
 	Remove(name string) error
+	// Truncate cuts name to size durably: the cut survives a crash. The
+	// journal cuts a torn tail and then opens a new segment after it; were
+	// the cut lost, the torn record would come back in the middle of the
+	// log and the next start would refuse it.
 	Truncate(name string, size int64) error
 	// List returns the names (not paths) in dir.
 	List(dir string) ([]string, error)
@@ -56,10 +60,24 @@ func (OS) Open(name string) (File, error) {
 	return osFile{f}, nil
 }
 
-func (OS) Rename(o, n string) error               { return os.Rename(o, n) }
-func (OS) Remove(name string) error               { return os.Remove(name) }
-func (OS) Truncate(name string, size int64) error { return os.Truncate(name, size) }
-func (OS) MkdirAll(dir string) error              { return os.MkdirAll(dir, 0o755) }
+func (OS) Rename(o, n string) error { return os.Rename(o, n) }
+func (OS) Remove(name string) error { return os.Remove(name) }
+func (OS) Truncate(name string, size int64) error {
+	f, err := os.OpenFile(name, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(size)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (OS) MkdirAll(dir string) error { return os.MkdirAll(dir, 0o755) }
 
 func (OS) List(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)

@@ -1,9 +1,11 @@
 package journal
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -303,4 +305,39 @@ func TestLockDir(t *testing.T) {
 		t.Fatalf("lock after release: %v", err)
 	}
 	release()
+}
+
+// TestTornTailIsCutOnDisk: the OS file system cuts a torn tail too, and the
+// segment opened after the cut follows it without a gap on the next start.
+func TestTornTailIsCutOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	j, _, _ := open(t, OS{}, dir)
+	format(t, j)
+	appendSync(t, j, "a", "b")
+	j.mu.Lock()
+	seg := filepath.Join(dir, segmentName(j.segFirst))
+	j.mu.Unlock()
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	torn := appendRecord(nil, 3, []byte("cccccccc"))
+	if err := os.WriteFile(seg, append(bytes.Clone(good), torn[:len(torn)-3]...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, s, _ := open(t, OS{}, dir)
+	if got := strings.Join(s.all(), ","); got != "a,b" {
+		t.Fatalf("after a torn tail: %q, want a,b", got)
+	}
+	if b, _ := os.ReadFile(seg); !bytes.Equal(b, good) {
+		t.Fatalf("torn segment is %d bytes after the cut, want %d", len(b), len(good))
+	}
+	appendSync(t, j, "d")
+	j.Close()
+	if _, s, _ = open(t, OS{}, dir); strings.Join(s.all(), ",") != "a,b,d" {
+		t.Fatalf("after reopen: %v", s.all())
+	}
 }
