@@ -205,33 +205,12 @@ func (d *Datanode) write(c net.Conn, r *bufio.Reader, op *dfspb.WriteBlockOp) {
 	me := rep.writer
 	d.mu.Unlock()
 	first := op.GetSource() == nil
-	var down net.Conn
-	var downR *bufio.Reader
-	if t := op.GetTargets(); len(t) > 0 {
-		var err error
-		down, err = d.dial(addrOf(t[0]))
-		if err != nil {
-			respond(c, dfspb.OpStatus_OP_STATUS_ERROR, "connect downstream: "+err.Error(), addrOf(t[0]))
-			return
-		}
+	down, downR, ok := d.connectDownstream(c, op)
+	if !ok {
+		return
+	}
+	if down != nil {
 		defer down.Close()
-		fwd := proto.Clone(op).(*dfspb.WriteBlockOp)
-		fwd.Targets = t[1:]
-		fwd.Source = d.Info
-		if err := datatransfer.WriteOp(down, fwd); err != nil {
-			respond(c, dfspb.OpStatus_OP_STATUS_ERROR, err.Error(), addrOf(t[0]))
-			return
-		}
-		downR = bufio.NewReader(down)
-		resp, err := datatransfer.ReadResponse(downR)
-		if err != nil || resp.GetStatus() != dfspb.OpStatus_OP_STATUS_SUCCESS {
-			bad := addrOf(t[0])
-			if resp.GetFirstBadLink() != "" {
-				bad = resp.GetFirstBadLink()
-			}
-			respond(c, dfspb.OpStatus_OP_STATUS_ERROR, "downstream setup failed", bad)
-			return
-		}
 	}
 	respond(c, dfspb.OpStatus_OP_STATUS_SUCCESS, "", "")
 	var upMu sync.Mutex // the receive loop (FNFA) and the responder both write upstream
@@ -291,6 +270,40 @@ func (d *Datanode) write(c net.Conn, r *bufio.Reader, op *dfspb.WriteBlockOp) {
 		}
 		seqs <- h
 	}
+}
+
+// connectDownstream sets up the rest of the pipeline; on failure it has
+// answered the upstream with first_bad_link and returns ok false.
+func (d *Datanode) connectDownstream(c net.Conn, op *dfspb.WriteBlockOp) (net.Conn, *bufio.Reader, bool) {
+	t := op.GetTargets()
+	if len(t) == 0 {
+		return nil, nil, true
+	}
+	down, err := d.dial(addrOf(t[0]))
+	if err != nil {
+		respond(c, dfspb.OpStatus_OP_STATUS_ERROR, "connect downstream: "+err.Error(), addrOf(t[0]))
+		return nil, nil, false
+	}
+	fwd := proto.Clone(op).(*dfspb.WriteBlockOp)
+	fwd.Targets = t[1:]
+	fwd.Source = d.Info
+	if err := datatransfer.WriteOp(down, fwd); err != nil {
+		down.Close()
+		respond(c, dfspb.OpStatus_OP_STATUS_ERROR, err.Error(), addrOf(t[0]))
+		return nil, nil, false
+	}
+	downR := bufio.NewReader(down)
+	resp, err := datatransfer.ReadResponse(downR)
+	if err != nil || resp.GetStatus() != dfspb.OpStatus_OP_STATUS_SUCCESS {
+		down.Close()
+		bad := addrOf(t[0])
+		if resp.GetFirstBadLink() != "" {
+			bad = resp.GetFirstBadLink()
+		}
+		respond(c, dfspb.OpStatus_OP_STATUS_ERROR, "downstream setup failed", bad)
+		return nil, nil, false
+	}
+	return down, downR, true
 }
 
 // respond sends one ack upstream per received packet, after the
