@@ -85,13 +85,35 @@ func (nn *NameNode) registerDatanode(req *dfspb.RegisterDatanodeRequest) (*dfspb
 	return dn.snapshot(), nil
 }
 
+// heartbeat records a datanode's state and hands it its queued commands. A
+// recovery command carries a generation stamp that was only appended to
+// the edit log; it is made durable before the reply leaves, so that a
+// namenode crash cannot hand the same stamp out again after a datanode
+// has already stamped its replica with it.
 func (nn *NameNode) heartbeat(req *dfspb.HeartbeatRequest) *dfspb.HeartbeatResponse {
+	resp, tx := nn.heartbeatLocked(req)
+	if err := nn.sync(tx); err != nil {
+		nn.logger.Error("recovery commands withheld: their stamps are not durable", "datanode", req.GetDatanodeId(), "error", err)
+		kept := resp.Commands[:0]
+		for _, c := range resp.Commands {
+			if c.GetRecover() == nil {
+				kept = append(kept, c)
+			}
+		}
+		resp.Commands = kept
+	}
+	return resp
+}
+
+// heartbeatLocked is heartbeat under nn.mu; tx is the txid that must be
+// durable before the reply is sent (0: none).
+func (nn *NameNode) heartbeatLocked(req *dfspb.HeartbeatRequest) (*dfspb.HeartbeatResponse, uint64) {
 	now := nn.clock()
 	nn.mu.Lock()
 	defer nn.mu.Unlock()
 	dn := nn.nodes[req.GetDatanodeId()]
 	if dn == nil || !dn.live {
-		return &dfspb.HeartbeatResponse{Commands: []*dfspb.DatanodeCommand{{Command: &dfspb.DatanodeCommand_Reregister{Reregister: true}}}}
+		return &dfspb.HeartbeatResponse{Commands: []*dfspb.DatanodeCommand{{Command: &dfspb.DatanodeCommand_Reregister{Reregister: true}}}}, 0
 	}
 	dn.lastSeen = now
 	dn.info.Capacity, dn.info.DfsUsed, dn.info.Remaining = req.GetCapacity(), req.GetDfsUsed(), req.GetRemaining()
@@ -110,11 +132,15 @@ func (nn *NameNode) heartbeat(req *dfspb.HeartbeatRequest) *dfspb.HeartbeatRespo
 			Transfer: &dfspb.TransferCommand{Items: dn.transfers}}})
 		dn.transfers = nil
 	}
+	var tx uint64
+	if len(dn.recoveries) > 0 {
+		tx = nn.journal.LastTxID()
+	}
 	for _, r := range dn.recoveries {
 		resp.Commands = append(resp.Commands, &dfspb.DatanodeCommand{Command: &dfspb.DatanodeCommand_Recover{Recover: r}})
 	}
 	dn.recoveries = nil
-	return resp
+	return resp, tx
 }
 
 // liveNodeLocked returns a registered, live datanode or an error telling

@@ -283,3 +283,50 @@ func TestMetaDirIsLocked(t *testing.T) {
 	}
 	nn2.Close()
 }
+
+// TestRecoveryStampDurableBeforeHeartbeat: a lease recovery's new stamp is
+// only appended when the command is queued; the heartbeat that carries the
+// command must make it durable, or a crash right after would let the
+// restarted namenode hand the same stamp out again while a datanode already
+// stamped its replica with it.
+func TestRecoveryStampDurableBeforeHeartbeat(t *testing.T) {
+	fs := journal.NewMemFS()
+	cfg := testConfig(t)
+	cfg.MetaDir = "/meta"
+	nn, err := newNameNode(cfg, testLogger(t), fs, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nn.Close()
+	if _, err := nn.registerDatanode(&dfspb.RegisterDatanodeRequest{Datanode: &dfspb.DatanodeInfo{Id: "dn1", IpAddr: "127.0.0.1", DataPort: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	// As sendRecoveryLocked does: log the stamp, queue the command, no sync.
+	nn.mu.Lock()
+	o := &editOp{Kind: opAllocGS, Block: blockRef{GS: nn.state.blocks.NextGS()}}
+	nn.logOp(o)
+	nn.nodes["dn1"].recoveries = append(nn.nodes["dn1"].recoveries, &dfspb.RecoverBlockCommand{NewGs: o.Block.GS})
+	nn.mu.Unlock()
+
+	resp := nn.heartbeat(&dfspb.HeartbeatRequest{DatanodeId: "dn1"})
+	var sent uint64
+	for _, c := range resp.GetCommands() {
+		if r := c.GetRecover(); r != nil {
+			sent = r.GetNewGs()
+		}
+	}
+	if sent != o.Block.GS {
+		t.Fatalf("heartbeat did not carry the recovery with stamp %d: %v", o.Block.GS, resp.GetCommands())
+	}
+	nn2, err := newNameNode(cfg, testLogger(t), fs.Crash(nil), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nn2.Close()
+	nn2.mu.Lock()
+	next := nn2.state.blocks.NextGS()
+	nn2.mu.Unlock()
+	if next <= sent {
+		t.Fatalf("after a crash the next stamp is %d, but %d was already sent to a datanode", next, sent)
+	}
+}

@@ -181,7 +181,7 @@ func (nn *NameNode) recoveryHoldersLocked(b *blockmap.Block) []string {
 // logged first so that the stamp is never handed out twice.
 func (nn *NameNode) sendRecoveryLocked(f *namespace.INode, b *blockmap.Block, holders []string, now time.Time) {
 	o := &editOp{Kind: opAllocGS, Block: blockRef{GS: nn.state.blocks.NextGS()}}
-	nn.logOp(o) // durable before the datanodes act on it: they call back after a heartbeat round trip
+	nn.logOp(o) // heartbeat makes it durable before the command goes out
 	attempt := 0
 	if _, retried := nn.recovering[b.ID]; retried {
 		attempt = int(o.Block.GS)
