@@ -51,7 +51,7 @@ func Up(ctx context.Context, opts Options) (*State, error) {
 type upper struct {
 	opts Options
 	l    layout
-	mu   sync.Mutex // guards st: datanodes start in parallel
+	mu   sync.Mutex // guards st and writes to opts.Out: datanodes start in parallel
 	st   *State
 }
 
@@ -74,7 +74,9 @@ func (u *upper) run(ctx context.Context) error {
 		wg.Go(func() {
 			r, err := u.start(ctx, Hostname(i), "datanode", Hostname(i), u.opts.Racks[i], u.opts.dataNodeConfig(u.l, i, nn.RPC))
 			if err == nil {
+				u.mu.Lock()
 				fmt.Fprintf(u.opts.Out, "%-9s ready  data %s  rack %s\n", Hostname(i), r.Data, u.opts.Racks[i])
+				u.mu.Unlock()
 			}
 			errs[i] = err
 		})
