@@ -284,3 +284,34 @@ func TestUsage(t *testing.T) {
 		t.Fatalf("%+v %v", u, err)
 	}
 }
+
+// TestFinalizeWithSyncOnClose: the fsync path (files, then the finalized
+// directory) finalizes like the default one, and the replica is found
+// finalized, byte for byte, by a store opened afterwards.
+func TestFinalizeWithSyncOnClose(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{SyncOnClose: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.CreateRBW(7, 1001, bpc, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := pattern(3*bpc+100, 3)
+	writeAll(t, w, data, 1024)
+	rep, err := w.Finalize()
+	if err != nil {
+		t.Fatalf("finalize with sync_on_close: %v", err)
+	}
+	if rep.State != Finalized || rep.Length != int64(len(data)) {
+		t.Fatalf("finalized replica %+v, want Finalized of %d bytes", rep, len(data))
+	}
+	s2 := openStore(t, dir)
+	if got, ok := s2.Get(7); !ok || got.State != Finalized || got.GS != 1001 {
+		t.Fatalf("after reopen: %+v %v", got, ok)
+	}
+	if got := readAll(t, s2, 7, 1001); !bytes.Equal(got, data) {
+		t.Fatalf("after reopen: read %d bytes, want the %d written", len(got), len(data))
+	}
+}

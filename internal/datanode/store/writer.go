@@ -271,10 +271,14 @@ func (w *Writer) Finalize() (Replica, error) {
 	if err := s.moveLocked(r, s.finalized); err != nil {
 		return r.Replica, err
 	}
-	if s.opts.SyncOnClose {
-		syncDir(s.finalized)
-	}
 	r.State, r.Length, r.Visible = Finalized, w.length, w.length
+	if s.opts.SyncOnClose {
+		// The files are finalized either way; an error here means the
+		// rename may not survive a crash, so the write must not be acked.
+		if err := syncDir(s.finalized); err != nil {
+			return r.Replica, fmt.Errorf("%s: sync %s after finalize: %w", w.name(), s.finalized, err)
+		}
+	}
 	return r.Replica, nil
 }
 
@@ -337,11 +341,17 @@ func (w *Writer) closeFiles(sync bool) error {
 	return errors.Join(errs...)
 }
 
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
+// syncDir makes the renames into dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
 	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // moveLocked moves a replica's files to dir, meta file first (a scan
