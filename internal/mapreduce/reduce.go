@@ -33,34 +33,13 @@ func fetchAll(tctx *taskContext, env TaskEnv, spec TaskSpec) ([]fetched, int64, 
 	if env.Locator == nil && len(spec.Inputs) < numMaps {
 		return nil, 0, fmt.Errorf("reduce %d knows %d of %d map outputs and has no locator for the rest", spec.Index, len(spec.Inputs), numMaps)
 	}
-	budget := env.ReduceMemoryBytes
-	if budget <= 0 {
-		budget = DefaultReduceMemoryBytes
+	sh := &shuffle{tctx: tctx, env: env, spec: spec, out: make([]fetched, numMaps), budget: env.ReduceMemoryBytes}
+	if sh.budget <= 0 {
+		sh.budget = DefaultReduceMemoryBytes
 	}
 	par := env.ParallelFetches
 	if par <= 0 {
 		par = DefaultParallelFetches
-	}
-	out := make([]fetched, numMaps)
-	var (
-		mu       sync.Mutex // guards used, firstErr, total
-		used     int64
-		total    int64
-		firstErr error
-	)
-	failed := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return firstErr != nil
-	}
-	reserve := func(n int64) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if used+n > budget {
-			return false
-		}
-		used += n
-		return true
 	}
 	// Buffered for every map, so queueing never blocks on the fetchers.
 	work := make(chan MapOutputRef, numMaps)
@@ -69,29 +48,15 @@ func fetchAll(tctx *taskContext, env TaskEnv, spec TaskSpec) ([]fetched, int64, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ref := range work {
-				if failed() || tctx.Err() != nil {
-					continue // drain
-				}
-				f, err := fetchOne(tctx, env, spec, ref, reserve)
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-				}
-				total += f.size
-				mu.Unlock()
-				out[ref.MapIndex] = f
-			}
+			sh.fetchFrom(work)
 		}()
 	}
 	queued := make([]bool, numMaps)
 	nqueued := 0
-	var qerr error
-	enqueue := func(refs []MapOutputRef) {
+	enqueue := func(refs []MapOutputRef) error {
 		for _, r := range refs {
 			if r.MapIndex < 0 || r.MapIndex >= numMaps {
-				qerr = fmt.Errorf("map output of map %d, but the job has %d maps", r.MapIndex, numMaps)
-				return
+				return fmt.Errorf("map output of map %d, but the job has %d maps", r.MapIndex, numMaps)
 			}
 			if !queued[r.MapIndex] {
 				queued[r.MapIndex] = true
@@ -99,26 +64,73 @@ func fetchAll(tctx *taskContext, env TaskEnv, spec TaskSpec) ([]fetched, int64, 
 				work <- r
 			}
 		}
+		return nil
 	}
-	enqueue(spec.Inputs)
-	for qerr == nil && nqueued < numMaps && !failed() && tctx.Err() == nil {
-		refs, err := env.Locator.MapOutputs(tctx)
-		if err != nil {
-			qerr = err
-			break
+	qerr := enqueue(spec.Inputs)
+	for qerr == nil && nqueued < numMaps && !sh.failed() && tctx.Err() == nil {
+		var refs []MapOutputRef
+		if refs, qerr = env.Locator.MapOutputs(tctx); qerr == nil {
+			qerr = enqueue(refs)
 		}
-		enqueue(refs)
 	}
 	close(work)
 	wg.Wait()
 	switch {
-	case firstErr != nil:
+	case sh.err != nil:
+		return sh.out, sh.total, sh.err
 	case qerr != nil:
-		firstErr = qerr
-	default:
-		firstErr = tctx.Err()
+		return sh.out, sh.total, qerr
 	}
-	return out, total, firstErr
+	return sh.out, sh.total, tctx.Err()
+}
+
+// shuffle is the state of one reduce's fetches, shared by its fetchers.
+type shuffle struct {
+	tctx   *taskContext
+	env    TaskEnv
+	spec   TaskSpec
+	out    []fetched // by map index; each written by one fetcher
+	budget int64
+
+	mu    sync.Mutex // guards used, total, err
+	used  int64      // bytes of the budget taken by segments in memory
+	total int64      // bytes fetched
+	err   error      // the first failure
+}
+
+func (s *shuffle) failed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err != nil
+}
+
+// reserve takes n bytes of the memory budget if they are free.
+func (s *shuffle) reserve(n int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.used+n > s.budget {
+		return false
+	}
+	s.used += n
+	return true
+}
+
+// fetchFrom fetches the outputs sent on work until it is closed, skipping
+// them once the shuffle has failed.
+func (s *shuffle) fetchFrom(work <-chan MapOutputRef) {
+	for ref := range work {
+		if s.failed() || s.tctx.Err() != nil {
+			continue // drain
+		}
+		f, err := fetchOne(s.tctx, s.env, s.spec, ref, s.reserve)
+		s.mu.Lock()
+		if err != nil && s.err == nil {
+			s.err = err
+		}
+		s.total += f.size
+		s.mu.Unlock()
+		s.out[ref.MapIndex] = f
+	}
 }
 
 func fetchOne(tctx *taskContext, env TaskEnv, spec TaskSpec, ref MapOutputRef, reserve func(int64) bool) (fetched, error) {

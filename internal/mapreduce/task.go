@@ -202,6 +202,48 @@ func inputFormat(job *Job) InputFormat {
 	return TextInput{}
 }
 
+// mapAll runs the mapper over every record of the split, from Setup to
+// Cleanup, reporting progress as it goes.
+func mapAll(tctx *taskContext, env TaskEnv, spec TaskSpec, rr RecordReader, mapper Mapper, emit Emitter, counters *Counters) error {
+	if err := setup(tctx, mapper); err != nil {
+		return fmt.Errorf("map setup: %w", err)
+	}
+	var recs, lastRead int64
+	for {
+		k, v, err := rr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read split %d: %w", spec.Split.Index, err)
+		}
+		recs++
+		if err := mapper.Map(tctx, k, v, emit); err != nil {
+			return fmt.Errorf("map: %w", err)
+		}
+		if recs&1023 == 0 {
+			if err := tctx.Err(); err != nil {
+				return err
+			}
+			if env.Progress != nil {
+				n := rr.BytesRead()
+				env.Progress.Add(n - lastRead)
+				lastRead = n
+			}
+		}
+	}
+	if err := cleanup(tctx, mapper, emit); err != nil {
+		return fmt.Errorf("map cleanup: %w", err)
+	}
+	read := rr.BytesRead()
+	if env.Progress != nil {
+		env.Progress.Add(read - lastRead)
+	}
+	counters.Add(GroupTask, MapInputRecords, recs)
+	counters.Add(GroupInput, BytesRead, read)
+	return nil
+}
+
 // countingWriter counts output records for the counters.
 type countingWriter struct {
 	w    RecordWriter
@@ -274,43 +316,9 @@ func runMap(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters) (
 			}
 		}()
 	}
-	if err := setup(tctx, mapper); err != nil {
-		return nil, fmt.Errorf("map setup: %w", err)
+	if err := mapAll(tctx, env, spec, rr, mapper, emit, counters); err != nil {
+		return nil, err
 	}
-	var recs int64
-	var lastRead int64
-	for {
-		k, v, err := rr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read split %d: %w", spec.Split.Index, err)
-		}
-		recs++
-		if err := mapper.Map(tctx, k, v, emit); err != nil {
-			return nil, fmt.Errorf("map: %w", err)
-		}
-		if recs&1023 == 0 {
-			if err := tctx.Err(); err != nil {
-				return nil, err
-			}
-			if env.Progress != nil {
-				n := rr.BytesRead()
-				env.Progress.Add(n - lastRead)
-				lastRead = n
-			}
-		}
-	}
-	if err := cleanup(tctx, mapper, emit); err != nil {
-		return nil, fmt.Errorf("map cleanup: %w", err)
-	}
-	read := rr.BytesRead()
-	if env.Progress != nil {
-		env.Progress.Add(read - lastRead)
-	}
-	counters.Add(GroupTask, MapInputRecords, recs)
-	counters.Add(GroupInput, BytesRead, read)
 	if cw != nil {
 		w := cw.w
 		cw.w = nil

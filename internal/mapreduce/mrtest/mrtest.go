@@ -122,27 +122,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 		t.Fatalf("mrtest: resource manager: %v", err)
 	}
 	c.rm = rm
-	for i, h := range opts.Hosts {
-		nc := nodemanager.DefaultConfig()
-		nc.ResourceManager, nc.NameNode, nc.FS, nc.Registry = rm.RPCAddr(), opts.NameNode, opts.FS, opts.Registry
-		nc.Hostname, nc.WorkDir, nc.HeartbeatInterval = h, filepath.Join(c.root, "nm-"+h), opts.HeartbeatInterval
-		nc.SortBufferBytes = opts.SortBufferBytes
-		nc.Rack = ""
-		if i < len(opts.Racks) {
-			nc.Rack = opts.Racks[i]
-		}
-		if opts.NM != nil {
-			opts.NM(i, &nc)
-		}
-		nm, err := nodemanager.New(nc, logs.logger("nm-"+h))
-		if err != nil {
-			t.Fatalf("mrtest: node manager %s: %v", h, err)
-		}
-		if err := nm.Start(); err != nil {
-			t.Fatalf("mrtest: node manager %s: %v", h, err)
-		}
-		c.nms = append(c.nms, nm)
-	}
+	c.startNodeManagers(t, logs)
 	if c.fs == nil {
 		dfs, err := client.New(client.Config{NameNode: opts.NameNode, ClientHost: "mrtest-client",
 			Logger: logs.logger("client"), RPCTimeout: 20 * time.Second})
@@ -161,6 +141,35 @@ func Start(t testing.TB, opts Options) *Cluster {
 		return len(rm.Nodes()) == len(opts.Hosts)
 	})
 	return c
+}
+
+// startNodeManagers starts one node manager per host.
+func (c *Cluster) startNodeManagers(t testing.TB, logs *logSet) {
+	t.Helper()
+	opts := c.opts
+	for i, h := range opts.Hosts {
+		nc := nodemanager.DefaultConfig()
+		nc.ResourceManager, nc.NameNode, nc.FS, nc.Registry = c.rm.RPCAddr(), opts.NameNode, opts.FS, opts.Registry
+		nc.Hostname, nc.WorkDir, nc.HeartbeatInterval = h, filepath.Join(c.root, "nm-"+h), opts.HeartbeatInterval
+		nc.SortBufferBytes = opts.SortBufferBytes
+		nc.Rack = ""
+		if i < len(opts.Racks) {
+			nc.Rack = opts.Racks[i]
+		}
+		if opts.NM != nil {
+			opts.NM(i, &nc)
+		}
+		nm, err := nodemanager.New(nc, logs.logger("nm-"+h))
+		if err != nil {
+			t.Fatalf("mrtest: node manager %s: %v", h, err)
+		}
+		if err := nm.Start(); err != nil {
+			t.Fatalf("mrtest: node manager %s: %v", h, err)
+		}
+		c.mu.Lock()
+		c.nms = append(c.nms, nm)
+		c.mu.Unlock()
+	}
 }
 
 func (c *Cluster) close() {
