@@ -3,7 +3,6 @@ package pipeline
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -133,13 +132,7 @@ func alreadyFinalized(err error) bool {
 	if !errors.As(err, &st) {
 		return false
 	}
-	switch st.Status {
-	case dfspb.OpStatus_OP_STATUS_ERROR_EXISTS:
-		return true
-	case dfspb.OpStatus_OP_STATUS_ERROR_NOT_FOUND:
-		return strings.Contains(st.Message, "finalized")
-	}
-	return false
+	return st.Status == dfspb.OpStatus_OP_STATUS_ERROR_EXISTS
 }
 
 // resend writes the unacknowledged packets again, numbered from 0 on the

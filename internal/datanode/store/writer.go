@@ -93,6 +93,10 @@ func (s *Store) RecoverRBW(id, newGS uint64, length int64, bpc int) (*Writer, er
 		r.State = RBW
 	}
 	switch {
+	case r.State == Finalized:
+		// The node holds the whole block: the client counts it as done
+		// (ERROR_EXISTS) rather than as a failed node.
+		return nil, fmt.Errorf("%w: %s is finalized, not being written", ErrExists, r.Name())
 	case r.State != RBW:
 		return nil, fmt.Errorf("%w: %s is %s, not being written", ErrNotFound, r.Name(), r.State)
 	case r.GS > newGS:
