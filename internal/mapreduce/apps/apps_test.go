@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"maps"
 	"path"
 	"sort"
 	"strings"
@@ -151,6 +152,28 @@ func TestAllAppsHaveDistinctNamesAndBuildErrors(t *testing.T) {
 		optionalOutput := a.Name() == "pi" || a.Name() == "testdfsio"
 		if _, err := a.Build(map[string]string{}); (err == nil) != optionalOutput {
 			t.Errorf("app %q with no parameters: err = %v", a.Name(), err)
+		}
+	}
+}
+
+// TestGeneratorsRefuseBadMapsAndSeed: every generator that takes --maps
+// and --seed refuses values out of range, naming the parameter.
+func TestGeneratorsRefuseBadMapsAndSeed(t *testing.T) {
+	gens := []mapreduce.App{HiveTable{}, KMeansGen{}, PageRankGen{}, RandomTextWriter{}}
+	for _, g := range gens {
+		for _, bad := range []map[string]string{{"maps": "0"}, {"maps": "x"}, {"seed": "1e400"}} {
+			given := map[string]string{"output": "/out", "table": "rankings"}
+			maps.Copy(given, bad)
+			_, err := g.Build(given)
+			if err == nil {
+				t.Errorf("%s %v: built a job", g.Name(), bad)
+				continue
+			}
+			for name := range bad {
+				if !strings.Contains(err.Error(), name) {
+					t.Errorf("%s %v: error %q does not name %s", g.Name(), bad, err, name)
+				}
+			}
 		}
 	}
 }

@@ -99,11 +99,7 @@ func (h HiveTable) Build(given map[string]string) (*mapreduce.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	maps, err := p.int("maps", 1, 100000)
-	if err != nil {
-		return nil, err
-	}
-	seed, err := p.int("seed", -1<<62, 1<<62)
+	maps, seed, err := p.mapsAndSeed()
 	if err != nil {
 		return nil, err
 	}

@@ -192,3 +192,15 @@ func copyParams(p map[string]string, kv ...string) map[string]string {
 func errParam(name, value, want string) error {
 	return fmt.Errorf("parameter --%s=%q: want %s", name, value, want)
 }
+
+// mapsAndSeed reads the --maps and --seed every generator takes, with the
+// same bounds for all of them.
+func (p params) mapsAndSeed() (maps, seed int64, err error) {
+	if maps, err = p.int("maps", 1, 100000); err != nil {
+		return 0, 0, err
+	}
+	if seed, err = p.int("seed", -1<<62, 1<<62); err != nil {
+		return 0, 0, err
+	}
+	return maps, seed, nil
+}

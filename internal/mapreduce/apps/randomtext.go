@@ -37,15 +37,11 @@ func (rt RandomTextWriter) Build(given map[string]string) (*mapreduce.Job, error
 	if err != nil {
 		return nil, err
 	}
-	maps, err := p.int("maps", 1, 100000)
+	maps, seed, err := p.mapsAndSeed()
 	if err != nil {
 		return nil, err
 	}
 	perMap, err := p.size("bytes-per-map", 0, 1<<40)
-	if err != nil {
-		return nil, err
-	}
-	seed, err := p.int("seed", -1<<62, 1<<62)
 	if err != nil {
 		return nil, err
 	}
