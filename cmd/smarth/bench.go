@@ -104,6 +104,37 @@ func cancelOnSignal(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 }
 
+// runDFS runs one file-system benchmark: it connects (starting a --local
+// cluster if asked), runs it under the CPU profile if one was asked for,
+// prints its table and writes the JSON and plot files.
+func (b *benchTarget) runDFS(cmd *cobra.Command, blockSize int64, jsonPath, plotPath string, run func(context.Context, *client.FileSystem) (*bench.Result, error)) error {
+	ctx, stop := cancelOnSignal(cmd)
+	defer stop()
+	addr, done, err := b.connect(ctx, cmd, blockSize)
+	if err != nil {
+		return err
+	}
+	defer done()
+	fsys, err := b.client(addr)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	stopProfile, err := b.profile()
+	if err != nil {
+		return err
+	}
+	res, err := run(ctx, fsys)
+	stopProfile()
+	if err != nil {
+		return err
+	}
+	res.NameNode = addr
+	fmt.Fprintln(cmd.OutOrStdout())
+	res.PrintTable(cmd.OutOrStdout())
+	return saveBenchOutputs(cmd, res, jsonPath, plotPath)
+}
+
 // saveBenchOutputs writes the JSON and plot files a run asked for.
 func saveBenchOutputs(cmd *cobra.Command, res *bench.Result, jsonPath, plotPath string) error {
 	if jsonPath != "" {
@@ -183,32 +214,10 @@ how close each mode came to it.`,
 			if err != nil {
 				return err
 			}
-			ctx, stop := cancelOnSignal(cmd)
-			defer stop()
-			addr, done, err := t.connect(ctx, cmd, opts.BlockSize)
-			if err != nil {
-				return err
-			}
-			defer done()
-			fsys, err := t.client(addr)
-			if err != nil {
-				return err
-			}
-			defer fsys.Close()
 			opts.Out = cmd.OutOrStdout()
-			stopProfile, err := t.profile()
-			if err != nil {
-				return err
-			}
-			res, err := bench.Put(ctx, fsys, opts)
-			stopProfile()
-			if err != nil {
-				return err
-			}
-			res.NameNode = addr
-			fmt.Fprintln(cmd.OutOrStdout())
-			res.PrintTable(cmd.OutOrStdout())
-			return saveBenchOutputs(cmd, res, pf.jsonPath, pf.plotPath)
+			return t.runDFS(cmd, opts.BlockSize, pf.jsonPath, pf.plotPath, func(ctx context.Context, fsys *client.FileSystem) (*bench.Result, error) {
+				return bench.Put(ctx, fsys, opts)
+			})
 		},
 	}
 	t.flags(c)
@@ -250,32 +259,10 @@ written first, untimed, with --size and --replication.`,
 			if opts.Runs < 1 {
 				return usageErr("--runs must be at least 1")
 			}
-			ctx, stop := cancelOnSignal(cmd)
-			defer stop()
-			addr, done, err := t.connect(ctx, cmd, 0)
-			if err != nil {
-				return err
-			}
-			defer done()
-			fsys, err := t.client(addr)
-			if err != nil {
-				return err
-			}
-			defer fsys.Close()
 			opts.Out = cmd.OutOrStdout()
-			stopProfile, err := t.profile()
-			if err != nil {
-				return err
-			}
-			res, err := bench.Get(ctx, fsys, opts)
-			stopProfile()
-			if err != nil {
-				return err
-			}
-			res.NameNode = addr
-			fmt.Fprintln(cmd.OutOrStdout())
-			res.PrintTable(cmd.OutOrStdout())
-			return saveBenchOutputs(cmd, res, jsonPath, plotPath)
+			return t.runDFS(cmd, 0, jsonPath, plotPath, func(ctx context.Context, fsys *client.FileSystem) (*bench.Result, error) {
+				return bench.Get(ctx, fsys, opts)
+			})
 		},
 	}
 	t.flags(c)
