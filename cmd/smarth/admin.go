@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"smarth/internal/cluster"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -152,7 +153,7 @@ func printReport(w io.Writer, addr string, sm *dfspb.SetSafeModeResponse, nodes 
 	} else {
 		fmt.Fprintln(w, "Safe mode: off")
 	}
-	fmt.Fprintf(w, "Capacity: %s, used %s, remaining %s (live datanodes)\n", adminBytes(capacity), adminBytes(used), adminBytes(remaining))
+	fmt.Fprintf(w, "Capacity: %s, used %s, remaining %s (live datanodes)\n", cluster.Bytes(capacity), cluster.Bytes(used), cluster.Bytes(remaining))
 	fmt.Fprintf(w, "Blocks: %d total, %d under-replicated, %d missing, %d corrupt — %s\n", fsck.GetTotalBlocks(),
 		fsck.GetUnderReplicated(), fsck.GetMissing(), fsck.GetCorrupt(), map[bool]string{true: "HEALTHY", false: "NOT HEALTHY"}[fsck.GetHealthy()])
 	fmt.Fprintf(w, "Datanodes: %d live, %d dead\n", liveN, deadN)
@@ -175,7 +176,7 @@ func printReport(w io.Writer, addr string, sm *dfspb.SetSafeModeResponse, nodes 
 				ago = time.Since(time.UnixMilli(d.GetLastHeartbeatUnixMs())).Round(time.Second).String() + " ago"
 			}
 			fmt.Fprintf(tw, "  %s\t%s:%d\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", d.GetHostname(), d.GetIpAddr(), d.GetDataPort(),
-				d.GetState(), adminBytes(d.GetCapacity()), adminBytes(d.GetDfsUsed()), adminBytes(d.GetRemaining()),
+				d.GetState(), cluster.Bytes(d.GetCapacity()), cluster.Bytes(d.GetDfsUsed()), cluster.Bytes(d.GetRemaining()),
 				d.GetNumBlocks(), d.GetXceiverCount(), ago, d.GetId())
 		}
 		tw.Flush()
@@ -256,17 +257,4 @@ func newAdminSafeModeCmd(a *adminConn) *cobra.Command {
 			return nil
 		},
 	}
-}
-
-func adminBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
