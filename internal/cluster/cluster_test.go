@@ -232,3 +232,11 @@ func TestPurgeRefusesNonClusterDirs(t *testing.T) {
 		t.Fatalf("purge removed a file it should not: %v", err)
 	}
 }
+
+func TestBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 5 << 30: "5.0 GiB", 3 << 50: "3.0 PiB"} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
