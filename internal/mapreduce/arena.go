@@ -1,6 +1,9 @@
 package mapreduce
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // arena is one map task's sort buffer: record bytes, their index, and the
 // radix sort's scratch index.
@@ -9,6 +12,7 @@ type arena struct {
 	data  []byte
 	meta  []recMeta
 	tmp   []recMeta
+	idle  time.Time // when it went back to the pool
 }
 
 func newArena(limit int) *arena {
@@ -48,11 +52,40 @@ func (p *SortBuffers) get(limit int) *arena {
 	return newArena(limit)
 }
 
+// Trim lets go of the arenas idle for longer than d, so a node that has
+// stopped running maps does not keep their memory.
+func (p *SortBuffers) Trim(d time.Duration) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	keep := p.free[:0]
+	for _, a := range p.free {
+		if time.Since(a.idle) <= d {
+			keep = append(keep, a)
+		}
+	}
+	clear(p.free[len(keep):])
+	p.free = keep
+}
+
+// Idle is the number of arenas waiting in the pool.
+func (p *SortBuffers) Idle() int {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.free)
+}
+
 func (p *SortBuffers) put(a *arena) {
 	if p == nil || a == nil {
 		return
 	}
 	a.data, a.meta, a.tmp = a.data[:0], a.meta[:0], a.tmp[:0]
+	a.idle = time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.free) < p.Max {

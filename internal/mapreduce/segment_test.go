@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzSegment feeds arbitrary bytes (as fetched from another node) to both
@@ -162,5 +163,31 @@ func TestMapOutputInMemoryOrOnDisk(t *testing.T) {
 	mem.Release() // once only
 	if budget.Used() != 0 {
 		t.Errorf("budget used %d after Release", budget.Used())
+	}
+}
+
+func TestSortBuffersRecycleAndTrim(t *testing.T) {
+	p := NewSortBuffers(1)
+	a := p.get(1 << 10)
+	b := p.get(1 << 10)
+	p.put(a)
+	p.put(b) // beyond Max: dropped
+	if p.Idle() != 1 {
+		t.Fatalf("%d idle arenas, want 1 (Max)", p.Idle())
+	}
+	if got := p.get(1 << 10); got != a {
+		t.Error("the idle arena was not reused")
+	}
+	if got := p.get(2 << 10); got == a || got.limit != 2<<10 {
+		t.Error("an arena of another size was handed out")
+	}
+	p.put(a)
+	p.Trim(time.Hour)
+	if p.Idle() != 1 {
+		t.Error("Trim dropped a recently used arena")
+	}
+	p.Trim(-1)
+	if p.Idle() != 0 {
+		t.Error("Trim kept an arena idle for longer than asked")
 	}
 }

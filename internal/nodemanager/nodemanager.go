@@ -310,8 +310,13 @@ func (nm *NodeManager) Rack() string {
 	return nm.rack
 }
 
+// arenaIdle is how long an unused map sort buffer is kept for the next
+// map before its memory is let go.
+const arenaIdle = 30 * time.Second
+
 func (nm *NodeManager) heartbeat() {
 	nm.checkRack()
+	nm.buffers.Trim(arenaIdle)
 	req := &mrpb.HeartbeatRequest{NodeId: nm.nodeID, Hostname: nm.cfg.Hostname,
 		ShuffleAddr: nm.ShuffleAddr(), HttpAddr: nm.HTTPAddr(), MapSlots: int32(nm.cfg.MapSlots), ReduceSlots: int32(nm.cfg.ReduceSlots)}
 	nm.mu.Lock()
