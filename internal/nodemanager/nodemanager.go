@@ -231,6 +231,13 @@ func (nm *NodeManager) Close() error {
 	return nil
 }
 
+// Running is the number of task attempts running on this node.
+func (nm *NodeManager) Running() int {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	return len(nm.running)
+}
+
 // HeldOutputs is how many map outputs of a job this node still holds.
 func (nm *NodeManager) HeldOutputs(jobID string) int {
 	nm.mu.Lock()
