@@ -1,17 +1,13 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/apps"
@@ -31,44 +27,21 @@ func (f *mrDaemonFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&f.logFile, "log-file", "", "log to this file instead of stderr")
 }
 
-// load reads the config file over the defaults in cfg.
+// load reads the config file over the defaults in cfg; unknown keys are
+// errors, as for the DFS daemons.
 func (f *mrDaemonFlags) load(cfg any) error {
 	if f.config == "" {
 		return nil
 	}
-	b, err := os.ReadFile(f.config)
-	if err != nil {
-		return err
-	}
-	if err := yaml.Unmarshal(b, cfg); err != nil {
-		return fmt.Errorf("config %s: %w", f.config, err)
-	}
-	return nil
+	return loadDaemonConfig(f.config, cfg)
 }
 
-func (f *mrDaemonFlags) logger() (*slog.Logger, io.Closer, error) {
-	if f.logFile == "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, nil)), io.NopCloser(nil), nil
-	}
-	lf, err := os.OpenFile(f.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, nil, err
-	}
-	return slog.New(slog.NewJSONHandler(lf, nil)), lf, nil
-}
+func (f *mrDaemonFlags) logger() (*slog.Logger, io.Closer, error) { return daemonLogger(f.logFile) }
 
-// ready writes the ready file atomically.
+// ready writes the ready file atomically, with this process's pid.
 func (f *mrDaemonFlags) ready(keys map[string]any) error {
-	if f.readyFile == "" {
-		return nil
-	}
 	keys["pid"] = os.Getpid()
-	b, _ := json.Marshal(keys)
-	tmp := filepath.Join(filepath.Dir(f.readyFile), "."+filepath.Base(f.readyFile)+".tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, f.readyFile)
+	return writeReadyFile(f.readyFile, keys)
 }
 
 func waitForSignal() {
