@@ -13,6 +13,7 @@ import (
 	"smarth/internal/bench/scenario"
 	"smarth/internal/client"
 	"smarth/internal/cluster"
+	"smarth/internal/placement"
 	"smarth/internal/testbed"
 	"smarth/internal/testbed/topo"
 )
@@ -44,8 +45,8 @@ func newBenchScenarioCmd() *cobra.Command {
 		Long: `Runs the classic vs multi-pipeline upload comparison of SMARTH (seed 000,
 section V) on a testbed topology, or with "local" on a loopback cluster of
 --datanodes datanodes. The namenode's placement is one setting per cluster, so
-each placement (--placements, default rackaware = HDFS, speedaware = SMARTH)
-is a phase of its own: the cluster is brought up with it (as testbed
+each placement (--placements, default rackaware = HDFS, speedaware = SMARTH;
+speedaware-paper is Algorithm 1 exactly as printed) is a phase of its own: the cluster is brought up with it (as testbed
 sc-NAME, never touching a testbed you brought up by hand), the client host
 uploads --size bytes once per write mode (modes interleaved, each mode through
 its own client after an untimed --warmup upload), the datanodes' block logs are
@@ -112,7 +113,7 @@ func runBenchScenario(cmd *cobra.Command, target string, f *benchScenarioFlags) 
 	if o.Modes, err = listFlag("--modes", f.modes, []string{"classic", "multipipeline"}); err != nil {
 		return err
 	}
-	if o.Placements, err = listFlag("--placements", f.placements, []string{"rackaware", "speedaware"}); err != nil {
+	if o.Placements, err = listFlag("--placements", f.placements, placement.Names()); err != nil {
 		return err
 	}
 	if f.runs < 1 || f.phaseRuns < 1 || f.runs%f.phaseRuns != 0 {

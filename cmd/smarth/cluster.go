@@ -117,7 +117,7 @@ func newClusterUpCmd() *cobra.Command {
 	f.Lookup("nodemanagers").NoOptDefVal = "true" // a bare --nodemanagers means true
 	f.IntVar(&opts.Replication, "replication", 0, "default replication (default min(3, datanodes))")
 	f.StringVar(&blockSize, "block-size", "", "default block size, e.g. 64MiB (default: the namenode's)")
-	f.StringVar(&placement, "placement", "", "namenode placement policy: rackaware or speedaware")
+	f.StringVar(&placement, "placement", "", "namenode placement policy: rackaware, speedaware or speedaware-paper")
 	f.StringVar(&opts.NameNodeRPC, "namenode-addr", "", "namenode RPC address (default 127.0.0.1:8020 if free, else a free port)")
 	f.StringVar(&opts.NameNodeHTTP, "namenode-http", "", "namenode web address (default 127.0.0.1:9870 if free, else a free port)")
 	f.StringVar(&opts.Binary, "binary", "", "smarth binary the daemons run (default: this one)")

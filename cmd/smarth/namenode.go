@@ -66,7 +66,7 @@ SIGINT.`,
 		{"rpc-addr", "gRPC listen address (rpc_addr)"},
 		{"http-addr", "status page and metrics listen address (http_addr)"},
 		{"meta-dir", "directory of the edit log and checkpoints (meta_dir)"},
-		{"placement", "replica placement policy: rackaware or speedaware (placement)"},
+		{"placement", "replica placement policy: rackaware, speedaware or speedaware-paper (placement)"},
 	} {
 		overrides[f.name] = c.Flags().String(f.name, "", f.usage)
 	}

@@ -32,7 +32,7 @@ type Config struct {
 	SafeModeThreshold float64       `yaml:"safe_mode_threshold"` // fraction of complete blocks with min_replication reported
 	SafeModeExtension time.Duration `yaml:"safe_mode_extension"` // stay this long after reaching it
 
-	Placement   string            `yaml:"placement"`    // "rackaware" or "speedaware"
+	Placement   string            `yaml:"placement"`    // a name in placement.Policies
 	Racks       map[string]string `yaml:"racks"`        // datanode hostname or IP -> rack
 	DefaultRack string            `yaml:"default_rack"` // rack of datanodes nobody placed
 

@@ -6,7 +6,7 @@
 // *rand.Rand, and returns an ordered pipeline. The namenode builds the view
 // from its datanode table, calls the policy under its lock, and does all I/O.
 //
-// Two policies, chosen by name from Policies:
+// Policies, chosen by name from Policies:
 //
 //   - RackAware is HDFS's default (BlockPlacementPolicyDefault): the writer's
 //     own node if it is a datanode, else a random non-busy node; the second
@@ -18,7 +18,11 @@
 //     the writer has speed records, the first target is random among the
 //     writer's top-n datanodes by reported speed, n = live datanodes /
 //     replication; the rest are placed as RackAware given that first node.
-//     Without records it is exactly RackAware.
+//     Without records it is exactly RackAware. "speedaware" also reserves
+//     the top-n for first positions (later replicas avoid them while the
+//     rack rule allows), so a client's next pipeline finds a fast free
+//     first node although its open pipelines hold their nodes;
+//     "speedaware-paper" is the algorithm as printed.
 //
 // It leaves to others: where the speed records come from (the namenode keeps
 // them from client heartbeats), whether too few targets is an error (the

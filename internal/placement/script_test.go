@@ -110,6 +110,8 @@ func TestScripts(t *testing.T) {
 					return ids(got)
 				case "tally":
 					return tally(t, c, nodes)
+				case "stream":
+					return stream(t, c, nodes)
 				}
 				t.Fatalf("line %d: unknown command %q", c.line, c.cmd)
 				return ""
@@ -233,6 +235,10 @@ func tally(t *testing.T, c scriptCase, nodes []Node) string {
 			counts["none"]++
 		}
 	}
+	return formatCounts(counts)
+}
+
+func formatCounts(counts map[string]int) string {
 	keys := make([]string, 0, len(counts))
 	for k := range counts {
 		keys = append(keys, k)
@@ -246,6 +252,47 @@ func tally(t *testing.T, c scriptCase, nodes []Node) string {
 		fmt.Fprintf(&b, "%s:%d", k, counts[k])
 	}
 	return b.String()
+}
+
+// stream plays one client writing blocks=N blocks with the most pipelines
+// it may keep open (n = live/replication): each new block's request
+// excludes the nodes of the open pipelines, and when n are open the oldest
+// drains first. It tallies the first node of every block, to show where
+// blocks begin while pipelines overlap.
+func stream(t *testing.T, c scriptCase, nodes []Node) string {
+	blocks, _ := strconv.Atoi(c.args["blocks"])
+	req, policy, seed := parseRequest(t, c)
+	rng := rand.New(rand.NewSource(seed))
+	live := 0
+	for _, n := range nodes {
+		if n.Live {
+			live++
+		}
+	}
+	maxOpen := max(live/req.Replication, 1)
+	var open [][]Node
+	counts := map[string]int{}
+	for range blocks {
+		if len(open) == maxOpen {
+			open = open[1:]
+		}
+		r := req
+		r.Exclude = map[string]bool{}
+		for _, p := range open {
+			for _, n := range p {
+				r.Exclude[n.ID] = true
+			}
+		}
+		got := policy.ChooseTargets(cloneNodes(nodes), r, rng)
+		checkInvariants(t, c, nodes, r, got)
+		if len(got) == 0 {
+			counts["none"]++
+			continue
+		}
+		counts[got[0].ID]++
+		open = append(open, got)
+	}
+	return formatCounts(counts)
 }
 
 func ids(ns []Node) string {

@@ -25,7 +25,7 @@ type Options struct {
 	// /default-rack. Given to the namenode's racks map and to each
 	// datanode's own rack key.
 	Racks     []string
-	Placement string // namenode placement policy: "rackaware" (default) or "speedaware"
+	Placement string // namenode placement policy: a name in placement.Policies (default "rackaware")
 
 	BlockSize      int64 // default 1 MiB, so small files span blocks
 	Replication    int   // default min(3, DataNodes)
