@@ -94,9 +94,11 @@ func (s *Stream) recoverPipe(p *pipe) error {
 		})
 		if err != nil {
 			if p.lastQueued && alreadyFinalized(err) {
-				// The survivors got the whole block and finalized it under
-				// the old stamp; only the acks were lost with the failed
-				// node. Nothing to rebuild: the namenode counts those
+				// The first survivor holds the block finalized and will not
+				// take it back (datanodes reopen a finalized replica for
+				// recovery only when it has at least the acknowledged
+				// bytes under an older stamp, so this is a stamp race).
+				// Nothing to rebuild: the namenode counts the finalized
 				// replicas and re-replicates the rest.
 				s.log.Info("block already finalized on the surviving datanodes; no pipeline recovery needed",
 					"block", block.GetBlockId(), "nodes", labels(p.nodes), "err", err)

@@ -206,6 +206,39 @@ func TestRecoverRBWUnalignedThenAppend(t *testing.T) {
 	}
 }
 
+// A multi-pipeline first node finalizes the whole block while the client
+// has seen only a prefix acknowledged by the whole pipeline. Recovery under
+// a newer stamp takes the replica back to RBW, cut to the acknowledged
+// length; an older or equal stamp is refused.
+func TestRecoverFinalizedBeyondAcked(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	w, _ := s.CreateRBW(7, 100, bpc, false)
+	data := pattern(4096, 6)
+	writeAll(t, w, data, 1024)
+	if _, err := w.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RecoverRBW(7, 99, 1024, bpc); !errors.Is(err, ErrExists) {
+		t.Fatalf("recovery under an older stamp: %v, want ErrExists", err)
+	}
+	w2, err := s.RecoverRBW(7, 101, 1024, bpc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.Get(7); r.State != RBW || r.Length != 1024 || r.GS != 101 {
+		t.Fatalf("after recovery: %+v, want RBW of 1024 bytes at gs 101", r)
+	}
+	if err := w2.Write(1024, data[1024:], sumsOf(data[1024:])); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := w2.Finalize(); err != nil || r.Length != 4096 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if !bytes.Equal(readAll(t, s, 7, 101), data) {
+		t.Fatal("data differs")
+	}
+}
+
 func TestLeaseRecovery(t *testing.T) {
 	s := openStore(t, t.TempDir())
 	w, _ := s.CreateRBW(6, 5, bpc, false)

@@ -83,10 +83,13 @@ func (s *Store) RecoverRBW(id, newGS uint64, length int64, bpc int) (*Writer, er
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	if r.State == Finalized && r.Length == length && r.GS <= newGS {
+	if r.State == Finalized && r.Length >= length && r.GS <= newGS {
 		// The pipeline failed after this node stored the last packet but
-		// before the client saw it acknowledged: take the replica back to
-		// RBW; the resent last packet finalizes it again.
+		// before the client saw the whole pipeline acknowledge it: take
+		// the replica back to RBW; the resent packets finalize it again.
+		// In a multi-pipeline write this is the usual case for the first
+		// node: it stored the whole block (and sent FNFA) while a node
+		// downstream, still receiving, failed.
 		if err := s.moveLocked(r, s.rbw); err != nil {
 			return nil, err
 		}
