@@ -132,4 +132,3 @@ func findMeta(t *testing.T, dir string, id uint64, state string) (uint64, bool) 
 	}
 	return gs, found
 }
-
