@@ -233,19 +233,26 @@ func TestClusterDatanodeKilledMidWrite(t *testing.T) {
 				}
 			}
 			c.KillDataNode(hostIndex(t, victim))
-			if _, err := w.Write(want[half:]); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if got := mustRead(t, f, "/f"); !bytes.Equal(got, want) {
-				t.Fatal("read back differs")
-			}
-			// The namenode restores the replication on live nodes.
-			c.WaitReplication(t, "/f", 3)
+			finishSurvivingWrite(t, c, f, w, want, half)
 		})
 	}
+}
+
+// finishSurvivingWrite writes want[from:] after a datanode was killed
+// mid-write, closes, and checks that /f reads back byte-identical and that
+// the namenode restores three replicas on live nodes.
+func finishSurvivingWrite(t *testing.T, c testcluster.DFS, f *client.FileSystem, w io.WriteCloser, want []byte, from int) {
+	t.Helper()
+	if _, err := w.Write(want[from:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, f, "/f"); !bytes.Equal(got, want) {
+		t.Fatal("read back differs")
+	}
+	c.WaitReplication(t, "/f", 3)
 }
 
 // A corrupted replica is detected by the checksums, never served, and

@@ -1,7 +1,6 @@
 package client_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -73,16 +72,7 @@ func TestClusterKillNodeOfFNFAdPipeline(t *testing.T) {
 	}
 	c.KillDataNode(hostIndex(t, victim))
 	slowForwarding(0) // the rest of the test need not wait on slow links
-	if _, err := w.Write(want[head:]); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if got := mustRead(t, f, "/f"); !bytes.Equal(got, want) {
-		t.Fatal("read back differs")
-	}
-	c.WaitReplication(t, "/f", 3)
+	finishSurvivingWrite(t, c, f, w, want, head)
 	newer := false
 	for i := range dns {
 		if h := testcluster.Hostname(i); h != victim {
