@@ -21,8 +21,9 @@
 //     Without records it is exactly RackAware. "speedaware" also reserves
 //     the top-n for first positions (later replicas avoid them while the
 //     rack rule allows), so a client's next pipeline finds a fast free
-//     first node although its open pipelines hold their nodes;
-//     "speedaware-paper" is the algorithm as printed.
+//     first node although its open pipelines hold their nodes, and ranks
+//     nodes the client never measured above measured ones, so each is tried
+//     once; "speedaware-paper" is the algorithm as printed.
 //
 // It leaves to others: where the speed records come from (the namenode keeps
 // them from client heartbeats), whether too few targets is an error (the

@@ -57,7 +57,7 @@ type Policy interface {
 // configuration ("placement").
 var Policies = map[string]func() Policy{
 	"rackaware":        func() Policy { return &RackAware{} },
-	"speedaware":       func() Policy { return &SpeedAware{Reserve: true} },
+	"speedaware":       func() Policy { return &SpeedAware{Reserve: true, Explore: true} },
 	"speedaware-paper": func() Policy { return &SpeedAware{} },
 }
 
@@ -307,18 +307,27 @@ func (*RackAware) ChooseTargets(nodes []Node, req Request, rng *rand.Rand) []Nod
 
 // SpeedAware is SMARTH's global optimization (seed 000, Algorithm 1).
 //
-// With Reserve it also keeps the writer's top-n datanodes for first
-// positions: the second and later replicas avoid them whenever the rack rule
-// can be met by another node, and the first replica goes to a free top-n
-// node whenever one is free. The paper's algorithm (Reserve false) lets the
-// later replicas land on fast nodes; since a datanode may be in only one
-// open pipeline of a client, those fast nodes are then busy when the next
-// pipeline opens, and its first node must come from the slower rest (seen on
-// the testbed with 4 of 9 nodes slow: 38% of blocks began on a slow node).
-// Reserved, at most n-1 of the n fast nodes are busy as first nodes while
-// the client has its other pipelines open, so one is always free.
+// Two additions over the algorithm as printed, each a field:
+//
+//   - Reserve keeps the writer's top-n datanodes for first positions: the
+//     second and later replicas avoid them whenever the rack rule can be
+//     met by another node, and the first replica goes to a free top-n node
+//     whenever one is free. As printed, the later replicas land on fast
+//     nodes too; since a datanode may be in only one open pipeline of a
+//     client, those are then busy when the next pipeline opens and its
+//     first node must come from the slower rest (on the testbed with 4 of
+//     9 nodes slow, 38% of blocks began on a slow node). Reserved, at most
+//     n-1 of the n top nodes are busy as first nodes while the client has
+//     its other pipelines open, so one is always free.
+//   - Explore ranks datanodes the writer has no record of above those it
+//     has: each is tried once as a first node, then ranked by its speed.
+//     As printed, only measured nodes can be in the top-n, so the first
+//     nodes a client happens to be given before its records arrive (slow
+//     ones too) keep every first position, and an unmeasured fast node is
+//     only ever reached through Algorithm 2's random swap.
 type SpeedAware struct {
 	Reserve bool
+	Explore bool
 }
 
 var _ Policy = (*SpeedAware)(nil)
@@ -326,16 +335,17 @@ var _ Policy = (*SpeedAware)(nil)
 // ChooseTargets implements Policy.
 func (p *SpeedAware) ChooseTargets(nodes []Node, req Request, rng *rand.Rand) []Node {
 	s := newSelection(nodes, req, rng)
-	if len(req.Chosen) > 0 || req.Replicas == 0 {
+	if len(req.Chosen) > 0 || req.Replicas == 0 || len(req.Speeds) == 0 {
 		// Repairs and re-replication keep the pipeline's first node; the
-		// algorithm is about the first node of a new block only.
+		// algorithm is about the first node of a new block only, and
+		// without any records it is HDFS's placement.
 		s.fill(req.Replicas)
 		return s.pipeline(false)
 	}
 	var first []*Node
 	if p.Reserve {
 		s.reserved = map[string]bool{}
-		for _, n := range s.rated(req, nil) {
+		for _, n := range s.rated(req, p.Explore, nil) {
 			s.reserved[n.ID] = true
 		}
 		for _, c := range s.candidates {
@@ -346,7 +356,7 @@ func (p *SpeedAware) ChooseTargets(nodes []Node, req Request, rng *rand.Rand) []
 	}
 	if len(first) == 0 {
 		// Paper: the n fastest of the usable nodes.
-		first = s.rated(req, func(c *Node) bool { return s.isCandidate(c) && s.good(c) })
+		first = s.rated(req, p.Explore, func(c *Node) bool { return s.isCandidate(c) && s.good(c) })
 	}
 	if len(first) == 0 {
 		s.fill(req.Replicas)
@@ -357,20 +367,27 @@ func (p *SpeedAware) ChooseTargets(nodes []Node, req Request, rng *rand.Rand) []
 	return s.pipeline(true)
 }
 
-// rated returns the writer's n fastest live datanodes with a speed record
-// among those accepted by keep (nil: all), n = live datanodes / replication
-// (at least 1): the most pipelines a client may keep open, so each open
-// pipeline can start on a fast node. Sorted fastest first, ties by id.
-func (s *selection) rated(req Request, keep func(*Node) bool) []*Node {
+// rated returns the writer's n fastest live datanodes among those accepted
+// by keep (nil: all), n = live datanodes / replication (at least 1): the
+// most pipelines a client may keep open, so each open pipeline can start on
+// a fast node. Nodes without a speed record are left out, or with explore
+// put first in random order. Rated nodes are sorted fastest first, ties by
+// id.
+func (s *selection) rated(req Request, explore bool, keep func(*Node) bool) []*Node {
 	live := 0
-	var rated []*Node
-	for _, n := range s.byID {
+	var rated, unrated []*Node
+	for _, n := range s.sortedNodes() {
 		if !n.Live {
 			continue
 		}
 		live++
-		if _, ok := req.Speeds[n.ID]; ok && (keep == nil || keep(n)) {
+		if keep != nil && !keep(n) {
+			continue
+		}
+		if _, ok := req.Speeds[n.ID]; ok {
 			rated = append(rated, n)
+		} else if explore {
+			unrated = append(unrated, n)
 		}
 	}
 	repl := req.Replication
@@ -388,8 +405,21 @@ func (s *selection) rated(req Request, keep func(*Node) bool) []*Node {
 		}
 		return rated[i].ID < rated[j].ID
 	})
-	if len(rated) > n {
-		rated = rated[:n]
+	s.rng.Shuffle(len(unrated), func(i, j int) { unrated[i], unrated[j] = unrated[j], unrated[i] })
+	top := append(unrated, rated...)
+	if len(top) > n {
+		top = top[:n]
 	}
-	return rated
+	return top
+}
+
+// sortedNodes is every known node sorted by id, so that a shuffle under a
+// seeded rng is deterministic (byID is a map).
+func (s *selection) sortedNodes() []*Node {
+	out := make([]*Node, 0, len(s.byID))
+	for _, n := range s.byID {
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }
