@@ -151,10 +151,15 @@ func (m *Multi) Order(t []*dfspb.DatanodeInfo, s Speeds) []*dfspb.DatanodeInfo {
 }
 
 // LocalOrder is SMARTH's local optimization (Algorithm 2): sort targets by
-// the client's measured speed to each, fastest first (unmeasured nodes
-// keep the namenode's order after the measured ones), then with
+// the client's measured speed to each, fastest first, then with
 // probability 1-threshold swap the first with a random other target so
 // that slow-looking nodes are measured again. It returns a new slice.
+//
+// The paper does not say where a node without a measurement goes. It goes
+// first (several keep the namenode's order): a first position is the only
+// way to measure it, and speed-aware placement offers unmeasured nodes
+// first for the same reason; behind the measured ones it would never be
+// measured except by the random swap.
 func LocalOrder(targets []*dfspb.DatanodeInfo, s Speeds, threshold float64, rnd *rand.Rand) []*dfspb.DatanodeInfo {
 	out := append([]*dfspb.DatanodeInfo(nil), targets...)
 	if len(out) < 2 {
@@ -170,7 +175,7 @@ func LocalOrder(targets []*dfspb.DatanodeInfo, s Speeds, threshold float64, rnd 
 		si, oki := speed(out[i])
 		sj, okj := speed(out[j])
 		if oki != okj {
-			return oki
+			return !oki
 		}
 		return si > sj
 	})

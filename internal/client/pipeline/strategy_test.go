@@ -38,11 +38,11 @@ func TestLocalOrderSortsBySpeed(t *testing.T) {
 	}
 }
 
-func TestLocalOrderUnmeasuredKeepNamenodeOrderAfterMeasured(t *testing.T) {
+func TestLocalOrderUnmeasuredFirstInNamenodeOrder(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 1))
-	got := LocalOrder(dns("x", "y", "a", "z"), speedMap{"a": 5}, 1.1, rnd)
-	if idsOf(got) != "a x y z" {
-		t.Fatalf("order = %q, want %q", idsOf(got), "a x y z")
+	got := LocalOrder(dns("x", "a", "y", "b"), speedMap{"a": 5, "b": 9}, 1.1, rnd)
+	if idsOf(got) != "x y b a" {
+		t.Fatalf("order = %q, want %q", idsOf(got), "x y b a")
 	}
 }
 
