@@ -345,12 +345,13 @@ func TestSpeedRecordsDrivePlacement(t *testing.T) {
 	_, err := c.cp.ClientHeartbeat(c.ctx(), &dfspb.ClientHeartbeatRequest{ClientName: "fast", Samples: []*dfspb.SpeedSample{
 		{DatanodeId: "id-dn5", Bytes: 100 << 20, Nanos: 1e9}, {DatanodeId: "id-dn2", Bytes: 90 << 20, Nanos: 1e9},
 		{DatanodeId: "id-dn1", Bytes: 10 << 20, Nanos: 1e9}, {DatanodeId: "id-dn3", Bytes: 1 << 20, Nanos: 1e9},
+		{DatanodeId: "id-dn4", Bytes: 2 << 20, Nanos: 1e9}, {DatanodeId: "id-dn6", Bytes: 3 << 20, Nanos: 1e9},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sp, err := c.cp.GetSpeeds(c.ctx(), &dfspb.GetSpeedsRequest{ClientName: "fast"})
-	if err != nil || len(sp.GetRecords()) != 4 || sp.GetRecords()[0].GetDatanodeId() != "id-dn5" {
+	if err != nil || len(sp.GetRecords()) != 6 || sp.GetRecords()[0].GetDatanodeId() != "id-dn5" {
 		t.Fatalf("speeds %v %v", sp, err)
 	}
 	firsts := map[string]int{}
@@ -433,4 +434,54 @@ func TestLostTransferIsRetried(t *testing.T) {
 	if !slices.Contains(d.commands, "transfer lost") || !slices.ContainsFunc(d.commands, func(s string) bool { return strings.HasPrefix(s, "transfer 1") }) {
 		t.Errorf("commands on the source: %v; want a lost transfer and a retried one", d.commands)
 	}
+}
+
+// A multi-pipeline writer's earlier block is complete as soon as its first
+// datanode finalized it, while the rest of its pipeline still receives it.
+// The replication monitor must leave it to the pipeline, and step in only
+// when a node of that pipeline dies.
+func TestOpenFilesPipelineReplicasAreNotCopied(t *testing.T) {
+	nn := startNN(t, testConfig(t))
+	fc := newFakeCluster(t, nn)
+	for i := 1; i <= 6; i++ {
+		fc.add(fmt.Sprintf("dn%d", i), "/r")
+	}
+	c := dial(t, nn.Addr(), "hdfs")
+	cr, _ := c.cp.Create(c.ctx(), &dfspb.CreateRequest{Path: "/f", ClientName: "c1"})
+	fid := cr.GetStatus().GetFileId()
+	ab, err := c.cp.AddBlock(c.ctx(), &dfspb.AddBlockRequest{Path: "/f", ClientName: "c1", FileId: fid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe := ids(ab.GetBlock())
+	b1 := &dfspb.ExtendedBlock{BlockId: ab.Block.Block.BlockId, GenerationStamp: ab.Block.Block.GenerationStamp, NumBytes: 4096}
+	fc.node(pipe[0]).receive(b1, dfspb.ReplicaState_FINALIZED) // FNFA: the first node has it all
+	fc.node(pipe[1]).receive(&dfspb.ExtendedBlock{BlockId: b1.BlockId, GenerationStamp: b1.GenerationStamp, NumBytes: 1024}, dfspb.ReplicaState_RBW)
+	fc.node(pipe[2]).receive(&dfspb.ExtendedBlock{BlockId: b1.BlockId, GenerationStamp: b1.GenerationStamp, NumBytes: 512}, dfspb.ReplicaState_RBW)
+	// The next block commits block 1, which is then complete with one
+	// finalized replica of three.
+	if _, err := c.cp.AddBlock(c.ctx(), &dfspb.AddBlockRequest{Path: "/f", ClientName: "c1", FileId: fid, Previous: b1, BusyNodes: pipe}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a replication scan that saw block 1 complete and under-replicated", func() bool {
+		nn.mu.Lock()
+		defer nn.mu.Unlock()
+		return nn.stats.blocks >= 1 && nn.stats.underReplicated >= 1
+	})
+	nn.mu.Lock()
+	scheduled := nn.stats.scheduled + len(nn.pending)
+	nn.mu.Unlock()
+	if scheduled > 0 || len(fc.holders(b1.BlockId)) != 3 {
+		t.Fatalf("block 1 copied while its pipeline still writes it: %d scheduled, holders %v", scheduled, fc.holders(b1.BlockId))
+	}
+	// A node of the pipeline dies: now the namenode makes up for it.
+	fc.node(pipe[1]).kill()
+	waitFor(t, "block 1 copied to a fourth node after "+pipe[1]+" died", func() bool {
+		for _, id := range fc.holders(b1.BlockId) {
+			if !slices.Contains(pipe, id) {
+				return true
+			}
+		}
+		return false
+	})
 }

@@ -112,9 +112,17 @@ func (nn *NameNode) scanLocked(now time.Time, act bool) {
 		if p := nn.pending[b.ID]; p != nil {
 			pend = len(p.targets)
 		}
+		// The file is open here (a closed file's remnants were dropped
+		// above): replicas still being written are its pipelines' work. A
+		// multi-pipeline writer's earlier blocks are complete (the first
+		// datanode has finalized them) while their pipelines still
+		// forward; copying them now would double their traffic on the
+		// very links the pipelines use. HDFS likewise leaves the
+		// replication of an open file's blocks until it is closed.
+		coming := pend + c.Writing
 		good := b.Good(nn.isLive)
 		switch {
-		case c.Live+pend < b.Expected && pend == 0:
+		case c.Live+coming < b.Expected && pend == 0:
 			needs = append(needs, need{b: b, good: good, priority: priorityOf(c.Live, b.Expected)})
 		case c.Live > b.Expected && pend == 0:
 			nn.removeExcessLocked(b, good, c.Live-b.Expected)
