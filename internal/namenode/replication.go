@@ -112,8 +112,9 @@ func (nn *NameNode) scanLocked(now time.Time, act bool) {
 		if p := nn.pending[b.ID]; p != nil {
 			pend = len(p.targets)
 		}
-		// The file is open here (a closed file's remnants were dropped
-		// above): replicas still being written are its pipelines' work. A
+		// Replicas still being written on live nodes belong to an open
+		// file (a closed file's were dropped above), and finishing them is
+		// its pipelines' work. A
 		// multi-pipeline writer's earlier blocks are complete (the first
 		// datanode has finalized them) while their pipelines still
 		// forward; copying them now would double their traffic on the
