@@ -42,6 +42,28 @@ func writeFile(t *testing.T, c *rpcClient, fc *fakeCluster, path string, repl ui
 	return out
 }
 
+// openFile starts a namenode with n fake datanodes on one rack and has
+// client "c1" create /f and allocate its first block.
+func openFile(t *testing.T, n int) (*NameNode, *fakeCluster, *rpcClient, uint64, *dfspb.AddBlockResponse) {
+	t.Helper()
+	nn := startNN(t, testConfig(t))
+	fc := newFakeCluster(t, nn)
+	for i := 1; i <= n; i++ {
+		fc.add(fmt.Sprintf("dn%d", i), "/r")
+	}
+	c := dial(t, nn.Addr(), "hdfs")
+	cr, err := c.cp.Create(c.ctx(), &dfspb.CreateRequest{Path: "/f", ClientName: "c1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fid := cr.GetStatus().GetFileId()
+	ab, err := c.cp.AddBlock(c.ctx(), &dfspb.AddBlockRequest{Path: "/f", ClientName: "c1", FileId: fid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nn, fc, c, fid, ab
+}
+
 // holders lists the fake datanodes holding block id.
 func (fc *fakeCluster) holders(id uint64) []string {
 	fc.mu.Lock()
@@ -284,15 +306,7 @@ func TestRetriedAddBlockAndAbandon(t *testing.T) {
 }
 
 func TestPipelineRecoveryStamps(t *testing.T) {
-	nn := startNN(t, testConfig(t))
-	fc := newFakeCluster(t, nn)
-	for i := 1; i <= 4; i++ {
-		fc.add(fmt.Sprintf("dn%d", i), "/r")
-	}
-	c := dial(t, nn.Addr(), "hdfs")
-	cr, _ := c.cp.Create(c.ctx(), &dfspb.CreateRequest{Path: "/f", ClientName: "c1"})
-	fid := cr.GetStatus().GetFileId()
-	ab, _ := c.cp.AddBlock(c.ctx(), &dfspb.AddBlockRequest{Path: "/f", ClientName: "c1", FileId: fid})
+	_, fc, c, fid, ab := openFile(t, 4)
 	pipe := ids(ab.GetBlock())
 	// The middle node fails: new stamp, a replacement, new pipeline.
 	up, err := c.cp.UpdateBlockForPipeline(c.ctx(), &dfspb.UpdateBlockForPipelineRequest{Block: ab.Block.Block, ClientName: "c1"})
@@ -382,15 +396,7 @@ func TestSpeedRecordsDrivePlacement(t *testing.T) {
 }
 
 func TestUnfinishedReplicaOfClosedFileIsReplaced(t *testing.T) {
-	nn := startNN(t, testConfig(t))
-	fc := newFakeCluster(t, nn)
-	for i := 1; i <= 3; i++ {
-		fc.add(fmt.Sprintf("dn%d", i), "/r")
-	}
-	c := dial(t, nn.Addr(), "hdfs")
-	cr, _ := c.cp.Create(c.ctx(), &dfspb.CreateRequest{Path: "/f", ClientName: "c1"})
-	fid := cr.GetStatus().GetFileId()
-	ab, _ := c.cp.AddBlock(c.ctx(), &dfspb.AddBlockRequest{Path: "/f", ClientName: "c1", FileId: fid})
+	_, fc, c, fid, ab := openFile(t, 3)
 	pipe := ids(ab.GetBlock())
 	final := &dfspb.ExtendedBlock{BlockId: ab.Block.Block.BlockId, GenerationStamp: ab.Block.Block.GenerationStamp, NumBytes: 4096}
 	// The last node failed mid-block: it holds a partial replica being
@@ -441,18 +447,7 @@ func TestLostTransferIsRetried(t *testing.T) {
 // The replication monitor must leave it to the pipeline, and step in only
 // when a node of that pipeline dies.
 func TestOpenFilesPipelineReplicasAreNotCopied(t *testing.T) {
-	nn := startNN(t, testConfig(t))
-	fc := newFakeCluster(t, nn)
-	for i := 1; i <= 6; i++ {
-		fc.add(fmt.Sprintf("dn%d", i), "/r")
-	}
-	c := dial(t, nn.Addr(), "hdfs")
-	cr, _ := c.cp.Create(c.ctx(), &dfspb.CreateRequest{Path: "/f", ClientName: "c1"})
-	fid := cr.GetStatus().GetFileId()
-	ab, err := c.cp.AddBlock(c.ctx(), &dfspb.AddBlockRequest{Path: "/f", ClientName: "c1", FileId: fid})
-	if err != nil {
-		t.Fatal(err)
-	}
+	nn, fc, c, fid, ab := openFile(t, 6)
 	pipe := ids(ab.GetBlock())
 	b1 := &dfspb.ExtendedBlock{BlockId: ab.Block.Block.BlockId, GenerationStamp: ab.Block.Block.GenerationStamp, NumBytes: 4096}
 	fc.node(pipe[0]).receive(b1, dfspb.ReplicaState_FINALIZED) // FNFA: the first node has it all
