@@ -98,6 +98,10 @@ type Diagnosis struct {
 	TailSec float64 `json:"tail_s"`
 	// FirstNodes counts blocks by the host of their first datanode.
 	FirstNodes map[string]int `json:"first_nodes,omitempty"`
+	// Copies counts block copies between datanodes (TRANSFER stages:
+	// re-replication, pipeline repair) begun during the run: traffic that
+	// competed with the upload on the datanodes' links.
+	Copies int `json:"copies"`
 }
 
 // pipelineSpan is one block's pipeline as the logs show it.
@@ -111,11 +115,18 @@ type pipelineSpan struct {
 // host is slower than the client's link on the first hop (may be nil).
 func Diagnose(recs []BlockRecord, client string, start, end time.Time, slowFirst func(host string) bool) Diagnosis {
 	byID := map[uint64][]BlockRecord{}
+	copies := 0
 	for _, r := range recs {
-		if r.Client != client || r.Start.Before(start) || r.Start.After(end) {
+		if r.Start.Before(start) || r.Start.After(end) {
 			continue
 		}
-		byID[r.ID] = append(byID[r.ID], r)
+		if strings.HasPrefix(r.Stage, "TRANSFER") {
+			copies++
+			continue
+		}
+		if r.Client == client {
+			byID[r.ID] = append(byID[r.ID], r)
+		}
 	}
 	var spans []pipelineSpan
 	for _, rs := range byID {
@@ -138,7 +149,7 @@ func Diagnose(recs []BlockRecord, client string, start, end time.Time, slowFirst
 		}
 		spans = append(spans, sp)
 	}
-	d := Diagnosis{Blocks: len(spans)}
+	d := Diagnosis{Blocks: len(spans), Copies: copies}
 	if len(spans) == 0 {
 		return d
 	}

@@ -42,6 +42,11 @@ func rec(host string, id uint64, client string, startMs, endMs, downstream int) 
 		Start: t0.Add(time.Duration(startMs) * time.Millisecond), End: t0.Add(time.Duration(endMs) * time.Millisecond)}
 }
 
+func transfer(r BlockRecord) BlockRecord {
+	r.Stage = "TRANSFER_FINALIZED"
+	return r
+}
+
 func TestDiagnose(t *testing.T) {
 	recs := []BlockRecord{
 		// Block 1: dn1 -> dn2 -> dn3, pipeline open 0-1300 ms.
@@ -52,14 +57,17 @@ func TestDiagnose(t *testing.T) {
 		rec("dn6", 3, "a", 3500, 4000, 2), rec("dn7", 3, "a", 3500, 4050, 1), rec("dn8", 3, "a", 3500, 4100, 0),
 		// Another client's block and a later run of the same client.
 		rec("dn1", 4, "b", 500, 900, 2), rec("dn1", 5, "a", 6000, 6500, 2),
-		// A re-replication of block 2 (no client) is not a pipeline.
-		rec("dn6", 2, "", 3300, 3400, 0),
+		// A re-replication of block 2 (no client) and a pipeline repair's
+		// copy (the client's) are copies, not pipelines.
+		transfer(rec("dn6", 2, "", 3300, 3400, 0)), transfer(rec("dn7", 2, "a", 2000, 4900, 0)),
+		// A copy after the run.
+		transfer(rec("dn8", 1, "", 5500, 5600, 0)),
 	}
 	t0 := recs[0].Start
 	slow := func(h string) bool { return h == "dn9" }
 	d := Diagnose(recs, "a", t0, t0.Add(5*time.Second), slow)
-	if d.Blocks != 3 || d.SlowFirst != 1 || d.MaxOpen != 2 {
-		t.Errorf("blocks %d slow %d max open %d, want 3 1 2", d.Blocks, d.SlowFirst, d.MaxOpen)
+	if d.Blocks != 3 || d.SlowFirst != 1 || d.MaxOpen != 2 || d.Copies != 2 {
+		t.Errorf("blocks %d slow %d max open %d copies %d, want 3 1 2 2", d.Blocks, d.SlowFirst, d.MaxOpen, d.Copies)
 	}
 	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-6 }
 	if !near(d.MeanOpen, 4.0/3) || !near(d.BusyPct, 70) || !near(d.TailSec, 1) {

@@ -46,6 +46,7 @@ type Cell struct {
 	MeanOpen     float64 `json:"mean_open"`
 	BusyPct      float64 `json:"busy_pct"`
 	TailSec      float64 `json:"tail_s"`
+	Copies       float64 `json:"copies"` // block copies between datanodes per run
 }
 
 // Report is the result of a scenario: the table, the JSON file and the
@@ -176,6 +177,7 @@ func (r *Report) cell(pl, mode string, runs []RunRecord) Cell {
 		c.MeanOpen += run.Diag.MeanOpen / float64(len(runs))
 		c.BusyPct += run.Diag.BusyPct / float64(len(runs))
 		c.TailSec += run.Diag.TailSec / float64(len(runs))
+		c.Copies += float64(run.Diag.Copies) / float64(len(runs))
 		blocks += run.Diag.Blocks
 		slow += run.Diag.SlowFirst
 	}
@@ -217,7 +219,7 @@ func (r *Report) PrintTable(w io.Writer) {
 			r.ClientHost, r.LinkRateBits/1e6, r.BoundMiBps, r.LinkBound, r.BoundMiBps*DataShare)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "placement\tmode\t\truns\tmean s\tmin s\tmax s\tMiB/s\tbest\tvs HDFS\t% of link\t1st hop Mbit/s\tslow 1st\topen\tbusy\ttail s\t")
+	fmt.Fprintln(tw, "placement\tmode\t\truns\tmean s\tmin s\tmax s\tMiB/s\tbest\tvs HDFS\t% of link\t1st hop Mbit/s\tslow 1st\topen\tbusy\ttail s\tcopies\t")
 	for _, c := range r.Cells {
 		vs, link := "-", "-"
 		if c.VsBaselinePct != nil {
@@ -226,13 +228,14 @@ func (r *Report) PrintTable(w io.Writer) {
 		if c.PctOfLink != nil {
 			link = fmt.Sprintf("%.0f%%", *c.PctOfLink)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%s\t%s\t%.0f\t%.0f%%\t%.1f\t%.0f%%\t%.2f\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%s\t%s\t%.0f\t%.0f%%\t%.1f\t%.0f%%\t%.2f\t%.1f\t\n",
 			c.Placement, c.Mode, c.Label, c.Runs, c.Mean, c.Min, c.Max, c.MiBps, c.BestMiBps, vs, link,
-			c.FirstHopMbit, c.SlowFirstPct, c.MeanOpen, c.BusyPct, c.TailSec)
+			c.FirstHopMbit, c.SlowFirstPct, c.MeanOpen, c.BusyPct, c.TailSec, c.Copies)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "1st hop: rate into the first datanodes; slow 1st: blocks begun on a datanode the client reaches below its link rate;")
-	fmt.Fprintln(w, "open: pipelines open as a block starts; busy: share of the run the client was sending; tail: last byte sent to file complete")
+	fmt.Fprintln(w, "open: pipelines open as a block starts; busy: share of the run the client was sending; tail: last byte sent to file complete;")
+	fmt.Fprintln(w, "copies: blocks copied between datanodes during a run (re-replication, pipeline repair)")
 }
 
 // WriteJSON saves the report.

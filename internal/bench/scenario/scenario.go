@@ -183,9 +183,9 @@ func runPhase(ctx context.Context, bed Bed, o Options, rep *Report, round int, p
 			MiBps: run.MiBps, Start: run.Start, Load: load,
 			Diag: Diagnose(recs, run.Client, run.Start, run.End, lay.SlowFirst)}
 		rep.Runs = append(rep.Runs, rr)
-		fmt.Fprintf(o.Out, "   %-10s %-14s %7.2f s %6.1f MiB/s  first hop %5.1f Mbit/s, %d/%d blocks on a slow first node, %.1f pipelines open, link busy %.0f%%, tail %.2f s\n",
+		fmt.Fprintf(o.Out, "   %-10s %-14s %7.2f s %6.1f MiB/s  first hop %5.1f Mbit/s, %d/%d blocks on a slow first node, %.1f pipelines open, link busy %.0f%%, tail %.2f s, %d copies\n",
 			pl, run.Mode, run.Seconds, run.MiBps, rr.Diag.FirstHopMbit, rr.Diag.SlowFirst, rr.Diag.Blocks,
-			rr.Diag.MeanOpen, rr.Diag.BusyPct, rr.Diag.TailSec)
+			rr.Diag.MeanOpen, rr.Diag.BusyPct, rr.Diag.TailSec, rr.Diag.Copies)
 	}
 	return nil
 }
