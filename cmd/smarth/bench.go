@@ -173,8 +173,8 @@ func (f *benchPutFlags) options(opts bench.PutOptions) (bench.PutOptions, error)
 		if m = strings.TrimSpace(m); m == "" {
 			continue
 		}
-		if m != "classic" && m != "multipipeline" {
-			return opts, usageErr("--mode: unknown write mode %q (want classic, multipipeline or both)", m)
+		if !slices.Contains(client.WriteModes(), m) {
+			return opts, usageErr("--mode: unknown write mode %q (want some of %s)", m, strings.Join(client.WriteModes(), ", "))
 		}
 		opts.Modes = append(opts.Modes, m)
 	}
@@ -226,7 +226,7 @@ how close each mode came to it.`,
 	f.IntVar(&opts.Replication, "replication", 3, "replication of the file (0: the namenode's default)")
 	f.StringVar(&pf.blockSize, "block-size", "", "block size, e.g. 64MiB (default: the namenode's)")
 	f.IntVar(&opts.Runs, "runs", 1, "runs per mode")
-	f.StringVar(&pf.modes, "mode", "classic", "write modes, comma-separated: classic, multipipeline")
+	f.StringVar(&pf.modes, "mode", "classic", "write modes, comma-separated: classic, multipipeline, multipipeline-paper")
 	f.StringVar(&pf.linkRate, "link-rate", "", "the client's link rate (e.g. 100Mbit): the SMARTH III.D bound")
 	f.StringVar(&opts.Dir, "dir", "/benchmarks/put", "directory of the benchmark files")
 	f.BoolVar(&opts.KeepAll, "keep-all", false, "keep every run's file (default: only the last of each mode)")

@@ -110,7 +110,7 @@ func runBenchScenario(cmd *cobra.Command, target string, f *benchScenarioFlags) 
 	if o.Warmup, err = cluster.ParseBytes(f.warmup); err != nil {
 		return usageErr("--warmup: %v", err)
 	}
-	if o.Modes, err = listFlag("--modes", f.modes, []string{"classic", "multipipeline"}); err != nil {
+	if o.Modes, err = listFlag("--modes", f.modes, client.WriteModes()); err != nil {
 		return err
 	}
 	if o.Placements, err = listFlag("--placements", f.placements, placement.Names()); err != nil {
@@ -235,7 +235,7 @@ func newBenchScenarioPutCmd() *cobra.Command {
 			if p.Warmup, err = cluster.ParseBytes(warmup); err != nil {
 				return usageErr("--warmup: %v", err)
 			}
-			if p.Modes, err = listFlag("--modes", modes, []string{"classic", "multipipeline"}); err != nil {
+			if p.Modes, err = listFlag("--modes", modes, client.WriteModes()); err != nil {
 				return err
 			}
 			if p.Runs < 1 {

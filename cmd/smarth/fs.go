@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,8 +31,8 @@ func (f *fsFlags) shell(cmd *cobra.Command) (*fsshell.Shell, func(), error) {
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
 	}
-	if _, ok := map[string]bool{"classic": true, "multipipeline": true}[f.writeMode]; !ok && f.writeMode != "" {
-		return nil, nil, usageErr("--write-mode must be classic or multipipeline, not %q", f.writeMode)
+	if f.writeMode != "" && !slices.Contains(client.WriteModes(), f.writeMode) {
+		return nil, nil, usageErr("--write-mode must be one of %s, not %q", strings.Join(client.WriteModes(), ", "), f.writeMode)
 	}
 	nn := f.namenode
 	if nn == "" {
@@ -96,7 +97,7 @@ else 127.0.0.1:8020. Exit status: 0 success, 1 failure, 2 bad usage.`,
 	}
 	c.PersistentFlags().StringVar(&f.namenode, "namenode", "", "namenode HOST:PORT (default $SMARTH_NAMENODE, the local cluster, or 127.0.0.1:8020)")
 	c.PersistentFlags().StringVar(&f.user, "user", "", "act as this user (default: the OS user)")
-	c.PersistentFlags().StringVar(&f.writeMode, "write-mode", "", "write path: classic or multipipeline (default classic)")
+	c.PersistentFlags().StringVar(&f.writeMode, "write-mode", "", "write path: classic, multipipeline (SMARTH), or multipipeline-paper (Algorithm 2 as printed) (default classic)")
 	c.PersistentFlags().StringVar(&f.progress, "progress", "auto", "progress bar on put/get: auto (terminal and large file), always, never")
 	c.AddCommand(fsPutCmd(f), fsGetCmd(f), fsCatCmd(f), fsLsCmd(f), fsMkdirCmd(f), fsRmCmd(f), fsMvCmd(f),
 		fsStatCmd(f), fsDuCmd(f), fsSetrepCmd(f), fsFsckCmd(f))

@@ -86,7 +86,7 @@ func (c *Config) setDefaults() error {
 		c.WriteMode = "classic"
 	}
 	if _, ok := writeModes[c.WriteMode]; !ok {
-		return fmt.Errorf("unknown write mode %q (want classic or multipipeline)", c.WriteMode)
+		return fmt.Errorf("unknown write mode %q (want one of %s)", c.WriteMode, strings.Join(WriteModes(), ", "))
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -20,6 +20,9 @@ import (
 // values: the pipeline strategies.
 var writeModes = pipeline.Strategies
 
+// WriteModes lists the write mode names in a stable order.
+func WriteModes() []string { return pipeline.ModeNames() }
+
 // CreateOptions tune Create. Zero values take the FileSystem's defaults.
 type CreateOptions struct {
 	Overwrite      bool

@@ -97,6 +97,8 @@ func (r *Report) setLayout(l Layout) {
 const (
 	LabelHDFS   = "HDFS"
 	LabelSMARTH = "SMARTH"
+	// LabelPaper is SMARTH's Algorithms 1 and 2 exactly as printed.
+	LabelPaper = "paper"
 )
 
 func label(placement, mode string) string {
@@ -105,6 +107,8 @@ func label(placement, mode string) string {
 		return LabelHDFS
 	case placement == "speedaware" && mode == "multipipeline":
 		return LabelSMARTH
+	case placement == "speedaware-paper" && mode == "multipipeline-paper":
+		return LabelPaper
 	}
 	return ""
 }

@@ -11,7 +11,11 @@
 //     block while earlier pipelines keep forwarding and acking; at most
 //     live/replication pipelines are open, a datanode is in at most one of
 //     them (AddBlockRequest.busy_nodes), and targets are reordered by
-//     Algorithm 2 (LocalOrder, pure).
+//     Algorithm 2 (LocalOrder, pure). Two write modes use it:
+//     "multipipeline-paper" swaps the first target at random as printed;
+//     "multipipeline" lets the swap bring forward only a node whose speed
+//     record is over 30 s old, so it does not spend blocks on re-measuring
+//     nodes it has just measured.
 //
 // Stream does the I/O for either strategy: the data queue, one streamer
 // goroutine, and per open pipeline a connection, an ack queue and a

@@ -15,6 +15,7 @@ type SpeedBook struct {
 	mu      sync.Mutex
 	pending []*dfspb.SpeedSample // guarded by mu; bounded by maxPending
 	avg     map[string]float64   // guarded by mu; bytes/s, EWMA per datanode id
+	at      map[string]time.Time // guarded by mu; end of the latest transfer per datanode id
 }
 
 // maxPending bounds the samples kept between heartbeats when the namenode
@@ -26,7 +27,9 @@ const maxPending = 4096
 const ewmaWeight = 0.5
 
 // NewSpeedBook returns an empty book.
-func NewSpeedBook() *SpeedBook { return &SpeedBook{avg: map[string]float64{}} }
+func NewSpeedBook() *SpeedBook {
+	return &SpeedBook{avg: map[string]float64{}, at: map[string]time.Time{}}
+}
 
 // Record notes a transfer of bytes to datanode id that took d, ending at end.
 func (b *SpeedBook) Record(id string, bytes int64, d time.Duration, end time.Time) {
@@ -44,6 +47,18 @@ func (b *SpeedBook) Record(id string, bytes int64, d time.Duration, end time.Tim
 		v = ewmaWeight*v + (1-ewmaWeight)*old
 	}
 	b.avg[id] = v
+	b.at[id] = end
+}
+
+// Measured is when the latest transfer to datanode id ended.
+func (b *SpeedBook) Measured(id string) (time.Time, bool) {
+	if b == nil {
+		return time.Time{}, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t, ok := b.at[id]
+	return t, ok
 }
 
 // Speed implements Speeds.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
+	"time"
 
 	"smarth/internal/rpc/dfspb"
 )
@@ -52,6 +54,10 @@ type Options struct {
 	Window         int     // classic in-flight packets (HDFS: 80)
 	MaxPipelines   int     // multi: cap on open pipelines beyond live/replication
 	LocalThreshold float64 // multi: Algorithm 2 threshold (0.8)
+	// RemeasureAfter (multi): Algorithm 2's swap brings forward only a
+	// target last measured longer ago than this (0: 30 s); the
+	// "multipipeline-paper" mode swaps regardless, as printed.
+	RemeasureAfter time.Duration
 	Rand           *rand.Rand
 }
 
@@ -59,13 +65,28 @@ type Options struct {
 var Strategies = map[string]func(Options) Strategy{
 	"classic":       func(o Options) Strategy { return &Classic{window: o.Window} },
 	"multipipeline": func(o Options) Strategy { return NewMulti(o) },
+	"multipipeline-paper": func(o Options) Strategy {
+		m := NewMulti(o)
+		m.name, m.remeasureAfter = "multipipeline-paper", 0
+		return m
+	},
+}
+
+// ModeNames lists the write modes in a stable order, for help and errors.
+func ModeNames() []string {
+	names := make([]string, 0, len(Strategies))
+	for n := range Strategies {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // New returns the strategy called name.
 func New(name string, o Options) (Strategy, error) {
 	mk, ok := Strategies[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown write mode %q (want classic or multipipeline)", name)
+		return nil, fmt.Errorf("unknown write mode %q (want one of %s)", name, strings.Join(ModeNames(), ", "))
 	}
 	return mk(o), nil
 }
@@ -94,16 +115,23 @@ func (*Classic) Order(t []*dfspb.DatanodeInfo, _ Speeds) []*dfspb.DatanodeInfo {
 // live/replication pipelines are open, and targets are reordered by the
 // client's own speed records (Algorithm 2).
 type Multi struct {
-	maxPipelines int
-	threshold    float64
-	rnd          *rand.Rand // owned by one Stream's goroutine
+	name           string
+	maxPipelines   int
+	threshold      float64
+	remeasureAfter time.Duration // 0: every swap allowed (as printed)
+	rnd            *rand.Rand    // owned by one Stream's goroutine
+	now            func() time.Time
 }
 
 var _ Strategy = (*Multi)(nil)
 
 // NewMulti builds a Multi from o (defaults: threshold 0.8, cap 4).
 func NewMulti(o Options) *Multi {
-	m := &Multi{maxPipelines: o.MaxPipelines, threshold: o.LocalThreshold, rnd: o.Rand}
+	m := &Multi{name: "multipipeline", maxPipelines: o.MaxPipelines, threshold: o.LocalThreshold,
+		remeasureAfter: o.RemeasureAfter, rnd: o.Rand, now: time.Now}
+	if m.remeasureAfter <= 0 {
+		m.remeasureAfter = defaultRemeasureAfter
+	}
 	if m.maxPipelines <= 0 {
 		m.maxPipelines = 4
 	}
@@ -116,7 +144,11 @@ func NewMulti(o Options) *Multi {
 	return m
 }
 
-func (*Multi) Name() string          { return "multipipeline" }
+// defaultRemeasureAfter is how old a speed record must be before
+// Algorithm 2's swap spends a block on measuring that node again.
+const defaultRemeasureAfter = 30 * time.Second
+
+func (m *Multi) Name() string        { return m.name }
 func (*Multi) Mode() dfspb.WriteMode { return dfspb.WriteMode_MULTI_PIPELINE }
 func (*Multi) Handoff() Handoff      { return FirstNodeFinished }
 
@@ -147,7 +179,20 @@ func maxOpen(live, replication, limit int) int {
 func (*Multi) Window(blockPackets int) int { return blockPackets + 1 }
 
 func (m *Multi) Order(t []*dfspb.DatanodeInfo, s Speeds) []*dfspb.DatanodeInfo {
-	return LocalOrder(t, s, m.threshold, m.rnd)
+	var due func(string) bool
+	if ms, ok := s.(measured); ok && m.remeasureAfter > 0 {
+		now := m.now()
+		due = func(id string) bool {
+			at, ok := ms.Measured(id)
+			return !ok || now.Sub(at) >= m.remeasureAfter
+		}
+	}
+	return localOrder(t, s, m.threshold, m.rnd, due)
+}
+
+// measured is a speed book that knows when it last measured each node.
+type measured interface {
+	Measured(datanodeID string) (time.Time, bool)
 }
 
 // LocalOrder is SMARTH's local optimization (Algorithm 2): sort targets by
@@ -161,6 +206,15 @@ func (m *Multi) Order(t []*dfspb.DatanodeInfo, s Speeds) []*dfspb.DatanodeInfo {
 // first for the same reason; behind the measured ones it would never be
 // measured except by the random swap.
 func LocalOrder(targets []*dfspb.DatanodeInfo, s Speeds, threshold float64, rnd *rand.Rand) []*dfspb.DatanodeInfo {
+	return localOrder(targets, s, threshold, rnd, nil)
+}
+
+// localOrder is LocalOrder whose swap, when due is set, brings forward only
+// a target due for measuring again, and swaps nothing if none is. A record
+// measured seconds ago says what a new measurement would: the swap would
+// spend a block on a node known to be slower for nothing. Stale records
+// are still refreshed, at most once per node per period.
+func localOrder(targets []*dfspb.DatanodeInfo, s Speeds, threshold float64, rnd *rand.Rand, due func(string) bool) []*dfspb.DatanodeInfo {
 	out := append([]*dfspb.DatanodeInfo(nil), targets...)
 	if len(out) < 2 {
 		return out
@@ -181,6 +235,18 @@ func LocalOrder(targets []*dfspb.DatanodeInfo, s Speeds, threshold float64, rnd 
 	})
 	if r := rnd.Float64(); r >= threshold {
 		idx := 1 + rnd.IntN(len(out)-1)
+		if due != nil {
+			var cand []int
+			for i := 1; i < len(out); i++ {
+				if due(out[i].GetId()) {
+					cand = append(cand, i)
+				}
+			}
+			if len(cand) == 0 {
+				return out
+			}
+			idx = cand[rnd.IntN(len(cand))]
+		}
 		out[0], out[idx] = out[idx], out[0]
 	}
 	return out

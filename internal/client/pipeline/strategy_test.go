@@ -74,6 +74,41 @@ func TestLocalOrderSwapsWithProbabilityOneMinusThreshold(t *testing.T) {
 	}
 }
 
+// The swap of "multipipeline" brings forward only a target whose record is
+// older than RemeasureAfter; "multipipeline-paper" swaps as printed.
+func TestMultiRemeasuresOnlyStaleRecords(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+	book := NewSpeedBook()
+	book.Record("a", 30<<20, time.Second, t0)
+	book.Record("b", 20<<20, time.Second, t0.Add(-time.Minute)) // stale
+	book.Record("c", 10<<20, time.Second, t0.Add(-time.Second))
+	firsts := func(mode string) map[string]int {
+		s, err := New(mode, Options{LocalThreshold: 0.5, Rand: rand.New(rand.NewPCG(5, 6))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.(*Multi).now = func() time.Time { return t0 }
+		seen := map[string]int{}
+		for range 1000 {
+			seen[s.Order(dns("c", "a", "b"), book)[0].GetId()]++
+		}
+		return seen
+	}
+	got := firsts("multipipeline")
+	if got["c"] != 0 || got["b"] < 400 || got["b"] > 600 {
+		t.Errorf("multipipeline first targets %v: want a or the stale b (about half each), never the fresh c", got)
+	}
+	got = firsts("multipipeline-paper")
+	if got["c"] < 150 || got["b"] < 150 {
+		t.Errorf("multipipeline-paper first targets %v: the swap must reach b and c alike", got)
+	}
+	// Nothing stale: no swap at all.
+	book.Record("b", 20<<20, time.Second, t0)
+	if got := firsts("multipipeline"); got["a"] != 1000 {
+		t.Errorf("with every record fresh the fastest must always stay first: %v", got)
+	}
+}
+
 func TestLocalOrderDeterministicWithSeed(t *testing.T) {
 	a := LocalOrder(dns("a", "b", "c"), nil, 0.5, rand.New(rand.NewPCG(3, 4)))
 	b := LocalOrder(dns("a", "b", "c"), nil, 0.5, rand.New(rand.NewPCG(3, 4)))
