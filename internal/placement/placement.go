@@ -1,7 +1,9 @@
 package placement
 
 import (
+	"maps"
 	"math/rand"
+	"slices"
 	"sort"
 
 	"smarth/internal/topology"
@@ -63,12 +65,7 @@ var Policies = map[string]func() Policy{
 
 // Names lists the policy names in a stable order, for error messages.
 func Names() []string {
-	names := make([]string, 0, len(Policies))
-	for n := range Policies {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(Policies))
 }
 
 // selection is the working state of one decision: the candidate pool and

@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -74,12 +76,7 @@ var Strategies = map[string]func(Options) Strategy{
 
 // ModeNames lists the write modes in a stable order, for help and errors.
 func ModeNames() []string {
-	names := make([]string, 0, len(Strategies))
-	for n := range Strategies {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(Strategies))
 }
 
 // New returns the strategy called name.
