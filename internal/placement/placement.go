@@ -74,6 +74,7 @@ type selection struct {
 	rng        *rand.Rand
 	req        Request
 	byID       map[string]*Node
+	live       []*Node // live nodes, sorted by id
 	candidates []*Node // live, not excluded, enough space; sorted by id for determinism
 	prior      []*Node // req.Chosen that are known nodes
 	results    []*Node // new targets, in choice order
@@ -100,7 +101,9 @@ func newSelection(nodes []Node, req Request, rng *rand.Rand) *selection {
 		live++
 		load += n.Xceivers
 		racks[n.Rack] = true
+		s.live = append(s.live, n)
 	}
+	sort.Slice(s.live, func(i, j int) bool { return s.live[i].ID < s.live[j].ID })
 	for _, id := range req.Chosen {
 		s.taken[id] = true
 		if n, ok := s.byID[id]; ok {
@@ -342,7 +345,7 @@ func (p *SpeedAware) ChooseTargets(nodes []Node, req Request, rng *rand.Rand) []
 	var first []*Node
 	if p.Reserve {
 		s.reserved = map[string]bool{}
-		for _, n := range s.rated(req, p.Explore, nil) {
+		for _, n := range s.rated(req, p.Explore, s.live) {
 			s.reserved[n.ID] = true
 		}
 		for _, c := range s.candidates {
@@ -353,7 +356,13 @@ func (p *SpeedAware) ChooseTargets(nodes []Node, req Request, rng *rand.Rand) []
 	}
 	if len(first) == 0 {
 		// Paper: the n fastest of the usable nodes.
-		first = s.rated(req, p.Explore, func(c *Node) bool { return s.isCandidate(c) && s.good(c) })
+		var usable []*Node
+		for _, c := range s.candidates {
+			if s.good(c) {
+				usable = append(usable, c)
+			}
+		}
+		first = s.rated(req, p.Explore, usable)
 	}
 	if len(first) == 0 {
 		s.fill(req.Replicas)
@@ -364,23 +373,14 @@ func (p *SpeedAware) ChooseTargets(nodes []Node, req Request, rng *rand.Rand) []
 	return s.pipeline(true)
 }
 
-// rated returns the writer's n fastest live datanodes among those accepted
-// by keep (nil: all), n = live datanodes / replication (at least 1): the
-// most pipelines a client may keep open, so each open pipeline can start on
-// a fast node. Nodes without a speed record are left out, or with explore
-// put first in random order. Rated nodes are sorted fastest first, ties by
-// id.
-func (s *selection) rated(req Request, explore bool, keep func(*Node) bool) []*Node {
-	live := 0
+// rated returns the writer's n fastest datanodes of pool (sorted by id),
+// n = live datanodes / replication (at least 1): the most pipelines a
+// client may keep open, so each open pipeline can start on a fast node.
+// Nodes without a speed record are left out, or with explore put first in
+// random order. Rated nodes are sorted fastest first, ties by id.
+func (s *selection) rated(req Request, explore bool, pool []*Node) []*Node {
 	var rated, unrated []*Node
-	for _, n := range s.sortedNodes() {
-		if !n.Live {
-			continue
-		}
-		live++
-		if keep != nil && !keep(n) {
-			continue
-		}
+	for _, n := range pool {
 		if _, ok := req.Speeds[n.ID]; ok {
 			rated = append(rated, n)
 		} else if explore {
@@ -391,10 +391,7 @@ func (s *selection) rated(req Request, explore bool, keep func(*Node) bool) []*N
 	if repl <= 0 {
 		repl = len(req.Chosen) + req.Replicas
 	}
-	n := live / repl
-	if n < 1 {
-		n = 1
-	}
+	n := max(len(s.live)/repl, 1)
 	sort.Slice(rated, func(i, j int) bool {
 		si, sj := req.Speeds[rated[i].ID], req.Speeds[rated[j].ID]
 		if si != sj {
@@ -408,15 +405,4 @@ func (s *selection) rated(req Request, explore bool, keep func(*Node) bool) []*N
 		top = top[:n]
 	}
 	return top
-}
-
-// sortedNodes is every known node sorted by id, so that a shuffle under a
-// seeded rng is deterministic (byID is a map).
-func (s *selection) sortedNodes() []*Node {
-	out := make([]*Node, 0, len(s.byID))
-	for _, n := range s.byID {
-		out = append(out, n)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
 }
