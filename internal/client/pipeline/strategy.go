@@ -56,10 +56,6 @@ type Options struct {
 	Window         int     // classic in-flight packets (HDFS: 80)
 	MaxPipelines   int     // multi: cap on open pipelines beyond live/replication
 	LocalThreshold float64 // multi: Algorithm 2 threshold (0.8)
-	// RemeasureAfter (multi): Algorithm 2's swap brings forward only a
-	// target last measured longer ago than this (0: 30 s); the
-	// "multipipeline-paper" mode swaps regardless, as printed.
-	RemeasureAfter time.Duration
 	Rand           *rand.Rand
 }
 
@@ -125,10 +121,7 @@ var _ Strategy = (*Multi)(nil)
 // NewMulti builds a Multi from o (defaults: threshold 0.8, cap 4).
 func NewMulti(o Options) *Multi {
 	m := &Multi{name: "multipipeline", maxPipelines: o.MaxPipelines, threshold: o.LocalThreshold,
-		remeasureAfter: o.RemeasureAfter, rnd: o.Rand, now: time.Now}
-	if m.remeasureAfter <= 0 {
-		m.remeasureAfter = defaultRemeasureAfter
-	}
+		remeasureAfter: remeasureAfter, rnd: o.Rand, now: time.Now}
 	if m.maxPipelines <= 0 {
 		m.maxPipelines = 4
 	}
@@ -141,9 +134,9 @@ func NewMulti(o Options) *Multi {
 	return m
 }
 
-// defaultRemeasureAfter is how old a speed record must be before
-// Algorithm 2's swap spends a block on measuring that node again.
-const defaultRemeasureAfter = 30 * time.Second
+// remeasureAfter is how old a speed record must be before Algorithm 2's
+// swap in "multipipeline" spends a block on measuring that node again.
+const remeasureAfter = 30 * time.Second
 
 func (m *Multi) Name() string        { return m.name }
 func (*Multi) Mode() dfspb.WriteMode { return dfspb.WriteMode_MULTI_PIPELINE }
@@ -231,8 +224,10 @@ func localOrder(targets []*dfspb.DatanodeInfo, s Speeds, threshold float64, rnd 
 		return si > sj
 	})
 	if r := rnd.Float64(); r >= threshold {
-		idx := 1 + rnd.IntN(len(out)-1)
-		if due != nil {
+		var idx int
+		if due == nil {
+			idx = 1 + rnd.IntN(len(out)-1)
+		} else {
 			var cand []int
 			for i := 1; i < len(out); i++ {
 				if due(out[i].GetId()) {

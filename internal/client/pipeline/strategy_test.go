@@ -75,7 +75,7 @@ func TestLocalOrderSwapsWithProbabilityOneMinusThreshold(t *testing.T) {
 }
 
 // The swap of "multipipeline" brings forward only a target whose record is
-// older than RemeasureAfter; "multipipeline-paper" swaps as printed.
+// older than 30 s; "multipipeline-paper" swaps as printed.
 func TestMultiRemeasuresOnlyStaleRecords(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
 	book := NewSpeedBook()
