@@ -200,8 +200,9 @@ func newBenchPutCmd() *cobra.Command {
 		Short: "Time the upload of one large file generated in memory; MiB/s per write mode",
 		Long: `Writes --size bytes generated in memory (no local disk read) --runs times per
 write mode and times each upload from create to the completed close (client
-start-up excluded). With several --mode values the modes run interleaved
-(classic, multipipeline, classic, ...) on the same cluster and the table shows
+start-up excluded). With several --mode values the modes run interleaved,
+every other run in reverse (classic multipipeline, multipipeline classic, ...),
+on the same cluster and the table shows
 each mode's improvement over classic. --link-rate gives the client's link rate,
 the bound of a multi-pipeline write (SMARTH section III.D), and the table shows
 how close each mode came to it.`,
@@ -230,6 +231,7 @@ how close each mode came to it.`,
 	f.StringVar(&pf.linkRate, "link-rate", "", "the client's link rate (e.g. 100Mbit): the SMARTH III.D bound")
 	f.StringVar(&opts.Dir, "dir", "/benchmarks/put", "directory of the benchmark files")
 	f.BoolVar(&opts.KeepAll, "keep-all", false, "keep every run's file (default: only the last of each mode)")
+	f.BoolVar(&opts.DropCaches, "drop-caches", false, "empty this machine's page cache before each upload (root; for a cluster on this machine)")
 	f.StringVar(&pf.jsonPath, "json", "", "write the result as JSON to this file")
 	f.StringVar(&pf.plotPath, "plot", "", "write a plot to this .svg or .png file")
 	return c

@@ -35,6 +35,7 @@ type benchScenarioFlags struct {
 	localThreshold               float64
 	maxPipelines                 int
 	datanodes                    int
+	dropCaches                   bool
 }
 
 func newBenchScenarioCmd() *cobra.Command {
@@ -86,6 +87,7 @@ command is interrupted.`,
 	fl.StringVar(&f.outDir, "out", "", "write NAME.json and NAME.svg to this directory (NAME: the topology's name, or loopback)")
 	fl.Float64Var(&f.localThreshold, "local-threshold", 0, "clients' Algorithm 2 threshold (0: the default 0.8; 1: never swap the first target)")
 	fl.IntVar(&f.maxPipelines, "max-pipelines", 0, "cap on a multi-pipeline file's open pipelines (0: the client's default)")
+	fl.BoolVar(&f.dropCaches, "drop-caches", os.Geteuid() == 0, "sync and empty the page cache before each upload, so each starts alike (needs root; default: when root)")
 	fl.StringVar(&f.logDir, "logs", "", "copy each phase's daemon logs to this directory (round<N>-<placement>/)")
 	fl.IntVar(&f.datanodes, "datanodes", 9, "datanodes of the local cluster")
 	fl.StringVar(&f.stateDir, "state-dir", testbed.DefaultStateRoot, "where testbed state files live")
@@ -96,7 +98,7 @@ command is interrupted.`,
 
 func runBenchScenario(cmd *cobra.Command, target string, f *benchScenarioFlags) error {
 	o := scenario.Options{Runs: f.runs, PhaseRuns: f.phaseRuns, Replication: f.replication, LogDir: f.logDir,
-		LocalThreshold: f.localThreshold, MaxPipelines: f.maxPipelines, Out: cmd.ErrOrStderr()}
+		LocalThreshold: f.localThreshold, MaxPipelines: f.maxPipelines, DropCaches: f.dropCaches, Out: cmd.ErrOrStderr()}
 	if f.localThreshold < 0 || f.localThreshold > 1 || f.maxPipelines < 0 {
 		return usageErr("--local-threshold must be within 0..1 and --max-pipelines not negative")
 	}
@@ -287,5 +289,7 @@ func newBenchScenarioPutCmd() *cobra.Command {
 	fl.Float64Var(&p.LocalThreshold, "local-threshold", 0, "Algorithm 2 threshold (0: the client's default)")
 	fl.IntVar(&p.MaxPipelines, "max-pipelines", 0, "cap on open pipelines (0: the client's default)")
 	fl.StringVar(&p.ClientLog, "client-log", "", "append the clients' debug log (JSON) to this file")
+	fl.IntVar(&p.FirstRun, "first-run", 0, "index of this phase's first run in the campaign (continues the mode order)")
+	fl.BoolVar(&p.DropCaches, "drop-caches", false, "empty the page cache before each upload (root)")
 	return c
 }

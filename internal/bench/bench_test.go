@@ -27,8 +27,9 @@ func TestPutGetNNOnACluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log("\n" + out.String())
-	if len(res.Runs) != 4 || res.Runs[0].Mode != "classic" || res.Runs[1].Mode != "multipipeline" || res.Runs[2].Mode != "classic" {
-		t.Fatalf("runs not interleaved: %+v", res.Runs)
+	if len(res.Runs) != 4 || res.Runs[0].Mode != "classic" || res.Runs[1].Mode != "multipipeline" ||
+		res.Runs[2].Mode != "multipipeline" || res.Runs[3].Mode != "classic" {
+		t.Fatalf("runs not interleaved A B, B A: %+v", res.Runs)
 	}
 	if len(res.Summaries) != 2 || res.Summaries[1].ImprovementPct == nil || res.Summaries[0].PctOfBound == nil {
 		t.Fatalf("summaries %+v", res.Summaries)

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
+	"slices"
+	"syscall"
 	"time"
 
 	"smarth/internal/client"
@@ -18,7 +21,7 @@ type PutOptions struct {
 	Replication int      // 0 = namenode default
 	BlockSize   int64    // 0 = namenode default
 	Runs        int      // runs per mode; default 1
-	Modes       []string // write modes, interleaved; default classic
+	Modes       []string // write modes, interleaved (see RunOrder); default classic
 	Dir         string   // default /benchmarks/put
 	Seed        uint64   // content seed; default 1
 	// LinkRateBits is the client's link rate in bit/s (0 = unknown): the
@@ -28,7 +31,13 @@ type PutOptions struct {
 	// mode is kept (for `bench get`), the others are deleted untimed after
 	// their run to spare the disk.
 	KeepAll bool
-	Out     io.Writer // one line per run; default discard
+	// DropCaches empties the machine's page cache before each upload (see
+	// Settle); every upload is preceded by a sync either way.
+	DropCaches bool
+	// FirstRun is the index of the first run in RunOrder: a caller that
+	// splits one comparison over several Put calls continues the order.
+	FirstRun int
+	Out      io.Writer // one line per run; default discard
 }
 
 func (o *PutOptions) setDefaults() error {
@@ -56,11 +65,11 @@ func (o *PutOptions) setDefaults() error {
 // PutPath is the file the last put run of mode leaves for `bench get`.
 func PutPath(dir, mode string) string { return path.Join(dir, mode+".dat") }
 
-// Put writes opts.Size bytes Runs times per mode, modes interleaved
-// (classic, multipipeline, classic, ...), and times each upload from
-// Create to the return of Close (every byte acknowledged, file complete).
-// The client is connected before the first run so its start-up is not
-// timed.
+// Put writes opts.Size bytes Runs times per mode, modes interleaved in
+// RunOrder, and times each upload from Create to the return of Close
+// (every byte acknowledged, file complete). Before each upload the page
+// cache is settled (Settle), untimed. The client is connected before the
+// first run so its start-up is not timed.
 func Put(ctx context.Context, fsys *client.FileSystem, opts PutOptions) (*Result, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
@@ -72,11 +81,14 @@ func Put(ctx context.Context, fsys *client.FileSystem, opts PutOptions) (*Result
 	res := &Result{Op: "put", Time: time.Now(), Size: opts.Size, Replication: opts.Replication,
 		BlockSize: opts.BlockSize, LinkRateBits: opts.LinkRateBits}
 	for i := range opts.Runs {
-		for _, mode := range opts.Modes {
+		for _, mode := range RunOrder(opts.Modes, opts.FirstRun+i) {
 			p := PutPath(opts.Dir, mode)
 			last := i == opts.Runs-1
 			if !last {
 				p = path.Join(opts.Dir, fmt.Sprintf("%s-%d.dat", mode, i))
+			}
+			if err := Settle(opts.DropCaches); err != nil {
+				return res, err
 			}
 			secs, err := putOnce(ctx, fsys, p, mode, data, opts)
 			if err != nil {
@@ -98,6 +110,43 @@ func Put(ctx context.Context, fsys *client.FileSystem, opts PutOptions) (*Result
 	}
 	res.Summarize()
 	return res, nil
+}
+
+// RunOrder is the order of the modes in run i: as given in even runs,
+// reversed in odd ones (A B, B A, A B, ...), so no mode always runs right
+// after the same other one. An upload leaves its replicas' pages for the
+// kernel to write back; whatever runs next pays for that writeback, and
+// with a fixed order one mode always would.
+func RunOrder[T any](modes []T, i int) []T {
+	if i%2 == 0 {
+		return modes
+	}
+	r := slices.Clone(modes)
+	slices.Reverse(r)
+	return r
+}
+
+// Settle writes every dirty page of this machine to disk before a timed
+// upload and, with dropCaches, empties the page cache of clean pages too
+// (root only). An upload's speed depends on the state it finds the page
+// cache in: on this project's 2-core VM, 1 GiB uploads at replication 3 to
+// a 9-datanode loopback cluster took 3.0-3.4 s while the cache was nearly
+// empty and 7.4-8.4 s once it held 9-18 GiB, whatever the write mode (the
+// extra time is kernel time copying into page-cache pages). Back to back,
+// the second of two uploads so paid for the first. Dropping the cache
+// before each upload gave 3.0-3.7 s every time. On a loopback cluster or
+// the testbed the datanodes share this machine's page cache, so this gives
+// each upload the same start; a client on a machine of its own only
+// settles its own cache.
+func Settle(dropCaches bool) error {
+	syscall.Sync()
+	if !dropCaches {
+		return nil
+	}
+	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("1\n"), 0); err != nil {
+		return fmt.Errorf("dropping the page cache before an upload (needs root): %w", err)
+	}
+	return nil
 }
 
 // warmUp makes the benchmark directory and so opens the namenode

@@ -22,7 +22,13 @@ type PutPlan struct {
 	Runs        int   // timed runs per mode, the modes interleaved
 	Warmup      int64 // untimed bytes each mode's client writes first; 0 = none
 	Dir         string
-	Out         io.Writer // one line per run; default discard
+	// FirstRun is the phase's first run in the campaign: the mode order
+	// continues bench.RunOrder across phases, so with one run per phase
+	// the first upload after a cluster start is not always the same mode's.
+	FirstRun int
+	// DropCaches empties the page cache before each upload (bench.Settle).
+	DropCaches bool
+	Out        io.Writer // one line per run; default discard
 
 	// Client settings for experiments, passed to client.Config by the
 	// command (PutRuns itself gets ready clients): Algorithm 2's threshold
@@ -52,7 +58,8 @@ type PhaseResult struct {
 	Runs        []ClientRun `json:"runs"`
 }
 
-// PutRuns uploads p.Size bytes p.Runs times per mode, modes interleaved,
+// PutRuns uploads p.Size bytes p.Runs times per mode, modes interleaved
+// in bench.RunOrder,
 // each mode through its own client from newFS, after an untimed warm-up
 // upload per mode. The timing of each upload is bench.Put's, the same as
 // `smarth bench put`.
@@ -86,7 +93,7 @@ func PutRuns(ctx context.Context, newFS func() (*client.FileSystem, error), p Pu
 		start := time.Now()
 		r, err := bench.Put(ctx, clients[i], bench.PutOptions{
 			Size: size, BlockSize: p.BlockSize, Replication: p.Replication, Runs: 1,
-			Modes: []string{p.Modes[i]}, Dir: dir,
+			Modes: []string{p.Modes[i]}, Dir: dir, DropCaches: p.DropCaches,
 		})
 		if err != nil {
 			return ClientRun{}, fmt.Errorf("%s upload of %d bytes: %w", p.Modes[i], size, err)
@@ -106,8 +113,12 @@ func PutRuns(ctx context.Context, newFS func() (*client.FileSystem, error), p Pu
 			fmt.Fprintf(p.Out, "warm-up %-14s %8.2f s  %8.1f MiB/s\n", run.Mode, run.Seconds, run.MiBps)
 		}
 	}
-	for range p.Runs {
-		for i := range p.Modes {
+	order := make([]int, len(p.Modes))
+	for i := range order {
+		order[i] = i
+	}
+	for r := range p.Runs {
+		for _, i := range bench.RunOrder(order, p.FirstRun+r) {
 			run, err := put(i, p.Size, p.Dir)
 			if err != nil {
 				return res, err

@@ -26,9 +26,10 @@ func TestPutRunsOnACluster(t *testing.T) {
 		t.Fatalf("%d warm-ups and %d runs, want 2 and 4", len(res.Warmups), len(res.Runs))
 	}
 	clients := map[string]string{}
+	// Warm-ups in the order given, then runs A B, B A.
 	for i, r := range append(res.Warmups, res.Runs...) {
-		if want := []string{"classic", "multipipeline"}[i%2]; r.Mode != want {
-			t.Errorf("upload %d is %s, want %s (modes interleaved)", i, r.Mode, want)
+		if want := []string{"classic", "multipipeline", "classic", "multipipeline", "multipipeline", "classic"}[i]; r.Mode != want {
+			t.Errorf("upload %d is %s, want %s (modes interleaved, every other run reversed)", i, r.Mode, want)
 		}
 		if r.Seconds <= 0 || r.MiBps <= 0 || !r.Start.Before(r.End) || r.End.Sub(r.Start).Seconds() < r.Seconds {
 			t.Errorf("upload %d timing: %+v", i, r)

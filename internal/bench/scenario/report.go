@@ -60,11 +60,13 @@ type Report struct {
 	Replication int       `json:"replication"`
 	Warmup      int64     `json:"warmup_bytes,omitempty"`
 	// Client settings changed for the experiment (0: the defaults).
-	LocalThreshold float64  `json:"local_threshold,omitempty"`
-	MaxPipelines   int      `json:"max_pipelines,omitempty"`
-	Modes          []string `json:"modes"`
-	Placements     []string `json:"placements"`
-	ClientHost     string   `json:"client_host"`
+	LocalThreshold float64 `json:"local_threshold,omitempty"`
+	MaxPipelines   int     `json:"max_pipelines,omitempty"`
+	// DropCaches: the page cache was emptied before each upload.
+	DropCaches bool     `json:"drop_caches,omitempty"`
+	Modes      []string `json:"modes"`
+	Placements []string `json:"placements"`
+	ClientHost string   `json:"client_host"`
 	// LinkRateBits is the client's link rate (bit/s), the III.D bound;
 	// 0 on loopback, where nothing limits it.
 	LinkRateBits float64     `json:"link_rate_bits_per_s,omitempty"`
@@ -216,6 +218,9 @@ func (r *Report) PrintTable(w io.Writer) {
 	}
 	if r.MaxPipelines > 0 {
 		fmt.Fprintf(w, ", at most %d pipelines", r.MaxPipelines)
+	}
+	if r.DropCaches {
+		fmt.Fprintf(w, ", page cache emptied before each upload")
 	}
 	fmt.Fprintf(w, "; load average %.1f-%.1f\n", r.LoadMin, r.LoadMax)
 	if r.LinkRateBits > 0 {

@@ -44,8 +44,11 @@ type Options struct {
 	// experiments that take SMARTH apart.
 	LocalThreshold float64
 	MaxPipelines   int
-	Modes          []string
-	Placements     []string
+	// DropCaches empties the page cache before each upload (root; see
+	// bench.Settle).
+	DropCaches bool
+	Modes      []string
+	Placements []string
 	// Runs is the number of timed uploads per placement and mode, and
 	// PhaseRuns how many of them one phase (one cluster start) does; the
 	// phases alternate A B B A ... Runs must be a multiple of PhaseRuns.
@@ -108,7 +111,7 @@ func Run(ctx context.Context, bed Bed, o Options) (*Report, error) {
 	defer os.RemoveAll(tmp)
 	rep := &Report{Scenario: o.Scenario, Description: o.Description, Time: time.Now().UTC(), Size: o.Size,
 		BlockSize: o.BlockSize, Replication: o.Replication, Warmup: o.Warmup,
-		LocalThreshold: o.LocalThreshold, MaxPipelines: o.MaxPipelines,
+		LocalThreshold: o.LocalThreshold, MaxPipelines: o.MaxPipelines, DropCaches: o.DropCaches,
 		Modes: o.Modes, Placements: o.Placements}
 	rounds := o.Runs / o.PhaseRuns
 	for r := range rounds {
@@ -143,7 +146,8 @@ func runPhase(ctx context.Context, bed Bed, o Options, rep *Report, round int, p
 	}
 	rep.setLayout(lay)
 	plan := PutPlan{Size: o.Size, BlockSize: o.BlockSize, Replication: o.Replication, Modes: o.Modes,
-		Runs: o.PhaseRuns, Warmup: o.Warmup, LocalThreshold: o.LocalThreshold, MaxPipelines: o.MaxPipelines}
+		Runs: o.PhaseRuns, Warmup: o.Warmup, LocalThreshold: o.LocalThreshold, MaxPipelines: o.MaxPipelines,
+		FirstRun: (round - 1) * o.PhaseRuns, DropCaches: o.DropCaches}
 	logDir := ""
 	if o.LogDir != "" {
 		logDir = filepath.Join(o.LogDir, fmt.Sprintf("round%d-%s", round, pl))
@@ -206,6 +210,12 @@ func (p PutPlan) Args(jsonPath string) []string {
 	}
 	if p.Dir != "" {
 		a = append(a, "--dir", p.Dir)
+	}
+	if p.FirstRun > 0 {
+		a = append(a, "--first-run", strconv.Itoa(p.FirstRun))
+	}
+	if p.DropCaches {
+		a = append(a, "--drop-caches")
 	}
 	if p.LocalThreshold > 0 {
 		a = append(a, "--local-threshold", strconv.FormatFloat(p.LocalThreshold, 'g', -1, 64))

@@ -217,9 +217,10 @@ func TestRunOptions(t *testing.T) {
 }
 
 func TestPutPlanArgs(t *testing.T) {
-	got := PutPlan{Size: 5, BlockSize: 6, Replication: 2, Modes: []string{"classic", "multipipeline"}, Runs: 1, Warmup: 7, Dir: "/d"}.Args("/tmp/x.json")
+	got := PutPlan{Size: 5, BlockSize: 6, Replication: 2, Modes: []string{"classic", "multipipeline"}, Runs: 1, Warmup: 7, Dir: "/d",
+		FirstRun: 3, DropCaches: true}.Args("/tmp/x.json")
 	want := []string{"bench", "scenario-put", "--size", "5", "--runs", "1", "--modes", "classic,multipipeline", "--json", "/tmp/x.json",
-		"--block-size", "6", "--replication", "2", "--warmup", "7", "--dir", "/d"}
+		"--block-size", "6", "--replication", "2", "--warmup", "7", "--dir", "/d", "--first-run", "3", "--drop-caches"}
 	if !slices.Equal(got, want) {
 		t.Errorf("args %v\nwant %v", got, want)
 	}
