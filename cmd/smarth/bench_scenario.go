@@ -49,9 +49,10 @@ section V) on a testbed topology, or with "local" on a loopback cluster of
 each placement (--placements, default rackaware = HDFS, speedaware = SMARTH;
 speedaware-paper is Algorithm 1 exactly as printed) is a phase of its own: the cluster is brought up with it (as testbed
 sc-NAME, never touching a testbed you brought up by hand), the client host
-uploads --size bytes once per write mode (modes interleaved, each mode through
-its own client after an untimed --warmup upload), the datanodes' block logs are
-read, and the cluster is taken down and its data deleted. Phases alternate
+uploads --size bytes once per write mode (modes interleaved A B, B A, ...
+across runs and phases, each mode through its own client after an untimed
+--warmup upload, and as root the page cache emptied before each upload, see
+--drop-caches), the datanodes' block logs are read, and the cluster is taken down and its data deleted. Phases alternate
 (A B B A ...) until every placement and mode has --runs uploads.
 
 The table shows each cell's times, MiB/s, gain over HDFS (classic writes,

@@ -6,12 +6,15 @@
 // What it decides: how a measurement is taken and reported. Data comes from
 // memory, never from a local disk, so the figure is the file system's; the
 // clock covers the transfer only (client start-up and data generation are
-// outside it); several write modes run interleaved (A B A B ...) on the same
-// cluster so that drift of a shared machine hits every mode alike; results
-// are summarised per mode (mean, min, max, MiB/s, improvement over classic)
-// and compared with the cost-model bound of SMARTH section III.D (seed 000):
-// a multi-pipeline write cannot beat the client's own link rate, so when the
-// link rate is given each mode's share of it is printed. Results go to a
+// outside it); several write modes run interleaved on the same cluster, in
+// reverse every other run (A B, B A, ...), so that drift of a shared machine
+// hits every mode alike and no mode always follows the same other one; each
+// upload starts from a settled page cache (Settle: synced, and emptied with
+// DropCaches), since what one upload leaves in the cache slows the next;
+// results are summarised per mode (mean, min, max, MiB/s, improvement over
+// classic) and compared with the cost-model bound of SMARTH section III.D
+// (seed 000): a multi-pipeline write cannot beat the client's own link
+// rate, so when the link rate is given each mode's share of it is printed. Results go to a
 // table, a JSON file and a plot.
 //
 // What it leaves to others: the file system itself (internal/client and the

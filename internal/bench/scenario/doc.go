@@ -13,9 +13,10 @@
 //     SMARTH multi-pipeline writes under speedaware placement; the other two
 //     cells (multi-pipeline alone, classic with speed records) separate what
 //     the protocol and the placement each contribute.
-//   - Phases alternate (A B, then B A, ...) and inside a phase the write
-//     modes alternate, so that the drift of a shared machine hits every cell
-//     alike.
+//   - Phases alternate (A B, then B A, ...) and the write modes alternate
+//     likewise across runs and phases (bench.RunOrder), so that the drift
+//     of a shared machine hits every cell alike; with DropCaches every
+//     upload starts from an empty page cache (bench.Settle).
 //   - Each mode writes through its own client (own client name, own speed
 //     records), so classic writes never feed the records multi-pipeline
 //     placement and Algorithm 2 read, and each client first writes an
