@@ -202,10 +202,11 @@ func newBenchPutCmd() *cobra.Command {
 write mode and times each upload from create to the completed close (client
 start-up excluded). With several --mode values the modes run interleaved,
 every other run in reverse (classic multipipeline, multipipeline classic, ...),
-on the same cluster and the table shows
-each mode's improvement over classic. --link-rate gives the client's link rate,
-the bound of a multi-pipeline write (SMARTH section III.D), and the table shows
-how close each mode came to it.`,
+on the same cluster and the table shows each mode's improvement over classic.
+--link-rate gives the client's link rate, the bound of a multi-pipeline write
+(SMARTH section III.D), and the table shows how close each mode came to it.
+Each upload starts after a sync; --drop-caches also empties the page cache, for
+a cluster on this machine, whose uploads otherwise slow as the cache fills.`,
 		Example: `  smarth bench put --size 1GiB --replication 3 --runs 3 --json put-r3.json
   smarth bench put --mode classic,multipipeline --size 512MiB --runs 5 --link-rate 100Mbit --plot put.svg
   smarth bench put --local --size 256MiB`,

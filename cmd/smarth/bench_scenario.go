@@ -52,8 +52,9 @@ sc-NAME, never touching a testbed you brought up by hand), the client host
 uploads --size bytes once per write mode (modes interleaved A B, B A, ...
 across runs and phases, each mode through its own client after an untimed
 --warmup upload, and as root the page cache emptied before each upload, see
---drop-caches), the datanodes' block logs are read, and the cluster is taken down and its data deleted. Phases alternate
-(A B B A ...) until every placement and mode has --runs uploads.
+--drop-caches), the datanodes' block logs are read, and the cluster is taken
+down and its data deleted. Phases alternate (A B B A ...) until every
+placement and mode has --runs uploads.
 
 The table shows each cell's times, MiB/s, gain over HDFS (classic writes,
 rackaware placement), share of the client's link rate (the III.D bound), and

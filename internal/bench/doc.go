@@ -14,8 +14,8 @@
 // results are summarised per mode (mean, min, max, MiB/s, improvement over
 // classic) and compared with the cost-model bound of SMARTH section III.D
 // (seed 000): a multi-pipeline write cannot beat the client's own link
-// rate, so when the link rate is given each mode's share of it is printed. Results go to a
-// table, a JSON file and a plot.
+// rate, so when the link rate is given each mode's share of it is printed.
+// Results go to a table, a JSON file and a plot.
 //
 // What it leaves to others: the file system itself (internal/client and the
 // daemons), starting a cluster (internal/cluster, internal/testcluster) and

@@ -114,9 +114,9 @@ func Put(ctx context.Context, fsys *client.FileSystem, opts PutOptions) (*Result
 
 // RunOrder is the order of the modes in run i: as given in even runs,
 // reversed in odd ones (A B, B A, A B, ...), so no mode always runs right
-// after the same other one. An upload leaves its replicas' pages for the
-// kernel to write back; whatever runs next pays for that writeback, and
-// with a fixed order one mode always would.
+// after the same other one. An upload leaves its replicas in the page
+// cache, and a fuller cache slows the next upload (see Settle); with a
+// fixed order one mode would always pay for the other.
 func RunOrder[T any](modes []T, i int) []T {
 	if i%2 == 0 {
 		return modes
@@ -130,11 +130,11 @@ func RunOrder[T any](modes []T, i int) []T {
 // upload and, with dropCaches, empties the page cache of clean pages too
 // (root only). An upload's speed depends on the state it finds the page
 // cache in: on this project's 2-core VM, 1 GiB uploads at replication 3 to
-// a 9-datanode loopback cluster took 3.0-3.4 s while the cache was nearly
-// empty and 7.4-8.4 s once it held 9-18 GiB, whatever the write mode (the
-// extra time is kernel time copying into page-cache pages). Back to back,
-// the second of two uploads so paid for the first. Dropping the cache
-// before each upload gave 3.0-3.7 s every time. On a loopback cluster or
+// a 9-datanode loopback cluster took 4.2-4.3 s while the cache held 2.5-6
+// GiB and 7.4-8.4 s once it held 9-18 GiB (the extra time is kernel time
+// copying into page-cache pages; there were almost no dirty pages to write
+// back). Back to back, the second of two uploads so paid for the first.
+// Dropping the cache before each upload gave 3.0-3.7 s (once 4.8 s). On a loopback cluster or
 // the testbed the datanodes share this machine's page cache, so this gives
 // each upload the same start; a client on a machine of its own only
 // settles its own cache.

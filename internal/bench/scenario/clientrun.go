@@ -59,9 +59,8 @@ type PhaseResult struct {
 }
 
 // PutRuns uploads p.Size bytes p.Runs times per mode, modes interleaved
-// in bench.RunOrder,
-// each mode through its own client from newFS, after an untimed warm-up
-// upload per mode. The timing of each upload is bench.Put's, the same as
+// in bench.RunOrder, each mode through its own client from newFS, after an
+// untimed warm-up upload per mode. The timing of each upload is bench.Put's, the same as
 // `smarth bench put`.
 func PutRuns(ctx context.Context, newFS func() (*client.FileSystem, error), p PutPlan) (*PhaseResult, error) {
 	if p.Size <= 0 || p.Runs <= 0 || len(p.Modes) == 0 {
