@@ -151,6 +151,27 @@ func TestReReplicationAndInvalidate(t *testing.T) {
 	}
 }
 
+// A datanode may keep a finalized replica of an older generation stamp: it
+// finalized the block just as the node upstream died, and the client's
+// recovery went on without it. The namenode's copy at the new stamp must
+// replace that stale replica, as in HDFS, not be refused for good.
+func TestReReplicationReplacesStaleFinalizedReplica(t *testing.T) {
+	nn := startFakeNameNode(t)
+	src, _ := startDataNode(t, nn, "", nil)
+	stale, _ := startDataNode(t, nn, "", nil)
+	old := randomData(pkt+10, 21)
+	writeBlock(t, 210, 1000, old, stale)
+	data := randomData(2*pkt+100, 22)
+	writeBlock(t, 210, 1002, data, src)
+	blk := &dfspb.ExtendedBlock{BlockId: 210, GenerationStamp: 1002, NumBytes: int64(len(data))}
+	nn.command(src.ID(), &dfspb.DatanodeCommand{Command: &dfspb.DatanodeCommand_Transfer{Transfer: &dfspb.TransferCommand{
+		Items: []*dfspb.TransferCommand_Item{{Block: blk, Targets: []*dfspb.DatanodeInfo{stale.Info()}}}}}})
+	waitFor(t, "the copy at the new stamp reported RECEIVED", func() bool {
+		return nn.hasReceived(stale.ID(), 210, 1002, dfspb.ReceivedStatus_RECEIVED)
+	})
+	mustRead(t, stale, 210, 1002, data) // the whole new block, not the stale bytes
+}
+
 func flipByte(t *testing.T, dn *DataNode, id uint64, off int64) {
 	t.Helper()
 	path := filepath.Join(dn.cfg.DataDir, "current", "finalized", "blk_"+itoa(id))

@@ -160,8 +160,10 @@ func (r *receiver) setup(br *bufio.Reader) *dfspb.OpResponse {
 func (r *receiver) openReplica(bpc int) (*store.Writer, error) {
 	b, st := r.op.GetBlock(), r.d.store
 	switch r.op.GetStage() {
-	case dfspb.WriteStage_PIPELINE_SETUP_CREATE, dfspb.WriteStage_TRANSFER_RBW:
+	case dfspb.WriteStage_PIPELINE_SETUP_CREATE:
 		return st.CreateRBW(b.GetBlockId(), b.GetGenerationStamp(), bpc, false)
+	case dfspb.WriteStage_TRANSFER_RBW:
+		return st.CreateTransferRBW(b.GetBlockId(), b.GetGenerationStamp(), bpc)
 	case dfspb.WriteStage_TRANSFER_FINALIZED:
 		return st.CreateRBW(b.GetBlockId(), b.GetGenerationStamp(), bpc, true)
 	case dfspb.WriteStage_PIPELINE_SETUP_STREAMING_RECOVERY:

@@ -239,6 +239,55 @@ func TestRecoverFinalizedBeyondAcked(t *testing.T) {
 	}
 }
 
+// Transfers (re-replication, a node added to a pipeline) replace a
+// finalized replica with an older generation stamp, as in HDFS; a client's
+// new pipeline and a transfer at the same or an older stamp do not.
+func TestTransferReplacesStaleFinalized(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	finalized := func(id, gs uint64) {
+		t.Helper()
+		w, err := s.CreateRBW(id, gs, bpc, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeAll(t, w, pattern(1000, 1), 1000)
+		if _, err := w.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	finalized(8, 100)
+	if _, err := s.CreateRBW(8, 101, bpc, false); !errors.Is(err, ErrExists) {
+		t.Fatalf("a new pipeline over a finalized replica: %v, want ErrExists", err)
+	}
+	for _, gs := range []uint64{99, 100} {
+		if _, err := s.CreateRBW(8, gs, bpc, true); !errors.Is(err, ErrExists) {
+			t.Fatalf("a copy at stamp %d over a finalized replica at 100: %v, want ErrExists", gs, err)
+		}
+	}
+	data := pattern(3000, 2)
+	w, err := s.CreateRBW(8, 101, bpc, true)
+	if err != nil {
+		t.Fatalf("a copy at a newer stamp: %v", err)
+	}
+	writeAll(t, w, data, 1000)
+	if r, err := w.Finalize(); err != nil || r.GS != 101 || r.Length != 3000 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if !bytes.Equal(readAll(t, s, 8, 101), data) {
+		t.Fatal("data differs")
+	}
+
+	finalized(9, 100)
+	w, err = s.CreateTransferRBW(9, 102, bpc)
+	if err != nil {
+		t.Fatalf("a pipeline's added node at a newer stamp: %v", err)
+	}
+	if r, _ := s.Get(9); r.State != RBW || r.GS != 102 || r.Length != 0 {
+		t.Fatalf("after the transfer began: %+v, want an empty RBW at 102", r)
+	}
+	w.Abort()
+}
+
 func TestLeaseRecovery(t *testing.T) {
 	s := openStore(t, t.TempDir())
 	w, _ := s.CreateRBW(6, 5, bpc, false)

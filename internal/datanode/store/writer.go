@@ -29,15 +29,30 @@ type Writer struct {
 }
 
 // CreateRBW creates a new replica being written, or a temporary one for
-// re-replication. A stale unfinished replica of the same block with a lower
-// or equal generation stamp and no writer is replaced; a finalized one or
-// one being written is not (ErrExists).
+// re-replication (a transfer, see CreateTransferRBW). A stale unfinished
+// replica of the same block with a lower or equal generation stamp and no
+// writer is replaced; a finalized one or one being written is not
+// (ErrExists), except by a transfer.
 func (s *Store) CreateRBW(id, gs uint64, bpc int, temporary bool) (*Writer, error) {
+	return s.create(id, gs, bpc, temporary, temporary)
+}
+
+// CreateTransferRBW creates the replica being written of a datanode added
+// to a pipeline (TRANSFER_RBW). Like every transfer, and as in HDFS, it
+// replaces a finalized replica of the block with an older generation stamp:
+// that replica is stale, its pipeline was recovered without this node (say
+// a node upstream died just as this one finalized), and refusing would make
+// the namenode's copies to this node fail for good.
+func (s *Store) CreateTransferRBW(id, gs uint64, bpc int) (*Writer, error) {
+	return s.create(id, gs, bpc, false, true)
+}
+
+func (s *Store) create(id, gs uint64, bpc int, temporary, transfer bool) (*Writer, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if old, ok := s.replicas[id]; ok {
 		switch {
-		case old.State == Finalized:
+		case old.State == Finalized && !(transfer && old.GS < gs && old.writer == nil):
 			return nil, fmt.Errorf("%w: %s is finalized on this node", ErrExists, old.Name())
 		case old.writer != nil:
 			return nil, fmt.Errorf("%w: %s is being written on this node", ErrExists, old.Name())
