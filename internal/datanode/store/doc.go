@@ -18,7 +18,8 @@
 //
 // The store decides replica states (finalized, RBW, RUR under recovery,
 // temporary) and their transitions: create, append, finalize (an atomic
-// rename), truncate on recovery, delete. It does no networking and knows no
+// rename), truncate on recovery, delete, and, for a transfer from another
+// datanode, replacing a finalized replica left at an older generation stamp. It does no networking and knows no
 // namenode; the datanode package drives it and reports what changed.
 // Writers are single-goroutine objects; everything else is safe for
 // concurrent use.
