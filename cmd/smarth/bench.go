@@ -169,14 +169,10 @@ func (f *benchPutFlags) options(opts bench.PutOptions) (bench.PutOptions, error)
 			return opts, usageErr("--block-size: %v", err)
 		}
 	}
-	for _, m := range strings.Split(f.modes, ",") {
-		if m = strings.TrimSpace(m); m == "" {
-			continue
+	if strings.Trim(f.modes, " ,") != "" { // none given: Put's default, classic
+		if opts.Modes, err = listFlag("--mode", f.modes, client.WriteModes()); err != nil {
+			return opts, err
 		}
-		if !slices.Contains(client.WriteModes(), m) {
-			return opts, usageErr("--mode: unknown write mode %q (want some of %s)", m, strings.Join(client.WriteModes(), ", "))
-		}
-		opts.Modes = append(opts.Modes, m)
 	}
 	if f.linkRate != "" {
 		if opts.LinkRateBits, err = bench.ParseRate(f.linkRate); err != nil {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -199,11 +200,7 @@ func listFlag(flag, v string, known []string) ([]string, error) {
 		if s = strings.TrimSpace(s); s == "" {
 			continue
 		}
-		ok := false
-		for _, k := range known {
-			ok = ok || s == k
-		}
-		if !ok {
+		if !slices.Contains(known, s) {
 			return nil, usageErr("%s: unknown value %q (want some of %s)", flag, s, strings.Join(known, ", "))
 		}
 		out = append(out, s)

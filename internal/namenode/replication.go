@@ -114,12 +114,12 @@ func (nn *NameNode) scanLocked(now time.Time, act bool) {
 		}
 		// Replicas still being written on live nodes belong to an open
 		// file (a closed file's were dropped above), and finishing them is
-		// its pipelines' work. A
-		// multi-pipeline writer's earlier blocks are complete (the first
-		// datanode has finalized them) while their pipelines still
-		// forward; copying them now would double their traffic on the
-		// very links the pipelines use. HDFS likewise leaves the
-		// replication of an open file's blocks until it is closed.
+		// its pipelines' work. A multi-pipeline writer's earlier blocks are
+		// complete (the first datanode has finalized them) while their
+		// pipelines still forward; copying them now would double their
+		// traffic on the very links the pipelines use. HDFS likewise
+		// leaves the replication of an open file's blocks until it is
+		// closed.
 		coming := pend + c.Writing
 		good := b.Good(nn.isLive)
 		switch {
