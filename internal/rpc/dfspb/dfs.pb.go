@@ -3899,6 +3899,1244 @@ func (x *SetSafeModeResponse) GetReason() string {
 	return ""
 }
 
+// CacheAccessRequest is sent by every map task once it has read its input
+// block: it records an access (block, app, the app's cache affinity, time)
+// and asks for the block to be cached on reader_host's datanode when the
+// read was local, else on the datanode it read from (datanode_id). Sent
+// also when the block is already cached: it refreshes the access time and
+// the block goodness.
+type CacheAccessRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	BlockId       uint64                 `protobuf:"varint,1,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`
+	App           string                 `protobuf:"bytes,2,opt,name=app,proto3" json:"app,omitempty"` // application name, e.g. "grep"
+	JobId         string                 `protobuf:"bytes,3,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	ReaderHost    string                 `protobuf:"bytes,4,opt,name=reader_host,json=readerHost,proto3" json:"reader_host,omitempty"` // host the task ran on (canonical hostname)
+	DatanodeId    string                 `protobuf:"bytes,5,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"` // datanode that served the read ("" = unknown)
+	Affinity      float64                `protobuf:"fixed64,6,opt,name=affinity,proto3" json:"affinity,omitempty"`                     // CA of the app in [0,1]; < 0 = unknown (namenode's configured value or default)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CacheAccessRequest) Reset() {
+	*x = CacheAccessRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CacheAccessRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CacheAccessRequest) ProtoMessage() {}
+
+func (x *CacheAccessRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CacheAccessRequest.ProtoReflect.Descriptor instead.
+func (*CacheAccessRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *CacheAccessRequest) GetBlockId() uint64 {
+	if x != nil {
+		return x.BlockId
+	}
+	return 0
+}
+
+func (x *CacheAccessRequest) GetApp() string {
+	if x != nil {
+		return x.App
+	}
+	return ""
+}
+
+func (x *CacheAccessRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *CacheAccessRequest) GetReaderHost() string {
+	if x != nil {
+		return x.ReaderHost
+	}
+	return ""
+}
+
+func (x *CacheAccessRequest) GetDatanodeId() string {
+	if x != nil {
+		return x.DatanodeId
+	}
+	return ""
+}
+
+func (x *CacheAccessRequest) GetAffinity() float64 {
+	if x != nil {
+		return x.Affinity
+	}
+	return 0
+}
+
+type CacheAccessResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cached        bool                   `protobuf:"varint,1,opt,name=cached,proto3" json:"cached,omitempty"`                    // the block is (or is being) cached somewhere after this access
+	CachedOn      string                 `protobuf:"bytes,2,opt,name=cached_on,json=cachedOn,proto3" json:"cached_on,omitempty"` // datanode id chosen, if any
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CacheAccessResponse) Reset() {
+	*x = CacheAccessResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CacheAccessResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CacheAccessResponse) ProtoMessage() {}
+
+func (x *CacheAccessResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CacheAccessResponse.ProtoReflect.Descriptor instead.
+func (*CacheAccessResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *CacheAccessResponse) GetCached() bool {
+	if x != nil {
+		return x.Cached
+	}
+	return false
+}
+
+func (x *CacheAccessResponse) GetCachedOn() string {
+	if x != nil {
+		return x.CachedOn
+	}
+	return ""
+}
+
+// JobCacheStatusRequest lets the resource manager keep the namenode's
+// view of a running job's input, and learn R_j (the fraction of the job's
+// input blocks cached) and where each pending block is cached.
+type JobCacheStatusRequest struct {
+	state         protoimpl.MessageState       `protogen:"open.v1"`
+	Jobs          []*JobCacheStatusRequest_Job `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobCacheStatusRequest) Reset() {
+	*x = JobCacheStatusRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobCacheStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobCacheStatusRequest) ProtoMessage() {}
+
+func (x *JobCacheStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobCacheStatusRequest.ProtoReflect.Descriptor instead.
+func (*JobCacheStatusRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *JobCacheStatusRequest) GetJobs() []*JobCacheStatusRequest_Job {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+type JobCacheStatusResponse struct {
+	state         protoimpl.MessageState        `protogen:"open.v1"`
+	Jobs          []*JobCacheStatusResponse_Job `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobCacheStatusResponse) Reset() {
+	*x = JobCacheStatusResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobCacheStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobCacheStatusResponse) ProtoMessage() {}
+
+func (x *JobCacheStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobCacheStatusResponse.ProtoReflect.Descriptor instead.
+func (*JobCacheStatusResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *JobCacheStatusResponse) GetJobs() []*JobCacheStatusResponse_Job {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+// Centralized cache management, shaped like hdfs cacheadmin: pools hold
+// directives; a directive pins every block of a path (file or directory,
+// not recursive beyond its children, as HDFS) on `replication` datanodes.
+// Used by the "pinned" policy (the paper's DL-NR): no replacement.
+type CachePoolInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Owner         string                 `protobuf:"bytes,2,opt,name=owner,proto3" json:"owner,omitempty"`
+	Group         string                 `protobuf:"bytes,3,opt,name=group,proto3" json:"group,omitempty"`
+	Mode          uint32                 `protobuf:"varint,4,opt,name=mode,proto3" json:"mode,omitempty"`
+	Limit         int64                  `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`                                // bytes; 0 = unlimited
+	BytesNeeded   int64                  `protobuf:"varint,6,opt,name=bytes_needed,json=bytesNeeded,proto3" json:"bytes_needed,omitempty"` // stats, filled by list
+	BytesCached   int64                  `protobuf:"varint,7,opt,name=bytes_cached,json=bytesCached,proto3" json:"bytes_cached,omitempty"`
+	Files         int64                  `protobuf:"varint,8,opt,name=files,proto3" json:"files,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CachePoolInfo) Reset() {
+	*x = CachePoolInfo{}
+	mi := &file_dfspb_dfs_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CachePoolInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CachePoolInfo) ProtoMessage() {}
+
+func (x *CachePoolInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CachePoolInfo.ProtoReflect.Descriptor instead.
+func (*CachePoolInfo) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *CachePoolInfo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CachePoolInfo) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *CachePoolInfo) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *CachePoolInfo) GetMode() uint32 {
+	if x != nil {
+		return x.Mode
+	}
+	return 0
+}
+
+func (x *CachePoolInfo) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *CachePoolInfo) GetBytesNeeded() int64 {
+	if x != nil {
+		return x.BytesNeeded
+	}
+	return 0
+}
+
+func (x *CachePoolInfo) GetBytesCached() int64 {
+	if x != nil {
+		return x.BytesCached
+	}
+	return 0
+}
+
+func (x *CachePoolInfo) GetFiles() int64 {
+	if x != nil {
+		return x.Files
+	}
+	return 0
+}
+
+type CacheDirectiveInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Pool          string                 `protobuf:"bytes,3,opt,name=pool,proto3" json:"pool,omitempty"`
+	Replication   int32                  `protobuf:"varint,4,opt,name=replication,proto3" json:"replication,omitempty"`                    // cached replicas per block; 0 = 1
+	BytesNeeded   int64                  `protobuf:"varint,5,opt,name=bytes_needed,json=bytesNeeded,proto3" json:"bytes_needed,omitempty"` // stats, filled by list
+	BytesCached   int64                  `protobuf:"varint,6,opt,name=bytes_cached,json=bytesCached,proto3" json:"bytes_cached,omitempty"`
+	Files         int64                  `protobuf:"varint,7,opt,name=files,proto3" json:"files,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CacheDirectiveInfo) Reset() {
+	*x = CacheDirectiveInfo{}
+	mi := &file_dfspb_dfs_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CacheDirectiveInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CacheDirectiveInfo) ProtoMessage() {}
+
+func (x *CacheDirectiveInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CacheDirectiveInfo.ProtoReflect.Descriptor instead.
+func (*CacheDirectiveInfo) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *CacheDirectiveInfo) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *CacheDirectiveInfo) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *CacheDirectiveInfo) GetPool() string {
+	if x != nil {
+		return x.Pool
+	}
+	return ""
+}
+
+func (x *CacheDirectiveInfo) GetReplication() int32 {
+	if x != nil {
+		return x.Replication
+	}
+	return 0
+}
+
+func (x *CacheDirectiveInfo) GetBytesNeeded() int64 {
+	if x != nil {
+		return x.BytesNeeded
+	}
+	return 0
+}
+
+func (x *CacheDirectiveInfo) GetBytesCached() int64 {
+	if x != nil {
+		return x.BytesCached
+	}
+	return 0
+}
+
+func (x *CacheDirectiveInfo) GetFiles() int64 {
+	if x != nil {
+		return x.Files
+	}
+	return 0
+}
+
+type AddCachePoolRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pool          *CachePoolInfo         `protobuf:"bytes,1,opt,name=pool,proto3" json:"pool,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddCachePoolRequest) Reset() {
+	*x = AddCachePoolRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddCachePoolRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddCachePoolRequest) ProtoMessage() {}
+
+func (x *AddCachePoolRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddCachePoolRequest.ProtoReflect.Descriptor instead.
+func (*AddCachePoolRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *AddCachePoolRequest) GetPool() *CachePoolInfo {
+	if x != nil {
+		return x.Pool
+	}
+	return nil
+}
+
+type AddCachePoolResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddCachePoolResponse) Reset() {
+	*x = AddCachePoolResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddCachePoolResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddCachePoolResponse) ProtoMessage() {}
+
+func (x *AddCachePoolResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddCachePoolResponse.ProtoReflect.Descriptor instead.
+func (*AddCachePoolResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{67}
+}
+
+type RemoveCachePoolRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveCachePoolRequest) Reset() {
+	*x = RemoveCachePoolRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveCachePoolRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveCachePoolRequest) ProtoMessage() {}
+
+func (x *RemoveCachePoolRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveCachePoolRequest.ProtoReflect.Descriptor instead.
+func (*RemoveCachePoolRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *RemoveCachePoolRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type RemoveCachePoolResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveCachePoolResponse) Reset() {
+	*x = RemoveCachePoolResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveCachePoolResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveCachePoolResponse) ProtoMessage() {}
+
+func (x *RemoveCachePoolResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveCachePoolResponse.ProtoReflect.Descriptor instead.
+func (*RemoveCachePoolResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{69}
+}
+
+type ListCachePoolsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCachePoolsRequest) Reset() {
+	*x = ListCachePoolsRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCachePoolsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCachePoolsRequest) ProtoMessage() {}
+
+func (x *ListCachePoolsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCachePoolsRequest.ProtoReflect.Descriptor instead.
+func (*ListCachePoolsRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{70}
+}
+
+type ListCachePoolsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pools         []*CachePoolInfo       `protobuf:"bytes,1,rep,name=pools,proto3" json:"pools,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCachePoolsResponse) Reset() {
+	*x = ListCachePoolsResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCachePoolsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCachePoolsResponse) ProtoMessage() {}
+
+func (x *ListCachePoolsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCachePoolsResponse.ProtoReflect.Descriptor instead.
+func (*ListCachePoolsResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *ListCachePoolsResponse) GetPools() []*CachePoolInfo {
+	if x != nil {
+		return x.Pools
+	}
+	return nil
+}
+
+type AddCacheDirectiveRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Directive     *CacheDirectiveInfo    `protobuf:"bytes,1,opt,name=directive,proto3" json:"directive,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddCacheDirectiveRequest) Reset() {
+	*x = AddCacheDirectiveRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddCacheDirectiveRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddCacheDirectiveRequest) ProtoMessage() {}
+
+func (x *AddCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddCacheDirectiveRequest.ProtoReflect.Descriptor instead.
+func (*AddCacheDirectiveRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *AddCacheDirectiveRequest) GetDirective() *CacheDirectiveInfo {
+	if x != nil {
+		return x.Directive
+	}
+	return nil
+}
+
+type AddCacheDirectiveResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddCacheDirectiveResponse) Reset() {
+	*x = AddCacheDirectiveResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddCacheDirectiveResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddCacheDirectiveResponse) ProtoMessage() {}
+
+func (x *AddCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddCacheDirectiveResponse.ProtoReflect.Descriptor instead.
+func (*AddCacheDirectiveResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *AddCacheDirectiveResponse) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+type RemoveCacheDirectiveRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveCacheDirectiveRequest) Reset() {
+	*x = RemoveCacheDirectiveRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveCacheDirectiveRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveCacheDirectiveRequest) ProtoMessage() {}
+
+func (x *RemoveCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveCacheDirectiveRequest.ProtoReflect.Descriptor instead.
+func (*RemoveCacheDirectiveRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *RemoveCacheDirectiveRequest) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+type RemoveCacheDirectiveResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveCacheDirectiveResponse) Reset() {
+	*x = RemoveCacheDirectiveResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveCacheDirectiveResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveCacheDirectiveResponse) ProtoMessage() {}
+
+func (x *RemoveCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveCacheDirectiveResponse.ProtoReflect.Descriptor instead.
+func (*RemoveCacheDirectiveResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{75}
+}
+
+type ListCacheDirectivesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pool          string                 `protobuf:"bytes,1,opt,name=pool,proto3" json:"pool,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCacheDirectivesRequest) Reset() {
+	*x = ListCacheDirectivesRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCacheDirectivesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCacheDirectivesRequest) ProtoMessage() {}
+
+func (x *ListCacheDirectivesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCacheDirectivesRequest.ProtoReflect.Descriptor instead.
+func (*ListCacheDirectivesRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *ListCacheDirectivesRequest) GetPool() string {
+	if x != nil {
+		return x.Pool
+	}
+	return ""
+}
+
+func (x *ListCacheDirectivesRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type ListCacheDirectivesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Directives    []*CacheDirectiveInfo  `protobuf:"bytes,1,rep,name=directives,proto3" json:"directives,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCacheDirectivesResponse) Reset() {
+	*x = ListCacheDirectivesResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCacheDirectivesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCacheDirectivesResponse) ProtoMessage() {}
+
+func (x *ListCacheDirectivesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCacheDirectivesResponse.ProtoReflect.Descriptor instead.
+func (*ListCacheDirectivesResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *ListCacheDirectivesResponse) GetDirectives() []*CacheDirectiveInfo {
+	if x != nil {
+		return x.Directives
+	}
+	return nil
+}
+
+// GetCacheStats is what `smarth admin cache` and the web page show.
+type GetCacheStatsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCacheStatsRequest) Reset() {
+	*x = GetCacheStatsRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCacheStatsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCacheStatsRequest) ProtoMessage() {}
+
+func (x *GetCacheStatsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCacheStatsRequest.ProtoReflect.Descriptor instead.
+func (*GetCacheStatsRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{78}
+}
+
+type NodeCacheStats struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	DatanodeId     string                 `protobuf:"bytes,1,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
+	Hostname       string                 `protobuf:"bytes,2,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	Capacity       int64                  `protobuf:"varint,3,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	Used           int64                  `protobuf:"varint,4,opt,name=used,proto3" json:"used,omitempty"` // as the datanode reports it
+	Blocks         int64                  `protobuf:"varint,5,opt,name=blocks,proto3" json:"blocks,omitempty"`
+	PendingCache   int64                  `protobuf:"varint,6,opt,name=pending_cache,json=pendingCache,proto3" json:"pending_cache,omitempty"` // commands sent, not yet reported
+	PendingUncache int64                  `protobuf:"varint,7,opt,name=pending_uncache,json=pendingUncache,proto3" json:"pending_uncache,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *NodeCacheStats) Reset() {
+	*x = NodeCacheStats{}
+	mi := &file_dfspb_dfs_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeCacheStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeCacheStats) ProtoMessage() {}
+
+func (x *NodeCacheStats) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeCacheStats.ProtoReflect.Descriptor instead.
+func (*NodeCacheStats) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *NodeCacheStats) GetDatanodeId() string {
+	if x != nil {
+		return x.DatanodeId
+	}
+	return ""
+}
+
+func (x *NodeCacheStats) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *NodeCacheStats) GetCapacity() int64 {
+	if x != nil {
+		return x.Capacity
+	}
+	return 0
+}
+
+func (x *NodeCacheStats) GetUsed() int64 {
+	if x != nil {
+		return x.Used
+	}
+	return 0
+}
+
+func (x *NodeCacheStats) GetBlocks() int64 {
+	if x != nil {
+		return x.Blocks
+	}
+	return 0
+}
+
+func (x *NodeCacheStats) GetPendingCache() int64 {
+	if x != nil {
+		return x.PendingCache
+	}
+	return 0
+}
+
+func (x *NodeCacheStats) GetPendingUncache() int64 {
+	if x != nil {
+		return x.PendingUncache
+	}
+	return 0
+}
+
+type AppCacheStats struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	App           string                 `protobuf:"bytes,1,opt,name=app,proto3" json:"app,omitempty"`
+	Affinity      float64                `protobuf:"fixed64,2,opt,name=affinity,proto3" json:"affinity,omitempty"`
+	CachedBlocks  int64                  `protobuf:"varint,3,opt,name=cached_blocks,json=cachedBlocks,proto3" json:"cached_blocks,omitempty"` // blocks whose latest access in the window came from this app
+	CachedBytes   int64                  `protobuf:"varint,4,opt,name=cached_bytes,json=cachedBytes,proto3" json:"cached_bytes,omitempty"`
+	Accesses      int64                  `protobuf:"varint,5,opt,name=accesses,proto3" json:"accesses,omitempty"`
+	Hits          int64                  `protobuf:"varint,6,opt,name=hits,proto3" json:"hits,omitempty"` // accesses that found the block cached
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppCacheStats) Reset() {
+	*x = AppCacheStats{}
+	mi := &file_dfspb_dfs_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppCacheStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppCacheStats) ProtoMessage() {}
+
+func (x *AppCacheStats) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppCacheStats.ProtoReflect.Descriptor instead.
+func (*AppCacheStats) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *AppCacheStats) GetApp() string {
+	if x != nil {
+		return x.App
+	}
+	return ""
+}
+
+func (x *AppCacheStats) GetAffinity() float64 {
+	if x != nil {
+		return x.Affinity
+	}
+	return 0
+}
+
+func (x *AppCacheStats) GetCachedBlocks() int64 {
+	if x != nil {
+		return x.CachedBlocks
+	}
+	return 0
+}
+
+func (x *AppCacheStats) GetCachedBytes() int64 {
+	if x != nil {
+		return x.CachedBytes
+	}
+	return 0
+}
+
+func (x *AppCacheStats) GetAccesses() int64 {
+	if x != nil {
+		return x.Accesses
+	}
+	return 0
+}
+
+func (x *AppCacheStats) GetHits() int64 {
+	if x != nil {
+		return x.Hits
+	}
+	return 0
+}
+
+type GetCacheStatsResponse struct {
+	state         protoimpl.MessageState        `protogen:"open.v1"`
+	Policy        string                        `protobuf:"bytes,1,opt,name=policy,proto3" json:"policy,omitempty"`
+	Nodes         []*NodeCacheStats             `protobuf:"bytes,2,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	Apps          []*AppCacheStats              `protobuf:"bytes,3,rep,name=apps,proto3" json:"apps,omitempty"`
+	Hits          int64                         `protobuf:"varint,4,opt,name=hits,proto3" json:"hits,omitempty"`
+	Misses        int64                         `protobuf:"varint,5,opt,name=misses,proto3" json:"misses,omitempty"`
+	Evictions     int64                         `protobuf:"varint,6,opt,name=evictions,proto3" json:"evictions,omitempty"`
+	Jobs          []*JobCacheStatusResponse_Job `protobuf:"bytes,7,rep,name=jobs,proto3" json:"jobs,omitempty"` // running jobs' R_j
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCacheStatsResponse) Reset() {
+	*x = GetCacheStatsResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCacheStatsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCacheStatsResponse) ProtoMessage() {}
+
+func (x *GetCacheStatsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCacheStatsResponse.ProtoReflect.Descriptor instead.
+func (*GetCacheStatsResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *GetCacheStatsResponse) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+func (x *GetCacheStatsResponse) GetNodes() []*NodeCacheStats {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *GetCacheStatsResponse) GetApps() []*AppCacheStats {
+	if x != nil {
+		return x.Apps
+	}
+	return nil
+}
+
+func (x *GetCacheStatsResponse) GetHits() int64 {
+	if x != nil {
+		return x.Hits
+	}
+	return 0
+}
+
+func (x *GetCacheStatsResponse) GetMisses() int64 {
+	if x != nil {
+		return x.Misses
+	}
+	return 0
+}
+
+func (x *GetCacheStatsResponse) GetEvictions() int64 {
+	if x != nil {
+		return x.Evictions
+	}
+	return 0
+}
+
+func (x *GetCacheStatsResponse) GetJobs() []*JobCacheStatusResponse_Job {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
 type RegisterDatanodeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Datanode      *DatanodeInfo          `protobuf:"bytes,1,opt,name=datanode,proto3" json:"datanode,omitempty"`
@@ -3908,7 +5146,7 @@ type RegisterDatanodeRequest struct {
 
 func (x *RegisterDatanodeRequest) Reset() {
 	*x = RegisterDatanodeRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[60]
+	mi := &file_dfspb_dfs_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3920,7 +5158,7 @@ func (x *RegisterDatanodeRequest) String() string {
 func (*RegisterDatanodeRequest) ProtoMessage() {}
 
 func (x *RegisterDatanodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[60]
+	mi := &file_dfspb_dfs_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3933,7 +5171,7 @@ func (x *RegisterDatanodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterDatanodeRequest.ProtoReflect.Descriptor instead.
 func (*RegisterDatanodeRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{60}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *RegisterDatanodeRequest) GetDatanode() *DatanodeInfo {
@@ -3952,7 +5190,7 @@ type RegisterDatanodeResponse struct {
 
 func (x *RegisterDatanodeResponse) Reset() {
 	*x = RegisterDatanodeResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[61]
+	mi := &file_dfspb_dfs_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3964,7 +5202,7 @@ func (x *RegisterDatanodeResponse) String() string {
 func (*RegisterDatanodeResponse) ProtoMessage() {}
 
 func (x *RegisterDatanodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[61]
+	mi := &file_dfspb_dfs_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3977,7 +5215,7 @@ func (x *RegisterDatanodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterDatanodeResponse.ProtoReflect.Descriptor instead.
 func (*RegisterDatanodeResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{61}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *RegisterDatanodeResponse) GetDatanode() *DatanodeInfo {
@@ -3996,7 +5234,7 @@ type TransferCommand struct {
 
 func (x *TransferCommand) Reset() {
 	*x = TransferCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[62]
+	mi := &file_dfspb_dfs_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4008,7 +5246,7 @@ func (x *TransferCommand) String() string {
 func (*TransferCommand) ProtoMessage() {}
 
 func (x *TransferCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[62]
+	mi := &file_dfspb_dfs_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4021,7 +5259,7 @@ func (x *TransferCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand.ProtoReflect.Descriptor instead.
 func (*TransferCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{62}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *TransferCommand) GetItems() []*TransferCommand_Item {
@@ -4040,7 +5278,7 @@ type InvalidateCommand struct {
 
 func (x *InvalidateCommand) Reset() {
 	*x = InvalidateCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[63]
+	mi := &file_dfspb_dfs_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4052,7 +5290,7 @@ func (x *InvalidateCommand) String() string {
 func (*InvalidateCommand) ProtoMessage() {}
 
 func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[63]
+	mi := &file_dfspb_dfs_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4065,7 +5303,7 @@ func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidateCommand.ProtoReflect.Descriptor instead.
 func (*InvalidateCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{63}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *InvalidateCommand) GetBlocks() []*ExtendedBlock {
@@ -4089,7 +5327,7 @@ type RecoverBlockCommand struct {
 
 func (x *RecoverBlockCommand) Reset() {
 	*x = RecoverBlockCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[64]
+	mi := &file_dfspb_dfs_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4101,7 +5339,7 @@ func (x *RecoverBlockCommand) String() string {
 func (*RecoverBlockCommand) ProtoMessage() {}
 
 func (x *RecoverBlockCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[64]
+	mi := &file_dfspb_dfs_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4114,7 +5352,7 @@ func (x *RecoverBlockCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverBlockCommand.ProtoReflect.Descriptor instead.
 func (*RecoverBlockCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{64}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *RecoverBlockCommand) GetBlock() *ExtendedBlock {
@@ -4147,7 +5385,7 @@ type CacheCommand struct {
 
 func (x *CacheCommand) Reset() {
 	*x = CacheCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[65]
+	mi := &file_dfspb_dfs_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4159,7 +5397,7 @@ func (x *CacheCommand) String() string {
 func (*CacheCommand) ProtoMessage() {}
 
 func (x *CacheCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[65]
+	mi := &file_dfspb_dfs_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4172,7 +5410,7 @@ func (x *CacheCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheCommand.ProtoReflect.Descriptor instead.
 func (*CacheCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{65}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *CacheCommand) GetBlockIds() []uint64 {
@@ -4191,7 +5429,7 @@ type UncacheCommand struct {
 
 func (x *UncacheCommand) Reset() {
 	*x = UncacheCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[66]
+	mi := &file_dfspb_dfs_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4203,7 +5441,7 @@ func (x *UncacheCommand) String() string {
 func (*UncacheCommand) ProtoMessage() {}
 
 func (x *UncacheCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[66]
+	mi := &file_dfspb_dfs_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4216,7 +5454,7 @@ func (x *UncacheCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncacheCommand.ProtoReflect.Descriptor instead.
 func (*UncacheCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{66}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *UncacheCommand) GetBlockIds() []uint64 {
@@ -4243,7 +5481,7 @@ type DatanodeCommand struct {
 
 func (x *DatanodeCommand) Reset() {
 	*x = DatanodeCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[67]
+	mi := &file_dfspb_dfs_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4255,7 +5493,7 @@ func (x *DatanodeCommand) String() string {
 func (*DatanodeCommand) ProtoMessage() {}
 
 func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[67]
+	mi := &file_dfspb_dfs_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4268,7 +5506,7 @@ func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeCommand.ProtoReflect.Descriptor instead.
 func (*DatanodeCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{67}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *DatanodeCommand) GetCommand() isDatanodeCommand_Command {
@@ -4388,7 +5626,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[68]
+	mi := &file_dfspb_dfs_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4400,7 +5638,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[68]
+	mi := &file_dfspb_dfs_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4413,7 +5651,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{68}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *HeartbeatRequest) GetDatanodeId() string {
@@ -4482,7 +5720,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[69]
+	mi := &file_dfspb_dfs_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4494,7 +5732,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[69]
+	mi := &file_dfspb_dfs_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4507,7 +5745,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{69}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *HeartbeatResponse) GetCommands() []*DatanodeCommand {
@@ -4534,7 +5772,7 @@ type ReportedBlock struct {
 
 func (x *ReportedBlock) Reset() {
 	*x = ReportedBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[70]
+	mi := &file_dfspb_dfs_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4546,7 +5784,7 @@ func (x *ReportedBlock) String() string {
 func (*ReportedBlock) ProtoMessage() {}
 
 func (x *ReportedBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[70]
+	mi := &file_dfspb_dfs_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4559,7 +5797,7 @@ func (x *ReportedBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportedBlock.ProtoReflect.Descriptor instead.
 func (*ReportedBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{70}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *ReportedBlock) GetBlock() *ExtendedBlock {
@@ -4586,7 +5824,7 @@ type BlockReportRequest struct {
 
 func (x *BlockReportRequest) Reset() {
 	*x = BlockReportRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[71]
+	mi := &file_dfspb_dfs_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4598,7 +5836,7 @@ func (x *BlockReportRequest) String() string {
 func (*BlockReportRequest) ProtoMessage() {}
 
 func (x *BlockReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[71]
+	mi := &file_dfspb_dfs_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4611,7 +5849,7 @@ func (x *BlockReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReportRequest.ProtoReflect.Descriptor instead.
 func (*BlockReportRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{71}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *BlockReportRequest) GetDatanodeId() string {
@@ -4637,7 +5875,7 @@ type BlockReportResponse struct {
 
 func (x *BlockReportResponse) Reset() {
 	*x = BlockReportResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[72]
+	mi := &file_dfspb_dfs_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4649,7 +5887,7 @@ func (x *BlockReportResponse) String() string {
 func (*BlockReportResponse) ProtoMessage() {}
 
 func (x *BlockReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[72]
+	mi := &file_dfspb_dfs_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4662,7 +5900,7 @@ func (x *BlockReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReportResponse.ProtoReflect.Descriptor instead.
 func (*BlockReportResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{72}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *BlockReportResponse) GetCommands() []*DatanodeCommand {
@@ -4682,7 +5920,7 @@ type ReceivedDeletedBlock struct {
 
 func (x *ReceivedDeletedBlock) Reset() {
 	*x = ReceivedDeletedBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[73]
+	mi := &file_dfspb_dfs_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4694,7 +5932,7 @@ func (x *ReceivedDeletedBlock) String() string {
 func (*ReceivedDeletedBlock) ProtoMessage() {}
 
 func (x *ReceivedDeletedBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[73]
+	mi := &file_dfspb_dfs_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4707,7 +5945,7 @@ func (x *ReceivedDeletedBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceivedDeletedBlock.ProtoReflect.Descriptor instead.
 func (*ReceivedDeletedBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{73}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *ReceivedDeletedBlock) GetBlock() *ExtendedBlock {
@@ -4734,7 +5972,7 @@ type BlockReceivedAndDeletedRequest struct {
 
 func (x *BlockReceivedAndDeletedRequest) Reset() {
 	*x = BlockReceivedAndDeletedRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[74]
+	mi := &file_dfspb_dfs_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4746,7 +5984,7 @@ func (x *BlockReceivedAndDeletedRequest) String() string {
 func (*BlockReceivedAndDeletedRequest) ProtoMessage() {}
 
 func (x *BlockReceivedAndDeletedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[74]
+	mi := &file_dfspb_dfs_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4759,7 +5997,7 @@ func (x *BlockReceivedAndDeletedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReceivedAndDeletedRequest.ProtoReflect.Descriptor instead.
 func (*BlockReceivedAndDeletedRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{74}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *BlockReceivedAndDeletedRequest) GetDatanodeId() string {
@@ -4784,7 +6022,7 @@ type BlockReceivedAndDeletedResponse struct {
 
 func (x *BlockReceivedAndDeletedResponse) Reset() {
 	*x = BlockReceivedAndDeletedResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[75]
+	mi := &file_dfspb_dfs_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4796,7 +6034,7 @@ func (x *BlockReceivedAndDeletedResponse) String() string {
 func (*BlockReceivedAndDeletedResponse) ProtoMessage() {}
 
 func (x *BlockReceivedAndDeletedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[75]
+	mi := &file_dfspb_dfs_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4809,7 +6047,7 @@ func (x *BlockReceivedAndDeletedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReceivedAndDeletedResponse.ProtoReflect.Descriptor instead.
 func (*BlockReceivedAndDeletedResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{75}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{97}
 }
 
 type DatanodeReportBadBlocksRequest struct {
@@ -4822,7 +6060,7 @@ type DatanodeReportBadBlocksRequest struct {
 
 func (x *DatanodeReportBadBlocksRequest) Reset() {
 	*x = DatanodeReportBadBlocksRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[76]
+	mi := &file_dfspb_dfs_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4834,7 +6072,7 @@ func (x *DatanodeReportBadBlocksRequest) String() string {
 func (*DatanodeReportBadBlocksRequest) ProtoMessage() {}
 
 func (x *DatanodeReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[76]
+	mi := &file_dfspb_dfs_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4847,7 +6085,7 @@ func (x *DatanodeReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeReportBadBlocksRequest.ProtoReflect.Descriptor instead.
 func (*DatanodeReportBadBlocksRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{76}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *DatanodeReportBadBlocksRequest) GetDatanodeId() string {
@@ -4872,7 +6110,7 @@ type DatanodeReportBadBlocksResponse struct {
 
 func (x *DatanodeReportBadBlocksResponse) Reset() {
 	*x = DatanodeReportBadBlocksResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[77]
+	mi := &file_dfspb_dfs_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4884,7 +6122,7 @@ func (x *DatanodeReportBadBlocksResponse) String() string {
 func (*DatanodeReportBadBlocksResponse) ProtoMessage() {}
 
 func (x *DatanodeReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[77]
+	mi := &file_dfspb_dfs_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4897,7 +6135,7 @@ func (x *DatanodeReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeReportBadBlocksResponse.ProtoReflect.Descriptor instead.
 func (*DatanodeReportBadBlocksResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{77}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{99}
 }
 
 type CommitBlockSynchronizationRequest struct {
@@ -4914,7 +6152,7 @@ type CommitBlockSynchronizationRequest struct {
 
 func (x *CommitBlockSynchronizationRequest) Reset() {
 	*x = CommitBlockSynchronizationRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[78]
+	mi := &file_dfspb_dfs_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4926,7 +6164,7 @@ func (x *CommitBlockSynchronizationRequest) String() string {
 func (*CommitBlockSynchronizationRequest) ProtoMessage() {}
 
 func (x *CommitBlockSynchronizationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[78]
+	mi := &file_dfspb_dfs_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4939,7 +6177,7 @@ func (x *CommitBlockSynchronizationRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CommitBlockSynchronizationRequest.ProtoReflect.Descriptor instead.
 func (*CommitBlockSynchronizationRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{78}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *CommitBlockSynchronizationRequest) GetBlock() *ExtendedBlock {
@@ -4992,7 +6230,7 @@ type CommitBlockSynchronizationResponse struct {
 
 func (x *CommitBlockSynchronizationResponse) Reset() {
 	*x = CommitBlockSynchronizationResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[79]
+	mi := &file_dfspb_dfs_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5004,7 +6242,7 @@ func (x *CommitBlockSynchronizationResponse) String() string {
 func (*CommitBlockSynchronizationResponse) ProtoMessage() {}
 
 func (x *CommitBlockSynchronizationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[79]
+	mi := &file_dfspb_dfs_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5017,7 +6255,7 @@ func (x *CommitBlockSynchronizationResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use CommitBlockSynchronizationResponse.ProtoReflect.Descriptor instead.
 func (*CommitBlockSynchronizationResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{79}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{101}
 }
 
 type InitReplicaRecoveryRequest struct {
@@ -5030,7 +6268,7 @@ type InitReplicaRecoveryRequest struct {
 
 func (x *InitReplicaRecoveryRequest) Reset() {
 	*x = InitReplicaRecoveryRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[80]
+	mi := &file_dfspb_dfs_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5042,7 +6280,7 @@ func (x *InitReplicaRecoveryRequest) String() string {
 func (*InitReplicaRecoveryRequest) ProtoMessage() {}
 
 func (x *InitReplicaRecoveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[80]
+	mi := &file_dfspb_dfs_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5055,7 +6293,7 @@ func (x *InitReplicaRecoveryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitReplicaRecoveryRequest.ProtoReflect.Descriptor instead.
 func (*InitReplicaRecoveryRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{80}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *InitReplicaRecoveryRequest) GetBlock() *ExtendedBlock {
@@ -5083,7 +6321,7 @@ type InitReplicaRecoveryResponse struct {
 
 func (x *InitReplicaRecoveryResponse) Reset() {
 	*x = InitReplicaRecoveryResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[81]
+	mi := &file_dfspb_dfs_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5095,7 +6333,7 @@ func (x *InitReplicaRecoveryResponse) String() string {
 func (*InitReplicaRecoveryResponse) ProtoMessage() {}
 
 func (x *InitReplicaRecoveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[81]
+	mi := &file_dfspb_dfs_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5108,7 +6346,7 @@ func (x *InitReplicaRecoveryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitReplicaRecoveryResponse.ProtoReflect.Descriptor instead.
 func (*InitReplicaRecoveryResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{81}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *InitReplicaRecoveryResponse) GetExists() bool {
@@ -5143,7 +6381,7 @@ type UpdateReplicaUnderRecoveryRequest struct {
 
 func (x *UpdateReplicaUnderRecoveryRequest) Reset() {
 	*x = UpdateReplicaUnderRecoveryRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[82]
+	mi := &file_dfspb_dfs_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5155,7 +6393,7 @@ func (x *UpdateReplicaUnderRecoveryRequest) String() string {
 func (*UpdateReplicaUnderRecoveryRequest) ProtoMessage() {}
 
 func (x *UpdateReplicaUnderRecoveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[82]
+	mi := &file_dfspb_dfs_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5168,7 +6406,7 @@ func (x *UpdateReplicaUnderRecoveryRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use UpdateReplicaUnderRecoveryRequest.ProtoReflect.Descriptor instead.
 func (*UpdateReplicaUnderRecoveryRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{82}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *UpdateReplicaUnderRecoveryRequest) GetBlock() *ExtendedBlock {
@@ -5201,7 +6439,7 @@ type UpdateReplicaUnderRecoveryResponse struct {
 
 func (x *UpdateReplicaUnderRecoveryResponse) Reset() {
 	*x = UpdateReplicaUnderRecoveryResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[83]
+	mi := &file_dfspb_dfs_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5213,7 +6451,7 @@ func (x *UpdateReplicaUnderRecoveryResponse) String() string {
 func (*UpdateReplicaUnderRecoveryResponse) ProtoMessage() {}
 
 func (x *UpdateReplicaUnderRecoveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[83]
+	mi := &file_dfspb_dfs_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5226,7 +6464,7 @@ func (x *UpdateReplicaUnderRecoveryResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use UpdateReplicaUnderRecoveryResponse.ProtoReflect.Descriptor instead.
 func (*UpdateReplicaUnderRecoveryResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{83}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *UpdateReplicaUnderRecoveryResponse) GetBlock() *ExtendedBlock {
@@ -5253,7 +6491,7 @@ type WriteBlockOp struct {
 
 func (x *WriteBlockOp) Reset() {
 	*x = WriteBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[84]
+	mi := &file_dfspb_dfs_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5265,7 +6503,7 @@ func (x *WriteBlockOp) String() string {
 func (*WriteBlockOp) ProtoMessage() {}
 
 func (x *WriteBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[84]
+	mi := &file_dfspb_dfs_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5278,7 +6516,7 @@ func (x *WriteBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteBlockOp.ProtoReflect.Descriptor instead.
 func (*WriteBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{84}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *WriteBlockOp) GetBlock() *ExtendedBlock {
@@ -5358,7 +6596,7 @@ type ReadBlockOp struct {
 
 func (x *ReadBlockOp) Reset() {
 	*x = ReadBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[85]
+	mi := &file_dfspb_dfs_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5370,7 +6608,7 @@ func (x *ReadBlockOp) String() string {
 func (*ReadBlockOp) ProtoMessage() {}
 
 func (x *ReadBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[85]
+	mi := &file_dfspb_dfs_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5383,7 +6621,7 @@ func (x *ReadBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadBlockOp.ProtoReflect.Descriptor instead.
 func (*ReadBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{85}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *ReadBlockOp) GetBlock() *ExtendedBlock {
@@ -5442,7 +6680,7 @@ type TransferBlockOp struct {
 
 func (x *TransferBlockOp) Reset() {
 	*x = TransferBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[86]
+	mi := &file_dfspb_dfs_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5454,7 +6692,7 @@ func (x *TransferBlockOp) String() string {
 func (*TransferBlockOp) ProtoMessage() {}
 
 func (x *TransferBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[86]
+	mi := &file_dfspb_dfs_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5467,7 +6705,7 @@ func (x *TransferBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferBlockOp.ProtoReflect.Descriptor instead.
 func (*TransferBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{86}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{108}
 }
 
 func (x *TransferBlockOp) GetBlock() *ExtendedBlock {
@@ -5510,7 +6748,7 @@ type OpResponse struct {
 
 func (x *OpResponse) Reset() {
 	*x = OpResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[87]
+	mi := &file_dfspb_dfs_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5522,7 +6760,7 @@ func (x *OpResponse) String() string {
 func (*OpResponse) ProtoMessage() {}
 
 func (x *OpResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[87]
+	mi := &file_dfspb_dfs_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5535,7 +6773,7 @@ func (x *OpResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpResponse.ProtoReflect.Descriptor instead.
 func (*OpResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{87}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *OpResponse) GetStatus() OpStatus {
@@ -5566,6 +6804,186 @@ func (x *OpResponse) GetChunkOffset() int64 {
 	return 0
 }
 
+type JobCacheStatusRequest_Job struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	App           string                 `protobuf:"bytes,2,opt,name=app,proto3" json:"app,omitempty"`
+	BlockIds      []uint64               `protobuf:"varint,3,rep,packed,name=block_ids,json=blockIds,proto3" json:"block_ids,omitempty"` // every input block of the job
+	Finished      bool                   `protobuf:"varint,4,opt,name=finished,proto3" json:"finished,omitempty"`                        // forget the job
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobCacheStatusRequest_Job) Reset() {
+	*x = JobCacheStatusRequest_Job{}
+	mi := &file_dfspb_dfs_proto_msgTypes[110]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobCacheStatusRequest_Job) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobCacheStatusRequest_Job) ProtoMessage() {}
+
+func (x *JobCacheStatusRequest_Job) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[110]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobCacheStatusRequest_Job.ProtoReflect.Descriptor instead.
+func (*JobCacheStatusRequest_Job) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{62, 0}
+}
+
+func (x *JobCacheStatusRequest_Job) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *JobCacheStatusRequest_Job) GetApp() string {
+	if x != nil {
+		return x.App
+	}
+	return ""
+}
+
+func (x *JobCacheStatusRequest_Job) GetBlockIds() []uint64 {
+	if x != nil {
+		return x.BlockIds
+	}
+	return nil
+}
+
+func (x *JobCacheStatusRequest_Job) GetFinished() bool {
+	if x != nil {
+		return x.Finished
+	}
+	return false
+}
+
+type JobCacheStatusResponse_Block struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	BlockId       uint64                 `protobuf:"varint,1,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`
+	Hosts         []string               `protobuf:"bytes,2,rep,name=hosts,proto3" json:"hosts,omitempty"` // canonical hostnames of datanodes holding it in memory
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobCacheStatusResponse_Block) Reset() {
+	*x = JobCacheStatusResponse_Block{}
+	mi := &file_dfspb_dfs_proto_msgTypes[111]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobCacheStatusResponse_Block) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobCacheStatusResponse_Block) ProtoMessage() {}
+
+func (x *JobCacheStatusResponse_Block) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[111]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobCacheStatusResponse_Block.ProtoReflect.Descriptor instead.
+func (*JobCacheStatusResponse_Block) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{63, 0}
+}
+
+func (x *JobCacheStatusResponse_Block) GetBlockId() uint64 {
+	if x != nil {
+		return x.BlockId
+	}
+	return 0
+}
+
+func (x *JobCacheStatusResponse_Block) GetHosts() []string {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
+type JobCacheStatusResponse_Job struct {
+	state          protoimpl.MessageState          `protogen:"open.v1"`
+	JobId          string                          `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	CachedFraction float64                         `protobuf:"fixed64,2,opt,name=cached_fraction,json=cachedFraction,proto3" json:"cached_fraction,omitempty"` // R_j
+	Blocks         []*JobCacheStatusResponse_Block `protobuf:"bytes,3,rep,name=blocks,proto3" json:"blocks,omitempty"`                                         // only the cached ones
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *JobCacheStatusResponse_Job) Reset() {
+	*x = JobCacheStatusResponse_Job{}
+	mi := &file_dfspb_dfs_proto_msgTypes[112]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobCacheStatusResponse_Job) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobCacheStatusResponse_Job) ProtoMessage() {}
+
+func (x *JobCacheStatusResponse_Job) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[112]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobCacheStatusResponse_Job.ProtoReflect.Descriptor instead.
+func (*JobCacheStatusResponse_Job) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{63, 1}
+}
+
+func (x *JobCacheStatusResponse_Job) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *JobCacheStatusResponse_Job) GetCachedFraction() float64 {
+	if x != nil {
+		return x.CachedFraction
+	}
+	return 0
+}
+
+func (x *JobCacheStatusResponse_Job) GetBlocks() []*JobCacheStatusResponse_Block {
+	if x != nil {
+		return x.Blocks
+	}
+	return nil
+}
+
 // Copy each finalized block to its targets (re-replication).
 type TransferCommand_Item struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -5578,7 +6996,7 @@ type TransferCommand_Item struct {
 
 func (x *TransferCommand_Item) Reset() {
 	*x = TransferCommand_Item{}
-	mi := &file_dfspb_dfs_proto_msgTypes[88]
+	mi := &file_dfspb_dfs_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5590,7 +7008,7 @@ func (x *TransferCommand_Item) String() string {
 func (*TransferCommand_Item) ProtoMessage() {}
 
 func (x *TransferCommand_Item) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[88]
+	mi := &file_dfspb_dfs_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5603,7 +7021,7 @@ func (x *TransferCommand_Item) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand_Item.ProtoReflect.Descriptor instead.
 func (*TransferCommand_Item) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{62, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{84, 0}
 }
 
 func (x *TransferCommand_Item) GetBlock() *ExtendedBlock {
@@ -5893,7 +7311,100 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x06action\x18\x01 \x01(\x0e2\x1a.smarth.dfs.SafeModeActionR\x06action\"=\n" +
 	"\x13SetSafeModeResponse\x12\x0e\n" +
 	"\x02on\x18\x01 \x01(\bR\x02on\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"O\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xb6\x01\n" +
+	"\x12CacheAccessRequest\x12\x19\n" +
+	"\bblock_id\x18\x01 \x01(\x04R\ablockId\x12\x10\n" +
+	"\x03app\x18\x02 \x01(\tR\x03app\x12\x15\n" +
+	"\x06job_id\x18\x03 \x01(\tR\x05jobId\x12\x1f\n" +
+	"\vreader_host\x18\x04 \x01(\tR\n" +
+	"readerHost\x12\x1f\n" +
+	"\vdatanode_id\x18\x05 \x01(\tR\n" +
+	"datanodeId\x12\x1a\n" +
+	"\baffinity\x18\x06 \x01(\x01R\baffinity\"J\n" +
+	"\x13CacheAccessResponse\x12\x16\n" +
+	"\x06cached\x18\x01 \x01(\bR\x06cached\x12\x1b\n" +
+	"\tcached_on\x18\x02 \x01(\tR\bcachedOn\"\xbb\x01\n" +
+	"\x15JobCacheStatusRequest\x129\n" +
+	"\x04jobs\x18\x01 \x03(\v2%.smarth.dfs.JobCacheStatusRequest.JobR\x04jobs\x1ag\n" +
+	"\x03Job\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x10\n" +
+	"\x03app\x18\x02 \x01(\tR\x03app\x12\x1b\n" +
+	"\tblock_ids\x18\x03 \x03(\x04R\bblockIds\x12\x1a\n" +
+	"\bfinished\x18\x04 \x01(\bR\bfinished\"\x98\x02\n" +
+	"\x16JobCacheStatusResponse\x12:\n" +
+	"\x04jobs\x18\x01 \x03(\v2&.smarth.dfs.JobCacheStatusResponse.JobR\x04jobs\x1a8\n" +
+	"\x05Block\x12\x19\n" +
+	"\bblock_id\x18\x01 \x01(\x04R\ablockId\x12\x14\n" +
+	"\x05hosts\x18\x02 \x03(\tR\x05hosts\x1a\x87\x01\n" +
+	"\x03Job\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12'\n" +
+	"\x0fcached_fraction\x18\x02 \x01(\x01R\x0ecachedFraction\x12@\n" +
+	"\x06blocks\x18\x03 \x03(\v2(.smarth.dfs.JobCacheStatusResponse.BlockR\x06blocks\"\xd5\x01\n" +
+	"\rCachePoolInfo\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05owner\x18\x02 \x01(\tR\x05owner\x12\x14\n" +
+	"\x05group\x18\x03 \x01(\tR\x05group\x12\x12\n" +
+	"\x04mode\x18\x04 \x01(\rR\x04mode\x12\x14\n" +
+	"\x05limit\x18\x05 \x01(\x03R\x05limit\x12!\n" +
+	"\fbytes_needed\x18\x06 \x01(\x03R\vbytesNeeded\x12!\n" +
+	"\fbytes_cached\x18\a \x01(\x03R\vbytesCached\x12\x14\n" +
+	"\x05files\x18\b \x01(\x03R\x05files\"\xca\x01\n" +
+	"\x12CacheDirectiveInfo\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x12\n" +
+	"\x04pool\x18\x03 \x01(\tR\x04pool\x12 \n" +
+	"\vreplication\x18\x04 \x01(\x05R\vreplication\x12!\n" +
+	"\fbytes_needed\x18\x05 \x01(\x03R\vbytesNeeded\x12!\n" +
+	"\fbytes_cached\x18\x06 \x01(\x03R\vbytesCached\x12\x14\n" +
+	"\x05files\x18\a \x01(\x03R\x05files\"D\n" +
+	"\x13AddCachePoolRequest\x12-\n" +
+	"\x04pool\x18\x01 \x01(\v2\x19.smarth.dfs.CachePoolInfoR\x04pool\"\x16\n" +
+	"\x14AddCachePoolResponse\",\n" +
+	"\x16RemoveCachePoolRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x19\n" +
+	"\x17RemoveCachePoolResponse\"\x17\n" +
+	"\x15ListCachePoolsRequest\"I\n" +
+	"\x16ListCachePoolsResponse\x12/\n" +
+	"\x05pools\x18\x01 \x03(\v2\x19.smarth.dfs.CachePoolInfoR\x05pools\"X\n" +
+	"\x18AddCacheDirectiveRequest\x12<\n" +
+	"\tdirective\x18\x01 \x01(\v2\x1e.smarth.dfs.CacheDirectiveInfoR\tdirective\"+\n" +
+	"\x19AddCacheDirectiveResponse\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\"-\n" +
+	"\x1bRemoveCacheDirectiveRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\"\x1e\n" +
+	"\x1cRemoveCacheDirectiveResponse\"D\n" +
+	"\x1aListCacheDirectivesRequest\x12\x12\n" +
+	"\x04pool\x18\x01 \x01(\tR\x04pool\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"]\n" +
+	"\x1bListCacheDirectivesResponse\x12>\n" +
+	"\n" +
+	"directives\x18\x01 \x03(\v2\x1e.smarth.dfs.CacheDirectiveInfoR\n" +
+	"directives\"\x16\n" +
+	"\x14GetCacheStatsRequest\"\xe3\x01\n" +
+	"\x0eNodeCacheStats\x12\x1f\n" +
+	"\vdatanode_id\x18\x01 \x01(\tR\n" +
+	"datanodeId\x12\x1a\n" +
+	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x1a\n" +
+	"\bcapacity\x18\x03 \x01(\x03R\bcapacity\x12\x12\n" +
+	"\x04used\x18\x04 \x01(\x03R\x04used\x12\x16\n" +
+	"\x06blocks\x18\x05 \x01(\x03R\x06blocks\x12#\n" +
+	"\rpending_cache\x18\x06 \x01(\x03R\fpendingCache\x12'\n" +
+	"\x0fpending_uncache\x18\a \x01(\x03R\x0ependingUncache\"\xb5\x01\n" +
+	"\rAppCacheStats\x12\x10\n" +
+	"\x03app\x18\x01 \x01(\tR\x03app\x12\x1a\n" +
+	"\baffinity\x18\x02 \x01(\x01R\baffinity\x12#\n" +
+	"\rcached_blocks\x18\x03 \x01(\x03R\fcachedBlocks\x12!\n" +
+	"\fcached_bytes\x18\x04 \x01(\x03R\vcachedBytes\x12\x1a\n" +
+	"\baccesses\x18\x05 \x01(\x03R\baccesses\x12\x12\n" +
+	"\x04hits\x18\x06 \x01(\x03R\x04hits\"\x96\x02\n" +
+	"\x15GetCacheStatsResponse\x12\x16\n" +
+	"\x06policy\x18\x01 \x01(\tR\x06policy\x120\n" +
+	"\x05nodes\x18\x02 \x03(\v2\x1a.smarth.dfs.NodeCacheStatsR\x05nodes\x12-\n" +
+	"\x04apps\x18\x03 \x03(\v2\x19.smarth.dfs.AppCacheStatsR\x04apps\x12\x12\n" +
+	"\x04hits\x18\x04 \x01(\x03R\x04hits\x12\x16\n" +
+	"\x06misses\x18\x05 \x01(\x03R\x06misses\x12\x1c\n" +
+	"\tevictions\x18\x06 \x01(\x03R\tevictions\x12:\n" +
+	"\x04jobs\x18\a \x03(\v2&.smarth.dfs.JobCacheStatusResponse.JobR\x04jobs\"O\n" +
 	"\x17RegisterDatanodeRequest\x124\n" +
 	"\bdatanode\x18\x01 \x01(\v2\x18.smarth.dfs.DatanodeInfoR\bdatanode\"P\n" +
 	"\x18RegisterDatanodeResponse\x124\n" +
@@ -6062,7 +7573,7 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x16OP_STATUS_ERROR_EXISTS\x10\x04\x12 \n" +
 	"\x1cOP_STATUS_ERROR_ACCESS_TOKEN\x10\x05\x12\x1d\n" +
 	"\x19OP_STATUS_ERROR_NOT_FOUND\x10\x06\x12\x18\n" +
-	"\x14OP_STATUS_ERROR_BUSY\x10\a2\xa2\x10\n" +
+	"\x14OP_STATUS_ERROR_BUSY\x10\a2\xde\x16\n" +
 	"\x0eClientProtocol\x12?\n" +
 	"\x06Mkdirs\x12\x19.smarth.dfs.MkdirsRequest\x1a\x1a.smarth.dfs.MkdirsResponse\x12?\n" +
 	"\x06Create\x12\x19.smarth.dfs.CreateRequest\x1a\x1a.smarth.dfs.CreateResponse\x12E\n" +
@@ -6090,7 +7601,16 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x11GetServerDefaults\x12$.smarth.dfs.GetServerDefaultsRequest\x1a%.smarth.dfs.GetServerDefaultsResponse\x12Z\n" +
 	"\x0fClientHeartbeat\x12\".smarth.dfs.ClientHeartbeatRequest\x1a#.smarth.dfs.ClientHeartbeatResponse\x12H\n" +
 	"\tGetSpeeds\x12\x1c.smarth.dfs.GetSpeedsRequest\x1a\x1d.smarth.dfs.GetSpeedsResponse\x12N\n" +
-	"\vSetSafeMode\x12\x1e.smarth.dfs.SetSafeModeRequest\x1a\x1f.smarth.dfs.SetSafeModeResponse2\xec\x04\n" +
+	"\vSetSafeMode\x12\x1e.smarth.dfs.SetSafeModeRequest\x1a\x1f.smarth.dfs.SetSafeModeResponse\x12N\n" +
+	"\vCacheAccess\x12\x1e.smarth.dfs.CacheAccessRequest\x1a\x1f.smarth.dfs.CacheAccessResponse\x12W\n" +
+	"\x0eJobCacheStatus\x12!.smarth.dfs.JobCacheStatusRequest\x1a\".smarth.dfs.JobCacheStatusResponse\x12Q\n" +
+	"\fAddCachePool\x12\x1f.smarth.dfs.AddCachePoolRequest\x1a .smarth.dfs.AddCachePoolResponse\x12Z\n" +
+	"\x0fRemoveCachePool\x12\".smarth.dfs.RemoveCachePoolRequest\x1a#.smarth.dfs.RemoveCachePoolResponse\x12W\n" +
+	"\x0eListCachePools\x12!.smarth.dfs.ListCachePoolsRequest\x1a\".smarth.dfs.ListCachePoolsResponse\x12`\n" +
+	"\x11AddCacheDirective\x12$.smarth.dfs.AddCacheDirectiveRequest\x1a%.smarth.dfs.AddCacheDirectiveResponse\x12i\n" +
+	"\x14RemoveCacheDirective\x12'.smarth.dfs.RemoveCacheDirectiveRequest\x1a(.smarth.dfs.RemoveCacheDirectiveResponse\x12f\n" +
+	"\x13ListCacheDirectives\x12&.smarth.dfs.ListCacheDirectivesRequest\x1a'.smarth.dfs.ListCacheDirectivesResponse\x12T\n" +
+	"\rGetCacheStats\x12 .smarth.dfs.GetCacheStatsRequest\x1a!.smarth.dfs.GetCacheStatsResponse2\xec\x04\n" +
 	"\x10DatanodeProtocol\x12]\n" +
 	"\x10RegisterDatanode\x12#.smarth.dfs.RegisterDatanodeRequest\x1a$.smarth.dfs.RegisterDatanodeResponse\x12L\n" +
 	"\rSendHeartbeat\x12\x1c.smarth.dfs.HeartbeatRequest\x1a\x1d.smarth.dfs.HeartbeatResponse\x12N\n" +
@@ -6115,7 +7635,7 @@ func file_dfspb_dfs_proto_rawDescGZIP() []byte {
 }
 
 var file_dfspb_dfs_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 89)
+var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 114)
 var file_dfspb_dfs_proto_goTypes = []any{
 	(DatanodeState)(0),                         // 0: smarth.dfs.DatanodeState
 	(FileType)(0),                              // 1: smarth.dfs.FileType
@@ -6185,35 +7705,60 @@ var file_dfspb_dfs_proto_goTypes = []any{
 	(*GetSpeedsResponse)(nil),                  // 65: smarth.dfs.GetSpeedsResponse
 	(*SetSafeModeRequest)(nil),                 // 66: smarth.dfs.SetSafeModeRequest
 	(*SetSafeModeResponse)(nil),                // 67: smarth.dfs.SetSafeModeResponse
-	(*RegisterDatanodeRequest)(nil),            // 68: smarth.dfs.RegisterDatanodeRequest
-	(*RegisterDatanodeResponse)(nil),           // 69: smarth.dfs.RegisterDatanodeResponse
-	(*TransferCommand)(nil),                    // 70: smarth.dfs.TransferCommand
-	(*InvalidateCommand)(nil),                  // 71: smarth.dfs.InvalidateCommand
-	(*RecoverBlockCommand)(nil),                // 72: smarth.dfs.RecoverBlockCommand
-	(*CacheCommand)(nil),                       // 73: smarth.dfs.CacheCommand
-	(*UncacheCommand)(nil),                     // 74: smarth.dfs.UncacheCommand
-	(*DatanodeCommand)(nil),                    // 75: smarth.dfs.DatanodeCommand
-	(*HeartbeatRequest)(nil),                   // 76: smarth.dfs.HeartbeatRequest
-	(*HeartbeatResponse)(nil),                  // 77: smarth.dfs.HeartbeatResponse
-	(*ReportedBlock)(nil),                      // 78: smarth.dfs.ReportedBlock
-	(*BlockReportRequest)(nil),                 // 79: smarth.dfs.BlockReportRequest
-	(*BlockReportResponse)(nil),                // 80: smarth.dfs.BlockReportResponse
-	(*ReceivedDeletedBlock)(nil),               // 81: smarth.dfs.ReceivedDeletedBlock
-	(*BlockReceivedAndDeletedRequest)(nil),     // 82: smarth.dfs.BlockReceivedAndDeletedRequest
-	(*BlockReceivedAndDeletedResponse)(nil),    // 83: smarth.dfs.BlockReceivedAndDeletedResponse
-	(*DatanodeReportBadBlocksRequest)(nil),     // 84: smarth.dfs.DatanodeReportBadBlocksRequest
-	(*DatanodeReportBadBlocksResponse)(nil),    // 85: smarth.dfs.DatanodeReportBadBlocksResponse
-	(*CommitBlockSynchronizationRequest)(nil),  // 86: smarth.dfs.CommitBlockSynchronizationRequest
-	(*CommitBlockSynchronizationResponse)(nil), // 87: smarth.dfs.CommitBlockSynchronizationResponse
-	(*InitReplicaRecoveryRequest)(nil),         // 88: smarth.dfs.InitReplicaRecoveryRequest
-	(*InitReplicaRecoveryResponse)(nil),        // 89: smarth.dfs.InitReplicaRecoveryResponse
-	(*UpdateReplicaUnderRecoveryRequest)(nil),  // 90: smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	(*UpdateReplicaUnderRecoveryResponse)(nil), // 91: smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	(*WriteBlockOp)(nil),                       // 92: smarth.dfs.WriteBlockOp
-	(*ReadBlockOp)(nil),                        // 93: smarth.dfs.ReadBlockOp
-	(*TransferBlockOp)(nil),                    // 94: smarth.dfs.TransferBlockOp
-	(*OpResponse)(nil),                         // 95: smarth.dfs.OpResponse
-	(*TransferCommand_Item)(nil),               // 96: smarth.dfs.TransferCommand.Item
+	(*CacheAccessRequest)(nil),                 // 68: smarth.dfs.CacheAccessRequest
+	(*CacheAccessResponse)(nil),                // 69: smarth.dfs.CacheAccessResponse
+	(*JobCacheStatusRequest)(nil),              // 70: smarth.dfs.JobCacheStatusRequest
+	(*JobCacheStatusResponse)(nil),             // 71: smarth.dfs.JobCacheStatusResponse
+	(*CachePoolInfo)(nil),                      // 72: smarth.dfs.CachePoolInfo
+	(*CacheDirectiveInfo)(nil),                 // 73: smarth.dfs.CacheDirectiveInfo
+	(*AddCachePoolRequest)(nil),                // 74: smarth.dfs.AddCachePoolRequest
+	(*AddCachePoolResponse)(nil),               // 75: smarth.dfs.AddCachePoolResponse
+	(*RemoveCachePoolRequest)(nil),             // 76: smarth.dfs.RemoveCachePoolRequest
+	(*RemoveCachePoolResponse)(nil),            // 77: smarth.dfs.RemoveCachePoolResponse
+	(*ListCachePoolsRequest)(nil),              // 78: smarth.dfs.ListCachePoolsRequest
+	(*ListCachePoolsResponse)(nil),             // 79: smarth.dfs.ListCachePoolsResponse
+	(*AddCacheDirectiveRequest)(nil),           // 80: smarth.dfs.AddCacheDirectiveRequest
+	(*AddCacheDirectiveResponse)(nil),          // 81: smarth.dfs.AddCacheDirectiveResponse
+	(*RemoveCacheDirectiveRequest)(nil),        // 82: smarth.dfs.RemoveCacheDirectiveRequest
+	(*RemoveCacheDirectiveResponse)(nil),       // 83: smarth.dfs.RemoveCacheDirectiveResponse
+	(*ListCacheDirectivesRequest)(nil),         // 84: smarth.dfs.ListCacheDirectivesRequest
+	(*ListCacheDirectivesResponse)(nil),        // 85: smarth.dfs.ListCacheDirectivesResponse
+	(*GetCacheStatsRequest)(nil),               // 86: smarth.dfs.GetCacheStatsRequest
+	(*NodeCacheStats)(nil),                     // 87: smarth.dfs.NodeCacheStats
+	(*AppCacheStats)(nil),                      // 88: smarth.dfs.AppCacheStats
+	(*GetCacheStatsResponse)(nil),              // 89: smarth.dfs.GetCacheStatsResponse
+	(*RegisterDatanodeRequest)(nil),            // 90: smarth.dfs.RegisterDatanodeRequest
+	(*RegisterDatanodeResponse)(nil),           // 91: smarth.dfs.RegisterDatanodeResponse
+	(*TransferCommand)(nil),                    // 92: smarth.dfs.TransferCommand
+	(*InvalidateCommand)(nil),                  // 93: smarth.dfs.InvalidateCommand
+	(*RecoverBlockCommand)(nil),                // 94: smarth.dfs.RecoverBlockCommand
+	(*CacheCommand)(nil),                       // 95: smarth.dfs.CacheCommand
+	(*UncacheCommand)(nil),                     // 96: smarth.dfs.UncacheCommand
+	(*DatanodeCommand)(nil),                    // 97: smarth.dfs.DatanodeCommand
+	(*HeartbeatRequest)(nil),                   // 98: smarth.dfs.HeartbeatRequest
+	(*HeartbeatResponse)(nil),                  // 99: smarth.dfs.HeartbeatResponse
+	(*ReportedBlock)(nil),                      // 100: smarth.dfs.ReportedBlock
+	(*BlockReportRequest)(nil),                 // 101: smarth.dfs.BlockReportRequest
+	(*BlockReportResponse)(nil),                // 102: smarth.dfs.BlockReportResponse
+	(*ReceivedDeletedBlock)(nil),               // 103: smarth.dfs.ReceivedDeletedBlock
+	(*BlockReceivedAndDeletedRequest)(nil),     // 104: smarth.dfs.BlockReceivedAndDeletedRequest
+	(*BlockReceivedAndDeletedResponse)(nil),    // 105: smarth.dfs.BlockReceivedAndDeletedResponse
+	(*DatanodeReportBadBlocksRequest)(nil),     // 106: smarth.dfs.DatanodeReportBadBlocksRequest
+	(*DatanodeReportBadBlocksResponse)(nil),    // 107: smarth.dfs.DatanodeReportBadBlocksResponse
+	(*CommitBlockSynchronizationRequest)(nil),  // 108: smarth.dfs.CommitBlockSynchronizationRequest
+	(*CommitBlockSynchronizationResponse)(nil), // 109: smarth.dfs.CommitBlockSynchronizationResponse
+	(*InitReplicaRecoveryRequest)(nil),         // 110: smarth.dfs.InitReplicaRecoveryRequest
+	(*InitReplicaRecoveryResponse)(nil),        // 111: smarth.dfs.InitReplicaRecoveryResponse
+	(*UpdateReplicaUnderRecoveryRequest)(nil),  // 112: smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	(*UpdateReplicaUnderRecoveryResponse)(nil), // 113: smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	(*WriteBlockOp)(nil),                       // 114: smarth.dfs.WriteBlockOp
+	(*ReadBlockOp)(nil),                        // 115: smarth.dfs.ReadBlockOp
+	(*TransferBlockOp)(nil),                    // 116: smarth.dfs.TransferBlockOp
+	(*OpResponse)(nil),                         // 117: smarth.dfs.OpResponse
+	(*JobCacheStatusRequest_Job)(nil),          // 118: smarth.dfs.JobCacheStatusRequest.Job
+	(*JobCacheStatusResponse_Block)(nil),       // 119: smarth.dfs.JobCacheStatusResponse.Block
+	(*JobCacheStatusResponse_Job)(nil),         // 120: smarth.dfs.JobCacheStatusResponse.Job
+	(*TransferCommand_Item)(nil),               // 121: smarth.dfs.TransferCommand.Item
 }
 var file_dfspb_dfs_proto_depIdxs = []int32{
 	0,   // 0: smarth.dfs.DatanodeInfo.state:type_name -> smarth.dfs.DatanodeState
@@ -6248,118 +7793,146 @@ var file_dfspb_dfs_proto_depIdxs = []int32{
 	60,  // 29: smarth.dfs.ClientHeartbeatRequest.samples:type_name -> smarth.dfs.SpeedSample
 	64,  // 30: smarth.dfs.GetSpeedsResponse.records:type_name -> smarth.dfs.SpeedRecord
 	2,   // 31: smarth.dfs.SetSafeModeRequest.action:type_name -> smarth.dfs.SafeModeAction
-	9,   // 32: smarth.dfs.RegisterDatanodeRequest.datanode:type_name -> smarth.dfs.DatanodeInfo
-	9,   // 33: smarth.dfs.RegisterDatanodeResponse.datanode:type_name -> smarth.dfs.DatanodeInfo
-	96,  // 34: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
-	8,   // 35: smarth.dfs.InvalidateCommand.blocks:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 36: smarth.dfs.RecoverBlockCommand.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 37: smarth.dfs.RecoverBlockCommand.replicas:type_name -> smarth.dfs.DatanodeInfo
-	70,  // 38: smarth.dfs.DatanodeCommand.transfer:type_name -> smarth.dfs.TransferCommand
-	71,  // 39: smarth.dfs.DatanodeCommand.invalidate:type_name -> smarth.dfs.InvalidateCommand
-	72,  // 40: smarth.dfs.DatanodeCommand.recover:type_name -> smarth.dfs.RecoverBlockCommand
-	73,  // 41: smarth.dfs.DatanodeCommand.cache:type_name -> smarth.dfs.CacheCommand
-	74,  // 42: smarth.dfs.DatanodeCommand.uncache:type_name -> smarth.dfs.UncacheCommand
-	75,  // 43: smarth.dfs.HeartbeatResponse.commands:type_name -> smarth.dfs.DatanodeCommand
-	8,   // 44: smarth.dfs.ReportedBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	3,   // 45: smarth.dfs.ReportedBlock.state:type_name -> smarth.dfs.ReplicaState
-	78,  // 46: smarth.dfs.BlockReportRequest.blocks:type_name -> smarth.dfs.ReportedBlock
-	75,  // 47: smarth.dfs.BlockReportResponse.commands:type_name -> smarth.dfs.DatanodeCommand
-	8,   // 48: smarth.dfs.ReceivedDeletedBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	4,   // 49: smarth.dfs.ReceivedDeletedBlock.status:type_name -> smarth.dfs.ReceivedStatus
-	81,  // 50: smarth.dfs.BlockReceivedAndDeletedRequest.blocks:type_name -> smarth.dfs.ReceivedDeletedBlock
-	8,   // 51: smarth.dfs.DatanodeReportBadBlocksRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 52: smarth.dfs.CommitBlockSynchronizationRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 53: smarth.dfs.InitReplicaRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 54: smarth.dfs.InitReplicaRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
-	3,   // 55: smarth.dfs.InitReplicaRecoveryResponse.original_state:type_name -> smarth.dfs.ReplicaState
-	8,   // 56: smarth.dfs.UpdateReplicaUnderRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 57: smarth.dfs.UpdateReplicaUnderRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 58: smarth.dfs.WriteBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 59: smarth.dfs.WriteBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
-	5,   // 60: smarth.dfs.WriteBlockOp.stage:type_name -> smarth.dfs.WriteStage
-	6,   // 61: smarth.dfs.WriteBlockOp.mode:type_name -> smarth.dfs.WriteMode
-	10,  // 62: smarth.dfs.WriteBlockOp.token:type_name -> smarth.dfs.BlockToken
-	9,   // 63: smarth.dfs.WriteBlockOp.source:type_name -> smarth.dfs.DatanodeInfo
-	8,   // 64: smarth.dfs.ReadBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 65: smarth.dfs.ReadBlockOp.token:type_name -> smarth.dfs.BlockToken
-	8,   // 66: smarth.dfs.TransferBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 67: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
-	10,  // 68: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
-	7,   // 69: smarth.dfs.OpResponse.status:type_name -> smarth.dfs.OpStatus
-	8,   // 70: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 71: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
-	10,  // 72: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
-	14,  // 73: smarth.dfs.ClientProtocol.Mkdirs:input_type -> smarth.dfs.MkdirsRequest
-	16,  // 74: smarth.dfs.ClientProtocol.Create:input_type -> smarth.dfs.CreateRequest
-	18,  // 75: smarth.dfs.ClientProtocol.AddBlock:input_type -> smarth.dfs.AddBlockRequest
-	20,  // 76: smarth.dfs.ClientProtocol.Complete:input_type -> smarth.dfs.CompleteRequest
-	22,  // 77: smarth.dfs.ClientProtocol.AbandonBlock:input_type -> smarth.dfs.AbandonBlockRequest
-	24,  // 78: smarth.dfs.ClientProtocol.GetAdditionalDatanode:input_type -> smarth.dfs.GetAdditionalDatanodeRequest
-	26,  // 79: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:input_type -> smarth.dfs.UpdateBlockForPipelineRequest
-	28,  // 80: smarth.dfs.ClientProtocol.UpdatePipeline:input_type -> smarth.dfs.UpdatePipelineRequest
-	30,  // 81: smarth.dfs.ClientProtocol.RenewLease:input_type -> smarth.dfs.RenewLeaseRequest
-	32,  // 82: smarth.dfs.ClientProtocol.GetBlockLocations:input_type -> smarth.dfs.GetBlockLocationsRequest
-	34,  // 83: smarth.dfs.ClientProtocol.GetFileInfo:input_type -> smarth.dfs.GetFileInfoRequest
-	36,  // 84: smarth.dfs.ClientProtocol.GetListing:input_type -> smarth.dfs.GetListingRequest
-	38,  // 85: smarth.dfs.ClientProtocol.Delete:input_type -> smarth.dfs.DeleteRequest
-	40,  // 86: smarth.dfs.ClientProtocol.Rename:input_type -> smarth.dfs.RenameRequest
-	42,  // 87: smarth.dfs.ClientProtocol.SetReplication:input_type -> smarth.dfs.SetReplicationRequest
-	44,  // 88: smarth.dfs.ClientProtocol.SetPermission:input_type -> smarth.dfs.SetPermissionRequest
-	46,  // 89: smarth.dfs.ClientProtocol.SetOwner:input_type -> smarth.dfs.SetOwnerRequest
-	48,  // 90: smarth.dfs.ClientProtocol.GetContentSummary:input_type -> smarth.dfs.GetContentSummaryRequest
-	50,  // 91: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
-	52,  // 92: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
-	54,  // 93: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
-	58,  // 94: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
-	61,  // 95: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
-	63,  // 96: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
-	66,  // 97: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
-	68,  // 98: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
-	76,  // 99: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
-	79,  // 100: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
-	82,  // 101: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
-	84,  // 102: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
-	86,  // 103: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
-	88,  // 104: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
-	90,  // 105: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	15,  // 106: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
-	17,  // 107: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
-	19,  // 108: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
-	21,  // 109: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
-	23,  // 110: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
-	25,  // 111: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
-	27,  // 112: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
-	29,  // 113: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
-	31,  // 114: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
-	33,  // 115: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
-	35,  // 116: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
-	37,  // 117: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
-	39,  // 118: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
-	41,  // 119: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
-	43,  // 120: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
-	45,  // 121: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
-	47,  // 122: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
-	49,  // 123: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
-	51,  // 124: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
-	53,  // 125: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
-	57,  // 126: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
-	59,  // 127: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
-	62,  // 128: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
-	65,  // 129: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
-	67,  // 130: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
-	69,  // 131: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
-	77,  // 132: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
-	80,  // 133: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
-	83,  // 134: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
-	85,  // 135: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
-	87,  // 136: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
-	89,  // 137: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
-	91,  // 138: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	106, // [106:139] is the sub-list for method output_type
-	73,  // [73:106] is the sub-list for method input_type
-	73,  // [73:73] is the sub-list for extension type_name
-	73,  // [73:73] is the sub-list for extension extendee
-	0,   // [0:73] is the sub-list for field type_name
+	118, // 32: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
+	120, // 33: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	72,  // 34: smarth.dfs.AddCachePoolRequest.pool:type_name -> smarth.dfs.CachePoolInfo
+	72,  // 35: smarth.dfs.ListCachePoolsResponse.pools:type_name -> smarth.dfs.CachePoolInfo
+	73,  // 36: smarth.dfs.AddCacheDirectiveRequest.directive:type_name -> smarth.dfs.CacheDirectiveInfo
+	73,  // 37: smarth.dfs.ListCacheDirectivesResponse.directives:type_name -> smarth.dfs.CacheDirectiveInfo
+	87,  // 38: smarth.dfs.GetCacheStatsResponse.nodes:type_name -> smarth.dfs.NodeCacheStats
+	88,  // 39: smarth.dfs.GetCacheStatsResponse.apps:type_name -> smarth.dfs.AppCacheStats
+	120, // 40: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	9,   // 41: smarth.dfs.RegisterDatanodeRequest.datanode:type_name -> smarth.dfs.DatanodeInfo
+	9,   // 42: smarth.dfs.RegisterDatanodeResponse.datanode:type_name -> smarth.dfs.DatanodeInfo
+	121, // 43: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
+	8,   // 44: smarth.dfs.InvalidateCommand.blocks:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 45: smarth.dfs.RecoverBlockCommand.block:type_name -> smarth.dfs.ExtendedBlock
+	9,   // 46: smarth.dfs.RecoverBlockCommand.replicas:type_name -> smarth.dfs.DatanodeInfo
+	92,  // 47: smarth.dfs.DatanodeCommand.transfer:type_name -> smarth.dfs.TransferCommand
+	93,  // 48: smarth.dfs.DatanodeCommand.invalidate:type_name -> smarth.dfs.InvalidateCommand
+	94,  // 49: smarth.dfs.DatanodeCommand.recover:type_name -> smarth.dfs.RecoverBlockCommand
+	95,  // 50: smarth.dfs.DatanodeCommand.cache:type_name -> smarth.dfs.CacheCommand
+	96,  // 51: smarth.dfs.DatanodeCommand.uncache:type_name -> smarth.dfs.UncacheCommand
+	97,  // 52: smarth.dfs.HeartbeatResponse.commands:type_name -> smarth.dfs.DatanodeCommand
+	8,   // 53: smarth.dfs.ReportedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	3,   // 54: smarth.dfs.ReportedBlock.state:type_name -> smarth.dfs.ReplicaState
+	100, // 55: smarth.dfs.BlockReportRequest.blocks:type_name -> smarth.dfs.ReportedBlock
+	97,  // 56: smarth.dfs.BlockReportResponse.commands:type_name -> smarth.dfs.DatanodeCommand
+	8,   // 57: smarth.dfs.ReceivedDeletedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	4,   // 58: smarth.dfs.ReceivedDeletedBlock.status:type_name -> smarth.dfs.ReceivedStatus
+	103, // 59: smarth.dfs.BlockReceivedAndDeletedRequest.blocks:type_name -> smarth.dfs.ReceivedDeletedBlock
+	8,   // 60: smarth.dfs.DatanodeReportBadBlocksRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 61: smarth.dfs.CommitBlockSynchronizationRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 62: smarth.dfs.InitReplicaRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 63: smarth.dfs.InitReplicaRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
+	3,   // 64: smarth.dfs.InitReplicaRecoveryResponse.original_state:type_name -> smarth.dfs.ReplicaState
+	8,   // 65: smarth.dfs.UpdateReplicaUnderRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 66: smarth.dfs.UpdateReplicaUnderRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 67: smarth.dfs.WriteBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	9,   // 68: smarth.dfs.WriteBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
+	5,   // 69: smarth.dfs.WriteBlockOp.stage:type_name -> smarth.dfs.WriteStage
+	6,   // 70: smarth.dfs.WriteBlockOp.mode:type_name -> smarth.dfs.WriteMode
+	10,  // 71: smarth.dfs.WriteBlockOp.token:type_name -> smarth.dfs.BlockToken
+	9,   // 72: smarth.dfs.WriteBlockOp.source:type_name -> smarth.dfs.DatanodeInfo
+	8,   // 73: smarth.dfs.ReadBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 74: smarth.dfs.ReadBlockOp.token:type_name -> smarth.dfs.BlockToken
+	8,   // 75: smarth.dfs.TransferBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	9,   // 76: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
+	10,  // 77: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
+	7,   // 78: smarth.dfs.OpResponse.status:type_name -> smarth.dfs.OpStatus
+	119, // 79: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
+	8,   // 80: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
+	9,   // 81: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
+	10,  // 82: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
+	14,  // 83: smarth.dfs.ClientProtocol.Mkdirs:input_type -> smarth.dfs.MkdirsRequest
+	16,  // 84: smarth.dfs.ClientProtocol.Create:input_type -> smarth.dfs.CreateRequest
+	18,  // 85: smarth.dfs.ClientProtocol.AddBlock:input_type -> smarth.dfs.AddBlockRequest
+	20,  // 86: smarth.dfs.ClientProtocol.Complete:input_type -> smarth.dfs.CompleteRequest
+	22,  // 87: smarth.dfs.ClientProtocol.AbandonBlock:input_type -> smarth.dfs.AbandonBlockRequest
+	24,  // 88: smarth.dfs.ClientProtocol.GetAdditionalDatanode:input_type -> smarth.dfs.GetAdditionalDatanodeRequest
+	26,  // 89: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:input_type -> smarth.dfs.UpdateBlockForPipelineRequest
+	28,  // 90: smarth.dfs.ClientProtocol.UpdatePipeline:input_type -> smarth.dfs.UpdatePipelineRequest
+	30,  // 91: smarth.dfs.ClientProtocol.RenewLease:input_type -> smarth.dfs.RenewLeaseRequest
+	32,  // 92: smarth.dfs.ClientProtocol.GetBlockLocations:input_type -> smarth.dfs.GetBlockLocationsRequest
+	34,  // 93: smarth.dfs.ClientProtocol.GetFileInfo:input_type -> smarth.dfs.GetFileInfoRequest
+	36,  // 94: smarth.dfs.ClientProtocol.GetListing:input_type -> smarth.dfs.GetListingRequest
+	38,  // 95: smarth.dfs.ClientProtocol.Delete:input_type -> smarth.dfs.DeleteRequest
+	40,  // 96: smarth.dfs.ClientProtocol.Rename:input_type -> smarth.dfs.RenameRequest
+	42,  // 97: smarth.dfs.ClientProtocol.SetReplication:input_type -> smarth.dfs.SetReplicationRequest
+	44,  // 98: smarth.dfs.ClientProtocol.SetPermission:input_type -> smarth.dfs.SetPermissionRequest
+	46,  // 99: smarth.dfs.ClientProtocol.SetOwner:input_type -> smarth.dfs.SetOwnerRequest
+	48,  // 100: smarth.dfs.ClientProtocol.GetContentSummary:input_type -> smarth.dfs.GetContentSummaryRequest
+	50,  // 101: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
+	52,  // 102: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
+	54,  // 103: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
+	58,  // 104: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
+	61,  // 105: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
+	63,  // 106: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
+	66,  // 107: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
+	68,  // 108: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
+	70,  // 109: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
+	74,  // 110: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
+	76,  // 111: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
+	78,  // 112: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
+	80,  // 113: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
+	82,  // 114: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
+	84,  // 115: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
+	86,  // 116: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
+	90,  // 117: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
+	98,  // 118: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
+	101, // 119: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
+	104, // 120: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
+	106, // 121: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
+	108, // 122: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
+	110, // 123: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
+	112, // 124: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	15,  // 125: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
+	17,  // 126: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
+	19,  // 127: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
+	21,  // 128: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
+	23,  // 129: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
+	25,  // 130: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
+	27,  // 131: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
+	29,  // 132: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
+	31,  // 133: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
+	33,  // 134: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
+	35,  // 135: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
+	37,  // 136: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
+	39,  // 137: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
+	41,  // 138: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
+	43,  // 139: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
+	45,  // 140: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
+	47,  // 141: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
+	49,  // 142: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
+	51,  // 143: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
+	53,  // 144: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
+	57,  // 145: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
+	59,  // 146: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
+	62,  // 147: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
+	65,  // 148: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
+	67,  // 149: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
+	69,  // 150: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
+	71,  // 151: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
+	75,  // 152: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
+	77,  // 153: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
+	79,  // 154: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
+	81,  // 155: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
+	83,  // 156: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
+	85,  // 157: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
+	89,  // 158: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
+	91,  // 159: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
+	99,  // 160: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
+	102, // 161: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
+	105, // 162: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
+	107, // 163: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
+	109, // 164: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
+	111, // 165: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
+	113, // 166: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	125, // [125:167] is the sub-list for method output_type
+	83,  // [83:125] is the sub-list for method input_type
+	83,  // [83:83] is the sub-list for extension type_name
+	83,  // [83:83] is the sub-list for extension extendee
+	0,   // [0:83] is the sub-list for field type_name
 }
 
 func init() { file_dfspb_dfs_proto_init() }
@@ -6367,7 +7940,7 @@ func file_dfspb_dfs_proto_init() {
 	if File_dfspb_dfs_proto != nil {
 		return
 	}
-	file_dfspb_dfs_proto_msgTypes[67].OneofWrappers = []any{
+	file_dfspb_dfs_proto_msgTypes[89].OneofWrappers = []any{
 		(*DatanodeCommand_Transfer)(nil),
 		(*DatanodeCommand_Invalidate)(nil),
 		(*DatanodeCommand_Recover)(nil),
@@ -6381,7 +7954,7 @@ func file_dfspb_dfs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_dfspb_dfs_proto_rawDesc), len(file_dfspb_dfs_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   89,
+			NumMessages:   114,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -61,6 +61,15 @@ const (
 	ClientProtocol_ClientHeartbeat_FullMethodName        = "/smarth.dfs.ClientProtocol/ClientHeartbeat"
 	ClientProtocol_GetSpeeds_FullMethodName              = "/smarth.dfs.ClientProtocol/GetSpeeds"
 	ClientProtocol_SetSafeMode_FullMethodName            = "/smarth.dfs.ClientProtocol/SetSafeMode"
+	ClientProtocol_CacheAccess_FullMethodName            = "/smarth.dfs.ClientProtocol/CacheAccess"
+	ClientProtocol_JobCacheStatus_FullMethodName         = "/smarth.dfs.ClientProtocol/JobCacheStatus"
+	ClientProtocol_AddCachePool_FullMethodName           = "/smarth.dfs.ClientProtocol/AddCachePool"
+	ClientProtocol_RemoveCachePool_FullMethodName        = "/smarth.dfs.ClientProtocol/RemoveCachePool"
+	ClientProtocol_ListCachePools_FullMethodName         = "/smarth.dfs.ClientProtocol/ListCachePools"
+	ClientProtocol_AddCacheDirective_FullMethodName      = "/smarth.dfs.ClientProtocol/AddCacheDirective"
+	ClientProtocol_RemoveCacheDirective_FullMethodName   = "/smarth.dfs.ClientProtocol/RemoveCacheDirective"
+	ClientProtocol_ListCacheDirectives_FullMethodName    = "/smarth.dfs.ClientProtocol/ListCacheDirectives"
+	ClientProtocol_GetCacheStats_FullMethodName          = "/smarth.dfs.ClientProtocol/GetCacheStats"
 )
 
 // ClientProtocolClient is the client API for ClientProtocol service.
@@ -92,6 +101,16 @@ type ClientProtocolClient interface {
 	ClientHeartbeat(ctx context.Context, in *ClientHeartbeatRequest, opts ...grpc.CallOption) (*ClientHeartbeatResponse, error)
 	GetSpeeds(ctx context.Context, in *GetSpeedsRequest, opts ...grpc.CallOption) (*GetSpeedsResponse, error)
 	SetSafeMode(ctx context.Context, in *SetSafeModeRequest, opts ...grpc.CallOption) (*SetSafeModeResponse, error)
+	// in-memory caching (seed 003)
+	CacheAccess(ctx context.Context, in *CacheAccessRequest, opts ...grpc.CallOption) (*CacheAccessResponse, error)
+	JobCacheStatus(ctx context.Context, in *JobCacheStatusRequest, opts ...grpc.CallOption) (*JobCacheStatusResponse, error)
+	AddCachePool(ctx context.Context, in *AddCachePoolRequest, opts ...grpc.CallOption) (*AddCachePoolResponse, error)
+	RemoveCachePool(ctx context.Context, in *RemoveCachePoolRequest, opts ...grpc.CallOption) (*RemoveCachePoolResponse, error)
+	ListCachePools(ctx context.Context, in *ListCachePoolsRequest, opts ...grpc.CallOption) (*ListCachePoolsResponse, error)
+	AddCacheDirective(ctx context.Context, in *AddCacheDirectiveRequest, opts ...grpc.CallOption) (*AddCacheDirectiveResponse, error)
+	RemoveCacheDirective(ctx context.Context, in *RemoveCacheDirectiveRequest, opts ...grpc.CallOption) (*RemoveCacheDirectiveResponse, error)
+	ListCacheDirectives(ctx context.Context, in *ListCacheDirectivesRequest, opts ...grpc.CallOption) (*ListCacheDirectivesResponse, error)
+	GetCacheStats(ctx context.Context, in *GetCacheStatsRequest, opts ...grpc.CallOption) (*GetCacheStatsResponse, error)
 }
 
 type clientProtocolClient struct {
@@ -352,6 +371,96 @@ func (c *clientProtocolClient) SetSafeMode(ctx context.Context, in *SetSafeModeR
 	return out, nil
 }
 
+func (c *clientProtocolClient) CacheAccess(ctx context.Context, in *CacheAccessRequest, opts ...grpc.CallOption) (*CacheAccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CacheAccessResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_CacheAccess_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) JobCacheStatus(ctx context.Context, in *JobCacheStatusRequest, opts ...grpc.CallOption) (*JobCacheStatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(JobCacheStatusResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_JobCacheStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) AddCachePool(ctx context.Context, in *AddCachePoolRequest, opts ...grpc.CallOption) (*AddCachePoolResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AddCachePoolResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_AddCachePool_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) RemoveCachePool(ctx context.Context, in *RemoveCachePoolRequest, opts ...grpc.CallOption) (*RemoveCachePoolResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemoveCachePoolResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_RemoveCachePool_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) ListCachePools(ctx context.Context, in *ListCachePoolsRequest, opts ...grpc.CallOption) (*ListCachePoolsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListCachePoolsResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_ListCachePools_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) AddCacheDirective(ctx context.Context, in *AddCacheDirectiveRequest, opts ...grpc.CallOption) (*AddCacheDirectiveResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AddCacheDirectiveResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_AddCacheDirective_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) RemoveCacheDirective(ctx context.Context, in *RemoveCacheDirectiveRequest, opts ...grpc.CallOption) (*RemoveCacheDirectiveResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemoveCacheDirectiveResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_RemoveCacheDirective_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) ListCacheDirectives(ctx context.Context, in *ListCacheDirectivesRequest, opts ...grpc.CallOption) (*ListCacheDirectivesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListCacheDirectivesResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_ListCacheDirectives_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) GetCacheStats(ctx context.Context, in *GetCacheStatsRequest, opts ...grpc.CallOption) (*GetCacheStatsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetCacheStatsResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_GetCacheStats_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ClientProtocolServer is the server API for ClientProtocol service.
 // All implementations must embed UnimplementedClientProtocolServer
 // for forward compatibility.
@@ -381,6 +490,16 @@ type ClientProtocolServer interface {
 	ClientHeartbeat(context.Context, *ClientHeartbeatRequest) (*ClientHeartbeatResponse, error)
 	GetSpeeds(context.Context, *GetSpeedsRequest) (*GetSpeedsResponse, error)
 	SetSafeMode(context.Context, *SetSafeModeRequest) (*SetSafeModeResponse, error)
+	// in-memory caching (seed 003)
+	CacheAccess(context.Context, *CacheAccessRequest) (*CacheAccessResponse, error)
+	JobCacheStatus(context.Context, *JobCacheStatusRequest) (*JobCacheStatusResponse, error)
+	AddCachePool(context.Context, *AddCachePoolRequest) (*AddCachePoolResponse, error)
+	RemoveCachePool(context.Context, *RemoveCachePoolRequest) (*RemoveCachePoolResponse, error)
+	ListCachePools(context.Context, *ListCachePoolsRequest) (*ListCachePoolsResponse, error)
+	AddCacheDirective(context.Context, *AddCacheDirectiveRequest) (*AddCacheDirectiveResponse, error)
+	RemoveCacheDirective(context.Context, *RemoveCacheDirectiveRequest) (*RemoveCacheDirectiveResponse, error)
+	ListCacheDirectives(context.Context, *ListCacheDirectivesRequest) (*ListCacheDirectivesResponse, error)
+	GetCacheStats(context.Context, *GetCacheStatsRequest) (*GetCacheStatsResponse, error)
 	mustEmbedUnimplementedClientProtocolServer()
 }
 
@@ -465,6 +584,33 @@ func (UnimplementedClientProtocolServer) GetSpeeds(context.Context, *GetSpeedsRe
 }
 func (UnimplementedClientProtocolServer) SetSafeMode(context.Context, *SetSafeModeRequest) (*SetSafeModeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetSafeMode not implemented")
+}
+func (UnimplementedClientProtocolServer) CacheAccess(context.Context, *CacheAccessRequest) (*CacheAccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CacheAccess not implemented")
+}
+func (UnimplementedClientProtocolServer) JobCacheStatus(context.Context, *JobCacheStatusRequest) (*JobCacheStatusResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method JobCacheStatus not implemented")
+}
+func (UnimplementedClientProtocolServer) AddCachePool(context.Context, *AddCachePoolRequest) (*AddCachePoolResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddCachePool not implemented")
+}
+func (UnimplementedClientProtocolServer) RemoveCachePool(context.Context, *RemoveCachePoolRequest) (*RemoveCachePoolResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveCachePool not implemented")
+}
+func (UnimplementedClientProtocolServer) ListCachePools(context.Context, *ListCachePoolsRequest) (*ListCachePoolsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListCachePools not implemented")
+}
+func (UnimplementedClientProtocolServer) AddCacheDirective(context.Context, *AddCacheDirectiveRequest) (*AddCacheDirectiveResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddCacheDirective not implemented")
+}
+func (UnimplementedClientProtocolServer) RemoveCacheDirective(context.Context, *RemoveCacheDirectiveRequest) (*RemoveCacheDirectiveResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveCacheDirective not implemented")
+}
+func (UnimplementedClientProtocolServer) ListCacheDirectives(context.Context, *ListCacheDirectivesRequest) (*ListCacheDirectivesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListCacheDirectives not implemented")
+}
+func (UnimplementedClientProtocolServer) GetCacheStats(context.Context, *GetCacheStatsRequest) (*GetCacheStatsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCacheStats not implemented")
 }
 func (UnimplementedClientProtocolServer) mustEmbedUnimplementedClientProtocolServer() {}
 func (UnimplementedClientProtocolServer) testEmbeddedByValue()                        {}
@@ -937,6 +1083,168 @@ func _ClientProtocol_SetSafeMode_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ClientProtocol_CacheAccess_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CacheAccessRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).CacheAccess(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_CacheAccess_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).CacheAccess(ctx, req.(*CacheAccessRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_JobCacheStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(JobCacheStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).JobCacheStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_JobCacheStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).JobCacheStatus(ctx, req.(*JobCacheStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_AddCachePool_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddCachePoolRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).AddCachePool(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_AddCachePool_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).AddCachePool(ctx, req.(*AddCachePoolRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_RemoveCachePool_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveCachePoolRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).RemoveCachePool(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_RemoveCachePool_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).RemoveCachePool(ctx, req.(*RemoveCachePoolRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_ListCachePools_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListCachePoolsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).ListCachePools(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_ListCachePools_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).ListCachePools(ctx, req.(*ListCachePoolsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_AddCacheDirective_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddCacheDirectiveRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).AddCacheDirective(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_AddCacheDirective_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).AddCacheDirective(ctx, req.(*AddCacheDirectiveRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_RemoveCacheDirective_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveCacheDirectiveRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).RemoveCacheDirective(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_RemoveCacheDirective_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).RemoveCacheDirective(ctx, req.(*RemoveCacheDirectiveRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_ListCacheDirectives_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListCacheDirectivesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).ListCacheDirectives(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_ListCacheDirectives_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).ListCacheDirectives(ctx, req.(*ListCacheDirectivesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_GetCacheStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetCacheStatsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).GetCacheStats(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_GetCacheStats_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).GetCacheStats(ctx, req.(*GetCacheStatsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ClientProtocol_ServiceDesc is the grpc.ServiceDesc for ClientProtocol service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1043,6 +1351,42 @@ var ClientProtocol_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetSafeMode",
 			Handler:    _ClientProtocol_SetSafeMode_Handler,
+		},
+		{
+			MethodName: "CacheAccess",
+			Handler:    _ClientProtocol_CacheAccess_Handler,
+		},
+		{
+			MethodName: "JobCacheStatus",
+			Handler:    _ClientProtocol_JobCacheStatus_Handler,
+		},
+		{
+			MethodName: "AddCachePool",
+			Handler:    _ClientProtocol_AddCachePool_Handler,
+		},
+		{
+			MethodName: "RemoveCachePool",
+			Handler:    _ClientProtocol_RemoveCachePool_Handler,
+		},
+		{
+			MethodName: "ListCachePools",
+			Handler:    _ClientProtocol_ListCachePools_Handler,
+		},
+		{
+			MethodName: "AddCacheDirective",
+			Handler:    _ClientProtocol_AddCacheDirective_Handler,
+		},
+		{
+			MethodName: "RemoveCacheDirective",
+			Handler:    _ClientProtocol_RemoveCacheDirective_Handler,
+		},
+		{
+			MethodName: "ListCacheDirectives",
+			Handler:    _ClientProtocol_ListCacheDirectives_Handler,
+		},
+		{
+			MethodName: "GetCacheStats",
+			Handler:    _ClientProtocol_GetCacheStats_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

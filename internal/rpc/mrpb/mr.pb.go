@@ -86,6 +86,8 @@ type Split struct {
 	Hosts         []string               `protobuf:"bytes,5,rep,name=hosts,proto3" json:"hosts,omitempty"`
 	Racks         []string               `protobuf:"bytes,6,rep,name=racks,proto3" json:"racks,omitempty"`
 	Meta          []byte                 `protobuf:"bytes,7,opt,name=meta,proto3" json:"meta,omitempty"`
+	BlockId       uint64                 `protobuf:"varint,8,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`            // DFS block the split covers (0 = none); for cache status and cache access
+	CachedHosts   []string               `protobuf:"bytes,9,rep,name=cached_hosts,json=cachedHosts,proto3" json:"cached_hosts,omitempty"` // hosts holding the block in memory when the split was cut
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -165,6 +167,20 @@ func (x *Split) GetRacks() []string {
 func (x *Split) GetMeta() []byte {
 	if x != nil {
 		return x.Meta
+	}
+	return nil
+}
+
+func (x *Split) GetBlockId() uint64 {
+	if x != nil {
+		return x.BlockId
+	}
+	return 0
+}
+
+func (x *Split) GetCachedHosts() []string {
+	if x != nil {
+		return x.CachedHosts
 	}
 	return nil
 }
@@ -1385,7 +1401,7 @@ var File_mrpb_mr_proto protoreflect.FileDescriptor
 
 const file_mrpb_mr_proto_rawDesc = "" +
 	"\n" +
-	"\rmrpb/mr.proto\x12\tsmarth.mr\"\xa1\x01\n" +
+	"\rmrpb/mr.proto\x12\tsmarth.mr\"\xdf\x01\n" +
 	"\x05Split\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x16\n" +
@@ -1393,7 +1409,9 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	"\x06length\x18\x04 \x01(\x03R\x06length\x12\x14\n" +
 	"\x05hosts\x18\x05 \x03(\tR\x05hosts\x12\x14\n" +
 	"\x05racks\x18\x06 \x03(\tR\x05racks\x12\x12\n" +
-	"\x04meta\x18\a \x01(\fR\x04meta\"\xab\x02\n" +
+	"\x04meta\x18\a \x01(\fR\x04meta\x12\x19\n" +
+	"\bblock_id\x18\b \x01(\x04R\ablockId\x12!\n" +
+	"\fcached_hosts\x18\t \x03(\tR\vcachedHosts\"\xab\x02\n" +
 	"\x10SubmitJobRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
 	"\x03app\x18\x02 \x01(\tR\x03app\x12?\n" +
