@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"smarth/internal/daemonconf"
 )
 
 // Role is a daemon or tool a host runs.
@@ -183,6 +185,12 @@ func (f *File) Resolve() (*Topology, error) {
 		if !slices.Contains(knownRoles, Role(role)) {
 			return nil, fmt.Errorf("daemons: unknown role %q (roles: %s)", role, roleList())
 		}
+		// The cache and scheduler keys of seed 003 are checked here, so a
+		// misspelt policy or a key under the wrong role fails before any
+		// namespace is built.
+		if err := daemonconf.Check(role, f.Daemons[role]); err != nil {
+			return nil, fmt.Errorf("daemons: %w", err)
+		}
 	}
 	subnet := f.Subnet
 	if subnet == "" {
@@ -262,6 +270,9 @@ func (t *Topology) resolveHosts(f *File, rackSpecs map[string]*RackSpec) error {
 		for role := range hs.Config {
 			if !slices.Contains(hs.Roles, Role(role)) {
 				return fmt.Errorf("host %s: config for role %q, which the host does not have", hs.Name, role)
+			}
+			if err := daemonconf.Check(role, hs.Config[role]); err != nil {
+				return fmt.Errorf("host %s: config: %w", hs.Name, err)
 			}
 		}
 		for _, r := range hs.Roles {

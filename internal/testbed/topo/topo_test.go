@@ -244,3 +244,40 @@ func TestShippedTopologies(t *testing.T) {
 		t.Errorf("the two-rack scenario file is missing: %v", err)
 	}
 }
+
+// The seed 003 keys (cache policy, cache capacity, scheduler, ...) are
+// accepted under their own role, at the top and per host, and checked
+// before anything is built.
+func TestCacheKeys(t *testing.T) {
+	good := `
+name: x
+daemons:
+  namenode: {cache_policy: bg, cache_window: 30m, cache_ttl: 10m, cache_affinity: {grep: 0.638}}
+  datanode: {cache_capacity: 268435456, drop_cache_behind_reads: true, drop_cache_behind_writes: true}
+  resourcemanager: {scheduler: cachelocal, cache_skips: 3, max_allocations: 2}
+racks: [{name: a}]
+hosts:
+  - {name: nn, rack: a, roles: [namenode, resourcemanager]}
+  - {name: w1, rack: a, roles: [datanode, nodemanager], config: {datanode: {cache_capacity: 134217728}}}
+`
+	top := mustParse(t, good)
+	if top.Daemons["namenode"]["cache_policy"] != "bg" || top.Daemons["resourcemanager"]["scheduler"] != "cachelocal" {
+		t.Errorf("daemons = %v, want the cache policy and scheduler kept", top.Daemons)
+	}
+	base := "name: x\nracks: [{name: a}]\nhosts: [{name: h1, rack: a, roles: [namenode, datanode]}]\n"
+	for _, c := range []struct{ name, yaml, want string }{
+		{"unknown policy", base + "daemons: {namenode: {cache_policy: lfu}}", `daemons: namenode: cache_policy: unknown cache policy "lfu" (known: none, pinned, lru, ca, bg)`},
+		{"unknown scheduler", base + "daemons: {resourcemanager: {scheduler: fair}}", `unknown scheduler "fair" (known: fifo, delay, cachelocal)`},
+		{"wrong role", base + "daemons: {datanode: {cache_policy: lru}}", `cache_policy is a namenode key, not a datanode one`},
+		{"size as text", base + "daemons: {datanode: {cache_capacity: 256MiB}}", `cache_capacity: want a whole number (bytes for sizes)`},
+		{"per host", "name: x\nracks: [{name: a}]\nhosts: [{name: h1, rack: a, roles: [namenode, datanode], config: {datanode: {drop_cache_behind_reads: maybe}}}]",
+			`host h1: config: datanode: drop_cache_behind_reads: want true or false`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.yaml))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Parse = %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
