@@ -110,8 +110,8 @@ func (d *DataNode) heartbeat() (*dfspb.HeartbeatResponse, error) {
 		DfsUsed:       u.Used,
 		Remaining:     u.Remaining,
 		XceiverCount:  int32(d.xceivers()),
-		CacheCapacity: d.cfg.CacheCapacity,
 	}
+	d.cacher.report(req)
 	ctx, cancel := d.rpcContext(rpcTimeout)
 	defer cancel()
 	start := time.Now()
@@ -177,9 +177,9 @@ func (d *DataNode) runCommands(cmds []*dfspb.DatanodeCommand) (reregister bool) 
 			rc := c.GetRecover()
 			d.goRun(func() { d.recoverBlock(rc) })
 		case c.GetCache() != nil:
-			d.log.Info("cache command ignored: in-memory caching is not implemented yet", "blocks", len(c.GetCache().GetBlockIds()))
+			d.cacher.enqueue(c.GetCache().GetBlockIds())
 		case c.GetUncache() != nil:
-			d.log.Info("uncache command ignored: in-memory caching is not implemented yet", "blocks", len(c.GetUncache().GetBlockIds()))
+			d.cacher.uncache(c.GetUncache().GetBlockIds())
 		case c.GetReregister():
 			reregister = true
 		}

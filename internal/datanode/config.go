@@ -25,7 +25,7 @@ type Config struct {
 	BlockReportInterval time.Duration `yaml:"block_report_interval"` // full block reports
 	ScanInterval        time.Duration `yaml:"scan_interval"`         // block scanner: one full verification pass
 	PerClientBuffer     int64         `yaml:"per_client_buffer"`     // multi-pipeline: unforwarded bytes per client
-	CacheCapacity       int64         `yaml:"cache_capacity"`        // in-memory block cache (not yet used)
+	CacheCapacity       int64         `yaml:"cache_capacity"`        // in-memory block cache, bytes (0 = no caching)
 	SyncOnClose         bool          `yaml:"sync_on_close"`         // fsync replicas on finalize
 
 	// ScanBandwidth limits the block scanner's reads, bytes per second.
@@ -43,6 +43,25 @@ type Config struct {
 	SocketSendBuffer int `yaml:"socket_send_buffer"`
 	// MaxXceivers bounds concurrent data-transfer connections.
 	MaxXceivers int `yaml:"max_xceivers"`
+
+	// MemoryBudget is the memory this datanode may use, bytes (0 =
+	// unlimited). cache_capacity must fit in it beside the write buffers
+	// the datanode needs (per_client_buffer); the testbed and the cluster
+	// launcher set it to the node's memory cgroup limit.
+	MemoryBudget int64 `yaml:"memory_budget"`
+	// CacheConcurrency bounds how many blocks are read into the cache at
+	// once (cache commands are queued and run off the heartbeat path).
+	CacheConcurrency int `yaml:"cache_concurrency"`
+	// DropCacheBehindReads: after an uncached read, drop the pages read
+	// from the page cache (posix_fadvise DONTNEED), as HDFS's
+	// dfs.datanode.drop.cache.behind.reads. Uncached reads then really
+	// reach the disk, so memory caching can be measured on a machine
+	// whose page cache would otherwise hold every block.
+	DropCacheBehindReads bool `yaml:"drop_cache_behind_reads"`
+	// DropCacheBehindWrites: once a replica is finalized, write its files
+	// back and drop them from the page cache, as HDFS's
+	// dfs.datanode.drop.cache.behind.writes.
+	DropCacheBehindWrites bool `yaml:"drop_cache_behind_writes"`
 
 	// Dial, if set, connects to other datanodes' data ports instead of a
 	// plain TCP dial (tests slow or cut links with it).
@@ -64,6 +83,7 @@ func DefaultConfig() Config {
 		ScanBandwidth:       64 << 20,
 		IOTimeout:           60 * time.Second,
 		MaxXceivers:         4096,
+		CacheConcurrency:    2,
 	}
 }
 
@@ -98,8 +118,12 @@ func (c Config) Validate() error {
 	if c.PerClientBuffer < 64<<10 {
 		errs = append(errs, fmt.Errorf("per_client_buffer: %d is smaller than one packet (65536)", c.PerClientBuffer))
 	}
-	if c.CacheCapacity < 0 || c.ScanBandwidth < 0 || c.SocketRecvBuffer < 0 || c.SocketSendBuffer < 0 || c.IOTimeout < 0 || c.MaxXceivers < 0 {
-		errs = append(errs, errors.New("cache_capacity, scan_bandwidth, socket buffers, io_timeout and max_xceivers must not be negative"))
+	if c.CacheCapacity < 0 || c.ScanBandwidth < 0 || c.SocketRecvBuffer < 0 || c.SocketSendBuffer < 0 || c.IOTimeout < 0 || c.MaxXceivers < 0 ||
+		c.MemoryBudget < 0 || c.CacheConcurrency < 0 {
+		errs = append(errs, errors.New("cache_capacity, memory_budget, cache_concurrency, scan_bandwidth, socket buffers, io_timeout and max_xceivers must not be negative"))
+	}
+	if err := c.validateMemory(physicalMemory()); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -112,6 +136,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxXceivers == 0 {
 		c.MaxXceivers = d.MaxXceivers
+	}
+	if c.CacheConcurrency == 0 {
+		c.CacheConcurrency = d.CacheConcurrency
 	}
 	if c.Rack == "" {
 		c.Rack = d.Rack

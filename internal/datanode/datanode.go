@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
+	"smarth/internal/datanode/memcache"
 	"smarth/internal/datanode/store"
 	"smarth/internal/rpc/dfspb"
 )
@@ -50,6 +51,8 @@ type DataNode struct {
 
 	ibr     *reportQueue // incremental block reports waiting to be sent
 	scanner *scanner
+	cache   *memcache.Cache // whole finalized replicas in memory (empty after a restart)
+	cacher  *cacher         // runs cache/uncache commands
 
 	mu      sync.Mutex
 	info    *dfspb.DatanodeInfo     // guarded by mu: how this node registers (addresses known after Start)
@@ -68,7 +71,13 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	st, err := store.Open(cfg.DataDir, store.Options{SyncOnClose: cfg.SyncOnClose})
+	// The cache starts empty on every start, as in HDFS: what was cached
+	// before a restart is gone with the process, and the first heartbeat
+	// tells the namenode so.
+	cache := memcache.New(cfg.CacheCapacity)
+	var k *cacher
+	st, err := store.Open(cfg.DataDir, store.Options{SyncOnClose: cfg.SyncOnClose,
+		Changed: func(id uint64) { k.replicaChanged(id) }})
 	if err != nil {
 		return nil, fmt.Errorf("datanode: open data_dir %s: %w", cfg.DataDir, err)
 	}
@@ -90,6 +99,10 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 	}
 	d.ibr = newReportQueue()
 	d.scanner = newScanner(d)
+	d.cache = cache
+	k = newCacher(d, cache)
+	d.cacher = k
+	d.metrics.watchCache(cache)
 	return d, nil
 }
 
@@ -183,6 +196,9 @@ func (d *DataNode) Start() error {
 	d.goRun(d.runActor)
 	d.goRun(d.runReports)
 	d.goRun(d.scanner.run)
+	for range d.cfg.CacheConcurrency {
+		d.goRun(d.cacher.run)
+	}
 	info := d.Info()
 	d.log.Info("datanode started", "data", d.DataAddr(), "ipc", d.IPCAddr(), "http", d.HTTPAddr(),
 		"advertise", net.JoinHostPort(info.IpAddr, strconv.Itoa(int(info.DataPort))), "hostname", info.Hostname,
@@ -223,6 +239,7 @@ func (d *DataNode) Close() error {
 	_ = d.httpSrv.Shutdown(ctx)
 	cancel()
 	d.wg.Wait()
+	d.cache.Close()
 	d.log.Info("datanode stopped")
 	return d.nnConn.Close()
 }
@@ -238,6 +255,7 @@ func (d *DataNode) Kill() {
 	d.grpcSrv.Stop()
 	_ = d.httpSrv.Close()
 	d.wg.Wait()
+	d.cache.Close()
 	_ = d.nnConn.Close()
 }
 

@@ -1,6 +1,10 @@
 package datanode
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"smarth/internal/datanode/memcache"
+)
 
 // metrics are one datanode's Prometheus metrics, in its own registry so
 // that many datanodes can live in one process.
@@ -21,6 +25,16 @@ type metrics struct {
 	readThroughput   prometheus.Histogram
 	ackLatency       prometheus.Histogram
 	heartbeatLatency prometheus.Histogram
+
+	// In-memory cache (cache capacity, used bytes and cached blocks are
+	// read from the cache itself, see watchCache).
+	cacheHits       prometheus.Counter
+	cacheMisses     prometheus.Counter
+	blocksCached    prometheus.Counter
+	blocksUncached  prometheus.Counter
+	cacheFailures   *prometheus.CounterVec
+	bytesReadMemory prometheus.Counter
+	bytesReadDisk   prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -53,9 +67,34 @@ func newMetrics() *metrics {
 			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16)}),
 		heartbeatLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "heartbeat_latency_seconds",
 			Help: "Heartbeat round trips to the namenode.", Buckets: prometheus.ExponentialBuckets(1e-4, 2, 16)}),
+		cacheHits:       counter("cache_hits_total", "READ_BLOCK requests served from the in-memory cache."),
+		cacheMisses:     counter("cache_misses_total", "READ_BLOCK requests of finalized replicas not in the in-memory cache (served from disk)."),
+		blocksCached:    counter("blocks_cached_total", "Replicas read, verified and put in the in-memory cache."),
+		blocksUncached:  counter("blocks_uncached_total", "Replicas removed from the in-memory cache (uncache command, replica changed or deleted)."),
+		bytesReadMemory: counter("bytes_read_memory_total", "Block bytes sent to readers from the in-memory cache."),
+		bytesReadDisk:   counter("bytes_read_disk_total", "Block bytes sent to readers from replica files."),
+		cacheFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "cache_failures_total",
+			Help: "Blocks that could not be cached, by reason: checksum (corrupt replica), capacity (no room), io (read error)."},
+			[]string{"reason"}),
 	}
+	m.reg.MustRegister(m.cacheHits, m.cacheMisses, m.blocksCached, m.blocksUncached, m.bytesReadMemory, m.bytesReadDisk,
+		m.cacheFailures, newProcIOCollector(ns, sub))
 	m.reg.MustRegister(m.bytesWritten, m.bytesRead, m.blocksWritten, m.blocksRead, m.blocksReplicated,
 		m.blocksRemoved, m.blocksVerified, m.checksumFailures, m.xceivers, m.bufferedBytes,
 		m.writeThroughput, m.readThroughput, m.ackLatency, m.heartbeatLatency)
 	return m
+}
+
+// watchCache exports the cache's own counts, read at scrape time.
+func (m *metrics) watchCache(c *memcache.Cache) {
+	const ns, sub = "smarth", "datanode"
+	gauge := func(name, help string, f func() float64) prometheus.GaugeFunc {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: name, Help: help}, f)
+	}
+	m.reg.MustRegister(
+		gauge("cache_capacity_bytes", "Configured in-memory cache capacity (cache_capacity).", func() float64 { return float64(c.Capacity()) }),
+		gauge("cache_used_bytes", "Memory held by the in-memory cache: cached blocks, blocks being cached, uncached blocks still being read.",
+			func() float64 { return float64(c.Used()) }),
+		gauge("cached_blocks", "Replicas fully cached and verified.", func() float64 { return float64(c.Len()) }),
+	)
 }

@@ -577,6 +577,7 @@ func (r *receiver) complete() error {
 		}
 		r.d.reportBlock(rep, dfspb.ReceivedStatus_RECEIVED)
 		r.d.metrics.blocksWritten.Inc()
+		r.d.dropBehindWrite(rep)
 	}
 	r.d.logBlockReceived(r, rep, end)
 	return nil

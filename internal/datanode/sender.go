@@ -110,29 +110,61 @@ func (s *packetSource) lastPacket() []byte {
 	return b
 }
 
+// readSource is where a READ_BLOCK's bytes come from: a replica's files
+// (diskSource) or the memory cache (memorySource).
+type readSource interface {
+	// replica is the replica served, for range checks, logs and the
+	// scanner.
+	replica() store.Replica
+	// prepare readies [start, end) (chunk aligned) before the response goes out.
+	prepare(start, end int64) error
+	// stream sends the packets of the prepared range and the last packet,
+	// returning the data bytes sent.
+	stream(c net.Conn) (int64, error)
+	// readerFoundCorruption is called when the reader reports a checksum
+	// mismatch.
+	readerFoundCorruption()
+}
+
 // sendBlock serves READ_BLOCK: the requested range, widened to whole
-// chunks, in packets, then an empty last packet. Finalized replicas go out
-// with sendfile unless verify_reads is set; replicas being written are
-// served up to the bytes acknowledged so far.
+// chunks, in packets, then an empty last packet. A replica in the memory
+// cache is served from memory without touching the disk. Otherwise
+// finalized replicas go out with sendfile unless verify_reads is set, and
+// replicas being written are served up to the bytes acknowledged so far.
 func (d *DataNode) sendBlock(c net.Conn, op *dfspb.ReadBlockOp) {
 	b := op.GetBlock()
+	if blk := d.cachedReplica(b); blk != nil {
+		defer blk.Release()
+		d.metrics.cacheHits.Inc()
+		d.serveRead(c, op, &memorySource{d: d, blk: blk})
+		return
+	}
 	h, err := d.store.Open(b.GetBlockId(), b.GetGenerationStamp())
 	if err != nil {
 		_ = d.writeResponse(c, errResponse(storeStatus(err), err.Error()))
 		return
 	}
 	defer h.Close()
+	if h.State == store.Finalized && d.cache.Capacity() > 0 {
+		d.metrics.cacheMisses.Inc()
+	}
+	d.serveRead(c, op, &diskSource{d: d, h: h})
+}
+
+// serveRead checks the requested range against the replica, answers the
+// op, streams the packets and accounts for the result.
+func (d *DataNode) serveRead(c net.Conn, op *dfspb.ReadBlockOp, src readSource) {
+	r := src.replica()
 	off, n := op.GetOffset(), op.GetLength()
-	if off < 0 || n < 0 || off+n > h.Visible {
+	if off < 0 || n < 0 || off+n > r.Visible {
 		_ = d.writeResponse(c, errResponse(dfspb.OpStatus_OP_STATUS_ERROR_INVALID,
-			fmt.Sprintf("read of [%d, %d) is outside %s, which has %d readable bytes", off, off+n, h.Name(), h.Visible)))
+			fmt.Sprintf("read of [%d, %d) is outside %s, which has %d readable bytes", off, off+n, r.Name(), r.Visible)))
 		return
 	}
-	bpc := int64(h.BytesPerChecksum)
+	bpc := int64(r.BytesPerChecksum)
 	start := off - off%bpc
-	end := min((off+n+bpc-1)/bpc*bpc, h.Visible)
-	src, err := newPacketSource(h, start, end)
-	if err != nil {
+	end := min((off+n+bpc-1)/bpc*bpc, r.Visible)
+	if err := src.prepare(start, end); err != nil {
 		_ = d.writeResponse(c, errResponse(statusError, err.Error()))
 		return
 	}
@@ -144,28 +176,28 @@ func (d *DataNode) sendBlock(c net.Conn, op *dfspb.ReadBlockOp) {
 	// the connection closes.
 	_ = c.SetReadDeadline(time.Time{})
 	statusDone := make(chan struct{})
-	go func(r store.Replica) {
+	go func() {
 		defer close(statusDone)
 		var b [1]byte
 		if n, _ := c.Read(b[:]); n == 1 && dfspb.OpStatus(b[0]) == dfspb.OpStatus_OP_STATUS_ERROR_CHECKSUM {
 			d.log.Warn("reader found a checksum mismatch; verifying the replica", "block", r.Name(), "client", op.GetClientName())
-			d.scanner.suspect(r)
+			src.readerFoundCorruption()
 		}
-	}(h.Replica)
+	}()
 	defer func() {
 		// Give the reader a moment to send its status or hang up.
 		_ = c.SetReadDeadline(time.Now().Add(min(lingerTimeout, d.cfg.IOTimeout)))
 		<-statusDone
 	}()
 	began := time.Now()
-	sent, err := d.streamPackets(c, src, d.cfg.VerifyReads)
+	sent, err := src.stream(c)
 	if err != nil {
 		var ce *datatransfer.ChecksumError
 		if errors.As(err, &ce) || errors.Is(err, store.ErrCorrupt) {
 			d.metrics.checksumFailures.Inc()
-			d.scanner.corrupt(h.Replica, err)
+			d.scanner.corrupt(r, err)
 		} else if !isClosed(err) {
-			d.log.Debug("read ended early", "block", h.Name(), "client", op.GetClientName(), "sent", sent, "err", err)
+			d.log.Debug("read ended early", "block", r.Name(), "client", op.GetClientName(), "sent", sent, "err", err)
 		}
 		return
 	}
@@ -174,6 +206,38 @@ func (d *DataNode) sendBlock(c net.Conn, op *dfspb.ReadBlockOp) {
 		d.metrics.readThroughput.Observe(float64(sent) / secs)
 	}
 }
+
+// diskSource serves a read from the replica's files.
+type diskSource struct {
+	d          *DataNode
+	h          *store.Handle
+	src        *packetSource
+	start, end int64
+}
+
+func (s *diskSource) replica() store.Replica { return s.h.Replica }
+
+func (s *diskSource) prepare(start, end int64) (err error) {
+	s.start, s.end = start, end
+	s.src, err = newPacketSource(s.h, start, end)
+	return err
+}
+
+func (s *diskSource) stream(c net.Conn) (int64, error) {
+	sent, err := s.d.streamPackets(c, s.src, s.d.cfg.VerifyReads)
+	if s.d.cfg.DropCacheBehindReads {
+		// HDFS's drop-behind: the next read of these bytes must come from
+		// the disk again, not from a page cache that would otherwise
+		// keep every block of a machine with plenty of memory.
+		bpc := int64(s.h.BytesPerChecksum)
+		dropCache(s.h.Data, s.start, s.end-s.start)
+		dropCache(s.h.Meta, int64(store.MetaHeaderLen)+s.start/bpc*datatransfer.ChecksumSize,
+			int64(datatransfer.ChunkCount(int(s.end-s.start), int(bpc))*datatransfer.ChecksumSize))
+	}
+	return sent, err
+}
+
+func (s *diskSource) readerFoundCorruption() { s.d.scanner.suspect(s.h.Replica) }
 
 // streamPackets sends src's packets and the last packet on c, with
 // sendfile for the data when possible. It returns the data bytes sent.
@@ -195,6 +259,7 @@ func (d *DataNode) streamPackets(c net.Conn, src *packetSource, verify bool) (in
 			m, err := tc.ReadFrom(io.LimitReader(src.h.Data, int64(n)))
 			sent += m
 			d.metrics.bytesRead.Add(float64(m))
+			d.metrics.bytesReadDisk.Add(float64(m))
 			if err == nil && m < int64(n) {
 				err = fmt.Errorf("%w: %s: block file ends at %d", store.ErrCorrupt, src.h.Name(), src.pos-int64(n)+m)
 			}
@@ -212,6 +277,7 @@ func (d *DataNode) streamPackets(c net.Conn, src *packetSource, verify bool) (in
 		}
 		sent += int64(n)
 		d.metrics.bytesRead.Add(float64(n))
+		d.metrics.bytesReadDisk.Add(float64(n))
 		if perr != nil {
 			return sent, perr
 		}

@@ -23,6 +23,9 @@ func (s *Store) InitRecovery(id, recoveryID uint64) (Replica, State, error) {
 		return Replica{}, 0, fmt.Errorf("%s: recovery id %d is not newer than its generation stamp", r.Name(), recoveryID)
 	}
 	r.recoveryID = recoveryID
+	// Recovery ends with a new generation stamp and maybe a shorter
+	// replica: a cached copy is stale from here on.
+	s.changedLocked(r)
 	switch r.State {
 	case RBW:
 		r.original, r.State = RBW, RUR

@@ -85,6 +85,13 @@ func (r *replica) metaPath() string {
 // Options tune a Store.
 type Options struct {
 	SyncOnClose bool // fsync block and meta files (and their directory) on finalize
+	// Changed, if set, is called whenever a replica's bytes may no longer
+	// be what a copy taken earlier holds: it is deleted or replaced, its
+	// generation stamp or length changes, it goes back to being written or
+	// under recovery, or it is marked corrupt. The datanode's memory cache
+	// drops its copy. It is called with the store's lock held, so it must
+	// be quick and must not call back into the store.
+	Changed func(id uint64)
 }
 
 // Store is one data directory's replicas.
@@ -403,6 +410,7 @@ func (s *Store) MarkCorrupt(id, gs uint64) bool {
 		return false
 	}
 	r.Corrupt = true
+	s.changedLocked(r)
 	return true
 }
 
@@ -424,10 +432,18 @@ func (s *Store) Delete(id, gs uint64) (Replica, error) {
 }
 
 func (s *Store) removeLocked(r *replica) {
+	s.changedLocked(r)
 	_ = os.Remove(r.dataPath())
 	_ = os.Remove(r.metaPath())
 	if s.replicas[r.BlockID] == r {
 		delete(s.replicas, r.BlockID)
+	}
+}
+
+// changedLocked tells Options.Changed that r is no longer what it was.
+func (s *Store) changedLocked(r *replica) {
+	if s.opts.Changed != nil {
+		s.opts.Changed(r.BlockID)
 	}
 }
 

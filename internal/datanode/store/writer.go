@@ -105,6 +105,7 @@ func (s *Store) RecoverRBW(id, newGS uint64, length int64, bpc int) (*Writer, er
 		// In a multi-pipeline write this is the usual case for the first
 		// node: it stored the whole block (and sent FNFA) while a node
 		// downstream, still receiving, failed.
+		s.changedLocked(r)
 		if err := s.moveLocked(r, s.rbw); err != nil {
 			return nil, err
 		}
@@ -151,6 +152,7 @@ func (s *Store) RecoverRBW(id, newGS uint64, length int64, bpc int) (*Writer, er
 
 // retruncateLocked truncates r to length and renames its meta file to gs.
 func (s *Store) retruncateLocked(r *replica, length int64, gs uint64) error {
+	s.changedLocked(r)
 	if err := truncateReplica(r.dataPath(), r.metaPath(), length, r.BytesPerChecksum); err != nil {
 		return err
 	}

@@ -1,0 +1,47 @@
+package datanode
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// validateMemory checks that the in-memory cache fits: in memory_budget
+// beside the write buffers the datanode needs, and in the machine's
+// physical memory (phys bytes; 0 if unknown). The cache is locked memory,
+// so promising more than there is would end in the OOM killer, not in a
+// slower cache.
+func (c Config) validateMemory(phys int64) error {
+	if c.CacheCapacity <= 0 {
+		return nil
+	}
+	if phys > 0 && c.CacheCapacity > phys {
+		return fmt.Errorf("cache_capacity: %s is more than this machine's physical memory (%s)", sizeString(c.CacheCapacity), sizeString(phys))
+	}
+	if c.MemoryBudget == 0 {
+		return nil
+	}
+	// per_client_buffer bounds what one multi-pipeline client holds here;
+	// at least one client's worth must stay free of the cache.
+	buffers := max(c.PerClientBuffer, 0)
+	if room := c.MemoryBudget - buffers; c.CacheCapacity > room {
+		return fmt.Errorf("cache_capacity: %s does not fit in memory_budget %s: the datanode keeps per_client_buffer %s of it for write buffers, leaving %s for the cache",
+			sizeString(c.CacheCapacity), sizeString(c.MemoryBudget), sizeString(buffers), sizeString(max(room, 0)))
+	}
+	return nil
+}
+
+// physicalMemory is the machine's RAM in bytes, 0 if unknown.
+func physicalMemory() int64 {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		return 0
+	}
+	return int64(si.Totalram) * int64(si.Unit)
+}
+
+// sizeString prints a byte count exactly and in MiB, as config errors
+// should name the value the user wrote.
+func sizeString(n int64) string {
+	return fmt.Sprintf("%d bytes (%.1f MiB)", n, float64(n)/(1<<20))
+}
