@@ -53,6 +53,7 @@ func newClusterUpCmd() *cobra.Command {
 		nodeManagers   string
 		blockSize      string
 		placement      string
+		cache          clusterCacheFlags
 		timeout, grace time.Duration
 	)
 	c := &cobra.Command{
@@ -60,7 +61,9 @@ func newClusterUpCmd() *cobra.Command {
 		Short: "Start a local cluster and return once it is ready",
 		Example: `  smarth cluster up
   smarth cluster up --datanodes 5 --racks /r1,/r1,/r2,/r2,/r2
-  smarth cluster up --home /tmp/c1 --nodemanagers=false --block-size 8MiB`,
+  smarth cluster up --home /tmp/c1 --nodemanagers=false --block-size 8MiB
+  smarth cluster up --datanodes 4 --cache-capacity 256MiB --cache-policy bg --scheduler cachelocal
+  sudo smarth cluster up --cache-capacity 256MiB --cache-policy pinned --disk-read-rate 40MB/s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if racks != "" {
@@ -91,6 +94,9 @@ func newClusterUpCmd() *cobra.Command {
 			if opts.DataNodes < 1 {
 				return usageErr("--datanodes must be at least 1")
 			}
+			if err := cache.apply(cmd, &opts.Cache); err != nil {
+				return err
+			}
 			opts.ReadyTimeout, opts.StopGrace = timeout, grace
 			opts.Detach = true
 			opts.Out = cmd.OutOrStdout()
@@ -118,6 +124,7 @@ func newClusterUpCmd() *cobra.Command {
 	f.IntVar(&opts.Replication, "replication", 0, "default replication (default min(3, datanodes))")
 	f.StringVar(&blockSize, "block-size", "", "default block size, e.g. 64MiB (default: the namenode's)")
 	f.StringVar(&placement, "placement", "", "namenode placement policy: rackaware, speedaware or speedaware-paper")
+	cache.add(f)
 	f.StringVar(&opts.NameNodeRPC, "namenode-addr", "", "namenode RPC address (default 127.0.0.1:8020 if free, else a free port)")
 	f.StringVar(&opts.NameNodeHTTP, "namenode-http", "", "namenode web address (default 127.0.0.1:9870 if free, else a free port)")
 	f.StringVar(&opts.Binary, "binary", "", "smarth binary the daemons run (default: this one)")

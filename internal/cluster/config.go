@@ -30,6 +30,10 @@ type Options struct {
 	// 127.0.0.1:8020 and 127.0.0.1:9870 when free, else port 0.
 	NameNodeRPC, NameNodeHTTP string
 
+	// Cache selects the seed 003 baseline: block cache, cache policy,
+	// scheduler, drop-behind and a disk read cap.
+	Cache CacheOptions
+
 	// Extra config keys per daemon kind, merged over the generated ones
 	// (e.g. {"placement": "speedaware"} for the namenode).
 	NameNode, DataNode, ResourceManager, NodeManager map[string]any
@@ -72,6 +76,12 @@ func (o *Options) setDefaults() error {
 	}
 	if len(o.Racks) != o.DataNodes {
 		return fmt.Errorf("%d racks given for %d datanodes", len(o.Racks), o.DataNodes)
+	}
+	if err := o.Cache.check(); err != nil {
+		return err
+	}
+	if err := o.checkExtraKeys(); err != nil {
+		return err
 	}
 	if o.Replication == 0 {
 		o.Replication = min(3, o.DataNodes)
@@ -136,12 +146,12 @@ func (o *Options) nameNodeConfig(l layout) map[string]any {
 	if o.BlockSize > 0 {
 		c["block_size"] = o.BlockSize
 	}
-	return merge(c, o.NameNode)
+	return merge(merge(c, o.Cache.nameNodeKeys()), o.NameNode)
 }
 
 func (o *Options) dataNodeConfig(l layout, i int, nn string) map[string]any {
 	name := Hostname(i)
-	return merge(map[string]any{
+	return merge(merge(map[string]any{
 		"namenode":  nn,
 		"hostname":  name,
 		"data_addr": "127.0.0.1:0",
@@ -149,15 +159,15 @@ func (o *Options) dataNodeConfig(l layout, i int, nn string) map[string]any {
 		"http_addr": "127.0.0.1:0",
 		"data_dir":  l.data(name),
 		"rack":      o.Racks[i],
-	}, o.DataNode)
+	}, o.Cache.dataNodeKeys()), o.DataNode)
 }
 
 func (o *Options) resourceManagerConfig(nn string) map[string]any {
-	return merge(map[string]any{
+	return merge(merge(map[string]any{
 		"rpc_addr":  "127.0.0.1:0",
 		"http_addr": "127.0.0.1:0",
 		"namenode":  nn,
-	}, o.ResourceManager)
+	}, o.Cache.resourceManagerKeys()), o.ResourceManager)
 }
 
 func (o *Options) nodeManagerConfig(l layout, i int, nn, rm string) map[string]any {

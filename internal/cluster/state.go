@@ -37,6 +37,9 @@ type State struct {
 	NameNodeHTTP    string    `json:"namenode_http,omitempty"`   // host:port
 	ResourceManager string    `json:"resourcemanager,omitempty"` // rpc host:port
 	Daemons         []Daemon  `json:"daemons"`
+	// Cgroups are the block I/O groups that cap the datanodes' disks
+	// (Options.Cache.DiskReadRate), removed by Down.
+	Cgroups []string `json:"cgroups,omitempty"`
 }
 
 // Daemon returns the recorded daemon with the given name.

@@ -33,11 +33,18 @@ func Up(ctx context.Context, opts Options) (*State, error) {
 	if err := os.MkdirAll(opts.Home, 0o755); err != nil {
 		return nil, err
 	}
+	var dc *diskCap
+	if opts.Cache.DiskReadRate > 0 {
+		var err error
+		if dc, err = newDiskCap(opts.Home, opts.Cache.DiskReadRate); err != nil {
+			return nil, err
+		}
+	}
 	bin, err := installBinary(opts.Binary, opts.Home)
 	if err != nil {
 		return nil, err
 	}
-	u := &upper{opts: opts, l: layout{opts.Home}, st: &State{Home: opts.Home, Binary: bin, Started: time.Now()}}
+	u := &upper{opts: opts, l: layout{opts.Home}, disk: dc, st: &State{Home: opts.Home, Binary: bin, Started: time.Now()}}
 	if err := u.run(ctx); err != nil {
 		if _, derr := Down(opts.Home, opts.StopGrace); derr != nil {
 			err = fmt.Errorf("%w (and stopping what was started: %v)", err, derr)
@@ -51,6 +58,7 @@ func Up(ctx context.Context, opts Options) (*State, error) {
 type upper struct {
 	opts Options
 	l    layout
+	disk *diskCap   // nil: datanodes' disks are not capped
 	mu   sync.Mutex // guards st and writes to opts.Out: datanodes start in parallel
 	st   *State
 }
@@ -149,6 +157,9 @@ func (u *upper) start(ctx context.Context, name, kind, host, rack string, cfg ma
 	if err := u.record(d); err != nil {
 		return Ready{}, err
 	}
+	if err := u.capDisk(d); err != nil {
+		return Ready{}, err
+	}
 	wctx, cancel := context.WithTimeout(ctx, u.opts.ReadyTimeout)
 	defer cancel()
 	r, err := p.WaitReady(wctx)
@@ -160,6 +171,24 @@ func (u *upper) start(ctx context.Context, name, kind, host, rack string, cfg ma
 		d.WebURL = "http://" + r.HTTP + "/"
 	}
 	return r, u.record(d)
+}
+
+// capDisk moves a datanode into its disk-capped cgroup right after its
+// start, before it has data to read: a fresh home has no blocks, and a
+// restarted one reads only block metadata before the move.
+func (u *upper) capDisk(d Daemon) error {
+	if u.disk == nil || d.Kind != "datanode" {
+		return nil
+	}
+	dir, err := u.disk.join(d.Name, d.PID)
+	if dir != "" {
+		u.mu.Lock()
+		u.st.Cgroups = append(u.st.Cgroups, dir)
+		serr := u.st.save()
+		u.mu.Unlock()
+		err = errors.Join(err, serr)
+	}
+	return err
 }
 
 // record adds or replaces d in the state and saves it.
@@ -259,6 +288,10 @@ func Down(home string, grace time.Duration) ([]string, error) {
 	}
 	// Keep the file (with ready=false) for the record of what ran, but no
 	// client should find a namenode address in it any more.
+	if err := removeCgroups(st.Cgroups); err != nil {
+		return lines, fmt.Errorf("remove the disk-cap cgroups: %w", err)
+	}
+	st.Cgroups = nil
 	st.Ready, st.NameNode, st.NameNodeHTTP, st.ResourceManager = false, "", "", ""
 	for i := range st.Daemons {
 		st.Daemons[i].PID = 0

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// Bad cache flags are usage errors (exit 2) that name the flag, and
+// nothing is started: the home stays empty.
+func TestClusterUpCacheFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--cache-policy", "lfu"}, `--cache-policy: unknown cache policy "lfu" (known: none, pinned, lru, ca, bg)`},
+		{[]string{"--scheduler", "fair"}, `--scheduler: unknown scheduler "fair" (known: fifo, delay, cachelocal)`},
+		{[]string{"--cache-capacity", "lots"}, `--cache-capacity: invalid size "lots"`},
+		{[]string{"--disk-read-rate", "40"}, `--disk-read-rate: disk rate "40" has no unit`},
+	} {
+		root := newRootCmd()
+		home := t.TempDir()
+		root.SetArgs(append([]string{"cluster", "up", "--home", home}, c.args...))
+		root.SetOut(&bytes.Buffer{})
+		root.SetErr(&bytes.Buffer{})
+		err := root.Execute()
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("cluster up %v: %v, want a usage error containing %q", c.args, err, c.msg)
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package cluster
+
+import (
+	"fmt"
+
+	"smarth/internal/daemonconf"
+)
+
+// CacheOptions select the seed 003 baseline a cluster runs: the datanodes'
+// block cache, the namenode's cache policy, the resource manager's
+// scheduler and a disk that behaves like one. Zero values leave each
+// daemon's own default, so a cluster started without them is the plain
+// Hadoop-style one.
+type CacheOptions struct {
+	CacheCapacity int64  // bytes of block cache per datanode (cache_capacity)
+	CachePolicy   string // namenode cache_policy: none, pinned, lru, ca, bg
+	Scheduler     string // resource manager scheduler: fifo, delay, cachelocal
+	// Affinity is the namenode's configured cache affinity per app
+	// (cache_affinity), used when a job does not carry its own.
+	Affinity map[string]float64
+	// DropBehind sets the datanodes' drop_cache_behind_reads and
+	// drop_cache_behind_writes (HDFS's drop-behind), so that the page
+	// cache does not hide the disk: an uncached block read really reads
+	// the disk, and the no-cache baseline is not secretly cached by the
+	// kernel. Cache experiments set it for every policy alike.
+	DropBehind bool
+	// DiskReadRate caps each datanode's disk reads at this many bytes/s
+	// with the blkio (v1) or io (v2) cgroup on the disk holding the
+	// cluster home; 0 = no cap. It needs root and the controller, and Up
+	// fails with the reason otherwise.
+	DiskReadRate int64
+}
+
+// check refuses unknown names and impossible sizes before anything starts.
+func (c *CacheOptions) check() error {
+	if c.CacheCapacity < 0 {
+		return fmt.Errorf("--cache-capacity must not be negative, got %d", c.CacheCapacity)
+	}
+	if c.DiskReadRate < 0 {
+		return fmt.Errorf("--disk-read-rate must not be negative, got %d", c.DiskReadRate)
+	}
+	if c.CachePolicy != "" {
+		if err := daemonconf.CheckCachePolicy(c.CachePolicy); err != nil {
+			return fmt.Errorf("--cache-policy: %w", err)
+		}
+	}
+	if c.Scheduler != "" {
+		if err := daemonconf.CheckScheduler(c.Scheduler); err != nil {
+			return fmt.Errorf("--scheduler: %w", err)
+		}
+	}
+	return nil
+}
+
+// nameNodeKeys, dataNodeKeys and resourceManagerKeys are the config keys
+// the options set; the caller's extra keys are merged over them.
+func (c *CacheOptions) nameNodeKeys() map[string]any {
+	m := map[string]any{}
+	if c.CachePolicy != "" {
+		m["cache_policy"] = c.CachePolicy
+	}
+	if len(c.Affinity) > 0 {
+		m["cache_affinity"] = c.Affinity
+	}
+	return m
+}
+
+func (c *CacheOptions) dataNodeKeys() map[string]any {
+	m := map[string]any{}
+	if c.CacheCapacity > 0 {
+		m["cache_capacity"] = c.CacheCapacity
+	}
+	if c.DropBehind {
+		m["drop_cache_behind_reads"] = true
+		m["drop_cache_behind_writes"] = true
+	}
+	return m
+}
+
+func (c *CacheOptions) resourceManagerKeys() map[string]any {
+	m := map[string]any{}
+	if c.Scheduler != "" {
+		m["scheduler"] = c.Scheduler
+	}
+	return m
+}
+
+// checkExtraKeys runs the seed 003 key checks over every daemon's final
+// extra keys, so a bad value passed through Options.NameNode & co. fails
+// as early as one given by flag.
+func (o *Options) checkExtraKeys() error {
+	for role, m := range map[string]map[string]any{
+		daemonconf.NameNode: o.NameNode, daemonconf.DataNode: o.DataNode,
+		daemonconf.ResourceManager: o.ResourceManager, daemonconf.NodeManager: o.NodeManager,
+	} {
+		if err := daemonconf.Check(role, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
