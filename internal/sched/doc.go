@@ -19,13 +19,24 @@
 //     order of running tasks (fair sharing), ties by submission. This is
 //     seed 003's "DL" baseline.
 //
-// The view already carries what seed 003's adaptive cache-local scheduler
-// (Alg. 1) needs — each job's cached input fraction R_j, each task's
-// cached hosts, running-task counts for the visiting order — so it can be
-// added as another Policy without reshaping the interface; MaxAllocations
-// per heartbeat per job is a loop bound inside such a policy.
+//   - cachelocal: seed 003's adaptive cache-local delay scheduling (Alg. 1,
+//     type CacheDelay): a cache-local map (its block in the node's datanode
+//     memory) launches at once; a node-local one after C_j = R_j x C skips,
+//     where R_j is the job's cached input fraction; rack-local and any
+//     node after NodeSkips and RackSkips as in delay. A heartbeat runs
+//     MaxAllocations rounds in which each job, fewest running tasks first,
+//     may launch one map; further rounds fill slots still free without
+//     counting skips, so the per-job cap never idles a slot a job would
+//     take (see CacheDelay for exactly what can idle).
 //
-// Reduce tasks have no input locality; both policies give free reduce
+// fifo and delay are the no-cache and DL baselines: they rate tasks by
+// data locality only (DataLocality) and report a cached node-local task
+// as node-local. Whether a launch was cache-local is counted by the
+// resource manager for every policy alike. R_j and each task's cached
+// hosts come from the namenode through the resource manager; this package
+// only reads them from the view.
+//
+// Reduce tasks have no input locality; every policy gives free reduce
 // slots to ready reduces in job order. When reduces become ready (after
 // all maps) and retries are the resource manager's business.
 package sched

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -12,19 +13,20 @@ type Locality int
 
 // Locality levels, best first.
 const (
-	NodeLocal Locality = iota // a replica of the split is on the node
-	RackLocal                 // a replica is on the node's rack
-	OffRack                   // anywhere else
+	CacheLocal Locality = iota // the split's block is in the node's datanode memory (seed 003)
+	NodeLocal                  // a replica of the split is on the node
+	RackLocal                  // a replica is on the node's rack
+	OffRack                    // anywhere else
 )
 
 func (l Locality) String() string {
-	return [...]string{"node", "rack", "any"}[l]
+	return [...]string{"cache", "node", "rack", "any"}[l]
 }
 
 // Node is the heartbeating node manager.
 type Node struct {
 	ID              string
-	Host            string // matched against task Hosts (datanode hostnames)
+	Host            string // matched against task Hosts and CachedHosts (datanode hostnames)
 	Rack            string
 	FreeMapSlots    int
 	FreeReduceSlots int
@@ -46,7 +48,8 @@ type Job struct {
 	PendingReduces []int // reduce indexes ready to launch
 	RunningTasks   int
 	// CachedFraction is R_j of seed 003: the fraction of the job's input
-	// held in datanode memory. Unused by fifo and delay.
+	// blocks held in datanode memory, as the namenode last reported it.
+	// Unused by fifo and delay.
 	CachedFraction float64
 }
 
@@ -74,32 +77,52 @@ type Policy interface {
 
 // Options tune the policies that take them.
 type Options struct {
-	NodeSkips int // delay: skips before rack-local (D1); default 3
-	RackSkips int // delay: skips before off-rack (D2 >= D1); default 6
+	NodeSkips int // delay, cachelocal: skips before rack-local (D1); default 3
+	RackSkips int // delay, cachelocal: skips before off-rack (D2 >= D1); default 6
+	// CacheSkips is cachelocal's C: a job waits R_j x C skips for a
+	// cache-local slot before taking a node-local one. 0 takes the
+	// default 3; a negative value means no wait (cached tasks are still
+	// preferred where they are local).
+	CacheSkips int
+	// MaxAllocations is how many rounds of Alg. 1 (at most one map per job
+	// per round, skip counts advance) a heartbeat runs before the rounds
+	// that only fill slots left free; default 2.
+	MaxAllocations int
 }
 
 // Policies maps policy names to constructors.
 var Policies = map[string]func(Options) Policy{
-	"fifo":  func(Options) Policy { return &FIFO{} },
-	"delay": func(o Options) Policy { return NewDelay(o.NodeSkips, o.RackSkips) },
+	"fifo":       func(Options) Policy { return &FIFO{} },
+	"delay":      func(o Options) Policy { return NewDelay(o.NodeSkips, o.RackSkips) },
+	"cachelocal": func(o Options) Policy { return NewCacheDelay(o) },
 }
 
 // New returns the named policy.
 func New(name string, o Options) (Policy, error) {
 	f, ok := Policies[name]
 	if !ok {
-		var names []string
-		for n := range Policies {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return nil, fmt.Errorf("unknown scheduler %q (known: %s)", name, strings.Join(names, ", "))
+		return nil, fmt.Errorf("unknown scheduler %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
 	return f(o), nil
 }
 
-// LocalityOf says how local task t is to node n.
+// Names lists the policy names, sorted.
+func Names() []string { return slices.Sorted(maps.Keys(Policies)) }
+
+// LocalityOf says how local task t is to node n, memory caches included:
+// CacheLocal when n's datanode holds the split's block in memory.
 func LocalityOf(t MapTask, n Node) Locality {
+	if slices.Contains(t.CachedHosts, n.Host) {
+		return CacheLocal
+	}
+	return DataLocality(t, n)
+}
+
+// DataLocality says how local task t's replicas are to node n, ignoring
+// memory caches: fifo and delay are the no-cache/DL baselines and place
+// by data locality alone (the resource manager still counts their
+// launches on a caching node as cache-local).
+func DataLocality(t MapTask, n Node) Locality {
 	if slices.Contains(t.Hosts, n.Host) {
 		return NodeLocal
 	}
@@ -115,10 +138,13 @@ type pending struct {
 	jobs  []Job
 	taken map[string]map[int]bool // job ID -> map index -> taken
 	run   map[string]int          // extra running tasks this heartbeat
+	// locality rates a task for a node: LocalityOf for cache-aware
+	// policies, DataLocality for the baselines.
+	locality func(MapTask, Node) Locality
 }
 
-func newPending(jobs []Job) *pending {
-	return &pending{jobs: jobs, taken: map[string]map[int]bool{}, run: map[string]int{}}
+func newPending(jobs []Job, locality func(MapTask, Node) Locality) *pending {
+	return &pending{jobs: jobs, taken: map[string]map[int]bool{}, run: map[string]int{}, locality: locality}
 }
 
 // best returns j's untaken map task closest to n, preferring lower
@@ -132,16 +158,16 @@ func (p *pending) best(j *Job, n Node, allowed Locality) (MapTask, Locality, boo
 		if p.taken[j.ID][t.Index] {
 			continue
 		}
-		if len(t.Hosts) == 0 {
+		if len(t.Hosts) == 0 && len(t.CachedHosts) == 0 {
 			if !haveAnywhere {
 				anywhere, haveAnywhere = t, true
 			}
 			continue
 		}
-		l := LocalityOf(t, n)
+		l := p.locality(t, n)
 		if l < level {
 			found, level = t, l
-			if l == NodeLocal {
+			if l == CacheLocal {
 				break
 			}
 		}
@@ -193,7 +219,7 @@ var _ Policy = (*FIFO)(nil)
 // Assign fills the node's free slots.
 func (*FIFO) Assign(n Node, jobs []Job) []Assignment {
 	out := assignReduces(n, jobs)
-	p := newPending(jobs)
+	p := newPending(jobs, DataLocality)
 	for range n.FreeMapSlots {
 		launched := false
 		for i := range jobs {
@@ -237,24 +263,15 @@ func (d *Delay) Skips(jobID string) int { return d.skips[jobID] }
 // Assign fills the node's free map slots, skipping jobs without a
 // local-enough task.
 func (d *Delay) Assign(n Node, jobs []Job) []Assignment {
-	d.forgetGone(jobs)
+	forgetGone(d.skips, jobs)
 	out := assignReduces(n, jobs)
-	p := newPending(jobs)
+	p := newPending(jobs, DataLocality)
 	order := make([]int, len(jobs))
 	for i := range order {
 		order[i] = i
 	}
 	for range n.FreeMapSlots {
-		// Fair order: fewest running tasks first (counting this heartbeat's
-		// launches), ties by submission.
-		sort.SliceStable(order, func(a, b int) bool {
-			ja, jb := &jobs[order[a]], &jobs[order[b]]
-			ra, rb := ja.RunningTasks+p.run[ja.ID], jb.RunningTasks+p.run[jb.ID]
-			if ra != rb {
-				return ra < rb
-			}
-			return ja.Seq < jb.Seq
-		})
+		p.fairOrder(order)
 		launched := false
 		for _, i := range order {
 			j := &jobs[i]
@@ -284,17 +301,31 @@ func (d *Delay) Assign(n Node, jobs []Job) []Assignment {
 	return out
 }
 
-func (d *Delay) forgetGone(jobs []Job) {
-	if len(d.skips) <= len(jobs) {
+// fairOrder sorts order (indexes into p.jobs) by fewest running tasks
+// first, counting this heartbeat's launches, ties by submission.
+func (p *pending) fairOrder(order []int) {
+	sort.SliceStable(order, func(a, b int) bool {
+		ja, jb := &p.jobs[order[a]], &p.jobs[order[b]]
+		ra, rb := ja.RunningTasks+p.run[ja.ID], jb.RunningTasks+p.run[jb.ID]
+		if ra != rb {
+			return ra < rb
+		}
+		return ja.Seq < jb.Seq
+	})
+}
+
+// forgetGone drops the skip counts of jobs no longer running.
+func forgetGone(skips map[string]int, jobs []Job) {
+	if len(skips) <= len(jobs) {
 		return
 	}
 	live := make(map[string]bool, len(jobs))
 	for _, j := range jobs {
 		live[j.ID] = true
 	}
-	for id := range d.skips {
+	for id := range skips {
 		if !live[id] {
-			delete(d.skips, id)
+			delete(skips, id)
 		}
 	}
 }

@@ -15,14 +15,17 @@ import (
 // resource manager does.
 //
 //	policy delay NODE_SKIPS RACK_SKIPS | policy fifo
+//	policy cachelocal NODE_SKIPS RACK_SKIPS CACHE_SKIPS MAX_ALLOCATIONS
 //	node ID HOST RACK
 //	job ID                       (submission order = declaration order)
-//	map JOB INDEX HOST:RACK ...  (a pending map and its replicas)
+//	map JOB INDEX HOST:RACK ... [cached=HOST,...]
+//	                             (a pending map, its replicas, the hosts caching it)
+//	cached JOB R                 (the job's cached input fraction R_j)
 //	reduce JOB INDEX ...         (ready reduces)
 //	running JOB N
 //	hb NODE MAPSLOTS REDUCESLOTS
 //	want A B ... | want -        (Assignment.String() of each, in order)
-//	skips JOB N                  (delay only)
+//	skips JOB N                  (delay, cachelocal)
 func TestScripts(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.txt")
 	if len(files) == 0 {
@@ -78,6 +81,9 @@ func runScript(t *testing.T, file string) {
 			if len(f) > 3 {
 				o.NodeSkips, o.RackSkips = atoi(f[2]), atoi(f[3])
 			}
+			if len(f) > 5 {
+				o.CacheSkips, o.MaxAllocations = atoi(f[4]), atoi(f[5])
+			}
 			policy, err = New(f[1], o)
 			if err != nil {
 				t.Fatal(err)
@@ -90,10 +96,20 @@ func runScript(t *testing.T, file string) {
 			j := job(f[1])
 			mt := MapTask{Index: atoi(f[2])}
 			for _, hr := range f[3:] {
+				if hs, ok := strings.CutPrefix(hr, "cached="); ok {
+					mt.CachedHosts = strings.Split(hs, ",")
+					continue
+				}
 				h, r, _ := strings.Cut(hr, ":")
 				mt.Hosts, mt.Racks = append(mt.Hosts, h), append(mt.Racks, r)
 			}
 			j.PendingMaps = append(j.PendingMaps, mt)
+		case "cached":
+			r, err := strconv.ParseFloat(f[2], 64)
+			if err != nil {
+				t.Fatalf("%s:%d: bad fraction %q", file, ln, f[2])
+			}
+			job(f[1]).CachedFraction = r
 		case "reduce":
 			j := job(f[1])
 			for _, s := range f[2:] {
@@ -134,9 +150,9 @@ func runScript(t *testing.T, file string) {
 				t.Errorf("%s:%d: got [%s], want [%s]", file, ln, strings.Join(got, " "), strings.Join(want, " "))
 			}
 		case "skips":
-			d, ok := policy.(*Delay)
+			d, ok := policy.(interface{ Skips(string) int })
 			if !ok {
-				t.Fatalf("%s:%d: skips needs the delay policy", file, ln)
+				t.Fatalf("%s:%d: skips needs a policy that counts skips", file, ln)
 			}
 			if got := d.Skips(f[1]); got != atoi(f[2]) {
 				t.Errorf("%s:%d: skips of %s = %d, want %s", file, ln, f[1], got, f[2])
@@ -166,7 +182,7 @@ func removeInt(xs []int, x int) []int {
 }
 
 func TestUnknownPolicy(t *testing.T) {
-	if _, err := New("nope", Options{}); err == nil || !strings.Contains(err.Error(), "delay, fifo") {
+	if _, err := New("nope", Options{}); err == nil || !strings.Contains(err.Error(), "cachelocal, delay, fifo") {
 		t.Fatalf("New(nope) = %v, want an error listing the policies", err)
 	}
 }
