@@ -6,9 +6,11 @@
 // (testdata/*.txt).
 //
 // Policies, chosen by name from Policies:
+//
 //   - fifo: jobs in submission order; within the first job that has a
 //     pending task, a node-local task if there is one, else rack-local,
 //     else any (Hadoop 1's JobQueueTaskScheduler).
+//
 //   - delay: delay scheduling (Zaharia et al., EuroSys 2010, Alg. 1 with
 //     the rack level of section 5): a job with no node-local task for the
 //     heartbeating node is skipped; after NodeSkips skips it may launch a
