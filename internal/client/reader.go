@@ -32,6 +32,7 @@ type FileReader struct {
 	blocks []*dfspb.LocatedBlock // guarded by mu: in file order
 	dead   map[string]bool       // guarded by mu: datanode addresses that failed for this reader
 	why    map[string]string     // guarded by mu: the last error per failed address, for messages
+	served map[uint64]string     // guarded by mu: block id -> datanode id of the last replica opened for it
 
 	pos    int64        // sequential position
 	cur    *blockReader // sequential block reader, nil if none
@@ -59,7 +60,18 @@ func (f *FileSystem) Open(ctx context.Context, p string) (*FileReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FileReader{f: f, path: p, size: lbs.GetFileLength(), blocks: allBlocks(lbs), dead: map[string]bool{}, why: map[string]string{}}, nil
+	return &FileReader{f: f, path: p, size: lbs.GetFileLength(), blocks: allBlocks(lbs), dead: map[string]bool{},
+		why: map[string]string{}, served: map[uint64]string{}}, nil
+}
+
+// ServedBy is the ID of the datanode that served the most recent read of
+// block through this reader, "" if none did. A map task reports it with
+// its cache access, so that a remote read asks for the block to be cached
+// on the datanode that has just read it from disk (seed 003).
+func (r *FileReader) ServedBy(block uint64) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.served[block]
 }
 
 // Size is the file's length when it was opened.
@@ -265,6 +277,9 @@ func (r *FileReader) openAt(off, length int64, refetches *int) (*blockReader, er
 		}
 		br, err := r.f.openBlock(lb, d, inBlock, n)
 		if err == nil {
+			r.mu.Lock()
+			r.served[lb.GetBlock().GetBlockId()] = d.GetId()
+			r.mu.Unlock()
 			return br, nil
 		}
 		r.markDead(lb, d, err)

@@ -75,6 +75,13 @@ type Split struct {
 	// Racks are the racks of Hosts (added by the runtime: rack-local
 	// scheduling); may be empty.
 	Racks []string
+	// BlockID is the DFS block the split covers, 0 when it covers none or
+	// several: the resource manager asks the namenode which splits are
+	// cached by it, and the map task reports its read of it (seed 003).
+	BlockID uint64
+	// CachedHosts hold the block in memory when the split was cut; the
+	// resource manager uses them until the namenode answers for the job.
+	CachedHosts []string
 }
 
 // InputFormat cuts the input into splits and reads records from a split.
@@ -225,7 +232,35 @@ type FileInfo struct {
 // BlockLocation is one block of a file and the hosts holding it.
 type BlockLocation struct {
 	Offset, Length int64
+	BlockID        uint64   // 0 where the file system has no block ids (LocalFS)
 	Hosts          []string // datanode hostnames
 	Racks          []string
 	Cached         []string // hostnames holding the block in memory
+}
+
+// CacheAccess is a map task's read of its split's block, reported so the
+// DFS can cache the block where the next read will find it (seed 003: on
+// the reader's node for a local read, on the serving datanode for a
+// remote one).
+type CacheAccess struct {
+	BlockID  uint64
+	App      string
+	JobID    string
+	Host     string  // the node the task ran on (its node manager's hostname)
+	Datanode string  // ID of the datanode that served the read; "" if unknown
+	Affinity float64 // the app's cache affinity in [0,1]; < 0 lets the DFS use its configured value
+}
+
+// CacheReporter is an optional FS capability, discovered by type
+// assertion: a file system with a block cache (the DFS) records map
+// tasks' accesses. File systems without one (LocalFS) do not implement it
+// and tasks report nothing.
+type CacheReporter interface {
+	ReportCacheAccess(ctx context.Context, a CacheAccess) error
+}
+
+// ReadSource is an optional File capability: the datanode that last
+// served a read of the given block through this file, "" if none did.
+type ReadSource interface {
+	ServedBy(blockID uint64) string
 }

@@ -28,6 +28,11 @@ const (
 	BytesRead            = "BYTES_READ"
 	BytesWritten         = "BYTES_WRITTEN"
 
+	// CacheLocalMaps counts maps launched on a node whose datanode held
+	// the split's block in memory (seed 003). Such a map is node-local
+	// too and is counted in DataLocalMaps as well, so DATA_LOCAL_MAPS
+	// keeps Hadoop's meaning and compares across cache policies.
+	CacheLocalMaps   = "CACHE_LOCAL_MAPS"
 	DataLocalMaps    = "DATA_LOCAL_MAPS"
 	RackLocalMaps    = "RACK_LOCAL_MAPS"
 	OtherLocalMaps   = "OTHER_LOCAL_MAPS"

@@ -55,7 +55,18 @@ func (d dfs) BlockLocations(ctx context.Context, p string, off, n int64) ([]Bloc
 	}
 	out := make([]BlockLocation, len(ls))
 	for i, b := range ls {
-		out[i] = BlockLocation{Offset: b.Offset, Length: b.Length, Hosts: b.Hosts, Racks: b.Racks, Cached: b.Cached}
+		out[i] = BlockLocation{Offset: b.Offset, Length: b.Length, BlockID: b.BlockID, Hosts: b.Hosts, Racks: b.Racks, Cached: b.Cached}
 	}
 	return out, nil
+}
+
+var _ CacheReporter = dfs{}
+
+// ReportCacheAccess tells the namenode's cache manager of a map task's
+// read (seed 003). The answer (whether and where the block is now cached)
+// is not needed by the task.
+func (d dfs) ReportCacheAccess(ctx context.Context, a CacheAccess) error {
+	_, _, err := d.c.ReportCacheAccess(ctx, client.CacheAccess{BlockID: a.BlockID, App: a.App, JobID: a.JobID,
+		ReaderHost: a.Host, DatanodeID: a.Datanode, Affinity: a.Affinity})
+	return err
 }

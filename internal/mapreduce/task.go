@@ -120,6 +120,9 @@ type TaskEnv struct {
 	// (reduces) as the task goes, for progress reports.
 	Progress *atomic.Int64
 	Logger   *slog.Logger
+	// Host is the node's hostname as the DFS knows it (the node manager's
+	// ClientHost), sent with map tasks' cache accesses.
+	Host string
 }
 
 // TaskResult is what a successful attempt reports.
@@ -285,7 +288,8 @@ func (c *countingFile) Write(b []byte) (int, error) {
 func runMap(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters) (*MapOutput, error) {
 	job := spec.Job
 	start := time.Now()
-	rr, err := inputFormat(job).Open(tctx, env.FS, job, spec.Split)
+	in := &inputFS{FS: env.FS}
+	rr, err := inputFormat(job).Open(tctx, in, job, spec.Split)
 	if err != nil {
 		return nil, fmt.Errorf("open split %d: %w", spec.Split.Index, err)
 	}
@@ -319,6 +323,7 @@ func runMap(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters) (
 	if err := mapAll(tctx, env, spec, rr, mapper, emit, counters); err != nil {
 		return nil, err
 	}
+	reportCacheAccess(tctx, env, spec, in)
 	if cw != nil {
 		w := cw.w
 		cw.w = nil

@@ -46,8 +46,8 @@ func InputFiles(ctx context.Context, fsys FS, inputs []string) ([]FileInfo, erro
 	return out, nil
 }
 
-// FileSplits cuts files into one split per block, with each block's hosts
-// and racks for locality.
+// FileSplits cuts files into one split per block, with each block's id,
+// hosts, racks and cached hosts for locality.
 func FileSplits(ctx context.Context, fsys FS, files []FileInfo) ([]Split, error) {
 	var splits []Split
 	for _, f := range files {
@@ -64,7 +64,7 @@ func FileSplits(ctx context.Context, fsys FS, files []FileInfo) ([]Split, error)
 		}
 		for _, b := range locs {
 			splits = append(splits, Split{Index: len(splits), Path: f.Path, Offset: b.Offset,
-				Length: b.Length, Hosts: b.Hosts, Racks: b.Racks})
+				Length: b.Length, Hosts: b.Hosts, Racks: b.Racks, BlockID: b.BlockID, CachedHosts: b.Cached})
 		}
 	}
 	return splits, nil

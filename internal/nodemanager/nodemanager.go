@@ -465,16 +465,18 @@ func (nm *NodeManager) runTask(ctx context.Context, rt *runningTask, workDir str
 		Index: int(l.Index), NumMaps: int(l.NumMaps)}
 	if s := l.GetSplit(); s != nil {
 		spec.Split = mapreduce.Split{Index: int(s.Index), Path: s.Path, Offset: s.Offset, Length: s.Length,
-			Hosts: s.Hosts, Racks: s.Racks, Meta: s.Meta}
+			Hosts: s.Hosts, Racks: s.Racks, Meta: s.Meta, BlockID: s.BlockId, CachedHosts: s.CachedHosts}
 	}
 	for _, m := range l.GetMapOutputs() {
 		spec.Inputs = append(spec.Inputs, mapreduce.MapOutputRef{MapIndex: int(m.MapIndex), Attempt: m.AttemptId, Addr: m.ShuffleAddr})
 	}
 	env := mapreduce.TaskEnv{FS: nm.fs, WorkDir: workDir, SortBufferBytes: nm.cfg.SortBufferBytes,
 		ReduceMemoryBytes: nm.cfg.ReduceMemoryBytes, ParallelFetches: nm.cfg.ParallelFetches, SortBuffers: nm.buffers,
-		MapOutputMemory: nm.memory,
-		Progress:        &rt.progress, Logger: nm.log,
-		Fetcher: &fetcher{nm: nm, remote: &shuffle.Fetcher{JobID: l.JobId, Client: nm.http}, jobID: l.JobId}}
+		MapOutputMemory: nm.memory, Progress: &rt.progress, Logger: nm.log,
+		Fetcher: &fetcher{nm: nm, remote: &shuffle.Fetcher{JobID: l.JobId, Client: nm.http}, jobID: l.JobId},
+		// The DFS client's ClientHost: a cache access names the reader as
+		// block locations and the resource manager name hosts.
+		Host: nm.cfg.Hostname}
 	if !l.IsMap {
 		env.Locator = &locator{nm: nm, jobID: l.JobId, attempt: l.AttemptId, known: -1}
 	}

@@ -14,10 +14,18 @@ type Config struct {
 	RPCAddr   string `yaml:"rpc_addr"`  // gRPC: job clients and node heartbeats
 	HTTPAddr  string `yaml:"http_addr"` // job list page, /metrics
 	NameNode  string `yaml:"namenode"`  // for output commit and abort
-	Scheduler string `yaml:"scheduler"` // a name in sched.Policies: fifo, delay
-	// NodeSkips and RackSkips are delay scheduling's D1 and D2.
+	Scheduler string `yaml:"scheduler"` // a name in sched.Policies: fifo, delay, cachelocal
+	// NodeSkips and RackSkips are delay scheduling's D1 and D2 (delay and
+	// cachelocal).
 	NodeSkips int `yaml:"node_skips"`
 	RackSkips int `yaml:"rack_skips"`
+	// CacheSkips is cachelocal's C: a job whose input is a fraction R_j
+	// cached waits R_j x C skips for a cache-local slot before taking a
+	// node-local one (seed 003, Alg. 1). 0: no wait.
+	CacheSkips int `yaml:"cache_skips"`
+	// MaxAllocations is cachelocal's per-job maps per node heartbeat
+	// before slots left free are filled (see sched.CacheDelay).
+	MaxAllocations int `yaml:"max_allocations"`
 	// HeartbeatInterval is what node managers are told to use.
 	HeartbeatInterval time.Duration `yaml:"heartbeat_interval"`
 	// NodeTimeout: a node manager silent this long is lost.
@@ -43,6 +51,10 @@ type Config struct {
 
 	// FS, if set, is used instead of a client of NameNode (tests).
 	FS mapreduce.FS `yaml:"-"`
+	// CacheStatus, if set, answers JobCacheStatus instead of the namenode
+	// client (tests). With FS set and CacheStatus nil there is no cache
+	// information.
+	CacheStatus CacheStatusSource `yaml:"-"`
 }
 
 // DefaultConfig returns the defaults.
@@ -54,6 +66,8 @@ func DefaultConfig() Config {
 		Scheduler:         "delay",
 		NodeSkips:         3,
 		RackSkips:         6,
+		CacheSkips:        sched.DefaultCacheSkips,
+		MaxAllocations:    sched.DefaultMaxAllocations,
 		HeartbeatInterval: 200 * time.Millisecond,
 		NodeTimeout:       10 * time.Second,
 		MaxAttempts:       mapreduce.DefaultMaxAttempts,
@@ -75,6 +89,15 @@ func (c Config) Validate() error {
 	}
 	if _, err := sched.New(c.Scheduler, sched.Options{}); err != nil {
 		errs = append(errs, err)
+	}
+	if c.NodeSkips < 0 || c.RackSkips < 0 {
+		errs = append(errs, fmt.Errorf("node_skips %d and rack_skips %d must not be negative", c.NodeSkips, c.RackSkips))
+	}
+	if c.CacheSkips < 0 {
+		errs = append(errs, fmt.Errorf("cache_skips %d must not be negative (0: no wait for cache locality)", c.CacheSkips))
+	}
+	if c.MaxAllocations < 1 {
+		errs = append(errs, fmt.Errorf("max_allocations %d must be at least 1", c.MaxAllocations))
 	}
 	if c.HeartbeatInterval <= 0 || c.NodeTimeout <= c.HeartbeatInterval {
 		errs = append(errs, errors.New("heartbeat_interval must be positive and below node_timeout"))

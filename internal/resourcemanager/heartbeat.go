@@ -3,6 +3,7 @@ package resourcemanager
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -188,12 +189,38 @@ func (rm *ResourceManager) launch(j *job, t *task, n *node, loc sched.Locality) 
 	if t.isMap {
 		l.Split = j.splits[t.index]
 		j.counters.Add(mapreduce.GroupJob, mapreduce.LaunchedMaps, 1)
-		j.counters.Add(mapreduce.GroupJob, [...]string{mapreduce.DataLocalMaps, mapreduce.RackLocalMaps, mapreduce.OtherLocalMaps}[loc], 1)
+		cached := slices.Contains(j.cache.hostsOf(l.Split), n.host)
+		for _, c := range localityCounters(loc, cached) {
+			j.counters.Add(mapreduce.GroupJob, c, 1)
+		}
+		if cached {
+			loc = sched.CacheLocal
+		}
+		rm.mapLaunches.WithLabelValues(loc.String()).Inc()
 	} else {
 		j.counters.Add(mapreduce.GroupJob, mapreduce.LaunchedReduces, 1)
 		l.MapOutputs = j.mapOutputs()
 	}
 	return l
+}
+
+// localityCounters names the job counters a map launch adds to. Whether
+// it is cache-local is decided here, from the split's current cached
+// hosts, for every policy alike, so the no-cache and DL baselines (which
+// place by data locality only) are measured the same way as cachelocal.
+// A cache-local map is node-local too: it counts in DATA_LOCAL_MAPS as
+// well as CACHE_LOCAL_MAPS, so DATA_LOCAL_MAPS keeps Hadoop's meaning.
+func localityCounters(loc sched.Locality, cached bool) []string {
+	if cached || loc == sched.CacheLocal {
+		return []string{mapreduce.CacheLocalMaps, mapreduce.DataLocalMaps}
+	}
+	switch loc {
+	case sched.NodeLocal:
+		return []string{mapreduce.DataLocalMaps}
+	case sched.RackLocal:
+		return []string{mapreduce.RackLocalMaps}
+	}
+	return []string{mapreduce.OtherLocalMaps}
 }
 
 // mapOutputs locates the output of every finished map of j.

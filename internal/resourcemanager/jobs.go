@@ -60,6 +60,7 @@ type job struct {
 	// changed is closed (and replaced) whenever the job's tasks change,
 	// waking GetMapOutputs long polls.
 	changed chan struct{}
+	cache   jobCache // what the namenode says of the job's input in memory
 }
 
 // notify wakes whoever waits for a change in j.
@@ -118,6 +119,7 @@ func newJob(id string, seq int64, req *mrpb.SubmitJobRequest, now time.Time, slo
 		j.reduces = append(j.reduces, &task{index: i, running: map[string]*attempt{}, failedOn: map[string]bool{}})
 	}
 	j.slowStartMaps = min(len(j.maps), int(math.Ceil(slowStart*float64(len(j.maps)))))
+	j.cache = initialCache(j.splits)
 	return j
 }
 
@@ -131,13 +133,14 @@ func attemptID(jobID string, isMap bool, index, n int) string {
 
 // view is the scheduler's read-only picture of j for a node.
 func (j *job) view(n *node, liveNodes int) sched.Job {
-	v := sched.Job{ID: j.id, Seq: j.seq, RunningTasks: j.runningAttempts()}
+	v := sched.Job{ID: j.id, Seq: j.seq, RunningTasks: j.runningAttempts(), CachedFraction: j.cache.fraction}
 	for _, t := range j.maps {
 		if t.state != taskPending || avoid(t, n, liveNodes) {
 			continue
 		}
 		s := j.splits[t.index]
-		v.PendingMaps = append(v.PendingMaps, sched.MapTask{Index: t.index, Hosts: s.GetHosts(), Racks: s.GetRacks()})
+		v.PendingMaps = append(v.PendingMaps, sched.MapTask{Index: t.index, Hosts: s.GetHosts(), Racks: s.GetRacks(),
+			CachedHosts: j.cache.hostsOf(s)})
 	}
 	// Reduces launched before every map is done fetch the rest as the
 	// maps finish (GetMapOutputs).
@@ -161,7 +164,7 @@ func (j *job) status() *mrpb.JobStatus {
 	st := &mrpb.JobStatus{JobId: j.id, Name: j.name, App: j.app, User: j.user, State: j.state, Error: j.err,
 		MapsTotal: int32(len(j.maps)), MapsDone: int32(j.mapsDone), ReducesTotal: int32(len(j.reduces)),
 		ReducesDone: int32(j.reducesDone), InputBytes: j.inputBytes, SubmitTimeMs: j.submitted.UnixMilli(),
-		Output: j.output}
+		Output: j.output, CachedFraction: j.cache.fraction}
 	if !j.finished.IsZero() {
 		st.FinishTimeMs = j.finished.UnixMilli()
 	}

@@ -41,14 +41,19 @@ type ResourceManager struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 
-	reg        *prometheus.Registry
-	heartbeats prometheus.Counter
+	reg         *prometheus.Registry
+	heartbeats  prometheus.Counter
+	mapLaunches *prometheus.CounterVec // by locality: cache, node, rack, any
 
-	mu    sync.Mutex // guards jobs, order, nodes, seq
+	cacheKick chan struct{} // a submission asks the cache loop for a round now
+
+	mu    sync.Mutex // guards jobs, order, nodes, seq, cacheFailing
 	jobs  map[string]*job
 	order []*job // submission order, finished ones trimmed to RetainJobs
 	nodes map[string]*node
 	seq   int64
+	// cacheFailing: the last JobCacheStatus call failed (logged once).
+	cacheFailing bool
 }
 
 type node struct {
@@ -67,15 +72,22 @@ func New(cfg Config, logger *slog.Logger) (*ResourceManager, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	pol, err := sched.New(cfg.Scheduler, sched.Options{NodeSkips: cfg.NodeSkips, RackSkips: cfg.RackSkips})
+	cacheSkips := cfg.CacheSkips
+	if cacheSkips == 0 {
+		cacheSkips = -1 // sched.Options: 0 is "default", negative is "no wait"
+	}
+	pol, err := sched.New(cfg.Scheduler, sched.Options{NodeSkips: cfg.NodeSkips, RackSkips: cfg.RackSkips,
+		CacheSkips: cacheSkips, MaxAllocations: cfg.MaxAllocations})
 	if err != nil {
 		return nil, err
 	}
 	rm := &ResourceManager{cfg: cfg, log: logger, policy: pol, fs: cfg.FS, jobs: map[string]*job{},
 		nodes: map[string]*node{}, stop: make(chan struct{}), reg: prometheus.NewRegistry(),
-		epoch: time.Now().Format("20060102150405")}
+		epoch: time.Now().Format("20060102150405"), cacheKick: make(chan struct{}, 1)}
 	rm.heartbeats = prometheus.NewCounter(prometheus.CounterOpts{Name: "smarth_rm_heartbeats_total", Help: "Node manager heartbeats received."})
-	rm.reg.MustRegister(rm.heartbeats,
+	rm.mapLaunches = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "smarth_rm_map_launches_total",
+		Help: "Map attempts launched, by locality (cache = the block in the node's datanode memory)."}, []string{"locality"})
+	rm.reg.MustRegister(rm.heartbeats, rm.mapLaunches,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "smarth_rm_live_nodes", Help: "Live node managers."},
 			func() float64 { rm.mu.Lock(); defer rm.mu.Unlock(); return float64(len(rm.nodes)) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "smarth_rm_running_jobs", Help: "Jobs not yet finished."},
@@ -117,6 +129,10 @@ func (rm *ResourceManager) Start() error {
 	rm.wg.Add(2)
 	go func() { defer rm.wg.Done(); rm.grpcSrv.Serve(rm.rpcLn) }()
 	go func() { defer rm.wg.Done(); rm.monitor() }()
+	if src := rm.cacheSource(); src != nil {
+		rm.wg.Add(1)
+		go rm.cacheLoop(src)
+	}
 	if rm.httpLn != nil {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(rm.reg, promhttp.HandlerOpts{}))
@@ -221,6 +237,7 @@ func (rm *ResourceManager) SubmitJob(ctx context.Context, req *mrpb.SubmitJobReq
 	rm.order = append(rm.order, j)
 	rm.log.Info("job submitted", "job", id, "app", j.app, "maps", len(j.maps), "reduces", len(j.reduces), "user", j.user)
 	rm.maybeFinish(j) // a job with no tasks at all
+	rm.kickCache()
 	return &mrpb.SubmitJobResponse{JobId: id}, nil
 }
 

@@ -125,7 +125,7 @@ func (c *Client) Submit(ctx context.Context, app string, params map[string]strin
 		NumReduces: int32(j.NumReduces), User: c.cfg.User}
 	for _, s := range plan.Splits {
 		req.Splits = append(req.Splits, &mrpb.Split{Index: int32(s.Index), Path: s.Path, Offset: s.Offset,
-			Length: s.Length, Hosts: s.Hosts, Racks: s.Racks, Meta: s.Meta})
+			Length: s.Length, Hosts: s.Hosts, Racks: s.Racks, Meta: s.Meta, BlockId: s.BlockID, CachedHosts: s.CachedHosts})
 	}
 	rctx, cancel := c.rpcCtx(ctx)
 	defer cancel()

@@ -445,6 +445,9 @@ type JobStatus struct {
 	SubmitTimeMs   int64                  `protobuf:"varint,16,opt,name=submit_time_ms,json=submitTimeMs,proto3" json:"submit_time_ms,omitempty"`
 	FinishTimeMs   int64                  `protobuf:"varint,17,opt,name=finish_time_ms,json=finishTimeMs,proto3" json:"finish_time_ms,omitempty"`
 	Output         string                 `protobuf:"bytes,18,opt,name=output,proto3" json:"output,omitempty"`
+	// R_j of seed 003: the fraction of the job's input blocks cached in
+	// datanode memory, as the namenode last reported it (0 when unknown).
+	CachedFraction float64 `protobuf:"fixed64,19,opt,name=cached_fraction,json=cachedFraction,proto3" json:"cached_fraction,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -603,6 +606,13 @@ func (x *JobStatus) GetOutput() string {
 		return x.Output
 	}
 	return ""
+}
+
+func (x *JobStatus) GetCachedFraction() float64 {
+	if x != nil {
+		return x.CachedFraction
+	}
+	return 0
 }
 
 type ListJobsRequest struct {
@@ -1431,7 +1441,7 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	"\aCounter\x12\x14\n" +
 	"\x05group\x18\x01 \x01(\tR\x05group\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
-	"\x05value\x18\x03 \x01(\x03R\x05value\"\xac\x04\n" +
+	"\x05value\x18\x03 \x01(\x03R\x05value\"\xd5\x04\n" +
 	"\tJobStatus\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
@@ -1454,7 +1464,8 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	"\bcounters\x18\x0f \x03(\v2\x12.smarth.mr.CounterR\bcounters\x12$\n" +
 	"\x0esubmit_time_ms\x18\x10 \x01(\x03R\fsubmitTimeMs\x12$\n" +
 	"\x0efinish_time_ms\x18\x11 \x01(\x03R\ffinishTimeMs\x12\x16\n" +
-	"\x06output\x18\x12 \x01(\tR\x06output\"\x11\n" +
+	"\x06output\x18\x12 \x01(\tR\x06output\x12'\n" +
+	"\x0fcached_fraction\x18\x13 \x01(\x01R\x0ecachedFraction\"\x11\n" +
 	"\x0fListJobsRequest\"<\n" +
 	"\x10ListJobsResponse\x12(\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x14.smarth.mr.JobStatusR\x04jobs\"'\n" +
