@@ -29,6 +29,10 @@ func sampleOps() []*editOp {
 		{Kind: opSetOwner, Path: "/f", Owner: "o", Group: "g"},
 		{Kind: opCommitSync, FileID: 3, Block: blockRef{ID: 1, GS: 2, Len: 3}, Delete: true, Close: true, Now: 8},
 		{Kind: opCloseFile, FileID: 3, Keep: 2, Now: 8},
+		{Kind: opAddCachePool, Pool: "hot", Owner: "o", Group: "g", Perm: 0o755, Limit: 1 << 30},
+		{Kind: opRemoveCachePool, Pool: "hot"},
+		{Kind: opAddCacheDirective, DirectiveID: 7, Path: "/data/in", Pool: "hot", Replication: 2},
+		{Kind: opRemoveCacheDirective, DirectiveID: 7},
 	}
 }
 
@@ -89,6 +93,13 @@ func TestImageRoundTrip(t *testing.T) {
 		{Kind: opAddBlock, FileID: 4, Prev: &blockRef{ID: 1 << 30, GS: 1000, Len: 1 << 20}, Block: blockRef{ID: 1<<30 + 1, GS: 1001}},
 		{Kind: opCreate, Path: "/g", Perm: 0o644, Replication: 3, BlockSize: 1 << 20, User: "bob", Client: "c2", Now: 4},
 		{Kind: opComplete, FileID: 5, Now: 5},
+		{Kind: opAddCachePool, Pool: "hot", Owner: "alice", Group: "g", Perm: 0o755},
+		{Kind: opAddCachePool, Pool: "gone", Owner: "bob", Limit: 10},
+		{Kind: opAddCacheDirective, DirectiveID: 1, Path: "/d", Pool: "hot", Replication: 2},
+		{Kind: opAddCacheDirective, DirectiveID: 2, Path: "/g", Pool: "gone", Replication: 1},
+		{Kind: opAddCacheDirective, DirectiveID: 3, Path: "/g", Pool: "hot", Replication: 1},
+		{Kind: opRemoveCachePool, Pool: "gone"},
+		{Kind: opRemoveCacheDirective, DirectiveID: 3},
 	}
 	for _, o := range ops {
 		if _, err := src.apply(o, c); err != nil {
@@ -112,6 +123,9 @@ func TestImageRoundTrip(t *testing.T) {
 	recs := imageRecords(t, &src)
 	if a, b := dumpFS(&src), dumpFS(&dst); a != b {
 		t.Fatalf("image round trip\nsrc:\n%s\ndst:\n%s", a, b)
+	}
+	if !reflect.DeepEqual(dst.dirs(), src.dirs()) || src.dirs().lastID != 3 || len(src.dirs().directives) != 1 {
+		t.Errorf("cache pools and directives after the image round trip: %+v, want %+v", dst.dirs(), src.dirs())
 	}
 	if dst.blocks.LastID() != src.blocks.LastID() || dst.blocks.LastGS() != src.blocks.LastGS() || dst.tree.LastID() != src.tree.LastID() {
 		t.Error("counters differ after the image round trip")

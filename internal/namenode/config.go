@@ -3,10 +3,14 @@ package namenode
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os/user"
+	"slices"
+	"strings"
 	"time"
 
+	"smarth/internal/cache"
 	"smarth/internal/placement"
 	"smarth/internal/topology"
 )
@@ -52,6 +56,16 @@ type Config struct {
 	// MaxReplicationStreams bounds the re-replication transfers one
 	// datanode sends at a time (HDFS: dfs.namenode.replication.max-streams).
 	MaxReplicationStreams int `yaml:"max_replication_streams"`
+
+	// In-memory caching (seed 003). CachePolicy is a name in
+	// cache.Policies: none, pinned (path directives, no replacement),
+	// lru, ca (cache affinity with CacheTTL), bg (block goodness over
+	// CacheWindow). CacheAffinity is each application's CA in [0,1], used
+	// when an access does not carry its own; unknown apps count 0.
+	CachePolicy   string             `yaml:"cache_policy"`
+	CacheWindow   time.Duration      `yaml:"cache_window"`
+	CacheTTL      time.Duration      `yaml:"cache_ttl"`
+	CacheAffinity map[string]float64 `yaml:"cache_affinity"`
 }
 
 // DefaultConfig returns the documented defaults.
@@ -85,6 +99,9 @@ func DefaultConfig() Config {
 		CheckpointPeriod:      time.Hour,
 		SpeedRecordTTL:        10 * time.Minute,
 		MaxReplicationStreams: 2,
+		CachePolicy:           "none",
+		CacheWindow:           cache.DefaultWindow,
+		CacheTTL:              cache.DefaultTTL,
 	}
 }
 
@@ -150,5 +167,26 @@ func (c Config) Validate() error {
 	if c.MaxReplicationStreams < 1 {
 		bad("max_replication_streams: %d must be at least 1", c.MaxReplicationStreams)
 	}
+	errs = append(errs, c.validateCache()...)
 	return errors.Join(errs...)
+}
+
+// validateCache checks the cache_* keys.
+func (c Config) validateCache() []error {
+	var errs []error
+	if _, ok := cache.Policies[c.CachePolicy]; !ok {
+		errs = append(errs, fmt.Errorf("cache_policy: unknown cache policy %q (known: %s)", c.CachePolicy, strings.Join(cache.Names(), ", ")))
+	}
+	if c.CacheWindow <= 0 {
+		errs = append(errs, fmt.Errorf("cache_window: %v must be positive", c.CacheWindow))
+	}
+	if c.CacheTTL <= 0 {
+		errs = append(errs, fmt.Errorf("cache_ttl: %v must be positive", c.CacheTTL))
+	}
+	for _, app := range slices.Sorted(maps.Keys(c.CacheAffinity)) {
+		if v := c.CacheAffinity[app]; !(v >= 0 && v <= 1) {
+			errs = append(errs, fmt.Errorf("cache_affinity: %s: %v must be between 0 and 1", app, v))
+		}
+	}
+	return errs
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"smarth/internal/rpc/dfspb"
 )
 
 //go:embed web/status.html
@@ -59,6 +61,7 @@ type statusData struct {
 	Live, Dead                                 int
 	Racks                                      []statusRack
 	Speeds                                     []statusSpeed
+	Cache                                      statusCache
 }
 
 func (nn *NameNode) statusData() statusData {
@@ -95,6 +98,7 @@ func (nn *NameNode) statusData() statusData {
 		d.Racks = append(d.Racks, statusRack{Name: name, Nodes: nodes})
 	}
 	sort.Slice(d.Racks, func(i, j int) bool { return d.Racks[i].Name < d.Racks[j].Name })
+	d.Cache = cacheStatus(nn.cacheStats())
 	for _, r := range nn.speeds.Records("") {
 		dn := r.Datanode
 		if h := hosts[dn]; h != "" {
@@ -121,4 +125,39 @@ func bytesString(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// statusCache is the cache section of the status page.
+type statusCache struct {
+	Policy                  string
+	Hits, Misses, Evictions int64
+	Nodes                   []statusCacheNode
+	Apps                    []statusCacheApp
+	Jobs                    []struct{ ID, R string }
+}
+
+type statusCacheNode struct {
+	Host, ID, Capacity, Used             string
+	Blocks, PendingCache, PendingUncache int64
+}
+
+type statusCacheApp struct {
+	App, Affinity, Bytes   string
+	Blocks, Accesses, Hits int64
+}
+
+func cacheStatus(s *dfspb.GetCacheStatsResponse) statusCache {
+	c := statusCache{Policy: s.GetPolicy(), Hits: s.GetHits(), Misses: s.GetMisses(), Evictions: s.GetEvictions()}
+	for _, n := range s.GetNodes() {
+		c.Nodes = append(c.Nodes, statusCacheNode{Host: n.GetHostname(), ID: n.GetDatanodeId(), Capacity: bytesString(n.GetCapacity()),
+			Used: bytesString(n.GetUsed()), Blocks: n.GetBlocks(), PendingCache: n.GetPendingCache(), PendingUncache: n.GetPendingUncache()})
+	}
+	for _, a := range s.GetApps() {
+		c.Apps = append(c.Apps, statusCacheApp{App: a.GetApp(), Affinity: fmt.Sprintf("%.3f", a.GetAffinity()),
+			Bytes: bytesString(a.GetCachedBytes()), Blocks: a.GetCachedBlocks(), Accesses: a.GetAccesses(), Hits: a.GetHits()})
+	}
+	for _, j := range s.GetJobs() {
+		c.Jobs = append(c.Jobs, struct{ ID, R string }{j.GetJobId(), fmt.Sprintf("%.0f%%", 100*j.GetCachedFraction())})
+	}
+	return c
 }

@@ -8,15 +8,19 @@ import (
 	"smarth/internal/namenode/namespace"
 )
 
-// fsState is what the edit log and images rebuild: the tree and the block
-// map (ids, stamps, lengths, states; not replica locations).
+// fsState is what the edit log and images rebuild: the tree, the block
+// map (ids, stamps, lengths, states; not replica locations) and the cache
+// pools and directives.
 type fsState struct {
 	tree   *namespace.Tree
 	blocks *blockmap.Map
+	cache  *cacheDirs // pools and directives; use dirs()
 }
 
 const (
-	imageVersion   = 1
+	// imageVersion 2 added the cache records after the inodes; version 1
+	// images (none) still load.
+	imageVersion   = 2
 	recImageHeader = 'H'
 	recImageINode  = 'I'
 )
@@ -45,6 +49,7 @@ func (s *fsState) eachImageRecord(emit func([]byte)) {
 		emit(e.b)
 		return true
 	})
+	s.dirs().eachCacheRecord(&e, emit)
 }
 
 func encodeINode(e *enc, n *namespace.INode) {
@@ -120,13 +125,28 @@ func (s *fsState) LoadImage(txid uint64, recs [][]byte) error {
 	if err := d.done(); err != nil {
 		return fmt.Errorf("image header: %w", err)
 	}
-	if version != imageVersion {
-		return fmt.Errorf("image version %d; this namenode reads version %d", version, imageVersion)
+	if version < 1 || version > imageVersion {
+		return fmt.Errorf("image version %d; this namenode reads versions 1 to %d", version, imageVersion)
 	}
-	if count != uint64(len(recs)-1) {
-		return fmt.Errorf("image header says %d inodes, image has %d", count, len(recs)-1)
+	inodes := recs[1:]
+	for i, r := range inodes {
+		if len(r) == 0 || r[0] != recImageINode {
+			inodes = inodes[:i]
+			break
+		}
 	}
-	for _, r := range recs[1:] {
+	if count != uint64(len(inodes)) {
+		return fmt.Errorf("image header says %d inodes, image has %d", count, len(inodes))
+	}
+	for _, r := range recs[1+len(inodes):] {
+		if len(r) == 0 {
+			return fmt.Errorf("empty image record")
+		}
+		if err := s.loadCacheRecord(r); err != nil {
+			return err
+		}
+	}
+	for _, r := range inodes {
 		parent, n, blocks, err := decodeINode(r)
 		if err != nil {
 			return err

@@ -21,6 +21,9 @@ type metrics struct {
 	recoveries     prometheus.Counter
 	corruptReports prometheus.Counter
 	speedSamples   prometheus.Counter
+	cacheHits      prometheus.Counter
+	cacheMisses    prometheus.Counter
+	cacheCommands  *prometheus.CounterVec
 }
 
 func newMetrics(nn *NameNode) *metrics {
@@ -43,9 +46,14 @@ func newMetrics(nn *NameNode) *metrics {
 		recoveries:     prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "block_recoveries_total", Help: "Lease recovery commands sent."}),
 		corruptReports: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "corrupt_replica_reports_total", Help: "Corrupt replicas reported by readers and datanodes."}),
 		speedSamples:   prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "speed_samples_total", Help: "Block transfer speed samples received from clients."}),
+		cacheHits:      prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "cache_hits_total", Help: "Cache accesses that found the block cached on a datanode."}),
+		cacheMisses:    prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "cache_misses_total", Help: "Cache accesses that found the block in no datanode's memory."}),
+		cacheCommands: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "cache_commands_total",
+			Help: "Blocks in cache and uncache commands sent to datanodes, by kind."}, []string{"kind"}),
 	}
 	m.reg.MustRegister(m.rpcs, m.rpcLatency, m.edits, m.syncLatency, m.syncBatch, m.checkpoints,
-		m.invalidations, m.transfers, m.recoveries, m.corruptReports, m.speedSamples)
+		m.invalidations, m.transfers, m.recoveries, m.corruptReports, m.speedSamples,
+		m.cacheHits, m.cacheMisses, m.cacheCommands)
 	gauge := func(name, help string, labels prometheus.Labels, f func() float64) {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: name, Help: help, ConstLabels: labels}, f))
 	}
@@ -85,6 +93,7 @@ func newMetrics(nn *NameNode) *metrics {
 		}
 		return 0
 	}))
+	nn.registerCacheGauges(m.reg, locked)
 	gauge("speed_clients", "Clients with speed records.", nil, func() float64 { return float64(nn.speeds.Clients()) })
 	return m
 }

@@ -47,6 +47,7 @@ type NameNode struct {
 	stats      replStats  // from the last replication scan
 	ckptTx     uint64     // txid of the last checkpoint
 	ckptAt     time.Time
+	cache      *cacheManager // in-memory caching plan and datanode cache reports
 
 	ckptMu sync.Mutex // serialises checkpoints
 
@@ -78,6 +79,9 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 	if cfg.Supergroup == "" {
 		cfg.Supergroup = namespace.DefaultSupergroup
 	}
+	if cfg.CachePolicy == "" { // configs written before caching existed
+		cfg.CachePolicy = "none"
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("namenode config: %w", err)
 	}
@@ -100,6 +104,9 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 		stop:       make(chan struct{}),
 		startedAt:  clock(),
 	}
+	if nn.cache, err = newCacheManager(cfg); err != nil {
+		return nil, fmt.Errorf("namenode config: cache_policy: %w", err)
+	}
 	nn.metrics = newMetrics(nn)
 	nn.unlockMeta = func() error { return nil }
 	if _, real := fs.(journal.OS); real {
@@ -117,7 +124,7 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 // load reads the image and edit log, or formats an empty directory.
 func (nn *NameNode) load(fs journal.FS) error {
 	now := nn.clock()
-	nn.state = fsState{
+	nn.state = fsState{cache: newCacheDirs(),
 		tree: namespace.New(namespace.Config{
 			Superuser: nn.cfg.Superuser, Supergroup: nn.cfg.Supergroup,
 			Permissions: nn.cfg.PermissionsEnabled, Now: now.UnixMilli(),
@@ -273,6 +280,7 @@ func (nn *NameNode) monitor() {
 	due := nn.journal.LastTxID()-nn.ckptTx >= nn.cfg.CheckpointTxns ||
 		(now.Sub(nn.ckptAt) >= nn.cfg.CheckpointPeriod && nn.journal.LastTxID() > nn.ckptTx)
 	nn.mu.Unlock()
+	nn.cacheTick(now)
 	if n := nn.speeds.Expire(now, nn.cfg.SpeedRecordTTL); n > 0 {
 		nn.logger.Info("forgot speed records of silent clients", "clients", n)
 	}

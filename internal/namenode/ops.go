@@ -25,6 +25,10 @@ const (
 	opSetOwner
 	opCommitSync
 	opCloseFile
+	opAddCachePool
+	opRemoveCachePool
+	opAddCacheDirective
+	opRemoveCacheDirective
 	opLimit // first unused
 )
 
@@ -33,7 +37,8 @@ var opNames = map[opKind]string{
 	opAbandonBlock: "abandonBlock", opAllocGS: "allocGS", opUpdateBlock: "updateBlock",
 	opDelete: "delete", opRename: "rename", opSetReplication: "setReplication",
 	opSetPermission: "setPermission", opSetOwner: "setOwner", opCommitSync: "commitBlockSync",
-	opCloseFile: "closeFile",
+	opCloseFile: "closeFile", opAddCachePool: "addCachePool", opRemoveCachePool: "removeCachePool",
+	opAddCacheDirective: "addCacheDirective", opRemoveCacheDirective: "removeCacheDirective",
 }
 
 func (k opKind) String() string {
@@ -77,6 +82,9 @@ type editOp struct {
 	Blocks       []blockRef // complete: final lengths
 	Keep         int        // closeFile: blocks kept
 	Now          int64      // unix ms
+	Pool         string     // cache pool and directive ops
+	Limit        int64      // addCachePool: byte limit
+	DirectiveID  int64      // cache directive ops
 }
 
 func (o *editOp) encode() []byte {
@@ -152,7 +160,10 @@ func (o *editOp) encode() []byte {
 		e.u(uint64(o.Keep))
 		e.i(o.Now)
 	default:
-		panic(fmt.Sprintf("namenode: encode of unknown op %d", o.Kind))
+		if !isCacheOp(o.Kind) {
+			panic(fmt.Sprintf("namenode: encode of unknown op %d", o.Kind))
+		}
+		encodeCacheOp(&e, o)
 	}
 	return e.b
 }
@@ -217,7 +228,10 @@ func decodeOp(b []byte) (*editOp, error) {
 	case opCloseFile:
 		o.FileID, o.Keep, o.Now = d.u(), int(d.u()), d.i()
 	default:
-		return nil, fmt.Errorf("unknown edit op %d", b[0])
+		if !isCacheOp(o.Kind) {
+			return nil, fmt.Errorf("unknown edit op %d", b[0])
+		}
+		decodeCacheOp(d, o)
 	}
 	if err := d.done(); err != nil {
 		return nil, fmt.Errorf("edit op %s: %w", o.Kind, err)
@@ -298,7 +312,10 @@ func (s *fsState) applyOp(o *editOp, c namespace.Caller) (applied, error) {
 	case opCloseFile:
 		res, err = s.applyCloseFile(o)
 	default:
-		err = fmt.Errorf("unknown edit op %d", o.Kind)
+		if !isCacheOp(o.Kind) {
+			return res, fmt.Errorf("unknown edit op %d", o.Kind)
+		}
+		err = s.applyCacheOp(o)
 	}
 	return res, err
 }

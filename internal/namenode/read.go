@@ -112,18 +112,34 @@ func (nn *NameNode) locatedBlockLocked(b *blockmap.Block, off int64, client topo
 			lb.Corrupt = len(ids) > 0
 		}
 	}
-	nn.sortByDistanceLocked(ids, client)
+	cached := map[string]bool{}
+	if b.State == blockmap.Complete && !lb.Corrupt {
+		for _, id := range nn.cachedOnLocked(b.ID) {
+			if seen[id] {
+				cached[id] = true
+				lb.CachedOn = append(lb.CachedOn, id)
+			}
+		}
+	}
+	nn.sortByDistanceLocked(ids, client, cached)
 	lb.Locations = nn.datanodeInfos(ids)
 	return lb
 }
 
-// sortByDistanceLocked orders datanode ids nearest first; equally near
-// ones are shuffled so that readers spread over the replicas.
-func (nn *NameNode) sortByDistanceLocked(ids []string, client topology.Location) {
+// sortByDistanceLocked orders datanode ids nearest first; among equally
+// near ones those holding the block in memory come first (as HDFS puts
+// cached replicas first), the rest are shuffled so that readers spread
+// over the replicas.
+func (nn *NameNode) sortByDistanceLocked(ids []string, client topology.Location, cached map[string]bool) {
 	mrand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
 	dist := make(map[string]int, len(ids))
 	for _, id := range ids {
-		dist[id] = topology.Distance(client, nn.nodes[id].location())
+		// Distances are even numbers of hops; +1 puts an uncached
+		// replica after a cached one at the same distance.
+		dist[id] = 2 * topology.Distance(client, nn.nodes[id].location())
+		if !cached[id] {
+			dist[id]++
+		}
 	}
 	sort.SliceStable(ids, func(i, j int) bool { return dist[ids[i]] < dist[ids[j]] })
 }

@@ -155,3 +155,6 @@ func cleanPath(op, path string) (string, error) {
 	}
 	return p, nil
 }
+func errExists(format string, a ...any) error {
+	return status.Error(codes.AlreadyExists, fmt.Sprintf(format, a...))
+}
