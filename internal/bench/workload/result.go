@@ -1,0 +1,229 @@
+package workload
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"text/tabwriter"
+)
+
+// AppRun is one completion of one app.
+type AppRun struct {
+	Label      string  `json:"label"`
+	App        string  `json:"app"`
+	Run        int     `json:"run"` // 0 = the cold first run
+	StartS     float64 `json:"start_s"`
+	Seconds    float64 `json:"seconds"`
+	Maps       int64   `json:"maps"`
+	CacheLocal int64   `json:"cache_local_maps"`
+	DataLocal  int64   `json:"data_local_maps"`
+	RackLocal  int64   `json:"rack_local_maps"`
+	Error      string  `json:"error,omitempty"`
+}
+
+// Sample is the namenode's cache state at one moment of a run: cached
+// blocks per app (Fig. 13/14) and the cumulative hits and misses.
+type Sample struct {
+	Run    int              `json:"run"`
+	T      float64          `json:"t_s"` // since the run started
+	Blocks map[string]int64 `json:"cached_blocks"`
+	Hits   int64            `json:"hits"`
+	Misses int64            `json:"misses"`
+}
+
+// ComboResult is every run of one policy combination.
+type ComboResult struct {
+	Combo   Combo    `json:"combo"`
+	Apps    []AppRun `json:"apps"`
+	Samples []Sample `json:"samples,omitempty"`
+	// Hits and Misses per run (index = run), from the namenode's counters.
+	Hits   []int64 `json:"hits"`
+	Misses []int64 `json:"misses"`
+	Error  string  `json:"error,omitempty"`
+}
+
+// Result is a whole `smarth bench workload` run.
+type Result struct {
+	Workload string        `json:"workload"`
+	Labels   []string      `json:"labels"`
+	Combos   []ComboResult `json:"combos"`
+}
+
+// Row is one app under one combination: mean seconds of the cold first
+// run and of the warm runs after it, and the warm mean normalized to the
+// no-cache combination's warm mean (1 = as fast as no cache, lower is
+// better), as Fig. 11 and 12 plot.
+type Row struct {
+	Combo      string
+	Label      string
+	ColdS      float64
+	WarmS      float64
+	Norm       float64 // 0 when there is no baseline
+	ColdNorm   float64
+	CacheLocal float64 // share of maps that were cache-local, warm runs
+	WarmRuns   int
+}
+
+// Baseline is the combination every other one is normalized to.
+const Baseline = "nocache"
+
+// Rows computes the table: for each combination and label, cold and warm
+// means, normalization to the baseline, and the cache-local share.
+func (r *Result) Rows() []Row {
+	base := map[string][2]float64{}
+	for _, c := range r.Combos {
+		if c.Combo.Name == Baseline {
+			for _, l := range r.Labels {
+				cold, warm, _ := means(c.Apps, l)
+				base[l] = [2]float64{cold, warm}
+			}
+		}
+	}
+	var rows []Row
+	for _, c := range r.Combos {
+		for _, l := range r.Labels {
+			cold, warm, n := means(c.Apps, l)
+			row := Row{Combo: c.Combo.Name, Label: l, ColdS: cold, WarmS: warm, WarmRuns: n, CacheLocal: cacheLocalShare(c.Apps, l)}
+			if b, ok := base[l]; ok {
+				row.Norm, row.ColdNorm = ratio(warm, b[1]), ratio(cold, b[0])
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+func ratio(a, b float64) float64 {
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	return a / b
+}
+
+// means are the mean seconds of label's successful completions in run 0
+// (cold) and in later runs (warm), and how many warm ones there were.
+func means(runs []AppRun, label string) (cold, warm float64, nWarm int) {
+	var sc, sw float64
+	var nc int
+	for _, a := range runs {
+		if a.Label != label || a.Error != "" {
+			continue
+		}
+		if a.Run == 0 {
+			sc, nc = sc+a.Seconds, nc+1
+		} else {
+			sw, nWarm = sw+a.Seconds, nWarm+1
+		}
+	}
+	if nc > 0 {
+		cold = sc / float64(nc)
+	}
+	if nWarm > 0 {
+		warm = sw / float64(nWarm)
+	}
+	return cold, warm, nWarm
+}
+
+func cacheLocalShare(runs []AppRun, label string) float64 {
+	var maps, cl int64
+	for _, a := range runs {
+		if a.Label == label && a.Run > 0 && a.Error == "" {
+			maps, cl = maps+a.Maps, cl+a.CacheLocal
+		}
+	}
+	if maps == 0 {
+		return 0
+	}
+	return float64(cl) / float64(maps)
+}
+
+// Average is a combination's mean normalized warm runtime over the labels
+// that have one (Fig. 11's bar for one workload).
+func Average(rows []Row, combo string) float64 {
+	var s float64
+	var n int
+	for _, r := range rows {
+		if r.Combo == combo && r.Norm > 0 {
+			s, n = s+r.Norm, n+1
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return s / float64(n)
+}
+
+// HitRatio is hits / (hits + misses) over the warm runs.
+func (c *ComboResult) HitRatio() float64 {
+	var h, m int64
+	for i := 1; i < len(c.Hits) && i < len(c.Misses); i++ {
+		h, m = h+c.Hits[i], m+c.Misses[i]
+	}
+	if h+m == 0 {
+		return 0
+	}
+	return float64(h) / float64(h+m)
+}
+
+// PrintTable writes the per-app table and the per-combination summary.
+func (r *Result) PrintTable(w io.Writer) {
+	rows := r.Rows()
+	fmt.Fprintf(w, "workload %s: warm = runs after the first (caches warmed up), normalized to %s (lower is better)\n", r.Workload, Baseline)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "combo\tapp\tcold s\twarm s\twarm runs\tnormalized\tcold normalized\tcache-local maps\t")
+	for _, row := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%d\t%s\t%s\t%.0f%%\t\n", row.Combo, row.Label, row.ColdS, row.WarmS, row.WarmRuns,
+			normText(row.Norm), normText(row.ColdNorm), row.CacheLocal*100)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "combo\tpolicy\tscheduler\tmean normalized\tvs nocache\thit ratio\t")
+	for _, c := range r.Combos {
+		avg := Average(rows, c.Combo.Name)
+		gain := "-"
+		if avg > 0 {
+			gain = fmt.Sprintf("%+.1f%%", (1/avg-1)*100)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.0f%%\t\n", c.Combo.Name, c.Combo.Policy, c.Combo.Scheduler, normText(avg), gain, c.HitRatio()*100)
+	}
+	tw.Flush()
+	for _, c := range r.Combos {
+		if c.Error != "" {
+			fmt.Fprintf(w, "%s failed: %s\n", c.Combo.Name, c.Error)
+		}
+	}
+}
+
+func normText(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+// WriteJSON saves the result.
+func (r *Result) WriteJSON(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// appsOf lists the app names that appear in samples, sorted.
+func appsOf(samples []Sample) []string {
+	var out []string
+	for _, s := range samples {
+		for a := range s.Blocks {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,322 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"smarth/internal/client"
+	"smarth/internal/cluster"
+	"smarth/internal/mapreduce"
+	"smarth/internal/mapreduce/apps"
+	"smarth/internal/mapreduce/jobclient"
+)
+
+// Options describe a workload run.
+type Options struct {
+	Combos        []Combo
+	Runs          int   // back-to-back runs per combination; default 4 (1 for dynamic)
+	DataNodes     int   // default 4
+	MapSlots      int   // per node manager; default 2
+	CacheCapacity int64 // per datanode; default 200 MiB
+	BlockSize     int64 // default 16 MiB
+	Replication   int   // default 2
+	DiskReadRate  int64 // bytes/s per datanode; 0 = no cap
+	CacheSkips    int   // the scheduler's C; 0 = the resource manager's default (3)
+	Affinity      map[string]float64
+	Binary        string    // smarth binary; default the running one
+	Home          string    // parent of the per-combination cluster homes; default a temp dir
+	Out           io.Writer // progress; default discard
+}
+
+func (o *Options) setDefaults(w *Workload) {
+	if o.Runs <= 0 {
+		o.Runs = 4
+		if w.Dynamic() {
+			o.Runs = 1
+		}
+	}
+	if o.DataNodes <= 0 {
+		o.DataNodes = 4
+	}
+	if o.MapSlots <= 0 {
+		o.MapSlots = 2
+	}
+	if o.CacheCapacity <= 0 {
+		o.CacheCapacity = 200 << 20
+	}
+	if o.BlockSize <= 0 {
+		o.BlockSize = 16 << 20
+	}
+	if o.Replication <= 0 {
+		o.Replication = min(2, o.DataNodes)
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+}
+
+// MaxRunningMaps is an app's share of the cluster's map slots, at least
+// one: the paper gives each of the four apps 25% of the cluster.
+func MaxRunningMaps(share float64, nodes, slotsPerNode int) int {
+	return max(1, int(share*float64(nodes*slotsPerNode)))
+}
+
+// Run runs w under every combination: a fresh cluster each (so no cache
+// or page-cache state carries over), inputs generated, DL-NR's
+// directives added and waited for, then opts.Runs runs back to back.
+func Run(ctx context.Context, w *Workload, opts Options) (*Result, error) {
+	opts.setDefaults(w)
+	for name, a := range opts.Affinity {
+		for i := range w.Apps {
+			if w.Apps[i].App == name {
+				w.Apps[i].Affinity = a
+			}
+		}
+		for u := range w.Users {
+			for i := range w.Users[u].Apps {
+				if w.Users[u].Apps[i].App == name {
+					w.Users[u].Apps[i].Affinity = a
+				}
+			}
+		}
+	}
+	res := &Result{Workload: w.Name, Labels: w.Labels()}
+	for _, c := range opts.Combos {
+		cr := runCombo(ctx, w, c, opts)
+		res.Combos = append(res.Combos, cr)
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+	}
+	return res, nil
+}
+
+// env is one combination's running cluster.
+type env struct {
+	fs   *client.FileSystem
+	jc   *jobclient.Client
+	reg  *mapreduce.Registry
+	home string
+}
+
+func runCombo(ctx context.Context, w *Workload, c Combo, opts Options) ComboResult {
+	cr := ComboResult{Combo: c}
+	logf := func(f string, a ...any) { fmt.Fprintf(opts.Out, "[%s] "+f+"\n", append([]any{c.Name}, a...)...) }
+	e, stop, err := startCluster(ctx, c, opts, logf)
+	if err != nil {
+		cr.Error = err.Error()
+		return cr
+	}
+	defer stop()
+	if err := runAll(ctx, w, c, opts, e, &cr, logf); err != nil {
+		cr.Error = err.Error()
+		logf("failed: %v", err)
+	}
+	return cr
+}
+
+func startCluster(ctx context.Context, c Combo, opts Options, logf func(string, ...any)) (*env, func(), error) {
+	parent := opts.Home
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	home, err := os.MkdirTemp(parent, "smarth-workload-"+c.Name+"-")
+	if err != nil {
+		return nil, nil, err
+	}
+	rm := map[string]any{}
+	if opts.CacheSkips > 0 {
+		rm["cache_skips"] = opts.CacheSkips
+	}
+	copts := cluster.Options{Home: home, Binary: opts.Binary, DataNodes: opts.DataNodes, NodeManagers: true,
+		Replication: opts.Replication, BlockSize: opts.BlockSize, NameNodeRPC: "127.0.0.1:0", NameNodeHTTP: "127.0.0.1:0",
+		Cache: cluster.CacheOptions{CacheCapacity: opts.CacheCapacity, CachePolicy: c.Policy, Scheduler: c.Scheduler,
+			DropBehind: true, DiskReadRate: opts.DiskReadRate, Affinity: opts.Affinity},
+		ResourceManager: rm, NodeManager: map[string]any{"map_slots": opts.MapSlots}}
+	logf("starting %d datanodes, cache %s each, policy %s, scheduler %s in %s", opts.DataNodes, sizeText(opts.CacheCapacity), c.Policy, c.Scheduler, home)
+	st, err := cluster.Up(ctx, copts)
+	if err != nil {
+		os.RemoveAll(home)
+		return nil, nil, fmt.Errorf("start the cluster: %w", err)
+	}
+	down := func() {
+		cluster.Down(home, 10*time.Second)
+		os.RemoveAll(home)
+	}
+	fs, err := client.New(client.Config{NameNode: st.NameNode})
+	if err != nil {
+		down()
+		return nil, nil, err
+	}
+	reg := mapreduce.NewRegistry(apps.AllWith(apps.Options{Out: io.Discard})...)
+	jc, err := jobclient.New(jobclient.Config{ResourceManager: st.ResourceManager, FS: mapreduce.DFS(fs), Registry: reg})
+	if err != nil {
+		fs.Close()
+		down()
+		return nil, nil, err
+	}
+	return &env{fs: fs, jc: jc, reg: reg, home: home}, func() { jc.Close(); fs.Close(); down() }, nil
+}
+
+func runAll(ctx context.Context, w *Workload, c Combo, opts Options, e *env, cr *ComboResult, logf func(string, ...any)) error {
+	paths, err := ensureInputs(ctx, e.jc, w, "/workload/inputs", opts.DataNodes, logf)
+	if err != nil {
+		return err
+	}
+	admin := cacheAdmin{e.fs.Namenode()}
+	if c.Pin {
+		if err := pinInputs(ctx, admin, w, paths, logf); err != nil {
+			return err
+		}
+	}
+	maxMaps := MaxRunningMaps(w.Share, opts.DataNodes, opts.MapSlots)
+	for run := range opts.Runs {
+		h0, m0 := cacheCounters(ctx, admin)
+		stopSampling := sample(ctx, admin, run, &cr.Samples)
+		var got []AppRun
+		if w.Dynamic() {
+			got = runDynamic(ctx, w, e, paths, maxMaps, run)
+		} else {
+			got = runStatic(ctx, w, e, paths, maxMaps, run)
+		}
+		stopSampling()
+		h1, m1 := cacheCounters(ctx, admin)
+		cr.Hits, cr.Misses = append(cr.Hits, h1-h0), append(cr.Misses, m1-m0)
+		for _, a := range got {
+			logf("run %d %-12s %7.1fs  maps %d, cache-local %d, data-local %d %s", run, a.Label, a.Seconds, a.Maps, a.CacheLocal, a.DataLocal, a.Error)
+		}
+		cr.Apps = append(cr.Apps, got...)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// pinInputs is DL-NR's preparation: a directive on every input, added
+// before the runs. The whole working set does not fit, so the wait ends
+// when the cache stops growing rather than when all is cached.
+func pinInputs(ctx context.Context, admin cacheAdmin, w *Workload, paths map[string]string, logf func(string, ...any)) error {
+	for _, name := range sortedKeys(paths) {
+		if _, err := admin.Pin(ctx, paths[name]); err != nil {
+			return err
+		}
+	}
+	var last int64 = -1
+	return poll(ctx, 5*time.Minute, func() (bool, error) {
+		st, err := admin.Stats(ctx)
+		if err != nil {
+			return false, err
+		}
+		var used int64
+		for _, n := range st.GetNodes() {
+			used += n.GetUsed()
+		}
+		settled := used == last && used > 0
+		if settled {
+			logf("directives added; %s cached before the runs", sizeText(used))
+		}
+		last = used
+		return settled, nil
+	})
+}
+
+func cacheCounters(ctx context.Context, admin cacheAdmin) (hits, misses int64) {
+	st, err := admin.Stats(ctx)
+	if err != nil {
+		return 0, 0
+	}
+	return st.GetHits(), st.GetMisses()
+}
+
+// sample polls the namenode's cache stats every second for the cached
+// blocks per app (Fig. 13/14) until the returned stop is called.
+func sample(ctx context.Context, admin cacheAdmin, run int, into *[]Sample) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	start := time.Now()
+	wg.Go(func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			if st, err := admin.Stats(ctx); err == nil {
+				s := Sample{Run: run, T: time.Since(start).Seconds(), Blocks: map[string]int64{}, Hits: st.GetHits(), Misses: st.GetMisses()}
+				for _, a := range st.GetApps() {
+					s.Blocks[appOf(a.GetApp())] += a.GetCachedBlocks()
+				}
+				*into = append(*into, s)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return func() { cancel(); wg.Wait() }
+}
+
+// appOf names a stage job by its app: grep.count and kmeans.iter count
+// for grep and kmeans.
+func appOf(job string) string {
+	app, _, _ := strings.Cut(job, ".")
+	return app
+}
+
+// runStatic submits every app at once and waits for all of them.
+func runStatic(ctx context.Context, w *Workload, e *env, paths map[string]string, maxMaps, run int) []AppRun {
+	out := make([]AppRun, len(w.Apps))
+	var wg sync.WaitGroup
+	for i, a := range w.Apps {
+		wg.Go(func() {
+			p := appParams(a, paths[a.Input], fmt.Sprintf("/workload/out/%d/%s", run, a.Label), maxMaps)
+			out[i] = runApp(ctx, e.jc, e.reg, a, p)
+			out[i].Run = run
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// runDynamic runs each user's loop for w.Duration: one app at a time, in
+// turn, the next one Every after the previous start or when it ends.
+// An app's first completion counts as cold (Run 0), the later ones warm.
+func runDynamic(ctx context.Context, w *Workload, e *env, paths map[string]string, maxMaps, run int) []AppRun {
+	var mu sync.Mutex
+	var out []AppRun
+	seen := map[string]bool{}
+	start := time.Now()
+	end := start.Add(w.Duration)
+	var wg sync.WaitGroup
+	for _, u := range w.Users {
+		wg.Go(func() {
+			for n := 0; time.Now().Before(end) && ctx.Err() == nil; n++ {
+				a := u.Apps[n%len(u.Apps)]
+				t0 := time.Now()
+				p := appParams(a, paths[a.Input], fmt.Sprintf("/workload/out/%d/%s-%s-%d", run, u.Name, a.Label, n), maxMaps)
+				ar := runApp(ctx, e.jc, e.reg, a, p)
+				ar.StartS = t0.Sub(start).Seconds()
+				mu.Lock()
+				ar.Run = run + 1
+				if !seen[a.Label] {
+					ar.Run, seen[a.Label] = run, true
+				}
+				out = append(out, ar)
+				mu.Unlock()
+				if d := time.Until(t0.Add(u.Every)); d > 0 && time.Now().Add(d).Before(end) {
+					select {
+					case <-ctx.Done():
+					case <-time.After(d):
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
