@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -122,6 +123,7 @@ func runJob(cmd *cobra.Command, appName string, args []string) error {
 	var extra []string
 	noProgress := fs.Bool("no-progress", false, "do not draw a progress bar")
 	fs.StringArrayVar(&extra, "param", nil, "app parameter k=v (repeatable)")
+	affinity := fs.String("cache-affinity", "", "the app's cache affinity in [0,1] sent with its cache accesses (default: the namenode's configured value)")
 	vals := map[string]*string{}
 	for _, p := range app.Params() {
 		vals[p.Name] = fs.String(p.Name, p.Default, p.Help)
@@ -153,6 +155,12 @@ func runJob(cmd *cobra.Command, appName string, args []string) error {
 			return usageErr("--param %q: want k=v", kv)
 		}
 		params[k] = v
+	}
+	if *affinity != "" {
+		if v, err := strconv.ParseFloat(*affinity, 64); err != nil || v < 0 || v > 1 {
+			return usageErr("--cache-affinity %q: want a number between 0 and 1", *affinity)
+		}
+		params[mapreduce.ParamCacheAffinity] = *affinity
 	}
 
 	bar := newJobBar(cmd.ErrOrStderr(), *noProgress)
@@ -308,12 +316,29 @@ func newJobStatusCmd() *cobra.Command {
 			fmt.Fprintf(w, "job %s (%s, user %s): %s, maps %d/%d, reduces %d/%d, read %s, elapsed %s\n", st.GetJobId(),
 				st.GetApp(), st.GetUser(), st.GetState(), st.GetMapsDone(), st.GetMapsTotal(), st.GetReducesDone(),
 				st.GetReducesTotal(), humanBytes(st.GetBytesRead()), elapsed(st))
+			printLocality(w, st)
 			printCounters(w, jobclient.Result(st))
 			return nil
 		},
 	}
 	jf.add(c.Flags())
 	return c
+}
+
+// printLocality shows the job's launched maps by locality level (seed
+// 003). DATA_LOCAL_MAPS counts cache-local maps too (they are node-local),
+// so "node-local" here is node-local without the block in memory.
+func printLocality(w io.Writer, st *mrpb.JobStatus) {
+	c := map[string]int64{}
+	for _, x := range st.GetCounters() {
+		if x.GetGroup() == mapreduce.GroupJob {
+			c[x.GetName()] = x.GetValue()
+		}
+	}
+	cache := c[mapreduce.CacheLocalMaps]
+	fmt.Fprintf(w, "maps by locality: cache-local %d, node-local %d, rack-local %d, off-rack %d; input cached (R_j) %.0f%%\n",
+		cache, c[mapreduce.DataLocalMaps]-cache, c[mapreduce.RackLocalMaps], c[mapreduce.OtherLocalMaps],
+		100*st.GetCachedFraction())
 }
 
 func newJobKillCmd() *cobra.Command {
