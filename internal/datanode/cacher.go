@@ -24,6 +24,7 @@ type cacher struct {
 	mu     sync.Mutex
 	queue  []uint64            // guarded by mu: block ids to cache, in command order
 	queued map[uint64]struct{} // guarded by mu: the same ids, to drop duplicates
+	busy   int                 // guarded by mu: ids taken by workers and not yet done
 	warned bool                // guarded by mu: the mlock failure was logged
 }
 
@@ -85,10 +86,25 @@ func (k *cacher) next() (uint64, bool) {
 		k.queue = k.queue[1:]
 		if _, ok := k.queued[id]; ok {
 			delete(k.queued, id)
+			k.busy++
 			return id, true
 		}
 	}
 	return 0, false
+}
+
+// done ends the work next handed out.
+func (k *cacher) done() {
+	k.mu.Lock()
+	k.busy--
+	k.mu.Unlock()
+}
+
+// idle reports whether no cache command is queued or running.
+func (k *cacher) idle() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.queued) == 0 && k.busy == 0
 }
 
 // run is one cache worker; cache_concurrency of them run.
@@ -104,6 +120,7 @@ func (k *cacher) run() {
 			}
 		}
 		if k.d.ctx.Err() != nil {
+			k.done()
 			return
 		}
 		// Another worker may sleep on an empty wake channel while the
@@ -113,6 +130,7 @@ func (k *cacher) run() {
 		default:
 		}
 		k.load(id)
+		k.done()
 	}
 }
 

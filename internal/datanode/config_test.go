@@ -92,3 +92,45 @@ func TestLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestCacheCapacityMustFitTheMemoryBudget(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.DataDir = "/data/dn1"
+	cfg.CacheCapacity, cfg.MemoryBudget = 256<<20, 256<<20
+	err := cfg.Validate()
+	if err == nil {
+		t.Fatal("cache_capacity equal to memory_budget accepted, with no room for per_client_buffer")
+	}
+	for _, want := range []string{"cache_capacity: 268435456 bytes", "memory_budget 268435456 bytes", "per_client_buffer 67108864 bytes"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+	cfg.MemoryBudget = 320 << 20
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("256 MiB cache in a 320 MiB budget with a 64 MiB write buffer: %v", err)
+	}
+	cfg.MemoryBudget = 0 // unlimited
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("no memory budget: %v", err)
+	}
+	cfg.MemoryBudget = -1
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "memory_budget") {
+		t.Errorf("negative memory_budget: %v", err)
+	}
+}
+
+func TestCacheCapacityMustFitPhysicalMemory(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.DataDir = "/data/dn1"
+	cfg.CacheCapacity = 64 << 30
+	if err := cfg.validateMemory(16 << 30); err == nil || !strings.Contains(err.Error(), "physical memory") {
+		t.Errorf("64 GiB cache on a 16 GiB machine: %v", err)
+	}
+	if phys := physicalMemory(); phys > 0 {
+		cfg.CacheCapacity = phys + 1
+		if err := cfg.Validate(); err == nil {
+			t.Errorf("cache_capacity above this machine's %d bytes accepted", phys)
+		}
+	}
+}

@@ -25,6 +25,7 @@ type fakeNameNode struct {
 	failRegister  int // guarded by mu: registrations to refuse (namenode "down")
 	registrations []*dfspb.DatanodeInfo
 	heartbeats    map[string]int
+	lastHB        map[string]*dfspb.HeartbeatRequest // last heartbeat per datanode
 	reports       map[string][]*dfspb.ReportedBlock // last full report per datanode
 	reportCount   map[string]int
 	received      []received
@@ -49,7 +50,7 @@ func startFakeNameNodeTB(t testing.TB) *fakeNameNode {
 	}
 	f := &fakeNameNode{
 		addr: ln.Addr().String(), srv: grpc.NewServer(),
-		heartbeats: map[string]int{}, reports: map[string][]*dfspb.ReportedBlock{},
+		heartbeats: map[string]int{}, lastHB: map[string]*dfspb.HeartbeatRequest{}, reports: map[string][]*dfspb.ReportedBlock{},
 		reportCount: map[string]int{}, pending: map[string][]*dfspb.DatanodeCommand{},
 	}
 	dfspb.RegisterDatanodeProtocolServer(f.srv, f)
@@ -73,6 +74,7 @@ func (f *fakeNameNode) SendHeartbeat(_ context.Context, req *dfspb.HeartbeatRequ
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.heartbeats[req.GetDatanodeId()]++
+	f.lastHB[req.GetDatanodeId()] = proto.Clone(req).(*dfspb.HeartbeatRequest)
 	cmds := f.pending[req.GetDatanodeId()]
 	delete(f.pending, req.GetDatanodeId())
 	return &dfspb.HeartbeatResponse{Commands: cmds}, nil
@@ -145,4 +147,11 @@ func (f *fakeNameNode) registered(dn string) int {
 		}
 	}
 	return n
+}
+
+// lastHeartbeat is the last heartbeat dn sent and how many it sent in all.
+func (f *fakeNameNode) lastHeartbeat(dn string) (*dfspb.HeartbeatRequest, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lastHB[dn], f.heartbeats[dn]
 }

@@ -68,6 +68,11 @@ func startDataNode(t *testing.T, nn *fakeNameNode, dir string, mutate func(*Conf
 
 // startDataNodeTB starts a quiet datanode for benchmarks.
 func startDataNodeTB(t testing.TB, nn *fakeNameNode) *DataNode {
+	return startDataNodeTBWith(t, nn, nil)
+}
+
+// startDataNodeTBWith is startDataNodeTB with a config change.
+func startDataNodeTBWith(t testing.TB, nn *fakeNameNode, mutate func(*Config)) *DataNode {
 	cfg := DefaultConfig()
 	cfg.NameNode = nn.addr
 	cfg.DataAddr, cfg.IPCAddr, cfg.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
@@ -75,6 +80,9 @@ func startDataNodeTB(t testing.TB, nn *fakeNameNode) *DataNode {
 	if dir := os.Getenv("SMARTH_BENCH_DIR"); dir != "" {
 		cfg.DataDir, _ = os.MkdirTemp(dir, "dn")
 		t.Cleanup(func() { os.RemoveAll(cfg.DataDir) })
+	}
+	if mutate != nil {
+		mutate(&cfg)
 	}
 	d, err := New(cfg, nil)
 	if err != nil {

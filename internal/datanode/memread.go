@@ -77,6 +77,8 @@ func (s *memorySource) stream(c net.Conn) (int64, error) {
 	return sent, err
 }
 
+func (s *memorySource) finish() {}
+
 // readerFoundCorruption: the bytes in memory were verified when cached, so
 // a mismatch the reader saw points at memory or the network. Drop the copy
 // (later reads go to the disk) and let the scanner check the replica.

@@ -124,6 +124,9 @@ type readSource interface {
 	// readerFoundCorruption is called when the reader reports a checksum
 	// mismatch.
 	readerFoundCorruption()
+	// finish runs once the reader is done (it sent its status or hung
+	// up), so every byte sent has left the socket buffers.
+	finish()
 }
 
 // sendBlock serves READ_BLOCK: the requested range, widened to whole
@@ -188,6 +191,7 @@ func (d *DataNode) serveRead(c net.Conn, op *dfspb.ReadBlockOp, src readSource) 
 		// Give the reader a moment to send its status or hang up.
 		_ = c.SetReadDeadline(time.Now().Add(min(lingerTimeout, d.cfg.IOTimeout)))
 		<-statusDone
+		src.finish()
 	}()
 	began := time.Now()
 	sent, err := src.stream(c)
@@ -224,17 +228,41 @@ func (s *diskSource) prepare(start, end int64) (err error) {
 }
 
 func (s *diskSource) stream(c net.Conn) (int64, error) {
-	sent, err := s.d.streamPackets(c, s.src, s.d.cfg.VerifyReads)
-	if s.d.cfg.DropCacheBehindReads {
-		// HDFS's drop-behind: the next read of these bytes must come from
-		// the disk again, not from a page cache that would otherwise
-		// keep every block of a machine with plenty of memory.
-		bpc := int64(s.h.BytesPerChecksum)
-		dropCache(s.h.Data, s.start, s.end-s.start)
-		dropCache(s.h.Meta, int64(store.MetaHeaderLen)+s.start/bpc*datatransfer.ChecksumSize,
-			int64(datatransfer.ChunkCount(int(s.end-s.start), int(bpc))*datatransfer.ChecksumSize))
+	return s.d.streamPackets(c, s.src, s.d.cfg.VerifyReads)
+}
+
+// finish is HDFS's drop-behind: the next read of these bytes must come
+// from the disk again, not from a page cache that would otherwise keep
+// every block of a machine with plenty of memory.
+func (s *diskSource) finish() {
+	if !s.d.cfg.DropCacheBehindReads || s.end <= s.start {
+		return
 	}
-	return sent, err
+	s.d.dropRead(s.h, s.start, s.end)
+	// The kernel skips pages still in use, and sendfile's pages stay
+	// referenced by the socket until the reader's ACK arrives, which a
+	// delayed ACK holds back up to 200 ms: drop once more after that.
+	r, start, end := s.h.Replica, s.start, s.end
+	s.d.goRun(func() {
+		s.d.sleep(dropRetryDelay)
+		if h, err := s.d.store.Open(r.BlockID, r.GS); err == nil {
+			s.d.dropRead(h, start, end)
+			h.Close()
+		}
+	})
+}
+
+// dropRetryDelay is how long after a read its pages are dropped again:
+// longer than Linux's largest delayed-ACK timeout (200 ms).
+const dropRetryDelay = 300 * time.Millisecond
+
+// dropRead drops the pages of [start, end) of a replica's block file and
+// of the matching checksums in its meta file.
+func (d *DataNode) dropRead(h *store.Handle, start, end int64) {
+	bpc := int64(h.BytesPerChecksum)
+	dropCache(h.Data, start, end-start)
+	dropCache(h.Meta, int64(store.MetaHeaderLen)+start/bpc*datatransfer.ChecksumSize,
+		int64(datatransfer.ChunkCount(int(end-start), int(bpc))*datatransfer.ChecksumSize))
 }
 
 func (s *diskSource) readerFoundCorruption() { s.d.scanner.suspect(s.h.Replica) }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -395,5 +396,75 @@ func TestFinalizeWithSyncOnClose(t *testing.T) {
 	}
 	if got := readAll(t, s2, 7, 1001); !bytes.Equal(got, data) {
 		t.Fatalf("after reopen: read %d bytes, want the %d written", len(got), len(data))
+	}
+}
+
+// Options.Changed fires for every change that makes an earlier copy of a
+// finalized replica stale (the memory cache depends on it), and not for a
+// plain finalize.
+func TestChangedHook(t *testing.T) {
+	var changed []uint64
+	s, err := Open(t.TempDir(), Options{Changed: func(id uint64) { changed = append(changed, id) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	finalized := func(id, gs uint64) {
+		t.Helper()
+		w, err := s.CreateRBW(id, gs, bpc, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeAll(t, w, pattern(3000, byte(id)), 1024)
+		if _, err := w.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect := func(what string, want ...uint64) {
+		t.Helper()
+		if !slices.Equal(changed, want) {
+			t.Errorf("%s: Changed called for %v, want %v", what, changed, want)
+		}
+		changed = nil
+	}
+	finalized(1, 1)
+	expect("create and finalize")
+	s.MarkCorrupt(1, 1)
+	expect("mark corrupt", 1)
+	if _, err := s.Delete(1, 1); err != nil {
+		t.Fatal(err)
+	}
+	expect("delete", 1)
+
+	finalized(2, 1)
+	changed = nil
+	if _, _, err := s.InitRecovery(2, 2); err != nil {
+		t.Fatal(err)
+	}
+	expect("init recovery", 2)
+	if _, err := s.UpdateRecovery(2, 2, 3000); err != nil {
+		t.Fatal(err)
+	}
+	expect("update recovery (new generation stamp)", 2)
+
+	// A pipeline recovery takes a finalized replica back to RBW.
+	w, err := s.RecoverRBW(2, 3, 3000, bpc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if len(changed) == 0 || changed[0] != 2 {
+		t.Errorf("pipeline recovery of a finalized replica: Changed called for %v", changed)
+	}
+	changed = nil
+
+	finalized(3, 1)
+	changed = nil
+	if w, err := s.CreateTransferRBW(3, 2, bpc); err != nil {
+		t.Fatal(err)
+	} else {
+		w.Abort()
+	}
+	if len(changed) == 0 || changed[0] != 3 {
+		t.Errorf("transfer replacing a stale finalized replica: Changed called for %v", changed)
 	}
 }
