@@ -68,7 +68,7 @@ func newJobCmd() *cobra.Command {
   smarth job status job_20250101120000_0001
   smarth job kill job_20250101120000_0001`,
 	}
-	c.AddCommand(newJobRunCmd(), newJobAppsCmd(), newJobListCmd(), newJobStatusCmd(), newJobKillCmd())
+	c.AddCommand(newJobRunCmd(), newJobAppsCmd(), newJobListCmd(), newJobStatusCmd(), newJobKillCmd(), newJobAffinityCmd())
 	return c
 }
 
