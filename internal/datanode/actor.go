@@ -105,11 +105,11 @@ func (d *DataNode) heartbeat() (*dfspb.HeartbeatResponse, error) {
 		d.log.Warn("disk usage", "err", err)
 	}
 	req := &dfspb.HeartbeatRequest{
-		DatanodeId:    d.ID(),
-		Capacity:      u.Capacity,
-		DfsUsed:       u.Used,
-		Remaining:     u.Remaining,
-		XceiverCount:  int32(d.xceivers()),
+		DatanodeId:   d.ID(),
+		Capacity:     u.Capacity,
+		DfsUsed:      u.Used,
+		Remaining:    u.Remaining,
+		XceiverCount: int32(d.xceivers()),
 	}
 	d.cacher.report(req)
 	ctx, cancel := d.rpcContext(rpcTimeout)

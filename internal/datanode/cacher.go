@@ -238,7 +238,8 @@ func (k *cacher) warnUnlocked(f *memcache.Fill) {
 	}
 }
 
-// cacheReport is what a heartbeat says about the cache.
+// report fills in what a heartbeat says about the cache: only blocks fully
+// cached and verified are listed; cache_used counts loads in progress too.
 func (k *cacher) report(req *dfspb.HeartbeatRequest) {
 	st := k.cache.Stats()
 	req.CacheCapacity, req.CacheUsed, req.CachedBlockIds = st.Capacity, st.Used, st.IDs

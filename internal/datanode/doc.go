@@ -23,7 +23,28 @@
 //     (scanner.go) and recovered (recovery.go: primary of lease recovery and
 //     InterDatanodeProtocol).
 //
-// What it leaves to others: where replicas go and when to re-replicate or
+//   - what is in its memory cache (cacher.go, memread.go, package
+//     memcache; seed 003): cache commands from heartbeat replies are
+//     queued and run by cache_concurrency workers, each reading a whole
+//     finalized replica into memory and verifying every chunk against the
+//     meta file before it counts as cached (a corrupt replica is reported
+//     bad and never cached). The store's Changed hook uncaches a replica at
+//     once when it is deleted, replaced, recovered, reopened for writing or
+//     marked corrupt. Heartbeats report cache_capacity, cache_used and the
+//     ids of the fully cached blocks. READ_BLOCK of a cached replica is
+//     served from memory (data and stored checksums, writev) without
+//     touching the disk; the cache starts empty on every start.
+//   - whether uncached I/O leaves pages in the page cache
+//     (dropbehind.go): drop_cache_behind_reads drops the pages of every
+//     uncached read once the reader hangs up (and again 300 ms later,
+//     since pages sendfile handed to the socket cannot be dropped until
+//     the reader's ACK); drop_cache_behind_writes syncs and drops a
+//     replica's files after it is finalized. Both default false, as in
+//     HDFS; the seed 003 experiments turn the first on so that uncached
+//     reads really reach the disk.
+//
+// What it leaves to others: which blocks to cache and when to uncache
+// them (the namenode's cache manager), where replicas go and when to re-replicate or
 // delete (the namenode, via heartbeat commands), when to recover a pipeline
 // (the client), replica file layout (store).
 //
@@ -58,5 +79,17 @@
 // "block receive failed" at Warn instead.
 //
 // Metrics are on http_addr/metrics (own registry, names smarth_datanode_*),
-// and Go profiles on http_addr/debug/pprof/.
+// and Go profiles on http_addr/debug/pprof/. The cache's: cache_capacity_bytes,
+// cache_used_bytes, cached_blocks (gauges); cache_hits_total (reads served
+// from memory), cache_misses_total (reads of finalized replicas served from
+// disk), blocks_cached_total, blocks_uncached_total,
+// cache_failures_total{reason=checksum|capacity|io}, bytes_read_memory_total,
+// bytes_read_disk_total; and process_disk_read_bytes_total /
+// process_disk_write_bytes_total, the process's real storage I/O from
+// /proc/self/io (shared by datanodes in one process), which shows whether
+// reads reached the disk.
+//
+// memory_budget (bytes, 0 = unlimited) is checked at start: cache_capacity
+// must fit in it beside per_client_buffer, and never exceed the machine's
+// physical memory.
 package datanode

@@ -26,7 +26,7 @@ type fakeNameNode struct {
 	registrations []*dfspb.DatanodeInfo
 	heartbeats    map[string]int
 	lastHB        map[string]*dfspb.HeartbeatRequest // last heartbeat per datanode
-	reports       map[string][]*dfspb.ReportedBlock // last full report per datanode
+	reports       map[string][]*dfspb.ReportedBlock  // last full report per datanode
 	reportCount   map[string]int
 	received      []received
 	bad           []*dfspb.ExtendedBlock

@@ -148,7 +148,7 @@ func (d *DataNode) sendBlock(c net.Conn, op *dfspb.ReadBlockOp) {
 		return
 	}
 	defer h.Close()
-	if h.State == store.Finalized && d.cache.Capacity() > 0 {
+	if h.State == store.Finalized {
 		d.metrics.cacheMisses.Inc()
 	}
 	d.serveRead(c, op, &diskSource{d: d, h: h})
