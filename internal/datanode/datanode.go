@@ -77,7 +77,11 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 	cache := memcache.New(cfg.CacheCapacity)
 	var k *cacher
 	st, err := store.Open(cfg.DataDir, store.Options{SyncOnClose: cfg.SyncOnClose,
-		Changed: func(id uint64) { k.replicaChanged(id) }})
+		Changed: func(id uint64) {
+			if k != nil { // nil only while the store loads, before anything can be cached
+				k.replicaChanged(id)
+			}
+		}})
 	if err != nil {
 		return nil, fmt.Errorf("datanode: open data_dir %s: %w", cfg.DataDir, err)
 	}

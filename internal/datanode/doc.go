@@ -5,6 +5,7 @@
 // multi-pipeline write support (seed 000, section III).
 //
 // What it decides:
+//
 //   - how a write pipeline runs through this node (receiver.go): classic
 //     HDFS behaviour — forward each packet downstream as it arrives, then
 //     verify and store it; a responder acks a packet upstream only when it is
@@ -16,6 +17,7 @@
 //     client's socket), and sends FIRST_NODE_FINISH_ACK once the whole block
 //     is stored; a second open pipeline of the same client through this node
 //     is refused with OP_STATUS_ERROR_BUSY.
+//
 //   - how replicas are read (sender.go: sendfile for finalized replicas
 //     unless verify_reads; a reader's optional ERROR_CHECKSUM read status
 //     makes the scanner verify the replica at once),
@@ -34,6 +36,7 @@
 //     ids of the fully cached blocks. READ_BLOCK of a cached replica is
 //     served from memory (data and stored checksums, writev) without
 //     touching the disk; the cache starts empty on every start.
+//
 //   - whether uncached I/O leaves pages in the page cache
 //     (dropbehind.go): drop_cache_behind_reads drops the pages of every
 //     uncached read once the reader hangs up (and again 300 ms later,
@@ -44,9 +47,9 @@
 //     reads really reach the disk.
 //
 // What it leaves to others: which blocks to cache and when to uncache
-// them (the namenode's cache manager), where replicas go and when to re-replicate or
-// delete (the namenode, via heartbeat commands), when to recover a pipeline
-// (the client), replica file layout (store).
+// them (the namenode's cache manager), where replicas go and when to
+// re-replicate or delete (the namenode, via heartbeat commands), when to
+// recover a pipeline (the client), replica file layout (store).
 //
 // A datanode that forwards a write sets WriteBlockOp.source to itself;
 // a client leaves it empty. That is how a node knows it is the first of a

@@ -21,6 +21,8 @@
 // rename), truncate on recovery, delete, and, for a transfer from another
 // datanode, replacing a finalized replica left at an older generation stamp. It does no networking and knows no
 // namenode; the datanode package drives it and reports what changed.
+// Options.Changed tells the datanode whenever a copy of a replica taken
+// earlier (its memory cache) may be stale.
 // Writers are single-goroutine objects; everything else is safe for
 // concurrent use.
 package store
