@@ -80,6 +80,9 @@ func (nn *NameNode) registerDatanode(req *dfspb.RegisterDatanodeRequest) (*dfspb
 	}
 	// A (re)registering datanode process starts with an empty cache.
 	nn.cacheNodeGoneLocked(in.GetId())
+	if in.GetCacheCapacity() > 0 {
+		nn.cache.plan.State().SetNode(in.GetId(), in.GetCacheCapacity())
+	}
 	info := proto.Clone(in).(*dfspb.DatanodeInfo)
 	info.Rack = nn.racks.Rack(info.Hostname, info.IpAddr, in.GetRack())
 	dn.info, dn.live, dn.lastSeen, dn.reported = info, true, now, false

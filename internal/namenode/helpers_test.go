@@ -126,6 +126,8 @@ type fakeDN struct {
 	stopped  bool                            // no more heartbeats; guarded by mu
 	lose     int                             // transfer commands to ignore (lost in flight); guarded by mu
 	commands []string                        // log of executed commands; guarded by mu
+	cacheCap int64                           // reported cache capacity; guarded by mu
+	cached   map[uint64]bool                 // blocks held in memory; guarded by mu
 }
 
 type fakeCluster struct {
@@ -162,7 +164,7 @@ func (fc *fakeCluster) add(host, rack string) *fakeDN {
 	seed := fc.seed
 	fc.seed = nil
 	fc.mu.Unlock()
-	d := &fakeDN{t: fc.t, cluster: fc, rpc: dialConn(fc.t, fc.nn.Addr(), "dn"), replicas: map[uint64]*dfspb.ReportedBlock{},
+	d := &fakeDN{t: fc.t, cluster: fc, rpc: dialConn(fc.t, fc.nn.Addr(), "dn"), replicas: map[uint64]*dfspb.ReportedBlock{}, cached: map[uint64]bool{},
 		info: &dfspb.DatanodeInfo{Id: "id-" + host, Hostname: host, IpAddr: "10.0.0." + strings.TrimPrefix(host, "dn"), DataPort: port, IpcPort: port + 1, Rack: rack,
 			Capacity: 100 << 30, Remaining: 90 << 30}}
 	for _, r := range seed {
@@ -230,8 +232,13 @@ func (d *fakeDN) beat() {
 		d.mu.Unlock()
 		return
 	}
+	req := &dfspb.HeartbeatRequest{DatanodeId: d.info.Id, Capacity: d.info.Capacity, Remaining: d.info.Remaining, CacheCapacity: d.cacheCap}
+	for id := range d.cached {
+		req.CachedBlockIds = append(req.CachedBlockIds, id)
+		req.CacheUsed += d.replicas[id].GetBlock().GetNumBytes()
+	}
 	d.mu.Unlock()
-	resp, err := d.rpc.dp.SendHeartbeat(d.rpc.ctx(), &dfspb.HeartbeatRequest{DatanodeId: d.info.Id, Capacity: d.info.Capacity, Remaining: d.info.Remaining})
+	resp, err := d.rpc.dp.SendHeartbeat(d.rpc.ctx(), req)
 	if err != nil {
 		return // namenode closing
 	}
@@ -259,6 +266,7 @@ func (d *fakeDN) execute(c *dfspb.DatanodeCommand) {
 		d.mu.Lock()
 		for _, b := range c.GetInvalidate().GetBlocks() {
 			delete(d.replicas, b.GetBlockId())
+			delete(d.cached, b.GetBlockId())
 			gone = append(gone, &dfspb.ReceivedDeletedBlock{Block: b, Status: dfspb.ReceivedStatus_DELETED})
 		}
 		d.mu.Unlock()
@@ -286,6 +294,22 @@ func (d *fakeDN) execute(c *dfspb.DatanodeCommand) {
 	case c.GetRecover() != nil:
 		d.logCmd("recover %d", c.GetRecover().GetBlock().GetBlockId())
 		d.recover(c.GetRecover())
+	case c.GetCache() != nil:
+		d.mu.Lock()
+		for _, id := range c.GetCache().GetBlockIds() {
+			if d.replicas[id] != nil { // a deleted block is ignored, as a datanode does
+				d.cached[id] = true
+			}
+		}
+		d.mu.Unlock()
+		d.logCmd("cache %v", c.GetCache().GetBlockIds())
+	case c.GetUncache() != nil:
+		d.mu.Lock()
+		for _, id := range c.GetUncache().GetBlockIds() {
+			delete(d.cached, id)
+		}
+		d.mu.Unlock()
+		d.logCmd("uncache %v", c.GetUncache().GetBlockIds())
 	}
 }
 
