@@ -16,12 +16,14 @@ import (
 type clusterCacheFlags struct {
 	capacity, policy, scheduler, diskRead string
 	dropBehind                            bool
+	cacheSkips                            int
 }
 
 func (c *clusterCacheFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&c.capacity, "cache-capacity", "", "in-memory block cache per datanode, e.g. 256MiB (default: the datanode's)")
 	f.StringVar(&c.policy, "cache-policy", "", "namenode cache policy: "+strings.Join(daemonconf.CachePolicies(), "|")+" (default: the namenode's)")
 	f.StringVar(&c.scheduler, "scheduler", "", "resource manager scheduler: "+strings.Join(daemonconf.Schedulers(), "|")+" (default: the resource manager's)")
+	f.IntVar(&c.cacheSkips, "cache-skips", 0, "the cachelocal scheduler's C, skips for cache locality (default: the resource manager's, 3)")
 	f.StringVar(&c.diskRead, "disk-read-rate", "", "cap each datanode's disk reads, e.g. 40MB/s (blkio/io cgroup; needs root)")
 	f.BoolVar(&c.dropBehind, "drop-behind", false, "datanodes drop read and written blocks from the page cache, so uncached reads hit the disk (default: on when --cache-policy is given)")
 }
@@ -47,6 +49,10 @@ func (c *clusterCacheFlags) apply(cmd *cobra.Command, opts *cluster.CacheOptions
 		}
 		opts.Scheduler = c.scheduler
 	}
+	if c.cacheSkips < 0 {
+		return usageErr("--cache-skips must not be negative")
+	}
+	opts.CacheSkips = c.cacheSkips
 	if c.diskRead != "" {
 		r, err := topo.ParseByteRate(c.diskRead)
 		if err != nil {

@@ -15,6 +15,7 @@ type CacheOptions struct {
 	CacheCapacity int64  // bytes of block cache per datanode (cache_capacity)
 	CachePolicy   string // namenode cache_policy: none, pinned, lru, ca, bg
 	Scheduler     string // resource manager scheduler: fifo, delay, cachelocal
+	CacheSkips    int    // cachelocal's C (cache_skips); 0 = the resource manager's default
 	// Affinity is the namenode's configured cache affinity per app
 	// (cache_affinity), used when a job does not carry its own.
 	Affinity map[string]float64
@@ -35,6 +36,9 @@ type CacheOptions struct {
 func (c *CacheOptions) check() error {
 	if c.CacheCapacity < 0 {
 		return fmt.Errorf("--cache-capacity must not be negative, got %d", c.CacheCapacity)
+	}
+	if c.CacheSkips < 0 {
+		return fmt.Errorf("--cache-skips must not be negative, got %d", c.CacheSkips)
 	}
 	if c.DiskReadRate < 0 {
 		return fmt.Errorf("--disk-read-rate must not be negative, got %d", c.DiskReadRate)
@@ -81,6 +85,9 @@ func (c *CacheOptions) resourceManagerKeys() map[string]any {
 	m := map[string]any{}
 	if c.Scheduler != "" {
 		m["scheduler"] = c.Scheduler
+	}
+	if c.CacheSkips > 0 {
+		m["cache_skips"] = c.CacheSkips
 	}
 	return m
 }

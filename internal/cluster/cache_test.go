@@ -9,7 +9,7 @@ import (
 // daemon config contract, and the extra keys still win.
 func TestCacheOptionsInConfigs(t *testing.T) {
 	o := Options{Home: t.TempDir(), Binary: "/bin/true", DataNodes: 2, Cache: CacheOptions{
-		CacheCapacity: 256 << 20, CachePolicy: "bg", Scheduler: "cachelocal", DropBehind: true,
+		CacheCapacity: 256 << 20, CachePolicy: "bg", Scheduler: "cachelocal", DropBehind: true, CacheSkips: 1,
 		Affinity: map[string]float64{"grep": 0.638},
 	}, ResourceManager: map[string]any{"cache_skips": 5}}
 	if err := o.setDefaults(); err != nil {
@@ -25,7 +25,7 @@ func TestCacheOptionsInConfigs(t *testing.T) {
 		t.Errorf("datanode config %v: want cache_capacity and both drop-behinds", dn)
 	}
 	rm := o.resourceManagerConfig("127.0.0.1:8020")
-	if rm["scheduler"] != "cachelocal" || rm["cache_skips"] != 5 {
+	if rm["scheduler"] != "cachelocal" || rm["cache_skips"] != 5 { // the extra key wins over CacheSkips
 		t.Errorf("resource manager config %v: want scheduler cachelocal and the extra cache_skips", rm)
 	}
 	plain := Options{Home: t.TempDir(), Binary: "/bin/true", DataNodes: 1}
