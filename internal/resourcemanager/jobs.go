@@ -3,6 +3,7 @@ package resourcemanager
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"smarth/internal/mapreduce"
@@ -61,6 +62,37 @@ type job struct {
 	// waking GetMapOutputs long polls.
 	changed chan struct{}
 	cache   jobCache // what the namenode says of the job's input in memory
+	// maxRunningMaps is the job's share of the map slots (job param
+	// max_running_maps; 0 = no cap): seed 003's workloads give each of
+	// four apps 25% of the cluster.
+	maxRunningMaps int
+}
+
+// MaxRunningMapsParam is the job parameter that caps how many of a job's
+// maps run at once.
+const MaxRunningMapsParam = "max_running_maps"
+
+func maxRunningMaps(params map[string]string) (int, error) {
+	v, ok := params[MaxRunningMapsParam]
+	if !ok || v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("job parameter %s=%q: want a whole number of maps >= 0 (0 = no cap)", MaxRunningMapsParam, v)
+	}
+	return n, nil
+}
+
+// runningMaps counts j's maps with an attempt running.
+func (j *job) runningMaps() int {
+	n := 0
+	for _, t := range j.maps {
+		if len(t.running) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // notify wakes whoever waits for a change in j.
@@ -134,7 +166,13 @@ func attemptID(jobID string, isMap bool, index, n int) string {
 // view is the scheduler's read-only picture of j for a node.
 func (j *job) view(n *node, liveNodes int) sched.Job {
 	v := sched.Job{ID: j.id, Seq: j.seq, RunningTasks: j.runningAttempts(), CachedFraction: j.cache.fraction}
+	if j.maxRunningMaps > 0 {
+		v.MapLimit = j.maxRunningMaps - j.runningMaps()
+	}
 	for _, t := range j.maps {
+		if j.maxRunningMaps > 0 && v.MapLimit <= 0 {
+			break // at its share: no map may launch until one ends
+		}
 		if t.state != taskPending || avoid(t, n, liveNodes) {
 			continue
 		}

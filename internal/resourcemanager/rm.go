@@ -222,6 +222,10 @@ func (rm *ResourceManager) SubmitJob(ctx context.Context, req *mrpb.SubmitJobReq
 	if req.GetNumReduces() < 0 {
 		return nil, status.Error(codes.InvalidArgument, "negative number of reduces")
 	}
+	maxMaps, err := maxRunningMaps(req.GetParams())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
 	req.User = callerUser(ctx, req.GetUser())
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
@@ -233,6 +237,7 @@ func (rm *ResourceManager) SubmitJob(ctx context.Context, req *mrpb.SubmitJobReq
 	rm.seq++
 	id := fmt.Sprintf("job_%s_%04d", rm.epoch, rm.seq)
 	j := newJob(id, rm.seq, req, time.Now(), rm.cfg.ReduceSlowStart)
+	j.maxRunningMaps = maxMaps
 	rm.jobs[id] = j
 	rm.order = append(rm.order, j)
 	rm.log.Info("job submitted", "job", id, "app", j.app, "maps", len(j.maps), "reduces", len(j.reduces), "user", j.user)

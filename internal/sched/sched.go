@@ -51,6 +51,10 @@ type Job struct {
 	// blocks held in datanode memory, as the namenode last reported it.
 	// Unused by fifo and delay.
 	CachedFraction float64
+	// MapLimit is the most maps the job may launch in this heartbeat (its
+	// share of the slots, seed 003 section 5.4: each of four apps gets
+	// 25%); 0 = no limit. A job at its share is given no PendingMaps.
+	MapLimit int
 }
 
 // Assignment is one task to launch on the heartbeating node.
@@ -152,6 +156,9 @@ func newPending(jobs []Job, locality func(MapTask, Node) Locality) *pending {
 // locality to wait for: it is allowed at any level, after the tasks local
 // enough to n.
 func (p *pending) best(j *Job, n Node, allowed Locality) (MapTask, Locality, bool) {
+	if j.MapLimit > 0 && p.run[j.ID] >= j.MapLimit {
+		return MapTask{}, 0, false
+	}
 	var found, anywhere MapTask
 	level, haveAnywhere := OffRack+1, false
 	for _, t := range j.PendingMaps {
@@ -191,6 +198,9 @@ func (p *pending) take(j *Job, t MapTask, l Locality) Assignment {
 }
 
 func (p *pending) hasMaps(j *Job) bool {
+	if j.MapLimit > 0 && p.run[j.ID] >= j.MapLimit {
+		return false
+	}
 	return len(j.PendingMaps) > len(p.taken[j.ID])
 }
 

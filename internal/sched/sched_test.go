@@ -117,6 +117,8 @@ func runScript(t *testing.T, file string) {
 			}
 		case "running":
 			job(f[1]).RunningTasks = atoi(f[2])
+		case "limit":
+			job(f[1]).MapLimit = atoi(f[2])
 		case "hb":
 			n, ok := nodes[f[1]]
 			if !ok {
