@@ -14,6 +14,7 @@ var forbidden = map[string][]string{
 	"smarth/internal/topology":  {"smarth/internal/rpc", "smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/client"},
 	"smarth/internal/placement": {"smarth/internal/rpc", "smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/client"},
 	"smarth/internal/sched":     {"smarth/internal/rpc", "smarth/internal/resourcemanager", "smarth/internal/nodemanager", "smarth/internal/client"},
+	"smarth/internal/cache":     {"smarth/internal/rpc", "smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/client"},
 	// Wire format: knows only the protobuf messages.
 	"smarth/internal/datatransfer": {"smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/client"},
 	// Daemons never import each other.

@@ -17,8 +17,14 @@
 //   - Decisions without I/O live in pure packages: placement.Policy
 //     (RackAware, HDFS's default; SpeedAware, SMARTH Algorithm 1) and
 //     speeds (recent and historical client→datanode speeds).
-//   - Commands to datanodes (transfer, invalidate, recover) are queued per
-//     datanode and delivered in heartbeat replies.
+//   - Commands to datanodes (transfer, invalidate, recover, cache,
+//     uncache) are queued per datanode and delivered in heartbeat replies.
+//   - In-memory caching (seed 003): cache.go keeps a plan from the pure
+//     internal/cache policies (cache_policy) and reconciles it with the
+//     datanodes' cache reports; only a report counts as cached. A
+//     CacheAccess's affinity is the request's when >= 0, else
+//     cache_affinity[app], else 0. Cache pools and directives are
+//     namespace edits (cachedirs.go, cache_admin.go).
 //
 // The RPC contract is internal/rpc/dfspb (ClientProtocol and
 // DatanodeProtocol on one gRPC port); the caller's identity is the gRPC
