@@ -7,8 +7,12 @@ import (
 )
 
 // forbidden maps a package to module packages it must never depend on,
-// directly or not. Prefix match: "smarth/internal/datanode" also covers
-// its subpackages.
+// directly or not. Both sides cover subpackages: the rule for
+// "smarth/internal/mapreduce" binds mapreduce/jobclient and every other
+// package under it too (a test harness under an engine that imports the
+// daemons broke the layering unseen when only the top package was
+// checked), and "smarth/internal/datanode" as a forbidden dependency also
+// forbids its subpackages.
 var forbidden = map[string][]string{
 	// Pure decisions: no daemon, client, wire or harness.
 	"smarth/internal/topology":  {"smarth/internal/rpc", "smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/client"},
@@ -31,14 +35,14 @@ var forbidden = map[string][]string{
 
 func TestLayering(t *testing.T) {
 	for pkg, bad := range forbidden {
-		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		out, err := exec.Command("go", "list", "-deps", pkg+"/...").CombinedOutput()
 		if err != nil {
-			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+			t.Fatalf("go list -deps %s/...: %v\n%s", pkg, err, out)
 		}
 		for _, dep := range strings.Fields(string(out)) {
 			for _, b := range bad {
 				if dep == b || strings.HasPrefix(dep, b+"/") {
-					t.Errorf("%s depends on %s; the layering in docs/architecture.md forbids it", pkg, dep)
+					t.Errorf("%s (or a package under it) depends on %s; the layering in docs/architecture.md forbids it", pkg, dep)
 				}
 			}
 		}

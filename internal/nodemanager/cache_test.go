@@ -7,8 +7,8 @@ import (
 
 	"smarth/internal/client"
 	"smarth/internal/mapreduce"
-	"smarth/internal/mapreduce/mrtest"
 	"smarth/internal/nodemanager"
+	"smarth/internal/testcluster/mrtest"
 )
 
 // TestMapsReportCacheAccessOnDFS runs a job on the real DFS and checks

@@ -16,9 +16,9 @@ import (
 
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/apps"
-	"smarth/internal/mapreduce/mrtest"
 	"smarth/internal/nodemanager"
 	"smarth/internal/testcluster"
+	"smarth/internal/testcluster/mrtest"
 )
 
 // These tests run the whole stack in one process on the real DFS: a

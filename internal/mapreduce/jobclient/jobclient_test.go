@@ -15,8 +15,8 @@ import (
 
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/jobclient"
-	"smarth/internal/mapreduce/mrtest"
 	"smarth/internal/rpc/mrpb"
+	"smarth/internal/testcluster/mrtest"
 )
 
 // lineCount counts input lines into one "lines\tN" record; map_delay
