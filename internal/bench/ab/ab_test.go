@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -326,5 +327,43 @@ func TestWriteTable(t *testing.T) {
 	}
 	if !strings.Contains(sb.String(), "faster") || !strings.Contains(sb.String(), "speedup") {
 		t.Errorf("table:\n%s", sb.String())
+	}
+}
+
+func TestPlotWritesSVG(t *testing.T) {
+	c, _ := Compare("write", Sample{"off", []float64{2, 2.1, 2.2, 1.9, 2.05, 2.15}}, Sample{"on", []float64{1, 1.1, 1.2, 0.9, 1.05, 1.15}}, DefaultOptions())
+	path := t.TempDir() + "/ab.svg"
+	if err := Plot(path, "test", []Comparison{c, c}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Plot(t.TempDir()+"/ab.txt", "test", []Comparison{c}); err == nil {
+		t.Error("a .txt plot was accepted")
+	}
+}
+
+func TestShellTimesAndReportsFailure(t *testing.T) {
+	if _, err := Shell(context.Background(), "true", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Shell(context.Background(), "echo broken pipe; exit 3", nil)
+	if err == nil || !strings.Contains(err.Error(), "broken pipe") {
+		t.Errorf("err %v, want the command's output", err)
+	}
+}
+
+// A failing setup runs the other side's setup to restore the host.
+func TestSetupSwitchRestoresOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	sw := SetupSwitch("echo a >> "+dir+"/log", "echo b >> "+dir+"/log; exit 1", nil)
+	if err := sw(context.Background(), SideA); err != nil {
+		t.Fatal(err)
+	}
+	err := sw(context.Background(), SideB)
+	if err == nil || !strings.Contains(err.Error(), "restored with the setup of A") {
+		t.Fatalf("err %v", err)
+	}
+	out, _ := exec.Command("cat", dir+"/log").Output()
+	if string(out) != "a\nb\na\n" {
+		t.Errorf("setups run %q, want a b a", out)
 	}
 }
