@@ -3,6 +3,8 @@ package topology
 import (
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 )
 
 // DefaultRack is the rack of a node that nobody placed anywhere.
@@ -45,11 +47,22 @@ func Distance(a, b Location) int {
 	}
 }
 
-// Resolver maps datanode hostnames and IPs to racks from a static table, the
-// way HDFS's table-based mapping does.
+// Resolver maps hostnames and IPs, of datanodes and clients alike, to racks:
+// from a static table (HDFS's TableMapping) and, for addresses the table
+// does not name, from a script (HDFS's ScriptBasedMapping) whose answers are
+// cached. Safe for concurrent use.
 type Resolver struct {
 	racks       map[string]string // hostname or IP → rack; read-only after NewResolver
 	defaultRack string
+
+	// The script, when set by NewMapping; fixed after it.
+	script  string
+	timeout time.Duration
+	now     func() time.Time
+
+	mu      sync.Mutex
+	cache   map[string]scriptAnswer // guarded by mu: the script's answers by address
+	lastErr error                   // guarded by mu: the script's latest failure, until ScriptError
 }
 
 // NewResolver checks every rack name and returns a resolver. An empty
@@ -71,13 +84,10 @@ func NewResolver(racks map[string]string, defaultRack string) (*Resolver, error)
 	return &Resolver{racks: m, defaultRack: defaultRack}, nil
 }
 
-// Rack resolves a datanode's rack: the table by hostname, then by IP, then the
-// rack the datanode reported about itself (if valid), then the default.
+// Rack resolves a datanode's rack: the mapping by hostname, then by IP, then
+// the rack the datanode reported about itself (if valid), then the default.
 func (r *Resolver) Rack(hostname, ip, reported string) string {
-	if rack, ok := r.racks[hostname]; ok && hostname != "" {
-		return rack
-	}
-	if rack, ok := r.racks[ip]; ok && ip != "" {
+	if rack, ok := r.Lookup(hostname, ip); ok {
 		return rack
 	}
 	if reported != "" && ValidateRack(reported) == nil {
