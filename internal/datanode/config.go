@@ -41,6 +41,13 @@ type Config struct {
 	// The network-tuning work sets these.
 	SocketRecvBuffer int `yaml:"socket_recv_buffer"`
 	SocketSendBuffer int `yaml:"socket_send_buffer"`
+	// NetProfile is a JSON settings profile file (seed 001, package
+	// tune) applied to every data connection; the file is re-read when it
+	// changes. Empty: sockets as the kernel makes them.
+	NetProfile string `yaml:"net_profile"`
+	// TransferLog is the per-block receive log (JSON lines, package
+	// tune); default transfer.jsonl in data_dir, "off" for none.
+	TransferLog string `yaml:"transfer_log"`
 	// MaxXceivers bounds concurrent data-transfer connections.
 	MaxXceivers int `yaml:"max_xceivers"`
 

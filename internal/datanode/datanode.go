@@ -53,6 +53,7 @@ type DataNode struct {
 	scanner *scanner
 	cache   *memcache.Cache // whole finalized replicas in memory (empty after a restart)
 	cacher  *cacher         // runs cache/uncache commands
+	net     *netTuning      // seed 001: socket profile and transfer log
 
 	mu      sync.Mutex
 	info    *dfspb.DatanodeInfo     // guarded by mu: how this node registers (addresses known after Start)
@@ -100,6 +101,9 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 		cancel:  cancel,
 		conns:   make(map[net.Conn]struct{}),
 		clients: make(map[string]*clientState),
+	}
+	if d.net, err = newNetTuning(cfg); err != nil {
+		return nil, fmt.Errorf("datanode: %w", err)
 	}
 	d.ibr = newReportQueue()
 	d.scanner = newScanner(d)
@@ -244,6 +248,7 @@ func (d *DataNode) Close() error {
 	cancel()
 	d.wg.Wait()
 	d.cache.Close()
+	d.net.close()
 	d.log.Info("datanode stopped")
 	return d.nnConn.Close()
 }
@@ -260,6 +265,7 @@ func (d *DataNode) Kill() {
 	_ = d.httpSrv.Close()
 	d.wg.Wait()
 	d.cache.Close()
+	d.net.close()
 	_ = d.nnConn.Close()
 }
 

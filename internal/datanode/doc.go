@@ -81,6 +81,17 @@
 // plus "datanode" (this node's id) from the logger. A failed receive logs
 // "block receive failed" at Warn instead.
 //
+// # Network tuning (seed 001)
+//
+// The same receive is also appended as one JSON line to the transfer log
+// (transfer_log; default data_dir/transfer.jsonl, "off" for none; rotated
+// to .1 past 64 MiB), with packets, packet size, process CPU time, the
+// number of open data connections, the settings profile and its socket
+// settings read back at the end (tune.Record). net_profile names a JSON
+// settings profile (tune.Profile) applied to every data connection after
+// socket_recv_buffer/socket_send_buffer; the file is re-read when it
+// changes, and a broken file keeps the last good profile (nettune.go).
+//
 // Metrics are on http_addr/metrics (own registry, names smarth_datanode_*),
 // and Go profiles on http_addr/debug/pprof/. The cache's: cache_capacity_bytes,
 // cache_used_bytes, cached_blocks (gauges); cache_hits_total (reads served

@@ -66,10 +66,12 @@ type receiver struct {
 	lingering  atomic.Bool // abort half-closed up: drain it before closing
 	release    func()      // ends the client's pipeline claim (multi-pipeline mode)
 
-	start     time.Time
-	startCPU  time.Duration // process CPU time at start
-	bytes     int64
-	checksumK bool // disk stage: a checksum mismatch was found, discard the replica (read after it ends)
+	start      time.Time
+	startCPU   time.Duration // process CPU time at start
+	bytes      int64
+	packets    int64 // data packets stored (for the transfer log)
+	packetSize int64 // largest packet data length seen
+	checksumK  bool  // disk stage: a checksum mismatch was found, discard the replica (read after it ends)
 }
 
 // ackItem is one packet handled locally, waiting for its downstream ack.
@@ -456,6 +458,10 @@ func (r *receiver) storePacket(p *datatransfer.Packet, arrived time.Time) error 
 		}
 	}
 	r.bytes += int64(h.DataLen)
+	if h.DataLen > 0 { // the empty last packet only ends the block
+		r.packets++
+		r.packetSize = max(r.packetSize, int64(h.DataLen))
+	}
 	r.d.metrics.bytesWritten.Add(float64(h.DataLen))
 	if h.Last() {
 		if err := r.complete(); err != nil {
@@ -701,6 +707,8 @@ func (d *DataNode) logBlockReceived(r *receiver, rep store.Replica, end time.Tim
 		mode = dfspb.WriteMode_CLASSIC
 	}
 	d.metrics.writeThroughput.Observe(float64(r.bytes) / secs)
+	cpu := processCPU() - r.startCPU
+	d.logTransfer(r, rep, end, cpu)
 	d.log.Info("block received",
 		"block", rep.Name(),
 		"gs", rep.GS,
@@ -716,7 +724,7 @@ func (d *DataNode) logBlockReceived(r *receiver, rep store.Replica, end time.Tim
 		"upstream", r.up.RemoteAddr().String(),
 		"client", r.op.GetClientName(),
 		"downstream", len(r.op.GetTargets()),
-		"cpu_seconds", (processCPU() - r.startCPU).Seconds(),
+		"cpu_seconds", cpu.Seconds(),
 	)
 }
 

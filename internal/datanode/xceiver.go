@@ -85,6 +85,7 @@ func (d *DataNode) tuneConn(c net.Conn) {
 	if d.cfg.SocketSendBuffer > 0 {
 		_ = tc.SetWriteBuffer(d.cfg.SocketSendBuffer)
 	}
+	d.applyProfile(c) // after the fixed sizes: a profile's buffers win
 }
 
 // dial connects to another datanode's data port.
