@@ -9,7 +9,10 @@
 // Policies, chosen by name from Policies:
 //
 //   - RackAware is HDFS's default (BlockPlacementPolicyDefault): the writer's
-//     own node if it is a datanode, else a random non-busy node; the second
+//     own node if it is a datanode, else a random non-busy node of the
+//     writer's rack when the topology mapping places the writer
+//     (chooseLocalRack; an off-cluster client "in rack a"), else a random
+//     non-busy node; the second
 //     replica on another rack; the third on the second's rack; further
 //     replicas random, at most (replicas-1)/racks+2 per rack. "Non-busy" is
 //     HDFS's considerLoad: a node with more than twice the average number of
@@ -23,10 +26,17 @@
 //     rack rule allows), so a client's next pipeline finds a fast free
 //     first node although its open pipelines hold their nodes, and ranks
 //     nodes the client never measured above measured ones, so each is tried
-//     once; "speedaware-paper" is the algorithm as printed.
+//     once, but only in the nearest link class (the writer's own rack while
+//     it has datanodes; elsewhere an unmeasured node is rated like the
+//     measured nodes behind the same link). It ranks nodes so from the
+//     first block, records or not, and keeps a new pipeline's cross-rack
+//     hop off a host that already carries one of the writer's open
+//     pipelines (Request.Open). "speedaware-paper" is the algorithm as
+//     printed.
 //
 // It leaves to others: where the speed records come from (the namenode keeps
-// them from client heartbeats), whether too few targets is an error (the
+// them per client host from client heartbeats), where the writer is (the
+// namenode resolves its rack through internal/topology's mapping), whether too few targets is an error (the
 // namenode compares with min_replication), and the reader-side ordering of
 // locations (topology.Distance).
 package placement

@@ -41,6 +41,20 @@ type Request struct {
 	// WriterHost is the client's hostname or IP ("" when unknown); a
 	// datanode on the same host gets the first replica under RackAware.
 	WriterHost string
+	// WriterIP is the address the writer's calls come from ("" when
+	// unknown, or loopback, which every datanode of a loopback cluster
+	// shares); a datanode with it is the writer's node too.
+	WriterIP string
+	// WriterRack is the rack the topology mapping puts the writer in, ""
+	// when it places the writer nowhere. A writer that is not a datanode
+	// but has a rack gets its first replica in that rack (HDFS's
+	// chooseLocalRack), so the first hop stays inside the rack.
+	WriterRack string
+	// Open are the writer's other open pipelines of this file, each in
+	// pipeline order (their nodes are in Exclude too). SpeedAware keeps
+	// a new pipeline's cross-rack hop off the hosts that already carry
+	// one of theirs.
+	Open [][]string
 	// BlockSize skips nodes with less free space than one block.
 	BlockSize int64
 	// Speeds are the writer's recent transfer speeds to datanodes, bytes/s,
@@ -59,7 +73,7 @@ type Policy interface {
 // configuration ("placement").
 var Policies = map[string]func() Policy{
 	"rackaware":        func() Policy { return &RackAware{} },
-	"speedaware":       func() Policy { return &SpeedAware{Reserve: true, Explore: true} },
+	"speedaware":       func() Policy { return &SpeedAware{Reserve: true, Explore: true, Topology: true} },
 	"speedaware-paper": func() Policy { return &SpeedAware{} },
 }
 
@@ -216,6 +230,10 @@ func (s *selection) next() bool {
 			return true
 		} else if w != nil && s.pick(onRack(w.Rack)) {
 			return true
+		} else if w == nil && s.req.WriterRack != "" && s.pick(onRack(s.req.WriterRack)) {
+			// HDFS: a client outside the datanodes but in a known rack
+			// writes its first replica to a random node of its rack.
+			return true
 		}
 		return s.pick(anyNode)
 	case 1:
@@ -239,12 +257,17 @@ func (s *selection) isCandidate(n *Node) bool {
 	return false
 }
 
+// writer is where the writer is, as far as the request says.
+func (s *selection) writer() topology.Location {
+	return topology.Location{Host: s.req.WriterHost, IP: s.req.WriterIP, Rack: s.req.WriterRack}
+}
+
 // writerNode is the live datanode on the writer's host, if any.
 func (s *selection) writerNode() *Node {
-	if s.req.WriterHost == "" {
+	if s.req.WriterHost == "" && s.req.WriterIP == "" {
 		return nil
 	}
-	w := topology.Location{Host: s.req.WriterHost}
+	w := s.writer()
 	for _, n := range s.candidates {
 		if topology.SameHost(w, n.location()) {
 			return n
@@ -271,6 +294,8 @@ func (s *selection) pipeline(fixFirst bool) []Node {
 		from, start = res[0].location(), 1
 	case s.writerNode() != nil:
 		from = s.writerNode().location()
+	case s.req.WriterRack != "" && len(s.prior) == 0:
+		from = s.writer() // HDFS sorts the pipeline from the client, rack known
 	case len(s.prior) > 0:
 		from = s.prior[len(s.prior)-1].location()
 	case len(res) > 0:
@@ -305,104 +330,3 @@ func (*RackAware) ChooseTargets(nodes []Node, req Request, rng *rand.Rand) []Nod
 	return s.pipeline(false)
 }
 
-// SpeedAware is SMARTH's global optimization (seed 000, Algorithm 1).
-//
-// Two additions over the algorithm as printed, each a field:
-//
-//   - Reserve keeps the writer's top-n datanodes for first positions: the
-//     second and later replicas avoid them whenever the rack rule can be
-//     met by another node, and the first replica goes to a free top-n node
-//     whenever one is free. As printed, the later replicas land on fast
-//     nodes too; since a datanode may be in only one open pipeline of a
-//     client, those are then busy when the next pipeline opens and its
-//     first node must come from the slower rest (on the testbed with 4 of
-//     9 nodes slow, 38% of blocks began on a slow node). Reserved, at most
-//     n-1 of the n top nodes are busy as first nodes while the client has
-//     its other pipelines open, so one is always free.
-//   - Explore ranks datanodes the writer has no record of above those it
-//     has: each is tried once as a first node, then ranked by its speed.
-//     As printed, only measured nodes can be in the top-n, so the first
-//     nodes a client happens to be given before its records arrive (slow
-//     ones too) keep every first position, and an unmeasured fast node is
-//     only ever reached through Algorithm 2's random swap.
-type SpeedAware struct {
-	Reserve bool
-	Explore bool
-}
-
-var _ Policy = (*SpeedAware)(nil)
-
-// ChooseTargets implements Policy.
-func (p *SpeedAware) ChooseTargets(nodes []Node, req Request, rng *rand.Rand) []Node {
-	s := newSelection(nodes, req, rng)
-	if len(req.Chosen) > 0 || req.Replicas == 0 || len(req.Speeds) == 0 {
-		// Repairs and re-replication keep the pipeline's first node; the
-		// algorithm is about the first node of a new block only, and
-		// without any records it is HDFS's placement.
-		s.fill(req.Replicas)
-		return s.pipeline(false)
-	}
-	var first []*Node
-	if p.Reserve {
-		s.reserved = map[string]bool{}
-		for _, n := range s.rated(req, p.Explore, s.live) {
-			s.reserved[n.ID] = true
-		}
-		for _, c := range s.candidates {
-			if s.reserved[c.ID] && s.good(c) {
-				first = append(first, c)
-			}
-		}
-	}
-	if len(first) == 0 {
-		// Paper: the n fastest of the usable nodes.
-		var usable []*Node
-		for _, c := range s.candidates {
-			if s.good(c) {
-				usable = append(usable, c)
-			}
-		}
-		first = s.rated(req, p.Explore, usable)
-	}
-	if len(first) == 0 {
-		s.fill(req.Replicas)
-		return s.pipeline(false)
-	}
-	s.take(first[rng.Intn(len(first))])
-	s.fill(req.Replicas)
-	return s.pipeline(true)
-}
-
-// rated returns the writer's n fastest datanodes of pool (sorted by id),
-// n = live datanodes / replication (at least 1): the most pipelines a
-// client may keep open, so each open pipeline can start on a fast node.
-// Nodes without a speed record are left out, or with explore put first in
-// random order. Rated nodes are sorted fastest first, ties by id.
-func (s *selection) rated(req Request, explore bool, pool []*Node) []*Node {
-	var rated, unrated []*Node
-	for _, n := range pool {
-		if _, ok := req.Speeds[n.ID]; ok {
-			rated = append(rated, n)
-		} else if explore {
-			unrated = append(unrated, n)
-		}
-	}
-	repl := req.Replication
-	if repl <= 0 {
-		repl = len(req.Chosen) + req.Replicas
-	}
-	n := max(len(s.live)/repl, 1)
-	sort.Slice(rated, func(i, j int) bool {
-		si, sj := req.Speeds[rated[i].ID], req.Speeds[rated[j].ID]
-		if si != sj {
-			return si > sj
-		}
-		return rated[i].ID < rated[j].ID
-	})
-	s.rng.Shuffle(len(unrated), func(i, j int) { unrated[i], unrated[j] = unrated[j], unrated[i] })
-	top := append(unrated, rated...)
-	if len(top) > n {
-		top = top[:n]
-	}
-	return top
-}

@@ -169,7 +169,19 @@ func parseRequest(t *testing.T, c scriptCase) (Request, Policy, int64) {
 	if !ok {
 		t.Fatalf("line %d: unknown policy %q", c.line, name)
 	}
-	req := Request{Exclude: map[string]bool{}, Speeds: map[string]float64{}, WriterHost: c.args["writer"]}
+	req := Request{Exclude: map[string]bool{}, Speeds: map[string]float64{}, WriterHost: c.args["writer"],
+		WriterIP: c.args["writerip"], WriterRack: c.args["writerrack"]}
+	if v := c.args["open"]; v != "" {
+		// open=dn1>dn4>dn5;dn2>dn6>dn7: the writer's open pipelines, whose
+		// nodes are busy.
+		for _, p := range strings.Split(v, ";") {
+			ids := strings.Split(p, ">")
+			req.Open = append(req.Open, ids)
+			for _, id := range ids {
+				req.Exclude[id] = true
+			}
+		}
+	}
 	req.Replicas, _ = strconv.Atoi(c.args["replicas"])
 	req.Replication, _ = strconv.Atoi(c.args["replication"])
 	req.BlockSize, _ = strconv.ParseInt(c.args["blocksize"], 10, 64)
@@ -271,17 +283,20 @@ func stream(t *testing.T, c scriptCase, nodes []Node) string {
 	}
 	maxOpen := max(live/req.Replication, 1)
 	var open [][]Node
-	counts := map[string]int{}
+	counts, hops := map[string]int{}, map[string]int{}
 	for range blocks {
 		if len(open) == maxOpen {
 			open = open[1:]
 		}
 		r := req
-		r.Exclude = map[string]bool{}
+		r.Exclude, r.Open = map[string]bool{}, nil
 		for _, p := range open {
+			var ids []string
 			for _, n := range p {
 				r.Exclude[n.ID] = true
+				ids = append(ids, n.ID)
 			}
+			r.Open = append(r.Open, ids)
 		}
 		got := policy.ChooseTargets(cloneNodes(nodes), r, rng)
 		checkInvariants(t, c, nodes, r, got)
@@ -290,9 +305,14 @@ func stream(t *testing.T, c scriptCase, nodes []Node) string {
 			continue
 		}
 		counts[got[0].ID]++
+		hops[crossSource(req.WriterRack, got)]++
 		open = append(open, got)
 	}
-	return formatCounts(counts)
+	out := formatCounts(counts)
+	if _, ok := c.args["hops"]; ok {
+		out += "\ncross-rack hops from: " + formatCounts(hops)
+	}
+	return out
 }
 
 func ids(ns []Node) string {
@@ -307,3 +327,16 @@ func ids(ns []Node) string {
 }
 
 func cloneNodes(ns []Node) []Node { return append([]Node(nil), ns...) }
+
+// crossSource names the host a pipeline's first cross-rack hop leaves
+// from: "writer", a datanode, or "none".
+func crossSource(writerRack string, p []Node) string {
+	prev, src := writerRack, "writer"
+	for _, n := range p {
+		if n.Rack != prev {
+			return src
+		}
+		prev, src = n.Rack, n.ID
+	}
+	return "none"
+}
