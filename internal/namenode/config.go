@@ -36,9 +36,17 @@ type Config struct {
 	SafeModeThreshold float64       `yaml:"safe_mode_threshold"` // fraction of complete blocks with min_replication reported
 	SafeModeExtension time.Duration `yaml:"safe_mode_extension"` // stay this long after reaching it
 
-	Placement   string            `yaml:"placement"`    // a name in placement.Policies
-	Racks       map[string]string `yaml:"racks"`        // datanode hostname or IP -> rack
-	DefaultRack string            `yaml:"default_rack"` // rack of datanodes nobody placed
+	Placement string `yaml:"placement"` // a name in placement.Policies
+	// The topology mapping, for datanodes and clients alike (HDFS's
+	// net.topology.*): Racks inline, a table file of "address rack"
+	// lines, and a script run with addresses as arguments printing one
+	// rack each (cached; each run bounded by TopologyScriptTimeout). The
+	// inline table wins over the file, both over the script.
+	Racks                 map[string]string `yaml:"racks"` // hostname or IP -> rack
+	TopologyTableFile     string            `yaml:"topology_table_file"`
+	TopologyScript        string            `yaml:"topology_script"`
+	TopologyScriptTimeout time.Duration     `yaml:"topology_script_timeout"`
+	DefaultRack           string            `yaml:"default_rack"` // rack of datanodes nobody placed
 
 	PermissionsEnabled bool   `yaml:"permissions_enabled"`
 	Superuser          string `yaml:"superuser"`  // default: the OS user running the namenode
@@ -91,6 +99,7 @@ func DefaultConfig() Config {
 		SafeModeExtension:     0,
 		Placement:             "rackaware",
 		DefaultRack:           topology.DefaultRack,
+		TopologyScriptTimeout: topology.DefaultScriptTimeout,
 		PermissionsEnabled:    true,
 		Superuser:             su,
 		Supergroup:            "supergroup",
@@ -103,6 +112,12 @@ func DefaultConfig() Config {
 		CacheWindow:           cache.DefaultWindow,
 		CacheTTL:              cache.DefaultTTL,
 	}
+}
+
+// mapping is the topology mapping's configuration.
+func (c Config) mapping() topology.MappingConfig {
+	return topology.MappingConfig{Table: c.Racks, TableFile: c.TopologyTableFile, Script: c.TopologyScript,
+		ScriptTimeout: c.TopologyScriptTimeout, DefaultRack: c.DefaultRack}
 }
 
 // Validate checks the configuration and says what is wrong in terms of
@@ -157,6 +172,19 @@ func (c Config) Validate() error {
 	}
 	if _, err := topology.NewResolver(c.Racks, c.DefaultRack); err != nil {
 		bad("racks: %v", err)
+	}
+	if c.TopologyTableFile != "" {
+		if _, err := topology.LoadTable(c.TopologyTableFile); err != nil {
+			bad("topology_table_file: %v", err)
+		}
+	}
+	if c.TopologyScript != "" {
+		if err := topology.CheckScript(c.TopologyScript); err != nil {
+			bad("topology_script: %v", err)
+		}
+	}
+	if c.TopologyScriptTimeout < 0 {
+		bad("topology_script_timeout: %v must not be negative", c.TopologyScriptTimeout)
 	}
 	if c.Umask > 0o777 {
 		bad("umask: %#o is not a permission mask", c.Umask)

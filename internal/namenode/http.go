@@ -48,8 +48,8 @@ type statusRack struct {
 }
 
 type statusSpeed struct {
-	Client, Datanode, Recent, Historical, Last string
-	Samples                                    int64
+	Host, Client, Datanode, Recent, Historical, Last string
+	Samples                                          int64
 }
 
 type statusData struct {
@@ -105,7 +105,7 @@ func (nn *NameNode) statusData() statusData {
 			dn = h + " (" + dn + ")"
 		}
 		d.Speeds = append(d.Speeds, statusSpeed{
-			Client: r.Client, Datanode: dn, Recent: fmt.Sprintf("%.1f", r.Recent/1e6),
+			Host: r.Host, Client: r.Client, Datanode: dn, Recent: fmt.Sprintf("%.1f", r.Recent/1e6),
 			Historical: fmt.Sprintf("%.1f", r.Historical/1e6), Samples: r.Samples,
 			Last: time.UnixMilli(r.LastUnixMs).Format("15:04:05"),
 		})

@@ -88,7 +88,7 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	racks, err := topology.NewResolver(cfg.Racks, cfg.DefaultRack)
+	racks, err := topology.NewMapping(cfg.mapping())
 	if err != nil {
 		return nil, err
 	}

@@ -18,17 +18,14 @@ func (nn *NameNode) blockLocations(ctx context.Context, req *dfspb.GetBlockLocat
 	if req.GetOffset() < 0 || req.GetLength() < 0 {
 		return nil, errInvalid("open %s: negative offset or length", p)
 	}
-	host := req.GetClientHost()
-	if host == "" {
-		host = peerHost(ctx)
-	}
+	place := nn.placeClient(ctx, req.GetClientHost())
 	nn.mu.RLock()
 	defer nn.mu.RUnlock()
 	f, err := nn.state.tree.Open(callerOf(ctx), p)
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	client := nn.clientLocationLocked(host)
+	client := nn.onDatanodeLocked(place).location()
 	out := &dfspb.LocatedBlocks{FileLength: f.Length(), UnderConstruction: f.Writer != nil}
 	start, end := req.GetOffset(), int64(-1)
 	if req.GetLength() > 0 {
@@ -51,8 +48,9 @@ func (nn *NameNode) blockLocations(ctx context.Context, req *dfspb.GetBlockLocat
 	return out, nil
 }
 
-// clientLocationLocked places a client: on the rack of a datanode on the
-// same host, else where the racks map puts its host.
+// clientLocationLocked places a client known by one name or address: on
+// the rack of a datanode on the same host, else where the mapping puts it
+// ("" when nowhere: an off-cluster client is equally far from every node).
 func (nn *NameNode) clientLocationLocked(host string) topology.Location {
 	loc := topology.Location{Host: host, IP: host}
 	for _, dn := range nn.nodes {
@@ -61,9 +59,7 @@ func (nn *NameNode) clientLocationLocked(host string) topology.Location {
 			return loc
 		}
 	}
-	if host != "" {
-		loc.Rack = nn.racks.Rack(host, host, "")
-	}
+	loc.Rack, _ = nn.racks.Lookup(host)
 	return loc
 }
 

@@ -141,12 +141,8 @@ func (s *clientRPC) ClientHeartbeat(ctx context.Context, r *dfspb.ClientHeartbea
 	for i, sm := range r.GetSamples() {
 		samples[i] = speeds.Sample{Datanode: sm.GetDatanodeId(), Bytes: sm.GetBytes(), Nanos: sm.GetNanos(), EndUnixMs: sm.GetEndUnixMs()}
 	}
-	host := r.GetClientHost()
-	if host == "" {
-		host = peerHost(ctx)
-	}
 	now := s.nn.clock()
-	s.nn.speeds.Record(r.GetClientName(), host, samples, now)
+	s.nn.speeds.Record(r.GetClientName(), hostKey(peerHost(ctx), r.GetClientHost()), samples, now)
 	s.nn.metrics.speedSamples.Add(float64(len(samples)))
 	// A client that reports is alive: its leases stay.
 	s.nn.mu.Lock()
@@ -159,7 +155,7 @@ func (s *clientRPC) GetSpeeds(ctx context.Context, r *dfspb.GetSpeedsRequest) (*
 	var out []*dfspb.SpeedRecord
 	for _, rec := range s.nn.speeds.Records(r.GetClientName()) {
 		out = append(out, &dfspb.SpeedRecord{
-			ClientName: rec.Client, DatanodeId: rec.Datanode, RecentBytesPerSec: rec.Recent,
+			ClientName: rec.Host, DatanodeId: rec.Datanode, RecentBytesPerSec: rec.Recent,
 			HistoricalBytesPerSec: rec.Historical, Samples: rec.Samples, LastUnixMs: rec.LastUnixMs,
 		})
 	}

@@ -89,10 +89,7 @@ func (nn *NameNode) liveCount() int {
 
 func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*dfspb.LocatedBlock, error) {
 	const op = "addBlock"
-	host := req.GetClientHost()
-	if host == "" {
-		host = peerHost(ctx)
-	}
+	place := nn.placeClient(ctx, req.GetClientHost())
 	nn.mu.Lock()
 	if err := nn.writableLocked(op, req.GetPath()); err != nil {
 		nn.mu.Unlock()
@@ -127,9 +124,12 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 		}
 		exclude[id] = true
 	}
+	place = nn.onDatanodeLocked(place)
 	targets := nn.policy.ChooseTargets(nn.placementViewLocked(), placement.Request{
 		Replicas: f.Replication, Replication: f.Replication, Exclude: exclude,
-		WriterHost: host, BlockSize: f.BlockSize, Speeds: nn.speeds.Recent(req.GetClientName()),
+		WriterHost: place.Host, WriterIP: place.IP, WriterRack: place.Rack,
+		Open: openPipelinesLocked(f, req.GetBusyNodes()), BlockSize: f.BlockSize,
+		Speeds: nn.speeds.Recent(place.Key),
 	}, nn.rng)
 	if len(targets) < nn.cfg.MinReplication {
 		err := nn.notEnoughTargetsLocked(op, f.Path(), len(targets), exclude, busy)
@@ -155,6 +155,34 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 	lb := nn.locatedLocked(f, len(f.Blocks)-1, nn.datanodeInfos(ids))
 	nn.mu.Unlock()
 	return lb, nn.sync(tx)
+}
+
+// openPipelinesLocked lists the writer's open pipelines of f in pipeline
+// order: the client names only their nodes (busy_nodes), but the namenode
+// handed each of them out as the targets of one of f's latest blocks, so
+// the blocks whose first target is busy give the order back.
+func openPipelinesLocked(f *namespace.INode, busy []string) [][]string {
+	if len(busy) == 0 {
+		return nil
+	}
+	isBusy := map[string]bool{}
+	for _, id := range busy {
+		isBusy[id] = true
+	}
+	var open [][]string
+	// A client holds at most a few pipelines open (live/replication,
+	// capped); looking back a little further covers blocks in recovery.
+	for i := len(f.Blocks) - 1; i >= 0 && i >= len(f.Blocks)-16 && len(isBusy) > 0; i-- {
+		t := f.Blocks[i].Targets
+		if len(t) == 0 || !isBusy[t[0]] {
+			continue
+		}
+		open = append(open, t)
+		for _, id := range t {
+			delete(isBusy, id)
+		}
+	}
+	return open
 }
 
 // notEnoughTargetsLocked explains why placement came up short.
