@@ -29,9 +29,11 @@ that state file when --namenode and $SMARTH_NAMENODE are not given.`,
 		Example: `  smarth cluster up --datanodes 3
   smarth cluster status
   smarth fs ls /
+  smarth cluster restart dn2
   smarth cluster down`,
 	}
-	c.AddCommand(newClusterUpCmd(), newClusterDownCmd(), newClusterStatusCmd())
+	c.AddCommand(newClusterUpCmd(), newClusterDownCmd(), newClusterStatusCmd(),
+		newClusterDaemonCmd("start"), newClusterDaemonCmd("stop"), newClusterDaemonCmd("restart"))
 	return c
 }
 
@@ -58,7 +60,11 @@ func newClusterUpCmd() *cobra.Command {
 	)
 	c := &cobra.Command{
 		Use:   "up",
-		Short: "Start a local cluster and return once it is ready",
+		Short: "Start a local cluster (or the missing daemons of one) and return once it is ready",
+		Long: `Starts a local cluster in the cluster home and returns once every daemon is ready
+and every datanode registered. If the home's cluster partly runs (a daemon
+crashed or was stopped), only its missing daemons are started, with the configs
+they ran with; the flags that describe a new cluster are then ignored.`,
 		Example: `  smarth cluster up
   smarth cluster up --datanodes 5 --racks /r1,/r1,/r2,/r2,/r2
   smarth cluster up --home /tmp/c1 --nodemanagers=false --block-size 8MiB
@@ -201,5 +207,59 @@ func newClusterStatusCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&home, "home", "", "cluster home (default $SMARTH_HOME, else ./.smarth)")
+	return c
+}
+
+// newClusterDaemonCmd is `smarth cluster start|stop|restart NAME`: one
+// daemon, as `hdfs --daemon start|stop` handles one.
+func newClusterDaemonCmd(verb string) *cobra.Command {
+	var opts cluster.ControlOptions
+	short := map[string]string{
+		"start":   "Start one stopped daemon of the local cluster with its recorded config and data",
+		"stop":    "Stop one daemon of the local cluster by pid (data kept)",
+		"restart": "Stop one daemon of the local cluster if it runs, then start it again",
+	}[verb]
+	c := &cobra.Command{
+		Use:   verb + " NAME",
+		Short: short,
+		Long: short + `.
+NAME is a daemon as ` + "`smarth cluster status`" + ` lists it: namenode (or nn), dn1..dnN,
+resourcemanager (or rm), nm1..nmN. A started namenode or resource manager comes
+back on the address it had, so the daemons still running find it; a started
+datanode counts as ready once the namenode lists it as live again.`,
+		Example: "  smarth cluster " + verb + " dn2\n  smarth cluster " + verb + " nn --home /tmp/c1",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Out = cmd.OutOrStdout()
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			var lines []string
+			var err error
+			switch verb {
+			case "start":
+				_, err = cluster.Start(ctx, args[0], opts)
+			case "stop":
+				var line string
+				line, err = cluster.Stop(args[0], opts)
+				lines = []string{line}
+			case "restart":
+				_, lines, err = cluster.Restart(ctx, args[0], opts)
+			}
+			for _, l := range lines {
+				if l != "" {
+					fmt.Fprintln(cmd.OutOrStdout(), l)
+				}
+			}
+			return err
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&opts.Home, "home", "", "cluster home (default $SMARTH_HOME, else ./.smarth)")
+	if verb != "stop" {
+		f.DurationVar(&opts.ReadyTimeout, "timeout", 60*time.Second, "how long to wait for the daemon to be ready")
+	}
+	if verb != "start" {
+		f.DurationVar(&opts.StopGrace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL")
+	}
 	return c
 }

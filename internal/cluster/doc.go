@@ -1,9 +1,17 @@
 // Package cluster starts, finds, inspects and stops a local smarth cluster
 // made of real processes on loopback: one namenode, N datanodes and, when the
 // binary has the MapReduce daemons, a resource manager and one node manager
-// per datanode host. It is the library behind `smarth cluster up|down|status`
-// and `smarth demo`, and the multi-process test cluster launches its children
-// with it too.
+// per datanode host. It is the library behind `smarth cluster
+// up|down|status|start|stop|restart` and `smarth demo`, and the
+// multi-process test cluster launches its children with it too.
+//
+// An operator's cluster outlives its daemons: Start, Stop and Restart
+// handle one daemon by the name status shows (as `hdfs --daemon
+// start|stop` does), from the config file it last ran with and with its
+// data kept, and Up on a partly running cluster starts only the missing
+// daemons. A namenode or resource manager that first bound port 0 is
+// pinned to the address it had, since the daemons still running know it
+// by that address.
 //
 // What it decides: the layout of a cluster home (configs, logs, data, ready
 // files and the state file cluster.json), which ports to ask for (the

@@ -7,28 +7,33 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 )
 
-// ErrRunning is returned by Up when the home already has a running cluster.
+// ErrRunning is returned by Up when every daemon of the home's cluster
+// already runs.
 var ErrRunning = errors.New("a cluster is already running")
 
 // Up starts a local cluster as described by opts and returns its state once
 // every daemon is ready and every datanode registered. On failure it stops
 // what it started; the state file stays so that Down can clean up anything
 // left behind even if Up itself is killed.
+//
+// On a home whose cluster partly runs, Up starts only the daemons that do
+// not run, from their recorded configs, and leaves the others (and opts'
+// description of a new cluster) alone; if all run it returns ErrRunning.
 func Up(ctx context.Context, opts Options) (*State, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	if old, err := LoadState(opts.Home); err == nil {
-		for _, d := range old.Daemons {
-			if d.Running() {
-				return nil, fmt.Errorf("%w in %s (%s pid %d); run `smarth cluster down` first", ErrRunning, opts.Home, d.Name, d.PID)
-			}
-		}
+	if old, err := LoadState(opts.Home); err == nil && slices.ContainsFunc(old.Daemons, func(d Daemon) bool { return d.Running() }) {
+		// Part of it runs (one daemon crashed or was stopped): start
+		// just the missing daemons, as `hdfs --daemon start` would
+		// one by one.
+		return resume(ctx, old, opts)
 	}
 	if err := os.MkdirAll(opts.Home, 0o755); err != nil {
 		return nil, err
@@ -134,9 +139,7 @@ func (u *upper) startMapReduce(ctx context.Context, nn string) error {
 	return nil
 }
 
-// start writes a daemon's config, launches it, records its pid in the state
-// file before waiting (so Down finds it even if we die now), waits for its
-// ready file and records its addresses.
+// start writes a new daemon's config and launches it.
 func (u *upper) start(ctx context.Context, name, kind, host, rack string, cfg map[string]any) (Ready, error) {
 	d := Daemon{
 		Name: name, Kind: kind, Hostname: host, Rack: rack,
@@ -145,9 +148,17 @@ func (u *upper) start(ctx context.Context, name, kind, host, rack string, cfg ma
 	if err := writeConfig(d.ConfigFile, cfg); err != nil {
 		return Ready{}, fmt.Errorf("%s: write config: %w", name, err)
 	}
+	return u.launch(ctx, d, u.capDisk)
+}
+
+// launch starts a daemon from its config file, records its pid in the
+// state file before waiting (so Down finds it even if we die now), calls
+// afterStart (the disk cap), waits for its ready file and records its
+// addresses.
+func (u *upper) launch(ctx context.Context, d Daemon, afterStart func(Daemon) error) (Ready, error) {
 	p, err := Launch(ProcSpec{
-		Name: name, Kind: kind, Binary: u.st.Binary,
-		ConfigFile: d.ConfigFile, ReadyFile: d.ReadyFile, LogFile: d.LogFile, OutFile: u.l.out(name),
+		Name: d.Name, Kind: d.Kind, Binary: u.st.Binary,
+		ConfigFile: d.ConfigFile, ReadyFile: d.ReadyFile, LogFile: d.LogFile, OutFile: u.l.out(d.Name),
 		Detach: u.opts.Detach,
 	})
 	if err != nil {
@@ -157,7 +168,7 @@ func (u *upper) start(ctx context.Context, name, kind, host, rack string, cfg ma
 	if err := u.record(d); err != nil {
 		return Ready{}, err
 	}
-	if err := u.capDisk(d); err != nil {
+	if err := afterStart(d); err != nil {
 		return Ready{}, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, u.opts.ReadyTimeout)
