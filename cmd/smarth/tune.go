@@ -1,0 +1,315 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"smarth/internal/cluster"
+	"smarth/internal/tune"
+	"smarth/internal/tune/ga"
+	"smarth/internal/tune/measure"
+)
+
+var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newTuneCmd()} })
+
+func newTuneCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "tune",
+		Short: "Network tuning (seed 001): transfer-log report, settings profiles, genetic search",
+		Example: `  smarth tune report --cluster
+  smarth tune check 'fast:so_rcvbuf=1048576,so_busy_poll=50'
+  smarth tune ga --profile 64MiB,64KiB --budget 3m --population 8 --generations 4`,
+	}
+	c.AddCommand(newTuneReportCmd(), newTuneCheckCmd(), newTuneGACmd(), newTuneSysctlCmd())
+	return c
+}
+
+func newTuneReportCmd() *cobra.Command {
+	var logs []string
+	var fromCluster bool
+	c := &cobra.Command{
+		Use:   "report",
+		Short: "Throughput and CPU per transfer from datanode transfer logs, grouped by profile, size and packet size",
+		Example: `  smarth tune report --cluster                 # every datanode of the local cluster
+  smarth tune report --log dn1/transfer.jsonl --log dn2/transfer.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if fromCluster {
+				found, err := filepath.Glob(filepath.Join(cluster.Home(), "data", "*", "transfer.jsonl"))
+				if err != nil {
+					return err
+				}
+				logs = append(logs, found...)
+			}
+			if len(logs) == 0 {
+				return usageErr("give --log FILE or --cluster")
+			}
+			var recs []tune.Record
+			for _, p := range logs {
+				f, err := os.Open(p)
+				if err != nil {
+					return err
+				}
+				rs, bad, err := tune.ReadLog(f)
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("%s: %w", p, err)
+				}
+				if bad > 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d malformed lines skipped\n", p, bad)
+				}
+				recs = append(recs, rs...)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d transfers from %d logs (CPU: datanode process time over each transfer)\n", len(recs), len(logs))
+			return tune.WriteReport(cmd.OutOrStdout(), tune.Report(recs))
+		},
+	}
+	c.Flags().StringArrayVar(&logs, "log", nil, "transfer log file (repeatable)")
+	c.Flags().BoolVar(&fromCluster, "cluster", false, "read the local cluster's datanode logs ($SMARTH_HOME/data/*/transfer.jsonl)")
+	return c
+}
+
+func newTuneCheckCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "check PROFILE",
+		Short: "Validate a profile and apply it to a loopback socket pair, showing what is really in force",
+		Long: `PROFILE is a JSON file ({"name":..,"settings":{..}}) or name:key=value,...
+Socket settings are set on both ends of a loopback TCP connection and read
+back with getsockopt; a setting the kernel clamps, refuses or cannot honour
+(busy polling without NAPI) is shown as not in force.`,
+		Example: `  smarth tune check 'latency:so_busy_poll=50'
+  smarth tune check profile.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := tune.ParseProfile(tune.LocalHost(), args[0])
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			states, err := checkOnLoopback(p)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "%s\n", p)
+			for _, st := range states {
+				fmt.Fprintf(out, "  %-18s want %-10s got %-10s in force %-5v %s\n", st.Setting, st.Want, st.Got, st.InForce, st.Note)
+			}
+			for n, v := range p.Settings {
+				if s, _ := tune.Lookup(n); s.Level != tune.Socket {
+					fmt.Fprintf(out, "  %-18s %s (%s setting, applied by %s)\n", n, v, s.Level, map[tune.Level]string{tune.Client: "the writing client", tune.Sysctl: "smarth tune sysctl"}[s.Level])
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func newTuneSysctlCmd() *cobra.Command {
+	var set []string
+	var restore bool
+	var revertFile string
+	c := &cobra.Command{
+		Use:   "sysctl",
+		Short: "Change host-wide network sysctls with a revert file, or restore them",
+		Long: `Writes the revert file (old values, synced) before changing anything;
+--restore puts the old values back. Only net.core.busy_read, busy_poll,
+rmem_default and net.ipv4.tcp_rmem/tcp_wmem are accepted.`,
+		Example: `  smarth tune sysctl --set net.core.busy_read=50 --set net.core.busy_poll=50
+  smarth tune sysctl --restore`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s := tune.Sysctls{Root: "/proc/sys", RevertFile: revertFile}
+			if restore {
+				old, err := s.Restore()
+				if err == nil {
+					fmt.Fprintf(cmd.OutOrStdout(), "restored %v\n", old)
+				}
+				return err
+			}
+			if len(set) == 0 {
+				return usageErr("give --set NAME=VALUE or --restore")
+			}
+			vals := map[string]string{}
+			for _, kv := range set {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok {
+					return usageErr("--set %q is not NAME=VALUE", kv)
+				}
+				vals[k] = v
+			}
+			if err := s.Apply(vals); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "set %v; old values in %s (smarth tune sysctl --restore)\n", vals, revertFile)
+			return nil
+		},
+	}
+	c.Flags().StringArrayVar(&set, "set", nil, "NAME=VALUE (repeatable)")
+	c.Flags().BoolVar(&restore, "restore", false, "restore the values in the revert file")
+	c.Flags().StringVar(&revertFile, "revert-file", defaultRevertFile(), "where old values are kept")
+	return c
+}
+
+func defaultRevertFile() string { return filepath.Join(cluster.Home(), "run", "sysctl.revert") }
+
+type gaFlags struct {
+	profile, space, selection, crossKind, keepLog string
+	population, generations, tournament, elites   int
+	samples, repeats, abRuns                      int
+	mutation, crossover                           float64
+	budget                                        time.Duration
+	seed                                          uint64
+	sysctl                                        bool
+}
+
+func newTuneGACmd() *cobra.Command {
+	var f gaFlags
+	c := &cobra.Command{
+		Use:   "ga",
+		Short: "Search network settings for a transmission profile with the seed 001 genetic algorithm",
+		Long: `Starts a throw-away local cluster (one datanode), and for each genome writes
+files of SIZE bytes in PACKET-byte packets, reading each transfer's
+throughput from the datanode's transfer log; fitness is the median of
+--repeats transfers. The winner is confirmed against the default by an
+interleaved A/B (and, for the socket space, against the network-latency
+baseline, so_busy_poll 50 us) before it is called better. --space noop is
+the control: settings that change nothing, which must come out "no
+significant difference".`,
+		Example: `  smarth tune ga --profile 64MiB,64KiB --budget 3m --population 8 --generations 5
+  smarth tune ga --profile 16MiB,64KiB --space noop --budget 2m
+  smarth tune ga --profile 1GiB,64KiB --space sysctl --sysctl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runTuneGA(cmd, f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.profile, "profile", "", "transmission profile SIZE,PACKET, e.g. 64MiB,64KiB (required)")
+	fl.StringVar(&f.space, "space", "socket", "search space: "+strings.Join(measure.Spaces(), ", "))
+	fl.IntVar(&f.population, "population", 50, "individuals per generation")
+	fl.IntVar(&f.generations, "generations", 100, "generations")
+	fl.Float64Var(&f.mutation, "mutation", 0.2, "probability that a child's gene is redrawn")
+	fl.Float64Var(&f.crossover, "crossover", 0.9, "probability that two parents are crossed")
+	fl.StringVar(&f.crossKind, "crossover-kind", "single", "single (single-point) or uniform")
+	fl.StringVar(&f.selection, "selection", "tournament", "tournament, roulette or rank")
+	fl.IntVar(&f.tournament, "tournament-size", 2, "individuals per tournament")
+	fl.IntVar(&f.elites, "elites", 2, "best individuals kept unchanged (and re-measured)")
+	fl.IntVar(&f.samples, "max-samples", 3, "measurements of an elite genome (median)")
+	fl.IntVar(&f.repeats, "repeats", 3, "transfers per measurement (median)")
+	fl.IntVar(&f.abRuns, "ab-runs", 6, "interleaved rounds per side in the confirmation")
+	fl.DurationVar(&f.budget, "budget", 0, "wall-clock budget of the search (0 = none)")
+	fl.Uint64Var(&f.seed, "seed", 1, "random seed")
+	fl.BoolVar(&f.sysctl, "sysctl", false, "allow host-wide sysctl changes (revert file written first, restored after each measurement, on exit and at the next start)")
+	fl.StringVar(&f.keepLog, "keep-log", "", "copy the datanode's transfer log here at the end")
+	return c
+}
+
+func runTuneGA(cmd *cobra.Command, f gaFlags) error {
+	size, packet, err := parseTransmission(f.profile)
+	if err != nil {
+		return usageErr("--profile: %v", err)
+	}
+	if _, err := measure.NewSpace(f.space, tune.LocalHost()); err != nil {
+		return usageErr("--space: %v", err)
+	}
+	if f.space == "sysctl" && !f.sysctl {
+		return usageErr("--space sysctl changes host-wide settings: add --sysctl to allow it")
+	}
+	out := cmd.OutOrStdout()
+	opts := measure.Options{Size: size, PacketSize: packet, Repeats: f.repeats, Out: out}
+	if f.sysctl {
+		s := tune.Sysctls{Root: "/proc/sys", RevertFile: defaultRevertFile()}
+		// A crash during an earlier run left its revert file: restore first.
+		if old, err := s.Restore(); err != nil {
+			return err
+		} else if old != nil {
+			fmt.Fprintf(out, "restored sysctls left by an earlier run: %v\n", old)
+		}
+		opts.Sysctl = &s
+		defer s.Restore()
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	bench, err := measure.Start(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer bench.Close(f.keepLog)
+	o, err := measure.RunGA(ctx, bench, measure.GAOptions{
+		Space: f.space, Budget: f.budget, ABRuns: f.abRuns, Host: tune.LocalHost(), Out: out,
+		GA: ga.Options{Population: f.population, Generations: f.generations, Mutation: f.mutation, Crossover: f.crossover,
+			CrossoverKind: f.crossKind, Selection: f.selection, TournamentSize: f.tournament, Elites: f.elites,
+			MaxSamples: f.samples, Seed: f.seed},
+	})
+	if err != nil {
+		return err
+	}
+	return printOutcome(out, o)
+}
+
+func printOutcome(out interface{ Write([]byte) (int, error) }, o measure.Outcome) error {
+	fmt.Fprintln(out, "top genomes (median Mbps, samples):")
+	for i, s := range o.Result.Measured[:min(5, len(o.Result.Measured))] {
+		fmt.Fprintf(out, "  %d. %8.1f  n=%d  %s\n", i+1, s.Fitness, len(s.Samples), o.Space.Describe(s.Genome))
+	}
+	if o.Default.Verdict != "" {
+		measure.WriteVerdict(out, o.Default)
+	}
+	if o.Baseline.Verdict != "" {
+		measure.WriteVerdict(out, o.Baseline)
+	}
+	if o.Win {
+		fmt.Fprintf(out, "result: %s beats the default and the baseline\n", o.Best)
+	} else {
+		fmt.Fprintln(out, "result: no setting in this space was confirmed better than the default (and baseline) here")
+	}
+	return nil
+}
+
+// parseTransmission parses SIZE,PACKET with binary units (KiB, MiB, GiB).
+func parseTransmission(s string) (int64, int, error) {
+	a, b, ok := strings.Cut(s, ",")
+	if !ok {
+		return 0, 0, fmt.Errorf("want SIZE,PACKET such as 64MiB,64KiB, got %q", s)
+	}
+	size, err := parseBytes(a)
+	if err != nil {
+		return 0, 0, err
+	}
+	pkt, err := parseBytes(b)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := (tune.Profile{Settings: map[string]string{"packet_size": strconv.FormatInt(pkt, 10)}}).Validate(tune.LocalHost()); err != nil || pkt == 0 {
+		return 0, 0, fmt.Errorf("packet size: %v", err)
+	}
+	if size <= 0 || size > 4<<30 {
+		return 0, 0, fmt.Errorf("size %d out of range (1 B .. 4 GiB)", size)
+	}
+	return size, int(pkt), nil
+}
+
+func parseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suf string
+		m   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(s, u.suf) {
+			s, mult = strings.TrimSuffix(s, u.suf), u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a size like 64MiB", s)
+	}
+	return n * mult, nil
+}
