@@ -37,7 +37,7 @@ func newBenchCmd() *cobra.Command {
 		Example: `  smarth bench put --size 1GiB --replication 3 --runs 3
   smarth bench put --mode classic,multipipeline --runs 5 --link-rate 100Mbit --plot put.svg
   smarth bench get --runs 3
-  smarth bench nn --ops create,mkdir,stat,delete --n 10000 --threads 8`,
+  smarth bench nn --ops create,mkdir,stat,rename,delete --n 10000 --threads 8 --rounds 5`,
 	}
 	c.AddCommand(newBenchPutCmd(), newBenchGetCmd(), newBenchNNCmd())
 	for _, f := range benchSubcommands {
@@ -285,12 +285,15 @@ func newBenchNNCmd() *cobra.Command {
 	)
 	c := &cobra.Command{
 		Use:   "nn",
-		Short: "Namespace operations per second (create/mkdir/stat/delete), like NNThroughputBenchmark",
+		Short: "Namespace operations per second (mkdir/create/stat/rename/delete), like NNThroughputBenchmark",
 		Long: `Runs --n operations of each kind from --threads goroutines, each with its own
 client, and prints operations per second. create is create + complete of an
-empty file, mkdir one mkdirs, stat one getFileInfo, delete one delete. The
-benchmark directory is removed at the end.`,
-		Example: `  smarth bench nn --ops create,mkdir,stat,delete --n 10000 --threads 8
+empty file, mkdir one mkdirs, stat one getFileInfo, rename one rename, delete
+one delete. An untimed warm-up round comes first (--warmup=false skips it),
+then --rounds timed rounds, each from an empty directory; the table shows
+each op's median round. bench/nnjava makes the same calls against HDFS's
+NameNode. The benchmark directory is removed at the end.`,
+		Example: `  smarth bench nn --ops create,mkdir,stat,rename,delete --n 10000 --threads 8 --rounds 5
   smarth bench nn --ops create --n 10000 --threads 1 --json nn-1.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -304,8 +307,8 @@ benchmark directory is removed at the end.`,
 					return usageErr("--ops: unknown op %q (want some of %s)", op, strings.Join(bench.NNOps, ","))
 				}
 			}
-			if opts.N < 1 || opts.Threads < 1 {
-				return usageErr("--n and --threads must be at least 1")
+			if opts.N < 1 || opts.Threads < 1 || opts.Rounds < 1 {
+				return usageErr("--n, --threads and --rounds must be at least 1")
 			}
 			ctx, stop := cancelOnSignal(cmd)
 			defer stop()
@@ -341,6 +344,8 @@ benchmark directory is removed at the end.`,
 	f.StringVar(&ops, "ops", strings.Join(bench.NNOps, ","), "operations, comma-separated")
 	f.IntVar(&opts.N, "n", 10000, "entries per operation")
 	f.IntVar(&opts.Threads, "threads", 8, "client goroutines")
+	f.IntVar(&opts.Rounds, "rounds", 1, "timed rounds; each op reports its median round")
+	f.BoolVar(&opts.Warmup, "warmup", true, "run one untimed round first")
 	f.StringVar(&opts.Dir, "dir", "/benchmarks/nn", "benchmark directory (removed at the end)")
 	f.StringVar(&jsonPath, "json", "", "write the result as JSON to this file")
 	return c

@@ -63,24 +63,24 @@ func TestPutGetNNOnACluster(t *testing.T) {
 	}
 
 	nn, err := NameNodeOps(ctx, func() (*client.FileSystem, error) { return c.Client(t), nil },
-		NNOptions{Ops: []string{"stat", "create", "delete", "mkdir"}, N: 300, Threads: 4})
+		NNOptions{Ops: []string{"stat", "create", "rename", "delete", "mkdir"}, N: 300, Threads: 4, Rounds: 3, Warmup: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ops []string
 	for _, o := range nn.Ops {
 		ops = append(ops, o.Op)
-		if o.OpsPerSec <= 0 || o.N != 300 {
+		if o.OpsPerSec <= 0 || o.N != 300 || len(o.Rounds) != 3 {
 			t.Errorf("%s: %+v", o.Op, o)
 		}
 	}
-	if strings.Join(ops, ",") != "mkdir,create,stat,delete" {
+	if strings.Join(ops, ",") != "mkdir,create,stat,rename,delete" {
 		t.Errorf("ops ran in order %v", ops)
 	}
 	if _, err := fsys.Stat(ctx, "/benchmarks/nn"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("benchmark directory left behind: %v", err)
 	}
-	if _, err := NameNodeOps(ctx, nil, NNOptions{Ops: []string{"rename"}}); err == nil {
+	if _, err := NameNodeOps(ctx, nil, NNOptions{Ops: []string{"chmod"}}); err == nil {
 		t.Error("unknown op accepted")
 	}
 }

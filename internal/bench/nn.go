@@ -20,7 +20,7 @@ import (
 
 // NNOps are the namespace operations `smarth bench nn` knows, in the order
 // they run when several are asked for: each leaves what the next needs.
-var NNOps = []string{"mkdir", "create", "stat", "delete"}
+var NNOps = []string{"mkdir", "create", "stat", "rename", "delete"}
 
 // NNOptions describe a namespace benchmark after Hadoop's
 // NNThroughputBenchmark: N operations of each kind spread over Threads
@@ -31,17 +31,28 @@ type NNOptions struct {
 	Ops     []string // subset of NNOps; default all
 	N       int      // entries per op; default 10000
 	Threads int      // default 8
-	Dir     string   // default /benchmarks/nn; removed at the end
-	Out     io.Writer
+	// Rounds is how many timed rounds to run (default 1); each op's
+	// figure is the median over them. A round starts from an empty
+	// directory and runs every asked op in NNOps order.
+	Rounds int
+	// Warmup runs one untimed round first, so that connections are open,
+	// caches filled and the namenode's maps grown before anything counts:
+	// the comparison with HDFS is against a warmed Java client too
+	// (bench/nnjava).
+	Warmup bool
+	Dir    string // default /benchmarks/nn; removed at the end
+	Out    io.Writer
 }
 
-// NNOpResult is one operation's throughput.
+// NNOpResult is one operation's throughput: the median round, and every
+// round's ops/s so that the spread is on record.
 type NNOpResult struct {
-	Op        string  `json:"op"`
-	N         int     `json:"n"`
-	Threads   int     `json:"threads"`
-	Seconds   float64 `json:"seconds"`
-	OpsPerSec float64 `json:"ops_per_s"`
+	Op        string    `json:"op"`
+	N         int       `json:"n"`
+	Threads   int       `json:"threads"`
+	Seconds   float64   `json:"seconds"`   // of the median round
+	OpsPerSec float64   `json:"ops_per_s"` // median over rounds
+	Rounds    []float64 `json:"rounds_ops_per_s,omitempty"`
 }
 
 // NNResult is what `smarth bench nn` prints and saves.
@@ -54,33 +65,43 @@ type NNResult struct {
 // NewClient makes a client; the benchmark calls it once per goroutine.
 type NewClient func() (*client.FileSystem, error)
 
+func (o *NNOptions) setDefaults() error {
+	if len(o.Ops) == 0 {
+		o.Ops = NNOps
+	}
+	for _, op := range o.Ops {
+		if !slices.Contains(NNOps, op) {
+			return fmt.Errorf("unknown namespace op %q (want %v)", op, NNOps)
+		}
+	}
+	if o.N <= 0 {
+		o.N = 10000
+	}
+	if o.Threads <= 0 {
+		o.Threads = 8
+	}
+	if o.Rounds <= 0 {
+		o.Rounds = 1
+	}
+	if o.Dir == "" {
+		o.Dir = "/benchmarks/nn"
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	return nil
+}
+
 // NameNodeOps runs the namespace benchmark. Each op is timed from the
 // start of the first goroutine to the end of the last. "create" is
 // Create then Complete of an empty file (two RPCs, like
 // NNThroughputBenchmark's create), "mkdir" one Mkdirs, "stat" one
-// GetFileInfo of a created file, "delete" one non-recursive Delete of a
-// created file. Every operation must succeed; the first error stops the
-// run.
+// GetFileInfo of a created file, "rename" one Rename of a created file
+// within its directory, "delete" one non-recursive Delete of a created
+// file. Every operation must succeed; the first error stops the run.
 func NameNodeOps(ctx context.Context, newClient NewClient, opts NNOptions) (*NNResult, error) {
-	if len(opts.Ops) == 0 {
-		opts.Ops = NNOps
-	}
-	for _, op := range opts.Ops {
-		if !slices.Contains(NNOps, op) {
-			return nil, fmt.Errorf("unknown namespace op %q (want %v)", op, NNOps)
-		}
-	}
-	if opts.N <= 0 {
-		opts.N = 10000
-	}
-	if opts.Threads <= 0 {
-		opts.Threads = 8
-	}
-	if opts.Dir == "" {
-		opts.Dir = "/benchmarks/nn"
-	}
-	if opts.Out == nil {
-		opts.Out = io.Discard
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
 	}
 	clients := make([]*client.FileSystem, opts.Threads)
 	for i := range clients {
@@ -92,40 +113,81 @@ func NameNodeOps(ctx context.Context, newClient NewClient, opts NNOptions) (*NNR
 		clients[i] = c
 	}
 	b := &nnBench{opts: opts, clients: clients}
+	defer func() { _ = clients[0].Delete(context.WithoutCancel(ctx), opts.Dir, true) }()
+
+	if opts.Warmup {
+		if _, err := b.round(ctx, "warmup"); err != nil {
+			return nil, err
+		}
+	}
+	rounds := make(map[string][]float64) // op -> seconds per round
+	for r := range opts.Rounds {
+		secs, err := b.round(ctx, fmt.Sprintf("round %d", r+1))
+		if err != nil {
+			return nil, err
+		}
+		for op, s := range secs {
+			rounds[op] = append(rounds[op], s)
+		}
+	}
+	res := &NNResult{Time: time.Now()}
+	for _, op := range NNOps {
+		if secs, ok := rounds[op]; ok {
+			res.Ops = append(res.Ops, medianOp(op, opts, secs))
+		}
+	}
+	return res, nil
+}
+
+// medianOp summarizes one op's rounds by the median round, which one
+// disturbed round (another process on the machine's two cores) cannot
+// move the way it moves a mean.
+func medianOp(op string, opts NNOptions, secs []float64) NNOpResult {
+	r := NNOpResult{Op: op, N: opts.N, Threads: opts.Threads}
+	for _, s := range secs {
+		r.Rounds = append(r.Rounds, float64(opts.N)/s)
+	}
+	sorted := slices.Clone(secs)
+	slices.Sort(sorted)
+	r.Seconds = sorted[len(sorted)/2]
+	r.OpsPerSec = float64(opts.N) / r.Seconds
+	return r
+}
+
+type nnBench struct {
+	opts    NNOptions
+	clients []*client.FileSystem
+	renamed bool // the round's files carry their renamed names
+}
+
+// round runs every asked op once from a clean directory and returns each
+// op's seconds, printing one line per op labelled with the round.
+func (b *nnBench) round(ctx context.Context, label string) (map[string]float64, error) {
 	if err := b.prepare(ctx); err != nil {
 		return nil, err
 	}
-	defer func() { _ = clients[0].Delete(context.WithoutCancel(ctx), opts.Dir, true) }()
-
-	res := &NNResult{Time: time.Now()}
-	created := false
+	needFiles := slices.ContainsFunc(b.opts.Ops, func(op string) bool { return op == "stat" || op == "rename" || op == "delete" })
+	out := map[string]float64{}
 	for _, op := range NNOps { // canonical order, whatever the flag's order
-		want := slices.Contains(opts.Ops, op)
-		if (op == "stat" || op == "delete") && want && !created {
-			// They need files: make them untimed.
+		want := slices.Contains(b.opts.Ops, op)
+		if op == "create" && !want && needFiles {
+			// Later ops need files: make them untimed.
 			if _, err := b.run(ctx, "create"); err != nil {
-				return res, err
+				return nil, err
 			}
-			created = true
+			continue
 		}
 		if !want {
 			continue
 		}
 		secs, err := b.run(ctx, op)
 		if err != nil {
-			return res, err
+			return nil, err
 		}
-		created = created || op == "create"
-		r := NNOpResult{Op: op, N: opts.N, Threads: opts.Threads, Seconds: secs, OpsPerSec: float64(opts.N) / secs}
-		res.Ops = append(res.Ops, r)
-		fmt.Fprintf(opts.Out, "%-7s %6d ops  %2d threads  %7.2f s  %9.0f ops/s\n", op, r.N, r.Threads, r.Seconds, r.OpsPerSec)
+		out[op] = secs
+		fmt.Fprintf(b.opts.Out, "%-8s %-7s %6d ops  %2d threads  %7.2f s  %9.0f ops/s\n", label, op, b.opts.N, b.opts.Threads, secs, float64(b.opts.N)/secs)
 	}
-	return res, nil
-}
-
-type nnBench struct {
-	opts    NNOptions
-	clients []*client.FileSystem
+	return out, nil
 }
 
 // prepare makes a clean benchmark directory with one subdirectory per
@@ -143,11 +205,22 @@ func (b *nnBench) prepare(ctx context.Context) error {
 			}
 		}
 	}
+	b.renamed = false
 	return nil
 }
 
-func (b *nnBench) file(t, i int) string { return fmt.Sprintf("%s/files/t%d/f%d", b.opts.Dir, t, i) }
-func (b *nnBench) dir(t, i int) string  { return fmt.Sprintf("%s/dirs/t%d/d%d", b.opts.Dir, t, i) }
+func (b *nnBench) file(t, i int) string {
+	if b.renamed {
+		return fmt.Sprintf("%s/files/t%d/r%d", b.opts.Dir, t, i)
+	}
+	return fmt.Sprintf("%s/files/t%d/f%d", b.opts.Dir, t, i)
+}
+
+func (b *nnBench) renamedFile(t, i int) string {
+	return fmt.Sprintf("%s/files/t%d/r%d", b.opts.Dir, t, i)
+}
+
+func (b *nnBench) dir(t, i int) string { return fmt.Sprintf("%s/dirs/t%d/d%d", b.opts.Dir, t, i) }
 
 // run does N ops of one kind over the threads; thread t does entries
 // t, t+T, t+2T, ...
@@ -176,6 +249,9 @@ func (b *nnBench) run(ctx context.Context, op string) (float64, error) {
 	if p := firstErr.Load(); p != nil {
 		return 0, fmt.Errorf("bench nn %s: %w", op, *p)
 	}
+	if op == "rename" {
+		b.renamed = true
+	}
 	return secs, nil
 }
 
@@ -188,6 +264,8 @@ func (b *nnBench) one(ctx context.Context, c *client.FileSystem, op string, t, i
 	case "stat":
 		_, err := c.Stat(ctx, b.file(t, i))
 		return err
+	case "rename":
+		return c.Rename(ctx, b.file(t, i), b.renamedFile(t, i))
 	case "delete":
 		return c.Delete(ctx, b.file(t, i), false)
 	}
@@ -226,9 +304,9 @@ func rpcText(err error) string {
 // PrintTable writes the ops/s table.
 func (r *NNResult) PrintTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "op\tentries\tthreads\tseconds\tops/s\t")
+	fmt.Fprintln(tw, "op\tentries\tthreads\tseconds\tops/s (median)\trounds\t")
 	for _, o := range r.Ops {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.0f\t\n", o.Op, o.N, o.Threads, o.Seconds, o.OpsPerSec)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.0f\t%d\t\n", o.Op, o.N, o.Threads, o.Seconds, o.OpsPerSec, len(o.Rounds))
 	}
 	tw.Flush()
 }
