@@ -154,7 +154,7 @@ func (e *Env) checkPerm(dir string) Result {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		uid = int(st.Uid)
 	}
-	r.Value = fmt.Sprintf("%v, owner uid %d", mode, uid)
+	r.Value = fmt.Sprintf("mode %04o, owner uid %d", mode, uid)
 	switch {
 	case uid != e.UID && e.UID != 0:
 		r.Status = Fail
