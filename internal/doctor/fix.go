@@ -40,6 +40,11 @@ func Fix(e *Env, results []Result, revertPath string) ([]RevertChange, error) {
 			if err != nil {
 				return nil, fmt.Errorf("fix %s: reading %s: %w", r.ID, w.Path, err)
 			}
+			if b := bracketed(old); b != "" && b != old {
+				// A sysfs choice list reads "[always] madvise never"
+				// but takes only the word back.
+				old = b
+			}
 			rf.Changes = append(rf.Changes, RevertChange{Check: r.ID, Path: w.Path, Old: old, New: w.Content})
 		}
 	}
