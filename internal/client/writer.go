@@ -125,6 +125,9 @@ func (f *FileSystem) Create(ctx context.Context, p string, opts CreateOptions) (
 	}
 	pktLen := int(min(int64(f.cfg.PacketSize), bs))
 	w := &FileWriter{f: f, path: p, fileID: st.GetFileId(), blockLen: bs, pktLen: pktLen, bpc: f.cfg.BytesPerChecksum}
+	if strategy.Mode() == dfspb.WriteMode_MULTI_PIPELINE {
+		f.speeds.seed()
+	}
 	w.stream = pipeline.Start(pipeline.Config{
 		Namenode: f.nn, Path: p, FileID: w.fileID, ClientName: f.cfg.ClientName, ClientHost: f.cfg.ClientHost,
 		Replication: repl, Strategy: strategy, BlockPackets: int((bs + int64(pktLen) - 1) / int64(pktLen)), ClassicWindow: f.cfg.Window,

@@ -349,6 +349,12 @@ func (n *Namenode) ClientHeartbeat(_ context.Context, r *dfspb.ClientHeartbeatRe
 	return &dfspb.ClientHeartbeatResponse{}, nil
 }
 
+// GetSpeeds answers like a namenode that has no records yet: the fake
+// keeps the samples it gets for tests to read, not per host.
+func (n *Namenode) GetSpeeds(_ context.Context, r *dfspb.GetSpeedsRequest, _ ...grpc.CallOption) (*dfspb.GetSpeedsResponse, error) {
+	return &dfspb.GetSpeedsResponse{}, nil
+}
+
 func (n *Namenode) Delete(_ context.Context, r *dfspb.DeleteRequest, _ ...grpc.CallOption) (*dfspb.DeleteResponse, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()

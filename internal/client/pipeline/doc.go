@@ -12,10 +12,14 @@
 //     live/replication pipelines are open, a datanode is in at most one of
 //     them (AddBlockRequest.busy_nodes), and targets are reordered by
 //     Algorithm 2 (LocalOrder, pure). Two write modes use it:
-//     "multipipeline-paper" swaps the first target at random as printed;
-//     "multipipeline" lets the swap bring forward only a node whose speed
-//     record is over 30 s old, so it does not spend blocks on re-measuring
-//     nodes it has just measured.
+//     "multipipeline-paper" sorts by speed and swaps the first target at
+//     random as printed; "multipipeline" (hostOrder) keeps the namenode's
+//     order, which already used the host's records and the topology,
+//     unless a target measured clearly faster than the first, and lets the
+//     swap bring forward only a rack-mate of the first whose record is over
+//     30 s old, so it spends no block re-measuring a node it has just
+//     measured or one behind the client's cross-rack link. Its speed book
+//     starts from the records the namenode keeps for the client's host.
 //
 // Stream does the I/O for either strategy: the data queue, one streamer
 // goroutine, and per open pipeline a connection, an ack queue and a

@@ -50,6 +50,22 @@ func (b *SpeedBook) Record(id string, bytes int64, d time.Duration, end time.Tim
 	b.at[id] = end
 }
 
+// Seed takes a record the namenode keeps for this client's host (measured
+// by an earlier process on it) where the book has none of its own, so
+// Algorithm 2 starts from what the host knows. It is not reported back.
+func (b *SpeedBook) Seed(id string, bytesPerSec float64, at time.Time) {
+	if b == nil || id == "" || bytesPerSec <= 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.avg[id]; ok {
+		return
+	}
+	b.avg[id] = bytesPerSec
+	b.at[id] = at
+}
+
 // Measured is when the latest transfer to datanode id ended.
 func (b *SpeedBook) Measured(id string) (time.Time, bool) {
 	if b == nil {

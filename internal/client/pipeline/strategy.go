@@ -169,15 +169,74 @@ func maxOpen(live, replication, limit int) int {
 func (*Multi) Window(blockPackets int) int { return blockPackets + 1 }
 
 func (m *Multi) Order(t []*dfspb.DatanodeInfo, s Speeds) []*dfspb.DatanodeInfo {
+	if m.remeasureAfter <= 0 {
+		return localOrder(t, s, m.threshold, m.rnd, nil) // as printed
+	}
 	var due func(string) bool
-	if ms, ok := s.(measured); ok && m.remeasureAfter > 0 {
+	if ms, ok := s.(measured); ok {
 		now := m.now()
 		due = func(id string) bool {
 			at, ok := ms.Measured(id)
 			return !ok || now.Sub(at) >= m.remeasureAfter
 		}
 	}
-	return localOrder(t, s, m.threshold, m.rnd, due)
+	return hostOrder(t, s, m.threshold, m.rnd, due)
+}
+
+// fasterBy is how much faster than the namenode's first target another
+// target must have measured for hostOrder to put it first: records of one
+// link class differ by a few percent from block to block, and the
+// namenode has already chosen among them.
+const fasterBy = 1.25
+
+// hostOrder is Algorithm 2 made consistent with a namenode that places by
+// the host's records and the topology (speedaware): the namenode's first
+// target stays first unless this client measured another target clearly
+// faster (an unmeasured target never jumps ahead: the namenode offered it
+// first on purpose, or it is a later replica behind a slower link); the
+// others keep the namenode's order, which runs the pipeline from the
+// writer's rack outwards. The random swap (probability 1-threshold) brings
+// forward only a target due for measuring again and in the first target's
+// rack, so re-measuring costs at most what a rack-mate costs, never a
+// block begun across the client's cross-rack link.
+func hostOrder(targets []*dfspb.DatanodeInfo, s Speeds, threshold float64, rnd *rand.Rand, due func(string) bool) []*dfspb.DatanodeInfo {
+	out := append([]*dfspb.DatanodeInfo(nil), targets...)
+	if len(out) < 2 {
+		return out
+	}
+	speed := func(d *dfspb.DatanodeInfo) (float64, bool) {
+		if s == nil {
+			return 0, false
+		}
+		return s.Speed(d.GetId())
+	}
+	if v0, ok := speed(out[0]); ok {
+		best, bestV := 0, v0
+		for i := 1; i < len(out); i++ {
+			if v, ok := speed(out[i]); ok && v > bestV {
+				best, bestV = i, v
+			}
+		}
+		if best > 0 && bestV > v0*fasterBy {
+			d := out[best]
+			copy(out[1:best+1], out[:best])
+			out[0] = d
+		}
+	}
+	if rnd.Float64() < threshold {
+		return out
+	}
+	var cand []int
+	for i := 1; i < len(out); i++ {
+		if out[i].GetRack() == out[0].GetRack() && (due == nil || due(out[i].GetId())) {
+			cand = append(cand, i)
+		}
+	}
+	if len(cand) > 0 {
+		i := cand[rnd.IntN(len(cand))]
+		out[0], out[i] = out[i], out[0]
+	}
+	return out
 }
 
 // measured is a speed book that knows when it last measured each node.

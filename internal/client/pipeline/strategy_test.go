@@ -236,3 +236,67 @@ func TestEffectiveStrategy(t *testing.T) {
 		t.Fatal("classic must stay classic")
 	}
 }
+
+func racked(spec ...string) []*dfspb.DatanodeInfo {
+	out := make([]*dfspb.DatanodeInfo, len(spec))
+	for i, s := range spec {
+		id, rack, _ := strings.Cut(s, "@")
+		out[i] = &dfspb.DatanodeInfo{Id: id, Rack: rack}
+	}
+	return out
+}
+
+// "multipipeline" keeps the namenode's rack-aware order: the swap never
+// brings a target across the client's cross-rack link forward, and an
+// unmeasured later replica never jumps ahead; a rack-mate due for
+// measuring may be swapped in, and a clearly faster measured target wins.
+func TestMultiKeepsTheNamenodesRackOrder(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+	book := NewSpeedBook()
+	book.Record("a1", 40<<20, time.Second, t0)
+	m := NewMulti(Options{LocalThreshold: 0.01, Rand: rand.New(rand.NewPCG(1, 2))})
+	m.now = func() time.Time { return t0 }
+	for range 200 {
+		if got := idsOf(m.Order(racked("a1@/a", "b1@/b", "b2@/b"), book)); got != "a1 b1 b2" {
+			t.Fatalf("order %q: want the namenode's a1 b1 b2", got)
+		}
+	}
+	seen := map[string]int{}
+	for range 200 {
+		seen[m.Order(racked("a1@/a", "a2@/a", "b1@/b"), book)[0].GetId()]++
+	}
+	if seen["a2"] < 150 || seen["b1"] != 0 {
+		t.Errorf("first targets %v: the unmeasured rack-mate a2 is due for a swap, b1 never", seen)
+	}
+	book.Record("b1", 5<<20, time.Second, t0)
+	book.Record("a2", 80<<20, time.Second, t0)
+	m = NewMulti(Options{LocalThreshold: 1, Rand: rand.New(rand.NewPCG(1, 2))})
+	if got := idsOf(m.Order(racked("a1@/a", "b1@/b", "a2@/a"), book)); got != "a2 a1 b1" {
+		t.Errorf("order %q: a2 measured twice as fast goes first, the rest keep their order", got)
+	}
+}
+
+// Seed takes the host's records for nodes this process never measured and
+// leaves its own alone; seeded records are not reported back.
+func TestSpeedBookSeed(t *testing.T) {
+	b := NewSpeedBook()
+	b.Record("a", 100, time.Second, timeZero)
+	b.Seed("a", 999, timeZero)
+	b.Seed("b", 50, timeZero.Add(time.Minute))
+	b.Seed("c", 0, timeZero)
+	if v, _ := b.Speed("a"); v != 100 {
+		t.Errorf("own record overwritten: %v", v)
+	}
+	if v, ok := b.Speed("b"); !ok || v != 50 {
+		t.Errorf("seeded b = %v %v", v, ok)
+	}
+	if at, _ := b.Measured("b"); !at.Equal(timeZero.Add(time.Minute)) {
+		t.Errorf("seeded b measured at %v", at)
+	}
+	if _, ok := b.Speed("c"); ok {
+		t.Error("a zero record was seeded")
+	}
+	if n := len(b.Take()); n != 1 {
+		t.Errorf("%d pending samples; seeds must not be reported", n)
+	}
+}
