@@ -105,7 +105,7 @@ func TestBadHost(t *testing.T) {
 		"dns:forward": Fail, "dns:reverse": Skip, "service:rpcbind": Warn, "service:firewalld": Warn,
 		"sysctl:net.core.somaxconn": Warn, "sysctl:net.core.rmem_max": Warn, "sysctl:net.ipv4.tcp_rmem": Warn,
 		"sysctl:net.ipv4.tcp_wmem": OK, // 4 MiB is enough
-		"mount:/data/dn1": Fail, "space:/data/dn1": Fail, "perm:/data/dn1": Warn,
+		"mount:/data/dn1":          Fail, "space:/data/dn1": Fail, "perm:/data/dn1": Warn,
 		"port:8020": Warn, "port:9870": Warn, "port:8032": OK,
 	})
 	for _, res := range r.Results {
@@ -128,7 +128,7 @@ func TestMiddlingHost(t *testing.T) {
 		"thp": OK, "swappiness": Warn, "limit:nofile": Warn, "limit:nproc": Warn,
 		"dns:forward": Warn, "dns:reverse": Warn, "service:tuned": Warn, "service:rpcbind": Warn,
 		"sysctl:net.core.somaxconn": Skip,
-		"mount:/": Warn, "mount:/tmp/smarth/dn1": Warn, "space:/": Warn, "perm:/tmp/smarth/dn1": OK,
+		"mount:/":                   Warn, "mount:/tmp/smarth/dn1": Warn, "space:/": Warn, "perm:/tmp/smarth/dn1": OK,
 	})
 }
 

@@ -95,7 +95,6 @@ type netSysctl struct {
 	why   string
 }
 
-
 func netSysctls() []netSysctl {
 	const mib4 = 4 << 20
 	return []netSysctl{
