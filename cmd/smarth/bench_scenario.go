@@ -37,12 +37,17 @@ type benchScenarioFlags struct {
 	maxPipelines                 int
 	datanodes                    int
 	dropCaches                   bool
+	// random-topology mode
+	topologies                                 int
+	seed                                       int64
+	racks, rackSize, dnCount, nicMbit, crossMb string
+	dryRun                                     bool
 }
 
 func newBenchScenarioCmd() *cobra.Command {
 	var f benchScenarioFlags
 	c := &cobra.Command{
-		Use:   "scenario TOPOLOGY.yaml|local",
+		Use:   "scenario TOPOLOGY.yaml|local|random",
 		Short: "Run a SMARTH write experiment end to end: testbed up, classic vs multi-pipeline uploads per placement, report, testbed down",
 		Long: `Runs the classic vs multi-pipeline upload comparison of SMARTH (seed 000,
 section V) on a testbed topology, or with "local" on a loopback cluster of
@@ -63,14 +68,25 @@ from the block logs: the first datanodes' receive rate, the share of blocks
 begun on a datanode slower than the client's link, the pipelines open, the
 share of the run the client was sending and the drain time at the end.
 
+With "random" it draws --topologies two- or three-rack topologies from --seed
+(--racks, datanodes per rack --rack-size, --datanodes in all, the client in one
+of the racks, every host's NIC from --nic and its cross-rack rate from
+--cross-rack, in Mbit/s), and on each compares HDFS (classic, rackaware) with
+multi-pipeline under rackaware and SMARTH (multi-pipeline, speedaware), one
+upload each, no warm-up. It prints each topology's speedups beside the ideal
+speedup, the min-cut bound of the topology (see docs/benchmarks.md), and their
+distribution; --out writes random-SEED.json and random-SEED.svg. --dry-run
+only prints the topologies and their ideals.
+
 A testbed needs root. Everything is taken down also when a step fails or the
 command is interrupted.`,
 		Example: `  sudo smarth bench scenario testbed/two-rack-50.yaml --size 256MiB --block-size 16MiB --runs 3
   sudo smarth bench scenario testbed/hetero.yaml --out docs/bench
-  smarth bench scenario local --datanodes 9 --runs 3 --placements rackaware`,
+  smarth bench scenario local --datanodes 9 --runs 3 --placements rackaware
+  sudo smarth bench scenario random --topologies 10 --seed 1 --size 128MiB --block-size 16MiB --out docs/bench`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErr("want one topology file (e.g. testbed/two-rack-50.yaml) or \"local\", got %d arguments", len(args))
+				return usageErr("want one topology file (e.g. testbed/two-rack-50.yaml), \"local\" or \"random\", got %d arguments", len(args))
 			}
 			return nil
 		},
@@ -96,6 +112,14 @@ command is interrupted.`,
 	fl.StringVar(&f.stateDir, "state-dir", testbed.DefaultStateRoot, "where testbed state files live")
 	fl.StringVar(&f.workDir, "work-dir", testbed.DefaultWorkRoot, "where testbed configs, data and logs live")
 	fl.StringVar(&f.binary, "binary", "", "the smarth binary for the daemons and the client (default: this one)")
+	fl.IntVar(&f.topologies, "topologies", 10, "random: how many topologies")
+	fl.Int64Var(&f.seed, "seed", 1, "random: the seed the topologies are drawn from")
+	fl.StringVar(&f.racks, "racks", "2-3", "random: racks per topology, MIN-MAX")
+	fl.StringVar(&f.rackSize, "rack-size", "1-5", "random: datanodes per rack, MIN-MAX")
+	fl.StringVar(&f.dnCount, "datanodes-range", "6-10", "random: datanodes per topology, MIN-MAX")
+	fl.StringVar(&f.nicMbit, "nic", "200-400", "random: every host's NIC, Mbit/s, MIN-MAX")
+	fl.StringVar(&f.crossMb, "cross-rack", "40-150", "random: every host's rate between racks, Mbit/s, MIN-MAX")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "random: print the topologies and their ideals, run nothing")
 	return c
 }
 
@@ -139,7 +163,7 @@ func runBenchScenario(cmd *cobra.Command, target string, f *benchScenarioFlags) 
 	if target == "local" {
 		o.Scenario, o.Description = "loopback", fmt.Sprintf("loopback cluster, %d datanodes, no shaping", f.datanodes)
 		bed = &scenario.LocalBed{DataNodes: f.datanodes, Binary: f.binary, TempDir: tmp, Out: cmd.ErrOrStderr()}
-	} else {
+	} else if target != "random" {
 		data, err := os.ReadFile(target)
 		if err != nil {
 			return err
@@ -160,6 +184,9 @@ func runBenchScenario(cmd *cobra.Command, target string, f *benchScenarioFlags) 
 	}
 	ctx, stop := cancelOnSignal(cmd)
 	defer stop()
+	if target == "random" {
+		return runBenchRandom(ctx, cmd, f, o)
+	}
 	rep, runErr := scenario.Run(ctx, bed, o)
 	if rep == nil || len(rep.Runs) == 0 {
 		return runErr

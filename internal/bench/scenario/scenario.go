@@ -49,6 +49,10 @@ type Options struct {
 	DropCaches bool
 	Modes      []string
 	Placements []string
+	// PlacementModes, when it names a placement, are the modes its phases
+	// run instead of Modes (a random-topology run skips the cells it does
+	// not compare).
+	PlacementModes map[string][]string
 	// Runs is the number of timed uploads per placement and mode, and
 	// PhaseRuns how many of them one phase (one cluster start) does; the
 	// phases alternate A B B A ... Runs must be a multiple of PhaseRuns.
@@ -145,7 +149,11 @@ func runPhase(ctx context.Context, bed Bed, o Options, rep *Report, round int, p
 		return err
 	}
 	rep.setLayout(lay)
-	plan := PutPlan{Size: o.Size, BlockSize: o.BlockSize, Replication: o.Replication, Modes: o.Modes,
+	modes := o.Modes
+	if m, ok := o.PlacementModes[pl]; ok {
+		modes = m
+	}
+	plan := PutPlan{Size: o.Size, BlockSize: o.BlockSize, Replication: o.Replication, Modes: modes,
 		Runs: o.PhaseRuns, Warmup: o.Warmup, LocalThreshold: o.LocalThreshold, MaxPipelines: o.MaxPipelines,
 		FirstRun: (round - 1) * o.PhaseRuns, DropCaches: o.DropCaches}
 	logDir := ""

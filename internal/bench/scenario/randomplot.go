@@ -1,0 +1,72 @@
+package scenario
+
+import (
+	"fmt"
+	"image/color"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// Plot draws the random-topology run to path (.svg or .png): per topology,
+// the ideal speedup over HDFS beside the measured speedups of rackaware
+// multi-pipeline and of SMARTH, with 1x (no gain) as a dashed line.
+func (r *RandomReport) Plot(path string) error {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".svg" && ext != ".png" {
+		return fmt.Errorf("plot %s: want a .svg or .png file name", path)
+	}
+	if len(r.Results) == 0 {
+		return fmt.Errorf("plot %s: no topologies to plot", path)
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("random topologies (seed %d): speedup over HDFS, put of %s", r.Spec.Seed, sizeText(r.Size))
+	p.Y.Label.Text = "speedup over HDFS (classic, rackaware)"
+	p.Y.Min = 0
+	series := []struct {
+		name  string
+		value func(RandomResult) float64
+		color color.Color
+	}{
+		{"ideal (min-cut)", func(x RandomResult) float64 { return x.Topology.Ideal.Speedup }, color.RGBA{R: 0xcc, G: 0xcc, B: 0xcc, A: 0xff}},
+		{"multipipeline, rackaware", func(x RandomResult) float64 { return x.RackSpeedup }, color.RGBA{R: 0x8c, G: 0xa5, B: 0xd0, A: 0xff}},
+		{"SMARTH (multipipeline, speedaware)", func(x RandomResult) float64 { return x.Speedup }, color.RGBA{R: 0x4c, G: 0x72, B: 0xb0, A: 0xff}},
+	}
+	w := vg.Points(9)
+	top := 1.0
+	names := make([]string, len(r.Results))
+	for i, res := range r.Results {
+		names[i] = fmt.Sprintf("%d\n%s", res.Topology.Index, strings.Fields(res.Topology.Shape())[0])
+		top = max(top, res.Topology.Ideal.Speedup, res.Speedup, res.RackSpeedup)
+	}
+	for j, s := range series {
+		vals := make(plotter.Values, len(r.Results))
+		for i, res := range r.Results {
+			vals[i] = s.value(res)
+		}
+		bars, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return err
+		}
+		bars.Color, bars.LineStyle.Width = s.color, 0
+		bars.Offset = vg.Length(j-1) * w
+		p.Add(bars)
+		p.Legend.Add(s.name, bars)
+	}
+	one, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: 1}, {X: float64(len(r.Results)) - 0.5, Y: 1}})
+	if err != nil {
+		return err
+	}
+	one.LineStyle.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+	one.LineStyle.Color = color.RGBA{R: 0xc4, G: 0x4e, B: 0x52, A: 0xff}
+	p.Add(one)
+	p.Legend.Add("no gain (1x)", one)
+	p.NominalX(names...)
+	p.Y.Max = top * 1.35
+	p.Legend.Top = true
+	width := vg.Points(float64(160 + 40*len(r.Results)))
+	return p.Save(max(width, 6*vg.Inch), 3.8*vg.Inch, path)
+}

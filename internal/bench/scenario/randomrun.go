@@ -1,0 +1,192 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"text/tabwriter"
+	"time"
+)
+
+// RandomResult is the comparison on one random topology. Times are 0 for
+// a cell that did not run.
+type RandomResult struct {
+	Topology RandomTopology `json:"topology"`
+	// Seconds of one upload: HDFS (classic, rackaware), multi-pipeline
+	// with rackaware placement, SMARTH (multi-pipeline, speedaware).
+	HDFS      float64 `json:"hdfs_s"`
+	RackMulti float64 `json:"rackaware_multi_s"`
+	SMARTH    float64 `json:"smarth_s"`
+	// Speedups over HDFS, and as a share of the ideal speedup.
+	Speedup      float64 `json:"speedup"`
+	RackSpeedup  float64 `json:"rackaware_multi_speedup"`
+	OfIdeal      float64 `json:"of_ideal"`
+	RackOfIdeal  float64 `json:"rackaware_multi_of_ideal"`
+	SlowFirstPct float64 `json:"smarth_slow_first_pct"` // SMARTH's blocks begun behind a slower first hop
+	Load         float64 `json:"load1"`
+	Err          string  `json:"error,omitempty"`
+	Report       *Report `json:"report,omitempty"`
+}
+
+// Quartiles are a distribution's summary.
+type Quartiles struct {
+	N                        int
+	Min, Q1, Median, Q3, Max float64
+}
+
+func quartiles(v []float64) Quartiles {
+	if len(v) == 0 {
+		return Quartiles{}
+	}
+	s := slices.Clone(v)
+	sort.Float64s(s)
+	at := func(q float64) float64 { // linear interpolation between ranks
+		x := q * float64(len(s)-1)
+		i := int(x)
+		if i+1 >= len(s) {
+			return s[len(s)-1]
+		}
+		return s[i] + (x-float64(i))*(s[i+1]-s[i])
+	}
+	return Quartiles{N: len(s), Min: s[0], Q1: at(0.25), Median: at(0.5), Q3: at(0.75), Max: s[len(s)-1]}
+}
+
+// RandomReport is a random-topology run.
+type RandomReport struct {
+	Spec    RandomSpec     `json:"spec"`
+	Size    int64          `json:"size_bytes"`
+	Time    time.Time      `json:"time"`
+	Results []RandomResult `json:"results"`
+}
+
+// RunRandom compares HDFS and SMARTH on each topology of spec: one phase
+// with rackaware placement (classic and multi-pipeline uploads) and one
+// with speedaware (multi-pipeline), one upload each, no warm-up (a user's
+// `smarth fs put` gets none), the phase order alternating between
+// topologies. base gives the size and the machine settings. A topology
+// whose run fails is recorded with its error and the run goes on, unless
+// ctx is done.
+func RunRandom(ctx context.Context, newBed func(RandomTopology) Bed, spec RandomSpec, base Options) (*RandomReport, error) {
+	tops, err := RandomTopologies(spec)
+	if err != nil {
+		return nil, err
+	}
+	if base.Out == nil {
+		base.Out = io.Discard
+	}
+	rep := &RandomReport{Spec: spec, Size: base.Size, Time: time.Now().UTC()}
+	for _, t := range tops {
+		fmt.Fprintf(base.Out, "=== topology %d/%d %s: %s, ideal %.2fx\n", t.Index, len(tops), t.Name, t.Shape(), t.Ideal.Speedup)
+		o := base
+		o.Scenario, o.Description = t.Name, t.Shape()
+		o.BlockSize, o.Warmup, o.Runs, o.PhaseRuns = spec.BlockSize, 0, 1, 1
+		o.Modes = []string{"classic", "multipipeline"}
+		o.Placements = []string{"rackaware", "speedaware"}
+		if t.Index%2 == 0 {
+			slices.Reverse(o.Placements)
+		}
+		o.PlacementModes = map[string][]string{"speedaware": {"multipipeline"}}
+		r, err := Run(ctx, newBed(t), o)
+		res := resultOf(t, r)
+		if err != nil {
+			res.Err = err.Error()
+			fmt.Fprintf(base.Out, "   topology %s failed: %v\n", t.Name, err)
+		}
+		rep.Results = append(rep.Results, res)
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+	}
+	return rep, nil
+}
+
+func resultOf(t RandomTopology, r *Report) RandomResult {
+	res := RandomResult{Topology: t, Report: r}
+	if r == nil {
+		return res
+	}
+	for _, c := range r.Cells {
+		switch c.Placement + "/" + c.Mode {
+		case "rackaware/classic":
+			res.HDFS = c.Mean
+		case "rackaware/multipipeline":
+			res.RackMulti = c.Mean
+		case "speedaware/multipipeline":
+			res.SMARTH, res.SlowFirstPct = c.Mean, c.SlowFirstPct
+		}
+	}
+	res.Load = r.LoadMax
+	if res.HDFS > 0 && res.SMARTH > 0 {
+		res.Speedup = res.HDFS / res.SMARTH
+		res.OfIdeal = res.Speedup / t.Ideal.Speedup
+	}
+	if res.HDFS > 0 && res.RackMulti > 0 {
+		res.RackSpeedup = res.HDFS / res.RackMulti
+		res.RackOfIdeal = res.RackSpeedup / t.Ideal.Speedup
+	}
+	return res
+}
+
+// Distribution summarizes the measured topologies: SMARTH's speedup, the
+// ideal's, and SMARTH's share of it; then the same for rackaware
+// multi-pipeline.
+func (r *RandomReport) Distribution() (speedup, ideal, ofIdeal, rackSpeedup, rackOfIdeal Quartiles) {
+	var s, id, of, rs, ro []float64
+	for _, res := range r.Results {
+		if res.Speedup > 0 {
+			s, id, of = append(s, res.Speedup), append(id, res.Topology.Ideal.Speedup), append(of, res.OfIdeal)
+		}
+		if res.RackSpeedup > 0 {
+			rs, ro = append(rs, res.RackSpeedup), append(ro, res.RackOfIdeal)
+		}
+	}
+	return quartiles(s), quartiles(id), quartiles(of), quartiles(rs), quartiles(ro)
+}
+
+// PrintTable writes one row per topology and the distributions.
+func (r *RandomReport) PrintTable(w io.Writer) {
+	fmt.Fprintf(w, "random topologies (seed %d): put of %s in %s blocks, replication 3, one upload per cell, no warm-up\n",
+		r.Spec.Seed, sizeText(r.Size), sizeText(r.Spec.BlockSize))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "#\ttopology\tk\tP\tideal\tHDFS s\trackaware multi s\tSMARTH s\trackaware multi\tSMARTH\tSMARTH of ideal\tslow 1st\tload\t")
+	for _, res := range r.Results {
+		t := res.Topology
+		if res.Err != "" && res.Speedup == 0 {
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.2fx\tfailed: %s\t\t\t\t\t\t\t\t\n", t.Index, t.Shape(), t.Ideal.Local, t.Ideal.Pipelines, t.Ideal.Speedup, res.Err)
+			continue
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.2fx\t%.2f\t%.2f\t%.2f\t%.2fx\t%.2fx\t%.0f%%\t%.0f%%\t%.1f\t\n", t.Index, t.Shape(),
+			t.Ideal.Local, t.Ideal.Pipelines, t.Ideal.Speedup, res.HDFS, res.RackMulti, res.SMARTH,
+			res.RackSpeedup, res.Speedup, res.OfIdeal*100, res.SlowFirstPct, res.Load)
+	}
+	tw.Flush()
+	sp, id, of, rs, ro := r.Distribution()
+	q := func(name string, v Quartiles, pct bool) {
+		f, unit := 1.0, "x"
+		if pct {
+			f, unit = 100, "%"
+		}
+		fmt.Fprintf(w, "%-30s n=%d  min %.2f%s  q1 %.2f%s  median %.2f%s  q3 %.2f%s  max %.2f%s\n", name, v.N,
+			v.Min*f, unit, v.Q1*f, unit, v.Median*f, unit, v.Q3*f, unit, v.Max*f, unit)
+	}
+	q("ideal speedup", id, false)
+	q("SMARTH speedup over HDFS", sp, false)
+	q("SMARTH share of the ideal", of, true)
+	q("rackaware multi speedup", rs, false)
+	q("rackaware multi share of ideal", ro, true)
+	fmt.Fprintln(w, "topology: datanodes per rack (* the client's rack) @ NIC/cross-rack Mbit/s; k: datanodes in the client's rack;")
+	fmt.Fprintln(w, "P: most pipelines open; ideal: min-cut speedup bound (IdealOf); slow 1st: SMARTH blocks begun on a node slower than the client's link")
+}
+
+// WriteJSON saves the report.
+func (r *RandomReport) WriteJSON(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
