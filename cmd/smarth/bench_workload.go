@@ -21,6 +21,7 @@ func newBenchWorkloadCmd() *cobra.Command {
 	var (
 		opts                       workload.Options
 		combos, capacity, diskRate string
+		pageCache                  string
 		blockSize, affinity        string
 		jsonOut, plotOut           string
 	)
@@ -58,7 +59,7 @@ ones are testbed/workloads/*.yaml.`,
 			if opts.Combos, err = workload.ParseCombos(combos); err != nil {
 				return usageErr("--policies: %v", err)
 			}
-			if err := parseWorkloadSizes(&opts, capacity, blockSize, diskRate, affinity); err != nil {
+			if err := parseWorkloadSizes(&opts, capacity, blockSize, diskRate, pageCache, affinity); err != nil {
 				return err
 			}
 			opts.Out = cmd.ErrOrStderr()
@@ -90,6 +91,7 @@ ones are testbed/workloads/*.yaml.`,
 	f.StringVar(&capacity, "cache-capacity", "200MiB", "block cache per datanode")
 	f.StringVar(&blockSize, "block-size", "16MiB", "block size of the inputs")
 	f.IntVar(&opts.Replication, "replication", 2, "replication of the inputs")
+	f.StringVar(&pageCache, "page-cache", "128MiB", "recently read bytes each datanode keeps in the page cache (0: drop every read at once)")
 	f.StringVar(&diskRate, "disk-read-rate", "", "cap each datanode's disk reads, e.g. 40MB/s (needs root and a blkio/io cgroup)")
 	f.IntVar(&opts.CacheSkips, "cache-skips", 0, "the cache-local scheduler's C (default: the resource manager's, 3); Fig. 10 runs 1, 3, 5")
 	f.StringVar(&affinity, "affinity", "", "cache affinity per app, e.g. grep=0.6,wordcount=0.1 (default: Table 1's)")
@@ -99,8 +101,14 @@ ones are testbed/workloads/*.yaml.`,
 	return c
 }
 
-func parseWorkloadSizes(opts *workload.Options, capacity, blockSize, diskRate, affinity string) error {
+func parseWorkloadSizes(opts *workload.Options, capacity, blockSize, diskRate, pageCache, affinity string) error {
 	var err error
+	if opts.PageCache, err = cluster.ParseBytes(pageCache); err != nil {
+		return usageErr("--page-cache: %v", err)
+	}
+	if opts.PageCache == 0 {
+		opts.PageCache = -1 // the flag's 0 means none; the options' 0 means the default
+	}
 	if opts.CacheCapacity, err = cluster.ParseBytes(capacity); err != nil {
 		return usageErr("--cache-capacity: %v", err)
 	}

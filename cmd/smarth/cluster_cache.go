@@ -15,6 +15,7 @@ import (
 // cache, the cache policy, the scheduler, drop-behind and a disk cap.
 type clusterCacheFlags struct {
 	capacity, policy, scheduler, diskRead string
+	pageCache                             string
 	dropBehind                            bool
 	cacheSkips                            int
 }
@@ -25,6 +26,7 @@ func (c *clusterCacheFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&c.scheduler, "scheduler", "", "resource manager scheduler: "+strings.Join(daemonconf.Schedulers(), "|")+" (default: the resource manager's)")
 	f.IntVar(&c.cacheSkips, "cache-skips", 0, "the cachelocal scheduler's C, skips for cache locality (default: the resource manager's, 3)")
 	f.StringVar(&c.diskRead, "disk-read-rate", "", "cap each datanode's disk reads, e.g. 40MB/s (blkio/io cgroup; needs root)")
+	f.StringVar(&c.pageCache, "page-cache", "", "with drop-behind, bytes of recently read blocks each datanode keeps in the page cache, e.g. 128MiB (default 0: drop every read at once)")
 	f.BoolVar(&c.dropBehind, "drop-behind", false, "datanodes drop read and written blocks from the page cache, so uncached reads hit the disk (default: on when --cache-policy is given)")
 }
 
@@ -36,6 +38,13 @@ func (c *clusterCacheFlags) apply(cmd *cobra.Command, opts *cluster.CacheOptions
 			return usageErr("--cache-capacity: %v", err)
 		}
 		opts.CacheCapacity = n
+	}
+	if c.pageCache != "" {
+		n, err := cluster.ParseBytes(c.pageCache)
+		if err != nil {
+			return usageErr("--page-cache: %v", err)
+		}
+		opts.PageCache = n
 	}
 	if c.policy != "" {
 		if err := daemonconf.CheckCachePolicy(c.policy); err != nil {

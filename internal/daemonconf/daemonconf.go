@@ -72,6 +72,7 @@ func owner() map[string]string {
 		"memory_budget":            DataNode,
 		"drop_cache_behind_reads":  DataNode,
 		"drop_cache_behind_writes": DataNode,
+		"page_cache_budget":        DataNode,
 		"scheduler":                ResourceManager,
 		"cache_skips":              ResourceManager,
 		"max_allocations":          ResourceManager,
@@ -117,7 +118,7 @@ func checkValue(key string, v any) error {
 		return duration(v)
 	case "cache_affinity":
 		return affinities(v)
-	case "cache_capacity", "memory_budget":
+	case "cache_capacity", "memory_budget", "page_cache_budget":
 		_, err := integer(v, 0)
 		return err
 	case "cache_skips":

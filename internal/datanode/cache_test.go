@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -427,4 +428,34 @@ func TestDropCacheBehindWrites(t *testing.T) {
 		r, _ := residentPages(t, path)
 		return r == 0
 	})
+}
+
+// With a page_cache_budget, a read block stays in the page cache while it
+// is among the most recently read (so caching it right after costs no
+// disk read), and is dropped once newer reads push it out of the budget.
+func TestPageCacheBudgetKeepsRecentReads(t *testing.T) {
+	nn := startFakeNameNode(t)
+	d, _ := startDataNode(t, nn, "", func(c *Config) {
+		c.DropCacheBehindReads, c.SyncOnClose, c.PageCacheBudget = true, true, 3<<19 // 1.5 blocks
+	})
+	a, b := randomData(1<<20, 10), randomData(1<<20, 11)
+	writeBlock(t, 10, 1, a, d)
+	writeBlock(t, 11, 1, b, d)
+	pathA := blockFile(d, 10)
+	if r, n := residentPages(t, pathA); r == 0 {
+		t.Skipf("the written block is not in the page cache (%d of %d pages): nothing to measure here", r, n)
+	}
+	mustRead(t, d, 10, 1, a)
+	time.Sleep(2 * dropRetryDelay) // what a budget-0 datanode would wait before its second drop
+	if r, n := residentPages(t, pathA); r < n {
+		t.Fatalf("blk_10, the only block read, lost %d of %d pages within a 1.5-block budget", n-r, n)
+	}
+	mustRead(t, d, 11, 1, b) // 2 blocks read > 1.5: the older one goes
+	waitFor(t, "blk_10's pages dropped once blk_11 was read", func() bool {
+		r, _ := residentPages(t, pathA)
+		return r == 0
+	})
+	if r, n := residentPages(t, blockFile(d, 11)); r < n {
+		t.Errorf("blk_11, the most recent read, lost %d of %d pages", n-r, n)
+	}
 }

@@ -202,6 +202,7 @@ func (k *cacher) fill(f *memcache.Fill, snap store.Replica) (store.Replica, erro
 		// too would hold them twice.
 		dropCache(h.Data, 0, h.Length)
 		dropCache(h.Meta, 0, 0)
+		k.d.reads.forget(h.BlockID)
 	}
 	return h.Replica, nil
 }

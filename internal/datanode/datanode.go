@@ -53,6 +53,7 @@ type DataNode struct {
 	scanner *scanner
 	cache   *memcache.Cache // whole finalized replicas in memory (empty after a restart)
 	cacher  *cacher         // runs cache/uncache commands
+	reads   *readWindow     // recently read blocks left in the page cache (drop_cache_behind_reads)
 	net     *netTuning      // seed 001: socket profile and transfer log
 
 	mu      sync.Mutex
@@ -106,6 +107,7 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 		return nil, fmt.Errorf("datanode: %w", err)
 	}
 	d.ibr = newReportQueue()
+	d.reads = newReadWindow(cfg.PageCacheBudget, d.dropReplicaRange)
 	d.scanner = newScanner(d)
 	d.cache = cache
 	k = newCacher(d, cache)

@@ -238,6 +238,12 @@ func (s *diskSource) finish() {
 	if !s.d.cfg.DropCacheBehindReads || s.end <= s.start {
 		return
 	}
+	if s.d.cfg.PageCacheBudget > 0 {
+		// The pages stay while the block is among the most recently read
+		// (page_cache_budget); the window drops the oldest beyond it.
+		s.d.reads.read(s.h.BlockID, s.h.GS, s.start, s.end)
+		return
+	}
 	s.d.dropRead(s.h, s.start, s.end)
 	// The kernel skips pages still in use, and sendfile's pages stay
 	// referenced by the socket until the reader's ACK arrives, which a
@@ -245,11 +251,17 @@ func (s *diskSource) finish() {
 	r, start, end := s.h.Replica, s.start, s.end
 	s.d.goRun(func() {
 		s.d.sleep(dropRetryDelay)
-		if h, err := s.d.store.Open(r.BlockID, r.GS); err == nil {
-			s.d.dropRead(h, start, end)
-			h.Close()
-		}
+		s.d.dropReplicaRange(r.BlockID, r.GS, start, end)
 	})
+}
+
+// dropReplicaRange drops [start, end) of a replica's files from the page
+// cache, if the replica is still there at that stamp.
+func (d *DataNode) dropReplicaRange(blockID, gs uint64, start, end int64) {
+	if h, err := d.store.Open(blockID, gs); err == nil {
+		d.dropRead(h, start, end)
+		h.Close()
+	}
 }
 
 // dropRetryDelay is how long after a read its pages are dropped again:

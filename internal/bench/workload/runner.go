@@ -16,6 +16,13 @@ import (
 	"smarth/internal/mapreduce/jobclient"
 )
 
+// DefaultPageCache is each datanode's page cache for recent reads in a
+// workload run: a node with a few hundred MiB of block cache also has
+// some page cache, and it must hold the blocks maps read in the seconds
+// before their cache commands arrive (a heartbeat, 3 s: about 100 MB at
+// a 30-40 MB/s disk), or caching a block costs a second disk read.
+const DefaultPageCache = 128 << 20
+
 // Options describe a workload run.
 type Options struct {
 	Combos        []Combo
@@ -26,6 +33,7 @@ type Options struct {
 	BlockSize     int64 // default 16 MiB
 	Replication   int   // default 2
 	DiskReadRate  int64 // bytes/s per datanode; 0 = no cap
+	PageCache     int64 // page_cache_budget per datanode (recent reads kept); default 128 MiB, < 0 = none
 	CacheSkips    int   // the scheduler's C; 0 = the resource manager's default (3)
 	Affinity      map[string]float64
 	Binary        string    // smarth binary; default the running one
@@ -45,6 +53,12 @@ func (o *Options) setDefaults(w *Workload) {
 	}
 	if o.MapSlots <= 0 {
 		o.MapSlots = 2
+	}
+	switch {
+	case o.PageCache == 0:
+		o.PageCache = DefaultPageCache
+	case o.PageCache < 0:
+		o.PageCache = 0
 	}
 	if o.CacheCapacity <= 0 {
 		o.CacheCapacity = 200 << 20
@@ -136,7 +150,7 @@ func startCluster(ctx context.Context, c Combo, opts Options, logf func(string, 
 	copts := cluster.Options{Home: home, Binary: opts.Binary, DataNodes: opts.DataNodes, NodeManagers: true,
 		Replication: opts.Replication, BlockSize: opts.BlockSize, NameNodeRPC: "127.0.0.1:0", NameNodeHTTP: "127.0.0.1:0",
 		Cache: cluster.CacheOptions{CacheCapacity: opts.CacheCapacity, CachePolicy: c.Policy, Scheduler: c.Scheduler,
-			DropBehind: true, DiskReadRate: opts.DiskReadRate, Affinity: opts.Affinity},
+			DropBehind: true, PageCache: opts.PageCache, DiskReadRate: opts.DiskReadRate, Affinity: opts.Affinity},
 		ResourceManager: rm, NodeManager: map[string]any{"map_slots": opts.MapSlots}}
 	logf("starting %d datanodes, cache %s each, policy %s, scheduler %s in %s", opts.DataNodes, sizeText(opts.CacheCapacity), c.Policy, c.Scheduler, home)
 	st, err := cluster.Up(ctx, copts)
