@@ -280,7 +280,16 @@ func (r *receiver) abort() {
 // next packet overlaps with writing the last.
 func (r *receiver) run() {
 	r.start, r.startCPU = time.Now(), processCPU()
-	r.acks = make(chan ackItem, ackQueueSize)
+	// A multi-pipeline first node runs up to a whole per-client buffer
+	// ahead of its downstream, and every packet it stored waits in the
+	// ack queue for the downstream's ack: a queue shorter than the buffer
+	// would cap the lead instead (256 packets = 16 MiB: with 64 MiB
+	// blocks the client got FNFA only when 3/4 of the block had drained).
+	ackCap := ackQueueSize
+	if r.multi && r.down != nil {
+		ackCap = max(ackCap, int(r.d.cfg.PerClientBuffer/datatransfer.DefaultPacketDataLen)+16)
+	}
+	r.acks = make(chan ackItem, ackCap)
 	r.disk = make(chan diskItem, diskQueueSize)
 	r.upRead = newLazyDeadline(r.up.SetReadDeadline, r.d.cfg.IOTimeout)
 	r.upWrite = newLazyDeadline(r.up.SetWriteDeadline, r.d.cfg.IOTimeout)
