@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/user"
 	"sort"
 	"strings"
@@ -56,17 +55,17 @@ func newAdminCmd() *cobra.Command {
 	a := &adminConn{}
 	c := &cobra.Command{
 		Use:   "admin",
-		Short: "Administer the namenode: datanode report, client speed records, safe mode",
+		Short: "Administer the namenode: datanode report, client speed records, safe mode, cache",
 		Example: `  smarth admin report
   smarth admin speeds --client smarth-client-host1-123
   smarth admin safemode get
+  smarth admin cache
   smarth admin --namenode 10.0.0.1:8020 safemode leave`,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if a.addr == "" {
-				a.addr = os.Getenv("SMARTH_NAMENODE")
-			}
-			if a.addr == "" {
-				a.addr = "127.0.0.1:8020"
+				// $SMARTH_NAMENODE, else the local cluster of $SMARTH_HOME,
+				// as every other command finds it.
+				a.addr = cluster.DefaultNameNode()
 			}
 			if a.user == "" {
 				a.user = "smarth"
@@ -89,9 +88,9 @@ func newAdminCmd() *cobra.Command {
 		},
 	}
 	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
-	c.PersistentFlags().StringVar(&a.addr, "namenode", "", "namenode host:port (default $SMARTH_NAMENODE, else 127.0.0.1:8020)")
+	c.PersistentFlags().StringVar(&a.addr, "namenode", "", "namenode host:port (default $SMARTH_NAMENODE, the local cluster, else 127.0.0.1:8020)")
 	c.PersistentFlags().StringVar(&a.user, "user", "", "act as this user (default: the OS user)")
-	c.AddCommand(newAdminReportCmd(a), newAdminSpeedsCmd(a), newAdminSafeModeCmd(a))
+	c.AddCommand(newAdminReportCmd(a), newAdminSpeedsCmd(a), newAdminSafeModeCmd(a), newAdminCacheCmd(a))
 	return c
 }
 
@@ -180,6 +179,25 @@ func printReport(w io.Writer, addr string, sm *dfspb.SetSafeModeResponse, nodes 
 				d.GetNumBlocks(), d.GetXceiverCount(), ago, d.GetId())
 		}
 		tw.Flush()
+	}
+}
+
+func newAdminCacheCmd(a *adminConn) *cobra.Command {
+	return &cobra.Command{
+		Use:     "cache",
+		Short:   "Show the in-memory block cache per datanode and per application (same as smarth cache stats)",
+		Example: "  smarth admin cache",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := a.ctx(cmd)
+			defer cancel()
+			st, err := a.rpc.GetCacheStats(ctx, &dfspb.GetCacheStatsRequest{})
+			if err != nil {
+				return a.explain(err)
+			}
+			printCacheStats(cmd.OutOrStdout(), st)
+			return nil
+		},
 	}
 }
 

@@ -47,6 +47,7 @@ func TestAdminAgainstANamenode(t *testing.T) {
 	}{
 		{[]string{"--namenode", addr, "report"}, 0, "Datanodes: 0 live, 0 dead"},
 		{[]string{"--namenode", addr, "speeds"}, 0, "No speed records"},
+		{[]string{"--namenode", addr, "cache"}, 0, "Cache policy none: 0 hits, 0 misses"},
 		{[]string{"--namenode", addr, "safemode", "get"}, 0, "Safe mode is OFF"},
 		{[]string{"--namenode", addr, "--user", "root-of-test", "safemode", "enter"}, 0, "Safe mode is ON: namenode is in safe mode: entered manually"},
 		{[]string{"--namenode", addr, "--user", "mallory", "safemode", "leave"}, 1, "safemode: user mallory is not a superuser"},
