@@ -167,6 +167,9 @@ func (o *Options) resourceManagerConfig(nn string) map[string]any {
 		"rpc_addr":  "127.0.0.1:0",
 		"http_addr": "127.0.0.1:0",
 		"namenode":  nn,
+		// The local cluster is one user's machine: streaming jobs run
+		// commands as that user anyway.
+		"allow_streaming": true,
 	}, o.Cache.resourceManagerKeys()), o.ResourceManager)
 }
 

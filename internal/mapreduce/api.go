@@ -202,6 +202,9 @@ type FS interface {
 	// List returns a directory's entries (a file lists itself).
 	List(ctx context.Context, path string) ([]FileInfo, error)
 	MkdirAll(ctx context.Context, path string) error
+	// Mkdir creates one directory; its parent must exist and the path must
+	// not (fs.ErrExist). The output committer fences stale attempts with it.
+	Mkdir(ctx context.Context, path string) error
 	Delete(ctx context.Context, path string, recursive bool) error
 	Rename(ctx context.Context, src, dst string) error
 	BlockLocations(ctx context.Context, path string, offset, length int64) ([]BlockLocation, error)
@@ -211,6 +214,11 @@ type FS interface {
 type CreateOptions struct {
 	Overwrite   bool
 	Replication int // 0 = default
+	// NoCreateParent fails the create when the parent directory is
+	// missing instead of making it: a task attempt's output files are
+	// created this way, so an attempt whose directory was removed (its job
+	// aborted) cannot bring the directory back.
+	NoCreateParent bool
 }
 
 // File is an open file for reading.

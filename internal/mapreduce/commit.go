@@ -48,14 +48,21 @@ func CommitJob(ctx context.Context, fsys FS, output string, attempts []string) e
 	return w.Close()
 }
 
-// AbortJob removes the job's output directory and everything in it.
+// AbortJob removes what the job wrote: its _temporary directory, then
+// the output directory only if that is now empty. The output did not
+// exist when the job was submitted (the resource manager checks), so an
+// empty one is the job's own; a directory with anything else in it is
+// never removed, whoever made it.
 func AbortJob(ctx context.Context, fsys FS, output string) error {
 	if output == "" || output == "/" {
 		return nil
 	}
-	err := fsys.Delete(ctx, output, true)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	err := fsys.Delete(ctx, path.Join(output, "_temporary"), true)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
-	return err
+	// Not recursive: fails, and so leaves the directory, when anything
+	// else is inside; that is not an error of the abort.
+	_ = fsys.Delete(ctx, output, false)
+	return nil
 }

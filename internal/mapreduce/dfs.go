@@ -2,7 +2,10 @@ package mapreduce
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"sync"
 
 	"smarth/internal/client"
 )
@@ -15,7 +18,8 @@ func DFS(c *client.FileSystem) FS { return dfs{c} }
 type dfs struct{ c *client.FileSystem }
 
 func (d dfs) Create(ctx context.Context, p string, o CreateOptions) (io.WriteCloser, error) {
-	return d.c.Create(ctx, p, client.CreateOptions{Overwrite: o.Overwrite, Replication: o.Replication})
+	return d.c.Create(ctx, p, client.CreateOptions{Overwrite: o.Overwrite, Replication: o.Replication,
+		NoCreateParent: o.NoCreateParent})
 }
 
 func (d dfs) Open(ctx context.Context, p string) (File, error) { return d.c.Open(ctx, p) }
@@ -41,6 +45,8 @@ func (d dfs) List(ctx context.Context, p string) ([]FileInfo, error) {
 }
 
 func (d dfs) MkdirAll(ctx context.Context, p string) error { return d.c.Mkdir(ctx, p, 0o755, true) }
+
+func (d dfs) Mkdir(ctx context.Context, p string) error { return d.c.Mkdir(ctx, p, 0o755, false) }
 
 func (d dfs) Delete(ctx context.Context, p string, recursive bool) error {
 	return d.c.Delete(ctx, p, recursive)
@@ -69,4 +75,79 @@ func (d dfs) ReportCacheAccess(ctx context.Context, a CacheAccess) error {
 	_, _, err := d.c.ReportCacheAccess(ctx, client.CacheAccess{BlockID: a.BlockID, App: a.App, JobID: a.JobID,
 		ReaderHost: a.Host, DatanodeID: a.Datanode, Affinity: a.Affinity})
 	return err
+}
+
+// UserFS gives the file system as one user sees it. The resource manager
+// (output checks, commit, abort) and the node managers (tasks) act on a
+// job's files as its submitter, so the namenode's permission checks apply
+// to the job as they would to the user's own commands.
+type UserFS interface {
+	For(user string) (FS, error)
+	Close() error
+}
+
+// SharedFS is a UserFS that gives every user the same FS (tests over a
+// LocalFS, which has no users).
+type SharedFS struct{ FS FS }
+
+func (s SharedFS) For(string) (FS, error) { return s.FS, nil }
+func (s SharedFS) Close() error           { return nil }
+
+// DFSPool is a UserFS of DFS clients, one per user, made on first use
+// from a base configuration with User set. A client is kept until the
+// pool is closed: it holds the user's leases and a connection.
+type DFSPool struct {
+	base client.Config
+
+	mu      sync.Mutex // guards clients, closed
+	clients map[string]*client.FileSystem
+	closed  bool
+}
+
+var _ UserFS = (*DFSPool)(nil)
+
+// NewDFSPool returns a pool of clients configured like base.
+func NewDFSPool(base client.Config) *DFSPool {
+	return &DFSPool{base: base, clients: map[string]*client.FileSystem{}}
+}
+
+// For returns the DFS as user. Which identity the namenode then
+// establishes depends on the cluster's identity mode (today the name is
+// asserted in the RPC metadata, Hadoop's simple mode).
+func (p *DFSPool) For(user string) (FS, error) {
+	if user == "" {
+		return nil, errors.New("a job's file system access needs a user")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, errors.New("DFS client pool closed")
+	}
+	if c := p.clients[user]; c != nil {
+		return DFS(c), nil
+	}
+	cfg := p.base
+	cfg.User = user
+	if cfg.ClientName != "" {
+		cfg.ClientName += "-" + user
+	}
+	c, err := client.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("DFS client for user %s: %w", user, err)
+	}
+	p.clients[user] = c
+	return DFS(c), nil
+}
+
+// Close closes every client.
+func (p *DFSPool) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	var errs []error
+	for _, c := range p.clients {
+		errs = append(errs, c.Close())
+	}
+	p.clients = nil
+	return errors.Join(errs...)
 }

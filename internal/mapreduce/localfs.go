@@ -53,13 +53,18 @@ func pathErr(op, p string, err error) error {
 	return err
 }
 
-// Create creates a file, and its parent directories.
+// Create creates a file, and its parent directories unless
+// opts.NoCreateParent.
 func (l *LocalFS) Create(ctx context.Context, p string, opts CreateOptions) (io.WriteCloser, error) {
 	rp, err := l.real(p)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(rp), 0o755); err != nil {
+	if opts.NoCreateParent {
+		if st, err := os.Stat(filepath.Dir(rp)); err != nil || !st.IsDir() {
+			return nil, &fs.PathError{Op: "create", Path: p, Err: fs.ErrNotExist}
+		}
+	} else if err := os.MkdirAll(filepath.Dir(rp), 0o755); err != nil {
 		return nil, pathErr("create", p, err)
 	}
 	flag := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
@@ -147,6 +152,16 @@ func (l *LocalFS) MkdirAll(ctx context.Context, p string) error {
 		return err
 	}
 	return pathErr("mkdir", p, os.MkdirAll(rp, 0o755))
+}
+
+// Mkdir creates one directory whose parent exists; an existing path is
+// an fs.ErrExist error.
+func (l *LocalFS) Mkdir(ctx context.Context, p string) error {
+	rp, err := l.real(p)
+	if err != nil {
+		return err
+	}
+	return pathErr("mkdir", p, os.Mkdir(rp, 0o755))
 }
 
 // Delete removes a file or directory; a non-empty directory needs

@@ -56,3 +56,12 @@ func (r *Registry) Apps() []App {
 	}
 	return out
 }
+
+// RunsCommands reports whether the app named runs a command line of the
+// submitter's choosing on the node managers (Hadoop Streaming). Such a
+// command runs with the node manager's OS rights, not the submitter's,
+// so a resource manager accepts these jobs only when configured to
+// (allow_streaming). The resource manager knows apps by name only, hence
+// a name here; apps' tests check that every app that executes commands is
+// named.
+func RunsCommands(app string) bool { return app == "streaming" }

@@ -34,8 +34,12 @@ type Config struct {
 
 	// Registry holds the apps tasks may run (cmd/smarth passes apps.All()).
 	Registry *mapreduce.Registry `yaml:"-"`
-	// FS, if set, replaces the DFS client (tests).
+	// FS, if set, replaces the DFS client (tests), for every user.
 	FS mapreduce.FS `yaml:"-"`
+	// UserFS, if set, gives the file system as each task's job submitter
+	// sees it (tests); default: FS for everyone when FS is set, else DFS
+	// clients of NameNode per user.
+	UserFS mapreduce.UserFS `yaml:"-"`
 }
 
 // DefaultConfig returns the defaults.

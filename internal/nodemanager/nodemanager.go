@@ -32,11 +32,15 @@ import (
 
 // NodeManager is the daemon.
 type NodeManager struct {
-	cfg  Config
-	log  *slog.Logger
-	fs   mapreduce.FS
-	dfs  *client.FileSystem
-	http *http.Client
+	cfg Config
+	log *slog.Logger
+	fs  mapreduce.FS // as the node manager itself (racks, datanode report)
+	dfs *client.FileSystem
+	// users gives tasks the file system as their job's submitter, so the
+	// namenode checks a task's reads and writes against the user's rights,
+	// not the node manager's.
+	users mapreduce.UserFS
+	http  *http.Client
 
 	rpcLn, shuffleLn, httpLn net.Listener
 	grpcSrv                  *grpc.Server
@@ -116,6 +120,15 @@ func (nm *NodeManager) Start() error {
 			return fmt.Errorf("namenode client: %w", err)
 		}
 		nm.dfs, nm.fs = c, mapreduce.DFS(c)
+	}
+	switch {
+	case nm.cfg.UserFS != nil:
+		nm.users = nm.cfg.UserFS
+	case nm.cfg.FS != nil:
+		nm.users = mapreduce.SharedFS{FS: nm.cfg.FS}
+	default:
+		nm.users = mapreduce.NewDFSPool(client.Config{NameNode: nm.cfg.NameNode, ClientHost: nm.cfg.Hostname,
+			ClientName: fmt.Sprintf("smarth-nodemanager-%s-%d", nm.cfg.Hostname, os.Getpid()), Logger: nm.log})
 	}
 	var err error
 	listen := func(addr, key string) net.Listener {
@@ -227,6 +240,9 @@ func (nm *NodeManager) Close() error {
 	}
 	if nm.dfs != nil {
 		nm.dfs.Close()
+	}
+	if nm.users != nil {
+		nm.users.Close()
 	}
 	return nil
 }
@@ -470,7 +486,14 @@ func (nm *NodeManager) runTask(ctx context.Context, rt *runningTask, workDir str
 	for _, m := range l.GetMapOutputs() {
 		spec.Inputs = append(spec.Inputs, mapreduce.MapOutputRef{MapIndex: int(m.MapIndex), Attempt: m.AttemptId, Addr: m.ShuffleAddr})
 	}
-	env := mapreduce.TaskEnv{FS: nm.fs, WorkDir: workDir, SortBufferBytes: nm.cfg.SortBufferBytes,
+	if l.User == "" {
+		return nil, fmt.Errorf("task %s has no user to run as", l.AttemptId)
+	}
+	fsys, err := nm.users.For(l.User)
+	if err != nil {
+		return nil, err
+	}
+	env := mapreduce.TaskEnv{FS: fsys, WorkDir: workDir, SortBufferBytes: nm.cfg.SortBufferBytes,
 		ReduceMemoryBytes: nm.cfg.ReduceMemoryBytes, ParallelFetches: nm.cfg.ParallelFetches, SortBuffers: nm.buffers,
 		MapOutputMemory: nm.memory, Progress: &rt.progress, Logger: nm.log,
 		Fetcher: &fetcher{nm: nm, remote: &shuffle.Fetcher{JobID: l.JobId, Client: nm.http}, jobID: l.JobId},

@@ -67,7 +67,7 @@ func submitBlocks(t *testing.T, rm *ResourceManager, app string, blocks []uint64
 		}
 		req.Splits = append(req.Splits, s)
 	}
-	resp, err := rm.SubmitJob(context.Background(), req)
+	resp, err := rm.SubmitJob(asUser("tester"), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestCacheStatusReachesCacheLocalPolicy(t *testing.T) {
 	}
 
 	// Once the job is over the namenode is told, once.
-	if _, err := rm.KillJob(context.Background(), &mrpb.KillJobRequest{JobId: id}); err != nil {
+	if _, err := rm.KillJob(asUser("tester"), &mrpb.KillJobRequest{JobId: id}); err != nil {
 		t.Fatal(err)
 	}
 	rm.refreshCache(context.Background(), src)

@@ -98,6 +98,14 @@ type miniCluster struct {
 
 func startCluster(t *testing.T, scheduler string) *miniCluster {
 	t.Helper()
+	return startClusterWith(t, scheduler, nil, nil)
+}
+
+// startClusterWith starts a cluster whose resource manager config rmCfg
+// adjusts and whose node managers see the file system through users
+// (nil: the same LocalFS for everyone).
+func startClusterWith(t *testing.T, scheduler string, rmCfg func(*resourcemanager.Config), users func(mapreduce.FS) mapreduce.UserFS) *miniCluster {
+	t.Helper()
 	root := t.TempDir()
 	lfs, _ := mapreduce.NewLocalFS(filepath.Join(root, "dfs"))
 	lfs.BlockSize = 4 << 10
@@ -106,6 +114,12 @@ func startCluster(t *testing.T, scheduler string) *miniCluster {
 	cfg := resourcemanager.DefaultConfig()
 	cfg.RPCAddr, cfg.HTTPAddr, cfg.FS, cfg.Scheduler = "127.0.0.1:0", "127.0.0.1:0", c.fs, scheduler
 	cfg.HeartbeatInterval, cfg.NodeTimeout, cfg.NodeSkips, cfg.RackSkips = 30*time.Millisecond, time.Second, 1, 2
+	if users != nil {
+		cfg.UserFS = users(c.fs)
+	}
+	if rmCfg != nil {
+		rmCfg(&cfg)
+	}
 	rm, err := resourcemanager.New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +134,9 @@ func startCluster(t *testing.T, scheduler string) *miniCluster {
 		nc.ResourceManager, nc.FS, nc.Registry = rm.RPCAddr(), c.fs, reg
 		nc.Hostname, nc.Rack, nc.WorkDir = fmt.Sprintf("dn%d", i+1), "/r1", filepath.Join(root, fmt.Sprintf("nm%d", i+1))
 		nc.SortBufferBytes = 64 << 10
+		if users != nil {
+			nc.UserFS = users(c.fs)
+		}
 		nm, err := nodemanager.New(nc, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -49,8 +49,28 @@ type Config struct {
 	// stop before its output is removed anyway.
 	AbortGrace time.Duration `yaml:"abort_grace"`
 
-	// FS, if set, is used instead of a client of NameNode (tests).
+	// AdminUsers and members of AdminGroup (resolved on this host, never
+	// taken from the caller) may kill any job; others only their own.
+	AdminUsers []string `yaml:"admin_users"`
+	AdminGroup string   `yaml:"admin_group"`
+	// AllowStreaming accepts jobs of apps that run a command of the
+	// submitter's choosing on the node managers (Hadoop Streaming). Such a
+	// command runs with the node manager's OS rights, so it is off unless
+	// the cluster's users trust each other (the local demo cluster turns
+	// it on).
+	AllowStreaming bool `yaml:"allow_streaming"`
+
+	// FS, if set, is used instead of a client of NameNode (tests), for
+	// every user.
 	FS mapreduce.FS `yaml:"-"`
+	// UserFS, if set, gives the file system as each job's submitter sees
+	// it (tests); default: FS for everyone when FS is set, else DFS
+	// clients of NameNode per user.
+	UserFS mapreduce.UserFS `yaml:"-"`
+	// Identify establishes an RPC's caller; default AssertedUser.
+	Identify Identify `yaml:"-"`
+	// GroupsOf resolves a user's groups for AdminGroup; default OSGroups.
+	GroupsOf GroupsOf `yaml:"-"`
 	// CacheStatus, if set, answers JobCacheStatus instead of the namenode
 	// client (tests). With FS set and CacheStatus nil there is no cache
 	// information.

@@ -78,7 +78,7 @@ func submit(t *testing.T, rm *ResourceManager, maps, reduces int) string {
 	for i := range maps {
 		req.Splits = append(req.Splits, &mrpb.Split{Index: int32(i), Path: "/in", Length: 10})
 	}
-	resp, err := rm.SubmitJob(context.Background(), req)
+	resp, err := rm.SubmitJob(asUser("tester"), req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"smarth/internal/client"
@@ -30,8 +29,9 @@ type ResourceManager struct {
 	cfg    Config
 	log    *slog.Logger
 	policy sched.Policy
-	fs     mapreduce.FS
+	fs     mapreduce.FS       // as the resource manager itself (cache status)
 	dfs    *client.FileSystem // closed with the daemon, when we made it
+	users  mapreduce.UserFS   // as each job's submitter (output checks, commit, abort)
 	epoch  string
 
 	grpcSrv *grpc.Server
@@ -72,6 +72,12 @@ func New(cfg Config, logger *slog.Logger) (*ResourceManager, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Identify == nil {
+		cfg.Identify = AssertedUser
+	}
+	if cfg.GroupsOf == nil {
+		cfg.GroupsOf = OSGroups
+	}
 	cacheSkips := cfg.CacheSkips
 	if cacheSkips == 0 {
 		cacheSkips = -1 // sched.Options: 0 is "default", negative is "no wait"
@@ -84,6 +90,15 @@ func New(cfg Config, logger *slog.Logger) (*ResourceManager, error) {
 	rm := &ResourceManager{cfg: cfg, log: logger, policy: pol, fs: cfg.FS, jobs: map[string]*job{},
 		nodes: map[string]*node{}, stop: make(chan struct{}), reg: prometheus.NewRegistry(),
 		epoch: time.Now().Format("20060102150405"), cacheKick: make(chan struct{}, 1)}
+	switch {
+	case cfg.UserFS != nil:
+		rm.users = cfg.UserFS
+	case cfg.FS != nil:
+		rm.users = mapreduce.SharedFS{FS: cfg.FS}
+	default:
+		rm.users = mapreduce.NewDFSPool(client.Config{NameNode: cfg.NameNode,
+			ClientName: "smarth-resourcemanager-" + rm.epoch, Logger: logger})
+	}
 	rm.heartbeats = prometheus.NewCounter(prometheus.CounterOpts{Name: "smarth_rm_heartbeats_total", Help: "Node manager heartbeats received."})
 	rm.mapLaunches = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "smarth_rm_map_launches_total",
 		Help: "Map attempts launched, by locality (cache = the block in the node's datanode memory)."}, []string{"locality"})
@@ -199,22 +214,16 @@ func (rm *ResourceManager) Close() error {
 	if rm.dfs != nil {
 		rm.dfs.Close()
 	}
+	if rm.users != nil {
+		rm.users.Close()
+	}
 	return nil
 }
 
-func callerUser(ctx context.Context, given string) string {
-	if given != "" {
-		return given
-	}
-	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		if u := md.Get("smarth-user"); len(u) > 0 {
-			return u[0]
-		}
-	}
-	return ""
-}
-
 // SubmitJob accepts a job planned by the client (built, checked, split).
+// The client's checks are a convenience; what protects other users is
+// checked here, as the caller: who submits, whether the app may run,
+// and that the output directory does not exist yet.
 func (rm *ResourceManager) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest) (*mrpb.SubmitJobResponse, error) {
 	if req.GetApp() == "" || req.GetOutput() == "" {
 		return nil, status.Error(codes.InvalidArgument, "a job needs an app and an output directory")
@@ -226,7 +235,27 @@ func (rm *ResourceManager) SubmitJob(ctx context.Context, req *mrpb.SubmitJobReq
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	req.User = callerUser(ctx, req.GetUser())
+	user, err := rm.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if req.GetUser() != "" && req.GetUser() != user {
+		return nil, status.Errorf(codes.PermissionDenied, "job for user %s submitted by user %s", req.GetUser(), user)
+	}
+	req.User = user
+	if mapreduce.RunsCommands(req.GetApp()) && !rm.cfg.AllowStreaming {
+		return nil, status.Errorf(codes.PermissionDenied,
+			"%s jobs run commands of the submitter's choosing on the node managers; this resource manager does not accept them (allow_streaming: false)",
+			req.GetApp())
+	}
+	output, err := cleanOutput(req.GetOutput())
+	if err != nil {
+		return nil, err
+	}
+	req.Output = output
+	if err := rm.checkOutput(ctx, user, output); err != nil {
+		return nil, err
+	}
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
 	for _, j := range rm.order {
@@ -276,18 +305,25 @@ func (rm *ResourceManager) ListJobs(ctx context.Context, req *mrpb.ListJobsReque
 	return out, nil
 }
 
-// KillJob stops a job; its output is removed.
+// KillJob stops a job, for its owner or an admin; its output is removed.
 func (rm *ResourceManager) KillJob(ctx context.Context, req *mrpb.KillJobRequest) (*mrpb.KillJobResponse, error) {
+	caller, err := rm.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
 	j, err := rm.lookup(req.GetJobId())
 	if err != nil {
 		return nil, err
 	}
+	if err := rm.mayModify("kill", j, caller); err != nil {
+		return nil, err
+	}
 	if j.terminal() {
 		return nil, status.Errorf(codes.FailedPrecondition, "job %s has already finished (%s)", j.id, j.state)
 	}
-	rm.endJob(j, mapreduce.StateKilled, "killed by user "+callerUser(ctx, ""))
+	rm.endJob(j, mapreduce.StateKilled, "killed by user "+caller)
 	return &mrpb.KillJobResponse{}, nil
 }
 
@@ -325,7 +361,10 @@ func (rm *ResourceManager) maybeAbort(j *job) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		err := mapreduce.AbortJob(ctx, rm.fs, j.output)
+		fsys, err := rm.userFS(j)
+		if err == nil {
+			err = mapreduce.AbortJob(ctx, fsys, j.output)
+		}
 		rm.mu.Lock()
 		defer rm.mu.Unlock()
 		if err != nil {
@@ -348,9 +387,11 @@ func (rm *ResourceManager) maybeFinish(j *job) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		err := mapreduce.CommitJob(ctx, rm.fs, j.output, winners)
-		if err != nil {
-			mapreduce.AbortJob(ctx, rm.fs, j.output)
+		fsys, err := rm.userFS(j)
+		if err == nil {
+			if err = mapreduce.CommitJob(ctx, fsys, j.output, winners); err != nil {
+				mapreduce.AbortJob(ctx, fsys, j.output)
+			}
 		}
 		rm.mu.Lock()
 		defer rm.mu.Unlock()

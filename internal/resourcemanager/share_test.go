@@ -1,7 +1,6 @@
 package resourcemanager
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -16,7 +15,7 @@ func TestMaxRunningMapsCapsAJob(t *testing.T) {
 	for i := range 5 {
 		req.Splits = append(req.Splits, &mrpb.Split{Index: int32(i), Path: "/in", Length: 10})
 	}
-	if _, err := rm.SubmitJob(context.Background(), req); err != nil {
+	if _, err := rm.SubmitJob(asUser("tester"), req); err != nil {
 		t.Fatal(err)
 	}
 	n1 := &fakeNode{t: t, rm: rm, id: "n1"}
@@ -36,7 +35,7 @@ func TestMaxRunningMapsCapsAJob(t *testing.T) {
 
 func TestMaxRunningMapsMustBeANumber(t *testing.T) {
 	rm := newTestRM(t, 1)
-	_, err := rm.SubmitJob(context.Background(), &mrpb.SubmitJobRequest{App: "wc", Output: "/out",
+	_, err := rm.SubmitJob(asUser("tester"), &mrpb.SubmitJobRequest{App: "wc", Output: "/out",
 		Params: map[string]string{MaxRunningMapsParam: "a quarter"}})
 	if err == nil || !strings.Contains(err.Error(), MaxRunningMapsParam) {
 		t.Fatalf("bad max_running_maps: got %v, want an error naming the parameter", err)

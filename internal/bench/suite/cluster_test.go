@@ -52,6 +52,7 @@ func startCluster(t *testing.T, out *bytes.Buffer) (*jobclient.Client, hostFS) {
 	cfg := resourcemanager.DefaultConfig()
 	cfg.RPCAddr, cfg.HTTPAddr, cfg.FS = "127.0.0.1:0", "127.0.0.1:0", fs
 	cfg.HeartbeatInterval = 20 * time.Millisecond
+	cfg.AllowStreaming = true // the suite runs a streaming job
 	rm, err := resourcemanager.New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1070,18 +1070,24 @@ func (x *MapOutputLocation) GetShuffleAddr() string {
 }
 
 type TaskLaunch struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	AttemptId     string                 `protobuf:"bytes,2,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
-	IsMap         bool                   `protobuf:"varint,3,opt,name=is_map,json=isMap,proto3" json:"is_map,omitempty"`
-	Index         int32                  `protobuf:"varint,4,opt,name=index,proto3" json:"index,omitempty"`
-	App           string                 `protobuf:"bytes,5,opt,name=app,proto3" json:"app,omitempty"`
-	Params        map[string]string      `protobuf:"bytes,6,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Output        string                 `protobuf:"bytes,7,opt,name=output,proto3" json:"output,omitempty"`
-	NumReduces    int32                  `protobuf:"varint,8,opt,name=num_reduces,json=numReduces,proto3" json:"num_reduces,omitempty"`
-	NumMaps       int32                  `protobuf:"varint,9,opt,name=num_maps,json=numMaps,proto3" json:"num_maps,omitempty"`
-	Split         *Split                 `protobuf:"bytes,10,opt,name=split,proto3" json:"split,omitempty"`
-	MapOutputs    []*MapOutputLocation   `protobuf:"bytes,11,rep,name=map_outputs,json=mapOutputs,proto3" json:"map_outputs,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	JobId      string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	AttemptId  string                 `protobuf:"bytes,2,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	IsMap      bool                   `protobuf:"varint,3,opt,name=is_map,json=isMap,proto3" json:"is_map,omitempty"`
+	Index      int32                  `protobuf:"varint,4,opt,name=index,proto3" json:"index,omitempty"`
+	App        string                 `protobuf:"bytes,5,opt,name=app,proto3" json:"app,omitempty"`
+	Params     map[string]string      `protobuf:"bytes,6,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Output     string                 `protobuf:"bytes,7,opt,name=output,proto3" json:"output,omitempty"`
+	NumReduces int32                  `protobuf:"varint,8,opt,name=num_reduces,json=numReduces,proto3" json:"num_reduces,omitempty"`
+	NumMaps    int32                  `protobuf:"varint,9,opt,name=num_maps,json=numMaps,proto3" json:"num_maps,omitempty"`
+	Split      *Split                 `protobuf:"bytes,10,opt,name=split,proto3" json:"split,omitempty"`
+	MapOutputs []*MapOutputLocation   `protobuf:"bytes,11,rep,name=map_outputs,json=mapOutputs,proto3" json:"map_outputs,omitempty"`
+	// user is the job's submitter as the resource manager established it:
+	// the task reads and writes the file system as this user.
+	User string `protobuf:"bytes,12,opt,name=user,proto3" json:"user,omitempty"`
+	// shuffle_secret is the job's shuffle key (random, per job): map
+	// outputs are served only to requests signed with it.
+	ShuffleSecret []byte `protobuf:"bytes,13,opt,name=shuffle_secret,json=shuffleSecret,proto3" json:"shuffle_secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1189,6 +1195,20 @@ func (x *TaskLaunch) GetSplit() *Split {
 func (x *TaskLaunch) GetMapOutputs() []*MapOutputLocation {
 	if x != nil {
 		return x.MapOutputs
+	}
+	return nil
+}
+
+func (x *TaskLaunch) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *TaskLaunch) GetShuffleSecret() []byte {
+	if x != nil {
+		return x.ShuffleSecret
 	}
 	return nil
 }
@@ -1503,7 +1523,7 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	"\tmap_index\x18\x01 \x01(\x05R\bmapIndex\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x02 \x01(\tR\tattemptId\x12!\n" +
-	"\fshuffle_addr\x18\x03 \x01(\tR\vshuffleAddr\"\xb2\x03\n" +
+	"\fshuffle_addr\x18\x03 \x01(\tR\vshuffleAddr\"\xed\x03\n" +
 	"\n" +
 	"TaskLaunch\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
@@ -1520,7 +1540,9 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	"\x05split\x18\n" +
 	" \x01(\v2\x10.smarth.mr.SplitR\x05split\x12=\n" +
 	"\vmap_outputs\x18\v \x03(\v2\x1c.smarth.mr.MapOutputLocationR\n" +
-	"mapOutputs\x1a9\n" +
+	"mapOutputs\x12\x12\n" +
+	"\x04user\x18\f \x01(\tR\x04user\x12%\n" +
+	"\x0eshuffle_secret\x18\r \x01(\fR\rshuffleSecret\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe4\x01\n" +
