@@ -205,9 +205,10 @@ func newAdminSpeedsCmd(a *adminConn) *cobra.Command {
 	var client string
 	c := &cobra.Command{
 		Use:   "speeds",
-		Short: "Show the transfer speeds clients reported to each first datanode (SMARTH)",
+		Short: "Show the transfer speeds each client host reported to each first datanode (SMARTH)",
 		Example: `  smarth admin speeds
-  smarth admin speeds --client smarth-client-host1-123`,
+  smarth admin speeds --client 10.77.1.11
+  smarth admin speeds --client smarth-client-host1-123   # that client's host`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := a.ctx(cmd)
@@ -228,7 +229,7 @@ func newAdminSpeedsCmd(a *adminConn) *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "CLIENT\tDATANODE\tRECENT MB/s\tHISTORICAL MB/s\tSAMPLES\tLAST SAMPLE")
+			fmt.Fprintln(tw, "CLIENT HOST\tDATANODE\tRECENT MB/s\tHISTORICAL MB/s\tSAMPLES\tLAST SAMPLE")
 			for _, r := range sp.GetRecords() {
 				dn := r.GetDatanodeId()
 				if h := hosts[dn]; h != "" {
@@ -240,7 +241,7 @@ func newAdminSpeedsCmd(a *adminConn) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	c.Flags().StringVar(&client, "client", "", "only this client's records")
+	c.Flags().StringVar(&client, "client", "", "only the records of this client host (or of the host of the client so named)")
 	return c
 }
 
