@@ -282,6 +282,18 @@ func (r *FileReader) openAt(off, length int64, refetches *int) (*blockReader, er
 			r.mu.Unlock()
 			return br, nil
 		}
+		if tokenRefused(err) && *refetches < locationRefetches {
+			// The token expired (a long-open reader) or the namenode
+			// restarted with new block keys: the replica is fine, the
+			// locations are stale. Ask again, as HDFS readers do.
+			r.f.log.Info("block token refused; fetching locations and tokens again", "path", r.path,
+				"block", lb.GetBlock().GetBlockId(), "node", nodeName(d), "err", err)
+			*refetches++
+			if err := r.refetch(*refetches); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		r.markDead(lb, d, err)
 	}
 }
@@ -325,6 +337,12 @@ func pickReplica(locs []*dfspb.DatanodeInfo, dead map[string]bool) *dfspb.Datano
 		}
 	}
 	return nil
+}
+
+// tokenRefused recognises a datanode refusing the block access token.
+func tokenRefused(err error) bool {
+	var se *datatransfer.StatusError
+	return errors.As(err, &se) && se.Status == dfspb.OpStatus_OP_STATUS_ERROR_ACCESS_TOKEN
 }
 
 // refetch asks the namenode for the locations again, after a pause that

@@ -49,7 +49,10 @@ func (d *DataNode) register() error {
 	if err != nil {
 		return rpcError("register", err)
 	}
-	d.log.Info("registered with the namenode", "namenode", d.cfg.NameNode, "rack", resp.GetDatanode().GetRack())
+	// Serial 0: the first heartbeat fetches the set again with its serial.
+	d.tokens.Update(resp.GetBlockKeys(), 0)
+	d.log.Info("registered with the namenode", "namenode", d.cfg.NameNode, "rack", resp.GetDatanode().GetRack(),
+		"block_tokens", d.tokens.Enabled())
 	d.ibr.wake()
 	return d.blockReport()
 }
@@ -110,6 +113,8 @@ func (d *DataNode) heartbeat() (*dfspb.HeartbeatResponse, error) {
 		DfsUsed:      u.Used,
 		Remaining:    u.Remaining,
 		XceiverCount: int32(d.xceivers()),
+
+		BlockKeysSerial: d.tokens.Serial(),
 	}
 	d.cacher.report(req)
 	ctx, cancel := d.rpcContext(rpcTimeout)
@@ -120,6 +125,7 @@ func (d *DataNode) heartbeat() (*dfspb.HeartbeatResponse, error) {
 		return nil, rpcError("heartbeat", err)
 	}
 	d.metrics.heartbeatLatency.Observe(time.Since(start).Seconds())
+	d.tokens.Update(resp.GetBlockKeys(), resp.GetBlockKeysSerial())
 	return resp, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"testing"
 
+	"smarth/internal/blocktoken"
 	"smarth/internal/datatransfer"
 	"smarth/internal/rpc/dfspb"
 )
@@ -47,6 +48,7 @@ func benchWrite(b *testing.B, id uint64, data []byte, mode dfspb.WriteMode, dns 
 	for _, dn := range dns[1:] {
 		op.Targets = append(op.Targets, dn.Info())
 	}
+	op.Token = writeToken(op)
 	if err := datatransfer.WriteOp(c, op); err != nil {
 		b.Fatal(err)
 	}
@@ -129,7 +131,7 @@ func BenchmarkRead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		datatransfer.WriteOp(c, &dfspb.ReadBlockOp{Block: &dfspb.ExtendedBlock{BlockId: 1, GenerationStamp: 1}, Length: benchBlock})
+		datatransfer.WriteOp(c, &dfspb.ReadBlockOp{Block: &dfspb.ExtendedBlock{BlockId: 1, GenerationStamp: 1}, Length: benchBlock, Token: testToken(1, 1, blocktoken.Read)})
 		br := bufio.NewReaderSize(c, 256<<10)
 		if _, err := datatransfer.ReadResponse(br); err != nil {
 			b.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"smarth/internal/blocktoken"
 	"smarth/internal/datatransfer"
 	"smarth/internal/rpc/dfspb"
 )
@@ -78,7 +79,7 @@ func benchReadBlock(b *testing.B, addr string, id uint64) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	if err := datatransfer.WriteOp(c, &dfspb.ReadBlockOp{Block: &dfspb.ExtendedBlock{BlockId: id, GenerationStamp: 1}, Length: benchBlock}); err != nil {
+	if err := datatransfer.WriteOp(c, &dfspb.ReadBlockOp{Block: &dfspb.ExtendedBlock{BlockId: id, GenerationStamp: 1}, Length: benchBlock, Token: testToken(id, 1, blocktoken.Read)}); err != nil {
 		b.Fatal(err)
 	}
 	br := bufio.NewReaderSize(c, 256<<10)

@@ -1,6 +1,8 @@
 package datanode
 
 import (
+	"smarth/internal/blocktoken"
+
 	"context"
 	"errors"
 	"fmt"
@@ -31,7 +33,8 @@ type DataNode struct {
 	log     *slog.Logger
 	store   *store.Store
 	metrics *metrics
-	user    string // identity sent to the namenode (gRPC metadata smarth-user)
+	user    string               // identity sent to the namenode (gRPC metadata smarth-user)
+	tokens  *blocktoken.Verifier // the namenode's block keys, for access checks
 
 	ctx    context.Context // canceled by Close/Kill: every goroutine stops
 	cancel context.CancelFunc
@@ -98,6 +101,7 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 		store:   st,
 		metrics: newMetrics(),
 		user:    name,
+		tokens:  blocktoken.NewVerifier(),
 		ctx:     ctx,
 		cancel:  cancel,
 		conns:   make(map[net.Conn]struct{}),

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"smarth/internal/blocktoken"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -32,6 +33,16 @@ type fakeNameNode struct {
 	bad           []*dfspb.ExtendedBlock
 	commits       []*dfspb.CommitBlockSynchronizationRequest
 	pending       map[string][]*dfspb.DatanodeCommand
+	keys          *blocktoken.Manager // shared with the helpers' tokens (testKeys)
+	noKeys        bool                // guarded by mu: ship "tokens disabled"
+}
+
+// exportKeys is what the fake ships as block keys.
+func (f *fakeNameNode) exportKeysLocked() (*dfspb.ExportedBlockKeys, uint64) {
+	if f.noKeys {
+		return &dfspb.ExportedBlockKeys{Enabled: false}, 1
+	}
+	return f.keys.Export()
 }
 
 type received struct {
@@ -52,6 +63,7 @@ func startFakeNameNodeTB(t testing.TB) *fakeNameNode {
 		addr: ln.Addr().String(), srv: grpc.NewServer(),
 		heartbeats: map[string]int{}, lastHB: map[string]*dfspb.HeartbeatRequest{}, reports: map[string][]*dfspb.ReportedBlock{},
 		reportCount: map[string]int{}, pending: map[string][]*dfspb.DatanodeCommand{},
+		keys: testKeys(),
 	}
 	dfspb.RegisterDatanodeProtocolServer(f.srv, f)
 	go f.srv.Serve(ln)
@@ -67,7 +79,8 @@ func (f *fakeNameNode) RegisterDatanode(_ context.Context, req *dfspb.RegisterDa
 		return nil, status.Error(codes.Unavailable, "namenode is starting")
 	}
 	f.registrations = append(f.registrations, proto.Clone(req.GetDatanode()).(*dfspb.DatanodeInfo))
-	return &dfspb.RegisterDatanodeResponse{Datanode: req.GetDatanode()}, nil
+	keys, _ := f.exportKeysLocked()
+	return &dfspb.RegisterDatanodeResponse{Datanode: req.GetDatanode(), BlockKeys: keys}, nil
 }
 
 func (f *fakeNameNode) SendHeartbeat(_ context.Context, req *dfspb.HeartbeatRequest) (*dfspb.HeartbeatResponse, error) {
@@ -77,7 +90,9 @@ func (f *fakeNameNode) SendHeartbeat(_ context.Context, req *dfspb.HeartbeatRequ
 	f.lastHB[req.GetDatanodeId()] = proto.Clone(req).(*dfspb.HeartbeatRequest)
 	cmds := f.pending[req.GetDatanodeId()]
 	delete(f.pending, req.GetDatanodeId())
-	return &dfspb.HeartbeatResponse{Commands: cmds}, nil
+	f.signTransfers(cmds)
+	keys, serial := f.exportKeysLocked()
+	return &dfspb.HeartbeatResponse{Commands: cmds, BlockKeys: keys, BlockKeysSerial: serial}, nil
 }
 
 func (f *fakeNameNode) BlockReport(_ context.Context, req *dfspb.BlockReportRequest) (*dfspb.BlockReportResponse, error) {
@@ -154,4 +169,17 @@ func (f *fakeNameNode) lastHeartbeat(dn string) (*dfspb.HeartbeatRequest, int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.lastHB[dn], f.heartbeats[dn]
+}
+
+// signTransfers gives transfer items without a token the one the namenode
+// would sign: COPY for the block's stamp, naming the targets.
+func (f *fakeNameNode) signTransfers(cmds []*dfspb.DatanodeCommand) {
+	for _, c := range cmds {
+		for _, it := range c.GetTransfer().GetItems() {
+			if it.Token == nil {
+				b := it.GetBlock()
+				it.Token = testToken(b.GetBlockId(), b.GetGenerationStamp(), blocktoken.Copy, it.GetTargets()...)
+			}
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"smarth/internal/blocktoken"
 	"smarth/internal/datanode/store"
 	"smarth/internal/datatransfer"
 	"smarth/internal/rpc/dfspb"
@@ -82,7 +83,7 @@ func TestPipelineRecoveryWithReplacement(t *testing.T) {
 	}
 	defer c.Close()
 	err = datatransfer.WriteOp(c, &dfspb.TransferBlockOp{Block: &dfspb.ExtendedBlock{BlockId: id, GenerationStamp: 1, NumBytes: acked},
-		Targets: []*dfspb.DatanodeInfo{dn4.Info()}, ClientName: "test-client"})
+		Targets: []*dfspb.DatanodeInfo{dn4.Info()}, ClientName: "test-client", Token: testToken(id, 1, blocktoken.Copy, dn4.Info())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestReadStatusTriggersVerification(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	datatransfer.WriteOp(c, &dfspb.ReadBlockOp{Block: &dfspb.ExtendedBlock{BlockId: 310, GenerationStamp: 1}, Length: int64(len(data))})
+	datatransfer.WriteOp(c, &dfspb.ReadBlockOp{Block: &dfspb.ExtendedBlock{BlockId: 310, GenerationStamp: 1}, Length: int64(len(data)), Token: testToken(310, 1, blocktoken.Read)})
 	br := bufio.NewReader(c)
 	if _, err := datatransfer.ReadResponse(br); err != nil {
 		t.Fatal(err)

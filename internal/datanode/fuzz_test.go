@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"smarth/internal/blocktoken"
 	"smarth/internal/datatransfer"
 	"smarth/internal/rpc/dfspb"
 )
@@ -28,10 +29,13 @@ func FuzzDataConn(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	// The namenode's keys, so that seeds with tokens reach the receiver
+	// and sender instead of stopping at the access check.
+	d.tokens.Update(testKeys().Export())
 	f.Add(fuzzWriteSeed(1, dfspb.WriteStage_PIPELINE_SETUP_CREATE, dfspb.WriteMode_MULTI_PIPELINE))
 	f.Add(fuzzWriteSeed(2, dfspb.WriteStage_TRANSFER_RBW, dfspb.WriteMode_CLASSIC))
 	var rd bytes.Buffer
-	datatransfer.WriteOp(&rd, &dfspb.ReadBlockOp{Block: &dfspb.ExtendedBlock{BlockId: 1, GenerationStamp: 1}, Length: 100})
+	datatransfer.WriteOp(&rd, &dfspb.ReadBlockOp{Block: &dfspb.ExtendedBlock{BlockId: 1, GenerationStamp: 1}, Length: 100, Token: testToken(1, 1, blocktoken.Read)})
 	f.Add(rd.Bytes())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c := &fuzzConn{r: bytes.NewReader(b)}
@@ -49,8 +53,10 @@ func FuzzDataConn(f *testing.F) {
 
 func fuzzWriteSeed(id uint64, stage dfspb.WriteStage, mode dfspb.WriteMode) []byte {
 	var b bytes.Buffer
-	datatransfer.WriteOp(&b, &dfspb.WriteBlockOp{Block: &dfspb.ExtendedBlock{BlockId: id, GenerationStamp: 1},
-		ClientName: "fuzz", Stage: stage, Mode: mode, BytesPerChecksum: 512})
+	op := &dfspb.WriteBlockOp{Block: &dfspb.ExtendedBlock{BlockId: id, GenerationStamp: 1},
+		ClientName: "fuzz", Stage: stage, Mode: mode, BytesPerChecksum: 512}
+	op.Token = writeToken(op)
+	datatransfer.WriteOp(&b, op)
 	for i, n := range []int{600, 0} {
 		p := datatransfer.NewPacket(1024, 512)
 		p.Append(bytes.Repeat([]byte{byte(i)}, n))

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"smarth/internal/blocktoken"
 	"smarth/internal/datatransfer"
 	"smarth/internal/rpc/dfspb"
 )
@@ -145,6 +146,9 @@ func openPipeline(t *testing.T, op *dfspb.WriteBlockOp, dns ...*DataNode) (*pipe
 	}
 	if op.BytesPerChecksum == 0 {
 		op.BytesPerChecksum = 512
+	}
+	if op.Token == nil {
+		op.Token = writeToken(op)
 	}
 	if err := datatransfer.WriteOp(c, op); err != nil {
 		t.Fatal(err)
@@ -294,7 +298,8 @@ func readBlock(addr string, id, gs uint64, off, n int64) ([]byte, error) {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
-	op := &dfspb.ReadBlockOp{Block: &dfspb.ExtendedBlock{BlockId: id, GenerationStamp: gs}, Offset: off, Length: n, ClientName: "test-client"}
+	op := &dfspb.ReadBlockOp{Block: &dfspb.ExtendedBlock{BlockId: id, GenerationStamp: gs}, Offset: off, Length: n, ClientName: "test-client",
+		Token: testToken(id, gs, blocktoken.Read)}
 	if err := datatransfer.WriteOp(c, op); err != nil {
 		return nil, err
 	}

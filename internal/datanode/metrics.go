@@ -19,6 +19,7 @@ type metrics struct {
 	blocksRemoved    prometheus.Counter
 	blocksVerified   prometheus.Counter
 	checksumFailures prometheus.Counter
+	tokenRefusals    prometheus.Counter
 	xceivers         prometheus.Gauge
 	bufferedBytes    prometheus.Gauge
 	writeThroughput  prometheus.Histogram
@@ -54,6 +55,7 @@ func newMetrics() *metrics {
 		blocksRemoved:    counter("blocks_removed_total", "Replicas deleted on the namenode's order."),
 		blocksVerified:   counter("blocks_verified_total", "Replicas verified by the block scanner."),
 		checksumFailures: counter("checksum_failures_total", "Checksum mismatches found on receive, read or scan."),
+		tokenRefusals:    counter("block_token_refusals_total", "Data-transfer ops refused for a missing, forged, expired or mismatched block access token."),
 		xceivers: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "xceivers_active",
 			Help: "Open data-transfer connections."}),
 		bufferedBytes: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "multipipeline_buffered_bytes",
@@ -80,7 +82,7 @@ func newMetrics() *metrics {
 	m.reg.MustRegister(m.cacheHits, m.cacheMisses, m.blocksCached, m.blocksUncached, m.bytesReadMemory, m.bytesReadDisk,
 		m.cacheFailures, newProcIOCollector(ns, sub))
 	m.reg.MustRegister(m.bytesWritten, m.bytesRead, m.blocksWritten, m.blocksRead, m.blocksReplicated,
-		m.blocksRemoved, m.blocksVerified, m.checksumFailures, m.xceivers, m.bufferedBytes,
+		m.blocksRemoved, m.blocksVerified, m.checksumFailures, m.tokenRefusals, m.xceivers, m.bufferedBytes,
 		m.writeThroughput, m.readThroughput, m.ackLatency, m.heartbeatLatency)
 	return m
 }

@@ -176,7 +176,7 @@ func TestMalformedInput(t *testing.T) {
 	waitFor(t, "corrupt incoming replica discarded", func() bool { _, ok := dn.store.Get(20); return !ok })
 
 	// A packet out of sequence: ERROR_INVALID.
-	op.Block = &dfspb.ExtendedBlock{BlockId: 21, GenerationStamp: 1}
+	op.Block, op.Token = &dfspb.ExtendedBlock{BlockId: 21, GenerationStamp: 1}, nil
 	p, _ = openPipeline(t, op, dn)
 	p.seq = 5
 	p.send(randomData(100, 6))
@@ -187,13 +187,13 @@ func TestMalformedInput(t *testing.T) {
 
 	// Writing a block that is already finalized here: ERROR_EXISTS.
 	writeBlock(t, 22, 1, randomData(100, 7), dn)
-	op.Block = &dfspb.ExtendedBlock{BlockId: 22, GenerationStamp: 1}
+	op.Block, op.Token = &dfspb.ExtendedBlock{BlockId: 22, GenerationStamp: 1}, nil
 	_, resp = openPipeline(t, op, dn)
 	if resp.GetStatus() != dfspb.OpStatus_OP_STATUS_ERROR_EXISTS {
 		t.Fatalf("rewrite of a finalized block: %v", resp)
 	}
 	// Recovery of a replica this node does not have: ERROR_NOT_FOUND.
-	op.Block = &dfspb.ExtendedBlock{BlockId: 23, GenerationStamp: 1}
+	op.Block, op.Token = &dfspb.ExtendedBlock{BlockId: 23, GenerationStamp: 1}, nil
 	op.Stage, op.LatestGs = dfspb.WriteStage_PIPELINE_SETUP_STREAMING_RECOVERY, 2
 	_, resp = openPipeline(t, op, dn)
 	if resp.GetStatus() != dfspb.OpStatus_OP_STATUS_ERROR_NOT_FOUND {

@@ -22,7 +22,7 @@ func (d *DataNode) transferBlockOp(c net.Conn, op *dfspb.TransferBlockOp) {
 		_ = d.writeResponse(c, errResponse(dfspb.OpStatus_OP_STATUS_ERROR_INVALID, "transfer request needs a block and a target"))
 		return
 	}
-	err := d.pushReplica(d.ctx, b, b.GetNumBytes(), op.GetTargets()[:1], dfspb.WriteStage_TRANSFER_RBW, op.GetClientName())
+	err := d.pushReplica(d.ctx, b, b.GetNumBytes(), op.GetTargets()[:1], dfspb.WriteStage_TRANSFER_RBW, op.GetClientName(), op.GetToken())
 	if err != nil {
 		d.log.Warn("transfer failed", "block", store.BlockName(b.GetBlockId(), b.GetGenerationStamp()),
 			"target", dataAddr(op.GetTargets()[0]), "client", op.GetClientName(), "err", err)
@@ -55,7 +55,7 @@ func (d *DataNode) transferBlocks(items []*dfspb.TransferCommand_Item) {
 			continue
 		}
 		start := time.Now()
-		err := d.pushReplica(d.ctx, b, -1, it.GetTargets(), dfspb.WriteStage_TRANSFER_FINALIZED, "")
+		err := d.pushReplica(d.ctx, b, -1, it.GetTargets(), dfspb.WriteStage_TRANSFER_FINALIZED, "", it.GetToken())
 		if err != nil {
 			d.log.Warn("re-replication failed", "block", name, "target", dataAddr(it.GetTargets()[0]), "err", err)
 			continue
@@ -70,8 +70,9 @@ func (d *DataNode) transferBlocks(items []*dfspb.TransferCommand_Item) {
 // node's replica of b to targets[0], with targets[1:] as the rest of the
 // pipeline, and waits until every node has acknowledged the last packet.
 // Stored checksums are verified on the way: a corrupt replica is reported
-// and not propagated.
-func (d *DataNode) pushReplica(ctx context.Context, b *dfspb.ExtendedBlock, length int64, targets []*dfspb.DatanodeInfo, stage dfspb.WriteStage, client string) error {
+// and not propagated. token is the namenode's (a transfer command's, or the
+// client's that asked for the copy): the receivers check it.
+func (d *DataNode) pushReplica(ctx context.Context, b *dfspb.ExtendedBlock, length int64, targets []*dfspb.DatanodeInfo, stage dfspb.WriteStage, client string, token *dfspb.BlockToken) error {
 	h, err := d.store.Open(b.GetBlockId(), b.GetGenerationStamp())
 	if err != nil {
 		return err
@@ -97,6 +98,7 @@ func (d *DataNode) pushReplica(ctx context.Context, b *dfspb.ExtendedBlock, leng
 		ClientName:       client,
 		Stage:            stage,
 		Mode:             dfspb.WriteMode_CLASSIC,
+		Token:            token,
 		BytesPerChecksum: uint32(h.BytesPerChecksum),
 		Source:           d.Info(),
 	}

@@ -60,13 +60,26 @@ func (d *DataNode) serveConn(c net.Conn) {
 		}
 		return
 	}
-	switch op {
-	case datatransfer.OpWriteBlock:
-		d.receiveBlock(c, br, msg.(*dfspb.WriteBlockOp))
-	case datatransfer.OpReadBlock:
-		d.sendBlock(c, msg.(*dfspb.ReadBlockOp))
-	case datatransfer.OpTransferBlock:
-		d.transferBlockOp(c, msg.(*dfspb.TransferBlockOp))
+	remote := c.RemoteAddr().String()
+	switch m := msg.(type) {
+	case *dfspb.WriteBlockOp:
+		if resp := d.checkAccess(op.String(), m.GetToken(), writeWant(m), remote); resp != nil {
+			_ = d.writeResponse(c, resp)
+			return
+		}
+		d.receiveBlock(c, br, m)
+	case *dfspb.ReadBlockOp:
+		if resp := d.checkAccess(op.String(), m.GetToken(), readWant(m), remote); resp != nil {
+			_ = d.writeResponse(c, resp)
+			return
+		}
+		d.sendBlock(c, m)
+	case *dfspb.TransferBlockOp:
+		if resp := d.checkAccess(op.String(), m.GetToken(), transferWant(m), remote); resp != nil {
+			_ = d.writeResponse(c, resp)
+			return
+		}
+		d.transferBlockOp(c, m)
 	}
 }
 

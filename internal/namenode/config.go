@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"smarth/internal/blocktoken"
 	"smarth/internal/cache"
 	"smarth/internal/placement"
 	"smarth/internal/topology"
@@ -52,6 +53,12 @@ type Config struct {
 	Superuser          string `yaml:"superuser"`  // default: the OS user running the namenode
 	Supergroup         string `yaml:"supergroup"` // members are superusers too
 	Umask              uint32 `yaml:"umask"`      // applied to the modes clients ask for
+
+	// Block access tokens (HDFS dfs.block.access.token.*): on by default;
+	// off only for compatibility with old clients, with a warning.
+	BlockAccessTokenEnable   bool          `yaml:"block_access_token_enable"`
+	BlockAccessTokenLifetime time.Duration `yaml:"block_access_token_lifetime"`
+	BlockKeyUpdateInterval   time.Duration `yaml:"block_key_update_interval"`
 
 	// Checkpoint after this many edits or this long since the last one,
 	// whichever comes first (HDFS: dfs.namenode.checkpoint.txns/period).
@@ -104,13 +111,17 @@ func DefaultConfig() Config {
 		Superuser:             su,
 		Supergroup:            "supergroup",
 		Umask:                 0o022,
-		CheckpointTxns:        1_000_000,
-		CheckpointPeriod:      time.Hour,
-		SpeedRecordTTL:        10 * time.Minute,
-		MaxReplicationStreams: 2,
-		CachePolicy:           "none",
-		CacheWindow:           cache.DefaultWindow,
-		CacheTTL:              cache.DefaultTTL,
+
+		BlockAccessTokenEnable:   true,
+		BlockAccessTokenLifetime: blocktoken.DefaultLifetime,
+		BlockKeyUpdateInterval:   blocktoken.DefaultRoll,
+		CheckpointTxns:           1_000_000,
+		CheckpointPeriod:         time.Hour,
+		SpeedRecordTTL:           10 * time.Minute,
+		MaxReplicationStreams:    2,
+		CachePolicy:              "none",
+		CacheWindow:              cache.DefaultWindow,
+		CacheTTL:                 cache.DefaultTTL,
 	}
 }
 
@@ -149,7 +160,8 @@ func (c Config) Validate() error {
 		"heartbeat_interval": c.HeartbeatInterval, "dead_node_timeout": c.DeadNodeTimeout,
 		"replication_interval": c.ReplicationInterval, "lease_soft_limit": c.LeaseSoftLimit,
 		"lease_hard_limit": c.LeaseHardLimit, "checkpoint_period": c.CheckpointPeriod,
-		"speed_record_ttl": c.SpeedRecordTTL,
+		"speed_record_ttl": c.SpeedRecordTTL, "block_access_token_lifetime": c.BlockAccessTokenLifetime,
+		"block_key_update_interval": c.BlockKeyUpdateInterval,
 	} {
 		if d <= 0 {
 			bad("%s: %v must be positive", key, d)

@@ -1,6 +1,8 @@
 package namenode
 
 import (
+	"smarth/internal/blocktoken"
+
 	"context"
 	"fmt"
 	"time"
@@ -132,7 +134,13 @@ func (nn *NameNode) heartbeatLocked(req *dfspb.HeartbeatRequest) (*dfspb.Heartbe
 			Invalidate: &dfspb.InvalidateCommand{Blocks: dn.invalidate[:n]}}})
 		dn.invalidate = dn.invalidate[n:]
 	}
+	nn.keysForHeartbeat(req, resp)
 	if len(dn.transfers) > 0 {
+		for _, it := range dn.transfers {
+			// Signed as the command leaves, so that a transfer queued for
+			// a while still gets a full token lifetime.
+			it.Token = nn.blockToken(it.GetBlock(), nn.cfg.Superuser, blocktoken.Copy, it.GetTargets())
+		}
 		resp.Commands = append(resp.Commands, &dfspb.DatanodeCommand{Command: &dfspb.DatanodeCommand_Transfer{
 			Transfer: &dfspb.TransferCommand{Items: dn.transfers}}})
 		dn.transfers = nil

@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"smarth/internal/blocktoken"
 	"smarth/internal/namenode/blockmap"
 	"smarth/internal/namenode/journal"
 	"smarth/internal/namenode/namespace"
@@ -32,6 +33,7 @@ type NameNode struct {
 	metrics   *metrics
 	speeds    *speeds.Table
 	startedAt time.Time
+	tokens    *blocktoken.Manager // block keys; nil when block_access_token_enable is off
 
 	mu         sync.RWMutex         // guards the fields below up to the blank line
 	state      fsState              // namespace and block map
@@ -79,6 +81,12 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 	if cfg.Supergroup == "" {
 		cfg.Supergroup = namespace.DefaultSupergroup
 	}
+	if cfg.BlockAccessTokenLifetime == 0 { // configs written before tokens existed
+		cfg.BlockAccessTokenLifetime = blocktoken.DefaultLifetime
+	}
+	if cfg.BlockKeyUpdateInterval == 0 {
+		cfg.BlockKeyUpdateInterval = blocktoken.DefaultRoll
+	}
 	if cfg.CachePolicy == "" { // configs written before caching existed
 		cfg.CachePolicy = "none"
 	}
@@ -103,6 +111,12 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 		rng:        rand.New(rand.NewSource(clock().UnixNano())),
 		stop:       make(chan struct{}),
 		startedAt:  clock(),
+	}
+	if nn.tokens, err = newTokens(cfg, clock()); err != nil {
+		return nil, fmt.Errorf("namenode: block keys: %w", err)
+	}
+	if !cfg.BlockAccessTokenEnable {
+		logger.Warn("block_access_token_enable is off: any peer that can reach a datanode reads and writes any block by id; use only for compatibility on a trusted network")
 	}
 	if nn.cache, err = newCacheManager(cfg); err != nil {
 		return nil, fmt.Errorf("namenode config: cache_policy: %w", err)
@@ -281,6 +295,7 @@ func (nn *NameNode) monitor() {
 		(now.Sub(nn.ckptAt) >= nn.cfg.CheckpointPeriod && nn.journal.LastTxID() > nn.ckptTx)
 	nn.mu.Unlock()
 	nn.cacheTick(now)
+	nn.rollKeys(now)
 	if n := nn.speeds.Expire(now, nn.cfg.SpeedRecordTTL); n > 0 {
 		nn.logger.Info("forgot speed records of silent clients", "clients", n)
 	}

@@ -5,6 +5,7 @@ import (
 	mrand "math/rand/v2"
 	"sort"
 
+	"smarth/internal/blocktoken"
 	"smarth/internal/namenode/blockmap"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/topology"
@@ -45,6 +46,11 @@ func (nn *NameNode) blockLocations(ctx context.Context, req *dfspb.GetBlockLocat
 		out.LastBlock = nn.locatedBlockLocked(last, blockOffset(f, len(f.Blocks)-1), client)
 		out.LastBlockComplete = last.State == blockmap.Complete
 	}
+	user := callerOf(ctx).User
+	for _, lb := range out.Blocks {
+		nn.token(lb, user, blocktoken.Read, nil)
+	}
+	nn.token(out.LastBlock, user, blocktoken.Read, nil)
 	return out, nil
 }
 

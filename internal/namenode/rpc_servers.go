@@ -177,7 +177,8 @@ func (s *datanodeRPC) RegisterDatanode(ctx context.Context, r *dfspb.RegisterDat
 	if err != nil {
 		return nil, err
 	}
-	return &dfspb.RegisterDatanodeResponse{Datanode: info}, nil
+	keys, _ := s.nn.exportKeys()
+	return &dfspb.RegisterDatanodeResponse{Datanode: info, BlockKeys: keys}, nil
 }
 
 func (s *datanodeRPC) SendHeartbeat(ctx context.Context, r *dfspb.HeartbeatRequest) (*dfspb.HeartbeatResponse, error) {

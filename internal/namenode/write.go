@@ -1,6 +1,8 @@
 package namenode
 
 import (
+	"smarth/internal/blocktoken"
+
 	"context"
 	"fmt"
 	"math"
@@ -109,6 +111,7 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 		// The client retried an addBlock whose answer it lost: hand out
 		// the same block once its record is durable.
 		lb := nn.locatedLocked(f, len(f.Blocks)-1, nn.datanodeInfos(retry.Targets))
+		nn.token(lb, callerOf(ctx).User, blocktoken.Write, lb.GetLocations())
 		tx := nn.journal.LastTxID()
 		nn.mu.Unlock()
 		return lb, nn.sync(tx)
@@ -153,6 +156,7 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 	}
 	tx := nn.logOp(o)
 	lb := nn.locatedLocked(f, len(f.Blocks)-1, nn.datanodeInfos(ids))
+	nn.token(lb, callerOf(ctx).User, blocktoken.Write, lb.GetLocations())
 	nn.mu.Unlock()
 	return lb, nn.sync(tx)
 }
@@ -431,6 +435,11 @@ func (nn *NameNode) additionalDatanode(ctx context.Context, req *dfspb.GetAdditi
 	if req.GetBlock() != nil {
 		lb.Block = req.GetBlock()
 	}
+	// The copy to the new node (TRANSFER_BLOCK, then WRITE_BLOCK in
+	// TRANSFER_RBW) is signed for the stamp the namenode knows, whatever
+	// the request says, and names the whole new pipeline.
+	tb := ext(f.Blocks[i])
+	lb.Token = nn.blockToken(tb, callerOf(ctx).User, blocktoken.Write|blocktoken.Copy, lb.GetLocations())
 	return lb, nil
 }
 
@@ -461,11 +470,22 @@ func (nn *NameNode) updateBlockForPipeline(ctx context.Context, req *dfspb.Updat
 		nn.mu.Unlock()
 		return nil, err
 	}
+	nodes := b.Targets
+	if len(req.GetNodes()) > 0 {
+		for _, id := range req.GetNodes() {
+			if nn.nodes[id] == nil {
+				nn.mu.Unlock()
+				return nil, errInvalid("%s %s: unknown datanode %s in the recovered pipeline", op, f.Path(), id)
+			}
+		}
+		nodes = req.GetNodes()
+	}
 	o := &editOp{Kind: opAllocGS, Block: blockRef{GS: nn.state.blocks.NextGS()}}
 	tx := nn.logOp(o)
 	i := f.BlockIndex(b.ID)
-	lb := nn.locatedLocked(f, i, nn.datanodeInfos(b.Targets))
+	lb := nn.locatedLocked(f, i, nn.datanodeInfos(nodes))
 	lb.Block = &dfspb.ExtendedBlock{BlockId: b.ID, GenerationStamp: o.Block.GS, NumBytes: req.GetBlock().GetNumBytes()}
+	nn.token(lb, callerOf(ctx).User, blocktoken.Write, lb.GetLocations())
 	nn.mu.Unlock()
 	return lb, nn.sync(tx)
 }

@@ -83,7 +83,7 @@ func (s *Stream) recoverPipe(p *pipe) error {
 		if s.cfg.Replace.NeedReplacement(s.cfg.Replication, len(p.nodes)) {
 			s.addReplacement(p, acked)
 		}
-		newGS, token, err := s.bumpGS(block)
+		newGS, token, err := s.bumpGS(block, p.nodes)
 		if err != nil {
 			return err
 		}
@@ -160,10 +160,12 @@ func (s *Stream) resend(p *pipe) error {
 	return nil
 }
 
-func (s *Stream) bumpGS(block *dfspb.ExtendedBlock) (uint64, *dfspb.BlockToken, error) {
+// bumpGS gets a new generation stamp for block and a token for the
+// recovered pipeline of nodes (datanodes dial only the nodes it names).
+func (s *Stream) bumpGS(block *dfspb.ExtendedBlock, nodes []node) (uint64, *dfspb.BlockToken, error) {
 	ctx, cancel := s.rpcCtx()
 	defer cancel()
-	resp, err := s.cfg.Namenode.UpdateBlockForPipeline(ctx, &dfspb.UpdateBlockForPipelineRequest{Block: block, ClientName: s.cfg.ClientName})
+	resp, err := s.cfg.Namenode.UpdateBlockForPipeline(ctx, &dfspb.UpdateBlockForPipelineRequest{Block: block, ClientName: s.cfg.ClientName, Nodes: ids(nodes)})
 	if err != nil {
 		return 0, nil, &NamenodeError{Op: "updateBlockForPipeline", Err: err}
 	}
@@ -231,8 +233,11 @@ func (s *Stream) addReplacement(p *pipe, acked int64) {
 		s.log.Warn("namenode offered no new datanode; continuing on the survivors", "block", blk.GetBlockId())
 		return
 	}
+	// The copy needs the namenode's token for it: COPY access naming the
+	// new node, which the pipeline's write token does not.
+	token := resp.GetBlock().GetToken()
 	for _, src := range p.nodes {
-		if err := s.transfer(src, extra, blk, p.token); err != nil {
+		if err := s.transfer(src, extra, blk, token); err != nil {
 			s.log.Warn("copying the block prefix to the replacement failed", "block", blk.GetBlockId(), "from", src.label(), "to", nodeLabel(extra), "err", err)
 			continue
 		}

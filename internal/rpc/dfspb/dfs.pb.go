@@ -684,9 +684,13 @@ func (x *DatanodeInfo) GetNumBlocks() int64 {
 	return 0
 }
 
+// BlockToken is a block access token: identifier is a
+// blocktoken.Identifier (block id, generation stamp, access modes, expiry,
+// user, key id, the data addresses the holder may make a datanode dial),
+// password its HMAC-SHA256 under the namenode's block key key_id.
 type BlockToken struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Identifier    []byte                 `protobuf:"bytes,1,opt,name=identifier,proto3" json:"identifier,omitempty"` // reserved for block access tokens (security issue)
+	Identifier    []byte                 `protobuf:"bytes,1,opt,name=identifier,proto3" json:"identifier,omitempty"`
 	Password      []byte                 `protobuf:"bytes,2,opt,name=password,proto3" json:"password,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -736,6 +740,132 @@ func (x *BlockToken) GetPassword() []byte {
 	return nil
 }
 
+// BlockKey is one secret of the namenode's rolling block-key set; datanodes
+// need every unexpired one to check tokens issued under it.
+type BlockKey struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	KeyId         uint32                 `protobuf:"varint,1,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
+	ExpiryUnixMs  int64                  `protobuf:"varint,2,opt,name=expiry_unix_ms,json=expiryUnixMs,proto3" json:"expiry_unix_ms,omitempty"` // tokens under this key are refused after it
+	Secret        []byte                 `protobuf:"bytes,3,opt,name=secret,proto3" json:"secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockKey) Reset() {
+	*x = BlockKey{}
+	mi := &file_dfspb_dfs_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockKey) ProtoMessage() {}
+
+func (x *BlockKey) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockKey.ProtoReflect.Descriptor instead.
+func (*BlockKey) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *BlockKey) GetKeyId() uint32 {
+	if x != nil {
+		return x.KeyId
+	}
+	return 0
+}
+
+func (x *BlockKey) GetExpiryUnixMs() int64 {
+	if x != nil {
+		return x.ExpiryUnixMs
+	}
+	return 0
+}
+
+func (x *BlockKey) GetSecret() []byte {
+	if x != nil {
+		return x.Secret
+	}
+	return nil
+}
+
+// ExportedBlockKeys is the namenode's block-key set as shipped to
+// datanodes in registration and heartbeat replies (HDFS's
+// ExportedBlockKeys). enabled = false: the namenode issues no tokens and
+// datanodes must not require them.
+type ExportedBlockKeys struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Enabled       bool                   `protobuf:"varint,1,opt,name=enabled,proto3" json:"enabled,omitempty"`
+	CurrentKeyId  uint32                 `protobuf:"varint,2,opt,name=current_key_id,json=currentKeyId,proto3" json:"current_key_id,omitempty"`
+	Keys          []*BlockKey            `protobuf:"bytes,3,rep,name=keys,proto3" json:"keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportedBlockKeys) Reset() {
+	*x = ExportedBlockKeys{}
+	mi := &file_dfspb_dfs_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportedBlockKeys) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportedBlockKeys) ProtoMessage() {}
+
+func (x *ExportedBlockKeys) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportedBlockKeys.ProtoReflect.Descriptor instead.
+func (*ExportedBlockKeys) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ExportedBlockKeys) GetEnabled() bool {
+	if x != nil {
+		return x.Enabled
+	}
+	return false
+}
+
+func (x *ExportedBlockKeys) GetCurrentKeyId() uint32 {
+	if x != nil {
+		return x.CurrentKeyId
+	}
+	return 0
+}
+
+func (x *ExportedBlockKeys) GetKeys() []*BlockKey {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
 type LocatedBlock struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Block         *ExtendedBlock         `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
@@ -750,7 +880,7 @@ type LocatedBlock struct {
 
 func (x *LocatedBlock) Reset() {
 	*x = LocatedBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[3]
+	mi := &file_dfspb_dfs_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -762,7 +892,7 @@ func (x *LocatedBlock) String() string {
 func (*LocatedBlock) ProtoMessage() {}
 
 func (x *LocatedBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[3]
+	mi := &file_dfspb_dfs_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -775,7 +905,7 @@ func (x *LocatedBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocatedBlock.ProtoReflect.Descriptor instead.
 func (*LocatedBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{3}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *LocatedBlock) GetBlock() *ExtendedBlock {
@@ -833,7 +963,7 @@ type LocatedBlocks struct {
 
 func (x *LocatedBlocks) Reset() {
 	*x = LocatedBlocks{}
-	mi := &file_dfspb_dfs_proto_msgTypes[4]
+	mi := &file_dfspb_dfs_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -845,7 +975,7 @@ func (x *LocatedBlocks) String() string {
 func (*LocatedBlocks) ProtoMessage() {}
 
 func (x *LocatedBlocks) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[4]
+	mi := &file_dfspb_dfs_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -858,7 +988,7 @@ func (x *LocatedBlocks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocatedBlocks.ProtoReflect.Descriptor instead.
 func (*LocatedBlocks) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{4}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *LocatedBlocks) GetFileLength() int64 {
@@ -917,7 +1047,7 @@ type FileStatus struct {
 
 func (x *FileStatus) Reset() {
 	*x = FileStatus{}
-	mi := &file_dfspb_dfs_proto_msgTypes[5]
+	mi := &file_dfspb_dfs_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -929,7 +1059,7 @@ func (x *FileStatus) String() string {
 func (*FileStatus) ProtoMessage() {}
 
 func (x *FileStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[5]
+	mi := &file_dfspb_dfs_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -942,7 +1072,7 @@ func (x *FileStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileStatus.ProtoReflect.Descriptor instead.
 func (*FileStatus) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{5}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *FileStatus) GetPath() string {
@@ -1047,7 +1177,7 @@ type MkdirsRequest struct {
 
 func (x *MkdirsRequest) Reset() {
 	*x = MkdirsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[6]
+	mi := &file_dfspb_dfs_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +1189,7 @@ func (x *MkdirsRequest) String() string {
 func (*MkdirsRequest) ProtoMessage() {}
 
 func (x *MkdirsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[6]
+	mi := &file_dfspb_dfs_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +1202,7 @@ func (x *MkdirsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MkdirsRequest.ProtoReflect.Descriptor instead.
 func (*MkdirsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{6}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *MkdirsRequest) GetPath() string {
@@ -1104,7 +1234,7 @@ type MkdirsResponse struct {
 
 func (x *MkdirsResponse) Reset() {
 	*x = MkdirsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[7]
+	mi := &file_dfspb_dfs_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1116,7 +1246,7 @@ func (x *MkdirsResponse) String() string {
 func (*MkdirsResponse) ProtoMessage() {}
 
 func (x *MkdirsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[7]
+	mi := &file_dfspb_dfs_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1129,7 +1259,7 @@ func (x *MkdirsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MkdirsResponse.ProtoReflect.Descriptor instead.
 func (*MkdirsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{7}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{9}
 }
 
 type CreateRequest struct {
@@ -1147,7 +1277,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[8]
+	mi := &file_dfspb_dfs_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1159,7 +1289,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[8]
+	mi := &file_dfspb_dfs_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1172,7 +1302,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{8}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CreateRequest) GetPath() string {
@@ -1233,7 +1363,7 @@ type CreateResponse struct {
 
 func (x *CreateResponse) Reset() {
 	*x = CreateResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[9]
+	mi := &file_dfspb_dfs_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1245,7 +1375,7 @@ func (x *CreateResponse) String() string {
 func (*CreateResponse) ProtoMessage() {}
 
 func (x *CreateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[9]
+	mi := &file_dfspb_dfs_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1258,7 +1388,7 @@ func (x *CreateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateResponse.ProtoReflect.Descriptor instead.
 func (*CreateResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{9}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CreateResponse) GetStatus() *FileStatus {
@@ -1286,7 +1416,7 @@ type AddBlockRequest struct {
 
 func (x *AddBlockRequest) Reset() {
 	*x = AddBlockRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[10]
+	mi := &file_dfspb_dfs_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1298,7 +1428,7 @@ func (x *AddBlockRequest) String() string {
 func (*AddBlockRequest) ProtoMessage() {}
 
 func (x *AddBlockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[10]
+	mi := &file_dfspb_dfs_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1311,7 +1441,7 @@ func (x *AddBlockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddBlockRequest.ProtoReflect.Descriptor instead.
 func (*AddBlockRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{10}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AddBlockRequest) GetPath() string {
@@ -1372,7 +1502,7 @@ type AddBlockResponse struct {
 
 func (x *AddBlockResponse) Reset() {
 	*x = AddBlockResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[11]
+	mi := &file_dfspb_dfs_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1384,7 +1514,7 @@ func (x *AddBlockResponse) String() string {
 func (*AddBlockResponse) ProtoMessage() {}
 
 func (x *AddBlockResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[11]
+	mi := &file_dfspb_dfs_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1397,7 +1527,7 @@ func (x *AddBlockResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddBlockResponse.ProtoReflect.Descriptor instead.
 func (*AddBlockResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{11}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AddBlockResponse) GetBlock() *LocatedBlock {
@@ -1422,7 +1552,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[12]
+	mi := &file_dfspb_dfs_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1434,7 +1564,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[12]
+	mi := &file_dfspb_dfs_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1447,7 +1577,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{12}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CompleteRequest) GetPath() string {
@@ -1494,7 +1624,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[13]
+	mi := &file_dfspb_dfs_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1506,7 +1636,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[13]
+	mi := &file_dfspb_dfs_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1519,7 +1649,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{13}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CompleteResponse) GetCompleted() bool {
@@ -1541,7 +1671,7 @@ type AbandonBlockRequest struct {
 
 func (x *AbandonBlockRequest) Reset() {
 	*x = AbandonBlockRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[14]
+	mi := &file_dfspb_dfs_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1553,7 +1683,7 @@ func (x *AbandonBlockRequest) String() string {
 func (*AbandonBlockRequest) ProtoMessage() {}
 
 func (x *AbandonBlockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[14]
+	mi := &file_dfspb_dfs_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1566,7 +1696,7 @@ func (x *AbandonBlockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbandonBlockRequest.ProtoReflect.Descriptor instead.
 func (*AbandonBlockRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{14}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AbandonBlockRequest) GetBlock() *ExtendedBlock {
@@ -1605,7 +1735,7 @@ type AbandonBlockResponse struct {
 
 func (x *AbandonBlockResponse) Reset() {
 	*x = AbandonBlockResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[15]
+	mi := &file_dfspb_dfs_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1617,7 +1747,7 @@ func (x *AbandonBlockResponse) String() string {
 func (*AbandonBlockResponse) ProtoMessage() {}
 
 func (x *AbandonBlockResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[15]
+	mi := &file_dfspb_dfs_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1630,7 +1760,7 @@ func (x *AbandonBlockResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbandonBlockResponse.ProtoReflect.Descriptor instead.
 func (*AbandonBlockResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{15}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{17}
 }
 
 type GetAdditionalDatanodeRequest struct {
@@ -1648,7 +1778,7 @@ type GetAdditionalDatanodeRequest struct {
 
 func (x *GetAdditionalDatanodeRequest) Reset() {
 	*x = GetAdditionalDatanodeRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[16]
+	mi := &file_dfspb_dfs_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1660,7 +1790,7 @@ func (x *GetAdditionalDatanodeRequest) String() string {
 func (*GetAdditionalDatanodeRequest) ProtoMessage() {}
 
 func (x *GetAdditionalDatanodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[16]
+	mi := &file_dfspb_dfs_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1673,7 +1803,7 @@ func (x *GetAdditionalDatanodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdditionalDatanodeRequest.ProtoReflect.Descriptor instead.
 func (*GetAdditionalDatanodeRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{16}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetAdditionalDatanodeRequest) GetPath() string {
@@ -1734,7 +1864,7 @@ type GetAdditionalDatanodeResponse struct {
 
 func (x *GetAdditionalDatanodeResponse) Reset() {
 	*x = GetAdditionalDatanodeResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[17]
+	mi := &file_dfspb_dfs_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1746,7 +1876,7 @@ func (x *GetAdditionalDatanodeResponse) String() string {
 func (*GetAdditionalDatanodeResponse) ProtoMessage() {}
 
 func (x *GetAdditionalDatanodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[17]
+	mi := &file_dfspb_dfs_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1759,7 +1889,7 @@ func (x *GetAdditionalDatanodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdditionalDatanodeResponse.ProtoReflect.Descriptor instead.
 func (*GetAdditionalDatanodeResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{17}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetAdditionalDatanodeResponse) GetBlock() *LocatedBlock {
@@ -1770,16 +1900,20 @@ func (x *GetAdditionalDatanodeResponse) GetBlock() *LocatedBlock {
 }
 
 type UpdateBlockForPipelineRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Block         *ExtendedBlock         `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
-	ClientName    string                 `protobuf:"bytes,2,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Block      *ExtendedBlock         `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
+	ClientName string                 `protobuf:"bytes,2,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
+	// Datanode ids of the recovered pipeline; the new token lets datanodes
+	// dial only these (their addresses as the namenode knows them). Empty:
+	// the block's current pipeline.
+	Nodes         []string `protobuf:"bytes,3,rep,name=nodes,proto3" json:"nodes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UpdateBlockForPipelineRequest) Reset() {
 	*x = UpdateBlockForPipelineRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[18]
+	mi := &file_dfspb_dfs_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1791,7 +1925,7 @@ func (x *UpdateBlockForPipelineRequest) String() string {
 func (*UpdateBlockForPipelineRequest) ProtoMessage() {}
 
 func (x *UpdateBlockForPipelineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[18]
+	mi := &file_dfspb_dfs_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1804,7 +1938,7 @@ func (x *UpdateBlockForPipelineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateBlockForPipelineRequest.ProtoReflect.Descriptor instead.
 func (*UpdateBlockForPipelineRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{18}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *UpdateBlockForPipelineRequest) GetBlock() *ExtendedBlock {
@@ -1821,6 +1955,13 @@ func (x *UpdateBlockForPipelineRequest) GetClientName() string {
 	return ""
 }
 
+func (x *UpdateBlockForPipelineRequest) GetNodes() []string {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
 type UpdateBlockForPipelineResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Block         *LocatedBlock          `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
@@ -1830,7 +1971,7 @@ type UpdateBlockForPipelineResponse struct {
 
 func (x *UpdateBlockForPipelineResponse) Reset() {
 	*x = UpdateBlockForPipelineResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[19]
+	mi := &file_dfspb_dfs_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1842,7 +1983,7 @@ func (x *UpdateBlockForPipelineResponse) String() string {
 func (*UpdateBlockForPipelineResponse) ProtoMessage() {}
 
 func (x *UpdateBlockForPipelineResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[19]
+	mi := &file_dfspb_dfs_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1855,7 +1996,7 @@ func (x *UpdateBlockForPipelineResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateBlockForPipelineResponse.ProtoReflect.Descriptor instead.
 func (*UpdateBlockForPipelineResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{19}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *UpdateBlockForPipelineResponse) GetBlock() *LocatedBlock {
@@ -1877,7 +2018,7 @@ type UpdatePipelineRequest struct {
 
 func (x *UpdatePipelineRequest) Reset() {
 	*x = UpdatePipelineRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[20]
+	mi := &file_dfspb_dfs_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1889,7 +2030,7 @@ func (x *UpdatePipelineRequest) String() string {
 func (*UpdatePipelineRequest) ProtoMessage() {}
 
 func (x *UpdatePipelineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[20]
+	mi := &file_dfspb_dfs_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1902,7 +2043,7 @@ func (x *UpdatePipelineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePipelineRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePipelineRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{20}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *UpdatePipelineRequest) GetClientName() string {
@@ -1941,7 +2082,7 @@ type UpdatePipelineResponse struct {
 
 func (x *UpdatePipelineResponse) Reset() {
 	*x = UpdatePipelineResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[21]
+	mi := &file_dfspb_dfs_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1953,7 +2094,7 @@ func (x *UpdatePipelineResponse) String() string {
 func (*UpdatePipelineResponse) ProtoMessage() {}
 
 func (x *UpdatePipelineResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[21]
+	mi := &file_dfspb_dfs_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1966,7 +2107,7 @@ func (x *UpdatePipelineResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePipelineResponse.ProtoReflect.Descriptor instead.
 func (*UpdatePipelineResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{21}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{23}
 }
 
 type RenewLeaseRequest struct {
@@ -1978,7 +2119,7 @@ type RenewLeaseRequest struct {
 
 func (x *RenewLeaseRequest) Reset() {
 	*x = RenewLeaseRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[22]
+	mi := &file_dfspb_dfs_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1990,7 +2131,7 @@ func (x *RenewLeaseRequest) String() string {
 func (*RenewLeaseRequest) ProtoMessage() {}
 
 func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[22]
+	mi := &file_dfspb_dfs_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2003,7 +2144,7 @@ func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RenewLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{22}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RenewLeaseRequest) GetClientName() string {
@@ -2021,7 +2162,7 @@ type RenewLeaseResponse struct {
 
 func (x *RenewLeaseResponse) Reset() {
 	*x = RenewLeaseResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[23]
+	mi := &file_dfspb_dfs_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2033,7 +2174,7 @@ func (x *RenewLeaseResponse) String() string {
 func (*RenewLeaseResponse) ProtoMessage() {}
 
 func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[23]
+	mi := &file_dfspb_dfs_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2046,7 +2187,7 @@ func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RenewLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{23}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{25}
 }
 
 type GetBlockLocationsRequest struct {
@@ -2061,7 +2202,7 @@ type GetBlockLocationsRequest struct {
 
 func (x *GetBlockLocationsRequest) Reset() {
 	*x = GetBlockLocationsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[24]
+	mi := &file_dfspb_dfs_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2073,7 +2214,7 @@ func (x *GetBlockLocationsRequest) String() string {
 func (*GetBlockLocationsRequest) ProtoMessage() {}
 
 func (x *GetBlockLocationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[24]
+	mi := &file_dfspb_dfs_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2086,7 +2227,7 @@ func (x *GetBlockLocationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBlockLocationsRequest.ProtoReflect.Descriptor instead.
 func (*GetBlockLocationsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{24}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetBlockLocationsRequest) GetPath() string {
@@ -2126,7 +2267,7 @@ type GetBlockLocationsResponse struct {
 
 func (x *GetBlockLocationsResponse) Reset() {
 	*x = GetBlockLocationsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[25]
+	mi := &file_dfspb_dfs_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2138,7 +2279,7 @@ func (x *GetBlockLocationsResponse) String() string {
 func (*GetBlockLocationsResponse) ProtoMessage() {}
 
 func (x *GetBlockLocationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[25]
+	mi := &file_dfspb_dfs_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2151,7 +2292,7 @@ func (x *GetBlockLocationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBlockLocationsResponse.ProtoReflect.Descriptor instead.
 func (*GetBlockLocationsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{25}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetBlockLocationsResponse) GetLocations() *LocatedBlocks {
@@ -2170,7 +2311,7 @@ type GetFileInfoRequest struct {
 
 func (x *GetFileInfoRequest) Reset() {
 	*x = GetFileInfoRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[26]
+	mi := &file_dfspb_dfs_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2182,7 +2323,7 @@ func (x *GetFileInfoRequest) String() string {
 func (*GetFileInfoRequest) ProtoMessage() {}
 
 func (x *GetFileInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[26]
+	mi := &file_dfspb_dfs_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2195,7 +2336,7 @@ func (x *GetFileInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileInfoRequest.ProtoReflect.Descriptor instead.
 func (*GetFileInfoRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{26}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetFileInfoRequest) GetPath() string {
@@ -2214,7 +2355,7 @@ type GetFileInfoResponse struct {
 
 func (x *GetFileInfoResponse) Reset() {
 	*x = GetFileInfoResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[27]
+	mi := &file_dfspb_dfs_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2226,7 +2367,7 @@ func (x *GetFileInfoResponse) String() string {
 func (*GetFileInfoResponse) ProtoMessage() {}
 
 func (x *GetFileInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[27]
+	mi := &file_dfspb_dfs_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2239,7 +2380,7 @@ func (x *GetFileInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFileInfoResponse.ProtoReflect.Descriptor instead.
 func (*GetFileInfoResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{27}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetFileInfoResponse) GetStatus() *FileStatus {
@@ -2260,7 +2401,7 @@ type GetListingRequest struct {
 
 func (x *GetListingRequest) Reset() {
 	*x = GetListingRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[28]
+	mi := &file_dfspb_dfs_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2272,7 +2413,7 @@ func (x *GetListingRequest) String() string {
 func (*GetListingRequest) ProtoMessage() {}
 
 func (x *GetListingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[28]
+	mi := &file_dfspb_dfs_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2285,7 +2426,7 @@ func (x *GetListingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetListingRequest.ProtoReflect.Descriptor instead.
 func (*GetListingRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{28}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetListingRequest) GetPath() string {
@@ -2319,7 +2460,7 @@ type GetListingResponse struct {
 
 func (x *GetListingResponse) Reset() {
 	*x = GetListingResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[29]
+	mi := &file_dfspb_dfs_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2331,7 +2472,7 @@ func (x *GetListingResponse) String() string {
 func (*GetListingResponse) ProtoMessage() {}
 
 func (x *GetListingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[29]
+	mi := &file_dfspb_dfs_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2344,7 +2485,7 @@ func (x *GetListingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetListingResponse.ProtoReflect.Descriptor instead.
 func (*GetListingResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{29}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetListingResponse) GetEntries() []*FileStatus {
@@ -2371,7 +2512,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[30]
+	mi := &file_dfspb_dfs_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2383,7 +2524,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[30]
+	mi := &file_dfspb_dfs_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2396,7 +2537,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{30}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *DeleteRequest) GetPath() string {
@@ -2422,7 +2563,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[31]
+	mi := &file_dfspb_dfs_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2434,7 +2575,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[31]
+	mi := &file_dfspb_dfs_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2447,7 +2588,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{31}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *DeleteResponse) GetDeleted() bool {
@@ -2467,7 +2608,7 @@ type RenameRequest struct {
 
 func (x *RenameRequest) Reset() {
 	*x = RenameRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[32]
+	mi := &file_dfspb_dfs_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2479,7 +2620,7 @@ func (x *RenameRequest) String() string {
 func (*RenameRequest) ProtoMessage() {}
 
 func (x *RenameRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[32]
+	mi := &file_dfspb_dfs_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2492,7 +2633,7 @@ func (x *RenameRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameRequest.ProtoReflect.Descriptor instead.
 func (*RenameRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{32}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *RenameRequest) GetSrc() string {
@@ -2517,7 +2658,7 @@ type RenameResponse struct {
 
 func (x *RenameResponse) Reset() {
 	*x = RenameResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[33]
+	mi := &file_dfspb_dfs_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2529,7 +2670,7 @@ func (x *RenameResponse) String() string {
 func (*RenameResponse) ProtoMessage() {}
 
 func (x *RenameResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[33]
+	mi := &file_dfspb_dfs_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2542,7 +2683,7 @@ func (x *RenameResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameResponse.ProtoReflect.Descriptor instead.
 func (*RenameResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{33}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{35}
 }
 
 type SetReplicationRequest struct {
@@ -2555,7 +2696,7 @@ type SetReplicationRequest struct {
 
 func (x *SetReplicationRequest) Reset() {
 	*x = SetReplicationRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[34]
+	mi := &file_dfspb_dfs_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2567,7 +2708,7 @@ func (x *SetReplicationRequest) String() string {
 func (*SetReplicationRequest) ProtoMessage() {}
 
 func (x *SetReplicationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[34]
+	mi := &file_dfspb_dfs_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2580,7 +2721,7 @@ func (x *SetReplicationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetReplicationRequest.ProtoReflect.Descriptor instead.
 func (*SetReplicationRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{34}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SetReplicationRequest) GetPath() string {
@@ -2605,7 +2746,7 @@ type SetReplicationResponse struct {
 
 func (x *SetReplicationResponse) Reset() {
 	*x = SetReplicationResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[35]
+	mi := &file_dfspb_dfs_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2617,7 +2758,7 @@ func (x *SetReplicationResponse) String() string {
 func (*SetReplicationResponse) ProtoMessage() {}
 
 func (x *SetReplicationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[35]
+	mi := &file_dfspb_dfs_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2630,7 +2771,7 @@ func (x *SetReplicationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetReplicationResponse.ProtoReflect.Descriptor instead.
 func (*SetReplicationResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{35}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{37}
 }
 
 type SetPermissionRequest struct {
@@ -2643,7 +2784,7 @@ type SetPermissionRequest struct {
 
 func (x *SetPermissionRequest) Reset() {
 	*x = SetPermissionRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[36]
+	mi := &file_dfspb_dfs_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2655,7 +2796,7 @@ func (x *SetPermissionRequest) String() string {
 func (*SetPermissionRequest) ProtoMessage() {}
 
 func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[36]
+	mi := &file_dfspb_dfs_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2668,7 +2809,7 @@ func (x *SetPermissionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionRequest.ProtoReflect.Descriptor instead.
 func (*SetPermissionRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{36}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SetPermissionRequest) GetPath() string {
@@ -2693,7 +2834,7 @@ type SetPermissionResponse struct {
 
 func (x *SetPermissionResponse) Reset() {
 	*x = SetPermissionResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[37]
+	mi := &file_dfspb_dfs_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2705,7 +2846,7 @@ func (x *SetPermissionResponse) String() string {
 func (*SetPermissionResponse) ProtoMessage() {}
 
 func (x *SetPermissionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[37]
+	mi := &file_dfspb_dfs_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2718,7 +2859,7 @@ func (x *SetPermissionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionResponse.ProtoReflect.Descriptor instead.
 func (*SetPermissionResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{37}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{39}
 }
 
 type SetOwnerRequest struct {
@@ -2732,7 +2873,7 @@ type SetOwnerRequest struct {
 
 func (x *SetOwnerRequest) Reset() {
 	*x = SetOwnerRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[38]
+	mi := &file_dfspb_dfs_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2744,7 +2885,7 @@ func (x *SetOwnerRequest) String() string {
 func (*SetOwnerRequest) ProtoMessage() {}
 
 func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[38]
+	mi := &file_dfspb_dfs_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2757,7 +2898,7 @@ func (x *SetOwnerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerRequest.ProtoReflect.Descriptor instead.
 func (*SetOwnerRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{38}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SetOwnerRequest) GetPath() string {
@@ -2789,7 +2930,7 @@ type SetOwnerResponse struct {
 
 func (x *SetOwnerResponse) Reset() {
 	*x = SetOwnerResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[39]
+	mi := &file_dfspb_dfs_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2801,7 +2942,7 @@ func (x *SetOwnerResponse) String() string {
 func (*SetOwnerResponse) ProtoMessage() {}
 
 func (x *SetOwnerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[39]
+	mi := &file_dfspb_dfs_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2814,7 +2955,7 @@ func (x *SetOwnerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOwnerResponse.ProtoReflect.Descriptor instead.
 func (*SetOwnerResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{39}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{41}
 }
 
 type GetContentSummaryRequest struct {
@@ -2826,7 +2967,7 @@ type GetContentSummaryRequest struct {
 
 func (x *GetContentSummaryRequest) Reset() {
 	*x = GetContentSummaryRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[40]
+	mi := &file_dfspb_dfs_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2838,7 +2979,7 @@ func (x *GetContentSummaryRequest) String() string {
 func (*GetContentSummaryRequest) ProtoMessage() {}
 
 func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[40]
+	mi := &file_dfspb_dfs_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2851,7 +2992,7 @@ func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryRequest.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{40}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetContentSummaryRequest) GetPath() string {
@@ -2873,7 +3014,7 @@ type GetContentSummaryResponse struct {
 
 func (x *GetContentSummaryResponse) Reset() {
 	*x = GetContentSummaryResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[41]
+	mi := &file_dfspb_dfs_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2885,7 +3026,7 @@ func (x *GetContentSummaryResponse) String() string {
 func (*GetContentSummaryResponse) ProtoMessage() {}
 
 func (x *GetContentSummaryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[41]
+	mi := &file_dfspb_dfs_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2898,7 +3039,7 @@ func (x *GetContentSummaryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryResponse.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{41}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetContentSummaryResponse) GetLength() int64 {
@@ -2938,7 +3079,7 @@ type ReportBadBlocksRequest struct {
 
 func (x *ReportBadBlocksRequest) Reset() {
 	*x = ReportBadBlocksRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[42]
+	mi := &file_dfspb_dfs_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2950,7 +3091,7 @@ func (x *ReportBadBlocksRequest) String() string {
 func (*ReportBadBlocksRequest) ProtoMessage() {}
 
 func (x *ReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[42]
+	mi := &file_dfspb_dfs_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2963,7 +3104,7 @@ func (x *ReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportBadBlocksRequest.ProtoReflect.Descriptor instead.
 func (*ReportBadBlocksRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{42}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ReportBadBlocksRequest) GetBlocks() []*LocatedBlock {
@@ -2981,7 +3122,7 @@ type ReportBadBlocksResponse struct {
 
 func (x *ReportBadBlocksResponse) Reset() {
 	*x = ReportBadBlocksResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[43]
+	mi := &file_dfspb_dfs_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2993,7 +3134,7 @@ func (x *ReportBadBlocksResponse) String() string {
 func (*ReportBadBlocksResponse) ProtoMessage() {}
 
 func (x *ReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[43]
+	mi := &file_dfspb_dfs_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3006,7 +3147,7 @@ func (x *ReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportBadBlocksResponse.ProtoReflect.Descriptor instead.
 func (*ReportBadBlocksResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{43}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{45}
 }
 
 type GetDatanodeReportRequest struct {
@@ -3018,7 +3159,7 @@ type GetDatanodeReportRequest struct {
 
 func (x *GetDatanodeReportRequest) Reset() {
 	*x = GetDatanodeReportRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[44]
+	mi := &file_dfspb_dfs_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3030,7 +3171,7 @@ func (x *GetDatanodeReportRequest) String() string {
 func (*GetDatanodeReportRequest) ProtoMessage() {}
 
 func (x *GetDatanodeReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[44]
+	mi := &file_dfspb_dfs_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3043,7 +3184,7 @@ func (x *GetDatanodeReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDatanodeReportRequest.ProtoReflect.Descriptor instead.
 func (*GetDatanodeReportRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{44}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetDatanodeReportRequest) GetState() DatanodeState {
@@ -3062,7 +3203,7 @@ type GetDatanodeReportResponse struct {
 
 func (x *GetDatanodeReportResponse) Reset() {
 	*x = GetDatanodeReportResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[45]
+	mi := &file_dfspb_dfs_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3074,7 +3215,7 @@ func (x *GetDatanodeReportResponse) String() string {
 func (*GetDatanodeReportResponse) ProtoMessage() {}
 
 func (x *GetDatanodeReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[45]
+	mi := &file_dfspb_dfs_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3087,7 +3228,7 @@ func (x *GetDatanodeReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDatanodeReportResponse.ProtoReflect.Descriptor instead.
 func (*GetDatanodeReportResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{45}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetDatanodeReportResponse) GetDatanodes() []*DatanodeInfo {
@@ -3106,7 +3247,7 @@ type FsckRequest struct {
 
 func (x *FsckRequest) Reset() {
 	*x = FsckRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[46]
+	mi := &file_dfspb_dfs_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3118,7 +3259,7 @@ func (x *FsckRequest) String() string {
 func (*FsckRequest) ProtoMessage() {}
 
 func (x *FsckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[46]
+	mi := &file_dfspb_dfs_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3131,7 +3272,7 @@ func (x *FsckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsckRequest.ProtoReflect.Descriptor instead.
 func (*FsckRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{46}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *FsckRequest) GetPath() string {
@@ -3153,7 +3294,7 @@ type FsckBlock struct {
 
 func (x *FsckBlock) Reset() {
 	*x = FsckBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[47]
+	mi := &file_dfspb_dfs_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3165,7 +3306,7 @@ func (x *FsckBlock) String() string {
 func (*FsckBlock) ProtoMessage() {}
 
 func (x *FsckBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[47]
+	mi := &file_dfspb_dfs_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3178,7 +3319,7 @@ func (x *FsckBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsckBlock.ProtoReflect.Descriptor instead.
 func (*FsckBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{47}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *FsckBlock) GetBlock() *ExtendedBlock {
@@ -3219,7 +3360,7 @@ type FsckFile struct {
 
 func (x *FsckFile) Reset() {
 	*x = FsckFile{}
-	mi := &file_dfspb_dfs_proto_msgTypes[48]
+	mi := &file_dfspb_dfs_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3231,7 +3372,7 @@ func (x *FsckFile) String() string {
 func (*FsckFile) ProtoMessage() {}
 
 func (x *FsckFile) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[48]
+	mi := &file_dfspb_dfs_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3244,7 +3385,7 @@ func (x *FsckFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsckFile.ProtoReflect.Descriptor instead.
 func (*FsckFile) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{48}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *FsckFile) GetStatus() *FileStatus {
@@ -3275,7 +3416,7 @@ type FsckResponse struct {
 
 func (x *FsckResponse) Reset() {
 	*x = FsckResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[49]
+	mi := &file_dfspb_dfs_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3287,7 +3428,7 @@ func (x *FsckResponse) String() string {
 func (*FsckResponse) ProtoMessage() {}
 
 func (x *FsckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[49]
+	mi := &file_dfspb_dfs_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3300,7 +3441,7 @@ func (x *FsckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsckResponse.ProtoReflect.Descriptor instead.
 func (*FsckResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{49}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *FsckResponse) GetFiles() []*FsckFile {
@@ -3353,7 +3494,7 @@ type GetServerDefaultsRequest struct {
 
 func (x *GetServerDefaultsRequest) Reset() {
 	*x = GetServerDefaultsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[50]
+	mi := &file_dfspb_dfs_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3365,7 +3506,7 @@ func (x *GetServerDefaultsRequest) String() string {
 func (*GetServerDefaultsRequest) ProtoMessage() {}
 
 func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[50]
+	mi := &file_dfspb_dfs_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3378,7 +3519,7 @@ func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsRequest.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{50}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{52}
 }
 
 type GetServerDefaultsResponse struct {
@@ -3395,7 +3536,7 @@ type GetServerDefaultsResponse struct {
 
 func (x *GetServerDefaultsResponse) Reset() {
 	*x = GetServerDefaultsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[51]
+	mi := &file_dfspb_dfs_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3407,7 +3548,7 @@ func (x *GetServerDefaultsResponse) String() string {
 func (*GetServerDefaultsResponse) ProtoMessage() {}
 
 func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[51]
+	mi := &file_dfspb_dfs_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3420,7 +3561,7 @@ func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsResponse.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{51}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *GetServerDefaultsResponse) GetBlockSize() int64 {
@@ -3479,7 +3620,7 @@ type SpeedSample struct {
 
 func (x *SpeedSample) Reset() {
 	*x = SpeedSample{}
-	mi := &file_dfspb_dfs_proto_msgTypes[52]
+	mi := &file_dfspb_dfs_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3491,7 +3632,7 @@ func (x *SpeedSample) String() string {
 func (*SpeedSample) ProtoMessage() {}
 
 func (x *SpeedSample) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[52]
+	mi := &file_dfspb_dfs_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3504,7 +3645,7 @@ func (x *SpeedSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeedSample.ProtoReflect.Descriptor instead.
 func (*SpeedSample) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{52}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *SpeedSample) GetDatanodeId() string {
@@ -3546,7 +3687,7 @@ type ClientHeartbeatRequest struct {
 
 func (x *ClientHeartbeatRequest) Reset() {
 	*x = ClientHeartbeatRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[53]
+	mi := &file_dfspb_dfs_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3558,7 +3699,7 @@ func (x *ClientHeartbeatRequest) String() string {
 func (*ClientHeartbeatRequest) ProtoMessage() {}
 
 func (x *ClientHeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[53]
+	mi := &file_dfspb_dfs_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3571,7 +3712,7 @@ func (x *ClientHeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientHeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*ClientHeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{53}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ClientHeartbeatRequest) GetClientName() string {
@@ -3603,7 +3744,7 @@ type ClientHeartbeatResponse struct {
 
 func (x *ClientHeartbeatResponse) Reset() {
 	*x = ClientHeartbeatResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[54]
+	mi := &file_dfspb_dfs_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3615,7 +3756,7 @@ func (x *ClientHeartbeatResponse) String() string {
 func (*ClientHeartbeatResponse) ProtoMessage() {}
 
 func (x *ClientHeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[54]
+	mi := &file_dfspb_dfs_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3628,7 +3769,7 @@ func (x *ClientHeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientHeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*ClientHeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{54}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{56}
 }
 
 type GetSpeedsRequest struct {
@@ -3640,7 +3781,7 @@ type GetSpeedsRequest struct {
 
 func (x *GetSpeedsRequest) Reset() {
 	*x = GetSpeedsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[55]
+	mi := &file_dfspb_dfs_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3652,7 +3793,7 @@ func (x *GetSpeedsRequest) String() string {
 func (*GetSpeedsRequest) ProtoMessage() {}
 
 func (x *GetSpeedsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[55]
+	mi := &file_dfspb_dfs_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3665,7 +3806,7 @@ func (x *GetSpeedsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpeedsRequest.ProtoReflect.Descriptor instead.
 func (*GetSpeedsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{55}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetSpeedsRequest) GetClientName() string {
@@ -3689,7 +3830,7 @@ type SpeedRecord struct {
 
 func (x *SpeedRecord) Reset() {
 	*x = SpeedRecord{}
-	mi := &file_dfspb_dfs_proto_msgTypes[56]
+	mi := &file_dfspb_dfs_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3701,7 +3842,7 @@ func (x *SpeedRecord) String() string {
 func (*SpeedRecord) ProtoMessage() {}
 
 func (x *SpeedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[56]
+	mi := &file_dfspb_dfs_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3714,7 +3855,7 @@ func (x *SpeedRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeedRecord.ProtoReflect.Descriptor instead.
 func (*SpeedRecord) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{56}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *SpeedRecord) GetClientName() string {
@@ -3768,7 +3909,7 @@ type GetSpeedsResponse struct {
 
 func (x *GetSpeedsResponse) Reset() {
 	*x = GetSpeedsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[57]
+	mi := &file_dfspb_dfs_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3780,7 +3921,7 @@ func (x *GetSpeedsResponse) String() string {
 func (*GetSpeedsResponse) ProtoMessage() {}
 
 func (x *GetSpeedsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[57]
+	mi := &file_dfspb_dfs_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3793,7 +3934,7 @@ func (x *GetSpeedsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpeedsResponse.ProtoReflect.Descriptor instead.
 func (*GetSpeedsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{57}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *GetSpeedsResponse) GetRecords() []*SpeedRecord {
@@ -3812,7 +3953,7 @@ type SetSafeModeRequest struct {
 
 func (x *SetSafeModeRequest) Reset() {
 	*x = SetSafeModeRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[58]
+	mi := &file_dfspb_dfs_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3824,7 +3965,7 @@ func (x *SetSafeModeRequest) String() string {
 func (*SetSafeModeRequest) ProtoMessage() {}
 
 func (x *SetSafeModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[58]
+	mi := &file_dfspb_dfs_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3837,7 +3978,7 @@ func (x *SetSafeModeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSafeModeRequest.ProtoReflect.Descriptor instead.
 func (*SetSafeModeRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{58}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *SetSafeModeRequest) GetAction() SafeModeAction {
@@ -3857,7 +3998,7 @@ type SetSafeModeResponse struct {
 
 func (x *SetSafeModeResponse) Reset() {
 	*x = SetSafeModeResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[59]
+	mi := &file_dfspb_dfs_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3869,7 +4010,7 @@ func (x *SetSafeModeResponse) String() string {
 func (*SetSafeModeResponse) ProtoMessage() {}
 
 func (x *SetSafeModeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[59]
+	mi := &file_dfspb_dfs_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3882,7 +4023,7 @@ func (x *SetSafeModeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSafeModeResponse.ProtoReflect.Descriptor instead.
 func (*SetSafeModeResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{59}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *SetSafeModeResponse) GetOn() bool {
@@ -3919,7 +4060,7 @@ type CacheAccessRequest struct {
 
 func (x *CacheAccessRequest) Reset() {
 	*x = CacheAccessRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[60]
+	mi := &file_dfspb_dfs_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3931,7 +4072,7 @@ func (x *CacheAccessRequest) String() string {
 func (*CacheAccessRequest) ProtoMessage() {}
 
 func (x *CacheAccessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[60]
+	mi := &file_dfspb_dfs_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3944,7 +4085,7 @@ func (x *CacheAccessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheAccessRequest.ProtoReflect.Descriptor instead.
 func (*CacheAccessRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{60}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *CacheAccessRequest) GetBlockId() uint64 {
@@ -3999,7 +4140,7 @@ type CacheAccessResponse struct {
 
 func (x *CacheAccessResponse) Reset() {
 	*x = CacheAccessResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[61]
+	mi := &file_dfspb_dfs_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4011,7 +4152,7 @@ func (x *CacheAccessResponse) String() string {
 func (*CacheAccessResponse) ProtoMessage() {}
 
 func (x *CacheAccessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[61]
+	mi := &file_dfspb_dfs_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4024,7 +4165,7 @@ func (x *CacheAccessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheAccessResponse.ProtoReflect.Descriptor instead.
 func (*CacheAccessResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{61}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *CacheAccessResponse) GetCached() bool {
@@ -4053,7 +4194,7 @@ type JobCacheStatusRequest struct {
 
 func (x *JobCacheStatusRequest) Reset() {
 	*x = JobCacheStatusRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[62]
+	mi := &file_dfspb_dfs_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4065,7 +4206,7 @@ func (x *JobCacheStatusRequest) String() string {
 func (*JobCacheStatusRequest) ProtoMessage() {}
 
 func (x *JobCacheStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[62]
+	mi := &file_dfspb_dfs_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4078,7 +4219,7 @@ func (x *JobCacheStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusRequest.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{62}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *JobCacheStatusRequest) GetJobs() []*JobCacheStatusRequest_Job {
@@ -4097,7 +4238,7 @@ type JobCacheStatusResponse struct {
 
 func (x *JobCacheStatusResponse) Reset() {
 	*x = JobCacheStatusResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[63]
+	mi := &file_dfspb_dfs_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4109,7 +4250,7 @@ func (x *JobCacheStatusResponse) String() string {
 func (*JobCacheStatusResponse) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[63]
+	mi := &file_dfspb_dfs_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4122,7 +4263,7 @@ func (x *JobCacheStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusResponse.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{63}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *JobCacheStatusResponse) GetJobs() []*JobCacheStatusResponse_Job {
@@ -4152,7 +4293,7 @@ type CachePoolInfo struct {
 
 func (x *CachePoolInfo) Reset() {
 	*x = CachePoolInfo{}
-	mi := &file_dfspb_dfs_proto_msgTypes[64]
+	mi := &file_dfspb_dfs_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4164,7 +4305,7 @@ func (x *CachePoolInfo) String() string {
 func (*CachePoolInfo) ProtoMessage() {}
 
 func (x *CachePoolInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[64]
+	mi := &file_dfspb_dfs_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4177,7 +4318,7 @@ func (x *CachePoolInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachePoolInfo.ProtoReflect.Descriptor instead.
 func (*CachePoolInfo) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{64}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *CachePoolInfo) GetName() string {
@@ -4251,7 +4392,7 @@ type CacheDirectiveInfo struct {
 
 func (x *CacheDirectiveInfo) Reset() {
 	*x = CacheDirectiveInfo{}
-	mi := &file_dfspb_dfs_proto_msgTypes[65]
+	mi := &file_dfspb_dfs_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4263,7 +4404,7 @@ func (x *CacheDirectiveInfo) String() string {
 func (*CacheDirectiveInfo) ProtoMessage() {}
 
 func (x *CacheDirectiveInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[65]
+	mi := &file_dfspb_dfs_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4276,7 +4417,7 @@ func (x *CacheDirectiveInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheDirectiveInfo.ProtoReflect.Descriptor instead.
 func (*CacheDirectiveInfo) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{65}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *CacheDirectiveInfo) GetId() int64 {
@@ -4337,7 +4478,7 @@ type AddCachePoolRequest struct {
 
 func (x *AddCachePoolRequest) Reset() {
 	*x = AddCachePoolRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[66]
+	mi := &file_dfspb_dfs_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4349,7 +4490,7 @@ func (x *AddCachePoolRequest) String() string {
 func (*AddCachePoolRequest) ProtoMessage() {}
 
 func (x *AddCachePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[66]
+	mi := &file_dfspb_dfs_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4362,7 +4503,7 @@ func (x *AddCachePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCachePoolRequest.ProtoReflect.Descriptor instead.
 func (*AddCachePoolRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{66}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *AddCachePoolRequest) GetPool() *CachePoolInfo {
@@ -4380,7 +4521,7 @@ type AddCachePoolResponse struct {
 
 func (x *AddCachePoolResponse) Reset() {
 	*x = AddCachePoolResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[67]
+	mi := &file_dfspb_dfs_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4392,7 +4533,7 @@ func (x *AddCachePoolResponse) String() string {
 func (*AddCachePoolResponse) ProtoMessage() {}
 
 func (x *AddCachePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[67]
+	mi := &file_dfspb_dfs_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4405,7 +4546,7 @@ func (x *AddCachePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCachePoolResponse.ProtoReflect.Descriptor instead.
 func (*AddCachePoolResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{67}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{69}
 }
 
 type RemoveCachePoolRequest struct {
@@ -4417,7 +4558,7 @@ type RemoveCachePoolRequest struct {
 
 func (x *RemoveCachePoolRequest) Reset() {
 	*x = RemoveCachePoolRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[68]
+	mi := &file_dfspb_dfs_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4429,7 +4570,7 @@ func (x *RemoveCachePoolRequest) String() string {
 func (*RemoveCachePoolRequest) ProtoMessage() {}
 
 func (x *RemoveCachePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[68]
+	mi := &file_dfspb_dfs_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4442,7 +4583,7 @@ func (x *RemoveCachePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCachePoolRequest.ProtoReflect.Descriptor instead.
 func (*RemoveCachePoolRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{68}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *RemoveCachePoolRequest) GetName() string {
@@ -4460,7 +4601,7 @@ type RemoveCachePoolResponse struct {
 
 func (x *RemoveCachePoolResponse) Reset() {
 	*x = RemoveCachePoolResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[69]
+	mi := &file_dfspb_dfs_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4472,7 +4613,7 @@ func (x *RemoveCachePoolResponse) String() string {
 func (*RemoveCachePoolResponse) ProtoMessage() {}
 
 func (x *RemoveCachePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[69]
+	mi := &file_dfspb_dfs_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4485,7 +4626,7 @@ func (x *RemoveCachePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCachePoolResponse.ProtoReflect.Descriptor instead.
 func (*RemoveCachePoolResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{69}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{71}
 }
 
 type ListCachePoolsRequest struct {
@@ -4496,7 +4637,7 @@ type ListCachePoolsRequest struct {
 
 func (x *ListCachePoolsRequest) Reset() {
 	*x = ListCachePoolsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[70]
+	mi := &file_dfspb_dfs_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4508,7 +4649,7 @@ func (x *ListCachePoolsRequest) String() string {
 func (*ListCachePoolsRequest) ProtoMessage() {}
 
 func (x *ListCachePoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[70]
+	mi := &file_dfspb_dfs_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4521,7 +4662,7 @@ func (x *ListCachePoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachePoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListCachePoolsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{70}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{72}
 }
 
 type ListCachePoolsResponse struct {
@@ -4533,7 +4674,7 @@ type ListCachePoolsResponse struct {
 
 func (x *ListCachePoolsResponse) Reset() {
 	*x = ListCachePoolsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[71]
+	mi := &file_dfspb_dfs_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4545,7 +4686,7 @@ func (x *ListCachePoolsResponse) String() string {
 func (*ListCachePoolsResponse) ProtoMessage() {}
 
 func (x *ListCachePoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[71]
+	mi := &file_dfspb_dfs_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4558,7 +4699,7 @@ func (x *ListCachePoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachePoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListCachePoolsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{71}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *ListCachePoolsResponse) GetPools() []*CachePoolInfo {
@@ -4577,7 +4718,7 @@ type AddCacheDirectiveRequest struct {
 
 func (x *AddCacheDirectiveRequest) Reset() {
 	*x = AddCacheDirectiveRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[72]
+	mi := &file_dfspb_dfs_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4589,7 +4730,7 @@ func (x *AddCacheDirectiveRequest) String() string {
 func (*AddCacheDirectiveRequest) ProtoMessage() {}
 
 func (x *AddCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[72]
+	mi := &file_dfspb_dfs_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4602,7 +4743,7 @@ func (x *AddCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCacheDirectiveRequest.ProtoReflect.Descriptor instead.
 func (*AddCacheDirectiveRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{72}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *AddCacheDirectiveRequest) GetDirective() *CacheDirectiveInfo {
@@ -4621,7 +4762,7 @@ type AddCacheDirectiveResponse struct {
 
 func (x *AddCacheDirectiveResponse) Reset() {
 	*x = AddCacheDirectiveResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[73]
+	mi := &file_dfspb_dfs_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4633,7 +4774,7 @@ func (x *AddCacheDirectiveResponse) String() string {
 func (*AddCacheDirectiveResponse) ProtoMessage() {}
 
 func (x *AddCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[73]
+	mi := &file_dfspb_dfs_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4646,7 +4787,7 @@ func (x *AddCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCacheDirectiveResponse.ProtoReflect.Descriptor instead.
 func (*AddCacheDirectiveResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{73}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *AddCacheDirectiveResponse) GetId() int64 {
@@ -4665,7 +4806,7 @@ type RemoveCacheDirectiveRequest struct {
 
 func (x *RemoveCacheDirectiveRequest) Reset() {
 	*x = RemoveCacheDirectiveRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[74]
+	mi := &file_dfspb_dfs_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4677,7 +4818,7 @@ func (x *RemoveCacheDirectiveRequest) String() string {
 func (*RemoveCacheDirectiveRequest) ProtoMessage() {}
 
 func (x *RemoveCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[74]
+	mi := &file_dfspb_dfs_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4690,7 +4831,7 @@ func (x *RemoveCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCacheDirectiveRequest.ProtoReflect.Descriptor instead.
 func (*RemoveCacheDirectiveRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{74}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *RemoveCacheDirectiveRequest) GetId() int64 {
@@ -4708,7 +4849,7 @@ type RemoveCacheDirectiveResponse struct {
 
 func (x *RemoveCacheDirectiveResponse) Reset() {
 	*x = RemoveCacheDirectiveResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[75]
+	mi := &file_dfspb_dfs_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4720,7 +4861,7 @@ func (x *RemoveCacheDirectiveResponse) String() string {
 func (*RemoveCacheDirectiveResponse) ProtoMessage() {}
 
 func (x *RemoveCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[75]
+	mi := &file_dfspb_dfs_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4733,7 +4874,7 @@ func (x *RemoveCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCacheDirectiveResponse.ProtoReflect.Descriptor instead.
 func (*RemoveCacheDirectiveResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{75}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{77}
 }
 
 type ListCacheDirectivesRequest struct {
@@ -4746,7 +4887,7 @@ type ListCacheDirectivesRequest struct {
 
 func (x *ListCacheDirectivesRequest) Reset() {
 	*x = ListCacheDirectivesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[76]
+	mi := &file_dfspb_dfs_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4758,7 +4899,7 @@ func (x *ListCacheDirectivesRequest) String() string {
 func (*ListCacheDirectivesRequest) ProtoMessage() {}
 
 func (x *ListCacheDirectivesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[76]
+	mi := &file_dfspb_dfs_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4771,7 +4912,7 @@ func (x *ListCacheDirectivesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCacheDirectivesRequest.ProtoReflect.Descriptor instead.
 func (*ListCacheDirectivesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{76}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *ListCacheDirectivesRequest) GetPool() string {
@@ -4797,7 +4938,7 @@ type ListCacheDirectivesResponse struct {
 
 func (x *ListCacheDirectivesResponse) Reset() {
 	*x = ListCacheDirectivesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[77]
+	mi := &file_dfspb_dfs_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4809,7 +4950,7 @@ func (x *ListCacheDirectivesResponse) String() string {
 func (*ListCacheDirectivesResponse) ProtoMessage() {}
 
 func (x *ListCacheDirectivesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[77]
+	mi := &file_dfspb_dfs_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4822,7 +4963,7 @@ func (x *ListCacheDirectivesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCacheDirectivesResponse.ProtoReflect.Descriptor instead.
 func (*ListCacheDirectivesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{77}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *ListCacheDirectivesResponse) GetDirectives() []*CacheDirectiveInfo {
@@ -4841,7 +4982,7 @@ type GetCacheStatsRequest struct {
 
 func (x *GetCacheStatsRequest) Reset() {
 	*x = GetCacheStatsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[78]
+	mi := &file_dfspb_dfs_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4853,7 +4994,7 @@ func (x *GetCacheStatsRequest) String() string {
 func (*GetCacheStatsRequest) ProtoMessage() {}
 
 func (x *GetCacheStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[78]
+	mi := &file_dfspb_dfs_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4866,7 +5007,7 @@ func (x *GetCacheStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCacheStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetCacheStatsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{78}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{80}
 }
 
 type NodeCacheStats struct {
@@ -4884,7 +5025,7 @@ type NodeCacheStats struct {
 
 func (x *NodeCacheStats) Reset() {
 	*x = NodeCacheStats{}
-	mi := &file_dfspb_dfs_proto_msgTypes[79]
+	mi := &file_dfspb_dfs_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4896,7 +5037,7 @@ func (x *NodeCacheStats) String() string {
 func (*NodeCacheStats) ProtoMessage() {}
 
 func (x *NodeCacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[79]
+	mi := &file_dfspb_dfs_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4909,7 +5050,7 @@ func (x *NodeCacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeCacheStats.ProtoReflect.Descriptor instead.
 func (*NodeCacheStats) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{79}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *NodeCacheStats) GetDatanodeId() string {
@@ -4975,7 +5116,7 @@ type AppCacheStats struct {
 
 func (x *AppCacheStats) Reset() {
 	*x = AppCacheStats{}
-	mi := &file_dfspb_dfs_proto_msgTypes[80]
+	mi := &file_dfspb_dfs_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4987,7 +5128,7 @@ func (x *AppCacheStats) String() string {
 func (*AppCacheStats) ProtoMessage() {}
 
 func (x *AppCacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[80]
+	mi := &file_dfspb_dfs_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5000,7 +5141,7 @@ func (x *AppCacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppCacheStats.ProtoReflect.Descriptor instead.
 func (*AppCacheStats) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{80}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *AppCacheStats) GetApp() string {
@@ -5060,7 +5201,7 @@ type GetCacheStatsResponse struct {
 
 func (x *GetCacheStatsResponse) Reset() {
 	*x = GetCacheStatsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[81]
+	mi := &file_dfspb_dfs_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5072,7 +5213,7 @@ func (x *GetCacheStatsResponse) String() string {
 func (*GetCacheStatsResponse) ProtoMessage() {}
 
 func (x *GetCacheStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[81]
+	mi := &file_dfspb_dfs_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5085,7 +5226,7 @@ func (x *GetCacheStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCacheStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetCacheStatsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{81}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *GetCacheStatsResponse) GetPolicy() string {
@@ -5146,7 +5287,7 @@ type RegisterDatanodeRequest struct {
 
 func (x *RegisterDatanodeRequest) Reset() {
 	*x = RegisterDatanodeRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[82]
+	mi := &file_dfspb_dfs_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5158,7 +5299,7 @@ func (x *RegisterDatanodeRequest) String() string {
 func (*RegisterDatanodeRequest) ProtoMessage() {}
 
 func (x *RegisterDatanodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[82]
+	mi := &file_dfspb_dfs_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5171,7 +5312,7 @@ func (x *RegisterDatanodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterDatanodeRequest.ProtoReflect.Descriptor instead.
 func (*RegisterDatanodeRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{82}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *RegisterDatanodeRequest) GetDatanode() *DatanodeInfo {
@@ -5183,14 +5324,15 @@ func (x *RegisterDatanodeRequest) GetDatanode() *DatanodeInfo {
 
 type RegisterDatanodeResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Datanode      *DatanodeInfo          `protobuf:"bytes,1,opt,name=datanode,proto3" json:"datanode,omitempty"`
+	Datanode      *DatanodeInfo          `protobuf:"bytes,1,opt,name=datanode,proto3" json:"datanode,omitempty"` // as the namenode sees it (rack resolved)
+	BlockKeys     *ExportedBlockKeys     `protobuf:"bytes,2,opt,name=block_keys,json=blockKeys,proto3" json:"block_keys,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RegisterDatanodeResponse) Reset() {
 	*x = RegisterDatanodeResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[83]
+	mi := &file_dfspb_dfs_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5202,7 +5344,7 @@ func (x *RegisterDatanodeResponse) String() string {
 func (*RegisterDatanodeResponse) ProtoMessage() {}
 
 func (x *RegisterDatanodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[83]
+	mi := &file_dfspb_dfs_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5215,12 +5357,19 @@ func (x *RegisterDatanodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterDatanodeResponse.ProtoReflect.Descriptor instead.
 func (*RegisterDatanodeResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{83}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *RegisterDatanodeResponse) GetDatanode() *DatanodeInfo {
 	if x != nil {
 		return x.Datanode
+	}
+	return nil
+}
+
+func (x *RegisterDatanodeResponse) GetBlockKeys() *ExportedBlockKeys {
+	if x != nil {
+		return x.BlockKeys
 	}
 	return nil
 }
@@ -5234,7 +5383,7 @@ type TransferCommand struct {
 
 func (x *TransferCommand) Reset() {
 	*x = TransferCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[84]
+	mi := &file_dfspb_dfs_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5246,7 +5395,7 @@ func (x *TransferCommand) String() string {
 func (*TransferCommand) ProtoMessage() {}
 
 func (x *TransferCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[84]
+	mi := &file_dfspb_dfs_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5259,7 +5408,7 @@ func (x *TransferCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand.ProtoReflect.Descriptor instead.
 func (*TransferCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{84}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *TransferCommand) GetItems() []*TransferCommand_Item {
@@ -5278,7 +5427,7 @@ type InvalidateCommand struct {
 
 func (x *InvalidateCommand) Reset() {
 	*x = InvalidateCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[85]
+	mi := &file_dfspb_dfs_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5290,7 +5439,7 @@ func (x *InvalidateCommand) String() string {
 func (*InvalidateCommand) ProtoMessage() {}
 
 func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[85]
+	mi := &file_dfspb_dfs_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5303,7 +5452,7 @@ func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidateCommand.ProtoReflect.Descriptor instead.
 func (*InvalidateCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{85}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *InvalidateCommand) GetBlocks() []*ExtendedBlock {
@@ -5327,7 +5476,7 @@ type RecoverBlockCommand struct {
 
 func (x *RecoverBlockCommand) Reset() {
 	*x = RecoverBlockCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[86]
+	mi := &file_dfspb_dfs_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5339,7 +5488,7 @@ func (x *RecoverBlockCommand) String() string {
 func (*RecoverBlockCommand) ProtoMessage() {}
 
 func (x *RecoverBlockCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[86]
+	mi := &file_dfspb_dfs_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5352,7 +5501,7 @@ func (x *RecoverBlockCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverBlockCommand.ProtoReflect.Descriptor instead.
 func (*RecoverBlockCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{86}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *RecoverBlockCommand) GetBlock() *ExtendedBlock {
@@ -5385,7 +5534,7 @@ type CacheCommand struct {
 
 func (x *CacheCommand) Reset() {
 	*x = CacheCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[87]
+	mi := &file_dfspb_dfs_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5397,7 +5546,7 @@ func (x *CacheCommand) String() string {
 func (*CacheCommand) ProtoMessage() {}
 
 func (x *CacheCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[87]
+	mi := &file_dfspb_dfs_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5410,7 +5559,7 @@ func (x *CacheCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheCommand.ProtoReflect.Descriptor instead.
 func (*CacheCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{87}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *CacheCommand) GetBlockIds() []uint64 {
@@ -5429,7 +5578,7 @@ type UncacheCommand struct {
 
 func (x *UncacheCommand) Reset() {
 	*x = UncacheCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[88]
+	mi := &file_dfspb_dfs_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5441,7 +5590,7 @@ func (x *UncacheCommand) String() string {
 func (*UncacheCommand) ProtoMessage() {}
 
 func (x *UncacheCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[88]
+	mi := &file_dfspb_dfs_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5454,7 +5603,7 @@ func (x *UncacheCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncacheCommand.ProtoReflect.Descriptor instead.
 func (*UncacheCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{88}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *UncacheCommand) GetBlockIds() []uint64 {
@@ -5481,7 +5630,7 @@ type DatanodeCommand struct {
 
 func (x *DatanodeCommand) Reset() {
 	*x = DatanodeCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[89]
+	mi := &file_dfspb_dfs_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5493,7 +5642,7 @@ func (x *DatanodeCommand) String() string {
 func (*DatanodeCommand) ProtoMessage() {}
 
 func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[89]
+	mi := &file_dfspb_dfs_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5506,7 +5655,7 @@ func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeCommand.ProtoReflect.Descriptor instead.
 func (*DatanodeCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{89}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *DatanodeCommand) GetCommand() isDatanodeCommand_Command {
@@ -5611,22 +5760,23 @@ func (*DatanodeCommand_Uncache) isDatanodeCommand_Command() {}
 func (*DatanodeCommand_Reregister) isDatanodeCommand_Command() {}
 
 type HeartbeatRequest struct {
-	state          protoimpl.MessageState `protogen:"open.v1"`
-	DatanodeId     string                 `protobuf:"bytes,1,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
-	Capacity       int64                  `protobuf:"varint,2,opt,name=capacity,proto3" json:"capacity,omitempty"`
-	DfsUsed        int64                  `protobuf:"varint,3,opt,name=dfs_used,json=dfsUsed,proto3" json:"dfs_used,omitempty"`
-	Remaining      int64                  `protobuf:"varint,4,opt,name=remaining,proto3" json:"remaining,omitempty"`
-	XceiverCount   int32                  `protobuf:"varint,5,opt,name=xceiver_count,json=xceiverCount,proto3" json:"xceiver_count,omitempty"`
-	CacheCapacity  int64                  `protobuf:"varint,6,opt,name=cache_capacity,json=cacheCapacity,proto3" json:"cache_capacity,omitempty"`
-	CacheUsed      int64                  `protobuf:"varint,7,opt,name=cache_used,json=cacheUsed,proto3" json:"cache_used,omitempty"`
-	CachedBlockIds []uint64               `protobuf:"varint,8,rep,packed,name=cached_block_ids,json=cachedBlockIds,proto3" json:"cached_block_ids,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	DatanodeId      string                 `protobuf:"bytes,1,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
+	Capacity        int64                  `protobuf:"varint,2,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	DfsUsed         int64                  `protobuf:"varint,3,opt,name=dfs_used,json=dfsUsed,proto3" json:"dfs_used,omitempty"`
+	Remaining       int64                  `protobuf:"varint,4,opt,name=remaining,proto3" json:"remaining,omitempty"`
+	XceiverCount    int32                  `protobuf:"varint,5,opt,name=xceiver_count,json=xceiverCount,proto3" json:"xceiver_count,omitempty"`
+	CacheCapacity   int64                  `protobuf:"varint,6,opt,name=cache_capacity,json=cacheCapacity,proto3" json:"cache_capacity,omitempty"`
+	CacheUsed       int64                  `protobuf:"varint,7,opt,name=cache_used,json=cacheUsed,proto3" json:"cache_used,omitempty"`
+	CachedBlockIds  []uint64               `protobuf:"varint,8,rep,packed,name=cached_block_ids,json=cachedBlockIds,proto3" json:"cached_block_ids,omitempty"`
+	BlockKeysSerial uint64                 `protobuf:"varint,9,opt,name=block_keys_serial,json=blockKeysSerial,proto3" json:"block_keys_serial,omitempty"` // serial of the block keys it holds
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[90]
+	mi := &file_dfspb_dfs_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5638,7 +5788,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[90]
+	mi := &file_dfspb_dfs_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5651,7 +5801,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{90}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *HeartbeatRequest) GetDatanodeId() string {
@@ -5710,17 +5860,27 @@ func (x *HeartbeatRequest) GetCachedBlockIds() []uint64 {
 	return nil
 }
 
+func (x *HeartbeatRequest) GetBlockKeysSerial() uint64 {
+	if x != nil {
+		return x.BlockKeysSerial
+	}
+	return 0
+}
+
 type HeartbeatResponse struct {
 	state                    protoimpl.MessageState `protogen:"open.v1"`
 	Commands                 []*DatanodeCommand     `protobuf:"bytes,1,rep,name=commands,proto3" json:"commands,omitempty"`
 	FullBlockReportRequested bool                   `protobuf:"varint,2,opt,name=full_block_report_requested,json=fullBlockReportRequested,proto3" json:"full_block_report_requested,omitempty"`
-	unknownFields            protoimpl.UnknownFields
-	sizeCache                protoimpl.SizeCache
+	// Sent when the datanode's block_keys_serial is behind (keys rolled).
+	BlockKeys       *ExportedBlockKeys `protobuf:"bytes,3,opt,name=block_keys,json=blockKeys,proto3" json:"block_keys,omitempty"`
+	BlockKeysSerial uint64             `protobuf:"varint,4,opt,name=block_keys_serial,json=blockKeysSerial,proto3" json:"block_keys_serial,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[91]
+	mi := &file_dfspb_dfs_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5732,7 +5892,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[91]
+	mi := &file_dfspb_dfs_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5745,7 +5905,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{91}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *HeartbeatResponse) GetCommands() []*DatanodeCommand {
@@ -5762,6 +5922,20 @@ func (x *HeartbeatResponse) GetFullBlockReportRequested() bool {
 	return false
 }
 
+func (x *HeartbeatResponse) GetBlockKeys() *ExportedBlockKeys {
+	if x != nil {
+		return x.BlockKeys
+	}
+	return nil
+}
+
+func (x *HeartbeatResponse) GetBlockKeysSerial() uint64 {
+	if x != nil {
+		return x.BlockKeysSerial
+	}
+	return 0
+}
+
 type ReportedBlock struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Block         *ExtendedBlock         `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
@@ -5772,7 +5946,7 @@ type ReportedBlock struct {
 
 func (x *ReportedBlock) Reset() {
 	*x = ReportedBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[92]
+	mi := &file_dfspb_dfs_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5784,7 +5958,7 @@ func (x *ReportedBlock) String() string {
 func (*ReportedBlock) ProtoMessage() {}
 
 func (x *ReportedBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[92]
+	mi := &file_dfspb_dfs_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5797,7 +5971,7 @@ func (x *ReportedBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportedBlock.ProtoReflect.Descriptor instead.
 func (*ReportedBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{92}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *ReportedBlock) GetBlock() *ExtendedBlock {
@@ -5824,7 +5998,7 @@ type BlockReportRequest struct {
 
 func (x *BlockReportRequest) Reset() {
 	*x = BlockReportRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[93]
+	mi := &file_dfspb_dfs_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5836,7 +6010,7 @@ func (x *BlockReportRequest) String() string {
 func (*BlockReportRequest) ProtoMessage() {}
 
 func (x *BlockReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[93]
+	mi := &file_dfspb_dfs_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5849,7 +6023,7 @@ func (x *BlockReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReportRequest.ProtoReflect.Descriptor instead.
 func (*BlockReportRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{93}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *BlockReportRequest) GetDatanodeId() string {
@@ -5875,7 +6049,7 @@ type BlockReportResponse struct {
 
 func (x *BlockReportResponse) Reset() {
 	*x = BlockReportResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[94]
+	mi := &file_dfspb_dfs_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5887,7 +6061,7 @@ func (x *BlockReportResponse) String() string {
 func (*BlockReportResponse) ProtoMessage() {}
 
 func (x *BlockReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[94]
+	mi := &file_dfspb_dfs_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5900,7 +6074,7 @@ func (x *BlockReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReportResponse.ProtoReflect.Descriptor instead.
 func (*BlockReportResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{94}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *BlockReportResponse) GetCommands() []*DatanodeCommand {
@@ -5920,7 +6094,7 @@ type ReceivedDeletedBlock struct {
 
 func (x *ReceivedDeletedBlock) Reset() {
 	*x = ReceivedDeletedBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[95]
+	mi := &file_dfspb_dfs_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5932,7 +6106,7 @@ func (x *ReceivedDeletedBlock) String() string {
 func (*ReceivedDeletedBlock) ProtoMessage() {}
 
 func (x *ReceivedDeletedBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[95]
+	mi := &file_dfspb_dfs_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5945,7 +6119,7 @@ func (x *ReceivedDeletedBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceivedDeletedBlock.ProtoReflect.Descriptor instead.
 func (*ReceivedDeletedBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{95}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *ReceivedDeletedBlock) GetBlock() *ExtendedBlock {
@@ -5972,7 +6146,7 @@ type BlockReceivedAndDeletedRequest struct {
 
 func (x *BlockReceivedAndDeletedRequest) Reset() {
 	*x = BlockReceivedAndDeletedRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[96]
+	mi := &file_dfspb_dfs_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5984,7 +6158,7 @@ func (x *BlockReceivedAndDeletedRequest) String() string {
 func (*BlockReceivedAndDeletedRequest) ProtoMessage() {}
 
 func (x *BlockReceivedAndDeletedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[96]
+	mi := &file_dfspb_dfs_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5997,7 +6171,7 @@ func (x *BlockReceivedAndDeletedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReceivedAndDeletedRequest.ProtoReflect.Descriptor instead.
 func (*BlockReceivedAndDeletedRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{96}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *BlockReceivedAndDeletedRequest) GetDatanodeId() string {
@@ -6022,7 +6196,7 @@ type BlockReceivedAndDeletedResponse struct {
 
 func (x *BlockReceivedAndDeletedResponse) Reset() {
 	*x = BlockReceivedAndDeletedResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[97]
+	mi := &file_dfspb_dfs_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6034,7 +6208,7 @@ func (x *BlockReceivedAndDeletedResponse) String() string {
 func (*BlockReceivedAndDeletedResponse) ProtoMessage() {}
 
 func (x *BlockReceivedAndDeletedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[97]
+	mi := &file_dfspb_dfs_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6047,7 +6221,7 @@ func (x *BlockReceivedAndDeletedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReceivedAndDeletedResponse.ProtoReflect.Descriptor instead.
 func (*BlockReceivedAndDeletedResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{97}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{99}
 }
 
 type DatanodeReportBadBlocksRequest struct {
@@ -6060,7 +6234,7 @@ type DatanodeReportBadBlocksRequest struct {
 
 func (x *DatanodeReportBadBlocksRequest) Reset() {
 	*x = DatanodeReportBadBlocksRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[98]
+	mi := &file_dfspb_dfs_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6072,7 +6246,7 @@ func (x *DatanodeReportBadBlocksRequest) String() string {
 func (*DatanodeReportBadBlocksRequest) ProtoMessage() {}
 
 func (x *DatanodeReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[98]
+	mi := &file_dfspb_dfs_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6085,7 +6259,7 @@ func (x *DatanodeReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeReportBadBlocksRequest.ProtoReflect.Descriptor instead.
 func (*DatanodeReportBadBlocksRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{98}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *DatanodeReportBadBlocksRequest) GetDatanodeId() string {
@@ -6110,7 +6284,7 @@ type DatanodeReportBadBlocksResponse struct {
 
 func (x *DatanodeReportBadBlocksResponse) Reset() {
 	*x = DatanodeReportBadBlocksResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[99]
+	mi := &file_dfspb_dfs_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6122,7 +6296,7 @@ func (x *DatanodeReportBadBlocksResponse) String() string {
 func (*DatanodeReportBadBlocksResponse) ProtoMessage() {}
 
 func (x *DatanodeReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[99]
+	mi := &file_dfspb_dfs_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6135,7 +6309,7 @@ func (x *DatanodeReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeReportBadBlocksResponse.ProtoReflect.Descriptor instead.
 func (*DatanodeReportBadBlocksResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{99}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{101}
 }
 
 type CommitBlockSynchronizationRequest struct {
@@ -6152,7 +6326,7 @@ type CommitBlockSynchronizationRequest struct {
 
 func (x *CommitBlockSynchronizationRequest) Reset() {
 	*x = CommitBlockSynchronizationRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[100]
+	mi := &file_dfspb_dfs_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6164,7 +6338,7 @@ func (x *CommitBlockSynchronizationRequest) String() string {
 func (*CommitBlockSynchronizationRequest) ProtoMessage() {}
 
 func (x *CommitBlockSynchronizationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[100]
+	mi := &file_dfspb_dfs_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6177,7 +6351,7 @@ func (x *CommitBlockSynchronizationRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CommitBlockSynchronizationRequest.ProtoReflect.Descriptor instead.
 func (*CommitBlockSynchronizationRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{100}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *CommitBlockSynchronizationRequest) GetBlock() *ExtendedBlock {
@@ -6230,7 +6404,7 @@ type CommitBlockSynchronizationResponse struct {
 
 func (x *CommitBlockSynchronizationResponse) Reset() {
 	*x = CommitBlockSynchronizationResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[101]
+	mi := &file_dfspb_dfs_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6242,7 +6416,7 @@ func (x *CommitBlockSynchronizationResponse) String() string {
 func (*CommitBlockSynchronizationResponse) ProtoMessage() {}
 
 func (x *CommitBlockSynchronizationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[101]
+	mi := &file_dfspb_dfs_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6255,7 +6429,7 @@ func (x *CommitBlockSynchronizationResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use CommitBlockSynchronizationResponse.ProtoReflect.Descriptor instead.
 func (*CommitBlockSynchronizationResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{101}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{103}
 }
 
 type InitReplicaRecoveryRequest struct {
@@ -6268,7 +6442,7 @@ type InitReplicaRecoveryRequest struct {
 
 func (x *InitReplicaRecoveryRequest) Reset() {
 	*x = InitReplicaRecoveryRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[102]
+	mi := &file_dfspb_dfs_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6280,7 +6454,7 @@ func (x *InitReplicaRecoveryRequest) String() string {
 func (*InitReplicaRecoveryRequest) ProtoMessage() {}
 
 func (x *InitReplicaRecoveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[102]
+	mi := &file_dfspb_dfs_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6293,7 +6467,7 @@ func (x *InitReplicaRecoveryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitReplicaRecoveryRequest.ProtoReflect.Descriptor instead.
 func (*InitReplicaRecoveryRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{102}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *InitReplicaRecoveryRequest) GetBlock() *ExtendedBlock {
@@ -6321,7 +6495,7 @@ type InitReplicaRecoveryResponse struct {
 
 func (x *InitReplicaRecoveryResponse) Reset() {
 	*x = InitReplicaRecoveryResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[103]
+	mi := &file_dfspb_dfs_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6333,7 +6507,7 @@ func (x *InitReplicaRecoveryResponse) String() string {
 func (*InitReplicaRecoveryResponse) ProtoMessage() {}
 
 func (x *InitReplicaRecoveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[103]
+	mi := &file_dfspb_dfs_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6346,7 +6520,7 @@ func (x *InitReplicaRecoveryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitReplicaRecoveryResponse.ProtoReflect.Descriptor instead.
 func (*InitReplicaRecoveryResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{103}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *InitReplicaRecoveryResponse) GetExists() bool {
@@ -6381,7 +6555,7 @@ type UpdateReplicaUnderRecoveryRequest struct {
 
 func (x *UpdateReplicaUnderRecoveryRequest) Reset() {
 	*x = UpdateReplicaUnderRecoveryRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[104]
+	mi := &file_dfspb_dfs_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6393,7 +6567,7 @@ func (x *UpdateReplicaUnderRecoveryRequest) String() string {
 func (*UpdateReplicaUnderRecoveryRequest) ProtoMessage() {}
 
 func (x *UpdateReplicaUnderRecoveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[104]
+	mi := &file_dfspb_dfs_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6406,7 +6580,7 @@ func (x *UpdateReplicaUnderRecoveryRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use UpdateReplicaUnderRecoveryRequest.ProtoReflect.Descriptor instead.
 func (*UpdateReplicaUnderRecoveryRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{104}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *UpdateReplicaUnderRecoveryRequest) GetBlock() *ExtendedBlock {
@@ -6439,7 +6613,7 @@ type UpdateReplicaUnderRecoveryResponse struct {
 
 func (x *UpdateReplicaUnderRecoveryResponse) Reset() {
 	*x = UpdateReplicaUnderRecoveryResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[105]
+	mi := &file_dfspb_dfs_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6451,7 +6625,7 @@ func (x *UpdateReplicaUnderRecoveryResponse) String() string {
 func (*UpdateReplicaUnderRecoveryResponse) ProtoMessage() {}
 
 func (x *UpdateReplicaUnderRecoveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[105]
+	mi := &file_dfspb_dfs_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6464,7 +6638,7 @@ func (x *UpdateReplicaUnderRecoveryResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use UpdateReplicaUnderRecoveryResponse.ProtoReflect.Descriptor instead.
 func (*UpdateReplicaUnderRecoveryResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{105}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *UpdateReplicaUnderRecoveryResponse) GetBlock() *ExtendedBlock {
@@ -6491,7 +6665,7 @@ type WriteBlockOp struct {
 
 func (x *WriteBlockOp) Reset() {
 	*x = WriteBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[106]
+	mi := &file_dfspb_dfs_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6503,7 +6677,7 @@ func (x *WriteBlockOp) String() string {
 func (*WriteBlockOp) ProtoMessage() {}
 
 func (x *WriteBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[106]
+	mi := &file_dfspb_dfs_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6516,7 +6690,7 @@ func (x *WriteBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteBlockOp.ProtoReflect.Descriptor instead.
 func (*WriteBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{106}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{108}
 }
 
 func (x *WriteBlockOp) GetBlock() *ExtendedBlock {
@@ -6596,7 +6770,7 @@ type ReadBlockOp struct {
 
 func (x *ReadBlockOp) Reset() {
 	*x = ReadBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[107]
+	mi := &file_dfspb_dfs_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6608,7 +6782,7 @@ func (x *ReadBlockOp) String() string {
 func (*ReadBlockOp) ProtoMessage() {}
 
 func (x *ReadBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[107]
+	mi := &file_dfspb_dfs_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6621,7 +6795,7 @@ func (x *ReadBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadBlockOp.ProtoReflect.Descriptor instead.
 func (*ReadBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{107}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *ReadBlockOp) GetBlock() *ExtendedBlock {
@@ -6680,7 +6854,7 @@ type TransferBlockOp struct {
 
 func (x *TransferBlockOp) Reset() {
 	*x = TransferBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[108]
+	mi := &file_dfspb_dfs_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6692,7 +6866,7 @@ func (x *TransferBlockOp) String() string {
 func (*TransferBlockOp) ProtoMessage() {}
 
 func (x *TransferBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[108]
+	mi := &file_dfspb_dfs_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6705,7 +6879,7 @@ func (x *TransferBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferBlockOp.ProtoReflect.Descriptor instead.
 func (*TransferBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{108}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{110}
 }
 
 func (x *TransferBlockOp) GetBlock() *ExtendedBlock {
@@ -6748,7 +6922,7 @@ type OpResponse struct {
 
 func (x *OpResponse) Reset() {
 	*x = OpResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[109]
+	mi := &file_dfspb_dfs_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6760,7 +6934,7 @@ func (x *OpResponse) String() string {
 func (*OpResponse) ProtoMessage() {}
 
 func (x *OpResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[109]
+	mi := &file_dfspb_dfs_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6773,7 +6947,7 @@ func (x *OpResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpResponse.ProtoReflect.Descriptor instead.
 func (*OpResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{109}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *OpResponse) GetStatus() OpStatus {
@@ -6816,7 +6990,7 @@ type JobCacheStatusRequest_Job struct {
 
 func (x *JobCacheStatusRequest_Job) Reset() {
 	*x = JobCacheStatusRequest_Job{}
-	mi := &file_dfspb_dfs_proto_msgTypes[110]
+	mi := &file_dfspb_dfs_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6828,7 +7002,7 @@ func (x *JobCacheStatusRequest_Job) String() string {
 func (*JobCacheStatusRequest_Job) ProtoMessage() {}
 
 func (x *JobCacheStatusRequest_Job) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[110]
+	mi := &file_dfspb_dfs_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6841,7 +7015,7 @@ func (x *JobCacheStatusRequest_Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusRequest_Job.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusRequest_Job) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{62, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{64, 0}
 }
 
 func (x *JobCacheStatusRequest_Job) GetJobId() string {
@@ -6882,7 +7056,7 @@ type JobCacheStatusResponse_Block struct {
 
 func (x *JobCacheStatusResponse_Block) Reset() {
 	*x = JobCacheStatusResponse_Block{}
-	mi := &file_dfspb_dfs_proto_msgTypes[111]
+	mi := &file_dfspb_dfs_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6894,7 +7068,7 @@ func (x *JobCacheStatusResponse_Block) String() string {
 func (*JobCacheStatusResponse_Block) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse_Block) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[111]
+	mi := &file_dfspb_dfs_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6907,7 +7081,7 @@ func (x *JobCacheStatusResponse_Block) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusResponse_Block.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusResponse_Block) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{63, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{65, 0}
 }
 
 func (x *JobCacheStatusResponse_Block) GetBlockId() uint64 {
@@ -6935,7 +7109,7 @@ type JobCacheStatusResponse_Job struct {
 
 func (x *JobCacheStatusResponse_Job) Reset() {
 	*x = JobCacheStatusResponse_Job{}
-	mi := &file_dfspb_dfs_proto_msgTypes[112]
+	mi := &file_dfspb_dfs_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6947,7 +7121,7 @@ func (x *JobCacheStatusResponse_Job) String() string {
 func (*JobCacheStatusResponse_Job) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse_Job) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[112]
+	mi := &file_dfspb_dfs_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6960,7 +7134,7 @@ func (x *JobCacheStatusResponse_Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusResponse_Job.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusResponse_Job) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{63, 1}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{65, 1}
 }
 
 func (x *JobCacheStatusResponse_Job) GetJobId() string {
@@ -6996,7 +7170,7 @@ type TransferCommand_Item struct {
 
 func (x *TransferCommand_Item) Reset() {
 	*x = TransferCommand_Item{}
-	mi := &file_dfspb_dfs_proto_msgTypes[113]
+	mi := &file_dfspb_dfs_proto_msgTypes[115]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7008,7 +7182,7 @@ func (x *TransferCommand_Item) String() string {
 func (*TransferCommand_Item) ProtoMessage() {}
 
 func (x *TransferCommand_Item) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[113]
+	mi := &file_dfspb_dfs_proto_msgTypes[115]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7021,7 +7195,7 @@ func (x *TransferCommand_Item) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand_Item.ProtoReflect.Descriptor instead.
 func (*TransferCommand_Item) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{84, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{86, 0}
 }
 
 func (x *TransferCommand_Item) GetBlock() *ExtendedBlock {
@@ -7080,7 +7254,15 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\n" +
 	"identifier\x18\x01 \x01(\fR\n" +
 	"identifier\x12\x1a\n" +
-	"\bpassword\x18\x02 \x01(\fR\bpassword\"\xf4\x01\n" +
+	"\bpassword\x18\x02 \x01(\fR\bpassword\"_\n" +
+	"\bBlockKey\x12\x15\n" +
+	"\x06key_id\x18\x01 \x01(\rR\x05keyId\x12$\n" +
+	"\x0eexpiry_unix_ms\x18\x02 \x01(\x03R\fexpiryUnixMs\x12\x16\n" +
+	"\x06secret\x18\x03 \x01(\fR\x06secret\"}\n" +
+	"\x11ExportedBlockKeys\x12\x18\n" +
+	"\aenabled\x18\x01 \x01(\bR\aenabled\x12$\n" +
+	"\x0ecurrent_key_id\x18\x02 \x01(\rR\fcurrentKeyId\x12(\n" +
+	"\x04keys\x18\x03 \x03(\v2\x14.smarth.dfs.BlockKeyR\x04keys\"\xf4\x01\n" +
 	"\fLocatedBlock\x12/\n" +
 	"\x05block\x18\x01 \x01(\v2\x19.smarth.dfs.ExtendedBlockR\x05block\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x126\n" +
@@ -7175,11 +7357,12 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"clientName\x12\x17\n" +
 	"\afile_id\x18\a \x01(\x04R\x06fileId\"O\n" +
 	"\x1dGetAdditionalDatanodeResponse\x12.\n" +
-	"\x05block\x18\x01 \x01(\v2\x18.smarth.dfs.LocatedBlockR\x05block\"q\n" +
+	"\x05block\x18\x01 \x01(\v2\x18.smarth.dfs.LocatedBlockR\x05block\"\x87\x01\n" +
 	"\x1dUpdateBlockForPipelineRequest\x12/\n" +
 	"\x05block\x18\x01 \x01(\v2\x19.smarth.dfs.ExtendedBlockR\x05block\x12\x1f\n" +
 	"\vclient_name\x18\x02 \x01(\tR\n" +
-	"clientName\"P\n" +
+	"clientName\x12\x14\n" +
+	"\x05nodes\x18\x03 \x03(\tR\x05nodes\"P\n" +
 	"\x1eUpdateBlockForPipelineResponse\x12.\n" +
 	"\x05block\x18\x01 \x01(\v2\x18.smarth.dfs.LocatedBlockR\x05block\"\xc5\x01\n" +
 	"\x15UpdatePipelineRequest\x12\x1f\n" +
@@ -7406,9 +7589,11 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\tevictions\x18\x06 \x01(\x03R\tevictions\x12:\n" +
 	"\x04jobs\x18\a \x03(\v2&.smarth.dfs.JobCacheStatusResponse.JobR\x04jobs\"O\n" +
 	"\x17RegisterDatanodeRequest\x124\n" +
-	"\bdatanode\x18\x01 \x01(\v2\x18.smarth.dfs.DatanodeInfoR\bdatanode\"P\n" +
+	"\bdatanode\x18\x01 \x01(\v2\x18.smarth.dfs.DatanodeInfoR\bdatanode\"\x8e\x01\n" +
 	"\x18RegisterDatanodeResponse\x124\n" +
-	"\bdatanode\x18\x01 \x01(\v2\x18.smarth.dfs.DatanodeInfoR\bdatanode\"\xe5\x01\n" +
+	"\bdatanode\x18\x01 \x01(\v2\x18.smarth.dfs.DatanodeInfoR\bdatanode\x12<\n" +
+	"\n" +
+	"block_keys\x18\x02 \x01(\v2\x1d.smarth.dfs.ExportedBlockKeysR\tblockKeys\"\xe5\x01\n" +
 	"\x0fTransferCommand\x126\n" +
 	"\x05items\x18\x01 \x03(\v2 .smarth.dfs.TransferCommand.ItemR\x05items\x1a\x99\x01\n" +
 	"\x04Item\x12/\n" +
@@ -7436,7 +7621,7 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\n" +
 	"reregister\x18\x06 \x01(\bH\x00R\n" +
 	"reregisterB\t\n" +
-	"\acommand\"\x9d\x02\n" +
+	"\acommand\"\xc9\x02\n" +
 	"\x10HeartbeatRequest\x12\x1f\n" +
 	"\vdatanode_id\x18\x01 \x01(\tR\n" +
 	"datanodeId\x12\x1a\n" +
@@ -7447,10 +7632,14 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x0ecache_capacity\x18\x06 \x01(\x03R\rcacheCapacity\x12\x1d\n" +
 	"\n" +
 	"cache_used\x18\a \x01(\x03R\tcacheUsed\x12(\n" +
-	"\x10cached_block_ids\x18\b \x03(\x04R\x0ecachedBlockIds\"\x8b\x01\n" +
+	"\x10cached_block_ids\x18\b \x03(\x04R\x0ecachedBlockIds\x12*\n" +
+	"\x11block_keys_serial\x18\t \x01(\x04R\x0fblockKeysSerial\"\xf5\x01\n" +
 	"\x11HeartbeatResponse\x127\n" +
 	"\bcommands\x18\x01 \x03(\v2\x1b.smarth.dfs.DatanodeCommandR\bcommands\x12=\n" +
-	"\x1bfull_block_report_requested\x18\x02 \x01(\bR\x18fullBlockReportRequested\"p\n" +
+	"\x1bfull_block_report_requested\x18\x02 \x01(\bR\x18fullBlockReportRequested\x12<\n" +
+	"\n" +
+	"block_keys\x18\x03 \x01(\v2\x1d.smarth.dfs.ExportedBlockKeysR\tblockKeys\x12*\n" +
+	"\x11block_keys_serial\x18\x04 \x01(\x04R\x0fblockKeysSerial\"p\n" +
 	"\rReportedBlock\x12/\n" +
 	"\x05block\x18\x01 \x01(\v2\x19.smarth.dfs.ExtendedBlockR\x05block\x12.\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x18.smarth.dfs.ReplicaStateR\x05state\"h\n" +
@@ -7635,7 +7824,7 @@ func file_dfspb_dfs_proto_rawDescGZIP() []byte {
 }
 
 var file_dfspb_dfs_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 114)
+var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 116)
 var file_dfspb_dfs_proto_goTypes = []any{
 	(DatanodeState)(0),                         // 0: smarth.dfs.DatanodeState
 	(FileType)(0),                              // 1: smarth.dfs.FileType
@@ -7648,291 +7837,296 @@ var file_dfspb_dfs_proto_goTypes = []any{
 	(*ExtendedBlock)(nil),                      // 8: smarth.dfs.ExtendedBlock
 	(*DatanodeInfo)(nil),                       // 9: smarth.dfs.DatanodeInfo
 	(*BlockToken)(nil),                         // 10: smarth.dfs.BlockToken
-	(*LocatedBlock)(nil),                       // 11: smarth.dfs.LocatedBlock
-	(*LocatedBlocks)(nil),                      // 12: smarth.dfs.LocatedBlocks
-	(*FileStatus)(nil),                         // 13: smarth.dfs.FileStatus
-	(*MkdirsRequest)(nil),                      // 14: smarth.dfs.MkdirsRequest
-	(*MkdirsResponse)(nil),                     // 15: smarth.dfs.MkdirsResponse
-	(*CreateRequest)(nil),                      // 16: smarth.dfs.CreateRequest
-	(*CreateResponse)(nil),                     // 17: smarth.dfs.CreateResponse
-	(*AddBlockRequest)(nil),                    // 18: smarth.dfs.AddBlockRequest
-	(*AddBlockResponse)(nil),                   // 19: smarth.dfs.AddBlockResponse
-	(*CompleteRequest)(nil),                    // 20: smarth.dfs.CompleteRequest
-	(*CompleteResponse)(nil),                   // 21: smarth.dfs.CompleteResponse
-	(*AbandonBlockRequest)(nil),                // 22: smarth.dfs.AbandonBlockRequest
-	(*AbandonBlockResponse)(nil),               // 23: smarth.dfs.AbandonBlockResponse
-	(*GetAdditionalDatanodeRequest)(nil),       // 24: smarth.dfs.GetAdditionalDatanodeRequest
-	(*GetAdditionalDatanodeResponse)(nil),      // 25: smarth.dfs.GetAdditionalDatanodeResponse
-	(*UpdateBlockForPipelineRequest)(nil),      // 26: smarth.dfs.UpdateBlockForPipelineRequest
-	(*UpdateBlockForPipelineResponse)(nil),     // 27: smarth.dfs.UpdateBlockForPipelineResponse
-	(*UpdatePipelineRequest)(nil),              // 28: smarth.dfs.UpdatePipelineRequest
-	(*UpdatePipelineResponse)(nil),             // 29: smarth.dfs.UpdatePipelineResponse
-	(*RenewLeaseRequest)(nil),                  // 30: smarth.dfs.RenewLeaseRequest
-	(*RenewLeaseResponse)(nil),                 // 31: smarth.dfs.RenewLeaseResponse
-	(*GetBlockLocationsRequest)(nil),           // 32: smarth.dfs.GetBlockLocationsRequest
-	(*GetBlockLocationsResponse)(nil),          // 33: smarth.dfs.GetBlockLocationsResponse
-	(*GetFileInfoRequest)(nil),                 // 34: smarth.dfs.GetFileInfoRequest
-	(*GetFileInfoResponse)(nil),                // 35: smarth.dfs.GetFileInfoResponse
-	(*GetListingRequest)(nil),                  // 36: smarth.dfs.GetListingRequest
-	(*GetListingResponse)(nil),                 // 37: smarth.dfs.GetListingResponse
-	(*DeleteRequest)(nil),                      // 38: smarth.dfs.DeleteRequest
-	(*DeleteResponse)(nil),                     // 39: smarth.dfs.DeleteResponse
-	(*RenameRequest)(nil),                      // 40: smarth.dfs.RenameRequest
-	(*RenameResponse)(nil),                     // 41: smarth.dfs.RenameResponse
-	(*SetReplicationRequest)(nil),              // 42: smarth.dfs.SetReplicationRequest
-	(*SetReplicationResponse)(nil),             // 43: smarth.dfs.SetReplicationResponse
-	(*SetPermissionRequest)(nil),               // 44: smarth.dfs.SetPermissionRequest
-	(*SetPermissionResponse)(nil),              // 45: smarth.dfs.SetPermissionResponse
-	(*SetOwnerRequest)(nil),                    // 46: smarth.dfs.SetOwnerRequest
-	(*SetOwnerResponse)(nil),                   // 47: smarth.dfs.SetOwnerResponse
-	(*GetContentSummaryRequest)(nil),           // 48: smarth.dfs.GetContentSummaryRequest
-	(*GetContentSummaryResponse)(nil),          // 49: smarth.dfs.GetContentSummaryResponse
-	(*ReportBadBlocksRequest)(nil),             // 50: smarth.dfs.ReportBadBlocksRequest
-	(*ReportBadBlocksResponse)(nil),            // 51: smarth.dfs.ReportBadBlocksResponse
-	(*GetDatanodeReportRequest)(nil),           // 52: smarth.dfs.GetDatanodeReportRequest
-	(*GetDatanodeReportResponse)(nil),          // 53: smarth.dfs.GetDatanodeReportResponse
-	(*FsckRequest)(nil),                        // 54: smarth.dfs.FsckRequest
-	(*FsckBlock)(nil),                          // 55: smarth.dfs.FsckBlock
-	(*FsckFile)(nil),                           // 56: smarth.dfs.FsckFile
-	(*FsckResponse)(nil),                       // 57: smarth.dfs.FsckResponse
-	(*GetServerDefaultsRequest)(nil),           // 58: smarth.dfs.GetServerDefaultsRequest
-	(*GetServerDefaultsResponse)(nil),          // 59: smarth.dfs.GetServerDefaultsResponse
-	(*SpeedSample)(nil),                        // 60: smarth.dfs.SpeedSample
-	(*ClientHeartbeatRequest)(nil),             // 61: smarth.dfs.ClientHeartbeatRequest
-	(*ClientHeartbeatResponse)(nil),            // 62: smarth.dfs.ClientHeartbeatResponse
-	(*GetSpeedsRequest)(nil),                   // 63: smarth.dfs.GetSpeedsRequest
-	(*SpeedRecord)(nil),                        // 64: smarth.dfs.SpeedRecord
-	(*GetSpeedsResponse)(nil),                  // 65: smarth.dfs.GetSpeedsResponse
-	(*SetSafeModeRequest)(nil),                 // 66: smarth.dfs.SetSafeModeRequest
-	(*SetSafeModeResponse)(nil),                // 67: smarth.dfs.SetSafeModeResponse
-	(*CacheAccessRequest)(nil),                 // 68: smarth.dfs.CacheAccessRequest
-	(*CacheAccessResponse)(nil),                // 69: smarth.dfs.CacheAccessResponse
-	(*JobCacheStatusRequest)(nil),              // 70: smarth.dfs.JobCacheStatusRequest
-	(*JobCacheStatusResponse)(nil),             // 71: smarth.dfs.JobCacheStatusResponse
-	(*CachePoolInfo)(nil),                      // 72: smarth.dfs.CachePoolInfo
-	(*CacheDirectiveInfo)(nil),                 // 73: smarth.dfs.CacheDirectiveInfo
-	(*AddCachePoolRequest)(nil),                // 74: smarth.dfs.AddCachePoolRequest
-	(*AddCachePoolResponse)(nil),               // 75: smarth.dfs.AddCachePoolResponse
-	(*RemoveCachePoolRequest)(nil),             // 76: smarth.dfs.RemoveCachePoolRequest
-	(*RemoveCachePoolResponse)(nil),            // 77: smarth.dfs.RemoveCachePoolResponse
-	(*ListCachePoolsRequest)(nil),              // 78: smarth.dfs.ListCachePoolsRequest
-	(*ListCachePoolsResponse)(nil),             // 79: smarth.dfs.ListCachePoolsResponse
-	(*AddCacheDirectiveRequest)(nil),           // 80: smarth.dfs.AddCacheDirectiveRequest
-	(*AddCacheDirectiveResponse)(nil),          // 81: smarth.dfs.AddCacheDirectiveResponse
-	(*RemoveCacheDirectiveRequest)(nil),        // 82: smarth.dfs.RemoveCacheDirectiveRequest
-	(*RemoveCacheDirectiveResponse)(nil),       // 83: smarth.dfs.RemoveCacheDirectiveResponse
-	(*ListCacheDirectivesRequest)(nil),         // 84: smarth.dfs.ListCacheDirectivesRequest
-	(*ListCacheDirectivesResponse)(nil),        // 85: smarth.dfs.ListCacheDirectivesResponse
-	(*GetCacheStatsRequest)(nil),               // 86: smarth.dfs.GetCacheStatsRequest
-	(*NodeCacheStats)(nil),                     // 87: smarth.dfs.NodeCacheStats
-	(*AppCacheStats)(nil),                      // 88: smarth.dfs.AppCacheStats
-	(*GetCacheStatsResponse)(nil),              // 89: smarth.dfs.GetCacheStatsResponse
-	(*RegisterDatanodeRequest)(nil),            // 90: smarth.dfs.RegisterDatanodeRequest
-	(*RegisterDatanodeResponse)(nil),           // 91: smarth.dfs.RegisterDatanodeResponse
-	(*TransferCommand)(nil),                    // 92: smarth.dfs.TransferCommand
-	(*InvalidateCommand)(nil),                  // 93: smarth.dfs.InvalidateCommand
-	(*RecoverBlockCommand)(nil),                // 94: smarth.dfs.RecoverBlockCommand
-	(*CacheCommand)(nil),                       // 95: smarth.dfs.CacheCommand
-	(*UncacheCommand)(nil),                     // 96: smarth.dfs.UncacheCommand
-	(*DatanodeCommand)(nil),                    // 97: smarth.dfs.DatanodeCommand
-	(*HeartbeatRequest)(nil),                   // 98: smarth.dfs.HeartbeatRequest
-	(*HeartbeatResponse)(nil),                  // 99: smarth.dfs.HeartbeatResponse
-	(*ReportedBlock)(nil),                      // 100: smarth.dfs.ReportedBlock
-	(*BlockReportRequest)(nil),                 // 101: smarth.dfs.BlockReportRequest
-	(*BlockReportResponse)(nil),                // 102: smarth.dfs.BlockReportResponse
-	(*ReceivedDeletedBlock)(nil),               // 103: smarth.dfs.ReceivedDeletedBlock
-	(*BlockReceivedAndDeletedRequest)(nil),     // 104: smarth.dfs.BlockReceivedAndDeletedRequest
-	(*BlockReceivedAndDeletedResponse)(nil),    // 105: smarth.dfs.BlockReceivedAndDeletedResponse
-	(*DatanodeReportBadBlocksRequest)(nil),     // 106: smarth.dfs.DatanodeReportBadBlocksRequest
-	(*DatanodeReportBadBlocksResponse)(nil),    // 107: smarth.dfs.DatanodeReportBadBlocksResponse
-	(*CommitBlockSynchronizationRequest)(nil),  // 108: smarth.dfs.CommitBlockSynchronizationRequest
-	(*CommitBlockSynchronizationResponse)(nil), // 109: smarth.dfs.CommitBlockSynchronizationResponse
-	(*InitReplicaRecoveryRequest)(nil),         // 110: smarth.dfs.InitReplicaRecoveryRequest
-	(*InitReplicaRecoveryResponse)(nil),        // 111: smarth.dfs.InitReplicaRecoveryResponse
-	(*UpdateReplicaUnderRecoveryRequest)(nil),  // 112: smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	(*UpdateReplicaUnderRecoveryResponse)(nil), // 113: smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	(*WriteBlockOp)(nil),                       // 114: smarth.dfs.WriteBlockOp
-	(*ReadBlockOp)(nil),                        // 115: smarth.dfs.ReadBlockOp
-	(*TransferBlockOp)(nil),                    // 116: smarth.dfs.TransferBlockOp
-	(*OpResponse)(nil),                         // 117: smarth.dfs.OpResponse
-	(*JobCacheStatusRequest_Job)(nil),          // 118: smarth.dfs.JobCacheStatusRequest.Job
-	(*JobCacheStatusResponse_Block)(nil),       // 119: smarth.dfs.JobCacheStatusResponse.Block
-	(*JobCacheStatusResponse_Job)(nil),         // 120: smarth.dfs.JobCacheStatusResponse.Job
-	(*TransferCommand_Item)(nil),               // 121: smarth.dfs.TransferCommand.Item
+	(*BlockKey)(nil),                           // 11: smarth.dfs.BlockKey
+	(*ExportedBlockKeys)(nil),                  // 12: smarth.dfs.ExportedBlockKeys
+	(*LocatedBlock)(nil),                       // 13: smarth.dfs.LocatedBlock
+	(*LocatedBlocks)(nil),                      // 14: smarth.dfs.LocatedBlocks
+	(*FileStatus)(nil),                         // 15: smarth.dfs.FileStatus
+	(*MkdirsRequest)(nil),                      // 16: smarth.dfs.MkdirsRequest
+	(*MkdirsResponse)(nil),                     // 17: smarth.dfs.MkdirsResponse
+	(*CreateRequest)(nil),                      // 18: smarth.dfs.CreateRequest
+	(*CreateResponse)(nil),                     // 19: smarth.dfs.CreateResponse
+	(*AddBlockRequest)(nil),                    // 20: smarth.dfs.AddBlockRequest
+	(*AddBlockResponse)(nil),                   // 21: smarth.dfs.AddBlockResponse
+	(*CompleteRequest)(nil),                    // 22: smarth.dfs.CompleteRequest
+	(*CompleteResponse)(nil),                   // 23: smarth.dfs.CompleteResponse
+	(*AbandonBlockRequest)(nil),                // 24: smarth.dfs.AbandonBlockRequest
+	(*AbandonBlockResponse)(nil),               // 25: smarth.dfs.AbandonBlockResponse
+	(*GetAdditionalDatanodeRequest)(nil),       // 26: smarth.dfs.GetAdditionalDatanodeRequest
+	(*GetAdditionalDatanodeResponse)(nil),      // 27: smarth.dfs.GetAdditionalDatanodeResponse
+	(*UpdateBlockForPipelineRequest)(nil),      // 28: smarth.dfs.UpdateBlockForPipelineRequest
+	(*UpdateBlockForPipelineResponse)(nil),     // 29: smarth.dfs.UpdateBlockForPipelineResponse
+	(*UpdatePipelineRequest)(nil),              // 30: smarth.dfs.UpdatePipelineRequest
+	(*UpdatePipelineResponse)(nil),             // 31: smarth.dfs.UpdatePipelineResponse
+	(*RenewLeaseRequest)(nil),                  // 32: smarth.dfs.RenewLeaseRequest
+	(*RenewLeaseResponse)(nil),                 // 33: smarth.dfs.RenewLeaseResponse
+	(*GetBlockLocationsRequest)(nil),           // 34: smarth.dfs.GetBlockLocationsRequest
+	(*GetBlockLocationsResponse)(nil),          // 35: smarth.dfs.GetBlockLocationsResponse
+	(*GetFileInfoRequest)(nil),                 // 36: smarth.dfs.GetFileInfoRequest
+	(*GetFileInfoResponse)(nil),                // 37: smarth.dfs.GetFileInfoResponse
+	(*GetListingRequest)(nil),                  // 38: smarth.dfs.GetListingRequest
+	(*GetListingResponse)(nil),                 // 39: smarth.dfs.GetListingResponse
+	(*DeleteRequest)(nil),                      // 40: smarth.dfs.DeleteRequest
+	(*DeleteResponse)(nil),                     // 41: smarth.dfs.DeleteResponse
+	(*RenameRequest)(nil),                      // 42: smarth.dfs.RenameRequest
+	(*RenameResponse)(nil),                     // 43: smarth.dfs.RenameResponse
+	(*SetReplicationRequest)(nil),              // 44: smarth.dfs.SetReplicationRequest
+	(*SetReplicationResponse)(nil),             // 45: smarth.dfs.SetReplicationResponse
+	(*SetPermissionRequest)(nil),               // 46: smarth.dfs.SetPermissionRequest
+	(*SetPermissionResponse)(nil),              // 47: smarth.dfs.SetPermissionResponse
+	(*SetOwnerRequest)(nil),                    // 48: smarth.dfs.SetOwnerRequest
+	(*SetOwnerResponse)(nil),                   // 49: smarth.dfs.SetOwnerResponse
+	(*GetContentSummaryRequest)(nil),           // 50: smarth.dfs.GetContentSummaryRequest
+	(*GetContentSummaryResponse)(nil),          // 51: smarth.dfs.GetContentSummaryResponse
+	(*ReportBadBlocksRequest)(nil),             // 52: smarth.dfs.ReportBadBlocksRequest
+	(*ReportBadBlocksResponse)(nil),            // 53: smarth.dfs.ReportBadBlocksResponse
+	(*GetDatanodeReportRequest)(nil),           // 54: smarth.dfs.GetDatanodeReportRequest
+	(*GetDatanodeReportResponse)(nil),          // 55: smarth.dfs.GetDatanodeReportResponse
+	(*FsckRequest)(nil),                        // 56: smarth.dfs.FsckRequest
+	(*FsckBlock)(nil),                          // 57: smarth.dfs.FsckBlock
+	(*FsckFile)(nil),                           // 58: smarth.dfs.FsckFile
+	(*FsckResponse)(nil),                       // 59: smarth.dfs.FsckResponse
+	(*GetServerDefaultsRequest)(nil),           // 60: smarth.dfs.GetServerDefaultsRequest
+	(*GetServerDefaultsResponse)(nil),          // 61: smarth.dfs.GetServerDefaultsResponse
+	(*SpeedSample)(nil),                        // 62: smarth.dfs.SpeedSample
+	(*ClientHeartbeatRequest)(nil),             // 63: smarth.dfs.ClientHeartbeatRequest
+	(*ClientHeartbeatResponse)(nil),            // 64: smarth.dfs.ClientHeartbeatResponse
+	(*GetSpeedsRequest)(nil),                   // 65: smarth.dfs.GetSpeedsRequest
+	(*SpeedRecord)(nil),                        // 66: smarth.dfs.SpeedRecord
+	(*GetSpeedsResponse)(nil),                  // 67: smarth.dfs.GetSpeedsResponse
+	(*SetSafeModeRequest)(nil),                 // 68: smarth.dfs.SetSafeModeRequest
+	(*SetSafeModeResponse)(nil),                // 69: smarth.dfs.SetSafeModeResponse
+	(*CacheAccessRequest)(nil),                 // 70: smarth.dfs.CacheAccessRequest
+	(*CacheAccessResponse)(nil),                // 71: smarth.dfs.CacheAccessResponse
+	(*JobCacheStatusRequest)(nil),              // 72: smarth.dfs.JobCacheStatusRequest
+	(*JobCacheStatusResponse)(nil),             // 73: smarth.dfs.JobCacheStatusResponse
+	(*CachePoolInfo)(nil),                      // 74: smarth.dfs.CachePoolInfo
+	(*CacheDirectiveInfo)(nil),                 // 75: smarth.dfs.CacheDirectiveInfo
+	(*AddCachePoolRequest)(nil),                // 76: smarth.dfs.AddCachePoolRequest
+	(*AddCachePoolResponse)(nil),               // 77: smarth.dfs.AddCachePoolResponse
+	(*RemoveCachePoolRequest)(nil),             // 78: smarth.dfs.RemoveCachePoolRequest
+	(*RemoveCachePoolResponse)(nil),            // 79: smarth.dfs.RemoveCachePoolResponse
+	(*ListCachePoolsRequest)(nil),              // 80: smarth.dfs.ListCachePoolsRequest
+	(*ListCachePoolsResponse)(nil),             // 81: smarth.dfs.ListCachePoolsResponse
+	(*AddCacheDirectiveRequest)(nil),           // 82: smarth.dfs.AddCacheDirectiveRequest
+	(*AddCacheDirectiveResponse)(nil),          // 83: smarth.dfs.AddCacheDirectiveResponse
+	(*RemoveCacheDirectiveRequest)(nil),        // 84: smarth.dfs.RemoveCacheDirectiveRequest
+	(*RemoveCacheDirectiveResponse)(nil),       // 85: smarth.dfs.RemoveCacheDirectiveResponse
+	(*ListCacheDirectivesRequest)(nil),         // 86: smarth.dfs.ListCacheDirectivesRequest
+	(*ListCacheDirectivesResponse)(nil),        // 87: smarth.dfs.ListCacheDirectivesResponse
+	(*GetCacheStatsRequest)(nil),               // 88: smarth.dfs.GetCacheStatsRequest
+	(*NodeCacheStats)(nil),                     // 89: smarth.dfs.NodeCacheStats
+	(*AppCacheStats)(nil),                      // 90: smarth.dfs.AppCacheStats
+	(*GetCacheStatsResponse)(nil),              // 91: smarth.dfs.GetCacheStatsResponse
+	(*RegisterDatanodeRequest)(nil),            // 92: smarth.dfs.RegisterDatanodeRequest
+	(*RegisterDatanodeResponse)(nil),           // 93: smarth.dfs.RegisterDatanodeResponse
+	(*TransferCommand)(nil),                    // 94: smarth.dfs.TransferCommand
+	(*InvalidateCommand)(nil),                  // 95: smarth.dfs.InvalidateCommand
+	(*RecoverBlockCommand)(nil),                // 96: smarth.dfs.RecoverBlockCommand
+	(*CacheCommand)(nil),                       // 97: smarth.dfs.CacheCommand
+	(*UncacheCommand)(nil),                     // 98: smarth.dfs.UncacheCommand
+	(*DatanodeCommand)(nil),                    // 99: smarth.dfs.DatanodeCommand
+	(*HeartbeatRequest)(nil),                   // 100: smarth.dfs.HeartbeatRequest
+	(*HeartbeatResponse)(nil),                  // 101: smarth.dfs.HeartbeatResponse
+	(*ReportedBlock)(nil),                      // 102: smarth.dfs.ReportedBlock
+	(*BlockReportRequest)(nil),                 // 103: smarth.dfs.BlockReportRequest
+	(*BlockReportResponse)(nil),                // 104: smarth.dfs.BlockReportResponse
+	(*ReceivedDeletedBlock)(nil),               // 105: smarth.dfs.ReceivedDeletedBlock
+	(*BlockReceivedAndDeletedRequest)(nil),     // 106: smarth.dfs.BlockReceivedAndDeletedRequest
+	(*BlockReceivedAndDeletedResponse)(nil),    // 107: smarth.dfs.BlockReceivedAndDeletedResponse
+	(*DatanodeReportBadBlocksRequest)(nil),     // 108: smarth.dfs.DatanodeReportBadBlocksRequest
+	(*DatanodeReportBadBlocksResponse)(nil),    // 109: smarth.dfs.DatanodeReportBadBlocksResponse
+	(*CommitBlockSynchronizationRequest)(nil),  // 110: smarth.dfs.CommitBlockSynchronizationRequest
+	(*CommitBlockSynchronizationResponse)(nil), // 111: smarth.dfs.CommitBlockSynchronizationResponse
+	(*InitReplicaRecoveryRequest)(nil),         // 112: smarth.dfs.InitReplicaRecoveryRequest
+	(*InitReplicaRecoveryResponse)(nil),        // 113: smarth.dfs.InitReplicaRecoveryResponse
+	(*UpdateReplicaUnderRecoveryRequest)(nil),  // 114: smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	(*UpdateReplicaUnderRecoveryResponse)(nil), // 115: smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	(*WriteBlockOp)(nil),                       // 116: smarth.dfs.WriteBlockOp
+	(*ReadBlockOp)(nil),                        // 117: smarth.dfs.ReadBlockOp
+	(*TransferBlockOp)(nil),                    // 118: smarth.dfs.TransferBlockOp
+	(*OpResponse)(nil),                         // 119: smarth.dfs.OpResponse
+	(*JobCacheStatusRequest_Job)(nil),          // 120: smarth.dfs.JobCacheStatusRequest.Job
+	(*JobCacheStatusResponse_Block)(nil),       // 121: smarth.dfs.JobCacheStatusResponse.Block
+	(*JobCacheStatusResponse_Job)(nil),         // 122: smarth.dfs.JobCacheStatusResponse.Job
+	(*TransferCommand_Item)(nil),               // 123: smarth.dfs.TransferCommand.Item
 }
 var file_dfspb_dfs_proto_depIdxs = []int32{
 	0,   // 0: smarth.dfs.DatanodeInfo.state:type_name -> smarth.dfs.DatanodeState
-	8,   // 1: smarth.dfs.LocatedBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 2: smarth.dfs.LocatedBlock.locations:type_name -> smarth.dfs.DatanodeInfo
-	10,  // 3: smarth.dfs.LocatedBlock.token:type_name -> smarth.dfs.BlockToken
-	11,  // 4: smarth.dfs.LocatedBlocks.blocks:type_name -> smarth.dfs.LocatedBlock
-	11,  // 5: smarth.dfs.LocatedBlocks.last_block:type_name -> smarth.dfs.LocatedBlock
-	1,   // 6: smarth.dfs.FileStatus.type:type_name -> smarth.dfs.FileType
-	13,  // 7: smarth.dfs.CreateResponse.status:type_name -> smarth.dfs.FileStatus
-	8,   // 8: smarth.dfs.AddBlockRequest.previous:type_name -> smarth.dfs.ExtendedBlock
-	11,  // 9: smarth.dfs.AddBlockResponse.block:type_name -> smarth.dfs.LocatedBlock
-	8,   // 10: smarth.dfs.CompleteRequest.last:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 11: smarth.dfs.CompleteRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 12: smarth.dfs.AbandonBlockRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 13: smarth.dfs.GetAdditionalDatanodeRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	11,  // 14: smarth.dfs.GetAdditionalDatanodeResponse.block:type_name -> smarth.dfs.LocatedBlock
-	8,   // 15: smarth.dfs.UpdateBlockForPipelineRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	11,  // 16: smarth.dfs.UpdateBlockForPipelineResponse.block:type_name -> smarth.dfs.LocatedBlock
-	8,   // 17: smarth.dfs.UpdatePipelineRequest.old_block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 18: smarth.dfs.UpdatePipelineRequest.new_block:type_name -> smarth.dfs.ExtendedBlock
-	12,  // 19: smarth.dfs.GetBlockLocationsResponse.locations:type_name -> smarth.dfs.LocatedBlocks
-	13,  // 20: smarth.dfs.GetFileInfoResponse.status:type_name -> smarth.dfs.FileStatus
-	13,  // 21: smarth.dfs.GetListingResponse.entries:type_name -> smarth.dfs.FileStatus
-	11,  // 22: smarth.dfs.ReportBadBlocksRequest.blocks:type_name -> smarth.dfs.LocatedBlock
-	0,   // 23: smarth.dfs.GetDatanodeReportRequest.state:type_name -> smarth.dfs.DatanodeState
-	9,   // 24: smarth.dfs.GetDatanodeReportResponse.datanodes:type_name -> smarth.dfs.DatanodeInfo
-	8,   // 25: smarth.dfs.FsckBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	13,  // 26: smarth.dfs.FsckFile.status:type_name -> smarth.dfs.FileStatus
-	55,  // 27: smarth.dfs.FsckFile.blocks:type_name -> smarth.dfs.FsckBlock
-	56,  // 28: smarth.dfs.FsckResponse.files:type_name -> smarth.dfs.FsckFile
-	60,  // 29: smarth.dfs.ClientHeartbeatRequest.samples:type_name -> smarth.dfs.SpeedSample
-	64,  // 30: smarth.dfs.GetSpeedsResponse.records:type_name -> smarth.dfs.SpeedRecord
-	2,   // 31: smarth.dfs.SetSafeModeRequest.action:type_name -> smarth.dfs.SafeModeAction
-	118, // 32: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
-	120, // 33: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
-	72,  // 34: smarth.dfs.AddCachePoolRequest.pool:type_name -> smarth.dfs.CachePoolInfo
-	72,  // 35: smarth.dfs.ListCachePoolsResponse.pools:type_name -> smarth.dfs.CachePoolInfo
-	73,  // 36: smarth.dfs.AddCacheDirectiveRequest.directive:type_name -> smarth.dfs.CacheDirectiveInfo
-	73,  // 37: smarth.dfs.ListCacheDirectivesResponse.directives:type_name -> smarth.dfs.CacheDirectiveInfo
-	87,  // 38: smarth.dfs.GetCacheStatsResponse.nodes:type_name -> smarth.dfs.NodeCacheStats
-	88,  // 39: smarth.dfs.GetCacheStatsResponse.apps:type_name -> smarth.dfs.AppCacheStats
-	120, // 40: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
-	9,   // 41: smarth.dfs.RegisterDatanodeRequest.datanode:type_name -> smarth.dfs.DatanodeInfo
-	9,   // 42: smarth.dfs.RegisterDatanodeResponse.datanode:type_name -> smarth.dfs.DatanodeInfo
-	121, // 43: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
-	8,   // 44: smarth.dfs.InvalidateCommand.blocks:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 45: smarth.dfs.RecoverBlockCommand.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 46: smarth.dfs.RecoverBlockCommand.replicas:type_name -> smarth.dfs.DatanodeInfo
-	92,  // 47: smarth.dfs.DatanodeCommand.transfer:type_name -> smarth.dfs.TransferCommand
-	93,  // 48: smarth.dfs.DatanodeCommand.invalidate:type_name -> smarth.dfs.InvalidateCommand
-	94,  // 49: smarth.dfs.DatanodeCommand.recover:type_name -> smarth.dfs.RecoverBlockCommand
-	95,  // 50: smarth.dfs.DatanodeCommand.cache:type_name -> smarth.dfs.CacheCommand
-	96,  // 51: smarth.dfs.DatanodeCommand.uncache:type_name -> smarth.dfs.UncacheCommand
-	97,  // 52: smarth.dfs.HeartbeatResponse.commands:type_name -> smarth.dfs.DatanodeCommand
-	8,   // 53: smarth.dfs.ReportedBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	3,   // 54: smarth.dfs.ReportedBlock.state:type_name -> smarth.dfs.ReplicaState
-	100, // 55: smarth.dfs.BlockReportRequest.blocks:type_name -> smarth.dfs.ReportedBlock
-	97,  // 56: smarth.dfs.BlockReportResponse.commands:type_name -> smarth.dfs.DatanodeCommand
-	8,   // 57: smarth.dfs.ReceivedDeletedBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	4,   // 58: smarth.dfs.ReceivedDeletedBlock.status:type_name -> smarth.dfs.ReceivedStatus
-	103, // 59: smarth.dfs.BlockReceivedAndDeletedRequest.blocks:type_name -> smarth.dfs.ReceivedDeletedBlock
-	8,   // 60: smarth.dfs.DatanodeReportBadBlocksRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 61: smarth.dfs.CommitBlockSynchronizationRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 62: smarth.dfs.InitReplicaRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 63: smarth.dfs.InitReplicaRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
-	3,   // 64: smarth.dfs.InitReplicaRecoveryResponse.original_state:type_name -> smarth.dfs.ReplicaState
-	8,   // 65: smarth.dfs.UpdateReplicaUnderRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 66: smarth.dfs.UpdateReplicaUnderRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 67: smarth.dfs.WriteBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 68: smarth.dfs.WriteBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
-	5,   // 69: smarth.dfs.WriteBlockOp.stage:type_name -> smarth.dfs.WriteStage
-	6,   // 70: smarth.dfs.WriteBlockOp.mode:type_name -> smarth.dfs.WriteMode
-	10,  // 71: smarth.dfs.WriteBlockOp.token:type_name -> smarth.dfs.BlockToken
-	9,   // 72: smarth.dfs.WriteBlockOp.source:type_name -> smarth.dfs.DatanodeInfo
-	8,   // 73: smarth.dfs.ReadBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 74: smarth.dfs.ReadBlockOp.token:type_name -> smarth.dfs.BlockToken
-	8,   // 75: smarth.dfs.TransferBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 76: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
-	10,  // 77: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
-	7,   // 78: smarth.dfs.OpResponse.status:type_name -> smarth.dfs.OpStatus
-	119, // 79: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
-	8,   // 80: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 81: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
-	10,  // 82: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
-	14,  // 83: smarth.dfs.ClientProtocol.Mkdirs:input_type -> smarth.dfs.MkdirsRequest
-	16,  // 84: smarth.dfs.ClientProtocol.Create:input_type -> smarth.dfs.CreateRequest
-	18,  // 85: smarth.dfs.ClientProtocol.AddBlock:input_type -> smarth.dfs.AddBlockRequest
-	20,  // 86: smarth.dfs.ClientProtocol.Complete:input_type -> smarth.dfs.CompleteRequest
-	22,  // 87: smarth.dfs.ClientProtocol.AbandonBlock:input_type -> smarth.dfs.AbandonBlockRequest
-	24,  // 88: smarth.dfs.ClientProtocol.GetAdditionalDatanode:input_type -> smarth.dfs.GetAdditionalDatanodeRequest
-	26,  // 89: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:input_type -> smarth.dfs.UpdateBlockForPipelineRequest
-	28,  // 90: smarth.dfs.ClientProtocol.UpdatePipeline:input_type -> smarth.dfs.UpdatePipelineRequest
-	30,  // 91: smarth.dfs.ClientProtocol.RenewLease:input_type -> smarth.dfs.RenewLeaseRequest
-	32,  // 92: smarth.dfs.ClientProtocol.GetBlockLocations:input_type -> smarth.dfs.GetBlockLocationsRequest
-	34,  // 93: smarth.dfs.ClientProtocol.GetFileInfo:input_type -> smarth.dfs.GetFileInfoRequest
-	36,  // 94: smarth.dfs.ClientProtocol.GetListing:input_type -> smarth.dfs.GetListingRequest
-	38,  // 95: smarth.dfs.ClientProtocol.Delete:input_type -> smarth.dfs.DeleteRequest
-	40,  // 96: smarth.dfs.ClientProtocol.Rename:input_type -> smarth.dfs.RenameRequest
-	42,  // 97: smarth.dfs.ClientProtocol.SetReplication:input_type -> smarth.dfs.SetReplicationRequest
-	44,  // 98: smarth.dfs.ClientProtocol.SetPermission:input_type -> smarth.dfs.SetPermissionRequest
-	46,  // 99: smarth.dfs.ClientProtocol.SetOwner:input_type -> smarth.dfs.SetOwnerRequest
-	48,  // 100: smarth.dfs.ClientProtocol.GetContentSummary:input_type -> smarth.dfs.GetContentSummaryRequest
-	50,  // 101: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
-	52,  // 102: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
-	54,  // 103: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
-	58,  // 104: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
-	61,  // 105: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
-	63,  // 106: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
-	66,  // 107: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
-	68,  // 108: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
-	70,  // 109: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
-	74,  // 110: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
-	76,  // 111: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
-	78,  // 112: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
-	80,  // 113: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
-	82,  // 114: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
-	84,  // 115: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
-	86,  // 116: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
-	90,  // 117: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
-	98,  // 118: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
-	101, // 119: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
-	104, // 120: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
-	106, // 121: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
-	108, // 122: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
-	110, // 123: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
-	112, // 124: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	15,  // 125: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
-	17,  // 126: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
-	19,  // 127: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
-	21,  // 128: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
-	23,  // 129: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
-	25,  // 130: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
-	27,  // 131: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
-	29,  // 132: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
-	31,  // 133: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
-	33,  // 134: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
-	35,  // 135: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
-	37,  // 136: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
-	39,  // 137: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
-	41,  // 138: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
-	43,  // 139: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
-	45,  // 140: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
-	47,  // 141: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
-	49,  // 142: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
-	51,  // 143: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
-	53,  // 144: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
-	57,  // 145: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
-	59,  // 146: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
-	62,  // 147: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
-	65,  // 148: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
-	67,  // 149: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
-	69,  // 150: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
-	71,  // 151: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
-	75,  // 152: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
-	77,  // 153: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
-	79,  // 154: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
-	81,  // 155: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
-	83,  // 156: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
-	85,  // 157: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
-	89,  // 158: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
-	91,  // 159: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
-	99,  // 160: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
-	102, // 161: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
-	105, // 162: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
-	107, // 163: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
-	109, // 164: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
-	111, // 165: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
-	113, // 166: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	125, // [125:167] is the sub-list for method output_type
-	83,  // [83:125] is the sub-list for method input_type
-	83,  // [83:83] is the sub-list for extension type_name
-	83,  // [83:83] is the sub-list for extension extendee
-	0,   // [0:83] is the sub-list for field type_name
+	11,  // 1: smarth.dfs.ExportedBlockKeys.keys:type_name -> smarth.dfs.BlockKey
+	8,   // 2: smarth.dfs.LocatedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	9,   // 3: smarth.dfs.LocatedBlock.locations:type_name -> smarth.dfs.DatanodeInfo
+	10,  // 4: smarth.dfs.LocatedBlock.token:type_name -> smarth.dfs.BlockToken
+	13,  // 5: smarth.dfs.LocatedBlocks.blocks:type_name -> smarth.dfs.LocatedBlock
+	13,  // 6: smarth.dfs.LocatedBlocks.last_block:type_name -> smarth.dfs.LocatedBlock
+	1,   // 7: smarth.dfs.FileStatus.type:type_name -> smarth.dfs.FileType
+	15,  // 8: smarth.dfs.CreateResponse.status:type_name -> smarth.dfs.FileStatus
+	8,   // 9: smarth.dfs.AddBlockRequest.previous:type_name -> smarth.dfs.ExtendedBlock
+	13,  // 10: smarth.dfs.AddBlockResponse.block:type_name -> smarth.dfs.LocatedBlock
+	8,   // 11: smarth.dfs.CompleteRequest.last:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 12: smarth.dfs.CompleteRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 13: smarth.dfs.AbandonBlockRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 14: smarth.dfs.GetAdditionalDatanodeRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	13,  // 15: smarth.dfs.GetAdditionalDatanodeResponse.block:type_name -> smarth.dfs.LocatedBlock
+	8,   // 16: smarth.dfs.UpdateBlockForPipelineRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	13,  // 17: smarth.dfs.UpdateBlockForPipelineResponse.block:type_name -> smarth.dfs.LocatedBlock
+	8,   // 18: smarth.dfs.UpdatePipelineRequest.old_block:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 19: smarth.dfs.UpdatePipelineRequest.new_block:type_name -> smarth.dfs.ExtendedBlock
+	14,  // 20: smarth.dfs.GetBlockLocationsResponse.locations:type_name -> smarth.dfs.LocatedBlocks
+	15,  // 21: smarth.dfs.GetFileInfoResponse.status:type_name -> smarth.dfs.FileStatus
+	15,  // 22: smarth.dfs.GetListingResponse.entries:type_name -> smarth.dfs.FileStatus
+	13,  // 23: smarth.dfs.ReportBadBlocksRequest.blocks:type_name -> smarth.dfs.LocatedBlock
+	0,   // 24: smarth.dfs.GetDatanodeReportRequest.state:type_name -> smarth.dfs.DatanodeState
+	9,   // 25: smarth.dfs.GetDatanodeReportResponse.datanodes:type_name -> smarth.dfs.DatanodeInfo
+	8,   // 26: smarth.dfs.FsckBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	15,  // 27: smarth.dfs.FsckFile.status:type_name -> smarth.dfs.FileStatus
+	57,  // 28: smarth.dfs.FsckFile.blocks:type_name -> smarth.dfs.FsckBlock
+	58,  // 29: smarth.dfs.FsckResponse.files:type_name -> smarth.dfs.FsckFile
+	62,  // 30: smarth.dfs.ClientHeartbeatRequest.samples:type_name -> smarth.dfs.SpeedSample
+	66,  // 31: smarth.dfs.GetSpeedsResponse.records:type_name -> smarth.dfs.SpeedRecord
+	2,   // 32: smarth.dfs.SetSafeModeRequest.action:type_name -> smarth.dfs.SafeModeAction
+	120, // 33: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
+	122, // 34: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	74,  // 35: smarth.dfs.AddCachePoolRequest.pool:type_name -> smarth.dfs.CachePoolInfo
+	74,  // 36: smarth.dfs.ListCachePoolsResponse.pools:type_name -> smarth.dfs.CachePoolInfo
+	75,  // 37: smarth.dfs.AddCacheDirectiveRequest.directive:type_name -> smarth.dfs.CacheDirectiveInfo
+	75,  // 38: smarth.dfs.ListCacheDirectivesResponse.directives:type_name -> smarth.dfs.CacheDirectiveInfo
+	89,  // 39: smarth.dfs.GetCacheStatsResponse.nodes:type_name -> smarth.dfs.NodeCacheStats
+	90,  // 40: smarth.dfs.GetCacheStatsResponse.apps:type_name -> smarth.dfs.AppCacheStats
+	122, // 41: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	9,   // 42: smarth.dfs.RegisterDatanodeRequest.datanode:type_name -> smarth.dfs.DatanodeInfo
+	9,   // 43: smarth.dfs.RegisterDatanodeResponse.datanode:type_name -> smarth.dfs.DatanodeInfo
+	12,  // 44: smarth.dfs.RegisterDatanodeResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
+	123, // 45: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
+	8,   // 46: smarth.dfs.InvalidateCommand.blocks:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 47: smarth.dfs.RecoverBlockCommand.block:type_name -> smarth.dfs.ExtendedBlock
+	9,   // 48: smarth.dfs.RecoverBlockCommand.replicas:type_name -> smarth.dfs.DatanodeInfo
+	94,  // 49: smarth.dfs.DatanodeCommand.transfer:type_name -> smarth.dfs.TransferCommand
+	95,  // 50: smarth.dfs.DatanodeCommand.invalidate:type_name -> smarth.dfs.InvalidateCommand
+	96,  // 51: smarth.dfs.DatanodeCommand.recover:type_name -> smarth.dfs.RecoverBlockCommand
+	97,  // 52: smarth.dfs.DatanodeCommand.cache:type_name -> smarth.dfs.CacheCommand
+	98,  // 53: smarth.dfs.DatanodeCommand.uncache:type_name -> smarth.dfs.UncacheCommand
+	99,  // 54: smarth.dfs.HeartbeatResponse.commands:type_name -> smarth.dfs.DatanodeCommand
+	12,  // 55: smarth.dfs.HeartbeatResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
+	8,   // 56: smarth.dfs.ReportedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	3,   // 57: smarth.dfs.ReportedBlock.state:type_name -> smarth.dfs.ReplicaState
+	102, // 58: smarth.dfs.BlockReportRequest.blocks:type_name -> smarth.dfs.ReportedBlock
+	99,  // 59: smarth.dfs.BlockReportResponse.commands:type_name -> smarth.dfs.DatanodeCommand
+	8,   // 60: smarth.dfs.ReceivedDeletedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	4,   // 61: smarth.dfs.ReceivedDeletedBlock.status:type_name -> smarth.dfs.ReceivedStatus
+	105, // 62: smarth.dfs.BlockReceivedAndDeletedRequest.blocks:type_name -> smarth.dfs.ReceivedDeletedBlock
+	8,   // 63: smarth.dfs.DatanodeReportBadBlocksRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 64: smarth.dfs.CommitBlockSynchronizationRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 65: smarth.dfs.InitReplicaRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 66: smarth.dfs.InitReplicaRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
+	3,   // 67: smarth.dfs.InitReplicaRecoveryResponse.original_state:type_name -> smarth.dfs.ReplicaState
+	8,   // 68: smarth.dfs.UpdateReplicaUnderRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 69: smarth.dfs.UpdateReplicaUnderRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 70: smarth.dfs.WriteBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	9,   // 71: smarth.dfs.WriteBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
+	5,   // 72: smarth.dfs.WriteBlockOp.stage:type_name -> smarth.dfs.WriteStage
+	6,   // 73: smarth.dfs.WriteBlockOp.mode:type_name -> smarth.dfs.WriteMode
+	10,  // 74: smarth.dfs.WriteBlockOp.token:type_name -> smarth.dfs.BlockToken
+	9,   // 75: smarth.dfs.WriteBlockOp.source:type_name -> smarth.dfs.DatanodeInfo
+	8,   // 76: smarth.dfs.ReadBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 77: smarth.dfs.ReadBlockOp.token:type_name -> smarth.dfs.BlockToken
+	8,   // 78: smarth.dfs.TransferBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	9,   // 79: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
+	10,  // 80: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
+	7,   // 81: smarth.dfs.OpResponse.status:type_name -> smarth.dfs.OpStatus
+	121, // 82: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
+	8,   // 83: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
+	9,   // 84: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
+	10,  // 85: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
+	16,  // 86: smarth.dfs.ClientProtocol.Mkdirs:input_type -> smarth.dfs.MkdirsRequest
+	18,  // 87: smarth.dfs.ClientProtocol.Create:input_type -> smarth.dfs.CreateRequest
+	20,  // 88: smarth.dfs.ClientProtocol.AddBlock:input_type -> smarth.dfs.AddBlockRequest
+	22,  // 89: smarth.dfs.ClientProtocol.Complete:input_type -> smarth.dfs.CompleteRequest
+	24,  // 90: smarth.dfs.ClientProtocol.AbandonBlock:input_type -> smarth.dfs.AbandonBlockRequest
+	26,  // 91: smarth.dfs.ClientProtocol.GetAdditionalDatanode:input_type -> smarth.dfs.GetAdditionalDatanodeRequest
+	28,  // 92: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:input_type -> smarth.dfs.UpdateBlockForPipelineRequest
+	30,  // 93: smarth.dfs.ClientProtocol.UpdatePipeline:input_type -> smarth.dfs.UpdatePipelineRequest
+	32,  // 94: smarth.dfs.ClientProtocol.RenewLease:input_type -> smarth.dfs.RenewLeaseRequest
+	34,  // 95: smarth.dfs.ClientProtocol.GetBlockLocations:input_type -> smarth.dfs.GetBlockLocationsRequest
+	36,  // 96: smarth.dfs.ClientProtocol.GetFileInfo:input_type -> smarth.dfs.GetFileInfoRequest
+	38,  // 97: smarth.dfs.ClientProtocol.GetListing:input_type -> smarth.dfs.GetListingRequest
+	40,  // 98: smarth.dfs.ClientProtocol.Delete:input_type -> smarth.dfs.DeleteRequest
+	42,  // 99: smarth.dfs.ClientProtocol.Rename:input_type -> smarth.dfs.RenameRequest
+	44,  // 100: smarth.dfs.ClientProtocol.SetReplication:input_type -> smarth.dfs.SetReplicationRequest
+	46,  // 101: smarth.dfs.ClientProtocol.SetPermission:input_type -> smarth.dfs.SetPermissionRequest
+	48,  // 102: smarth.dfs.ClientProtocol.SetOwner:input_type -> smarth.dfs.SetOwnerRequest
+	50,  // 103: smarth.dfs.ClientProtocol.GetContentSummary:input_type -> smarth.dfs.GetContentSummaryRequest
+	52,  // 104: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
+	54,  // 105: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
+	56,  // 106: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
+	60,  // 107: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
+	63,  // 108: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
+	65,  // 109: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
+	68,  // 110: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
+	70,  // 111: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
+	72,  // 112: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
+	76,  // 113: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
+	78,  // 114: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
+	80,  // 115: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
+	82,  // 116: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
+	84,  // 117: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
+	86,  // 118: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
+	88,  // 119: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
+	92,  // 120: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
+	100, // 121: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
+	103, // 122: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
+	106, // 123: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
+	108, // 124: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
+	110, // 125: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
+	112, // 126: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
+	114, // 127: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	17,  // 128: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
+	19,  // 129: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
+	21,  // 130: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
+	23,  // 131: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
+	25,  // 132: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
+	27,  // 133: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
+	29,  // 134: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
+	31,  // 135: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
+	33,  // 136: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
+	35,  // 137: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
+	37,  // 138: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
+	39,  // 139: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
+	41,  // 140: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
+	43,  // 141: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
+	45,  // 142: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
+	47,  // 143: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
+	49,  // 144: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
+	51,  // 145: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
+	53,  // 146: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
+	55,  // 147: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
+	59,  // 148: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
+	61,  // 149: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
+	64,  // 150: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
+	67,  // 151: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
+	69,  // 152: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
+	71,  // 153: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
+	73,  // 154: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
+	77,  // 155: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
+	79,  // 156: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
+	81,  // 157: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
+	83,  // 158: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
+	85,  // 159: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
+	87,  // 160: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
+	91,  // 161: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
+	93,  // 162: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
+	101, // 163: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
+	104, // 164: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
+	107, // 165: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
+	109, // 166: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
+	111, // 167: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
+	113, // 168: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
+	115, // 169: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	128, // [128:170] is the sub-list for method output_type
+	86,  // [86:128] is the sub-list for method input_type
+	86,  // [86:86] is the sub-list for extension type_name
+	86,  // [86:86] is the sub-list for extension extendee
+	0,   // [0:86] is the sub-list for field type_name
 }
 
 func init() { file_dfspb_dfs_proto_init() }
@@ -7940,7 +8134,7 @@ func file_dfspb_dfs_proto_init() {
 	if File_dfspb_dfs_proto != nil {
 		return
 	}
-	file_dfspb_dfs_proto_msgTypes[89].OneofWrappers = []any{
+	file_dfspb_dfs_proto_msgTypes[91].OneofWrappers = []any{
 		(*DatanodeCommand_Transfer)(nil),
 		(*DatanodeCommand_Invalidate)(nil),
 		(*DatanodeCommand_Recover)(nil),
@@ -7954,7 +8148,7 @@ func file_dfspb_dfs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_dfspb_dfs_proto_rawDesc), len(file_dfspb_dfs_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   114,
+			NumMessages:   116,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
