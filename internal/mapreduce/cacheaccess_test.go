@@ -3,6 +3,7 @@ package mapreduce
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -52,6 +53,9 @@ func runOneMap(t *testing.T, fsys FS, split Split, params map[string]string) {
 		t.Fatal(err)
 	}
 	env := TaskEnv{FS: fsys, WorkDir: t.TempDir(), SortBufferBytes: 1 << 20, Host: "dn2"}
+	if err := SetupJob(context.Background(), fsys, "/out", "job_1"); err != nil && !errors.Is(err, fs.ErrExist) {
+		t.Fatal(err)
+	}
 	spec := TaskSpec{JobID: "job_1", AttemptID: "attempt_job_1_m_000000_0", Job: job, IsMap: true, Split: split}
 	if _, err := RunTask(context.Background(), env, spec); err != nil {
 		t.Fatal(err)

@@ -28,10 +28,13 @@
 //     disk, or from memory without a copy), keeping segments in memory up
 //     to a budget and the rest on disk, then merges them with the heap,
 //     groups keys and runs the reducer, writing to
-//     <output>/_temporary/<attempt>/part-r-NNNNN.
-//  5. Commit (commit.go): the winning attempts' files move into <output>,
-//     _temporary goes, _SUCCESS is written. A failed or killed job has its
-//     output directory removed.
+//     <staging>/_temporary/<attempt>/part-r-NNNNN, where <staging> is the
+//     job's hidden sibling of <output> (StagingDir).
+//  5. Commit (commit.go): the winning attempts' files move into the
+//     staging directory, _temporary goes, _SUCCESS is written, and one
+//     rename publishes it as <output>: the output appears whole or not at
+//     all. A failed or killed job has its staging directory removed, never
+//     anything else.
 //
 // Where tasks run and when is left to the resource manager's scheduler
 // (internal/sched); how map output moves between nodes is in shuffle/.

@@ -92,7 +92,7 @@ func (r *LocalRunner) Run(ctx context.Context, appName string, params map[string
 		if ctx.Err() != nil {
 			res.State = StateKilled
 		}
-		AbortJob(context.WithoutCancel(ctx), r.fs, plan.Job.Output)
+		AbortJob(context.WithoutCancel(ctx), r.fs, plan.Job.Output, jobID)
 		return res, fmt.Errorf("job %s failed: %w", jobID, err)
 	}
 	return res, nil
@@ -111,7 +111,7 @@ func (r *LocalRunner) runPlan(ctx context.Context, jobID string, plan *Plan, cou
 	}
 	jobDir := filepath.Join(work, jobID)
 	defer os.RemoveAll(jobDir)
-	if err := SetupJob(ctx, r.fs, job.Output); err != nil {
+	if err := SetupJob(ctx, r.fs, job.Output, jobID); err != nil {
 		return err
 	}
 	nm := len(plan.Splits)
@@ -134,7 +134,7 @@ func (r *LocalRunner) runPlan(ctx context.Context, jobID string, plan *Plan, cou
 	counters.Add(GroupJob, LaunchedMaps, int64(nm))
 	counters.Add(GroupJob, DataLocalMaps, int64(nm))
 	if job.NumReduces == 0 {
-		return CommitJob(ctx, r.fs, job.Output, mapAttempts)
+		return CommitJob(ctx, r.fs, job.Output, jobID, mapAttempts)
 	}
 	refs := make([]MapOutputRef, nm)
 	byAttempt := make(map[string]*MapOutput, nm)
@@ -157,7 +157,7 @@ func (r *LocalRunner) runPlan(ctx context.Context, jobID string, plan *Plan, cou
 		return err
 	}
 	counters.Add(GroupJob, LaunchedReduces, int64(job.NumReduces))
-	return CommitJob(ctx, r.fs, job.Output, winners)
+	return CommitJob(ctx, r.fs, job.Output, jobID, winners)
 }
 
 // runPhase runs n tasks with bounded parallelism, retrying each up to

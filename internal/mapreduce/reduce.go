@@ -214,7 +214,11 @@ func runReduce(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters
 		return err
 	}
 
-	p := path.Join(AttemptDir(job.Output, spec.AttemptID), OutputName(false, spec.Index))
+	dir := AttemptDir(job.Output, spec.JobID, spec.AttemptID)
+	if err := setupAttempt(tctx, env.FS, dir); err != nil {
+		return err
+	}
+	p := path.Join(dir, OutputName(false, spec.Index))
 	ofs := &outputFS{FS: env.FS}
 	w, err := outputFormat(job).Create(tctx, ofs, job, p)
 	if err != nil {

@@ -144,11 +144,6 @@ func (t *taskContext) Count(group, name string, n int64) { t.counters.Add(group,
 func (t *taskContext) FS() FS                            { return t.fs }
 func (t *taskContext) TaskIndex() int                    { return t.index }
 
-// AttemptDir is where an attempt writes its output files before commit.
-func AttemptDir(output, attempt string) string {
-	return path.Join(output, "_temporary", attempt)
-}
-
 // OutputName names a task's output file, as Hadoop does.
 func OutputName(isMap bool, index int) string {
 	if isMap {
@@ -260,13 +255,16 @@ func (c *countingWriter) Emit(k, v []byte) error {
 
 // outputFS is the FS an OutputFormat creates a task's output file on: it
 // counts the bytes that reach the file (BYTES_WRITTEN, as Hadoop counts
-// them: separators, newlines and any format overhead included).
+// them: separators, newlines and any format overhead included), and
+// creates files only inside an existing attempt directory, so a
+// straggler of an aborted job cannot recreate its directories.
 type outputFS struct {
 	FS
 	written atomic.Int64
 }
 
 func (o *outputFS) Create(ctx context.Context, p string, opts CreateOptions) (io.WriteCloser, error) {
+	opts.NoCreateParent = true
 	w, err := o.FS.Create(ctx, p, opts)
 	if err != nil {
 		return nil, err
@@ -306,7 +304,11 @@ func runMap(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters) (
 		defer col.release() // after a failure too
 		emit = col
 	} else {
-		p := path.Join(AttemptDir(job.Output, spec.AttemptID), OutputName(true, spec.Index))
+		dir := AttemptDir(job.Output, spec.JobID, spec.AttemptID)
+		if err := setupAttempt(tctx, env.FS, dir); err != nil {
+			return nil, err
+		}
+		p := path.Join(dir, OutputName(true, spec.Index))
 		ofs = &outputFS{FS: env.FS}
 		w, err := outputFormat(job).Create(tctx, ofs, job, p)
 		if err != nil {

@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/apps"
@@ -81,6 +83,12 @@ func TestTasksReadAndWriteAsTheSubmitter(t *testing.T) {
 		return st, err
 	}
 
+	// bob may not even aim a job at a directory under alice's home: the
+	// resource manager sets the job up as bob.
+	_, err = run("bob", "/home/alice/out")
+	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "/home/alice/out") {
+		t.Fatalf("bob's job writing under alice's home: %v; want PermissionDenied naming the path", err)
+	}
 	st, err := run("bob", "/tmp/bob")
 	if err != nil {
 		t.Fatal(err)

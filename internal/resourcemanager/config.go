@@ -67,6 +67,9 @@ type Config struct {
 	// it (tests); default: FS for everyone when FS is set, else DFS
 	// clients of NameNode per user.
 	UserFS mapreduce.UserFS `yaml:"-"`
+	// CommitFS, if set, wraps the file system job commits run on (tests
+	// inject crashes between a commit's renames).
+	CommitFS func(mapreduce.FS) mapreduce.FS `yaml:"-"`
 	// Identify establishes an RPC's caller; default AssertedUser.
 	Identify Identify `yaml:"-"`
 	// GroupsOf resolves a user's groups for AdminGroup; default OSGroups.

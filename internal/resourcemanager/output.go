@@ -3,6 +3,7 @@ package resourcemanager
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path"
 	"strings"
@@ -63,4 +64,44 @@ func (rm *ResourceManager) checkOutput(ctx context.Context, user, output string)
 // userFS is the file system as j's submitter.
 func (rm *ResourceManager) userFS(j *job) (mapreduce.FS, error) {
 	return rm.users.For(j.user)
+}
+
+// reserveJob takes the next job ID for output, refusing an output a
+// job still running (or being set up) writes.
+func (rm *ResourceManager) reserveJob(output string) (string, int64, error) {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	for _, j := range rm.order {
+		if !j.terminal() && j.output == output {
+			return "", 0, status.Errorf(codes.AlreadyExists, "output directory %s is already being written by %s", j.output, j.id)
+		}
+	}
+	if other, ok := rm.reserved[output]; ok {
+		return "", 0, status.Errorf(codes.AlreadyExists, "output directory %s is already being written by %s", output, other)
+	}
+	rm.seq++
+	id := fmt.Sprintf("job_%s_%04d", rm.epoch, rm.seq)
+	rm.reserved[output] = id
+	return id, rm.seq, nil
+}
+
+// setupJob creates job id's staging directory as user.
+func (rm *ResourceManager) setupJob(ctx context.Context, user, output, id string) error {
+	fsys, err := rm.users.For(user)
+	if err != nil {
+		return status.Errorf(codes.Unavailable, "file system as %s: %v", user, err)
+	}
+	if err := mapreduce.SetupJob(ctx, fsys, output, id); err != nil {
+		return fsStatus("output directory", output, err)
+	}
+	return nil
+}
+
+// commit runs the job's output commit; Config.CommitFS, when set, wraps
+// the file system it runs on (tests inject faults between its steps).
+func (rm *ResourceManager) commit(ctx context.Context, fsys mapreduce.FS, output, id string, winners []string) error {
+	if rm.cfg.CommitFS != nil {
+		fsys = rm.cfg.CommitFS(fsys)
+	}
+	return mapreduce.CommitJob(ctx, fsys, output, id, winners)
 }

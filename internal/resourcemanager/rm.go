@@ -47,11 +47,13 @@ type ResourceManager struct {
 
 	cacheKick chan struct{} // a submission asks the cache loop for a round now
 
-	mu    sync.Mutex // guards jobs, order, nodes, seq, cacheFailing
+	mu    sync.Mutex // guards jobs, order, nodes, seq, reserved, cacheFailing
 	jobs  map[string]*job
 	order []*job // submission order, finished ones trimmed to RetainJobs
 	nodes map[string]*node
 	seq   int64
+	// reserved: outputs of jobs being set up (not yet in jobs).
+	reserved map[string]string
 	// cacheFailing: the last JobCacheStatus call failed (logged once).
 	cacheFailing bool
 }
@@ -87,7 +89,7 @@ func New(cfg Config, logger *slog.Logger) (*ResourceManager, error) {
 	if err != nil {
 		return nil, err
 	}
-	rm := &ResourceManager{cfg: cfg, log: logger, policy: pol, fs: cfg.FS, jobs: map[string]*job{},
+	rm := &ResourceManager{cfg: cfg, log: logger, policy: pol, fs: cfg.FS, jobs: map[string]*job{}, reserved: map[string]string{},
 		nodes: map[string]*node{}, stop: make(chan struct{}), reg: prometheus.NewRegistry(),
 		epoch: time.Now().Format("20060102150405"), cacheKick: make(chan struct{}, 1)}
 	switch {
@@ -256,16 +258,22 @@ func (rm *ResourceManager) SubmitJob(ctx context.Context, req *mrpb.SubmitJobReq
 	if err := rm.checkOutput(ctx, user, output); err != nil {
 		return nil, err
 	}
+	id, seq, err := rm.reserveJob(output)
+	if err != nil {
+		return nil, err
+	}
+	// The staging directory is made as the submitter, before any task
+	// runs: a user who may not write there learns it now.
+	if err := rm.setupJob(ctx, user, output, id); err != nil {
+		rm.mu.Lock()
+		delete(rm.reserved, output)
+		rm.mu.Unlock()
+		return nil, err
+	}
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
-	for _, j := range rm.order {
-		if !j.terminal() && j.output == req.GetOutput() {
-			return nil, status.Errorf(codes.AlreadyExists, "output directory %s is already being written by %s", j.output, j.id)
-		}
-	}
-	rm.seq++
-	id := fmt.Sprintf("job_%s_%04d", rm.epoch, rm.seq)
-	j := newJob(id, rm.seq, req, time.Now(), rm.cfg.ReduceSlowStart)
+	delete(rm.reserved, output)
+	j := newJob(id, seq, req, time.Now(), rm.cfg.ReduceSlowStart)
 	j.maxRunningMaps = maxMaps
 	rm.jobs[id] = j
 	rm.order = append(rm.order, j)
@@ -363,7 +371,7 @@ func (rm *ResourceManager) maybeAbort(j *job) {
 		defer cancel()
 		fsys, err := rm.userFS(j)
 		if err == nil {
-			err = mapreduce.AbortJob(ctx, fsys, j.output)
+			err = mapreduce.AbortJob(ctx, fsys, j.output, j.id)
 		}
 		rm.mu.Lock()
 		defer rm.mu.Unlock()
@@ -389,8 +397,8 @@ func (rm *ResourceManager) maybeFinish(j *job) {
 		defer cancel()
 		fsys, err := rm.userFS(j)
 		if err == nil {
-			if err = mapreduce.CommitJob(ctx, fsys, j.output, winners); err != nil {
-				mapreduce.AbortJob(ctx, fsys, j.output)
+			if err = rm.commit(ctx, fsys, j.output, j.id, winners); err != nil {
+				mapreduce.AbortJob(ctx, fsys, j.output, j.id)
 			}
 		}
 		rm.mu.Lock()
