@@ -42,6 +42,7 @@ type benchScenarioFlags struct {
 	seed                                       int64
 	racks, rackSize, dnCount, nicMbit, crossMb string
 	dryRun                                     bool
+	fromJSON                                   string
 }
 
 func newBenchScenarioCmd() *cobra.Command {
@@ -120,6 +121,7 @@ command is interrupted.`,
 	fl.StringVar(&f.nicMbit, "nic", "200-400", "random: every host's NIC, Mbit/s, MIN-MAX")
 	fl.StringVar(&f.crossMb, "cross-rack", "40-150", "random: every host's rate between racks, Mbit/s, MIN-MAX")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "random: print the topologies and their ideals, run nothing")
+	fl.StringVar(&f.fromJSON, "from-json", "", "random: print (and with --out, --json, --plot save) a saved report again, ideals recomputed; run nothing")
 	return c
 }
 

@@ -39,6 +39,9 @@ type RandomSpec struct {
 	// MaxPipelines is the client's cap on open pipelines (client default 4),
 	// which bounds the ideal too.
 	MaxPipelines int
+	// Size is the upload's size, for ScheduleSpeedup's block count (0:
+	// eight blocks).
+	Size int64
 }
 
 // DefaultRandomSpec returns the ranges `smarth bench scenario random` uses
@@ -80,6 +83,10 @@ type Ideal struct {
 	Classic   float64 `json:"classic_bits_per_s"`
 	Multi     float64 `json:"multi_bits_per_s"`
 	Speedup   float64 `json:"speedup"`
+	// ScheduleSpeedup is what the multi-pipeline protocol itself can reach
+	// on the topology (ScheduleSpeedup), below Speedup where the client's
+	// one-block-at-a-time sending or whole blocks per pipeline bind.
+	ScheduleSpeedup float64 `json:"schedule_speedup,omitempty"`
 }
 
 // IdealOf is the min-cut bound of a write from a client outside the
@@ -110,6 +117,82 @@ func IdealOf(nic, cross float64, k, datanodes, replication, maxPipelines int) Id
 	id.Multi = math.Min(nic, crossings*x)
 	id.Speedup = id.Multi / id.Classic
 	return id
+}
+
+// ScheduleSpeedup plays SMARTH's protocol on the topology of IdealOf with
+// nothing but the links: the client sends one block at a time, to a free
+// rack-mate at the NIC rate, else across its own cross-rack link at x; the
+// next block starts on FNFA, when fewer than P pipelines are open; a
+// pipeline holds its nodes until its last replica has the block, B/x after
+// it began (its cross-rack hop, x, binds it). Classic takes B/x per block.
+// It returns classic time / multi-pipeline time; per-block set-up and
+// acknowledgement latency are left out, so a run can come close but not
+// reach it.
+func ScheduleSpeedup(nic, cross float64, k, p, blocks int) float64 {
+	x := math.Min(nic, cross)
+	bx := 1 / x // the time of one block per bit of block size; the size cancels out
+	local, remote := 1/nic, 1/x
+	var localEnds, remoteEnds []float64 // completion times of open pipelines
+	now, end := 0.0, 0.0
+	for range blocks {
+		for len(localEnds)+len(remoteEnds) >= p { // wait for the first pipeline to finish
+			now = math.Max(now, pop(&localEnds, &remoteEnds))
+		}
+		// Pipelines that finished by now free their nodes.
+		localEnds, remoteEnds = after(localEnds, now), after(remoteEnds, now)
+		send := remote
+		if len(localEnds) < k {
+			send = local
+			localEnds = append(localEnds, now+bx)
+		} else {
+			remoteEnds = append(remoteEnds, now+bx)
+		}
+		end = math.Max(end, now+bx)
+		now += send
+	}
+	return float64(blocks) * bx / end
+}
+
+// pop removes the earliest completion of either list and returns it.
+func pop(a, b *[]float64) float64 {
+	ia, ib := argmin(*a), argmin(*b)
+	if ib < 0 || (ia >= 0 && (*a)[ia] <= (*b)[ib]) {
+		v := (*a)[ia]
+		*a = append((*a)[:ia], (*a)[ia+1:]...)
+		return v
+	}
+	v := (*b)[ib]
+	*b = append((*b)[:ib], (*b)[ib+1:]...)
+	return v
+}
+
+func argmin(v []float64) int {
+	i := -1
+	for j := range v {
+		if i < 0 || v[j] < v[i] {
+			i = j
+		}
+	}
+	return i
+}
+
+// after keeps the completions later than now.
+func after(v []float64, now float64) []float64 {
+	out := v[:0]
+	for _, e := range v {
+		if e > now {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// blocks is how many blocks the run's uploads have (at least 1).
+func blocks(s RandomSpec) int {
+	if s.Size <= 0 {
+		return 8
+	}
+	return int(max(1, (s.Size+s.BlockSize-1)/s.BlockSize))
 }
 
 // RandomTopology is one drawn topology.
@@ -160,6 +243,7 @@ func RandomTopologies(s RandomSpec) ([]RandomTopology, error) {
 			total += n
 		}
 		t.Ideal = IdealOf(t.NICMbit*1e6, t.CrossMbit*1e6, t.RackSizes[t.ClientRack], total, 3, s.MaxPipelines)
+		t.Ideal.ScheduleSpeedup = ScheduleSpeedup(t.NICMbit*1e6, t.CrossMbit*1e6, t.Ideal.Local, t.Ideal.Pipelines, blocks(s))
 		y, err := t.file(s)
 		if err != nil {
 			return nil, err

@@ -147,3 +147,61 @@ func TestQuartiles(t *testing.T) {
 		t.Errorf("median of 1, 2: %v", q.Median)
 	}
 }
+
+func TestScheduleSpeedup(t *testing.T) {
+	const m = 1e6
+	cases := []struct {
+		name          string
+		nic, cross    float64
+		k, p, blocks  int
+		want, atLeast float64
+	}{
+		// Issue 15's topology, 6 blocks: three blocks go out at 400 Mbit/s,
+		// then each slot frees after its 50 Mbit/s drain: 6 x 10.7 s of
+		// classic against 24.2 s.
+		{"3+6 at 400/50, 6 blocks", 400 * m, 50 * m, 3, 3, 6, 0.12 / 0.045, 0},
+		// One block: nothing overlaps.
+		{"one block", 400 * m, 50 * m, 3, 3, 1, 1, 0},
+		// No rack-mate: every block crosses the client's own link.
+		{"k=0", 400 * m, 50 * m, 0, 3, 8, 1, 0},
+		// Many blocks approach the min-cut bound of 3.
+		{"3+6, 300 blocks", 400 * m, 50 * m, 3, 3, 300, 0, 2.95},
+	}
+	for _, c := range cases {
+		got := ScheduleSpeedup(c.nic, c.cross, c.k, c.p, c.blocks)
+		if (c.want > 0 && math.Abs(got-c.want) > 1e-9) || got < c.atLeast || got > IdealOf(c.nic, c.cross, c.k, 9, 3, c.p).Speedup+1e-9 {
+			t.Errorf("%s: %.4f, want %.4f (at least %.2f, never above the min-cut bound)", c.name, got, c.want, c.atLeast)
+		}
+	}
+	// One rack-mate, two pipelines: every other block waits for the
+	// client's cross-rack link, so the schedule stays well below 2x.
+	if got := ScheduleSpeedup(260*m, 100*m, 1, 2, 8); got >= 1.8 || got <= 1 {
+		t.Errorf("k=1, P=2: %.2f; want between 1 and 1.8", got)
+	}
+}
+
+func TestRecompute(t *testing.T) {
+	spec := DefaultRandomSpec()
+	spec.Count = 2
+	rep, err := RunRandom(context.Background(), func(RandomTopology) Bed { return &fakeBed{} }, spec,
+		Options{Size: 4 * mib, TempDir: t.TempDir(), LoadAvg: func() (float64, error) { return 0, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := rep.WriteJSON(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadRandomReport(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := back.Results[0]
+	back.Results[0].Topology.Ideal = Ideal{}
+	back.Results[0].OfIdeal = 0
+	back.Recompute()
+	got := back.Results[0]
+	if got.Topology.Ideal != want.Topology.Ideal || got.OfIdeal != want.OfIdeal || got.OfSchedule != want.OfSchedule || got.Speedup != 4 {
+		t.Errorf("recomputed %+v\nwant %+v", got, want)
+	}
+}

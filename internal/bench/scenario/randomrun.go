@@ -25,6 +25,7 @@ type RandomResult struct {
 	Speedup      float64 `json:"speedup"`
 	RackSpeedup  float64 `json:"rackaware_multi_speedup"`
 	OfIdeal      float64 `json:"of_ideal"`
+	OfSchedule   float64 `json:"of_schedule"` // Speedup / Ideal.ScheduleSpeedup
 	RackOfIdeal  float64 `json:"rackaware_multi_of_ideal"`
 	SlowFirstPct float64 `json:"smarth_slow_first_pct"` // SMARTH's blocks begun behind a slower first hop
 	Load         float64 `json:"load1"`
@@ -71,6 +72,9 @@ type RandomReport struct {
 // whose run fails is recorded with its error and the run goes on, unless
 // ctx is done.
 func RunRandom(ctx context.Context, newBed func(RandomTopology) Bed, spec RandomSpec, base Options) (*RandomReport, error) {
+	if spec.Size == 0 {
+		spec.Size = base.Size
+	}
 	tops, err := RandomTopologies(spec)
 	if err != nil {
 		return nil, err
@@ -123,6 +127,9 @@ func resultOf(t RandomTopology, r *Report) RandomResult {
 	if res.HDFS > 0 && res.SMARTH > 0 {
 		res.Speedup = res.HDFS / res.SMARTH
 		res.OfIdeal = res.Speedup / t.Ideal.Speedup
+		if t.Ideal.ScheduleSpeedup > 0 {
+			res.OfSchedule = res.Speedup / t.Ideal.ScheduleSpeedup
+		}
 	}
 	if res.HDFS > 0 && res.RackMulti > 0 {
 		res.RackSpeedup = res.HDFS / res.RackMulti
@@ -134,17 +141,24 @@ func resultOf(t RandomTopology, r *Report) RandomResult {
 // Distribution summarizes the measured topologies: SMARTH's speedup, the
 // ideal's, and SMARTH's share of it; then the same for rackaware
 // multi-pipeline.
-func (r *RandomReport) Distribution() (speedup, ideal, ofIdeal, rackSpeedup, rackOfIdeal Quartiles) {
-	var s, id, of, rs, ro []float64
+func (r *RandomReport) Distribution() Distribution {
+	var d struct{ s, id, sc, of, os, rs, ro []float64 }
 	for _, res := range r.Results {
 		if res.Speedup > 0 {
-			s, id, of = append(s, res.Speedup), append(id, res.Topology.Ideal.Speedup), append(of, res.OfIdeal)
+			d.s, d.id, d.of = append(d.s, res.Speedup), append(d.id, res.Topology.Ideal.Speedup), append(d.of, res.OfIdeal)
+			d.sc, d.os = append(d.sc, res.Topology.Ideal.ScheduleSpeedup), append(d.os, res.OfSchedule)
 		}
 		if res.RackSpeedup > 0 {
-			rs, ro = append(rs, res.RackSpeedup), append(ro, res.RackOfIdeal)
+			d.rs, d.ro = append(d.rs, res.RackSpeedup), append(d.ro, res.RackOfIdeal)
 		}
 	}
-	return quartiles(s), quartiles(id), quartiles(of), quartiles(rs), quartiles(ro)
+	return Distribution{Speedup: quartiles(d.s), Ideal: quartiles(d.id), Schedule: quartiles(d.sc), OfIdeal: quartiles(d.of),
+		OfSchedule: quartiles(d.os), RackSpeedup: quartiles(d.rs), RackOfIdeal: quartiles(d.ro)}
+}
+
+// Distribution are the quartiles of a random-topology run.
+type Distribution struct {
+	Speedup, Ideal, Schedule, OfIdeal, OfSchedule, RackSpeedup, RackOfIdeal Quartiles
 }
 
 // PrintTable writes one row per topology and the distributions.
@@ -152,19 +166,19 @@ func (r *RandomReport) PrintTable(w io.Writer) {
 	fmt.Fprintf(w, "random topologies (seed %d): put of %s in %s blocks, replication 3, one upload per cell, no warm-up\n",
 		r.Spec.Seed, sizeText(r.Size), sizeText(r.Spec.BlockSize))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "#\ttopology\tk\tP\tideal\tHDFS s\trackaware multi s\tSMARTH s\trackaware multi\tSMARTH\tSMARTH of ideal\tslow 1st\tload\t")
+	fmt.Fprintln(tw, "#\ttopology\tk\tP\tideal\tschedule\tHDFS s\trackaware multi s\tSMARTH s\trackaware multi\tSMARTH\tof ideal\tof schedule\tslow 1st\tload\t")
 	for _, res := range r.Results {
 		t := res.Topology
 		if res.Err != "" && res.Speedup == 0 {
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.2fx\tfailed: %s\t\t\t\t\t\t\t\t\n", t.Index, t.Shape(), t.Ideal.Local, t.Ideal.Pipelines, t.Ideal.Speedup, res.Err)
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.2fx\t%.2fx\tfailed: %s\t\t\t\t\t\t\t\t\t\n", t.Index, t.Shape(), t.Ideal.Local, t.Ideal.Pipelines, t.Ideal.Speedup, t.Ideal.ScheduleSpeedup, res.Err)
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.2fx\t%.2f\t%.2f\t%.2f\t%.2fx\t%.2fx\t%.0f%%\t%.0f%%\t%.1f\t\n", t.Index, t.Shape(),
-			t.Ideal.Local, t.Ideal.Pipelines, t.Ideal.Speedup, res.HDFS, res.RackMulti, res.SMARTH,
-			res.RackSpeedup, res.Speedup, res.OfIdeal*100, res.SlowFirstPct, res.Load)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.2fx\t%.2fx\t%.2f\t%.2f\t%.2f\t%.2fx\t%.2fx\t%.0f%%\t%.0f%%\t%.0f%%\t%.1f\t\n", t.Index, t.Shape(),
+			t.Ideal.Local, t.Ideal.Pipelines, t.Ideal.Speedup, t.Ideal.ScheduleSpeedup, res.HDFS, res.RackMulti, res.SMARTH,
+			res.RackSpeedup, res.Speedup, res.OfIdeal*100, res.OfSchedule*100, res.SlowFirstPct, res.Load)
 	}
 	tw.Flush()
-	sp, id, of, rs, ro := r.Distribution()
+	d := r.Distribution()
 	q := func(name string, v Quartiles, pct bool) {
 		f, unit := 1.0, "x"
 		if pct {
@@ -173,13 +187,50 @@ func (r *RandomReport) PrintTable(w io.Writer) {
 		fmt.Fprintf(w, "%-30s n=%d  min %.2f%s  q1 %.2f%s  median %.2f%s  q3 %.2f%s  max %.2f%s\n", name, v.N,
 			v.Min*f, unit, v.Q1*f, unit, v.Median*f, unit, v.Q3*f, unit, v.Max*f, unit)
 	}
-	q("ideal speedup", id, false)
-	q("SMARTH speedup over HDFS", sp, false)
-	q("SMARTH share of the ideal", of, true)
-	q("rackaware multi speedup", rs, false)
-	q("rackaware multi share of ideal", ro, true)
+	q("ideal speedup (min-cut)", d.Ideal, false)
+	q("schedule speedup", d.Schedule, false)
+	q("SMARTH speedup over HDFS", d.Speedup, false)
+	q("SMARTH share of the ideal", d.OfIdeal, true)
+	q("SMARTH share of the schedule", d.OfSchedule, true)
+	q("rackaware multi speedup", d.RackSpeedup, false)
+	q("rackaware multi share of ideal", d.RackOfIdeal, true)
 	fmt.Fprintln(w, "topology: datanodes per rack (* the client's rack) @ NIC/cross-rack Mbit/s; k: datanodes in the client's rack;")
-	fmt.Fprintln(w, "P: most pipelines open; ideal: min-cut speedup bound (IdealOf); slow 1st: SMARTH blocks begun on a node slower than the client's link")
+	fmt.Fprintln(w, "P: most pipelines open; ideal: min-cut speedup bound (IdealOf); schedule: what the protocol can reach on the links (ScheduleSpeedup);")
+	fmt.Fprintln(w, "slow 1st: SMARTH blocks begun on a node slower than the client's link")
+}
+
+// Recompute refreshes every topology's ideals and the shares from the
+// measured times, for a report saved by an earlier version.
+func (r *RandomReport) Recompute() {
+	spec := r.Spec
+	if spec.Size == 0 {
+		spec.Size = r.Size
+	}
+	for i := range r.Results {
+		t := &r.Results[i].Topology
+		total := 0
+		for _, n := range t.RackSizes {
+			total += n
+		}
+		t.Ideal = IdealOf(t.NICMbit*1e6, t.CrossMbit*1e6, t.RackSizes[t.ClientRack], total, 3, spec.MaxPipelines)
+		t.Ideal.ScheduleSpeedup = ScheduleSpeedup(t.NICMbit*1e6, t.CrossMbit*1e6, t.Ideal.Local, t.Ideal.Pipelines, blocks(spec))
+		res := resultOf(*t, r.Results[i].Report)
+		res.Err = r.Results[i].Err
+		r.Results[i] = res
+	}
+}
+
+// ReadRandomReport loads a report saved by WriteJSON.
+func ReadRandomReport(path string) (*RandomReport, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r RandomReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
 }
 
 // WriteJSON saves the report.
