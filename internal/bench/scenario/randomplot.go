@@ -12,7 +12,7 @@ import (
 )
 
 // Plot draws the random-topology run to path (.svg or .png): per topology,
-// the ideal speedup over HDFS beside the measured speedups of rackaware
+// the ideal (min-cut) and schedule speedups over HDFS beside the measured speedups of rackaware
 // multi-pipeline and of SMARTH, with 1x (no gain) as a dashed line.
 func (r *RandomReport) Plot(path string) error {
 	ext := strings.ToLower(filepath.Ext(path))
@@ -31,15 +31,16 @@ func (r *RandomReport) Plot(path string) error {
 		value func(RandomResult) float64
 		color color.Color
 	}{
-		{"ideal (min-cut)", func(x RandomResult) float64 { return x.Topology.Ideal.Speedup }, color.RGBA{R: 0xcc, G: 0xcc, B: 0xcc, A: 0xff}},
+		{"ideal (min-cut)", func(x RandomResult) float64 { return x.Topology.Ideal.Speedup }, color.RGBA{R: 0xdd, G: 0xdd, B: 0xdd, A: 0xff}},
+		{"schedule bound", func(x RandomResult) float64 { return x.Topology.Ideal.ScheduleSpeedup }, color.RGBA{R: 0xa0, G: 0xa0, B: 0xa0, A: 0xff}},
 		{"multipipeline, rackaware", func(x RandomResult) float64 { return x.RackSpeedup }, color.RGBA{R: 0x8c, G: 0xa5, B: 0xd0, A: 0xff}},
 		{"SMARTH (multipipeline, speedaware)", func(x RandomResult) float64 { return x.Speedup }, color.RGBA{R: 0x4c, G: 0x72, B: 0xb0, A: 0xff}},
 	}
-	w := vg.Points(9)
+	w := vg.Points(8)
 	top := 1.0
 	names := make([]string, len(r.Results))
 	for i, res := range r.Results {
-		names[i] = fmt.Sprintf("%d\n%s", res.Topology.Index, strings.Fields(res.Topology.Shape())[0])
+		names[i] = fmt.Sprintf("%d\nk=%d P=%d", res.Topology.Index, res.Topology.Ideal.Local, res.Topology.Ideal.Pipelines)
 		top = max(top, res.Topology.Ideal.Speedup, res.Speedup, res.RackSpeedup)
 	}
 	for j, s := range series {
@@ -52,7 +53,7 @@ func (r *RandomReport) Plot(path string) error {
 			return err
 		}
 		bars.Color, bars.LineStyle.Width = s.color, 0
-		bars.Offset = vg.Length(j-1) * w
+		bars.Offset = (vg.Length(j) - 1.5) * w
 		p.Add(bars)
 		p.Legend.Add(s.name, bars)
 	}
