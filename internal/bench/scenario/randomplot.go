@@ -66,7 +66,7 @@ func (r *RandomReport) Plot(path string) error {
 	p.Add(one)
 	p.Legend.Add("no gain (1x)", one)
 	p.NominalX(names...)
-	p.Y.Max = top * 1.35
+	p.Y.Max = top * 1.6
 	p.Legend.Top = true
 	width := vg.Points(float64(160 + 40*len(r.Results)))
 	return p.Save(max(width, 6*vg.Inch), 3.8*vg.Inch, path)
