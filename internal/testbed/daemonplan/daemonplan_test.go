@@ -95,3 +95,13 @@ func TestNoDaemons(t *testing.T) {
 		t.Errorf("plan for hosts without daemons: %v", ds)
 	}
 }
+
+// The namenode resolves clients by the address their calls come from, so a
+// host that only runs clients is in the racks map, by name and address.
+func TestRacksMapHasClientOnlyHosts(t *testing.T) {
+	ds := plan(t, "name: edge\nracks: [{name: a}, {name: b}]\nhosts: [{name: nn, rack: a, roles: [namenode]}, {name: dn1, rack: a, roles: [datanode]}, {name: edge, rack: b, roles: [client]}]\n")
+	racks, _ := ds[0].Config["racks"].(map[string]string)
+	if racks["edge"] != "/b" || racks["10.77.2.11"] != "/b" {
+		t.Errorf("racks map %v lacks the client-only host edge (10.77.2.11) in /b", racks)
+	}
+}
