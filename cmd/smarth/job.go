@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -359,10 +360,48 @@ func newJobKillCmd() *cobra.Command {
 			if err := jc.Kill(cmd.Context(), args[0]); err != nil {
 				return err
 			}
+			// The job is KILLED once its attempts have stopped and its
+			// staging directory is gone: say so only then.
+			st, err := waitEnded(cmd.Context(), jc, args[0], killWait)
+			if err != nil {
+				return err
+			}
+			if st.GetState() != mapreduce.StateKilled {
+				fmt.Fprintf(cmd.OutOrStdout(), "kill of %s requested; it is still %s after %v (its attempts are stopping)\n",
+					args[0], st.GetState(), killWait)
+				return nil
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "killed %s\n", args[0])
 			return nil
 		},
 	}
 	jf.add(c.Flags())
 	return c
+}
+
+// killWait bounds how long `job kill` waits for the job to end.
+const killWait = 30 * time.Second
+
+// waitEnded polls a job until it is over or wait has passed, and returns
+// its last status.
+func waitEnded(ctx context.Context, jc *jobclient.Client, id string, wait time.Duration) (*mrpb.JobStatus, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		st, err := jc.Status(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		switch st.GetState() {
+		case mapreduce.StateSucceeded, mapreduce.StateFailed, mapreduce.StateKilled:
+			return st, nil
+		}
+		if time.Now().After(deadline) {
+			return st, nil
+		}
+		select {
+		case <-ctx.Done():
+			return st, ctx.Err()
+		case <-time.After(100 * time.Millisecond): // poll interval of the job's status
+		}
+	}
 }

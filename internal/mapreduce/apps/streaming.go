@@ -216,6 +216,7 @@ const streamBatch = 64 << 10
 
 func startStream(ctx context.Context, role, cmdline string, emit func(k, v []byte) error) (*streamProc, error) {
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", cmdline)
+	ownProcessGroup(cmd)
 	cmd.Env = os.Environ()
 	if tc, ok := ctx.(mapreduce.TaskContext); ok {
 		cmd.Env = append(cmd.Env, "SMARTH_TASK_INDEX="+strconv.Itoa(tc.TaskIndex()))
@@ -231,6 +232,14 @@ func startStream(ctx context.Context, role, cmdline string, emit func(k, v []byt
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
+	}
+	// A killed task stops reading at once, even when a child that left
+	// the process group (setsid, a daemon) still holds the pipes open.
+	cmd.Cancel = func() error {
+		err := killGroup(cmd)
+		stdout.Close()
+		stderr.Close()
+		return err
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("streaming %s %q: %w", role, cmdline, err)
@@ -372,6 +381,9 @@ func (p *streamProc) finish() error {
 	<-p.done
 	<-p.errs.done
 	werr := p.cmd.Wait()
+	// What the command left running in the background goes with the task,
+	// as Hadoop kills a task's whole process tree.
+	killGroup(p.cmd)
 	if tc, ok := p.ctx.(mapreduce.TaskContext); ok {
 		for k, n := range p.errs.counters {
 			tc.Count(k[0], k[1], n)
@@ -398,7 +410,7 @@ func (p *streamProc) abort() {
 		return
 	}
 	p.aborted = true
-	p.cmd.Process.Kill()
+	p.cmd.Cancel() // the whole process group, and our ends of its pipes
 	close(p.in)
 	go func() {
 		if p.outCh != nil {
