@@ -2,11 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -26,7 +27,10 @@ type fsFlags struct {
 	progress  string
 }
 
-func (f *fsFlags) shell(cmd *cobra.Command) (*fsshell.Shell, func(), error) {
+// shell connects to the namenode an hdfs:// or smarth:// URI among args
+// names, else --namenode, $SMARTH_NAMENODE, the local cluster of
+// $SMARTH_HOME, or 127.0.0.1:8020 (the order every command uses).
+func (f *fsFlags) shell(cmd *cobra.Command, args []string) (*fsshell.Shell, func(), error) {
 	mode, err := fsshell.ParseProgress(f.progress)
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
@@ -34,7 +38,13 @@ func (f *fsFlags) shell(cmd *cobra.Command) (*fsshell.Shell, func(), error) {
 	if f.writeMode != "" && !slices.Contains(client.WriteModes(), f.writeMode) {
 		return nil, nil, usageErr("--write-mode must be one of %s, not %q", strings.Join(client.WriteModes(), ", "), f.writeMode)
 	}
-	nn := f.namenode
+	nn, err := fsshell.NameNodeOf(args)
+	if err != nil {
+		return nil, nil, usageErr("%s: %v", cmd.Name(), err)
+	}
+	if nn == "" {
+		nn = f.namenode
+	}
 	if nn == "" {
 		nn = cluster.DefaultNameNode()
 	}
@@ -49,15 +59,20 @@ func (f *fsFlags) shell(cmd *cobra.Command) (*fsshell.Shell, func(), error) {
 	return sh, func() { fsys.Close() }, nil
 }
 
-// fsRun wraps a command body with its shell.
+// run wraps a command body with its shell. Per-path errors of a
+// multi-path command are printed already, so only the exit code is left.
 func (f *fsFlags) run(body func(ctx context.Context, sh *fsshell.Shell, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		sh, done, err := f.shell(cmd)
+		sh, done, err := f.shell(cmd, args)
 		if err != nil {
 			return err
 		}
 		defer done()
-		return body(cmd.Context(), sh, args)
+		err = body(cmd.Context(), sh, args)
+		if errors.Is(err, fsshell.ErrSome) {
+			return &exitError{code: 1, err: err, quiet: true}
+		}
+		return err
 	}
 }
 
@@ -85,192 +100,79 @@ func newFsCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "fs",
 		Short: "Use the distributed file system, like `hdfs dfs`",
-		Long: `Use the distributed file system. The namenode is --namenode, else
-$SMARTH_NAMENODE, else the local cluster started by "smarth cluster up",
-else 127.0.0.1:8020. Exit status: 0 success, 1 failure, 2 bad usage.`,
+		Long: `Use the distributed file system, as "hdfs dfs" does.
+
+Paths: absolute (/data/x), relative to the home directory /user/$USER
+(--user changes it), or URIs hdfs://HOST:PORT/path and smarth://HOST:PORT/path
+whose HOST:PORT is the namenode to use (port 8020 when left out). Globs
+* ? [abc] [!a-c] {a,b} are expanded against the file system (quote them
+from your shell); a glob that matches nothing is "No such file or directory".
+
+The namenode is the one a URI names, else --namenode, else $SMARTH_NAMENODE,
+else the local cluster started by "smarth cluster up" (under $SMARTH_HOME),
+else 127.0.0.1:8020.
+
+Messages read as hdfs dfs's: "ls: ` + "`/x'" + `: No such file or directory".
+Exit status: 0 success, 1 failure, 2 bad usage (unknown command or flag,
+missing arguments).`,
 		Example: `  smarth fs put big.dat /data/big.dat
-  smarth fs put -r 2 --block-size 128M logs/ /logs
+  smarth fs put --replication 2 --block-size 128M logs/ /logs
   cat x | smarth fs put - /x
-  smarth fs ls -R /data
+  smarth fs ls -R -h /data
+  smarth fs ls 'hdfs://nn1:8020/data/part-*'
+  smarth fs chmod -R go-w /data
   smarth fs get /data/big.dat ./copy.dat
   smarth fs --write-mode multipipeline put big.dat /data/big2.dat`,
+		Args: cobra.ArbitraryArgs,
+		// Without RunE cobra prints help and exits 0 for "fs nosuch";
+		// an unknown command is an error, as in hdfs dfs.
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			msg := fmt.Sprintf("fs: unknown command %q", args[0])
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += "; did you mean " + strings.Join(s, " or ") + "?"
+			}
+			return usageErr("%s (see 'smarth fs --help')", msg)
+		},
 	}
+	c.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return usageErr("%s: %v; usage: %s", cmd.Name(), err, cmd.UseLine())
+	})
 	c.PersistentFlags().StringVar(&f.namenode, "namenode", "", "namenode HOST:PORT (default $SMARTH_NAMENODE, the local cluster, or 127.0.0.1:8020)")
-	c.PersistentFlags().StringVar(&f.user, "user", "", "act as this user (default: the OS user)")
+	c.PersistentFlags().StringVar(&f.user, "user", "", "act as this user; relative paths start at /user/USER (default: the OS user)")
 	c.PersistentFlags().StringVar(&f.writeMode, "write-mode", "", "write path: classic, multipipeline (SMARTH), or multipipeline-paper (Algorithm 2 as printed) (default classic)")
 	c.PersistentFlags().StringVar(&f.progress, "progress", "auto", "progress bar on put/get: auto (terminal and large file), always, never")
-	c.AddCommand(fsPutCmd(f), fsGetCmd(f), fsCatCmd(f), fsLsCmd(f), fsMkdirCmd(f), fsRmCmd(f), fsMvCmd(f),
-		fsStatCmd(f), fsDuCmd(f), fsSetrepCmd(f), fsFsckCmd(f))
+	c.AddCommand(fsPutCmd(f, "put"), fsPutCmd(f, "copyFromLocal"), fsPutCmd(f, "moveFromLocal"),
+		fsGetCmd(f, "get"), fsGetCmd(f, "copyToLocal"), fsCatCmd(f), fsTextCmd(f), fsHeadCmd(f), fsTailCmd(f),
+		fsLsCmd(f), fsMkdirCmd(f), fsRmCmd(f), fsRmdirCmd(f), fsMvCmd(f), fsCpCmd(f), fsTouchzCmd(f), fsTestCmd(f),
+		fsStatCmd(f), fsDuCmd(f), fsCountCmd(f), fsDfCmd(f), fsFindCmd(f), fsSetrepCmd(f), fsFsckCmd(f),
+		fsChmodCmd(f), fsChownCmd(f), fsChgrpCmd(f))
 	return c
 }
 
-func fsPutCmd(f *fsFlags) *cobra.Command {
-	var o fsshell.PutOptions
-	var bs string
-	c := &cobra.Command{
-		Use:   "put [-f] [-r N] [--block-size S] LOCAL... REMOTE",
-		Short: "Copy local files or directories (or - for stdin) into the file system",
-		Example: `  smarth fs put data.csv /in/data.csv
-  smarth fs put -f -r 2 a.txt b.txt /in/
-  tar c dir | smarth fs put - /backup/dir.tar`,
-		Args: nArgs(2),
-		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
-			return sh.Put(ctx, args[:len(args)-1], args[len(args)-1], o)
-		}),
-		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if bs != "" {
-				n, err := cluster.ParseBytes(bs)
-				if err != nil || n <= 0 {
-					return usageErr("put: --block-size %q: want a size like 64M or 134217728", bs)
-				}
-				o.BlockSize = n
-			}
-			if o.Replication < 0 {
-				return usageErr("put: -r %d: replication must be positive", o.Replication)
-			}
-			o.WriteMode = f.writeMode
-			return nil
-		},
-	}
-	c.Flags().BoolVarP(&o.Overwrite, "force", "f", false, "overwrite an existing file")
-	c.Flags().IntVarP(&o.Replication, "replication", "r", 0, "replication of the new files (default: the namenode's)")
-	c.Flags().StringVar(&bs, "block-size", "", "block size of the new files, e.g. 64M (default: the namenode's)")
-	return c
+// humanFlag adds -h for human-readable sizes, as hdfs dfs's ls, du, df
+// and count have it; help stays on --help.
+func humanFlag(c *cobra.Command, v *bool) {
+	c.Flags().BoolVarP(v, "human", "h", false, "sizes like 1.5 K, 64 M")
+	c.Flags().Bool("help", false, "help for "+c.Name())
 }
 
-func fsGetCmd(f *fsFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:     "get REMOTE... LOCAL",
-		Short:   "Copy files or directories out of the file system (LOCAL - for stdout)",
-		Example: "  smarth fs get /out/part-00000 ./result.txt\n  smarth fs get /logs ./logs-copy",
-		Args:    nArgs(2),
-		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
-			return sh.Get(ctx, args[:len(args)-1], args[len(args)-1])
-		}),
+// expandLocal expands glob patterns among local paths ("-" is stdin), for
+// patterns quoted past the user's shell as hdfs dfs allows.
+func expandLocal(cmd string, args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		if a == "-" || !strings.ContainsAny(a, "*?[") {
+			out = append(out, a)
+			continue
+		}
+		m, err := filepath.Glob(a)
+		if err != nil || len(m) == 0 {
+			return nil, fmt.Errorf("%s: `%s': No such file or directory", cmd, a)
+		}
+		out = append(out, m...)
 	}
-}
-
-func fsCatCmd(f *fsFlags) *cobra.Command {
-	return &cobra.Command{
-		Use: "cat PATH...", Short: "Print files", Example: "  smarth fs cat /out/part-00000 | head", Args: nArgs(1),
-		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Cat(ctx, args) }),
-	}
-}
-
-func fsLsCmd(f *fsFlags) *cobra.Command {
-	var rec, human bool
-	c := &cobra.Command{
-		Use: "ls [-R] [-H] [PATH...]", Short: "List directories: permissions, replication, owner, group, size, date, path",
-		Example: "  smarth fs ls /\n  smarth fs ls -R -H /data",
-		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
-			if len(args) == 0 {
-				args = []string{"/"}
-			}
-			return sh.Ls(ctx, args, rec, human)
-		}),
-	}
-	c.Flags().BoolVarP(&rec, "recursive", "R", false, "list subdirectories too")
-	c.Flags().BoolVarP(&human, "human", "H", false, "sizes like 1.5 M")
-	return c
-}
-
-func fsMkdirCmd(f *fsFlags) *cobra.Command {
-	var parents bool
-	c := &cobra.Command{
-		Use: "mkdir [-p] PATH...", Short: "Make directories", Example: "  smarth fs mkdir -p /data/in", Args: nArgs(1),
-		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Mkdir(ctx, args, parents) }),
-	}
-	c.Flags().BoolVarP(&parents, "parents", "p", false, "make parents as needed; no error if it exists")
-	return c
-}
-
-func fsRmCmd(f *fsFlags) *cobra.Command {
-	var rec, force bool
-	c := &cobra.Command{
-		Use: "rm [-r] [-f] PATH...", Short: "Delete files or directories", Example: "  smarth fs rm /tmp/x\n  smarth fs rm -r -f /out",
-		Args: nArgs(1),
-		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Rm(ctx, args, rec, force) }),
-	}
-	c.Flags().BoolVarP(&rec, "recursive", "r", false, "delete directories and their contents")
-	c.Flags().BoolVarP(&force, "force", "f", false, "no error for missing paths")
-	return c
-}
-
-func fsMvCmd(f *fsFlags) *cobra.Command {
-	return &cobra.Command{
-		Use: "mv SRC... DST", Short: "Move or rename", Example: "  smarth fs mv /tmp/out /results/run1", Args: nArgs(2),
-		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
-			return sh.Mv(ctx, args[:len(args)-1], args[len(args)-1])
-		}),
-	}
-}
-
-func fsStatCmd(f *fsFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "stat [FORMAT] PATH...",
-		Short: "Print file status: %b size, %F type, %n name, %o block size, %r replication, %u %g owner group, %y %Y mtime, %a %A permissions",
-		Example: `  smarth fs stat /data/big.dat
-  smarth fs stat "%n %b bytes, %r replicas, %o-byte blocks" /data/big.dat`,
-		Args: nArgs(1),
-		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
-			format := ""
-			if len(args) > 1 && strings.Contains(args[0], "%") {
-				format, args = args[0], args[1:]
-			}
-			return sh.Stat(ctx, format, args)
-		}),
-	}
-}
-
-func fsDuCmd(f *fsFlags) *cobra.Command {
-	var summary, human bool
-	c := &cobra.Command{
-		Use: "du [-s] [-h] PATH...", Short: "Show sizes and space consumed (size x replication)",
-		Example: "  smarth fs du -s -h /data", Args: nArgs(1),
-		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
-			return sh.Du(ctx, args, summary, human)
-		}),
-	}
-	c.Flags().BoolVarP(&summary, "summary", "s", false, "one total per path")
-	c.Flags().BoolVarP(&human, "human", "h", false, "sizes like 1.5 G")
-	c.Flags().Bool("help", false, "help for du")
-	return c
-}
-
-func fsSetrepCmd(f *fsFlags) *cobra.Command {
-	var wait bool
-	var timeout time.Duration
-	c := &cobra.Command{
-		Use: "setrep [-w] N PATH...", Short: "Set the replication of files (every file under a directory)",
-		Example: "  smarth fs setrep -w 2 /data/big.dat", Args: nArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			n, err := strconv.Atoi(args[0])
-			if err != nil || n < 1 {
-				return usageErr("setrep: replication %q must be a positive number", args[0])
-			}
-			return f.run(func(ctx context.Context, sh *fsshell.Shell, paths []string) error {
-				return sh.Setrep(ctx, n, paths, wait, timeout)
-			})(cmd, args[1:])
-		},
-	}
-	c.Flags().BoolVarP(&wait, "wait", "w", false, "wait until every block has N replicas")
-	c.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "with -w, give up after this long")
-	return c
-}
-
-func fsFsckCmd(f *fsFlags) *cobra.Command {
-	var verbose bool
-	c := &cobra.Command{
-		Use: "fsck [PATH]", Short: "Check block health: blocks, replicas, under-replicated/missing/corrupt summary",
-		Example: "  smarth fs fsck /\n  smarth fs fsck -v /data", Args: cobra.MaximumNArgs(1),
-		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
-			p := "/"
-			if len(args) == 1 {
-				p = args[0]
-			}
-			return sh.Fsck(ctx, p, verbose)
-		}),
-	}
-	c.Flags().BoolVarP(&verbose, "blocks", "v", false, "list every block with its replicas")
-	return c
+	return out, nil
 }

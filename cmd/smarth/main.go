@@ -16,6 +16,9 @@ import (
 type exitError struct {
 	code int
 	err  error
+	// quiet: the code says it all, or the details are printed already
+	// (fs test's false, a multi-path command's per-path errors).
+	quiet bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -61,10 +64,13 @@ func main() {
 	if err == nil {
 		return
 	}
-	fmt.Fprintln(os.Stderr, "smarth:", err)
 	var ee *exitError
 	if errors.As(err, &ee) {
+		if !ee.quiet {
+			fmt.Fprintln(os.Stderr, "smarth:", err)
+		}
 		os.Exit(ee.code)
 	}
+	fmt.Fprintln(os.Stderr, "smarth:", err)
 	os.Exit(1)
 }

@@ -256,7 +256,7 @@ func fileInfo(st *dfspb.FileStatus) FileInfo {
 		Name:              path.Base(st.GetPath()),
 		Size:              st.GetLength(),
 		IsDir:             st.GetType() == dfspb.FileType_DIRECTORY,
-		Mode:              fs.FileMode(st.GetPermission()) & fs.ModePerm,
+		Mode:              ModeOf(st.GetPermission()), // keeps the sticky bit: ls shows "t" as HDFS does
 		Owner:             st.GetOwner(),
 		Group:             st.GetGroup(),
 		ModTime:           time.UnixMilli(st.GetModificationTimeMs()),

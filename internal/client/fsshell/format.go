@@ -11,60 +11,6 @@ import (
 	"smarth/internal/rpc/dfspb"
 )
 
-// Ls lists directories (or files) in HDFS's columns: permissions,
-// replication ("-" for directories), owner, group, size, modification
-// date, path. Directories start with "Found N items".
-func (s *Shell) Ls(ctx context.Context, paths []string, recursive, human bool) error {
-	return s.each(paths, func(p string) error {
-		st, err := s.FS.Stat(ctx, p)
-		if err != nil {
-			return fail("ls", p, err)
-		}
-		if !st.IsDir {
-			s.lsLines([]client.FileInfo{st}, human)
-			return nil
-		}
-		if recursive {
-			var all []client.FileInfo
-			err := s.walk(ctx, st.Path, func(fi client.FileInfo) error { all = append(all, fi); return nil })
-			if err != nil {
-				return fail("ls", p, err)
-			}
-			s.lsLines(all, human)
-			return nil
-		}
-		ents, err := s.FS.List(ctx, st.Path)
-		if err != nil {
-			return fail("ls", p, err)
-		}
-		fmt.Fprintf(s.Out, "Found %d items\n", len(ents))
-		s.lsLines(ents, human)
-		return nil
-	})
-}
-
-func (s *Shell) lsLines(ents []client.FileInfo, human bool) {
-	rows := make([][6]string, len(ents))
-	var w [6]int
-	for i, e := range ents {
-		repl := "-"
-		if !e.IsDir {
-			repl = strconv.Itoa(e.Replication)
-		}
-		size := strconv.FormatInt(e.Size, 10)
-		if human {
-			size = HumanBytes(e.Size)
-		}
-		rows[i] = [6]string{e.Mode.String(), repl, e.Owner, e.Group, size, e.ModTime.Local().Format("2006-01-02 15:04")}
-		for j, c := range rows[i] {
-			w[j] = max(w[j], len(c))
-		}
-	}
-	for i, r := range rows {
-		fmt.Fprintf(s.Out, "%-*s %*s %-*s %-*s %*s %s %s\n", w[0], r[0], max(w[1], 3), r[1], w[2], r[2], w[3], r[3], w[4], r[4], r[5], ents[i].Path)
-	}
-}
-
 // HumanBytes prints n with a binary unit: 0, 512, 1.5 K, 64 M, 1 G.
 func HumanBytes(n int64) string {
 	const unit = 1024
@@ -84,12 +30,13 @@ func HumanBytes(n int64) string {
 // Stat prints each path by format, as `hdfs dfs -stat`: %b size, %F
 // type, %g group, %n name, %o block size, %r replication, %u owner, %y
 // modification time (UTC "2006-01-02 15:04:05"), %Y in ms, %x/%X access
-// time, %a octal permissions, %A symbolic.
+// time, %a octal permissions (with 1 for sticky: 1777), %A symbolic as
+// HDFS prints it (rwxrwxrwt, no type letter).
 func (s *Shell) Stat(ctx context.Context, format string, paths []string) error {
 	if format == "" {
 		format = "%y"
 	}
-	return s.each(paths, func(p string) error {
+	return s.eachPath(ctx, "stat", paths, func(p string) error {
 		st, err := s.FS.Stat(ctx, p)
 		if err != nil {
 			return fail("stat", p, err)
@@ -142,9 +89,9 @@ func FormatStat(format string, st client.FileInfo) string {
 		case 'X':
 			b.WriteString(strconv.FormatInt(st.AccessTime.UnixMilli(), 10))
 		case 'a':
-			b.WriteString(strconv.FormatUint(uint64(st.Mode.Perm()), 8))
+			b.WriteString(strconv.FormatUint(uint64(client.PermBits(st.Mode)), 8))
 		case 'A':
-			b.WriteString(st.Mode.String())
+			b.WriteString(PermString(st.Mode))
 		case '%':
 			b.WriteByte('%')
 		default:
@@ -164,7 +111,7 @@ func (s *Shell) Du(ctx context.Context, paths []string, summary, human bool) err
 		}
 		return strconv.FormatInt(n, 10)
 	}
-	return s.each(paths, func(p string) error {
+	return s.eachPath(ctx, "du", paths, func(p string) error {
 		st, err := s.FS.Stat(ctx, p)
 		if err != nil {
 			return fail("du", p, err)

@@ -25,41 +25,9 @@ type Shell struct {
 	// IsTerminal says whether Err is a terminal (for ProgressAuto).
 	IsTerminal bool
 	Now        func() time.Time
-}
-
-// Error is a failed command on a path: "put: /x: file exists".
-type Error struct {
-	Cmd  string
-	Path string
-	Err  error
-}
-
-func (e *Error) Error() string {
-	msg := e.Err.Error()
-	var pe *client.PathError
-	if errors.As(e.Err, &pe) && pe.Msg != "" {
-		msg = pe.Msg
-		if e.Path == "" {
-			e.Path = pe.Path
-		}
-	}
-	if e.Path == "" {
-		return e.Cmd + ": " + msg
-	}
-	return e.Cmd + ": " + e.Path + ": " + msg
-}
-
-func (e *Error) Unwrap() error { return e.Err }
-
-func fail(cmd, p string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var se *Error
-	if errors.As(err, &se) {
-		return err
-	}
-	return &Error{Cmd: cmd, Path: p, Err: err}
+	// Home is where relative paths start; default /user/<the client's
+	// user>, HDFS's home directory.
+	Home string
 }
 
 // ErrSome is returned by multi-path commands when some paths failed
@@ -192,76 +160,6 @@ func localErr(err error) error {
 	return err
 }
 
-// Get copies a remote file or directory tree to local ("-": stdout). A
-// file is written to a temporary name and renamed at the end, so a failed
-// get leaves no partial file.
-func (s *Shell) Get(ctx context.Context, remotes []string, local string) error {
-	dirTarget := false
-	if local != "-" {
-		if st, err := os.Stat(local); err == nil && st.IsDir() {
-			dirTarget = true
-		} else if len(remotes) > 1 {
-			return fail("get", local, fmt.Errorf("%w: several sources need an existing local directory", client.ErrNotDir))
-		}
-	}
-	return s.each(remotes, func(remote string) error {
-		dst := local
-		if dirTarget {
-			dst = filepath.Join(local, path.Base(path.Clean("/"+remote)))
-		}
-		return s.getOne(ctx, remote, dst)
-	})
-}
-
-func (s *Shell) getOne(ctx context.Context, remote, dst string) error {
-	st, err := s.FS.Stat(ctx, remote)
-	if err != nil {
-		return fail("get", remote, err)
-	}
-	if st.IsDir {
-		if dst == "-" {
-			return fail("get", remote, client.ErrIsDir)
-		}
-		if err := os.MkdirAll(dst, 0o755); err != nil {
-			return fail("get", dst, localErr(err))
-		}
-		ents, err := s.FS.List(ctx, st.Path)
-		if err != nil {
-			return fail("get", remote, err)
-		}
-		for _, e := range ents {
-			if err := s.getOne(ctx, e.Path, filepath.Join(dst, e.Name)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if dst == "-" {
-		return s.copyOut(ctx, "get", st.Path, s.Out, "")
-	}
-	if _, err := os.Stat(dst); err == nil {
-		return fail("get", dst, fmt.Errorf("%w: local file exists", fs.ErrExist))
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".smarth-get-*")
-	if err != nil {
-		return fail("get", dst, localErr(err))
-	}
-	if err := s.copyOut(ctx, "get", st.Path, tmp, path.Base(st.Path)); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fail("get", dst, localErr(err))
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		os.Remove(tmp.Name())
-		return fail("get", dst, localErr(err))
-	}
-	return nil
-}
-
 // copyOut streams a remote file to w, with a progress bar named name
 // (none if name is empty).
 func (s *Shell) copyOut(ctx context.Context, cmd, remote string, w io.Writer, name string) error {
@@ -285,43 +183,11 @@ func (s *Shell) copyOut(ctx context.Context, cmd, remote string, w io.Writer, na
 	return nil
 }
 
-// Cat writes files to Out.
-func (s *Shell) Cat(ctx context.Context, remotes []string) error {
-	return s.each(remotes, func(p string) error { return s.copyOut(ctx, "cat", p, s.Out, "") })
-}
-
-// Mkdir makes directories (with parents, no error if they exist).
-func (s *Shell) Mkdir(ctx context.Context, paths []string, parents bool) error {
-	return s.each(paths, func(p string) error { return fail("mkdir", p, s.FS.Mkdir(ctx, p, 0o755, parents)) })
-}
-
-// Rm deletes; force ignores missing paths.
-func (s *Shell) Rm(ctx context.Context, paths []string, recursive, force bool) error {
-	return s.each(paths, func(p string) error {
-		err := s.FS.Delete(ctx, p, recursive)
-		if force && errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return fail("rm", p, err)
-	})
-}
-
-// Mv renames; with several sources dst must be a directory.
-func (s *Shell) Mv(ctx context.Context, srcs []string, dst string) error {
-	if len(srcs) > 1 {
-		st, err := s.FS.Stat(ctx, dst)
-		if err != nil || !st.IsDir {
-			return fail("mv", dst, fmt.Errorf("%w: several sources need an existing directory as the target", client.ErrNotDir))
-		}
-	}
-	return s.each(srcs, func(p string) error { return fail("mv", p, s.FS.Rename(ctx, p, dst)) })
-}
-
 // Setrep sets the replication of a file (or every file under a
 // directory); with wait it polls until every block has that many
 // replicas, up to timeout.
 func (s *Shell) Setrep(ctx context.Context, n int, paths []string, wait bool, timeout time.Duration) error {
-	return s.each(paths, func(p string) error {
+	return s.eachPath(ctx, "setrep", paths, func(p string) error {
 		files, err := s.files(ctx, p)
 		if err != nil {
 			return fail("setrep", p, err)

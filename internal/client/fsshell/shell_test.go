@@ -49,13 +49,13 @@ func TestShellPutGetLsRmMv(t *testing.T) {
 
 	// put to an existing path
 	err := e.sh.Put(ctx, []string{filepath.Join(dir, "big")}, "/in/big", fsshell.PutOptions{})
-	if !errors.Is(err, fs.ErrExist) || err.Error() != "put: /in/big: file exists" {
+	if !errors.Is(err, fs.ErrExist) || err.Error() != "put: `/in/big': File exists" {
 		t.Fatalf("put over an existing file: %v", err)
 	}
 	must(t, e.sh.Put(ctx, []string{filepath.Join(dir, "tree", "a")}, "/in/big", fsshell.PutOptions{Overwrite: true}))
 
 	e.reset()
-	must(t, e.sh.Ls(ctx, []string{"/in"}, false, false))
+	must(t, e.sh.Ls(ctx, []string{"/in"}, fsshell.LsOptions{}))
 	lines := strings.Split(strings.TrimSpace(e.out.String()), "\n")
 	if lines[0] != "Found 3 items" || len(lines) != 4 {
 		t.Fatalf("ls /in:\n%s", e.out)
@@ -68,7 +68,7 @@ func TestShellPutGetLsRmMv(t *testing.T) {
 		t.Fatalf("ls dir line %q", lines[3])
 	}
 	e.reset()
-	must(t, e.sh.Ls(ctx, []string{"/in"}, true, false))
+	must(t, e.sh.Ls(ctx, []string{"/in"}, fsshell.LsOptions{Recursive: true}))
 	if !strings.Contains(e.out.String(), "/in/tree/sub/b") {
 		t.Fatalf("ls -R misses nested files:\n%s", e.out)
 	}
@@ -76,22 +76,22 @@ func TestShellPutGetLsRmMv(t *testing.T) {
 	// get: file, tree, missing, existing local file
 	must(t, e.sh.Put(ctx, []string{filepath.Join(dir, "big")}, "/in/big2", fsshell.PutOptions{}))
 	out := t.TempDir()
-	must(t, e.sh.Get(ctx, []string{"/in/big2"}, filepath.Join(out, "big")))
+	must(t, e.sh.Get(ctx, []string{"/in/big2"}, filepath.Join(out, "big"), fsshell.GetOptions{}))
 	if got, _ := os.ReadFile(filepath.Join(out, "big")); !bytes.Equal(got, big) {
 		t.Fatal("get returned different bytes")
 	}
-	must(t, e.sh.Get(ctx, []string{"/in/tree"}, filepath.Join(out, "tree")))
+	must(t, e.sh.Get(ctx, []string{"/in/tree"}, filepath.Join(out, "tree"), fsshell.GetOptions{}))
 	if got, _ := os.ReadFile(filepath.Join(out, "tree", "sub", "b")); string(got) != "BB" {
 		t.Fatalf("get of a tree: %q", got)
 	}
-	err = e.sh.Get(ctx, []string{"/nope"}, filepath.Join(out, "nope"))
-	if !errors.Is(err, fs.ErrNotExist) || err.Error() != "get: /nope: no such file or directory" {
+	err = e.sh.Get(ctx, []string{"/nope"}, filepath.Join(out, "nope"), fsshell.GetOptions{})
+	if !errors.Is(err, fs.ErrNotExist) || err.Error() != "get: `/nope': No such file or directory" {
 		t.Fatalf("get missing: %v", err)
 	}
 	if _, serr := os.Stat(filepath.Join(out, "nope")); serr == nil {
 		t.Fatal("failed get left a local file")
 	}
-	if err := e.sh.Get(ctx, []string{"/in/big2"}, filepath.Join(out, "big")); !errors.Is(err, fs.ErrExist) {
+	if err := e.sh.Get(ctx, []string{"/in/big2"}, filepath.Join(out, "big"), fsshell.GetOptions{}); !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("get onto an existing local file: %v", err)
 	}
 
@@ -102,13 +102,13 @@ func TestShellPutGetLsRmMv(t *testing.T) {
 	}
 
 	// rm without -r of a non-empty dir, then with
-	err = e.sh.Rm(ctx, []string{"/in/tree"}, false, false)
-	if !errors.Is(err, client.ErrNotEmpty) || !strings.HasPrefix(err.Error(), "rm: /in/tree: ") {
+	err = e.sh.Rm(ctx, []string{"/in/tree"}, fsshell.RmOptions{})
+	if !errors.Is(err, client.ErrIsDir) || err.Error() != "rm: `/in/tree': Is a directory" {
 		t.Fatalf("rm non-empty: %v", err)
 	}
-	must(t, e.sh.Rm(ctx, []string{"/in/tree"}, true, false))
-	must(t, e.sh.Rm(ctx, []string{"/in/nothing"}, false, true))
-	if err := e.sh.Rm(ctx, []string{"/in/nothing"}, false, false); !errors.Is(err, fs.ErrNotExist) {
+	must(t, e.sh.Rm(ctx, []string{"/in/tree"}, fsshell.RmOptions{Recursive: true}))
+	must(t, e.sh.Rm(ctx, []string{"/in/nothing"}, fsshell.RmOptions{Force: true}))
+	if err := e.sh.Rm(ctx, []string{"/in/nothing"}, fsshell.RmOptions{}); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("rm missing: %v", err)
 	}
 
@@ -147,7 +147,7 @@ func TestHumanBytesAndStatFormat(t *testing.T) {
 	}
 	fi := client.FileInfo{Name: "x", Size: 5, Mode: 0o640, Owner: "u", Group: "g", Replication: 2, BlockSize: 99,
 		ModTime: time.Unix(0, 0)}
-	if got := fsshell.FormatStat("%n|%b|%a|%A|%u:%g|%r|%o|%y|%Y|%%|%q", fi); got != "x|5|640|-rw-r-----|u:g|2|99|1970-01-01 00:00:00|0|%|%q" {
+	if got := fsshell.FormatStat("%n|%b|%a|%A|%u:%g|%r|%o|%y|%Y|%%|%q", fi); got != "x|5|640|rw-r-----|u:g|2|99|1970-01-01 00:00:00|0|%|%q" {
 		t.Fatalf("FormatStat = %q", got)
 	}
 }

@@ -1,0 +1,354 @@
+package main
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"smarth/internal/client/fsshell"
+)
+
+// hdfsWords lets a command take hdfs dfs's single-dash word options
+// (-skipTrash, -name), which pflag would read as a cluster of one-letter
+// flags: the command disables cobra's parsing, and this rewrites those
+// words to "--word" and parses the flags itself (persistent ones
+// included). It returns the positional args, or help=true when the
+// command printed its help.
+func hdfsWords(cmd *cobra.Command, args []string, words ...string) (rest []string, help bool, err error) {
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			out = append(out, args[i:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && len(a) > 2 {
+			for _, w := range words {
+				if a[1:] == w {
+					a = "--" + w
+				}
+			}
+		}
+		out = append(out, a)
+	}
+	cmd.DisableFlagParsing = false
+	err = cmd.ParseFlags(out)
+	cmd.DisableFlagParsing = true
+	if err != nil {
+		return nil, false, cmd.FlagErrorFunc()(cmd, err)
+	}
+	if h, _ := cmd.Flags().GetBool("help"); h {
+		return nil, true, cmd.Help()
+	}
+	return cmd.Flags().Args(), false, nil
+}
+
+func fsCatCmd(f *fsFlags) *cobra.Command {
+	return &cobra.Command{
+		Use: "cat PATH...", Short: "Print files", Example: "  smarth fs cat /out/part-00000 | head\n  smarth fs cat '/out/part-*'", Args: nArgs(1),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Cat(ctx, args) }),
+	}
+}
+
+func fsTextCmd(f *fsFlags) *cobra.Command {
+	return &cobra.Command{
+		Use: "text PATH...", Short: "Print files as text: gzip is decompressed, anything else printed as is (SequenceFile/Avro not decoded)",
+		Example: "  smarth fs text /logs/day.log.gz", Args: nArgs(1),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Text(ctx, args) }),
+	}
+}
+
+func fsHeadCmd(f *fsFlags) *cobra.Command {
+	return &cobra.Command{
+		Use: "head PATH...", Short: "Print the first KiB of a file", Example: "  smarth fs head /out/part-00000", Args: nArgs(1),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Head(ctx, args) }),
+	}
+}
+
+func fsTailCmd(f *fsFlags) *cobra.Command {
+	var follow bool
+	var every time.Duration
+	c := &cobra.Command{
+		Use: "tail [-f] [-s INTERVAL] PATH", Short: "Print the last KiB of a file; -f keeps printing what is appended",
+		Example: "  smarth fs tail /logs/app.log\n  smarth fs tail -f -s 1s /logs/app.log", Args: exactArgs(1),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
+			return sh.Tail(ctx, args[0], follow, every)
+		}),
+	}
+	c.Flags().BoolVarP(&follow, "follow", "f", false, "poll for appended data until interrupted")
+	c.Flags().DurationVarP(&every, "sleep", "s", 5*time.Second, "with -f, how often to poll (HDFS: 5s)")
+	return c
+}
+
+func fsLsCmd(f *fsFlags) *cobra.Command {
+	var o fsshell.LsOptions
+	c := &cobra.Command{
+		Use:   "ls [-R] [-h] [-d] [-t|-S] [-r] [-u] [-C] [PATH...]",
+		Short: "List: permissions, replication, owner, group, size, date, path (no PATH: the home directory)",
+		Example: "  smarth fs ls /\n  smarth fs ls -R -h /data\n  smarth fs ls -t -r '/logs/*'\n  smarth fs ls -d /data",
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Ls(ctx, args, o) }),
+	}
+	c.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "list subdirectories too")
+	c.Flags().BoolVarP(&o.Dirs, "directory", "d", false, "list directories as plain entries, not their contents")
+	c.Flags().BoolVarP(&o.ByTime, "time", "t", false, "newest first")
+	c.Flags().BoolVarP(&o.BySize, "size", "S", false, "largest first")
+	c.Flags().BoolVarP(&o.Reverse, "reverse", "r", false, "reverse the order")
+	c.Flags().BoolVarP(&o.AccessTime, "access-time", "u", false, "show (and with -t sort by) access time")
+	c.Flags().BoolVarP(&o.PathOnly, "paths", "C", false, "paths only")
+	humanFlag(c, &o.Human)
+	return c
+}
+
+func fsMkdirCmd(f *fsFlags) *cobra.Command {
+	var parents bool
+	c := &cobra.Command{
+		Use: "mkdir [-p] PATH...", Short: "Make directories", Example: "  smarth fs mkdir -p /data/in\n  smarth fs mkdir results", Args: nArgs(1),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Mkdir(ctx, args, parents) }),
+	}
+	c.Flags().BoolVarP(&parents, "parents", "p", false, "make parents as needed; no error if it exists")
+	return c
+}
+
+func fsRmCmd(f *fsFlags) *cobra.Command {
+	var o fsshell.RmOptions
+	c := &cobra.Command{
+		Use:   "rm [-r|-R] [-f] [-skipTrash] PATH...",
+		Short: "Delete files, or directories with -r",
+		Long: `Delete files, or directories and what they hold with -r. Prints "Deleted PATH"
+for each. There is no trash yet: every delete is immediate and final, so
+-skipTrash is accepted (for scripts written for HDFS) and changes nothing.`,
+		Example:            "  smarth fs rm /tmp/x\n  smarth fs rm -r -f -skipTrash /out\n  smarth fs rm '/tmp/job-*'",
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			args, help, err := hdfsWords(cmd, args, "skipTrash", "safely")
+			if help || err != nil {
+				return err
+			}
+			if len(args) == 0 {
+				return usageErr("rm: needs at least 1 argument(s); usage: %s", cmd.UseLine())
+			}
+			return f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Rm(ctx, args, o) })(cmd, args)
+		},
+	}
+	c.Flags().BoolVarP(&o.Recursive, "recursive", "r", false, "delete directories and their contents")
+	c.Flags().BoolVarP(&o.Recursive, "R", "R", false, "same as -r")
+	c.Flags().BoolVarP(&o.Force, "force", "f", false, "no error for missing paths")
+	c.Flags().BoolVar(&o.SkipTrash, "skipTrash", false, "accepted; there is no trash yet, deletes are always immediate")
+	c.Flags().Bool("safely", false, "accepted for HDFS scripts; no confirmation is asked")
+	c.Flags().Bool("help", false, "help for rm")
+	return c
+}
+
+func fsRmdirCmd(f *fsFlags) *cobra.Command {
+	var ignore bool
+	c := &cobra.Command{
+		Use: "rmdir [--ignore-fail-on-non-empty] DIR...", Short: "Delete empty directories",
+		Example: "  smarth fs rmdir /tmp/empty\n  smarth fs rmdir --ignore-fail-on-non-empty '/tmp/run-*'", Args: nArgs(1),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Rmdir(ctx, args, ignore) }),
+	}
+	c.Flags().BoolVar(&ignore, "ignore-fail-on-non-empty", false, "leave non-empty directories without an error")
+	return c
+}
+
+func fsMvCmd(f *fsFlags) *cobra.Command {
+	return &cobra.Command{
+		Use: "mv SRC... DST", Short: "Move or rename (several sources: into the directory DST)",
+		Example: "  smarth fs mv /tmp/out /results/run1\n  smarth fs mv '/in/*.csv' /archive/", Args: nArgs(2),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
+			return sh.Mv(ctx, args[:len(args)-1], args[len(args)-1])
+		}),
+	}
+}
+
+func fsTouchzCmd(f *fsFlags) *cobra.Command {
+	return &cobra.Command{
+		Use: "touchz PATH...", Short: "Create empty files (an existing non-empty file is an error)",
+		Example: "  smarth fs touchz /out/_SUCCESS", Args: nArgs(1),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Touchz(ctx, args) }),
+	}
+}
+
+func fsTestCmd(f *fsFlags) *cobra.Command {
+	var e, d, file, s, z bool
+	c := &cobra.Command{
+		Use:   "test -e|-d|-f|-s|-z PATH",
+		Short: "Exit 0 if PATH exists (-e), is a directory (-d), a file (-f), is not empty (-s), is empty (-z); else 1",
+		Example: `  smarth fs test -d /data && echo "a directory"
+  if smarth fs test -e /out/_SUCCESS; then echo done; fi`,
+		Args: exactArgs(1),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
+			var flag string
+			for _, t := range []struct {
+				on   bool
+				name string
+			}{{e, "e"}, {d, "d"}, {file, "f"}, {s, "s"}, {z, "z"}} {
+				if t.on {
+					if flag != "" {
+						return usageErr("test: give one of -e, -d, -f, -s, -z")
+					}
+					flag = t.name
+				}
+			}
+			if flag == "" {
+				return usageErr("test: give one of -e, -d, -f, -s, -z")
+			}
+			ok, err := sh.Test(ctx, flag, args[0])
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return &exitError{code: 1, err: errTestFalse, quiet: true}
+			}
+			return nil
+		}),
+	}
+	c.Flags().BoolVarP(&e, "exists", "e", false, "the path exists")
+	c.Flags().BoolVarP(&d, "dir", "d", false, "the path is a directory")
+	c.Flags().BoolVarP(&file, "file", "f", false, "the path is a file")
+	c.Flags().BoolVarP(&s, "nonempty", "s", false, "the path is not empty (size > 0)")
+	c.Flags().BoolVarP(&z, "zero", "z", false, "the path is zero length")
+	return c
+}
+
+func fsStatCmd(f *fsFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "stat [FORMAT] PATH...",
+		Short: "Print file status by FORMAT (default %y)",
+		Long: `Print file status by FORMAT, as hdfs dfs -stat: %a permissions in octal,
+%A symbolic (rwxr-xr-x), %b size, %F type, %g group, %n name, %o block size,
+%r replication, %u owner, %x %X access time (UTC text, ms), %y %Y modification
+time (UTC text "2006-01-02 15:04:05", ms). Default %y.`,
+		Example: `  smarth fs stat /data/big.dat
+  smarth fs stat "%n %b bytes, %r replicas, %o-byte blocks, %a %u:%g" /data/big.dat`,
+		Args: nArgs(1),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
+			format := ""
+			if len(args) > 1 && strings.Contains(args[0], "%") {
+				format, args = args[0], args[1:]
+			}
+			return sh.Stat(ctx, format, args)
+		}),
+	}
+}
+
+func fsDuCmd(f *fsFlags) *cobra.Command {
+	var summary, human bool
+	c := &cobra.Command{
+		Use: "du [-s] [-h] PATH...", Short: "Show sizes and space consumed (size x replication)",
+		Example: "  smarth fs du -s -h /data\n  smarth fs du '/data/*'", Args: nArgs(1),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
+			return sh.Du(ctx, args, summary, human)
+		}),
+	}
+	c.Flags().BoolVarP(&summary, "summary", "s", false, "one total per path")
+	humanFlag(c, &human)
+	return c
+}
+
+func fsCountCmd(f *fsFlags) *cobra.Command {
+	var o fsshell.CountOptions
+	c := &cobra.Command{
+		Use:   "count [-q] [-h] [-v] PATH...",
+		Short: "Count directories, files and bytes under each path (HDFS's columns)",
+		Long: `Count directories, files and bytes under each path, in hdfs dfs -count's
+columns: DIR_COUNT FILE_COUNT CONTENT_SIZE PATHNAME. With -q the quota columns
+come first; there are no quotas yet, so they read "none" and "inf" as HDFS shows
+a directory without one.`,
+		Example: "  smarth fs count -q -h -v /data", Args: nArgs(1),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Count(ctx, args, o) }),
+	}
+	c.Flags().BoolVarP(&o.Quotas, "quotas", "q", false, "quota columns first")
+	c.Flags().BoolVarP(&o.Header, "header", "v", false, "a header line")
+	humanFlag(c, &o.Human)
+	return c
+}
+
+func fsDfCmd(f *fsFlags) *cobra.Command {
+	var human bool
+	c := &cobra.Command{
+		Use: "df [-h] [PATH]", Short: "Show capacity, used and available space of the file system (live datanodes)",
+		Example: "  smarth fs df -h", Args: cobra.MaximumNArgs(1),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Df(ctx, human) }),
+	}
+	humanFlag(c, &human)
+	return c
+}
+
+func fsFindCmd(f *fsFlags) *cobra.Command {
+	var o fsshell.FindOptions
+	var typ string
+	var print0 bool
+	c := &cobra.Command{
+		Use:   "find PATH... [-name PATTERN | -iname PATTERN] [-type f|d] [-print | -print0]",
+		Short: "Print paths at or under PATH that match every test",
+		Example: `  smarth fs find /data -name '*.csv'
+  smarth fs find / -iname 'part-*' -type f -print0 | xargs -0 echo`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			args, help, err := hdfsWords(cmd, args, "name", "iname", "type", "print", "print0")
+			if help || err != nil {
+				return err
+			}
+			switch typ {
+			case "":
+			case "f", "d":
+				o.Type = typ[0]
+			default:
+				return usageErr("find: -type %q: want f or d", typ)
+			}
+			o.Print0 = print0
+			return f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Find(ctx, args, o) })(cmd, args)
+		},
+	}
+	c.Flags().StringVar(&o.Name, "name", "", "the last path component matches this glob")
+	c.Flags().StringVar(&o.IName, "iname", "", "like -name, ignoring case")
+	c.Flags().StringVar(&typ, "type", "", "f (file) or d (directory)")
+	c.Flags().Bool("print", true, "print each match and a newline (the default)")
+	c.Flags().BoolVar(&print0, "print0", false, "print each match and a NUL")
+	c.Flags().Bool("help", false, "help for find")
+	return c
+}
+
+func fsSetrepCmd(f *fsFlags) *cobra.Command {
+	var wait bool
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use: "setrep [-R] [-w] N PATH...", Short: "Set the replication of files (every file under a directory)",
+		Example: "  smarth fs setrep -w 2 /data/big.dat\n  smarth fs setrep 1 '/tmp/*'", Args: nArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := strconv.Atoi(args[0])
+			if err != nil || n < 1 {
+				return usageErr("setrep: replication %q must be a positive number", args[0])
+			}
+			return f.run(func(ctx context.Context, sh *fsshell.Shell, paths []string) error {
+				return sh.Setrep(ctx, n, paths, wait, timeout)
+			})(cmd, args[1:])
+		},
+	}
+	c.Flags().BoolVarP(&wait, "wait", "w", false, "wait until every block has N replicas")
+	c.Flags().BoolP("recursive", "R", false, "accepted for HDFS scripts: directories are always done recursively")
+	c.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "with -w, give up after this long")
+	return c
+}
+
+func fsFsckCmd(f *fsFlags) *cobra.Command {
+	var verbose bool
+	c := &cobra.Command{
+		Use: "fsck [PATH]", Short: "Check block health: blocks, replicas, under-replicated/missing/corrupt summary",
+		Example: "  smarth fs fsck /\n  smarth fs fsck -v /data", Args: cobra.MaximumNArgs(1),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
+			p := "/"
+			if len(args) == 1 {
+				var err error
+				if p, err = sh.Resolve(args[0]); err != nil {
+					return err
+				}
+			}
+			return sh.Fsck(ctx, p, verbose)
+		}),
+	}
+	c.Flags().BoolVarP(&verbose, "blocks", "v", false, "list every block with its replicas")
+	return c
+}

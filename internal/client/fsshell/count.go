@@ -1,0 +1,91 @@
+package fsshell
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"smarth/internal/rpc/dfspb"
+)
+
+// CountOptions are `hdfs dfs -count`'s flags.
+type CountOptions struct {
+	Quotas bool // -q: quota columns first
+	Human  bool // -h: sizes like 1.5 K
+	Header bool // -v: a header line
+}
+
+// Count prints, per path, directories, files and bytes under it in
+// Hadoop's ContentSummary columns. The namespace has no quotas yet, so
+// with -q the quota columns read as HDFS shows a directory without one:
+// "none" and "inf".
+func (s *Shell) Count(ctx context.Context, args []string, o CountOptions) error {
+	if o.Header {
+		h := ""
+		if o.Quotas {
+			h = fmt.Sprintf("%12s %15s %15s %15s ", "QUOTA", "REM_QUOTA", "SPACE_QUOTA", "REM_SPACE_QUOTA")
+		}
+		fmt.Fprintf(s.Out, "%s%12s %12s %18s %s\n", h, "DIR_COUNT", "FILE_COUNT", "CONTENT_SIZE", "PATHNAME")
+	}
+	return s.eachPath(ctx, "count", args, func(p string) error {
+		cs, err := s.FS.ContentSummary(ctx, p)
+		if err != nil {
+			return fail("count", p, err)
+		}
+		size := strconv.FormatInt(cs.Length, 10)
+		if o.Human {
+			size = HumanBytes(cs.Length)
+		}
+		q := ""
+		if o.Quotas {
+			q = fmt.Sprintf("%12s %15s %15s %15s ", "none", "inf", "none", "inf")
+		}
+		fmt.Fprintf(s.Out, "%s%12d %12d %18s %s\n", q, cs.DirectoryCount, cs.FileCount, size, p)
+		return nil
+	})
+}
+
+// Df prints the capacity of the file system as the datanodes report it
+// (live ones only: a dead node's disk holds nothing the cluster can use).
+func (s *Shell) Df(ctx context.Context, human bool) error {
+	dns, err := s.FS.Datanodes(ctx, dfspb.DatanodeState_LIVE)
+	if err != nil {
+		return fail("df", "", err)
+	}
+	var capacity, used, remaining int64
+	for _, d := range dns {
+		capacity += d.GetCapacity()
+		used += d.GetDfsUsed()
+		remaining += d.GetRemaining()
+	}
+	num := func(n int64) string {
+		if human {
+			return HumanBytes(n)
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	pct := "0%"
+	if capacity > 0 {
+		pct = strconv.FormatInt(used*100/capacity, 10) + "%"
+	}
+	rows := [][]string{
+		{"Filesystem", "Size", "Used", "Available", "Use%"},
+		{"hdfs://" + s.FS.NameNodeAddr(), num(capacity), num(used), num(remaining), pct},
+	}
+	w := make([]int, 5)
+	for _, r := range rows {
+		for i, c := range r {
+			w[i] = max(w[i], len(c))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%-*s", w[0], r[0])
+		for i := 1; i < len(r); i++ {
+			fmt.Fprintf(&b, "  %*s", w[i], r[i])
+		}
+		fmt.Fprintln(s.Out, b.String())
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package fsshell
+
+import (
+	"errors"
+	"io/fs"
+	"strings"
+
+	"smarth/internal/client"
+)
+
+// Error is a failed command on a path, worded as `hdfs dfs` words it:
+// "put: `/x': File exists", "mv: `/no/dir/x': No such file or directory",
+// "chmod: `/x': Permission denied: ...". Scripts that grep HDFS's messages
+// find the same words here; errors.Is still sees the client's sentinels.
+type Error struct {
+	Cmd  string
+	Path string
+	Err  error
+}
+
+func (e *Error) Error() string {
+	p := e.Path
+	var pe *client.PathError
+	if errors.As(e.Err, &pe) && p == "" {
+		p = pe.Path
+	}
+	msg := hdfsMessage(e.Err)
+	if p == "" {
+		return e.Cmd + ": " + msg
+	}
+	return e.Cmd + ": `" + p + "': " + msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func fail(cmd, p string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *Error
+	if errors.As(err, &se) {
+		return err
+	}
+	return &Error{Cmd: cmd, Path: p, Err: err}
+}
+
+// hdfsWords are HDFS's texts for the kinds of failure, with the lower-case
+// words our client and the OS use for the same kind.
+var hdfsWords = []struct {
+	kind  error
+	hdfs  string
+	plain string
+}{
+	{fs.ErrNotExist, "No such file or directory", "no such file or directory"},
+	{fs.ErrExist, "File exists", "file exists"},
+	{client.ErrIsDir, "Is a directory", "is a directory"},
+	{client.ErrNotDir, "Not a directory", "not a directory"},
+	{client.ErrNotEmpty, "Directory is not empty", "directory not empty"},
+	{fs.ErrPermission, "Permission denied", "permission denied"},
+}
+
+// hdfsMessage words err as HDFS does: the kind's HDFS text, then any
+// detail our side added ("Permission denied: only the owner ...").
+func hdfsMessage(err error) string {
+	msg := err.Error()
+	var pe *client.PathError
+	if errors.As(err, &pe) && pe.Msg != "" {
+		msg = pe.Msg
+	}
+	for _, w := range hdfsWords {
+		if !errors.Is(err, w.kind) {
+			continue
+		}
+		detail := msg
+		if i := strings.Index(strings.ToLower(msg), w.plain); i >= 0 {
+			detail = msg[i+len(w.plain):]
+		} else if w.kind != fs.ErrPermission {
+			// The namenode's own sentence for a plain kind says no more
+			// than HDFS's word (and may name the path a second time).
+			detail = ""
+		}
+		detail = strings.TrimLeft(detail, ": ")
+		if detail == "" {
+			return w.hdfs
+		}
+		return w.hdfs + ": " + detail
+	}
+	return msg
+}
