@@ -85,10 +85,10 @@ func fsTailCmd(f *fsFlags) *cobra.Command {
 func fsLsCmd(f *fsFlags) *cobra.Command {
 	var o fsshell.LsOptions
 	c := &cobra.Command{
-		Use:   "ls [-R] [-h] [-d] [-t|-S] [-r] [-u] [-C] [PATH...]",
-		Short: "List: permissions, replication, owner, group, size, date, path (no PATH: the home directory)",
+		Use:     "ls [-R] [-h] [-d] [-t|-S] [-r] [-u] [-C] [PATH...]",
+		Short:   "List: permissions, replication, owner, group, size, date, path (no PATH: the home directory)",
 		Example: "  smarth fs ls /\n  smarth fs ls -R -h /data\n  smarth fs ls -t -r '/logs/*'\n  smarth fs ls -d /data",
-		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Ls(ctx, args, o) }),
+		RunE:    f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Ls(ctx, args, o) }),
 	}
 	c.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "list subdirectories too")
 	c.Flags().BoolVarP(&o.Dirs, "directory", "d", false, "list directories as plain entries, not their contents")

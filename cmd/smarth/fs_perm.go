@@ -39,8 +39,8 @@ may change a mode; the namenode enforces it.`,
 func fsChownCmd(f *fsFlags) *cobra.Command {
 	var rec bool
 	c := &cobra.Command{
-		Use:   "chown [-R] OWNER[:GROUP] PATH...",
-		Short: "Change owner and/or group (OWNER, OWNER:GROUP, :GROUP); a new owner needs a superuser",
+		Use:     "chown [-R] OWNER[:GROUP] PATH...",
+		Short:   "Change owner and/or group (OWNER, OWNER:GROUP, :GROUP); a new owner needs a superuser",
 		Example: "  smarth fs chown alice /user/alice\n  smarth fs chown -R alice:analysts /data/shared",
 		Args:    nArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

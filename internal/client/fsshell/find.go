@@ -12,10 +12,10 @@ import (
 
 // FindOptions is a find expression: every given test must hold.
 type FindOptions struct {
-	Name     string // -name: glob on the last path component
-	IName    string // -iname: the same, ignoring case
-	Type     byte   // -type: 'f' or 'd'; 0 any
-	Print0   bool   // -print0: NUL after each path instead of a newline
+	Name   string // -name: glob on the last path component
+	IName  string // -iname: the same, ignoring case
+	Type   byte   // -type: 'f' or 'd'; 0 any
+	Print0 bool   // -print0: NUL after each path instead of a newline
 }
 
 // Find prints every path at or under args that matches o, depth first.
