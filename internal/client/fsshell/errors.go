@@ -71,14 +71,18 @@ func hdfsMessage(err error) string {
 		if !errors.Is(err, w.kind) {
 			continue
 		}
-		detail := msg
-		if i := strings.Index(strings.ToLower(msg), w.plain); i >= 0 {
-			detail = msg[i+len(w.plain):]
-		} else if w.kind != fs.ErrPermission {
-			// The namenode's own sentence for a plain kind says no more
-			// than HDFS's word (and may name the path a second time).
-			detail = ""
+		detail := ""
+		lower := strings.ToLower(msg)
+		switch {
+		case strings.HasPrefix(lower, w.kind.Error()):
+			detail = msg[len(w.kind.Error()):] // fmt.Errorf("%w: detail", kind)
+		case strings.HasPrefix(lower, w.plain):
+			detail = msg[len(w.plain):]
+		case w.kind == fs.ErrPermission:
+			detail = msg // who may do what: worth keeping
 		}
+		// Otherwise the namenode's own sentence for a plain kind says no
+		// more than HDFS's word (and may name the path a second time).
 		detail = strings.TrimLeft(detail, ": ")
 		if detail == "" {
 			return w.hdfs

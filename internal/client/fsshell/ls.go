@@ -130,9 +130,9 @@ func (s *Shell) lsLines(ents []client.FileInfo, o LsOptions) {
 		wRepl, wOwner, wGroup, wSize = max(wRepl, len(r.repl)), max(wOwner, len(r.owner)), max(wGroup, len(r.group)), max(wSize, len(r.size))
 	}
 	for i, r := range rows {
-		// "%s " after the permissions is HDFS's ACL column ("+" when an
-		// entry has an ACL); there are no ACLs yet, so it is a space.
-		fmt.Fprintf(s.Out, "%s  %*s %-*s %-*s %*s %s %s\n", r.perm, wRepl, r.repl, wOwner, r.owner, wGroup, r.group, wSize, r.size, r.date, ents[i].Path)
+		// The space after the permissions is HDFS's ACL column ("+" when
+		// an entry has an ACL); there are no ACLs yet.
+		fmt.Fprintf(s.Out, "%s %*s %-*s %-*s %*s %s %s\n", r.perm, wRepl, r.repl, wOwner, r.owner, wGroup, r.group, wSize, r.size, r.date, ents[i].Path)
 	}
 }
 

@@ -19,6 +19,13 @@ func (s *Shell) Cat(ctx context.Context, args []string) error {
 // if a directory is there already.
 func (s *Shell) Mkdir(ctx context.Context, args []string, parents bool) error {
 	return s.eachPath(ctx, "mkdir", args, func(p string) error {
+		if !parents {
+			// The namenode's Mkdirs succeeds on an existing directory;
+			// mkdir without -p says "File exists", as HDFS.
+			if _, err := s.FS.Stat(ctx, p); err == nil {
+				return fail("mkdir", p, fs.ErrExist)
+			}
+		}
 		return fail("mkdir", p, s.FS.Mkdir(ctx, p, 0o755, parents))
 	})
 }
