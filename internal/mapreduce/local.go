@@ -255,21 +255,26 @@ func OpenSegment(out *MapOutput, reduce int) (io.ReadCloser, int64, error) {
 			return nil, 0, fmt.Errorf("partition %d out of the map output's %d bytes", reduce, len(out.Data))
 		}
 		b := out.Data[seg.Offset : seg.Offset+seg.Length : seg.Offset+seg.Length]
-		return memReader{Reader: bytes.NewReader(b), b: b}, seg.Length, nil
+		return memReader{Reader: bytes.NewReader(b), b: b, crc: seg.CRC}, seg.Length, nil
 	}
 	file, err := os.Open(out.Path)
 	if err != nil {
 		return nil, 0, err
 	}
 	seg := out.Index[reduce]
-	return &sectionCloser{SectionReader: io.NewSectionReader(file, seg.Offset, seg.Length), f: file}, seg.Length, nil
+	return CheckedSegment(&sectionCloser{SectionReader: io.NewSectionReader(file, seg.Offset, seg.Length), f: file}, seg.CRC),
+		seg.Length, nil
 }
 
 // memReader reads a segment held in memory.
 type memReader struct {
 	*bytes.Reader
-	b []byte
+	b   []byte
+	crc uint32 // the map's CRC32C of b
 }
+
+// Verify checks the segment's bytes against the map's checksum.
+func (m memReader) Verify() error { return checkCRC(SegmentCRC(m.b), m.crc) }
 
 func (memReader) Close() error { return nil }
 

@@ -145,6 +145,9 @@ func fetchOne(tctx *taskContext, env TaskEnv, spec TaskSpec, ref MapOutputRef, r
 	if m, ok := rc.(interface{ Bytes() []byte }); ok && int64(len(m.Bytes())) == size {
 		// A map output this process holds in memory: use it as it is,
 		// outside the reduce's budget (the memory is the map output's).
+		if err := verifySegment(rc); err != nil {
+			return fail(err)
+		}
 		if env.Progress != nil {
 			env.Progress.Add(size)
 		}
@@ -153,6 +156,9 @@ func fetchOne(tctx *taskContext, env TaskEnv, spec TaskSpec, ref MapOutputRef, r
 	if reserve(size) {
 		buf := make([]byte, size)
 		if _, err := io.ReadFull(rc, buf); err != nil {
+			return fail(err)
+		}
+		if err := verifySegment(rc); err != nil {
 			return fail(err)
 		}
 		if env.Progress != nil {
@@ -169,6 +175,9 @@ func fetchOne(tctx *taskContext, env TaskEnv, spec TaskSpec, ref MapOutputRef, r
 	n, err := io.Copy(f, rc)
 	if err == nil && n != size {
 		err = fmt.Errorf("short segment: got %d of %d bytes", n, size)
+	}
+	if err == nil {
+		err = verifySegment(rc)
 	}
 	if err != nil {
 		return fail(err)

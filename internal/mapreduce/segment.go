@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 )
 
@@ -18,6 +19,54 @@ type SegmentIndex struct {
 	Offset  int64
 	Length  int64
 	Records int64
+	// CRC is the CRC32C (Castagnoli) of the segment's bytes, computed as
+	// the map writes them and checked by the reduce that fetches them, so
+	// a segment damaged on disk, in memory or on the wire is a fetch
+	// failure (the map runs again), never wrong output.
+	CRC uint32
+}
+
+// castagnoli is the CRC32C table (hardware-accelerated where the CPU has
+// it; MakeTable returns the package's one instance).
+func castagnoli() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) }
+
+// SegmentCRC is the CRC32C of a segment's bytes.
+func SegmentCRC(b []byte) uint32 { return crc32.Checksum(b, castagnoli()) }
+
+// CheckedSegment wraps a segment's reader: it sums what is read, and
+// Verify (after the last byte) compares the sum with want.
+func CheckedSegment(rc io.ReadCloser, want uint32) io.ReadCloser {
+	return &checkedSegment{ReadCloser: rc, want: want}
+}
+
+type checkedSegment struct {
+	io.ReadCloser
+	want, crc uint32
+}
+
+func (c *checkedSegment) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.crc = crc32.Update(c.crc, castagnoli(), p[:n])
+	return n, err
+}
+
+// Verify reports a segment whose bytes do not match its checksum.
+func (c *checkedSegment) Verify() error { return checkCRC(c.crc, c.want) }
+
+func checkCRC(got, want uint32) error {
+	if got != want {
+		return fmt.Errorf("%w: CRC32C %08x, the map wrote %08x", ErrCorruptSegment, got, want)
+	}
+	return nil
+}
+
+// verifySegment checks a fetched segment's reader when it can be checked
+// (every fetcher of the runtime's own returns one that can).
+func verifySegment(rc io.Reader) error {
+	if v, ok := rc.(interface{ Verify() error }); ok {
+		return v.Verify()
+	}
+	return nil
 }
 
 // ErrCorruptSegment reports intermediate bytes that do not parse.
@@ -44,6 +93,26 @@ type segmentWriter struct {
 	// inMemory: buf is the destination itself; it grows instead of being
 	// flushed.
 	inMemory bool
+	// crc is the current segment's CRC32C over the bytes before
+	// buf[summed:] (summed in bulk at each flush and segment end, not per
+	// record).
+	crc    uint32
+	summed int
+}
+
+// sum folds the bytes buffered since the last sum into the CRC.
+func (w *segmentWriter) sum() {
+	w.crc = crc32.Update(w.crc, castagnoli(), w.buf[w.summed:])
+	w.summed = len(w.buf)
+}
+
+// endSegment returns the CRC32C of the segment written since the last
+// call and starts the next one.
+func (w *segmentWriter) endSegment() uint32 {
+	w.sum()
+	c := w.crc
+	w.crc = 0
+	return c
 }
 
 func newSegmentWriter(w io.Writer) *segmentWriter {
@@ -83,7 +152,14 @@ func (w *segmentWriter) writeKV(kv []byte, keyLen int) error {
 	return w.write(kv[:keyLen], kv[keyLen:])
 }
 
+// writeThrough writes bytes that bypass the buffer (the buffer was
+// flushed, and so summed, first).
 func (w *segmentWriter) writeThrough(b []byte) {
+	w.crc = crc32.Update(w.crc, castagnoli(), b)
+	w.write0(b)
+}
+
+func (w *segmentWriter) write0(b []byte) {
 	if w.err == nil {
 		_, w.err = w.w.Write(b)
 	}
@@ -91,8 +167,9 @@ func (w *segmentWriter) writeThrough(b []byte) {
 
 func (w *segmentWriter) flush() error {
 	if len(w.buf) > 0 && !w.inMemory {
-		w.writeThrough(w.buf)
-		w.buf = w.buf[:0]
+		w.sum()
+		w.write0(w.buf)
+		w.buf, w.summed = w.buf[:0], 0
 	}
 	return w.err
 }

@@ -211,7 +211,7 @@ func (c *collector) writeSortedTo(sw *segmentWriter) (*MapOutput, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Index[p] = SegmentIndex{Offset: start, Length: sw.off - start, Records: sw.recs - recs}
+		out.Index[p] = SegmentIndex{Offset: start, Length: sw.off - start, Records: sw.recs - recs, CRC: sw.endSegment()}
 		i = j
 	}
 	if err := sw.flush(); err != nil {
@@ -367,7 +367,7 @@ func (c *collector) mergeSpills(path string) (*MapOutput, error) {
 		if err := c.writeStream(sw, m, n); err != nil {
 			return nil, err
 		}
-		out.Index[p] = SegmentIndex{Offset: start, Length: sw.off - start, Records: sw.recs - recs}
+		out.Index[p] = SegmentIndex{Offset: start, Length: sw.off - start, Records: sw.recs - recs, CRC: sw.endSegment()}
 	}
 	if err := sw.flush(); err != nil {
 		return nil, err

@@ -65,10 +65,13 @@ type NodeManager struct {
 	// rack (heartbeat goroutine only).
 	rackChecked time.Time
 
-	mu       sync.Mutex // guards running, reports, outputs, interval, rack
-	running  map[string]*runningTask
-	reports  []*mrpb.TaskReport // finished attempts not yet acknowledged
-	outputs  map[string]map[string]*mapreduce.MapOutput
+	mu      sync.Mutex // guards running, reports, outputs, secrets, interval, rack
+	running map[string]*runningTask
+	reports []*mrpb.TaskReport // finished attempts not yet acknowledged
+	outputs map[string]map[string]*mapreduce.MapOutput
+	// secrets are the shuffle secrets of the jobs this node ran tasks of,
+	// until the job is over: map output is served only to their holders.
+	secrets  map[string][]byte
 	interval time.Duration
 	rack     string // as the namenode places this host's datanode, else cfg.Rack
 }
@@ -96,7 +99,7 @@ func New(cfg Config, logger *slog.Logger) (*NodeManager, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	nm := &NodeManager{cfg: cfg, log: logger, fs: cfg.FS, stop: make(chan struct{}), wake: make(chan struct{}, 1),
-		running: map[string]*runningTask{}, outputs: map[string]map[string]*mapreduce.MapOutput{},
+		running: map[string]*runningTask{}, outputs: map[string]map[string]*mapreduce.MapOutput{}, secrets: map[string][]byte{},
 		interval: cfg.HeartbeatInterval, reg: prometheus.NewRegistry(), http: shuffle.NewClient(), rack: cfg.Rack,
 		buffers: mapreduce.NewSortBuffers(cfg.MapSlots), memory: mapreduce.NewMemoryBudget(cfg.MapOutputMemoryBytes)}
 	nm.launched = prometheus.NewCounter(prometheus.CounterOpts{Name: "smarth_nm_tasks_launched_total", Help: "Task attempts started."})
@@ -156,7 +159,7 @@ func (nm *NodeManager) Start() error {
 	nm.rm = mrpb.NewResourceManagerClient(nm.conn)
 	nm.nodeID = nm.cfg.Hostname + "@" + nm.ShuffleAddr()
 
-	nm.shuffleSrv = &http.Server{Handler: shuffle.Handler(nm.lookupOutput), ReadHeaderTimeout: 10 * time.Second}
+	nm.shuffleSrv = &http.Server{Handler: shuffle.Handler(nm.lookupOutput, nm.jobSecret), ReadHeaderTimeout: 10 * time.Second}
 	nm.serve(func() { nm.shuffleSrv.Serve(nm.shuffleLn) })
 	if nm.rpcLn != nil {
 		nm.grpcSrv = grpc.NewServer()
@@ -266,6 +269,14 @@ func (nm *NodeManager) lookupOutput(jobID, attempt string) (*mapreduce.MapOutput
 	defer nm.mu.Unlock()
 	o, ok := nm.outputs[jobID][attempt]
 	return o, ok
+}
+
+// jobSecret is the shuffle secret of a job this node runs or ran tasks of.
+func (nm *NodeManager) jobSecret(jobID string) ([]byte, bool) {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	s, ok := nm.secrets[jobID]
+	return s, ok && len(s) > 0
 }
 
 func (nm *NodeManager) heartbeatLoop() {
@@ -384,6 +395,7 @@ func (nm *NodeManager) heartbeat() {
 			o.Release()
 		}
 		delete(nm.outputs, j)
+		delete(nm.secrets, j)
 		gone = append(gone, j)
 	}
 	nm.mu.Unlock()
@@ -407,6 +419,7 @@ func (nm *NodeManager) start(l *mrpb.TaskLaunch) {
 	default:
 	}
 	nm.running[l.AttemptId] = rt
+	nm.secrets[l.JobId] = l.ShuffleSecret
 	nm.tasks.Add(1)
 	nm.mu.Unlock()
 	nm.launched.Inc()
@@ -496,7 +509,7 @@ func (nm *NodeManager) runTask(ctx context.Context, rt *runningTask, workDir str
 	env := mapreduce.TaskEnv{FS: fsys, WorkDir: workDir, SortBufferBytes: nm.cfg.SortBufferBytes,
 		ReduceMemoryBytes: nm.cfg.ReduceMemoryBytes, ParallelFetches: nm.cfg.ParallelFetches, SortBuffers: nm.buffers,
 		MapOutputMemory: nm.memory, Progress: &rt.progress, Logger: nm.log,
-		Fetcher: &fetcher{nm: nm, remote: &shuffle.Fetcher{JobID: l.JobId, Client: nm.http}, jobID: l.JobId},
+		Fetcher: &fetcher{nm: nm, remote: &shuffle.Fetcher{JobID: l.JobId, Secret: l.ShuffleSecret, Client: nm.http}, jobID: l.JobId},
 		// The DFS client's ClientHost: a cache access names the reader as
 		// block locations and the resource manager name hosts.
 		Host: nm.cfg.Hostname}

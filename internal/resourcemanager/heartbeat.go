@@ -185,7 +185,8 @@ func (rm *ResourceManager) launch(j *job, t *task, n *node, loc sched.Locality) 
 	t.state = taskRunning
 	t.running[a.id] = a
 	l := &mrpb.TaskLaunch{JobId: j.id, AttemptId: a.id, IsMap: t.isMap, Index: int32(t.index), App: j.app,
-		Params: j.params, Output: j.output, NumReduces: int32(j.numReduces), NumMaps: int32(len(j.maps)), User: j.user}
+		Params: j.params, Output: j.output, NumReduces: int32(j.numReduces), NumMaps: int32(len(j.maps)), User: j.user,
+		ShuffleSecret: j.secret}
 	if t.isMap {
 		l.Split = j.splits[t.index]
 		j.counters.Add(mapreduce.GroupJob, mapreduce.LaunchedMaps, 1)

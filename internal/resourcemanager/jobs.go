@@ -62,6 +62,9 @@ type job struct {
 	// waking GetMapOutputs long polls.
 	changed chan struct{}
 	cache   jobCache // what the namenode says of the job's input in memory
+	// secret is the job's shuffle secret: given to its tasks only, it
+	// signs their map output fetches (shuffle package).
+	secret []byte
 	// maxRunningMaps is the job's share of the map slots (job param
 	// max_running_maps; 0 = no cap): seed 003's workloads give each of
 	// four apps 25% of the cluster.

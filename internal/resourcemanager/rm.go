@@ -19,6 +19,7 @@ import (
 
 	"smarth/internal/client"
 	"smarth/internal/mapreduce"
+	"smarth/internal/mapreduce/shuffle"
 	"smarth/internal/rpc/mrpb"
 	"smarth/internal/sched"
 )
@@ -258,6 +259,10 @@ func (rm *ResourceManager) SubmitJob(ctx context.Context, req *mrpb.SubmitJobReq
 	if err := rm.checkOutput(ctx, user, output); err != nil {
 		return nil, err
 	}
+	secret, err := shuffle.NewSecret()
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "shuffle secret: %v", err)
+	}
 	id, seq, err := rm.reserveJob(output)
 	if err != nil {
 		return nil, err
@@ -274,7 +279,7 @@ func (rm *ResourceManager) SubmitJob(ctx context.Context, req *mrpb.SubmitJobReq
 	defer rm.mu.Unlock()
 	delete(rm.reserved, output)
 	j := newJob(id, seq, req, time.Now(), rm.cfg.ReduceSlowStart)
-	j.maxRunningMaps = maxMaps
+	j.maxRunningMaps, j.secret = maxMaps, secret
 	rm.jobs[id] = j
 	rm.order = append(rm.order, j)
 	rm.log.Info("job submitted", "job", id, "app", j.app, "maps", len(j.maps), "reduces", len(j.reduces), "user", j.user)

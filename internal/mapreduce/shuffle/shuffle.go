@@ -21,6 +21,10 @@ const Path = "/mapOutput"
 // Lookup finds the output of a finished map attempt of a job.
 type Lookup func(jobID, attempt string) (*mapreduce.MapOutput, bool)
 
+// Secrets finds a job's shuffle secret (false: the node knows no such
+// job, and serves nothing of it).
+type Secrets func(jobID string) ([]byte, bool)
+
 // Request names one partition of one map attempt's output.
 type Request struct {
 	JobID   string
@@ -49,12 +53,20 @@ func (r Request) URL(addr string) string {
 }
 
 // Handler serves map output partitions, from the map output's file
-// (sendfile) or from memory.
-func Handler(lookup Lookup) http.Handler {
+// (sendfile) or from memory, to requests signed with the job's secret.
+func Handler(lookup Lookup, secrets Secrets) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r, err := ParseRequest(req.URL.Query())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		secret, ok := secrets(r.JobID)
+		sig := req.Header.Get(HashHeader)
+		if !ok || sig == "" || !verify(secret, r.canonical(), sig) {
+			// One answer for an unknown job and a bad signature: the
+			// refusal tells an unauthenticated caller nothing.
+			http.Error(w, "shuffle request for job "+r.JobID+" is not signed with the job's secret", http.StatusUnauthorized)
 			return
 		}
 		out, ok := lookup(r.JobID, r.Attempt)
@@ -66,14 +78,14 @@ func Handler(lookup Lookup) http.Handler {
 			http.Error(w, fmt.Sprintf("no partition %d", r.Reduce), http.StatusNotFound)
 			return
 		}
+		w.Header().Set(ReplyHeader, sign(secret, sig))
 		seg := out.Index[r.Reduce]
 		if out.Data != nil {
 			if seg.Offset < 0 || seg.Length < 0 || seg.Offset+seg.Length > int64(len(out.Data)) {
 				http.Error(w, "bad map output index", http.StatusInternalServerError)
 				return
 			}
-			w.Header().Set("Content-Length", strconv.FormatInt(seg.Length, 10))
-			w.Header().Set("Content-Type", "application/octet-stream")
+			setSegmentHeaders(w, seg)
 			w.Write(out.Data[seg.Offset : seg.Offset+seg.Length])
 			return
 		}
@@ -87,16 +99,25 @@ func Handler(lookup Lookup) http.Handler {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		w.Header().Set("Content-Length", strconv.FormatInt(seg.Length, 10))
-		w.Header().Set("Content-Type", "application/octet-stream")
+		setSegmentHeaders(w, seg)
 		// A LimitedReader over an *os.File lets net/http use sendfile.
 		io.Copy(w, &io.LimitedReader{R: f, N: seg.Length})
 	})
 }
 
+func setSegmentHeaders(w http.ResponseWriter, seg mapreduce.SegmentIndex) {
+	w.Header().Set("Content-Length", strconv.FormatInt(seg.Length, 10))
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set(CRCHeader, strconv.FormatUint(uint64(seg.CRC), 16))
+}
+
 // Fetcher fetches partitions over HTTP; it implements mapreduce.Fetcher.
+// Each request is signed with Secret, the job's shuffle secret; the
+// reply must be signed back and carry the segment's checksum, which the
+// returned reader checks (mapreduce.CheckedSegment).
 type Fetcher struct {
 	JobID  string
+	Secret []byte
 	Client *http.Client
 }
 
@@ -116,11 +137,13 @@ func NewClient() *http.Client {
 
 // Fetch requests one partition.
 func (f *Fetcher) Fetch(ctx context.Context, ref mapreduce.MapOutputRef, reduce int) (io.ReadCloser, int64, error) {
-	u := Request{JobID: f.JobID, Attempt: ref.Attempt, Reduce: reduce}.URL(ref.Addr)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	r := Request{JobID: f.JobID, Attempt: ref.Attempt, Reduce: reduce}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL(ref.Addr), nil)
 	if err != nil {
 		return nil, 0, err
 	}
+	sig := r.Sign(f.Secret)
+	req.Header.Set(HashHeader, sig)
 	resp, err := f.Client.Do(req)
 	if err != nil {
 		return nil, 0, err
@@ -134,5 +157,14 @@ func (f *Fetcher) Fetch(ctx context.Context, ref mapreduce.MapOutputRef, reduce 
 		resp.Body.Close()
 		return nil, 0, fmt.Errorf("%s: response without length", ref.Addr)
 	}
-	return resp.Body, resp.ContentLength, nil
+	if !verify(f.Secret, sig, resp.Header.Get(ReplyHeader)) {
+		resp.Body.Close()
+		return nil, 0, fmt.Errorf("%s: reply to %s not signed with the job's secret", ref.Addr, ref.Attempt)
+	}
+	crc, err := strconv.ParseUint(resp.Header.Get(CRCHeader), 16, 32)
+	if err != nil {
+		resp.Body.Close()
+		return nil, 0, fmt.Errorf("%s: reply to %s without a valid segment checksum (%s: %q)", ref.Addr, ref.Attempt, CRCHeader, resp.Header.Get(CRCHeader))
+	}
+	return mapreduce.CheckedSegment(resp.Body, uint32(crc)), resp.ContentLength, nil
 }
