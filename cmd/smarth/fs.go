@@ -137,6 +137,7 @@ missing arguments).`,
 			return usageErr("%s (see 'smarth fs --help')", msg)
 		},
 	}
+	c.SuggestionsMinimumDistance = 2 // cobra's own default, which SuggestionsFor does not apply
 	c.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageErr("%s: %v; usage: %s", cmd.Name(), err, cmd.UseLine())
 	})

@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"smarth/internal/testcluster"
 )
 
 // fsExit runs `smarth fs args...` and returns the exit status main would
@@ -57,6 +61,80 @@ func TestFsExitCodes(t *testing.T) {
 		code, msg := fsExit(c.args...)
 		if code != c.code || !strings.Contains(msg, c.msg) {
 			t.Errorf("smarth fs %s: exit %d %q, want %d containing %q", strings.Join(c.args, " "), code, msg, c.code, c.msg)
+		}
+	}
+}
+
+// fsRun runs `smarth fs args...` and returns stdout, the exit status and
+// the error text.
+func fsRun(args ...string) (string, int, string) {
+	root := newRootCmd()
+	root.SetArgs(append([]string{"fs"}, args...))
+	out := &bytes.Buffer{}
+	root.SetOut(out)
+	root.SetErr(&bytes.Buffer{})
+	err := root.Execute()
+	if err == nil {
+		return out.String(), 0, ""
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return out.String(), ee.code, err.Error()
+	}
+	return out.String(), 1, err.Error()
+}
+
+func TestFsCommandsHaveExamples(t *testing.T) {
+	for _, c := range newFsCmd().Commands() {
+		if c.Example == "" || c.Short == "" {
+			t.Errorf("fs %s: no Example or Short help", c.Name())
+		}
+	}
+}
+
+func TestFsAgainstCluster(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{DataNodes: 1})
+	nn := c.NameNodeAddr()
+	as := func(user string, args ...string) (string, int, string) {
+		return fsRun(append([]string{"--namenode", nn, "--user", user}, args...)...)
+	}
+	local := filepath.Join(t.TempDir(), "x.txt")
+	if err := os.WriteFile(local, []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		user string
+		args []string
+		code int
+		out  string // substring of stdout, or of the error when code != 0
+	}{
+		{"root", []string{"mkdir", "-p", "/user/alice"}, 0, ""},
+		{"root", []string{"chown", "alice", "/user/alice"}, 0, ""},
+		{"alice", []string{"put", "-p", local, "x.txt"}, 0, ""}, // relative: /user/alice/x.txt
+		{"alice", []string{"ls", "-h"}, 0, "-rw-------   1 alice"},
+		{"alice", []string{"ls", "--help"}, 0, "-h, --human"},
+		{"alice", []string{"stat", "%n %a %b", "hdfs://" + nn + "/user/alice/x.txt"}, 0, "x.txt 600 5"},
+		{"bob", []string{"cat", "smarth://" + nn + "/user/alice/*.txt"}, 1, "cat: `/user/alice/x.txt': Permission denied"},
+		{"alice", []string{"chmod", "o+r", "x.txt"}, 0, ""},
+		{"bob", []string{"cat", "/user/alice/x.txt"}, 0, "hello"},
+		{"alice", []string{"test", "-f", "x.txt"}, 0, ""},
+		{"alice", []string{"test", "-d", "x.txt"}, 1, "test: false"},
+		{"alice", []string{"test", "-e", "nope"}, 1, "test: false"},
+		{"alice", []string{"find", ".", "-name", "*.txt"}, 0, "/user/alice/x.txt\n"},
+		{"alice", []string{"count", "-q", "-v", "."}, 0, "        none             inf"},
+		{"alice", []string{"mv", "x.txt", "no/such/dir/"}, 1, "mv: `no/such/dir/': No such file or directory"},
+		{"alice", []string{"rm", "-skipTrash", "x.txt"}, 0, "Deleted /user/alice/x.txt"},
+		{"alice", []string{"rm", "-r", "-f", "nothing*"}, 0, ""},
+		{"alice", []string{"ls", "nope", "."}, 1, ""},
+	}
+	for _, s := range steps {
+		out, code, msg := as(s.user, s.args...)
+		got := out
+		if s.code != 0 {
+			got = msg
+		}
+		if code != s.code || !strings.Contains(got, s.out) {
+			t.Fatalf("%s: smarth fs %s: exit %d, out %q, err %q; want %d with %q", s.user, strings.Join(s.args, " "), code, out, msg, s.code, s.out)
 		}
 	}
 }
