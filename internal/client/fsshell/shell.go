@@ -117,15 +117,33 @@ func (s *Shell) putOne(ctx context.Context, local, dst string, o PutOptions) err
 	return s.putReader(ctx, f, st.Size(), filepath.Base(local), dst, o)
 }
 
-// putReader streams r (size bytes, -1 unknown) into a new file dst. On
-// any failure the new file is deleted: no half-written file stays.
+// putReader streams r (size bytes, -1 unknown) into dst as hdfs dfs
+// -put does: into dst._COPYING_, renamed to dst once complete, so dst
+// never names a half-written file, even when the put is interrupted or
+// killed. On a failure the temporary file is deleted.
 func (s *Shell) putReader(ctx context.Context, r io.Reader, size int64, name, dst string, o PutOptions) error {
-	w, err := s.FS.Create(ctx, dst, client.CreateOptions{
-		Overwrite: o.Overwrite, Replication: o.Replication, BlockSize: o.BlockSize, WriteMode: o.WriteMode,
-	})
+	if old, err := s.FS.Stat(ctx, dst); err == nil {
+		if old.IsDir {
+			return fail("put", dst, client.ErrIsDir)
+		}
+		if !o.Overwrite {
+			return fail("put", dst, fs.ErrExist)
+		}
+	}
+	tmp := dst + copyingSuffix
+	w, err := s.createCopying(ctx, tmp, o)
 	if err != nil {
 		return fail("put", dst, err)
 	}
+	// Whatever ends this put early (an error, Ctrl-C cancelling ctx),
+	// the temporary file goes; the deletion must outlive ctx.
+	done := false
+	defer func() {
+		if !done {
+			_ = w.Abort()
+			_ = s.FS.Delete(context.WithoutCancel(ctx), tmp, false)
+		}
+	}()
 	bar := s.bar(size, "put "+name)
 	if bar != nil {
 		r = io.TeeReader(r, bar)
@@ -134,7 +152,6 @@ func (s *Shell) putReader(ctx context.Context, r io.Reader, size int64, name, ds
 	// in the pipelines; Close waits for the acks.
 	_, err = io.CopyBuffer(w, r, make([]byte, 1<<20))
 	if err != nil {
-		_ = w.Abort()
 		bar.stop()
 		var pe *client.PathError
 		if !errors.As(err, &pe) {
@@ -144,11 +161,38 @@ func (s *Shell) putReader(ctx context.Context, r io.Reader, size int64, name, ds
 	}
 	if err := w.Close(); err != nil {
 		bar.stop()
-		_ = w.Abort()
 		return fail("put", dst, err)
 	}
+	if o.Overwrite {
+		// Rename never replaces a file (HDFS semantics): make room.
+		if err := s.FS.Delete(ctx, dst, false); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			bar.stop()
+			return fail("put", dst, err)
+		}
+	}
+	if err := s.FS.Rename(ctx, tmp, dst); err != nil {
+		bar.stop()
+		return fail("put", dst, err)
+	}
+	done = true
 	bar.finish()
 	return nil
+}
+
+// createCopying creates a put's temporary file. One left by a put that
+// was killed outright is still open under the dead client's lease, so
+// overwriting it fails until the lease expires; with -f it is deleted
+// first (deleting needs no lease), so put -f works again at once.
+func (s *Shell) createCopying(ctx context.Context, tmp string, o PutOptions) (*client.FileWriter, error) {
+	opts := client.CreateOptions{Overwrite: true, Replication: o.Replication, BlockSize: o.BlockSize, WriteMode: o.WriteMode}
+	w, err := s.FS.Create(ctx, tmp, opts)
+	if err == nil || !o.Overwrite {
+		return w, err
+	}
+	if derr := s.FS.Delete(ctx, tmp, false); derr != nil {
+		return nil, err
+	}
+	return s.FS.Create(ctx, tmp, opts)
 }
 
 // localErr strips the *os.PathError's own path (the caller names it).
