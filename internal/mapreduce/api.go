@@ -64,6 +64,17 @@ type Cleaner interface {
 	Cleanup(ctx TaskContext, out Emitter) error
 }
 
+// CombiningMapper is the optional capability of a Mapper that combines
+// in memory before it emits (in-mapper combining, or Streaming's combiner
+// run inside the map task). Combined reports the records its map()
+// produced before combining (in) and what it emitted after (out), so
+// MAP_OUTPUT_RECORDS keeps Hadoop's meaning — what map() emitted, before
+// any combining — and the combining shows in COMBINE_INPUT_RECORDS and
+// COMBINE_OUTPUT_RECORDS as a combiner's would. Called once, after Cleanup.
+type CombiningMapper interface {
+	Combined() (in, out int64)
+}
+
 // Split is one map task's share of the input.
 type Split struct {
 	Index  int

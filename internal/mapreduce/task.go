@@ -242,6 +242,20 @@ func mapAll(tctx *taskContext, env TaskEnv, spec TaskSpec, rr RecordReader, mapp
 	return nil
 }
 
+// countCombined books a mapper's own combining: the collector (or the
+// output writer) counted only what was emitted after it, so the records
+// combined away are added back to MAP_OUTPUT_RECORDS.
+func countCombined(mapper Mapper, counters *Counters) {
+	c, ok := mapper.(CombiningMapper)
+	if !ok {
+		return
+	}
+	in, out := c.Combined()
+	counters.Add(GroupTask, MapOutputRecords, in-out)
+	counters.Add(GroupTask, CombineInputRecords, in)
+	counters.Add(GroupTask, CombineOutputRecords, out)
+}
+
 // countingWriter counts output records for the counters.
 type countingWriter struct {
 	w    RecordWriter
@@ -325,6 +339,7 @@ func runMap(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters) (
 	if err := mapAll(tctx, env, spec, rr, mapper, emit, counters); err != nil {
 		return nil, err
 	}
+	countCombined(mapper, counters)
 	reportCacheAccess(tctx, env, spec, in)
 	if cw != nil {
 		w := cw.w

@@ -82,6 +82,9 @@ func (s Streaming) Build(given map[string]string) (*mapreduce.Job, error) {
 }
 
 // streamMapper pipes input lines through the mapper command.
+//
+// With a combiner it is a CombiningMapper: the mapper command's lines are
+// what map() produced, the combiner's what reaches the sort.
 type streamMapper struct {
 	cmd, combiner string
 	proc          *streamProc
@@ -112,6 +115,15 @@ func (m *streamMapper) Map(_ mapreduce.TaskContext, _, line []byte, out mapreduc
 		}
 	}
 	return nil
+}
+
+var _ mapreduce.CombiningMapper = (*streamMapper)(nil)
+
+func (m *streamMapper) Combined() (in, out int64) {
+	if m.comb == nil {
+		return 0, 0
+	}
+	return m.comb.added, m.comb.emitted
 }
 
 func (m *streamMapper) Cleanup(ctx mapreduce.TaskContext, out mapreduce.Emitter) error {
@@ -158,9 +170,12 @@ type combineBuffer struct {
 	arena []byte
 	recs  [][4]int // key start, key end, value end (value starts at key end)
 	size  int
+	// added and emitted count records into and out of the combiner.
+	added, emitted int64
 }
 
 func (c *combineBuffer) add(k, v []byte) error {
+	c.added++
 	start := len(c.arena)
 	c.arena = append(append(c.arena, k...), v...)
 	c.recs = append(c.recs, [4]int{start, start + len(k), len(c.arena)})
@@ -177,7 +192,10 @@ func (c *combineBuffer) run(ctx context.Context, cmd string, out mapreduce.Emitt
 	slices.SortStableFunc(c.recs, func(a, b [4]int) int {
 		return bytes.Compare(c.arena[a[0]:a[1]], c.arena[b[0]:b[1]])
 	})
-	p, err := startStream(ctx, "combiner", cmd, out.Emit)
+	p, err := startStream(ctx, "combiner", cmd, func(k, v []byte) error {
+		c.emitted++
+		return out.Emit(k, v)
+	})
 	if err != nil {
 		return err
 	}

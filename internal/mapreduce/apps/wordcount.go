@@ -48,6 +48,12 @@ func (w WordCount) Build(given map[string]string) (*mapreduce.Job, error) {
 // in a countTable.
 type wordCounter struct{ t countTable }
 
+var _ mapreduce.CombiningMapper = (*wordCounter)(nil)
+
+// Combined: every word is a record map() produced (Hadoop's WordCount
+// emits (word, 1) for each), the table's flushes what it emitted.
+func (m *wordCounter) Combined() (in, out int64) { return m.t.added, m.t.emitted }
+
 func newWordCounter() *wordCounter { return &wordCounter{t: newCountTable()} }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
@@ -83,11 +89,15 @@ type countTable struct {
 	keys   []string
 	counts []int64
 	buf    []byte
+	// added and emitted count records in (per add) and out (per flushed
+	// key), for the combine counters.
+	added, emitted int64
 }
 
 func newCountTable() countTable { return countTable{index: make(map[string]int32, 1024)} }
 
 func (t *countTable) add(key []byte, n int64, out mapreduce.Emitter) error {
+	t.added++
 	if k, ok := t.index[string(key)]; ok {
 		t.counts[k] += n
 		return nil
@@ -103,6 +113,7 @@ func (t *countTable) add(key []byte, n int64, out mapreduce.Emitter) error {
 }
 
 func (t *countTable) flush(out mapreduce.Emitter) error {
+	t.emitted += int64(len(t.keys))
 	for k, w := range t.keys {
 		t.buf = strconv.AppendInt(t.buf[:0], t.counts[k], 10)
 		if err := out.Emit([]byte(w), t.buf); err != nil {
@@ -130,3 +141,13 @@ func (r *sumReducer) Reduce(_ mapreduce.TaskContext, key []byte, values mapreduc
 	r.buf = strconv.AppendInt(r.buf[:0], sum, 10)
 	return out.Emit(key, r.buf)
 }
+
+// Grep and the Hive-style aggregation combine in a countTable too: a
+// match (a row) is a record their map() produced.
+var (
+	_ mapreduce.CombiningMapper = (*grepMapper)(nil)
+	_ mapreduce.CombiningMapper = (*aggMapper)(nil)
+)
+
+func (m *grepMapper) Combined() (in, out int64) { return m.t.added, m.t.emitted }
+func (m *aggMapper) Combined() (in, out int64)  { return m.t.added, m.t.emitted }

@@ -36,13 +36,24 @@ func TestWordCountMatchesDirectCount(t *testing.T) {
 	text := genText(1, 20000, 3000)
 	e.write("/in/a.txt", text)
 	e.write("/in/b.txt", genText(2, 500, 50))
-	e.run("wordcount", "input", "/in", "output", "/out", "reduces", "3")
+	res := e.run("wordcount", "input", "/in", "output", "/out", "reduces", "3")
 
 	want := map[string]int{}
+	words := 0
 	for _, f := range [][]byte{text, genText(2, 500, 50)} {
 		for _, w := range strings.FieldsFunc(string(f), func(r rune) bool { return strings.ContainsRune(" \t\n\r\f", r) }) {
 			want[w]++
+			words++
 		}
+	}
+	// Hadoop's meaning: MAP_OUTPUT_RECORDS is what map() emitted, one
+	// (word, 1) per word, before the in-mapper table and the combiner.
+	tc := res.Counters["Map-Reduce Framework"]
+	if tc["MAP_OUTPUT_RECORDS"] != int64(words) {
+		t.Errorf("MAP_OUTPUT_RECORDS = %d, want %d (the number of words)", tc["MAP_OUTPUT_RECORDS"], words)
+	}
+	if tc["COMBINE_INPUT_RECORDS"] < int64(words) || tc["COMBINE_OUTPUT_RECORDS"] >= int64(words) {
+		t.Errorf("combine records in %d out %d: want at least every word in and fewer out", tc["COMBINE_INPUT_RECORDS"], tc["COMBINE_OUTPUT_RECORDS"])
 	}
 	got := kvLines(t, e.output("/out"))
 	if len(got) != len(want) {
