@@ -24,14 +24,22 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"smarth/internal/auth"
 	"smarth/internal/rpc/dfspb"
 )
 
 // Config configures a FileSystem. Zero values take the defaults named on
 // each field.
 type Config struct {
-	NameNode    string // "host:port" of the namenode gRPC
-	User        string // default: current OS user name
+	NameNode string // "host:port" of the namenode gRPC
+	User     string // default: the credential's user, else the current OS user name
+	// Credential proves the user to a secure namenode ("user:mac", see
+	// internal/auth); default: read from TokenFile, else $SMARTH_TOKEN_FILE,
+	// else ~/.smarth/token when present. A credential for another user
+	// than User (a service acting for a job's submitter) asks the namenode
+	// to let it act for User, which only proxy users may.
+	Credential  string
+	TokenFile   string
 	ClientName  string // default: "smarth-client-<host>-<pid>-<random>"
 	ClientHost  string // hostname used for locality (default os.Hostname())
 	WriteMode   string // "classic" (default) or "multipipeline"
@@ -65,6 +73,12 @@ type Config struct {
 func (c *Config) setDefaults() error {
 	if c.NameNode == "" {
 		c.NameNode = "127.0.0.1:8020"
+	}
+	if err := c.loadCredential(); err != nil {
+		return err
+	}
+	if c.User == "" && c.Credential != "" {
+		c.User, _, _ = strings.Cut(c.Credential, ":")
 	}
 	if c.User == "" {
 		if u, err := user.Current(); err == nil {
@@ -163,7 +177,13 @@ func New(cfg Config) (*FileSystem, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	md := metadata.Pairs("smarth-user", cfg.User, "smarth-client", cfg.ClientName)
+	md := metadata.Pairs(auth.MDUser, cfg.User, "smarth-client", cfg.ClientName)
+	if cfg.Credential != "" {
+		md.Set(auth.MDCredential, cfg.Credential)
+		if u, _, _ := strings.Cut(cfg.Credential, ":"); u != cfg.User {
+			md.Set(auth.MDProxyUser, cfg.User)
+		}
+	}
 	timeout := cfg.RPCTimeout
 	withIdentity := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		ctx = metadata.NewOutgoingContext(ctx, md)
@@ -536,4 +556,29 @@ func (f *FileSystem) Datanodes(ctx context.Context, state dfspb.DatanodeState) (
 		return nil, mapError("datanodes", "", err)
 	}
 	return r.GetDatanodes(), nil
+}
+
+// loadCredential reads the token file when no credential is given. A
+// missing default file is fine (simple-mode namenodes need none); a named
+// file that cannot be read, or one others can read, is an error.
+func (c *Config) loadCredential() error {
+	if c.Credential != "" {
+		return nil
+	}
+	path, named := c.TokenFile, c.TokenFile != ""
+	if !named {
+		path = auth.DefaultTokenFile()
+	}
+	if path == "" {
+		return nil
+	}
+	cred, err := auth.ReadTokenFile(path)
+	switch {
+	case err == nil:
+		c.Credential = cred
+	case errors.Is(err, os.ErrNotExist) && !named:
+	default:
+		return fmt.Errorf("client: token file: %w", err)
+	}
+	return nil
 }

@@ -13,7 +13,11 @@ import (
 // up to cache_capacity are the ones fixed for the cluster launcher and the
 // testbed; the rest are tuning knobs with defaults.
 type Config struct {
-	NameNode            string        `yaml:"namenode"`              // host:port of the namenode's gRPC
+	NameNode string `yaml:"namenode"` // host:port of the namenode's gRPC
+	// DatanodeKeyFile holds the cluster's datanode key (a copy of the
+	// namenode's datanode_key_file, 0600): the namenode's datanode
+	// protocol refuses calls without proof of it in secure mode.
+	DatanodeKeyFile     string        `yaml:"datanode_key_file"`
 	Hostname            string        `yaml:"hostname"`              // name reported to the namenode; default os.Hostname()
 	AdvertiseIP         string        `yaml:"advertise_ip"`          // IP others use; default from data_addr, else first non-loopback
 	DataAddr            string        `yaml:"data_addr"`             // streaming data-transfer protocol

@@ -1,6 +1,7 @@
 package datanode
 
 import (
+	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
 
 	"context"
@@ -35,6 +36,7 @@ type DataNode struct {
 	metrics *metrics
 	user    string               // identity sent to the namenode (gRPC metadata smarth-user)
 	tokens  *blocktoken.Verifier // the namenode's block keys, for access checks
+	dnKey   []byte               // cluster datanode key (datanode_key_file); nil: none configured
 
 	ctx    context.Context // canceled by Close/Kill: every goroutine stops
 	cancel context.CancelFunc
@@ -90,6 +92,12 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 	if err != nil {
 		return nil, fmt.Errorf("datanode: open data_dir %s: %w", cfg.DataDir, err)
 	}
+	var dnKey []byte
+	if cfg.DatanodeKeyFile != "" {
+		if dnKey, err = auth.LoadKey(cfg.DatanodeKeyFile); err != nil {
+			return nil, fmt.Errorf("datanode: datanode_key_file: %w", err)
+		}
+	}
 	name := "datanode"
 	if u, err := user.Current(); err == nil {
 		name = u.Username
@@ -102,6 +110,7 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 		metrics: newMetrics(),
 		user:    name,
 		tokens:  blocktoken.NewVerifier(),
+		dnKey:   dnKey,
 		ctx:     ctx,
 		cancel:  cancel,
 		conns:   make(map[net.Conn]struct{}),
@@ -316,11 +325,15 @@ func (d *DataNode) untrack(c net.Conn) {
 	d.mu.Unlock()
 }
 
-// rpcContext is a context for one namenode call: a deadline and the
-// caller's identity.
+// rpcContext is a context for one namenode call: a deadline, the
+// caller's identity and, with a datanode key, the proof of membership.
 func (d *DataNode) rpcContext(timeout time.Duration) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(d.ctx, timeout)
-	return metadata.AppendToOutgoingContext(ctx, "smarth-user", d.user, "smarth-client", "datanode-"+d.store.ID()), cancel
+	kv := []string{auth.MDUser, d.user, "smarth-client", "datanode-" + d.store.ID()}
+	if d.dnKey != nil {
+		kv = append(kv, auth.MDDatanode, auth.DatanodeCredential(d.dnKey, d.store.ID()))
+	}
+	return metadata.AppendToOutgoingContext(ctx, kv...), cancel
 }
 
 var errKilled = errors.New("datanode was killed")

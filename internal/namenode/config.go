@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
 	"smarth/internal/cache"
 	"smarth/internal/placement"
@@ -51,8 +52,22 @@ type Config struct {
 
 	PermissionsEnabled bool   `yaml:"permissions_enabled"`
 	Superuser          string `yaml:"superuser"`  // default: the OS user running the namenode
-	Supergroup         string `yaml:"supergroup"` // members are superusers too
-	Umask              uint32 `yaml:"umask"`      // applied to the modes clients ask for
+	Supergroup         string `yaml:"supergroup"` // members are superusers too (membership resolved here, see Groups)
+
+	// Identity (docs/security.md). Auth is "secure" (callers prove their
+	// user with a credential signed by the secret in AuthSecretFile) or
+	// "simple" (the asserted name is trusted). DatanodeKeyFile holds the
+	// key datanodes prove cluster membership with (required in secure
+	// mode; both files default under meta_dir and are created 0600).
+	// Groups maps users to groups; users not in it get their OS groups on
+	// this host. ProxyUsers (besides the superuser) may act for others,
+	// as the resource manager and node managers do for job submitters.
+	Auth            string              `yaml:"auth"`
+	AuthSecretFile  string              `yaml:"auth_secret_file"`
+	DatanodeKeyFile string              `yaml:"datanode_key_file"`
+	Groups          map[string][]string `yaml:"groups"`
+	ProxyUsers      []string            `yaml:"proxy_users"`
+	Umask           uint32              `yaml:"umask"` // applied to the modes clients ask for
 
 	// Block access tokens (HDFS dfs.block.access.token.*): on by default;
 	// off only for compatibility with old clients, with a warning.
@@ -110,6 +125,7 @@ func DefaultConfig() Config {
 		PermissionsEnabled:    true,
 		Superuser:             su,
 		Supergroup:            "supergroup",
+		Auth:                  auth.Simple,
 		Umask:                 0o022,
 
 		BlockAccessTokenEnable:   true,
@@ -197,6 +213,9 @@ func (c Config) Validate() error {
 	}
 	if c.TopologyScriptTimeout < 0 {
 		bad("topology_script_timeout: %v must not be negative", c.TopologyScriptTimeout)
+	}
+	if c.Auth != auth.Simple && c.Auth != auth.Secure {
+		bad("auth: %q must be %q or %q", c.Auth, auth.Secure, auth.Simple)
 	}
 	if c.Umask > 0o777 {
 		bad("umask: %#o is not a permission mask", c.Umask)

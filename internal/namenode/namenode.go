@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
 	"smarth/internal/namenode/blockmap"
 	"smarth/internal/namenode/journal"
@@ -34,6 +35,7 @@ type NameNode struct {
 	speeds    *speeds.Table
 	startedAt time.Time
 	tokens    *blocktoken.Manager // block keys; nil when block_access_token_enable is off
+	ident     *identity           // who is calling
 
 	mu         sync.RWMutex         // guards the fields below up to the blank line
 	state      fsState              // namespace and block map
@@ -81,6 +83,9 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 	if cfg.Supergroup == "" {
 		cfg.Supergroup = namespace.DefaultSupergroup
 	}
+	if cfg.Auth == "" { // configs written before auth existed
+		cfg.Auth = auth.Simple
+	}
 	if cfg.BlockAccessTokenLifetime == 0 { // configs written before tokens existed
 		cfg.BlockAccessTokenLifetime = blocktoken.DefaultLifetime
 	}
@@ -111,6 +116,9 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 		rng:        rand.New(rand.NewSource(clock().UnixNano())),
 		stop:       make(chan struct{}),
 		startedAt:  clock(),
+	}
+	if nn.ident, err = newIdentity(cfg, logger); err != nil {
+		return nil, fmt.Errorf("namenode: %w", err)
 	}
 	if nn.tokens, err = newTokens(cfg, clock()); err != nil {
 		return nil, fmt.Errorf("namenode: block keys: %w", err)

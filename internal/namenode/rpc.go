@@ -15,16 +15,14 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
+	"smarth/internal/auth"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
 )
 
-// Metadata keys of the caller's identity.
 const (
-	mdUser   = "smarth-user"
-	mdGroups = "smarth-groups"
-	mdClient = "smarth-client"
-	// defaultUser is the identity of a caller that names none.
+	mdUser = auth.MDUser
+	// defaultUser is the identity of a caller that names none (simple mode).
 	defaultUser = "smarth"
 )
 
@@ -57,28 +55,29 @@ func (nn *NameNode) interceptor(ctx context.Context, req any, info *grpc.UnarySe
 		nn.metrics.rpcs.WithLabelValues(method, code.String()).Inc()
 		nn.metrics.rpcLatency.WithLabelValues(method).Observe(time.Since(start).Seconds())
 	}()
+	ctx, err = nn.ident.authenticate(ctx, info.FullMethod, req)
+	if err != nil {
+		nn.logger.Warn("call refused", "method", method, "peer", peerHost(ctx), "error", err)
+		return nil, err
+	}
 	return handler(ctx, req)
 }
 
-// callerOf reads the caller's identity from the gRPC metadata.
+// callerOf is the caller the interceptor established (see identity).
+// Every RPC passes the interceptor, which refuses unproven callers before
+// any handler runs; only in-process calls (tests driving handlers
+// directly) get here without it, and they name their user in incoming
+// metadata.
 func callerOf(ctx context.Context) namespace.Caller {
+	if c, ok := ctx.Value(callerKey{}).(namespace.Caller); ok {
+		return c
+	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	user := first(md.Get(mdUser))
 	if user == "" {
 		user = defaultUser
 	}
-	var groups []string
-	for _, g := range md.Get(mdGroups) {
-		for _, s := range strings.Split(g, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				groups = append(groups, s)
-			}
-		}
-	}
-	if len(groups) == 0 {
-		groups = []string{user}
-	}
-	return namespace.Caller{User: user, Groups: groups}
+	return namespace.Caller{User: user, Groups: []string{user}}
 }
 
 func first(v []string) string {

@@ -33,6 +33,9 @@ func Start(t testing.TB, opts Options) *Cluster {
 		t.Fatal(err)
 	}
 	c := &Cluster{root: t.TempDir()}
+	if err := opts.makeKeys(c.root); err != nil {
+		t.Fatal(err)
+	}
 	c.base = base{t: t, opts: opts, logs: newLogs(opts.Verbose), addr: c.NameNodeAddr}
 	c.dns = make([]*datanode.DataNode, opts.DataNodes)
 	c.restarts = make([]int, opts.DataNodes)

@@ -64,7 +64,7 @@ func (b *base) Client(t testing.TB, opts ...ClientOption) *client.FileSystem {
 	if b.opts.Links != nil {
 		opts = append([]ClientOption{WithDial(b.opts.Links.dialer("client"))}, opts...)
 	}
-	fs, err := client.New(newClientConfig(b.addr(), b.logs.logger("client"), opts))
+	fs, err := client.New(b.opts.newClientConfig(b.addr(), b.logs.logger("client"), opts))
 	if err != nil {
 		t.Fatalf("testcluster: new client: %v", err)
 	}
@@ -75,7 +75,7 @@ func (b *base) Client(t testing.TB, opts ...ClientOption) *client.FileSystem {
 // adminClient is a client owned by the cluster (closed with it).
 func (b *base) adminClient() *client.FileSystem {
 	b.adminOnce.Do(func() {
-		b.admin, b.adminErr = client.New(newClientConfig(b.addr(), b.logs.logger("admin-client"), nil))
+		b.admin, b.adminErr = client.New(b.opts.newClientConfig(b.addr(), b.logs.logger("admin-client"), nil))
 	})
 	if b.adminErr != nil {
 		b.t.Fatalf("testcluster: admin client: %v", b.adminErr)

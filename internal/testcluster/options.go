@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os/user"
 	"path/filepath"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"smarth/internal/auth"
 	"smarth/internal/client"
 )
 
@@ -60,6 +62,16 @@ type Options struct {
 	// Binary is the smarth executable of StartProcs; default: built once
 	// per test process with `go build ./cmd/smarth` (or $SMARTH_BINARY).
 	Binary string
+
+	// Secure runs the namenode in secure mode (docs/security.md) with an
+	// identity secret and datanode key made for the cluster; its clients
+	// get credentials minted for their user (Credential gives more).
+	// Off, the namenode trusts asserted names, for harnesses that dial
+	// the namenode by address alone (mrtest, the CLI tests) until they
+	// carry credentials.
+	Secure bool
+	keyDir string // set by Start and StartProcs when Secure
+	secret []byte
 }
 
 func (o *Options) setDefaults() error {
@@ -132,6 +144,11 @@ func (o *Options) nameNodeKeys(metaDir, rpcAddr, httpAddr string) map[string]any
 	if o.LeaseHardLimit > 0 {
 		k["lease_hard_limit"] = o.LeaseHardLimit.String()
 	}
+	if o.keyDir != "" {
+		k["auth"] = auth.Secure
+		k["auth_secret_file"] = filepath.Join(o.keyDir, "auth.key")
+		k["datanode_key_file"] = filepath.Join(o.keyDir, "datanode.key")
+	}
 	return merge(k, o.NameNode)
 }
 
@@ -150,6 +167,9 @@ func (o *Options) dataNodeKeys(i int, nameNode, dataDir string) map[string]any {
 	}
 	if o.BlockReportInterval > 0 {
 		k["block_report_interval"] = o.BlockReportInterval.String()
+	}
+	if o.keyDir != "" {
+		k["datanode_key_file"] = filepath.Join(o.keyDir, "datanode.key")
 	}
 	merge(k, o.DataNode)
 	if o.DataNodeFor != nil {
@@ -203,13 +223,56 @@ func WithDial(dial func(ctx context.Context, addr string) (net.Conn, error)) Cli
 // WithConfig applies any change to the client config.
 func WithConfig(f func(*client.Config)) ClientOption { return ClientOption(f) }
 
-// newClientConfig is the base client config of a test client.
-func newClientConfig(addr string, log *slog.Logger, opts []ClientOption) client.Config {
+// makeKeys creates the cluster's identity secret and datanode key under
+// root/keys.
+// Without Secure it does nothing.
+func (o *Options) makeKeys(root string) error {
+	if !o.Secure {
+		return nil
+	}
+	o.keyDir = filepath.Join(root, "keys")
+	if _, err := auth.LoadOrCreateKey(filepath.Join(o.keyDir, "datanode.key")); err != nil {
+		return fmt.Errorf("testcluster: datanode key: %w", err)
+	}
+	secret, err := auth.LoadOrCreateKey(filepath.Join(o.keyDir, "auth.key"))
+	if err != nil {
+		return fmt.Errorf("testcluster: identity secret: %w", err)
+	}
+	o.secret = secret
+	return nil
+}
+
+// Credential is a credential for user on a cluster started with o (the
+// cluster's identity secret signs it).
+func (o *Options) Credential(user string) string {
+	if o.secret == nil {
+		return ""
+	}
+	return auth.UserCredential(o.secret, user)
+}
+
+// newClientConfig is the base client config of a test client: its user
+// (the OS user unless an option names one) gets a credential.
+func (o *Options) newClientConfig(addr string, log *slog.Logger, opts []ClientOption) client.Config {
 	cfg := client.Config{NameNode: addr, Logger: log, RPCTimeout: 20 * time.Second}
-	for _, o := range opts {
-		o(&cfg)
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	if cfg.Credential == "" && o.secret != nil {
+		u := cfg.User
+		if u == "" {
+			u = osUser()
+		}
+		cfg.Credential = o.Credential(u)
 	}
 	return cfg
+}
+
+func osUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "smarth"
 }
 
 func nodeDir(root, name string) string { return filepath.Join(root, name) }

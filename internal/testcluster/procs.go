@@ -47,6 +47,9 @@ func StartProcs(t testing.TB, opts Options) *Procs {
 		t.Fatal("testcluster: Options.Links shapes links inside the test process; it needs Start, not StartProcs")
 	}
 	p := &Procs{root: t.TempDir(), binary: opts.Binary}
+	if err := opts.makeKeys(p.root); err != nil {
+		t.Fatal(err)
+	}
 	p.base = base{t: t, opts: opts, logs: newLogs(opts.Verbose), addr: p.NameNodeAddr}
 	if p.binary == "" {
 		p.binary = Binary(t)

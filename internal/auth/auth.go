@@ -1,0 +1,167 @@
+package auth
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Metadata keys on control-plane calls.
+const (
+	MDUser       = "smarth-user"       // asserted user: trusted only in simple mode
+	MDCredential = "smarth-auth"       // user credential (secure mode)
+	MDProxyUser  = "smarth-proxy-user" // act for this user (proxy users only)
+	MDDatanode   = "smarth-dn-auth"    // datanode credential: "id:mac"
+)
+
+// Modes of the namenode's auth key.
+const (
+	Simple = "simple" // trust the asserted name (Hadoop simple auth)
+	Secure = "secure" // verify a credential
+)
+
+// ErrUnauthenticated is wrapped by every failed proof.
+var ErrUnauthenticated = errors.New("not authenticated")
+
+// keyLen is the size of generated secrets.
+const keyLen = 32
+
+// LoadOrCreateKey reads a secret key file, creating it (0600, random)
+// when missing. A key file others can read is refused: it would let them
+// mint credentials.
+func LoadOrCreateKey(path string) ([]byte, error) {
+	key, err := LoadKey(path)
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		return key, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	key = make([]byte, keyLen)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) { // created meanwhile by another process
+			return LoadKey(path)
+		}
+		return nil, err
+	}
+	_, err = f.WriteString(hex.EncodeToString(key) + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("writing key %s: %w", path, err)
+	}
+	return key, nil
+}
+
+// LoadKey reads a hex key file written by LoadOrCreateKey.
+func LoadKey(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("key file %s has mode %#o; it must be readable by its owner only (chmod 600)", path, st.Mode().Perm())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(key) < 16 {
+		return nil, fmt.Errorf("key file %s: not a hex key of at least 16 bytes", path)
+	}
+	return key, nil
+}
+
+func mac(key []byte, kind, name string) string {
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte(kind))
+	h.Write([]byte{0})
+	h.Write([]byte(name))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// UserCredential mints user's credential under the identity secret.
+func UserCredential(secret []byte, user string) string {
+	return user + ":" + mac(secret, "user", user)
+}
+
+// VerifyUser checks a user credential and returns the user it proves.
+func VerifyUser(secret []byte, cred string) (string, error) {
+	user, sum, ok := strings.Cut(cred, ":")
+	if !ok || user == "" {
+		return "", fmt.Errorf("%w: no credential (run `smarth login`, or point token_file / SMARTH_TOKEN_FILE at your token)", ErrUnauthenticated)
+	}
+	if !hmac.Equal([]byte(sum), []byte(mac(secret, "user", user))) {
+		return "", fmt.Errorf("%w: the credential for user %s was not issued by this namenode", ErrUnauthenticated, user)
+	}
+	return user, nil
+}
+
+// DatanodeCredential proves a datanode id holds the cluster's datanode key.
+func DatanodeCredential(key []byte, id string) string {
+	return id + ":" + mac(key, "datanode", id)
+}
+
+// VerifyDatanode checks a datanode credential and returns the id it
+// proves.
+func VerifyDatanode(key []byte, cred string) (string, error) {
+	id, sum, ok := strings.Cut(cred, ":")
+	if !ok || id == "" || !hmac.Equal([]byte(sum), []byte(mac(key, "datanode", id))) {
+		return "", fmt.Errorf("%w: the datanode protocol needs the cluster's datanode key (datanode_key_file)", ErrUnauthenticated)
+	}
+	return id, nil
+}
+
+// WriteTokenFile stores a user credential readable by its owner only.
+func WriteTokenFile(path, cred string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(cred+"\n"), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// ReadTokenFile reads a credential written by WriteTokenFile, refusing a
+// file others can read (anyone who can read it can act as its user).
+func ReadTokenFile(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("token file %s has mode %#o; it must be readable by its owner only (chmod 600)", path, st.Mode().Perm())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// DefaultTokenFile is where a user's credential is looked for when none
+// is configured: $SMARTH_TOKEN_FILE, else ~/.smarth/token.
+func DefaultTokenFile() string {
+	if p := os.Getenv("SMARTH_TOKEN_FILE"); p != "" {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".smarth", "token")
+}
