@@ -57,8 +57,8 @@ each placement (--placements, default rackaware = HDFS, speedaware = SMARTH;
 speedaware-paper is Algorithm 1 exactly as printed) is a phase of its own: the cluster is brought up with it (as testbed
 sc-NAME, never touching a testbed you brought up by hand), the client host
 uploads --size bytes once per write mode (modes interleaved A B, B A, ...
-across runs and phases, each mode through its own client after an untimed
---warmup upload, and as root the page cache emptied before each upload, see
+across runs and phases, each mode through its own client, after an untimed
+--warmup upload if asked, and as root the page cache emptied before each upload, see
 --drop-caches), the datanodes' block logs are read, and the cluster is taken
 down and its data deleted. Phases alternate (A B B A ...) until every
 placement and mode has --runs uploads.
@@ -97,7 +97,7 @@ command is interrupted.`,
 	fl.StringVar(&f.size, "size", "256MiB", "bytes per upload")
 	fl.StringVar(&f.blockSize, "block-size", "16MiB", "block size (and the datanodes' per-client buffer); 0 keeps the topology's")
 	fl.IntVar(&f.replication, "replication", 0, "replication (0: the namenode's)")
-	fl.StringVar(&f.warmup, "warmup", "64MiB", "untimed upload per client and phase, so speed records exist (0: none)")
+	fl.StringVar(&f.warmup, "warmup", "0", "untimed upload per client and phase first (0: none, as a user's put; speed records of the client host persist between uploads anyway)")
 	fl.IntVar(&f.runs, "runs", 3, "timed uploads per placement and mode")
 	fl.IntVar(&f.phaseRuns, "phase-runs", 1, "uploads per mode in one phase (one cluster start); --runs must be a multiple")
 	fl.StringVar(&f.modes, "modes", strings.Join(scenario.DefaultModes, ","), "write modes, comma-separated")

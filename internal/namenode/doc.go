@@ -16,7 +16,11 @@
 //     namenode starts in safe mode until enough blocks are reported.
 //   - Decisions without I/O live in pure packages: placement.Policy
 //     (RackAware, HDFS's default; SpeedAware, SMARTH Algorithm 1) and
-//     speeds (recent and historical client→datanode speeds).
+//     speeds (recent and historical client-host→datanode speeds, kept
+//     per host so every process on it learns from the ones before).
+//   - Clients are placed by the topology mapping (clientplace.go): by the
+//     address of their calls, then their reported name, outside the lock,
+//     since a topology script may run.
 //   - Commands to datanodes (transfer, invalidate, recover, cache,
 //     uncache) are queued per datanode and delivered in heartbeat replies.
 //   - In-memory caching (seed 003): cache.go keeps a plan from the pure

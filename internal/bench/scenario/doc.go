@@ -17,10 +17,14 @@
 //     likewise across runs and phases (bench.RunOrder), so that the drift
 //     of a shared machine hits every cell alike; with DropCaches every
 //     upload starts from an empty page cache (bench.Settle).
-//   - Each mode writes through its own client (own client name, own speed
-//     records), so classic writes never feed the records multi-pipeline
-//     placement and Algorithm 2 read, and each client first writes an
-//     untimed warm-up file, as a long-running client would have records.
+//   - Each mode writes through its own client. Speed records belong to the
+//     client's host, so within a phase the modes' uploads share them, as
+//     successive `smarth fs put` runs on one host do; a warm-up upload per
+//     client is optional (none by default: a user's put gets none). The
+//     random-topology mode (RunRandom) runs SMARTH's cell in a phase of
+//     its own, so no classic upload feeds its records.
+//   - The bounds: the client's link (below), and for random topologies the
+//     min-cut ideal (IdealOf) and the protocol's schedule (ScheduleSpeedup).
 //   - The bound is the client's link (SMARTH section III.D): the total rate
 //     the topology lets the client host send to all datanodes at once.
 //   - Per run, the block log gives the first-hop rate, how many blocks began
