@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"testing"
+	"time"
 
 	"smarth/internal/blocktoken"
 	"smarth/internal/datatransfer"
@@ -120,18 +121,28 @@ func BenchmarkPipeline3(b *testing.B)      { benchPipeline(b, 3, dfspb.WriteMode
 func BenchmarkPipeline3Multi(b *testing.B) { benchPipeline(b, 3, dfspb.WriteMode_MULTI_PIPELINE) }
 
 // BenchmarkRead reads a finalized 64 MiB block (sendfile path) and
-// verifies it like a client.
-func BenchmarkRead(b *testing.B) {
-	dns := benchCluster(b, 1)
+// verifies it like a client; BenchmarkReadNoTokens is the same with block
+// access tokens disabled (the cost of the check, docs/benchmarks.md).
+func BenchmarkRead(b *testing.B)         { benchRead(b, true) }
+func BenchmarkReadNoTokens(b *testing.B) { benchRead(b, false) }
+
+func benchRead(b *testing.B, tokens bool) {
+	nn := startFakeNameNodeTB(b)
+	nn.noKeys = !tokens
+	dns := []*DataNode{startDataNodeTB(b, nn)}
+	for dns[0].tokens.Serial() == 0 { // registered, keys installed
+		time.Sleep(5 * time.Millisecond)
+	}
 	data := randomData(benchBlock, 2)
 	benchWrite(b, 1, data, dfspb.WriteMode_CLASSIC, dns)
+	tok := testToken(1, 1, blocktoken.Read)
 	b.SetBytes(benchBlock)
 	for b.Loop() {
 		c, err := net.Dial("tcp", dns[0].DataAddr())
 		if err != nil {
 			b.Fatal(err)
 		}
-		datatransfer.WriteOp(c, &dfspb.ReadBlockOp{Block: &dfspb.ExtendedBlock{BlockId: 1, GenerationStamp: 1}, Length: benchBlock, Token: testToken(1, 1, blocktoken.Read)})
+		datatransfer.WriteOp(c, &dfspb.ReadBlockOp{Block: &dfspb.ExtendedBlock{BlockId: 1, GenerationStamp: 1}, Length: benchBlock, Token: tok})
 		br := bufio.NewReaderSize(c, 256<<10)
 		if _, err := datatransfer.ReadResponse(br); err != nil {
 			b.Fatal(err)
