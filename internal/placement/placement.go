@@ -100,6 +100,9 @@ type selection struct {
 	// reserved are nodes kept for other positions: pick avoids them while
 	// the same rack rule can be met without them.
 	reserved map[string]bool
+	// writer1 is the writer's own datanode (nil: none), once writerKnown.
+	writer1     *Node
+	writerKnown bool
 }
 
 func newSelection(nodes []Node, req Request, rng *rand.Rand) *selection {
@@ -262,8 +265,16 @@ func (s *selection) writer() topology.Location {
 	return topology.Location{Host: s.req.WriterHost, IP: s.req.WriterIP, Rack: s.req.WriterRack}
 }
 
-// writerNode is the live datanode on the writer's host, if any.
+// writerNode is the live datanode on the writer's host, if any; found once
+// per decision, since ranking asks for it per node.
 func (s *selection) writerNode() *Node {
+	if !s.writerKnown {
+		s.writer1, s.writerKnown = s.findWriterNode(), true
+	}
+	return s.writer1
+}
+
+func (s *selection) findWriterNode() *Node {
 	if s.req.WriterHost == "" && s.req.WriterIP == "" {
 		return nil
 	}
