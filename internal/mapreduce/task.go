@@ -123,6 +123,10 @@ type TaskEnv struct {
 	// Host is the node's hostname as the DFS knows it (the node manager's
 	// ClientHost), sent with map tasks' cache accesses.
 	Host string
+	// Stderr, if set, receives what the attempt writes for its operator
+	// (a Streaming command's stderr); the node manager keeps it as the
+	// attempt's log. Apps reach it through TaskStderr.
+	Stderr io.Writer
 }
 
 // TaskResult is what a successful attempt reports.
@@ -133,6 +137,7 @@ type TaskResult struct {
 
 type taskContext struct {
 	context.Context
+	stderr   io.Writer // nil: none kept
 	params   map[string]string
 	counters *Counters
 	fs       FS
@@ -143,6 +148,15 @@ func (t *taskContext) Param(name string) string          { return t.params[name]
 func (t *taskContext) Count(group, name string, n int64) { t.counters.Add(group, name, n) }
 func (t *taskContext) FS() FS                            { return t.fs }
 func (t *taskContext) TaskIndex() int                    { return t.index }
+
+// TaskStderr is where a task writes diagnostics for its operator: the
+// attempt's stderr log when the runtime keeps one, else io.Discard.
+func TaskStderr(ctx context.Context) io.Writer {
+	if t, ok := ctx.(*taskContext); ok && t.stderr != nil {
+		return t.stderr
+	}
+	return io.Discard
+}
 
 // OutputName names a task's output file, as Hadoop does.
 func OutputName(isMap bool, index int) string {
@@ -158,7 +172,7 @@ func RunTask(ctx context.Context, env TaskEnv, spec TaskSpec) (*TaskResult, erro
 		return nil, err
 	}
 	counters := &Counters{}
-	tctx := &taskContext{Context: ctx, params: spec.Job.Params, counters: counters, fs: env.FS, index: spec.Index}
+	tctx := &taskContext{Context: ctx, params: spec.Job.Params, counters: counters, fs: env.FS, index: spec.Index, stderr: env.Stderr}
 	var out *MapOutput
 	var err error
 	if spec.IsMap {

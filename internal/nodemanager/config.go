@@ -20,8 +20,16 @@ type Config struct {
 	ShuffleAddr string `yaml:"shuffle_addr"` // map output over HTTP
 	HTTPAddr    string `yaml:"http_addr"`    // /metrics
 	WorkDir     string `yaml:"work_dir"`     // spills and map output
-	MapSlots    int    `yaml:"map_slots"`
-	ReduceSlots int    `yaml:"reduce_slots"`
+	// LogDir keeps task attempts' stdout and stderr, served under
+	// /logs/ (default: work_dir/userlogs).
+	LogDir string `yaml:"log_dir"`
+	// LogLimitBytes caps each attempt's stdout and stderr file (0: no cap).
+	LogLimitBytes int64 `yaml:"log_limit_bytes"`
+	// LogRetention: a job's logs are removed this long after they were
+	// last written (0: kept).
+	LogRetention time.Duration `yaml:"log_retention"`
+	MapSlots     int           `yaml:"map_slots"`
+	ReduceSlots  int           `yaml:"reduce_slots"`
 	// HeartbeatInterval until the resource manager says otherwise.
 	HeartbeatInterval time.Duration `yaml:"heartbeat_interval"`
 	SortBufferBytes   int           `yaml:"sort_buffer_bytes"`   // map-side arena per map task
@@ -57,6 +65,8 @@ func DefaultConfig() Config {
 		SortBufferBytes:   mapreduce.DefaultSortBufferBytes,
 		ReduceMemoryBytes: mapreduce.DefaultReduceMemoryBytes,
 		ParallelFetches:   mapreduce.DefaultParallelFetches,
+		LogLimitBytes:     1 << 20,
+		LogRetention:      24 * time.Hour,
 		// Enough for a 1 GiB TeraSort's map outputs spread over three nodes.
 		MapOutputMemoryBytes: 512 << 20,
 	}
@@ -73,6 +83,9 @@ func (c Config) Validate() error {
 	}
 	if c.WorkDir == "" {
 		errs = append(errs, errors.New("work_dir is required"))
+	}
+	if c.LogLimitBytes < 0 || c.LogRetention < 0 {
+		errs = append(errs, errors.New("log_limit_bytes and log_retention must not be negative"))
 	}
 	if c.ShuffleAddr == "" {
 		errs = append(errs, errors.New("shuffle_addr is required"))

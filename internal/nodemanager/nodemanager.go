@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
@@ -57,9 +55,10 @@ type NodeManager struct {
 	tasks  sync.WaitGroup
 	nodeID string
 
-	reg      *prometheus.Registry
-	launched prometheus.Counter
-	failed   prometheus.Counter
+	reg          *prometheus.Registry
+	launched     prometheus.Counter
+	failed       prometheus.Counter
+	shuffleBytes prometheus.Counter
 
 	// rackChecked is when the namenode was last asked for this node's
 	// rack (heartbeat goroutine only).
@@ -74,10 +73,13 @@ type NodeManager struct {
 	secrets  map[string][]byte
 	interval time.Duration
 	rack     string // as the namenode places this host's datanode, else cfg.Rack
+	// lastHeartbeat is when the resource manager last answered (health).
+	lastHeartbeat time.Time
 }
 
 type runningTask struct {
 	launch   *mrpb.TaskLaunch
+	started  time.Time
 	cancel   context.CancelFunc
 	killed   atomic.Bool
 	progress atomic.Int64
@@ -107,6 +109,7 @@ func New(cfg Config, logger *slog.Logger) (*NodeManager, error) {
 	nm.reg.MustRegister(nm.launched, nm.failed,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "smarth_nm_map_output_memory_bytes",
 			Help: "Bytes of finished map output held in memory."}, func() float64 { return float64(nm.memory.Used()) }))
+	nm.registerWebMetrics()
 	return nm, nil
 }
 
@@ -159,7 +162,7 @@ func (nm *NodeManager) Start() error {
 	nm.rm = mrpb.NewResourceManagerClient(nm.conn)
 	nm.nodeID = nm.cfg.Hostname + "@" + nm.ShuffleAddr()
 
-	nm.shuffleSrv = &http.Server{Handler: shuffle.Handler(nm.lookupOutput, nm.jobSecret), ReadHeaderTimeout: 10 * time.Second}
+	nm.shuffleSrv = &http.Server{Handler: nm.countShuffle(shuffle.Handler(nm.lookupOutput, nm.jobSecret)), ReadHeaderTimeout: 10 * time.Second}
 	nm.serve(func() { nm.shuffleSrv.Serve(nm.shuffleLn) })
 	if nm.rpcLn != nil {
 		nm.grpcSrv = grpc.NewServer()
@@ -167,19 +170,11 @@ func (nm *NodeManager) Start() error {
 		nm.serve(func() { nm.grpcSrv.Serve(nm.rpcLn) })
 	}
 	if nm.httpLn != nil {
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(nm.reg, promhttp.HandlerOpts{}))
-		// Profiles of the tasks this process runs (map, sort, spill,
-		// shuffle, merge, reduce all run here).
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		nm.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		nm.httpSrv = &http.Server{Handler: nm.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
 		nm.serve(func() { nm.httpSrv.Serve(nm.httpLn) })
 	}
 	nm.serve(nm.heartbeatLoop)
+	nm.serve(nm.logJanitor)
 	nm.log.Info("node manager started", "node", nm.nodeID, "rack", nm.cfg.Rack, "shuffle", nm.ShuffleAddr())
 	return nil
 }
@@ -379,6 +374,7 @@ func (nm *NodeManager) heartbeat() {
 		return
 	}
 	nm.mu.Lock()
+	nm.lastHeartbeat = time.Now()
 	nm.reports = nm.reports[sent:]
 	if ms := resp.GetHeartbeatIntervalMs(); ms > 0 {
 		nm.interval = time.Duration(ms) * time.Millisecond
@@ -409,7 +405,7 @@ func (nm *NodeManager) heartbeat() {
 
 func (nm *NodeManager) start(l *mrpb.TaskLaunch) {
 	ctx, cancel := context.WithCancel(context.Background())
-	rt := &runningTask{launch: l, cancel: cancel}
+	rt := &runningTask{launch: l, cancel: cancel, started: time.Now()}
 	nm.mu.Lock()
 	select {
 	case <-nm.stop:
@@ -446,7 +442,23 @@ func (nm *NodeManager) run(ctx context.Context, rt *runningTask) *mrpb.TaskRepor
 	l := rt.launch
 	rep := &mrpb.TaskReport{JobId: l.JobId, AttemptId: l.AttemptId, IsMap: l.IsMap, Index: l.Index}
 	workDir := filepath.Join(nm.cfg.WorkDir, l.JobId, l.AttemptId)
-	res, err := nm.runTask(ctx, rt, workDir)
+	logs, lerr := openAttemptLog(nm.logDir(), l.JobId, l.AttemptId, nm.cfg.LogLimitBytes)
+	if lerr != nil {
+		nm.log.Warn("task attempt runs without its log files", "attempt", l.AttemptId, "err", lerr)
+	} else {
+		defer logs.Close()
+	}
+	logger := nm.log
+	if logs != nil {
+		logger = logs.logger(nm.log)
+	}
+	logger.Info("task attempt starting", "attempt", l.AttemptId, "job", l.JobId, "app", l.App, "user", l.User,
+		"node", nm.nodeID, "split", l.GetSplit().GetPath(), "offset", l.GetSplit().GetOffset(), "length", l.GetSplit().GetLength())
+	res, err := nm.runTask(ctx, rt, workDir, logger, logs)
+	defer func() {
+		logger.Info("task attempt ended", "attempt", l.AttemptId, "state", rep.State.String(), "error", rep.Error,
+			"elapsed", time.Since(rt.started).Round(time.Millisecond))
+	}()
 	switch {
 	case err == nil:
 		rep.State = mrpb.TaskState_TASK_SUCCEEDED
@@ -479,7 +491,7 @@ func (nm *NodeManager) run(ctx context.Context, rt *runningTask) *mrpb.TaskRepor
 	return rep
 }
 
-func (nm *NodeManager) runTask(ctx context.Context, rt *runningTask, workDir string) (res *mapreduce.TaskResult, err error) {
+func (nm *NodeManager) runTask(ctx context.Context, rt *runningTask, workDir string, logger *slog.Logger, logs *attemptLog) (res *mapreduce.TaskResult, err error) {
 	defer func() {
 		if p := recover(); p != nil { // an app's bug fails its task, not the node
 			err = fmt.Errorf("task panicked: %v", p)
@@ -508,11 +520,14 @@ func (nm *NodeManager) runTask(ctx context.Context, rt *runningTask, workDir str
 	}
 	env := mapreduce.TaskEnv{FS: fsys, WorkDir: workDir, SortBufferBytes: nm.cfg.SortBufferBytes,
 		ReduceMemoryBytes: nm.cfg.ReduceMemoryBytes, ParallelFetches: nm.cfg.ParallelFetches, SortBuffers: nm.buffers,
-		MapOutputMemory: nm.memory, Progress: &rt.progress, Logger: nm.log,
+		MapOutputMemory: nm.memory, Progress: &rt.progress, Logger: logger,
 		Fetcher: &fetcher{nm: nm, remote: &shuffle.Fetcher{JobID: l.JobId, Secret: l.ShuffleSecret, Client: nm.http}, jobID: l.JobId},
 		// The DFS client's ClientHost: a cache access names the reader as
 		// block locations and the resource manager name hosts.
 		Host: nm.cfg.Hostname}
+	if logs != nil {
+		env.Stderr = logs.stderr
+	}
 	if !l.IsMap {
 		env.Locator = &locator{nm: nm, jobID: l.JobId, attempt: l.AttemptId, known: -1}
 	}

@@ -59,6 +59,9 @@ func (rm *ResourceManager) report(n *node, r *mrpb.TaskReport, resp *mrpb.Heartb
 	if j != nil && r.GetState() != mrpb.TaskState_TASK_RUNNING {
 		defer j.notify() // a finished map, or an attempt gone
 	}
+	if j != nil {
+		recordAttempt(j, r)
+	}
 	if j == nil || j.terminal() {
 		if r.GetState() == mrpb.TaskState_TASK_RUNNING {
 			resp.KillAttempts = append(resp.KillAttempts, r.GetAttemptId())
@@ -180,8 +183,13 @@ func (rm *ResourceManager) schedule(n *node, freeMaps, freeReduces int, resp *mr
 }
 
 func (rm *ResourceManager) launch(j *job, t *task, n *node, loc sched.Locality) *mrpb.TaskLaunch {
-	a := &attempt{id: attemptID(j.id, t.isMap, t.index, t.launched), node: n.id, start: time.Now()}
+	a := &attempt{id: attemptID(j.id, t.isMap, t.index, t.launched), node: n.id, start: time.Now(),
+		host: n.host, httpAddr: n.httpAddr, state: attemptRunning}
 	t.launched++
+	t.attempts = append(t.attempts, a)
+	if j.started.IsZero() {
+		j.started = a.start
+	}
 	t.state = taskRunning
 	t.running[a.id] = a
 	l := &mrpb.TaskLaunch{JobId: j.id, AttemptId: a.id, IsMap: t.isMap, Index: int32(t.index), App: j.app,

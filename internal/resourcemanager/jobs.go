@@ -22,6 +22,12 @@ type attempt struct {
 	id    string
 	node  string // node ID
 	start time.Time
+	// Where it ran, kept after the node is gone: its logs are served by
+	// that node manager's HTTP.
+	host, httpAddr string
+	state          string // attempt* below
+	end            time.Time
+	err            string
 }
 
 type task struct {
@@ -35,6 +41,7 @@ type task struct {
 	fetchFailures int
 	lastErr       string
 	running       map[string]*attempt // attempt ID -> attempt
+	attempts      []*attempt          // every attempt launched, oldest first (job status, logs)
 	done          *attempt            // the winning attempt
 	doneAddr      string              // shuffle address of done's node (maps)
 	failedOn      map[string]bool     // node IDs where an attempt failed
@@ -58,6 +65,7 @@ type job struct {
 	err                         string
 	counters                    mapreduce.Counters
 	submitted, finished         time.Time
+	started                     time.Time // first attempt launched
 	// changed is closed (and replaced) whenever the job's tasks change,
 	// waking GetMapOutputs long polls.
 	changed chan struct{}
@@ -206,6 +214,9 @@ func (j *job) status() *mrpb.JobStatus {
 		MapsTotal: int32(len(j.maps)), MapsDone: int32(j.mapsDone), ReducesTotal: int32(len(j.reduces)),
 		ReducesDone: int32(j.reducesDone), InputBytes: j.inputBytes, SubmitTimeMs: j.submitted.UnixMilli(),
 		Output: j.output, CachedFraction: j.cache.fraction}
+	if !j.started.IsZero() {
+		st.StartTimeMs = j.started.UnixMilli()
+	}
 	if !j.finished.IsZero() {
 		st.FinishTimeMs = j.finished.UnixMilli()
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -105,7 +104,7 @@ func New(cfg Config, logger *slog.Logger) (*ResourceManager, error) {
 	rm.heartbeats = prometheus.NewCounter(prometheus.CounterOpts{Name: "smarth_rm_heartbeats_total", Help: "Node manager heartbeats received."})
 	rm.mapLaunches = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "smarth_rm_map_launches_total",
 		Help: "Map attempts launched, by locality (cache = the block in the node's datanode memory)."}, []string{"locality"})
-	rm.reg.MustRegister(rm.heartbeats, rm.mapLaunches,
+	rm.reg.MustRegister(rm.heartbeats, rm.mapLaunches, newMetricsCollector(rm),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "smarth_rm_live_nodes", Help: "Live node managers."},
 			func() float64 { rm.mu.Lock(); defer rm.mu.Unlock(); return float64(len(rm.nodes)) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "smarth_rm_running_jobs", Help: "Jobs not yet finished."},
@@ -152,10 +151,7 @@ func (rm *ResourceManager) Start() error {
 		go rm.cacheLoop(src)
 	}
 	if rm.httpLn != nil {
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(rm.reg, promhttp.HandlerOpts{}))
-		mux.HandleFunc("/", rm.serveJobs)
-		rm.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		rm.httpSrv = &http.Server{Handler: rm.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
 		rm.wg.Add(1)
 		go func() { defer rm.wg.Done(); rm.httpSrv.Serve(rm.httpLn) }()
 	}
@@ -304,7 +300,7 @@ func (rm *ResourceManager) GetJob(ctx context.Context, req *mrpb.GetJobRequest) 
 	if err != nil {
 		return nil, err
 	}
-	return j.status(), nil
+	return rm.jobStatus(j, true), nil
 }
 
 // ListJobs reports every remembered job, newest first.
@@ -313,7 +309,9 @@ func (rm *ResourceManager) ListJobs(ctx context.Context, req *mrpb.ListJobsReque
 	defer rm.mu.Unlock()
 	out := &mrpb.ListJobsResponse{}
 	for i := len(rm.order) - 1; i >= 0; i-- {
-		out.Jobs = append(out.Jobs, rm.order[i].status())
+		if j := rm.order[i]; stateWanted(req.GetStates(), j.state) {
+			out.Jobs = append(out.Jobs, rm.jobStatus(j, false))
+		}
 	}
 	return out, nil
 }
@@ -419,6 +417,7 @@ func (rm *ResourceManager) maybeFinish(j *job) {
 
 func (rm *ResourceManager) finishJob(j *job, state string) {
 	j.state, j.finished, j.cleaning = state, time.Now(), false
+	j.closeAttempts("job "+state, j.finished) // those still running were killed with it
 	j.notify()
 	j.counters.Add(mapreduce.GroupJob, mapreduce.ElapsedMillis, j.finished.Sub(j.submitted).Milliseconds())
 	for _, n := range rm.nodes {
@@ -484,6 +483,7 @@ func (rm *ResourceManager) loseNode(id string) {
 			for _, t := range ts {
 				for aid, a := range t.running {
 					if a.node == id {
+						a.finish(attemptKilled, "node manager "+id+" lost", time.Now())
 						delete(t.running, aid)
 						if len(t.running) == 0 && t.state == taskRunning {
 							t.state, t.read = taskPending, 0

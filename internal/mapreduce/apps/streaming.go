@@ -266,6 +266,7 @@ func startStream(ctx context.Context, role, cmdline string, emit func(k, v []byt
 		in: make(chan []byte, 2), outCh: make(chan []byte, 4), done: make(chan struct{}), errs: &stderrLog{done: make(chan struct{})}}
 	go p.writer(stdin)
 	go p.reader(stdout)
+	p.errs.keep = mapreduce.TaskStderr(ctx) // the attempt's stderr log on the node manager
 	go p.errs.read(stderr)
 	return p, nil
 }
@@ -444,6 +445,7 @@ func (p *streamProc) abort() {
 // stderrLog reads a command's stderr: counter lines are summed, the last
 // lines kept for error messages.
 type stderrLog struct {
+	keep     io.Writer // every line, as the command wrote it
 	lines    []string
 	counters map[[2]string]int64
 	done     chan struct{} // closed when stderr is read to the end
@@ -457,6 +459,9 @@ func (s *stderrLog) read(r io.Reader) {
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
+		if s.keep != nil {
+			fmt.Fprintln(s.keep, line)
+		}
 		if rest, ok := strings.CutPrefix(line, "reporter:counter:"); ok {
 			parts := strings.SplitN(rest, ",", 3)
 			if len(parts) == 3 {

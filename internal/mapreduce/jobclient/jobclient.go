@@ -191,11 +191,12 @@ func (c *Client) Status(ctx context.Context, id string) (*mrpb.JobStatus, error)
 	return st, c.rpcErr(err)
 }
 
-// List reports the jobs the resource manager remembers, newest first.
-func (c *Client) List(ctx context.Context) ([]*mrpb.JobStatus, error) {
+// List reports the jobs the resource manager remembers, newest first;
+// with states, only jobs in one of them.
+func (c *Client) List(ctx context.Context, states ...string) ([]*mrpb.JobStatus, error) {
 	rctx, cancel := c.rpcCtx(ctx)
 	defer cancel()
-	resp, err := c.rm.ListJobs(rctx, &mrpb.ListJobsRequest{})
+	resp, err := c.rm.ListJobs(rctx, &mrpb.ListJobsRequest{States: states})
 	if err != nil {
 		return nil, c.rpcErr(err)
 	}

@@ -448,8 +448,14 @@ type JobStatus struct {
 	// R_j of seed 003: the fraction of the job's input blocks cached in
 	// datanode memory, as the namenode last reported it (0 when unknown).
 	CachedFraction float64 `protobuf:"fixed64,19,opt,name=cached_fraction,json=cachedFraction,proto3" json:"cached_fraction,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// When the job's first task attempt was launched (0: none yet).
+	StartTimeMs int64 `protobuf:"varint,20,opt,name=start_time_ms,json=startTimeMs,proto3" json:"start_time_ms,omitempty"`
+	// The resource manager's web page of the job.
+	TrackingUrl string `protobuf:"bytes,21,opt,name=tracking_url,json=trackingUrl,proto3" json:"tracking_url,omitempty"`
+	// Every task with its attempts (GetJob only; ListJobs leaves it empty).
+	Tasks         []*TaskStatus `protobuf:"bytes,22,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobStatus) Reset() {
@@ -615,15 +621,209 @@ func (x *JobStatus) GetCachedFraction() float64 {
 	return 0
 }
 
+func (x *JobStatus) GetStartTimeMs() int64 {
+	if x != nil {
+		return x.StartTimeMs
+	}
+	return 0
+}
+
+func (x *JobStatus) GetTrackingUrl() string {
+	if x != nil {
+		return x.TrackingUrl
+	}
+	return ""
+}
+
+func (x *JobStatus) GetTasks() []*TaskStatus {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+// TaskStatus is one map or reduce task of a job.
+type TaskStatus struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	IsMap         bool                   `protobuf:"varint,1,opt,name=is_map,json=isMap,proto3" json:"is_map,omitempty"`
+	Index         int32                  `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	State         string                 `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"` // PENDING RUNNING SUCCEEDED
+	Attempts      []*AttemptStatus       `protobuf:"bytes,4,rep,name=attempts,proto3" json:"attempts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskStatus) Reset() {
+	*x = TaskStatus{}
+	mi := &file_mrpb_mr_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskStatus) ProtoMessage() {}
+
+func (x *TaskStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_mrpb_mr_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskStatus.ProtoReflect.Descriptor instead.
+func (*TaskStatus) Descriptor() ([]byte, []int) {
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *TaskStatus) GetIsMap() bool {
+	if x != nil {
+		return x.IsMap
+	}
+	return false
+}
+
+func (x *TaskStatus) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *TaskStatus) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *TaskStatus) GetAttempts() []*AttemptStatus {
+	if x != nil {
+		return x.Attempts
+	}
+	return nil
+}
+
+// AttemptStatus is one attempt of a task and where it ran: its stdout
+// and stderr are kept by that node manager, under node_http_addr/logs/.
+type AttemptStatus struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId     string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	NodeId        string                 `protobuf:"bytes,2,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	NodeHost      string                 `protobuf:"bytes,3,opt,name=node_host,json=nodeHost,proto3" json:"node_host,omitempty"`
+	NodeHttpAddr  string                 `protobuf:"bytes,4,opt,name=node_http_addr,json=nodeHttpAddr,proto3" json:"node_http_addr,omitempty"`
+	State         string                 `protobuf:"bytes,5,opt,name=state,proto3" json:"state,omitempty"` // RUNNING SUCCEEDED FAILED KILLED
+	StartTimeMs   int64                  `protobuf:"varint,6,opt,name=start_time_ms,json=startTimeMs,proto3" json:"start_time_ms,omitempty"`
+	FinishTimeMs  int64                  `protobuf:"varint,7,opt,name=finish_time_ms,json=finishTimeMs,proto3" json:"finish_time_ms,omitempty"`
+	Error         string                 `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttemptStatus) Reset() {
+	*x = AttemptStatus{}
+	mi := &file_mrpb_mr_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttemptStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttemptStatus) ProtoMessage() {}
+
+func (x *AttemptStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_mrpb_mr_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttemptStatus.ProtoReflect.Descriptor instead.
+func (*AttemptStatus) Descriptor() ([]byte, []int) {
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *AttemptStatus) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
+
+func (x *AttemptStatus) GetNodeId() string {
+	if x != nil {
+		return x.NodeId
+	}
+	return ""
+}
+
+func (x *AttemptStatus) GetNodeHost() string {
+	if x != nil {
+		return x.NodeHost
+	}
+	return ""
+}
+
+func (x *AttemptStatus) GetNodeHttpAddr() string {
+	if x != nil {
+		return x.NodeHttpAddr
+	}
+	return ""
+}
+
+func (x *AttemptStatus) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *AttemptStatus) GetStartTimeMs() int64 {
+	if x != nil {
+		return x.StartTimeMs
+	}
+	return 0
+}
+
+func (x *AttemptStatus) GetFinishTimeMs() int64 {
+	if x != nil {
+		return x.FinishTimeMs
+	}
+	return 0
+}
+
+func (x *AttemptStatus) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// ListJobsRequest: states, when given, keeps only jobs in one of them.
 type ListJobsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	States        []string               `protobuf:"bytes,1,rep,name=states,proto3" json:"states,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_mrpb_mr_proto_msgTypes[6]
+	mi := &file_mrpb_mr_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -635,7 +835,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[6]
+	mi := &file_mrpb_mr_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -648,7 +848,14 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{6}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ListJobsRequest) GetStates() []string {
+	if x != nil {
+		return x.States
+	}
+	return nil
 }
 
 type ListJobsResponse struct {
@@ -660,7 +867,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_mrpb_mr_proto_msgTypes[7]
+	mi := &file_mrpb_mr_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -672,7 +879,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[7]
+	mi := &file_mrpb_mr_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -685,7 +892,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{7}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobStatus {
@@ -704,7 +911,7 @@ type KillJobRequest struct {
 
 func (x *KillJobRequest) Reset() {
 	*x = KillJobRequest{}
-	mi := &file_mrpb_mr_proto_msgTypes[8]
+	mi := &file_mrpb_mr_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -716,7 +923,7 @@ func (x *KillJobRequest) String() string {
 func (*KillJobRequest) ProtoMessage() {}
 
 func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[8]
+	mi := &file_mrpb_mr_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -729,7 +936,7 @@ func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobRequest.ProtoReflect.Descriptor instead.
 func (*KillJobRequest) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{8}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *KillJobRequest) GetJobId() string {
@@ -747,7 +954,7 @@ type KillJobResponse struct {
 
 func (x *KillJobResponse) Reset() {
 	*x = KillJobResponse{}
-	mi := &file_mrpb_mr_proto_msgTypes[9]
+	mi := &file_mrpb_mr_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -759,7 +966,7 @@ func (x *KillJobResponse) String() string {
 func (*KillJobResponse) ProtoMessage() {}
 
 func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[9]
+	mi := &file_mrpb_mr_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -772,7 +979,7 @@ func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobResponse.ProtoReflect.Descriptor instead.
 func (*KillJobResponse) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{9}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{11}
 }
 
 type TaskReport struct {
@@ -795,7 +1002,7 @@ type TaskReport struct {
 
 func (x *TaskReport) Reset() {
 	*x = TaskReport{}
-	mi := &file_mrpb_mr_proto_msgTypes[10]
+	mi := &file_mrpb_mr_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -807,7 +1014,7 @@ func (x *TaskReport) String() string {
 func (*TaskReport) ProtoMessage() {}
 
 func (x *TaskReport) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[10]
+	mi := &file_mrpb_mr_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -820,7 +1027,7 @@ func (x *TaskReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskReport.ProtoReflect.Descriptor instead.
 func (*TaskReport) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{10}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *TaskReport) GetJobId() string {
@@ -911,7 +1118,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_mrpb_mr_proto_msgTypes[11]
+	mi := &file_mrpb_mr_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -923,7 +1130,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[11]
+	mi := &file_mrpb_mr_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -936,7 +1143,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{11}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *HeartbeatRequest) GetNodeId() string {
@@ -1020,7 +1227,7 @@ type MapOutputLocation struct {
 
 func (x *MapOutputLocation) Reset() {
 	*x = MapOutputLocation{}
-	mi := &file_mrpb_mr_proto_msgTypes[12]
+	mi := &file_mrpb_mr_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1032,7 +1239,7 @@ func (x *MapOutputLocation) String() string {
 func (*MapOutputLocation) ProtoMessage() {}
 
 func (x *MapOutputLocation) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[12]
+	mi := &file_mrpb_mr_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1045,7 +1252,7 @@ func (x *MapOutputLocation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapOutputLocation.ProtoReflect.Descriptor instead.
 func (*MapOutputLocation) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{12}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *MapOutputLocation) GetMapIndex() int32 {
@@ -1094,7 +1301,7 @@ type TaskLaunch struct {
 
 func (x *TaskLaunch) Reset() {
 	*x = TaskLaunch{}
-	mi := &file_mrpb_mr_proto_msgTypes[13]
+	mi := &file_mrpb_mr_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1106,7 +1313,7 @@ func (x *TaskLaunch) String() string {
 func (*TaskLaunch) ProtoMessage() {}
 
 func (x *TaskLaunch) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[13]
+	mi := &file_mrpb_mr_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1119,7 +1326,7 @@ func (x *TaskLaunch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskLaunch.ProtoReflect.Descriptor instead.
 func (*TaskLaunch) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{13}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TaskLaunch) GetJobId() string {
@@ -1229,7 +1436,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_mrpb_mr_proto_msgTypes[14]
+	mi := &file_mrpb_mr_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1241,7 +1448,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[14]
+	mi := &file_mrpb_mr_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1254,7 +1461,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{14}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HeartbeatResponse) GetLaunches() []*TaskLaunch {
@@ -1307,7 +1514,7 @@ type GetMapOutputsRequest struct {
 
 func (x *GetMapOutputsRequest) Reset() {
 	*x = GetMapOutputsRequest{}
-	mi := &file_mrpb_mr_proto_msgTypes[15]
+	mi := &file_mrpb_mr_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1319,7 +1526,7 @@ func (x *GetMapOutputsRequest) String() string {
 func (*GetMapOutputsRequest) ProtoMessage() {}
 
 func (x *GetMapOutputsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[15]
+	mi := &file_mrpb_mr_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1332,7 +1539,7 @@ func (x *GetMapOutputsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMapOutputsRequest.ProtoReflect.Descriptor instead.
 func (*GetMapOutputsRequest) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{15}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetMapOutputsRequest) GetJobId() string {
@@ -1378,7 +1585,7 @@ type GetMapOutputsResponse struct {
 
 func (x *GetMapOutputsResponse) Reset() {
 	*x = GetMapOutputsResponse{}
-	mi := &file_mrpb_mr_proto_msgTypes[16]
+	mi := &file_mrpb_mr_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1390,7 +1597,7 @@ func (x *GetMapOutputsResponse) String() string {
 func (*GetMapOutputsResponse) ProtoMessage() {}
 
 func (x *GetMapOutputsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[16]
+	mi := &file_mrpb_mr_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1403,7 +1610,7 @@ func (x *GetMapOutputsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMapOutputsResponse.ProtoReflect.Descriptor instead.
 func (*GetMapOutputsResponse) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{16}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetMapOutputsResponse) GetOutputs() []*MapOutputLocation {
@@ -1461,7 +1668,7 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	"\aCounter\x12\x14\n" +
 	"\x05group\x18\x01 \x01(\tR\x05group\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
-	"\x05value\x18\x03 \x01(\x03R\x05value\"\xd5\x04\n" +
+	"\x05value\x18\x03 \x01(\x03R\x05value\"\xc9\x05\n" +
 	"\tJobStatus\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
@@ -1485,8 +1692,28 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	"\x0esubmit_time_ms\x18\x10 \x01(\x03R\fsubmitTimeMs\x12$\n" +
 	"\x0efinish_time_ms\x18\x11 \x01(\x03R\ffinishTimeMs\x12\x16\n" +
 	"\x06output\x18\x12 \x01(\tR\x06output\x12'\n" +
-	"\x0fcached_fraction\x18\x13 \x01(\x01R\x0ecachedFraction\"\x11\n" +
-	"\x0fListJobsRequest\"<\n" +
+	"\x0fcached_fraction\x18\x13 \x01(\x01R\x0ecachedFraction\x12\"\n" +
+	"\rstart_time_ms\x18\x14 \x01(\x03R\vstartTimeMs\x12!\n" +
+	"\ftracking_url\x18\x15 \x01(\tR\vtrackingUrl\x12+\n" +
+	"\x05tasks\x18\x16 \x03(\v2\x15.smarth.mr.TaskStatusR\x05tasks\"\x85\x01\n" +
+	"\n" +
+	"TaskStatus\x12\x15\n" +
+	"\x06is_map\x18\x01 \x01(\bR\x05isMap\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x124\n" +
+	"\battempts\x18\x04 \x03(\v2\x18.smarth.mr.AttemptStatusR\battempts\"\x80\x02\n" +
+	"\rAttemptStatus\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x17\n" +
+	"\anode_id\x18\x02 \x01(\tR\x06nodeId\x12\x1b\n" +
+	"\tnode_host\x18\x03 \x01(\tR\bnodeHost\x12$\n" +
+	"\x0enode_http_addr\x18\x04 \x01(\tR\fnodeHttpAddr\x12\x14\n" +
+	"\x05state\x18\x05 \x01(\tR\x05state\x12\"\n" +
+	"\rstart_time_ms\x18\x06 \x01(\x03R\vstartTimeMs\x12$\n" +
+	"\x0efinish_time_ms\x18\a \x01(\x03R\ffinishTimeMs\x12\x14\n" +
+	"\x05error\x18\b \x01(\tR\x05error\")\n" +
+	"\x0fListJobsRequest\x12\x16\n" +
+	"\x06states\x18\x01 \x03(\tR\x06states\"<\n" +
 	"\x10ListJobsResponse\x12(\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x14.smarth.mr.JobStatusR\x04jobs\"'\n" +
 	"\x0eKillJobRequest\x12\x15\n" +
@@ -1590,7 +1817,7 @@ func file_mrpb_mr_proto_rawDescGZIP() []byte {
 }
 
 var file_mrpb_mr_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_mrpb_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_mrpb_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_mrpb_mr_proto_goTypes = []any{
 	(TaskState)(0),                // 0: smarth.mr.TaskState
 	(*Split)(nil),                 // 1: smarth.mr.Split
@@ -1599,50 +1826,54 @@ var file_mrpb_mr_proto_goTypes = []any{
 	(*GetJobRequest)(nil),         // 4: smarth.mr.GetJobRequest
 	(*Counter)(nil),               // 5: smarth.mr.Counter
 	(*JobStatus)(nil),             // 6: smarth.mr.JobStatus
-	(*ListJobsRequest)(nil),       // 7: smarth.mr.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 8: smarth.mr.ListJobsResponse
-	(*KillJobRequest)(nil),        // 9: smarth.mr.KillJobRequest
-	(*KillJobResponse)(nil),       // 10: smarth.mr.KillJobResponse
-	(*TaskReport)(nil),            // 11: smarth.mr.TaskReport
-	(*HeartbeatRequest)(nil),      // 12: smarth.mr.HeartbeatRequest
-	(*MapOutputLocation)(nil),     // 13: smarth.mr.MapOutputLocation
-	(*TaskLaunch)(nil),            // 14: smarth.mr.TaskLaunch
-	(*HeartbeatResponse)(nil),     // 15: smarth.mr.HeartbeatResponse
-	(*GetMapOutputsRequest)(nil),  // 16: smarth.mr.GetMapOutputsRequest
-	(*GetMapOutputsResponse)(nil), // 17: smarth.mr.GetMapOutputsResponse
-	nil,                           // 18: smarth.mr.SubmitJobRequest.ParamsEntry
-	nil,                           // 19: smarth.mr.TaskLaunch.ParamsEntry
+	(*TaskStatus)(nil),            // 7: smarth.mr.TaskStatus
+	(*AttemptStatus)(nil),         // 8: smarth.mr.AttemptStatus
+	(*ListJobsRequest)(nil),       // 9: smarth.mr.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 10: smarth.mr.ListJobsResponse
+	(*KillJobRequest)(nil),        // 11: smarth.mr.KillJobRequest
+	(*KillJobResponse)(nil),       // 12: smarth.mr.KillJobResponse
+	(*TaskReport)(nil),            // 13: smarth.mr.TaskReport
+	(*HeartbeatRequest)(nil),      // 14: smarth.mr.HeartbeatRequest
+	(*MapOutputLocation)(nil),     // 15: smarth.mr.MapOutputLocation
+	(*TaskLaunch)(nil),            // 16: smarth.mr.TaskLaunch
+	(*HeartbeatResponse)(nil),     // 17: smarth.mr.HeartbeatResponse
+	(*GetMapOutputsRequest)(nil),  // 18: smarth.mr.GetMapOutputsRequest
+	(*GetMapOutputsResponse)(nil), // 19: smarth.mr.GetMapOutputsResponse
+	nil,                           // 20: smarth.mr.SubmitJobRequest.ParamsEntry
+	nil,                           // 21: smarth.mr.TaskLaunch.ParamsEntry
 }
 var file_mrpb_mr_proto_depIdxs = []int32{
-	18, // 0: smarth.mr.SubmitJobRequest.params:type_name -> smarth.mr.SubmitJobRequest.ParamsEntry
+	20, // 0: smarth.mr.SubmitJobRequest.params:type_name -> smarth.mr.SubmitJobRequest.ParamsEntry
 	1,  // 1: smarth.mr.SubmitJobRequest.splits:type_name -> smarth.mr.Split
 	5,  // 2: smarth.mr.JobStatus.counters:type_name -> smarth.mr.Counter
-	6,  // 3: smarth.mr.ListJobsResponse.jobs:type_name -> smarth.mr.JobStatus
-	0,  // 4: smarth.mr.TaskReport.state:type_name -> smarth.mr.TaskState
-	5,  // 5: smarth.mr.TaskReport.counters:type_name -> smarth.mr.Counter
-	11, // 6: smarth.mr.HeartbeatRequest.tasks:type_name -> smarth.mr.TaskReport
-	19, // 7: smarth.mr.TaskLaunch.params:type_name -> smarth.mr.TaskLaunch.ParamsEntry
-	1,  // 8: smarth.mr.TaskLaunch.split:type_name -> smarth.mr.Split
-	13, // 9: smarth.mr.TaskLaunch.map_outputs:type_name -> smarth.mr.MapOutputLocation
-	14, // 10: smarth.mr.HeartbeatResponse.launches:type_name -> smarth.mr.TaskLaunch
-	13, // 11: smarth.mr.GetMapOutputsResponse.outputs:type_name -> smarth.mr.MapOutputLocation
-	2,  // 12: smarth.mr.ResourceManager.SubmitJob:input_type -> smarth.mr.SubmitJobRequest
-	4,  // 13: smarth.mr.ResourceManager.GetJob:input_type -> smarth.mr.GetJobRequest
-	7,  // 14: smarth.mr.ResourceManager.ListJobs:input_type -> smarth.mr.ListJobsRequest
-	9,  // 15: smarth.mr.ResourceManager.KillJob:input_type -> smarth.mr.KillJobRequest
-	12, // 16: smarth.mr.ResourceManager.Heartbeat:input_type -> smarth.mr.HeartbeatRequest
-	16, // 17: smarth.mr.ResourceManager.GetMapOutputs:input_type -> smarth.mr.GetMapOutputsRequest
-	3,  // 18: smarth.mr.ResourceManager.SubmitJob:output_type -> smarth.mr.SubmitJobResponse
-	6,  // 19: smarth.mr.ResourceManager.GetJob:output_type -> smarth.mr.JobStatus
-	8,  // 20: smarth.mr.ResourceManager.ListJobs:output_type -> smarth.mr.ListJobsResponse
-	10, // 21: smarth.mr.ResourceManager.KillJob:output_type -> smarth.mr.KillJobResponse
-	15, // 22: smarth.mr.ResourceManager.Heartbeat:output_type -> smarth.mr.HeartbeatResponse
-	17, // 23: smarth.mr.ResourceManager.GetMapOutputs:output_type -> smarth.mr.GetMapOutputsResponse
-	18, // [18:24] is the sub-list for method output_type
-	12, // [12:18] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	7,  // 3: smarth.mr.JobStatus.tasks:type_name -> smarth.mr.TaskStatus
+	8,  // 4: smarth.mr.TaskStatus.attempts:type_name -> smarth.mr.AttemptStatus
+	6,  // 5: smarth.mr.ListJobsResponse.jobs:type_name -> smarth.mr.JobStatus
+	0,  // 6: smarth.mr.TaskReport.state:type_name -> smarth.mr.TaskState
+	5,  // 7: smarth.mr.TaskReport.counters:type_name -> smarth.mr.Counter
+	13, // 8: smarth.mr.HeartbeatRequest.tasks:type_name -> smarth.mr.TaskReport
+	21, // 9: smarth.mr.TaskLaunch.params:type_name -> smarth.mr.TaskLaunch.ParamsEntry
+	1,  // 10: smarth.mr.TaskLaunch.split:type_name -> smarth.mr.Split
+	15, // 11: smarth.mr.TaskLaunch.map_outputs:type_name -> smarth.mr.MapOutputLocation
+	16, // 12: smarth.mr.HeartbeatResponse.launches:type_name -> smarth.mr.TaskLaunch
+	15, // 13: smarth.mr.GetMapOutputsResponse.outputs:type_name -> smarth.mr.MapOutputLocation
+	2,  // 14: smarth.mr.ResourceManager.SubmitJob:input_type -> smarth.mr.SubmitJobRequest
+	4,  // 15: smarth.mr.ResourceManager.GetJob:input_type -> smarth.mr.GetJobRequest
+	9,  // 16: smarth.mr.ResourceManager.ListJobs:input_type -> smarth.mr.ListJobsRequest
+	11, // 17: smarth.mr.ResourceManager.KillJob:input_type -> smarth.mr.KillJobRequest
+	14, // 18: smarth.mr.ResourceManager.Heartbeat:input_type -> smarth.mr.HeartbeatRequest
+	18, // 19: smarth.mr.ResourceManager.GetMapOutputs:input_type -> smarth.mr.GetMapOutputsRequest
+	3,  // 20: smarth.mr.ResourceManager.SubmitJob:output_type -> smarth.mr.SubmitJobResponse
+	6,  // 21: smarth.mr.ResourceManager.GetJob:output_type -> smarth.mr.JobStatus
+	10, // 22: smarth.mr.ResourceManager.ListJobs:output_type -> smarth.mr.ListJobsResponse
+	12, // 23: smarth.mr.ResourceManager.KillJob:output_type -> smarth.mr.KillJobResponse
+	17, // 24: smarth.mr.ResourceManager.Heartbeat:output_type -> smarth.mr.HeartbeatResponse
+	19, // 25: smarth.mr.ResourceManager.GetMapOutputs:output_type -> smarth.mr.GetMapOutputsResponse
+	20, // [20:26] is the sub-list for method output_type
+	14, // [14:20] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_mrpb_mr_proto_init() }
@@ -1656,7 +1887,7 @@ func file_mrpb_mr_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mrpb_mr_proto_rawDesc), len(file_mrpb_mr_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
