@@ -65,11 +65,13 @@ func newJobCmd() *cobra.Command {
 		Short: "Run and manage MapReduce jobs",
 		Example: `  smarth job apps
   smarth job run wordcount --input /data/text --output /out/wc --reduces 2
-  smarth job list
+  smarth job run --detach wordcount --input /data/text --output /out/wc2
+  smarth job list --state RUNNING
   smarth job status job_20250101120000_0001
+  smarth job logs job_20250101120000_0001 m_000000
   smarth job kill job_20250101120000_0001`,
 	}
-	c.AddCommand(newJobRunCmd(), newJobAppsCmd(), newJobListCmd(), newJobStatusCmd(), newJobKillCmd(), newJobAffinityCmd())
+	c.AddCommand(newJobRunCmd(), newJobAppsCmd(), newJobListCmd(), newJobStatusCmd(), newJobKillCmd(), newJobAffinityCmd(), newJobLogsCmd())
 	return c
 }
 
@@ -97,6 +99,7 @@ func newJobRunCmd() *cobra.Command {
   smarth job run teragen --rows 10000000 --maps 4 --output /tera/in
   smarth job run terasort --input /tera/in --output /tera/out --reduces 2
   smarth job run pi --maps 4 --samples 1000000
+  smarth job run --detach wordcount --input /data/text --output /out/wc   # prints the job ID and returns
   smarth job run wordcount --help        # the app's own flags`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -123,6 +126,7 @@ func runJob(cmd *cobra.Command, appName string, args []string) error {
 	jf.add(fs)
 	var extra []string
 	noProgress := fs.Bool("no-progress", false, "do not draw a progress bar")
+	detach := fs.Bool("detach", false, "submit, print the job ID and return (follow with `smarth job status`)")
 	fs.StringArrayVar(&extra, "param", nil, "app parameter k=v (repeatable)")
 	affinity := fs.String("cache-affinity", "", "the app's cache affinity in [0,1] sent with its cache accesses (default: the namenode's configured value)")
 	vals := map[string]*string{}
@@ -164,6 +168,9 @@ func runJob(cmd *cobra.Command, appName string, args []string) error {
 		params[mapreduce.ParamCacheAffinity] = *affinity
 	}
 
+	if *detach {
+		return submitDetached(cmd, reg, jf, appName, params)
+	}
 	bar := newJobBar(cmd.ErrOrStderr(), *noProgress)
 	jc, closeAll, err := jf.client(reg, true, bar.update)
 	if err != nil {
@@ -258,18 +265,23 @@ func printCounters(w io.Writer, res *mapreduce.Result) {
 
 func newJobListCmd() *cobra.Command {
 	var jf jobFlags
+	var states []string
 	c := &cobra.Command{
 		Use:     "list",
 		Short:   "List the jobs the resource manager knows, newest first",
-		Example: "  smarth job list",
+		Example: "  smarth job list\n  smarth job list --state RUNNING\n  smarth job list --state FAILED,KILLED",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			want, err := jobStates(states)
+			if err != nil {
+				return err
+			}
 			jc, closeAll, err := jf.client(nil, false, nil)
 			if err != nil {
 				return err
 			}
 			defer closeAll()
-			jobs, err := jc.List(cmd.Context())
+			jobs, err := jc.List(cmd.Context(), want...)
 			if err != nil {
 				return err
 			}
@@ -283,6 +295,7 @@ func newJobListCmd() *cobra.Command {
 		},
 	}
 	jf.add(c.Flags())
+	c.Flags().StringSliceVar(&states, "state", nil, "only jobs in these states: PENDING, RUNNING, SUCCEEDED, FAILED, KILLED (comma-separated or repeated)")
 	return c
 }
 
@@ -317,7 +330,9 @@ func newJobStatusCmd() *cobra.Command {
 			fmt.Fprintf(w, "job %s (%s, user %s): %s, maps %d/%d, reduces %d/%d, read %s, elapsed %s\n", st.GetJobId(),
 				st.GetApp(), st.GetUser(), st.GetState(), st.GetMapsDone(), st.GetMapsTotal(), st.GetReducesDone(),
 				st.GetReducesTotal(), humanBytes(st.GetBytesRead()), elapsed(st))
+			printJobTimes(w, st)
 			printLocality(w, st)
+			printTasks(w, st)
 			printCounters(w, jobclient.Result(st))
 			return nil
 		},
