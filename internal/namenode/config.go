@@ -23,6 +23,9 @@ type Config struct {
 	RPCAddr  string `yaml:"rpc_addr"`  // gRPC ClientProtocol + DatanodeProtocol
 	HTTPAddr string `yaml:"http_addr"` // status page, /metrics
 	MetaDir  string `yaml:"meta_dir"`  // edit log and checkpoint images
+	// ResourceManagerWeb is the resource manager's web address
+	// (host:port), for the console's links to job pages; empty: no links.
+	ResourceManagerWeb string `yaml:"resourcemanager_web"`
 
 	BlockSize      int64 `yaml:"block_size"`
 	Replication    int   `yaml:"replication"`

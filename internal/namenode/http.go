@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/webui"
 )
 
 //go:embed web/status.html
@@ -21,21 +22,15 @@ var statusPage = template.Must(template.ParseFS(webFS, "web/status.html"))
 func (nn *NameNode) httpHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(nn.metrics.reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		if err := statusPage.Execute(w, nn.statusData()); err != nil {
-			nn.logger.Warn("status page", "error", err)
-		}
+	nn.consoleRoutes(mux)
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		nn.console().Page(w, "Overview", webui.Render(statusPage, nn.statusData()))
 	})
 	return mux
 }
 
 type statusNode struct {
-	ID, Host, Addr, State               string
+	ID, Host, Addr, State, Web          string
 	Capacity, Used, Remaining, LastSeen string
 	Blocks                              int
 	Xceivers                            int32
@@ -53,15 +48,17 @@ type statusSpeed struct {
 }
 
 type statusData struct {
-	Addr, Placement, Started, SafeModeReason   string
-	SafeMode                                   bool
-	LastTxID                                   uint64
-	Files, Dirs, Blocks, OpenFiles             int
-	UnderReplicated, Missing, Corrupt, Pending int
-	Live, Dead                                 int
-	Racks                                      []statusRack
-	Speeds                                     []statusSpeed
-	Cache                                      statusCache
+	Addr, Placement, Started, SafeModeReason    string
+	SafeMode                                    bool
+	LastTxID                                    uint64
+	Files, Dirs, Blocks, OpenFiles              int
+	UnderReplicated, Missing, Corrupt, Pending  int
+	Live, Dead                                  int
+	Racks                                       []statusRack
+	Speeds                                      []statusSpeed
+	Cache                                       statusCache
+	CapTotal, CapUsed, CapRemaining, CapPercent string
+	Health, RMWeb                               string
 }
 
 func (nn *NameNode) statusData() statusData {
@@ -74,6 +71,7 @@ func (nn *NameNode) statusData() statusData {
 		OpenFiles: nn.leases.files(), UnderReplicated: nn.stats.underReplicated, Missing: nn.stats.missing,
 		Corrupt: nn.stats.corrupt, Pending: len(nn.pending),
 	}
+	var capTotal, capUsed, capRemaining int64
 	racks := map[string][]statusNode{}
 	hosts := map[string]string{}
 	for id, dn := range nn.nodes {
@@ -84,15 +82,31 @@ func (nn *NameNode) statusData() statusData {
 			d.Dead++
 		} else {
 			d.Live++
+			capTotal, capUsed, capRemaining = capTotal+dn.info.Capacity, capUsed+dn.info.DfsUsed, capRemaining+dn.info.Remaining
+		}
+		web := ""
+		if dn.info.HttpPort != 0 {
+			web = fmt.Sprintf("%s:%d", dn.info.IpAddr, dn.info.HttpPort)
 		}
 		racks[dn.info.Rack] = append(racks[dn.info.Rack], statusNode{
 			ID: id, Host: dn.info.Hostname, Addr: fmt.Sprintf("%s:%d", dn.info.IpAddr, dn.info.DataPort),
-			State: state, Dead: !dn.live, Capacity: bytesString(dn.info.Capacity), Used: bytesString(dn.info.DfsUsed),
+			State: state, Web: web, Dead: !dn.live, Capacity: bytesString(dn.info.Capacity), Used: bytesString(dn.info.DfsUsed),
 			Remaining: bytesString(dn.info.Remaining), Blocks: nn.state.blocks.NodeBlockCount(id),
 			Xceivers: dn.info.XceiverCount, LastSeen: now.Sub(dn.lastSeen).Round(time.Second).String(),
 		})
 	}
 	nn.mu.RUnlock()
+	d.CapTotal, d.CapUsed, d.CapRemaining = bytesString(capTotal), bytesString(capUsed), bytesString(capRemaining)
+	d.CapPercent = "-"
+	if capTotal > 0 {
+		d.CapPercent = fmt.Sprintf("%.1f%%", 100*float64(capUsed)/float64(capTotal))
+	}
+	if err := nn.health(); err != nil {
+		d.Health = err.Error()
+	} else if d.Missing > 0 || d.Corrupt > 0 {
+		d.Health = fmt.Sprintf("%d missing and %d corrupt blocks", d.Missing, d.Corrupt)
+	}
+	d.RMWeb = nn.cfg.ResourceManagerWeb
 	for name, nodes := range racks {
 		sort.Slice(nodes, func(i, j int) bool { return nodes[i].Host+nodes[i].ID < nodes[j].Host+nodes[j].ID })
 		d.Racks = append(d.Racks, statusRack{Name: name, Nodes: nodes})

@@ -94,6 +94,7 @@ func newMetrics(nn *NameNode) *metrics {
 		return 0
 	}))
 	nn.registerCacheGauges(m.reg, locked)
+	nn.registerCapacityGauges(m.reg, locked)
 	gauge("speed_clients", "Client hosts with speed records.", nil, func() float64 { return float64(nn.speeds.Hosts()) })
 	return m
 }
