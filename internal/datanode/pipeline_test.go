@@ -67,6 +67,18 @@ func TestPipelineWriteAndRead(t *testing.T) {
 			t.Errorf("/metrics lacks %s", m)
 		}
 	}
+	// The console: volume, replicas (the block just written), cache; health; config.
+	for path, want := range map[string]string{"/": "<td>finalized</td><td class=n>1</td>", "/healthz": "ok", "/conf": "data_dir"} {
+		resp, err := http.Get("http://" + dn1.HTTPAddr() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s: %s, want %q in\n%s", path, resp.Status, want, body)
+		}
+	}
 }
 
 func findLogLine(t *testing.T, logs, msg string) map[string]any {
