@@ -197,7 +197,7 @@ func TestOptionsDefaults(t *testing.T) {
 		t.Error("2 datanodes with 1 rack accepted")
 	}
 	nn := o.nameNodeConfig(layout{o.Home})
-	if racks := nn["racks"].(map[string]string); racks["dn2"] != "/rack-b" {
+	if racks := nn["racks"].(map[string]string); racks["dn2"] != "/rack-b" || racks["127.0.0.1"] != "/rack-a" {
 		t.Errorf("namenode racks map %v", racks)
 	}
 }

@@ -136,6 +136,14 @@ func (o *Options) nameNodeConfig(l layout) map[string]any {
 	for i, r := range o.Racks {
 		racks[Hostname(i)] = r
 	}
+	// Clients on this machine reach the namenode from 127.0.0.1: map it
+	// to the first rack, as an HDFS topology table maps a gateway host,
+	// so rack-aware placement puts an off-cluster writer's first replica
+	// in its rack. Datanodes are placed by their hostnames (looked up
+	// first), so this changes only clients.
+	if len(o.Racks) > 0 {
+		racks["127.0.0.1"] = o.Racks[0]
+	}
 	c := map[string]any{
 		"rpc_addr":    o.NameNodeRPC,
 		"http_addr":   o.NameNodeHTTP,

@@ -70,6 +70,7 @@ func (s *State) lookup(name string) (*Daemon, error) {
 	for _, d := range s.Daemons {
 		names = append(names, d.Name)
 	}
+	slices.Sort(names) // daemons are recorded as they come up, in no fixed order
 	return nil, fmt.Errorf("no daemon %q in the cluster in %s (it has %s)", name, s.Home, strings.Join(names, ", "))
 }
 

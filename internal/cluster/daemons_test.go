@@ -109,7 +109,7 @@ func TestStopStartNameNodeKeepsItsAddress(t *testing.T) {
 	if d, _ := st.Daemon("dn3"); d.PID == old || !d.Running() || !strings.Contains(lines[0], "stopped") {
 		t.Errorf("restart dn3: pid %d -> %d, running=%v, %q", old, d.PID, d.Running(), lines)
 	}
-	if _, err := Start(context.Background(), "dn9", co); err == nil || !strings.Contains(err.Error(), "it has namenode, dn1, dn2, dn3") {
+	if _, err := Start(context.Background(), "dn9", co); err == nil || !strings.Contains(err.Error(), "it has dn1, dn2, dn3, namenode") {
 		t.Errorf("start of an unknown daemon: %v", err)
 	}
 }

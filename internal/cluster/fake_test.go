@@ -72,7 +72,9 @@ func fakeDaemon(args []string) int {
 		var hosts []string
 		if racks, ok := cfg["racks"].(map[string]any); ok {
 			for h := range racks {
-				hosts = append(hosts, h)
+				if net.ParseIP(h) == nil { // the map also places client addresses
+					hosts = append(hosts, h)
+				}
 			}
 		}
 		sort.Strings(hosts)

@@ -41,18 +41,27 @@ func TestRestartOneDaemonKeepsData(t *testing.T) {
 	}
 	files := writeFiles(ctx, t, st.NameNode, 12)
 	blocks := blocksByHost(ctx, t, home)
-	if blocks["dn2"] == 0 {
-		t.Fatalf("dn2 holds no replica (%v): killing it would prove nothing", blocks)
+	// The victim is the datanode holding most replicas (with replication 1
+	// its blocks exist nowhere else). Writers on this host are in the first
+	// rack, so rack-aware placement keeps their replicas there.
+	victim := "dn1"
+	for h, n := range blocks {
+		if n > blocks[victim] {
+			victim = h
+		}
+	}
+	if blocks[victim] == 0 {
+		t.Fatalf("no datanode holds a replica (%v): killing one would prove nothing", blocks)
 	}
 
-	dn2, _ := st.Daemon("dn2")
-	if !dn2.Running() {
-		t.Fatal("dn2 not running before the kill")
+	dead, _ := st.Daemon(victim)
+	if !dead.Running() {
+		t.Fatal(victim + " not running before the kill")
 	}
-	if err := syscall.Kill(dn2.PID, syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(dead.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "dn2 to be gone after SIGKILL", func() bool { return !dn2.Running() })
+	waitFor(t, victim+" to be gone after SIGKILL", func() bool { return !dead.Running() })
 	before := pidsOf(st)
 
 	smarth(t, bin, "cluster", "up", "--home", home)
@@ -61,17 +70,17 @@ func TestRestartOneDaemonKeepsData(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, pid := range pidsOf(st) {
-		if name != "dn2" && pid != before[name] {
+		if name != victim && pid != before[name] {
 			t.Errorf("cluster up restarted %s (pid %d -> %d), which was running", name, before[name], pid)
 		}
 	}
-	if d, _ := st.Daemon("dn2"); d.PID == dn2.PID || !d.Running() {
-		t.Fatalf("dn2 after cluster up: pid %d, running %v", d.PID, d.Running())
+	if d, _ := st.Daemon(victim); d.PID == dead.PID || !d.Running() {
+		t.Fatalf(victim+" after cluster up: pid %d, running %v", d.PID, d.Running())
 	}
 	waitBlocks(ctx, t, home, blocks)
 	readAll(ctx, t, st.NameNode, files)
 
-	for _, name := range []string{"dn2", "namenode"} {
+	for _, name := range []string{victim, "namenode"} {
 		smarth(t, bin, "cluster", "restart", name, "--home", home)
 		waitBlocks(ctx, t, home, blocks)
 		readAll(ctx, t, st.NameNode, files)
