@@ -45,7 +45,7 @@ func browsePath(r *http.Request) string {
 }
 
 var explorerPage = template.Must(template.New("explorer").Parse(`
-<p>{{range .Crumbs}}<a href="/explorer?path={{.Href}}">{{.Name}}</a> / {{end}}</p>
+<p>{{range .Crumbs}}<a href="/explorer?path={{.Path}}">{{.Name}}</a> / {{end}}</p>
 <p>Browsing as <b>{{.User}}</b> (read-only; upload, download, mkdir and delete come with WebHDFS).</p>
 {{if .Err}}<p class=err>{{.Err}}</p>{{else}}
 <table><tr><th>name</th><th>permission</th><th>owner</th><th>group</th><th>size</th><th>replication</th><th>block size</th><th>modified</th></tr>
@@ -54,7 +54,10 @@ var explorerPage = template.Must(template.New("explorer").Parse(`
 {{else}}<tr><td colspan=8>empty directory</td></tr>{{end}}</table>
 {{if .More}}<p><a href="{{.More}}">next page</a></p>{{end}}{{end}}`))
 
-type crumb struct{ Name, Href string }
+// crumb is one step of the path above a listing. Path is the raw DFS
+// path: the template query-escapes it where it lands in the URL, so it
+// must not be escaped here too (that made "/user" into path=%252Fuser).
+type crumb struct{ Name, Path string }
 
 type browseEntry struct {
 	Name, Href, Perm, Owner, Group, Size, Repl, BlockSize, Mod string
@@ -68,7 +71,7 @@ func crumbs(p string) []crumb {
 			continue
 		}
 		acc += "/" + part
-		out = append(out, crumb{part, url.QueryEscape(acc)})
+		out = append(out, crumb{part, acc})
 	}
 	return out
 }
@@ -126,7 +129,7 @@ func (nn *NameNode) serveExplorer(w http.ResponseWriter, r *http.Request) {
 }
 
 var filePage = template.Must(template.New("file").Parse(`
-<p>{{range .Crumbs}}<a href="/explorer?path={{.Href}}">{{.Name}}</a> / {{end}}</p>
+<p>{{range .Crumbs}}<a href="/explorer?path={{.Path}}">{{.Name}}</a> / {{end}}</p>
 {{if .Err}}<p class=err>{{.Err}}</p>{{else}}
 <table class=kv>
 <tr><td>path</td><td>{{.Path}}</td></tr><tr><td>size</td><td>{{.E.Size}} ({{.Length}} bytes)</td></tr>

@@ -43,15 +43,22 @@ type Console struct {
 	Nav    []Link
 }
 
-// Handle registers the stylesheet, /healthz (health reports whether the
-// daemon considers itself serving; nil means always) and /conf (cfg as the
-// daemon runs with it, secrets redacted) on mux.
+// Handle registers the stylesheet, /favicon.ico, /healthz (health reports
+// whether the daemon considers itself serving; nil means always) and /conf
+// (cfg as the daemon runs with it, secrets redacted) on mux.
 func (c Console) Handle(mux *http.ServeMux, cfg func() any, health func() error) {
 	mux.HandleFunc(CSSPath, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := assets.ReadFile("assets/console.css")
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
 		w.Header().Set("Cache-Control", "max-age=3600")
 		w.Write(b)
+	})
+	// Console pages name no icon (data:), but a browser showing a text
+	// page (/conf, /healthz, logs, REST, metrics) asks for /favicon.ico;
+	// a 404 there is an error in the browser's console on every daemon.
+	mux.HandleFunc("/favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "max-age=86400")
+		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
