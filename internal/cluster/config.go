@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net"
@@ -29,6 +30,14 @@ type Options struct {
 	// NameNodeRPC and NameNodeHTTP are the namenode's addresses; default
 	// 127.0.0.1:8020 and 127.0.0.1:9870 when free, else port 0.
 	NameNodeRPC, NameNodeHTTP string
+	// ResourceManagerHTTP is the resource manager's web address (with
+	// NodeManagers); default YARN's 127.0.0.1:8088 when free, else port
+	// 0. When NameNodeHTTP asks for port 0 (tests and benchmarks keeping
+	// off the well-known ports) it defaults to port 0 too. A concrete
+	// port is given to the namenode as resourcemanager_web, so its
+	// console links to the job pages; a port-0 one is known only after
+	// the namenode started, and the namenode then shows no link.
+	ResourceManagerHTTP string
 
 	// Cache selects the seed 003 baseline: block cache, cache policy,
 	// scheduler, drop-behind and a disk read cap.
@@ -92,6 +101,12 @@ func (o *Options) setDefaults() error {
 	if o.NameNodeHTTP == "" {
 		o.NameNodeHTTP = freeOrAny("127.0.0.1:9870")
 	}
+	if o.NodeManagers && o.ResourceManagerHTTP == "" {
+		o.ResourceManagerHTTP = "127.0.0.1:0"
+		if !anyPort(o.NameNodeHTTP) {
+			o.ResourceManagerHTTP = freeOrAny("127.0.0.1:8088")
+		}
+	}
 	if o.ReadyTimeout <= 0 {
 		o.ReadyTimeout = 60 * time.Second
 	}
@@ -115,6 +130,12 @@ func freeOrAny(addr string) string {
 	}
 	l.Close()
 	return addr
+}
+
+// anyPort reports whether addr asks for any free port (port 0).
+func anyPort(addr string) bool {
+	_, port, err := net.SplitHostPort(addr)
+	return err == nil && (port == "0" || port == "")
 }
 
 // layout names the files of one daemon in a cluster home.
@@ -154,6 +175,9 @@ func (o *Options) nameNodeConfig(l layout) map[string]any {
 	if o.BlockSize > 0 {
 		c["block_size"] = o.BlockSize
 	}
+	if o.NodeManagers && o.ResourceManagerHTTP != "" && !anyPort(o.ResourceManagerHTTP) {
+		c["resourcemanager_web"] = o.ResourceManagerHTTP
+	}
 	return merge(merge(c, o.Cache.nameNodeKeys()), o.NameNode)
 }
 
@@ -173,7 +197,7 @@ func (o *Options) dataNodeConfig(l layout, i int, nn string) map[string]any {
 func (o *Options) resourceManagerConfig(nn string) map[string]any {
 	return merge(merge(map[string]any{
 		"rpc_addr":  "127.0.0.1:0",
-		"http_addr": "127.0.0.1:0",
+		"http_addr": cmp.Or(o.ResourceManagerHTTP, "127.0.0.1:0"),
 		"namenode":  nn,
 		// The local cluster is one user's machine: streaming jobs run
 		// commands as that user anyway.
