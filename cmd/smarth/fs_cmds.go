@@ -170,6 +170,26 @@ func fsTouchzCmd(f *fsFlags) *cobra.Command {
 	}
 }
 
+func fsTouchCmd(f *fsFlags) *cobra.Command {
+	var o fsshell.TouchOptions
+	c := &cobra.Command{
+		Use:   "touch [-a] [-m] [-t TIMESTAMP] [-c] PATH...",
+		Short: "Set access and modification times to now (or -t), creating missing files unless -c",
+		Long: `Set the access and modification times of files to now, or to -t's
+TIMESTAMP (yyyyMMdd:HHmmss, local time), as hdfs dfs -touch. A missing file is
+created empty (its times are its creation time unless -t is given); -c
+creates nothing. -a changes only the access time, -m only the modification
+time. A directory is an error.`,
+		Example: "  smarth fs touch /out/_SUCCESS\n  smarth fs touch -m -t 20240131:235959 /data/day.csv", Args: nArgs(1),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Touch(ctx, args, o) }),
+	}
+	c.Flags().BoolVarP(&o.AccessOnly, "access", "a", false, "change only the access time")
+	c.Flags().BoolVarP(&o.ModOnly, "modification", "m", false, "change only the modification time")
+	c.Flags().StringVarP(&o.Timestamp, "timestamp", "t", "", "use this time (yyyyMMdd:HHmmss) instead of now")
+	c.Flags().BoolVarP(&o.NoCreate, "no-create", "c", false, "do not create missing files")
+	return c
+}
+
 func fsTestCmd(f *fsFlags) *cobra.Command {
 	var e, d, file, s, z bool
 	c := &cobra.Command{

@@ -87,7 +87,7 @@ func fsPutCmd(f *fsFlags, name string) *cobra.Command {
 		}),
 	}
 	c.Flags().BoolVarP(&p.o.Overwrite, "force", "f", false, "overwrite an existing file")
-	c.Flags().BoolVarP(&p.preserve, "preserve", "p", false, "keep the local permissions (times cannot be set yet)")
+	c.Flags().BoolVarP(&p.preserve, "preserve", "p", false, "keep the local modification/access times and permissions")
 	c.Flags().IntVar(&p.o.Replication, "replication", 0, "replication of the new files (default: the namenode's)")
 	c.Flags().StringVar(&p.blockSize, "block-size", "", "block size of the new files, e.g. 64M (default: the namenode's)")
 	c.Flags().StringArrayVarP(&p.defines, "define", "D", nil, "dfs.replication=N or dfs.blocksize=SIZE, as Hadoop's -D")
@@ -109,15 +109,22 @@ func runPut(ctx context.Context, sh *fsshell.Shell, name string, p *putFlags, ar
 		return err
 	}
 	targets := make([]string, len(locals))
+	attrs := make([]fsshell.LocalAttrs, len(locals))
 	for i, l := range locals {
 		targets[i] = sh.PutTarget(ctx, l, remote)
+		if p.preserve && l != "-" {
+			// Before the put reads them: reading moves access times.
+			if attrs[i], err = fsshell.SnapLocal(l); err != nil {
+				return err
+			}
+		}
 	}
 	if err := sh.Put(ctx, locals, remote, p.o); err != nil {
 		return err
 	}
 	for i, l := range locals {
 		if p.preserve && l != "-" {
-			if err := sh.KeepLocalModes(ctx, l, targets[i]); err != nil {
+			if err := sh.KeepLocalModes(ctx, attrs[i], targets[i]); err != nil {
 				return err
 			}
 		}
@@ -160,8 +167,8 @@ func fsCpCmd(f *fsFlags) *cobra.Command {
 		Short: "Copy files or directories inside the file system",
 		Long: `Copy files or directory trees inside the file system. Each file is
 written to DST._COPYING_ and renamed when complete. With several sources DST
-must be a directory. -p keeps permissions, owner and group (a new owner needs a
-superuser); times are not kept yet.`,
+must be a directory. -p keeps modification and access times, permissions,
+owner and group (a new owner needs a superuser).`,
 		Example: "  smarth fs cp /data/in.csv /backup/\n  smarth fs cp -f -p '/data/part-*' /backup/run1",
 		Args:    nArgs(2),
 		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
@@ -169,6 +176,6 @@ superuser); times are not kept yet.`,
 		}),
 	}
 	c.Flags().BoolVarP(&o.Overwrite, "force", "f", false, "overwrite an existing file")
-	c.Flags().BoolVarP(&o.Preserve, "preserve", "p", false, "keep permissions, owner and group")
+	c.Flags().BoolVarP(&o.Preserve, "preserve", "p", false, "keep times, permissions, owner and group")
 	return c
 }

@@ -33,6 +33,7 @@ func sampleOps() []*editOp {
 		{Kind: opRemoveCachePool, Pool: "hot"},
 		{Kind: opAddCacheDirective, DirectiveID: 7, Path: "/data/in", Pool: "hot", Replication: 2},
 		{Kind: opRemoveCacheDirective, DirectiveID: 7},
+		{Kind: opSetTimes, Path: "/f", MTime: 1700000000000, ATime: -1},
 	}
 }
 

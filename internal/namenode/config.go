@@ -72,6 +72,12 @@ type Config struct {
 	ProxyUsers      []string            `yaml:"proxy_users"`
 	Umask           uint32              `yaml:"umask"` // applied to the modes clients ask for
 
+	// AccessTimePrecision (HDFS dfs.namenode.accesstime.precision): a
+	// file's access time is recorded on open only when the recorded one is
+	// older than this, so that reads rarely write the edit log; 0 turns
+	// access times off (setTimes then refuses to set one).
+	AccessTimePrecision time.Duration `yaml:"access_time_precision"`
+
 	// Block access tokens (HDFS dfs.block.access.token.*): on by default;
 	// off only for compatibility with old clients, with a warning.
 	BlockAccessTokenEnable   bool          `yaml:"block_access_token_enable"`
@@ -130,6 +136,7 @@ func DefaultConfig() Config {
 		Supergroup:            "supergroup",
 		Auth:                  auth.Simple,
 		Umask:                 0o022,
+		AccessTimePrecision:   time.Hour,
 
 		BlockAccessTokenEnable:   true,
 		BlockAccessTokenLifetime: blocktoken.DefaultLifetime,
@@ -222,6 +229,9 @@ func (c Config) Validate() error {
 	}
 	if c.Umask > 0o777 {
 		bad("umask: %#o is not a permission mask", c.Umask)
+	}
+	if c.AccessTimePrecision < 0 {
+		bad("access_time_precision: %v is negative (0 turns access times off)", c.AccessTimePrecision)
 	}
 	if c.CheckpointTxns == 0 {
 		bad("checkpoint_txns: must be positive")

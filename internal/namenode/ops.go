@@ -29,6 +29,7 @@ const (
 	opRemoveCachePool
 	opAddCacheDirective
 	opRemoveCacheDirective
+	opSetTimes
 	opLimit // first unused
 )
 
@@ -39,6 +40,7 @@ var opNames = map[opKind]string{
 	opSetPermission: "setPermission", opSetOwner: "setOwner", opCommitSync: "commitBlockSync",
 	opCloseFile: "closeFile", opAddCachePool: "addCachePool", opRemoveCachePool: "removeCachePool",
 	opAddCacheDirective: "addCacheDirective", opRemoveCacheDirective: "removeCacheDirective",
+	opSetTimes: "setTimes",
 }
 
 func (k opKind) String() string {
@@ -85,6 +87,8 @@ type editOp struct {
 	Pool         string     // cache pool and directive ops
 	Limit        int64      // addCachePool: byte limit
 	DirectiveID  int64      // cache directive ops
+	MTime        int64      // setTimes: unix ms, or namespace.KeepTime
+	ATime        int64      // setTimes: unix ms, or namespace.KeepTime
 }
 
 func (o *editOp) encode() []byte {
@@ -160,10 +164,14 @@ func (o *editOp) encode() []byte {
 		e.u(uint64(o.Keep))
 		e.i(o.Now)
 	default:
-		if !isCacheOp(o.Kind) {
+		switch {
+		case isCacheOp(o.Kind):
+			encodeCacheOp(&e, o)
+		case isAttrOp(o.Kind):
+			encodeAttrOp(&e, o)
+		default:
 			panic(fmt.Sprintf("namenode: encode of unknown op %d", o.Kind))
 		}
-		encodeCacheOp(&e, o)
 	}
 	return e.b
 }
@@ -228,10 +236,14 @@ func decodeOp(b []byte) (*editOp, error) {
 	case opCloseFile:
 		o.FileID, o.Keep, o.Now = d.u(), int(d.u()), d.i()
 	default:
-		if !isCacheOp(o.Kind) {
+		switch {
+		case isCacheOp(o.Kind):
+			decodeCacheOp(d, o)
+		case isAttrOp(o.Kind):
+			decodeAttrOp(d, o)
+		default:
 			return nil, fmt.Errorf("unknown edit op %d", b[0])
 		}
-		decodeCacheOp(d, o)
 	}
 	if err := d.done(); err != nil {
 		return nil, fmt.Errorf("edit op %s: %w", o.Kind, err)
@@ -312,10 +324,14 @@ func (s *fsState) applyOp(o *editOp, c namespace.Caller) (applied, error) {
 	case opCloseFile:
 		res, err = s.applyCloseFile(o)
 	default:
-		if !isCacheOp(o.Kind) {
+		switch {
+		case isCacheOp(o.Kind):
+			err = s.applyCacheOp(o)
+		case isAttrOp(o.Kind):
+			res, err = s.applyAttrOp(o, c)
+		default:
 			return res, fmt.Errorf("unknown edit op %d", o.Kind)
 		}
-		err = s.applyCacheOp(o)
 	}
 	return res, err
 }

@@ -7,6 +7,7 @@ import (
 
 	"smarth/internal/blocktoken"
 	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/topology"
 )
@@ -20,11 +21,23 @@ func (nn *NameNode) blockLocations(ctx context.Context, req *dfspb.GetBlockLocat
 		return nil, errInvalid("open %s: negative offset or length", p)
 	}
 	place := nn.placeClient(ctx, req.GetClientHost())
+	// Runs after the read lock is released (defers run last first): the
+	// access time update needs the write lock.
+	var accessed *int64
+	defer func() {
+		if accessed != nil {
+			nn.recordAccess(p, *accessed)
+		}
+	}()
 	nn.mu.RLock()
 	defer nn.mu.RUnlock()
 	f, err := nn.state.tree.Open(callerOf(ctx), p)
 	if err != nil {
 		return nil, statusOf(err)
+	}
+	if namespace.AccessTimeDue(f.ATime, nn.nowMs(), nn.cfg.AccessTimePrecision.Milliseconds()) {
+		atime := f.ATime
+		accessed = &atime
 	}
 	client := nn.onDatanodeLocked(place).location()
 	out := &dfspb.LocatedBlocks{FileLength: f.Length(), UnderConstruction: f.Writer != nil}

@@ -113,6 +113,10 @@ func (s *clientRPC) SetOwner(ctx context.Context, r *dfspb.SetOwnerRequest) (*df
 	return &dfspb.SetOwnerResponse{}, s.nn.setOwner(ctx, r)
 }
 
+func (s *clientRPC) SetTimes(ctx context.Context, r *dfspb.SetTimesRequest) (*dfspb.SetTimesResponse, error) {
+	return &dfspb.SetTimesResponse{}, s.nn.setTimes(ctx, r)
+}
+
 func (s *clientRPC) GetContentSummary(ctx context.Context, r *dfspb.GetContentSummaryRequest) (*dfspb.GetContentSummaryResponse, error) {
 	return s.nn.contentSummary(ctx, r.GetPath())
 }

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"smarth/internal/client"
 )
@@ -16,7 +17,7 @@ import (
 // CpOptions are `hdfs dfs -cp`'s flags.
 type CpOptions struct {
 	Overwrite bool // -f: replace an existing file
-	// Preserve (-p) keeps permissions, owner and group (changing the
+	// Preserve (-p) keeps times, permissions, owner and group (changing the
 	// owner needs a superuser, as in HDFS). Times are not kept: the
 	// namespace has no setTimes yet.
 	Preserve bool
@@ -125,10 +126,15 @@ func (s *Shell) cpFile(ctx context.Context, src, dst string, o CpOptions) error 
 	return nil
 }
 
-// preserve gives dst the permissions, owner and group of src (cp -p).
+// preserve gives dst the times, permissions, owner and group of src
+// (cp -p). Times go first: a mode without the owner's write bit would
+// forbid setting them afterwards.
 func (s *Shell) preserve(ctx context.Context, src client.FileInfo, dst string, o CpOptions) error {
 	if !o.Preserve {
 		return nil
+	}
+	if err := s.FS.SetTimes(ctx, dst, src.ModTime, src.AccessTime); err != nil {
+		return fail("cp", dst, err)
 	}
 	if err := s.FS.SetPermission(ctx, dst, src.Mode&(fs.ModePerm|fs.ModeSticky)); err != nil {
 		return fail("cp", dst, err)
@@ -157,11 +163,22 @@ func (s *Shell) PutTarget(ctx context.Context, local, remote string) string {
 	return remote
 }
 
-// KeepLocalModes gives the files and directories Put made at dst the
-// permissions of their local sources (put -p). Times are not kept: the
-// namespace has no setTimes yet.
-func (s *Shell) KeepLocalModes(ctx context.Context, local, dst string) error {
-	return filepath.WalkDir(local, func(lp string, d fs.DirEntry, err error) error {
+// LocalAttrs are the times and modes of a local file or tree, taken
+// before a put reads it (reading moves the access time), for put -p.
+type LocalAttrs struct {
+	entries []localAttr // parents before children
+}
+
+type localAttr struct {
+	rel          string // slash-separated, "." for the root
+	mode         fs.FileMode
+	mtime, atime time.Time
+}
+
+// SnapLocal records what put -p keeps of local and everything under it.
+func SnapLocal(local string) (LocalAttrs, error) {
+	var la LocalAttrs
+	err := filepath.WalkDir(local, func(lp string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fail("put", lp, localErr(err))
 		}
@@ -170,7 +187,26 @@ func (s *Shell) KeepLocalModes(ctx context.Context, local, dst string) error {
 			return fail("put", lp, localErr(err))
 		}
 		rel, _ := filepath.Rel(local, lp)
-		rp := path.Join(dst, filepath.ToSlash(rel))
-		return fail("put", rp, s.FS.SetPermission(ctx, rp, info.Mode()&(fs.ModePerm|fs.ModeSticky)))
+		la.entries = append(la.entries, localAttr{rel: filepath.ToSlash(rel), mode: info.Mode(), mtime: info.ModTime(), atime: accessTime(info)})
+		return nil
 	})
+	return la, err
+}
+
+// KeepLocalModes gives the files and directories Put made at dst the
+// modification and access times and the permissions their local sources
+// had when snapped (put -p; owner and group name local users, so they
+// stay). Times go first: a mode without the owner's write bit would
+// forbid them.
+func (s *Shell) KeepLocalModes(ctx context.Context, la LocalAttrs, dst string) error {
+	for _, e := range la.entries {
+		rp := path.Join(dst, e.rel)
+		if err := s.FS.SetTimes(ctx, rp, e.mtime, e.atime); err != nil {
+			return fail("put", rp, err)
+		}
+		if err := s.FS.SetPermission(ctx, rp, e.mode&(fs.ModePerm|fs.ModeSticky)); err != nil {
+			return fail("put", rp, err)
+		}
+	}
+	return nil
 }

@@ -8,8 +8,15 @@ import (
 	"testing"
 )
 
-// model is the namespace as a plain map from path to "is a directory".
-type model map[string]bool
+// model is the namespace as a plain map from path to what the tree must
+// agree on: the inode's type and its access time (which, unlike the
+// modification time, only creation and setTimes change).
+type model map[string]entry
+
+type entry struct {
+	dir   bool
+	atime int64
+}
 
 func parentOf(p string) string {
 	i := strings.LastIndexByte(p, '/')
@@ -24,11 +31,11 @@ func parentOf(p string) string {
 func (m model) throughFile(p string) bool {
 	names := strings.Split(p[1:], "/")
 	for i := 1; i < len(names); i++ {
-		isDir, ok := m["/"+strings.Join(names[:i], "/")]
+		e, ok := m["/"+strings.Join(names[:i], "/")]
 		if !ok {
 			return false
 		}
-		if !isDir {
+		if !e.dir {
 			return true
 		}
 	}
@@ -44,12 +51,12 @@ func (m model) hasChildren(p string) bool {
 	return false
 }
 
-func (m model) mkdirs(p string, parents bool) Kind {
+func (m model) mkdirs(p string, parents bool, now int64) Kind {
 	if m.throughFile(p) {
 		return NotDirectory
 	}
-	if isDir, ok := m[p]; ok {
-		if isDir {
+	if e, ok := m[p]; ok {
+		if e.dir {
 			return 0
 		}
 		return Exists
@@ -61,26 +68,43 @@ func (m model) mkdirs(p string, parents bool) Kind {
 		if _, ok := m[q]; ok {
 			break
 		}
-		m[q] = true
+		m[q] = entry{dir: true, atime: now}
 	}
 	return 0
 }
 
-func (m model) create(p string, overwrite, parents bool) Kind {
+func (m model) create(p string, overwrite, parents bool, now int64) Kind {
 	if m.throughFile(p) {
 		return NotDirectory
 	}
-	if isDir, ok := m[p]; ok {
-		if isDir || !overwrite {
+	if e, ok := m[p]; ok {
+		if e.dir || !overwrite {
 			return Exists
 		}
-		m[p] = false
+		m[p] = entry{atime: now}
 		return 0
 	}
-	if k := m.mkdirs(parentOf(p), parents); k != 0 {
+	if k := m.mkdirs(parentOf(p), parents, now); k != 0 {
 		return k
 	}
-	m[p] = false
+	m[p] = entry{atime: now}
+	return 0
+}
+
+// setTimes is setTimes by a superuser: only a missing path (or one through
+// a file) fails.
+func (m model) setTimes(p string, atime int64) Kind {
+	if m.throughFile(p) {
+		return NotDirectory
+	}
+	e, ok := m[p]
+	if !ok {
+		return NotFound
+	}
+	if atime != KeepTime {
+		e.atime = atime
+	}
+	m[p] = e
 	return 0
 }
 
@@ -118,8 +142,8 @@ func (m model) rename(src, dst string) Kind {
 	if dst == src {
 		return 0
 	}
-	if isDir, ok := m[dst]; ok {
-		if !isDir {
+	if e, ok := m[dst]; ok {
+		if !e.dir {
 			return Exists
 		}
 		dst = strings.TrimSuffix(dst, "/") + "/" + src[strings.LastIndexByte(src, '/')+1:]
@@ -136,22 +160,22 @@ func (m model) rename(src, dst string) Kind {
 		return Invalid
 	}
 	moved := model{}
-	for q, isDir := range m {
+	for q, e := range m {
 		if q == src || strings.HasPrefix(q, src+"/") {
-			moved[dst+q[len(src):]] = isDir
+			moved[dst+q[len(src):]] = e
 			delete(m, q)
 		}
 	}
-	for q, isDir := range moved {
-		m[q] = isDir
+	for q, e := range moved {
+		m[q] = e
 	}
 	return 0
 }
 
 func (m model) dump() string {
 	var lines []string
-	for p, isDir := range m {
-		lines = append(lines, fmt.Sprintf("%s %v", p, isDir))
+	for p, e := range m {
+		lines = append(lines, fmt.Sprintf("%s %v atime=%d", p, e.dir, e.atime))
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
@@ -160,7 +184,7 @@ func (m model) dump() string {
 func dumpTree(t *Tree) string {
 	var lines []string
 	t.Walk(func(n *INode) bool {
-		lines = append(lines, fmt.Sprintf("%s %v", n.Path(), n.Dir))
+		lines = append(lines, fmt.Sprintf("%s %v atime=%d", n.Path(), n.Dir, n.ATime))
 		return true
 	})
 	sort.Strings(lines)
@@ -182,21 +206,22 @@ func TestAgainstModel(t *testing.T) {
 	for seed := int64(1); seed <= 20; seed++ {
 		rng := rand.New(rand.NewSource(seed))
 		tr := New(Config{Superuser: "hdfs", Permissions: true})
-		m := model{"/": true}
+		m := model{"/": {dir: true}}
 		for step := 0; step < 400; step++ {
 			p, q := randPath(rng), randPath(rng)
 			flag := rng.Intn(2) == 0
 			var got error
 			var want Kind
 			var desc string
-			switch rng.Intn(4) {
+			now := int64(step)
+			switch rng.Intn(5) {
 			case 0:
 				desc = fmt.Sprintf("mkdirs %s parents=%v", p, flag)
-				got, want = tr.Mkdirs(root, p, 0o755, 0o755, flag, int64(step)), m.mkdirs(p, flag)
+				got, want = tr.Mkdirs(root, p, 0o755, 0o755, flag, now), m.mkdirs(p, flag, now)
 			case 1:
 				desc = fmt.Sprintf("create %s overwrite=%v", p, flag)
-				_, _, got = tr.Create(root, p, CreateOptions{Overwrite: flag, CreateParent: true}, int64(step))
-				want = m.create(p, flag, true)
+				_, _, got = tr.Create(root, p, CreateOptions{Overwrite: flag, CreateParent: true}, now)
+				want = m.create(p, flag, true, now)
 			case 2:
 				desc = fmt.Sprintf("delete %s recursive=%v", p, flag)
 				_, got = tr.Delete(root, p, flag, int64(step))
@@ -205,6 +230,18 @@ func TestAgainstModel(t *testing.T) {
 				desc = fmt.Sprintf("rename %s %s", p, q)
 				_, got = tr.Rename(root, p, q, int64(step))
 				want = m.rename(p, q)
+			case 4:
+				atime, mtime := KeepTime, 1000+now
+				if flag {
+					atime = 5000 + now
+				}
+				desc = fmt.Sprintf("setTimes %s mtime=%d atime=%d", p, mtime, atime)
+				var n *INode
+				n, got = tr.SetTimes(root, p, mtime, atime)
+				want = m.setTimes(p, atime)
+				if got == nil && n.MTime != mtime {
+					t.Fatalf("seed %d step %d: %s: mtime is %d", seed, step, desc, n.MTime)
+				}
 			}
 			if kindOf(got) != want {
 				t.Fatalf("seed %d step %d: %s: tree says %v (kind %d), model says kind %d\ntree:\n%s", seed, step, desc, got, kindOf(got), want, dumpTree(tr))

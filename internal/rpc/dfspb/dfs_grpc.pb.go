@@ -53,6 +53,7 @@ const (
 	ClientProtocol_SetReplication_FullMethodName         = "/smarth.dfs.ClientProtocol/SetReplication"
 	ClientProtocol_SetPermission_FullMethodName          = "/smarth.dfs.ClientProtocol/SetPermission"
 	ClientProtocol_SetOwner_FullMethodName               = "/smarth.dfs.ClientProtocol/SetOwner"
+	ClientProtocol_SetTimes_FullMethodName               = "/smarth.dfs.ClientProtocol/SetTimes"
 	ClientProtocol_GetContentSummary_FullMethodName      = "/smarth.dfs.ClientProtocol/GetContentSummary"
 	ClientProtocol_ReportBadBlocks_FullMethodName        = "/smarth.dfs.ClientProtocol/ReportBadBlocks"
 	ClientProtocol_GetDatanodeReport_FullMethodName      = "/smarth.dfs.ClientProtocol/GetDatanodeReport"
@@ -93,6 +94,7 @@ type ClientProtocolClient interface {
 	SetReplication(ctx context.Context, in *SetReplicationRequest, opts ...grpc.CallOption) (*SetReplicationResponse, error)
 	SetPermission(ctx context.Context, in *SetPermissionRequest, opts ...grpc.CallOption) (*SetPermissionResponse, error)
 	SetOwner(ctx context.Context, in *SetOwnerRequest, opts ...grpc.CallOption) (*SetOwnerResponse, error)
+	SetTimes(ctx context.Context, in *SetTimesRequest, opts ...grpc.CallOption) (*SetTimesResponse, error)
 	GetContentSummary(ctx context.Context, in *GetContentSummaryRequest, opts ...grpc.CallOption) (*GetContentSummaryResponse, error)
 	ReportBadBlocks(ctx context.Context, in *ReportBadBlocksRequest, opts ...grpc.CallOption) (*ReportBadBlocksResponse, error)
 	GetDatanodeReport(ctx context.Context, in *GetDatanodeReportRequest, opts ...grpc.CallOption) (*GetDatanodeReportResponse, error)
@@ -291,6 +293,16 @@ func (c *clientProtocolClient) SetOwner(ctx context.Context, in *SetOwnerRequest
 	return out, nil
 }
 
+func (c *clientProtocolClient) SetTimes(ctx context.Context, in *SetTimesRequest, opts ...grpc.CallOption) (*SetTimesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetTimesResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_SetTimes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *clientProtocolClient) GetContentSummary(ctx context.Context, in *GetContentSummaryRequest, opts ...grpc.CallOption) (*GetContentSummaryResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetContentSummaryResponse)
@@ -482,6 +494,7 @@ type ClientProtocolServer interface {
 	SetReplication(context.Context, *SetReplicationRequest) (*SetReplicationResponse, error)
 	SetPermission(context.Context, *SetPermissionRequest) (*SetPermissionResponse, error)
 	SetOwner(context.Context, *SetOwnerRequest) (*SetOwnerResponse, error)
+	SetTimes(context.Context, *SetTimesRequest) (*SetTimesResponse, error)
 	GetContentSummary(context.Context, *GetContentSummaryRequest) (*GetContentSummaryResponse, error)
 	ReportBadBlocks(context.Context, *ReportBadBlocksRequest) (*ReportBadBlocksResponse, error)
 	GetDatanodeReport(context.Context, *GetDatanodeReportRequest) (*GetDatanodeReportResponse, error)
@@ -560,6 +573,9 @@ func (UnimplementedClientProtocolServer) SetPermission(context.Context, *SetPerm
 }
 func (UnimplementedClientProtocolServer) SetOwner(context.Context, *SetOwnerRequest) (*SetOwnerResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetOwner not implemented")
+}
+func (UnimplementedClientProtocolServer) SetTimes(context.Context, *SetTimesRequest) (*SetTimesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetTimes not implemented")
 }
 func (UnimplementedClientProtocolServer) GetContentSummary(context.Context, *GetContentSummaryRequest) (*GetContentSummaryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetContentSummary not implemented")
@@ -935,6 +951,24 @@ func _ClientProtocol_SetOwner_Handler(srv interface{}, ctx context.Context, dec 
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ClientProtocolServer).SetOwner(ctx, req.(*SetOwnerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_SetTimes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetTimesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).SetTimes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_SetTimes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).SetTimes(ctx, req.(*SetTimesRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1319,6 +1353,10 @@ var ClientProtocol_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetOwner",
 			Handler:    _ClientProtocol_SetOwner_Handler,
+		},
+		{
+			MethodName: "SetTimes",
+			Handler:    _ClientProtocol_SetTimes_Handler,
 		},
 		{
 			MethodName: "GetContentSummary",
