@@ -17,12 +17,15 @@ type Config struct {
 	// DatanodeKeyFile holds the cluster's datanode key (a copy of the
 	// namenode's datanode_key_file, 0600): the namenode's datanode
 	// protocol refuses calls without proof of it in secure mode.
-	DatanodeKeyFile     string        `yaml:"datanode_key_file"`
-	Hostname            string        `yaml:"hostname"`              // name reported to the namenode; default os.Hostname()
-	AdvertiseIP         string        `yaml:"advertise_ip"`          // IP others use; default from data_addr, else first non-loopback
-	DataAddr            string        `yaml:"data_addr"`             // streaming data-transfer protocol
-	IPCAddr             string        `yaml:"ipc_addr"`              // InterDatanodeProtocol gRPC
-	HTTPAddr            string        `yaml:"http_addr"`             // /metrics, /debug/pprof
+	DatanodeKeyFile string `yaml:"datanode_key_file"`
+	Hostname        string `yaml:"hostname"`     // name reported to the namenode; default os.Hostname()
+	AdvertiseIP     string `yaml:"advertise_ip"` // IP others use; default from data_addr, else first non-loopback
+	DataAddr        string `yaml:"data_addr"`    // streaming data-transfer protocol
+	IPCAddr         string `yaml:"ipc_addr"`     // InterDatanodeProtocol gRPC
+	HTTPAddr        string `yaml:"http_addr"`    // console, /metrics
+	// Pprof serves Go profiles under http_addr/debug/pprof/, to loopback
+	// callers only; off by default (profiles expose memory and burn CPU).
+	Pprof               bool          `yaml:"pprof"`
 	DataDir             string        `yaml:"data_dir"`              // replicas and VERSION
 	Rack                string        `yaml:"rack"`                  // reported at registration; the namenode's map wins
 	HeartbeatInterval   time.Duration `yaml:"heartbeat_interval"`    // heartbeats to the namenode
@@ -54,6 +57,13 @@ type Config struct {
 	TransferLog string `yaml:"transfer_log"`
 	// MaxXceivers bounds concurrent data-transfer connections.
 	MaxXceivers int `yaml:"max_xceivers"`
+	// ReceiveBufferBudget bounds the packet buffers all write connections
+	// hold at once, bytes; past it a write waits up to io_timeout for
+	// room and is then refused (OP_STATUS_ERROR_BUSY) rather than growing
+	// the heap. 0: memory_budget less cache_capacity and
+	// page_cache_budget when memory_budget is set, else 1 GiB. At least
+	// per_client_buffer.
+	ReceiveBufferBudget int64 `yaml:"receive_buffer_budget"`
 
 	// MemoryBudget is the memory this datanode may use, bytes (0 =
 	// unlimited). cache_capacity must fit in it beside the write buffers
@@ -89,10 +99,13 @@ type Config struct {
 // DefaultConfig returns the defaults of the daemon config contract.
 func DefaultConfig() Config {
 	return Config{
-		NameNode:            "127.0.0.1:8020",
-		DataAddr:            "0.0.0.0:9866",
-		IPCAddr:             "0.0.0.0:9867",
-		HTTPAddr:            "0.0.0.0:9864",
+		NameNode: "127.0.0.1:8020",
+		// Loopback unless configured otherwise: a datanode reachable
+		// from other hosts is a choice (the testbed and multi-host
+		// configs set 0.0.0.0 or the host's address), not a default.
+		DataAddr:            "127.0.0.1:9866",
+		IPCAddr:             "127.0.0.1:9867",
+		HTTPAddr:            "127.0.0.1:9864",
 		Rack:                "/default-rack",
 		HeartbeatInterval:   3 * time.Second,
 		BlockReportInterval: time.Hour,
@@ -136,6 +149,9 @@ func (c Config) Validate() error {
 	if c.PerClientBuffer < 64<<10 {
 		errs = append(errs, fmt.Errorf("per_client_buffer: %d is smaller than one packet (65536)", c.PerClientBuffer))
 	}
+	if c.ReceiveBufferBudget != 0 && c.ReceiveBufferBudget < c.PerClientBuffer {
+		errs = append(errs, fmt.Errorf("receive_buffer_budget: %d is smaller than per_client_buffer %d (one multi-pipeline client's lead would not fit)", c.ReceiveBufferBudget, c.PerClientBuffer))
+	}
 	if c.CacheCapacity < 0 || c.ScanBandwidth < 0 || c.SocketRecvBuffer < 0 || c.SocketSendBuffer < 0 || c.IOTimeout < 0 || c.MaxXceivers < 0 ||
 		c.MemoryBudget < 0 || c.CacheConcurrency < 0 || c.PageCacheBudget < 0 {
 		errs = append(errs, errors.New("cache_capacity, memory_budget, page_cache_budget, cache_concurrency, scan_bandwidth, socket buffers, io_timeout and max_xceivers must not be negative"))
@@ -145,6 +161,10 @@ func (c Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// defaultReceiveBudget is receive_buffer_budget without a memory_budget:
+// sixteen multi-pipeline clients' default leads.
+const defaultReceiveBudget = 1 << 30
 
 // withDefaults fills zero tuning knobs.
 func (c Config) withDefaults() Config {
@@ -160,6 +180,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Rack == "" {
 		c.Rack = d.Rack
+	}
+	if c.ReceiveBufferBudget == 0 {
+		c.ReceiveBufferBudget = defaultReceiveBudget
+		if c.MemoryBudget > 0 {
+			c.ReceiveBufferBudget = max(c.MemoryBudget-max(c.CacheCapacity, 0)-max(c.PageCacheBudget, 0), c.PerClientBuffer)
+		}
 	}
 	if c.Hostname == "" {
 		c.Hostname, _ = os.Hostname()

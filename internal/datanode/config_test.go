@@ -22,16 +22,26 @@ sync_on_close: true
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.HeartbeatInterval != 1500*time.Millisecond || cfg.ScanInterval != 2*time.Hour || !cfg.SyncOnClose || cfg.DataAddr != "0.0.0.0:9866" {
+	if cfg.HeartbeatInterval != 1500*time.Millisecond || cfg.ScanInterval != 2*time.Hour || !cfg.SyncOnClose {
 		t.Fatalf("decoded %+v", cfg)
+	}
+	// Exposure is opt-in: every port on loopback, no profiles.
+	for key, addr := range map[string]string{"data_addr": cfg.DataAddr, "ipc_addr": cfg.IPCAddr, "http_addr": cfg.HTTPAddr} {
+		if host, _, _ := net.SplitHostPort(addr); !net.ParseIP(host).IsLoopback() {
+			t.Errorf("default %s %s is not loopback", key, addr)
+		}
+	}
+	if cfg.Pprof {
+		t.Error("pprof on by default")
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	bad := cfg
 	bad.NameNode, bad.DataDir, bad.HeartbeatInterval, bad.PerClientBuffer, bad.AdvertiseIP = "nohost", "", 0, 10, "x.y"
+	bad.ReceiveBufferBudget = 5
 	err = bad.Validate()
-	for _, want := range []string{"namenode:", "data_dir:", "heartbeat_interval:", "per_client_buffer:", "advertise_ip:"} {
+	for _, want := range []string{"namenode:", "data_dir:", "heartbeat_interval:", "per_client_buffer:", "advertise_ip:", "receive_buffer_budget:"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %v, want a complaint about %s", err, want)
 		}

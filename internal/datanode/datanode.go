@@ -43,6 +43,7 @@ type DataNode struct {
 	// bufferHigh is the most bytes any multi-pipeline client had buffered
 	// here at once (the per_client_buffer bound, checked by tests).
 	bufferHigh atomic.Int64
+	recv       *recvBudget // receive_buffer_budget: packet buffers of all write connections
 
 	dataLn  net.Listener
 	ipcLn   net.Listener
@@ -117,6 +118,7 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 	if d.net, err = newNetTuning(cfg); err != nil {
 		return nil, fmt.Errorf("datanode: %w", err)
 	}
+	d.recv = newRecvBudget(cfg.ReceiveBufferBudget, func(delta int64) { d.metrics.receiveBuffers.Add(float64(delta)) })
 	d.ibr = newReportQueue()
 	d.reads = newReadWindow(cfg.PageCacheBudget, d.dropReplicaRange)
 	d.scanner = newScanner(d)

@@ -93,7 +93,8 @@
 // changes, and a broken file keeps the last good profile (nettune.go).
 //
 // Metrics are on http_addr/metrics (own registry, names smarth_datanode_*),
-// and Go profiles on http_addr/debug/pprof/. The cache's: cache_capacity_bytes,
+// and, with pprof: true, Go profiles on http_addr/debug/pprof/ (loopback
+// callers only). The cache's: cache_capacity_bytes,
 // cache_used_bytes, cached_blocks (gauges); cache_hits_total (reads served
 // from memory), cache_misses_total (reads of finalized replicas served from
 // disk), blocks_cached_total, blocks_uncached_total,

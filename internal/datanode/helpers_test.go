@@ -63,7 +63,13 @@ func startDataNode(t *testing.T, nn *fakeNameNode, dir string, mutate func(*Conf
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	waitFor(t, "datanode registered with the fake namenode", func() bool { return nn.registered(d.ID()) > 0 })
+	// A heartbeat follows the handling of the registration reply, so the
+	// block keys it carries are installed by then (registered alone
+	// races: the fake counts the call before the datanode reads the reply).
+	waitFor(t, "datanode registered with the fake namenode and heartbeating", func() bool {
+		_, beats := nn.lastHeartbeat(d.ID())
+		return nn.registered(d.ID()) > 0 && beats > 0
+	})
 	return d, logs
 }
 

@@ -24,11 +24,16 @@ func (c Config) validateMemory(phys int64) error {
 	// per_client_buffer bounds what one multi-pipeline client holds here;
 	// at least one client's worth must stay free of the cache, and so must
 	// the page cache the node keeps for recent reads.
-	buffers := max(c.PerClientBuffer, 0)
+	// An explicit receive_buffer_budget is what all write buffers may
+	// take together.
+	buffers, key := max(c.PerClientBuffer, 0), "per_client_buffer"
+	if c.ReceiveBufferBudget > buffers {
+		buffers, key = c.ReceiveBufferBudget, "receive_buffer_budget"
+	}
 	pages := max(c.PageCacheBudget, 0)
 	if room := c.MemoryBudget - buffers - pages; c.CacheCapacity > room {
-		return fmt.Errorf("cache_capacity: %s does not fit in memory_budget %s: the datanode keeps per_client_buffer %s of it for write buffers and page_cache_budget %s for recent reads, leaving %s for the cache",
-			sizeString(c.CacheCapacity), sizeString(c.MemoryBudget), sizeString(buffers), sizeString(pages), sizeString(max(room, 0)))
+		return fmt.Errorf("cache_capacity: %s does not fit in memory_budget %s: the datanode keeps %s %s of it for write buffers and page_cache_budget %s for recent reads, leaving %s for the cache",
+			sizeString(c.CacheCapacity), sizeString(c.MemoryBudget), key, sizeString(buffers), sizeString(pages), sizeString(max(room, 0)))
 	}
 	return nil
 }

@@ -22,6 +22,8 @@ type metrics struct {
 	tokenRefusals    prometheus.Counter
 	xceivers         prometheus.Gauge
 	bufferedBytes    prometheus.Gauge
+	receiveBuffers   prometheus.Gauge   // bytes held against receive_buffer_budget
+	receiveRefusals  prometheus.Counter // writes refused for want of receive-buffer memory
 	writeThroughput  prometheus.Histogram
 	readThroughput   prometheus.Histogram
 	ackLatency       prometheus.Histogram
@@ -60,6 +62,9 @@ func newMetrics() *metrics {
 			Help: "Open data-transfer connections."}),
 		bufferedBytes: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "multipipeline_buffered_bytes",
 			Help: "Bytes received from multi-pipeline clients and not yet forwarded downstream."}),
+		receiveBuffers: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "receive_buffer_bytes",
+			Help: "Packet buffers held by write connections, bounded by receive_buffer_budget."}),
+		receiveRefusals: counter("receive_buffer_refusals_total", "Writes refused (busy) because receive_buffer_budget was used up."),
 		writeThroughput: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "write_throughput_bytes_per_second",
 			Help: "Per-block receive throughput.", Buckets: tput}),
 		readThroughput: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "read_throughput_bytes_per_second",
@@ -82,7 +87,7 @@ func newMetrics() *metrics {
 	m.reg.MustRegister(m.cacheHits, m.cacheMisses, m.blocksCached, m.blocksUncached, m.bytesReadMemory, m.bytesReadDisk,
 		m.cacheFailures, newProcIOCollector(ns, sub))
 	m.reg.MustRegister(m.bytesWritten, m.bytesRead, m.blocksWritten, m.blocksRead, m.blocksReplicated,
-		m.blocksRemoved, m.blocksVerified, m.checksumFailures, m.tokenRefusals, m.xceivers, m.bufferedBytes,
+		m.blocksRemoved, m.blocksVerified, m.checksumFailures, m.tokenRefusals, m.xceivers, m.bufferedBytes, m.receiveBuffers, m.receiveRefusals,
 		m.writeThroughput, m.readThroughput, m.ackLatency, m.heartbeatLatency)
 	return m
 }

@@ -89,7 +89,7 @@ func (d *DataNode) receiveBlock(up net.Conn, br *bufio.Reader, op *dfspb.WriteBl
 	if resp := r.setup(br); resp != nil {
 		if r.w != nil {
 			if op.GetStage() == dfspb.WriteStage_PIPELINE_SETUP_CREATE || op.GetStage() == dfspb.WriteStage_TRANSFER_FINALIZED {
-				r.w.Abort()
+				r.abortReplica()
 			} else {
 				_ = r.w.Close()
 			}
@@ -119,12 +119,18 @@ func (r *receiver) setup(br *bufio.Reader) *dfspb.OpResponse {
 	switch {
 	case b == nil:
 		return errResponse(dfspb.OpStatus_OP_STATUS_ERROR_INVALID, "write request without a block")
-	case bpc > datatransfer.MaxBytesPerChecksum:
-		return errResponse(dfspb.OpStatus_OP_STATUS_ERROR_INVALID, fmt.Sprintf("bytes_per_checksum %d exceeds %d", bpc, datatransfer.MaxBytesPerChecksum))
+	case bpc < datatransfer.MinBytesPerChecksum || bpc > datatransfer.MaxBytesPerChecksum:
+		// Refused before any buffer exists: 1-byte chunks would make a
+		// 16 MiB packet carry 64 MiB of checksums.
+		return errResponse(dfspb.OpStatus_OP_STATUS_ERROR_INVALID, fmt.Sprintf("bytes_per_checksum %d not in %d..%d",
+			bpc, datatransfer.MinBytesPerChecksum, datatransfer.MaxBytesPerChecksum))
 	case len(op.GetTargets()) > maxPipeline:
 		return errResponse(dfspb.OpStatus_OP_STATUS_ERROR_INVALID, fmt.Sprintf("pipeline of %d targets, limit %d", len(op.GetTargets()), maxPipeline))
 	case op.GetStage() == dfspb.WriteStage_TRANSFER_RBW && len(op.GetTargets()) > 0:
 		return errResponse(dfspb.OpStatus_OP_STATUS_ERROR_INVALID, "TRANSFER_RBW must go to the last node (no targets)")
+	case d.recv.full():
+		d.metrics.receiveRefusals.Inc()
+		return errResponse(busyStatus, fmt.Sprintf("%v (receive_buffer_budget %d bytes in use)", errReceiveBudget, d.recv.inUse()))
 	}
 	if op.GetMode() == dfspb.WriteMode_MULTI_PIPELINE && op.GetClientName() != "" {
 		cs, release, err := d.claimPipeline(op.GetClientName(), b.GetBlockId())
@@ -152,6 +158,7 @@ func (r *receiver) setup(br *bufio.Reader) *dfspb.OpResponse {
 	r.upR = br
 	r.pr = datatransfer.NewPacketReader(br)
 	r.pr.BytesPerChecksum = bpc
+	r.pr.Claim = r.claimPacket
 	if err := d.writeResponse(r.up, &dfspb.OpResponse{}); err != nil {
 		return errResponse(statusError, "sending write response: "+err.Error())
 	}
@@ -325,7 +332,7 @@ func (r *receiver) run() {
 	}
 	if err != nil {
 		if r.checksumK {
-			r.w.Abort()
+			r.abortReplica()
 		} else {
 			_ = r.w.Close()
 		}
@@ -337,6 +344,14 @@ func (r *receiver) run() {
 	if err != nil && !isClosed(err) && !errors.Is(err, errStopped) {
 		r.d.log.Warn("block receive failed", "block", r.name, "bytes", r.bytes, "stage", r.op.GetStage().String(),
 			"upstream", r.up.RemoteAddr().String(), "client", r.op.GetClientName(), "err", err)
+	}
+}
+
+// abortReplica deletes the replica of a failed write; one whose files
+// cannot be removed stays, marked corrupt, and is logged.
+func (r *receiver) abortReplica() {
+	if err := r.w.Abort(); err != nil {
+		r.d.log.Error("cannot delete the replica of a failed write", "block", r.name, "err", err)
 	}
 }
 
@@ -370,7 +385,15 @@ func (r *receiver) receive() error {
 		r.upRead.refresh()
 		p, err := r.pr.Next()
 		if err != nil {
-			return fmt.Errorf("reading packet from %s: %w", r.up.RemoteAddr(), err)
+			err = fmt.Errorf("reading packet from %s: %w", r.up.RemoteAddr(), err)
+			if st, refused := refusalStatus(err); refused {
+				// Say so upstream in an error ack (an oversized or
+				// malformed packet, no memory for it) instead of only
+				// dropping the connection.
+				r.toDisk(diskItem{seqno: expect, status: st, err: err})
+				return fmt.Errorf("%w: %w", errLocal, err)
+			}
+			return err
 		}
 		h := p.Header
 		if !h.Heartbeat() {
@@ -399,6 +422,28 @@ func (r *receiver) receive() error {
 			return nil
 		}
 	}
+}
+
+// claimPacket is the packet reader's Claim: a packet's buffer comes out of
+// the datanode's receive_buffer_budget, waiting up to io_timeout for room.
+func (r *receiver) claimPacket(n int) (func(), error) {
+	unclaim, err := r.d.recv.claim(int64(n), r.d.cfg.IOTimeout, r.stopped)
+	if errors.Is(err, errReceiveBudget) {
+		r.d.metrics.receiveRefusals.Inc()
+	}
+	return unclaim, err
+}
+
+// refusalStatus is the ack status for a packet this node refused to read:
+// malformed (over 16 MiB, wrong chunk size) or beyond the memory budget.
+func refusalStatus(err error) (dfspb.OpStatus, bool) {
+	switch {
+	case errors.Is(err, errReceiveBudget):
+		return busyStatus, true
+	case errors.Is(err, datatransfer.ErrProtocol):
+		return dfspb.OpStatus_OP_STATUS_ERROR_INVALID, true
+	}
+	return ok, false
 }
 
 func (r *receiver) toDisk(it diskItem) bool {

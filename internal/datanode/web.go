@@ -4,7 +4,6 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
-	"net/http/pprof"
 	"sort"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -27,11 +26,9 @@ func (d *DataNode) httpHandler() http.Handler {
 	d.console().Handle(mux, func() any { return d.cfg }, d.health)
 	mux.Handle("/metrics", promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/{$}", d.serveOverview)
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	if d.cfg.Pprof {
+		webui.HandlePprof(mux)
+	}
 	return mux
 }
 

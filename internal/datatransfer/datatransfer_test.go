@@ -173,6 +173,8 @@ func TestPacketHeaderRejects(t *testing.T) {
 	cases := map[string]PacketHeader{
 		"too long":        {DataLen: MaxPacketDataLen + 1, BytesPerChecksum: 512},
 		"zero chunk":      {DataLen: 1, BytesPerChecksum: 0},
+		"one-byte chunk":  {DataLen: MaxPacketDataLen, BytesPerChecksum: 1},
+		"63-byte chunk":   {DataLen: 1, BytesPerChecksum: MinBytesPerChecksum - 1},
 		"huge chunk":      {BytesPerChecksum: MaxBytesPerChecksum + 1},
 		"negative offset": {Offset: -1, BytesPerChecksum: 512},
 		"negative seqno":  {Seqno: -1, BytesPerChecksum: 512},
@@ -185,6 +187,14 @@ func TestPacketHeaderRejects(t *testing.T) {
 		h.Put(b[:])
 		if _, err := DecodePacketHeader(b[:]); !errors.Is(err, ErrProtocol) {
 			t.Errorf("%s: got %v, want ErrProtocol", name, err)
+		}
+	}
+	// Controls: the limits themselves are accepted.
+	for _, h := range []PacketHeader{{DataLen: MaxPacketDataLen, BytesPerChecksum: MinBytesPerChecksum}, {DataLen: 1, BytesPerChecksum: MaxBytesPerChecksum}} {
+		var b [PacketHeaderLen]byte
+		h.Put(b[:])
+		if _, err := DecodePacketHeader(b[:]); err != nil {
+			t.Errorf("%+v: %v", h, err)
 		}
 	}
 	hb := PacketHeader{Seqno: HeartbeatSeqno, Flags: FlagHeartbeat, BytesPerChecksum: 512}

@@ -55,19 +55,35 @@ func FuzzPacketReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		pr := NewPacketReader(bytes.NewReader(b))
 		pr.MaxDataLen = 1 << 20 // keep the fuzzer's allocations small
+		// Every claimed buffer must be given back by Release or by Next
+		// failing after the claim (a truncated body).
+		held := 0
+		pr.Claim = func(n int) (func(), error) {
+			held += n
+			return func() { held -= n }, nil
+		}
 		for {
 			p, err := pr.Next()
 			if err != nil {
 				if err != io.EOF && err != io.ErrUnexpectedEOF && !errors.Is(err, ErrProtocol) {
 					t.Fatalf("unexpected error type: %v", err)
 				}
+				if held != 0 {
+					t.Fatalf("%d claimed bytes not given back after %v", held, err)
+				}
 				return
+			}
+			if p.Header.BytesPerChecksum < MinBytesPerChecksum {
+				t.Fatalf("accepted %d-byte checksum chunks", p.Header.BytesPerChecksum)
 			}
 			_ = p.Verify()
 			if len(p.Wire()) != PacketHeaderLen+p.Header.ChecksumLen()+int(p.Header.DataLen) {
 				t.Fatalf("wire length %d for header %+v", len(p.Wire()), p.Header)
 			}
 			p.Release()
+			if held != 0 {
+				t.Fatalf("%d claimed bytes not given back by Release", held)
+			}
 		}
 	})
 }

@@ -20,9 +20,13 @@ const (
 
 // Packet format limits and defaults.
 const (
-	PacketHeaderLen         = 25
-	MaxPacketDataLen        = 16 << 20
-	MaxBytesPerChecksum     = 64 << 10
+	PacketHeaderLen     = 25
+	MaxPacketDataLen    = 16 << 20
+	MaxBytesPerChecksum = 64 << 10
+	// MinBytesPerChecksum bounds the checksum bookkeeping a peer can make
+	// us hold: a 16 MiB packet in 1-byte chunks carries 64 MiB of
+	// checksums (80 MiB per packet); in 64-byte chunks, 1 MiB.
+	MinBytesPerChecksum     = 64
 	DefaultPacketDataLen    = 64 << 10
 	DefaultBytesPerChecksum = 512
 	HeartbeatSeqno          = int64(-1)
@@ -63,8 +67,8 @@ func (h PacketHeader) Validate() error {
 	switch {
 	case h.DataLen > MaxPacketDataLen:
 		return fmt.Errorf("%w: packet data length %d exceeds %d", ErrProtocol, h.DataLen, MaxPacketDataLen)
-	case h.BytesPerChecksum == 0 || h.BytesPerChecksum > MaxBytesPerChecksum:
-		return fmt.Errorf("%w: bytes per checksum %d not in 1..%d", ErrProtocol, h.BytesPerChecksum, MaxBytesPerChecksum)
+	case h.BytesPerChecksum < MinBytesPerChecksum || h.BytesPerChecksum > MaxBytesPerChecksum:
+		return fmt.Errorf("%w: bytes per checksum %d not in %d..%d", ErrProtocol, h.BytesPerChecksum, MinBytesPerChecksum, MaxBytesPerChecksum)
 	case h.Offset < 0:
 		return fmt.Errorf("%w: negative packet offset %d", ErrProtocol, h.Offset)
 	case h.Flags&^knownFlags != 0:
@@ -103,13 +107,14 @@ type Packet struct {
 	start   int // first wire byte (the header) in buf
 	dataOff int // first data byte in buf
 	dataCap int
-	class   int // pool class of buf, -1 if not pooled
+	class   int    // pool class of buf, -1 if not pooled
+	unclaim func() // gives buf's bytes back to a PacketReader's Claim
 }
 
 // NewPacket returns an empty packet whose data can grow to dataCap bytes,
 // checksummed in bpc-byte chunks. Its buffer comes from a pool.
 func NewPacket(dataCap, bpc int) *Packet {
-	if dataCap < 0 || dataCap > MaxPacketDataLen || bpc <= 0 || bpc > MaxBytesPerChecksum {
+	if dataCap < 0 || dataCap > MaxPacketDataLen || bpc < MinBytesPerChecksum || bpc > MaxBytesPerChecksum {
 		panic(fmt.Sprintf("datatransfer: NewPacket(%d, %d) out of range", dataCap, bpc))
 	}
 	sums := ChunkCount(dataCap, bpc) * ChecksumSize
@@ -185,7 +190,14 @@ func (p *Packet) Verify() error {
 // Release returns the packet's buffer to the pool. The packet must not be
 // used afterwards.
 func (p *Packet) Release() {
-	if p == nil || p.class < 0 {
+	if p == nil {
+		return
+	}
+	if p.unclaim != nil {
+		p.unclaim()
+		p.unclaim = nil
+	}
+	if p.class < 0 {
 		return
 	}
 	p.Header = PacketHeader{}
@@ -206,6 +218,12 @@ type PacketReader struct {
 	MaxDataLen int
 	// BytesPerChecksum, if > 0, is the only chunk size accepted.
 	BytesPerChecksum int
+	// Claim, if set, is asked for a packet's buffer (n bytes, as held in
+	// memory) after its header passed every check and before the buffer is
+	// allocated. It returns how to give the bytes back, which Release
+	// calls, or an error that Next returns: a datanode refuses a packet
+	// rather than hold more memory than its budget.
+	Claim func(n int) (unclaim func(), err error)
 }
 
 // NewPacketReader returns a reader of packets from r.
@@ -228,7 +246,15 @@ func (pr *PacketReader) Next() (*Packet, error) {
 		return nil, fmt.Errorf("%w: packet checksum chunk %d, expected %d", ErrProtocol, h.BytesPerChecksum, pr.BytesPerChecksum)
 	}
 	sums := h.ChecksumLen()
-	p := getPacket(PacketHeaderLen + sums + int(h.DataLen))
+	n := PacketHeaderLen + sums + int(h.DataLen)
+	var unclaim func()
+	if pr.Claim != nil {
+		if unclaim, err = pr.Claim(BufferSize(n)); err != nil {
+			return nil, err
+		}
+	}
+	p := getPacket(n)
+	p.unclaim = unclaim
 	p.Header = h
 	p.start = 0
 	p.dataOff = PacketHeaderLen + sums
@@ -252,14 +278,30 @@ const (
 
 var pools [maxPooledShift + 1]sync.Pool
 
+// BufferSize is the memory a packet of n wire bytes holds: the size of
+// the pooled buffer it gets.
+func BufferSize(n int) int {
+	_, size := poolClass(n)
+	return size
+}
+
+// poolClass is the pool class and buffer size for n bytes; class -1 for
+// buffers too large to pool.
+func poolClass(n int) (class, size int) {
+	if n == defaultPacketBufLen {
+		return defaultClass, defaultPacketBufLen
+	}
+	shift := max(bits.Len(uint(n-1)), 12)
+	if shift > maxPooledShift {
+		return -1, n
+	}
+	return shift, 1 << shift
+}
+
 func getPacket(n int) *Packet {
-	class, size := defaultClass, defaultPacketBufLen
-	if n != defaultPacketBufLen {
-		shift := max(bits.Len(uint(n-1)), 12)
-		if shift > maxPooledShift {
-			return &Packet{buf: make([]byte, n), class: -1}
-		}
-		class, size = shift, 1<<shift
+	class, size := poolClass(n)
+	if class < 0 {
+		return &Packet{buf: make([]byte, n), class: -1}
 	}
 	if p, _ := pools[class].Get().(*Packet); p != nil {
 		return p

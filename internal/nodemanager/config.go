@@ -19,7 +19,10 @@ type Config struct {
 	RPCAddr     string `yaml:"rpc_addr"`     // gRPC health service
 	ShuffleAddr string `yaml:"shuffle_addr"` // map output over HTTP
 	HTTPAddr    string `yaml:"http_addr"`    // /metrics
-	WorkDir     string `yaml:"work_dir"`     // spills and map output
+	// Pprof serves Go profiles under http_addr/debug/pprof/, to loopback
+	// callers only; off by default (profiles expose memory and burn CPU).
+	Pprof   bool   `yaml:"pprof"`
+	WorkDir string `yaml:"work_dir"` // spills and map output
 	// LogDir keeps task attempts' stdout and stderr, served under
 	// /logs/ (default: work_dir/userlogs).
 	LogDir string `yaml:"log_dir"`

@@ -15,5 +15,6 @@
 // data locality is matched; its rack is that datanode's in the namenode's
 // report (the configured rack only when the namenode knows no datanode of
 // this hostname), so the scheduler sees racks as block locations give
-// them. Its HTTP port serves /metrics and Go profiles under /debug/pprof/.
+// them. Its HTTP port serves /metrics and, with pprof: true, Go profiles
+// under /debug/pprof/ to loopback callers.
 package nodemanager

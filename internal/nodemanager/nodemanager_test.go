@@ -29,24 +29,20 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// The HTTP port serves metrics and Go profiles of the tasks the node
-// runs (how the shuffle and sort were profiled).
+// The HTTP port serves metrics and, with pprof: true, Go profiles of the
+// tasks the node runs (how the shuffle and sort were profiled); without it
+// (the default) no profiles.
 func TestHTTPServesMetricsAndProfiles(t *testing.T) {
-	lfs, err := mapreduce.NewLocalFS(filepath.Join(t.TempDir(), "fs"))
+	off := startBareNodeManager(t, false)
+	resp, err := http.Get("http://" + off.HTTPAddr() + "/debug/pprof/cmdline")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := nodemanager.DefaultConfig()
-	cfg.ResourceManager = "127.0.0.1:1" // never answers: heartbeats fail, which is fine here
-	cfg.FS, cfg.Registry, cfg.WorkDir, cfg.Hostname = lfs, mapreduce.NewRegistry(), t.TempDir(), "dn1"
-	nm, err := nodemanager.New(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("profiles without pprof: true: %s, want 404", resp.Status)
 	}
-	if err := nm.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer nm.Close()
+	nm := startBareNodeManager(t, true)
 	if nm.Rack() != "/default-rack" {
 		t.Errorf("rack without a namenode = %q, want the configured /default-rack", nm.Rack())
 	}
@@ -67,4 +63,28 @@ func TestHTTPServesMetricsAndProfiles(t *testing.T) {
 			t.Errorf("GET %s: %s, %d bytes; want 200 containing %q", path, resp.Status, len(b), want)
 		}
 	}
+}
+
+// startBareNodeManager starts a node manager on a local file system whose
+// resource manager never answers (heartbeats fail, which is fine for its
+// HTTP port).
+func startBareNodeManager(t *testing.T, pprof bool) *nodemanager.NodeManager {
+	t.Helper()
+	lfs, err := mapreduce.NewLocalFS(filepath.Join(t.TempDir(), "fs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := nodemanager.DefaultConfig()
+	cfg.ResourceManager = "127.0.0.1:1" // never answers: heartbeats fail, which is fine here
+	cfg.FS, cfg.Registry, cfg.WorkDir, cfg.Hostname = lfs, mapreduce.NewRegistry(), t.TempDir(), "dn1"
+	cfg.Pprof = pprof
+	nm, err := nodemanager.New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nm.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nm.Close() })
+	return nm
 }

@@ -5,7 +5,6 @@ import (
 	"html/template"
 	"io"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"sort"
@@ -36,12 +35,10 @@ func (nm *NodeManager) httpHandler() http.Handler {
 	mux.HandleFunc("/logs/", nm.serveLogs)
 	mux.HandleFunc("/{$}", nm.serveTasks)
 	// Profiles of the tasks this process runs (map, sort, spill,
-	// shuffle, merge, reduce all run here).
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	// shuffle, merge, reduce all run here), when asked for.
+	if nm.cfg.Pprof {
+		webui.HandlePprof(mux)
+	}
 	return mux
 }
 

@@ -92,6 +92,8 @@ type Options struct {
 	// drops its copy. It is called with the store's lock held, so it must
 	// be quick and must not call back into the store.
 	Changed func(id uint64)
+	// Remove deletes one file; default os.Remove. Tests inject failures.
+	Remove func(path string) error
 }
 
 // Store is one data directory's replicas.
@@ -124,6 +126,9 @@ func Open(dir string, opts Options) (*Store, error) {
 		tmp:       filepath.Join(dir, "tmp"),
 		opts:      opts,
 		replicas:  make(map[uint64]*replica),
+	}
+	if s.opts.Remove == nil {
+		s.opts.Remove = os.Remove
 	}
 	if err := os.RemoveAll(s.tmp); err != nil {
 		return nil, err
@@ -427,17 +432,35 @@ func (s *Store) Delete(id, gs uint64) (Replica, error) {
 		return Replica{}, fmt.Errorf("%w: %s, replica has generation stamp %d", ErrNotFound, BlockName(id, gs), r.GS)
 	}
 	snap := r.Replica
-	s.removeLocked(r)
+	if err := s.removeLocked(r); err != nil {
+		return Replica{}, err
+	}
 	return snap, nil
 }
 
-func (s *Store) removeLocked(r *replica) {
+// removeLocked deletes r's files and forgets r. If a file cannot be
+// removed, r stays known and is marked corrupt: forgotten, its files would
+// come back as a live replica at the next start; known and corrupt, it is
+// never served, it is reported to the namenode, and a later delete tries
+// again.
+func (s *Store) removeLocked(r *replica) error {
 	s.changedLocked(r)
-	_ = os.Remove(r.dataPath())
-	_ = os.Remove(r.metaPath())
+	if err := errors.Join(s.removeFile(r.dataPath()), s.removeFile(r.metaPath())); err != nil {
+		r.Corrupt = true
+		return fmt.Errorf("removing %s: %w", r.Name(), err)
+	}
 	if s.replicas[r.BlockID] == r {
 		delete(s.replicas, r.BlockID)
 	}
+	return nil
+}
+
+// removeFile removes one file; one already gone is not an error.
+func (s *Store) removeFile(path string) error {
+	if err := s.opts.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // changedLocked tells Options.Changed that r is no longer what it was.

@@ -59,7 +59,9 @@ func (s *Store) create(id, gs uint64, bpc int, temporary, transfer bool) (*Write
 		case old.GS > gs:
 			return nil, fmt.Errorf("%w: %s has a newer generation stamp than %d", ErrExists, old.Name(), gs)
 		}
-		s.removeLocked(old)
+		if err := s.removeLocked(old); err != nil {
+			return nil, fmt.Errorf("replacing %s: %w", old.Name(), err)
+		}
 	}
 	state, dir := RBW, s.rbw
 	if temporary {
@@ -79,9 +81,8 @@ func (s *Store) create(id, gs uint64, bpc int, temporary, transfer bool) (*Write
 		if meta != nil {
 			meta.Close()
 		}
-		_ = os.Remove(r.dataPath())
-		_ = os.Remove(r.metaPath())
-		return nil, err
+		// Leftover files would be scanned as a replica at the next start.
+		return nil, errors.Join(err, s.removeFile(r.dataPath()), s.removeFile(r.metaPath()))
 	}
 	w := &Writer{s: s, r: r, data: data, meta: meta, bpc: bpc, done: make(chan struct{})}
 	r.writer = w
@@ -317,24 +318,26 @@ func (w *Writer) Close() error {
 	if w.r.writer == w {
 		w.r.writer = nil
 		if w.r.State == Temporary {
-			s.removeLocked(w.r)
+			err = errors.Join(err, s.removeLocked(w.r))
 		}
 	}
 	return err
 }
 
 // Abort closes the writer and deletes the replica (e.g. after a checksum
-// error: the bytes cannot be trusted).
-func (w *Writer) Abort() {
-	_ = w.closeFiles(false)
+// error: the bytes cannot be trusted). A replica whose files cannot be
+// removed stays, marked corrupt (see removeLocked), and the error says so.
+func (w *Writer) Abort() error {
+	_ = w.closeFiles(false) // the files are being deleted: what a close loses does not matter
 	s := w.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer w.markDone()
 	if w.r.writer == w {
 		w.r.writer = nil
-		s.removeLocked(w.r)
+		return s.removeLocked(w.r)
 	}
+	return nil
 }
 
 // abandon is the store taking the replica back from an unresponsive owner.
