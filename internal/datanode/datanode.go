@@ -202,7 +202,7 @@ func (d *DataNode) Start() error {
 	}
 	d.mu.Unlock()
 
-	d.grpcSrv = grpc.NewServer()
+	d.grpcSrv = grpc.NewServer(grpc.UnaryInterceptor(d.authorizePeer))
 	dfspb.RegisterInterDatanodeProtocolServer(d.grpcSrv, &interDatanode{d: d})
 	d.httpSrv = &http.Server{Handler: d.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
 
