@@ -116,9 +116,11 @@ func fsRmCmd(f *fsFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "rm [-r|-R] [-f] [-skipTrash] PATH...",
 		Short: "Delete files, or directories with -r",
-		Long: `Delete files, or directories and what they hold with -r. Prints "Deleted PATH"
-for each. There is no trash yet: every delete is immediate and final, so
--skipTrash is accepted (for scripts written for HDFS) and changes nothing.`,
+		Long: `Delete files, or directories and what they hold with -r. When the trash is on
+(the namenode's trash_interval, on in a local cluster; HDFS's fs.trash.interval)
+each path moves to /user/USER/.Trash/Current/PATH instead ("Moved: 'PATH' to
+trash at: ..."), to be deleted by expunge once older than the interval.
+-skipTrash deletes at once ("Deleted PATH"), as does rm inside the trash.`,
 		Example:            "  smarth fs rm /tmp/x\n  smarth fs rm -r -f -skipTrash /out\n  smarth fs rm '/tmp/job-*'",
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -135,7 +137,7 @@ for each. There is no trash yet: every delete is immediate and final, so
 	c.Flags().BoolVarP(&o.Recursive, "recursive", "r", false, "delete directories and their contents")
 	c.Flags().BoolVarP(&o.Recursive, "R", "R", false, "same as -r")
 	c.Flags().BoolVarP(&o.Force, "force", "f", false, "no error for missing paths")
-	c.Flags().BoolVar(&o.SkipTrash, "skipTrash", false, "accepted; there is no trash yet, deletes are always immediate")
+	c.Flags().BoolVar(&o.SkipTrash, "skipTrash", false, "delete at once instead of moving to the trash")
 	c.Flags().Bool("safely", false, "accepted for HDFS scripts; no confirmation is asked")
 	c.Flags().Bool("help", false, "help for rm")
 	return c
@@ -168,6 +170,33 @@ func fsTouchzCmd(f *fsFlags) *cobra.Command {
 		Example: "  smarth fs touchz /out/_SUCCESS", Args: nArgs(1),
 		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Touchz(ctx, args) }),
 	}
+}
+
+func fsExpungeCmd(f *fsFlags) *cobra.Command {
+	var immediate bool
+	c := &cobra.Command{
+		Use:   "expunge [-immediate]",
+		Short: "Delete trash checkpoints older than the trash interval, then checkpoint the trash",
+		Long: `Empty the trash as hdfs dfs -expunge: delete the checkpoints of
+/user/USER/.Trash older than the trash interval, then rename .Trash/Current to
+a new checkpoint named after the time (yyMMddHHmmss). -immediate checkpoints
+Current and deletes every checkpoint at once.`,
+		Example:            "  smarth fs expunge\n  smarth fs expunge -immediate",
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			args, help, err := hdfsWords(cmd, args, "immediate")
+			if help || err != nil {
+				return err
+			}
+			if len(args) != 0 {
+				return usageErr("expunge: takes no paths; usage: %s", cmd.UseLine())
+			}
+			return f.run(func(ctx context.Context, sh *fsshell.Shell, _ []string) error { return sh.Expunge(ctx, immediate) })(cmd, args)
+		},
+	}
+	c.Flags().BoolVar(&immediate, "immediate", false, "delete every checkpoint, whatever its age")
+	c.Flags().Bool("help", false, "help for expunge")
+	return c
 }
 
 func fsTouchCmd(f *fsFlags) *cobra.Command {

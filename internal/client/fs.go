@@ -65,6 +65,10 @@ type Config struct {
 	LocalThreshold float64
 	// Seed seeds Algorithm 2's randomness (0: from the clock).
 	Seed int64
+	// TrashInterval is this client's fs.trash.interval: how long MoveToTrash
+	// keeps deletes. The namenode's trash_interval, when set, wins (as in
+	// HDFS); both 0 (the default) mean no trash.
+	TrashInterval time.Duration
 	// Dial opens data-transfer connections; default net.Dialer. Tests
 	// inject faults here.
 	Dial func(ctx context.Context, addr string) (net.Conn, error)

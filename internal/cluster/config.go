@@ -171,6 +171,9 @@ func (o *Options) nameNodeConfig(l layout) map[string]any {
 		"meta_dir":    l.data("namenode"),
 		"replication": o.Replication,
 		"racks":       racks,
+		// Deletes go to the trash for a day, as most HDFS deployments
+		// configure it (HDFS's own default is off).
+		"trash_interval": "24h",
 	}
 	if o.BlockSize > 0 {
 		c["block_size"] = o.BlockSize

@@ -77,6 +77,17 @@ type Config struct {
 	// older than this, so that reads rarely write the edit log; 0 turns
 	// access times off (setTimes then refuses to set one).
 	AccessTimePrecision time.Duration `yaml:"access_time_precision"`
+	// TrashInterval (HDFS fs.trash.interval) is how long deleted files
+	// stay in a user's trash. Clients move deletes to the trash (the
+	// trash lives in the namespace, the policy in the client, as HDFS);
+	// this value, given to them with the server defaults, overrides
+	// theirs. 0 (the default, as HDFS) leaves it to the clients.
+	TrashInterval time.Duration `yaml:"trash_interval"`
+	// TrashCheckpointInterval (HDFS fs.trash.checkpoint.interval) is how
+	// often the namenode checkpoints every user's trash and deletes the
+	// expired checkpoints; 0 (or more than TrashInterval) means
+	// TrashInterval.
+	TrashCheckpointInterval time.Duration `yaml:"trash_checkpoint_interval"`
 
 	// Block access tokens (HDFS dfs.block.access.token.*): on by default;
 	// off only for compatibility with old clients, with a warning.
@@ -229,6 +240,9 @@ func (c Config) Validate() error {
 	}
 	if c.Umask > 0o777 {
 		bad("umask: %#o is not a permission mask", c.Umask)
+	}
+	if c.TrashInterval < 0 {
+		bad("trash_interval: %v is negative (0 leaves the trash to the clients)", c.TrashInterval)
 	}
 	if c.AccessTimePrecision < 0 {
 		bad("access_time_precision: %v is negative (0 turns access times off)", c.AccessTimePrecision)

@@ -220,6 +220,10 @@ func (nn *NameNode) Start() error {
 	}()
 	go nn.loop(nn.monitorInterval(), nn.monitor)
 	go nn.loop(nn.cfg.ReplicationInterval, nn.replicationTick)
+	if every := nn.trashEmptierInterval(); every > 0 {
+		nn.wg.Add(1)
+		go nn.loop(every, nn.emptyTrashTick)
+	}
 	nn.logger.Info("namenode started", "rpc", nn.Addr(), "http", nn.HTTPAddr(), "placement", nn.cfg.Placement)
 	return nil
 }

@@ -313,6 +313,7 @@ func (nn *NameNode) serverDefaults() *dfspb.GetServerDefaultsResponse {
 		BlockSize: nn.cfg.BlockSize, Replication: uint32(nn.cfg.Replication),
 		PacketSize: 64 << 10, BytesPerChecksum: 512,
 		HeartbeatIntervalMs: nn.cfg.HeartbeatInterval.Milliseconds(), PlacementPolicy: nn.cfg.Placement,
+		TrashIntervalMs: nn.cfg.TrashInterval.Milliseconds(),
 	}
 }
 

@@ -34,13 +34,14 @@ func (s *Shell) Mkdir(ctx context.Context, args []string, parents bool) error {
 type RmOptions struct {
 	Recursive bool // directories and what they hold
 	Force     bool // no error (and exit 0) for missing paths
-	// SkipTrash is accepted for scripts written for HDFS; there is no
-	// trash yet, so every delete is immediate either way.
+	// SkipTrash deletes at once even when the trash is on.
 	SkipTrash bool
 }
 
-// Rm deletes files, and directories with Recursive, printing "Deleted
-// PATH" as HDFS does when a delete bypasses the trash.
+// Rm deletes files, and directories with Recursive. With the trash on
+// (client.TrashInterval) and without SkipTrash it moves each into the
+// user's trash instead, printing "Moved: 'PATH' to trash at: WHERE";
+// otherwise it prints "Deleted PATH", as HDFS does.
 func (s *Shell) Rm(ctx context.Context, args []string, o RmOptions) error {
 	return s.eachPathOpt(ctx, "rm", args, o.Force, func(p string) error {
 		st, err := s.FS.Stat(ctx, p)
@@ -55,6 +56,11 @@ func (s *Shell) Rm(ctx context.Context, args []string, o RmOptions) error {
 		}
 		if p == "/" {
 			return fail("rm", p, fmt.Errorf("%w: the root directory cannot be deleted", fs.ErrInvalid))
+		}
+		if !o.SkipTrash {
+			if done, err := s.moveToTrash(ctx, p); done || err != nil {
+				return err
+			}
 		}
 		if err := s.FS.Delete(ctx, p, o.Recursive); err != nil {
 			if o.Force && errors.Is(err, fs.ErrNotExist) {

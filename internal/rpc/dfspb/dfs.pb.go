@@ -3627,8 +3627,12 @@ type GetServerDefaultsResponse struct {
 	BytesPerChecksum    uint32                 `protobuf:"varint,4,opt,name=bytes_per_checksum,json=bytesPerChecksum,proto3" json:"bytes_per_checksum,omitempty"`
 	HeartbeatIntervalMs int64                  `protobuf:"varint,5,opt,name=heartbeat_interval_ms,json=heartbeatIntervalMs,proto3" json:"heartbeat_interval_ms,omitempty"`
 	PlacementPolicy     string                 `protobuf:"bytes,6,opt,name=placement_policy,json=placementPolicy,proto3" json:"placement_policy,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The cluster's trash interval (HDFS fs.trash.interval, here in ms):
+	// when not 0 it overrides the client's own, as HDFS's FsServerDefaults
+	// does; 0 leaves the client's (which defaults to off).
+	TrashIntervalMs int64 `protobuf:"varint,7,opt,name=trash_interval_ms,json=trashIntervalMs,proto3" json:"trash_interval_ms,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *GetServerDefaultsResponse) Reset() {
@@ -3701,6 +3705,13 @@ func (x *GetServerDefaultsResponse) GetPlacementPolicy() string {
 		return x.PlacementPolicy
 	}
 	return ""
+}
+
+func (x *GetServerDefaultsResponse) GetTrashIntervalMs() int64 {
+	if x != nil {
+		return x.TrashIntervalMs
+	}
+	return 0
 }
 
 // Speed records (SMARTH): the client measures each block's transfer to its
@@ -7554,7 +7565,7 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\amissing\x18\x04 \x01(\x03R\amissing\x12\x18\n" +
 	"\acorrupt\x18\x05 \x01(\x03R\acorrupt\x12\x18\n" +
 	"\ahealthy\x18\x06 \x01(\bR\ahealthy\"\x1a\n" +
-	"\x18GetServerDefaultsRequest\"\x8a\x02\n" +
+	"\x18GetServerDefaultsRequest\"\xb6\x02\n" +
 	"\x19GetServerDefaultsResponse\x12\x1d\n" +
 	"\n" +
 	"block_size\x18\x01 \x01(\x03R\tblockSize\x12 \n" +
@@ -7563,7 +7574,8 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"packetSize\x12,\n" +
 	"\x12bytes_per_checksum\x18\x04 \x01(\rR\x10bytesPerChecksum\x122\n" +
 	"\x15heartbeat_interval_ms\x18\x05 \x01(\x03R\x13heartbeatIntervalMs\x12)\n" +
-	"\x10placement_policy\x18\x06 \x01(\tR\x0fplacementPolicy\"z\n" +
+	"\x10placement_policy\x18\x06 \x01(\tR\x0fplacementPolicy\x12*\n" +
+	"\x11trash_interval_ms\x18\a \x01(\x03R\x0ftrashIntervalMs\"z\n" +
 	"\vSpeedSample\x12\x1f\n" +
 	"\vdatanode_id\x18\x01 \x01(\tR\n" +
 	"datanodeId\x12\x14\n" +

@@ -1,0 +1,96 @@
+package namenode
+
+import (
+	"path"
+	"time"
+
+	"smarth/internal/namenode/namespace"
+	"smarth/internal/trash"
+)
+
+// The trash emptier is HDFS's Trash.Emptier, which runs in the namenode
+// when fs.trash.interval is set: every checkpoint interval it deletes each
+// user's trash checkpoints older than the trash interval and makes
+// .Trash/Current a new checkpoint. Clients move deletes into the trash
+// (client.MoveToTrash); without this, trash would only empty when users
+// run expunge.
+
+// trashEmptierInterval is how often the emptier runs: trash_checkpoint_interval,
+// or the trash interval itself when that is 0 or larger (as HDFS); 0 when
+// the cluster has no trash.
+func (nn *NameNode) trashEmptierInterval() time.Duration {
+	every := nn.cfg.TrashCheckpointInterval
+	if every <= 0 || every > nn.cfg.TrashInterval {
+		every = nn.cfg.TrashInterval
+	}
+	return every
+}
+
+// emptyTrashTick runs one emptier round over every /user/<name>/.Trash.
+func (nn *NameNode) emptyTrashTick() {
+	now := nn.clock()
+	nn.mu.Lock()
+	if nn.writableLocked("trash", "/user") != nil {
+		nn.mu.Unlock()
+		return
+	}
+	var ops []*editOp
+	home, err := nn.state.tree.Lookup("/user")
+	if err == nil && home.Dir {
+		for _, u := range home.Children() {
+			ops = append(ops, nn.trashOpsLocked(path.Join(u.Path(), trash.Dir), now)...)
+		}
+	}
+	last := uint64(0)
+	for _, op := range ops {
+		op.Now = now.UnixMilli()
+		res, err := nn.state.apply(op, namespace.Caller{Trusted: true})
+		if err != nil {
+			nn.logger.Warn("trash emptier", "op", op.Kind, "path", op.Path, "error", err)
+			continue
+		}
+		last = nn.logOp(op)
+		nn.afterApplyLocked(res)
+		if op.Kind == opDelete {
+			nn.logger.Info("deleted trash checkpoint", "path", op.Path)
+		} else {
+			nn.logger.Info("created trash checkpoint", "path", op.Dst)
+		}
+	}
+	nn.mu.Unlock()
+	if last != 0 {
+		_ = nn.sync(last)
+	}
+}
+
+// trashOpsLocked plans one trash's round: delete the expired checkpoints,
+// then rename Current to a checkpoint with a free name.
+func (nn *NameNode) trashOpsLocked(root string, now time.Time) []*editOp {
+	dir, err := nn.state.tree.Lookup(root)
+	if err != nil || !dir.Dir {
+		return nil
+	}
+	var ops []*editOp
+	hasCurrent := false
+	taken := map[string]bool{}
+	for _, c := range dir.Children() {
+		taken[c.Name] = true
+		if c.Name == trash.Current {
+			hasCurrent = c.Dir
+			continue
+		}
+		if at, ok := trash.CheckpointTime(c.Name); ok && c.Dir && trash.Expired(at, now, nn.cfg.TrashInterval) {
+			ops = append(ops, &editOp{Kind: opDelete, Path: c.Path(), Recursive: true})
+			taken[c.Name] = false
+		}
+	}
+	if !hasCurrent {
+		return ops
+	}
+	for n := 0; n <= trash.MaxCheckpointTries; n++ {
+		if name := trash.CheckpointName(now, n); !taken[name] {
+			return append(ops, &editOp{Kind: opRename, Path: path.Join(root, trash.Current), Dst: path.Join(root, name)})
+		}
+	}
+	return ops
+}
