@@ -56,6 +56,7 @@ func newClusterUpCmd() *cobra.Command {
 		blockSize      string
 		placement      string
 		cache          clusterCacheFlags
+		nnConf         []string
 		timeout, grace time.Duration
 	)
 	c := &cobra.Command{
@@ -69,7 +70,9 @@ they ran with; the flags that describe a new cluster are then ignored.`,
   smarth cluster up --datanodes 5 --racks /r1,/r1,/r2,/r2,/r2
   smarth cluster up --home /tmp/c1 --nodemanagers=false --block-size 8MiB
   smarth cluster up --datanodes 4 --cache-capacity 256MiB --cache-policy bg --scheduler cachelocal
-  sudo smarth cluster up --cache-capacity 256MiB --cache-policy pinned --disk-read-rate 40MB/s`,
+  sudo smarth cluster up --cache-capacity 256MiB --cache-policy pinned --disk-read-rate 40MB/s
+  smarth cluster up --auth secure --nodemanagers=false
+  smarth cluster up --namenode-conf block_access_token_enable=false`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if racks != "" {
@@ -94,8 +97,12 @@ they ran with; the flags that describe a new cluster are then ignored.`,
 				}
 				opts.BlockSize = n
 			}
+			opts.NameNode = map[string]any{}
 			if placement != "" {
-				opts.NameNode = map[string]any{"placement": placement}
+				opts.NameNode["placement"] = placement
+			}
+			if err := parseConfPairs(nnConf, opts.NameNode); err != nil {
+				return usageErr("--namenode-conf: %v", err)
 			}
 			if opts.DataNodes < 1 {
 				return usageErr("--datanodes must be at least 1")
@@ -130,6 +137,8 @@ they ran with; the flags that describe a new cluster are then ignored.`,
 	f.IntVar(&opts.Replication, "replication", 0, "default replication (default min(3, datanodes))")
 	f.StringVar(&blockSize, "block-size", "", "default block size, e.g. 64MiB (default: the namenode's)")
 	f.StringVar(&placement, "placement", "", "namenode placement policy: rackaware, speedaware or speedaware-paper")
+	f.StringVar(&opts.Auth, "auth", "", "namenode auth: secure (make the cluster's keys under HOME/keys and write your token file, as smarth login) or simple (default: the namenode's)")
+	f.StringArrayVar(&nnConf, "namenode-conf", nil, "extra namenode config KEY=VALUE (YAML value; repeatable), e.g. block_access_token_enable=false")
 	cache.add(f)
 	f.StringVar(&opts.NameNodeRPC, "namenode-addr", "", "namenode RPC address (default 127.0.0.1:8020 if free, else a free port)")
 	f.StringVar(&opts.NameNodeHTTP, "namenode-http", "", "namenode web address (default 127.0.0.1:9870 if free, else a free port)")

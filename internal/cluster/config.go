@@ -43,6 +43,14 @@ type Options struct {
 	// scheduler, drop-behind and a disk read cap.
 	Cache CacheOptions
 
+	// Auth is the namenode's auth mode: "secure" (keys made under
+	// home/keys, the launching user's token file written; see secure.go),
+	// "simple", or "" for the namenode's default.
+	// A secure cluster's launcher writes its user's credential to
+	// auth.DefaultTokenFile() ($SMARTH_TOKEN_FILE, else ~/.smarth/token),
+	// where clients and the launcher's own checks look for it.
+	Auth string
+
 	// Extra config keys per daemon kind, merged over the generated ones
 	// (e.g. {"placement": "speedaware"} for the namenode).
 	NameNode, DataNode, ResourceManager, NodeManager map[string]any
@@ -87,6 +95,9 @@ func (o *Options) setDefaults() error {
 		return fmt.Errorf("%d racks given for %d datanodes", len(o.Racks), o.DataNodes)
 	}
 	if err := o.Cache.check(); err != nil {
+		return err
+	}
+	if err := o.checkAuth(); err != nil {
 		return err
 	}
 	if err := o.checkExtraKeys(); err != nil {
@@ -181,12 +192,14 @@ func (o *Options) nameNodeConfig(l layout) map[string]any {
 	if o.NodeManagers && o.ResourceManagerHTTP != "" && !anyPort(o.ResourceManagerHTTP) {
 		c["resourcemanager_web"] = o.ResourceManagerHTTP
 	}
-	return merge(merge(c, o.Cache.nameNodeKeys()), o.NameNode)
+	nnAuth, _ := o.authKeys(l)
+	return merge(merge(merge(c, nnAuth), o.Cache.nameNodeKeys()), o.NameNode)
 }
 
 func (o *Options) dataNodeConfig(l layout, i int, nn string) map[string]any {
 	name := Hostname(i)
-	return merge(merge(map[string]any{
+	_, dnAuth := o.authKeys(l)
+	return merge(merge(merge(map[string]any{
 		"namenode":  nn,
 		"hostname":  name,
 		"data_addr": "127.0.0.1:0",
@@ -194,7 +207,7 @@ func (o *Options) dataNodeConfig(l layout, i int, nn string) map[string]any {
 		"http_addr": "127.0.0.1:0",
 		"data_dir":  l.data(name),
 		"rack":      o.Racks[i],
-	}, o.Cache.dataNodeKeys()), o.DataNode)
+	}, dnAuth), o.Cache.dataNodeKeys()), o.DataNode)
 }
 
 func (o *Options) resourceManagerConfig(nn string) map[string]any {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
+	"smarth/internal/auth"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -37,7 +38,13 @@ func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	if u, err := user.Current(); err == nil {
 		name = u.Username
 	}
-	ctx = metadata.AppendToOutgoingContext(ctx, "smarth-user", name, "smarth-client", "smarth-cluster")
+	kv := []string{auth.MDUser, name, "smarth-client", "smarth-cluster"}
+	// A secure namenode wants the launching user's credential, which Up
+	// wrote to the default token file (absent: a simple cluster).
+	if cred, err := auth.ReadTokenFile(auth.DefaultTokenFile()); err == nil {
+		kv = append(kv, auth.MDCredential, cred)
+	}
+	ctx = metadata.AppendToOutgoingContext(ctx, kv...)
 	return context.WithTimeout(ctx, 5*time.Second)
 }
 

@@ -72,6 +72,13 @@ func (u *upper) run(ctx context.Context) error {
 	if err := u.st.save(); err != nil {
 		return err
 	}
+	token, err := u.opts.prepareAuth(u.l)
+	if err != nil {
+		return err
+	}
+	if token != "" {
+		fmt.Fprintf(u.opts.Out, "auth      secure: keys in %s, your token in %s\n", filepath.Dir(u.l.key(identityKeyName)), token)
+	}
 	nn, err := u.start(ctx, "namenode", "namenode", "", "", u.opts.nameNodeConfig(u.l))
 	if err != nil {
 		return err
