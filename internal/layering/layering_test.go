@@ -19,6 +19,7 @@ var forbidden = map[string][]string{
 	"smarth/internal/placement": {"smarth/internal/rpc", "smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/client"},
 	"smarth/internal/sched":     {"smarth/internal/rpc", "smarth/internal/resourcemanager", "smarth/internal/nodemanager", "smarth/internal/client"},
 	"smarth/internal/cache":     {"smarth/internal/rpc", "smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/client"},
+	"smarth/internal/trash":     {"smarth/internal/rpc", "smarth/internal/namenode", "smarth/internal/client"},
 	// The consoles' shared frame: each daemon renders its own pages and
 	// hands them over; webui knows none of them.
 	"smarth/internal/webui": {"smarth/internal/rpc", "smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/client", "smarth/internal/resourcemanager", "smarth/internal/nodemanager", "smarth/internal/mapreduce"},
