@@ -153,6 +153,34 @@ func ReadTokenFile(path string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
+// LoadCredential reads the credential in tokenFile, else in
+// DefaultTokenFile(). A missing default file is no error (a simple-mode
+// server needs no credential: it returns ""); a named file that cannot be
+// read, or one others can read, is.
+func LoadCredential(tokenFile string) (string, error) {
+	path, named := tokenFile, tokenFile != ""
+	if !named {
+		path = DefaultTokenFile()
+	}
+	if path == "" {
+		return "", nil
+	}
+	cred, err := ReadTokenFile(path)
+	if errors.Is(err, os.ErrNotExist) && !named {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	return cred, nil
+}
+
+// CredentialUser is the user a credential names (unverified).
+func CredentialUser(cred string) string {
+	u, _, _ := strings.Cut(cred, ":")
+	return u
+}
+
 // DefaultTokenFile is where a user's credential is looked for when none
 // is configured: $SMARTH_TOKEN_FILE, else ~/.smarth/token.
 func DefaultTokenFile() string {

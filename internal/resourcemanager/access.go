@@ -8,6 +8,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"smarth/internal/auth"
 )
 
 // Who may do what with jobs. The resource manager decides it here, on
@@ -32,6 +34,26 @@ func AssertedUser(ctx context.Context) (string, error) {
 		}
 	}
 	return "", status.Error(codes.Unauthenticated, "the call names no user (metadata smarth-user)")
+}
+
+// VerifiedUser is secure mode: the caller is the user its credential
+// (metadata smarth-auth, minted with the namenode's identity secret)
+// proves; the asserted smarth-user is ignored, so naming another user
+// gets nothing.
+func VerifiedUser(secret []byte) Identify {
+	return func(ctx context.Context) (string, error) {
+		var cred string
+		if md, ok := metadata.FromIncomingContext(ctx); ok {
+			if c := md.Get(auth.MDCredential); len(c) > 0 {
+				cred = c[0]
+			}
+		}
+		u, err := auth.VerifyUser(secret, cred)
+		if err != nil {
+			return "", status.Error(codes.Unauthenticated, err.Error())
+		}
+		return u, nil
+	}
 }
 
 // GroupsOf resolves a user's groups on the resource manager's host, as

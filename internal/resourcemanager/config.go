@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"smarth/internal/auth"
 	"smarth/internal/mapreduce"
 	"smarth/internal/sched"
 )
@@ -70,7 +71,13 @@ type Config struct {
 	// CommitFS, if set, wraps the file system job commits run on (tests
 	// inject crashes between a commit's renames).
 	CommitFS func(mapreduce.FS) mapreduce.FS `yaml:"-"`
-	// Identify establishes an RPC's caller; default AssertedUser.
+	// Auth is how job RPCs' callers are established: "simple" (default:
+	// the asserted smarth-user, Hadoop's simple auth) or "secure" (a
+	// credential signed with the namenode's identity secret, read from
+	// AuthSecretFile; see docs/security.md).
+	Auth           string `yaml:"auth"`
+	AuthSecretFile string `yaml:"auth_secret_file"`
+	// Identify establishes an RPC's caller; default by Auth.
 	Identify Identify `yaml:"-"`
 	// GroupsOf resolves a user's groups for AdminGroup; default OSGroups.
 	GroupsOf GroupsOf `yaml:"-"`
@@ -115,6 +122,15 @@ func (c Config) Validate() error {
 	}
 	if c.NodeSkips < 0 || c.RackSkips < 0 {
 		errs = append(errs, fmt.Errorf("node_skips %d and rack_skips %d must not be negative", c.NodeSkips, c.RackSkips))
+	}
+	switch c.Auth {
+	case "", auth.Simple:
+	case auth.Secure:
+		if c.AuthSecretFile == "" && c.Identify == nil {
+			errs = append(errs, errors.New("auth_secret_file: required with auth: secure (the namenode's identity secret)"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("auth: %q must be %q or %q", c.Auth, auth.Secure, auth.Simple))
 	}
 	if c.CacheSkips < 0 {
 		errs = append(errs, fmt.Errorf("cache_skips %d must not be negative (0: no wait for cache locality)", c.CacheSkips))

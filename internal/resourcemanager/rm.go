@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"smarth/internal/auth"
 	"smarth/internal/client"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/shuffle"
@@ -76,6 +77,13 @@ func New(cfg Config, logger *slog.Logger) (*ResourceManager, error) {
 	}
 	if cfg.Identify == nil {
 		cfg.Identify = AssertedUser
+		if cfg.Auth == auth.Secure {
+			secret, err := auth.LoadKey(cfg.AuthSecretFile)
+			if err != nil {
+				return nil, fmt.Errorf("resource manager: auth_secret_file: %w", err)
+			}
+			cfg.Identify = VerifiedUser(secret)
+		}
 	}
 	if cfg.GroupsOf == nil {
 		cfg.GroupsOf = OSGroups

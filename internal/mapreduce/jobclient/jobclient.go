@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"smarth/internal/auth"
 	"smarth/internal/mapreduce"
 	"smarth/internal/rpc/mrpb"
 )
@@ -27,8 +28,13 @@ type Config struct {
 	ResourceManager string // host:port
 	FS              mapreduce.FS
 	Registry        *mapreduce.Registry
-	User            string        // default: the OS user
-	PollInterval    time.Duration // default 100ms
+	User            string // default: the credential's user, else the OS user
+	// Credential proves User to a resource manager that checks
+	// credentials (auth: secure); default: read from TokenFile, else
+	// $SMARTH_TOKEN_FILE, else ~/.smarth/token when present.
+	Credential   string
+	TokenFile    string
+	PollInterval time.Duration // default 100ms
 	// Progress, if set, is called with each status polled while a job runs.
 	Progress func(*mrpb.JobStatus)
 	// RPCTimeout bounds each call to the resource manager (default 30s).
@@ -55,6 +61,16 @@ func New(cfg Config) (*Client, error) {
 	if cfg.RPCTimeout <= 0 {
 		cfg.RPCTimeout = 30 * time.Second
 	}
+	if cfg.Credential == "" {
+		cred, err := auth.LoadCredential(cfg.TokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("jobclient: %w", err)
+		}
+		cfg.Credential = cred
+	}
+	if cfg.User == "" && cfg.Credential != "" {
+		cfg.User = auth.CredentialUser(cfg.Credential)
+	}
 	if cfg.User == "" {
 		if u, err := user.Current(); err == nil {
 			cfg.User = u.Username
@@ -75,7 +91,11 @@ func (c *Client) FS() mapreduce.FS { return c.cfg.FS }
 
 func (c *Client) rpcCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.RPCTimeout)
-	return metadata.AppendToOutgoingContext(ctx, "smarth-user", c.cfg.User), cancel
+	kv := []string{auth.MDUser, c.cfg.User}
+	if c.cfg.Credential != "" {
+		kv = append(kv, auth.MDCredential, c.cfg.Credential)
+	}
+	return metadata.AppendToOutgoingContext(ctx, kv...), cancel
 }
 
 // rpcErr turns a gRPC error into its message, naming the resource
