@@ -24,7 +24,7 @@ func TestCacheOptionsInConfigs(t *testing.T) {
 	if dn["cache_capacity"] != int64(256<<20) || dn["drop_cache_behind_reads"] != true || dn["drop_cache_behind_writes"] != true {
 		t.Errorf("datanode config %v: want cache_capacity and both drop-behinds", dn)
 	}
-	rm := o.resourceManagerConfig("127.0.0.1:8020")
+	rm := o.resourceManagerConfig(layout{o.Home}, "127.0.0.1:8020")
 	if rm["scheduler"] != "cachelocal" || rm["cache_skips"] != 5 { // the extra key wins over CacheSkips
 		t.Errorf("resource manager config %v: want scheduler cachelocal and the extra cache_skips", rm)
 	}

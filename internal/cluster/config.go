@@ -192,13 +192,13 @@ func (o *Options) nameNodeConfig(l layout) map[string]any {
 	if o.NodeManagers && o.ResourceManagerHTTP != "" && !anyPort(o.ResourceManagerHTTP) {
 		c["resourcemanager_web"] = o.ResourceManagerHTTP
 	}
-	nnAuth, _ := o.authKeys(l)
+	nnAuth, _, _, _ := o.authKeys(l)
 	return merge(merge(merge(c, nnAuth), o.Cache.nameNodeKeys()), o.NameNode)
 }
 
 func (o *Options) dataNodeConfig(l layout, i int, nn string) map[string]any {
 	name := Hostname(i)
-	_, dnAuth := o.authKeys(l)
+	_, dnAuth, _, _ := o.authKeys(l)
 	return merge(merge(merge(map[string]any{
 		"namenode":  nn,
 		"hostname":  name,
@@ -210,19 +210,21 @@ func (o *Options) dataNodeConfig(l layout, i int, nn string) map[string]any {
 	}, dnAuth), o.Cache.dataNodeKeys()), o.DataNode)
 }
 
-func (o *Options) resourceManagerConfig(nn string) map[string]any {
-	return merge(merge(map[string]any{
+func (o *Options) resourceManagerConfig(l layout, nn string) map[string]any {
+	_, _, rmAuth, _ := o.authKeys(l)
+	return merge(merge(merge(map[string]any{
 		"rpc_addr":  "127.0.0.1:0",
 		"http_addr": cmp.Or(o.ResourceManagerHTTP, "127.0.0.1:0"),
 		"namenode":  nn,
 		// The local cluster is one user's machine: streaming jobs run
 		// commands as that user anyway.
 		"allow_streaming": true,
-	}, o.Cache.resourceManagerKeys()), o.ResourceManager)
+	}, rmAuth), o.Cache.resourceManagerKeys()), o.ResourceManager)
 }
 
 func (o *Options) nodeManagerConfig(l layout, i int, nn, rm string) map[string]any {
-	return merge(map[string]any{
+	_, _, _, nmAuth := o.authKeys(l)
+	return merge(merge(map[string]any{
 		"resourcemanager": rm,
 		"namenode":        nn,
 		"hostname":        Hostname(i),
@@ -231,7 +233,7 @@ func (o *Options) nodeManagerConfig(l layout, i int, nn, rm string) map[string]a
 		"shuffle_addr":    "127.0.0.1:0",
 		"http_addr":       "127.0.0.1:0",
 		"work_dir":        l.data(fmt.Sprintf("nm%d", i+1)),
-	}, o.NodeManager)
+	}, nmAuth), o.NodeManager)
 }
 
 func merge(base, extra map[string]any) map[string]any {

@@ -27,7 +27,7 @@ func TestNameNodeLinksToResourceManagerWeb(t *testing.T) {
 				t.Fatal(err)
 			}
 			nn := o.nameNodeConfig(layout{o.Home})
-			rmHTTP, _ := o.resourceManagerConfig("127.0.0.1:8020")["http_addr"].(string)
+			rmHTTP, _ := o.resourceManagerConfig(layout{o.Home}, "127.0.0.1:8020")["http_addr"].(string)
 			web, has := nn["resourcemanager_web"].(string)
 			want := tc.wantWeb
 			if want == "*" && anyPort(rmHTTP) {

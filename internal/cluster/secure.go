@@ -15,8 +15,13 @@ import (
 // are minted, and the datanode key every datanode proves itself with —
 // points the namenode and each datanode at them, and writes the
 // launching user's credential to their token file, as `smarth login`
-// does, so the cluster's owner can use it at once. The keys survive
-// `cluster down` with the rest of the home, so token files stay valid.
+// does, so the cluster's owner can use it at once. The resource manager
+// checks job callers' credentials with the identity secret; it and the
+// node managers reach the namenode with a service token (the owner's
+// credential in home/keys/service.token: the owner is the namenode's
+// superuser, so they may act for each job's submitter, as Hadoop's
+// proxy users). The keys survive `cluster down` with the rest of the home,
+// so token files stay valid.
 
 func (l layout) key(name string) string { return filepath.Join(l.home, "keys", name) }
 
@@ -25,6 +30,7 @@ func (l layout) key(name string) string { return filepath.Join(l.home, "keys", n
 const (
 	identityKeyName = "auth.key"
 	datanodeKeyName = "datanode.key"
+	serviceToken    = "service.token"
 )
 
 // IdentitySecretFile is the identity secret of the secure local cluster in
@@ -37,27 +43,23 @@ func (o *Options) checkAuth() error {
 	case "", auth.Simple:
 		return nil
 	case auth.Secure:
-		if o.NodeManagers {
-			// The resource manager and node managers do not carry
-			// credentials yet (they would act for submitters as proxy
-			// users): jobs would fail unauthenticated.
-			return fmt.Errorf("--auth secure: the resource manager and node managers cannot authenticate to a secure namenode yet; use --nodemanagers=false")
-		}
 		return nil
 	}
 	return fmt.Errorf("--auth must be %s or %s, not %q", auth.Secure, auth.Simple, o.Auth)
 }
 
-// authKeys are the namenode and datanode config keys for o.Auth.
-func (o *Options) authKeys(l layout) (namenode, datanode map[string]any) {
+// authKeys are each daemon kind's config keys for o.Auth.
+func (o *Options) authKeys(l layout) (namenode, datanode, resourceManager, nodeManager map[string]any) {
 	switch o.Auth {
 	case auth.Secure:
 		return map[string]any{"auth": auth.Secure, "auth_secret_file": l.key(identityKeyName), "datanode_key_file": l.key(datanodeKeyName)},
-			map[string]any{"datanode_key_file": l.key(datanodeKeyName)}
+			map[string]any{"datanode_key_file": l.key(datanodeKeyName)},
+			map[string]any{"auth": auth.Secure, "auth_secret_file": l.key(identityKeyName), "token_file": l.key(serviceToken)},
+			map[string]any{"token_file": l.key(serviceToken)}
 	case auth.Simple:
-		return map[string]any{"auth": auth.Simple}, nil
+		return map[string]any{"auth": auth.Simple}, nil, nil, nil
 	}
-	return nil, nil
+	return nil, nil, nil, nil
 }
 
 // prepareAuth creates a secure cluster's keys (kept if they exist) and
@@ -84,8 +86,14 @@ func (o *Options) prepareAuth(l layout) (string, error) {
 	if path == "" {
 		return "", fmt.Errorf("no token file: set SMARTH_TOKEN_FILE or HOME")
 	}
-	if err := auth.WriteTokenFile(path, auth.UserCredential(secret, u.Username)); err != nil {
+	cred := auth.UserCredential(secret, u.Username)
+	if err := auth.WriteTokenFile(path, cred); err != nil {
 		return "", fmt.Errorf("writing %s's token file: %w", u.Username, err)
+	}
+	// The daemons' own copy: the user's file may later be replaced (smarth
+	// login as someone else), the service's must not change under them.
+	if err := auth.WriteTokenFile(l.key(serviceToken), cred); err != nil {
+		return "", fmt.Errorf("writing the service token: %w", err)
 	}
 	return path, nil
 }

@@ -11,6 +11,9 @@ import (
 	"smarth/internal/auth"
 	"smarth/internal/client"
 	"smarth/internal/cluster"
+	"smarth/internal/mapreduce"
+	"smarth/internal/mapreduce/apps"
+	"smarth/internal/mapreduce/jobclient"
 	"smarth/internal/testcluster"
 )
 
@@ -18,7 +21,10 @@ import (
 // the datanode key (0600), the datanodes prove the key (they register:
 // Up returns), the launching user's token file works for a client, while
 // a client with a credential minted under another secret, or with none,
-// is refused. The launcher's own status calls carry the token too.
+// is refused. The launcher's own status calls carry the token too. A
+// wordcount job of another user runs end to end: the resource manager
+// checks her credential and the node managers, with the owner's service
+// token, read and write as her (its output is hers).
 func TestUpSecure(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-binary cluster skipped in -short mode")
@@ -30,7 +36,7 @@ func TestUpSecure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	st, err := cluster.Up(ctx, cluster.Options{
-		Home: home, Binary: testcluster.Binary(t), DataNodes: 2, Auth: auth.Secure,
+		Home: home, Binary: testcluster.Binary(t), DataNodes: 2, Auth: auth.Secure, NodeManagers: true,
 		NameNodeRPC: "127.0.0.1:0", NameNodeHTTP: "127.0.0.1:0", BlockSize: 1 << 20,
 	})
 	if err != nil {
@@ -70,8 +76,59 @@ func TestUpSecure(t *testing.T) {
 	t.Setenv("SMARTH_TOKEN_FILE", filepath.Join(t.TempDir(), "absent"))
 	refused("anonymous", client.Config{NameNode: st.NameNode})
 	t.Setenv("SMARTH_TOKEN_FILE", token)
+	runSecureJob(ctx, t, home, st, fs)
 	s, err := cluster.GetStatus(ctx, home)
 	if err != nil || s.ReportErr != nil || len(s.Datanodes) != 2 {
 		t.Fatalf("status of the secure cluster: %v %v %d datanodes", err, s.ReportErr, len(s.Datanodes))
+	}
+}
+
+func runSecureJob(ctx context.Context, t *testing.T, home string, st *cluster.State, owner *client.FileSystem) {
+	t.Helper()
+	w, err := owner.Create(ctx, "/secure-in/text", client.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte(strings.Repeat("to be or not to be\n", 1000))); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// alice is not the cluster's owner: her job's files can only be
+	// hers if the node managers act for her.
+	if err := owner.Mkdir(ctx, "/alice", 0o755, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.SetOwner(ctx, "/alice", "alice", ""); err != nil {
+		t.Fatal(err)
+	}
+	secret, err := auth.LoadKey(cluster.IdentitySecretFile(home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred := auth.UserCredential(secret, "alice")
+	fs, err := client.New(client.Config{NameNode: st.NameNode, Credential: cred})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	reg := mapreduce.NewRegistry(apps.All()...)
+	jc, err := jobclient.New(jobclient.Config{ResourceManager: st.ResourceManager, FS: mapreduce.DFS(fs), Registry: reg, Credential: cred})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jc.Close()
+	if _, err := jc.Run(ctx, "wordcount", map[string]string{"input": "/secure-in", "output": "/alice/out", "reduces": "1"}); err != nil {
+		t.Fatalf("alice's wordcount on the secure cluster: %v", err)
+	}
+	out, err := fs.List(ctx, "/alice/out")
+	if err != nil || len(out) == 0 {
+		t.Fatalf("job output: %v %v", out, err)
+	}
+	for _, fi := range out {
+		if fi.Owner != "alice" {
+			t.Errorf("%s owned by %s, want the submitter alice", fi.Name, fi.Owner)
+		}
 	}
 }

@@ -124,7 +124,7 @@ func (u *upper) run(ctx context.Context) error {
 }
 
 func (u *upper) startMapReduce(ctx context.Context, nn string) error {
-	rm, err := u.start(ctx, "resourcemanager", "resourcemanager", "", "", u.opts.resourceManagerConfig(nn))
+	rm, err := u.start(ctx, "resourcemanager", "resourcemanager", "", "", u.opts.resourceManagerConfig(u.l, nn))
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,10 @@ type Config struct {
 	RPCAddr     string `yaml:"rpc_addr"`     // gRPC health service
 	ShuffleAddr string `yaml:"shuffle_addr"` // map output over HTTP
 	HTTPAddr    string `yaml:"http_addr"`    // /metrics
+	// TokenFile is the node manager's own credential for the namenode
+	// (a proxy user or the superuser): tasks read and write as their
+	// job's submitter through it. Default: the client library's.
+	TokenFile string `yaml:"token_file"`
 	// Pprof serves Go profiles under http_addr/debug/pprof/, to loopback
 	// callers only; off by default (profiles expose memory and burn CPU).
 	Pprof   bool   `yaml:"pprof"`

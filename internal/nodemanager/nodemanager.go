@@ -121,7 +121,7 @@ func (nm *NodeManager) Start() error {
 	}
 	if nm.fs == nil {
 		c, err := client.New(client.Config{NameNode: nm.cfg.NameNode, ClientHost: nm.cfg.Hostname,
-			ClientName: fmt.Sprintf("smarth-nodemanager-%s-%d", nm.cfg.Hostname, os.Getpid()), Logger: nm.log})
+			ClientName: fmt.Sprintf("smarth-nodemanager-%s-%d", nm.cfg.Hostname, os.Getpid()), TokenFile: nm.cfg.TokenFile, Logger: nm.log})
 		if err != nil {
 			return fmt.Errorf("namenode client: %w", err)
 		}
@@ -134,7 +134,7 @@ func (nm *NodeManager) Start() error {
 		nm.users = mapreduce.SharedFS{FS: nm.cfg.FS}
 	default:
 		nm.users = mapreduce.NewDFSPool(client.Config{NameNode: nm.cfg.NameNode, ClientHost: nm.cfg.Hostname,
-			ClientName: fmt.Sprintf("smarth-nodemanager-%s-%d", nm.cfg.Hostname, os.Getpid()), Logger: nm.log})
+			ClientName: fmt.Sprintf("smarth-nodemanager-%s-%d", nm.cfg.Hostname, os.Getpid()), TokenFile: nm.cfg.TokenFile, Logger: nm.log})
 	}
 	var err error
 	listen := func(addr, key string) net.Listener {

@@ -77,6 +77,12 @@ type Config struct {
 	// AuthSecretFile; see docs/security.md).
 	Auth           string `yaml:"auth"`
 	AuthSecretFile string `yaml:"auth_secret_file"`
+	// TokenFile is the resource manager's own credential for the
+	// namenode (a service user listed in the namenode's proxy_users, or
+	// its superuser): job file operations run as the submitter through
+	// it. Default: the client library's ($SMARTH_TOKEN_FILE, else
+	// ~/.smarth/token when present).
+	TokenFile string `yaml:"token_file"`
 	// Identify establishes an RPC's caller; default by Auth.
 	Identify Identify `yaml:"-"`
 	// GroupsOf resolves a user's groups for AdminGroup; default OSGroups.

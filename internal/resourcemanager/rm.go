@@ -107,7 +107,7 @@ func New(cfg Config, logger *slog.Logger) (*ResourceManager, error) {
 		rm.users = mapreduce.SharedFS{FS: cfg.FS}
 	default:
 		rm.users = mapreduce.NewDFSPool(client.Config{NameNode: cfg.NameNode,
-			ClientName: "smarth-resourcemanager-" + rm.epoch, Logger: logger})
+			ClientName: "smarth-resourcemanager-" + rm.epoch, TokenFile: cfg.TokenFile, Logger: logger})
 	}
 	rm.heartbeats = prometheus.NewCounter(prometheus.CounterOpts{Name: "smarth_rm_heartbeats_total", Help: "Node manager heartbeats received."})
 	rm.mapLaunches = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "smarth_rm_map_launches_total",
@@ -133,7 +133,7 @@ func New(cfg Config, logger *slog.Logger) (*ResourceManager, error) {
 // Start binds the RPC and HTTP addresses and starts serving.
 func (rm *ResourceManager) Start() error {
 	if rm.fs == nil {
-		c, err := client.New(client.Config{NameNode: rm.cfg.NameNode, ClientName: "smarth-resourcemanager-" + rm.epoch, Logger: rm.log})
+		c, err := client.New(client.Config{NameNode: rm.cfg.NameNode, ClientName: "smarth-resourcemanager-" + rm.epoch, TokenFile: rm.cfg.TokenFile, Logger: rm.log})
 		if err != nil {
 			return fmt.Errorf("namenode client: %w", err)
 		}
