@@ -24,7 +24,9 @@ type recvBudget struct {
 	capacity int64
 	used     int64         // guarded by mu
 	freed    chan struct{} // guarded by mu: closed and replaced whenever bytes are released
-	changed  func(delta int64)
+	// changed is told every change, under mu so that its view of the
+	// total follows the real order (it must be quick: a gauge update).
+	changed func(delta int64)
 }
 
 func newRecvBudget(capacity int64, changed func(delta int64)) *recvBudget {
@@ -56,8 +58,8 @@ func (b *recvBudget) claim(n int64, wait time.Duration, stop <-chan struct{}) (f
 		b.mu.Lock()
 		if b.used+n <= b.capacity {
 			b.used += n
-			b.mu.Unlock()
 			b.changed(n)
+			b.mu.Unlock()
 			var once sync.Once
 			return func() { once.Do(func() { b.release(n) }) }, nil
 		}
@@ -80,10 +82,10 @@ func (b *recvBudget) claim(n int64, wait time.Duration, stop <-chan struct{}) (f
 func (b *recvBudget) release(n int64) {
 	b.mu.Lock()
 	b.used -= n
+	b.changed(-n)
 	close(b.freed)
 	b.freed = make(chan struct{})
 	b.mu.Unlock()
-	b.changed(-n)
 }
 
 // inUse is the bytes held now.
