@@ -303,8 +303,8 @@ func fsCountCmd(f *fsFlags) *cobra.Command {
 		Short: "Count directories, files and bytes under each path (HDFS's columns)",
 		Long: `Count directories, files and bytes under each path, in hdfs dfs -count's
 columns: DIR_COUNT FILE_COUNT CONTENT_SIZE PATHNAME. With -q the quota columns
-come first; there are no quotas yet, so they read "none" and "inf" as HDFS shows
-a directory without one.`,
+come first: QUOTA REM_QUOTA SPACE_QUOTA REM_SPACE_QUOTA ("none" and "inf" where
+none is set; see smarth admin setQuota/setSpaceQuota).`,
 		Example: "  smarth fs count -q -h -v /data", Args: nArgs(1),
 		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Count(ctx, args, o) }),
 	}

@@ -22,6 +22,9 @@ var (
 	ErrLease       = errors.New("file is being written by another client")
 	ErrCorrupt     = errors.New("no healthy replica")
 	ErrClosed      = errors.New("file already closed")
+	// ErrQuotaExceeded is HDFS's NSQuotaExceededException or
+	// DSQuotaExceededException; the message is HDFS's.
+	ErrQuotaExceeded = errors.New("quota exceeded")
 )
 
 // PathError is an operation on a path that failed. Its message reads like
@@ -110,6 +113,8 @@ func mapError(op, path string, err error) error {
 func preconditionKind(msg string) error {
 	m := strings.ToLower(msg)
 	switch {
+	case strings.Contains(m, " quota") && strings.Contains(m, "is exceeded"):
+		return ErrQuotaExceeded
 	case strings.Contains(m, "not empty"):
 		return ErrNotEmpty
 	case strings.Contains(m, "is not a directory"), strings.Contains(m, "not a directory"):

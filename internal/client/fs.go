@@ -446,6 +446,9 @@ func (f *FileSystem) SetReplication(ctx context.Context, p string, replication i
 // ContentSummary totals a subtree.
 type ContentSummary struct {
 	Length, FileCount, DirectoryCount, SpaceConsumed int64
+	// Quota and SpaceQuota are the directory's name and space quotas, -1
+	// when not set.
+	Quota, SpaceQuota int64
 }
 
 // ContentSummary returns the sizes and counts under path.
@@ -458,7 +461,8 @@ func (f *FileSystem) ContentSummary(ctx context.Context, p string) (ContentSumma
 	if err != nil {
 		return ContentSummary{}, mapError("du", p, err)
 	}
-	return ContentSummary{Length: r.GetLength(), FileCount: r.GetFileCount(), DirectoryCount: r.GetDirectoryCount(), SpaceConsumed: r.GetSpaceConsumed()}, nil
+	return ContentSummary{Length: r.GetLength(), FileCount: r.GetFileCount(), DirectoryCount: r.GetDirectoryCount(),
+		SpaceConsumed: r.GetSpaceConsumed(), Quota: r.GetQuota(), SpaceQuota: r.GetSpaceQuota()}, nil
 }
 
 // BlockLocation is where one block of a file lives.

@@ -34,6 +34,7 @@ func sampleOps() []*editOp {
 		{Kind: opAddCacheDirective, DirectiveID: 7, Path: "/data/in", Pool: "hot", Replication: 2},
 		{Kind: opRemoveCacheDirective, DirectiveID: 7},
 		{Kind: opSetTimes, Path: "/f", MTime: 1700000000000, ATime: -1},
+		{Kind: opSetQuota, Path: "/d", NSQuota: 100, DSQuota: -1},
 	}
 }
 
@@ -146,7 +147,7 @@ func FuzzDecodeINode(f *testing.F) {
 		f.Add(r)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, n, blocks, err := decodeINode(b)
+		_, n, blocks, err := decodeINode(b, imageVersion)
 		if err == nil && (n == nil || (n.Dir && len(blocks) > 0)) {
 			t.Fatalf("decoded an impossible inode: %+v", n)
 		}

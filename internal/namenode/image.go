@@ -18,9 +18,9 @@ type fsState struct {
 }
 
 const (
-	// imageVersion 2 added the cache records after the inodes; version 1
-	// images (none) still load.
-	imageVersion   = 2
+	// imageVersion 2 added the cache records after the inodes, 3 the
+	// directories' quotas; older images still load.
+	imageVersion   = 3
 	recImageHeader = 'H'
 	recImageINode  = 'I'
 )
@@ -68,6 +68,11 @@ func encodeINode(e *enc, n *namespace.INode) {
 	e.i(n.MTime)
 	e.i(n.ATime)
 	if n.Dir {
+		e.bool(n.Quota != nil)
+		if n.Quota != nil {
+			e.i(n.Quota.NS)
+			e.i(n.Quota.DS)
+		}
 		return
 	}
 	e.u(uint64(n.Replication))
@@ -84,7 +89,8 @@ func encodeINode(e *enc, n *namespace.INode) {
 	}
 }
 
-func decodeINode(b []byte) (parent uint64, n *namespace.INode, blocks []*blockmap.Block, err error) {
+// decodeINode parses an inode record of an image of the given version.
+func decodeINode(b []byte, version uint64) (parent uint64, n *namespace.INode, blocks []*blockmap.Block, err error) {
 	if len(b) == 0 || b[0] != recImageINode {
 		return 0, nil, nil, fmt.Errorf("not an inode record")
 	}
@@ -93,6 +99,9 @@ func decodeINode(b []byte) (parent uint64, n *namespace.INode, blocks []*blockma
 	parent = d.u()
 	n.Name, n.Dir, n.Perm = d.s(), d.bool(), uint16(d.u())
 	n.Owner, n.Group, n.MTime, n.ATime = d.s(), d.s(), d.i(), d.i()
+	if n.Dir && version >= 3 && d.bool() {
+		n.Quota = &namespace.Quota{NS: d.i(), DS: d.i()} // usage: RecountQuotas
+	}
 	if !n.Dir {
 		n.Replication, n.BlockSize = int(d.u()), d.i()
 		if d.bool() {
@@ -147,7 +156,7 @@ func (s *fsState) LoadImage(txid uint64, recs [][]byte) error {
 		}
 	}
 	for _, r := range inodes {
-		parent, n, blocks, err := decodeINode(r)
+		parent, n, blocks, err := decodeINode(r, version)
 		if err != nil {
 			return err
 		}
@@ -163,6 +172,7 @@ func (s *fsState) LoadImage(txid uint64, recs [][]byte) error {
 	}
 	s.tree.SetLastID(lastINode)
 	s.blocks.Observe(lastBlock, lastGS)
+	s.tree.RecountQuotas()
 	return nil
 }
 

@@ -286,7 +286,8 @@ func (nn *NameNode) contentSummary(ctx context.Context, path string) (*dfspb.Get
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	return &dfspb.GetContentSummaryResponse{Length: s.Length, FileCount: s.Files, DirectoryCount: s.Directories, SpaceConsumed: s.SpaceConsumed}, nil
+	return &dfspb.GetContentSummaryResponse{Length: s.Length, FileCount: s.Files, DirectoryCount: s.Directories,
+		SpaceConsumed: s.SpaceConsumed, Quota: s.Quota, SpaceQuota: s.SpaceQuota}, nil
 }
 
 // fileStatus renders an inode for the wire. Callers hold nn.mu.

@@ -30,6 +30,7 @@ const (
 	opAddCacheDirective
 	opRemoveCacheDirective
 	opSetTimes
+	opSetQuota
 	opLimit // first unused
 )
 
@@ -40,7 +41,7 @@ var opNames = map[opKind]string{
 	opSetPermission: "setPermission", opSetOwner: "setOwner", opCommitSync: "commitBlockSync",
 	opCloseFile: "closeFile", opAddCachePool: "addCachePool", opRemoveCachePool: "removeCachePool",
 	opAddCacheDirective: "addCacheDirective", opRemoveCacheDirective: "removeCacheDirective",
-	opSetTimes: "setTimes",
+	opSetTimes: "setTimes", opSetQuota: "setQuota",
 }
 
 func (k opKind) String() string {
@@ -89,6 +90,8 @@ type editOp struct {
 	DirectiveID  int64      // cache directive ops
 	MTime        int64      // setTimes: unix ms, or namespace.KeepTime
 	ATime        int64      // setTimes: unix ms, or namespace.KeepTime
+	NSQuota      int64      // setQuota: limit, namespace.QuotaReset or QuotaDontSet
+	DSQuota      int64      // setQuota: likewise, in bytes
 }
 
 func (o *editOp) encode() []byte {
@@ -271,7 +274,17 @@ type orphan struct {
 // the real caller (permission checks), replay with a trusted one. Callers
 // hold nn.mu.
 func (s *fsState) apply(o *editOp, c namespace.Caller) (applied, error) {
+	// Block operations change what their file charges against space
+	// quotas; the difference is charged once the operation is done.
+	f := s.blockOpFile(o)
+	var before int64
+	if f != nil {
+		before = namespace.DiskCharge(f)
+	}
 	res, err := s.applyOp(o, c)
+	if f != nil && err == nil {
+		s.tree.ChargeSpace(f, namespace.DiskCharge(f)-before)
+	}
 	for _, b := range res.dropped {
 		for _, r := range s.blocks.Remove(b.ID) {
 			res.orphans = append(res.orphans, orphan{node: r.Node, block: blockRef{ID: b.ID, GS: r.GS, Len: r.NumBytes}})
@@ -378,6 +391,9 @@ func (s *fsState) fileUC(id uint64) (*namespace.INode, error) {
 func (s *fsState) applyAddBlock(o *editOp) (applied, error) {
 	f, err := s.fileUC(o.FileID)
 	if err != nil {
+		return applied{}, err
+	}
+	if err := s.tree.CheckSpace("addBlock", f, addBlockCharge(f, o.Prev, s.blocks)); err != nil {
 		return applied{}, err
 	}
 	if o.Prev != nil {

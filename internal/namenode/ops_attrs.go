@@ -3,14 +3,15 @@ package namenode
 import (
 	"fmt"
 
+	"smarth/internal/namenode/blockmap"
 	"smarth/internal/namenode/namespace"
 )
 
 // Edit records of the attribute operations added after the cache ones
-// (times; later quotas and the like). They live here so that ops.go keeps
+// (times, quotas), and the space accounting of block operations. They live here so that ops.go keeps
 // the original, hot-path records readable.
 
-func isAttrOp(k opKind) bool { return k == opSetTimes }
+func isAttrOp(k opKind) bool { return k == opSetTimes || k == opSetQuota }
 
 func encodeAttrOp(e *enc, o *editOp) {
 	switch o.Kind {
@@ -18,6 +19,10 @@ func encodeAttrOp(e *enc, o *editOp) {
 		e.s(o.Path)
 		e.i(o.MTime)
 		e.i(o.ATime)
+	case opSetQuota:
+		e.s(o.Path)
+		e.i(o.NSQuota)
+		e.i(o.DSQuota)
 	}
 }
 
@@ -25,6 +30,8 @@ func decodeAttrOp(d *dec, o *editOp) {
 	switch o.Kind {
 	case opSetTimes:
 		o.Path, o.MTime, o.ATime = d.s(), d.i(), d.i()
+	case opSetQuota:
+		o.Path, o.NSQuota, o.DSQuota = d.s(), d.i(), d.i()
 	}
 }
 
@@ -34,8 +41,43 @@ func (s *fsState) applyAttrOp(o *editOp, c namespace.Caller) (applied, error) {
 	switch o.Kind {
 	case opSetTimes:
 		res.file, err = s.tree.SetTimes(c, o.Path, o.MTime, o.ATime)
+	case opSetQuota:
+		err = s.tree.SetQuota(c, o.Path, o.NSQuota, o.DSQuota)
 	default:
 		err = fmt.Errorf("unknown attribute op %d", o.Kind)
 	}
 	return res, err
+}
+
+// blockOpFile is the file whose blocks op changes, or nil.
+func (s *fsState) blockOpFile(o *editOp) *namespace.INode {
+	var id uint64
+	switch o.Kind {
+	case opAddBlock, opComplete, opAbandonBlock, opCommitSync, opCloseFile:
+		id = o.FileID
+	case opUpdateBlock:
+		if b := s.blocks.Get(o.Block.ID); b != nil {
+			id = b.FileID
+		}
+	default:
+		return nil
+	}
+	if f := s.tree.ByID(id); f != nil && !f.Dir {
+		return f
+	}
+	return nil
+}
+
+// addBlockCharge is how much an addBlock adds to its file's space charge:
+// a whole new block being written, less what committing the previous one
+// at its real length gives back (HDFS commits it, then checks).
+func addBlockCharge(f *namespace.INode, prev *blockRef, blocks *blockmap.Map) int64 {
+	repl := int64(f.Replication)
+	delta := f.BlockSize * repl
+	if prev != nil {
+		if b := blocks.Get(prev.ID); b != nil && b.State == blockmap.UnderConstruction {
+			delta += (prev.Len - f.BlockSize) * repl
+		}
+	}
+	return delta
 }

@@ -125,6 +125,9 @@ var kindCode = map[namespace.Kind]codes.Code{
 	namespace.NotEmpty:     codes.FailedPrecondition,
 	namespace.Denied:       codes.PermissionDenied,
 	namespace.Precondition: codes.FailedPrecondition,
+	// HDFS's NSQuotaExceededException / DSQuotaExceededException; the
+	// client tells them by their wording.
+	namespace.QuotaExceeded: codes.FailedPrecondition,
 }
 
 func errInvalid(format string, a ...any) error {

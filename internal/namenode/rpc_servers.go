@@ -117,6 +117,10 @@ func (s *clientRPC) SetTimes(ctx context.Context, r *dfspb.SetTimesRequest) (*df
 	return &dfspb.SetTimesResponse{}, s.nn.setTimes(ctx, r)
 }
 
+func (s *clientRPC) SetQuota(ctx context.Context, r *dfspb.SetQuotaRequest) (*dfspb.SetQuotaResponse, error) {
+	return &dfspb.SetQuotaResponse{}, s.nn.setQuota(ctx, r)
+}
+
 func (s *clientRPC) GetContentSummary(ctx context.Context, r *dfspb.GetContentSummaryRequest) (*dfspb.GetContentSummaryResponse, error) {
 	return s.nn.contentSummary(ctx, r.GetPath())
 }

@@ -143,6 +143,9 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 		Block: blockRef{ID: nn.state.blocks.NextID(), GS: nn.state.blocks.NextGS()}}
 	if _, err := nn.state.apply(o, namespace.Caller{Trusted: true}); err != nil {
 		nn.mu.Unlock()
+		if isQuotaError(err) {
+			return nil, statusOf(err)
+		}
 		return nil, errPrecondition("%s %s: %v", op, f.Path(), err)
 	}
 	b := f.Blocks[len(f.Blocks)-1]
@@ -281,16 +284,9 @@ func (nn *NameNode) complete(ctx context.Context, req *dfspb.CompleteRequest) (b
 	if req.GetLast() != nil && req.GetLast().GetBlockId() != 0 {
 		final = append(final, req.GetLast())
 	}
-	for _, eb := range final {
-		b := nn.state.blocks.Get(eb.GetBlockId())
-		if b == nil || f.BlockIndex(b.ID) < 0 {
-			nn.mu.Unlock()
-			return false, errPrecondition("complete %s: block %d is not part of the file", f.Path(), eb.GetBlockId())
-		}
-		if err := nn.state.blocks.Commit(b, eb.GetGenerationStamp(), eb.GetNumBytes()); err != nil {
-			nn.mu.Unlock()
-			return false, errPrecondition("complete %s: %v", f.Path(), err)
-		}
+	if err := nn.commitForCompleteLocked(f, final); err != nil {
+		nn.mu.Unlock()
+		return false, err
 	}
 	if ready, err := nn.readyToCloseLocked(f); !ready || err != nil {
 		nn.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"smarth/internal/client"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -17,9 +18,10 @@ type CountOptions struct {
 }
 
 // Count prints, per path, directories, files and bytes under it in
-// Hadoop's ContentSummary columns. The namespace has no quotas yet, so
-// with -q the quota columns read as HDFS shows a directory without one:
-// "none" and "inf".
+// Hadoop's ContentSummary columns; with -q first the name quota and what
+// remains of it (quota minus directories and files), the space quota and
+// what remains of it (minus space consumed), "none" and "inf" where a
+// quota is not set, as ContentSummary.toString(true) prints them.
 func (s *Shell) Count(ctx context.Context, args []string, o CountOptions) error {
 	if o.Header {
 		h := ""
@@ -39,7 +41,7 @@ func (s *Shell) Count(ctx context.Context, args []string, o CountOptions) error 
 		}
 		q := ""
 		if o.Quotas {
-			q = fmt.Sprintf("%12s %15s %15s %15s ", "none", "inf", "none", "inf")
+			q = quotaColumns(cs, o.Human)
 		}
 		fmt.Fprintf(s.Out, "%s%12d %12d %18s %s\n", q, cs.DirectoryCount, cs.FileCount, size, p)
 		return nil
@@ -88,4 +90,22 @@ func (s *Shell) Df(ctx context.Context, human bool) error {
 		fmt.Fprintln(s.Out, b.String())
 	}
 	return nil
+}
+
+// quotaColumns are count -q's four quota columns.
+func quotaColumns(cs client.ContentSummary, human bool) string {
+	num := func(n int64) string {
+		if human {
+			return HumanBytes(n)
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	quota, rem, space, remSpace := "none", "inf", "none", "inf"
+	if cs.Quota >= 0 {
+		quota, rem = num(cs.Quota), num(cs.Quota-cs.DirectoryCount-cs.FileCount)
+	}
+	if cs.SpaceQuota >= 0 {
+		space, remSpace = num(cs.SpaceQuota), num(cs.SpaceQuota-cs.SpaceConsumed)
+	}
+	return fmt.Sprintf("%12s %15s %15s %15s ", quota, rem, space, remSpace)
 }

@@ -6,13 +6,14 @@ import "fmt"
 type Kind uint8
 
 const (
-	Invalid      Kind = iota + 1 // malformed path or argument
-	NotFound                     // the path does not exist
-	Exists                       // the path exists
-	NotDirectory                 // a parent is not a directory
-	NotEmpty                     // directory not empty
-	Denied                       // permission bits forbid it
-	Precondition                 // wrong kind of inode, lease held, ...
+	Invalid       Kind = iota + 1 // malformed path or argument
+	NotFound                      // the path does not exist
+	Exists                        // the path exists
+	NotDirectory                  // a parent is not a directory
+	NotEmpty                      // directory not empty
+	Denied                        // permission bits forbid it
+	Precondition                  // wrong kind of inode, lease held, ...
+	QuotaExceeded                 // a directory's name or space quota
 )
 
 // Error is a namespace error: "<op> <path>: <what went wrong>".

@@ -9,13 +9,53 @@ import (
 )
 
 // model is the namespace as a plain map from path to what the tree must
-// agree on: the inode's type and its access time (which, unlike the
-// modification time, only creation and setTimes change).
+// agree on: the inode's type, its access time (which, unlike the
+// modification time, only creation and setTimes change) and its name
+// quota (0: none).
 type model map[string]entry
 
 type entry struct {
 	dir   bool
 	atime int64
+	quota int64
+}
+
+// under reports whether p is dir or below it.
+func under(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// count is the number of inodes in the subtree at dir.
+func (m model) count(dir string) int64 {
+	var n int64
+	for q := range m {
+		if under(q, dir) {
+			n++
+		}
+	}
+	return n
+}
+
+// missing is how many names of p, from the last up, do not exist.
+func (m model) missing(p string) int64 {
+	var n int64
+	for q := p; ; q = parentOf(q) {
+		if _, ok := m[q]; ok {
+			return n
+		}
+		n++
+	}
+}
+
+// fits says whether k more inodes at dst (not counting quotas that also
+// hold src, for a rename) stay within every name quota above dst.
+func (m model) fits(dst, src string, k int64) bool {
+	for a, e := range m {
+		if e.quota > 0 && under(dst, a) && (src == "" || !under(src, a)) && m.count(a)+k > e.quota {
+			return false
+		}
+	}
+	return true
 }
 
 func parentOf(p string) string {
@@ -64,6 +104,9 @@ func (m model) mkdirs(p string, parents bool, now int64) Kind {
 	if _, ok := m[parentOf(p)]; !ok && !parents {
 		return NotFound
 	}
+	if !m.fits(p, "", m.missing(p)) {
+		return QuotaExceeded
+	}
 	for q := p; ; q = parentOf(q) {
 		if _, ok := m[q]; ok {
 			break
@@ -84,10 +127,35 @@ func (m model) create(p string, overwrite, parents bool, now int64) Kind {
 		m[p] = entry{atime: now}
 		return 0
 	}
+	if _, ok := m[parentOf(p)]; !ok && !parents {
+		return NotFound
+	}
+	if !m.fits(p, "", m.missing(p)) {
+		return QuotaExceeded
+	}
 	if k := m.mkdirs(parentOf(p), parents, now); k != 0 {
-		return k
+		panic(fmt.Sprintf("model: mkdirs of %s failed (%d) after its checks passed", parentOf(p), k))
 	}
 	m[p] = entry{atime: now}
+	return 0
+}
+
+// setQuota sets (q > 0) or clears (QuotaReset) a name quota.
+func (m model) setQuota(p string, q int64) Kind {
+	if m.throughFile(p) {
+		return NotDirectory
+	}
+	e, ok := m[p]
+	switch {
+	case !ok:
+		return NotFound
+	case !e.dir:
+		return NotDirectory
+	case p == "/" && q == QuotaReset:
+		return Invalid
+	}
+	e.quota = max(q, 0)
+	m[p] = e
 	return 0
 }
 
@@ -159,6 +227,9 @@ func (m model) rename(src, dst string) Kind {
 	if dst == src || strings.HasPrefix(dst, src+"/") {
 		return Invalid
 	}
+	if !m.fits(dst, src, m.count(src)) {
+		return QuotaExceeded
+	}
 	moved := model{}
 	for q, e := range m {
 		if q == src || strings.HasPrefix(q, src+"/") {
@@ -175,7 +246,7 @@ func (m model) rename(src, dst string) Kind {
 func (m model) dump() string {
 	var lines []string
 	for p, e := range m {
-		lines = append(lines, fmt.Sprintf("%s %v atime=%d", p, e.dir, e.atime))
+		lines = append(lines, fmt.Sprintf("%s %v atime=%d quota=%d", p, e.dir, e.atime, e.quota))
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
@@ -184,7 +255,11 @@ func (m model) dump() string {
 func dumpTree(t *Tree) string {
 	var lines []string
 	t.Walk(func(n *INode) bool {
-		lines = append(lines, fmt.Sprintf("%s %v atime=%d", n.Path(), n.Dir, n.ATime))
+		var quota int64
+		if n.Quota != nil {
+			quota = max(n.Quota.NS, 0)
+		}
+		lines = append(lines, fmt.Sprintf("%s %v atime=%d quota=%d", n.Path(), n.Dir, n.ATime, quota))
 		return true
 	})
 	sort.Strings(lines)
@@ -203,6 +278,12 @@ func randPath(rng *rand.Rand) string {
 // TestAgainstModel runs random operations on the tree and on the map model
 // and demands the same outcome for each and the same tree after each.
 func TestAgainstModel(t *testing.T) {
+	quotaFailures := 0
+	defer func() {
+		if quotaFailures == 0 && !t.Failed() {
+			t.Error("no operation ran into a quota: the workload does not test quotas")
+		}
+	}()
 	for seed := int64(1); seed <= 20; seed++ {
 		rng := rand.New(rand.NewSource(seed))
 		tr := New(Config{Superuser: "hdfs", Permissions: true})
@@ -214,7 +295,7 @@ func TestAgainstModel(t *testing.T) {
 			var want Kind
 			var desc string
 			now := int64(step)
-			switch rng.Intn(5) {
+			switch rng.Intn(6) {
 			case 0:
 				desc = fmt.Sprintf("mkdirs %s parents=%v", p, flag)
 				got, want = tr.Mkdirs(root, p, 0o755, 0o755, flag, now), m.mkdirs(p, flag, now)
@@ -242,6 +323,16 @@ func TestAgainstModel(t *testing.T) {
 				if got == nil && n.MTime != mtime {
 					t.Fatalf("seed %d step %d: %s: mtime is %d", seed, step, desc, n.MTime)
 				}
+			case 5:
+				q := QuotaReset
+				if flag {
+					q = int64(1 + rng.Intn(6))
+				}
+				desc = fmt.Sprintf("setQuota %s ns=%d", p, q)
+				got, want = tr.SetQuota(root, p, q, QuotaDontSet), m.setQuota(p, q)
+			}
+			if want == QuotaExceeded {
+				quotaFailures++
 			}
 			if kindOf(got) != want {
 				t.Fatalf("seed %d step %d: %s: tree says %v (kind %d), model says kind %d\ntree:\n%s", seed, step, desc, got, kindOf(got), want, dumpTree(tr))
@@ -249,9 +340,35 @@ func TestAgainstModel(t *testing.T) {
 			if dumpTree(tr) != m.dump() {
 				t.Fatalf("seed %d step %d: after %s\ntree:\n%s\nmodel:\n%s", seed, step, desc, dumpTree(tr), m.dump())
 			}
+			checkQuotaUsage(t, tr)
 			if tr.Files()+tr.Dirs() != len(m) {
 				t.Fatalf("seed %d step %d: counts %d+%d, model has %d", seed, step, tr.Files(), tr.Dirs(), len(m))
 			}
 		}
 	}
+}
+
+// checkQuotaUsage demands that every quota's cached usage equals a fresh
+// count of its subtree.
+func checkQuotaUsage(t *testing.T, tr *Tree) {
+	t.Helper()
+	tr.Walk(func(n *INode) bool {
+		if n.Quota == nil {
+			return true
+		}
+		var ns, ds int64
+		var walk func(*INode)
+		walk = func(c *INode) {
+			ns++
+			ds += DiskCharge(c)
+			for _, ch := range c.children {
+				walk(ch)
+			}
+		}
+		walk(n)
+		if n.Quota.UsedNS != ns || n.Quota.UsedDS != ds {
+			t.Fatalf("quota of %s caches usage %d inodes %d bytes; the subtree has %d and %d", n.Path(), n.Quota.UsedNS, n.Quota.UsedDS, ns, ds)
+		}
+		return true
+	})
 }

@@ -90,6 +90,12 @@ func (t *Tree) makeParents(op string, c Caller, r resolution, createParent bool,
 	if err := t.check(op, r.path, c, r.last(), Write|Execute); err != nil {
 		return r, err
 	}
+	// The caller creates the last name once this returns, so the quota
+	// check and charge cover it too: nothing can fail in between.
+	if err := verifyQuota(op, r.path, r.last(), nil, int64(missing), 0); err != nil {
+		return r, err
+	}
+	charge(r.last(), nil, int64(missing), 0)
 	for len(r.nodes) < len(r.names) {
 		parent := r.last()
 		d := t.newINode(r.names[len(r.nodes)-1], true, perm, c.User, parent.Group, now)
@@ -141,6 +147,7 @@ func (t *Tree) Create(c Caller, path string, opts CreateOptions, now int64) (*IN
 		}
 		parent.removeChild(old)
 		t.forget(old, nil)
+		charge(parent, nil, 0, -DiskCharge(old)) // the new file takes its inode's place
 		replaced = old
 		r.nodes = r.nodes[:len(r.nodes)-1]
 	} else if r, err = t.makeParents(op, c, r, opts.CreateParent, opts.ParentPerm, now); err != nil {
@@ -187,6 +194,8 @@ func (t *Tree) Delete(c Caller, path string, recursive bool, now int64) ([]*INod
 	if err := t.checkSubtree(op, r.path, c, n); err != nil {
 		return nil, err
 	}
+	ns, ds := usage(n)
+	charge(parent, nil, -ns, -ds)
 	parent.removeChild(n)
 	parent.MTime = now
 	return t.forget(n, nil), nil
@@ -241,6 +250,9 @@ func (t *Tree) Rename(c Caller, src, dst string, now int64) (string, error) {
 	if err := t.checkMove(op, label, c, rs, s, rd, dparent); err != nil {
 		return "", err
 	}
+	if err := moveQuota(op, label, s, dparent); err != nil {
+		return "", err
+	}
 	s.Parent.removeChild(s)
 	s.Parent.MTime = now
 	s.Name = dname
@@ -283,7 +295,15 @@ func (t *Tree) SetReplication(c Caller, path string, repl int) (*INode, error) {
 	if err := t.check(op, n.Path(), c, n, Write); err != nil {
 		return nil, err
 	}
+	before := DiskCharge(n)
+	old := n.Replication
 	n.Replication = repl
+	delta := DiskCharge(n) - before
+	if err := verifyQuota(op, n.Path(), n.Parent, nil, 0, delta); err != nil {
+		n.Replication = old
+		return nil, err
+	}
+	charge(n.Parent, nil, 0, delta)
 	return n, nil
 }
 
@@ -335,6 +355,8 @@ type Summary struct {
 	Files         int64
 	Directories   int64 // including the root of the subtree if it is one
 	SpaceConsumed int64 // length x replication
+	// The subtree root's quotas, QuotaReset when not set.
+	Quota, SpaceQuota int64
 }
 
 // ContentSummary totals the subtree at path.
@@ -343,7 +365,10 @@ func (t *Tree) ContentSummary(c Caller, path string) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	var s Summary
+	s := Summary{Quota: QuotaReset, SpaceQuota: QuotaReset}
+	if n.Quota != nil {
+		s.Quota, s.SpaceQuota = n.Quota.NS, n.Quota.DS
+	}
 	var walk func(*INode)
 	walk = func(n *INode) {
 		if !n.Dir {

@@ -27,6 +27,9 @@ type INode struct {
 	ATime  int64
 
 	children []*INode // directories: sorted by name
+	// Quota is set on directories with a name or space quota (HDFS's
+	// DirectoryWithQuotaFeature); it also caches their subtree's usage.
+	Quota *Quota
 
 	// Files only.
 	Replication int
@@ -260,6 +263,7 @@ func (t *Tree) Walk(fn func(*INode) bool) {
 func (t *Tree) Restore(parentID uint64, n *INode) error {
 	if n.ID == RootID {
 		t.root.Perm, t.root.Owner, t.root.Group, t.root.MTime, t.root.ATime = n.Perm, n.Owner, n.Group, n.MTime, n.ATime
+		t.root.Quota = n.Quota
 		return nil
 	}
 	p := t.byID[parentID]

@@ -54,6 +54,7 @@ const (
 	ClientProtocol_SetPermission_FullMethodName          = "/smarth.dfs.ClientProtocol/SetPermission"
 	ClientProtocol_SetOwner_FullMethodName               = "/smarth.dfs.ClientProtocol/SetOwner"
 	ClientProtocol_SetTimes_FullMethodName               = "/smarth.dfs.ClientProtocol/SetTimes"
+	ClientProtocol_SetQuota_FullMethodName               = "/smarth.dfs.ClientProtocol/SetQuota"
 	ClientProtocol_GetContentSummary_FullMethodName      = "/smarth.dfs.ClientProtocol/GetContentSummary"
 	ClientProtocol_ReportBadBlocks_FullMethodName        = "/smarth.dfs.ClientProtocol/ReportBadBlocks"
 	ClientProtocol_GetDatanodeReport_FullMethodName      = "/smarth.dfs.ClientProtocol/GetDatanodeReport"
@@ -95,6 +96,7 @@ type ClientProtocolClient interface {
 	SetPermission(ctx context.Context, in *SetPermissionRequest, opts ...grpc.CallOption) (*SetPermissionResponse, error)
 	SetOwner(ctx context.Context, in *SetOwnerRequest, opts ...grpc.CallOption) (*SetOwnerResponse, error)
 	SetTimes(ctx context.Context, in *SetTimesRequest, opts ...grpc.CallOption) (*SetTimesResponse, error)
+	SetQuota(ctx context.Context, in *SetQuotaRequest, opts ...grpc.CallOption) (*SetQuotaResponse, error)
 	GetContentSummary(ctx context.Context, in *GetContentSummaryRequest, opts ...grpc.CallOption) (*GetContentSummaryResponse, error)
 	ReportBadBlocks(ctx context.Context, in *ReportBadBlocksRequest, opts ...grpc.CallOption) (*ReportBadBlocksResponse, error)
 	GetDatanodeReport(ctx context.Context, in *GetDatanodeReportRequest, opts ...grpc.CallOption) (*GetDatanodeReportResponse, error)
@@ -303,6 +305,16 @@ func (c *clientProtocolClient) SetTimes(ctx context.Context, in *SetTimesRequest
 	return out, nil
 }
 
+func (c *clientProtocolClient) SetQuota(ctx context.Context, in *SetQuotaRequest, opts ...grpc.CallOption) (*SetQuotaResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetQuotaResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_SetQuota_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *clientProtocolClient) GetContentSummary(ctx context.Context, in *GetContentSummaryRequest, opts ...grpc.CallOption) (*GetContentSummaryResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetContentSummaryResponse)
@@ -495,6 +507,7 @@ type ClientProtocolServer interface {
 	SetPermission(context.Context, *SetPermissionRequest) (*SetPermissionResponse, error)
 	SetOwner(context.Context, *SetOwnerRequest) (*SetOwnerResponse, error)
 	SetTimes(context.Context, *SetTimesRequest) (*SetTimesResponse, error)
+	SetQuota(context.Context, *SetQuotaRequest) (*SetQuotaResponse, error)
 	GetContentSummary(context.Context, *GetContentSummaryRequest) (*GetContentSummaryResponse, error)
 	ReportBadBlocks(context.Context, *ReportBadBlocksRequest) (*ReportBadBlocksResponse, error)
 	GetDatanodeReport(context.Context, *GetDatanodeReportRequest) (*GetDatanodeReportResponse, error)
@@ -576,6 +589,9 @@ func (UnimplementedClientProtocolServer) SetOwner(context.Context, *SetOwnerRequ
 }
 func (UnimplementedClientProtocolServer) SetTimes(context.Context, *SetTimesRequest) (*SetTimesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetTimes not implemented")
+}
+func (UnimplementedClientProtocolServer) SetQuota(context.Context, *SetQuotaRequest) (*SetQuotaResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetQuota not implemented")
 }
 func (UnimplementedClientProtocolServer) GetContentSummary(context.Context, *GetContentSummaryRequest) (*GetContentSummaryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetContentSummary not implemented")
@@ -973,6 +989,24 @@ func _ClientProtocol_SetTimes_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ClientProtocol_SetQuota_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetQuotaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).SetQuota(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_SetQuota_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).SetQuota(ctx, req.(*SetQuotaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ClientProtocol_GetContentSummary_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetContentSummaryRequest)
 	if err := dec(in); err != nil {
@@ -1357,6 +1391,10 @@ var ClientProtocol_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetTimes",
 			Handler:    _ClientProtocol_SetTimes_Handler,
+		},
+		{
+			MethodName: "SetQuota",
+			Handler:    _ClientProtocol_SetQuota_Handler,
 		},
 		{
 			MethodName: "GetContentSummary",

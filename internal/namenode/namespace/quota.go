@@ -1,0 +1,240 @@
+package namespace
+
+import (
+	"fmt"
+	"math"
+
+	"smarth/internal/namenode/blockmap"
+)
+
+// Quota sentinels, as HDFS's HdfsConstants: QuotaReset clears a quota,
+// QuotaDontSet leaves it as it is.
+const (
+	QuotaReset   int64 = -1
+	QuotaDontSet int64 = math.MaxInt64
+)
+
+// Quota is a directory's name quota (inodes in its subtree, itself
+// included) and space quota (bytes times replication, a block being
+// written counted at the full block size, as HDFS charges it), each
+// QuotaReset when not set, and the cached usage they are checked against.
+// Usage is kept up to date by every operation below the directory, so a
+// check costs a walk up the path, not of the subtree.
+type Quota struct {
+	NS, DS         int64
+	UsedNS, UsedDS int64
+}
+
+// DiskCharge is what a file counts against space quotas: its blocks'
+// lengths, a block being written at the full block size, times its
+// replication.
+func DiskCharge(f *INode) int64 {
+	if f.Dir {
+		return 0
+	}
+	var b int64
+	for _, blk := range f.Blocks {
+		if blk.State == blockmap.UnderConstruction {
+			b += f.BlockSize
+		} else {
+			b += blk.NumBytes
+		}
+	}
+	return b * int64(f.Replication)
+}
+
+// usage counts a subtree: inodes and space charge. A directory with a
+// quota answers from its cache.
+func usage(n *INode) (ns, ds int64) {
+	if n.Quota != nil {
+		return n.Quota.UsedNS, n.Quota.UsedDS
+	}
+	if !n.Dir {
+		return 1, DiskCharge(n)
+	}
+	ns = 1
+	for _, c := range n.children {
+		cn, cd := usage(c)
+		ns, ds = ns+cn, ds+cd
+	}
+	return ns, ds
+}
+
+// SetQuota sets or clears the name and space quotas of a directory (HDFS
+// setQuota: QuotaReset clears one, QuotaDontSet keeps it). Only a superuser
+// may. A quota below the current usage is allowed: it only stops growth.
+func (t *Tree) SetQuota(c Caller, path string, ns, ds int64) error {
+	const op = "setQuota"
+	valid := func(q int64) bool { return q >= 0 || q == QuotaReset }
+	if !valid(ns) || !valid(ds) {
+		return errorf(op, path, Invalid, "illegal value for nsQuota or dsQuota: %d and %d", ns, ds)
+	}
+	n, err := t.Stat(c, op, path)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !t.isSuper(c):
+		return errorf(op, n.Path(), Denied, "permission denied: only a superuser may set quotas (user %s)", c.User)
+	case !n.Dir:
+		return errorf(op, n.Path(), NotDirectory, "%s is not a directory; quotas are set on directories", n.Path())
+	case n == t.root && ns == QuotaReset:
+		return errorf(op, n.Path(), Invalid, "cannot clear namespace quota on root")
+	}
+	q := Quota{NS: QuotaReset, DS: QuotaReset}
+	if n.Quota != nil {
+		q = *n.Quota
+	}
+	if ns != QuotaDontSet {
+		q.NS = ns
+	}
+	if ds != QuotaDontSet {
+		q.DS = ds
+	}
+	if q.NS == QuotaReset && q.DS == QuotaReset {
+		n.Quota = nil
+		return nil
+	}
+	if n.Quota == nil {
+		q.UsedNS, q.UsedDS = usage(n)
+	}
+	n.Quota = &q
+	return nil
+}
+
+// verifyQuota checks that adding ns inodes and ds bytes of charge under
+// dir fits every quota from dir up to (not including) stop, as HDFS's
+// FSDirectory.verifyQuota does; the error is HDFS's
+// NSQuotaExceededException or DSQuotaExceededException wording.
+func verifyQuota(op, path string, dir, stop *INode, ns, ds int64) error {
+	for a := dir; a != nil && a != stop; a = a.Parent {
+		q := a.Quota
+		if q == nil {
+			continue
+		}
+		if ns > 0 && q.NS >= 0 && q.UsedNS+ns > q.NS {
+			return errorf(op, path, QuotaExceeded, "The NameSpace quota (directories and files) of directory %s is exceeded: quota=%d file count=%d",
+				a.Path(), q.NS, q.UsedNS+ns)
+		}
+		if ds > 0 && q.DS >= 0 && q.UsedDS+ds > q.DS {
+			return errorf(op, path, QuotaExceeded, "The DiskSpace quota of %s is exceeded: quota = %d B = %s but diskspace consumed = %d B = %s",
+				a.Path(), q.DS, binaryPrefix(q.DS), q.UsedDS+ds, binaryPrefix(q.UsedDS+ds))
+		}
+	}
+	return nil
+}
+
+// charge adds ns inodes and ds bytes to the usage of every quota from dir
+// up to (not including) stop.
+func charge(dir, stop *INode, ns, ds int64) {
+	for a := dir; a != nil && a != stop; a = a.Parent {
+		if a.Quota != nil {
+			a.Quota.UsedNS += ns
+			a.Quota.UsedDS += ds
+		}
+	}
+}
+
+// CheckSpace checks that f may grow by ds bytes of charge (addBlock,
+// setReplication).
+func (t *Tree) CheckSpace(op string, f *INode, ds int64) error {
+	return verifyQuota(op, f.Path(), f.Parent, nil, 0, ds)
+}
+
+// ChargeSpace records that f's charge changed by ds (block committed,
+// abandoned, recovered, replication changed); it never fails, as usage
+// that shrinks or was already checked cannot exceed anything new.
+func (t *Tree) ChargeSpace(f *INode, ds int64) {
+	if f.Parent != nil && ds != 0 {
+		charge(f.Parent, nil, 0, ds)
+	}
+}
+
+// moveQuota checks and moves the usage of s from the quotas above its
+// parent to those above dparent, below their common ancestor (whose
+// usage does not change), as HDFS's verifyQuotaForRename. The subtree is
+// only counted when a quota is on the way.
+func moveQuota(op, label string, s, dparent *INode) error {
+	common := commonAncestor(s.Parent, dparent)
+	if !quotaBetween(s.Parent, common) && !quotaBetween(dparent, common) {
+		return nil
+	}
+	ns, ds := usage(s)
+	if err := verifyQuota(op, label, dparent, common, ns, ds); err != nil {
+		return err
+	}
+	charge(s.Parent, common, -ns, -ds)
+	charge(dparent, common, ns, ds)
+	return nil
+}
+
+func quotaBetween(from, stop *INode) bool {
+	for a := from; a != nil && a != stop; a = a.Parent {
+		if a.Quota != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// commonAncestor is the deepest directory above both a and b.
+func commonAncestor(a, b *INode) *INode {
+	seen := map[*INode]bool{}
+	for p := a; p != nil; p = p.Parent {
+		seen[p] = true
+	}
+	for p := b; p != nil; p = p.Parent {
+		if seen[p] {
+			return p
+		}
+	}
+	return nil
+}
+
+// binaryPrefix renders n as Hadoop's StringUtils.TraditionalBinaryPrefix
+// .long2String(n, "B", 2) does: "1023 B", "1 KB", "1.50 KB", "384 MB".
+func binaryPrefix(n int64) string {
+	if n < 0 {
+		return "-" + binaryPrefix(-n)
+	}
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	symbols := "KMGTPE"
+	i := 0
+	for i+1 < len(symbols) && n >= int64(1)<<(10*(i+2)) {
+		i++
+	}
+	shift := uint(10 * (i + 1))
+	if n&(int64(1)<<shift-1) == 0 {
+		return fmt.Sprintf("%d %cB", n>>shift, symbols[i])
+	}
+	s := fmt.Sprintf("%.2f", float64(n)/float64(int64(1)<<shift))
+	if len(s) >= 4 && s[:4] == "1024" && i+1 < len(symbols) {
+		i++
+		s = fmt.Sprintf("%.2f", float64(n)/float64(int64(1)<<(10*(i+1))))
+	}
+	return fmt.Sprintf("%s %cB", s, symbols[i])
+}
+
+// RecountQuotas recomputes the cached usage of every quota, bottom up; a
+// namenode calls it after loading an image, which stores quotas but not
+// their usage.
+func (t *Tree) RecountQuotas() {
+	var count func(n *INode) (ns, ds int64)
+	count = func(n *INode) (ns, ds int64) {
+		if !n.Dir {
+			return 1, DiskCharge(n)
+		}
+		ns = 1
+		for _, c := range n.children {
+			cn, cd := count(c)
+			ns, ds = ns+cn, ds+cd
+		}
+		if n.Quota != nil {
+			n.Quota.UsedNS, n.Quota.UsedDS = ns, ds
+		}
+		return ns, ds
+	}
+	count(t.root)
+}

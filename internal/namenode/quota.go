@@ -1,0 +1,48 @@
+package namenode
+
+import (
+	"context"
+
+	"smarth/internal/namenode/namespace"
+	"smarth/internal/rpc/dfspb"
+)
+
+// setQuota sets or clears a directory's name and space quotas (HDFS
+// setQuota, as dfsadmin -setQuota/-setSpaceQuota/-clrQuota/-clrSpaceQuota
+// call it). The namespace checks the caller is a superuser.
+func (nn *NameNode) setQuota(ctx context.Context, req *dfspb.SetQuotaRequest) error {
+	p, err := cleanPath("setQuota", req.GetPath())
+	if err != nil {
+		return err
+	}
+	c := callerOf(ctx)
+	op := &editOp{Kind: opSetQuota, Path: p, NSQuota: req.GetNsQuota(), DSQuota: req.GetDsQuota(), User: c.User}
+	_, err = nn.mutate("setQuota", p, c, op, nil, nil)
+	return err
+}
+
+// isQuotaError reports whether err is a quota being exceeded, which the
+// client must see in HDFS's words rather than wrapped.
+func isQuotaError(err error) bool {
+	ne, ok := err.(*namespace.Error)
+	return ok && ne.Kind == namespace.QuotaExceeded
+}
+
+// commitForCompleteLocked commits the blocks a complete names at their
+// final lengths. It changes the file's space charge outside an edit (the
+// complete record logs it later), so it charges the difference itself:
+// quota usage must follow the in-memory blocks at all times.
+func (nn *NameNode) commitForCompleteLocked(f *namespace.INode, final []*dfspb.ExtendedBlock) error {
+	before := namespace.DiskCharge(f)
+	defer func() { nn.state.tree.ChargeSpace(f, namespace.DiskCharge(f)-before) }()
+	for _, eb := range final {
+		b := nn.state.blocks.Get(eb.GetBlockId())
+		if b == nil || f.BlockIndex(b.ID) < 0 {
+			return errPrecondition("complete %s: block %d is not part of the file", f.Path(), eb.GetBlockId())
+		}
+		if err := nn.state.blocks.Commit(b, eb.GetGenerationStamp(), eb.GetNumBytes()); err != nil {
+			return errPrecondition("complete %s: %v", f.Path(), err)
+		}
+	}
+	return nil
+}
