@@ -3,6 +3,7 @@ package testcluster
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -212,4 +213,17 @@ func (b *base) waitRegistered(want []string) error {
 		return fmt.Errorf("%v; last seen: %s", err, last)
 	}
 	return nil
+}
+
+// Credential is a credential for user on a Secure cluster ("" otherwise),
+// for harnesses that build their own clients (mrtest).
+func (b *base) Credential(user string) string { return b.opts.Credential(user) }
+
+// IdentitySecretFile is a Secure cluster's identity secret ("" otherwise),
+// for services that check credentials themselves (the resource manager).
+func (b *base) IdentitySecretFile() string {
+	if b.opts.keyDir == "" {
+		return ""
+	}
+	return filepath.Join(b.opts.keyDir, "auth.key")
 }

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"smarth/internal/auth"
 	"smarth/internal/client"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/jobclient"
@@ -55,6 +56,15 @@ type Options struct {
 	NM func(i int, cfg *nodemanager.Config)
 	// WaitTimeout bounds WaitFor; default 30s.
 	WaitTimeout time.Duration
+
+	// For a secure namenode (testcluster Options.Secure): Credential
+	// proves the submitter the job client and the test's DFS client act
+	// as; ServiceCredential the resource manager and node managers (a
+	// proxy user or the namenode's superuser, acting for submitters);
+	// IdentitySecretFile makes the resource manager check submitters'
+	// credentials (auth: secure).
+	Credential, ServiceCredential string
+	IdentitySecretFile            string
 }
 
 // Cluster is a running test MapReduce cluster; it is closed when the test
@@ -111,6 +121,11 @@ func Start(t testing.TB, opts Options) *Cluster {
 	rc.RPCAddr, rc.HTTPAddr, rc.NameNode, rc.FS = "127.0.0.1:0", "127.0.0.1:0", opts.NameNode, opts.FS
 	rc.Scheduler, rc.HeartbeatInterval, rc.NodeTimeout = opts.Scheduler, opts.HeartbeatInterval, opts.NodeTimeout
 	rc.NodeSkips, rc.RackSkips = 2, 4
+	serviceToken := c.writeServiceToken(t)
+	rc.TokenFile = serviceToken
+	if opts.IdentitySecretFile != "" {
+		rc.Auth, rc.AuthSecretFile = auth.Secure, opts.IdentitySecretFile
+	}
 	if opts.RM != nil {
 		opts.RM(&rc)
 	}
@@ -122,10 +137,10 @@ func Start(t testing.TB, opts Options) *Cluster {
 		t.Fatalf("mrtest: resource manager: %v", err)
 	}
 	c.rm = rm
-	c.startNodeManagers(t, logs)
+	c.startNodeManagers(t, logs, serviceToken)
 	if c.fs == nil {
 		dfs, err := client.New(client.Config{NameNode: opts.NameNode, ClientHost: "mrtest-client",
-			Logger: logs.logger("client"), RPCTimeout: 20 * time.Second})
+			Credential: opts.Credential, Logger: logs.logger("client"), RPCTimeout: 20 * time.Second})
 		if err != nil {
 			t.Fatalf("mrtest: DFS client: %v", err)
 		}
@@ -133,7 +148,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 		c.fs = mapreduce.DFS(dfs)
 	}
 	c.jc, err = jobclient.New(jobclient.Config{ResourceManager: rm.RPCAddr(), FS: c.fs, Registry: opts.Registry,
-		PollInterval: 20 * time.Millisecond})
+		Credential: opts.Credential, PollInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("mrtest: job client: %v", err)
 	}
@@ -143,15 +158,28 @@ func Start(t testing.TB, opts Options) *Cluster {
 	return c
 }
 
+// writeServiceToken stores ServiceCredential in a 0600 token file for the
+// daemons' configs ("" without one: they use the client library's default).
+func (c *Cluster) writeServiceToken(t testing.TB) string {
+	if c.opts.ServiceCredential == "" {
+		return ""
+	}
+	path := filepath.Join(c.root, "service.token")
+	if err := auth.WriteTokenFile(path, c.opts.ServiceCredential); err != nil {
+		t.Fatalf("mrtest: service token: %v", err)
+	}
+	return path
+}
+
 // startNodeManagers starts one node manager per host.
-func (c *Cluster) startNodeManagers(t testing.TB, logs *logSet) {
+func (c *Cluster) startNodeManagers(t testing.TB, logs *logSet, serviceToken string) {
 	t.Helper()
 	opts := c.opts
 	for i, h := range opts.Hosts {
 		nc := nodemanager.DefaultConfig()
 		nc.ResourceManager, nc.NameNode, nc.FS, nc.Registry = c.rm.RPCAddr(), opts.NameNode, opts.FS, opts.Registry
 		nc.Hostname, nc.WorkDir, nc.HeartbeatInterval = h, filepath.Join(c.root, "nm-"+h), opts.HeartbeatInterval
-		nc.SortBufferBytes = opts.SortBufferBytes
+		nc.SortBufferBytes, nc.TokenFile = opts.SortBufferBytes, serviceToken
 		nc.Rack = ""
 		if i < len(opts.Racks) {
 			nc.Rack = opts.Racks[i]
