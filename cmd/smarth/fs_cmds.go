@@ -172,6 +172,20 @@ func fsTouchzCmd(f *fsFlags) *cobra.Command {
 	}
 }
 
+func fsChecksumCmd(f *fsFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "checksum PATH...",
+		Short: "Print files' checksums as HDFS computes them (MD5-of-MD5s of CRC32C chunks)",
+		Long: `Print each file's checksum as hdfs dfs -checksum: PATH, the algorithm
+(MD5-of-<crcPerBlock>MD5-of-<bytesPerCRC>CRC32C) and the value in hex. It is
+computed from the checksums the datanodes stored, without reading the data. The
+same bytes written with the same block size and bytes per checksum give the
+same value here and on HDFS, so copies between the two can be compared.`,
+		Example: "  smarth fs checksum /data/day.csv\n  smarth fs checksum '/out/part-*'", Args: nArgs(1),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Checksum(ctx, args) }),
+	}
+}
+
 func fsExpungeCmd(f *fsFlags) *cobra.Command {
 	var immediate bool
 	c := &cobra.Command{

@@ -80,6 +80,12 @@ func (d *DataNode) serveConn(c net.Conn) {
 			return
 		}
 		d.transferBlockOp(c, m)
+	case *dfspb.BlockChecksumOp:
+		if resp := d.checkAccess(op.String(), m.GetToken(), checksumWant(m), remote); resp != nil {
+			_ = d.writeResponse(c, resp)
+			return
+		}
+		d.blockChecksumOp(c, m)
 	}
 }
 

@@ -25,8 +25,9 @@ func TestOpRoundTrip(t *testing.T) {
 		},
 		&dfspb.ReadBlockOp{Block: &dfspb.ExtendedBlock{BlockId: 9}, Offset: 100, Length: 5000},
 		&dfspb.TransferBlockOp{Block: &dfspb.ExtendedBlock{BlockId: 3}, ClientName: "c"},
+		&dfspb.BlockChecksumOp{Block: &dfspb.ExtendedBlock{BlockId: 4, NumBytes: 1000}, ClientName: "c"},
 	}
-	wantOps := []Op{OpWriteBlock, OpReadBlock, OpTransferBlock}
+	wantOps := []Op{OpWriteBlock, OpReadBlock, OpTransferBlock, OpBlockChecksum}
 	var buf bytes.Buffer
 	for _, m := range msgs {
 		if err := WriteOp(&buf, m); err != nil {

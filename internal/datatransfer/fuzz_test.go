@@ -15,6 +15,7 @@ import (
 
 func FuzzReadOp(f *testing.F) {
 	f.Add([]byte{0, 1, 80, 0, 0, 0, 0})
+	f.Add([]byte{0, 1, 85, 0, 0, 0, 2, 0x1a, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, msg, err := ReadOp(bytes.NewReader(b))
 		if err != nil {

@@ -28,6 +28,7 @@ type Op uint8
 const (
 	OpWriteBlock    Op = 80
 	OpReadBlock     Op = 81
+	OpBlockChecksum Op = 85
 	OpTransferBlock Op = 86
 )
 
@@ -39,6 +40,8 @@ func (o Op) String() string {
 		return "READ_BLOCK"
 	case OpTransferBlock:
 		return "TRANSFER_BLOCK"
+	case OpBlockChecksum:
+		return "BLOCK_CHECKSUM"
 	}
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
@@ -46,7 +49,8 @@ func (o Op) String() string {
 const opPrefixLen = 2 + 1 + 4
 
 // AppendOp appends the encoding of an op request to b. The opcode follows from
-// msg's type: *dfspb.WriteBlockOp, *dfspb.ReadBlockOp or *dfspb.TransferBlockOp.
+// msg's type: *dfspb.WriteBlockOp, *dfspb.ReadBlockOp, *dfspb.TransferBlockOp
+// or *dfspb.BlockChecksumOp.
 func AppendOp(b []byte, msg proto.Message) ([]byte, error) {
 	var op Op
 	switch msg.(type) {
@@ -56,6 +60,8 @@ func AppendOp(b []byte, msg proto.Message) ([]byte, error) {
 		op = OpReadBlock
 	case *dfspb.TransferBlockOp:
 		op = OpTransferBlock
+	case *dfspb.BlockChecksumOp:
+		op = OpBlockChecksum
 	default:
 		return b, fmt.Errorf("datatransfer: no opcode for message %T", msg)
 	}
@@ -80,7 +86,8 @@ func WriteOp(w io.Writer, msg proto.Message) error {
 }
 
 // ReadOp reads one op request and returns its opcode and decoded header: a
-// *dfspb.WriteBlockOp, *dfspb.ReadBlockOp or *dfspb.TransferBlockOp.
+// *dfspb.WriteBlockOp, *dfspb.ReadBlockOp, *dfspb.TransferBlockOp or
+// *dfspb.BlockChecksumOp.
 func ReadOp(r io.Reader) (Op, proto.Message, error) {
 	var pre [opPrefixLen]byte
 	if _, err := io.ReadFull(r, pre[:]); err != nil {
@@ -98,6 +105,8 @@ func ReadOp(r io.Reader) (Op, proto.Message, error) {
 		msg = &dfspb.ReadBlockOp{}
 	case OpTransferBlock:
 		msg = &dfspb.TransferBlockOp{}
+	case OpBlockChecksum:
+		msg = &dfspb.BlockChecksumOp{}
 	default:
 		return op, nil, fmt.Errorf("%w: unknown opcode %d", ErrProtocol, uint8(op))
 	}

@@ -7064,6 +7064,130 @@ func (x *ReadBlockOp) GetVerifyChecksum() bool {
 	return false
 }
 
+// BlockChecksumOp asks a datanode for the MD5 of a replica's stored CRC32C
+// chunk checksums over its first block.num_bytes bytes (HDFS BLOCK_CHECKSUM,
+// opcode 85): the client combines these into the file checksum.
+type BlockChecksumOp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Block         *ExtendedBlock         `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
+	Token         *BlockToken            `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"` // read access
+	ClientName    string                 `protobuf:"bytes,3,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockChecksumOp) Reset() {
+	*x = BlockChecksumOp{}
+	mi := &file_dfspb_dfs_proto_msgTypes[114]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockChecksumOp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockChecksumOp) ProtoMessage() {}
+
+func (x *BlockChecksumOp) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[114]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockChecksumOp.ProtoReflect.Descriptor instead.
+func (*BlockChecksumOp) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{114}
+}
+
+func (x *BlockChecksumOp) GetBlock() *ExtendedBlock {
+	if x != nil {
+		return x.Block
+	}
+	return nil
+}
+
+func (x *BlockChecksumOp) GetToken() *BlockToken {
+	if x != nil {
+		return x.Token
+	}
+	return nil
+}
+
+func (x *BlockChecksumOp) GetClientName() string {
+	if x != nil {
+		return x.ClientName
+	}
+	return ""
+}
+
+// BlockChecksum answers BlockChecksumOp (HDFS OpBlockChecksumResponseProto).
+type BlockChecksum struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	BytesPerCrc   uint32                 `protobuf:"varint,1,opt,name=bytes_per_crc,json=bytesPerCrc,proto3" json:"bytes_per_crc,omitempty"`
+	CrcPerBlock   uint64                 `protobuf:"varint,2,opt,name=crc_per_block,json=crcPerBlock,proto3" json:"crc_per_block,omitempty"` // chunks covered
+	Md5           []byte                 `protobuf:"bytes,3,opt,name=md5,proto3" json:"md5,omitempty"`                                       // MD5 of the big-endian CRC32Cs, in order
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockChecksum) Reset() {
+	*x = BlockChecksum{}
+	mi := &file_dfspb_dfs_proto_msgTypes[115]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockChecksum) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockChecksum) ProtoMessage() {}
+
+func (x *BlockChecksum) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[115]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockChecksum.ProtoReflect.Descriptor instead.
+func (*BlockChecksum) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{115}
+}
+
+func (x *BlockChecksum) GetBytesPerCrc() uint32 {
+	if x != nil {
+		return x.BytesPerCrc
+	}
+	return 0
+}
+
+func (x *BlockChecksum) GetCrcPerBlock() uint64 {
+	if x != nil {
+		return x.CrcPerBlock
+	}
+	return 0
+}
+
+func (x *BlockChecksum) GetMd5() []byte {
+	if x != nil {
+		return x.Md5
+	}
+	return nil
+}
+
 type TransferBlockOp struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Ask the receiving datanode to copy its replica of `block` (prefix up to
@@ -7078,7 +7202,7 @@ type TransferBlockOp struct {
 
 func (x *TransferBlockOp) Reset() {
 	*x = TransferBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[114]
+	mi := &file_dfspb_dfs_proto_msgTypes[116]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7090,7 +7214,7 @@ func (x *TransferBlockOp) String() string {
 func (*TransferBlockOp) ProtoMessage() {}
 
 func (x *TransferBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[114]
+	mi := &file_dfspb_dfs_proto_msgTypes[116]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7103,7 +7227,7 @@ func (x *TransferBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferBlockOp.ProtoReflect.Descriptor instead.
 func (*TransferBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{114}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{116}
 }
 
 func (x *TransferBlockOp) GetBlock() *ExtendedBlock {
@@ -7140,13 +7264,14 @@ type OpResponse struct {
 	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	FirstBadLink  string                 `protobuf:"bytes,3,opt,name=first_bad_link,json=firstBadLink,proto3" json:"first_bad_link,omitempty"` // write: "ip:port" of the downstream node that failed setup
 	ChunkOffset   int64                  `protobuf:"varint,4,opt,name=chunk_offset,json=chunkOffset,proto3" json:"chunk_offset,omitempty"`     // read: offset of the first chunk sent (chunk aligned)
+	Checksum      *BlockChecksum         `protobuf:"bytes,5,opt,name=checksum,proto3" json:"checksum,omitempty"`                               // block checksum op
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OpResponse) Reset() {
 	*x = OpResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[115]
+	mi := &file_dfspb_dfs_proto_msgTypes[117]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7158,7 +7283,7 @@ func (x *OpResponse) String() string {
 func (*OpResponse) ProtoMessage() {}
 
 func (x *OpResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[115]
+	mi := &file_dfspb_dfs_proto_msgTypes[117]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7171,7 +7296,7 @@ func (x *OpResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpResponse.ProtoReflect.Descriptor instead.
 func (*OpResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{115}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{117}
 }
 
 func (x *OpResponse) GetStatus() OpStatus {
@@ -7202,6 +7327,13 @@ func (x *OpResponse) GetChunkOffset() int64 {
 	return 0
 }
 
+func (x *OpResponse) GetChecksum() *BlockChecksum {
+	if x != nil {
+		return x.Checksum
+	}
+	return nil
+}
+
 type JobCacheStatusRequest_Job struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -7214,7 +7346,7 @@ type JobCacheStatusRequest_Job struct {
 
 func (x *JobCacheStatusRequest_Job) Reset() {
 	*x = JobCacheStatusRequest_Job{}
-	mi := &file_dfspb_dfs_proto_msgTypes[116]
+	mi := &file_dfspb_dfs_proto_msgTypes[118]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7226,7 +7358,7 @@ func (x *JobCacheStatusRequest_Job) String() string {
 func (*JobCacheStatusRequest_Job) ProtoMessage() {}
 
 func (x *JobCacheStatusRequest_Job) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[116]
+	mi := &file_dfspb_dfs_proto_msgTypes[118]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7280,7 +7412,7 @@ type JobCacheStatusResponse_Block struct {
 
 func (x *JobCacheStatusResponse_Block) Reset() {
 	*x = JobCacheStatusResponse_Block{}
-	mi := &file_dfspb_dfs_proto_msgTypes[117]
+	mi := &file_dfspb_dfs_proto_msgTypes[119]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7292,7 +7424,7 @@ func (x *JobCacheStatusResponse_Block) String() string {
 func (*JobCacheStatusResponse_Block) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse_Block) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[117]
+	mi := &file_dfspb_dfs_proto_msgTypes[119]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7333,7 +7465,7 @@ type JobCacheStatusResponse_Job struct {
 
 func (x *JobCacheStatusResponse_Job) Reset() {
 	*x = JobCacheStatusResponse_Job{}
-	mi := &file_dfspb_dfs_proto_msgTypes[118]
+	mi := &file_dfspb_dfs_proto_msgTypes[120]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7345,7 +7477,7 @@ func (x *JobCacheStatusResponse_Job) String() string {
 func (*JobCacheStatusResponse_Job) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse_Job) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[118]
+	mi := &file_dfspb_dfs_proto_msgTypes[120]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7394,7 +7526,7 @@ type TransferCommand_Item struct {
 
 func (x *TransferCommand_Item) Reset() {
 	*x = TransferCommand_Item{}
-	mi := &file_dfspb_dfs_proto_msgTypes[119]
+	mi := &file_dfspb_dfs_proto_msgTypes[121]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7406,7 +7538,7 @@ func (x *TransferCommand_Item) String() string {
 func (*TransferCommand_Item) ProtoMessage() {}
 
 func (x *TransferCommand_Item) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[119]
+	mi := &file_dfspb_dfs_proto_msgTypes[121]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7945,19 +8077,29 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x05token\x18\x04 \x01(\v2\x16.smarth.dfs.BlockTokenR\x05token\x12\x1f\n" +
 	"\vclient_name\x18\x05 \x01(\tR\n" +
 	"clientName\x12'\n" +
-	"\x0fverify_checksum\x18\x06 \x01(\bR\x0everifyChecksum\"\xc5\x01\n" +
+	"\x0fverify_checksum\x18\x06 \x01(\bR\x0everifyChecksum\"\x91\x01\n" +
+	"\x0fBlockChecksumOp\x12/\n" +
+	"\x05block\x18\x01 \x01(\v2\x19.smarth.dfs.ExtendedBlockR\x05block\x12,\n" +
+	"\x05token\x18\x02 \x01(\v2\x16.smarth.dfs.BlockTokenR\x05token\x12\x1f\n" +
+	"\vclient_name\x18\x03 \x01(\tR\n" +
+	"clientName\"i\n" +
+	"\rBlockChecksum\x12\"\n" +
+	"\rbytes_per_crc\x18\x01 \x01(\rR\vbytesPerCrc\x12\"\n" +
+	"\rcrc_per_block\x18\x02 \x01(\x04R\vcrcPerBlock\x12\x10\n" +
+	"\x03md5\x18\x03 \x01(\fR\x03md5\"\xc5\x01\n" +
 	"\x0fTransferBlockOp\x12/\n" +
 	"\x05block\x18\x01 \x01(\v2\x19.smarth.dfs.ExtendedBlockR\x05block\x122\n" +
 	"\atargets\x18\x02 \x03(\v2\x18.smarth.dfs.DatanodeInfoR\atargets\x12\x1f\n" +
 	"\vclient_name\x18\x03 \x01(\tR\n" +
 	"clientName\x12,\n" +
-	"\x05token\x18\x04 \x01(\v2\x16.smarth.dfs.BlockTokenR\x05token\"\x9d\x01\n" +
+	"\x05token\x18\x04 \x01(\v2\x16.smarth.dfs.BlockTokenR\x05token\"\xd4\x01\n" +
 	"\n" +
 	"OpResponse\x12,\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x14.smarth.dfs.OpStatusR\x06status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12$\n" +
 	"\x0efirst_bad_link\x18\x03 \x01(\tR\ffirstBadLink\x12!\n" +
-	"\fchunk_offset\x18\x04 \x01(\x03R\vchunkOffset*X\n" +
+	"\fchunk_offset\x18\x04 \x01(\x03R\vchunkOffset\x125\n" +
+	"\bchecksum\x18\x05 \x01(\v2\x19.smarth.dfs.BlockChecksumR\bchecksum*X\n" +
 	"\rDatanodeState\x12\x1e\n" +
 	"\x1aDATANODE_STATE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04LIVE\x10\x01\x12\b\n" +
@@ -8064,7 +8206,7 @@ func file_dfspb_dfs_proto_rawDescGZIP() []byte {
 }
 
 var file_dfspb_dfs_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 120)
+var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 122)
 var file_dfspb_dfs_proto_goTypes = []any{
 	(DatanodeState)(0),                         // 0: smarth.dfs.DatanodeState
 	(FileType)(0),                              // 1: smarth.dfs.FileType
@@ -8188,12 +8330,14 @@ var file_dfspb_dfs_proto_goTypes = []any{
 	(*UpdateReplicaUnderRecoveryResponse)(nil), // 119: smarth.dfs.UpdateReplicaUnderRecoveryResponse
 	(*WriteBlockOp)(nil),                       // 120: smarth.dfs.WriteBlockOp
 	(*ReadBlockOp)(nil),                        // 121: smarth.dfs.ReadBlockOp
-	(*TransferBlockOp)(nil),                    // 122: smarth.dfs.TransferBlockOp
-	(*OpResponse)(nil),                         // 123: smarth.dfs.OpResponse
-	(*JobCacheStatusRequest_Job)(nil),          // 124: smarth.dfs.JobCacheStatusRequest.Job
-	(*JobCacheStatusResponse_Block)(nil),       // 125: smarth.dfs.JobCacheStatusResponse.Block
-	(*JobCacheStatusResponse_Job)(nil),         // 126: smarth.dfs.JobCacheStatusResponse.Job
-	(*TransferCommand_Item)(nil),               // 127: smarth.dfs.TransferCommand.Item
+	(*BlockChecksumOp)(nil),                    // 122: smarth.dfs.BlockChecksumOp
+	(*BlockChecksum)(nil),                      // 123: smarth.dfs.BlockChecksum
+	(*TransferBlockOp)(nil),                    // 124: smarth.dfs.TransferBlockOp
+	(*OpResponse)(nil),                         // 125: smarth.dfs.OpResponse
+	(*JobCacheStatusRequest_Job)(nil),          // 126: smarth.dfs.JobCacheStatusRequest.Job
+	(*JobCacheStatusResponse_Block)(nil),       // 127: smarth.dfs.JobCacheStatusResponse.Block
+	(*JobCacheStatusResponse_Job)(nil),         // 128: smarth.dfs.JobCacheStatusResponse.Job
+	(*TransferCommand_Item)(nil),               // 129: smarth.dfs.TransferCommand.Item
 }
 var file_dfspb_dfs_proto_depIdxs = []int32{
 	0,   // 0: smarth.dfs.DatanodeInfo.state:type_name -> smarth.dfs.DatanodeState
@@ -8229,19 +8373,19 @@ var file_dfspb_dfs_proto_depIdxs = []int32{
 	66,  // 30: smarth.dfs.ClientHeartbeatRequest.samples:type_name -> smarth.dfs.SpeedSample
 	70,  // 31: smarth.dfs.GetSpeedsResponse.records:type_name -> smarth.dfs.SpeedRecord
 	2,   // 32: smarth.dfs.SetSafeModeRequest.action:type_name -> smarth.dfs.SafeModeAction
-	124, // 33: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
-	126, // 34: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	126, // 33: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
+	128, // 34: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
 	78,  // 35: smarth.dfs.AddCachePoolRequest.pool:type_name -> smarth.dfs.CachePoolInfo
 	78,  // 36: smarth.dfs.ListCachePoolsResponse.pools:type_name -> smarth.dfs.CachePoolInfo
 	79,  // 37: smarth.dfs.AddCacheDirectiveRequest.directive:type_name -> smarth.dfs.CacheDirectiveInfo
 	79,  // 38: smarth.dfs.ListCacheDirectivesResponse.directives:type_name -> smarth.dfs.CacheDirectiveInfo
 	93,  // 39: smarth.dfs.GetCacheStatsResponse.nodes:type_name -> smarth.dfs.NodeCacheStats
 	94,  // 40: smarth.dfs.GetCacheStatsResponse.apps:type_name -> smarth.dfs.AppCacheStats
-	126, // 41: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	128, // 41: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
 	9,   // 42: smarth.dfs.RegisterDatanodeRequest.datanode:type_name -> smarth.dfs.DatanodeInfo
 	9,   // 43: smarth.dfs.RegisterDatanodeResponse.datanode:type_name -> smarth.dfs.DatanodeInfo
 	12,  // 44: smarth.dfs.RegisterDatanodeResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
-	127, // 45: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
+	129, // 45: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
 	8,   // 46: smarth.dfs.InvalidateCommand.blocks:type_name -> smarth.dfs.ExtendedBlock
 	8,   // 47: smarth.dfs.RecoverBlockCommand.block:type_name -> smarth.dfs.ExtendedBlock
 	9,   // 48: smarth.dfs.RecoverBlockCommand.replicas:type_name -> smarth.dfs.DatanodeInfo
@@ -8274,107 +8418,110 @@ var file_dfspb_dfs_proto_depIdxs = []int32{
 	9,   // 75: smarth.dfs.WriteBlockOp.source:type_name -> smarth.dfs.DatanodeInfo
 	8,   // 76: smarth.dfs.ReadBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
 	10,  // 77: smarth.dfs.ReadBlockOp.token:type_name -> smarth.dfs.BlockToken
-	8,   // 78: smarth.dfs.TransferBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 79: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
-	10,  // 80: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
-	7,   // 81: smarth.dfs.OpResponse.status:type_name -> smarth.dfs.OpStatus
-	125, // 82: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
-	8,   // 83: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 84: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
-	10,  // 85: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
-	16,  // 86: smarth.dfs.ClientProtocol.Mkdirs:input_type -> smarth.dfs.MkdirsRequest
-	18,  // 87: smarth.dfs.ClientProtocol.Create:input_type -> smarth.dfs.CreateRequest
-	20,  // 88: smarth.dfs.ClientProtocol.AddBlock:input_type -> smarth.dfs.AddBlockRequest
-	22,  // 89: smarth.dfs.ClientProtocol.Complete:input_type -> smarth.dfs.CompleteRequest
-	24,  // 90: smarth.dfs.ClientProtocol.AbandonBlock:input_type -> smarth.dfs.AbandonBlockRequest
-	26,  // 91: smarth.dfs.ClientProtocol.GetAdditionalDatanode:input_type -> smarth.dfs.GetAdditionalDatanodeRequest
-	28,  // 92: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:input_type -> smarth.dfs.UpdateBlockForPipelineRequest
-	30,  // 93: smarth.dfs.ClientProtocol.UpdatePipeline:input_type -> smarth.dfs.UpdatePipelineRequest
-	32,  // 94: smarth.dfs.ClientProtocol.RenewLease:input_type -> smarth.dfs.RenewLeaseRequest
-	34,  // 95: smarth.dfs.ClientProtocol.GetBlockLocations:input_type -> smarth.dfs.GetBlockLocationsRequest
-	36,  // 96: smarth.dfs.ClientProtocol.GetFileInfo:input_type -> smarth.dfs.GetFileInfoRequest
-	38,  // 97: smarth.dfs.ClientProtocol.GetListing:input_type -> smarth.dfs.GetListingRequest
-	40,  // 98: smarth.dfs.ClientProtocol.Delete:input_type -> smarth.dfs.DeleteRequest
-	42,  // 99: smarth.dfs.ClientProtocol.Rename:input_type -> smarth.dfs.RenameRequest
-	44,  // 100: smarth.dfs.ClientProtocol.SetReplication:input_type -> smarth.dfs.SetReplicationRequest
-	46,  // 101: smarth.dfs.ClientProtocol.SetPermission:input_type -> smarth.dfs.SetPermissionRequest
-	48,  // 102: smarth.dfs.ClientProtocol.SetOwner:input_type -> smarth.dfs.SetOwnerRequest
-	50,  // 103: smarth.dfs.ClientProtocol.SetTimes:input_type -> smarth.dfs.SetTimesRequest
-	54,  // 104: smarth.dfs.ClientProtocol.SetQuota:input_type -> smarth.dfs.SetQuotaRequest
-	52,  // 105: smarth.dfs.ClientProtocol.GetContentSummary:input_type -> smarth.dfs.GetContentSummaryRequest
-	56,  // 106: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
-	58,  // 107: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
-	60,  // 108: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
-	64,  // 109: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
-	67,  // 110: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
-	69,  // 111: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
-	72,  // 112: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
-	74,  // 113: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
-	76,  // 114: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
-	80,  // 115: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
-	82,  // 116: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
-	84,  // 117: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
-	86,  // 118: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
-	88,  // 119: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
-	90,  // 120: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
-	92,  // 121: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
-	96,  // 122: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
-	104, // 123: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
-	107, // 124: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
-	110, // 125: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
-	112, // 126: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
-	114, // 127: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
-	116, // 128: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
-	118, // 129: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	17,  // 130: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
-	19,  // 131: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
-	21,  // 132: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
-	23,  // 133: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
-	25,  // 134: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
-	27,  // 135: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
-	29,  // 136: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
-	31,  // 137: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
-	33,  // 138: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
-	35,  // 139: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
-	37,  // 140: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
-	39,  // 141: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
-	41,  // 142: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
-	43,  // 143: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
-	45,  // 144: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
-	47,  // 145: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
-	49,  // 146: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
-	51,  // 147: smarth.dfs.ClientProtocol.SetTimes:output_type -> smarth.dfs.SetTimesResponse
-	55,  // 148: smarth.dfs.ClientProtocol.SetQuota:output_type -> smarth.dfs.SetQuotaResponse
-	53,  // 149: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
-	57,  // 150: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
-	59,  // 151: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
-	63,  // 152: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
-	65,  // 153: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
-	68,  // 154: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
-	71,  // 155: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
-	73,  // 156: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
-	75,  // 157: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
-	77,  // 158: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
-	81,  // 159: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
-	83,  // 160: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
-	85,  // 161: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
-	87,  // 162: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
-	89,  // 163: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
-	91,  // 164: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
-	95,  // 165: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
-	97,  // 166: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
-	105, // 167: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
-	108, // 168: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
-	111, // 169: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
-	113, // 170: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
-	115, // 171: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
-	117, // 172: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
-	119, // 173: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	130, // [130:174] is the sub-list for method output_type
-	86,  // [86:130] is the sub-list for method input_type
-	86,  // [86:86] is the sub-list for extension type_name
-	86,  // [86:86] is the sub-list for extension extendee
-	0,   // [0:86] is the sub-list for field type_name
+	8,   // 78: smarth.dfs.BlockChecksumOp.block:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 79: smarth.dfs.BlockChecksumOp.token:type_name -> smarth.dfs.BlockToken
+	8,   // 80: smarth.dfs.TransferBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	9,   // 81: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
+	10,  // 82: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
+	7,   // 83: smarth.dfs.OpResponse.status:type_name -> smarth.dfs.OpStatus
+	123, // 84: smarth.dfs.OpResponse.checksum:type_name -> smarth.dfs.BlockChecksum
+	127, // 85: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
+	8,   // 86: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
+	9,   // 87: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
+	10,  // 88: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
+	16,  // 89: smarth.dfs.ClientProtocol.Mkdirs:input_type -> smarth.dfs.MkdirsRequest
+	18,  // 90: smarth.dfs.ClientProtocol.Create:input_type -> smarth.dfs.CreateRequest
+	20,  // 91: smarth.dfs.ClientProtocol.AddBlock:input_type -> smarth.dfs.AddBlockRequest
+	22,  // 92: smarth.dfs.ClientProtocol.Complete:input_type -> smarth.dfs.CompleteRequest
+	24,  // 93: smarth.dfs.ClientProtocol.AbandonBlock:input_type -> smarth.dfs.AbandonBlockRequest
+	26,  // 94: smarth.dfs.ClientProtocol.GetAdditionalDatanode:input_type -> smarth.dfs.GetAdditionalDatanodeRequest
+	28,  // 95: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:input_type -> smarth.dfs.UpdateBlockForPipelineRequest
+	30,  // 96: smarth.dfs.ClientProtocol.UpdatePipeline:input_type -> smarth.dfs.UpdatePipelineRequest
+	32,  // 97: smarth.dfs.ClientProtocol.RenewLease:input_type -> smarth.dfs.RenewLeaseRequest
+	34,  // 98: smarth.dfs.ClientProtocol.GetBlockLocations:input_type -> smarth.dfs.GetBlockLocationsRequest
+	36,  // 99: smarth.dfs.ClientProtocol.GetFileInfo:input_type -> smarth.dfs.GetFileInfoRequest
+	38,  // 100: smarth.dfs.ClientProtocol.GetListing:input_type -> smarth.dfs.GetListingRequest
+	40,  // 101: smarth.dfs.ClientProtocol.Delete:input_type -> smarth.dfs.DeleteRequest
+	42,  // 102: smarth.dfs.ClientProtocol.Rename:input_type -> smarth.dfs.RenameRequest
+	44,  // 103: smarth.dfs.ClientProtocol.SetReplication:input_type -> smarth.dfs.SetReplicationRequest
+	46,  // 104: smarth.dfs.ClientProtocol.SetPermission:input_type -> smarth.dfs.SetPermissionRequest
+	48,  // 105: smarth.dfs.ClientProtocol.SetOwner:input_type -> smarth.dfs.SetOwnerRequest
+	50,  // 106: smarth.dfs.ClientProtocol.SetTimes:input_type -> smarth.dfs.SetTimesRequest
+	54,  // 107: smarth.dfs.ClientProtocol.SetQuota:input_type -> smarth.dfs.SetQuotaRequest
+	52,  // 108: smarth.dfs.ClientProtocol.GetContentSummary:input_type -> smarth.dfs.GetContentSummaryRequest
+	56,  // 109: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
+	58,  // 110: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
+	60,  // 111: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
+	64,  // 112: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
+	67,  // 113: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
+	69,  // 114: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
+	72,  // 115: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
+	74,  // 116: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
+	76,  // 117: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
+	80,  // 118: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
+	82,  // 119: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
+	84,  // 120: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
+	86,  // 121: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
+	88,  // 122: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
+	90,  // 123: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
+	92,  // 124: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
+	96,  // 125: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
+	104, // 126: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
+	107, // 127: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
+	110, // 128: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
+	112, // 129: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
+	114, // 130: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
+	116, // 131: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
+	118, // 132: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	17,  // 133: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
+	19,  // 134: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
+	21,  // 135: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
+	23,  // 136: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
+	25,  // 137: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
+	27,  // 138: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
+	29,  // 139: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
+	31,  // 140: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
+	33,  // 141: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
+	35,  // 142: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
+	37,  // 143: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
+	39,  // 144: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
+	41,  // 145: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
+	43,  // 146: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
+	45,  // 147: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
+	47,  // 148: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
+	49,  // 149: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
+	51,  // 150: smarth.dfs.ClientProtocol.SetTimes:output_type -> smarth.dfs.SetTimesResponse
+	55,  // 151: smarth.dfs.ClientProtocol.SetQuota:output_type -> smarth.dfs.SetQuotaResponse
+	53,  // 152: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
+	57,  // 153: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
+	59,  // 154: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
+	63,  // 155: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
+	65,  // 156: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
+	68,  // 157: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
+	71,  // 158: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
+	73,  // 159: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
+	75,  // 160: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
+	77,  // 161: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
+	81,  // 162: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
+	83,  // 163: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
+	85,  // 164: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
+	87,  // 165: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
+	89,  // 166: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
+	91,  // 167: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
+	95,  // 168: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
+	97,  // 169: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
+	105, // 170: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
+	108, // 171: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
+	111, // 172: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
+	113, // 173: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
+	115, // 174: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
+	117, // 175: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
+	119, // 176: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	133, // [133:177] is the sub-list for method output_type
+	89,  // [89:133] is the sub-list for method input_type
+	89,  // [89:89] is the sub-list for extension type_name
+	89,  // [89:89] is the sub-list for extension extendee
+	0,   // [0:89] is the sub-list for field type_name
 }
 
 func init() { file_dfspb_dfs_proto_init() }
@@ -8396,7 +8543,7 @@ func file_dfspb_dfs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_dfspb_dfs_proto_rawDesc), len(file_dfspb_dfs_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   120,
+			NumMessages:   122,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
