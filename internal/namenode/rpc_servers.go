@@ -3,6 +3,9 @@ package namenode
 import (
 	"context"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"smarth/internal/namenode/speeds"
 	"smarth/internal/rpc/dfspb"
 )
@@ -119,6 +122,12 @@ func (s *clientRPC) SetTimes(ctx context.Context, r *dfspb.SetTimesRequest) (*df
 
 func (s *clientRPC) SetQuota(ctx context.Context, r *dfspb.SetQuotaRequest) (*dfspb.SetQuotaResponse, error) {
 	return &dfspb.SetQuotaResponse{}, s.nn.setQuota(ctx, r)
+}
+
+// CreateSymlink refuses, as HDFS does with symlinks disabled (its
+// default): the namespace has no link inodes.
+func (s *clientRPC) CreateSymlink(ctx context.Context, r *dfspb.CreateSymlinkRequest) (*dfspb.CreateSymlinkResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "createSymlink %s: Symlinks not supported", r.GetLink())
 }
 
 func (s *clientRPC) GetContentSummary(ctx context.Context, r *dfspb.GetContentSummaryRequest) (*dfspb.GetContentSummaryResponse, error) {

@@ -55,6 +55,7 @@ const (
 	ClientProtocol_SetOwner_FullMethodName               = "/smarth.dfs.ClientProtocol/SetOwner"
 	ClientProtocol_SetTimes_FullMethodName               = "/smarth.dfs.ClientProtocol/SetTimes"
 	ClientProtocol_SetQuota_FullMethodName               = "/smarth.dfs.ClientProtocol/SetQuota"
+	ClientProtocol_CreateSymlink_FullMethodName          = "/smarth.dfs.ClientProtocol/CreateSymlink"
 	ClientProtocol_GetContentSummary_FullMethodName      = "/smarth.dfs.ClientProtocol/GetContentSummary"
 	ClientProtocol_ReportBadBlocks_FullMethodName        = "/smarth.dfs.ClientProtocol/ReportBadBlocks"
 	ClientProtocol_GetDatanodeReport_FullMethodName      = "/smarth.dfs.ClientProtocol/GetDatanodeReport"
@@ -97,6 +98,7 @@ type ClientProtocolClient interface {
 	SetOwner(ctx context.Context, in *SetOwnerRequest, opts ...grpc.CallOption) (*SetOwnerResponse, error)
 	SetTimes(ctx context.Context, in *SetTimesRequest, opts ...grpc.CallOption) (*SetTimesResponse, error)
 	SetQuota(ctx context.Context, in *SetQuotaRequest, opts ...grpc.CallOption) (*SetQuotaResponse, error)
+	CreateSymlink(ctx context.Context, in *CreateSymlinkRequest, opts ...grpc.CallOption) (*CreateSymlinkResponse, error)
 	GetContentSummary(ctx context.Context, in *GetContentSummaryRequest, opts ...grpc.CallOption) (*GetContentSummaryResponse, error)
 	ReportBadBlocks(ctx context.Context, in *ReportBadBlocksRequest, opts ...grpc.CallOption) (*ReportBadBlocksResponse, error)
 	GetDatanodeReport(ctx context.Context, in *GetDatanodeReportRequest, opts ...grpc.CallOption) (*GetDatanodeReportResponse, error)
@@ -315,6 +317,16 @@ func (c *clientProtocolClient) SetQuota(ctx context.Context, in *SetQuotaRequest
 	return out, nil
 }
 
+func (c *clientProtocolClient) CreateSymlink(ctx context.Context, in *CreateSymlinkRequest, opts ...grpc.CallOption) (*CreateSymlinkResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateSymlinkResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_CreateSymlink_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *clientProtocolClient) GetContentSummary(ctx context.Context, in *GetContentSummaryRequest, opts ...grpc.CallOption) (*GetContentSummaryResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetContentSummaryResponse)
@@ -508,6 +520,7 @@ type ClientProtocolServer interface {
 	SetOwner(context.Context, *SetOwnerRequest) (*SetOwnerResponse, error)
 	SetTimes(context.Context, *SetTimesRequest) (*SetTimesResponse, error)
 	SetQuota(context.Context, *SetQuotaRequest) (*SetQuotaResponse, error)
+	CreateSymlink(context.Context, *CreateSymlinkRequest) (*CreateSymlinkResponse, error)
 	GetContentSummary(context.Context, *GetContentSummaryRequest) (*GetContentSummaryResponse, error)
 	ReportBadBlocks(context.Context, *ReportBadBlocksRequest) (*ReportBadBlocksResponse, error)
 	GetDatanodeReport(context.Context, *GetDatanodeReportRequest) (*GetDatanodeReportResponse, error)
@@ -592,6 +605,9 @@ func (UnimplementedClientProtocolServer) SetTimes(context.Context, *SetTimesRequ
 }
 func (UnimplementedClientProtocolServer) SetQuota(context.Context, *SetQuotaRequest) (*SetQuotaResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetQuota not implemented")
+}
+func (UnimplementedClientProtocolServer) CreateSymlink(context.Context, *CreateSymlinkRequest) (*CreateSymlinkResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateSymlink not implemented")
 }
 func (UnimplementedClientProtocolServer) GetContentSummary(context.Context, *GetContentSummaryRequest) (*GetContentSummaryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetContentSummary not implemented")
@@ -1007,6 +1023,24 @@ func _ClientProtocol_SetQuota_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ClientProtocol_CreateSymlink_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateSymlinkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).CreateSymlink(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_CreateSymlink_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).CreateSymlink(ctx, req.(*CreateSymlinkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ClientProtocol_GetContentSummary_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetContentSummaryRequest)
 	if err := dec(in); err != nil {
@@ -1395,6 +1429,10 @@ var ClientProtocol_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetQuota",
 			Handler:    _ClientProtocol_SetQuota_Handler,
+		},
+		{
+			MethodName: "CreateSymlink",
+			Handler:    _ClientProtocol_CreateSymlink_Handler,
 		},
 		{
 			MethodName: "GetContentSummary",
