@@ -186,6 +186,43 @@ same value here and on HDFS, so copies between the two can be compared.`,
 	}
 }
 
+func fsGetfattrCmd(f *fsFlags) *cobra.Command {
+	var o fsshell.GetfattrOptions
+	c := &cobra.Command{
+		Use:   "getfattr [-R] {-n NAME | -d} [-e ENCODING] PATH...",
+		Short: "Print extended attributes (names with their namespace: user., trusted.)",
+		Long: `Print the extended attributes of files and directories as hdfs dfs -getfattr:
+"# file: PATH", then NAME=VALUE per attribute. -n prints one attribute, -d all
+the ones you may see (trusted.* only for superusers); -e encodes values as text
+(quoted, the default), hex (0x...) or base64 (0s...); -R recurses.`,
+		Example: "  smarth fs getfattr -d /data/day.csv\n  smarth fs getfattr -n user.source -e hex /data/day.csv", Args: nArgs(1),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Getfattr(ctx, args, o) }),
+	}
+	c.Flags().StringVarP(&o.Name, "name", "n", "", "the attribute to print")
+	c.Flags().BoolVarP(&o.Dump, "dump", "d", false, "print every attribute")
+	c.Flags().StringVarP(&o.Encoding, "encoding", "e", "text", "value encoding: text, hex or base64")
+	c.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "list the attributes of everything below directories too")
+	return c
+}
+
+func fsSetfattrCmd(f *fsFlags) *cobra.Command {
+	var o fsshell.SetfattrOptions
+	c := &cobra.Command{
+		Use:   "setfattr {-n NAME [-v VALUE] | -x NAME} PATH...",
+		Short: "Set or remove an extended attribute",
+		Long: `Set (create or replace) an extended attribute with -n and -v, or remove one with
+-x, as hdfs dfs -setfattr. NAME carries its namespace: user.* (the permission
+bits decide) or trusted.* (superusers only). VALUE is text, "quoted text", 0x
+followed by hex or 0s followed by base64; without -v the value is empty.`,
+		Example: "  smarth fs setfattr -n user.source -v crawler /data/day.csv\n  smarth fs setfattr -x user.source /data/day.csv", Args: nArgs(1),
+		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Setfattr(ctx, args, o) }),
+	}
+	c.Flags().StringVarP(&o.Name, "name", "n", "", "the attribute to set")
+	c.Flags().StringVarP(&o.Value, "value", "v", "", "its value")
+	c.Flags().StringVarP(&o.Remove, "remove", "x", "", "the attribute to remove")
+	return c
+}
+
 func fsExpungeCmd(f *fsFlags) *cobra.Command {
 	var immediate bool
 	c := &cobra.Command{

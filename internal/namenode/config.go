@@ -13,6 +13,7 @@ import (
 	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
 	"smarth/internal/cache"
+	"smarth/internal/namenode/namespace"
 	"smarth/internal/placement"
 	"smarth/internal/topology"
 )
@@ -88,6 +89,10 @@ type Config struct {
 	// expired checkpoints; 0 (or more than TrashInterval) means
 	// TrashInterval.
 	TrashCheckpointInterval time.Duration `yaml:"trash_checkpoint_interval"`
+	// Extended attribute limits (HDFS dfs.namenode.fs-limits.max-xattrs-
+	// per-inode and max-xattr-size: name plus value bytes).
+	MaxXAttrsPerInode int `yaml:"max_xattrs_per_inode"`
+	MaxXAttrSize      int `yaml:"max_xattr_size"`
 
 	// Block access tokens (HDFS dfs.block.access.token.*): on by default;
 	// off only for compatibility with old clients, with a warning.
@@ -148,6 +153,8 @@ func DefaultConfig() Config {
 		Auth:                  auth.Simple,
 		Umask:                 0o022,
 		AccessTimePrecision:   time.Hour,
+		MaxXAttrsPerInode:     namespace.DefaultMaxXAttrsPerInode,
+		MaxXAttrSize:          namespace.DefaultMaxXAttrSize,
 
 		BlockAccessTokenEnable:   true,
 		BlockAccessTokenLifetime: blocktoken.DefaultLifetime,
@@ -240,6 +247,9 @@ func (c Config) Validate() error {
 	}
 	if c.Umask > 0o777 {
 		bad("umask: %#o is not a permission mask", c.Umask)
+	}
+	if c.MaxXAttrsPerInode < 0 || c.MaxXAttrSize < 0 {
+		bad("max_xattrs_per_inode %d, max_xattr_size %d: limits cannot be negative", c.MaxXAttrsPerInode, c.MaxXAttrSize)
 	}
 	if c.TrashInterval < 0 {
 		bad("trash_interval: %v is negative (0 leaves the trash to the clients)", c.TrashInterval)

@@ -19,8 +19,8 @@ type fsState struct {
 
 const (
 	// imageVersion 2 added the cache records after the inodes, 3 the
-	// directories' quotas; older images still load.
-	imageVersion   = 3
+	// directories' quotas, 4 extended attributes; older images still load.
+	imageVersion   = 4
 	recImageHeader = 'H'
 	recImageINode  = 'I'
 )
@@ -67,6 +67,11 @@ func encodeINode(e *enc, n *namespace.INode) {
 	e.s(n.Group)
 	e.i(n.MTime)
 	e.i(n.ATime)
+	e.u(uint64(len(n.XAttrs)))
+	for _, x := range n.XAttrs {
+		e.s(x.Name)
+		e.s(string(x.Value))
+	}
 	if n.Dir {
 		e.bool(n.Quota != nil)
 		if n.Quota != nil {
@@ -99,6 +104,9 @@ func decodeINode(b []byte, version uint64) (parent uint64, n *namespace.INode, b
 	parent = d.u()
 	n.Name, n.Dir, n.Perm = d.s(), d.bool(), uint16(d.u())
 	n.Owner, n.Group, n.MTime, n.ATime = d.s(), d.s(), d.i(), d.i()
+	if version >= 4 {
+		n.XAttrs = decodeXAttrs(d)
+	}
 	if n.Dir && version >= 3 && d.bool() {
 		n.Quota = &namespace.Quota{NS: d.i(), DS: d.i()} // usage: RecountQuotas
 	}
@@ -186,4 +194,21 @@ func (s *fsState) ApplyEdit(txid uint64, payload []byte) error {
 		return fmt.Errorf("%s: %w", op.Kind, err)
 	}
 	return nil
+}
+
+// decodeXAttrs reads an inode's extended attributes (image version 4).
+func decodeXAttrs(d *dec) []namespace.XAttr {
+	count := d.count(2)
+	var xs []namespace.XAttr
+	for i := 0; i < count && d.err == nil; i++ {
+		x := namespace.XAttr{Name: d.s()}
+		if v := d.s(); v != "" {
+			x.Value = []byte(v)
+		}
+		if len(xs) > 0 && xs[len(xs)-1].Name >= x.Name {
+			d.err = fmt.Errorf("xattr %q out of order", x.Name) // the tree keeps them sorted
+		}
+		xs = append(xs, x)
+	}
+	return xs
 }

@@ -150,6 +150,7 @@ func (nn *NameNode) load(fs journal.FS) error {
 		tree: namespace.New(namespace.Config{
 			Superuser: nn.cfg.Superuser, Supergroup: nn.cfg.Supergroup,
 			Permissions: nn.cfg.PermissionsEnabled, Now: now.UnixMilli(),
+			MaxXAttrsPerInode: nn.cfg.MaxXAttrsPerInode, MaxXAttrSize: nn.cfg.MaxXAttrSize,
 		}),
 		blocks: blockmap.New(),
 	}

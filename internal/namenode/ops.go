@@ -31,6 +31,8 @@ const (
 	opRemoveCacheDirective
 	opSetTimes
 	opSetQuota
+	opSetXAttr
+	opRemoveXAttr
 	opLimit // first unused
 )
 
@@ -41,7 +43,7 @@ var opNames = map[opKind]string{
 	opSetPermission: "setPermission", opSetOwner: "setOwner", opCommitSync: "commitBlockSync",
 	opCloseFile: "closeFile", opAddCachePool: "addCachePool", opRemoveCachePool: "removeCachePool",
 	opAddCacheDirective: "addCacheDirective", opRemoveCacheDirective: "removeCacheDirective",
-	opSetTimes: "setTimes", opSetQuota: "setQuota",
+	opSetTimes: "setTimes", opSetQuota: "setQuota", opSetXAttr: "setXAttr", opRemoveXAttr: "removeXAttr",
 }
 
 func (k opKind) String() string {
@@ -80,18 +82,20 @@ type editOp struct {
 	Replication  int
 	BlockSize    int64
 	FileID       uint64
-	Block        blockRef   // addBlock (new block), updateBlock, commitBlockSync, abandonBlock
-	Prev         *blockRef  // addBlock: the previous block, committed
-	Blocks       []blockRef // complete: final lengths
-	Keep         int        // closeFile: blocks kept
-	Now          int64      // unix ms
-	Pool         string     // cache pool and directive ops
-	Limit        int64      // addCachePool: byte limit
-	DirectiveID  int64      // cache directive ops
-	MTime        int64      // setTimes: unix ms, or namespace.KeepTime
-	ATime        int64      // setTimes: unix ms, or namespace.KeepTime
-	NSQuota      int64      // setQuota: limit, namespace.QuotaReset or QuotaDontSet
-	DSQuota      int64      // setQuota: likewise, in bytes
+	Block        blockRef            // addBlock (new block), updateBlock, commitBlockSync, abandonBlock
+	Prev         *blockRef           // addBlock: the previous block, committed
+	Blocks       []blockRef          // complete: final lengths
+	Keep         int                 // closeFile: blocks kept
+	Now          int64               // unix ms
+	Pool         string              // cache pool and directive ops
+	Limit        int64               // addCachePool: byte limit
+	DirectiveID  int64               // cache directive ops
+	MTime        int64               // setTimes: unix ms, or namespace.KeepTime
+	ATime        int64               // setTimes: unix ms, or namespace.KeepTime
+	NSQuota      int64               // setQuota: limit, namespace.QuotaReset or QuotaDontSet
+	DSQuota      int64               // setQuota: likewise, in bytes
+	XAttr        namespace.XAttr     // setXAttr (name, value), removeXAttr (name)
+	XAttrFlags   namespace.XAttrFlag // setXAttr
 }
 
 func (o *editOp) encode() []byte {

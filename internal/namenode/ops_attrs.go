@@ -8,10 +8,11 @@ import (
 )
 
 // Edit records of the attribute operations added after the cache ones
-// (times, quotas), and the space accounting of block operations. They live here so that ops.go keeps
+// (times, quotas, extended attributes), and the space accounting of block
+// operations. They live here so that ops.go keeps
 // the original, hot-path records readable.
 
-func isAttrOp(k opKind) bool { return k == opSetTimes || k == opSetQuota }
+func isAttrOp(k opKind) bool { return k >= opSetTimes && k <= opRemoveXAttr }
 
 func encodeAttrOp(e *enc, o *editOp) {
 	switch o.Kind {
@@ -23,6 +24,14 @@ func encodeAttrOp(e *enc, o *editOp) {
 		e.s(o.Path)
 		e.i(o.NSQuota)
 		e.i(o.DSQuota)
+	case opSetXAttr:
+		e.s(o.Path)
+		e.s(o.XAttr.Name)
+		e.s(string(o.XAttr.Value))
+		e.u(uint64(o.XAttrFlags))
+	case opRemoveXAttr:
+		e.s(o.Path)
+		e.s(o.XAttr.Name)
 	}
 }
 
@@ -32,6 +41,14 @@ func decodeAttrOp(d *dec, o *editOp) {
 		o.Path, o.MTime, o.ATime = d.s(), d.i(), d.i()
 	case opSetQuota:
 		o.Path, o.NSQuota, o.DSQuota = d.s(), d.i(), d.i()
+	case opSetXAttr:
+		o.Path, o.XAttr.Name = d.s(), d.s()
+		if v := d.s(); v != "" {
+			o.XAttr.Value = []byte(v)
+		}
+		o.XAttrFlags = namespace.XAttrFlag(d.u())
+	case opRemoveXAttr:
+		o.Path, o.XAttr.Name = d.s(), d.s()
 	}
 }
 
@@ -43,6 +60,10 @@ func (s *fsState) applyAttrOp(o *editOp, c namespace.Caller) (applied, error) {
 		res.file, err = s.tree.SetTimes(c, o.Path, o.MTime, o.ATime)
 	case opSetQuota:
 		err = s.tree.SetQuota(c, o.Path, o.NSQuota, o.DSQuota)
+	case opSetXAttr:
+		err = s.tree.SetXAttr(c, o.Path, o.XAttr.Name, o.XAttr.Value, o.XAttrFlags)
+	case opRemoveXAttr:
+		err = s.tree.RemoveXAttr(c, o.Path, o.XAttr.Name)
 	default:
 		err = fmt.Errorf("unknown attribute op %d", o.Kind)
 	}

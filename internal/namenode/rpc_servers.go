@@ -130,6 +130,22 @@ func (s *clientRPC) CreateSymlink(ctx context.Context, r *dfspb.CreateSymlinkReq
 	return nil, status.Errorf(codes.Unimplemented, "createSymlink %s: Symlinks not supported", r.GetLink())
 }
 
+func (s *clientRPC) SetXAttr(ctx context.Context, r *dfspb.SetXAttrRequest) (*dfspb.SetXAttrResponse, error) {
+	return &dfspb.SetXAttrResponse{}, s.nn.setXAttr(ctx, r)
+}
+
+func (s *clientRPC) RemoveXAttr(ctx context.Context, r *dfspb.RemoveXAttrRequest) (*dfspb.RemoveXAttrResponse, error) {
+	return &dfspb.RemoveXAttrResponse{}, s.nn.removeXAttr(ctx, r)
+}
+
+func (s *clientRPC) GetXAttrs(ctx context.Context, r *dfspb.GetXAttrsRequest) (*dfspb.GetXAttrsResponse, error) {
+	return s.nn.getXAttrs(ctx, r)
+}
+
+func (s *clientRPC) ListXAttrs(ctx context.Context, r *dfspb.ListXAttrsRequest) (*dfspb.ListXAttrsResponse, error) {
+	return s.nn.listXAttrs(ctx, r)
+}
+
 func (s *clientRPC) GetContentSummary(ctx context.Context, r *dfspb.GetContentSummaryRequest) (*dfspb.GetContentSummaryResponse, error) {
 	return s.nn.contentSummary(ctx, r.GetPath())
 }

@@ -10,14 +10,15 @@ import (
 
 // model is the namespace as a plain map from path to what the tree must
 // agree on: the inode's type, its access time (which, unlike the
-// modification time, only creation and setTimes change) and its name
-// quota (0: none).
+// modification time, only creation and setTimes change), its name
+// quota (0: none) and one extended attribute.
 type model map[string]entry
 
 type entry struct {
 	dir   bool
 	atime int64
 	quota int64
+	xattr string // value of user.a; "" when not set (the workload never sets "")
 }
 
 // under reports whether p is dir or below it.
@@ -140,6 +141,39 @@ func (m model) create(p string, overwrite, parents bool, now int64) Kind {
 	return 0
 }
 
+// setXAttr sets user.a with HDFS's CREATE/REPLACE flag rules.
+func (m model) setXAttr(p, v string, flags XAttrFlag) Kind {
+	if m.throughFile(p) {
+		return NotDirectory
+	}
+	e, ok := m[p]
+	switch {
+	case !ok:
+		return NotFound
+	case e.xattr != "" && flags&XAttrReplace == 0, e.xattr == "" && flags&XAttrCreate == 0:
+		return Precondition
+	}
+	e.xattr = v
+	m[p] = e
+	return 0
+}
+
+func (m model) removeXAttr(p string) Kind {
+	if m.throughFile(p) {
+		return NotDirectory
+	}
+	e, ok := m[p]
+	switch {
+	case !ok:
+		return NotFound
+	case e.xattr == "":
+		return Precondition
+	}
+	e.xattr = ""
+	m[p] = e
+	return 0
+}
+
 // setQuota sets (q > 0) or clears (QuotaReset) a name quota.
 func (m model) setQuota(p string, q int64) Kind {
 	if m.throughFile(p) {
@@ -246,7 +280,7 @@ func (m model) rename(src, dst string) Kind {
 func (m model) dump() string {
 	var lines []string
 	for p, e := range m {
-		lines = append(lines, fmt.Sprintf("%s %v atime=%d quota=%d", p, e.dir, e.atime, e.quota))
+		lines = append(lines, fmt.Sprintf("%s %v atime=%d quota=%d x=%q", p, e.dir, e.atime, e.quota, e.xattr))
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
@@ -259,7 +293,13 @@ func dumpTree(t *Tree) string {
 		if n.Quota != nil {
 			quota = max(n.Quota.NS, 0)
 		}
-		lines = append(lines, fmt.Sprintf("%s %v atime=%d quota=%d", n.Path(), n.Dir, n.ATime, quota))
+		x := ""
+		for _, a := range n.XAttrs {
+			if a.Name == "user.a" {
+				x = string(a.Value)
+			}
+		}
+		lines = append(lines, fmt.Sprintf("%s %v atime=%d quota=%d x=%q", n.Path(), n.Dir, n.ATime, quota, x))
 		return true
 	})
 	sort.Strings(lines)
@@ -295,7 +335,7 @@ func TestAgainstModel(t *testing.T) {
 			var want Kind
 			var desc string
 			now := int64(step)
-			switch rng.Intn(6) {
+			switch rng.Intn(8) {
 			case 0:
 				desc = fmt.Sprintf("mkdirs %s parents=%v", p, flag)
 				got, want = tr.Mkdirs(root, p, 0o755, 0o755, flag, now), m.mkdirs(p, flag, now)
@@ -330,6 +370,14 @@ func TestAgainstModel(t *testing.T) {
 				}
 				desc = fmt.Sprintf("setQuota %s ns=%d", p, q)
 				got, want = tr.SetQuota(root, p, q, QuotaDontSet), m.setQuota(p, q)
+			case 6:
+				flags := XAttrFlag(1 + rng.Intn(3)) // CREATE, REPLACE or both
+				v := fmt.Sprintf("v%d", step)
+				desc = fmt.Sprintf("setXAttr %s user.a=%s flags=%d", p, v, flags)
+				got, want = tr.SetXAttr(root, p, "USER.a", []byte(v), flags), m.setXAttr(p, v, flags)
+			case 7:
+				desc = fmt.Sprintf("removeXAttr %s user.a", p)
+				got, want = tr.RemoveXAttr(root, p, "user.a"), m.removeXAttr(p)
 			}
 			if want == QuotaExceeded {
 				quotaFailures++

@@ -30,6 +30,8 @@ type INode struct {
 	// Quota is set on directories with a name or space quota (HDFS's
 	// DirectoryWithQuotaFeature); it also caches their subtree's usage.
 	Quota *Quota
+	// XAttrs are the extended attributes, sorted by name.
+	XAttrs []XAttr
 
 	// Files only.
 	Replication int
@@ -111,6 +113,9 @@ type Config struct {
 	Permissions bool   // check permission bits at all
 	RootPerm    uint16 // default 0755
 	Now         int64  // root's times
+	// Extended attribute limits; 0 means HDFS's default.
+	MaxXAttrsPerInode int
+	MaxXAttrSize      int
 }
 
 // Tree is the namespace. It is not safe for concurrent use.
@@ -263,7 +268,7 @@ func (t *Tree) Walk(fn func(*INode) bool) {
 func (t *Tree) Restore(parentID uint64, n *INode) error {
 	if n.ID == RootID {
 		t.root.Perm, t.root.Owner, t.root.Group, t.root.MTime, t.root.ATime = n.Perm, n.Owner, n.Group, n.MTime, n.ATime
-		t.root.Quota = n.Quota
+		t.root.Quota, t.root.XAttrs = n.Quota, n.XAttrs
 		return nil
 	}
 	p := t.byID[parentID]

@@ -3055,6 +3055,429 @@ func (*SetTimesResponse) Descriptor() ([]byte, []int) {
 	return file_dfspb_dfs_proto_rawDescGZIP(), []int{43}
 }
 
+// Extended attributes (HDFS XAttr): names carry their namespace prefix
+// ("user.", "trusted."); flags are HDFS's XAttrSetFlag bits, CREATE = 1,
+// REPLACE = 2, at least one required.
+type XAttr struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value         []byte                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *XAttr) Reset() {
+	*x = XAttr{}
+	mi := &file_dfspb_dfs_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *XAttr) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*XAttr) ProtoMessage() {}
+
+func (x *XAttr) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use XAttr.ProtoReflect.Descriptor instead.
+func (*XAttr) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *XAttr) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *XAttr) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+type SetXAttrRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Xattr         *XAttr                 `protobuf:"bytes,2,opt,name=xattr,proto3" json:"xattr,omitempty"`
+	Flags         uint32                 `protobuf:"varint,3,opt,name=flags,proto3" json:"flags,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetXAttrRequest) Reset() {
+	*x = SetXAttrRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetXAttrRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetXAttrRequest) ProtoMessage() {}
+
+func (x *SetXAttrRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetXAttrRequest.ProtoReflect.Descriptor instead.
+func (*SetXAttrRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *SetXAttrRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SetXAttrRequest) GetXattr() *XAttr {
+	if x != nil {
+		return x.Xattr
+	}
+	return nil
+}
+
+func (x *SetXAttrRequest) GetFlags() uint32 {
+	if x != nil {
+		return x.Flags
+	}
+	return 0
+}
+
+type SetXAttrResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetXAttrResponse) Reset() {
+	*x = SetXAttrResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetXAttrResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetXAttrResponse) ProtoMessage() {}
+
+func (x *SetXAttrResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetXAttrResponse.ProtoReflect.Descriptor instead.
+func (*SetXAttrResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{46}
+}
+
+type RemoveXAttrRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveXAttrRequest) Reset() {
+	*x = RemoveXAttrRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveXAttrRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveXAttrRequest) ProtoMessage() {}
+
+func (x *RemoveXAttrRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveXAttrRequest.ProtoReflect.Descriptor instead.
+func (*RemoveXAttrRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *RemoveXAttrRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *RemoveXAttrRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type RemoveXAttrResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveXAttrResponse) Reset() {
+	*x = RemoveXAttrResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveXAttrResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveXAttrResponse) ProtoMessage() {}
+
+func (x *RemoveXAttrResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveXAttrResponse.ProtoReflect.Descriptor instead.
+func (*RemoveXAttrResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{48}
+}
+
+type GetXAttrsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Names         []string               `protobuf:"bytes,2,rep,name=names,proto3" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetXAttrsRequest) Reset() {
+	*x = GetXAttrsRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetXAttrsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetXAttrsRequest) ProtoMessage() {}
+
+func (x *GetXAttrsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetXAttrsRequest.ProtoReflect.Descriptor instead.
+func (*GetXAttrsRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *GetXAttrsRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *GetXAttrsRequest) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+type GetXAttrsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Xattrs        []*XAttr               `protobuf:"bytes,1,rep,name=xattrs,proto3" json:"xattrs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetXAttrsResponse) Reset() {
+	*x = GetXAttrsResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetXAttrsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetXAttrsResponse) ProtoMessage() {}
+
+func (x *GetXAttrsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetXAttrsResponse.ProtoReflect.Descriptor instead.
+func (*GetXAttrsResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *GetXAttrsResponse) GetXattrs() []*XAttr {
+	if x != nil {
+		return x.Xattrs
+	}
+	return nil
+}
+
+type ListXAttrsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListXAttrsRequest) Reset() {
+	*x = ListXAttrsRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListXAttrsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListXAttrsRequest) ProtoMessage() {}
+
+func (x *ListXAttrsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListXAttrsRequest.ProtoReflect.Descriptor instead.
+func (*ListXAttrsRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *ListXAttrsRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type ListXAttrsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Names         []string               `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListXAttrsResponse) Reset() {
+	*x = ListXAttrsResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListXAttrsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListXAttrsResponse) ProtoMessage() {}
+
+func (x *ListXAttrsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListXAttrsResponse.ProtoReflect.Descriptor instead.
+func (*ListXAttrsResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *ListXAttrsResponse) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
 // Symlinks are not supported (HDFS's default): the namenode answers
 // UNIMPLEMENTED "Symlinks not supported", so clients get a clear answer.
 type CreateSymlinkRequest struct {
@@ -3069,7 +3492,7 @@ type CreateSymlinkRequest struct {
 
 func (x *CreateSymlinkRequest) Reset() {
 	*x = CreateSymlinkRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[44]
+	mi := &file_dfspb_dfs_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3081,7 +3504,7 @@ func (x *CreateSymlinkRequest) String() string {
 func (*CreateSymlinkRequest) ProtoMessage() {}
 
 func (x *CreateSymlinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[44]
+	mi := &file_dfspb_dfs_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3094,7 +3517,7 @@ func (x *CreateSymlinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSymlinkRequest.ProtoReflect.Descriptor instead.
 func (*CreateSymlinkRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{44}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *CreateSymlinkRequest) GetTarget() string {
@@ -3133,7 +3556,7 @@ type CreateSymlinkResponse struct {
 
 func (x *CreateSymlinkResponse) Reset() {
 	*x = CreateSymlinkResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[45]
+	mi := &file_dfspb_dfs_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3145,7 +3568,7 @@ func (x *CreateSymlinkResponse) String() string {
 func (*CreateSymlinkResponse) ProtoMessage() {}
 
 func (x *CreateSymlinkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[45]
+	mi := &file_dfspb_dfs_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3158,7 +3581,7 @@ func (x *CreateSymlinkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSymlinkResponse.ProtoReflect.Descriptor instead.
 func (*CreateSymlinkResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{45}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{54}
 }
 
 type GetContentSummaryRequest struct {
@@ -3170,7 +3593,7 @@ type GetContentSummaryRequest struct {
 
 func (x *GetContentSummaryRequest) Reset() {
 	*x = GetContentSummaryRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[46]
+	mi := &file_dfspb_dfs_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3182,7 +3605,7 @@ func (x *GetContentSummaryRequest) String() string {
 func (*GetContentSummaryRequest) ProtoMessage() {}
 
 func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[46]
+	mi := &file_dfspb_dfs_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3195,7 +3618,7 @@ func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryRequest.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{46}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetContentSummaryRequest) GetPath() string {
@@ -3221,7 +3644,7 @@ type GetContentSummaryResponse struct {
 
 func (x *GetContentSummaryResponse) Reset() {
 	*x = GetContentSummaryResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[47]
+	mi := &file_dfspb_dfs_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3233,7 +3656,7 @@ func (x *GetContentSummaryResponse) String() string {
 func (*GetContentSummaryResponse) ProtoMessage() {}
 
 func (x *GetContentSummaryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[47]
+	mi := &file_dfspb_dfs_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3246,7 +3669,7 @@ func (x *GetContentSummaryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryResponse.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{47}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetContentSummaryResponse) GetLength() int64 {
@@ -3304,7 +3727,7 @@ type SetQuotaRequest struct {
 
 func (x *SetQuotaRequest) Reset() {
 	*x = SetQuotaRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[48]
+	mi := &file_dfspb_dfs_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3316,7 +3739,7 @@ func (x *SetQuotaRequest) String() string {
 func (*SetQuotaRequest) ProtoMessage() {}
 
 func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[48]
+	mi := &file_dfspb_dfs_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3329,7 +3752,7 @@ func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaRequest.ProtoReflect.Descriptor instead.
 func (*SetQuotaRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{48}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *SetQuotaRequest) GetPath() string {
@@ -3361,7 +3784,7 @@ type SetQuotaResponse struct {
 
 func (x *SetQuotaResponse) Reset() {
 	*x = SetQuotaResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[49]
+	mi := &file_dfspb_dfs_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3373,7 +3796,7 @@ func (x *SetQuotaResponse) String() string {
 func (*SetQuotaResponse) ProtoMessage() {}
 
 func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[49]
+	mi := &file_dfspb_dfs_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3386,7 +3809,7 @@ func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaResponse.ProtoReflect.Descriptor instead.
 func (*SetQuotaResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{49}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{58}
 }
 
 type ReportBadBlocksRequest struct {
@@ -3398,7 +3821,7 @@ type ReportBadBlocksRequest struct {
 
 func (x *ReportBadBlocksRequest) Reset() {
 	*x = ReportBadBlocksRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[50]
+	mi := &file_dfspb_dfs_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3410,7 +3833,7 @@ func (x *ReportBadBlocksRequest) String() string {
 func (*ReportBadBlocksRequest) ProtoMessage() {}
 
 func (x *ReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[50]
+	mi := &file_dfspb_dfs_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3423,7 +3846,7 @@ func (x *ReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportBadBlocksRequest.ProtoReflect.Descriptor instead.
 func (*ReportBadBlocksRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{50}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ReportBadBlocksRequest) GetBlocks() []*LocatedBlock {
@@ -3441,7 +3864,7 @@ type ReportBadBlocksResponse struct {
 
 func (x *ReportBadBlocksResponse) Reset() {
 	*x = ReportBadBlocksResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[51]
+	mi := &file_dfspb_dfs_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3453,7 +3876,7 @@ func (x *ReportBadBlocksResponse) String() string {
 func (*ReportBadBlocksResponse) ProtoMessage() {}
 
 func (x *ReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[51]
+	mi := &file_dfspb_dfs_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3466,7 +3889,7 @@ func (x *ReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportBadBlocksResponse.ProtoReflect.Descriptor instead.
 func (*ReportBadBlocksResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{51}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{60}
 }
 
 type GetDatanodeReportRequest struct {
@@ -3478,7 +3901,7 @@ type GetDatanodeReportRequest struct {
 
 func (x *GetDatanodeReportRequest) Reset() {
 	*x = GetDatanodeReportRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[52]
+	mi := &file_dfspb_dfs_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3490,7 +3913,7 @@ func (x *GetDatanodeReportRequest) String() string {
 func (*GetDatanodeReportRequest) ProtoMessage() {}
 
 func (x *GetDatanodeReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[52]
+	mi := &file_dfspb_dfs_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3503,7 +3926,7 @@ func (x *GetDatanodeReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDatanodeReportRequest.ProtoReflect.Descriptor instead.
 func (*GetDatanodeReportRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{52}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *GetDatanodeReportRequest) GetState() DatanodeState {
@@ -3522,7 +3945,7 @@ type GetDatanodeReportResponse struct {
 
 func (x *GetDatanodeReportResponse) Reset() {
 	*x = GetDatanodeReportResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[53]
+	mi := &file_dfspb_dfs_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3534,7 +3957,7 @@ func (x *GetDatanodeReportResponse) String() string {
 func (*GetDatanodeReportResponse) ProtoMessage() {}
 
 func (x *GetDatanodeReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[53]
+	mi := &file_dfspb_dfs_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3547,7 +3970,7 @@ func (x *GetDatanodeReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDatanodeReportResponse.ProtoReflect.Descriptor instead.
 func (*GetDatanodeReportResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{53}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *GetDatanodeReportResponse) GetDatanodes() []*DatanodeInfo {
@@ -3566,7 +3989,7 @@ type FsckRequest struct {
 
 func (x *FsckRequest) Reset() {
 	*x = FsckRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[54]
+	mi := &file_dfspb_dfs_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3578,7 +4001,7 @@ func (x *FsckRequest) String() string {
 func (*FsckRequest) ProtoMessage() {}
 
 func (x *FsckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[54]
+	mi := &file_dfspb_dfs_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3591,7 +4014,7 @@ func (x *FsckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsckRequest.ProtoReflect.Descriptor instead.
 func (*FsckRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{54}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *FsckRequest) GetPath() string {
@@ -3613,7 +4036,7 @@ type FsckBlock struct {
 
 func (x *FsckBlock) Reset() {
 	*x = FsckBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[55]
+	mi := &file_dfspb_dfs_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3625,7 +4048,7 @@ func (x *FsckBlock) String() string {
 func (*FsckBlock) ProtoMessage() {}
 
 func (x *FsckBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[55]
+	mi := &file_dfspb_dfs_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3638,7 +4061,7 @@ func (x *FsckBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsckBlock.ProtoReflect.Descriptor instead.
 func (*FsckBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{55}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *FsckBlock) GetBlock() *ExtendedBlock {
@@ -3679,7 +4102,7 @@ type FsckFile struct {
 
 func (x *FsckFile) Reset() {
 	*x = FsckFile{}
-	mi := &file_dfspb_dfs_proto_msgTypes[56]
+	mi := &file_dfspb_dfs_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3691,7 +4114,7 @@ func (x *FsckFile) String() string {
 func (*FsckFile) ProtoMessage() {}
 
 func (x *FsckFile) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[56]
+	mi := &file_dfspb_dfs_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3704,7 +4127,7 @@ func (x *FsckFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsckFile.ProtoReflect.Descriptor instead.
 func (*FsckFile) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{56}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *FsckFile) GetStatus() *FileStatus {
@@ -3735,7 +4158,7 @@ type FsckResponse struct {
 
 func (x *FsckResponse) Reset() {
 	*x = FsckResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[57]
+	mi := &file_dfspb_dfs_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3747,7 +4170,7 @@ func (x *FsckResponse) String() string {
 func (*FsckResponse) ProtoMessage() {}
 
 func (x *FsckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[57]
+	mi := &file_dfspb_dfs_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3760,7 +4183,7 @@ func (x *FsckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsckResponse.ProtoReflect.Descriptor instead.
 func (*FsckResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{57}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *FsckResponse) GetFiles() []*FsckFile {
@@ -3813,7 +4236,7 @@ type GetServerDefaultsRequest struct {
 
 func (x *GetServerDefaultsRequest) Reset() {
 	*x = GetServerDefaultsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[58]
+	mi := &file_dfspb_dfs_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3825,7 +4248,7 @@ func (x *GetServerDefaultsRequest) String() string {
 func (*GetServerDefaultsRequest) ProtoMessage() {}
 
 func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[58]
+	mi := &file_dfspb_dfs_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3838,7 +4261,7 @@ func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsRequest.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{58}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{67}
 }
 
 type GetServerDefaultsResponse struct {
@@ -3859,7 +4282,7 @@ type GetServerDefaultsResponse struct {
 
 func (x *GetServerDefaultsResponse) Reset() {
 	*x = GetServerDefaultsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[59]
+	mi := &file_dfspb_dfs_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3871,7 +4294,7 @@ func (x *GetServerDefaultsResponse) String() string {
 func (*GetServerDefaultsResponse) ProtoMessage() {}
 
 func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[59]
+	mi := &file_dfspb_dfs_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3884,7 +4307,7 @@ func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsResponse.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{59}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *GetServerDefaultsResponse) GetBlockSize() int64 {
@@ -3950,7 +4373,7 @@ type SpeedSample struct {
 
 func (x *SpeedSample) Reset() {
 	*x = SpeedSample{}
-	mi := &file_dfspb_dfs_proto_msgTypes[60]
+	mi := &file_dfspb_dfs_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3962,7 +4385,7 @@ func (x *SpeedSample) String() string {
 func (*SpeedSample) ProtoMessage() {}
 
 func (x *SpeedSample) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[60]
+	mi := &file_dfspb_dfs_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3975,7 +4398,7 @@ func (x *SpeedSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeedSample.ProtoReflect.Descriptor instead.
 func (*SpeedSample) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{60}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *SpeedSample) GetDatanodeId() string {
@@ -4017,7 +4440,7 @@ type ClientHeartbeatRequest struct {
 
 func (x *ClientHeartbeatRequest) Reset() {
 	*x = ClientHeartbeatRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[61]
+	mi := &file_dfspb_dfs_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4029,7 +4452,7 @@ func (x *ClientHeartbeatRequest) String() string {
 func (*ClientHeartbeatRequest) ProtoMessage() {}
 
 func (x *ClientHeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[61]
+	mi := &file_dfspb_dfs_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4042,7 +4465,7 @@ func (x *ClientHeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientHeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*ClientHeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{61}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ClientHeartbeatRequest) GetClientName() string {
@@ -4074,7 +4497,7 @@ type ClientHeartbeatResponse struct {
 
 func (x *ClientHeartbeatResponse) Reset() {
 	*x = ClientHeartbeatResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[62]
+	mi := &file_dfspb_dfs_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4086,7 +4509,7 @@ func (x *ClientHeartbeatResponse) String() string {
 func (*ClientHeartbeatResponse) ProtoMessage() {}
 
 func (x *ClientHeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[62]
+	mi := &file_dfspb_dfs_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4099,7 +4522,7 @@ func (x *ClientHeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientHeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*ClientHeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{62}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{71}
 }
 
 type GetSpeedsRequest struct {
@@ -4111,7 +4534,7 @@ type GetSpeedsRequest struct {
 
 func (x *GetSpeedsRequest) Reset() {
 	*x = GetSpeedsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[63]
+	mi := &file_dfspb_dfs_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4123,7 +4546,7 @@ func (x *GetSpeedsRequest) String() string {
 func (*GetSpeedsRequest) ProtoMessage() {}
 
 func (x *GetSpeedsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[63]
+	mi := &file_dfspb_dfs_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4136,7 +4559,7 @@ func (x *GetSpeedsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpeedsRequest.ProtoReflect.Descriptor instead.
 func (*GetSpeedsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{63}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *GetSpeedsRequest) GetClientName() string {
@@ -4160,7 +4583,7 @@ type SpeedRecord struct {
 
 func (x *SpeedRecord) Reset() {
 	*x = SpeedRecord{}
-	mi := &file_dfspb_dfs_proto_msgTypes[64]
+	mi := &file_dfspb_dfs_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4172,7 +4595,7 @@ func (x *SpeedRecord) String() string {
 func (*SpeedRecord) ProtoMessage() {}
 
 func (x *SpeedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[64]
+	mi := &file_dfspb_dfs_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4185,7 +4608,7 @@ func (x *SpeedRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeedRecord.ProtoReflect.Descriptor instead.
 func (*SpeedRecord) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{64}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *SpeedRecord) GetClientName() string {
@@ -4239,7 +4662,7 @@ type GetSpeedsResponse struct {
 
 func (x *GetSpeedsResponse) Reset() {
 	*x = GetSpeedsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[65]
+	mi := &file_dfspb_dfs_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4251,7 +4674,7 @@ func (x *GetSpeedsResponse) String() string {
 func (*GetSpeedsResponse) ProtoMessage() {}
 
 func (x *GetSpeedsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[65]
+	mi := &file_dfspb_dfs_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4264,7 +4687,7 @@ func (x *GetSpeedsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpeedsResponse.ProtoReflect.Descriptor instead.
 func (*GetSpeedsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{65}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *GetSpeedsResponse) GetRecords() []*SpeedRecord {
@@ -4283,7 +4706,7 @@ type SetSafeModeRequest struct {
 
 func (x *SetSafeModeRequest) Reset() {
 	*x = SetSafeModeRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[66]
+	mi := &file_dfspb_dfs_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4295,7 +4718,7 @@ func (x *SetSafeModeRequest) String() string {
 func (*SetSafeModeRequest) ProtoMessage() {}
 
 func (x *SetSafeModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[66]
+	mi := &file_dfspb_dfs_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4308,7 +4731,7 @@ func (x *SetSafeModeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSafeModeRequest.ProtoReflect.Descriptor instead.
 func (*SetSafeModeRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{66}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *SetSafeModeRequest) GetAction() SafeModeAction {
@@ -4328,7 +4751,7 @@ type SetSafeModeResponse struct {
 
 func (x *SetSafeModeResponse) Reset() {
 	*x = SetSafeModeResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[67]
+	mi := &file_dfspb_dfs_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4340,7 +4763,7 @@ func (x *SetSafeModeResponse) String() string {
 func (*SetSafeModeResponse) ProtoMessage() {}
 
 func (x *SetSafeModeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[67]
+	mi := &file_dfspb_dfs_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4353,7 +4776,7 @@ func (x *SetSafeModeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSafeModeResponse.ProtoReflect.Descriptor instead.
 func (*SetSafeModeResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{67}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *SetSafeModeResponse) GetOn() bool {
@@ -4390,7 +4813,7 @@ type CacheAccessRequest struct {
 
 func (x *CacheAccessRequest) Reset() {
 	*x = CacheAccessRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[68]
+	mi := &file_dfspb_dfs_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4402,7 +4825,7 @@ func (x *CacheAccessRequest) String() string {
 func (*CacheAccessRequest) ProtoMessage() {}
 
 func (x *CacheAccessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[68]
+	mi := &file_dfspb_dfs_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4415,7 +4838,7 @@ func (x *CacheAccessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheAccessRequest.ProtoReflect.Descriptor instead.
 func (*CacheAccessRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{68}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *CacheAccessRequest) GetBlockId() uint64 {
@@ -4470,7 +4893,7 @@ type CacheAccessResponse struct {
 
 func (x *CacheAccessResponse) Reset() {
 	*x = CacheAccessResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[69]
+	mi := &file_dfspb_dfs_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4482,7 +4905,7 @@ func (x *CacheAccessResponse) String() string {
 func (*CacheAccessResponse) ProtoMessage() {}
 
 func (x *CacheAccessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[69]
+	mi := &file_dfspb_dfs_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4495,7 +4918,7 @@ func (x *CacheAccessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheAccessResponse.ProtoReflect.Descriptor instead.
 func (*CacheAccessResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{69}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *CacheAccessResponse) GetCached() bool {
@@ -4524,7 +4947,7 @@ type JobCacheStatusRequest struct {
 
 func (x *JobCacheStatusRequest) Reset() {
 	*x = JobCacheStatusRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[70]
+	mi := &file_dfspb_dfs_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4536,7 +4959,7 @@ func (x *JobCacheStatusRequest) String() string {
 func (*JobCacheStatusRequest) ProtoMessage() {}
 
 func (x *JobCacheStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[70]
+	mi := &file_dfspb_dfs_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4549,7 +4972,7 @@ func (x *JobCacheStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusRequest.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{70}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *JobCacheStatusRequest) GetJobs() []*JobCacheStatusRequest_Job {
@@ -4568,7 +4991,7 @@ type JobCacheStatusResponse struct {
 
 func (x *JobCacheStatusResponse) Reset() {
 	*x = JobCacheStatusResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[71]
+	mi := &file_dfspb_dfs_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4580,7 +5003,7 @@ func (x *JobCacheStatusResponse) String() string {
 func (*JobCacheStatusResponse) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[71]
+	mi := &file_dfspb_dfs_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4593,7 +5016,7 @@ func (x *JobCacheStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusResponse.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{71}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *JobCacheStatusResponse) GetJobs() []*JobCacheStatusResponse_Job {
@@ -4623,7 +5046,7 @@ type CachePoolInfo struct {
 
 func (x *CachePoolInfo) Reset() {
 	*x = CachePoolInfo{}
-	mi := &file_dfspb_dfs_proto_msgTypes[72]
+	mi := &file_dfspb_dfs_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4635,7 +5058,7 @@ func (x *CachePoolInfo) String() string {
 func (*CachePoolInfo) ProtoMessage() {}
 
 func (x *CachePoolInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[72]
+	mi := &file_dfspb_dfs_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4648,7 +5071,7 @@ func (x *CachePoolInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachePoolInfo.ProtoReflect.Descriptor instead.
 func (*CachePoolInfo) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{72}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *CachePoolInfo) GetName() string {
@@ -4722,7 +5145,7 @@ type CacheDirectiveInfo struct {
 
 func (x *CacheDirectiveInfo) Reset() {
 	*x = CacheDirectiveInfo{}
-	mi := &file_dfspb_dfs_proto_msgTypes[73]
+	mi := &file_dfspb_dfs_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4734,7 +5157,7 @@ func (x *CacheDirectiveInfo) String() string {
 func (*CacheDirectiveInfo) ProtoMessage() {}
 
 func (x *CacheDirectiveInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[73]
+	mi := &file_dfspb_dfs_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4747,7 +5170,7 @@ func (x *CacheDirectiveInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheDirectiveInfo.ProtoReflect.Descriptor instead.
 func (*CacheDirectiveInfo) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{73}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *CacheDirectiveInfo) GetId() int64 {
@@ -4808,7 +5231,7 @@ type AddCachePoolRequest struct {
 
 func (x *AddCachePoolRequest) Reset() {
 	*x = AddCachePoolRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[74]
+	mi := &file_dfspb_dfs_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4820,7 +5243,7 @@ func (x *AddCachePoolRequest) String() string {
 func (*AddCachePoolRequest) ProtoMessage() {}
 
 func (x *AddCachePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[74]
+	mi := &file_dfspb_dfs_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4833,7 +5256,7 @@ func (x *AddCachePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCachePoolRequest.ProtoReflect.Descriptor instead.
 func (*AddCachePoolRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{74}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *AddCachePoolRequest) GetPool() *CachePoolInfo {
@@ -4851,7 +5274,7 @@ type AddCachePoolResponse struct {
 
 func (x *AddCachePoolResponse) Reset() {
 	*x = AddCachePoolResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[75]
+	mi := &file_dfspb_dfs_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4863,7 +5286,7 @@ func (x *AddCachePoolResponse) String() string {
 func (*AddCachePoolResponse) ProtoMessage() {}
 
 func (x *AddCachePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[75]
+	mi := &file_dfspb_dfs_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4876,7 +5299,7 @@ func (x *AddCachePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCachePoolResponse.ProtoReflect.Descriptor instead.
 func (*AddCachePoolResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{75}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{84}
 }
 
 type RemoveCachePoolRequest struct {
@@ -4888,7 +5311,7 @@ type RemoveCachePoolRequest struct {
 
 func (x *RemoveCachePoolRequest) Reset() {
 	*x = RemoveCachePoolRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[76]
+	mi := &file_dfspb_dfs_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4900,7 +5323,7 @@ func (x *RemoveCachePoolRequest) String() string {
 func (*RemoveCachePoolRequest) ProtoMessage() {}
 
 func (x *RemoveCachePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[76]
+	mi := &file_dfspb_dfs_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4913,7 +5336,7 @@ func (x *RemoveCachePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCachePoolRequest.ProtoReflect.Descriptor instead.
 func (*RemoveCachePoolRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{76}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *RemoveCachePoolRequest) GetName() string {
@@ -4931,7 +5354,7 @@ type RemoveCachePoolResponse struct {
 
 func (x *RemoveCachePoolResponse) Reset() {
 	*x = RemoveCachePoolResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[77]
+	mi := &file_dfspb_dfs_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4943,7 +5366,7 @@ func (x *RemoveCachePoolResponse) String() string {
 func (*RemoveCachePoolResponse) ProtoMessage() {}
 
 func (x *RemoveCachePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[77]
+	mi := &file_dfspb_dfs_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4956,7 +5379,7 @@ func (x *RemoveCachePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCachePoolResponse.ProtoReflect.Descriptor instead.
 func (*RemoveCachePoolResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{77}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{86}
 }
 
 type ListCachePoolsRequest struct {
@@ -4967,7 +5390,7 @@ type ListCachePoolsRequest struct {
 
 func (x *ListCachePoolsRequest) Reset() {
 	*x = ListCachePoolsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[78]
+	mi := &file_dfspb_dfs_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4979,7 +5402,7 @@ func (x *ListCachePoolsRequest) String() string {
 func (*ListCachePoolsRequest) ProtoMessage() {}
 
 func (x *ListCachePoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[78]
+	mi := &file_dfspb_dfs_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4992,7 +5415,7 @@ func (x *ListCachePoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachePoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListCachePoolsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{78}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{87}
 }
 
 type ListCachePoolsResponse struct {
@@ -5004,7 +5427,7 @@ type ListCachePoolsResponse struct {
 
 func (x *ListCachePoolsResponse) Reset() {
 	*x = ListCachePoolsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[79]
+	mi := &file_dfspb_dfs_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5016,7 +5439,7 @@ func (x *ListCachePoolsResponse) String() string {
 func (*ListCachePoolsResponse) ProtoMessage() {}
 
 func (x *ListCachePoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[79]
+	mi := &file_dfspb_dfs_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5029,7 +5452,7 @@ func (x *ListCachePoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachePoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListCachePoolsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{79}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *ListCachePoolsResponse) GetPools() []*CachePoolInfo {
@@ -5048,7 +5471,7 @@ type AddCacheDirectiveRequest struct {
 
 func (x *AddCacheDirectiveRequest) Reset() {
 	*x = AddCacheDirectiveRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[80]
+	mi := &file_dfspb_dfs_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5060,7 +5483,7 @@ func (x *AddCacheDirectiveRequest) String() string {
 func (*AddCacheDirectiveRequest) ProtoMessage() {}
 
 func (x *AddCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[80]
+	mi := &file_dfspb_dfs_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5073,7 +5496,7 @@ func (x *AddCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCacheDirectiveRequest.ProtoReflect.Descriptor instead.
 func (*AddCacheDirectiveRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{80}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *AddCacheDirectiveRequest) GetDirective() *CacheDirectiveInfo {
@@ -5092,7 +5515,7 @@ type AddCacheDirectiveResponse struct {
 
 func (x *AddCacheDirectiveResponse) Reset() {
 	*x = AddCacheDirectiveResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[81]
+	mi := &file_dfspb_dfs_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5104,7 +5527,7 @@ func (x *AddCacheDirectiveResponse) String() string {
 func (*AddCacheDirectiveResponse) ProtoMessage() {}
 
 func (x *AddCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[81]
+	mi := &file_dfspb_dfs_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5117,7 +5540,7 @@ func (x *AddCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCacheDirectiveResponse.ProtoReflect.Descriptor instead.
 func (*AddCacheDirectiveResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{81}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *AddCacheDirectiveResponse) GetId() int64 {
@@ -5136,7 +5559,7 @@ type RemoveCacheDirectiveRequest struct {
 
 func (x *RemoveCacheDirectiveRequest) Reset() {
 	*x = RemoveCacheDirectiveRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[82]
+	mi := &file_dfspb_dfs_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5148,7 +5571,7 @@ func (x *RemoveCacheDirectiveRequest) String() string {
 func (*RemoveCacheDirectiveRequest) ProtoMessage() {}
 
 func (x *RemoveCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[82]
+	mi := &file_dfspb_dfs_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5161,7 +5584,7 @@ func (x *RemoveCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCacheDirectiveRequest.ProtoReflect.Descriptor instead.
 func (*RemoveCacheDirectiveRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{82}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *RemoveCacheDirectiveRequest) GetId() int64 {
@@ -5179,7 +5602,7 @@ type RemoveCacheDirectiveResponse struct {
 
 func (x *RemoveCacheDirectiveResponse) Reset() {
 	*x = RemoveCacheDirectiveResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[83]
+	mi := &file_dfspb_dfs_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5191,7 +5614,7 @@ func (x *RemoveCacheDirectiveResponse) String() string {
 func (*RemoveCacheDirectiveResponse) ProtoMessage() {}
 
 func (x *RemoveCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[83]
+	mi := &file_dfspb_dfs_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5204,7 +5627,7 @@ func (x *RemoveCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCacheDirectiveResponse.ProtoReflect.Descriptor instead.
 func (*RemoveCacheDirectiveResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{83}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{92}
 }
 
 type ListCacheDirectivesRequest struct {
@@ -5217,7 +5640,7 @@ type ListCacheDirectivesRequest struct {
 
 func (x *ListCacheDirectivesRequest) Reset() {
 	*x = ListCacheDirectivesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[84]
+	mi := &file_dfspb_dfs_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5229,7 +5652,7 @@ func (x *ListCacheDirectivesRequest) String() string {
 func (*ListCacheDirectivesRequest) ProtoMessage() {}
 
 func (x *ListCacheDirectivesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[84]
+	mi := &file_dfspb_dfs_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5242,7 +5665,7 @@ func (x *ListCacheDirectivesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCacheDirectivesRequest.ProtoReflect.Descriptor instead.
 func (*ListCacheDirectivesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{84}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *ListCacheDirectivesRequest) GetPool() string {
@@ -5268,7 +5691,7 @@ type ListCacheDirectivesResponse struct {
 
 func (x *ListCacheDirectivesResponse) Reset() {
 	*x = ListCacheDirectivesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[85]
+	mi := &file_dfspb_dfs_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5280,7 +5703,7 @@ func (x *ListCacheDirectivesResponse) String() string {
 func (*ListCacheDirectivesResponse) ProtoMessage() {}
 
 func (x *ListCacheDirectivesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[85]
+	mi := &file_dfspb_dfs_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5293,7 +5716,7 @@ func (x *ListCacheDirectivesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCacheDirectivesResponse.ProtoReflect.Descriptor instead.
 func (*ListCacheDirectivesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{85}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *ListCacheDirectivesResponse) GetDirectives() []*CacheDirectiveInfo {
@@ -5312,7 +5735,7 @@ type GetCacheStatsRequest struct {
 
 func (x *GetCacheStatsRequest) Reset() {
 	*x = GetCacheStatsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[86]
+	mi := &file_dfspb_dfs_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5324,7 +5747,7 @@ func (x *GetCacheStatsRequest) String() string {
 func (*GetCacheStatsRequest) ProtoMessage() {}
 
 func (x *GetCacheStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[86]
+	mi := &file_dfspb_dfs_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5337,7 +5760,7 @@ func (x *GetCacheStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCacheStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetCacheStatsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{86}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{95}
 }
 
 type NodeCacheStats struct {
@@ -5355,7 +5778,7 @@ type NodeCacheStats struct {
 
 func (x *NodeCacheStats) Reset() {
 	*x = NodeCacheStats{}
-	mi := &file_dfspb_dfs_proto_msgTypes[87]
+	mi := &file_dfspb_dfs_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5367,7 +5790,7 @@ func (x *NodeCacheStats) String() string {
 func (*NodeCacheStats) ProtoMessage() {}
 
 func (x *NodeCacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[87]
+	mi := &file_dfspb_dfs_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5380,7 +5803,7 @@ func (x *NodeCacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeCacheStats.ProtoReflect.Descriptor instead.
 func (*NodeCacheStats) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{87}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *NodeCacheStats) GetDatanodeId() string {
@@ -5446,7 +5869,7 @@ type AppCacheStats struct {
 
 func (x *AppCacheStats) Reset() {
 	*x = AppCacheStats{}
-	mi := &file_dfspb_dfs_proto_msgTypes[88]
+	mi := &file_dfspb_dfs_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5458,7 +5881,7 @@ func (x *AppCacheStats) String() string {
 func (*AppCacheStats) ProtoMessage() {}
 
 func (x *AppCacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[88]
+	mi := &file_dfspb_dfs_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5471,7 +5894,7 @@ func (x *AppCacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppCacheStats.ProtoReflect.Descriptor instead.
 func (*AppCacheStats) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{88}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *AppCacheStats) GetApp() string {
@@ -5531,7 +5954,7 @@ type GetCacheStatsResponse struct {
 
 func (x *GetCacheStatsResponse) Reset() {
 	*x = GetCacheStatsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[89]
+	mi := &file_dfspb_dfs_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5543,7 +5966,7 @@ func (x *GetCacheStatsResponse) String() string {
 func (*GetCacheStatsResponse) ProtoMessage() {}
 
 func (x *GetCacheStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[89]
+	mi := &file_dfspb_dfs_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5556,7 +5979,7 @@ func (x *GetCacheStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCacheStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetCacheStatsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{89}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *GetCacheStatsResponse) GetPolicy() string {
@@ -5617,7 +6040,7 @@ type RegisterDatanodeRequest struct {
 
 func (x *RegisterDatanodeRequest) Reset() {
 	*x = RegisterDatanodeRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[90]
+	mi := &file_dfspb_dfs_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5629,7 +6052,7 @@ func (x *RegisterDatanodeRequest) String() string {
 func (*RegisterDatanodeRequest) ProtoMessage() {}
 
 func (x *RegisterDatanodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[90]
+	mi := &file_dfspb_dfs_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5642,7 +6065,7 @@ func (x *RegisterDatanodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterDatanodeRequest.ProtoReflect.Descriptor instead.
 func (*RegisterDatanodeRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{90}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *RegisterDatanodeRequest) GetDatanode() *DatanodeInfo {
@@ -5662,7 +6085,7 @@ type RegisterDatanodeResponse struct {
 
 func (x *RegisterDatanodeResponse) Reset() {
 	*x = RegisterDatanodeResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[91]
+	mi := &file_dfspb_dfs_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5674,7 +6097,7 @@ func (x *RegisterDatanodeResponse) String() string {
 func (*RegisterDatanodeResponse) ProtoMessage() {}
 
 func (x *RegisterDatanodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[91]
+	mi := &file_dfspb_dfs_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5687,7 +6110,7 @@ func (x *RegisterDatanodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterDatanodeResponse.ProtoReflect.Descriptor instead.
 func (*RegisterDatanodeResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{91}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *RegisterDatanodeResponse) GetDatanode() *DatanodeInfo {
@@ -5713,7 +6136,7 @@ type TransferCommand struct {
 
 func (x *TransferCommand) Reset() {
 	*x = TransferCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[92]
+	mi := &file_dfspb_dfs_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5725,7 +6148,7 @@ func (x *TransferCommand) String() string {
 func (*TransferCommand) ProtoMessage() {}
 
 func (x *TransferCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[92]
+	mi := &file_dfspb_dfs_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5738,7 +6161,7 @@ func (x *TransferCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand.ProtoReflect.Descriptor instead.
 func (*TransferCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{92}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *TransferCommand) GetItems() []*TransferCommand_Item {
@@ -5757,7 +6180,7 @@ type InvalidateCommand struct {
 
 func (x *InvalidateCommand) Reset() {
 	*x = InvalidateCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[93]
+	mi := &file_dfspb_dfs_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5769,7 +6192,7 @@ func (x *InvalidateCommand) String() string {
 func (*InvalidateCommand) ProtoMessage() {}
 
 func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[93]
+	mi := &file_dfspb_dfs_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5782,7 +6205,7 @@ func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidateCommand.ProtoReflect.Descriptor instead.
 func (*InvalidateCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{93}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *InvalidateCommand) GetBlocks() []*ExtendedBlock {
@@ -5806,7 +6229,7 @@ type RecoverBlockCommand struct {
 
 func (x *RecoverBlockCommand) Reset() {
 	*x = RecoverBlockCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[94]
+	mi := &file_dfspb_dfs_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5818,7 +6241,7 @@ func (x *RecoverBlockCommand) String() string {
 func (*RecoverBlockCommand) ProtoMessage() {}
 
 func (x *RecoverBlockCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[94]
+	mi := &file_dfspb_dfs_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5831,7 +6254,7 @@ func (x *RecoverBlockCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverBlockCommand.ProtoReflect.Descriptor instead.
 func (*RecoverBlockCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{94}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *RecoverBlockCommand) GetBlock() *ExtendedBlock {
@@ -5864,7 +6287,7 @@ type CacheCommand struct {
 
 func (x *CacheCommand) Reset() {
 	*x = CacheCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[95]
+	mi := &file_dfspb_dfs_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5876,7 +6299,7 @@ func (x *CacheCommand) String() string {
 func (*CacheCommand) ProtoMessage() {}
 
 func (x *CacheCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[95]
+	mi := &file_dfspb_dfs_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5889,7 +6312,7 @@ func (x *CacheCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheCommand.ProtoReflect.Descriptor instead.
 func (*CacheCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{95}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *CacheCommand) GetBlockIds() []uint64 {
@@ -5908,7 +6331,7 @@ type UncacheCommand struct {
 
 func (x *UncacheCommand) Reset() {
 	*x = UncacheCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[96]
+	mi := &file_dfspb_dfs_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5920,7 +6343,7 @@ func (x *UncacheCommand) String() string {
 func (*UncacheCommand) ProtoMessage() {}
 
 func (x *UncacheCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[96]
+	mi := &file_dfspb_dfs_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5933,7 +6356,7 @@ func (x *UncacheCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncacheCommand.ProtoReflect.Descriptor instead.
 func (*UncacheCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{96}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *UncacheCommand) GetBlockIds() []uint64 {
@@ -5960,7 +6383,7 @@ type DatanodeCommand struct {
 
 func (x *DatanodeCommand) Reset() {
 	*x = DatanodeCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[97]
+	mi := &file_dfspb_dfs_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5972,7 +6395,7 @@ func (x *DatanodeCommand) String() string {
 func (*DatanodeCommand) ProtoMessage() {}
 
 func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[97]
+	mi := &file_dfspb_dfs_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5985,7 +6408,7 @@ func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeCommand.ProtoReflect.Descriptor instead.
 func (*DatanodeCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{97}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *DatanodeCommand) GetCommand() isDatanodeCommand_Command {
@@ -6106,7 +6529,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[98]
+	mi := &file_dfspb_dfs_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6118,7 +6541,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[98]
+	mi := &file_dfspb_dfs_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6131,7 +6554,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{98}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *HeartbeatRequest) GetDatanodeId() string {
@@ -6210,7 +6633,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[99]
+	mi := &file_dfspb_dfs_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6222,7 +6645,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[99]
+	mi := &file_dfspb_dfs_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6235,7 +6658,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{99}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{108}
 }
 
 func (x *HeartbeatResponse) GetCommands() []*DatanodeCommand {
@@ -6276,7 +6699,7 @@ type ReportedBlock struct {
 
 func (x *ReportedBlock) Reset() {
 	*x = ReportedBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[100]
+	mi := &file_dfspb_dfs_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6288,7 +6711,7 @@ func (x *ReportedBlock) String() string {
 func (*ReportedBlock) ProtoMessage() {}
 
 func (x *ReportedBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[100]
+	mi := &file_dfspb_dfs_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6301,7 +6724,7 @@ func (x *ReportedBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportedBlock.ProtoReflect.Descriptor instead.
 func (*ReportedBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{100}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *ReportedBlock) GetBlock() *ExtendedBlock {
@@ -6328,7 +6751,7 @@ type BlockReportRequest struct {
 
 func (x *BlockReportRequest) Reset() {
 	*x = BlockReportRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[101]
+	mi := &file_dfspb_dfs_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6340,7 +6763,7 @@ func (x *BlockReportRequest) String() string {
 func (*BlockReportRequest) ProtoMessage() {}
 
 func (x *BlockReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[101]
+	mi := &file_dfspb_dfs_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6353,7 +6776,7 @@ func (x *BlockReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReportRequest.ProtoReflect.Descriptor instead.
 func (*BlockReportRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{101}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{110}
 }
 
 func (x *BlockReportRequest) GetDatanodeId() string {
@@ -6379,7 +6802,7 @@ type BlockReportResponse struct {
 
 func (x *BlockReportResponse) Reset() {
 	*x = BlockReportResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[102]
+	mi := &file_dfspb_dfs_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6391,7 +6814,7 @@ func (x *BlockReportResponse) String() string {
 func (*BlockReportResponse) ProtoMessage() {}
 
 func (x *BlockReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[102]
+	mi := &file_dfspb_dfs_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6404,7 +6827,7 @@ func (x *BlockReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReportResponse.ProtoReflect.Descriptor instead.
 func (*BlockReportResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{102}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *BlockReportResponse) GetCommands() []*DatanodeCommand {
@@ -6424,7 +6847,7 @@ type ReceivedDeletedBlock struct {
 
 func (x *ReceivedDeletedBlock) Reset() {
 	*x = ReceivedDeletedBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[103]
+	mi := &file_dfspb_dfs_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6436,7 +6859,7 @@ func (x *ReceivedDeletedBlock) String() string {
 func (*ReceivedDeletedBlock) ProtoMessage() {}
 
 func (x *ReceivedDeletedBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[103]
+	mi := &file_dfspb_dfs_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6449,7 +6872,7 @@ func (x *ReceivedDeletedBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceivedDeletedBlock.ProtoReflect.Descriptor instead.
 func (*ReceivedDeletedBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{103}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{112}
 }
 
 func (x *ReceivedDeletedBlock) GetBlock() *ExtendedBlock {
@@ -6476,7 +6899,7 @@ type BlockReceivedAndDeletedRequest struct {
 
 func (x *BlockReceivedAndDeletedRequest) Reset() {
 	*x = BlockReceivedAndDeletedRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[104]
+	mi := &file_dfspb_dfs_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6488,7 +6911,7 @@ func (x *BlockReceivedAndDeletedRequest) String() string {
 func (*BlockReceivedAndDeletedRequest) ProtoMessage() {}
 
 func (x *BlockReceivedAndDeletedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[104]
+	mi := &file_dfspb_dfs_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6501,7 +6924,7 @@ func (x *BlockReceivedAndDeletedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReceivedAndDeletedRequest.ProtoReflect.Descriptor instead.
 func (*BlockReceivedAndDeletedRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{104}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{113}
 }
 
 func (x *BlockReceivedAndDeletedRequest) GetDatanodeId() string {
@@ -6526,7 +6949,7 @@ type BlockReceivedAndDeletedResponse struct {
 
 func (x *BlockReceivedAndDeletedResponse) Reset() {
 	*x = BlockReceivedAndDeletedResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[105]
+	mi := &file_dfspb_dfs_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6538,7 +6961,7 @@ func (x *BlockReceivedAndDeletedResponse) String() string {
 func (*BlockReceivedAndDeletedResponse) ProtoMessage() {}
 
 func (x *BlockReceivedAndDeletedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[105]
+	mi := &file_dfspb_dfs_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6551,7 +6974,7 @@ func (x *BlockReceivedAndDeletedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReceivedAndDeletedResponse.ProtoReflect.Descriptor instead.
 func (*BlockReceivedAndDeletedResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{105}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{114}
 }
 
 type DatanodeReportBadBlocksRequest struct {
@@ -6564,7 +6987,7 @@ type DatanodeReportBadBlocksRequest struct {
 
 func (x *DatanodeReportBadBlocksRequest) Reset() {
 	*x = DatanodeReportBadBlocksRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[106]
+	mi := &file_dfspb_dfs_proto_msgTypes[115]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6576,7 +6999,7 @@ func (x *DatanodeReportBadBlocksRequest) String() string {
 func (*DatanodeReportBadBlocksRequest) ProtoMessage() {}
 
 func (x *DatanodeReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[106]
+	mi := &file_dfspb_dfs_proto_msgTypes[115]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6589,7 +7012,7 @@ func (x *DatanodeReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeReportBadBlocksRequest.ProtoReflect.Descriptor instead.
 func (*DatanodeReportBadBlocksRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{106}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{115}
 }
 
 func (x *DatanodeReportBadBlocksRequest) GetDatanodeId() string {
@@ -6614,7 +7037,7 @@ type DatanodeReportBadBlocksResponse struct {
 
 func (x *DatanodeReportBadBlocksResponse) Reset() {
 	*x = DatanodeReportBadBlocksResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[107]
+	mi := &file_dfspb_dfs_proto_msgTypes[116]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6626,7 +7049,7 @@ func (x *DatanodeReportBadBlocksResponse) String() string {
 func (*DatanodeReportBadBlocksResponse) ProtoMessage() {}
 
 func (x *DatanodeReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[107]
+	mi := &file_dfspb_dfs_proto_msgTypes[116]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6639,7 +7062,7 @@ func (x *DatanodeReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeReportBadBlocksResponse.ProtoReflect.Descriptor instead.
 func (*DatanodeReportBadBlocksResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{107}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{116}
 }
 
 type CommitBlockSynchronizationRequest struct {
@@ -6656,7 +7079,7 @@ type CommitBlockSynchronizationRequest struct {
 
 func (x *CommitBlockSynchronizationRequest) Reset() {
 	*x = CommitBlockSynchronizationRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[108]
+	mi := &file_dfspb_dfs_proto_msgTypes[117]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6668,7 +7091,7 @@ func (x *CommitBlockSynchronizationRequest) String() string {
 func (*CommitBlockSynchronizationRequest) ProtoMessage() {}
 
 func (x *CommitBlockSynchronizationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[108]
+	mi := &file_dfspb_dfs_proto_msgTypes[117]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6681,7 +7104,7 @@ func (x *CommitBlockSynchronizationRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CommitBlockSynchronizationRequest.ProtoReflect.Descriptor instead.
 func (*CommitBlockSynchronizationRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{108}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{117}
 }
 
 func (x *CommitBlockSynchronizationRequest) GetBlock() *ExtendedBlock {
@@ -6734,7 +7157,7 @@ type CommitBlockSynchronizationResponse struct {
 
 func (x *CommitBlockSynchronizationResponse) Reset() {
 	*x = CommitBlockSynchronizationResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[109]
+	mi := &file_dfspb_dfs_proto_msgTypes[118]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6746,7 +7169,7 @@ func (x *CommitBlockSynchronizationResponse) String() string {
 func (*CommitBlockSynchronizationResponse) ProtoMessage() {}
 
 func (x *CommitBlockSynchronizationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[109]
+	mi := &file_dfspb_dfs_proto_msgTypes[118]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6759,7 +7182,7 @@ func (x *CommitBlockSynchronizationResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use CommitBlockSynchronizationResponse.ProtoReflect.Descriptor instead.
 func (*CommitBlockSynchronizationResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{109}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{118}
 }
 
 type InitReplicaRecoveryRequest struct {
@@ -6772,7 +7195,7 @@ type InitReplicaRecoveryRequest struct {
 
 func (x *InitReplicaRecoveryRequest) Reset() {
 	*x = InitReplicaRecoveryRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[110]
+	mi := &file_dfspb_dfs_proto_msgTypes[119]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6784,7 +7207,7 @@ func (x *InitReplicaRecoveryRequest) String() string {
 func (*InitReplicaRecoveryRequest) ProtoMessage() {}
 
 func (x *InitReplicaRecoveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[110]
+	mi := &file_dfspb_dfs_proto_msgTypes[119]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6797,7 +7220,7 @@ func (x *InitReplicaRecoveryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitReplicaRecoveryRequest.ProtoReflect.Descriptor instead.
 func (*InitReplicaRecoveryRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{110}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{119}
 }
 
 func (x *InitReplicaRecoveryRequest) GetBlock() *ExtendedBlock {
@@ -6825,7 +7248,7 @@ type InitReplicaRecoveryResponse struct {
 
 func (x *InitReplicaRecoveryResponse) Reset() {
 	*x = InitReplicaRecoveryResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[111]
+	mi := &file_dfspb_dfs_proto_msgTypes[120]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6837,7 +7260,7 @@ func (x *InitReplicaRecoveryResponse) String() string {
 func (*InitReplicaRecoveryResponse) ProtoMessage() {}
 
 func (x *InitReplicaRecoveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[111]
+	mi := &file_dfspb_dfs_proto_msgTypes[120]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6850,7 +7273,7 @@ func (x *InitReplicaRecoveryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitReplicaRecoveryResponse.ProtoReflect.Descriptor instead.
 func (*InitReplicaRecoveryResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{111}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{120}
 }
 
 func (x *InitReplicaRecoveryResponse) GetExists() bool {
@@ -6885,7 +7308,7 @@ type UpdateReplicaUnderRecoveryRequest struct {
 
 func (x *UpdateReplicaUnderRecoveryRequest) Reset() {
 	*x = UpdateReplicaUnderRecoveryRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[112]
+	mi := &file_dfspb_dfs_proto_msgTypes[121]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6897,7 +7320,7 @@ func (x *UpdateReplicaUnderRecoveryRequest) String() string {
 func (*UpdateReplicaUnderRecoveryRequest) ProtoMessage() {}
 
 func (x *UpdateReplicaUnderRecoveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[112]
+	mi := &file_dfspb_dfs_proto_msgTypes[121]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6910,7 +7333,7 @@ func (x *UpdateReplicaUnderRecoveryRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use UpdateReplicaUnderRecoveryRequest.ProtoReflect.Descriptor instead.
 func (*UpdateReplicaUnderRecoveryRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{112}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{121}
 }
 
 func (x *UpdateReplicaUnderRecoveryRequest) GetBlock() *ExtendedBlock {
@@ -6943,7 +7366,7 @@ type UpdateReplicaUnderRecoveryResponse struct {
 
 func (x *UpdateReplicaUnderRecoveryResponse) Reset() {
 	*x = UpdateReplicaUnderRecoveryResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[113]
+	mi := &file_dfspb_dfs_proto_msgTypes[122]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6955,7 +7378,7 @@ func (x *UpdateReplicaUnderRecoveryResponse) String() string {
 func (*UpdateReplicaUnderRecoveryResponse) ProtoMessage() {}
 
 func (x *UpdateReplicaUnderRecoveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[113]
+	mi := &file_dfspb_dfs_proto_msgTypes[122]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6968,7 +7391,7 @@ func (x *UpdateReplicaUnderRecoveryResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use UpdateReplicaUnderRecoveryResponse.ProtoReflect.Descriptor instead.
 func (*UpdateReplicaUnderRecoveryResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{113}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{122}
 }
 
 func (x *UpdateReplicaUnderRecoveryResponse) GetBlock() *ExtendedBlock {
@@ -6995,7 +7418,7 @@ type WriteBlockOp struct {
 
 func (x *WriteBlockOp) Reset() {
 	*x = WriteBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[114]
+	mi := &file_dfspb_dfs_proto_msgTypes[123]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7007,7 +7430,7 @@ func (x *WriteBlockOp) String() string {
 func (*WriteBlockOp) ProtoMessage() {}
 
 func (x *WriteBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[114]
+	mi := &file_dfspb_dfs_proto_msgTypes[123]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7020,7 +7443,7 @@ func (x *WriteBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteBlockOp.ProtoReflect.Descriptor instead.
 func (*WriteBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{114}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{123}
 }
 
 func (x *WriteBlockOp) GetBlock() *ExtendedBlock {
@@ -7100,7 +7523,7 @@ type ReadBlockOp struct {
 
 func (x *ReadBlockOp) Reset() {
 	*x = ReadBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[115]
+	mi := &file_dfspb_dfs_proto_msgTypes[124]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7112,7 +7535,7 @@ func (x *ReadBlockOp) String() string {
 func (*ReadBlockOp) ProtoMessage() {}
 
 func (x *ReadBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[115]
+	mi := &file_dfspb_dfs_proto_msgTypes[124]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7125,7 +7548,7 @@ func (x *ReadBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadBlockOp.ProtoReflect.Descriptor instead.
 func (*ReadBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{115}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{124}
 }
 
 func (x *ReadBlockOp) GetBlock() *ExtendedBlock {
@@ -7184,7 +7607,7 @@ type BlockChecksumOp struct {
 
 func (x *BlockChecksumOp) Reset() {
 	*x = BlockChecksumOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[116]
+	mi := &file_dfspb_dfs_proto_msgTypes[125]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7196,7 +7619,7 @@ func (x *BlockChecksumOp) String() string {
 func (*BlockChecksumOp) ProtoMessage() {}
 
 func (x *BlockChecksumOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[116]
+	mi := &file_dfspb_dfs_proto_msgTypes[125]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7209,7 +7632,7 @@ func (x *BlockChecksumOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockChecksumOp.ProtoReflect.Descriptor instead.
 func (*BlockChecksumOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{116}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{125}
 }
 
 func (x *BlockChecksumOp) GetBlock() *ExtendedBlock {
@@ -7245,7 +7668,7 @@ type BlockChecksum struct {
 
 func (x *BlockChecksum) Reset() {
 	*x = BlockChecksum{}
-	mi := &file_dfspb_dfs_proto_msgTypes[117]
+	mi := &file_dfspb_dfs_proto_msgTypes[126]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7257,7 +7680,7 @@ func (x *BlockChecksum) String() string {
 func (*BlockChecksum) ProtoMessage() {}
 
 func (x *BlockChecksum) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[117]
+	mi := &file_dfspb_dfs_proto_msgTypes[126]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7270,7 +7693,7 @@ func (x *BlockChecksum) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockChecksum.ProtoReflect.Descriptor instead.
 func (*BlockChecksum) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{117}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{126}
 }
 
 func (x *BlockChecksum) GetBytesPerCrc() uint32 {
@@ -7308,7 +7731,7 @@ type TransferBlockOp struct {
 
 func (x *TransferBlockOp) Reset() {
 	*x = TransferBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[118]
+	mi := &file_dfspb_dfs_proto_msgTypes[127]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7320,7 +7743,7 @@ func (x *TransferBlockOp) String() string {
 func (*TransferBlockOp) ProtoMessage() {}
 
 func (x *TransferBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[118]
+	mi := &file_dfspb_dfs_proto_msgTypes[127]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7333,7 +7756,7 @@ func (x *TransferBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferBlockOp.ProtoReflect.Descriptor instead.
 func (*TransferBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{118}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{127}
 }
 
 func (x *TransferBlockOp) GetBlock() *ExtendedBlock {
@@ -7377,7 +7800,7 @@ type OpResponse struct {
 
 func (x *OpResponse) Reset() {
 	*x = OpResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[119]
+	mi := &file_dfspb_dfs_proto_msgTypes[128]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7389,7 +7812,7 @@ func (x *OpResponse) String() string {
 func (*OpResponse) ProtoMessage() {}
 
 func (x *OpResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[119]
+	mi := &file_dfspb_dfs_proto_msgTypes[128]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7402,7 +7825,7 @@ func (x *OpResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpResponse.ProtoReflect.Descriptor instead.
 func (*OpResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{119}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{128}
 }
 
 func (x *OpResponse) GetStatus() OpStatus {
@@ -7452,7 +7875,7 @@ type JobCacheStatusRequest_Job struct {
 
 func (x *JobCacheStatusRequest_Job) Reset() {
 	*x = JobCacheStatusRequest_Job{}
-	mi := &file_dfspb_dfs_proto_msgTypes[120]
+	mi := &file_dfspb_dfs_proto_msgTypes[129]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7464,7 +7887,7 @@ func (x *JobCacheStatusRequest_Job) String() string {
 func (*JobCacheStatusRequest_Job) ProtoMessage() {}
 
 func (x *JobCacheStatusRequest_Job) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[120]
+	mi := &file_dfspb_dfs_proto_msgTypes[129]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7477,7 +7900,7 @@ func (x *JobCacheStatusRequest_Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusRequest_Job.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusRequest_Job) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{70, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{79, 0}
 }
 
 func (x *JobCacheStatusRequest_Job) GetJobId() string {
@@ -7518,7 +7941,7 @@ type JobCacheStatusResponse_Block struct {
 
 func (x *JobCacheStatusResponse_Block) Reset() {
 	*x = JobCacheStatusResponse_Block{}
-	mi := &file_dfspb_dfs_proto_msgTypes[121]
+	mi := &file_dfspb_dfs_proto_msgTypes[130]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7530,7 +7953,7 @@ func (x *JobCacheStatusResponse_Block) String() string {
 func (*JobCacheStatusResponse_Block) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse_Block) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[121]
+	mi := &file_dfspb_dfs_proto_msgTypes[130]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7543,7 +7966,7 @@ func (x *JobCacheStatusResponse_Block) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusResponse_Block.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusResponse_Block) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{71, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{80, 0}
 }
 
 func (x *JobCacheStatusResponse_Block) GetBlockId() uint64 {
@@ -7571,7 +7994,7 @@ type JobCacheStatusResponse_Job struct {
 
 func (x *JobCacheStatusResponse_Job) Reset() {
 	*x = JobCacheStatusResponse_Job{}
-	mi := &file_dfspb_dfs_proto_msgTypes[122]
+	mi := &file_dfspb_dfs_proto_msgTypes[131]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7583,7 +8006,7 @@ func (x *JobCacheStatusResponse_Job) String() string {
 func (*JobCacheStatusResponse_Job) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse_Job) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[122]
+	mi := &file_dfspb_dfs_proto_msgTypes[131]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7596,7 +8019,7 @@ func (x *JobCacheStatusResponse_Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusResponse_Job.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusResponse_Job) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{71, 1}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{80, 1}
 }
 
 func (x *JobCacheStatusResponse_Job) GetJobId() string {
@@ -7632,7 +8055,7 @@ type TransferCommand_Item struct {
 
 func (x *TransferCommand_Item) Reset() {
 	*x = TransferCommand_Item{}
-	mi := &file_dfspb_dfs_proto_msgTypes[123]
+	mi := &file_dfspb_dfs_proto_msgTypes[132]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7644,7 +8067,7 @@ func (x *TransferCommand_Item) String() string {
 func (*TransferCommand_Item) ProtoMessage() {}
 
 func (x *TransferCommand_Item) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[123]
+	mi := &file_dfspb_dfs_proto_msgTypes[132]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7657,7 +8080,7 @@ func (x *TransferCommand_Item) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand_Item.ProtoReflect.Descriptor instead.
 func (*TransferCommand_Item) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{92, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{101, 0}
 }
 
 func (x *TransferCommand_Item) GetBlock() *ExtendedBlock {
@@ -7886,7 +8309,28 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x19\n" +
 	"\bmtime_ms\x18\x02 \x01(\x03R\amtimeMs\x12\x19\n" +
 	"\batime_ms\x18\x03 \x01(\x03R\aatimeMs\"\x12\n" +
-	"\x10SetTimesResponse\"\x87\x01\n" +
+	"\x10SetTimesResponse\"1\n" +
+	"\x05XAttr\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value\"d\n" +
+	"\x0fSetXAttrRequest\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12'\n" +
+	"\x05xattr\x18\x02 \x01(\v2\x11.smarth.dfs.XAttrR\x05xattr\x12\x14\n" +
+	"\x05flags\x18\x03 \x01(\rR\x05flags\"\x12\n" +
+	"\x10SetXAttrResponse\"<\n" +
+	"\x12RemoveXAttrRequest\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\x15\n" +
+	"\x13RemoveXAttrResponse\"<\n" +
+	"\x10GetXAttrsRequest\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x14\n" +
+	"\x05names\x18\x02 \x03(\tR\x05names\">\n" +
+	"\x11GetXAttrsResponse\x12)\n" +
+	"\x06xattrs\x18\x01 \x03(\v2\x11.smarth.dfs.XAttrR\x06xattrs\"'\n" +
+	"\x11ListXAttrsRequest\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\"*\n" +
+	"\x12ListXAttrsResponse\x12\x14\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"\x87\x01\n" +
 	"\x14CreateSymlinkRequest\x12\x16\n" +
 	"\x06target\x18\x01 \x01(\tR\x06target\x12\x12\n" +
 	"\x04link\x18\x02 \x01(\tR\x04link\x12\x1e\n" +
@@ -8256,7 +8700,7 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x16OP_STATUS_ERROR_EXISTS\x10\x04\x12 \n" +
 	"\x1cOP_STATUS_ERROR_ACCESS_TOKEN\x10\x05\x12\x1d\n" +
 	"\x19OP_STATUS_ERROR_NOT_FOUND\x10\x06\x12\x18\n" +
-	"\x14OP_STATUS_ERROR_BUSY\x10\a2\xc2\x18\n" +
+	"\x14OP_STATUS_ERROR_BUSY\x10\a2\xf0\x1a\n" +
 	"\x0eClientProtocol\x12?\n" +
 	"\x06Mkdirs\x12\x19.smarth.dfs.MkdirsRequest\x1a\x1a.smarth.dfs.MkdirsResponse\x12?\n" +
 	"\x06Create\x12\x19.smarth.dfs.CreateRequest\x1a\x1a.smarth.dfs.CreateResponse\x12E\n" +
@@ -8279,7 +8723,12 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\bSetOwner\x12\x1b.smarth.dfs.SetOwnerRequest\x1a\x1c.smarth.dfs.SetOwnerResponse\x12E\n" +
 	"\bSetTimes\x12\x1b.smarth.dfs.SetTimesRequest\x1a\x1c.smarth.dfs.SetTimesResponse\x12E\n" +
 	"\bSetQuota\x12\x1b.smarth.dfs.SetQuotaRequest\x1a\x1c.smarth.dfs.SetQuotaResponse\x12T\n" +
-	"\rCreateSymlink\x12 .smarth.dfs.CreateSymlinkRequest\x1a!.smarth.dfs.CreateSymlinkResponse\x12`\n" +
+	"\rCreateSymlink\x12 .smarth.dfs.CreateSymlinkRequest\x1a!.smarth.dfs.CreateSymlinkResponse\x12E\n" +
+	"\bSetXAttr\x12\x1b.smarth.dfs.SetXAttrRequest\x1a\x1c.smarth.dfs.SetXAttrResponse\x12N\n" +
+	"\vRemoveXAttr\x12\x1e.smarth.dfs.RemoveXAttrRequest\x1a\x1f.smarth.dfs.RemoveXAttrResponse\x12H\n" +
+	"\tGetXAttrs\x12\x1c.smarth.dfs.GetXAttrsRequest\x1a\x1d.smarth.dfs.GetXAttrsResponse\x12K\n" +
+	"\n" +
+	"ListXAttrs\x12\x1d.smarth.dfs.ListXAttrsRequest\x1a\x1e.smarth.dfs.ListXAttrsResponse\x12`\n" +
 	"\x11GetContentSummary\x12$.smarth.dfs.GetContentSummaryRequest\x1a%.smarth.dfs.GetContentSummaryResponse\x12Z\n" +
 	"\x0fReportBadBlocks\x12\".smarth.dfs.ReportBadBlocksRequest\x1a#.smarth.dfs.ReportBadBlocksResponse\x12`\n" +
 	"\x11GetDatanodeReport\x12$.smarth.dfs.GetDatanodeReportRequest\x1a%.smarth.dfs.GetDatanodeReportResponse\x129\n" +
@@ -8321,7 +8770,7 @@ func file_dfspb_dfs_proto_rawDescGZIP() []byte {
 }
 
 var file_dfspb_dfs_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 124)
+var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 133)
 var file_dfspb_dfs_proto_goTypes = []any{
 	(DatanodeState)(0),                         // 0: smarth.dfs.DatanodeState
 	(FileType)(0),                              // 1: smarth.dfs.FileType
@@ -8375,86 +8824,95 @@ var file_dfspb_dfs_proto_goTypes = []any{
 	(*SetOwnerResponse)(nil),                   // 49: smarth.dfs.SetOwnerResponse
 	(*SetTimesRequest)(nil),                    // 50: smarth.dfs.SetTimesRequest
 	(*SetTimesResponse)(nil),                   // 51: smarth.dfs.SetTimesResponse
-	(*CreateSymlinkRequest)(nil),               // 52: smarth.dfs.CreateSymlinkRequest
-	(*CreateSymlinkResponse)(nil),              // 53: smarth.dfs.CreateSymlinkResponse
-	(*GetContentSummaryRequest)(nil),           // 54: smarth.dfs.GetContentSummaryRequest
-	(*GetContentSummaryResponse)(nil),          // 55: smarth.dfs.GetContentSummaryResponse
-	(*SetQuotaRequest)(nil),                    // 56: smarth.dfs.SetQuotaRequest
-	(*SetQuotaResponse)(nil),                   // 57: smarth.dfs.SetQuotaResponse
-	(*ReportBadBlocksRequest)(nil),             // 58: smarth.dfs.ReportBadBlocksRequest
-	(*ReportBadBlocksResponse)(nil),            // 59: smarth.dfs.ReportBadBlocksResponse
-	(*GetDatanodeReportRequest)(nil),           // 60: smarth.dfs.GetDatanodeReportRequest
-	(*GetDatanodeReportResponse)(nil),          // 61: smarth.dfs.GetDatanodeReportResponse
-	(*FsckRequest)(nil),                        // 62: smarth.dfs.FsckRequest
-	(*FsckBlock)(nil),                          // 63: smarth.dfs.FsckBlock
-	(*FsckFile)(nil),                           // 64: smarth.dfs.FsckFile
-	(*FsckResponse)(nil),                       // 65: smarth.dfs.FsckResponse
-	(*GetServerDefaultsRequest)(nil),           // 66: smarth.dfs.GetServerDefaultsRequest
-	(*GetServerDefaultsResponse)(nil),          // 67: smarth.dfs.GetServerDefaultsResponse
-	(*SpeedSample)(nil),                        // 68: smarth.dfs.SpeedSample
-	(*ClientHeartbeatRequest)(nil),             // 69: smarth.dfs.ClientHeartbeatRequest
-	(*ClientHeartbeatResponse)(nil),            // 70: smarth.dfs.ClientHeartbeatResponse
-	(*GetSpeedsRequest)(nil),                   // 71: smarth.dfs.GetSpeedsRequest
-	(*SpeedRecord)(nil),                        // 72: smarth.dfs.SpeedRecord
-	(*GetSpeedsResponse)(nil),                  // 73: smarth.dfs.GetSpeedsResponse
-	(*SetSafeModeRequest)(nil),                 // 74: smarth.dfs.SetSafeModeRequest
-	(*SetSafeModeResponse)(nil),                // 75: smarth.dfs.SetSafeModeResponse
-	(*CacheAccessRequest)(nil),                 // 76: smarth.dfs.CacheAccessRequest
-	(*CacheAccessResponse)(nil),                // 77: smarth.dfs.CacheAccessResponse
-	(*JobCacheStatusRequest)(nil),              // 78: smarth.dfs.JobCacheStatusRequest
-	(*JobCacheStatusResponse)(nil),             // 79: smarth.dfs.JobCacheStatusResponse
-	(*CachePoolInfo)(nil),                      // 80: smarth.dfs.CachePoolInfo
-	(*CacheDirectiveInfo)(nil),                 // 81: smarth.dfs.CacheDirectiveInfo
-	(*AddCachePoolRequest)(nil),                // 82: smarth.dfs.AddCachePoolRequest
-	(*AddCachePoolResponse)(nil),               // 83: smarth.dfs.AddCachePoolResponse
-	(*RemoveCachePoolRequest)(nil),             // 84: smarth.dfs.RemoveCachePoolRequest
-	(*RemoveCachePoolResponse)(nil),            // 85: smarth.dfs.RemoveCachePoolResponse
-	(*ListCachePoolsRequest)(nil),              // 86: smarth.dfs.ListCachePoolsRequest
-	(*ListCachePoolsResponse)(nil),             // 87: smarth.dfs.ListCachePoolsResponse
-	(*AddCacheDirectiveRequest)(nil),           // 88: smarth.dfs.AddCacheDirectiveRequest
-	(*AddCacheDirectiveResponse)(nil),          // 89: smarth.dfs.AddCacheDirectiveResponse
-	(*RemoveCacheDirectiveRequest)(nil),        // 90: smarth.dfs.RemoveCacheDirectiveRequest
-	(*RemoveCacheDirectiveResponse)(nil),       // 91: smarth.dfs.RemoveCacheDirectiveResponse
-	(*ListCacheDirectivesRequest)(nil),         // 92: smarth.dfs.ListCacheDirectivesRequest
-	(*ListCacheDirectivesResponse)(nil),        // 93: smarth.dfs.ListCacheDirectivesResponse
-	(*GetCacheStatsRequest)(nil),               // 94: smarth.dfs.GetCacheStatsRequest
-	(*NodeCacheStats)(nil),                     // 95: smarth.dfs.NodeCacheStats
-	(*AppCacheStats)(nil),                      // 96: smarth.dfs.AppCacheStats
-	(*GetCacheStatsResponse)(nil),              // 97: smarth.dfs.GetCacheStatsResponse
-	(*RegisterDatanodeRequest)(nil),            // 98: smarth.dfs.RegisterDatanodeRequest
-	(*RegisterDatanodeResponse)(nil),           // 99: smarth.dfs.RegisterDatanodeResponse
-	(*TransferCommand)(nil),                    // 100: smarth.dfs.TransferCommand
-	(*InvalidateCommand)(nil),                  // 101: smarth.dfs.InvalidateCommand
-	(*RecoverBlockCommand)(nil),                // 102: smarth.dfs.RecoverBlockCommand
-	(*CacheCommand)(nil),                       // 103: smarth.dfs.CacheCommand
-	(*UncacheCommand)(nil),                     // 104: smarth.dfs.UncacheCommand
-	(*DatanodeCommand)(nil),                    // 105: smarth.dfs.DatanodeCommand
-	(*HeartbeatRequest)(nil),                   // 106: smarth.dfs.HeartbeatRequest
-	(*HeartbeatResponse)(nil),                  // 107: smarth.dfs.HeartbeatResponse
-	(*ReportedBlock)(nil),                      // 108: smarth.dfs.ReportedBlock
-	(*BlockReportRequest)(nil),                 // 109: smarth.dfs.BlockReportRequest
-	(*BlockReportResponse)(nil),                // 110: smarth.dfs.BlockReportResponse
-	(*ReceivedDeletedBlock)(nil),               // 111: smarth.dfs.ReceivedDeletedBlock
-	(*BlockReceivedAndDeletedRequest)(nil),     // 112: smarth.dfs.BlockReceivedAndDeletedRequest
-	(*BlockReceivedAndDeletedResponse)(nil),    // 113: smarth.dfs.BlockReceivedAndDeletedResponse
-	(*DatanodeReportBadBlocksRequest)(nil),     // 114: smarth.dfs.DatanodeReportBadBlocksRequest
-	(*DatanodeReportBadBlocksResponse)(nil),    // 115: smarth.dfs.DatanodeReportBadBlocksResponse
-	(*CommitBlockSynchronizationRequest)(nil),  // 116: smarth.dfs.CommitBlockSynchronizationRequest
-	(*CommitBlockSynchronizationResponse)(nil), // 117: smarth.dfs.CommitBlockSynchronizationResponse
-	(*InitReplicaRecoveryRequest)(nil),         // 118: smarth.dfs.InitReplicaRecoveryRequest
-	(*InitReplicaRecoveryResponse)(nil),        // 119: smarth.dfs.InitReplicaRecoveryResponse
-	(*UpdateReplicaUnderRecoveryRequest)(nil),  // 120: smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	(*UpdateReplicaUnderRecoveryResponse)(nil), // 121: smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	(*WriteBlockOp)(nil),                       // 122: smarth.dfs.WriteBlockOp
-	(*ReadBlockOp)(nil),                        // 123: smarth.dfs.ReadBlockOp
-	(*BlockChecksumOp)(nil),                    // 124: smarth.dfs.BlockChecksumOp
-	(*BlockChecksum)(nil),                      // 125: smarth.dfs.BlockChecksum
-	(*TransferBlockOp)(nil),                    // 126: smarth.dfs.TransferBlockOp
-	(*OpResponse)(nil),                         // 127: smarth.dfs.OpResponse
-	(*JobCacheStatusRequest_Job)(nil),          // 128: smarth.dfs.JobCacheStatusRequest.Job
-	(*JobCacheStatusResponse_Block)(nil),       // 129: smarth.dfs.JobCacheStatusResponse.Block
-	(*JobCacheStatusResponse_Job)(nil),         // 130: smarth.dfs.JobCacheStatusResponse.Job
-	(*TransferCommand_Item)(nil),               // 131: smarth.dfs.TransferCommand.Item
+	(*XAttr)(nil),                              // 52: smarth.dfs.XAttr
+	(*SetXAttrRequest)(nil),                    // 53: smarth.dfs.SetXAttrRequest
+	(*SetXAttrResponse)(nil),                   // 54: smarth.dfs.SetXAttrResponse
+	(*RemoveXAttrRequest)(nil),                 // 55: smarth.dfs.RemoveXAttrRequest
+	(*RemoveXAttrResponse)(nil),                // 56: smarth.dfs.RemoveXAttrResponse
+	(*GetXAttrsRequest)(nil),                   // 57: smarth.dfs.GetXAttrsRequest
+	(*GetXAttrsResponse)(nil),                  // 58: smarth.dfs.GetXAttrsResponse
+	(*ListXAttrsRequest)(nil),                  // 59: smarth.dfs.ListXAttrsRequest
+	(*ListXAttrsResponse)(nil),                 // 60: smarth.dfs.ListXAttrsResponse
+	(*CreateSymlinkRequest)(nil),               // 61: smarth.dfs.CreateSymlinkRequest
+	(*CreateSymlinkResponse)(nil),              // 62: smarth.dfs.CreateSymlinkResponse
+	(*GetContentSummaryRequest)(nil),           // 63: smarth.dfs.GetContentSummaryRequest
+	(*GetContentSummaryResponse)(nil),          // 64: smarth.dfs.GetContentSummaryResponse
+	(*SetQuotaRequest)(nil),                    // 65: smarth.dfs.SetQuotaRequest
+	(*SetQuotaResponse)(nil),                   // 66: smarth.dfs.SetQuotaResponse
+	(*ReportBadBlocksRequest)(nil),             // 67: smarth.dfs.ReportBadBlocksRequest
+	(*ReportBadBlocksResponse)(nil),            // 68: smarth.dfs.ReportBadBlocksResponse
+	(*GetDatanodeReportRequest)(nil),           // 69: smarth.dfs.GetDatanodeReportRequest
+	(*GetDatanodeReportResponse)(nil),          // 70: smarth.dfs.GetDatanodeReportResponse
+	(*FsckRequest)(nil),                        // 71: smarth.dfs.FsckRequest
+	(*FsckBlock)(nil),                          // 72: smarth.dfs.FsckBlock
+	(*FsckFile)(nil),                           // 73: smarth.dfs.FsckFile
+	(*FsckResponse)(nil),                       // 74: smarth.dfs.FsckResponse
+	(*GetServerDefaultsRequest)(nil),           // 75: smarth.dfs.GetServerDefaultsRequest
+	(*GetServerDefaultsResponse)(nil),          // 76: smarth.dfs.GetServerDefaultsResponse
+	(*SpeedSample)(nil),                        // 77: smarth.dfs.SpeedSample
+	(*ClientHeartbeatRequest)(nil),             // 78: smarth.dfs.ClientHeartbeatRequest
+	(*ClientHeartbeatResponse)(nil),            // 79: smarth.dfs.ClientHeartbeatResponse
+	(*GetSpeedsRequest)(nil),                   // 80: smarth.dfs.GetSpeedsRequest
+	(*SpeedRecord)(nil),                        // 81: smarth.dfs.SpeedRecord
+	(*GetSpeedsResponse)(nil),                  // 82: smarth.dfs.GetSpeedsResponse
+	(*SetSafeModeRequest)(nil),                 // 83: smarth.dfs.SetSafeModeRequest
+	(*SetSafeModeResponse)(nil),                // 84: smarth.dfs.SetSafeModeResponse
+	(*CacheAccessRequest)(nil),                 // 85: smarth.dfs.CacheAccessRequest
+	(*CacheAccessResponse)(nil),                // 86: smarth.dfs.CacheAccessResponse
+	(*JobCacheStatusRequest)(nil),              // 87: smarth.dfs.JobCacheStatusRequest
+	(*JobCacheStatusResponse)(nil),             // 88: smarth.dfs.JobCacheStatusResponse
+	(*CachePoolInfo)(nil),                      // 89: smarth.dfs.CachePoolInfo
+	(*CacheDirectiveInfo)(nil),                 // 90: smarth.dfs.CacheDirectiveInfo
+	(*AddCachePoolRequest)(nil),                // 91: smarth.dfs.AddCachePoolRequest
+	(*AddCachePoolResponse)(nil),               // 92: smarth.dfs.AddCachePoolResponse
+	(*RemoveCachePoolRequest)(nil),             // 93: smarth.dfs.RemoveCachePoolRequest
+	(*RemoveCachePoolResponse)(nil),            // 94: smarth.dfs.RemoveCachePoolResponse
+	(*ListCachePoolsRequest)(nil),              // 95: smarth.dfs.ListCachePoolsRequest
+	(*ListCachePoolsResponse)(nil),             // 96: smarth.dfs.ListCachePoolsResponse
+	(*AddCacheDirectiveRequest)(nil),           // 97: smarth.dfs.AddCacheDirectiveRequest
+	(*AddCacheDirectiveResponse)(nil),          // 98: smarth.dfs.AddCacheDirectiveResponse
+	(*RemoveCacheDirectiveRequest)(nil),        // 99: smarth.dfs.RemoveCacheDirectiveRequest
+	(*RemoveCacheDirectiveResponse)(nil),       // 100: smarth.dfs.RemoveCacheDirectiveResponse
+	(*ListCacheDirectivesRequest)(nil),         // 101: smarth.dfs.ListCacheDirectivesRequest
+	(*ListCacheDirectivesResponse)(nil),        // 102: smarth.dfs.ListCacheDirectivesResponse
+	(*GetCacheStatsRequest)(nil),               // 103: smarth.dfs.GetCacheStatsRequest
+	(*NodeCacheStats)(nil),                     // 104: smarth.dfs.NodeCacheStats
+	(*AppCacheStats)(nil),                      // 105: smarth.dfs.AppCacheStats
+	(*GetCacheStatsResponse)(nil),              // 106: smarth.dfs.GetCacheStatsResponse
+	(*RegisterDatanodeRequest)(nil),            // 107: smarth.dfs.RegisterDatanodeRequest
+	(*RegisterDatanodeResponse)(nil),           // 108: smarth.dfs.RegisterDatanodeResponse
+	(*TransferCommand)(nil),                    // 109: smarth.dfs.TransferCommand
+	(*InvalidateCommand)(nil),                  // 110: smarth.dfs.InvalidateCommand
+	(*RecoverBlockCommand)(nil),                // 111: smarth.dfs.RecoverBlockCommand
+	(*CacheCommand)(nil),                       // 112: smarth.dfs.CacheCommand
+	(*UncacheCommand)(nil),                     // 113: smarth.dfs.UncacheCommand
+	(*DatanodeCommand)(nil),                    // 114: smarth.dfs.DatanodeCommand
+	(*HeartbeatRequest)(nil),                   // 115: smarth.dfs.HeartbeatRequest
+	(*HeartbeatResponse)(nil),                  // 116: smarth.dfs.HeartbeatResponse
+	(*ReportedBlock)(nil),                      // 117: smarth.dfs.ReportedBlock
+	(*BlockReportRequest)(nil),                 // 118: smarth.dfs.BlockReportRequest
+	(*BlockReportResponse)(nil),                // 119: smarth.dfs.BlockReportResponse
+	(*ReceivedDeletedBlock)(nil),               // 120: smarth.dfs.ReceivedDeletedBlock
+	(*BlockReceivedAndDeletedRequest)(nil),     // 121: smarth.dfs.BlockReceivedAndDeletedRequest
+	(*BlockReceivedAndDeletedResponse)(nil),    // 122: smarth.dfs.BlockReceivedAndDeletedResponse
+	(*DatanodeReportBadBlocksRequest)(nil),     // 123: smarth.dfs.DatanodeReportBadBlocksRequest
+	(*DatanodeReportBadBlocksResponse)(nil),    // 124: smarth.dfs.DatanodeReportBadBlocksResponse
+	(*CommitBlockSynchronizationRequest)(nil),  // 125: smarth.dfs.CommitBlockSynchronizationRequest
+	(*CommitBlockSynchronizationResponse)(nil), // 126: smarth.dfs.CommitBlockSynchronizationResponse
+	(*InitReplicaRecoveryRequest)(nil),         // 127: smarth.dfs.InitReplicaRecoveryRequest
+	(*InitReplicaRecoveryResponse)(nil),        // 128: smarth.dfs.InitReplicaRecoveryResponse
+	(*UpdateReplicaUnderRecoveryRequest)(nil),  // 129: smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	(*UpdateReplicaUnderRecoveryResponse)(nil), // 130: smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	(*WriteBlockOp)(nil),                       // 131: smarth.dfs.WriteBlockOp
+	(*ReadBlockOp)(nil),                        // 132: smarth.dfs.ReadBlockOp
+	(*BlockChecksumOp)(nil),                    // 133: smarth.dfs.BlockChecksumOp
+	(*BlockChecksum)(nil),                      // 134: smarth.dfs.BlockChecksum
+	(*TransferBlockOp)(nil),                    // 135: smarth.dfs.TransferBlockOp
+	(*OpResponse)(nil),                         // 136: smarth.dfs.OpResponse
+	(*JobCacheStatusRequest_Job)(nil),          // 137: smarth.dfs.JobCacheStatusRequest.Job
+	(*JobCacheStatusResponse_Block)(nil),       // 138: smarth.dfs.JobCacheStatusResponse.Block
+	(*JobCacheStatusResponse_Job)(nil),         // 139: smarth.dfs.JobCacheStatusResponse.Job
+	(*TransferCommand_Item)(nil),               // 140: smarth.dfs.TransferCommand.Item
 }
 var file_dfspb_dfs_proto_depIdxs = []int32{
 	0,   // 0: smarth.dfs.DatanodeInfo.state:type_name -> smarth.dfs.DatanodeState
@@ -8480,167 +8938,177 @@ var file_dfspb_dfs_proto_depIdxs = []int32{
 	14,  // 20: smarth.dfs.GetBlockLocationsResponse.locations:type_name -> smarth.dfs.LocatedBlocks
 	15,  // 21: smarth.dfs.GetFileInfoResponse.status:type_name -> smarth.dfs.FileStatus
 	15,  // 22: smarth.dfs.GetListingResponse.entries:type_name -> smarth.dfs.FileStatus
-	13,  // 23: smarth.dfs.ReportBadBlocksRequest.blocks:type_name -> smarth.dfs.LocatedBlock
-	0,   // 24: smarth.dfs.GetDatanodeReportRequest.state:type_name -> smarth.dfs.DatanodeState
-	9,   // 25: smarth.dfs.GetDatanodeReportResponse.datanodes:type_name -> smarth.dfs.DatanodeInfo
-	8,   // 26: smarth.dfs.FsckBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	15,  // 27: smarth.dfs.FsckFile.status:type_name -> smarth.dfs.FileStatus
-	63,  // 28: smarth.dfs.FsckFile.blocks:type_name -> smarth.dfs.FsckBlock
-	64,  // 29: smarth.dfs.FsckResponse.files:type_name -> smarth.dfs.FsckFile
-	68,  // 30: smarth.dfs.ClientHeartbeatRequest.samples:type_name -> smarth.dfs.SpeedSample
-	72,  // 31: smarth.dfs.GetSpeedsResponse.records:type_name -> smarth.dfs.SpeedRecord
-	2,   // 32: smarth.dfs.SetSafeModeRequest.action:type_name -> smarth.dfs.SafeModeAction
-	128, // 33: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
-	130, // 34: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
-	80,  // 35: smarth.dfs.AddCachePoolRequest.pool:type_name -> smarth.dfs.CachePoolInfo
-	80,  // 36: smarth.dfs.ListCachePoolsResponse.pools:type_name -> smarth.dfs.CachePoolInfo
-	81,  // 37: smarth.dfs.AddCacheDirectiveRequest.directive:type_name -> smarth.dfs.CacheDirectiveInfo
-	81,  // 38: smarth.dfs.ListCacheDirectivesResponse.directives:type_name -> smarth.dfs.CacheDirectiveInfo
-	95,  // 39: smarth.dfs.GetCacheStatsResponse.nodes:type_name -> smarth.dfs.NodeCacheStats
-	96,  // 40: smarth.dfs.GetCacheStatsResponse.apps:type_name -> smarth.dfs.AppCacheStats
-	130, // 41: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
-	9,   // 42: smarth.dfs.RegisterDatanodeRequest.datanode:type_name -> smarth.dfs.DatanodeInfo
-	9,   // 43: smarth.dfs.RegisterDatanodeResponse.datanode:type_name -> smarth.dfs.DatanodeInfo
-	12,  // 44: smarth.dfs.RegisterDatanodeResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
-	131, // 45: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
-	8,   // 46: smarth.dfs.InvalidateCommand.blocks:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 47: smarth.dfs.RecoverBlockCommand.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 48: smarth.dfs.RecoverBlockCommand.replicas:type_name -> smarth.dfs.DatanodeInfo
-	100, // 49: smarth.dfs.DatanodeCommand.transfer:type_name -> smarth.dfs.TransferCommand
-	101, // 50: smarth.dfs.DatanodeCommand.invalidate:type_name -> smarth.dfs.InvalidateCommand
-	102, // 51: smarth.dfs.DatanodeCommand.recover:type_name -> smarth.dfs.RecoverBlockCommand
-	103, // 52: smarth.dfs.DatanodeCommand.cache:type_name -> smarth.dfs.CacheCommand
-	104, // 53: smarth.dfs.DatanodeCommand.uncache:type_name -> smarth.dfs.UncacheCommand
-	105, // 54: smarth.dfs.HeartbeatResponse.commands:type_name -> smarth.dfs.DatanodeCommand
-	12,  // 55: smarth.dfs.HeartbeatResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
-	8,   // 56: smarth.dfs.ReportedBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	3,   // 57: smarth.dfs.ReportedBlock.state:type_name -> smarth.dfs.ReplicaState
-	108, // 58: smarth.dfs.BlockReportRequest.blocks:type_name -> smarth.dfs.ReportedBlock
-	105, // 59: smarth.dfs.BlockReportResponse.commands:type_name -> smarth.dfs.DatanodeCommand
-	8,   // 60: smarth.dfs.ReceivedDeletedBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	4,   // 61: smarth.dfs.ReceivedDeletedBlock.status:type_name -> smarth.dfs.ReceivedStatus
-	111, // 62: smarth.dfs.BlockReceivedAndDeletedRequest.blocks:type_name -> smarth.dfs.ReceivedDeletedBlock
-	8,   // 63: smarth.dfs.DatanodeReportBadBlocksRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 64: smarth.dfs.CommitBlockSynchronizationRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 65: smarth.dfs.InitReplicaRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 66: smarth.dfs.InitReplicaRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
-	3,   // 67: smarth.dfs.InitReplicaRecoveryResponse.original_state:type_name -> smarth.dfs.ReplicaState
-	8,   // 68: smarth.dfs.UpdateReplicaUnderRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 69: smarth.dfs.UpdateReplicaUnderRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 70: smarth.dfs.WriteBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 71: smarth.dfs.WriteBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
-	5,   // 72: smarth.dfs.WriteBlockOp.stage:type_name -> smarth.dfs.WriteStage
-	6,   // 73: smarth.dfs.WriteBlockOp.mode:type_name -> smarth.dfs.WriteMode
-	10,  // 74: smarth.dfs.WriteBlockOp.token:type_name -> smarth.dfs.BlockToken
-	9,   // 75: smarth.dfs.WriteBlockOp.source:type_name -> smarth.dfs.DatanodeInfo
-	8,   // 76: smarth.dfs.ReadBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 77: smarth.dfs.ReadBlockOp.token:type_name -> smarth.dfs.BlockToken
-	8,   // 78: smarth.dfs.BlockChecksumOp.block:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 79: smarth.dfs.BlockChecksumOp.token:type_name -> smarth.dfs.BlockToken
-	8,   // 80: smarth.dfs.TransferBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 81: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
-	10,  // 82: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
-	7,   // 83: smarth.dfs.OpResponse.status:type_name -> smarth.dfs.OpStatus
-	125, // 84: smarth.dfs.OpResponse.checksum:type_name -> smarth.dfs.BlockChecksum
-	129, // 85: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
-	8,   // 86: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 87: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
-	10,  // 88: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
-	16,  // 89: smarth.dfs.ClientProtocol.Mkdirs:input_type -> smarth.dfs.MkdirsRequest
-	18,  // 90: smarth.dfs.ClientProtocol.Create:input_type -> smarth.dfs.CreateRequest
-	20,  // 91: smarth.dfs.ClientProtocol.AddBlock:input_type -> smarth.dfs.AddBlockRequest
-	22,  // 92: smarth.dfs.ClientProtocol.Complete:input_type -> smarth.dfs.CompleteRequest
-	24,  // 93: smarth.dfs.ClientProtocol.AbandonBlock:input_type -> smarth.dfs.AbandonBlockRequest
-	26,  // 94: smarth.dfs.ClientProtocol.GetAdditionalDatanode:input_type -> smarth.dfs.GetAdditionalDatanodeRequest
-	28,  // 95: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:input_type -> smarth.dfs.UpdateBlockForPipelineRequest
-	30,  // 96: smarth.dfs.ClientProtocol.UpdatePipeline:input_type -> smarth.dfs.UpdatePipelineRequest
-	32,  // 97: smarth.dfs.ClientProtocol.RenewLease:input_type -> smarth.dfs.RenewLeaseRequest
-	34,  // 98: smarth.dfs.ClientProtocol.GetBlockLocations:input_type -> smarth.dfs.GetBlockLocationsRequest
-	36,  // 99: smarth.dfs.ClientProtocol.GetFileInfo:input_type -> smarth.dfs.GetFileInfoRequest
-	38,  // 100: smarth.dfs.ClientProtocol.GetListing:input_type -> smarth.dfs.GetListingRequest
-	40,  // 101: smarth.dfs.ClientProtocol.Delete:input_type -> smarth.dfs.DeleteRequest
-	42,  // 102: smarth.dfs.ClientProtocol.Rename:input_type -> smarth.dfs.RenameRequest
-	44,  // 103: smarth.dfs.ClientProtocol.SetReplication:input_type -> smarth.dfs.SetReplicationRequest
-	46,  // 104: smarth.dfs.ClientProtocol.SetPermission:input_type -> smarth.dfs.SetPermissionRequest
-	48,  // 105: smarth.dfs.ClientProtocol.SetOwner:input_type -> smarth.dfs.SetOwnerRequest
-	50,  // 106: smarth.dfs.ClientProtocol.SetTimes:input_type -> smarth.dfs.SetTimesRequest
-	56,  // 107: smarth.dfs.ClientProtocol.SetQuota:input_type -> smarth.dfs.SetQuotaRequest
-	52,  // 108: smarth.dfs.ClientProtocol.CreateSymlink:input_type -> smarth.dfs.CreateSymlinkRequest
-	54,  // 109: smarth.dfs.ClientProtocol.GetContentSummary:input_type -> smarth.dfs.GetContentSummaryRequest
-	58,  // 110: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
-	60,  // 111: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
-	62,  // 112: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
-	66,  // 113: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
-	69,  // 114: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
-	71,  // 115: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
-	74,  // 116: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
-	76,  // 117: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
-	78,  // 118: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
-	82,  // 119: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
-	84,  // 120: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
-	86,  // 121: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
-	88,  // 122: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
-	90,  // 123: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
-	92,  // 124: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
-	94,  // 125: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
-	98,  // 126: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
-	106, // 127: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
-	109, // 128: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
-	112, // 129: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
-	114, // 130: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
-	116, // 131: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
-	118, // 132: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
-	120, // 133: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	17,  // 134: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
-	19,  // 135: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
-	21,  // 136: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
-	23,  // 137: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
-	25,  // 138: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
-	27,  // 139: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
-	29,  // 140: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
-	31,  // 141: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
-	33,  // 142: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
-	35,  // 143: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
-	37,  // 144: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
-	39,  // 145: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
-	41,  // 146: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
-	43,  // 147: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
-	45,  // 148: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
-	47,  // 149: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
-	49,  // 150: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
-	51,  // 151: smarth.dfs.ClientProtocol.SetTimes:output_type -> smarth.dfs.SetTimesResponse
-	57,  // 152: smarth.dfs.ClientProtocol.SetQuota:output_type -> smarth.dfs.SetQuotaResponse
-	53,  // 153: smarth.dfs.ClientProtocol.CreateSymlink:output_type -> smarth.dfs.CreateSymlinkResponse
-	55,  // 154: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
-	59,  // 155: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
-	61,  // 156: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
-	65,  // 157: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
-	67,  // 158: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
-	70,  // 159: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
-	73,  // 160: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
-	75,  // 161: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
-	77,  // 162: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
-	79,  // 163: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
-	83,  // 164: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
-	85,  // 165: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
-	87,  // 166: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
-	89,  // 167: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
-	91,  // 168: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
-	93,  // 169: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
-	97,  // 170: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
-	99,  // 171: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
-	107, // 172: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
-	110, // 173: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
-	113, // 174: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
-	115, // 175: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
-	117, // 176: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
-	119, // 177: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
-	121, // 178: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	134, // [134:179] is the sub-list for method output_type
-	89,  // [89:134] is the sub-list for method input_type
-	89,  // [89:89] is the sub-list for extension type_name
-	89,  // [89:89] is the sub-list for extension extendee
-	0,   // [0:89] is the sub-list for field type_name
+	52,  // 23: smarth.dfs.SetXAttrRequest.xattr:type_name -> smarth.dfs.XAttr
+	52,  // 24: smarth.dfs.GetXAttrsResponse.xattrs:type_name -> smarth.dfs.XAttr
+	13,  // 25: smarth.dfs.ReportBadBlocksRequest.blocks:type_name -> smarth.dfs.LocatedBlock
+	0,   // 26: smarth.dfs.GetDatanodeReportRequest.state:type_name -> smarth.dfs.DatanodeState
+	9,   // 27: smarth.dfs.GetDatanodeReportResponse.datanodes:type_name -> smarth.dfs.DatanodeInfo
+	8,   // 28: smarth.dfs.FsckBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	15,  // 29: smarth.dfs.FsckFile.status:type_name -> smarth.dfs.FileStatus
+	72,  // 30: smarth.dfs.FsckFile.blocks:type_name -> smarth.dfs.FsckBlock
+	73,  // 31: smarth.dfs.FsckResponse.files:type_name -> smarth.dfs.FsckFile
+	77,  // 32: smarth.dfs.ClientHeartbeatRequest.samples:type_name -> smarth.dfs.SpeedSample
+	81,  // 33: smarth.dfs.GetSpeedsResponse.records:type_name -> smarth.dfs.SpeedRecord
+	2,   // 34: smarth.dfs.SetSafeModeRequest.action:type_name -> smarth.dfs.SafeModeAction
+	137, // 35: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
+	139, // 36: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	89,  // 37: smarth.dfs.AddCachePoolRequest.pool:type_name -> smarth.dfs.CachePoolInfo
+	89,  // 38: smarth.dfs.ListCachePoolsResponse.pools:type_name -> smarth.dfs.CachePoolInfo
+	90,  // 39: smarth.dfs.AddCacheDirectiveRequest.directive:type_name -> smarth.dfs.CacheDirectiveInfo
+	90,  // 40: smarth.dfs.ListCacheDirectivesResponse.directives:type_name -> smarth.dfs.CacheDirectiveInfo
+	104, // 41: smarth.dfs.GetCacheStatsResponse.nodes:type_name -> smarth.dfs.NodeCacheStats
+	105, // 42: smarth.dfs.GetCacheStatsResponse.apps:type_name -> smarth.dfs.AppCacheStats
+	139, // 43: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	9,   // 44: smarth.dfs.RegisterDatanodeRequest.datanode:type_name -> smarth.dfs.DatanodeInfo
+	9,   // 45: smarth.dfs.RegisterDatanodeResponse.datanode:type_name -> smarth.dfs.DatanodeInfo
+	12,  // 46: smarth.dfs.RegisterDatanodeResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
+	140, // 47: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
+	8,   // 48: smarth.dfs.InvalidateCommand.blocks:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 49: smarth.dfs.RecoverBlockCommand.block:type_name -> smarth.dfs.ExtendedBlock
+	9,   // 50: smarth.dfs.RecoverBlockCommand.replicas:type_name -> smarth.dfs.DatanodeInfo
+	109, // 51: smarth.dfs.DatanodeCommand.transfer:type_name -> smarth.dfs.TransferCommand
+	110, // 52: smarth.dfs.DatanodeCommand.invalidate:type_name -> smarth.dfs.InvalidateCommand
+	111, // 53: smarth.dfs.DatanodeCommand.recover:type_name -> smarth.dfs.RecoverBlockCommand
+	112, // 54: smarth.dfs.DatanodeCommand.cache:type_name -> smarth.dfs.CacheCommand
+	113, // 55: smarth.dfs.DatanodeCommand.uncache:type_name -> smarth.dfs.UncacheCommand
+	114, // 56: smarth.dfs.HeartbeatResponse.commands:type_name -> smarth.dfs.DatanodeCommand
+	12,  // 57: smarth.dfs.HeartbeatResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
+	8,   // 58: smarth.dfs.ReportedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	3,   // 59: smarth.dfs.ReportedBlock.state:type_name -> smarth.dfs.ReplicaState
+	117, // 60: smarth.dfs.BlockReportRequest.blocks:type_name -> smarth.dfs.ReportedBlock
+	114, // 61: smarth.dfs.BlockReportResponse.commands:type_name -> smarth.dfs.DatanodeCommand
+	8,   // 62: smarth.dfs.ReceivedDeletedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	4,   // 63: smarth.dfs.ReceivedDeletedBlock.status:type_name -> smarth.dfs.ReceivedStatus
+	120, // 64: smarth.dfs.BlockReceivedAndDeletedRequest.blocks:type_name -> smarth.dfs.ReceivedDeletedBlock
+	8,   // 65: smarth.dfs.DatanodeReportBadBlocksRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 66: smarth.dfs.CommitBlockSynchronizationRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 67: smarth.dfs.InitReplicaRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 68: smarth.dfs.InitReplicaRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
+	3,   // 69: smarth.dfs.InitReplicaRecoveryResponse.original_state:type_name -> smarth.dfs.ReplicaState
+	8,   // 70: smarth.dfs.UpdateReplicaUnderRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 71: smarth.dfs.UpdateReplicaUnderRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
+	8,   // 72: smarth.dfs.WriteBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	9,   // 73: smarth.dfs.WriteBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
+	5,   // 74: smarth.dfs.WriteBlockOp.stage:type_name -> smarth.dfs.WriteStage
+	6,   // 75: smarth.dfs.WriteBlockOp.mode:type_name -> smarth.dfs.WriteMode
+	10,  // 76: smarth.dfs.WriteBlockOp.token:type_name -> smarth.dfs.BlockToken
+	9,   // 77: smarth.dfs.WriteBlockOp.source:type_name -> smarth.dfs.DatanodeInfo
+	8,   // 78: smarth.dfs.ReadBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 79: smarth.dfs.ReadBlockOp.token:type_name -> smarth.dfs.BlockToken
+	8,   // 80: smarth.dfs.BlockChecksumOp.block:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 81: smarth.dfs.BlockChecksumOp.token:type_name -> smarth.dfs.BlockToken
+	8,   // 82: smarth.dfs.TransferBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	9,   // 83: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
+	10,  // 84: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
+	7,   // 85: smarth.dfs.OpResponse.status:type_name -> smarth.dfs.OpStatus
+	134, // 86: smarth.dfs.OpResponse.checksum:type_name -> smarth.dfs.BlockChecksum
+	138, // 87: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
+	8,   // 88: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
+	9,   // 89: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
+	10,  // 90: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
+	16,  // 91: smarth.dfs.ClientProtocol.Mkdirs:input_type -> smarth.dfs.MkdirsRequest
+	18,  // 92: smarth.dfs.ClientProtocol.Create:input_type -> smarth.dfs.CreateRequest
+	20,  // 93: smarth.dfs.ClientProtocol.AddBlock:input_type -> smarth.dfs.AddBlockRequest
+	22,  // 94: smarth.dfs.ClientProtocol.Complete:input_type -> smarth.dfs.CompleteRequest
+	24,  // 95: smarth.dfs.ClientProtocol.AbandonBlock:input_type -> smarth.dfs.AbandonBlockRequest
+	26,  // 96: smarth.dfs.ClientProtocol.GetAdditionalDatanode:input_type -> smarth.dfs.GetAdditionalDatanodeRequest
+	28,  // 97: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:input_type -> smarth.dfs.UpdateBlockForPipelineRequest
+	30,  // 98: smarth.dfs.ClientProtocol.UpdatePipeline:input_type -> smarth.dfs.UpdatePipelineRequest
+	32,  // 99: smarth.dfs.ClientProtocol.RenewLease:input_type -> smarth.dfs.RenewLeaseRequest
+	34,  // 100: smarth.dfs.ClientProtocol.GetBlockLocations:input_type -> smarth.dfs.GetBlockLocationsRequest
+	36,  // 101: smarth.dfs.ClientProtocol.GetFileInfo:input_type -> smarth.dfs.GetFileInfoRequest
+	38,  // 102: smarth.dfs.ClientProtocol.GetListing:input_type -> smarth.dfs.GetListingRequest
+	40,  // 103: smarth.dfs.ClientProtocol.Delete:input_type -> smarth.dfs.DeleteRequest
+	42,  // 104: smarth.dfs.ClientProtocol.Rename:input_type -> smarth.dfs.RenameRequest
+	44,  // 105: smarth.dfs.ClientProtocol.SetReplication:input_type -> smarth.dfs.SetReplicationRequest
+	46,  // 106: smarth.dfs.ClientProtocol.SetPermission:input_type -> smarth.dfs.SetPermissionRequest
+	48,  // 107: smarth.dfs.ClientProtocol.SetOwner:input_type -> smarth.dfs.SetOwnerRequest
+	50,  // 108: smarth.dfs.ClientProtocol.SetTimes:input_type -> smarth.dfs.SetTimesRequest
+	65,  // 109: smarth.dfs.ClientProtocol.SetQuota:input_type -> smarth.dfs.SetQuotaRequest
+	61,  // 110: smarth.dfs.ClientProtocol.CreateSymlink:input_type -> smarth.dfs.CreateSymlinkRequest
+	53,  // 111: smarth.dfs.ClientProtocol.SetXAttr:input_type -> smarth.dfs.SetXAttrRequest
+	55,  // 112: smarth.dfs.ClientProtocol.RemoveXAttr:input_type -> smarth.dfs.RemoveXAttrRequest
+	57,  // 113: smarth.dfs.ClientProtocol.GetXAttrs:input_type -> smarth.dfs.GetXAttrsRequest
+	59,  // 114: smarth.dfs.ClientProtocol.ListXAttrs:input_type -> smarth.dfs.ListXAttrsRequest
+	63,  // 115: smarth.dfs.ClientProtocol.GetContentSummary:input_type -> smarth.dfs.GetContentSummaryRequest
+	67,  // 116: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
+	69,  // 117: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
+	71,  // 118: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
+	75,  // 119: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
+	78,  // 120: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
+	80,  // 121: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
+	83,  // 122: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
+	85,  // 123: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
+	87,  // 124: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
+	91,  // 125: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
+	93,  // 126: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
+	95,  // 127: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
+	97,  // 128: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
+	99,  // 129: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
+	101, // 130: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
+	103, // 131: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
+	107, // 132: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
+	115, // 133: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
+	118, // 134: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
+	121, // 135: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
+	123, // 136: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
+	125, // 137: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
+	127, // 138: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
+	129, // 139: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	17,  // 140: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
+	19,  // 141: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
+	21,  // 142: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
+	23,  // 143: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
+	25,  // 144: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
+	27,  // 145: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
+	29,  // 146: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
+	31,  // 147: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
+	33,  // 148: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
+	35,  // 149: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
+	37,  // 150: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
+	39,  // 151: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
+	41,  // 152: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
+	43,  // 153: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
+	45,  // 154: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
+	47,  // 155: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
+	49,  // 156: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
+	51,  // 157: smarth.dfs.ClientProtocol.SetTimes:output_type -> smarth.dfs.SetTimesResponse
+	66,  // 158: smarth.dfs.ClientProtocol.SetQuota:output_type -> smarth.dfs.SetQuotaResponse
+	62,  // 159: smarth.dfs.ClientProtocol.CreateSymlink:output_type -> smarth.dfs.CreateSymlinkResponse
+	54,  // 160: smarth.dfs.ClientProtocol.SetXAttr:output_type -> smarth.dfs.SetXAttrResponse
+	56,  // 161: smarth.dfs.ClientProtocol.RemoveXAttr:output_type -> smarth.dfs.RemoveXAttrResponse
+	58,  // 162: smarth.dfs.ClientProtocol.GetXAttrs:output_type -> smarth.dfs.GetXAttrsResponse
+	60,  // 163: smarth.dfs.ClientProtocol.ListXAttrs:output_type -> smarth.dfs.ListXAttrsResponse
+	64,  // 164: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
+	68,  // 165: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
+	70,  // 166: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
+	74,  // 167: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
+	76,  // 168: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
+	79,  // 169: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
+	82,  // 170: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
+	84,  // 171: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
+	86,  // 172: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
+	88,  // 173: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
+	92,  // 174: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
+	94,  // 175: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
+	96,  // 176: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
+	98,  // 177: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
+	100, // 178: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
+	102, // 179: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
+	106, // 180: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
+	108, // 181: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
+	116, // 182: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
+	119, // 183: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
+	122, // 184: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
+	124, // 185: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
+	126, // 186: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
+	128, // 187: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
+	130, // 188: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	140, // [140:189] is the sub-list for method output_type
+	91,  // [91:140] is the sub-list for method input_type
+	91,  // [91:91] is the sub-list for extension type_name
+	91,  // [91:91] is the sub-list for extension extendee
+	0,   // [0:91] is the sub-list for field type_name
 }
 
 func init() { file_dfspb_dfs_proto_init() }
@@ -8648,7 +9116,7 @@ func file_dfspb_dfs_proto_init() {
 	if File_dfspb_dfs_proto != nil {
 		return
 	}
-	file_dfspb_dfs_proto_msgTypes[97].OneofWrappers = []any{
+	file_dfspb_dfs_proto_msgTypes[106].OneofWrappers = []any{
 		(*DatanodeCommand_Transfer)(nil),
 		(*DatanodeCommand_Invalidate)(nil),
 		(*DatanodeCommand_Recover)(nil),
@@ -8662,7 +9130,7 @@ func file_dfspb_dfs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_dfspb_dfs_proto_rawDesc), len(file_dfspb_dfs_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   124,
+			NumMessages:   133,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

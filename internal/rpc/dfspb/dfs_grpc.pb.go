@@ -56,6 +56,10 @@ const (
 	ClientProtocol_SetTimes_FullMethodName               = "/smarth.dfs.ClientProtocol/SetTimes"
 	ClientProtocol_SetQuota_FullMethodName               = "/smarth.dfs.ClientProtocol/SetQuota"
 	ClientProtocol_CreateSymlink_FullMethodName          = "/smarth.dfs.ClientProtocol/CreateSymlink"
+	ClientProtocol_SetXAttr_FullMethodName               = "/smarth.dfs.ClientProtocol/SetXAttr"
+	ClientProtocol_RemoveXAttr_FullMethodName            = "/smarth.dfs.ClientProtocol/RemoveXAttr"
+	ClientProtocol_GetXAttrs_FullMethodName              = "/smarth.dfs.ClientProtocol/GetXAttrs"
+	ClientProtocol_ListXAttrs_FullMethodName             = "/smarth.dfs.ClientProtocol/ListXAttrs"
 	ClientProtocol_GetContentSummary_FullMethodName      = "/smarth.dfs.ClientProtocol/GetContentSummary"
 	ClientProtocol_ReportBadBlocks_FullMethodName        = "/smarth.dfs.ClientProtocol/ReportBadBlocks"
 	ClientProtocol_GetDatanodeReport_FullMethodName      = "/smarth.dfs.ClientProtocol/GetDatanodeReport"
@@ -99,6 +103,10 @@ type ClientProtocolClient interface {
 	SetTimes(ctx context.Context, in *SetTimesRequest, opts ...grpc.CallOption) (*SetTimesResponse, error)
 	SetQuota(ctx context.Context, in *SetQuotaRequest, opts ...grpc.CallOption) (*SetQuotaResponse, error)
 	CreateSymlink(ctx context.Context, in *CreateSymlinkRequest, opts ...grpc.CallOption) (*CreateSymlinkResponse, error)
+	SetXAttr(ctx context.Context, in *SetXAttrRequest, opts ...grpc.CallOption) (*SetXAttrResponse, error)
+	RemoveXAttr(ctx context.Context, in *RemoveXAttrRequest, opts ...grpc.CallOption) (*RemoveXAttrResponse, error)
+	GetXAttrs(ctx context.Context, in *GetXAttrsRequest, opts ...grpc.CallOption) (*GetXAttrsResponse, error)
+	ListXAttrs(ctx context.Context, in *ListXAttrsRequest, opts ...grpc.CallOption) (*ListXAttrsResponse, error)
 	GetContentSummary(ctx context.Context, in *GetContentSummaryRequest, opts ...grpc.CallOption) (*GetContentSummaryResponse, error)
 	ReportBadBlocks(ctx context.Context, in *ReportBadBlocksRequest, opts ...grpc.CallOption) (*ReportBadBlocksResponse, error)
 	GetDatanodeReport(ctx context.Context, in *GetDatanodeReportRequest, opts ...grpc.CallOption) (*GetDatanodeReportResponse, error)
@@ -327,6 +335,46 @@ func (c *clientProtocolClient) CreateSymlink(ctx context.Context, in *CreateSyml
 	return out, nil
 }
 
+func (c *clientProtocolClient) SetXAttr(ctx context.Context, in *SetXAttrRequest, opts ...grpc.CallOption) (*SetXAttrResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetXAttrResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_SetXAttr_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) RemoveXAttr(ctx context.Context, in *RemoveXAttrRequest, opts ...grpc.CallOption) (*RemoveXAttrResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemoveXAttrResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_RemoveXAttr_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) GetXAttrs(ctx context.Context, in *GetXAttrsRequest, opts ...grpc.CallOption) (*GetXAttrsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetXAttrsResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_GetXAttrs_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) ListXAttrs(ctx context.Context, in *ListXAttrsRequest, opts ...grpc.CallOption) (*ListXAttrsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListXAttrsResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_ListXAttrs_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *clientProtocolClient) GetContentSummary(ctx context.Context, in *GetContentSummaryRequest, opts ...grpc.CallOption) (*GetContentSummaryResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetContentSummaryResponse)
@@ -521,6 +569,10 @@ type ClientProtocolServer interface {
 	SetTimes(context.Context, *SetTimesRequest) (*SetTimesResponse, error)
 	SetQuota(context.Context, *SetQuotaRequest) (*SetQuotaResponse, error)
 	CreateSymlink(context.Context, *CreateSymlinkRequest) (*CreateSymlinkResponse, error)
+	SetXAttr(context.Context, *SetXAttrRequest) (*SetXAttrResponse, error)
+	RemoveXAttr(context.Context, *RemoveXAttrRequest) (*RemoveXAttrResponse, error)
+	GetXAttrs(context.Context, *GetXAttrsRequest) (*GetXAttrsResponse, error)
+	ListXAttrs(context.Context, *ListXAttrsRequest) (*ListXAttrsResponse, error)
 	GetContentSummary(context.Context, *GetContentSummaryRequest) (*GetContentSummaryResponse, error)
 	ReportBadBlocks(context.Context, *ReportBadBlocksRequest) (*ReportBadBlocksResponse, error)
 	GetDatanodeReport(context.Context, *GetDatanodeReportRequest) (*GetDatanodeReportResponse, error)
@@ -608,6 +660,18 @@ func (UnimplementedClientProtocolServer) SetQuota(context.Context, *SetQuotaRequ
 }
 func (UnimplementedClientProtocolServer) CreateSymlink(context.Context, *CreateSymlinkRequest) (*CreateSymlinkResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateSymlink not implemented")
+}
+func (UnimplementedClientProtocolServer) SetXAttr(context.Context, *SetXAttrRequest) (*SetXAttrResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetXAttr not implemented")
+}
+func (UnimplementedClientProtocolServer) RemoveXAttr(context.Context, *RemoveXAttrRequest) (*RemoveXAttrResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveXAttr not implemented")
+}
+func (UnimplementedClientProtocolServer) GetXAttrs(context.Context, *GetXAttrsRequest) (*GetXAttrsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetXAttrs not implemented")
+}
+func (UnimplementedClientProtocolServer) ListXAttrs(context.Context, *ListXAttrsRequest) (*ListXAttrsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListXAttrs not implemented")
 }
 func (UnimplementedClientProtocolServer) GetContentSummary(context.Context, *GetContentSummaryRequest) (*GetContentSummaryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetContentSummary not implemented")
@@ -1041,6 +1105,78 @@ func _ClientProtocol_CreateSymlink_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ClientProtocol_SetXAttr_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetXAttrRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).SetXAttr(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_SetXAttr_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).SetXAttr(ctx, req.(*SetXAttrRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_RemoveXAttr_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveXAttrRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).RemoveXAttr(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_RemoveXAttr_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).RemoveXAttr(ctx, req.(*RemoveXAttrRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_GetXAttrs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetXAttrsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).GetXAttrs(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_GetXAttrs_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).GetXAttrs(ctx, req.(*GetXAttrsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_ListXAttrs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListXAttrsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).ListXAttrs(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_ListXAttrs_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).ListXAttrs(ctx, req.(*ListXAttrsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ClientProtocol_GetContentSummary_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetContentSummaryRequest)
 	if err := dec(in); err != nil {
@@ -1433,6 +1569,22 @@ var ClientProtocol_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateSymlink",
 			Handler:    _ClientProtocol_CreateSymlink_Handler,
+		},
+		{
+			MethodName: "SetXAttr",
+			Handler:    _ClientProtocol_SetXAttr_Handler,
+		},
+		{
+			MethodName: "RemoveXAttr",
+			Handler:    _ClientProtocol_RemoveXAttr_Handler,
+		},
+		{
+			MethodName: "GetXAttrs",
+			Handler:    _ClientProtocol_GetXAttrs_Handler,
+		},
+		{
+			MethodName: "ListXAttrs",
+			Handler:    _ClientProtocol_ListXAttrs_Handler,
 		},
 		{
 			MethodName: "GetContentSummary",
