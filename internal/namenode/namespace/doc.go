@@ -8,7 +8,10 @@
 // are directories, HDFS permission checks (traverse, parent write, sticky
 // bit, owner-only chmod, superuser-only chown, superuser bypass), and HDFS
 // rename semantics (a directory destination means "move into it"; an
-// existing file destination is an error). Every operation is deterministic
+// existing file destination is an error), times (setTimes, and when an
+// open should record an access time), name and space quotas (with their
+// usage cached on the quota directory), and extended attributes
+// (namespaces, flags, limits). Every operation is deterministic
 // given the tree, its arguments and the time passed in, so that replaying
 // the namenode's edit log rebuilds exactly the same tree, inode ids included.
 //
