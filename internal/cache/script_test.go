@@ -3,89 +3,16 @@ package cache
 import (
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"smarth/internal/scripttest"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testdata/*.txt")
-
-// A script is a list of cases: a command line with key=value arguments,
-// optional input lines, a "----" line and the expected output, as in
-// internal/placement.
-type scriptCase struct {
-	line   int
-	cmd    string
-	args   map[string]string
-	input  []string
-	want   []string
-	outPos [2]int
-}
-
-func parseScript(t *testing.T, path string) ([]string, []scriptCase) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	var cases []scriptCase
-	for i := 0; i < len(lines); i++ {
-		l := strings.TrimSpace(lines[i])
-		if l == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		c := scriptCase{line: i + 1, args: map[string]string{}}
-		f := strings.Fields(l)
-		c.cmd = f[0]
-		for _, kv := range f[1:] {
-			k, v, _ := strings.Cut(kv, "=")
-			c.args[k] = v
-		}
-		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "----"; i++ {
-			c.input = append(c.input, strings.TrimSpace(lines[i]))
-		}
-		if i >= len(lines) {
-			t.Fatalf("%s:%d: case has no ---- line", path, c.line)
-		}
-		c.outPos[0] = i + 1
-		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != ""; i++ {
-			c.want = append(c.want, lines[i])
-		}
-		c.outPos[1] = i
-		cases = append(cases, c)
-	}
-	return lines, cases
-}
-
-func runScript(t *testing.T, path string, run func(c scriptCase) string) {
-	lines, cases := parseScript(t, path)
-	var out []string
-	prev := 0
-	for _, c := range cases {
-		got := strings.TrimRight(run(c), "\n")
-		if *rewrite {
-			out = append(out, lines[prev:c.outPos[0]]...)
-			if got != "" {
-				out = append(out, strings.Split(got, "\n")...)
-			}
-			prev = c.outPos[1]
-			continue
-		}
-		if want := strings.Join(c.want, "\n"); got != want {
-			t.Errorf("%s:%d: %s %v\ngot:\n%s\nwant:\n%s", path, c.line, c.cmd, c.args, got, want)
-		}
-	}
-	if *rewrite {
-		out = append(out, lines[prev:]...)
-		if err := os.WriteFile(path, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // base is time zero of the scripts; t=5m is five minutes after it.
 var base = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -98,7 +25,7 @@ func TestScripts(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			sc := &script{t: t}
-			runScript(t, f, sc.run)
+			scripttest.Run(t, f, *rewrite, func(_ *testing.T, c scripttest.Case) string { return sc.run(c) })
 		})
 	}
 }
@@ -114,10 +41,10 @@ func (sc *script) fatalf(format string, a ...any) {
 	sc.t.Fatalf("line %d: "+format, append([]any{sc.line}, a...)...)
 }
 
-func (sc *script) num(c scriptCase, key string) int64 {
-	v, ok := c.args[key]
+func (sc *script) num(c scripttest.Case, key string) int64 {
+	v, ok := c.Args[key]
 	if !ok {
-		sc.fatalf("%s needs %s=", c.cmd, key)
+		sc.fatalf("%s needs %s=", c.Cmd, key)
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
@@ -126,40 +53,40 @@ func (sc *script) num(c scriptCase, key string) int64 {
 	return n
 }
 
-func (sc *script) at(c scriptCase) time.Time {
-	d, err := time.ParseDuration(c.args["t"])
-	if c.args["t"] == "" {
+func (sc *script) at(c scripttest.Case) time.Time {
+	d, err := time.ParseDuration(c.Args["t"])
+	if c.Args["t"] == "" {
 		d, err = 0, nil
 	}
 	if err != nil {
-		sc.fatalf("t=%q: %v", c.args["t"], err)
+		sc.fatalf("t=%q: %v", c.Args["t"], err)
 	}
 	return base.Add(d)
 }
 
-func (sc *script) run(c scriptCase) string {
-	sc.line = c.line
-	if c.cmd != "plan" && sc.plan == nil {
-		sc.fatalf("%s before plan", c.cmd)
+func (sc *script) run(c scripttest.Case) string {
+	sc.line = c.Line
+	if c.Cmd != "plan" && sc.plan == nil {
+		sc.fatalf("%s before plan", c.Cmd)
 	}
 	var changes []Change
-	switch c.cmd {
+	switch c.Cmd {
 	case "plan":
 		var o Options
-		o.Window, _ = time.ParseDuration(c.args["window"])
-		o.TTL, _ = time.ParseDuration(c.args["ttl"])
-		p, err := New(c.args["policy"], o)
+		o.Window, _ = time.ParseDuration(c.Args["window"])
+		o.TTL, _ = time.ParseDuration(c.Args["ttl"])
+		p, err := New(c.Args["policy"], o)
 		if err != nil {
 			return err.Error()
 		}
 		sc.plan = p
 		return ""
 	case "node":
-		changes = sc.plan.State().SetNode(c.args["id"], sc.num(c, "cap"))
+		changes = sc.plan.State().SetNode(c.Args["id"], sc.num(c, "cap"))
 	case "access":
-		r := Request{Block: uint64(sc.num(c, "block")), Node: c.args["node"], App: c.args["app"]}
-		r.Size, _ = strconv.ParseInt(c.args["size"], 10, 64)
-		r.Affinity, _ = strconv.ParseFloat(c.args["ca"], 64)
+		r := Request{Block: uint64(sc.num(c, "block")), Node: c.Args["node"], App: c.Args["app"]}
+		r.Size, _ = strconv.ParseInt(c.Args["size"], 10, 64)
+		r.Affinity, _ = strconv.ParseFloat(c.Args["ca"], 64)
 		changes = sc.plan.Access(r, sc.at(c))
 	case "tick":
 		changes = sc.plan.Tick(sc.at(c))
@@ -169,27 +96,27 @@ func (sc *script) run(c scriptCase) string {
 	case "forget":
 		changes = sc.plan.State().Forget(uint64(sc.num(c, "block")))
 	case "drop":
-		return fmt.Sprint(sc.plan.State().Drop(c.args["node"], uint64(sc.num(c, "block"))))
+		return fmt.Sprint(sc.plan.State().Drop(c.Args["node"], uint64(sc.num(c, "block"))))
 	case "remove":
-		sc.plan.State().RemoveNode(c.args["node"])
+		sc.plan.State().RemoveNode(c.Args["node"])
 		return ""
 	case "adopt":
-		return fmt.Sprint(sc.plan.Adopt(c.args["node"], uint64(sc.num(c, "block")), sc.num(c, "size")))
+		return fmt.Sprint(sc.plan.Adopt(c.Args["node"], uint64(sc.num(c, "block")), sc.num(c, "size")))
 	case "bg":
 		return fmt.Sprintf("%.3f", sc.plan.State().Goodness(uint64(sc.num(c, "block")), sc.at(c)))
 	case "state":
 		return sc.dump()
 	default:
-		sc.fatalf("unknown command %q", c.cmd)
+		sc.fatalf("unknown command %q", c.Cmd)
 	}
 	checkState(sc.t, sc.plan)
 	return formatChanges(changes)
 }
 
 // pins reads "block=5 size=100 rep=2 nodes=dn1,dn2" lines.
-func (sc *script) pins(c scriptCase) []Pin {
+func (sc *script) pins(c scripttest.Case) []Pin {
 	var out []Pin
-	for _, l := range c.input {
+	for _, l := range c.Input {
 		p := Pin{}
 		for _, kv := range strings.Fields(l) {
 			k, v, _ := strings.Cut(kv, "=")

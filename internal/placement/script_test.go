@@ -4,88 +4,16 @@ import (
 	"flag"
 	"fmt"
 	"math/rand"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"smarth/internal/scripttest"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testdata/*.txt")
-
-// A script is a list of cases, each a command line with key=value
-// arguments, optional input lines, a "----" line and the expected output.
-type scriptCase struct {
-	line   int
-	cmd    string
-	args   map[string]string
-	input  []string
-	want   []string
-	outPos [2]int // line range of the expected output in the file, for rewrite
-}
-
-func parseScript(t *testing.T, path string) ([]string, []scriptCase) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	var cases []scriptCase
-	for i := 0; i < len(lines); i++ {
-		l := strings.TrimSpace(lines[i])
-		if l == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		c := scriptCase{line: i + 1, args: map[string]string{}}
-		f := strings.Fields(l)
-		c.cmd = f[0]
-		for _, kv := range f[1:] {
-			k, v, _ := strings.Cut(kv, "=")
-			c.args[k] = v
-		}
-		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "----"; i++ {
-			c.input = append(c.input, strings.TrimSpace(lines[i]))
-		}
-		if i >= len(lines) {
-			t.Fatalf("%s:%d: case has no ---- line", path, c.line)
-		}
-		c.outPos[0] = i + 1
-		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != ""; i++ {
-			c.want = append(c.want, lines[i])
-		}
-		c.outPos[1] = i
-		cases = append(cases, c)
-	}
-	return lines, cases
-}
-
-func runScript(t *testing.T, path string, run func(t *testing.T, c scriptCase) string) {
-	lines, cases := parseScript(t, path)
-	var out []string
-	prev := 0
-	for _, c := range cases {
-		got := strings.TrimRight(run(t, c), "\n")
-		if *rewrite {
-			out = append(out, lines[prev:c.outPos[0]]...)
-			if got != "" {
-				out = append(out, strings.Split(got, "\n")...)
-			}
-			prev = c.outPos[1]
-			continue
-		}
-		if want := strings.Join(c.want, "\n"); got != want {
-			t.Errorf("%s:%d: %s %v\ngot:\n%s\nwant:\n%s", path, c.line, c.cmd, c.args, got, want)
-		}
-	}
-	if *rewrite {
-		out = append(out, lines[prev:]...)
-		if err := os.WriteFile(path, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 func TestScripts(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.txt")
@@ -95,8 +23,8 @@ func TestScripts(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			var nodes []Node
-			runScript(t, f, func(t *testing.T, c scriptCase) string {
-				switch c.cmd {
+			scripttest.Run(t, f, *rewrite, func(t *testing.T, c scripttest.Case) string {
+				switch c.Cmd {
 				case "nodes":
 					nodes = parseNodes(t, c)
 					return ""
@@ -113,7 +41,7 @@ func TestScripts(t *testing.T) {
 				case "stream":
 					return stream(t, c, nodes)
 				}
-				t.Fatalf("line %d: unknown command %q", c.line, c.cmd)
+				t.Fatalf("line %d: unknown command %q", c.Line, c.Cmd)
 				return ""
 			})
 		})
@@ -122,12 +50,12 @@ func TestScripts(t *testing.T) {
 
 // parseNodes reads "/rack-a: dn1 dn2" lines: live nodes with no load and
 // a terabyte free.
-func parseNodes(t *testing.T, c scriptCase) []Node {
+func parseNodes(t *testing.T, c scripttest.Case) []Node {
 	var nodes []Node
-	for _, l := range c.input {
+	for _, l := range c.Input {
 		rack, names, ok := strings.Cut(l, ":")
 		if !ok {
-			t.Fatalf("line %d: want \"/rack: dn1 dn2\", got %q", c.line, l)
+			t.Fatalf("line %d: want \"/rack: dn1 dn2\", got %q", c.Line, l)
 		}
 		for _, n := range strings.Fields(names) {
 			nodes = append(nodes, Node{ID: n, Host: n, IP: "ip-" + n, Rack: rack, Live: true, Remaining: 1 << 40})
@@ -137,41 +65,41 @@ func parseNodes(t *testing.T, c scriptCase) []Node {
 }
 
 // setNode changes one node: "set dn1 load=10 remaining=0 dead".
-func setNode(t *testing.T, nodes []Node, c scriptCase) {
+func setNode(t *testing.T, nodes []Node, c scripttest.Case) {
 	for i := range nodes {
-		if _, ok := c.args[nodes[i].ID]; !ok {
+		if _, ok := c.Args[nodes[i].ID]; !ok {
 			continue
 		}
 		n := &nodes[i]
-		if v, ok := c.args["load"]; ok {
+		if v, ok := c.Args["load"]; ok {
 			n.Xceivers, _ = strconv.Atoi(v)
 		}
-		if v, ok := c.args["remaining"]; ok {
+		if v, ok := c.Args["remaining"]; ok {
 			n.Remaining, _ = strconv.ParseInt(v, 10, 64)
 		}
-		if _, ok := c.args["dead"]; ok {
+		if _, ok := c.Args["dead"]; ok {
 			n.Live = false
 		}
-		if _, ok := c.args["live"]; ok {
+		if _, ok := c.Args["live"]; ok {
 			n.Live = true
 		}
 		return
 	}
-	t.Fatalf("line %d: set names no known node", c.line)
+	t.Fatalf("line %d: set names no known node", c.Line)
 }
 
-func parseRequest(t *testing.T, c scriptCase) (Request, Policy, int64) {
-	name := c.args["policy"]
+func parseRequest(t *testing.T, c scripttest.Case) (Request, Policy, int64) {
+	name := c.Args["policy"]
 	if name == "" {
 		name = "rackaware"
 	}
 	mk, ok := Policies[name]
 	if !ok {
-		t.Fatalf("line %d: unknown policy %q", c.line, name)
+		t.Fatalf("line %d: unknown policy %q", c.Line, name)
 	}
-	req := Request{Exclude: map[string]bool{}, Speeds: map[string]float64{}, WriterHost: c.args["writer"],
-		WriterIP: c.args["writerip"], WriterRack: c.args["writerrack"]}
-	if v := c.args["open"]; v != "" {
+	req := Request{Exclude: map[string]bool{}, Speeds: map[string]float64{}, WriterHost: c.Args["writer"],
+		WriterIP: c.Args["writerip"], WriterRack: c.Args["writerrack"]}
+	if v := c.Args["open"]; v != "" {
 		// open=dn1>dn4>dn5;dn2>dn6>dn7: the writer's open pipelines, whose
 		// nodes are busy.
 		for _, p := range strings.Split(v, ";") {
@@ -182,31 +110,31 @@ func parseRequest(t *testing.T, c scriptCase) (Request, Policy, int64) {
 			}
 		}
 	}
-	req.Replicas, _ = strconv.Atoi(c.args["replicas"])
-	req.Replication, _ = strconv.Atoi(c.args["replication"])
-	req.BlockSize, _ = strconv.ParseInt(c.args["blocksize"], 10, 64)
-	if v := c.args["chosen"]; v != "" {
+	req.Replicas, _ = strconv.Atoi(c.Args["replicas"])
+	req.Replication, _ = strconv.Atoi(c.Args["replication"])
+	req.BlockSize, _ = strconv.ParseInt(c.Args["blocksize"], 10, 64)
+	if v := c.Args["chosen"]; v != "" {
 		req.Chosen = strings.Split(v, ",")
 	}
-	if v := c.args["exclude"]; v != "" {
+	if v := c.Args["exclude"]; v != "" {
 		for _, id := range strings.Split(v, ",") {
 			req.Exclude[id] = true
 		}
 	}
-	if v := c.args["speeds"]; v != "" {
+	if v := c.Args["speeds"]; v != "" {
 		for _, kv := range strings.Split(v, ",") {
 			id, s, _ := strings.Cut(kv, ":")
 			req.Speeds[id], _ = strconv.ParseFloat(s, 64)
 		}
 	}
-	seed, _ := strconv.ParseInt(c.args["seed"], 10, 64)
+	seed, _ := strconv.ParseInt(c.Args["seed"], 10, 64)
 	return req, mk(), seed
 }
 
-func checkInvariants(t *testing.T, c scriptCase, nodes []Node, req Request, got []Node) {
+func checkInvariants(t *testing.T, c scripttest.Case, nodes []Node, req Request, got []Node) {
 	t.Helper()
 	if len(got) > req.Replicas {
-		t.Errorf("line %d: %d targets for %d replicas", c.line, len(got), req.Replicas)
+		t.Errorf("line %d: %d targets for %d replicas", c.Line, len(got), req.Replicas)
 	}
 	seen := map[string]bool{}
 	for _, id := range req.Chosen {
@@ -219,13 +147,13 @@ func checkInvariants(t *testing.T, c scriptCase, nodes []Node, req Request, got 
 	for _, n := range got {
 		switch {
 		case seen[n.ID]:
-			t.Errorf("line %d: %s chosen twice", c.line, n.ID)
+			t.Errorf("line %d: %s chosen twice", c.Line, n.ID)
 		case req.Exclude[n.ID]:
-			t.Errorf("line %d: excluded %s chosen", c.line, n.ID)
+			t.Errorf("line %d: excluded %s chosen", c.Line, n.ID)
 		case !live[n.ID].Live:
-			t.Errorf("line %d: dead %s chosen", c.line, n.ID)
+			t.Errorf("line %d: dead %s chosen", c.Line, n.ID)
 		case req.BlockSize > 0 && live[n.ID].Remaining < req.BlockSize:
-			t.Errorf("line %d: full %s chosen", c.line, n.ID)
+			t.Errorf("line %d: full %s chosen", c.Line, n.ID)
 		}
 		seen[n.ID] = true
 	}
@@ -233,9 +161,9 @@ func checkInvariants(t *testing.T, c scriptCase, nodes []Node, req Request, got 
 
 // tally runs a choice with seeds 1..runs and counts the node at position
 // pos (default 0), to show how a random choice spreads.
-func tally(t *testing.T, c scriptCase, nodes []Node) string {
-	runs, _ := strconv.Atoi(c.args["runs"])
-	pos, _ := strconv.Atoi(c.args["pos"])
+func tally(t *testing.T, c scripttest.Case, nodes []Node) string {
+	runs, _ := strconv.Atoi(c.Args["runs"])
+	pos, _ := strconv.Atoi(c.Args["pos"])
 	counts := map[string]int{}
 	for seed := 1; seed <= runs; seed++ {
 		req, policy, _ := parseRequest(t, c)
@@ -271,8 +199,8 @@ func formatCounts(counts map[string]int) string {
 // excludes the nodes of the open pipelines, and when n are open the oldest
 // drains first. It tallies the first node of every block, to show where
 // blocks begin while pipelines overlap.
-func stream(t *testing.T, c scriptCase, nodes []Node) string {
-	blocks, _ := strconv.Atoi(c.args["blocks"])
+func stream(t *testing.T, c scripttest.Case, nodes []Node) string {
+	blocks, _ := strconv.Atoi(c.Args["blocks"])
 	req, policy, seed := parseRequest(t, c)
 	rng := rand.New(rand.NewSource(seed))
 	live := 0
@@ -309,7 +237,7 @@ func stream(t *testing.T, c scriptCase, nodes []Node) string {
 		open = append(open, got)
 	}
 	out := formatCounts(counts)
-	if _, ok := c.args["hops"]; ok {
+	if _, ok := c.Args["hops"]; ok {
 		out += "\ncross-rack hops from: " + formatCounts(hops)
 	}
 	return out
