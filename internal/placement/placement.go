@@ -340,4 +340,3 @@ func (*RackAware) ChooseTargets(nodes []Node, req Request, rng *rand.Rand) []Nod
 	s.fill(req.Replicas)
 	return s.pipeline(false)
 }
-

@@ -113,11 +113,11 @@ func TestScriptMapping(t *testing.T) {
 
 func TestScriptFailures(t *testing.T) {
 	cases := map[string]string{
-		"exit 3\n":                       "exit status 3",
-		"echo /a /b\n":                   "2 racks for 1 addresses",
-		"echo rack-a\n":                  "invalid rack",
-		"sleep 5; echo /a\n":             "no answer within",
-		"echo oops >&2; exit 1\n":        "oops",
+		"exit 3\n":                      "exit status 3",
+		"echo /a /b\n":                  "2 racks for 1 addresses",
+		"echo rack-a\n":                 "invalid rack",
+		"sleep 5; echo /a\n":            "no answer within",
+		"echo oops >&2; exit 1\n":       "oops",
 		"for a in \"$@\"; do :; done\n": "0 racks for 1 addresses",
 	}
 	for body, want := range cases {
