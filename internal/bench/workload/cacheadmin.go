@@ -54,10 +54,15 @@ func (c cacheAdmin) Unpin(ctx context.Context, path string) error {
 	return errors.Join(errs...)
 }
 
+// emptyDirectivePolls is how many polls (a second apart) a directive may
+// cover no bytes before WaitCached says why it never will.
+const emptyDirectivePolls = 10
+
 // WaitCached waits until the directives on path report every byte
 // cached (bytes_cached == bytes_needed), polling once a second.
 func (c cacheAdmin) WaitCached(ctx context.Context, path string, timeout time.Duration) error {
 	var need, have int64
+	empty := 0 // polls in a row that found the directives covering no bytes
 	done := func() (bool, error) {
 		l, err := c.nn.ListCacheDirectives(ctx, &dfspb.ListCacheDirectivesRequest{Path: path})
 		if err != nil {
@@ -69,6 +74,13 @@ func (c cacheAdmin) WaitCached(ctx context.Context, path string, timeout time.Du
 		need, have = 0, 0
 		for _, d := range l.GetDirectives() {
 			need, have = need+d.GetBytesNeeded(), have+d.GetBytesCached()
+		}
+		// The namenode resolves a new directive at its next monitor tick,
+		// so "needs 0 bytes" is only final once it has lasted a while.
+		if empty++; need > 0 {
+			empty = 0
+		} else if empty >= emptyDirectivePolls {
+			return false, fmt.Errorf("the cache directive on %s covers no file: a directive caches a file or the files directly in a directory, not those in its subdirectories; name the directories that hold the files", path)
 		}
 		return need > 0 && have >= need, nil
 	}
