@@ -1,31 +1,15 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"strings"
 	"testing"
 
 	"smarth/internal/namenode"
 )
 
-// adminRun runs `smarth admin args...` and returns the exit status main
-// would use, the output and the error text.
+// adminRun runs `smarth admin args...` (see runSmarth).
 func adminRun(args ...string) (int, string, string) {
-	root := newRootCmd()
-	var out bytes.Buffer
-	root.SetArgs(append([]string{"admin"}, args...))
-	root.SetOut(&out)
-	root.SetErr(&bytes.Buffer{})
-	err := root.Execute()
-	if err == nil {
-		return 0, out.String(), ""
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code, out.String(), err.Error()
-	}
-	return 1, out.String(), err.Error()
+	return runSmarth(append([]string{"admin"}, args...)...)
 }
 
 func TestAdminAgainstANamenode(t *testing.T) {
