@@ -174,7 +174,7 @@ type LRU struct{}
 var _ Policy = LRU{}
 
 func (LRU) Access(s *State, r Request, _ time.Time) []Change {
-	if len(s.On(r.Block)) > 0 {
+	if s.Planned(r.Block) {
 		return nil // cached somewhere: the access refreshed its recency
 	}
 	return s.admitEvicting(r.Node, r.Block, s.byLastAccess(r.Node, nil))
@@ -182,7 +182,7 @@ func (LRU) Access(s *State, r Request, _ time.Time) []Change {
 
 func (LRU) Tick(*State, time.Time) []Change { return nil }
 
-func (LRU) Keep(s *State, _ string, id uint64) bool { return len(s.On(id)) == 0 }
+func (LRU) Keep(s *State, _ string, id uint64) bool { return !s.Planned(id) }
 
 // ---------------------------------------------------------------- ca
 
@@ -196,7 +196,7 @@ var _ Policy = (*Affinity)(nil)
 
 func (a *Affinity) Access(s *State, r Request, now time.Time) []Change {
 	out := a.expire(s, r.Node, now)
-	if len(s.On(r.Block)) > 0 {
+	if s.Planned(r.Block) {
 		return out
 	}
 	aff := s.blocks[r.Block].last.Affinity
@@ -227,7 +227,7 @@ func (a *Affinity) Tick(s *State, now time.Time) []Change {
 	return out
 }
 
-func (a *Affinity) Keep(s *State, _ string, id uint64) bool { return len(s.On(id)) == 0 }
+func (a *Affinity) Keep(s *State, _ string, id uint64) bool { return !s.Planned(id) }
 
 // ---------------------------------------------------------------- bg
 
@@ -237,7 +237,7 @@ type Goodness struct{}
 var _ Policy = Goodness{}
 
 func (Goodness) Access(s *State, r Request, now time.Time) []Change {
-	if len(s.On(r.Block)) > 0 { // line 5: already cached in some node
+	if s.Planned(r.Block) { // line 5: already cached in some node
 		return nil
 	}
 	if s.fits(r.Node, s.blocks[r.Block].size) { // line 8
@@ -257,4 +257,4 @@ func (Goodness) Access(s *State, r Request, now time.Time) []Change {
 
 func (Goodness) Tick(*State, time.Time) []Change { return nil }
 
-func (Goodness) Keep(s *State, _ string, id uint64) bool { return len(s.On(id)) == 0 }
+func (Goodness) Keep(s *State, _ string, id uint64) bool { return !s.Planned(id) }

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -262,12 +263,7 @@ func (s *State) SetPins(pins []Pin) {
 
 // Nodes lists the datanodes with a known capacity, sorted.
 func (s *State) Nodes() []string {
-	out := make([]string, 0, len(s.nodes))
-	for id := range s.nodes {
-		out = append(out, id)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(s.nodes))
 }
 
 // Capacity and Used are a node's planned cache bytes.
@@ -291,12 +287,7 @@ func (s *State) Resident(nodeID string) []uint64 {
 	if n == nil {
 		return nil
 	}
-	out := make([]uint64, 0, len(n.resident))
-	for id := range n.resident {
-		out = append(out, id)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(n.resident))
 }
 
 // IsResident says whether a block is planned on a node.
@@ -311,12 +302,14 @@ func (s *State) On(id uint64) []string {
 	if b == nil {
 		return nil
 	}
-	out := make([]string, 0, len(b.on))
-	for n := range b.on {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(b.on))
+}
+
+// Planned says whether a block is planned on any node (Alg. 2, line 5:
+// "already cached in some node"), without building the sorted list On does.
+func (s *State) Planned(id uint64) bool {
+	b := s.blocks[id]
+	return b != nil && len(b.on) > 0
 }
 
 // Size is a block's size as last recorded (0 if unknown).
