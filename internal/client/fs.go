@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -20,11 +21,11 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"smarth/internal/auth"
+	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -38,8 +39,12 @@ type Config struct {
 	// else ~/.smarth/token when present. A credential for another user
 	// than User (a service acting for a job's submitter) asks the namenode
 	// to let it act for User, which only proxy users may.
-	Credential  string
-	TokenFile   string
+	Credential string
+	TokenFile  string
+	// TLS, when set, is used for the namenode RPC and every
+	// data-transfer connection, verifying servers against its RootCAs
+	// (pki.ClientConfig(the cluster's CA file)); nil: plaintext.
+	TLS         *tls.Config
 	ClientName  string // default: "smarth-client-<host>-<pid>-<random>"
 	ClientHost  string // hostname used for locality (default os.Hostname())
 	WriteMode   string // "classic" (default) or "multipipeline"
@@ -181,6 +186,9 @@ func New(cfg Config) (*FileSystem, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
+	// Here, on New's copy, not in setDefaults: a Config passed on (a
+	// pool of per-user clients) must not get TLS wrapped twice.
+	cfg.Dial = pki.Dialer(cfg.TLS, cfg.Dial)
 	md := metadata.Pairs(auth.MDUser, cfg.User, "smarth-client", cfg.ClientName)
 	if cfg.Credential != "" {
 		md.Set(auth.MDCredential, cfg.Credential)
@@ -206,7 +214,7 @@ func New(cfg Config) (*FileSystem, error) {
 		return err
 	}
 	conn, err := grpc.NewClient(cfg.NameNode,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		pki.DialOption(cfg.TLS),
 		grpc.WithUnaryInterceptor(withIdentity))
 	if err != nil {
 		return nil, fmt.Errorf("namenode %s: %w", cfg.NameNode, err)

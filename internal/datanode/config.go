@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"smarth/internal/pki"
 )
 
 // Config is a datanode's configuration (YAML keys in snake_case). The keys
@@ -18,11 +20,15 @@ type Config struct {
 	// namenode's datanode_key_file, 0600): the namenode's datanode
 	// protocol refuses calls without proof of it in secure mode.
 	DatanodeKeyFile string `yaml:"datanode_key_file"`
-	Hostname        string `yaml:"hostname"`     // name reported to the namenode; default os.Hostname()
-	AdvertiseIP     string `yaml:"advertise_ip"` // IP others use; default from data_addr, else first non-loopback
-	DataAddr        string `yaml:"data_addr"`    // streaming data-transfer protocol
-	IPCAddr         string `yaml:"ipc_addr"`     // InterDatanodeProtocol gRPC
-	HTTPAddr        string `yaml:"http_addr"`    // console, /metrics
+	// Wire is the TLS switch (tls, tls_cert_file, tls_key_file,
+	// tls_ca_file): the data-transfer port, ipc_addr, http_addr and
+	// every connection this datanode makes (namenode, other datanodes).
+	Wire        pki.Config `yaml:",inline"`
+	Hostname    string     `yaml:"hostname"`     // name reported to the namenode; default os.Hostname()
+	AdvertiseIP string     `yaml:"advertise_ip"` // IP others use; default from data_addr, else first non-loopback
+	DataAddr    string     `yaml:"data_addr"`    // streaming data-transfer protocol
+	IPCAddr     string     `yaml:"ipc_addr"`     // InterDatanodeProtocol gRPC
+	HTTPAddr    string     `yaml:"http_addr"`    // console, /metrics
 	// Pprof serves Go profiles under http_addr/debug/pprof/, to loopback
 	// callers only; off by default (profiles expose memory and burn CPU).
 	Pprof               bool          `yaml:"pprof"`
@@ -159,6 +165,7 @@ func (c Config) Validate() error {
 	if err := c.validateMemory(physicalMemory()); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.Wire.Validate())
 	return errors.Join(errs...)
 }
 

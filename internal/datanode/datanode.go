@@ -5,6 +5,7 @@ import (
 	"smarth/internal/blocktoken"
 
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,11 +18,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
 	"smarth/internal/datanode/memcache"
 	"smarth/internal/datanode/store"
+	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -44,6 +45,10 @@ type DataNode struct {
 	// here at once (the per_client_buffer bound, checked by tests).
 	bufferHigh atomic.Int64
 	recv       *recvBudget // receive_buffer_budget: packet buffers of all write connections
+
+	// srvTLS and cliTLS are the wire's TLS (nil: off): srvTLS on every
+	// server socket, cliTLS on every connection this datanode makes.
+	srvTLS, cliTLS *tls.Config
 
 	dataLn  net.Listener
 	ipcLn   net.Listener
@@ -165,6 +170,14 @@ func (d *DataNode) Start() error {
 	if started {
 		return errors.New("datanode: Start called twice or after Close")
 	}
+	if d.srvTLS, err = d.cfg.Wire.Server(); err != nil {
+		return fmt.Errorf("datanode: %w", err)
+	}
+	if d.cliTLS, err = d.cfg.Wire.Client(); err != nil {
+		return fmt.Errorf("datanode: %w", err)
+	}
+	// The data listener stays plain: serveConn tunes the TCP socket and
+	// then does the TLS handshake itself, under io_timeout.
 	dataLn, err := net.Listen("tcp", d.cfg.DataAddr)
 	if err != nil {
 		return fmt.Errorf("datanode: listen data_addr: %w", err)
@@ -174,13 +187,13 @@ func (d *DataNode) Start() error {
 		dataLn.Close()
 		return fmt.Errorf("datanode: listen ipc_addr: %w", err)
 	}
-	httpLn, err := net.Listen("tcp", d.cfg.HTTPAddr)
+	httpLn, err := pki.Listen(d.cfg.HTTPAddr, d.srvTLS)
 	if err != nil {
 		dataLn.Close()
 		ipcLn.Close()
 		return fmt.Errorf("datanode: listen http_addr: %w", err)
 	}
-	nnConn, err := grpc.NewClient(d.cfg.NameNode, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	nnConn, err := grpc.NewClient(d.cfg.NameNode, pki.DialOption(d.cliTLS))
 	if err != nil {
 		dataLn.Close()
 		ipcLn.Close()
@@ -202,7 +215,7 @@ func (d *DataNode) Start() error {
 	}
 	d.mu.Unlock()
 
-	d.grpcSrv = grpc.NewServer(grpc.UnaryInterceptor(d.authorizePeer))
+	d.grpcSrv = grpc.NewServer(append(pki.ServerOption(d.srvTLS), grpc.UnaryInterceptor(d.authorizePeer))...)
 	dfspb.RegisterInterDatanodeProtocolServer(d.grpcSrv, &interDatanode{d: d})
 	d.httpSrv = &http.Server{Handler: d.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
 

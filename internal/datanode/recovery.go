@@ -9,11 +9,11 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"smarth/internal/datanode/store"
+	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -175,7 +175,7 @@ func (d *DataNode) callUpdate(dn *dfspb.DatanodeInfo, req *dfspb.UpdateReplicaUn
 // withPeer calls another datanode's InterDatanodeProtocol.
 func (d *DataNode) withPeer(dn *dfspb.DatanodeInfo, call func(context.Context, dfspb.InterDatanodeProtocolClient) error) error {
 	addr := net.JoinHostPort(dn.GetIpAddr(), strconv.Itoa(int(dn.GetIpcPort())))
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(addr, pki.DialOption(d.cliTLS))
 	if err != nil {
 		return fmt.Errorf("datanode %s at %s: %w", dn.GetId(), addr, err)
 	}

@@ -3,13 +3,16 @@ package datanode
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
 	"time"
 
 	"smarth/internal/datatransfer"
+	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -39,9 +42,15 @@ func (d *DataNode) serveData() {
 }
 
 // serveConn reads one op request and runs it.
-func (d *DataNode) serveConn(c net.Conn) {
-	defer d.untrack(c)
-	defer c.Close()
+func (d *DataNode) serveConn(raw net.Conn) {
+	defer d.untrack(raw)
+	defer raw.Close()
+	d.tuneConn(raw) // the TCP socket, before TLS hides it
+	c, err := d.serverHandshake(raw)
+	if err != nil {
+		d.log.Warn("refused a data connection", "remote", raw.RemoteAddr().String(), "err", err)
+		return
+	}
 	d.metrics.xceivers.Inc()
 	defer d.metrics.xceivers.Dec()
 	if n := d.xceivers(); n > d.cfg.MaxXceivers {
@@ -49,7 +58,6 @@ func (d *DataNode) serveConn(c net.Conn) {
 			Message: "datanode has " + strconv.Itoa(n) + " data connections, limit " + strconv.Itoa(d.cfg.MaxXceivers)})
 		return
 	}
-	d.tuneConn(c)
 	br := bufio.NewReaderSize(c, readBufSize)
 	_ = c.SetReadDeadline(time.Now().Add(d.cfg.IOTimeout))
 	op, msg, err := datatransfer.ReadOp(br)
@@ -126,6 +134,37 @@ func (d *DataNode) dial(ctx context.Context, addr string) (net.Conn, error) {
 		return nil, errors.New("datanode is shutting down")
 	}
 	d.tuneConn(c)
+	if d.cliTLS == nil {
+		return c, nil
+	}
+	tc, err := pki.Dialer(d.cliTLS, func(context.Context, string) (net.Conn, error) { return c, nil })(ctx, addr)
+	if err != nil {
+		d.closeTracked(c)
+		return nil, err
+	}
+	return &trackedTLS{Conn: tc, raw: c}, nil
+}
+
+// trackedTLS is a TLS connection made by dial; closeTracked forgets its
+// raw socket, the one track recorded.
+type trackedTLS struct {
+	net.Conn
+	raw net.Conn
+}
+
+// serverHandshake does the TLS handshake of an accepted data connection
+// (with TLS on) within io_timeout; a plaintext or untrusting peer fails
+// here, before any op is read.
+func (d *DataNode) serverHandshake(raw net.Conn) (net.Conn, error) {
+	if d.srvTLS == nil {
+		return raw, nil
+	}
+	c := tls.Server(raw, d.srvTLS)
+	ctx, cancel := context.WithTimeout(d.ctx, d.cfg.IOTimeout)
+	defer cancel()
+	if err := c.HandshakeContext(ctx); err != nil {
+		return nil, fmt.Errorf("tls handshake: %w", err)
+	}
 	return c, nil
 }
 
@@ -133,6 +172,9 @@ func (d *DataNode) dial(ctx context.Context, addr string) (net.Conn, error) {
 func (d *DataNode) closeTracked(c net.Conn) {
 	if c != nil {
 		c.Close()
+		if t, ok := c.(*trackedTLS); ok {
+			c = t.raw
+		}
 		d.untrack(c)
 	}
 }

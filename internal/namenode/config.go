@@ -14,6 +14,7 @@ import (
 	"smarth/internal/blocktoken"
 	"smarth/internal/cache"
 	"smarth/internal/namenode/namespace"
+	"smarth/internal/pki"
 	"smarth/internal/placement"
 	"smarth/internal/topology"
 )
@@ -121,6 +122,10 @@ type Config struct {
 	CacheWindow   time.Duration      `yaml:"cache_window"`
 	CacheTTL      time.Duration      `yaml:"cache_ttl"`
 	CacheAffinity map[string]float64 `yaml:"cache_affinity"`
+
+	// Wire is the TLS switch (tls, tls_cert_file, tls_key_file,
+	// tls_ca_file): RPC and HTTP both, see internal/pki.
+	Wire pki.Config `yaml:",inline"`
 }
 
 // DefaultConfig returns the documented defaults.
@@ -264,6 +269,7 @@ func (c Config) Validate() error {
 		bad("max_replication_streams: %d must be at least 1", c.MaxReplicationStreams)
 	}
 	errs = append(errs, c.validateCache()...)
+	errs = append(errs, c.Wire.Validate())
 	return errors.Join(errs...)
 }
 

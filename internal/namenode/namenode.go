@@ -19,6 +19,7 @@ import (
 	"smarth/internal/namenode/journal"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/namenode/speeds"
+	"smarth/internal/pki"
 	"smarth/internal/placement"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/topology"
@@ -193,18 +194,24 @@ func (nn *NameNode) Start() error {
 	if nn.started {
 		return errors.New("namenode: already started")
 	}
+	srvTLS, err := nn.cfg.Wire.Server()
+	if err != nil {
+		return fmt.Errorf("namenode: %w", err)
+	}
 	rpcLis, err := net.Listen("tcp", nn.cfg.RPCAddr)
 	if err != nil {
 		return fmt.Errorf("namenode: listen on rpc_addr %s: %w", nn.cfg.RPCAddr, err)
 	}
-	httpLis, err := net.Listen("tcp", nn.cfg.HTTPAddr)
+	// The TLS listener wraps every handler of the web server (console,
+	// metrics, WebHDFS) at once.
+	httpLis, err := pki.Listen(nn.cfg.HTTPAddr, srvTLS)
 	if err != nil {
 		rpcLis.Close()
 		return fmt.Errorf("namenode: listen on http_addr %s: %w", nn.cfg.HTTPAddr, err)
 	}
 	nn.started = true
 	nn.rpcLis, nn.httpLis = rpcLis, httpLis
-	nn.grpc = nn.newGRPCServer()
+	nn.grpc = nn.newGRPCServer(pki.ServerOption(srvTLS)...)
 	nn.httpSrv = &http.Server{Handler: nn.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
 	nn.wg.Add(4)
 	go func() {

@@ -26,12 +26,12 @@ const (
 	defaultUser = "smarth"
 )
 
-func (nn *NameNode) newGRPCServer() *grpc.Server {
-	s := grpc.NewServer(
+func (nn *NameNode) newGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
+	s := grpc.NewServer(append([]grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(nn.interceptor),
-		grpc.MaxRecvMsgSize(256<<20), // full block reports of big datanodes
-		grpc.MaxSendMsgSize(256<<20),
-	)
+		grpc.MaxRecvMsgSize(256 << 20), // full block reports of big datanodes
+		grpc.MaxSendMsgSize(256 << 20),
+	}, extra...)...)
 	dfspb.RegisterClientProtocolServer(s, &clientRPC{nn: nn})
 	dfspb.RegisterDatanodeProtocolServer(s, &datanodeRPC{nn: nn})
 	return s

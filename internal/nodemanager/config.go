@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"smarth/internal/mapreduce"
+	"smarth/internal/pki"
 )
 
 // Config configures a node manager.
@@ -23,6 +24,11 @@ type Config struct {
 	// (a proxy user or the superuser): tasks read and write as their
 	// job's submitter through it. Default: the client library's.
 	TokenFile string `yaml:"token_file"`
+	// Wire is the TLS switch (tls, tls_cert_file, tls_key_file,
+	// tls_ca_file): the shuffle, rpc_addr, http_addr, and every
+	// connection the node manager makes (resource manager, namenode,
+	// datanodes, other nodes' shuffle).
+	Wire pki.Config `yaml:",inline"`
 	// Pprof serves Go profiles under http_addr/debug/pprof/, to loopback
 	// callers only; off by default (profiles expose memory and burn CPU).
 	Pprof   bool   `yaml:"pprof"`
@@ -106,5 +112,6 @@ func (c Config) Validate() error {
 	if c.Registry == nil {
 		errs = append(errs, errors.New("no app registry"))
 	}
+	errs = append(errs, c.Wire.Validate())
 	return errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package nodemanager
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +17,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
@@ -24,6 +24,7 @@ import (
 	"smarth/internal/client"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/shuffle"
+	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/rpc/mrpb"
 )
@@ -39,6 +40,8 @@ type NodeManager struct {
 	// not the node manager's.
 	users mapreduce.UserFS
 	http  *http.Client
+	// srvTLS and cliTLS are the wire's TLS (nil: off).
+	srvTLS, cliTLS *tls.Config
 
 	rpcLn, shuffleLn, httpLn net.Listener
 	grpcSrv                  *grpc.Server
@@ -100,9 +103,17 @@ func New(cfg Config, logger *slog.Logger) (*NodeManager, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	nm := &NodeManager{cfg: cfg, log: logger, fs: cfg.FS, stop: make(chan struct{}), wake: make(chan struct{}, 1),
+	srvTLS, err := cfg.Wire.Server()
+	if err != nil {
+		return nil, err
+	}
+	cliTLS, err := cfg.Wire.Client()
+	if err != nil {
+		return nil, err
+	}
+	nm := &NodeManager{srvTLS: srvTLS, cliTLS: cliTLS, cfg: cfg, log: logger, fs: cfg.FS, stop: make(chan struct{}), wake: make(chan struct{}, 1),
 		running: map[string]*runningTask{}, outputs: map[string]map[string]*mapreduce.MapOutput{}, secrets: map[string][]byte{},
-		interval: cfg.HeartbeatInterval, reg: prometheus.NewRegistry(), http: shuffle.NewClient(), rack: cfg.Rack,
+		interval: cfg.HeartbeatInterval, reg: prometheus.NewRegistry(), http: shuffle.NewClient(cliTLS), rack: cfg.Rack,
 		buffers: mapreduce.NewSortBuffers(cfg.MapSlots), memory: mapreduce.NewMemoryBudget(cfg.MapOutputMemoryBytes)}
 	nm.launched = prometheus.NewCounter(prometheus.CounterOpts{Name: "smarth_nm_tasks_launched_total", Help: "Task attempts started."})
 	nm.failed = prometheus.NewCounter(prometheus.CounterOpts{Name: "smarth_nm_tasks_failed_total", Help: "Task attempts that failed."})
@@ -121,7 +132,7 @@ func (nm *NodeManager) Start() error {
 	}
 	if nm.fs == nil {
 		c, err := client.New(client.Config{NameNode: nm.cfg.NameNode, ClientHost: nm.cfg.Hostname,
-			ClientName: fmt.Sprintf("smarth-nodemanager-%s-%d", nm.cfg.Hostname, os.Getpid()), TokenFile: nm.cfg.TokenFile, Logger: nm.log})
+			ClientName: fmt.Sprintf("smarth-nodemanager-%s-%d", nm.cfg.Hostname, os.Getpid()), TokenFile: nm.cfg.TokenFile, TLS: nm.cliTLS, Logger: nm.log})
 		if err != nil {
 			return fmt.Errorf("namenode client: %w", err)
 		}
@@ -134,27 +145,29 @@ func (nm *NodeManager) Start() error {
 		nm.users = mapreduce.SharedFS{FS: nm.cfg.FS}
 	default:
 		nm.users = mapreduce.NewDFSPool(client.Config{NameNode: nm.cfg.NameNode, ClientHost: nm.cfg.Hostname,
-			ClientName: fmt.Sprintf("smarth-nodemanager-%s-%d", nm.cfg.Hostname, os.Getpid()), TokenFile: nm.cfg.TokenFile, Logger: nm.log})
+			ClientName: fmt.Sprintf("smarth-nodemanager-%s-%d", nm.cfg.Hostname, os.Getpid()), TokenFile: nm.cfg.TokenFile, TLS: nm.cliTLS, Logger: nm.log})
 	}
 	var err error
-	listen := func(addr, key string) net.Listener {
+	// rpc_addr is gRPC, which does its own TLS (ServerOption below); the
+	// shuffle and web servers get TLS listeners.
+	listen := func(addr, key string, t *tls.Config) net.Listener {
 		if err != nil || addr == "" {
 			return nil
 		}
 		var ln net.Listener
-		if ln, err = net.Listen("tcp", addr); err != nil {
+		if ln, err = pki.Listen(addr, t); err != nil {
 			err = fmt.Errorf("%s: %w", key, err)
 		}
 		return ln
 	}
-	nm.rpcLn = listen(nm.cfg.RPCAddr, "rpc_addr")
-	nm.shuffleLn = listen(nm.cfg.ShuffleAddr, "shuffle_addr")
-	nm.httpLn = listen(nm.cfg.HTTPAddr, "http_addr")
+	nm.rpcLn = listen(nm.cfg.RPCAddr, "rpc_addr", nil)
+	nm.shuffleLn = listen(nm.cfg.ShuffleAddr, "shuffle_addr", nm.srvTLS)
+	nm.httpLn = listen(nm.cfg.HTTPAddr, "http_addr", nm.srvTLS)
 	if err != nil {
 		nm.closeListeners()
 		return err
 	}
-	nm.conn, err = grpc.NewClient(nm.cfg.ResourceManager, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	nm.conn, err = grpc.NewClient(nm.cfg.ResourceManager, pki.DialOption(nm.cliTLS))
 	if err != nil {
 		nm.closeListeners()
 		return fmt.Errorf("resourcemanager: %w", err)
@@ -165,7 +178,7 @@ func (nm *NodeManager) Start() error {
 	nm.shuffleSrv = &http.Server{Handler: nm.countShuffle(shuffle.Handler(nm.lookupOutput, nm.jobSecret)), ReadHeaderTimeout: 10 * time.Second}
 	nm.serve(func() { nm.shuffleSrv.Serve(nm.shuffleLn) })
 	if nm.rpcLn != nil {
-		nm.grpcSrv = grpc.NewServer()
+		nm.grpcSrv = grpc.NewServer(pki.ServerOption(nm.srvTLS)...)
 		healthpb.RegisterHealthServer(nm.grpcSrv, health.NewServer())
 		nm.serve(func() { nm.grpcSrv.Serve(nm.rpcLn) })
 	}
@@ -521,7 +534,7 @@ func (nm *NodeManager) runTask(ctx context.Context, rt *runningTask, workDir str
 	env := mapreduce.TaskEnv{FS: fsys, WorkDir: workDir, SortBufferBytes: nm.cfg.SortBufferBytes,
 		ReduceMemoryBytes: nm.cfg.ReduceMemoryBytes, ParallelFetches: nm.cfg.ParallelFetches, SortBuffers: nm.buffers,
 		MapOutputMemory: nm.memory, Progress: &rt.progress, Logger: logger,
-		Fetcher: &fetcher{nm: nm, remote: &shuffle.Fetcher{JobID: l.JobId, Secret: l.ShuffleSecret, Client: nm.http}, jobID: l.JobId},
+		Fetcher: &fetcher{nm: nm, remote: &shuffle.Fetcher{JobID: l.JobId, Secret: l.ShuffleSecret, Client: nm.http, HTTPS: nm.cliTLS != nil}, jobID: l.JobId},
 		// The DFS client's ClientHost: a cache access names the reader as
 		// block locations and the resource manager name hosts.
 		Host: nm.cfg.Hostname}

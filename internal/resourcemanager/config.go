@@ -7,6 +7,7 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/mapreduce"
+	"smarth/internal/pki"
 	"smarth/internal/sched"
 )
 
@@ -83,6 +84,9 @@ type Config struct {
 	// it. Default: the client library's ($SMARTH_TOKEN_FILE, else
 	// ~/.smarth/token when present).
 	TokenFile string `yaml:"token_file"`
+	// Wire is the TLS switch (tls, tls_cert_file, tls_key_file,
+	// tls_ca_file): rpc_addr, http_addr and the namenode client.
+	Wire pki.Config `yaml:",inline"`
 	// Identify establishes an RPC's caller; default by Auth.
 	Identify Identify `yaml:"-"`
 	// GroupsOf resolves a user's groups for AdminGroup; default OSGroups.
@@ -156,5 +160,6 @@ func (c Config) Validate() error {
 	if c.ReduceSlowStart < 0 || c.ReduceSlowStart > 1 {
 		errs = append(errs, fmt.Errorf("reduce_slowstart %v must be between 0 and 1", c.ReduceSlowStart))
 	}
+	errs = append(errs, c.Wire.Validate())
 	return errors.Join(errs...)
 }

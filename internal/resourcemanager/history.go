@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"smarth/internal/pki"
 	"smarth/internal/rpc/mrpb"
 )
 
@@ -104,15 +105,16 @@ func (rm *ResourceManager) webBase() string {
 		return ""
 	}
 	host, port, err := net.SplitHostPort(a)
+	scheme := pki.Scheme(rm.srvTLS)
 	if err != nil {
-		return "http://" + a
+		return scheme + "://" + a
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		if h, err := os.Hostname(); err == nil {
 			host = h
 		}
 	}
-	return "http://" + net.JoinHostPort(host, port)
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
 // trackingURL is the web page of a job (empty without a web server).

@@ -2,6 +2,7 @@ package resourcemanager
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 	"smarth/internal/client"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/shuffle"
+	"smarth/internal/pki"
 	"smarth/internal/rpc/mrpb"
 	"smarth/internal/sched"
 )
@@ -33,7 +35,9 @@ type ResourceManager struct {
 	fs     mapreduce.FS       // as the resource manager itself (cache status)
 	dfs    *client.FileSystem // closed with the daemon, when we made it
 	users  mapreduce.UserFS   // as each job's submitter (output checks, commit, abort)
-	epoch  string
+	// srvTLS and cliTLS are the wire's TLS (nil: off).
+	srvTLS, cliTLS *tls.Config
+	epoch          string
 
 	grpcSrv *grpc.Server
 	httpSrv *http.Server
@@ -92,12 +96,20 @@ func New(cfg Config, logger *slog.Logger) (*ResourceManager, error) {
 	if cacheSkips == 0 {
 		cacheSkips = -1 // sched.Options: 0 is "default", negative is "no wait"
 	}
+	srvTLS, err := cfg.Wire.Server()
+	if err != nil {
+		return nil, err
+	}
+	cliTLS, err := cfg.Wire.Client()
+	if err != nil {
+		return nil, err
+	}
 	pol, err := sched.New(cfg.Scheduler, sched.Options{NodeSkips: cfg.NodeSkips, RackSkips: cfg.RackSkips,
 		CacheSkips: cacheSkips, MaxAllocations: cfg.MaxAllocations})
 	if err != nil {
 		return nil, err
 	}
-	rm := &ResourceManager{cfg: cfg, log: logger, policy: pol, fs: cfg.FS, jobs: map[string]*job{}, reserved: map[string]string{},
+	rm := &ResourceManager{srvTLS: srvTLS, cliTLS: cliTLS, cfg: cfg, log: logger, policy: pol, fs: cfg.FS, jobs: map[string]*job{}, reserved: map[string]string{},
 		nodes: map[string]*node{}, stop: make(chan struct{}), reg: prometheus.NewRegistry(),
 		epoch: time.Now().Format("20060102150405"), cacheKick: make(chan struct{}, 1)}
 	switch {
@@ -107,7 +119,7 @@ func New(cfg Config, logger *slog.Logger) (*ResourceManager, error) {
 		rm.users = mapreduce.SharedFS{FS: cfg.FS}
 	default:
 		rm.users = mapreduce.NewDFSPool(client.Config{NameNode: cfg.NameNode,
-			ClientName: "smarth-resourcemanager-" + rm.epoch, TokenFile: cfg.TokenFile, Logger: logger})
+			ClientName: "smarth-resourcemanager-" + rm.epoch, TokenFile: cfg.TokenFile, TLS: cliTLS, Logger: logger})
 	}
 	rm.heartbeats = prometheus.NewCounter(prometheus.CounterOpts{Name: "smarth_rm_heartbeats_total", Help: "Node manager heartbeats received."})
 	rm.mapLaunches = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "smarth_rm_map_launches_total",
@@ -133,7 +145,7 @@ func New(cfg Config, logger *slog.Logger) (*ResourceManager, error) {
 // Start binds the RPC and HTTP addresses and starts serving.
 func (rm *ResourceManager) Start() error {
 	if rm.fs == nil {
-		c, err := client.New(client.Config{NameNode: rm.cfg.NameNode, ClientName: "smarth-resourcemanager-" + rm.epoch, TokenFile: rm.cfg.TokenFile, Logger: rm.log})
+		c, err := client.New(client.Config{NameNode: rm.cfg.NameNode, ClientName: "smarth-resourcemanager-" + rm.epoch, TokenFile: rm.cfg.TokenFile, TLS: rm.cliTLS, Logger: rm.log})
 		if err != nil {
 			return fmt.Errorf("namenode client: %w", err)
 		}
@@ -144,12 +156,12 @@ func (rm *ResourceManager) Start() error {
 		return fmt.Errorf("rpc_addr: %w", err)
 	}
 	if rm.cfg.HTTPAddr != "" {
-		if rm.httpLn, err = net.Listen("tcp", rm.cfg.HTTPAddr); err != nil {
+		if rm.httpLn, err = pki.Listen(rm.cfg.HTTPAddr, rm.srvTLS); err != nil {
 			rm.rpcLn.Close()
 			return fmt.Errorf("http_addr: %w", err)
 		}
 	}
-	rm.grpcSrv = grpc.NewServer()
+	rm.grpcSrv = grpc.NewServer(pki.ServerOption(rm.srvTLS)...)
 	mrpb.RegisterResourceManagerServer(rm.grpcSrv, rm)
 	rm.wg.Add(2)
 	go func() { defer rm.wg.Done(); rm.grpcSrv.Serve(rm.rpcLn) }()

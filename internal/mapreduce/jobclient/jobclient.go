@@ -8,18 +8,19 @@ package jobclient
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os/user"
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"smarth/internal/auth"
 	"smarth/internal/mapreduce"
+	"smarth/internal/pki"
 	"smarth/internal/rpc/mrpb"
 )
 
@@ -32,8 +33,11 @@ type Config struct {
 	// Credential proves User to a resource manager that checks
 	// credentials (auth: secure); default: read from TokenFile, else
 	// $SMARTH_TOKEN_FILE, else ~/.smarth/token when present.
-	Credential   string
-	TokenFile    string
+	Credential string
+	TokenFile  string
+	// TLS, when set, verifies the resource manager against the
+	// cluster's CA (pki.ClientConfig); nil: plaintext.
+	TLS          *tls.Config
 	PollInterval time.Duration // default 100ms
 	// Progress, if set, is called with each status polled while a job runs.
 	Progress func(*mrpb.JobStatus)
@@ -76,7 +80,7 @@ func New(cfg Config) (*Client, error) {
 			cfg.User = u.Username
 		}
 	}
-	conn, err := grpc.NewClient(cfg.ResourceManager, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(cfg.ResourceManager, pki.DialOption(cfg.TLS))
 	if err != nil {
 		return nil, fmt.Errorf("resource manager %s: %w", cfg.ResourceManager, err)
 	}

@@ -2,6 +2,7 @@ package shuffle
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"smarth/internal/mapreduce"
@@ -119,18 +121,23 @@ type Fetcher struct {
 	JobID  string
 	Secret []byte
 	Client *http.Client
+	// HTTPS fetches over TLS (the cluster's tls switch; Client then
+	// carries the CA).
+	HTTPS bool
 }
 
 var _ mapreduce.Fetcher = (*Fetcher)(nil)
 
-// NewClient returns an HTTP client tuned for many fetches to few hosts.
-func NewClient() *http.Client {
+// NewClient returns an HTTP client tuned for many fetches to few hosts;
+// t (nil: none) verifies HTTPS servers.
+func NewClient(t *tls.Config) *http.Client {
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 		ReadBufferSize:      256 << 10,
+		TLSClientConfig:     t,
 	}
 	return &http.Client{Transport: tr}
 }
@@ -138,7 +145,11 @@ func NewClient() *http.Client {
 // Fetch requests one partition.
 func (f *Fetcher) Fetch(ctx context.Context, ref mapreduce.MapOutputRef, reduce int) (io.ReadCloser, int64, error) {
 	r := Request{JobID: f.JobID, Attempt: ref.Attempt, Reduce: reduce}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL(ref.Addr), nil)
+	u := r.URL(ref.Addr)
+	if f.HTTPS {
+		u = "https" + strings.TrimPrefix(u, "http")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -56,7 +56,7 @@ func fetchAll(f *Fetcher, addr, attempt string, reduce int) (string, int64, erro
 func TestServeAndFetch(t *testing.T) {
 	secret, _ := NewSecret()
 	out, addr := served(t, secret)
-	f := &Fetcher{JobID: "j1", Secret: secret, Client: NewClient()}
+	f := &Fetcher{JobID: "j1", Secret: secret, Client: NewClient(nil)}
 	for r, want := range []string{"aaaa", "bbbbbb", "cc"} {
 		b, n, err := fetchAll(f, addr, "a1", r)
 		if err != nil || b != want || n != int64(len(want)) {
@@ -114,7 +114,7 @@ func TestFetchWithoutTheJobSecretIsRefused(t *testing.T) {
 		t.Fatalf("control, signed request: %d %q", code, body)
 	}
 	// A fetcher with the wrong secret fails too, and says why.
-	f := &Fetcher{JobID: "j1", Secret: other, Client: NewClient()}
+	f := &Fetcher{JobID: "j1", Secret: other, Client: NewClient(nil)}
 	if _, _, err := fetchAll(f, addr, "a1", 0); err == nil || !strings.Contains(err.Error(), "not signed with the job's secret") {
 		t.Errorf("fetch with another job's secret: %v", err)
 	}
@@ -126,7 +126,7 @@ func TestFetchWithoutTheJobSecretIsRefused(t *testing.T) {
 func TestCorruptSegmentFailsTheFetch(t *testing.T) {
 	secret, _ := NewSecret()
 	out, addr := served(t, secret)
-	f := &Fetcher{JobID: "j1", Secret: secret, Client: NewClient()}
+	f := &Fetcher{JobID: "j1", Secret: secret, Client: NewClient(nil)}
 	if _, _, err := fetchAll(f, addr, "a1", 1); err != nil {
 		t.Fatalf("control, intact segment: %v", err)
 	}
