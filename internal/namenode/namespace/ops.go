@@ -70,6 +70,7 @@ func (t *Tree) Mkdirs(c Caller, path string, perm, parentPerm uint16, createPare
 	}
 	parent := r.last()
 	d := t.newINode(r.name(), true, perm, c.User, parent.Group, now)
+	t.inheritACL(parent, d)
 	parent.addChild(d)
 	parent.MTime = now
 	return nil
@@ -99,6 +100,7 @@ func (t *Tree) makeParents(op string, c Caller, r resolution, createParent bool,
 	for len(r.nodes) < len(r.names) {
 		parent := r.last()
 		d := t.newINode(r.names[len(r.nodes)-1], true, perm, c.User, parent.Group, now)
+		t.inheritACL(parent, d)
 		parent.addChild(d)
 		parent.MTime = now
 		r.nodes = append(r.nodes, d)
@@ -156,6 +158,7 @@ func (t *Tree) Create(c Caller, path string, opts CreateOptions, now int64) (*IN
 	parent := r.last()
 	f := t.newINode(r.name(), false, opts.Perm, c.User, parent.Group, now)
 	f.Replication, f.BlockSize = opts.Replication, opts.BlockSize
+	t.inheritACL(parent, f)
 	w := opts.Writer
 	f.Writer = &w
 	parent.addChild(f)
@@ -192,6 +195,9 @@ func (t *Tree) Delete(c Caller, path string, recursive bool, now int64) ([]*INod
 		return nil, err
 	}
 	if err := t.checkSubtree(op, r.path, c, n); err != nil {
+		return nil, err
+	}
+	if err := t.checkDeleteSnapshottable(op, r.path, n); err != nil {
 		return nil, err
 	}
 	ns, ds := usage(n)

@@ -126,6 +126,7 @@ type Tree struct {
 	lastID uint64
 	files  int
 	dirs   int
+	extras // ACLs, storage policies, snapshots (snapshot.go)
 }
 
 // New returns a tree holding only "/".
@@ -202,6 +203,9 @@ func (t *Tree) resolve(op, path string) (resolution, error) {
 		return resolution{}, errorf(op, path, Invalid, "%v", err)
 	}
 	r := resolution{path: Join(names), names: names, nodes: []*INode{t.root}}
+	if hasSnapshotComponent(names) {
+		return t.resolveSnapshot(op, r)
+	}
 	cur := t.root
 	for i, n := range names {
 		if !cur.Dir {
@@ -233,6 +237,7 @@ func (t *Tree) newINode(name string, dir bool, perm uint16, owner, group string,
 // returns its files.
 func (t *Tree) forget(n *INode, files []*INode) []*INode {
 	delete(t.byID, n.ID)
+	t.forgetExtras(n)
 	if !n.Dir {
 		t.files--
 		return append(files, n)
