@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"smarth/internal/cluster"
+	"smarth/internal/testbed"
 	"smarth/internal/tune"
 	"smarth/internal/tune/ga"
 	"smarth/internal/tune/measure"
@@ -162,6 +163,7 @@ func defaultRevertFile() string { return filepath.Join(cluster.Home(), "run", "s
 
 type gaFlags struct {
 	profile, space, selection, crossKind, keepLog string
+	testbed, stateDir, workDir                    string
 	population, generations, tournament, elites   int
 	samples, repeats, abRuns                      int
 	mutation, crossover                           float64
@@ -182,10 +184,18 @@ throughput from the datanode's transfer log; fitness is the median of
 interleaved A/B (and, for the socket space, against the network-latency
 baseline, so_busy_poll 50 us) before it is called better. --space noop is
 the control: settings that change nothing, which must come out "no
-significant difference".`,
+significant difference".
+
+--testbed FILE runs the transfers on a testbed instead (root): the
+topology (one client host, one datanode, a shaped link between them; see
+testbed/tune-*.yaml) is brought up for the run and taken down at the end,
+the client writes from inside its host's namespace, and --space sysctl
+changes only per-namespace sysctls inside the datanode's namespace, never
+the host's.`,
 		Example: `  smarth tune ga --profile 64MiB,64KiB --budget 3m --population 8 --generations 5
   smarth tune ga --profile 16MiB,64KiB --space noop --budget 2m
-  smarth tune ga --profile 1GiB,64KiB --space sysctl --sysctl`,
+  smarth tune ga --profile 1GiB,64KiB --space sysctl --sysctl
+  sudo smarth tune ga --testbed testbed/tune-300.yaml --profile 64MiB,64KiB --budget 12m --population 10`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTuneGA(cmd, f) },
 	}
@@ -207,6 +217,9 @@ significant difference".`,
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed")
 	fl.BoolVar(&f.sysctl, "sysctl", false, "allow host-wide sysctl changes (revert file written first, restored after each measurement, on exit and at the next start)")
 	fl.StringVar(&f.keepLog, "keep-log", "", "copy the datanode's transfer log here at the end")
+	fl.StringVar(&f.testbed, "testbed", "", "topology FILE: measure on a testbed brought up for the run (root)")
+	fl.StringVar(&f.stateDir, "state-dir", testbed.DefaultStateRoot, "where testbed state files live (with --testbed)")
+	fl.StringVar(&f.workDir, "work-dir", testbed.DefaultWorkRoot, "where testbed configs, data and logs live (with --testbed)")
 	return c
 }
 
@@ -223,7 +236,26 @@ func runTuneGA(cmd *cobra.Command, f gaFlags) error {
 	}
 	out := cmd.OutOrStdout()
 	opts := measure.Options{Size: size, PacketSize: packet, Repeats: f.repeats, Out: out}
-	if f.sysctl {
+	var bed *measure.Testbed
+	if f.testbed != "" {
+		m, err := testbed.New(testbed.Options{StateRoot: f.stateDir, WorkRoot: f.workDir, Out: cmd.ErrOrStderr()})
+		if err != nil {
+			return err
+		}
+		if err := m.Preflight(); err != nil {
+			return err
+		}
+		bed = &measure.Testbed{Manager: m, Topology: f.testbed}
+	}
+	if f.sysctl && bed != nil {
+		// Changed inside the datanode's namespace and restored there after
+		// each measurement; a crash leaves them in a namespace that
+		// `smarth testbed down` deletes, values and all, so the host's own
+		// are never at stake and nothing is restored here.
+		s := tune.Sysctls{Root: "/proc/sys", RevertFile: filepath.Join(os.TempDir(), fmt.Sprintf("smarth-tune-sysctl-%d.revert", os.Getpid()))}
+		opts.Sysctl = &s
+		defer os.Remove(s.RevertFile)
+	} else if f.sysctl {
 		s := tune.Sysctls{Root: "/proc/sys", RevertFile: defaultRevertFile()}
 		// A crash during an earlier run left its revert file: restore first.
 		if old, err := s.Restore(); err != nil {
@@ -236,13 +268,25 @@ func runTuneGA(cmd *cobra.Command, f gaFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	bench, err := measure.Start(ctx, opts)
-	if err != nil {
+	fmt.Fprintf(out, "load average at start: %s\n", measure.LoadAvg())
+	var bench *measure.Bench
+	if bed != nil {
+		var pair measure.Pair
+		bench, pair, err = measure.StartTestbed(ctx, opts, *bed)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "testbed %s: client %s -> datanode %s, link %s\n", f.testbed, pair.Client.Name, pair.DataNode.Name, pair.Link)
+	} else if bench, err = measure.Start(ctx, opts); err != nil {
 		return err
 	}
-	defer bench.Close(f.keepLog)
+	defer func() {
+		if err := bench.Close(f.keepLog); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "stopping the bench: %v\n", err)
+		}
+	}()
 	o, err := measure.RunGA(ctx, bench, measure.GAOptions{
-		Space: f.space, Budget: f.budget, ABRuns: f.abRuns, Host: tune.LocalHost(), Out: out,
+		Space: f.space, Budget: f.budget, ABRuns: f.abRuns, Host: tune.LocalHost(), Out: out, Testbed: bed != nil,
 		GA: ga.Options{Population: f.population, Generations: f.generations, Mutation: f.mutation, Crossover: f.crossover,
 			CrossoverKind: f.crossKind, Selection: f.selection, TournamentSize: f.tournament, Elites: f.elites,
 			MaxSamples: f.samples, Seed: f.seed},

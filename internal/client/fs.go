@@ -77,6 +77,10 @@ type Config struct {
 	// Dial opens data-transfer connections; default net.Dialer. Tests
 	// inject faults here.
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
+	// NameNodeDial opens the namenode gRPC connection; default gRPC's own.
+	// A client running inside a testbed host's network namespace (from a
+	// process outside it) sets both this and Dial.
+	NameNodeDial func(ctx context.Context, addr string) (net.Conn, error)
 }
 
 func (c *Config) setDefaults() error {
@@ -213,9 +217,11 @@ func New(cfg Config) (*FileSystem, error) {
 		}
 		return err
 	}
-	conn, err := grpc.NewClient(cfg.NameNode,
-		pki.DialOption(cfg.TLS),
-		grpc.WithUnaryInterceptor(withIdentity))
+	dopts := []grpc.DialOption{pki.DialOption(cfg.TLS), grpc.WithUnaryInterceptor(withIdentity)}
+	if cfg.NameNodeDial != nil {
+		dopts = append(dopts, grpc.WithContextDialer(cfg.NameNodeDial))
+	}
+	conn, err := grpc.NewClient(cfg.NameNode, dopts...)
 	if err != nil {
 		return nil, fmt.Errorf("namenode %s: %w", cfg.NameNode, err)
 	}

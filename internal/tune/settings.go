@@ -93,6 +93,16 @@ func (h Host) Congestion() ([]string, error) {
 	return strings.Fields(string(b)), nil
 }
 
+// DefaultCongestion is the congestion control a new socket gets
+// (net.ipv4.tcp_congestion_control; per network namespace).
+func (h Host) DefaultCongestion() (string, error) {
+	b, err := os.ReadFile(filepath.Join(h.ProcSys, "net/ipv4/tcp_congestion_control"))
+	if err != nil {
+		return "", fmt.Errorf("reading the default congestion control: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
 // Validate refuses unknown settings and values out of range, naming the
 // accepted range.
 func (p Profile) Validate(h Host) error {

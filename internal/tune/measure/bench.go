@@ -9,11 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"smarth/internal/client"
 	"smarth/internal/cluster"
+	"smarth/internal/testbed/netns"
 	"smarth/internal/tune"
 )
 
@@ -36,6 +38,17 @@ type Bench struct {
 	logPath     string
 	logOff      int64
 	seq         int
+
+	// dial opens the client's data connections and nnDial its namenode
+	// connection (nil: gRPC's own): on a testbed both start inside the
+	// client host's network namespace.
+	dial   func(ctx context.Context, addr string) (net.Conn, error)
+	nnDial func(ctx context.Context, addr string) (net.Conn, error)
+	// sysctlNS is the network namespace file whose sysctls a profile
+	// changes ("" = this process's): on a testbed, the receiving
+	// datanode's, so that the host's own values are never touched.
+	sysctlNS string
+	stop     func() error
 }
 
 // Sample is one measurement of a profile.
@@ -48,17 +61,8 @@ type Sample struct {
 
 // Start launches the cluster. Stop it with Close.
 func Start(ctx context.Context, opts Options) (*Bench, error) {
-	if opts.Size <= 0 {
-		return nil, errors.New("measure: transfer size must be positive")
-	}
-	if opts.PacketSize == 0 {
-		opts.PacketSize = 64 << 10
-	}
-	if opts.Repeats <= 0 {
-		opts.Repeats = 3
-	}
-	if opts.Out == nil {
-		opts.Out = io.Discard
+	if err := opts.defaults(); err != nil {
+		return nil, err
 	}
 	home, err := os.MkdirTemp("", "smarth-tune-")
 	if err != nil {
@@ -82,7 +86,31 @@ func Start(ctx context.Context, opts Options) (*Bench, error) {
 		return nil, err
 	}
 	b.nameNode = st.NameNode
+	b.dial = func(ctx context.Context, addr string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	}
+	b.stop = func() error {
+		_, err := cluster.Down(filepath.Join(home, "cluster"), 10*time.Second)
+		return err
+	}
 	return b, nil
+}
+
+// defaults fills the options' defaults (shared by both kinds of bench).
+func (o *Options) defaults() error {
+	if o.Size <= 0 {
+		return errors.New("measure: transfer size must be positive")
+	}
+	if o.PacketSize == 0 {
+		o.PacketSize = 64 << 10
+	}
+	if o.Repeats <= 0 {
+		o.Repeats = 3
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	return nil
 }
 
 // Home is the bench's directory (cluster, profile file, transfer log).
@@ -91,9 +119,10 @@ func (b *Bench) Home() string { return b.home }
 // LogPath is the datanode's transfer log.
 func (b *Bench) LogPath() string { return b.logPath }
 
-// Close stops the cluster. The transfer log is copied to keep, if set.
+// Close stops the cluster (or takes the testbed down). The transfer log
+// is copied to keep, if set.
 func (b *Bench) Close(keep string) error {
-	_, err := cluster.Down(filepath.Join(b.home, "cluster"), 10*time.Second)
+	err := b.stop()
 	if keep != "" {
 		if data, rerr := os.ReadFile(b.logPath); rerr == nil {
 			_ = os.WriteFile(keep, data, 0o644)
@@ -148,9 +177,9 @@ func (b *Bench) client(p tune.Profile) (*client.FileSystem, error) {
 	if w, ok := p.Int("window"); ok && w > 0 {
 		cfg.Window = int(w)
 	}
+	cfg.NameNodeDial = b.nnDial
 	cfg.Dial = func(ctx context.Context, addr string) (net.Conn, error) {
-		var d net.Dialer
-		c, err := d.DialContext(ctx, "tcp", addr)
+		c, err := b.dial(ctx, addr)
 		if err == nil {
 			_, _ = tune.Apply(c.(syscall.Conn), p)
 		}
@@ -219,12 +248,43 @@ func (b *Bench) applySysctls(p tune.Profile) (func(), error) {
 	if b.opts.Sysctl == nil {
 		return nil, fmt.Errorf("measure: profile %s changes host-wide sysctls; pass --sysctl to allow it", p.Name)
 	}
-	if err := b.opts.Sysctl.Apply(vals); err != nil {
+	if err := b.inNS(func() error { return b.opts.Sysctl.Apply(vals) }); err != nil {
 		return nil, err
 	}
 	return func() {
-		if _, err := b.opts.Sysctl.Restore(); err != nil {
+		if err := b.inNS(func() error { _, err := b.opts.Sysctl.Restore(); return err }); err != nil {
 			fmt.Fprintf(b.opts.Out, "restoring sysctls: %v\n", err)
 		}
 	}, nil
+}
+
+// inNS runs f where the bench's sysctls live: /proc/sys/net shows the
+// network namespace of the thread that opens it, so f runs on a thread
+// inside sysctlNS.
+func (b *Bench) inNS(f func() error) error {
+	if b.sysctlNS == "" {
+		return f()
+	}
+	return netns.Do(b.sysctlNS, f)
+}
+
+// SysctlValues reads sysctls where the bench changes them (to show they
+// were restored).
+func (b *Bench) SysctlValues(names []string) (map[string]string, error) {
+	root := "/proc/sys"
+	if b.opts.Sysctl != nil {
+		root = b.opts.Sysctl.Root
+	}
+	out := map[string]string{}
+	err := b.inNS(func() error {
+		for _, n := range names {
+			v, err := os.ReadFile(filepath.Join(root, strings.ReplaceAll(n, ".", "/")))
+			if err != nil {
+				return fmt.Errorf("reading %s: %w", n, err)
+			}
+			out[n] = strings.Join(strings.Fields(string(v)), " ")
+		}
+		return nil
+	})
+	return out, err
 }

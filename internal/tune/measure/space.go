@@ -30,21 +30,25 @@ func NewSpace(name string, h tune.Host) (ga.Space, error) {
 		if err != nil {
 			return nil, err
 		}
-		cc = slices.DeleteFunc(cc, func(s string) bool { return s == "cubic" })
+		// The gene's first value is the default, which ProfileOf leaves
+		// unset: it must be the kernel's default, not a fixed name (a
+		// host whose default is bbr would otherwise be reported as
+		// running cubic).
+		def, err := h.DefaultCongestion()
+		if err != nil {
+			return nil, err
+		}
+		cc = slices.DeleteFunc(cc, func(s string) bool { return s == def })
 		return ga.Space{
 			{Name: "so_rcvbuf", Values: []string{"0", "65536", "262144", "1048576", "4194304"}},
 			{Name: "so_sndbuf", Values: []string{"0", "65536", "262144", "1048576", "4194304"}},
 			{Name: "so_busy_poll", Values: []string{"0", "20", "50", "100"}},
-			{Name: "tcp_congestion", Values: append([]string{"cubic"}, cc...)},
+			{Name: "tcp_congestion", Values: append([]string{def}, cc...)},
 			{Name: "tcp_notsent_lowat", Values: []string{"0", "16384", "131072", "1048576"}},
 			{Name: "window", Values: []string{"0", "8", "32", "160"}},
 		}, nil
 	case "sysctl":
-		return ga.Space{
-			{Name: "net.core.busy_read", Values: []string{"0", "20", "50", "100", "1000"}},
-			{Name: "net.core.busy_poll", Values: []string{"0", "20", "50", "100", "1000"}},
-			{Name: "net.core.rmem_default", Values: []string{"212992", "65536", "1048576", "4194304"}},
-		}, nil
+		return SysctlSpace(false), nil
 	case "noop":
 		return ga.Space{
 			{Name: "noop_a", Values: []string{"0", "1", "2", "3"}},
@@ -69,4 +73,28 @@ func ProfileOf(space ga.Space, g ga.Genome) tune.Profile {
 		p.Name = "default"
 	}
 	return p
+}
+
+// SysctlSpace is the sysctl search space. On one host it is the paper's
+// settings: busy_read, busy_poll (the passive wait) and rmem_default (the
+// watermark). perNetns keeps only sysctls each network namespace has its
+// own copy of, for a testbed whose receiving host is a namespace:
+// busy_read and busy_poll are host-wide (they do not exist inside a
+// namespace, and on veth they could not take effect: no NAPI), so there
+// the space is rmem_default and the TCP receive buffer range tcp_rmem,
+// which autotuning grows within.
+func SysctlSpace(perNetns bool) ga.Space {
+	// Index 0 ("kernel") leaves the value as the namespace has it.
+	rmem := ga.Gene{Name: "net.core.rmem_default", Values: []string{"kernel", "65536", "212992", "1048576", "4194304"}}
+	if perNetns {
+		return ga.Space{
+			rmem,
+			{Name: "net.ipv4.tcp_rmem", Values: []string{"kernel", "4096 131072 6291456", "4096 1048576 33554432", "4096 4194304 33554432", "4096 65536 262144"}},
+		}
+	}
+	return ga.Space{
+		{Name: "net.core.busy_read", Values: []string{"kernel", "0", "20", "50", "100", "1000"}},
+		{Name: "net.core.busy_poll", Values: []string{"kernel", "0", "20", "50", "100", "1000"}},
+		rmem,
+	}
 }
