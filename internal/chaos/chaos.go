@@ -1,0 +1,438 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"smarth/internal/client"
+	"smarth/internal/cluster"
+)
+
+// Options describe a chaos run. Zero values take the defaults named.
+type Options struct {
+	Home     string        // the local cluster's home; default cluster.Home()
+	Duration time.Duration // how long load and faults run; default 5m
+	// Interval is the time between a restarted daemon being ready and
+	// the next kill; default 20s.
+	Interval time.Duration
+	// MaxDown bounds how long a killed daemon stays down before its
+	// restart (uniform in [0.2s, MaxDown]); default Interval/2.
+	MaxDown time.Duration
+	Seed    uint64 // load and fault choices; default from the clock
+	Workers int    // file-load goroutines; default 3
+	// Jobs runs a job worker (wordcount and teragen through the resource
+	// manager) when the cluster has one; NoJobs turns it off.
+	NoJobs bool
+	// Kinds are the daemon kinds that may be killed; default namenode,
+	// datanode, nodemanager.
+	Kinds []string
+	// Dir is the DFS directory the run works in; default
+	// /chaos/<start time>. It must not exist.
+	Dir         string
+	MaxFileSize int64 // largest put; default 3 MiB
+	// Settle bounds the wait, after the load, for every daemon to be back
+	// and every acknowledged file to be readable; default 5m.
+	Settle time.Duration
+	Out    io.Writer // progress lines; default discard
+
+	// BeforeVerify, if set, runs between the end of the load and the
+	// verification with the run's client, the acknowledged files' paths
+	// and the succeeded jobs' output directories. Tests use it to break a
+	// promise on purpose (the control that shows verification can fail).
+	BeforeVerify func(ctx context.Context, fs *client.FileSystem, files, jobOutputs []string) error
+}
+
+func (o *Options) setDefaults() {
+	if o.Home == "" {
+		o.Home = cluster.Home()
+	}
+	if o.Duration <= 0 {
+		o.Duration = 5 * time.Minute
+	}
+	if o.Interval <= 0 {
+		o.Interval = 20 * time.Second
+	}
+	if o.MaxDown <= 0 {
+		o.MaxDown = o.Interval / 2
+	}
+	o.MaxDown = max(o.MaxDown, 200*time.Millisecond)
+	if o.Seed == 0 {
+		o.Seed = uint64(time.Now().UnixNano())
+	}
+	if o.Workers <= 0 {
+		o.Workers = 3
+	}
+	if len(o.Kinds) == 0 {
+		o.Kinds = []string{"namenode", "datanode", "nodemanager"}
+	}
+	if o.Dir == "" {
+		o.Dir = "/chaos/" + time.Now().UTC().Format("20060102-150405")
+	}
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = 3 << 20
+	}
+	if o.Settle <= 0 {
+		o.Settle = 5 * time.Minute
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+}
+
+// OpCount counts one kind of operation.
+type OpCount struct{ OK, Failed int }
+
+// Fault is one daemon killed and started again.
+type Fault struct {
+	At        time.Time
+	Daemon    string
+	PID       int
+	Down      time.Duration // from the kill to ready again
+	StartErrs []string      // failed start attempts
+}
+
+// Report is what a run did and found.
+type Report struct {
+	Dir      string
+	Seed     uint64
+	Elapsed  time.Duration // load phase
+	Ops      map[string]*OpCount
+	Faults   []Fault
+	Acked    int      // acknowledged operations verified at the end
+	Lost     []string // acknowledged operations whose promise was broken
+	Warnings []string // things worth a look that lose nothing
+}
+
+// OpsDone is the number of operations attempted.
+func (r *Report) OpsDone() int {
+	n := 0
+	for _, c := range r.Ops {
+		n += c.OK + c.Failed
+	}
+	return n
+}
+
+// Print writes the summary: ops by kind, faults by daemon, acknowledged
+// operations and the lost ones.
+func (r *Report) Print(w io.Writer) {
+	fmt.Fprintf(w, "chaos run in %s (seed %d), load for %s\n", r.Dir, r.Seed, r.Elapsed.Round(time.Second))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "op\tok\tfailed")
+	kinds := make([]string, 0, len(r.Ops))
+	for k := range r.Ops {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", k, r.Ops[k].OK, r.Ops[k].Failed)
+	}
+	tw.Flush()
+	byDaemon := map[string]int{}
+	for _, f := range r.Faults {
+		byDaemon[f.Daemon]++
+	}
+	var parts []string
+	for d, n := range byDaemon {
+		parts = append(parts, fmt.Sprintf("%s %d", d, n))
+	}
+	sort.Strings(parts)
+	fmt.Fprintf(w, "ops done: %d\n", r.OpsDone())
+	fmt.Fprintf(w, "faults injected: %d (SIGKILL + restart: %s)\n", len(r.Faults), strings.Join(parts, ", "))
+	fmt.Fprintf(w, "acknowledged ops verified: %d\n", r.Acked)
+	for _, s := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", s)
+	}
+	fmt.Fprintf(w, "acknowledged ops lost: %d\n", len(r.Lost))
+	for _, s := range r.Lost {
+		fmt.Fprintf(w, "  LOST %s\n", s)
+	}
+}
+
+// run is one chaos run's shared state.
+type run struct {
+	o     Options
+	st    *cluster.State
+	start time.Time
+
+	mu       sync.Mutex // guards everything below
+	rep      *Report
+	files    map[int]*ackedFile // acknowledged files by id
+	busy     map[int]bool       // files a worker is operating on
+	jobs     []*ackedJob
+	nextID   int
+	outLines sync.Mutex
+}
+
+// ackedFile is a put that closed: its bytes' digest, under the name the
+// last acknowledged rename gave it. alt is set while a rename of it failed
+// without a verdict: the file may be under either name.
+type ackedFile struct {
+	id   int
+	path string
+	alt  string
+	size int64
+	sum  [32]byte
+}
+
+func (r *run) logf(format string, a ...any) {
+	r.outLines.Lock()
+	defer r.outLines.Unlock()
+	fmt.Fprintf(r.o.Out, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
+}
+
+func (r *run) count(op string, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.rep.Ops[op]
+	if c == nil {
+		c = &OpCount{}
+		r.rep.Ops[op] = c
+	}
+	if ok {
+		c.OK++
+	} else {
+		c.Failed++
+	}
+}
+
+func (r *run) lost(format string, a ...any) {
+	s := fmt.Sprintf(format, a...)
+	r.mu.Lock()
+	r.rep.Lost = append(r.rep.Lost, s)
+	r.mu.Unlock()
+	r.logf("LOST %s", s)
+}
+
+func (r *run) warn(format string, a ...any) {
+	s := fmt.Sprintf(format, a...)
+	r.mu.Lock()
+	r.rep.Warnings = append(r.rep.Warnings, s)
+	r.mu.Unlock()
+	r.logf("warning: %s", s)
+}
+
+func (r *run) newID() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nextID++
+	return r.nextID
+}
+
+// Run runs a chaos campaign against the cluster in o.Home and returns its
+// report. The error is for a run that could not be carried out (no
+// cluster, a daemon that would not start again); lost operations are in
+// the report, not the error.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	o.setDefaults()
+	st, err := cluster.LoadState(o.Home)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range st.Daemons {
+		if !d.Running() {
+			return nil, fmt.Errorf("chaos: %s of the cluster in %s is not running; start it (smarth cluster up) first", d.Name, st.Home)
+		}
+	}
+	r := &run{o: o, st: st, rep: &Report{Dir: o.Dir, Seed: o.Seed, Ops: map[string]*OpCount{}},
+		files: map[int]*ackedFile{}, busy: map[int]bool{}}
+	fsys, err := r.newClient("")
+	if err != nil {
+		return nil, err
+	}
+	defer fsys.Close()
+	mctx, cancel := context.WithTimeout(ctx, time.Minute)
+	err = fsys.Mkdir(mctx, o.Dir, 0o755, true)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("chaos: mkdir %s: %w", o.Dir, err)
+	}
+	if _, ok := st.Daemon("resourcemanager"); !ok && !o.NoJobs {
+		r.logf("the cluster has no resource manager: running no jobs")
+		o.NoJobs = true
+		r.o.NoJobs = true
+	}
+
+	r.start = time.Now()
+	loadCtx, stopLoad := context.WithTimeout(ctx, o.Duration)
+	defer stopLoad()
+	var wg sync.WaitGroup
+	var faultErr error
+	wg.Go(func() { faultErr = r.faults(loadCtx) })
+	for w := range o.Workers {
+		mode := ""
+		if w%2 == 1 {
+			mode = "multipipeline" // half the writers use SMARTH's asynchronous multi-pipeline write
+		}
+		wg.Go(func() { r.fileWorker(loadCtx, w, mode) })
+	}
+	if !o.NoJobs {
+		wg.Go(func() { r.jobWorker(loadCtx) })
+	}
+	wg.Wait()
+	r.rep.Elapsed = time.Since(r.start)
+	if ctx.Err() != nil {
+		return r.rep, ctx.Err()
+	}
+	if faultErr != nil {
+		return r.rep, faultErr
+	}
+	r.logf("load done after %s: %d ops, %d faults; bringing every daemon back", r.rep.Elapsed.Round(time.Second), r.rep.OpsDone(), len(r.rep.Faults))
+
+	sctx, cancel := context.WithTimeout(ctx, o.Settle)
+	defer cancel()
+	if err := r.allUp(sctx); err != nil {
+		return r.rep, err
+	}
+	if o.BeforeVerify != nil {
+		var paths, outs []string
+		for _, f := range r.files {
+			if f.alt == "" {
+				paths = append(paths, f.path)
+			}
+		}
+		for _, j := range r.jobs {
+			outs = append(outs, j.output)
+		}
+		slices.Sort(paths)
+		if err := o.BeforeVerify(sctx, fsys, paths, outs); err != nil {
+			return r.rep, err
+		}
+	}
+	r.verify(sctx, fsys)
+	return r.rep, nil
+}
+
+func (r *run) newClient(mode string) (*client.FileSystem, error) {
+	return client.New(client.Config{NameNode: r.st.NameNode, WriteMode: mode})
+}
+
+// faults kills a random daemon, waits, starts it again with the cluster's
+// start machinery, and repeats every Interval until ctx ends. One daemon
+// is down at a time, so a file written with replication 3 always has a
+// replica on a running datanode unless a pipeline had shrunk to one.
+func (r *run) faults(ctx context.Context) error {
+	rng := rand.New(rand.NewPCG(r.o.Seed, 1))
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(jitter(rng, r.o.Interval)):
+		}
+		st, err := cluster.LoadState(r.o.Home)
+		if err != nil {
+			return err
+		}
+		victim, ok := pickVictim(rng, st, r.o.Kinds)
+		if !ok {
+			return fmt.Errorf("chaos: no running daemon of kinds %v to kill", r.o.Kinds)
+		}
+		f := Fault{At: time.Now(), Daemon: victim.Name, PID: victim.PID}
+		if err := syscall.Kill(victim.PID, syscall.SIGKILL); err != nil {
+			return fmt.Errorf("chaos: kill %s (pid %d): %w", victim.Name, victim.PID, err)
+		}
+		r.logf("SIGKILL %s (pid %d)", victim.Name, victim.PID)
+		for victim.Running() { // a zombie counts as gone: pidRuns checks the command line
+			time.Sleep(20 * time.Millisecond)
+		}
+		// The pause is the outage under test, not a wait for a condition.
+		time.Sleep(time.Duration(200*time.Millisecond) + time.Duration(rng.Int64N(int64(r.o.MaxDown-200*time.Millisecond)+1)))
+		// Restart even when the load is over: verification wants every
+		// daemon back, and a start cut short by ctx would leave it down.
+		for attempt := 1; ; attempt++ {
+			sctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			_, err := cluster.Start(sctx, victim.Name, cluster.ControlOptions{Home: r.o.Home, ReadyTimeout: 2 * time.Minute})
+			cancel()
+			if err == nil {
+				break
+			}
+			f.StartErrs = append(f.StartErrs, err.Error())
+			r.logf("start %s, attempt %d: %v", victim.Name, attempt, err)
+			if attempt == 5 {
+				r.mu.Lock()
+				r.rep.Faults = append(r.rep.Faults, f)
+				r.mu.Unlock()
+				return fmt.Errorf("chaos: %s would not start again after SIGKILL: %v", victim.Name, err)
+			}
+			// A daemon that half started (its ready wait timed out) may
+			// still run; stop it so the next attempt starts afresh.
+			_, _ = cluster.Stop(victim.Name, cluster.ControlOptions{Home: r.o.Home, StopGrace: 5 * time.Second})
+			time.Sleep(2 * time.Second) // back-off between start attempts
+		}
+		f.Down = time.Since(f.At)
+		r.mu.Lock()
+		r.rep.Faults = append(r.rep.Faults, f)
+		n := len(r.rep.Faults)
+		r.mu.Unlock()
+		if len(f.StartErrs) > 0 {
+			r.warn("%s needed %d start attempts after SIGKILL: %s", victim.Name, len(f.StartErrs)+1, f.StartErrs[0])
+		}
+		r.logf("fault %d: %s back after %s", n, victim.Name, f.Down.Round(10*time.Millisecond))
+	}
+}
+
+// jitter is d ±25%.
+func jitter(rng *rand.Rand, d time.Duration) time.Duration {
+	return d*3/4 + time.Duration(rng.Int64N(int64(d)/2+1))
+}
+
+// pickVictim chooses a kind uniformly among those with a running daemon,
+// then one running daemon of it.
+func pickVictim(rng *rand.Rand, st *cluster.State, kinds []string) (cluster.Daemon, bool) {
+	by := map[string][]cluster.Daemon{}
+	var have []string
+	for _, d := range st.Daemons {
+		if slices.Contains(kinds, d.Kind) && d.Running() {
+			if len(by[d.Kind]) == 0 {
+				have = append(have, d.Kind)
+			}
+			by[d.Kind] = append(by[d.Kind], d)
+		}
+	}
+	if len(have) == 0 {
+		return cluster.Daemon{}, false
+	}
+	sort.Strings(have)
+	ds := by[have[rng.IntN(len(have))]]
+	return ds[rng.IntN(len(ds))], true
+}
+
+// allUp starts every daemon that is not running (a restart that was cut
+// short) and waits until the namenode has every datanode live and is out
+// of safe mode.
+func (r *run) allUp(ctx context.Context) error {
+	st, err := cluster.LoadState(r.o.Home)
+	if err != nil {
+		return err
+	}
+	var hosts []string
+	for _, d := range st.Daemons {
+		if !d.Running() {
+			r.warn("%s was not running after the load; starting it", d.Name)
+			if _, err := cluster.Start(ctx, d.Name, cluster.ControlOptions{Home: r.o.Home}); err != nil {
+				return fmt.Errorf("chaos: start %s for verification: %w", d.Name, err)
+			}
+		}
+		if d.Kind == "datanode" {
+			hosts = append(hosts, d.Hostname)
+		}
+	}
+	st, err = cluster.LoadState(r.o.Home)
+	if err != nil {
+		return err
+	}
+	return cluster.WaitDataNodes(ctx, st.NameNode, hosts)
+}
+
+// errWrongContent is a read that returned bytes other than the
+// acknowledged ones.
+var errWrongContent = errors.New("wrong content")
