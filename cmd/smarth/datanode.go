@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"smarth/internal/datanode"
+	"smarth/internal/webhdfs/stream"
 )
 
 var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newDatanodeCmd()} })
@@ -83,6 +84,9 @@ func runDatanode(cfg datanode.Config, log *slog.Logger, readyFile string) error 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sig)
+	// WebHDFS's datanode side moves bytes with the client library, which
+	// the datanode package may not import; it is mounted from here.
+	cfg.WebHDFS = stream.New(stream.Config{NameNode: cfg.NameNode, ClientHost: cfg.Hostname, Logger: log.With("component", "webhdfs")})
 	dn, err := datanode.New(cfg, log)
 	if err != nil {
 		return err

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,13 +20,14 @@ import (
 	"smarth/internal/cluster"
 	"smarth/internal/doctor"
 	"smarth/internal/testbed"
+	"smarth/internal/testbed/daemonplan"
 )
 
 var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newDoctorCmd()} })
 
 type doctorFlags struct {
 	root, testbed, revertFile, revert string
-	dataDirs, only                    []string
+	dataDirs, only, ownPorts          []string
 	ports                             []int
 	json, fix, cluster                bool
 }
@@ -67,6 +70,10 @@ testbed (network sysctls are per namespace there).`,
 	fl.StringVar(&f.revert, "revert", "", "restore the values recorded in this revert file and exit")
 	fl.BoolVar(&f.cluster, "cluster", false, "check the local cluster's data directories and ports")
 	fl.StringVar(&f.testbed, "testbed", "", "run on every host of this testbed")
+	// --testbed passes each host's own daemon ports down, so that the
+	// namenode holding 8020 on its host is not "another program".
+	fl.StringSliceVar(&f.ownPorts, "own-port", nil, "PORT=DAEMON: a port this host's smarth daemon holds")
+	_ = fl.MarkHidden("own-port")
 	return c
 }
 
@@ -89,6 +96,23 @@ func runDoctor(cmd *cobra.Command, f *doctorFlags) error {
 	}
 	env := doctor.NewEnv(f.root)
 	env.DataDirs, env.Ports = f.dataDirs, f.ports
+	if len(f.ownPorts) > 0 {
+		if env.Ports == nil {
+			env.Ports = doctor.DefaultPorts()
+		}
+		env.PortsInUse = map[int]string{}
+		for _, kv := range f.ownPorts {
+			p, name, ok := strings.Cut(kv, "=")
+			n, err := strconv.Atoi(p)
+			if !ok || err != nil || n <= 0 || n > 65535 {
+				return usageErr("--own-port %q: want PORT=DAEMON", kv)
+			}
+			env.PortsInUse[n] = name
+			if !slices.Contains(env.Ports, n) {
+				env.Ports = append(env.Ports, n)
+			}
+		}
+	}
 	if f.revert != "" {
 		done, err := doctor.Revert(env, f.revert)
 		for _, c := range done {
@@ -211,9 +235,27 @@ func doctorTestbed(ctx context.Context, f *doctorFlags, logw io.Writer) ([]docto
 	for _, id := range f.only {
 		argv = append(argv, "--check", id)
 	}
+	// The plan is rebuilt from the topology (the state does not keep the
+	// configs): each host's daemons, their ports and data directories.
+	plan := daemonplan.Plan(s.Topology, s.WorkDir)
 	var out []doctor.Report
 	for _, host := range s.Topology.HostNames() {
-		x, err := m.Command(ctx, s, host, argv)
+		hostArgv := slices.Clone(argv)
+		for _, d := range plan {
+			if d.Host != host {
+				continue
+			}
+			for _, k := range slices.Sorted(maps.Keys(d.Config)) {
+				a, _ := d.Config[k].(string)
+				if _, p, err := net.SplitHostPort(a); err == nil && strings.HasSuffix(k, "_addr") {
+					hostArgv = append(hostArgv, "--own-port", p+"="+d.Name())
+				}
+				if (k == "data_dir" || k == "meta_dir") && a != "" && len(f.dataDirs) == 0 {
+					hostArgv = append(hostArgv, "--data-dir", a)
+				}
+			}
+		}
+		x, err := m.Command(ctx, s, host, hostArgv)
 		if err != nil {
 			return nil, err
 		}

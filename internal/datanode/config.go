@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"time"
 
@@ -100,6 +101,11 @@ type Config struct {
 	// Dial, if set, connects to other datanodes' data ports instead of a
 	// plain TCP dial (tests slow or cut links with it).
 	Dial func(ctx context.Context, addr string) (net.Conn, error) `yaml:"-"`
+
+	// WebHDFS, if set, serves /webhdfs/v1/ on http_addr: the datanode side
+	// of WebHDFS (package webhdfs/stream), which the launcher builds because
+	// it moves bytes with the client library the datanode must not import.
+	WebHDFS http.Handler `yaml:"-"`
 }
 
 // DefaultConfig returns the defaults of the daemon config contract.

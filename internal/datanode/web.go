@@ -26,6 +26,9 @@ func (d *DataNode) httpHandler() http.Handler {
 	d.console().Handle(mux, func() any { return d.cfg }, d.health)
 	mux.Handle("/metrics", promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/{$}", d.serveOverview)
+	if d.cfg.WebHDFS != nil {
+		mux.Handle("/webhdfs/v1/", d.cfg.WebHDFS)
+	}
 	if d.cfg.Pprof {
 		webui.HandlePprof(mux)
 	}

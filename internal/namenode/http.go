@@ -23,6 +23,7 @@ func (nn *NameNode) httpHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(nn.metrics.reg, promhttp.HandlerOpts{}))
 	nn.consoleRoutes(mux)
+	nn.webhdfsRoutes(mux)
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
 		nn.console().Page(w, "Overview", webui.Render(statusPage, nn.statusData()))
 	})

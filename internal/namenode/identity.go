@@ -37,6 +37,10 @@ type identity struct {
 
 	mu     sync.Mutex // guards groups
 	groups map[string]groupEntry
+
+	// web issues and checks WebHDFS tokens; a token is also a credential
+	// here (a datanode serving a WebHDFS redirect presents one).
+	web *webAuth
 }
 
 type groupEntry struct {
@@ -63,6 +67,9 @@ func newIdentity(cfg Config, logger *slog.Logger) (*identity, error) {
 		if id.dnKey, err = auth.LoadOrCreateKey(cfg.datanodeKeyFile()); err != nil {
 			return nil, fmt.Errorf("datanode_key_file: %w", err)
 		}
+	}
+	if id.web, err = newWebAuth(id, cfg.MetaDir, time.Now); err != nil {
+		return nil, err
 	}
 	return id, nil
 }
@@ -91,7 +98,7 @@ func (id *identity) authenticate(ctx context.Context, method string, req any) (c
 	}
 	name := first(md.Get(auth.MDUser))
 	if id.mode == auth.Secure {
-		u, err := auth.VerifyUser(id.secret, first(md.Get(auth.MDCredential)))
+		u, err := id.web.Verify(first(md.Get(auth.MDCredential)))
 		if err != nil {
 			return ctx, status.Error(codes.Unauthenticated, err.Error())
 		}

@@ -7,6 +7,7 @@ import (
 
 	"smarth/internal/datanode"
 	"smarth/internal/namenode"
+	"smarth/internal/webhdfs/stream"
 )
 
 // Cluster is an in-process test cluster: one namenode and N datanodes as
@@ -84,6 +85,7 @@ func (c *Cluster) startDataNode(i int) error {
 	if c.opts.Links != nil {
 		cfg.Dial = c.opts.Links.dialer(Hostname(i))
 	}
+	cfg.WebHDFS = stream.New(stream.Config{NameNode: c.NameNodeAddr(), ClientHost: Hostname(i), Logger: c.logs.logger(Hostname(i) + "-webhdfs")})
 	c.mu.Lock()
 	c.restarts[i]++
 	name := Hostname(i)

@@ -1,0 +1,88 @@
+package webhdfs
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Authority is the namenode's knowledge of who calls: it checks proofs
+// with the namenode's identity secret, resolves the caller the way the
+// gRPC server does, and issues the tokens WebHDFS hands out.
+type Authority interface {
+	// Secure reports secure mode: callers prove who they are and
+	// user.name is never trusted.
+	Secure() bool
+	// Verify returns the user a credential proves: a user credential
+	// ("user:mac") or a token this namenode issued and has not cancelled.
+	Verify(cred string) (user string, err error)
+	// MayProxy reports whether real may act for other users (doas).
+	MayProxy(real string) bool
+	// Caller returns ctx carrying user as the established caller of the
+	// namenode's ClientProtocol methods.
+	Caller(ctx context.Context, user string) context.Context
+	// IssueDelegation mints a delegation token for user ("" with no
+	// error in simple mode, where a Hadoop namenode returns a null token).
+	IssueDelegation(user, renewer string) (string, error)
+	// IssueRedirect mints the short-lived token a datanode passes back
+	// as user's credential for one redirected operation.
+	IssueRedirect(user string) string
+	// Renew extends a delegation token and returns its new expiry (unix
+	// ms); only its renewer may.
+	Renew(token, caller string) (int64, error)
+	// Cancel revokes a delegation token; its user or renewer may.
+	Cancel(token, caller string) error
+}
+
+// DefaultWebUser is the user of a simple-mode request that names none
+// (Hadoop's hadoop.http.staticuser.user).
+const DefaultWebUser = "dr.who"
+
+// authenticate establishes the user a request acts as. Secure mode: a
+// delegation token (delegation=) or a credential in the Authorization
+// header ("Bearer <credential>"); user.name is ignored. Simple mode:
+// user.name as asserted, as Hadoop's pseudo authentication. In both, doas
+// switches to another user only for a configured proxy user.
+func authenticate(a Authority, r *http.Request, p Params) (string, *RemoteException) {
+	var user string
+	if a.Secure() {
+		cred := p.Str("delegation")
+		if cred == "" {
+			if h := r.Header.Get("Authorization"); h != "" {
+				scheme, v, _ := strings.Cut(h, " ")
+				if strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "Smarth") {
+					cred = strings.TrimSpace(v)
+				}
+			}
+		}
+		if cred == "" {
+			return "", Exception("SecurityException", "Authentication required: this namenode runs in secure mode; pass a delegation token (delegation=, from op=GETDELEGATIONTOKEN) or your credential (Authorization: Bearer <the contents of your token file>)")
+		}
+		u, err := a.Verify(cred)
+		if err != nil {
+			return "", Exception("SecurityException", "Failed to obtain user group information: "+err.Error())
+		}
+		user = u
+	} else {
+		u, err := p.User("user.name")
+		if err != nil {
+			return "", FromError(err)
+		}
+		user = u
+		if user == "" {
+			user = DefaultWebUser
+		}
+	}
+	doas, err := p.User("doas")
+	if err != nil {
+		return "", FromError(err)
+	}
+	if doas != "" && doas != user {
+		if !a.MayProxy(user) {
+			return "", Exception("AuthorizationException", fmt.Sprintf("User: %s is not allowed to impersonate %s", user, doas))
+		}
+		user = doas
+	}
+	return user, nil
+}

@@ -1,0 +1,221 @@
+// Package stream is the datanode side of WebHDFS: the second step of
+// CREATE, APPEND and OPEN, and GETFILECHECKSUM, which the namenode
+// redirects to a datanode's HTTP port. It moves the bytes with the
+// ordinary client (internal/client), acting as the user the namenode
+// authenticated: the redirect URL's delegation= token, signed by the
+// namenode, is the client's credential, so the namenode checks it on every
+// call and a datanode cannot be made to act for anyone else.
+//
+// It lives apart from package webhdfs because it needs the client, which
+// the namenode must not import; the daemon's launcher mounts it on the
+// datanode's HTTP server (datanode.Config.WebHDFS).
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"smarth/internal/client"
+	"smarth/internal/webhdfs"
+)
+
+// Config configures a datanode's WebHDFS handler.
+type Config struct {
+	NameNode   string // the namenode's gRPC address
+	ClientHost string // this datanode's host name: writes place their first replica here
+	WriteMode  string // client write mode ("" = the client's default)
+	Logger     *slog.Logger
+	// Client adjusts each request's client config (tests).
+	Client func(*client.Config)
+}
+
+// Handler serves /webhdfs/v1/ on a datanode.
+type Handler struct {
+	cfg Config
+	log *slog.Logger
+}
+
+// New returns the datanode-side handler.
+func New(cfg Config) *Handler {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{cfg: cfg, log: cfg.Logger}
+}
+
+// copyBuf is the size of the copies between HTTP and the client: a few
+// packets, so neither side waits on small reads.
+const copyBuf = 1 << 20
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			h.log.Error("panic in webhdfs handler", "url", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+			webhdfs.WriteError(w, webhdfs.Exception("RuntimeException", fmt.Sprintf("internal datanode error: %v", v)))
+		}
+	}()
+	if err := h.serve(w, r); err != nil {
+		re := webhdfs.FromError(err)
+		h.log.Debug("webhdfs error", "url", r.URL.Path, "error", re)
+		webhdfs.WriteError(w, re)
+	}
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
+	p, err := webhdfs.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return err
+	}
+	op := strings.ToUpper(p.Str("op"))
+	path, err := webhdfs.CleanPath("path", strings.TrimPrefix(r.URL.Path, webhdfs.Prefix))
+	if err != nil {
+		return err
+	}
+	var run func(context.Context, *client.FileSystem, http.ResponseWriter, *http.Request, webhdfs.Params, string) error
+	switch {
+	case r.Method == http.MethodPut && op == "CREATE":
+		run = h.create
+	case r.Method == http.MethodPost && op == "APPEND":
+		run = h.append
+	case r.Method == http.MethodGet && op == "OPEN":
+		run = h.open
+	case r.Method == http.MethodGet && op == "GETFILECHECKSUM":
+		run = h.checksum
+	default:
+		return webhdfs.Unsupported(fmt.Sprintf("%s op=%s is not served by a datanode; send it to the namenode", r.Method, op))
+	}
+	tok := p.Str("delegation")
+	if tok == "" {
+		return webhdfs.Exception("SecurityException", "no delegation token: a datanode serves only the URL the namenode redirected to (start at the namenode)")
+	}
+	cfg := client.Config{NameNode: h.cfg.NameNode, Credential: tok, ClientHost: h.cfg.ClientHost, WriteMode: h.cfg.WriteMode, Logger: h.log}
+	if h.cfg.Client != nil {
+		h.cfg.Client(&cfg)
+	}
+	fsys, err := client.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	return run(r.Context(), fsys, w, r, p, path)
+}
+
+// create is CREATE's second step: the body becomes the file. The answer
+// is 201 with the file's URI in Location, after the file is complete.
+func (h *Handler) create(ctx context.Context, fsys *client.FileSystem, w http.ResponseWriter, r *http.Request, p webhdfs.Params, path string) error {
+	overwrite, err := p.Bool("overwrite", false)
+	if err != nil {
+		return err
+	}
+	perm, err := p.Permission("permission", 0o644)
+	if err != nil {
+		return err
+	}
+	bs, err := p.Long("blocksize", 0, 1)
+	if err != nil {
+		return err
+	}
+	repl, err := p.Short("replication", 0, 1)
+	if err != nil {
+		return err
+	}
+	fw, err := fsys.Create(ctx, path, client.CreateOptions{Overwrite: overwrite, Perm: fs.FileMode(perm), BlockSize: bs, Replication: int(repl)})
+	if err != nil {
+		return err
+	}
+	if err := h.fill(fw, r.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Location", (&url.URL{Scheme: "hdfs", Host: h.cfg.NameNode, Path: path}).String())
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// writer is what create and append fill.
+type writer interface {
+	io.Writer
+	Close() error
+	Abort() error
+}
+
+// fill copies body into fw and closes it; a body cut short aborts the
+// write instead of completing a truncated file.
+func (h *Handler) fill(fw writer, body io.Reader) error {
+	buf := make([]byte, copyBuf)
+	if _, err := io.CopyBuffer(onlyWriter{fw}, body, buf); err != nil {
+		_ = fw.Abort()
+		var re *webhdfs.RemoteException
+		if errors.As(err, &re) {
+			return err
+		}
+		return webhdfs.Exception("IOException", "writing the request body: "+err.Error())
+	}
+	return fw.Close()
+}
+
+// onlyWriter hides ReadFrom so CopyBuffer uses the large buffer.
+type onlyWriter struct{ io.Writer }
+
+// open is OPEN's second step: offset and length pick the bytes.
+func (h *Handler) open(ctx context.Context, fsys *client.FileSystem, w http.ResponseWriter, r *http.Request, p webhdfs.Params, path string) error {
+	off, err := p.Long("offset", 0, 0)
+	if err != nil {
+		return err
+	}
+	length, err := p.Long("length", -1, 0)
+	if err != nil && p.Str("length") != "" {
+		return err
+	}
+	fr, err := fsys.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer fr.Close()
+	size := fr.Size()
+	if off > size {
+		return webhdfs.Exception("IOException", fmt.Sprintf("Offset=%d out of the range [0, %d); OPEN, path=%s", off, size, path))
+	}
+	n := size - off
+	if length >= 0 && length < n {
+		n = length
+	}
+	if _, err := fr.Seek(off, io.SeekStart); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
+	w.WriteHeader(http.StatusOK)
+	if _, err := io.CopyBuffer(w, io.LimitReader(fr, n), make([]byte, copyBuf)); err != nil {
+		// Headers are gone: the client sees a body shorter than
+		// Content-Length, which every HTTP client reports.
+		h.log.Warn("webhdfs open: read failed mid-response", "path", path, "error", err)
+	}
+	return nil
+}
+
+func (h *Handler) checksum(ctx context.Context, fsys *client.FileSystem, w http.ResponseWriter, r *http.Request, p webhdfs.Params, path string) error {
+	sum, err := fsys.FileChecksum(ctx, path)
+	if err != nil {
+		return err
+	}
+	webhdfs.WriteJSON(w, map[string]any{"FileChecksum": map[string]any{
+		"algorithm": sum.Algorithm(), "bytes": sum.String(), "length": len(sum.Bytes()),
+	}})
+	return nil
+}
+
+// append is APPEND's second step. The namenode does not redirect APPEND
+// until its append RPC exists; a URL made up by hand gets the same answer.
+func (h *Handler) append(ctx context.Context, fsys *client.FileSystem, w http.ResponseWriter, r *http.Request, p webhdfs.Params, path string) error {
+	return webhdfs.Unsupported("op=APPEND is not supported")
+}
