@@ -153,6 +153,10 @@ func (p *Procs) NameNodePID() int {
 	return p.nn.PID
 }
 
+// DataDir is datanode i's data directory (its block store), for tests
+// that look at or damage replicas on disk.
+func (p *Procs) DataDir(i int) string { return nodeDir(p.root, Hostname(i)) }
+
 // DataNodePID is datanode i's process id (0 while stopped).
 func (p *Procs) DataNodePID(i int) int {
 	p.mu.Lock()

@@ -1,0 +1,253 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"smarth/internal/client"
+	"smarth/internal/testcluster"
+)
+
+// pipelineLog collects the writer's "pipeline open" records: the block and
+// its datanodes in pipeline order, as the client connected them.
+type pipelineLog struct{ buf syncBuffer }
+
+var dnName = regexp.MustCompile(`\bdn[0-9]+\b`)
+
+// last returns the most recently opened pipeline: its block id and hosts
+// in order (first is the one the client streams to).
+func (l *pipelineLog) last() (uint64, []string) {
+	var id uint64
+	var hosts []string
+	for _, line := range strings.Split(l.buf.String(), "\n") {
+		var rec struct {
+			Msg   string `json:"msg"`
+			Block uint64 `json:"block"`
+			Nodes string `json:"nodes"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "pipeline open" {
+			id, hosts = rec.Block, dnName.FindAllString(rec.Nodes, -1)
+		}
+	}
+	return id, hosts
+}
+
+// rbwSize is the size of datanode i's replica-being-written file of block
+// id, -1 if it has none.
+func rbwSize(c *testcluster.Procs, i int, id uint64) int64 {
+	var size int64 = -1
+	_ = filepath.WalkDir(c.DataDir(i), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == fmt.Sprintf("blk_%d", id) && strings.Contains(p, string(filepath.Separator)+"rbw"+string(filepath.Separator)) {
+			if fi, err := d.Info(); err == nil {
+				size = fi.Size()
+			}
+		}
+		return nil
+	})
+	return size
+}
+
+// TestProcsDatanodeKilledInPipeline: a cluster of datanode processes, a
+// file written through a pipeline, and the datanode at one position of the
+// pipeline of the block being written SIGKILLed in the middle of that
+// block. The victim is verified three ways before the kill: the client's
+// own record of the pipeline it opened (order included), the namenode's
+// locations of the under-construction block (same nodes), and the victim's
+// replica-being-written file of that block on disk. Afterwards the write
+// completes through pipeline recovery or fails; either way the file is
+// closed (by the writer or by lease recovery), every acknowledged byte
+// reads back, and every replica the namenode lists is read directly from
+// its datanode and matches. The control flips a byte in one listed
+// replica on disk and the same per-replica check must catch it.
+func TestProcsDatanodeKilledInPipeline(t *testing.T) {
+	for _, mode := range []string{"classic", "multipipeline"} {
+		for pos, name := range []string{"first", "middle", "last"} {
+			t.Run(mode+"/"+name, func(t *testing.T) {
+				killInPipeline(t, mode, pos)
+			})
+		}
+	}
+}
+
+func killInPipeline(t *testing.T, mode string, pos int) {
+	// Multi-pipeline mode keeps two pipelines open only with live >= 2 x
+	// replication datanodes; with fewer it writes like classic.
+	n := map[string]int{"classic": 4, "multipipeline": 6}[mode]
+	c := testcluster.StartProcs(t, testcluster.Options{DataNodes: n, BlockSize: 1 << 20,
+		LeaseSoftLimit: time.Second, LeaseHardLimit: 2 * time.Second})
+	var plog pipelineLog
+	f := c.Client(t, testcluster.WithWriteMode(mode), testcluster.WithConfig(func(cfg *client.Config) {
+		cfg.Logger = slog.New(slog.NewJSONHandler(&plog.buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}))
+	ctx := context.Background()
+	want := data(3<<20+777, uint64(10+pos))
+	w, err := f.Create(ctx, "/f", client.CreateOptions{Replication: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One whole block and half of the second: the second is the block
+	// being written when the victim dies.
+	half := 1<<20 + 1<<19
+	if _, err := w.Write(want[:half]); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		block  uint64
+		pipe   []string
+		victim string
+	)
+	c.WaitFor(t, "the second block's pipeline open, listed by the namenode and its victim receiving it", func() bool {
+		block, pipe = plog.last()
+		if len(pipe) != 3 {
+			return false
+		}
+		locs, err := f.BlockLocations(ctx, "/f", 0, 1<<40)
+		if err != nil || len(locs) != 2 || locs[1].BlockID != block {
+			return false
+		}
+		if !sameSet(locs[1].Hosts, pipe) {
+			t.Fatalf("the namenode lists %v for block %d, the client opened its pipeline to %v", locs[1].Hosts, block, pipe)
+		}
+		victim = pipe[pos]
+		return rbwSize(c, hostIndex(t, victim), block) > 0
+	})
+	t.Logf("%s pipeline of block %d: %v; SIGKILL %s (pid %d) with %d bytes of the block on its disk",
+		mode, block, pipe, victim, c.DataNodePID(hostIndex(t, victim)), rbwSize(c, hostIndex(t, victim), block))
+	c.KillDataNode(hostIndex(t, victim))
+
+	var werr error
+	if _, werr = w.Write(want[half:]); werr == nil {
+		werr = w.Close()
+	}
+	acked := want
+	if werr != nil {
+		// No hflush was acknowledged: nothing is promised, but the file
+		// must still be closed by lease recovery at a prefix of what was
+		// written.
+		t.Logf("write failed after the kill (allowed): %v", werr)
+		acked = nil
+		c.WaitFor(t, "lease recovery to close /f", func() bool {
+			st, err := f.Stat(ctx, "/f")
+			return err == nil && !st.UnderConstruction
+		})
+	}
+	got := mustRead(t, f, "/f")
+	if len(got) < len(acked) || !bytes.Equal(got, want[:len(got)]) {
+		t.Fatalf("/f reads %d bytes, not the %d acknowledged ones (or not a prefix of what was written)", len(got), len(acked))
+	}
+	if st, err := f.Stat(ctx, "/f"); err != nil || st.UnderConstruction {
+		t.Fatalf("/f after the write: %+v %v; want closed", st, err)
+	}
+	// The killed datanode comes back with its stale replica of the block
+	// (older stamp, shorter): it must never be listed or served.
+	c.RestartDataNode(hostIndex(t, victim))
+	if err := eachReplica(ctx, t, c, "/f", got); err != nil {
+		t.Fatal(err)
+	}
+
+	// Control: a replica the namenode lists, damaged on disk, fails the
+	// same check.
+	locs, err := f.BlockLocations(ctx, "/f", 0, 1<<40)
+	if err != nil || len(locs) == 0 {
+		t.Fatalf("locations: %v %v", locs, err)
+	}
+	bad := locs[0].Hosts[0]
+	if !corruptFinalized(t, c, hostIndex(t, bad), locs[0].BlockID) {
+		t.Fatalf("control: no finalized replica of block %d on %s to damage", locs[0].BlockID, bad)
+	}
+	if err := eachReplica(ctx, t, c, "/f", got); err == nil {
+		t.Fatalf("control: a damaged replica on %s passed the per-replica check", bad)
+	} else {
+		t.Logf("control caught it: %v", err)
+	}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// eachReplica reads every replica of every block of p that the namenode
+// lists, each from its own datanode: a client placed on that host is
+// given the local replica first, and the reader must say that datanode
+// served the block (a replica failing its checksums would make the reader
+// move to another and show up here) and the bytes must be want's.
+func eachReplica(ctx context.Context, t *testing.T, c *testcluster.Procs, p string, want []byte) error {
+	t.Helper()
+	admin := c.Client(t)
+	ids := map[string]string{}
+	dns, err := admin.Datanodes(ctx, 0)
+	if err != nil {
+		return err
+	}
+	for _, d := range dns {
+		ids[d.GetHostname()] = d.GetId()
+	}
+	locs, err := admin.BlockLocations(ctx, p, 0, 1<<40)
+	if err != nil {
+		return err
+	}
+	replicas := 0
+	for _, l := range locs {
+		if len(l.Hosts) == 0 {
+			return fmt.Errorf("block %d at offset %d has no replica listed", l.BlockID, l.Offset)
+		}
+		for _, h := range l.Hosts {
+			fc := c.Client(t, testcluster.WithClientHost(h))
+			r, err := fc.Open(ctx, p)
+			if err != nil {
+				return err
+			}
+			buf := make([]byte, l.Length)
+			_, err = r.ReadAt(buf, l.Offset)
+			served := r.ServedBy(l.BlockID)
+			r.Close()
+			fc.Close()
+			if err != nil && err != io.EOF {
+				return fmt.Errorf("block %d from %s: %v", l.BlockID, h, err)
+			}
+			if served != ids[h] {
+				return fmt.Errorf("block %d: asked %s (id %s), served by %q: the replica on %s was not usable", l.BlockID, h, ids[h], served, h)
+			}
+			if !bytes.Equal(buf, want[l.Offset:l.Offset+l.Length]) {
+				return fmt.Errorf("block %d: the replica on %s serves wrong bytes", l.BlockID, h)
+			}
+			replicas++
+		}
+	}
+	t.Logf("read %d replicas of %d blocks of %s directly, each from its datanode", replicas, len(locs), p)
+	return nil
+}
+
+// corruptFinalized flips a byte in the middle of datanode i's finalized
+// replica of block id.
+func corruptFinalized(t *testing.T, c *testcluster.Procs, i int, id uint64) bool {
+	t.Helper()
+	done := false
+	_ = filepath.WalkDir(c.DataDir(i), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != fmt.Sprintf("blk_%d", id) || !strings.Contains(p, "finalized") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) == 0 {
+			return err
+		}
+		b[len(b)/2] ^= 0x5a
+		done = true
+		return os.WriteFile(p, b, 0o644)
+	})
+	return done
+}
