@@ -145,6 +145,18 @@ func FuzzDecodeINode(f *testing.F) {
 	src := fsState{tree: namespace.New(namespace.Config{Superuser: "hdfs"}), blocks: blockmap.New()}
 	src.apply(&editOp{Kind: opCreate, Path: "/f", Perm: 0o644, Replication: 3, BlockSize: 512, Client: "c"}, namespace.Caller{Trusted: true})
 	src.apply(&editOp{Kind: opAddBlock, FileID: 2, Block: blockRef{ID: 1 << 30, GS: 1000}}, namespace.Caller{Trusted: true})
+	// A directory with the newer image fields: quotas, times, xattrs.
+	for _, o := range []*editOp{
+		{Kind: opMkdirs, Path: "/d", Perm: 0o1777, ParentPerm: 0o755, CreateParent: true, User: "alice", Now: 7},
+		{Kind: opSetQuota, Path: "/d", NSQuota: 100, DSQuota: 1 << 30},
+		{Kind: opSetTimes, Path: "/f", MTime: 1700000000000, ATime: 1700000000001},
+		{Kind: opSetXAttr, Path: "/d", XAttr: namespace.XAttr{Name: "user.k", Value: []byte{0, 1, 0xff}}, XAttrFlags: namespace.XAttrCreate},
+		{Kind: opSetXAttr, Path: "/f", XAttr: namespace.XAttr{Name: "trusted.t"}, XAttrFlags: namespace.XAttrCreate},
+	} {
+		if _, err := src.apply(o, namespace.Caller{Trusted: true}); err != nil {
+			f.Fatalf("%s: %v", o.Kind, err)
+		}
+	}
 	for _, r := range imageRecords(f, &src) {
 		f.Add(r)
 	}
