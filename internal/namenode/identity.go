@@ -98,7 +98,7 @@ func (id *identity) authenticate(ctx context.Context, method string, req any) (c
 	}
 	name := first(md.Get(auth.MDUser))
 	if id.mode == auth.Secure {
-		u, err := id.web.Verify(first(md.Get(auth.MDCredential)))
+		u, err := id.verify(first(md.Get(auth.MDCredential)))
 		if err != nil {
 			return ctx, status.Error(codes.Unauthenticated, err.Error())
 		}
