@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -40,7 +41,10 @@ faults injected and acknowledged ops lost, and exits 1 if any was lost (or a
 get served wrong bytes), 2 on bad usage.
 
 The run works under --dir in the DFS (default /chaos/<start time>) and leaves
-it there for inspection.`,
+it there for inspection. Its data stays bounded: beyond --max-files acknowledged
+files the load also deletes (an acknowledged delete must stay deleted), and a
+succeeded job's output is verified and removed once --keep-jobs newer ones exist.
+The first Ctrl-C ends the load early and still verifies; a second abandons it.`,
 		Example: `  smarth cluster up --datanodes 3 --block-size 1MiB
   smarth chaos --duration 30m --interval 20s
   smarth chaos --home /tmp/c1 --duration 2m --interval 5s --kinds datanode --seed 42 --no-jobs`,
@@ -58,8 +62,28 @@ it there for inspection.`,
 				}
 			}
 			o.Out = cmd.ErrOrStderr()
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
+			// The first Ctrl-C ends the load early and still verifies;
+			// a second abandons the run.
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			stopLoad := make(chan struct{})
+			o.Stop = stopLoad
+			sigs := make(chan os.Signal, 2)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			defer signal.Stop(sigs)
+			go func() {
+				select {
+				case <-sigs:
+					close(stopLoad)
+				case <-ctx.Done():
+					return
+				}
+				select {
+				case <-sigs:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
 			rep, err := chaos.Run(ctx, o)
 			if rep != nil {
 				rep.Print(cmd.OutOrStdout())
@@ -87,6 +111,8 @@ it there for inspection.`,
 	f.StringVar(&kinds, "kinds", "", "comma-separated kinds of daemon to kill (default namenode,datanode,nodemanager)")
 	f.StringVar(&o.Dir, "dir", "", "DFS directory of the run (default /chaos/<start time>)")
 	f.Int64Var(&o.MaxFileSize, "max-file-size", 3<<20, "largest file a put writes, in bytes")
+	f.IntVar(&o.MaxFiles, "max-files", 300, "acknowledged files kept; beyond it the load deletes files too")
+	f.IntVar(&o.KeepJobs, "keep-jobs", 20, "succeeded jobs whose output is kept for the final check (older ones are checked and removed)")
 	f.DurationVar(&o.Settle, "settle", 5*time.Minute, "after the load: how long to wait for daemons and replicas to come back while verifying")
 	return c
 }

@@ -40,10 +40,22 @@ type Options struct {
 	// /chaos/<start time>. It must not exist.
 	Dir         string
 	MaxFileSize int64 // largest put; default 3 MiB
+	// MaxFiles bounds the acknowledged files kept: beyond it the load
+	// deletes files too (an acknowledged delete is verified as gone), so
+	// a long run's data stays bounded. Default 300.
+	MaxFiles int
+	// KeepJobs is how many succeeded jobs' outputs are kept for the final
+	// verification; older ones are verified when they fall out and then
+	// deleted. Default 20.
+	KeepJobs int
 	// Settle bounds the wait, after the load, for every daemon to be back
 	// and every acknowledged file to be readable; default 5m.
 	Settle time.Duration
 	Out    io.Writer // progress lines; default discard
+	// Stop, when closed, ends the load early; verification still runs
+	// (smarth chaos closes it on the first Ctrl-C). Cancelling Run's
+	// context instead abandons the run.
+	Stop <-chan struct{}
 
 	// BeforeVerify, if set, runs between the end of the load and the
 	// verification with the run's client, the acknowledged files' paths
@@ -80,6 +92,12 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxFileSize <= 0 {
 		o.MaxFileSize = 3 << 20
+	}
+	if o.MaxFiles <= 0 {
+		o.MaxFiles = 300
+	}
+	if o.KeepJobs <= 0 {
+		o.KeepJobs = 20
 	}
 	if o.Settle <= 0 {
 		o.Settle = 5 * time.Minute
@@ -168,20 +186,24 @@ type run struct {
 	rep      *Report
 	files    map[int]*ackedFile // acknowledged files by id
 	busy     map[int]bool       // files a worker is operating on
+	deleted  []string           // paths of acknowledged deletes
 	jobs     []*ackedJob
+	verified int // promises checked (and kept) before the end: jobs that fell out of KeepJobs
 	nextID   int
 	outLines sync.Mutex
 }
 
 // ackedFile is a put that closed: its bytes' digest, under the name the
-// last acknowledged rename gave it. alt is set while a rename of it failed
-// without a verdict: the file may be under either name.
+// last acknowledged rename gave it. alt is set when a rename of it failed
+// without a verdict: the file may be under either name. mayBeGone is set
+// when a delete of it failed: it may be gone, or whole.
 type ackedFile struct {
-	id   int
-	path string
-	alt  string
-	size int64
-	sum  [32]byte
+	id        int
+	path      string
+	alt       string
+	mayBeGone bool
+	size      int64
+	sum       [32]byte
 }
 
 func (r *run) logf(format string, a ...any) {
@@ -265,6 +287,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	r.start = time.Now()
 	loadCtx, stopLoad := context.WithTimeout(ctx, o.Duration)
 	defer stopLoad()
+	if o.Stop != nil {
+		go func() {
+			select {
+			case <-o.Stop:
+				r.logf("stop asked: ending the load early, then verifying")
+				stopLoad()
+			case <-loadCtx.Done():
+			}
+		}()
+	}
 	var wg sync.WaitGroup
 	var faultErr error
 	wg.Go(func() { faultErr = r.faults(loadCtx) })
@@ -296,7 +328,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.BeforeVerify != nil {
 		var paths, outs []string
 		for _, f := range r.files {
-			if f.alt == "" {
+			if f.alt == "" && !f.mayBeGone {
 				paths = append(paths, f.path)
 			}
 		}

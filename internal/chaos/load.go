@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"path"
 	"slices"
@@ -38,6 +40,8 @@ func (r *run) fileWorker(ctx context.Context, w int, mode string) {
 	for ctx.Err() == nil {
 		var ok bool
 		switch n := rng.IntN(3); {
+		case n == 0 && r.numFiles() >= r.o.MaxFiles:
+			ok = r.delete(ctx, rng, fsys) // keeps the data bounded; puts come back below the cap
 		case n == 0 || r.numFiles() < 4:
 			ok = r.put(ctx, rng, fsys)
 		case n == 1:
@@ -126,7 +130,7 @@ func (r *run) checkout(rng *rand.Rand) *ackedFile {
 	defer r.mu.Unlock()
 	var ids []int
 	for id, f := range r.files {
-		if !r.busy[id] && f.alt == "" {
+		if !r.busy[id] && f.alt == "" && !f.mayBeGone {
 			ids = append(ids, id)
 		}
 	}
@@ -209,9 +213,33 @@ func (r *run) rename(ctx context.Context, rng *rand.Rand, fsys *client.FileSyste
 	return err == nil
 }
 
+// delete removes an acknowledged file. Acknowledged, the file must stay
+// gone; failed, it may be gone or whole.
+func (r *run) delete(ctx context.Context, rng *rand.Rand, fsys *client.FileSystem) bool {
+	f := r.checkout(rng)
+	if f == nil {
+		return false
+	}
+	defer r.checkin(f)
+	octx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	err := fsys.Delete(octx, f.path, false)
+	r.count("delete", err == nil)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err == nil {
+		delete(r.files, f.id)
+		r.deleted = append(r.deleted, f.path)
+	} else {
+		f.mayBeGone = true
+	}
+	return err == nil
+}
+
 // ackedJob is a job that SUCCEEDED and what its output must hold.
 type ackedJob struct {
 	id, app, output string
+	dir             string // the job's directory (input and output), deleted once verified
 	words           map[string]int64 // wordcount: exact counts
 	rows            int64            // teragen
 	checksum        int64            // teragen: the job's CHECKSUM counter
@@ -240,7 +268,7 @@ func (r *run) jobWorker(ctx context.Context) {
 		if i%2 == 0 {
 			ok = r.wordcount(ctx, rng, fsys, jc, dir)
 		} else {
-			ok = r.teragen(ctx, rng, jc, dir)
+			ok = r.teragen(ctx, rng, fsys, jc, dir)
 		}
 		if !ok {
 			sleepCtx(ctx, time.Second) // as the file workers' back-off
@@ -277,13 +305,11 @@ func (r *run) wordcount(ctx context.Context, rng *rand.Rand, fsys *client.FileSy
 	if err != nil {
 		return false
 	}
-	r.mu.Lock()
-	r.jobs = append(r.jobs, &ackedJob{id: res.JobID, app: "wordcount", output: out, words: words})
-	r.mu.Unlock()
+	r.addJob(ctx, fsys, &ackedJob{id: res.JobID, app: "wordcount", output: out, words: words, dir: dir})
 	return true
 }
 
-func (r *run) teragen(ctx context.Context, rng *rand.Rand, jc *jobclient.Client, dir string) bool {
+func (r *run) teragen(ctx context.Context, rng *rand.Rand, fsys *client.FileSystem, jc *jobclient.Client, dir string) bool {
 	rows := int64(5000 + rng.IntN(20000))
 	out := path.Join(dir, "tera")
 	res, err := r.runJob(ctx, jc, "teragen", map[string]string{apps.ParamOutput: out, "rows": strconv.FormatInt(rows, 10), "maps": "2"})
@@ -294,10 +320,38 @@ func (r *run) teragen(ctx context.Context, rng *rand.Rand, jc *jobclient.Client,
 	if t[apps.CounterRows] != rows {
 		r.lost("job %s (teragen --rows %d) SUCCEEDED reporting %d rows written", res.JobID, rows, t[apps.CounterRows])
 	}
-	r.mu.Lock()
-	r.jobs = append(r.jobs, &ackedJob{id: res.JobID, app: "teragen", output: out, rows: rows, checksum: t[apps.CounterChecksum]})
-	r.mu.Unlock()
+	r.addJob(ctx, fsys, &ackedJob{id: res.JobID, app: "teragen", output: out, rows: rows, checksum: t[apps.CounterChecksum], dir: dir})
 	return true
+}
+
+// addJob records a succeeded job. Beyond KeepJobs, the oldest kept job is
+// verified now and its directory deleted, so a long run's data stays
+// bounded; one whose output cannot be read now stays for the end.
+func (r *run) addJob(ctx context.Context, fsys *client.FileSystem, j *ackedJob) {
+	r.mu.Lock()
+	r.jobs = append(r.jobs, j)
+	var old *ackedJob
+	if len(r.jobs) > r.o.KeepJobs {
+		old = r.jobs[0]
+	}
+	r.mu.Unlock()
+	if old == nil {
+		return
+	}
+	octx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	what, err := checkJob(octx, fsys, old)
+	switch {
+	case err == errWrongContent:
+		r.lost("job %s (%s) output %s: %s", old.id, old.app, old.output, what)
+	case err != nil:
+		return // not readable now (a daemon is down): it stays for the final check
+	}
+	r.mu.Lock()
+	r.jobs = slices.DeleteFunc(r.jobs, func(x *ackedJob) bool { return x == old })
+	r.verified++
+	r.mu.Unlock()
+	_ = fsys.Delete(octx, old.dir, true) // best effort: a failed delete only leaves data behind
 }
 
 // runJob submits and waits; only SUCCEEDED is an acknowledgement.
@@ -417,9 +471,16 @@ func (r *run) verify(ctx context.Context, fsys *client.FileSystem) {
 		files = append(files, f)
 	}
 	jobs := slices.Clone(r.jobs)
+	deleted := slices.Clone(r.deleted)
+	early := r.verified
 	r.mu.Unlock()
 	slices.SortFunc(files, func(a, b *ackedFile) int { return a.id - b.id })
-	r.rep.Acked = len(files) + len(jobs) + r.renamesAcked()
+	r.rep.Acked = len(files) + len(jobs) + len(deleted) + early + r.renamesAcked()
+	for _, p := range deleted {
+		if _, err := r.statUntil(ctx, fsys, p); err == nil {
+			r.lost("%s: acknowledged delete, the file is back", p)
+		}
+	}
 	r.logf("verifying %d acknowledged files and %d succeeded jobs", len(files), len(jobs))
 
 	pending := files
@@ -472,6 +533,11 @@ func (r *run) verify(ctx context.Context, fsys *client.FileSystem) {
 // checkFile checks one acknowledged file under its name, or under either
 // name after a rename without a verdict.
 func (r *run) checkFile(ctx context.Context, fsys *client.FileSystem, f *ackedFile) error {
+	if f.mayBeGone {
+		if _, err := r.statUntil(ctx, fsys, f.path); errors.Is(err, fs.ErrNotExist) {
+			return nil // the delete that failed happened after all
+		}
+	}
 	err := r.readCheck(ctx, fsys, f.path, f.size, f.sum)
 	if err == nil || f.alt == "" || err == errWrongContent {
 		return err
@@ -480,6 +546,18 @@ func (r *run) checkFile(ctx context.Context, fsys *client.FileSystem, f *ackedFi
 		return err2
 	}
 	return err
+}
+
+// statUntil stats p, retrying errors other than "does not exist" until
+// ctx ends (the namenode may still be starting).
+func (r *run) statUntil(ctx context.Context, fsys *client.FileSystem, p string) (client.FileInfo, error) {
+	for {
+		fi, err := fsys.Stat(ctx, p)
+		if err == nil || errors.Is(err, fs.ErrNotExist) || ctx.Err() != nil {
+			return fi, err
+		}
+		sleepCtx(ctx, time.Second)
+	}
 }
 
 func (r *run) renamesAcked() int {

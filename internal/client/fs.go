@@ -286,6 +286,9 @@ type FileInfo struct {
 	UnderConstruction bool
 	Children          int // directories: number of entries, when the namenode says
 	FileID            uint64
+	HasACL            bool  // an extended ACL: ls shows "+" after the mode
+	Snapshottable     bool  // a directory that allows snapshots
+	StoragePolicy     uint8 // effective storage policy id; 0 unspecified (HOT)
 }
 
 func fileInfo(st *dfspb.FileStatus) FileInfo {
@@ -304,6 +307,9 @@ func fileInfo(st *dfspb.FileStatus) FileInfo {
 		UnderConstruction: st.GetUnderConstruction(),
 		Children:          int(st.GetChildrenNum()),
 		FileID:            st.GetFileId(),
+		HasACL:            st.GetFlags()&1 != 0,
+		Snapshottable:     st.GetFlags()&8 != 0,
+		StoragePolicy:     uint8(st.GetStoragePolicy()),
 	}
 	if fi.IsDir {
 		fi.Mode |= fs.ModeDir

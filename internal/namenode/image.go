@@ -50,6 +50,7 @@ func (s *fsState) eachImageRecord(emit func([]byte)) {
 		return true
 	})
 	s.dirs().eachCacheRecord(&e, emit)
+	s.eachFeatureRecord(&e, emit)
 }
 
 func encodeINode(e *enc, n *namespace.INode) {
@@ -155,9 +156,14 @@ func (s *fsState) LoadImage(txid uint64, recs [][]byte) error {
 	if count != uint64(len(inodes)) {
 		return fmt.Errorf("image header says %d inodes, image has %d", count, len(inodes))
 	}
+	var features [][]byte // ACLs, policies, snapshots: loaded after the inodes
 	for _, r := range recs[1+len(inodes):] {
 		if len(r) == 0 {
 			return fmt.Errorf("empty image record")
+		}
+		if isFeatureRecord(r) {
+			features = append(features, r)
+			continue
 		}
 		if err := s.loadCacheRecord(r); err != nil {
 			return err
@@ -177,6 +183,9 @@ func (s *fsState) LoadImage(txid uint64, recs [][]byte) error {
 			}
 			s.blocks.Add(b)
 		}
+	}
+	if err := s.loadFeatureRecords(features); err != nil {
+		return err
 	}
 	s.tree.SetLastID(lastINode)
 	s.blocks.Observe(lastBlock, lastGS)

@@ -246,7 +246,7 @@ func (nn *NameNode) fileInfo(ctx context.Context, path string) (*dfspb.FileStatu
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	return fileStatus(n), nil
+	return nn.decorateLocked(fileStatus(n), n), nil
 }
 
 // defaultListLimit is the page size when the client names none (HDFS
@@ -270,7 +270,7 @@ func (nn *NameNode) listing(ctx context.Context, req *dfspb.GetListingRequest) (
 	}
 	resp := &dfspb.GetListingResponse{Remaining: uint32(remaining), Entries: make([]*dfspb.FileStatus, len(entries))}
 	for i, n := range entries {
-		resp.Entries[i] = fileStatus(n)
+		resp.Entries[i] = nn.decorateLocked(fileStatus(n), n)
 	}
 	return resp, nil
 }

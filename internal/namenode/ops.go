@@ -96,6 +96,11 @@ type editOp struct {
 	DSQuota      int64               // setQuota: likewise, in bytes
 	XAttr        namespace.XAttr     // setXAttr (name, value), removeXAttr (name)
 	XAttrFlags   namespace.XAttrFlag // setXAttr
+	ACLOp        namespace.ACLOp     // ACL changes (ops_features.go)
+	ACL          []namespace.ACLEntry
+	Policy       uint8  // setStoragePolicy: id, 0 unsets
+	Snapshot     string // snapshot ops: the snapshot's name
+	SnapshotNew  string // renameSnapshot: the new name
 }
 
 func (o *editOp) encode() []byte {
@@ -176,6 +181,8 @@ func (o *editOp) encode() []byte {
 			encodeCacheOp(&e, o)
 		case isAttrOp(o.Kind):
 			encodeAttrOp(&e, o)
+		case isFeatureOp(o.Kind):
+			encodeFeatureOp(&e, o)
 		default:
 			panic(fmt.Sprintf("namenode: encode of unknown op %d", o.Kind))
 		}
@@ -248,6 +255,8 @@ func decodeOp(b []byte) (*editOp, error) {
 			decodeCacheOp(d, o)
 		case isAttrOp(o.Kind):
 			decodeAttrOp(d, o)
+		case isFeatureOp(o.Kind):
+			decodeFeatureOp(d, o)
 		default:
 			return nil, fmt.Errorf("unknown edit op %d", b[0])
 		}
@@ -289,6 +298,7 @@ func (s *fsState) apply(o *editOp, c namespace.Caller) (applied, error) {
 	if f != nil && err == nil {
 		s.tree.ChargeSpace(f, namespace.DiskCharge(f)-before)
 	}
+	res.dropped = s.keepSnapshotted(res.dropped)
 	for _, b := range res.dropped {
 		for _, r := range s.blocks.Remove(b.ID) {
 			res.orphans = append(res.orphans, orphan{node: r.Node, block: blockRef{ID: b.ID, GS: r.GS, Len: r.NumBytes}})
@@ -346,6 +356,8 @@ func (s *fsState) applyOp(o *editOp, c namespace.Caller) (applied, error) {
 			err = s.applyCacheOp(o)
 		case isAttrOp(o.Kind):
 			res, err = s.applyAttrOp(o, c)
+		case isFeatureOp(o.Kind):
+			res, err = s.applyFeatureOp(o, c)
 		default:
 			return res, fmt.Errorf("unknown edit op %d", o.Kind)
 		}

@@ -35,7 +35,8 @@ func (nn *NameNode) blockLocations(ctx context.Context, req *dfspb.GetBlockLocat
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	if namespace.AccessTimeDue(f.ATime, nn.nowMs(), nn.cfg.AccessTimePrecision.Milliseconds()) {
+	snap := nn.state.tree.InSnapshot(f) // a read-only snapshot copy: no access time, frozen lengths
+	if !snap && namespace.AccessTimeDue(f.ATime, nn.nowMs(), nn.cfg.AccessTimePrecision.Milliseconds()) {
 		atime := f.ATime
 		accessed = &atime
 	}
@@ -49,7 +50,9 @@ func (nn *NameNode) blockLocations(ctx context.Context, req *dfspb.GetBlockLocat
 	for _, b := range f.Blocks {
 		bEnd := off + b.NumBytes
 		inRange := (bEnd > start || b.NumBytes == 0 && off >= start || b.State == blockmap.UnderConstruction) && (end < 0 || off < end)
-		if inRange {
+		if inRange && snap {
+			out.Blocks = append(out.Blocks, nn.snapshotBlockLocked(b, off, client))
+		} else if inRange {
 			out.Blocks = append(out.Blocks, nn.locatedBlockLocked(b, off, client))
 		}
 		off = bEnd

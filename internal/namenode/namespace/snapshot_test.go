@@ -9,7 +9,6 @@ import (
 	"smarth/internal/namenode/blockmap"
 )
 
-
 func addBlocks(tr *Tree, f *INode, ids ...uint64) {
 	for _, id := range ids {
 		tr.AddBlock(f, &blockmap.Block{ID: id, GS: 1, NumBytes: 100, State: blockmap.Complete, FileID: f.ID})
