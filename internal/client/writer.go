@@ -53,9 +53,12 @@ type FileWriter struct {
 	blockOff int64                // offset in the current block of pkt's first byte
 	written  int64
 
-	err      error // sticky
-	closed   bool
-	doneOnce sync.Once
+	err    error // sticky
+	closed bool
+	// appending: the file existed before this writer (Append), so Abort
+	// must not delete it.
+	appending bool
+	doneOnce  sync.Once
 }
 
 // Create makes a new file at path and returns a writer for it. The file
@@ -128,16 +131,21 @@ func (f *FileSystem) Create(ctx context.Context, p string, opts CreateOptions) (
 	if strategy.Mode() == dfspb.WriteMode_MULTI_PIPELINE {
 		f.speeds.seed()
 	}
-	w.stream = pipeline.Start(pipeline.Config{
-		Namenode: f.nn, Path: p, FileID: w.fileID, ClientName: f.cfg.ClientName, ClientHost: f.cfg.ClientHost,
+	w.stream = pipeline.Start(f.streamConfig(p, w.fileID, repl, bs, pktLen, strategy, replace))
+	f.leases.acquire()
+	f.speeds.acquire()
+	return w, nil
+}
+
+// streamConfig is the pipeline configuration of one file's writer.
+func (f *FileSystem) streamConfig(p string, fileID uint64, repl int, bs int64, pktLen int, strategy pipeline.Strategy, replace pipeline.ReplacePolicy) pipeline.Config {
+	return pipeline.Config{
+		Namenode: f.nn, Path: p, FileID: fileID, ClientName: f.cfg.ClientName, ClientHost: f.cfg.ClientHost,
 		Replication: repl, Strategy: strategy, BlockPackets: int((bs + int64(pktLen) - 1) / int64(pktLen)), ClassicWindow: f.cfg.Window,
 		BytesPerChecksum: f.cfg.BytesPerChecksum, Dial: f.cfg.Dial, IOTimeout: f.cfg.IOTimeout,
 		RPCTimeout: f.cfg.RPCTimeout, Replace: replace, Speeds: f.speeds.book, Live: f.liveDatanodes,
 		Logger: f.log,
-	})
-	f.leases.acquire()
-	f.speeds.acquire()
-	return w, nil
+	}
 }
 
 func (f *FileSystem) liveDatanodes(ctx context.Context) (int, error) {
@@ -167,8 +175,7 @@ func (w *FileWriter) Write(b []byte) (int, error) {
 	n := 0
 	for len(b) > 0 {
 		if w.pkt == nil {
-			room := min(int64(w.pktLen), w.blockLen-w.blockOff)
-			w.pkt = datatransfer.NewPacket(int(room), w.bpc)
+			w.pkt = w.newPacket()
 		}
 		c := w.pkt.Append(b)
 		b = b[c:]
@@ -195,8 +202,7 @@ func (w *FileWriter) ReadFrom(r io.Reader) (int64, error) {
 			return total, w.err
 		}
 		if w.pkt == nil {
-			room := min(int64(w.pktLen), w.blockLen-w.blockOff)
-			w.pkt = datatransfer.NewPacket(int(room), w.bpc)
+			w.pkt = w.newPacket()
 		}
 		have := int(w.pkt.Header.DataLen)
 		n, err := r.Read(w.pkt.DataBuffer()[have:])
@@ -215,6 +221,19 @@ func (w *FileWriter) ReadFrom(r io.Reader) (int64, error) {
 			return total, err
 		}
 	}
+}
+
+// newPacket starts the next packet: a packet's worth, not past the end of
+// the block, and, when an earlier writer left the block inside a checksum
+// chunk (an append), only up to the end of that chunk, so that the packets
+// after it are chunk-aligned again (HDFS sizes an append's first packet
+// the same way).
+func (w *FileWriter) newPacket() *datatransfer.Packet {
+	room := min(int64(w.pktLen), w.blockLen-w.blockOff)
+	if r := w.blockOff % int64(w.bpc); r != 0 {
+		room = min(room, int64(w.bpc)-r)
+	}
+	return datatransfer.NewPacket(int(room), w.bpc)
 }
 
 // flushPacket seals and queues the packet being filled and, at a block
@@ -340,7 +359,10 @@ func (w *FileWriter) complete(blocks []*dfspb.ExtendedBlock) error {
 }
 
 // Abort gives up the file: the pipelines are closed and the file is
-// deleted, releasing its lease. Data written so far is lost.
+// deleted, releasing its lease. Data written so far is lost. A writer
+// from Append leaves the file instead (it held data before): the file
+// stays open until the namenode recovers its lease, keeping what reached
+// the datanodes, as when an HDFS client abandons an append.
 func (w *FileWriter) Abort() error {
 	if w.closed {
 		return nil
@@ -352,6 +374,9 @@ func (w *FileWriter) Abort() error {
 		w.pkt = nil
 	}
 	w.stream.Abort()
+	if w.appending {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), w.f.cfg.RPCTimeout)
 	defer cancel()
 	if _, err := w.f.nn.Delete(ctx, &dfspb.DeleteRequest{Path: w.path}); err != nil {

@@ -14,8 +14,8 @@ import (
 //
 //	READ_BLOCK                          READ,  the block's stamp
 //	WRITE_BLOCK create                  WRITE, the block's stamp
-//	WRITE_BLOCK streaming recovery      WRITE, the new stamp (latest_gs): the
-//	                                    namenode issued it to the lease holder
+//	WRITE_BLOCK streaming recovery,     WRITE, the new stamp (latest_gs): the
+//	            append                  namenode issued it to the lease holder
 //	WRITE_BLOCK TRANSFER_RBW/FINALIZED  COPY,  the block's stamp: these may
 //	                                    replace a stale finalized replica
 //	TRANSFER_BLOCK                      COPY,  the block's stamp
@@ -28,7 +28,7 @@ func writeWant(op *dfspb.WriteBlockOp) blocktoken.Want {
 	b := op.GetBlock()
 	w := blocktoken.Want{BlockID: b.GetBlockId(), GS: b.GetGenerationStamp(), Mode: blocktoken.Write}
 	switch op.GetStage() {
-	case dfspb.WriteStage_PIPELINE_SETUP_STREAMING_RECOVERY:
+	case dfspb.WriteStage_PIPELINE_SETUP_STREAMING_RECOVERY, dfspb.WriteStage_PIPELINE_SETUP_APPEND:
 		w.GS = op.GetLatestGs()
 	case dfspb.WriteStage_TRANSFER_RBW, dfspb.WriteStage_TRANSFER_FINALIZED:
 		w.Mode = blocktoken.Copy

@@ -180,6 +180,8 @@ func (r *receiver) openReplica(bpc int) (*store.Writer, error) {
 			return nil, fmt.Errorf("recovery needs a newer generation stamp than %d, got latest_gs %d", b.GetGenerationStamp(), r.op.GetLatestGs())
 		}
 		return st.RecoverRBW(b.GetBlockId(), r.op.GetLatestGs(), b.GetNumBytes(), bpc)
+	case dfspb.WriteStage_PIPELINE_SETUP_APPEND:
+		return st.Append(b.GetBlockId(), b.GetGenerationStamp(), r.op.GetLatestGs(), b.GetNumBytes(), bpc)
 	}
 	return nil, fmt.Errorf("%w: unknown write stage %s", errInvalid, r.op.GetStage())
 }
@@ -331,7 +333,10 @@ func (r *receiver) run() {
 		err = derr
 	}
 	if err != nil {
-		if r.checksumK {
+		// A corrupt packet is never stored, so what an append stored is
+		// good and the replica's earlier bytes are not the writer's to
+		// throw away: it waits for recovery like any replica being written.
+		if r.checksumK && r.op.GetStage() != dfspb.WriteStage_PIPELINE_SETUP_APPEND {
 			r.abortReplica()
 		} else {
 			_ = r.w.Close()

@@ -44,7 +44,11 @@ func (d *DataNode) initReplicaRecovery(req *dfspb.InitReplicaRecoveryRequest) (*
 }
 
 func (d *DataNode) updateReplicaUnderRecovery(req *dfspb.UpdateReplicaUnderRecoveryRequest) (*dfspb.UpdateReplicaUnderRecoveryResponse, error) {
-	r, err := d.store.UpdateRecovery(req.GetBlock().GetBlockId(), req.GetRecoveryId(), req.GetNewLength())
+	update := d.store.UpdateRecovery
+	if req.GetTruncate() {
+		update = d.store.CutRecovery
+	}
+	r, err := update(req.GetBlock().GetBlockId(), req.GetRecoveryId(), req.GetNewLength())
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, status.Error(codes.NotFound, err.Error())
 	}
@@ -71,6 +75,10 @@ type recoveryPeer struct {
 // namenode. When every holder answered and none has a byte of the block
 // (the client died before writing to it), the commit deletes the block.
 func (d *DataNode) recoverBlock(cmd *dfspb.RecoverBlockCommand) {
+	if cmd.GetTruncate() {
+		d.recoverTruncate(cmd)
+		return
+	}
 	b, newGS := cmd.GetBlock(), cmd.GetNewGs()
 	name := store.BlockName(b.GetBlockId(), b.GetGenerationStamp())
 	var peers []recoveryPeer

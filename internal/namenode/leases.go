@@ -190,6 +190,7 @@ func (nn *NameNode) sendRecoveryLocked(f *namespace.INode, b *blockmap.Block, ho
 	b.RecoveryID = o.Block.GS
 	nn.recovering[b.ID] = now
 	cmd := &dfspb.RecoverBlockCommand{Block: ext(b), NewGs: o.Block.GS, Replicas: nn.datanodeInfos(holders)}
+	nn.truncateRecoveryLocked(f, b, cmd)
 	nn.nodes[primary].recoveries = append(nn.nodes[primary].recoveries, cmd)
 	nn.metrics.recoveries.Inc()
 	nn.logger.Info("block recovery sent", "path", f.Path(), "block", b.ID, "new_gs", o.Block.GS, "primary", primary, "replicas", len(holders))

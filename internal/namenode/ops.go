@@ -33,6 +33,10 @@ const (
 	opSetQuota
 	opSetXAttr
 	opRemoveXAttr
+	// append, truncate and concat (ops_filedata.go)
+	opAppend
+	opTruncate
+	opConcat
 	opLimit // first unused
 )
 
@@ -44,6 +48,7 @@ var opNames = map[opKind]string{
 	opCloseFile: "closeFile", opAddCachePool: "addCachePool", opRemoveCachePool: "removeCachePool",
 	opAddCacheDirective: "addCacheDirective", opRemoveCacheDirective: "removeCacheDirective",
 	opSetTimes: "setTimes", opSetQuota: "setQuota", opSetXAttr: "setXAttr", opRemoveXAttr: "removeXAttr",
+	opAppend: "append", opTruncate: "truncate", opConcat: "concat",
 }
 
 func (k opKind) String() string {
@@ -96,11 +101,8 @@ type editOp struct {
 	DSQuota      int64               // setQuota: likewise, in bytes
 	XAttr        namespace.XAttr     // setXAttr (name, value), removeXAttr (name)
 	XAttrFlags   namespace.XAttrFlag // setXAttr
-	ACLOp        namespace.ACLOp     // ACL changes (ops_features.go)
-	ACL          []namespace.ACLEntry
-	Policy       uint8  // setStoragePolicy: id, 0 unsets
-	Snapshot     string // snapshot ops: the snapshot's name
-	SnapshotNew  string // renameSnapshot: the new name
+	NewLength    int64               // truncate: the file's new length
+	Srcs         []string            // concat: the source files, in order
 }
 
 func (o *editOp) encode() []byte {
@@ -181,8 +183,8 @@ func (o *editOp) encode() []byte {
 			encodeCacheOp(&e, o)
 		case isAttrOp(o.Kind):
 			encodeAttrOp(&e, o)
-		case isFeatureOp(o.Kind):
-			encodeFeatureOp(&e, o)
+		case isFileDataOp(o.Kind):
+			encodeFileDataOp(&e, o)
 		default:
 			panic(fmt.Sprintf("namenode: encode of unknown op %d", o.Kind))
 		}
@@ -255,8 +257,8 @@ func decodeOp(b []byte) (*editOp, error) {
 			decodeCacheOp(d, o)
 		case isAttrOp(o.Kind):
 			decodeAttrOp(d, o)
-		case isFeatureOp(o.Kind):
-			decodeFeatureOp(d, o)
+		case isFileDataOp(o.Kind):
+			decodeFileDataOp(d, o)
 		default:
 			return nil, fmt.Errorf("unknown edit op %d", b[0])
 		}
@@ -298,7 +300,6 @@ func (s *fsState) apply(o *editOp, c namespace.Caller) (applied, error) {
 	if f != nil && err == nil {
 		s.tree.ChargeSpace(f, namespace.DiskCharge(f)-before)
 	}
-	res.dropped = s.keepSnapshotted(res.dropped)
 	for _, b := range res.dropped {
 		for _, r := range s.blocks.Remove(b.ID) {
 			res.orphans = append(res.orphans, orphan{node: r.Node, block: blockRef{ID: b.ID, GS: r.GS, Len: r.NumBytes}})
@@ -356,8 +357,8 @@ func (s *fsState) applyOp(o *editOp, c namespace.Caller) (applied, error) {
 			err = s.applyCacheOp(o)
 		case isAttrOp(o.Kind):
 			res, err = s.applyAttrOp(o, c)
-		case isFeatureOp(o.Kind):
-			res, err = s.applyFeatureOp(o, c)
+		case isFileDataOp(o.Kind):
+			res, err = s.applyFileDataOp(o, c)
 		default:
 			return res, fmt.Errorf("unknown edit op %d", o.Kind)
 		}

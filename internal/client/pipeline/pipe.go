@@ -31,6 +31,9 @@ type pipe struct {
 	sent       int64 // streamer: bytes queued on this block so far
 	lastQueued bool  // streamer: the last-flag packet is queued
 	recovered  bool  // streamer: the pipeline was rebuilt (speed sample skipped)
+	// mode is the write mode the datanodes are told, when not the
+	// strategy's: an append's pipeline of a partial last block is classic.
+	mode dfspb.WriteMode
 
 	// guarded by Stream.mu
 	unacked   []*datatransfer.Packet // sent, not acknowledged by every node, in seqno order
@@ -131,7 +134,9 @@ func (s *Stream) connect(nodes []node, op *dfspb.WriteBlockOp) (net.Conn, error)
 	}
 	op.Targets = infos(nodes[1:])
 	op.ClientName = s.cfg.ClientName
-	op.Mode = s.cfg.Strategy.Mode()
+	if op.Mode == dfspb.WriteMode_WRITE_MODE_UNSPECIFIED {
+		op.Mode = s.cfg.Strategy.Mode()
+	}
 	op.BytesPerChecksum = uint32(s.cfg.BytesPerChecksum)
 	_ = conn.SetDeadline(time.Now().Add(s.cfg.IOTimeout))
 	if err := datatransfer.WriteOp(conn, op); err != nil {

@@ -90,7 +90,7 @@ func (s *Stream) recoverPipe(p *pipe) error {
 		old := proto.Clone(block).(*dfspb.ExtendedBlock)
 		old.NumBytes = acked
 		conn, err := s.connect(p.nodes, &dfspb.WriteBlockOp{
-			Block: old, Stage: dfspb.WriteStage_PIPELINE_SETUP_STREAMING_RECOVERY, Token: token, LatestGs: newGS,
+			Block: old, Stage: dfspb.WriteStage_PIPELINE_SETUP_STREAMING_RECOVERY, Token: token, LatestGs: newGS, Mode: p.mode,
 		})
 		if err != nil {
 			if p.lastQueued && alreadyFinalized(err) {

@@ -40,6 +40,12 @@ type Config struct {
 	// excluding the failed node each time (HDFS: 3).
 	SetupRetries int
 	Logger       *slog.Logger
+	// Append is the partial last block of a file reopened for append (its
+	// stamp, length and the datanodes holding it): the first packets
+	// continue it (see startAppend). Previous is instead the file's full
+	// last block, which the first new block names as its previous one.
+	Append   *dfspb.LocatedBlock
+	Previous *dfspb.ExtendedBlock
 }
 
 // queueLen is the data queue between the writer and the streamer: enough
@@ -70,6 +76,7 @@ type Stream struct {
 	excluded map[string]bool        // datanode ids that failed for this file
 	maxOpen  int
 	lastSend time.Time
+	appendTo *dfspb.LocatedBlock // the partial last block to continue first, until its pipeline is up
 }
 
 // Start begins a stream; its goroutines stop when Finish or Abort return.
@@ -99,6 +106,7 @@ func Start(cfg Config) *Stream {
 		done: make(chan struct{}), excluded: map[string]bool{},
 	}
 	s.cond = sync.NewCond(&s.mu)
+	s.startAfter(cfg.Append, cfg.Previous)
 	go s.run()
 	return s
 }
@@ -216,7 +224,11 @@ func (s *Stream) loop() error {
 			return err
 		}
 		if s.cur == nil {
-			if err := s.startBlock(); err != nil {
+			start := s.startBlock
+			if s.appendTo != nil {
+				start = s.startAppend
+			}
+			if err := start(); err != nil {
 				pkt.Release()
 				return err
 			}

@@ -39,6 +39,10 @@ func (s *Store) InitRecovery(id, recoveryID uint64) (Replica, State, error) {
 // (UpdateReplicaUnderRecovery): it is truncated to newLength, moved to
 // generation stamp recoveryID and finalized.
 func (s *Store) UpdateRecovery(id, recoveryID uint64, newLength int64) (Replica, error) {
+	return s.updateRecovery(id, recoveryID, newLength, false)
+}
+
+func (s *Store) updateRecovery(id, recoveryID uint64, newLength int64, cut bool) (Replica, error) {
 	r, err := s.lockIdle(id)
 	if err != nil {
 		return Replica{}, err
@@ -51,7 +55,7 @@ func (s *Store) UpdateRecovery(id, recoveryID uint64, newLength int64) (Replica,
 		return Replica{}, fmt.Errorf("%s is %s, not under recovery", r.Name(), r.State)
 	case r.Length < newLength:
 		return Replica{}, fmt.Errorf("%s has %d bytes, fewer than the new length %d", r.Name(), r.Length, newLength)
-	case r.State == Finalized && r.Length != newLength:
+	case r.State == Finalized && r.Length != newLength && !cut:
 		return Replica{}, fmt.Errorf("%s is finalized with %d bytes, not %d", r.Name(), r.Length, newLength)
 	}
 	if err := s.retruncateLocked(r, newLength, recoveryID); err != nil {

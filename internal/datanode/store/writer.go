@@ -129,6 +129,13 @@ func (s *Store) RecoverRBW(id, newGS uint64, length int64, bpc int) (*Writer, er
 	if err := s.retruncateLocked(r, length, newGS); err != nil {
 		return nil, err
 	}
+	return s.resumeLocked(r, length, bpc)
+}
+
+// resumeLocked attaches a writer that continues r (RBW, length bytes) at
+// its end; a partial last chunk's checksum is read back so that the bytes
+// appended to that chunk extend it (see Write).
+func (s *Store) resumeLocked(r *replica, length int64, bpc int) (*Writer, error) {
 	data, err := os.OpenFile(r.dataPath(), os.O_WRONLY, 0)
 	if err != nil {
 		return nil, err

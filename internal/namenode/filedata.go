@@ -1,0 +1,226 @@
+package namenode
+
+import (
+	"context"
+
+	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/namespace"
+	"smarth/internal/rpc/dfspb"
+)
+
+// Append, truncate and concat as HDFS's ClientProtocol has them, with the
+// semantics of the Hadoop FileSystem specification. ops_filedata.go holds
+// what their edit records do.
+
+func (s *clientRPC) Append(ctx context.Context, r *dfspb.AppendRequest) (*dfspb.AppendResponse, error) {
+	return s.nn.appendFile(ctx, r)
+}
+
+func (s *clientRPC) Truncate(ctx context.Context, r *dfspb.TruncateRequest) (*dfspb.TruncateResponse, error) {
+	ready, err := s.nn.truncate(ctx, r)
+	return &dfspb.TruncateResponse{Ready: ready}, err
+}
+
+func (s *clientRPC) Concat(ctx context.Context, r *dfspb.ConcatRequest) (*dfspb.ConcatResponse, error) {
+	return &dfspb.ConcatResponse{}, s.nn.concat(ctx, r)
+}
+
+// writerName checks a client name that is to hold a lease.
+func writerName(op, path, client string) error {
+	switch client {
+	case "":
+		return errInvalid("%s %s: client_name is required (it holds the lease)", op, path)
+	case recoveryHolder:
+		return errInvalid("%s %s: client name %q is reserved for the namenode", op, path, client)
+	}
+	return nil
+}
+
+// appendFile reopens a closed file for the caller's client (HDFS append):
+// the client holds the lease from now on and continues the partial last
+// block (returned with the datanodes holding it) or starts a new one.
+func (nn *NameNode) appendFile(ctx context.Context, req *dfspb.AppendRequest) (*dfspb.AppendResponse, error) {
+	const opName = "append"
+	p, err := cleanPath(opName, req.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	client := req.GetClientName()
+	if err := writerName(opName, p, client); err != nil {
+		return nil, err
+	}
+	host := client
+	if h := peerHost(ctx); h != "" {
+		host = h
+	}
+	c := callerOf(ctx)
+	op := &editOp{Kind: opAppend, Path: p, Client: client, Host: host, User: c.User}
+	var resp *dfspb.AppendResponse
+	_, err = nn.mutate(opName, p, c, op, func() error {
+		return nn.checkReopenLeaseLocked(opName, p, client)
+	}, func(res applied) {
+		nn.leases.add(client, res.file.ID, nn.clock())
+		resp = nn.appendResponseLocked(res.file, host)
+	})
+	return resp, err
+}
+
+// appendResponseLocked describes where the appending writer continues:
+// the partial last block with the live datanodes holding a good replica
+// (its pipeline), or the full last block as the previous one of the next
+// addBlock.
+func (nn *NameNode) appendResponseLocked(f *namespace.INode, host string) *dfspb.AppendResponse {
+	resp := &dfspb.AppendResponse{Status: fileStatus(f)}
+	n := len(f.Blocks)
+	if n == 0 {
+		return resp
+	}
+	last := f.Blocks[n-1]
+	if last.State != blockmap.UnderConstruction {
+		resp.Previous = ext(last)
+		return resp
+	}
+	ids := last.Good(nn.isLive)
+	nn.sortByDistanceLocked(ids, nn.clientLocationLocked(host), nil)
+	// The pipeline's nodes: lease recovery looks for the block there if
+	// the writer dies before any of them reports the reopened replica.
+	last.Targets = ids
+	resp.LastBlock = nn.locatedLocked(f, n-1, nn.datanodeInfos(ids))
+	return resp
+}
+
+// checkReopenLeaseLocked refuses to append to or truncate a file that is
+// open for writing, as HDFS's recoverLeaseInternal does: the lease holder
+// itself, another writer, and a file being recovered or truncated each get
+// their own explanation. A writer silent past the soft limit loses the
+// file to lease recovery and the caller is asked to retry.
+func (nn *NameNode) checkReopenLeaseLocked(op, p, client string) error {
+	f, err := nn.state.tree.Lookup(p)
+	if err != nil || f.Dir || f.Writer == nil {
+		return nil // the namespace gives the error, or there is no writer
+	}
+	l := nn.leases.ofFile(f.ID)
+	switch {
+	case f.Writer.Client == recoveryHolder:
+		return errUnavailable("%s %s: the file is being truncated (its last block is being recovered to the new length); retry once the truncate completes", op, p)
+	case l == nil:
+		return errPrecondition("%s %s: the file is under construction by client %s", op, p, f.Writer.Client)
+	case l.holder == recoveryHolder:
+		return errUnavailable("%s %s: lease recovery is in progress (the previous writer %s stopped); retry shortly", op, p, f.Writer.Client)
+	case l.holder == client:
+		return errPrecondition("%s %s: failed for client %s: it is already the current lease holder (the file is open for writing by this client)", op, p, client)
+	case nn.clock().Sub(l.renewed) > nn.cfg.LeaseSoftLimit:
+		nn.logger.Info("lease soft limit passed; recovering file for a new writer", "path", p, "holder", l.holder, "op", op, "client", client)
+		nn.startRecoveryLocked(f, nn.clock())
+		return errUnavailable("%s %s: the lease of %s expired; the file is being recovered; retry shortly", op, p, l.holder)
+	default:
+		return errPrecondition("%s %s: failed for client %s because this file lease is currently owned by %s on %s (the file is being written)", op, p, client, l.holder, f.Writer.Host)
+	}
+}
+
+// truncate cuts a closed file to new_length (HDFS truncate). It reports
+// ready when the file is already at its new length and closed: the cut was
+// on a block boundary (or there was nothing to cut). Otherwise the block
+// holding the new end is cut by block recovery on the datanodes under a
+// new generation stamp, and the file stays under construction until the
+// recovery is committed.
+func (nn *NameNode) truncate(ctx context.Context, req *dfspb.TruncateRequest) (bool, error) {
+	const opName = "truncate"
+	p, err := cleanPath(opName, req.GetPath())
+	if err != nil {
+		return false, err
+	}
+	client := req.GetClientName()
+	if err := writerName(opName, p, client); err != nil {
+		return false, err
+	}
+	host := client
+	if h := peerHost(ctx); h != "" {
+		host = h
+	}
+	c := callerOf(ctx)
+	op := &editOp{Kind: opTruncate, Path: p, NewLength: req.GetNewLength(), Client: client, Host: host, User: c.User}
+	ready := true
+	_, err = nn.mutate(opName, p, c, op, func() error {
+		if err := nn.checkReopenLeaseLocked(opName, p, client); err != nil {
+			return err
+		}
+		return nn.checkTruncatableLocked(p, req.GetNewLength())
+	}, func(res applied) {
+		f := res.file
+		if nn.truncatingLocked(f) {
+			ready = false
+			now := nn.clock()
+			nn.leases.add(recoveryHolder, f.ID, now)
+			nn.startRecoveryLocked(f, now)
+			nn.logger.Info("truncate: recovering the last block to its new length", "path", f.Path(),
+				"length", req.GetNewLength(), "block", f.Blocks[len(f.Blocks)-1].ID, "client", client)
+		}
+	})
+	return ready && err == nil, err
+}
+
+// checkTruncatableLocked refuses a truncate inside a block no live
+// datanode holds: recovery could not cut it, and lease recovery would then
+// drop the block and the bytes before the new end with it.
+func (nn *NameNode) checkTruncatableLocked(p string, newLength int64) error {
+	f, err := nn.state.tree.Lookup(p)
+	if err != nil || f.Dir || newLength < 0 || newLength >= f.Length() {
+		return nil // the namespace gives the error, or nothing is cut
+	}
+	keep, cut, _ := namespace.TruncatePoint(f, newLength)
+	if !cut {
+		return nil
+	}
+	if b := f.Blocks[keep]; len(b.Good(nn.isLive)) == 0 {
+		return errUnavailable("truncate %s: no live datanode holds a good replica of block %d, which the new length %d falls in; it cannot be cut now", p, b.ID, newLength)
+	}
+	return nil
+}
+
+// truncatingLocked says whether f waits for its last block to be cut by
+// truncate recovery. A truncate leaves the namenode itself as the file's
+// writer; a file of a client whose lease expired keeps that client as its
+// writer (only the lease moves to the recovery holder).
+func (nn *NameNode) truncatingLocked(f *namespace.INode) bool {
+	n := len(f.Blocks)
+	return f.Writer != nil && f.Writer.Client == recoveryHolder && n > 0 && f.Blocks[n-1].State == blockmap.UnderConstruction
+}
+
+// truncateRecovery fills in a recovery command for truncate recovery of b
+// when b is the block a truncate of f is cutting.
+func (nn *NameNode) truncateRecoveryLocked(f *namespace.INode, b *blockmap.Block, cmd *dfspb.RecoverBlockCommand) {
+	if nn.truncatingLocked(f) && f.Blocks[len(f.Blocks)-1] == b {
+		cmd.Truncate, cmd.NewLength = true, b.NumBytes
+	}
+}
+
+// concat moves the blocks of the sources to the end of the target and
+// deletes the sources, in one edit record (HDFS concat).
+func (nn *NameNode) concat(ctx context.Context, req *dfspb.ConcatRequest) error {
+	const opName = "concat"
+	target, err := cleanPath(opName, req.GetTarget())
+	if err != nil {
+		return err
+	}
+	if len(req.GetSrcs()) == 0 {
+		return errInvalid("%s %s: no sources given", opName, target)
+	}
+	if len(req.GetSrcs()) > maxConcatSources {
+		return errInvalid("%s %s: %d sources, at most %d in one call", opName, target, len(req.GetSrcs()), maxConcatSources)
+	}
+	srcs := make([]string, len(req.GetSrcs()))
+	for i, s := range req.GetSrcs() {
+		if srcs[i], err = cleanPath(opName, s); err != nil {
+			return err
+		}
+	}
+	c := callerOf(ctx)
+	op := &editOp{Kind: opConcat, Path: target, Srcs: srcs, User: c.User}
+	_, err = nn.mutate(opName, target, c, op, nil, func(applied) { nn.dirty = true })
+	return err
+}
+
+// maxConcatSources bounds one concat's edit record (HDFS has no limit, but
+// an RPC message is bounded anyway).
+const maxConcatSources = 10000

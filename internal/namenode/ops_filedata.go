@@ -1,0 +1,128 @@
+package namenode
+
+import (
+	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/namespace"
+)
+
+// The edit-log side of append, truncate and concat: how each record is
+// encoded and what applying it does to the tree and the block map, live
+// and on replay alike (filedata.go has the RPCs).
+
+func isFileDataOp(k opKind) bool { return k >= opAppend && k <= opConcat }
+
+func encodeFileDataOp(e *enc, o *editOp) {
+	switch o.Kind {
+	case opAppend:
+		e.s(o.Path)
+		e.s(o.Client)
+		e.s(o.Host)
+		e.i(o.Now)
+	case opTruncate:
+		e.s(o.Path)
+		e.i(o.NewLength)
+		e.s(o.Client)
+		e.s(o.Host)
+		e.i(o.Now)
+	case opConcat:
+		e.s(o.Path)
+		e.u(uint64(len(o.Srcs)))
+		for _, s := range o.Srcs {
+			e.s(s)
+		}
+		e.i(o.Now)
+	}
+}
+
+func decodeFileDataOp(d *dec, o *editOp) {
+	switch o.Kind {
+	case opAppend:
+		o.Path, o.Client, o.Host, o.Now = d.s(), d.s(), d.s(), d.i()
+	case opTruncate:
+		o.Path, o.NewLength, o.Client, o.Host, o.Now = d.s(), d.i(), d.s(), d.s(), d.i()
+	case opConcat:
+		o.Path = d.s()
+		n := d.count(1) // each source takes at least its length byte
+		for i := 0; i < n && d.err == nil; i++ {
+			o.Srcs = append(o.Srcs, d.s())
+		}
+		o.Now = d.i()
+	}
+}
+
+func (s *fsState) applyFileDataOp(o *editOp, c namespace.Caller) (applied, error) {
+	switch o.Kind {
+	case opAppend:
+		return s.applyAppend(o, c)
+	case opTruncate:
+		return s.applyTruncate(o, c)
+	default: // opConcat
+		f, err := s.tree.Concat(c, o.Path, o.Srcs, o.Now)
+		return applied{file: f}, err
+	}
+}
+
+// applyAppend reopens a closed file for o.Client. A partial last block
+// becomes a block being written again, at its current stamp and length:
+// the writer bumps the stamp (updateBlockForPipeline) and reopens the
+// replicas before sending more. As in HDFS, the space quota is charged for
+// the rest of that block at once (a block being written counts at the full
+// block size).
+func (s *fsState) applyAppend(o *editOp, c namespace.Caller) (applied, error) {
+	f, err := s.tree.CheckAppend(c, o.Path)
+	if err != nil {
+		return applied{}, err
+	}
+	if last := partialLastBlock(f); last != nil {
+		delta := (f.BlockSize - last.NumBytes) * int64(f.Replication)
+		if err := s.tree.CheckSpace("append", f, delta); err != nil {
+			return applied{}, err
+		}
+		last.State, last.RecoveryID, last.Targets = blockmap.UnderConstruction, 0, nil
+		s.tree.ChargeSpace(f, delta)
+	}
+	s.tree.ReopenFile(f, namespace.Writer{Client: o.Client, Host: o.Host})
+	return applied{file: f}, nil
+}
+
+// partialLastBlock is f's last block if an append continues it (shorter
+// than the block size), else nil.
+func partialLastBlock(f *namespace.INode) *blockmap.Block {
+	if n := len(f.Blocks); n > 0 && f.Blocks[n-1].NumBytes < f.BlockSize {
+		return f.Blocks[n-1]
+	}
+	return nil
+}
+
+// applyTruncate cuts a closed file to o.NewLength. Blocks past the new end
+// are dropped (their replicas deleted). On a block boundary that is all;
+// otherwise the block holding the new end is kept with its new length and
+// becomes a block being written again, and the file stays open with the
+// namenode itself as its writer (recoveryHolder) until the datanodes have
+// cut the replicas (truncate recovery: the live caller starts it, and
+// lease checks restart it after a namenode restart). The recovery holder
+// as the file's writer is what marks the block as being truncated rather
+// than written: see truncatingLocked.
+func (s *fsState) applyTruncate(o *editOp, c namespace.Caller) (applied, error) {
+	f, err := s.tree.CheckTruncate(c, o.Path, o.NewLength)
+	if err != nil {
+		return applied{}, err
+	}
+	if o.NewLength == f.Length() {
+		return applied{file: f}, nil
+	}
+	before := namespace.DiskCharge(f)
+	keep, cut, within := namespace.TruncatePoint(f, o.NewLength)
+	res := applied{file: f}
+	if cut {
+		res.dropped = s.tree.TruncateBlocks(f, keep+1)
+		b := f.Blocks[keep]
+		b.NumBytes, b.State, b.RecoveryID, b.Targets = within, blockmap.UnderConstruction, 0, nil
+		s.tree.ReopenFile(f, namespace.Writer{Client: recoveryHolder, Host: o.Host})
+	} else {
+		res.dropped = s.tree.TruncateBlocks(f, keep)
+	}
+	f.MTime = o.Now
+	s.tree.ChargeSpace(f, namespace.DiskCharge(f)-before)
+	return res, nil
+}
