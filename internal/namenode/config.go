@@ -112,6 +112,10 @@ type Config struct {
 	// MaxReplicationStreams bounds the re-replication transfers one
 	// datanode sends at a time (HDFS: dfs.namenode.replication.max-streams).
 	MaxReplicationStreams int `yaml:"max_replication_streams"`
+	// Pprof serves Go's profiler at /debug/pprof/ on the HTTP address,
+	// to loopback callers only (a profile shows paths and timings, and
+	// a CPU profile costs the namenode while it runs). Off by default.
+	Pprof bool `yaml:"pprof"`
 
 	// In-memory caching (seed 003). CachePolicy is a name in
 	// cache.Policies: none, pinned (path directives, no replacement),

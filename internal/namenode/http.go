@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"slices"
 	"sort"
 	"time"
 
@@ -24,6 +25,9 @@ func (nn *NameNode) httpHandler() http.Handler {
 	mux.Handle("/metrics", promhttp.HandlerFor(nn.metrics.reg, promhttp.HandlerOpts{}))
 	nn.consoleRoutes(mux)
 	nn.webhdfsRoutes(mux)
+	if nn.cfg.Pprof {
+		webui.HandlePprof(mux)
+	}
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
 		nn.console().Page(w, "Overview", webui.Render(statusPage, nn.statusData()))
 	})
@@ -33,9 +37,13 @@ func (nn *NameNode) httpHandler() http.Handler {
 type statusNode struct {
 	ID, Host, Addr, State, Web          string
 	Capacity, Used, Remaining, LastSeen string
-	Blocks                              int
-	Xceivers                            int32
-	Dead                                bool
+	// Speed is the median of the clients' recent write speeds to this
+	// node (SMARTH's records), so an operator sees the slow node in the
+	// rack table itself rather than hunting through per-client rows.
+	Speed    string
+	Blocks   int
+	Xceivers int32
+	Dead     bool
 }
 
 type statusRack struct {
@@ -114,7 +122,22 @@ func (nn *NameNode) statusData() statusData {
 	}
 	sort.Slice(d.Racks, func(i, j int) bool { return d.Racks[i].Name < d.Racks[j].Name })
 	d.Cache = cacheStatus(nn.cacheStats())
-	for _, r := range nn.speeds.Records("") {
+	records := nn.speeds.Records("")
+	byNode := map[string][]float64{}
+	for _, r := range records {
+		byNode[r.Datanode] = append(byNode[r.Datanode], r.Recent)
+	}
+	for _, rack := range d.Racks {
+		for i := range rack.Nodes {
+			n := &rack.Nodes[i]
+			n.Speed = "-"
+			if v := byNode[n.ID]; len(v) > 0 {
+				slices.Sort(v)
+				n.Speed = fmt.Sprintf("%.1f MB/s (n=%d)", v[len(v)/2]/1e6, len(v))
+			}
+		}
+	}
+	for _, r := range records {
 		dn := r.Datanode
 		if h := hosts[dn]; h != "" {
 			dn = h + " (" + dn + ")"
@@ -176,3 +199,4 @@ func cacheStatus(s *dfspb.GetCacheStatsResponse) statusCache {
 	}
 	return c
 }
+
