@@ -199,4 +199,3 @@ func cacheStatus(s *dfspb.GetCacheStatsResponse) statusCache {
 	}
 	return c
 }
-
