@@ -239,7 +239,7 @@ func (r *run) delete(ctx context.Context, rng *rand.Rand, fsys *client.FileSyste
 // ackedJob is a job that SUCCEEDED and what its output must hold.
 type ackedJob struct {
 	id, app, output string
-	dir             string // the job's directory (input and output), deleted once verified
+	dir             string           // the job's directory (input and output), deleted once verified
 	words           map[string]int64 // wordcount: exact counts
 	rows            int64            // teragen
 	checksum        int64            // teragen: the job's CHECKSUM counter
