@@ -101,6 +101,11 @@ type editOp struct {
 	DSQuota      int64               // setQuota: likewise, in bytes
 	XAttr        namespace.XAttr     // setXAttr (name, value), removeXAttr (name)
 	XAttrFlags   namespace.XAttrFlag // setXAttr
+	ACLOp        namespace.ACLOp     // ACL changes (ops_features.go)
+	ACL          []namespace.ACLEntry
+	Policy       uint8  // setStoragePolicy: id, 0 unsets
+	Snapshot     string // snapshot ops: the snapshot's name
+	SnapshotNew  string // renameSnapshot: the new name
 	NewLength    int64               // truncate: the file's new length
 	Srcs         []string            // concat: the source files, in order
 }
@@ -183,6 +188,8 @@ func (o *editOp) encode() []byte {
 			encodeCacheOp(&e, o)
 		case isAttrOp(o.Kind):
 			encodeAttrOp(&e, o)
+		case isFeatureOp(o.Kind):
+			encodeFeatureOp(&e, o)
 		case isFileDataOp(o.Kind):
 			encodeFileDataOp(&e, o)
 		default:
@@ -257,6 +264,8 @@ func decodeOp(b []byte) (*editOp, error) {
 			decodeCacheOp(d, o)
 		case isAttrOp(o.Kind):
 			decodeAttrOp(d, o)
+		case isFeatureOp(o.Kind):
+			decodeFeatureOp(d, o)
 		case isFileDataOp(o.Kind):
 			decodeFileDataOp(d, o)
 		default:
@@ -300,6 +309,7 @@ func (s *fsState) apply(o *editOp, c namespace.Caller) (applied, error) {
 	if f != nil && err == nil {
 		s.tree.ChargeSpace(f, namespace.DiskCharge(f)-before)
 	}
+	res.dropped = s.keepSnapshotted(res.dropped)
 	for _, b := range res.dropped {
 		for _, r := range s.blocks.Remove(b.ID) {
 			res.orphans = append(res.orphans, orphan{node: r.Node, block: blockRef{ID: b.ID, GS: r.GS, Len: r.NumBytes}})
@@ -357,6 +367,8 @@ func (s *fsState) applyOp(o *editOp, c namespace.Caller) (applied, error) {
 			err = s.applyCacheOp(o)
 		case isAttrOp(o.Kind):
 			res, err = s.applyAttrOp(o, c)
+		case isFeatureOp(o.Kind):
+			res, err = s.applyFeatureOp(o, c)
 		case isFileDataOp(o.Kind):
 			res, err = s.applyFileDataOp(o, c)
 		default:

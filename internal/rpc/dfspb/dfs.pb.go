@@ -463,6 +463,104 @@ func (OpStatus) EnumDescriptor() ([]byte, []int) {
 	return file_dfspb_dfs_proto_rawDescGZIP(), []int{7}
 }
 
+type AclEntryScope int32
+
+const (
+	AclEntryScope_ACL_SCOPE_ACCESS  AclEntryScope = 0
+	AclEntryScope_ACL_SCOPE_DEFAULT AclEntryScope = 1
+)
+
+// Enum value maps for AclEntryScope.
+var (
+	AclEntryScope_name = map[int32]string{
+		0: "ACL_SCOPE_ACCESS",
+		1: "ACL_SCOPE_DEFAULT",
+	}
+	AclEntryScope_value = map[string]int32{
+		"ACL_SCOPE_ACCESS":  0,
+		"ACL_SCOPE_DEFAULT": 1,
+	}
+)
+
+func (x AclEntryScope) Enum() *AclEntryScope {
+	p := new(AclEntryScope)
+	*p = x
+	return p
+}
+
+func (x AclEntryScope) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AclEntryScope) Descriptor() protoreflect.EnumDescriptor {
+	return file_dfspb_dfs_proto_enumTypes[8].Descriptor()
+}
+
+func (AclEntryScope) Type() protoreflect.EnumType {
+	return &file_dfspb_dfs_proto_enumTypes[8]
+}
+
+func (x AclEntryScope) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AclEntryScope.Descriptor instead.
+func (AclEntryScope) EnumDescriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{8}
+}
+
+type AclEntryType int32
+
+const (
+	AclEntryType_ACL_USER  AclEntryType = 0
+	AclEntryType_ACL_GROUP AclEntryType = 1
+	AclEntryType_ACL_MASK  AclEntryType = 2
+	AclEntryType_ACL_OTHER AclEntryType = 3
+)
+
+// Enum value maps for AclEntryType.
+var (
+	AclEntryType_name = map[int32]string{
+		0: "ACL_USER",
+		1: "ACL_GROUP",
+		2: "ACL_MASK",
+		3: "ACL_OTHER",
+	}
+	AclEntryType_value = map[string]int32{
+		"ACL_USER":  0,
+		"ACL_GROUP": 1,
+		"ACL_MASK":  2,
+		"ACL_OTHER": 3,
+	}
+)
+
+func (x AclEntryType) Enum() *AclEntryType {
+	p := new(AclEntryType)
+	*p = x
+	return p
+}
+
+func (x AclEntryType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AclEntryType) Descriptor() protoreflect.EnumDescriptor {
+	return file_dfspb_dfs_proto_enumTypes[9].Descriptor()
+}
+
+func (AclEntryType) Type() protoreflect.EnumType {
+	return &file_dfspb_dfs_proto_enumTypes[9]
+}
+
+func (x AclEntryType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AclEntryType.Descriptor instead.
+func (AclEntryType) EnumDescriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{9}
+}
+
 type ExtendedBlock struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	BlockId         uint64                 `protobuf:"varint,1,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`
@@ -1044,8 +1142,12 @@ type FileStatus struct {
 	FileId             uint64                 `protobuf:"varint,11,opt,name=file_id,json=fileId,proto3" json:"file_id,omitempty"`
 	ChildrenNum        int32                  `protobuf:"varint,12,opt,name=children_num,json=childrenNum,proto3" json:"children_num,omitempty"`
 	UnderConstruction  bool                   `protobuf:"varint,13,opt,name=under_construction,json=underConstruction,proto3" json:"under_construction,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// HdfsFileStatus flags: HAS_ACL = 1 (ls shows "+"), SNAPSHOT_ENABLED = 8
+	// (a snapshottable directory).
+	Flags         uint32 `protobuf:"varint,20,opt,name=flags,proto3" json:"flags,omitempty"`
+	StoragePolicy uint32 `protobuf:"varint,21,opt,name=storage_policy,json=storagePolicy,proto3" json:"storage_policy,omitempty"` // effective storage policy id; 0 unspecified (HOT)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FileStatus) Reset() {
@@ -1167,6 +1269,20 @@ func (x *FileStatus) GetUnderConstruction() bool {
 		return x.UnderConstruction
 	}
 	return false
+}
+
+func (x *FileStatus) GetFlags() uint32 {
+	if x != nil {
+		return x.Flags
+	}
+	return 0
+}
+
+func (x *FileStatus) GetStoragePolicy() uint32 {
+	if x != nil {
+		return x.StoragePolicy
+	}
+	return 0
 }
 
 type MkdirsRequest struct {
@@ -8208,6 +8324,1919 @@ func (*ConcatResponse) Descriptor() ([]byte, []int) {
 	return file_dfspb_dfs_proto_rawDescGZIP(), []int{134}
 }
 
+type AclEntry struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          AclEntryType           `protobuf:"varint,1,opt,name=type,proto3,enum=smarth.dfs.AclEntryType" json:"type,omitempty"`
+	Scope         AclEntryScope          `protobuf:"varint,2,opt,name=scope,proto3,enum=smarth.dfs.AclEntryScope" json:"scope,omitempty"`
+	Permissions   uint32                 `protobuf:"varint,3,opt,name=permissions,proto3" json:"permissions,omitempty"` // FsAction: rwx bits, 0..7
+	Name          string                 `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`                // empty for user::, group::, mask::, other::
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AclEntry) Reset() {
+	*x = AclEntry{}
+	mi := &file_dfspb_dfs_proto_msgTypes[135]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AclEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AclEntry) ProtoMessage() {}
+
+func (x *AclEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[135]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AclEntry.ProtoReflect.Descriptor instead.
+func (*AclEntry) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{135}
+}
+
+func (x *AclEntry) GetType() AclEntryType {
+	if x != nil {
+		return x.Type
+	}
+	return AclEntryType_ACL_USER
+}
+
+func (x *AclEntry) GetScope() AclEntryScope {
+	if x != nil {
+		return x.Scope
+	}
+	return AclEntryScope_ACL_SCOPE_ACCESS
+}
+
+func (x *AclEntry) GetPermissions() uint32 {
+	if x != nil {
+		return x.Permissions
+	}
+	return 0
+}
+
+func (x *AclEntry) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type AclStatus struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Owner  string                 `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	Group  string                 `protobuf:"bytes,2,opt,name=group,proto3" json:"group,omitempty"`
+	Sticky bool                   `protobuf:"varint,3,opt,name=sticky,proto3" json:"sticky,omitempty"`
+	// As HDFS returns them: the named user, unnamed group and named group
+	// entries of an extended access ACL, then the default ACL; user::,
+	// mask:: and other:: are in the permission bits (whose group bits are
+	// the mask when there is one).
+	Entries       []*AclEntry `protobuf:"bytes,4,rep,name=entries,proto3" json:"entries,omitempty"`
+	Permission    uint32      `protobuf:"varint,5,opt,name=permission,proto3" json:"permission,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AclStatus) Reset() {
+	*x = AclStatus{}
+	mi := &file_dfspb_dfs_proto_msgTypes[136]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AclStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AclStatus) ProtoMessage() {}
+
+func (x *AclStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[136]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AclStatus.ProtoReflect.Descriptor instead.
+func (*AclStatus) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{136}
+}
+
+func (x *AclStatus) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *AclStatus) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *AclStatus) GetSticky() bool {
+	if x != nil {
+		return x.Sticky
+	}
+	return false
+}
+
+func (x *AclStatus) GetEntries() []*AclEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *AclStatus) GetPermission() uint32 {
+	if x != nil {
+		return x.Permission
+	}
+	return 0
+}
+
+type GetAclStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Src           string                 `protobuf:"bytes,1,opt,name=src,proto3" json:"src,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAclStatusRequest) Reset() {
+	*x = GetAclStatusRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[137]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAclStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAclStatusRequest) ProtoMessage() {}
+
+func (x *GetAclStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[137]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAclStatusRequest.ProtoReflect.Descriptor instead.
+func (*GetAclStatusRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{137}
+}
+
+func (x *GetAclStatusRequest) GetSrc() string {
+	if x != nil {
+		return x.Src
+	}
+	return ""
+}
+
+type GetAclStatusResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *AclStatus             `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAclStatusResponse) Reset() {
+	*x = GetAclStatusResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[138]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAclStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAclStatusResponse) ProtoMessage() {}
+
+func (x *GetAclStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[138]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAclStatusResponse.ProtoReflect.Descriptor instead.
+func (*GetAclStatusResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{138}
+}
+
+func (x *GetAclStatusResponse) GetResult() *AclStatus {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type ModifyAclEntriesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Src           string                 `protobuf:"bytes,1,opt,name=src,proto3" json:"src,omitempty"`
+	AclSpec       []*AclEntry            `protobuf:"bytes,2,rep,name=acl_spec,json=aclSpec,proto3" json:"acl_spec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModifyAclEntriesRequest) Reset() {
+	*x = ModifyAclEntriesRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[139]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModifyAclEntriesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModifyAclEntriesRequest) ProtoMessage() {}
+
+func (x *ModifyAclEntriesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[139]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModifyAclEntriesRequest.ProtoReflect.Descriptor instead.
+func (*ModifyAclEntriesRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{139}
+}
+
+func (x *ModifyAclEntriesRequest) GetSrc() string {
+	if x != nil {
+		return x.Src
+	}
+	return ""
+}
+
+func (x *ModifyAclEntriesRequest) GetAclSpec() []*AclEntry {
+	if x != nil {
+		return x.AclSpec
+	}
+	return nil
+}
+
+type ModifyAclEntriesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModifyAclEntriesResponse) Reset() {
+	*x = ModifyAclEntriesResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[140]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModifyAclEntriesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModifyAclEntriesResponse) ProtoMessage() {}
+
+func (x *ModifyAclEntriesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[140]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModifyAclEntriesResponse.ProtoReflect.Descriptor instead.
+func (*ModifyAclEntriesResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{140}
+}
+
+type RemoveAclEntriesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Src           string                 `protobuf:"bytes,1,opt,name=src,proto3" json:"src,omitempty"`
+	AclSpec       []*AclEntry            `protobuf:"bytes,2,rep,name=acl_spec,json=aclSpec,proto3" json:"acl_spec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveAclEntriesRequest) Reset() {
+	*x = RemoveAclEntriesRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[141]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveAclEntriesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveAclEntriesRequest) ProtoMessage() {}
+
+func (x *RemoveAclEntriesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[141]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveAclEntriesRequest.ProtoReflect.Descriptor instead.
+func (*RemoveAclEntriesRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{141}
+}
+
+func (x *RemoveAclEntriesRequest) GetSrc() string {
+	if x != nil {
+		return x.Src
+	}
+	return ""
+}
+
+func (x *RemoveAclEntriesRequest) GetAclSpec() []*AclEntry {
+	if x != nil {
+		return x.AclSpec
+	}
+	return nil
+}
+
+type RemoveAclEntriesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveAclEntriesResponse) Reset() {
+	*x = RemoveAclEntriesResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[142]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveAclEntriesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveAclEntriesResponse) ProtoMessage() {}
+
+func (x *RemoveAclEntriesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[142]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveAclEntriesResponse.ProtoReflect.Descriptor instead.
+func (*RemoveAclEntriesResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{142}
+}
+
+type RemoveDefaultAclRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Src           string                 `protobuf:"bytes,1,opt,name=src,proto3" json:"src,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveDefaultAclRequest) Reset() {
+	*x = RemoveDefaultAclRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[143]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveDefaultAclRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveDefaultAclRequest) ProtoMessage() {}
+
+func (x *RemoveDefaultAclRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[143]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveDefaultAclRequest.ProtoReflect.Descriptor instead.
+func (*RemoveDefaultAclRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{143}
+}
+
+func (x *RemoveDefaultAclRequest) GetSrc() string {
+	if x != nil {
+		return x.Src
+	}
+	return ""
+}
+
+type RemoveDefaultAclResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveDefaultAclResponse) Reset() {
+	*x = RemoveDefaultAclResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[144]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveDefaultAclResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveDefaultAclResponse) ProtoMessage() {}
+
+func (x *RemoveDefaultAclResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[144]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveDefaultAclResponse.ProtoReflect.Descriptor instead.
+func (*RemoveDefaultAclResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{144}
+}
+
+type RemoveAclRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Src           string                 `protobuf:"bytes,1,opt,name=src,proto3" json:"src,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveAclRequest) Reset() {
+	*x = RemoveAclRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[145]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveAclRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveAclRequest) ProtoMessage() {}
+
+func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[145]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveAclRequest.ProtoReflect.Descriptor instead.
+func (*RemoveAclRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{145}
+}
+
+func (x *RemoveAclRequest) GetSrc() string {
+	if x != nil {
+		return x.Src
+	}
+	return ""
+}
+
+type RemoveAclResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveAclResponse) Reset() {
+	*x = RemoveAclResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[146]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveAclResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveAclResponse) ProtoMessage() {}
+
+func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[146]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveAclResponse.ProtoReflect.Descriptor instead.
+func (*RemoveAclResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{146}
+}
+
+type SetAclRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Src           string                 `protobuf:"bytes,1,opt,name=src,proto3" json:"src,omitempty"`
+	AclSpec       []*AclEntry            `protobuf:"bytes,2,rep,name=acl_spec,json=aclSpec,proto3" json:"acl_spec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAclRequest) Reset() {
+	*x = SetAclRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[147]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAclRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAclRequest) ProtoMessage() {}
+
+func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[147]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAclRequest.ProtoReflect.Descriptor instead.
+func (*SetAclRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{147}
+}
+
+func (x *SetAclRequest) GetSrc() string {
+	if x != nil {
+		return x.Src
+	}
+	return ""
+}
+
+func (x *SetAclRequest) GetAclSpec() []*AclEntry {
+	if x != nil {
+		return x.AclSpec
+	}
+	return nil
+}
+
+type SetAclResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAclResponse) Reset() {
+	*x = SetAclResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[148]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAclResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAclResponse) ProtoMessage() {}
+
+func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[148]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAclResponse.ProtoReflect.Descriptor instead.
+func (*SetAclResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{148}
+}
+
+type AllowSnapshotRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SnapshotRoot  string                 `protobuf:"bytes,1,opt,name=snapshot_root,json=snapshotRoot,proto3" json:"snapshot_root,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AllowSnapshotRequest) Reset() {
+	*x = AllowSnapshotRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[149]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AllowSnapshotRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AllowSnapshotRequest) ProtoMessage() {}
+
+func (x *AllowSnapshotRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[149]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AllowSnapshotRequest.ProtoReflect.Descriptor instead.
+func (*AllowSnapshotRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{149}
+}
+
+func (x *AllowSnapshotRequest) GetSnapshotRoot() string {
+	if x != nil {
+		return x.SnapshotRoot
+	}
+	return ""
+}
+
+type AllowSnapshotResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AllowSnapshotResponse) Reset() {
+	*x = AllowSnapshotResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[150]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AllowSnapshotResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AllowSnapshotResponse) ProtoMessage() {}
+
+func (x *AllowSnapshotResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[150]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AllowSnapshotResponse.ProtoReflect.Descriptor instead.
+func (*AllowSnapshotResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{150}
+}
+
+type DisallowSnapshotRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SnapshotRoot  string                 `protobuf:"bytes,1,opt,name=snapshot_root,json=snapshotRoot,proto3" json:"snapshot_root,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DisallowSnapshotRequest) Reset() {
+	*x = DisallowSnapshotRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[151]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DisallowSnapshotRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DisallowSnapshotRequest) ProtoMessage() {}
+
+func (x *DisallowSnapshotRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[151]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DisallowSnapshotRequest.ProtoReflect.Descriptor instead.
+func (*DisallowSnapshotRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{151}
+}
+
+func (x *DisallowSnapshotRequest) GetSnapshotRoot() string {
+	if x != nil {
+		return x.SnapshotRoot
+	}
+	return ""
+}
+
+type DisallowSnapshotResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DisallowSnapshotResponse) Reset() {
+	*x = DisallowSnapshotResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[152]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DisallowSnapshotResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DisallowSnapshotResponse) ProtoMessage() {}
+
+func (x *DisallowSnapshotResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[152]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DisallowSnapshotResponse.ProtoReflect.Descriptor instead.
+func (*DisallowSnapshotResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{152}
+}
+
+// An empty snapshot_name gets HDFS's default, "s" + yyyyMMdd-HHmmss.SSS (UTC).
+type CreateSnapshotRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SnapshotRoot  string                 `protobuf:"bytes,1,opt,name=snapshot_root,json=snapshotRoot,proto3" json:"snapshot_root,omitempty"`
+	SnapshotName  string                 `protobuf:"bytes,2,opt,name=snapshot_name,json=snapshotName,proto3" json:"snapshot_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateSnapshotRequest) Reset() {
+	*x = CreateSnapshotRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[153]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateSnapshotRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateSnapshotRequest) ProtoMessage() {}
+
+func (x *CreateSnapshotRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[153]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateSnapshotRequest.ProtoReflect.Descriptor instead.
+func (*CreateSnapshotRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{153}
+}
+
+func (x *CreateSnapshotRequest) GetSnapshotRoot() string {
+	if x != nil {
+		return x.SnapshotRoot
+	}
+	return ""
+}
+
+func (x *CreateSnapshotRequest) GetSnapshotName() string {
+	if x != nil {
+		return x.SnapshotName
+	}
+	return ""
+}
+
+type CreateSnapshotResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SnapshotPath  string                 `protobuf:"bytes,1,opt,name=snapshot_path,json=snapshotPath,proto3" json:"snapshot_path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateSnapshotResponse) Reset() {
+	*x = CreateSnapshotResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[154]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateSnapshotResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateSnapshotResponse) ProtoMessage() {}
+
+func (x *CreateSnapshotResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[154]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateSnapshotResponse.ProtoReflect.Descriptor instead.
+func (*CreateSnapshotResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{154}
+}
+
+func (x *CreateSnapshotResponse) GetSnapshotPath() string {
+	if x != nil {
+		return x.SnapshotPath
+	}
+	return ""
+}
+
+type DeleteSnapshotRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SnapshotRoot  string                 `protobuf:"bytes,1,opt,name=snapshot_root,json=snapshotRoot,proto3" json:"snapshot_root,omitempty"`
+	SnapshotName  string                 `protobuf:"bytes,2,opt,name=snapshot_name,json=snapshotName,proto3" json:"snapshot_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteSnapshotRequest) Reset() {
+	*x = DeleteSnapshotRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[155]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteSnapshotRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteSnapshotRequest) ProtoMessage() {}
+
+func (x *DeleteSnapshotRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[155]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteSnapshotRequest.ProtoReflect.Descriptor instead.
+func (*DeleteSnapshotRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{155}
+}
+
+func (x *DeleteSnapshotRequest) GetSnapshotRoot() string {
+	if x != nil {
+		return x.SnapshotRoot
+	}
+	return ""
+}
+
+func (x *DeleteSnapshotRequest) GetSnapshotName() string {
+	if x != nil {
+		return x.SnapshotName
+	}
+	return ""
+}
+
+type DeleteSnapshotResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteSnapshotResponse) Reset() {
+	*x = DeleteSnapshotResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[156]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteSnapshotResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteSnapshotResponse) ProtoMessage() {}
+
+func (x *DeleteSnapshotResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[156]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteSnapshotResponse.ProtoReflect.Descriptor instead.
+func (*DeleteSnapshotResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{156}
+}
+
+type RenameSnapshotRequest struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	SnapshotRoot    string                 `protobuf:"bytes,1,opt,name=snapshot_root,json=snapshotRoot,proto3" json:"snapshot_root,omitempty"`
+	SnapshotOldName string                 `protobuf:"bytes,2,opt,name=snapshot_old_name,json=snapshotOldName,proto3" json:"snapshot_old_name,omitempty"`
+	SnapshotNewName string                 `protobuf:"bytes,3,opt,name=snapshot_new_name,json=snapshotNewName,proto3" json:"snapshot_new_name,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *RenameSnapshotRequest) Reset() {
+	*x = RenameSnapshotRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[157]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenameSnapshotRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenameSnapshotRequest) ProtoMessage() {}
+
+func (x *RenameSnapshotRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[157]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenameSnapshotRequest.ProtoReflect.Descriptor instead.
+func (*RenameSnapshotRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{157}
+}
+
+func (x *RenameSnapshotRequest) GetSnapshotRoot() string {
+	if x != nil {
+		return x.SnapshotRoot
+	}
+	return ""
+}
+
+func (x *RenameSnapshotRequest) GetSnapshotOldName() string {
+	if x != nil {
+		return x.SnapshotOldName
+	}
+	return ""
+}
+
+func (x *RenameSnapshotRequest) GetSnapshotNewName() string {
+	if x != nil {
+		return x.SnapshotNewName
+	}
+	return ""
+}
+
+type RenameSnapshotResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenameSnapshotResponse) Reset() {
+	*x = RenameSnapshotResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[158]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenameSnapshotResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenameSnapshotResponse) ProtoMessage() {}
+
+func (x *RenameSnapshotResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[158]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenameSnapshotResponse.ProtoReflect.Descriptor instead.
+func (*RenameSnapshotResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{158}
+}
+
+type SnapshottableDirectoryStatus struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	DirStatus      *FileStatus            `protobuf:"bytes,1,opt,name=dir_status,json=dirStatus,proto3" json:"dir_status,omitempty"`
+	SnapshotQuota  uint32                 `protobuf:"varint,2,opt,name=snapshot_quota,json=snapshotQuota,proto3" json:"snapshot_quota,omitempty"`
+	SnapshotNumber uint32                 `protobuf:"varint,3,opt,name=snapshot_number,json=snapshotNumber,proto3" json:"snapshot_number,omitempty"`
+	ParentFullPath string                 `protobuf:"bytes,4,opt,name=parent_full_path,json=parentFullPath,proto3" json:"parent_full_path,omitempty"`
+	SnapshotNames  []string               `protobuf:"bytes,5,rep,name=snapshot_names,json=snapshotNames,proto3" json:"snapshot_names,omitempty"` // by name
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *SnapshottableDirectoryStatus) Reset() {
+	*x = SnapshottableDirectoryStatus{}
+	mi := &file_dfspb_dfs_proto_msgTypes[159]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SnapshottableDirectoryStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SnapshottableDirectoryStatus) ProtoMessage() {}
+
+func (x *SnapshottableDirectoryStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[159]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SnapshottableDirectoryStatus.ProtoReflect.Descriptor instead.
+func (*SnapshottableDirectoryStatus) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{159}
+}
+
+func (x *SnapshottableDirectoryStatus) GetDirStatus() *FileStatus {
+	if x != nil {
+		return x.DirStatus
+	}
+	return nil
+}
+
+func (x *SnapshottableDirectoryStatus) GetSnapshotQuota() uint32 {
+	if x != nil {
+		return x.SnapshotQuota
+	}
+	return 0
+}
+
+func (x *SnapshottableDirectoryStatus) GetSnapshotNumber() uint32 {
+	if x != nil {
+		return x.SnapshotNumber
+	}
+	return 0
+}
+
+func (x *SnapshottableDirectoryStatus) GetParentFullPath() string {
+	if x != nil {
+		return x.ParentFullPath
+	}
+	return ""
+}
+
+func (x *SnapshottableDirectoryStatus) GetSnapshotNames() []string {
+	if x != nil {
+		return x.SnapshotNames
+	}
+	return nil
+}
+
+type GetSnapshottableDirListingRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSnapshottableDirListingRequest) Reset() {
+	*x = GetSnapshottableDirListingRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[160]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSnapshottableDirListingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSnapshottableDirListingRequest) ProtoMessage() {}
+
+func (x *GetSnapshottableDirListingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[160]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSnapshottableDirListingRequest.ProtoReflect.Descriptor instead.
+func (*GetSnapshottableDirListingRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{160}
+}
+
+type GetSnapshottableDirListingResponse struct {
+	state             protoimpl.MessageState          `protogen:"open.v1"`
+	SnapshottableDirs []*SnapshottableDirectoryStatus `protobuf:"bytes,1,rep,name=snapshottable_dirs,json=snapshottableDirs,proto3" json:"snapshottable_dirs,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *GetSnapshottableDirListingResponse) Reset() {
+	*x = GetSnapshottableDirListingResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[161]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSnapshottableDirListingResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSnapshottableDirListingResponse) ProtoMessage() {}
+
+func (x *GetSnapshottableDirListingResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[161]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSnapshottableDirListingResponse.ProtoReflect.Descriptor instead.
+func (*GetSnapshottableDirListingResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{161}
+}
+
+func (x *GetSnapshottableDirListingResponse) GetSnapshottableDirs() []*SnapshottableDirectoryStatus {
+	if x != nil {
+		return x.SnapshottableDirs
+	}
+	return nil
+}
+
+// from_snapshot / to_snapshot: a snapshot name, or "" / "." for the current state.
+type GetSnapshotDiffReportRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SnapshotRoot  string                 `protobuf:"bytes,1,opt,name=snapshot_root,json=snapshotRoot,proto3" json:"snapshot_root,omitempty"`
+	FromSnapshot  string                 `protobuf:"bytes,2,opt,name=from_snapshot,json=fromSnapshot,proto3" json:"from_snapshot,omitempty"`
+	ToSnapshot    string                 `protobuf:"bytes,3,opt,name=to_snapshot,json=toSnapshot,proto3" json:"to_snapshot,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSnapshotDiffReportRequest) Reset() {
+	*x = GetSnapshotDiffReportRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[162]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSnapshotDiffReportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSnapshotDiffReportRequest) ProtoMessage() {}
+
+func (x *GetSnapshotDiffReportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[162]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSnapshotDiffReportRequest.ProtoReflect.Descriptor instead.
+func (*GetSnapshotDiffReportRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{162}
+}
+
+func (x *GetSnapshotDiffReportRequest) GetSnapshotRoot() string {
+	if x != nil {
+		return x.SnapshotRoot
+	}
+	return ""
+}
+
+func (x *GetSnapshotDiffReportRequest) GetFromSnapshot() string {
+	if x != nil {
+		return x.FromSnapshot
+	}
+	return ""
+}
+
+func (x *GetSnapshotDiffReportRequest) GetToSnapshot() string {
+	if x != nil {
+		return x.ToSnapshot
+	}
+	return ""
+}
+
+type SnapshotDiffReportEntry struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Fullpath          string                 `protobuf:"bytes,1,opt,name=fullpath,proto3" json:"fullpath,omitempty"`                                            // relative to the snapshot root: "." or "./a/b"
+	ModificationLabel string                 `protobuf:"bytes,2,opt,name=modification_label,json=modificationLabel,proto3" json:"modification_label,omitempty"` // "M", "+", "-" or "R"
+	TargetPath        string                 `protobuf:"bytes,3,opt,name=target_path,json=targetPath,proto3" json:"target_path,omitempty"`                      // renames: the new path
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *SnapshotDiffReportEntry) Reset() {
+	*x = SnapshotDiffReportEntry{}
+	mi := &file_dfspb_dfs_proto_msgTypes[163]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SnapshotDiffReportEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SnapshotDiffReportEntry) ProtoMessage() {}
+
+func (x *SnapshotDiffReportEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[163]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SnapshotDiffReportEntry.ProtoReflect.Descriptor instead.
+func (*SnapshotDiffReportEntry) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{163}
+}
+
+func (x *SnapshotDiffReportEntry) GetFullpath() string {
+	if x != nil {
+		return x.Fullpath
+	}
+	return ""
+}
+
+func (x *SnapshotDiffReportEntry) GetModificationLabel() string {
+	if x != nil {
+		return x.ModificationLabel
+	}
+	return ""
+}
+
+func (x *SnapshotDiffReportEntry) GetTargetPath() string {
+	if x != nil {
+		return x.TargetPath
+	}
+	return ""
+}
+
+type SnapshotDiffReport struct {
+	state             protoimpl.MessageState     `protogen:"open.v1"`
+	SnapshotRoot      string                     `protobuf:"bytes,1,opt,name=snapshot_root,json=snapshotRoot,proto3" json:"snapshot_root,omitempty"`
+	FromSnapshot      string                     `protobuf:"bytes,2,opt,name=from_snapshot,json=fromSnapshot,proto3" json:"from_snapshot,omitempty"`
+	ToSnapshot        string                     `protobuf:"bytes,3,opt,name=to_snapshot,json=toSnapshot,proto3" json:"to_snapshot,omitempty"`
+	DiffReportEntries []*SnapshotDiffReportEntry `protobuf:"bytes,4,rep,name=diff_report_entries,json=diffReportEntries,proto3" json:"diff_report_entries,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *SnapshotDiffReport) Reset() {
+	*x = SnapshotDiffReport{}
+	mi := &file_dfspb_dfs_proto_msgTypes[164]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SnapshotDiffReport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SnapshotDiffReport) ProtoMessage() {}
+
+func (x *SnapshotDiffReport) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[164]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SnapshotDiffReport.ProtoReflect.Descriptor instead.
+func (*SnapshotDiffReport) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{164}
+}
+
+func (x *SnapshotDiffReport) GetSnapshotRoot() string {
+	if x != nil {
+		return x.SnapshotRoot
+	}
+	return ""
+}
+
+func (x *SnapshotDiffReport) GetFromSnapshot() string {
+	if x != nil {
+		return x.FromSnapshot
+	}
+	return ""
+}
+
+func (x *SnapshotDiffReport) GetToSnapshot() string {
+	if x != nil {
+		return x.ToSnapshot
+	}
+	return ""
+}
+
+func (x *SnapshotDiffReport) GetDiffReportEntries() []*SnapshotDiffReportEntry {
+	if x != nil {
+		return x.DiffReportEntries
+	}
+	return nil
+}
+
+type GetSnapshotDiffReportResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DiffReport    *SnapshotDiffReport    `protobuf:"bytes,1,opt,name=diff_report,json=diffReport,proto3" json:"diff_report,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSnapshotDiffReportResponse) Reset() {
+	*x = GetSnapshotDiffReportResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[165]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSnapshotDiffReportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSnapshotDiffReportResponse) ProtoMessage() {}
+
+func (x *GetSnapshotDiffReportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[165]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSnapshotDiffReportResponse.ProtoReflect.Descriptor instead.
+func (*GetSnapshotDiffReportResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{165}
+}
+
+func (x *GetSnapshotDiffReportResponse) GetDiffReport() *SnapshotDiffReport {
+	if x != nil {
+		return x.DiffReport
+	}
+	return nil
+}
+
+// Storage policies are stored attributes only: block placement does not
+// act on them yet.
+type BlockStoragePolicy struct {
+	state                     protoimpl.MessageState `protogen:"open.v1"`
+	PolicyId                  uint32                 `protobuf:"varint,1,opt,name=policy_id,json=policyId,proto3" json:"policy_id,omitempty"`
+	Name                      string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	CreationPolicy            []string               `protobuf:"bytes,3,rep,name=creation_policy,json=creationPolicy,proto3" json:"creation_policy,omitempty"` // storage types, e.g. "DISK", "ARCHIVE", "SSD"
+	CreationFallbackPolicy    []string               `protobuf:"bytes,4,rep,name=creation_fallback_policy,json=creationFallbackPolicy,proto3" json:"creation_fallback_policy,omitempty"`
+	ReplicationFallbackPolicy []string               `protobuf:"bytes,5,rep,name=replication_fallback_policy,json=replicationFallbackPolicy,proto3" json:"replication_fallback_policy,omitempty"`
+	CopyOnCreateFile          bool                   `protobuf:"varint,6,opt,name=copy_on_create_file,json=copyOnCreateFile,proto3" json:"copy_on_create_file,omitempty"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
+}
+
+func (x *BlockStoragePolicy) Reset() {
+	*x = BlockStoragePolicy{}
+	mi := &file_dfspb_dfs_proto_msgTypes[166]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockStoragePolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockStoragePolicy) ProtoMessage() {}
+
+func (x *BlockStoragePolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[166]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockStoragePolicy.ProtoReflect.Descriptor instead.
+func (*BlockStoragePolicy) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{166}
+}
+
+func (x *BlockStoragePolicy) GetPolicyId() uint32 {
+	if x != nil {
+		return x.PolicyId
+	}
+	return 0
+}
+
+func (x *BlockStoragePolicy) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *BlockStoragePolicy) GetCreationPolicy() []string {
+	if x != nil {
+		return x.CreationPolicy
+	}
+	return nil
+}
+
+func (x *BlockStoragePolicy) GetCreationFallbackPolicy() []string {
+	if x != nil {
+		return x.CreationFallbackPolicy
+	}
+	return nil
+}
+
+func (x *BlockStoragePolicy) GetReplicationFallbackPolicy() []string {
+	if x != nil {
+		return x.ReplicationFallbackPolicy
+	}
+	return nil
+}
+
+func (x *BlockStoragePolicy) GetCopyOnCreateFile() bool {
+	if x != nil {
+		return x.CopyOnCreateFile
+	}
+	return false
+}
+
+type SetStoragePolicyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Src           string                 `protobuf:"bytes,1,opt,name=src,proto3" json:"src,omitempty"`
+	PolicyName    string                 `protobuf:"bytes,2,opt,name=policy_name,json=policyName,proto3" json:"policy_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetStoragePolicyRequest) Reset() {
+	*x = SetStoragePolicyRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[167]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetStoragePolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetStoragePolicyRequest) ProtoMessage() {}
+
+func (x *SetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[167]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetStoragePolicyRequest.ProtoReflect.Descriptor instead.
+func (*SetStoragePolicyRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{167}
+}
+
+func (x *SetStoragePolicyRequest) GetSrc() string {
+	if x != nil {
+		return x.Src
+	}
+	return ""
+}
+
+func (x *SetStoragePolicyRequest) GetPolicyName() string {
+	if x != nil {
+		return x.PolicyName
+	}
+	return ""
+}
+
+type SetStoragePolicyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetStoragePolicyResponse) Reset() {
+	*x = SetStoragePolicyResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[168]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetStoragePolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetStoragePolicyResponse) ProtoMessage() {}
+
+func (x *SetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[168]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetStoragePolicyResponse.ProtoReflect.Descriptor instead.
+func (*SetStoragePolicyResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{168}
+}
+
+type UnsetStoragePolicyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Src           string                 `protobuf:"bytes,1,opt,name=src,proto3" json:"src,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnsetStoragePolicyRequest) Reset() {
+	*x = UnsetStoragePolicyRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[169]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnsetStoragePolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnsetStoragePolicyRequest) ProtoMessage() {}
+
+func (x *UnsetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[169]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnsetStoragePolicyRequest.ProtoReflect.Descriptor instead.
+func (*UnsetStoragePolicyRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{169}
+}
+
+func (x *UnsetStoragePolicyRequest) GetSrc() string {
+	if x != nil {
+		return x.Src
+	}
+	return ""
+}
+
+type UnsetStoragePolicyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnsetStoragePolicyResponse) Reset() {
+	*x = UnsetStoragePolicyResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[170]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnsetStoragePolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnsetStoragePolicyResponse) ProtoMessage() {}
+
+func (x *UnsetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[170]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnsetStoragePolicyResponse.ProtoReflect.Descriptor instead.
+func (*UnsetStoragePolicyResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{170}
+}
+
+type GetStoragePolicyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStoragePolicyRequest) Reset() {
+	*x = GetStoragePolicyRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[171]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStoragePolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStoragePolicyRequest) ProtoMessage() {}
+
+func (x *GetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[171]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStoragePolicyRequest.ProtoReflect.Descriptor instead.
+func (*GetStoragePolicyRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{171}
+}
+
+func (x *GetStoragePolicyRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+// storage_policy unset: none is set on the path or above it (HOT applies).
+type GetStoragePolicyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	StoragePolicy *BlockStoragePolicy    `protobuf:"bytes,1,opt,name=storage_policy,json=storagePolicy,proto3" json:"storage_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStoragePolicyResponse) Reset() {
+	*x = GetStoragePolicyResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[172]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStoragePolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStoragePolicyResponse) ProtoMessage() {}
+
+func (x *GetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[172]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStoragePolicyResponse.ProtoReflect.Descriptor instead.
+func (*GetStoragePolicyResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{172}
+}
+
+func (x *GetStoragePolicyResponse) GetStoragePolicy() *BlockStoragePolicy {
+	if x != nil {
+		return x.StoragePolicy
+	}
+	return nil
+}
+
+type GetStoragePoliciesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStoragePoliciesRequest) Reset() {
+	*x = GetStoragePoliciesRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[173]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStoragePoliciesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStoragePoliciesRequest) ProtoMessage() {}
+
+func (x *GetStoragePoliciesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[173]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStoragePoliciesRequest.ProtoReflect.Descriptor instead.
+func (*GetStoragePoliciesRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{173}
+}
+
+type GetStoragePoliciesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Policies      []*BlockStoragePolicy  `protobuf:"bytes,1,rep,name=policies,proto3" json:"policies,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStoragePoliciesResponse) Reset() {
+	*x = GetStoragePoliciesResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[174]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStoragePoliciesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStoragePoliciesResponse) ProtoMessage() {}
+
+func (x *GetStoragePoliciesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[174]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStoragePoliciesResponse.ProtoReflect.Descriptor instead.
+func (*GetStoragePoliciesResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{174}
+}
+
+func (x *GetStoragePoliciesResponse) GetPolicies() []*BlockStoragePolicy {
+	if x != nil {
+		return x.Policies
+	}
+	return nil
+}
+
 type JobCacheStatusRequest_Job struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -8220,7 +10249,7 @@ type JobCacheStatusRequest_Job struct {
 
 func (x *JobCacheStatusRequest_Job) Reset() {
 	*x = JobCacheStatusRequest_Job{}
-	mi := &file_dfspb_dfs_proto_msgTypes[135]
+	mi := &file_dfspb_dfs_proto_msgTypes[175]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8232,7 +10261,7 @@ func (x *JobCacheStatusRequest_Job) String() string {
 func (*JobCacheStatusRequest_Job) ProtoMessage() {}
 
 func (x *JobCacheStatusRequest_Job) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[135]
+	mi := &file_dfspb_dfs_proto_msgTypes[175]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8286,7 +10315,7 @@ type JobCacheStatusResponse_Block struct {
 
 func (x *JobCacheStatusResponse_Block) Reset() {
 	*x = JobCacheStatusResponse_Block{}
-	mi := &file_dfspb_dfs_proto_msgTypes[136]
+	mi := &file_dfspb_dfs_proto_msgTypes[176]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8298,7 +10327,7 @@ func (x *JobCacheStatusResponse_Block) String() string {
 func (*JobCacheStatusResponse_Block) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse_Block) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[136]
+	mi := &file_dfspb_dfs_proto_msgTypes[176]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8339,7 +10368,7 @@ type JobCacheStatusResponse_Job struct {
 
 func (x *JobCacheStatusResponse_Job) Reset() {
 	*x = JobCacheStatusResponse_Job{}
-	mi := &file_dfspb_dfs_proto_msgTypes[137]
+	mi := &file_dfspb_dfs_proto_msgTypes[177]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8351,7 +10380,7 @@ func (x *JobCacheStatusResponse_Job) String() string {
 func (*JobCacheStatusResponse_Job) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse_Job) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[137]
+	mi := &file_dfspb_dfs_proto_msgTypes[177]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8400,7 +10429,7 @@ type TransferCommand_Item struct {
 
 func (x *TransferCommand_Item) Reset() {
 	*x = TransferCommand_Item{}
-	mi := &file_dfspb_dfs_proto_msgTypes[138]
+	mi := &file_dfspb_dfs_proto_msgTypes[178]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8412,7 +10441,7 @@ func (x *TransferCommand_Item) String() string {
 func (*TransferCommand_Item) ProtoMessage() {}
 
 func (x *TransferCommand_Item) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[138]
+	mi := &file_dfspb_dfs_proto_msgTypes[178]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8507,7 +10536,7 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x12under_construction\x18\x03 \x01(\bR\x11underConstruction\x127\n" +
 	"\n" +
 	"last_block\x18\x04 \x01(\v2\x18.smarth.dfs.LocatedBlockR\tlastBlock\x12.\n" +
-	"\x13last_block_complete\x18\x05 \x01(\bR\x11lastBlockComplete\"\xb2\x03\n" +
+	"\x13last_block_complete\x18\x05 \x01(\bR\x11lastBlockComplete\"\xef\x03\n" +
 	"\n" +
 	"FileStatus\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12(\n" +
@@ -8526,7 +10555,9 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	" \x01(\x03R\tblockSize\x12\x17\n" +
 	"\afile_id\x18\v \x01(\x04R\x06fileId\x12!\n" +
 	"\fchildren_num\x18\f \x01(\x05R\vchildrenNum\x12-\n" +
-	"\x12under_construction\x18\r \x01(\bR\x11underConstruction\"h\n" +
+	"\x12under_construction\x18\r \x01(\bR\x11underConstruction\x12\x14\n" +
+	"\x05flags\x18\x14 \x01(\rR\x05flags\x12%\n" +
+	"\x0estorage_policy\x18\x15 \x01(\rR\rstoragePolicy\"h\n" +
 	"\rMkdirsRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1e\n" +
 	"\n" +
@@ -9027,7 +11058,113 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\rConcatRequest\x12\x16\n" +
 	"\x06target\x18\x01 \x01(\tR\x06target\x12\x12\n" +
 	"\x04srcs\x18\x02 \x03(\tR\x04srcs\"\x10\n" +
-	"\x0eConcatResponse*X\n" +
+	"\x0eConcatResponse\"\x9f\x01\n" +
+	"\bAclEntry\x12,\n" +
+	"\x04type\x18\x01 \x01(\x0e2\x18.smarth.dfs.AclEntryTypeR\x04type\x12/\n" +
+	"\x05scope\x18\x02 \x01(\x0e2\x19.smarth.dfs.AclEntryScopeR\x05scope\x12 \n" +
+	"\vpermissions\x18\x03 \x01(\rR\vpermissions\x12\x12\n" +
+	"\x04name\x18\x04 \x01(\tR\x04name\"\x9f\x01\n" +
+	"\tAclStatus\x12\x14\n" +
+	"\x05owner\x18\x01 \x01(\tR\x05owner\x12\x14\n" +
+	"\x05group\x18\x02 \x01(\tR\x05group\x12\x16\n" +
+	"\x06sticky\x18\x03 \x01(\bR\x06sticky\x12.\n" +
+	"\aentries\x18\x04 \x03(\v2\x14.smarth.dfs.AclEntryR\aentries\x12\x1e\n" +
+	"\n" +
+	"permission\x18\x05 \x01(\rR\n" +
+	"permission\"'\n" +
+	"\x13GetAclStatusRequest\x12\x10\n" +
+	"\x03src\x18\x01 \x01(\tR\x03src\"E\n" +
+	"\x14GetAclStatusResponse\x12-\n" +
+	"\x06result\x18\x01 \x01(\v2\x15.smarth.dfs.AclStatusR\x06result\"\\\n" +
+	"\x17ModifyAclEntriesRequest\x12\x10\n" +
+	"\x03src\x18\x01 \x01(\tR\x03src\x12/\n" +
+	"\bacl_spec\x18\x02 \x03(\v2\x14.smarth.dfs.AclEntryR\aaclSpec\"\x1a\n" +
+	"\x18ModifyAclEntriesResponse\"\\\n" +
+	"\x17RemoveAclEntriesRequest\x12\x10\n" +
+	"\x03src\x18\x01 \x01(\tR\x03src\x12/\n" +
+	"\bacl_spec\x18\x02 \x03(\v2\x14.smarth.dfs.AclEntryR\aaclSpec\"\x1a\n" +
+	"\x18RemoveAclEntriesResponse\"+\n" +
+	"\x17RemoveDefaultAclRequest\x12\x10\n" +
+	"\x03src\x18\x01 \x01(\tR\x03src\"\x1a\n" +
+	"\x18RemoveDefaultAclResponse\"$\n" +
+	"\x10RemoveAclRequest\x12\x10\n" +
+	"\x03src\x18\x01 \x01(\tR\x03src\"\x13\n" +
+	"\x11RemoveAclResponse\"R\n" +
+	"\rSetAclRequest\x12\x10\n" +
+	"\x03src\x18\x01 \x01(\tR\x03src\x12/\n" +
+	"\bacl_spec\x18\x02 \x03(\v2\x14.smarth.dfs.AclEntryR\aaclSpec\"\x10\n" +
+	"\x0eSetAclResponse\";\n" +
+	"\x14AllowSnapshotRequest\x12#\n" +
+	"\rsnapshot_root\x18\x01 \x01(\tR\fsnapshotRoot\"\x17\n" +
+	"\x15AllowSnapshotResponse\">\n" +
+	"\x17DisallowSnapshotRequest\x12#\n" +
+	"\rsnapshot_root\x18\x01 \x01(\tR\fsnapshotRoot\"\x1a\n" +
+	"\x18DisallowSnapshotResponse\"a\n" +
+	"\x15CreateSnapshotRequest\x12#\n" +
+	"\rsnapshot_root\x18\x01 \x01(\tR\fsnapshotRoot\x12#\n" +
+	"\rsnapshot_name\x18\x02 \x01(\tR\fsnapshotName\"=\n" +
+	"\x16CreateSnapshotResponse\x12#\n" +
+	"\rsnapshot_path\x18\x01 \x01(\tR\fsnapshotPath\"a\n" +
+	"\x15DeleteSnapshotRequest\x12#\n" +
+	"\rsnapshot_root\x18\x01 \x01(\tR\fsnapshotRoot\x12#\n" +
+	"\rsnapshot_name\x18\x02 \x01(\tR\fsnapshotName\"\x18\n" +
+	"\x16DeleteSnapshotResponse\"\x94\x01\n" +
+	"\x15RenameSnapshotRequest\x12#\n" +
+	"\rsnapshot_root\x18\x01 \x01(\tR\fsnapshotRoot\x12*\n" +
+	"\x11snapshot_old_name\x18\x02 \x01(\tR\x0fsnapshotOldName\x12*\n" +
+	"\x11snapshot_new_name\x18\x03 \x01(\tR\x0fsnapshotNewName\"\x18\n" +
+	"\x16RenameSnapshotResponse\"\xf6\x01\n" +
+	"\x1cSnapshottableDirectoryStatus\x125\n" +
+	"\n" +
+	"dir_status\x18\x01 \x01(\v2\x16.smarth.dfs.FileStatusR\tdirStatus\x12%\n" +
+	"\x0esnapshot_quota\x18\x02 \x01(\rR\rsnapshotQuota\x12'\n" +
+	"\x0fsnapshot_number\x18\x03 \x01(\rR\x0esnapshotNumber\x12(\n" +
+	"\x10parent_full_path\x18\x04 \x01(\tR\x0eparentFullPath\x12%\n" +
+	"\x0esnapshot_names\x18\x05 \x03(\tR\rsnapshotNames\"#\n" +
+	"!GetSnapshottableDirListingRequest\"}\n" +
+	"\"GetSnapshottableDirListingResponse\x12W\n" +
+	"\x12snapshottable_dirs\x18\x01 \x03(\v2(.smarth.dfs.SnapshottableDirectoryStatusR\x11snapshottableDirs\"\x89\x01\n" +
+	"\x1cGetSnapshotDiffReportRequest\x12#\n" +
+	"\rsnapshot_root\x18\x01 \x01(\tR\fsnapshotRoot\x12#\n" +
+	"\rfrom_snapshot\x18\x02 \x01(\tR\ffromSnapshot\x12\x1f\n" +
+	"\vto_snapshot\x18\x03 \x01(\tR\n" +
+	"toSnapshot\"\x85\x01\n" +
+	"\x17SnapshotDiffReportEntry\x12\x1a\n" +
+	"\bfullpath\x18\x01 \x01(\tR\bfullpath\x12-\n" +
+	"\x12modification_label\x18\x02 \x01(\tR\x11modificationLabel\x12\x1f\n" +
+	"\vtarget_path\x18\x03 \x01(\tR\n" +
+	"targetPath\"\xd4\x01\n" +
+	"\x12SnapshotDiffReport\x12#\n" +
+	"\rsnapshot_root\x18\x01 \x01(\tR\fsnapshotRoot\x12#\n" +
+	"\rfrom_snapshot\x18\x02 \x01(\tR\ffromSnapshot\x12\x1f\n" +
+	"\vto_snapshot\x18\x03 \x01(\tR\n" +
+	"toSnapshot\x12S\n" +
+	"\x13diff_report_entries\x18\x04 \x03(\v2#.smarth.dfs.SnapshotDiffReportEntryR\x11diffReportEntries\"`\n" +
+	"\x1dGetSnapshotDiffReportResponse\x12?\n" +
+	"\vdiff_report\x18\x01 \x01(\v2\x1e.smarth.dfs.SnapshotDiffReportR\n" +
+	"diffReport\"\x97\x02\n" +
+	"\x12BlockStoragePolicy\x12\x1b\n" +
+	"\tpolicy_id\x18\x01 \x01(\rR\bpolicyId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12'\n" +
+	"\x0fcreation_policy\x18\x03 \x03(\tR\x0ecreationPolicy\x128\n" +
+	"\x18creation_fallback_policy\x18\x04 \x03(\tR\x16creationFallbackPolicy\x12>\n" +
+	"\x1breplication_fallback_policy\x18\x05 \x03(\tR\x19replicationFallbackPolicy\x12-\n" +
+	"\x13copy_on_create_file\x18\x06 \x01(\bR\x10copyOnCreateFile\"L\n" +
+	"\x17SetStoragePolicyRequest\x12\x10\n" +
+	"\x03src\x18\x01 \x01(\tR\x03src\x12\x1f\n" +
+	"\vpolicy_name\x18\x02 \x01(\tR\n" +
+	"policyName\"\x1a\n" +
+	"\x18SetStoragePolicyResponse\"-\n" +
+	"\x19UnsetStoragePolicyRequest\x12\x10\n" +
+	"\x03src\x18\x01 \x01(\tR\x03src\"\x1c\n" +
+	"\x1aUnsetStoragePolicyResponse\"-\n" +
+	"\x17GetStoragePolicyRequest\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\"a\n" +
+	"\x18GetStoragePolicyResponse\x12E\n" +
+	"\x0estorage_policy\x18\x01 \x01(\v2\x1e.smarth.dfs.BlockStoragePolicyR\rstoragePolicy\"\x1b\n" +
+	"\x19GetStoragePoliciesRequest\"X\n" +
+	"\x1aGetStoragePoliciesResponse\x12:\n" +
+	"\bpolicies\x18\x01 \x03(\v2\x1e.smarth.dfs.BlockStoragePolicyR\bpolicies*X\n" +
 	"\rDatanodeState\x12\x1e\n" +
 	"\x1aDATANODE_STATE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04LIVE\x10\x01\x12\b\n" +
@@ -9071,7 +11208,15 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x16OP_STATUS_ERROR_EXISTS\x10\x04\x12 \n" +
 	"\x1cOP_STATUS_ERROR_ACCESS_TOKEN\x10\x05\x12\x1d\n" +
 	"\x19OP_STATUS_ERROR_NOT_FOUND\x10\x06\x12\x18\n" +
-	"\x14OP_STATUS_ERROR_BUSY\x10\a2\xb9\x1c\n" +
+	"\x14OP_STATUS_ERROR_BUSY\x10\a*<\n" +
+	"\rAclEntryScope\x12\x14\n" +
+	"\x10ACL_SCOPE_ACCESS\x10\x00\x12\x15\n" +
+	"\x11ACL_SCOPE_DEFAULT\x10\x01*H\n" +
+	"\fAclEntryType\x12\f\n" +
+	"\bACL_USER\x10\x00\x12\r\n" +
+	"\tACL_GROUP\x10\x01\x12\f\n" +
+	"\bACL_MASK\x10\x02\x12\r\n" +
+	"\tACL_OTHER\x10\x032\xe7(\n" +
 	"\x0eClientProtocol\x12?\n" +
 	"\x06Mkdirs\x12\x19.smarth.dfs.MkdirsRequest\x1a\x1a.smarth.dfs.MkdirsResponse\x12?\n" +
 	"\x06Create\x12\x19.smarth.dfs.CreateRequest\x1a\x1a.smarth.dfs.CreateResponse\x12E\n" +
@@ -9116,7 +11261,24 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x11AddCacheDirective\x12$.smarth.dfs.AddCacheDirectiveRequest\x1a%.smarth.dfs.AddCacheDirectiveResponse\x12i\n" +
 	"\x14RemoveCacheDirective\x12'.smarth.dfs.RemoveCacheDirectiveRequest\x1a(.smarth.dfs.RemoveCacheDirectiveResponse\x12f\n" +
 	"\x13ListCacheDirectives\x12&.smarth.dfs.ListCacheDirectivesRequest\x1a'.smarth.dfs.ListCacheDirectivesResponse\x12T\n" +
-	"\rGetCacheStats\x12 .smarth.dfs.GetCacheStatsRequest\x1a!.smarth.dfs.GetCacheStatsResponse\x12?\n" +
+	"\rGetCacheStats\x12 .smarth.dfs.GetCacheStatsRequest\x1a!.smarth.dfs.GetCacheStatsResponse\x12Q\n" +
+	"\fGetAclStatus\x12\x1f.smarth.dfs.GetAclStatusRequest\x1a .smarth.dfs.GetAclStatusResponse\x12]\n" +
+	"\x10ModifyAclEntries\x12#.smarth.dfs.ModifyAclEntriesRequest\x1a$.smarth.dfs.ModifyAclEntriesResponse\x12]\n" +
+	"\x10RemoveAclEntries\x12#.smarth.dfs.RemoveAclEntriesRequest\x1a$.smarth.dfs.RemoveAclEntriesResponse\x12]\n" +
+	"\x10RemoveDefaultAcl\x12#.smarth.dfs.RemoveDefaultAclRequest\x1a$.smarth.dfs.RemoveDefaultAclResponse\x12H\n" +
+	"\tRemoveAcl\x12\x1c.smarth.dfs.RemoveAclRequest\x1a\x1d.smarth.dfs.RemoveAclResponse\x12?\n" +
+	"\x06SetAcl\x12\x19.smarth.dfs.SetAclRequest\x1a\x1a.smarth.dfs.SetAclResponse\x12T\n" +
+	"\rAllowSnapshot\x12 .smarth.dfs.AllowSnapshotRequest\x1a!.smarth.dfs.AllowSnapshotResponse\x12]\n" +
+	"\x10DisallowSnapshot\x12#.smarth.dfs.DisallowSnapshotRequest\x1a$.smarth.dfs.DisallowSnapshotResponse\x12W\n" +
+	"\x0eCreateSnapshot\x12!.smarth.dfs.CreateSnapshotRequest\x1a\".smarth.dfs.CreateSnapshotResponse\x12W\n" +
+	"\x0eDeleteSnapshot\x12!.smarth.dfs.DeleteSnapshotRequest\x1a\".smarth.dfs.DeleteSnapshotResponse\x12W\n" +
+	"\x0eRenameSnapshot\x12!.smarth.dfs.RenameSnapshotRequest\x1a\".smarth.dfs.RenameSnapshotResponse\x12{\n" +
+	"\x1aGetSnapshottableDirListing\x12-.smarth.dfs.GetSnapshottableDirListingRequest\x1a..smarth.dfs.GetSnapshottableDirListingResponse\x12l\n" +
+	"\x15GetSnapshotDiffReport\x12(.smarth.dfs.GetSnapshotDiffReportRequest\x1a).smarth.dfs.GetSnapshotDiffReportResponse\x12]\n" +
+	"\x10SetStoragePolicy\x12#.smarth.dfs.SetStoragePolicyRequest\x1a$.smarth.dfs.SetStoragePolicyResponse\x12c\n" +
+	"\x12UnsetStoragePolicy\x12%.smarth.dfs.UnsetStoragePolicyRequest\x1a&.smarth.dfs.UnsetStoragePolicyResponse\x12]\n" +
+	"\x10GetStoragePolicy\x12#.smarth.dfs.GetStoragePolicyRequest\x1a$.smarth.dfs.GetStoragePolicyResponse\x12c\n" +
+	"\x12GetStoragePolicies\x12%.smarth.dfs.GetStoragePoliciesRequest\x1a&.smarth.dfs.GetStoragePoliciesResponse\x12?\n" +
 	"\x06Append\x12\x19.smarth.dfs.AppendRequest\x1a\x1a.smarth.dfs.AppendResponse\x12E\n" +
 	"\bTruncate\x12\x1b.smarth.dfs.TruncateRequest\x1a\x1c.smarth.dfs.TruncateResponse\x12?\n" +
 	"\x06Concat\x12\x19.smarth.dfs.ConcatRequest\x1a\x1a.smarth.dfs.ConcatResponse2\xec\x04\n" +
@@ -9143,8 +11305,8 @@ func file_dfspb_dfs_proto_rawDescGZIP() []byte {
 	return file_dfspb_dfs_proto_rawDescData
 }
 
-var file_dfspb_dfs_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 139)
+var file_dfspb_dfs_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
+var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 179)
 var file_dfspb_dfs_proto_goTypes = []any{
 	(DatanodeState)(0),                         // 0: smarth.dfs.DatanodeState
 	(FileType)(0),                              // 1: smarth.dfs.FileType
@@ -9154,350 +11316,439 @@ var file_dfspb_dfs_proto_goTypes = []any{
 	(WriteStage)(0),                            // 5: smarth.dfs.WriteStage
 	(WriteMode)(0),                             // 6: smarth.dfs.WriteMode
 	(OpStatus)(0),                              // 7: smarth.dfs.OpStatus
-	(*ExtendedBlock)(nil),                      // 8: smarth.dfs.ExtendedBlock
-	(*DatanodeInfo)(nil),                       // 9: smarth.dfs.DatanodeInfo
-	(*BlockToken)(nil),                         // 10: smarth.dfs.BlockToken
-	(*BlockKey)(nil),                           // 11: smarth.dfs.BlockKey
-	(*ExportedBlockKeys)(nil),                  // 12: smarth.dfs.ExportedBlockKeys
-	(*LocatedBlock)(nil),                       // 13: smarth.dfs.LocatedBlock
-	(*LocatedBlocks)(nil),                      // 14: smarth.dfs.LocatedBlocks
-	(*FileStatus)(nil),                         // 15: smarth.dfs.FileStatus
-	(*MkdirsRequest)(nil),                      // 16: smarth.dfs.MkdirsRequest
-	(*MkdirsResponse)(nil),                     // 17: smarth.dfs.MkdirsResponse
-	(*CreateRequest)(nil),                      // 18: smarth.dfs.CreateRequest
-	(*CreateResponse)(nil),                     // 19: smarth.dfs.CreateResponse
-	(*AddBlockRequest)(nil),                    // 20: smarth.dfs.AddBlockRequest
-	(*AddBlockResponse)(nil),                   // 21: smarth.dfs.AddBlockResponse
-	(*CompleteRequest)(nil),                    // 22: smarth.dfs.CompleteRequest
-	(*CompleteResponse)(nil),                   // 23: smarth.dfs.CompleteResponse
-	(*AbandonBlockRequest)(nil),                // 24: smarth.dfs.AbandonBlockRequest
-	(*AbandonBlockResponse)(nil),               // 25: smarth.dfs.AbandonBlockResponse
-	(*GetAdditionalDatanodeRequest)(nil),       // 26: smarth.dfs.GetAdditionalDatanodeRequest
-	(*GetAdditionalDatanodeResponse)(nil),      // 27: smarth.dfs.GetAdditionalDatanodeResponse
-	(*UpdateBlockForPipelineRequest)(nil),      // 28: smarth.dfs.UpdateBlockForPipelineRequest
-	(*UpdateBlockForPipelineResponse)(nil),     // 29: smarth.dfs.UpdateBlockForPipelineResponse
-	(*UpdatePipelineRequest)(nil),              // 30: smarth.dfs.UpdatePipelineRequest
-	(*UpdatePipelineResponse)(nil),             // 31: smarth.dfs.UpdatePipelineResponse
-	(*RenewLeaseRequest)(nil),                  // 32: smarth.dfs.RenewLeaseRequest
-	(*RenewLeaseResponse)(nil),                 // 33: smarth.dfs.RenewLeaseResponse
-	(*GetBlockLocationsRequest)(nil),           // 34: smarth.dfs.GetBlockLocationsRequest
-	(*GetBlockLocationsResponse)(nil),          // 35: smarth.dfs.GetBlockLocationsResponse
-	(*GetFileInfoRequest)(nil),                 // 36: smarth.dfs.GetFileInfoRequest
-	(*GetFileInfoResponse)(nil),                // 37: smarth.dfs.GetFileInfoResponse
-	(*GetListingRequest)(nil),                  // 38: smarth.dfs.GetListingRequest
-	(*GetListingResponse)(nil),                 // 39: smarth.dfs.GetListingResponse
-	(*DeleteRequest)(nil),                      // 40: smarth.dfs.DeleteRequest
-	(*DeleteResponse)(nil),                     // 41: smarth.dfs.DeleteResponse
-	(*RenameRequest)(nil),                      // 42: smarth.dfs.RenameRequest
-	(*RenameResponse)(nil),                     // 43: smarth.dfs.RenameResponse
-	(*SetReplicationRequest)(nil),              // 44: smarth.dfs.SetReplicationRequest
-	(*SetReplicationResponse)(nil),             // 45: smarth.dfs.SetReplicationResponse
-	(*SetPermissionRequest)(nil),               // 46: smarth.dfs.SetPermissionRequest
-	(*SetPermissionResponse)(nil),              // 47: smarth.dfs.SetPermissionResponse
-	(*SetOwnerRequest)(nil),                    // 48: smarth.dfs.SetOwnerRequest
-	(*SetOwnerResponse)(nil),                   // 49: smarth.dfs.SetOwnerResponse
-	(*SetTimesRequest)(nil),                    // 50: smarth.dfs.SetTimesRequest
-	(*SetTimesResponse)(nil),                   // 51: smarth.dfs.SetTimesResponse
-	(*XAttr)(nil),                              // 52: smarth.dfs.XAttr
-	(*SetXAttrRequest)(nil),                    // 53: smarth.dfs.SetXAttrRequest
-	(*SetXAttrResponse)(nil),                   // 54: smarth.dfs.SetXAttrResponse
-	(*RemoveXAttrRequest)(nil),                 // 55: smarth.dfs.RemoveXAttrRequest
-	(*RemoveXAttrResponse)(nil),                // 56: smarth.dfs.RemoveXAttrResponse
-	(*GetXAttrsRequest)(nil),                   // 57: smarth.dfs.GetXAttrsRequest
-	(*GetXAttrsResponse)(nil),                  // 58: smarth.dfs.GetXAttrsResponse
-	(*ListXAttrsRequest)(nil),                  // 59: smarth.dfs.ListXAttrsRequest
-	(*ListXAttrsResponse)(nil),                 // 60: smarth.dfs.ListXAttrsResponse
-	(*CreateSymlinkRequest)(nil),               // 61: smarth.dfs.CreateSymlinkRequest
-	(*CreateSymlinkResponse)(nil),              // 62: smarth.dfs.CreateSymlinkResponse
-	(*GetContentSummaryRequest)(nil),           // 63: smarth.dfs.GetContentSummaryRequest
-	(*GetContentSummaryResponse)(nil),          // 64: smarth.dfs.GetContentSummaryResponse
-	(*SetQuotaRequest)(nil),                    // 65: smarth.dfs.SetQuotaRequest
-	(*SetQuotaResponse)(nil),                   // 66: smarth.dfs.SetQuotaResponse
-	(*ReportBadBlocksRequest)(nil),             // 67: smarth.dfs.ReportBadBlocksRequest
-	(*ReportBadBlocksResponse)(nil),            // 68: smarth.dfs.ReportBadBlocksResponse
-	(*GetDatanodeReportRequest)(nil),           // 69: smarth.dfs.GetDatanodeReportRequest
-	(*GetDatanodeReportResponse)(nil),          // 70: smarth.dfs.GetDatanodeReportResponse
-	(*FsckRequest)(nil),                        // 71: smarth.dfs.FsckRequest
-	(*FsckBlock)(nil),                          // 72: smarth.dfs.FsckBlock
-	(*FsckFile)(nil),                           // 73: smarth.dfs.FsckFile
-	(*FsckResponse)(nil),                       // 74: smarth.dfs.FsckResponse
-	(*GetServerDefaultsRequest)(nil),           // 75: smarth.dfs.GetServerDefaultsRequest
-	(*GetServerDefaultsResponse)(nil),          // 76: smarth.dfs.GetServerDefaultsResponse
-	(*SpeedSample)(nil),                        // 77: smarth.dfs.SpeedSample
-	(*ClientHeartbeatRequest)(nil),             // 78: smarth.dfs.ClientHeartbeatRequest
-	(*ClientHeartbeatResponse)(nil),            // 79: smarth.dfs.ClientHeartbeatResponse
-	(*GetSpeedsRequest)(nil),                   // 80: smarth.dfs.GetSpeedsRequest
-	(*SpeedRecord)(nil),                        // 81: smarth.dfs.SpeedRecord
-	(*GetSpeedsResponse)(nil),                  // 82: smarth.dfs.GetSpeedsResponse
-	(*SetSafeModeRequest)(nil),                 // 83: smarth.dfs.SetSafeModeRequest
-	(*SetSafeModeResponse)(nil),                // 84: smarth.dfs.SetSafeModeResponse
-	(*CacheAccessRequest)(nil),                 // 85: smarth.dfs.CacheAccessRequest
-	(*CacheAccessResponse)(nil),                // 86: smarth.dfs.CacheAccessResponse
-	(*JobCacheStatusRequest)(nil),              // 87: smarth.dfs.JobCacheStatusRequest
-	(*JobCacheStatusResponse)(nil),             // 88: smarth.dfs.JobCacheStatusResponse
-	(*CachePoolInfo)(nil),                      // 89: smarth.dfs.CachePoolInfo
-	(*CacheDirectiveInfo)(nil),                 // 90: smarth.dfs.CacheDirectiveInfo
-	(*AddCachePoolRequest)(nil),                // 91: smarth.dfs.AddCachePoolRequest
-	(*AddCachePoolResponse)(nil),               // 92: smarth.dfs.AddCachePoolResponse
-	(*RemoveCachePoolRequest)(nil),             // 93: smarth.dfs.RemoveCachePoolRequest
-	(*RemoveCachePoolResponse)(nil),            // 94: smarth.dfs.RemoveCachePoolResponse
-	(*ListCachePoolsRequest)(nil),              // 95: smarth.dfs.ListCachePoolsRequest
-	(*ListCachePoolsResponse)(nil),             // 96: smarth.dfs.ListCachePoolsResponse
-	(*AddCacheDirectiveRequest)(nil),           // 97: smarth.dfs.AddCacheDirectiveRequest
-	(*AddCacheDirectiveResponse)(nil),          // 98: smarth.dfs.AddCacheDirectiveResponse
-	(*RemoveCacheDirectiveRequest)(nil),        // 99: smarth.dfs.RemoveCacheDirectiveRequest
-	(*RemoveCacheDirectiveResponse)(nil),       // 100: smarth.dfs.RemoveCacheDirectiveResponse
-	(*ListCacheDirectivesRequest)(nil),         // 101: smarth.dfs.ListCacheDirectivesRequest
-	(*ListCacheDirectivesResponse)(nil),        // 102: smarth.dfs.ListCacheDirectivesResponse
-	(*GetCacheStatsRequest)(nil),               // 103: smarth.dfs.GetCacheStatsRequest
-	(*NodeCacheStats)(nil),                     // 104: smarth.dfs.NodeCacheStats
-	(*AppCacheStats)(nil),                      // 105: smarth.dfs.AppCacheStats
-	(*GetCacheStatsResponse)(nil),              // 106: smarth.dfs.GetCacheStatsResponse
-	(*RegisterDatanodeRequest)(nil),            // 107: smarth.dfs.RegisterDatanodeRequest
-	(*RegisterDatanodeResponse)(nil),           // 108: smarth.dfs.RegisterDatanodeResponse
-	(*TransferCommand)(nil),                    // 109: smarth.dfs.TransferCommand
-	(*InvalidateCommand)(nil),                  // 110: smarth.dfs.InvalidateCommand
-	(*RecoverBlockCommand)(nil),                // 111: smarth.dfs.RecoverBlockCommand
-	(*CacheCommand)(nil),                       // 112: smarth.dfs.CacheCommand
-	(*UncacheCommand)(nil),                     // 113: smarth.dfs.UncacheCommand
-	(*DatanodeCommand)(nil),                    // 114: smarth.dfs.DatanodeCommand
-	(*HeartbeatRequest)(nil),                   // 115: smarth.dfs.HeartbeatRequest
-	(*HeartbeatResponse)(nil),                  // 116: smarth.dfs.HeartbeatResponse
-	(*ReportedBlock)(nil),                      // 117: smarth.dfs.ReportedBlock
-	(*BlockReportRequest)(nil),                 // 118: smarth.dfs.BlockReportRequest
-	(*BlockReportResponse)(nil),                // 119: smarth.dfs.BlockReportResponse
-	(*ReceivedDeletedBlock)(nil),               // 120: smarth.dfs.ReceivedDeletedBlock
-	(*BlockReceivedAndDeletedRequest)(nil),     // 121: smarth.dfs.BlockReceivedAndDeletedRequest
-	(*BlockReceivedAndDeletedResponse)(nil),    // 122: smarth.dfs.BlockReceivedAndDeletedResponse
-	(*DatanodeReportBadBlocksRequest)(nil),     // 123: smarth.dfs.DatanodeReportBadBlocksRequest
-	(*DatanodeReportBadBlocksResponse)(nil),    // 124: smarth.dfs.DatanodeReportBadBlocksResponse
-	(*CommitBlockSynchronizationRequest)(nil),  // 125: smarth.dfs.CommitBlockSynchronizationRequest
-	(*CommitBlockSynchronizationResponse)(nil), // 126: smarth.dfs.CommitBlockSynchronizationResponse
-	(*InitReplicaRecoveryRequest)(nil),         // 127: smarth.dfs.InitReplicaRecoveryRequest
-	(*InitReplicaRecoveryResponse)(nil),        // 128: smarth.dfs.InitReplicaRecoveryResponse
-	(*UpdateReplicaUnderRecoveryRequest)(nil),  // 129: smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	(*UpdateReplicaUnderRecoveryResponse)(nil), // 130: smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	(*WriteBlockOp)(nil),                       // 131: smarth.dfs.WriteBlockOp
-	(*ReadBlockOp)(nil),                        // 132: smarth.dfs.ReadBlockOp
-	(*BlockChecksumOp)(nil),                    // 133: smarth.dfs.BlockChecksumOp
-	(*BlockChecksum)(nil),                      // 134: smarth.dfs.BlockChecksum
-	(*TransferBlockOp)(nil),                    // 135: smarth.dfs.TransferBlockOp
-	(*OpResponse)(nil),                         // 136: smarth.dfs.OpResponse
-	(*AppendRequest)(nil),                      // 137: smarth.dfs.AppendRequest
-	(*AppendResponse)(nil),                     // 138: smarth.dfs.AppendResponse
-	(*TruncateRequest)(nil),                    // 139: smarth.dfs.TruncateRequest
-	(*TruncateResponse)(nil),                   // 140: smarth.dfs.TruncateResponse
-	(*ConcatRequest)(nil),                      // 141: smarth.dfs.ConcatRequest
-	(*ConcatResponse)(nil),                     // 142: smarth.dfs.ConcatResponse
-	(*JobCacheStatusRequest_Job)(nil),          // 143: smarth.dfs.JobCacheStatusRequest.Job
-	(*JobCacheStatusResponse_Block)(nil),       // 144: smarth.dfs.JobCacheStatusResponse.Block
-	(*JobCacheStatusResponse_Job)(nil),         // 145: smarth.dfs.JobCacheStatusResponse.Job
-	(*TransferCommand_Item)(nil),               // 146: smarth.dfs.TransferCommand.Item
+	(AclEntryScope)(0),                         // 8: smarth.dfs.AclEntryScope
+	(AclEntryType)(0),                          // 9: smarth.dfs.AclEntryType
+	(*ExtendedBlock)(nil),                      // 10: smarth.dfs.ExtendedBlock
+	(*DatanodeInfo)(nil),                       // 11: smarth.dfs.DatanodeInfo
+	(*BlockToken)(nil),                         // 12: smarth.dfs.BlockToken
+	(*BlockKey)(nil),                           // 13: smarth.dfs.BlockKey
+	(*ExportedBlockKeys)(nil),                  // 14: smarth.dfs.ExportedBlockKeys
+	(*LocatedBlock)(nil),                       // 15: smarth.dfs.LocatedBlock
+	(*LocatedBlocks)(nil),                      // 16: smarth.dfs.LocatedBlocks
+	(*FileStatus)(nil),                         // 17: smarth.dfs.FileStatus
+	(*MkdirsRequest)(nil),                      // 18: smarth.dfs.MkdirsRequest
+	(*MkdirsResponse)(nil),                     // 19: smarth.dfs.MkdirsResponse
+	(*CreateRequest)(nil),                      // 20: smarth.dfs.CreateRequest
+	(*CreateResponse)(nil),                     // 21: smarth.dfs.CreateResponse
+	(*AddBlockRequest)(nil),                    // 22: smarth.dfs.AddBlockRequest
+	(*AddBlockResponse)(nil),                   // 23: smarth.dfs.AddBlockResponse
+	(*CompleteRequest)(nil),                    // 24: smarth.dfs.CompleteRequest
+	(*CompleteResponse)(nil),                   // 25: smarth.dfs.CompleteResponse
+	(*AbandonBlockRequest)(nil),                // 26: smarth.dfs.AbandonBlockRequest
+	(*AbandonBlockResponse)(nil),               // 27: smarth.dfs.AbandonBlockResponse
+	(*GetAdditionalDatanodeRequest)(nil),       // 28: smarth.dfs.GetAdditionalDatanodeRequest
+	(*GetAdditionalDatanodeResponse)(nil),      // 29: smarth.dfs.GetAdditionalDatanodeResponse
+	(*UpdateBlockForPipelineRequest)(nil),      // 30: smarth.dfs.UpdateBlockForPipelineRequest
+	(*UpdateBlockForPipelineResponse)(nil),     // 31: smarth.dfs.UpdateBlockForPipelineResponse
+	(*UpdatePipelineRequest)(nil),              // 32: smarth.dfs.UpdatePipelineRequest
+	(*UpdatePipelineResponse)(nil),             // 33: smarth.dfs.UpdatePipelineResponse
+	(*RenewLeaseRequest)(nil),                  // 34: smarth.dfs.RenewLeaseRequest
+	(*RenewLeaseResponse)(nil),                 // 35: smarth.dfs.RenewLeaseResponse
+	(*GetBlockLocationsRequest)(nil),           // 36: smarth.dfs.GetBlockLocationsRequest
+	(*GetBlockLocationsResponse)(nil),          // 37: smarth.dfs.GetBlockLocationsResponse
+	(*GetFileInfoRequest)(nil),                 // 38: smarth.dfs.GetFileInfoRequest
+	(*GetFileInfoResponse)(nil),                // 39: smarth.dfs.GetFileInfoResponse
+	(*GetListingRequest)(nil),                  // 40: smarth.dfs.GetListingRequest
+	(*GetListingResponse)(nil),                 // 41: smarth.dfs.GetListingResponse
+	(*DeleteRequest)(nil),                      // 42: smarth.dfs.DeleteRequest
+	(*DeleteResponse)(nil),                     // 43: smarth.dfs.DeleteResponse
+	(*RenameRequest)(nil),                      // 44: smarth.dfs.RenameRequest
+	(*RenameResponse)(nil),                     // 45: smarth.dfs.RenameResponse
+	(*SetReplicationRequest)(nil),              // 46: smarth.dfs.SetReplicationRequest
+	(*SetReplicationResponse)(nil),             // 47: smarth.dfs.SetReplicationResponse
+	(*SetPermissionRequest)(nil),               // 48: smarth.dfs.SetPermissionRequest
+	(*SetPermissionResponse)(nil),              // 49: smarth.dfs.SetPermissionResponse
+	(*SetOwnerRequest)(nil),                    // 50: smarth.dfs.SetOwnerRequest
+	(*SetOwnerResponse)(nil),                   // 51: smarth.dfs.SetOwnerResponse
+	(*SetTimesRequest)(nil),                    // 52: smarth.dfs.SetTimesRequest
+	(*SetTimesResponse)(nil),                   // 53: smarth.dfs.SetTimesResponse
+	(*XAttr)(nil),                              // 54: smarth.dfs.XAttr
+	(*SetXAttrRequest)(nil),                    // 55: smarth.dfs.SetXAttrRequest
+	(*SetXAttrResponse)(nil),                   // 56: smarth.dfs.SetXAttrResponse
+	(*RemoveXAttrRequest)(nil),                 // 57: smarth.dfs.RemoveXAttrRequest
+	(*RemoveXAttrResponse)(nil),                // 58: smarth.dfs.RemoveXAttrResponse
+	(*GetXAttrsRequest)(nil),                   // 59: smarth.dfs.GetXAttrsRequest
+	(*GetXAttrsResponse)(nil),                  // 60: smarth.dfs.GetXAttrsResponse
+	(*ListXAttrsRequest)(nil),                  // 61: smarth.dfs.ListXAttrsRequest
+	(*ListXAttrsResponse)(nil),                 // 62: smarth.dfs.ListXAttrsResponse
+	(*CreateSymlinkRequest)(nil),               // 63: smarth.dfs.CreateSymlinkRequest
+	(*CreateSymlinkResponse)(nil),              // 64: smarth.dfs.CreateSymlinkResponse
+	(*GetContentSummaryRequest)(nil),           // 65: smarth.dfs.GetContentSummaryRequest
+	(*GetContentSummaryResponse)(nil),          // 66: smarth.dfs.GetContentSummaryResponse
+	(*SetQuotaRequest)(nil),                    // 67: smarth.dfs.SetQuotaRequest
+	(*SetQuotaResponse)(nil),                   // 68: smarth.dfs.SetQuotaResponse
+	(*ReportBadBlocksRequest)(nil),             // 69: smarth.dfs.ReportBadBlocksRequest
+	(*ReportBadBlocksResponse)(nil),            // 70: smarth.dfs.ReportBadBlocksResponse
+	(*GetDatanodeReportRequest)(nil),           // 71: smarth.dfs.GetDatanodeReportRequest
+	(*GetDatanodeReportResponse)(nil),          // 72: smarth.dfs.GetDatanodeReportResponse
+	(*FsckRequest)(nil),                        // 73: smarth.dfs.FsckRequest
+	(*FsckBlock)(nil),                          // 74: smarth.dfs.FsckBlock
+	(*FsckFile)(nil),                           // 75: smarth.dfs.FsckFile
+	(*FsckResponse)(nil),                       // 76: smarth.dfs.FsckResponse
+	(*GetServerDefaultsRequest)(nil),           // 77: smarth.dfs.GetServerDefaultsRequest
+	(*GetServerDefaultsResponse)(nil),          // 78: smarth.dfs.GetServerDefaultsResponse
+	(*SpeedSample)(nil),                        // 79: smarth.dfs.SpeedSample
+	(*ClientHeartbeatRequest)(nil),             // 80: smarth.dfs.ClientHeartbeatRequest
+	(*ClientHeartbeatResponse)(nil),            // 81: smarth.dfs.ClientHeartbeatResponse
+	(*GetSpeedsRequest)(nil),                   // 82: smarth.dfs.GetSpeedsRequest
+	(*SpeedRecord)(nil),                        // 83: smarth.dfs.SpeedRecord
+	(*GetSpeedsResponse)(nil),                  // 84: smarth.dfs.GetSpeedsResponse
+	(*SetSafeModeRequest)(nil),                 // 85: smarth.dfs.SetSafeModeRequest
+	(*SetSafeModeResponse)(nil),                // 86: smarth.dfs.SetSafeModeResponse
+	(*CacheAccessRequest)(nil),                 // 87: smarth.dfs.CacheAccessRequest
+	(*CacheAccessResponse)(nil),                // 88: smarth.dfs.CacheAccessResponse
+	(*JobCacheStatusRequest)(nil),              // 89: smarth.dfs.JobCacheStatusRequest
+	(*JobCacheStatusResponse)(nil),             // 90: smarth.dfs.JobCacheStatusResponse
+	(*CachePoolInfo)(nil),                      // 91: smarth.dfs.CachePoolInfo
+	(*CacheDirectiveInfo)(nil),                 // 92: smarth.dfs.CacheDirectiveInfo
+	(*AddCachePoolRequest)(nil),                // 93: smarth.dfs.AddCachePoolRequest
+	(*AddCachePoolResponse)(nil),               // 94: smarth.dfs.AddCachePoolResponse
+	(*RemoveCachePoolRequest)(nil),             // 95: smarth.dfs.RemoveCachePoolRequest
+	(*RemoveCachePoolResponse)(nil),            // 96: smarth.dfs.RemoveCachePoolResponse
+	(*ListCachePoolsRequest)(nil),              // 97: smarth.dfs.ListCachePoolsRequest
+	(*ListCachePoolsResponse)(nil),             // 98: smarth.dfs.ListCachePoolsResponse
+	(*AddCacheDirectiveRequest)(nil),           // 99: smarth.dfs.AddCacheDirectiveRequest
+	(*AddCacheDirectiveResponse)(nil),          // 100: smarth.dfs.AddCacheDirectiveResponse
+	(*RemoveCacheDirectiveRequest)(nil),        // 101: smarth.dfs.RemoveCacheDirectiveRequest
+	(*RemoveCacheDirectiveResponse)(nil),       // 102: smarth.dfs.RemoveCacheDirectiveResponse
+	(*ListCacheDirectivesRequest)(nil),         // 103: smarth.dfs.ListCacheDirectivesRequest
+	(*ListCacheDirectivesResponse)(nil),        // 104: smarth.dfs.ListCacheDirectivesResponse
+	(*GetCacheStatsRequest)(nil),               // 105: smarth.dfs.GetCacheStatsRequest
+	(*NodeCacheStats)(nil),                     // 106: smarth.dfs.NodeCacheStats
+	(*AppCacheStats)(nil),                      // 107: smarth.dfs.AppCacheStats
+	(*GetCacheStatsResponse)(nil),              // 108: smarth.dfs.GetCacheStatsResponse
+	(*RegisterDatanodeRequest)(nil),            // 109: smarth.dfs.RegisterDatanodeRequest
+	(*RegisterDatanodeResponse)(nil),           // 110: smarth.dfs.RegisterDatanodeResponse
+	(*TransferCommand)(nil),                    // 111: smarth.dfs.TransferCommand
+	(*InvalidateCommand)(nil),                  // 112: smarth.dfs.InvalidateCommand
+	(*RecoverBlockCommand)(nil),                // 113: smarth.dfs.RecoverBlockCommand
+	(*CacheCommand)(nil),                       // 114: smarth.dfs.CacheCommand
+	(*UncacheCommand)(nil),                     // 115: smarth.dfs.UncacheCommand
+	(*DatanodeCommand)(nil),                    // 116: smarth.dfs.DatanodeCommand
+	(*HeartbeatRequest)(nil),                   // 117: smarth.dfs.HeartbeatRequest
+	(*HeartbeatResponse)(nil),                  // 118: smarth.dfs.HeartbeatResponse
+	(*ReportedBlock)(nil),                      // 119: smarth.dfs.ReportedBlock
+	(*BlockReportRequest)(nil),                 // 120: smarth.dfs.BlockReportRequest
+	(*BlockReportResponse)(nil),                // 121: smarth.dfs.BlockReportResponse
+	(*ReceivedDeletedBlock)(nil),               // 122: smarth.dfs.ReceivedDeletedBlock
+	(*BlockReceivedAndDeletedRequest)(nil),     // 123: smarth.dfs.BlockReceivedAndDeletedRequest
+	(*BlockReceivedAndDeletedResponse)(nil),    // 124: smarth.dfs.BlockReceivedAndDeletedResponse
+	(*DatanodeReportBadBlocksRequest)(nil),     // 125: smarth.dfs.DatanodeReportBadBlocksRequest
+	(*DatanodeReportBadBlocksResponse)(nil),    // 126: smarth.dfs.DatanodeReportBadBlocksResponse
+	(*CommitBlockSynchronizationRequest)(nil),  // 127: smarth.dfs.CommitBlockSynchronizationRequest
+	(*CommitBlockSynchronizationResponse)(nil), // 128: smarth.dfs.CommitBlockSynchronizationResponse
+	(*InitReplicaRecoveryRequest)(nil),         // 129: smarth.dfs.InitReplicaRecoveryRequest
+	(*InitReplicaRecoveryResponse)(nil),        // 130: smarth.dfs.InitReplicaRecoveryResponse
+	(*UpdateReplicaUnderRecoveryRequest)(nil),  // 131: smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	(*UpdateReplicaUnderRecoveryResponse)(nil), // 132: smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	(*WriteBlockOp)(nil),                       // 133: smarth.dfs.WriteBlockOp
+	(*ReadBlockOp)(nil),                        // 134: smarth.dfs.ReadBlockOp
+	(*BlockChecksumOp)(nil),                    // 135: smarth.dfs.BlockChecksumOp
+	(*BlockChecksum)(nil),                      // 136: smarth.dfs.BlockChecksum
+	(*TransferBlockOp)(nil),                    // 137: smarth.dfs.TransferBlockOp
+	(*OpResponse)(nil),                         // 138: smarth.dfs.OpResponse
+	(*AppendRequest)(nil),                      // 139: smarth.dfs.AppendRequest
+	(*AppendResponse)(nil),                     // 140: smarth.dfs.AppendResponse
+	(*TruncateRequest)(nil),                    // 141: smarth.dfs.TruncateRequest
+	(*TruncateResponse)(nil),                   // 142: smarth.dfs.TruncateResponse
+	(*ConcatRequest)(nil),                      // 143: smarth.dfs.ConcatRequest
+	(*ConcatResponse)(nil),                     // 144: smarth.dfs.ConcatResponse
+	(*AclEntry)(nil),                           // 145: smarth.dfs.AclEntry
+	(*AclStatus)(nil),                          // 146: smarth.dfs.AclStatus
+	(*GetAclStatusRequest)(nil),                // 147: smarth.dfs.GetAclStatusRequest
+	(*GetAclStatusResponse)(nil),               // 148: smarth.dfs.GetAclStatusResponse
+	(*ModifyAclEntriesRequest)(nil),            // 149: smarth.dfs.ModifyAclEntriesRequest
+	(*ModifyAclEntriesResponse)(nil),           // 150: smarth.dfs.ModifyAclEntriesResponse
+	(*RemoveAclEntriesRequest)(nil),            // 151: smarth.dfs.RemoveAclEntriesRequest
+	(*RemoveAclEntriesResponse)(nil),           // 152: smarth.dfs.RemoveAclEntriesResponse
+	(*RemoveDefaultAclRequest)(nil),            // 153: smarth.dfs.RemoveDefaultAclRequest
+	(*RemoveDefaultAclResponse)(nil),           // 154: smarth.dfs.RemoveDefaultAclResponse
+	(*RemoveAclRequest)(nil),                   // 155: smarth.dfs.RemoveAclRequest
+	(*RemoveAclResponse)(nil),                  // 156: smarth.dfs.RemoveAclResponse
+	(*SetAclRequest)(nil),                      // 157: smarth.dfs.SetAclRequest
+	(*SetAclResponse)(nil),                     // 158: smarth.dfs.SetAclResponse
+	(*AllowSnapshotRequest)(nil),               // 159: smarth.dfs.AllowSnapshotRequest
+	(*AllowSnapshotResponse)(nil),              // 160: smarth.dfs.AllowSnapshotResponse
+	(*DisallowSnapshotRequest)(nil),            // 161: smarth.dfs.DisallowSnapshotRequest
+	(*DisallowSnapshotResponse)(nil),           // 162: smarth.dfs.DisallowSnapshotResponse
+	(*CreateSnapshotRequest)(nil),              // 163: smarth.dfs.CreateSnapshotRequest
+	(*CreateSnapshotResponse)(nil),             // 164: smarth.dfs.CreateSnapshotResponse
+	(*DeleteSnapshotRequest)(nil),              // 165: smarth.dfs.DeleteSnapshotRequest
+	(*DeleteSnapshotResponse)(nil),             // 166: smarth.dfs.DeleteSnapshotResponse
+	(*RenameSnapshotRequest)(nil),              // 167: smarth.dfs.RenameSnapshotRequest
+	(*RenameSnapshotResponse)(nil),             // 168: smarth.dfs.RenameSnapshotResponse
+	(*SnapshottableDirectoryStatus)(nil),       // 169: smarth.dfs.SnapshottableDirectoryStatus
+	(*GetSnapshottableDirListingRequest)(nil),  // 170: smarth.dfs.GetSnapshottableDirListingRequest
+	(*GetSnapshottableDirListingResponse)(nil), // 171: smarth.dfs.GetSnapshottableDirListingResponse
+	(*GetSnapshotDiffReportRequest)(nil),       // 172: smarth.dfs.GetSnapshotDiffReportRequest
+	(*SnapshotDiffReportEntry)(nil),            // 173: smarth.dfs.SnapshotDiffReportEntry
+	(*SnapshotDiffReport)(nil),                 // 174: smarth.dfs.SnapshotDiffReport
+	(*GetSnapshotDiffReportResponse)(nil),      // 175: smarth.dfs.GetSnapshotDiffReportResponse
+	(*BlockStoragePolicy)(nil),                 // 176: smarth.dfs.BlockStoragePolicy
+	(*SetStoragePolicyRequest)(nil),            // 177: smarth.dfs.SetStoragePolicyRequest
+	(*SetStoragePolicyResponse)(nil),           // 178: smarth.dfs.SetStoragePolicyResponse
+	(*UnsetStoragePolicyRequest)(nil),          // 179: smarth.dfs.UnsetStoragePolicyRequest
+	(*UnsetStoragePolicyResponse)(nil),         // 180: smarth.dfs.UnsetStoragePolicyResponse
+	(*GetStoragePolicyRequest)(nil),            // 181: smarth.dfs.GetStoragePolicyRequest
+	(*GetStoragePolicyResponse)(nil),           // 182: smarth.dfs.GetStoragePolicyResponse
+	(*GetStoragePoliciesRequest)(nil),          // 183: smarth.dfs.GetStoragePoliciesRequest
+	(*GetStoragePoliciesResponse)(nil),         // 184: smarth.dfs.GetStoragePoliciesResponse
+	(*JobCacheStatusRequest_Job)(nil),          // 185: smarth.dfs.JobCacheStatusRequest.Job
+	(*JobCacheStatusResponse_Block)(nil),       // 186: smarth.dfs.JobCacheStatusResponse.Block
+	(*JobCacheStatusResponse_Job)(nil),         // 187: smarth.dfs.JobCacheStatusResponse.Job
+	(*TransferCommand_Item)(nil),               // 188: smarth.dfs.TransferCommand.Item
 }
 var file_dfspb_dfs_proto_depIdxs = []int32{
 	0,   // 0: smarth.dfs.DatanodeInfo.state:type_name -> smarth.dfs.DatanodeState
-	11,  // 1: smarth.dfs.ExportedBlockKeys.keys:type_name -> smarth.dfs.BlockKey
-	8,   // 2: smarth.dfs.LocatedBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 3: smarth.dfs.LocatedBlock.locations:type_name -> smarth.dfs.DatanodeInfo
-	10,  // 4: smarth.dfs.LocatedBlock.token:type_name -> smarth.dfs.BlockToken
-	13,  // 5: smarth.dfs.LocatedBlocks.blocks:type_name -> smarth.dfs.LocatedBlock
-	13,  // 6: smarth.dfs.LocatedBlocks.last_block:type_name -> smarth.dfs.LocatedBlock
+	13,  // 1: smarth.dfs.ExportedBlockKeys.keys:type_name -> smarth.dfs.BlockKey
+	10,  // 2: smarth.dfs.LocatedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 3: smarth.dfs.LocatedBlock.locations:type_name -> smarth.dfs.DatanodeInfo
+	12,  // 4: smarth.dfs.LocatedBlock.token:type_name -> smarth.dfs.BlockToken
+	15,  // 5: smarth.dfs.LocatedBlocks.blocks:type_name -> smarth.dfs.LocatedBlock
+	15,  // 6: smarth.dfs.LocatedBlocks.last_block:type_name -> smarth.dfs.LocatedBlock
 	1,   // 7: smarth.dfs.FileStatus.type:type_name -> smarth.dfs.FileType
-	15,  // 8: smarth.dfs.CreateResponse.status:type_name -> smarth.dfs.FileStatus
-	8,   // 9: smarth.dfs.AddBlockRequest.previous:type_name -> smarth.dfs.ExtendedBlock
-	13,  // 10: smarth.dfs.AddBlockResponse.block:type_name -> smarth.dfs.LocatedBlock
-	8,   // 11: smarth.dfs.CompleteRequest.last:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 12: smarth.dfs.CompleteRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 13: smarth.dfs.AbandonBlockRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 14: smarth.dfs.GetAdditionalDatanodeRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	13,  // 15: smarth.dfs.GetAdditionalDatanodeResponse.block:type_name -> smarth.dfs.LocatedBlock
-	8,   // 16: smarth.dfs.UpdateBlockForPipelineRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	13,  // 17: smarth.dfs.UpdateBlockForPipelineResponse.block:type_name -> smarth.dfs.LocatedBlock
-	8,   // 18: smarth.dfs.UpdatePipelineRequest.old_block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 19: smarth.dfs.UpdatePipelineRequest.new_block:type_name -> smarth.dfs.ExtendedBlock
-	14,  // 20: smarth.dfs.GetBlockLocationsResponse.locations:type_name -> smarth.dfs.LocatedBlocks
-	15,  // 21: smarth.dfs.GetFileInfoResponse.status:type_name -> smarth.dfs.FileStatus
-	15,  // 22: smarth.dfs.GetListingResponse.entries:type_name -> smarth.dfs.FileStatus
-	52,  // 23: smarth.dfs.SetXAttrRequest.xattr:type_name -> smarth.dfs.XAttr
-	52,  // 24: smarth.dfs.GetXAttrsResponse.xattrs:type_name -> smarth.dfs.XAttr
-	13,  // 25: smarth.dfs.ReportBadBlocksRequest.blocks:type_name -> smarth.dfs.LocatedBlock
+	17,  // 8: smarth.dfs.CreateResponse.status:type_name -> smarth.dfs.FileStatus
+	10,  // 9: smarth.dfs.AddBlockRequest.previous:type_name -> smarth.dfs.ExtendedBlock
+	15,  // 10: smarth.dfs.AddBlockResponse.block:type_name -> smarth.dfs.LocatedBlock
+	10,  // 11: smarth.dfs.CompleteRequest.last:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 12: smarth.dfs.CompleteRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 13: smarth.dfs.AbandonBlockRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 14: smarth.dfs.GetAdditionalDatanodeRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	15,  // 15: smarth.dfs.GetAdditionalDatanodeResponse.block:type_name -> smarth.dfs.LocatedBlock
+	10,  // 16: smarth.dfs.UpdateBlockForPipelineRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	15,  // 17: smarth.dfs.UpdateBlockForPipelineResponse.block:type_name -> smarth.dfs.LocatedBlock
+	10,  // 18: smarth.dfs.UpdatePipelineRequest.old_block:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 19: smarth.dfs.UpdatePipelineRequest.new_block:type_name -> smarth.dfs.ExtendedBlock
+	16,  // 20: smarth.dfs.GetBlockLocationsResponse.locations:type_name -> smarth.dfs.LocatedBlocks
+	17,  // 21: smarth.dfs.GetFileInfoResponse.status:type_name -> smarth.dfs.FileStatus
+	17,  // 22: smarth.dfs.GetListingResponse.entries:type_name -> smarth.dfs.FileStatus
+	54,  // 23: smarth.dfs.SetXAttrRequest.xattr:type_name -> smarth.dfs.XAttr
+	54,  // 24: smarth.dfs.GetXAttrsResponse.xattrs:type_name -> smarth.dfs.XAttr
+	15,  // 25: smarth.dfs.ReportBadBlocksRequest.blocks:type_name -> smarth.dfs.LocatedBlock
 	0,   // 26: smarth.dfs.GetDatanodeReportRequest.state:type_name -> smarth.dfs.DatanodeState
-	9,   // 27: smarth.dfs.GetDatanodeReportResponse.datanodes:type_name -> smarth.dfs.DatanodeInfo
-	8,   // 28: smarth.dfs.FsckBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	15,  // 29: smarth.dfs.FsckFile.status:type_name -> smarth.dfs.FileStatus
-	72,  // 30: smarth.dfs.FsckFile.blocks:type_name -> smarth.dfs.FsckBlock
-	73,  // 31: smarth.dfs.FsckResponse.files:type_name -> smarth.dfs.FsckFile
-	77,  // 32: smarth.dfs.ClientHeartbeatRequest.samples:type_name -> smarth.dfs.SpeedSample
-	81,  // 33: smarth.dfs.GetSpeedsResponse.records:type_name -> smarth.dfs.SpeedRecord
+	11,  // 27: smarth.dfs.GetDatanodeReportResponse.datanodes:type_name -> smarth.dfs.DatanodeInfo
+	10,  // 28: smarth.dfs.FsckBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	17,  // 29: smarth.dfs.FsckFile.status:type_name -> smarth.dfs.FileStatus
+	74,  // 30: smarth.dfs.FsckFile.blocks:type_name -> smarth.dfs.FsckBlock
+	75,  // 31: smarth.dfs.FsckResponse.files:type_name -> smarth.dfs.FsckFile
+	79,  // 32: smarth.dfs.ClientHeartbeatRequest.samples:type_name -> smarth.dfs.SpeedSample
+	83,  // 33: smarth.dfs.GetSpeedsResponse.records:type_name -> smarth.dfs.SpeedRecord
 	2,   // 34: smarth.dfs.SetSafeModeRequest.action:type_name -> smarth.dfs.SafeModeAction
-	143, // 35: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
-	145, // 36: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
-	89,  // 37: smarth.dfs.AddCachePoolRequest.pool:type_name -> smarth.dfs.CachePoolInfo
-	89,  // 38: smarth.dfs.ListCachePoolsResponse.pools:type_name -> smarth.dfs.CachePoolInfo
-	90,  // 39: smarth.dfs.AddCacheDirectiveRequest.directive:type_name -> smarth.dfs.CacheDirectiveInfo
-	90,  // 40: smarth.dfs.ListCacheDirectivesResponse.directives:type_name -> smarth.dfs.CacheDirectiveInfo
-	104, // 41: smarth.dfs.GetCacheStatsResponse.nodes:type_name -> smarth.dfs.NodeCacheStats
-	105, // 42: smarth.dfs.GetCacheStatsResponse.apps:type_name -> smarth.dfs.AppCacheStats
-	145, // 43: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
-	9,   // 44: smarth.dfs.RegisterDatanodeRequest.datanode:type_name -> smarth.dfs.DatanodeInfo
-	9,   // 45: smarth.dfs.RegisterDatanodeResponse.datanode:type_name -> smarth.dfs.DatanodeInfo
-	12,  // 46: smarth.dfs.RegisterDatanodeResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
-	146, // 47: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
-	8,   // 48: smarth.dfs.InvalidateCommand.blocks:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 49: smarth.dfs.RecoverBlockCommand.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 50: smarth.dfs.RecoverBlockCommand.replicas:type_name -> smarth.dfs.DatanodeInfo
-	109, // 51: smarth.dfs.DatanodeCommand.transfer:type_name -> smarth.dfs.TransferCommand
-	110, // 52: smarth.dfs.DatanodeCommand.invalidate:type_name -> smarth.dfs.InvalidateCommand
-	111, // 53: smarth.dfs.DatanodeCommand.recover:type_name -> smarth.dfs.RecoverBlockCommand
-	112, // 54: smarth.dfs.DatanodeCommand.cache:type_name -> smarth.dfs.CacheCommand
-	113, // 55: smarth.dfs.DatanodeCommand.uncache:type_name -> smarth.dfs.UncacheCommand
-	114, // 56: smarth.dfs.HeartbeatResponse.commands:type_name -> smarth.dfs.DatanodeCommand
-	12,  // 57: smarth.dfs.HeartbeatResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
-	8,   // 58: smarth.dfs.ReportedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	185, // 35: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
+	187, // 36: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	91,  // 37: smarth.dfs.AddCachePoolRequest.pool:type_name -> smarth.dfs.CachePoolInfo
+	91,  // 38: smarth.dfs.ListCachePoolsResponse.pools:type_name -> smarth.dfs.CachePoolInfo
+	92,  // 39: smarth.dfs.AddCacheDirectiveRequest.directive:type_name -> smarth.dfs.CacheDirectiveInfo
+	92,  // 40: smarth.dfs.ListCacheDirectivesResponse.directives:type_name -> smarth.dfs.CacheDirectiveInfo
+	106, // 41: smarth.dfs.GetCacheStatsResponse.nodes:type_name -> smarth.dfs.NodeCacheStats
+	107, // 42: smarth.dfs.GetCacheStatsResponse.apps:type_name -> smarth.dfs.AppCacheStats
+	187, // 43: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	11,  // 44: smarth.dfs.RegisterDatanodeRequest.datanode:type_name -> smarth.dfs.DatanodeInfo
+	11,  // 45: smarth.dfs.RegisterDatanodeResponse.datanode:type_name -> smarth.dfs.DatanodeInfo
+	14,  // 46: smarth.dfs.RegisterDatanodeResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
+	188, // 47: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
+	10,  // 48: smarth.dfs.InvalidateCommand.blocks:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 49: smarth.dfs.RecoverBlockCommand.block:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 50: smarth.dfs.RecoverBlockCommand.replicas:type_name -> smarth.dfs.DatanodeInfo
+	111, // 51: smarth.dfs.DatanodeCommand.transfer:type_name -> smarth.dfs.TransferCommand
+	112, // 52: smarth.dfs.DatanodeCommand.invalidate:type_name -> smarth.dfs.InvalidateCommand
+	113, // 53: smarth.dfs.DatanodeCommand.recover:type_name -> smarth.dfs.RecoverBlockCommand
+	114, // 54: smarth.dfs.DatanodeCommand.cache:type_name -> smarth.dfs.CacheCommand
+	115, // 55: smarth.dfs.DatanodeCommand.uncache:type_name -> smarth.dfs.UncacheCommand
+	116, // 56: smarth.dfs.HeartbeatResponse.commands:type_name -> smarth.dfs.DatanodeCommand
+	14,  // 57: smarth.dfs.HeartbeatResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
+	10,  // 58: smarth.dfs.ReportedBlock.block:type_name -> smarth.dfs.ExtendedBlock
 	3,   // 59: smarth.dfs.ReportedBlock.state:type_name -> smarth.dfs.ReplicaState
-	117, // 60: smarth.dfs.BlockReportRequest.blocks:type_name -> smarth.dfs.ReportedBlock
-	114, // 61: smarth.dfs.BlockReportResponse.commands:type_name -> smarth.dfs.DatanodeCommand
-	8,   // 62: smarth.dfs.ReceivedDeletedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	119, // 60: smarth.dfs.BlockReportRequest.blocks:type_name -> smarth.dfs.ReportedBlock
+	116, // 61: smarth.dfs.BlockReportResponse.commands:type_name -> smarth.dfs.DatanodeCommand
+	10,  // 62: smarth.dfs.ReceivedDeletedBlock.block:type_name -> smarth.dfs.ExtendedBlock
 	4,   // 63: smarth.dfs.ReceivedDeletedBlock.status:type_name -> smarth.dfs.ReceivedStatus
-	120, // 64: smarth.dfs.BlockReceivedAndDeletedRequest.blocks:type_name -> smarth.dfs.ReceivedDeletedBlock
-	8,   // 65: smarth.dfs.DatanodeReportBadBlocksRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 66: smarth.dfs.CommitBlockSynchronizationRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 67: smarth.dfs.InitReplicaRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 68: smarth.dfs.InitReplicaRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
+	122, // 64: smarth.dfs.BlockReceivedAndDeletedRequest.blocks:type_name -> smarth.dfs.ReceivedDeletedBlock
+	10,  // 65: smarth.dfs.DatanodeReportBadBlocksRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 66: smarth.dfs.CommitBlockSynchronizationRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 67: smarth.dfs.InitReplicaRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 68: smarth.dfs.InitReplicaRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
 	3,   // 69: smarth.dfs.InitReplicaRecoveryResponse.original_state:type_name -> smarth.dfs.ReplicaState
-	8,   // 70: smarth.dfs.UpdateReplicaUnderRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 71: smarth.dfs.UpdateReplicaUnderRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
-	8,   // 72: smarth.dfs.WriteBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 73: smarth.dfs.WriteBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
+	10,  // 70: smarth.dfs.UpdateReplicaUnderRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 71: smarth.dfs.UpdateReplicaUnderRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 72: smarth.dfs.WriteBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 73: smarth.dfs.WriteBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
 	5,   // 74: smarth.dfs.WriteBlockOp.stage:type_name -> smarth.dfs.WriteStage
 	6,   // 75: smarth.dfs.WriteBlockOp.mode:type_name -> smarth.dfs.WriteMode
-	10,  // 76: smarth.dfs.WriteBlockOp.token:type_name -> smarth.dfs.BlockToken
-	9,   // 77: smarth.dfs.WriteBlockOp.source:type_name -> smarth.dfs.DatanodeInfo
-	8,   // 78: smarth.dfs.ReadBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 79: smarth.dfs.ReadBlockOp.token:type_name -> smarth.dfs.BlockToken
-	8,   // 80: smarth.dfs.BlockChecksumOp.block:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 81: smarth.dfs.BlockChecksumOp.token:type_name -> smarth.dfs.BlockToken
-	8,   // 82: smarth.dfs.TransferBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 83: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
-	10,  // 84: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
+	12,  // 76: smarth.dfs.WriteBlockOp.token:type_name -> smarth.dfs.BlockToken
+	11,  // 77: smarth.dfs.WriteBlockOp.source:type_name -> smarth.dfs.DatanodeInfo
+	10,  // 78: smarth.dfs.ReadBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 79: smarth.dfs.ReadBlockOp.token:type_name -> smarth.dfs.BlockToken
+	10,  // 80: smarth.dfs.BlockChecksumOp.block:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 81: smarth.dfs.BlockChecksumOp.token:type_name -> smarth.dfs.BlockToken
+	10,  // 82: smarth.dfs.TransferBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 83: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
+	12,  // 84: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
 	7,   // 85: smarth.dfs.OpResponse.status:type_name -> smarth.dfs.OpStatus
-	134, // 86: smarth.dfs.OpResponse.checksum:type_name -> smarth.dfs.BlockChecksum
-	15,  // 87: smarth.dfs.AppendResponse.status:type_name -> smarth.dfs.FileStatus
-	13,  // 88: smarth.dfs.AppendResponse.last_block:type_name -> smarth.dfs.LocatedBlock
-	8,   // 89: smarth.dfs.AppendResponse.previous:type_name -> smarth.dfs.ExtendedBlock
-	144, // 90: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
-	8,   // 91: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 92: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
-	10,  // 93: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
-	16,  // 94: smarth.dfs.ClientProtocol.Mkdirs:input_type -> smarth.dfs.MkdirsRequest
-	18,  // 95: smarth.dfs.ClientProtocol.Create:input_type -> smarth.dfs.CreateRequest
-	20,  // 96: smarth.dfs.ClientProtocol.AddBlock:input_type -> smarth.dfs.AddBlockRequest
-	22,  // 97: smarth.dfs.ClientProtocol.Complete:input_type -> smarth.dfs.CompleteRequest
-	24,  // 98: smarth.dfs.ClientProtocol.AbandonBlock:input_type -> smarth.dfs.AbandonBlockRequest
-	26,  // 99: smarth.dfs.ClientProtocol.GetAdditionalDatanode:input_type -> smarth.dfs.GetAdditionalDatanodeRequest
-	28,  // 100: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:input_type -> smarth.dfs.UpdateBlockForPipelineRequest
-	30,  // 101: smarth.dfs.ClientProtocol.UpdatePipeline:input_type -> smarth.dfs.UpdatePipelineRequest
-	32,  // 102: smarth.dfs.ClientProtocol.RenewLease:input_type -> smarth.dfs.RenewLeaseRequest
-	34,  // 103: smarth.dfs.ClientProtocol.GetBlockLocations:input_type -> smarth.dfs.GetBlockLocationsRequest
-	36,  // 104: smarth.dfs.ClientProtocol.GetFileInfo:input_type -> smarth.dfs.GetFileInfoRequest
-	38,  // 105: smarth.dfs.ClientProtocol.GetListing:input_type -> smarth.dfs.GetListingRequest
-	40,  // 106: smarth.dfs.ClientProtocol.Delete:input_type -> smarth.dfs.DeleteRequest
-	42,  // 107: smarth.dfs.ClientProtocol.Rename:input_type -> smarth.dfs.RenameRequest
-	44,  // 108: smarth.dfs.ClientProtocol.SetReplication:input_type -> smarth.dfs.SetReplicationRequest
-	46,  // 109: smarth.dfs.ClientProtocol.SetPermission:input_type -> smarth.dfs.SetPermissionRequest
-	48,  // 110: smarth.dfs.ClientProtocol.SetOwner:input_type -> smarth.dfs.SetOwnerRequest
-	50,  // 111: smarth.dfs.ClientProtocol.SetTimes:input_type -> smarth.dfs.SetTimesRequest
-	65,  // 112: smarth.dfs.ClientProtocol.SetQuota:input_type -> smarth.dfs.SetQuotaRequest
-	61,  // 113: smarth.dfs.ClientProtocol.CreateSymlink:input_type -> smarth.dfs.CreateSymlinkRequest
-	53,  // 114: smarth.dfs.ClientProtocol.SetXAttr:input_type -> smarth.dfs.SetXAttrRequest
-	55,  // 115: smarth.dfs.ClientProtocol.RemoveXAttr:input_type -> smarth.dfs.RemoveXAttrRequest
-	57,  // 116: smarth.dfs.ClientProtocol.GetXAttrs:input_type -> smarth.dfs.GetXAttrsRequest
-	59,  // 117: smarth.dfs.ClientProtocol.ListXAttrs:input_type -> smarth.dfs.ListXAttrsRequest
-	63,  // 118: smarth.dfs.ClientProtocol.GetContentSummary:input_type -> smarth.dfs.GetContentSummaryRequest
-	67,  // 119: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
-	69,  // 120: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
-	71,  // 121: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
-	75,  // 122: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
-	78,  // 123: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
-	80,  // 124: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
-	83,  // 125: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
-	85,  // 126: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
-	87,  // 127: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
-	91,  // 128: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
-	93,  // 129: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
-	95,  // 130: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
-	97,  // 131: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
-	99,  // 132: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
-	101, // 133: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
-	103, // 134: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
-	137, // 135: smarth.dfs.ClientProtocol.Append:input_type -> smarth.dfs.AppendRequest
-	139, // 136: smarth.dfs.ClientProtocol.Truncate:input_type -> smarth.dfs.TruncateRequest
-	141, // 137: smarth.dfs.ClientProtocol.Concat:input_type -> smarth.dfs.ConcatRequest
-	107, // 138: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
-	115, // 139: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
-	118, // 140: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
-	121, // 141: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
-	123, // 142: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
-	125, // 143: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
-	127, // 144: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
-	129, // 145: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	17,  // 146: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
-	19,  // 147: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
-	21,  // 148: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
-	23,  // 149: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
-	25,  // 150: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
-	27,  // 151: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
-	29,  // 152: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
-	31,  // 153: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
-	33,  // 154: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
-	35,  // 155: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
-	37,  // 156: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
-	39,  // 157: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
-	41,  // 158: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
-	43,  // 159: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
-	45,  // 160: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
-	47,  // 161: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
-	49,  // 162: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
-	51,  // 163: smarth.dfs.ClientProtocol.SetTimes:output_type -> smarth.dfs.SetTimesResponse
-	66,  // 164: smarth.dfs.ClientProtocol.SetQuota:output_type -> smarth.dfs.SetQuotaResponse
-	62,  // 165: smarth.dfs.ClientProtocol.CreateSymlink:output_type -> smarth.dfs.CreateSymlinkResponse
-	54,  // 166: smarth.dfs.ClientProtocol.SetXAttr:output_type -> smarth.dfs.SetXAttrResponse
-	56,  // 167: smarth.dfs.ClientProtocol.RemoveXAttr:output_type -> smarth.dfs.RemoveXAttrResponse
-	58,  // 168: smarth.dfs.ClientProtocol.GetXAttrs:output_type -> smarth.dfs.GetXAttrsResponse
-	60,  // 169: smarth.dfs.ClientProtocol.ListXAttrs:output_type -> smarth.dfs.ListXAttrsResponse
-	64,  // 170: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
-	68,  // 171: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
-	70,  // 172: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
-	74,  // 173: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
-	76,  // 174: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
-	79,  // 175: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
-	82,  // 176: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
-	84,  // 177: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
-	86,  // 178: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
-	88,  // 179: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
-	92,  // 180: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
-	94,  // 181: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
-	96,  // 182: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
-	98,  // 183: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
-	100, // 184: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
-	102, // 185: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
-	106, // 186: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
-	138, // 187: smarth.dfs.ClientProtocol.Append:output_type -> smarth.dfs.AppendResponse
-	140, // 188: smarth.dfs.ClientProtocol.Truncate:output_type -> smarth.dfs.TruncateResponse
-	142, // 189: smarth.dfs.ClientProtocol.Concat:output_type -> smarth.dfs.ConcatResponse
-	108, // 190: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
-	116, // 191: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
-	119, // 192: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
-	122, // 193: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
-	124, // 194: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
-	126, // 195: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
-	128, // 196: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
-	130, // 197: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	146, // [146:198] is the sub-list for method output_type
-	94,  // [94:146] is the sub-list for method input_type
-	94,  // [94:94] is the sub-list for extension type_name
-	94,  // [94:94] is the sub-list for extension extendee
-	0,   // [0:94] is the sub-list for field type_name
+	136, // 86: smarth.dfs.OpResponse.checksum:type_name -> smarth.dfs.BlockChecksum
+	17,  // 87: smarth.dfs.AppendResponse.status:type_name -> smarth.dfs.FileStatus
+	15,  // 88: smarth.dfs.AppendResponse.last_block:type_name -> smarth.dfs.LocatedBlock
+	10,  // 89: smarth.dfs.AppendResponse.previous:type_name -> smarth.dfs.ExtendedBlock
+	9,   // 90: smarth.dfs.AclEntry.type:type_name -> smarth.dfs.AclEntryType
+	8,   // 91: smarth.dfs.AclEntry.scope:type_name -> smarth.dfs.AclEntryScope
+	145, // 92: smarth.dfs.AclStatus.entries:type_name -> smarth.dfs.AclEntry
+	146, // 93: smarth.dfs.GetAclStatusResponse.result:type_name -> smarth.dfs.AclStatus
+	145, // 94: smarth.dfs.ModifyAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
+	145, // 95: smarth.dfs.RemoveAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
+	145, // 96: smarth.dfs.SetAclRequest.acl_spec:type_name -> smarth.dfs.AclEntry
+	17,  // 97: smarth.dfs.SnapshottableDirectoryStatus.dir_status:type_name -> smarth.dfs.FileStatus
+	169, // 98: smarth.dfs.GetSnapshottableDirListingResponse.snapshottable_dirs:type_name -> smarth.dfs.SnapshottableDirectoryStatus
+	173, // 99: smarth.dfs.SnapshotDiffReport.diff_report_entries:type_name -> smarth.dfs.SnapshotDiffReportEntry
+	174, // 100: smarth.dfs.GetSnapshotDiffReportResponse.diff_report:type_name -> smarth.dfs.SnapshotDiffReport
+	176, // 101: smarth.dfs.GetStoragePolicyResponse.storage_policy:type_name -> smarth.dfs.BlockStoragePolicy
+	176, // 102: smarth.dfs.GetStoragePoliciesResponse.policies:type_name -> smarth.dfs.BlockStoragePolicy
+	186, // 103: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
+	10,  // 104: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 105: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
+	12,  // 106: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
+	18,  // 107: smarth.dfs.ClientProtocol.Mkdirs:input_type -> smarth.dfs.MkdirsRequest
+	20,  // 108: smarth.dfs.ClientProtocol.Create:input_type -> smarth.dfs.CreateRequest
+	22,  // 109: smarth.dfs.ClientProtocol.AddBlock:input_type -> smarth.dfs.AddBlockRequest
+	24,  // 110: smarth.dfs.ClientProtocol.Complete:input_type -> smarth.dfs.CompleteRequest
+	26,  // 111: smarth.dfs.ClientProtocol.AbandonBlock:input_type -> smarth.dfs.AbandonBlockRequest
+	28,  // 112: smarth.dfs.ClientProtocol.GetAdditionalDatanode:input_type -> smarth.dfs.GetAdditionalDatanodeRequest
+	30,  // 113: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:input_type -> smarth.dfs.UpdateBlockForPipelineRequest
+	32,  // 114: smarth.dfs.ClientProtocol.UpdatePipeline:input_type -> smarth.dfs.UpdatePipelineRequest
+	34,  // 115: smarth.dfs.ClientProtocol.RenewLease:input_type -> smarth.dfs.RenewLeaseRequest
+	36,  // 116: smarth.dfs.ClientProtocol.GetBlockLocations:input_type -> smarth.dfs.GetBlockLocationsRequest
+	38,  // 117: smarth.dfs.ClientProtocol.GetFileInfo:input_type -> smarth.dfs.GetFileInfoRequest
+	40,  // 118: smarth.dfs.ClientProtocol.GetListing:input_type -> smarth.dfs.GetListingRequest
+	42,  // 119: smarth.dfs.ClientProtocol.Delete:input_type -> smarth.dfs.DeleteRequest
+	44,  // 120: smarth.dfs.ClientProtocol.Rename:input_type -> smarth.dfs.RenameRequest
+	46,  // 121: smarth.dfs.ClientProtocol.SetReplication:input_type -> smarth.dfs.SetReplicationRequest
+	48,  // 122: smarth.dfs.ClientProtocol.SetPermission:input_type -> smarth.dfs.SetPermissionRequest
+	50,  // 123: smarth.dfs.ClientProtocol.SetOwner:input_type -> smarth.dfs.SetOwnerRequest
+	52,  // 124: smarth.dfs.ClientProtocol.SetTimes:input_type -> smarth.dfs.SetTimesRequest
+	67,  // 125: smarth.dfs.ClientProtocol.SetQuota:input_type -> smarth.dfs.SetQuotaRequest
+	63,  // 126: smarth.dfs.ClientProtocol.CreateSymlink:input_type -> smarth.dfs.CreateSymlinkRequest
+	55,  // 127: smarth.dfs.ClientProtocol.SetXAttr:input_type -> smarth.dfs.SetXAttrRequest
+	57,  // 128: smarth.dfs.ClientProtocol.RemoveXAttr:input_type -> smarth.dfs.RemoveXAttrRequest
+	59,  // 129: smarth.dfs.ClientProtocol.GetXAttrs:input_type -> smarth.dfs.GetXAttrsRequest
+	61,  // 130: smarth.dfs.ClientProtocol.ListXAttrs:input_type -> smarth.dfs.ListXAttrsRequest
+	65,  // 131: smarth.dfs.ClientProtocol.GetContentSummary:input_type -> smarth.dfs.GetContentSummaryRequest
+	69,  // 132: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
+	71,  // 133: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
+	73,  // 134: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
+	77,  // 135: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
+	80,  // 136: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
+	82,  // 137: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
+	85,  // 138: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
+	87,  // 139: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
+	89,  // 140: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
+	93,  // 141: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
+	95,  // 142: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
+	97,  // 143: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
+	99,  // 144: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
+	101, // 145: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
+	103, // 146: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
+	105, // 147: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
+	147, // 148: smarth.dfs.ClientProtocol.GetAclStatus:input_type -> smarth.dfs.GetAclStatusRequest
+	149, // 149: smarth.dfs.ClientProtocol.ModifyAclEntries:input_type -> smarth.dfs.ModifyAclEntriesRequest
+	151, // 150: smarth.dfs.ClientProtocol.RemoveAclEntries:input_type -> smarth.dfs.RemoveAclEntriesRequest
+	153, // 151: smarth.dfs.ClientProtocol.RemoveDefaultAcl:input_type -> smarth.dfs.RemoveDefaultAclRequest
+	155, // 152: smarth.dfs.ClientProtocol.RemoveAcl:input_type -> smarth.dfs.RemoveAclRequest
+	157, // 153: smarth.dfs.ClientProtocol.SetAcl:input_type -> smarth.dfs.SetAclRequest
+	159, // 154: smarth.dfs.ClientProtocol.AllowSnapshot:input_type -> smarth.dfs.AllowSnapshotRequest
+	161, // 155: smarth.dfs.ClientProtocol.DisallowSnapshot:input_type -> smarth.dfs.DisallowSnapshotRequest
+	163, // 156: smarth.dfs.ClientProtocol.CreateSnapshot:input_type -> smarth.dfs.CreateSnapshotRequest
+	165, // 157: smarth.dfs.ClientProtocol.DeleteSnapshot:input_type -> smarth.dfs.DeleteSnapshotRequest
+	167, // 158: smarth.dfs.ClientProtocol.RenameSnapshot:input_type -> smarth.dfs.RenameSnapshotRequest
+	170, // 159: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:input_type -> smarth.dfs.GetSnapshottableDirListingRequest
+	172, // 160: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:input_type -> smarth.dfs.GetSnapshotDiffReportRequest
+	177, // 161: smarth.dfs.ClientProtocol.SetStoragePolicy:input_type -> smarth.dfs.SetStoragePolicyRequest
+	179, // 162: smarth.dfs.ClientProtocol.UnsetStoragePolicy:input_type -> smarth.dfs.UnsetStoragePolicyRequest
+	181, // 163: smarth.dfs.ClientProtocol.GetStoragePolicy:input_type -> smarth.dfs.GetStoragePolicyRequest
+	183, // 164: smarth.dfs.ClientProtocol.GetStoragePolicies:input_type -> smarth.dfs.GetStoragePoliciesRequest
+	139, // 165: smarth.dfs.ClientProtocol.Append:input_type -> smarth.dfs.AppendRequest
+	141, // 166: smarth.dfs.ClientProtocol.Truncate:input_type -> smarth.dfs.TruncateRequest
+	143, // 167: smarth.dfs.ClientProtocol.Concat:input_type -> smarth.dfs.ConcatRequest
+	109, // 168: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
+	117, // 169: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
+	120, // 170: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
+	123, // 171: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
+	125, // 172: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
+	127, // 173: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
+	129, // 174: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
+	131, // 175: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	19,  // 176: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
+	21,  // 177: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
+	23,  // 178: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
+	25,  // 179: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
+	27,  // 180: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
+	29,  // 181: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
+	31,  // 182: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
+	33,  // 183: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
+	35,  // 184: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
+	37,  // 185: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
+	39,  // 186: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
+	41,  // 187: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
+	43,  // 188: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
+	45,  // 189: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
+	47,  // 190: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
+	49,  // 191: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
+	51,  // 192: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
+	53,  // 193: smarth.dfs.ClientProtocol.SetTimes:output_type -> smarth.dfs.SetTimesResponse
+	68,  // 194: smarth.dfs.ClientProtocol.SetQuota:output_type -> smarth.dfs.SetQuotaResponse
+	64,  // 195: smarth.dfs.ClientProtocol.CreateSymlink:output_type -> smarth.dfs.CreateSymlinkResponse
+	56,  // 196: smarth.dfs.ClientProtocol.SetXAttr:output_type -> smarth.dfs.SetXAttrResponse
+	58,  // 197: smarth.dfs.ClientProtocol.RemoveXAttr:output_type -> smarth.dfs.RemoveXAttrResponse
+	60,  // 198: smarth.dfs.ClientProtocol.GetXAttrs:output_type -> smarth.dfs.GetXAttrsResponse
+	62,  // 199: smarth.dfs.ClientProtocol.ListXAttrs:output_type -> smarth.dfs.ListXAttrsResponse
+	66,  // 200: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
+	70,  // 201: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
+	72,  // 202: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
+	76,  // 203: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
+	78,  // 204: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
+	81,  // 205: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
+	84,  // 206: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
+	86,  // 207: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
+	88,  // 208: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
+	90,  // 209: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
+	94,  // 210: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
+	96,  // 211: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
+	98,  // 212: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
+	100, // 213: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
+	102, // 214: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
+	104, // 215: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
+	108, // 216: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
+	148, // 217: smarth.dfs.ClientProtocol.GetAclStatus:output_type -> smarth.dfs.GetAclStatusResponse
+	150, // 218: smarth.dfs.ClientProtocol.ModifyAclEntries:output_type -> smarth.dfs.ModifyAclEntriesResponse
+	152, // 219: smarth.dfs.ClientProtocol.RemoveAclEntries:output_type -> smarth.dfs.RemoveAclEntriesResponse
+	154, // 220: smarth.dfs.ClientProtocol.RemoveDefaultAcl:output_type -> smarth.dfs.RemoveDefaultAclResponse
+	156, // 221: smarth.dfs.ClientProtocol.RemoveAcl:output_type -> smarth.dfs.RemoveAclResponse
+	158, // 222: smarth.dfs.ClientProtocol.SetAcl:output_type -> smarth.dfs.SetAclResponse
+	160, // 223: smarth.dfs.ClientProtocol.AllowSnapshot:output_type -> smarth.dfs.AllowSnapshotResponse
+	162, // 224: smarth.dfs.ClientProtocol.DisallowSnapshot:output_type -> smarth.dfs.DisallowSnapshotResponse
+	164, // 225: smarth.dfs.ClientProtocol.CreateSnapshot:output_type -> smarth.dfs.CreateSnapshotResponse
+	166, // 226: smarth.dfs.ClientProtocol.DeleteSnapshot:output_type -> smarth.dfs.DeleteSnapshotResponse
+	168, // 227: smarth.dfs.ClientProtocol.RenameSnapshot:output_type -> smarth.dfs.RenameSnapshotResponse
+	171, // 228: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:output_type -> smarth.dfs.GetSnapshottableDirListingResponse
+	175, // 229: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:output_type -> smarth.dfs.GetSnapshotDiffReportResponse
+	178, // 230: smarth.dfs.ClientProtocol.SetStoragePolicy:output_type -> smarth.dfs.SetStoragePolicyResponse
+	180, // 231: smarth.dfs.ClientProtocol.UnsetStoragePolicy:output_type -> smarth.dfs.UnsetStoragePolicyResponse
+	182, // 232: smarth.dfs.ClientProtocol.GetStoragePolicy:output_type -> smarth.dfs.GetStoragePolicyResponse
+	184, // 233: smarth.dfs.ClientProtocol.GetStoragePolicies:output_type -> smarth.dfs.GetStoragePoliciesResponse
+	140, // 234: smarth.dfs.ClientProtocol.Append:output_type -> smarth.dfs.AppendResponse
+	142, // 235: smarth.dfs.ClientProtocol.Truncate:output_type -> smarth.dfs.TruncateResponse
+	144, // 236: smarth.dfs.ClientProtocol.Concat:output_type -> smarth.dfs.ConcatResponse
+	110, // 237: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
+	118, // 238: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
+	121, // 239: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
+	124, // 240: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
+	126, // 241: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
+	128, // 242: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
+	130, // 243: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
+	132, // 244: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	176, // [176:245] is the sub-list for method output_type
+	107, // [107:176] is the sub-list for method input_type
+	107, // [107:107] is the sub-list for extension type_name
+	107, // [107:107] is the sub-list for extension extendee
+	0,   // [0:107] is the sub-list for field type_name
 }
 
 func init() { file_dfspb_dfs_proto_init() }
@@ -9518,8 +11769,8 @@ func file_dfspb_dfs_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_dfspb_dfs_proto_rawDesc), len(file_dfspb_dfs_proto_rawDesc)),
-			NumEnums:      8,
-			NumMessages:   139,
+			NumEnums:      10,
+			NumMessages:   179,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

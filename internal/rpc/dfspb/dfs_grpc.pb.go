@@ -36,50 +36,67 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ClientProtocol_Mkdirs_FullMethodName                 = "/smarth.dfs.ClientProtocol/Mkdirs"
-	ClientProtocol_Create_FullMethodName                 = "/smarth.dfs.ClientProtocol/Create"
-	ClientProtocol_AddBlock_FullMethodName               = "/smarth.dfs.ClientProtocol/AddBlock"
-	ClientProtocol_Complete_FullMethodName               = "/smarth.dfs.ClientProtocol/Complete"
-	ClientProtocol_AbandonBlock_FullMethodName           = "/smarth.dfs.ClientProtocol/AbandonBlock"
-	ClientProtocol_GetAdditionalDatanode_FullMethodName  = "/smarth.dfs.ClientProtocol/GetAdditionalDatanode"
-	ClientProtocol_UpdateBlockForPipeline_FullMethodName = "/smarth.dfs.ClientProtocol/UpdateBlockForPipeline"
-	ClientProtocol_UpdatePipeline_FullMethodName         = "/smarth.dfs.ClientProtocol/UpdatePipeline"
-	ClientProtocol_RenewLease_FullMethodName             = "/smarth.dfs.ClientProtocol/RenewLease"
-	ClientProtocol_GetBlockLocations_FullMethodName      = "/smarth.dfs.ClientProtocol/GetBlockLocations"
-	ClientProtocol_GetFileInfo_FullMethodName            = "/smarth.dfs.ClientProtocol/GetFileInfo"
-	ClientProtocol_GetListing_FullMethodName             = "/smarth.dfs.ClientProtocol/GetListing"
-	ClientProtocol_Delete_FullMethodName                 = "/smarth.dfs.ClientProtocol/Delete"
-	ClientProtocol_Rename_FullMethodName                 = "/smarth.dfs.ClientProtocol/Rename"
-	ClientProtocol_SetReplication_FullMethodName         = "/smarth.dfs.ClientProtocol/SetReplication"
-	ClientProtocol_SetPermission_FullMethodName          = "/smarth.dfs.ClientProtocol/SetPermission"
-	ClientProtocol_SetOwner_FullMethodName               = "/smarth.dfs.ClientProtocol/SetOwner"
-	ClientProtocol_SetTimes_FullMethodName               = "/smarth.dfs.ClientProtocol/SetTimes"
-	ClientProtocol_SetQuota_FullMethodName               = "/smarth.dfs.ClientProtocol/SetQuota"
-	ClientProtocol_CreateSymlink_FullMethodName          = "/smarth.dfs.ClientProtocol/CreateSymlink"
-	ClientProtocol_SetXAttr_FullMethodName               = "/smarth.dfs.ClientProtocol/SetXAttr"
-	ClientProtocol_RemoveXAttr_FullMethodName            = "/smarth.dfs.ClientProtocol/RemoveXAttr"
-	ClientProtocol_GetXAttrs_FullMethodName              = "/smarth.dfs.ClientProtocol/GetXAttrs"
-	ClientProtocol_ListXAttrs_FullMethodName             = "/smarth.dfs.ClientProtocol/ListXAttrs"
-	ClientProtocol_GetContentSummary_FullMethodName      = "/smarth.dfs.ClientProtocol/GetContentSummary"
-	ClientProtocol_ReportBadBlocks_FullMethodName        = "/smarth.dfs.ClientProtocol/ReportBadBlocks"
-	ClientProtocol_GetDatanodeReport_FullMethodName      = "/smarth.dfs.ClientProtocol/GetDatanodeReport"
-	ClientProtocol_Fsck_FullMethodName                   = "/smarth.dfs.ClientProtocol/Fsck"
-	ClientProtocol_GetServerDefaults_FullMethodName      = "/smarth.dfs.ClientProtocol/GetServerDefaults"
-	ClientProtocol_ClientHeartbeat_FullMethodName        = "/smarth.dfs.ClientProtocol/ClientHeartbeat"
-	ClientProtocol_GetSpeeds_FullMethodName              = "/smarth.dfs.ClientProtocol/GetSpeeds"
-	ClientProtocol_SetSafeMode_FullMethodName            = "/smarth.dfs.ClientProtocol/SetSafeMode"
-	ClientProtocol_CacheAccess_FullMethodName            = "/smarth.dfs.ClientProtocol/CacheAccess"
-	ClientProtocol_JobCacheStatus_FullMethodName         = "/smarth.dfs.ClientProtocol/JobCacheStatus"
-	ClientProtocol_AddCachePool_FullMethodName           = "/smarth.dfs.ClientProtocol/AddCachePool"
-	ClientProtocol_RemoveCachePool_FullMethodName        = "/smarth.dfs.ClientProtocol/RemoveCachePool"
-	ClientProtocol_ListCachePools_FullMethodName         = "/smarth.dfs.ClientProtocol/ListCachePools"
-	ClientProtocol_AddCacheDirective_FullMethodName      = "/smarth.dfs.ClientProtocol/AddCacheDirective"
-	ClientProtocol_RemoveCacheDirective_FullMethodName   = "/smarth.dfs.ClientProtocol/RemoveCacheDirective"
-	ClientProtocol_ListCacheDirectives_FullMethodName    = "/smarth.dfs.ClientProtocol/ListCacheDirectives"
-	ClientProtocol_GetCacheStats_FullMethodName          = "/smarth.dfs.ClientProtocol/GetCacheStats"
-	ClientProtocol_Append_FullMethodName                 = "/smarth.dfs.ClientProtocol/Append"
-	ClientProtocol_Truncate_FullMethodName               = "/smarth.dfs.ClientProtocol/Truncate"
-	ClientProtocol_Concat_FullMethodName                 = "/smarth.dfs.ClientProtocol/Concat"
+	ClientProtocol_Mkdirs_FullMethodName                     = "/smarth.dfs.ClientProtocol/Mkdirs"
+	ClientProtocol_Create_FullMethodName                     = "/smarth.dfs.ClientProtocol/Create"
+	ClientProtocol_AddBlock_FullMethodName                   = "/smarth.dfs.ClientProtocol/AddBlock"
+	ClientProtocol_Complete_FullMethodName                   = "/smarth.dfs.ClientProtocol/Complete"
+	ClientProtocol_AbandonBlock_FullMethodName               = "/smarth.dfs.ClientProtocol/AbandonBlock"
+	ClientProtocol_GetAdditionalDatanode_FullMethodName      = "/smarth.dfs.ClientProtocol/GetAdditionalDatanode"
+	ClientProtocol_UpdateBlockForPipeline_FullMethodName     = "/smarth.dfs.ClientProtocol/UpdateBlockForPipeline"
+	ClientProtocol_UpdatePipeline_FullMethodName             = "/smarth.dfs.ClientProtocol/UpdatePipeline"
+	ClientProtocol_RenewLease_FullMethodName                 = "/smarth.dfs.ClientProtocol/RenewLease"
+	ClientProtocol_GetBlockLocations_FullMethodName          = "/smarth.dfs.ClientProtocol/GetBlockLocations"
+	ClientProtocol_GetFileInfo_FullMethodName                = "/smarth.dfs.ClientProtocol/GetFileInfo"
+	ClientProtocol_GetListing_FullMethodName                 = "/smarth.dfs.ClientProtocol/GetListing"
+	ClientProtocol_Delete_FullMethodName                     = "/smarth.dfs.ClientProtocol/Delete"
+	ClientProtocol_Rename_FullMethodName                     = "/smarth.dfs.ClientProtocol/Rename"
+	ClientProtocol_SetReplication_FullMethodName             = "/smarth.dfs.ClientProtocol/SetReplication"
+	ClientProtocol_SetPermission_FullMethodName              = "/smarth.dfs.ClientProtocol/SetPermission"
+	ClientProtocol_SetOwner_FullMethodName                   = "/smarth.dfs.ClientProtocol/SetOwner"
+	ClientProtocol_SetTimes_FullMethodName                   = "/smarth.dfs.ClientProtocol/SetTimes"
+	ClientProtocol_SetQuota_FullMethodName                   = "/smarth.dfs.ClientProtocol/SetQuota"
+	ClientProtocol_CreateSymlink_FullMethodName              = "/smarth.dfs.ClientProtocol/CreateSymlink"
+	ClientProtocol_SetXAttr_FullMethodName                   = "/smarth.dfs.ClientProtocol/SetXAttr"
+	ClientProtocol_RemoveXAttr_FullMethodName                = "/smarth.dfs.ClientProtocol/RemoveXAttr"
+	ClientProtocol_GetXAttrs_FullMethodName                  = "/smarth.dfs.ClientProtocol/GetXAttrs"
+	ClientProtocol_ListXAttrs_FullMethodName                 = "/smarth.dfs.ClientProtocol/ListXAttrs"
+	ClientProtocol_GetContentSummary_FullMethodName          = "/smarth.dfs.ClientProtocol/GetContentSummary"
+	ClientProtocol_ReportBadBlocks_FullMethodName            = "/smarth.dfs.ClientProtocol/ReportBadBlocks"
+	ClientProtocol_GetDatanodeReport_FullMethodName          = "/smarth.dfs.ClientProtocol/GetDatanodeReport"
+	ClientProtocol_Fsck_FullMethodName                       = "/smarth.dfs.ClientProtocol/Fsck"
+	ClientProtocol_GetServerDefaults_FullMethodName          = "/smarth.dfs.ClientProtocol/GetServerDefaults"
+	ClientProtocol_ClientHeartbeat_FullMethodName            = "/smarth.dfs.ClientProtocol/ClientHeartbeat"
+	ClientProtocol_GetSpeeds_FullMethodName                  = "/smarth.dfs.ClientProtocol/GetSpeeds"
+	ClientProtocol_SetSafeMode_FullMethodName                = "/smarth.dfs.ClientProtocol/SetSafeMode"
+	ClientProtocol_CacheAccess_FullMethodName                = "/smarth.dfs.ClientProtocol/CacheAccess"
+	ClientProtocol_JobCacheStatus_FullMethodName             = "/smarth.dfs.ClientProtocol/JobCacheStatus"
+	ClientProtocol_AddCachePool_FullMethodName               = "/smarth.dfs.ClientProtocol/AddCachePool"
+	ClientProtocol_RemoveCachePool_FullMethodName            = "/smarth.dfs.ClientProtocol/RemoveCachePool"
+	ClientProtocol_ListCachePools_FullMethodName             = "/smarth.dfs.ClientProtocol/ListCachePools"
+	ClientProtocol_AddCacheDirective_FullMethodName          = "/smarth.dfs.ClientProtocol/AddCacheDirective"
+	ClientProtocol_RemoveCacheDirective_FullMethodName       = "/smarth.dfs.ClientProtocol/RemoveCacheDirective"
+	ClientProtocol_ListCacheDirectives_FullMethodName        = "/smarth.dfs.ClientProtocol/ListCacheDirectives"
+	ClientProtocol_GetCacheStats_FullMethodName              = "/smarth.dfs.ClientProtocol/GetCacheStats"
+	ClientProtocol_GetAclStatus_FullMethodName               = "/smarth.dfs.ClientProtocol/GetAclStatus"
+	ClientProtocol_ModifyAclEntries_FullMethodName           = "/smarth.dfs.ClientProtocol/ModifyAclEntries"
+	ClientProtocol_RemoveAclEntries_FullMethodName           = "/smarth.dfs.ClientProtocol/RemoveAclEntries"
+	ClientProtocol_RemoveDefaultAcl_FullMethodName           = "/smarth.dfs.ClientProtocol/RemoveDefaultAcl"
+	ClientProtocol_RemoveAcl_FullMethodName                  = "/smarth.dfs.ClientProtocol/RemoveAcl"
+	ClientProtocol_SetAcl_FullMethodName                     = "/smarth.dfs.ClientProtocol/SetAcl"
+	ClientProtocol_AllowSnapshot_FullMethodName              = "/smarth.dfs.ClientProtocol/AllowSnapshot"
+	ClientProtocol_DisallowSnapshot_FullMethodName           = "/smarth.dfs.ClientProtocol/DisallowSnapshot"
+	ClientProtocol_CreateSnapshot_FullMethodName             = "/smarth.dfs.ClientProtocol/CreateSnapshot"
+	ClientProtocol_DeleteSnapshot_FullMethodName             = "/smarth.dfs.ClientProtocol/DeleteSnapshot"
+	ClientProtocol_RenameSnapshot_FullMethodName             = "/smarth.dfs.ClientProtocol/RenameSnapshot"
+	ClientProtocol_GetSnapshottableDirListing_FullMethodName = "/smarth.dfs.ClientProtocol/GetSnapshottableDirListing"
+	ClientProtocol_GetSnapshotDiffReport_FullMethodName      = "/smarth.dfs.ClientProtocol/GetSnapshotDiffReport"
+	ClientProtocol_SetStoragePolicy_FullMethodName           = "/smarth.dfs.ClientProtocol/SetStoragePolicy"
+	ClientProtocol_UnsetStoragePolicy_FullMethodName         = "/smarth.dfs.ClientProtocol/UnsetStoragePolicy"
+	ClientProtocol_GetStoragePolicy_FullMethodName           = "/smarth.dfs.ClientProtocol/GetStoragePolicy"
+	ClientProtocol_GetStoragePolicies_FullMethodName         = "/smarth.dfs.ClientProtocol/GetStoragePolicies"
+	ClientProtocol_Append_FullMethodName                     = "/smarth.dfs.ClientProtocol/Append"
+	ClientProtocol_Truncate_FullMethodName                   = "/smarth.dfs.ClientProtocol/Truncate"
+	ClientProtocol_Concat_FullMethodName                     = "/smarth.dfs.ClientProtocol/Concat"
 )
 
 // ClientProtocolClient is the client API for ClientProtocol service.
@@ -128,6 +145,24 @@ type ClientProtocolClient interface {
 	RemoveCacheDirective(ctx context.Context, in *RemoveCacheDirectiveRequest, opts ...grpc.CallOption) (*RemoveCacheDirectiveResponse, error)
 	ListCacheDirectives(ctx context.Context, in *ListCacheDirectivesRequest, opts ...grpc.CallOption) (*ListCacheDirectivesResponse, error)
 	GetCacheStats(ctx context.Context, in *GetCacheStatsRequest, opts ...grpc.CallOption) (*GetCacheStatsResponse, error)
+	// ACLs, snapshots, storage policies (messages below "ACLs, snapshots, storage policies")
+	GetAclStatus(ctx context.Context, in *GetAclStatusRequest, opts ...grpc.CallOption) (*GetAclStatusResponse, error)
+	ModifyAclEntries(ctx context.Context, in *ModifyAclEntriesRequest, opts ...grpc.CallOption) (*ModifyAclEntriesResponse, error)
+	RemoveAclEntries(ctx context.Context, in *RemoveAclEntriesRequest, opts ...grpc.CallOption) (*RemoveAclEntriesResponse, error)
+	RemoveDefaultAcl(ctx context.Context, in *RemoveDefaultAclRequest, opts ...grpc.CallOption) (*RemoveDefaultAclResponse, error)
+	RemoveAcl(ctx context.Context, in *RemoveAclRequest, opts ...grpc.CallOption) (*RemoveAclResponse, error)
+	SetAcl(ctx context.Context, in *SetAclRequest, opts ...grpc.CallOption) (*SetAclResponse, error)
+	AllowSnapshot(ctx context.Context, in *AllowSnapshotRequest, opts ...grpc.CallOption) (*AllowSnapshotResponse, error)
+	DisallowSnapshot(ctx context.Context, in *DisallowSnapshotRequest, opts ...grpc.CallOption) (*DisallowSnapshotResponse, error)
+	CreateSnapshot(ctx context.Context, in *CreateSnapshotRequest, opts ...grpc.CallOption) (*CreateSnapshotResponse, error)
+	DeleteSnapshot(ctx context.Context, in *DeleteSnapshotRequest, opts ...grpc.CallOption) (*DeleteSnapshotResponse, error)
+	RenameSnapshot(ctx context.Context, in *RenameSnapshotRequest, opts ...grpc.CallOption) (*RenameSnapshotResponse, error)
+	GetSnapshottableDirListing(ctx context.Context, in *GetSnapshottableDirListingRequest, opts ...grpc.CallOption) (*GetSnapshottableDirListingResponse, error)
+	GetSnapshotDiffReport(ctx context.Context, in *GetSnapshotDiffReportRequest, opts ...grpc.CallOption) (*GetSnapshotDiffReportResponse, error)
+	SetStoragePolicy(ctx context.Context, in *SetStoragePolicyRequest, opts ...grpc.CallOption) (*SetStoragePolicyResponse, error)
+	UnsetStoragePolicy(ctx context.Context, in *UnsetStoragePolicyRequest, opts ...grpc.CallOption) (*UnsetStoragePolicyResponse, error)
+	GetStoragePolicy(ctx context.Context, in *GetStoragePolicyRequest, opts ...grpc.CallOption) (*GetStoragePolicyResponse, error)
+	GetStoragePolicies(ctx context.Context, in *GetStoragePoliciesRequest, opts ...grpc.CallOption) (*GetStoragePoliciesResponse, error)
 	// append, truncate, concat (messages below "append, truncate, concat")
 	Append(ctx context.Context, in *AppendRequest, opts ...grpc.CallOption) (*AppendResponse, error)
 	Truncate(ctx context.Context, in *TruncateRequest, opts ...grpc.CallOption) (*TruncateResponse, error)
@@ -552,6 +587,176 @@ func (c *clientProtocolClient) GetCacheStats(ctx context.Context, in *GetCacheSt
 	return out, nil
 }
 
+func (c *clientProtocolClient) GetAclStatus(ctx context.Context, in *GetAclStatusRequest, opts ...grpc.CallOption) (*GetAclStatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetAclStatusResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_GetAclStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) ModifyAclEntries(ctx context.Context, in *ModifyAclEntriesRequest, opts ...grpc.CallOption) (*ModifyAclEntriesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ModifyAclEntriesResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_ModifyAclEntries_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) RemoveAclEntries(ctx context.Context, in *RemoveAclEntriesRequest, opts ...grpc.CallOption) (*RemoveAclEntriesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemoveAclEntriesResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_RemoveAclEntries_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) RemoveDefaultAcl(ctx context.Context, in *RemoveDefaultAclRequest, opts ...grpc.CallOption) (*RemoveDefaultAclResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemoveDefaultAclResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_RemoveDefaultAcl_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) RemoveAcl(ctx context.Context, in *RemoveAclRequest, opts ...grpc.CallOption) (*RemoveAclResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemoveAclResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_RemoveAcl_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) SetAcl(ctx context.Context, in *SetAclRequest, opts ...grpc.CallOption) (*SetAclResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetAclResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_SetAcl_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) AllowSnapshot(ctx context.Context, in *AllowSnapshotRequest, opts ...grpc.CallOption) (*AllowSnapshotResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AllowSnapshotResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_AllowSnapshot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) DisallowSnapshot(ctx context.Context, in *DisallowSnapshotRequest, opts ...grpc.CallOption) (*DisallowSnapshotResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DisallowSnapshotResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_DisallowSnapshot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) CreateSnapshot(ctx context.Context, in *CreateSnapshotRequest, opts ...grpc.CallOption) (*CreateSnapshotResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateSnapshotResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_CreateSnapshot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) DeleteSnapshot(ctx context.Context, in *DeleteSnapshotRequest, opts ...grpc.CallOption) (*DeleteSnapshotResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteSnapshotResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_DeleteSnapshot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) RenameSnapshot(ctx context.Context, in *RenameSnapshotRequest, opts ...grpc.CallOption) (*RenameSnapshotResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RenameSnapshotResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_RenameSnapshot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) GetSnapshottableDirListing(ctx context.Context, in *GetSnapshottableDirListingRequest, opts ...grpc.CallOption) (*GetSnapshottableDirListingResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetSnapshottableDirListingResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_GetSnapshottableDirListing_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) GetSnapshotDiffReport(ctx context.Context, in *GetSnapshotDiffReportRequest, opts ...grpc.CallOption) (*GetSnapshotDiffReportResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetSnapshotDiffReportResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_GetSnapshotDiffReport_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) SetStoragePolicy(ctx context.Context, in *SetStoragePolicyRequest, opts ...grpc.CallOption) (*SetStoragePolicyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetStoragePolicyResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_SetStoragePolicy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) UnsetStoragePolicy(ctx context.Context, in *UnsetStoragePolicyRequest, opts ...grpc.CallOption) (*UnsetStoragePolicyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UnsetStoragePolicyResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_UnsetStoragePolicy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) GetStoragePolicy(ctx context.Context, in *GetStoragePolicyRequest, opts ...grpc.CallOption) (*GetStoragePolicyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetStoragePolicyResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_GetStoragePolicy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) GetStoragePolicies(ctx context.Context, in *GetStoragePoliciesRequest, opts ...grpc.CallOption) (*GetStoragePoliciesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetStoragePoliciesResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_GetStoragePolicies_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *clientProtocolClient) Append(ctx context.Context, in *AppendRequest, opts ...grpc.CallOption) (*AppendResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(AppendResponse)
@@ -628,6 +833,24 @@ type ClientProtocolServer interface {
 	RemoveCacheDirective(context.Context, *RemoveCacheDirectiveRequest) (*RemoveCacheDirectiveResponse, error)
 	ListCacheDirectives(context.Context, *ListCacheDirectivesRequest) (*ListCacheDirectivesResponse, error)
 	GetCacheStats(context.Context, *GetCacheStatsRequest) (*GetCacheStatsResponse, error)
+	// ACLs, snapshots, storage policies (messages below "ACLs, snapshots, storage policies")
+	GetAclStatus(context.Context, *GetAclStatusRequest) (*GetAclStatusResponse, error)
+	ModifyAclEntries(context.Context, *ModifyAclEntriesRequest) (*ModifyAclEntriesResponse, error)
+	RemoveAclEntries(context.Context, *RemoveAclEntriesRequest) (*RemoveAclEntriesResponse, error)
+	RemoveDefaultAcl(context.Context, *RemoveDefaultAclRequest) (*RemoveDefaultAclResponse, error)
+	RemoveAcl(context.Context, *RemoveAclRequest) (*RemoveAclResponse, error)
+	SetAcl(context.Context, *SetAclRequest) (*SetAclResponse, error)
+	AllowSnapshot(context.Context, *AllowSnapshotRequest) (*AllowSnapshotResponse, error)
+	DisallowSnapshot(context.Context, *DisallowSnapshotRequest) (*DisallowSnapshotResponse, error)
+	CreateSnapshot(context.Context, *CreateSnapshotRequest) (*CreateSnapshotResponse, error)
+	DeleteSnapshot(context.Context, *DeleteSnapshotRequest) (*DeleteSnapshotResponse, error)
+	RenameSnapshot(context.Context, *RenameSnapshotRequest) (*RenameSnapshotResponse, error)
+	GetSnapshottableDirListing(context.Context, *GetSnapshottableDirListingRequest) (*GetSnapshottableDirListingResponse, error)
+	GetSnapshotDiffReport(context.Context, *GetSnapshotDiffReportRequest) (*GetSnapshotDiffReportResponse, error)
+	SetStoragePolicy(context.Context, *SetStoragePolicyRequest) (*SetStoragePolicyResponse, error)
+	UnsetStoragePolicy(context.Context, *UnsetStoragePolicyRequest) (*UnsetStoragePolicyResponse, error)
+	GetStoragePolicy(context.Context, *GetStoragePolicyRequest) (*GetStoragePolicyResponse, error)
+	GetStoragePolicies(context.Context, *GetStoragePoliciesRequest) (*GetStoragePoliciesResponse, error)
 	// append, truncate, concat (messages below "append, truncate, concat")
 	Append(context.Context, *AppendRequest) (*AppendResponse, error)
 	Truncate(context.Context, *TruncateRequest) (*TruncateResponse, error)
@@ -764,6 +987,57 @@ func (UnimplementedClientProtocolServer) ListCacheDirectives(context.Context, *L
 }
 func (UnimplementedClientProtocolServer) GetCacheStats(context.Context, *GetCacheStatsRequest) (*GetCacheStatsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetCacheStats not implemented")
+}
+func (UnimplementedClientProtocolServer) GetAclStatus(context.Context, *GetAclStatusRequest) (*GetAclStatusResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetAclStatus not implemented")
+}
+func (UnimplementedClientProtocolServer) ModifyAclEntries(context.Context, *ModifyAclEntriesRequest) (*ModifyAclEntriesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ModifyAclEntries not implemented")
+}
+func (UnimplementedClientProtocolServer) RemoveAclEntries(context.Context, *RemoveAclEntriesRequest) (*RemoveAclEntriesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveAclEntries not implemented")
+}
+func (UnimplementedClientProtocolServer) RemoveDefaultAcl(context.Context, *RemoveDefaultAclRequest) (*RemoveDefaultAclResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveDefaultAcl not implemented")
+}
+func (UnimplementedClientProtocolServer) RemoveAcl(context.Context, *RemoveAclRequest) (*RemoveAclResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveAcl not implemented")
+}
+func (UnimplementedClientProtocolServer) SetAcl(context.Context, *SetAclRequest) (*SetAclResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetAcl not implemented")
+}
+func (UnimplementedClientProtocolServer) AllowSnapshot(context.Context, *AllowSnapshotRequest) (*AllowSnapshotResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AllowSnapshot not implemented")
+}
+func (UnimplementedClientProtocolServer) DisallowSnapshot(context.Context, *DisallowSnapshotRequest) (*DisallowSnapshotResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DisallowSnapshot not implemented")
+}
+func (UnimplementedClientProtocolServer) CreateSnapshot(context.Context, *CreateSnapshotRequest) (*CreateSnapshotResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateSnapshot not implemented")
+}
+func (UnimplementedClientProtocolServer) DeleteSnapshot(context.Context, *DeleteSnapshotRequest) (*DeleteSnapshotResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteSnapshot not implemented")
+}
+func (UnimplementedClientProtocolServer) RenameSnapshot(context.Context, *RenameSnapshotRequest) (*RenameSnapshotResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RenameSnapshot not implemented")
+}
+func (UnimplementedClientProtocolServer) GetSnapshottableDirListing(context.Context, *GetSnapshottableDirListingRequest) (*GetSnapshottableDirListingResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSnapshottableDirListing not implemented")
+}
+func (UnimplementedClientProtocolServer) GetSnapshotDiffReport(context.Context, *GetSnapshotDiffReportRequest) (*GetSnapshotDiffReportResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSnapshotDiffReport not implemented")
+}
+func (UnimplementedClientProtocolServer) SetStoragePolicy(context.Context, *SetStoragePolicyRequest) (*SetStoragePolicyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetStoragePolicy not implemented")
+}
+func (UnimplementedClientProtocolServer) UnsetStoragePolicy(context.Context, *UnsetStoragePolicyRequest) (*UnsetStoragePolicyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UnsetStoragePolicy not implemented")
+}
+func (UnimplementedClientProtocolServer) GetStoragePolicy(context.Context, *GetStoragePolicyRequest) (*GetStoragePolicyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetStoragePolicy not implemented")
+}
+func (UnimplementedClientProtocolServer) GetStoragePolicies(context.Context, *GetStoragePoliciesRequest) (*GetStoragePoliciesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetStoragePolicies not implemented")
 }
 func (UnimplementedClientProtocolServer) Append(context.Context, *AppendRequest) (*AppendResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Append not implemented")
@@ -1533,6 +1807,312 @@ func _ClientProtocol_GetCacheStats_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ClientProtocol_GetAclStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetAclStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).GetAclStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_GetAclStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).GetAclStatus(ctx, req.(*GetAclStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_ModifyAclEntries_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ModifyAclEntriesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).ModifyAclEntries(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_ModifyAclEntries_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).ModifyAclEntries(ctx, req.(*ModifyAclEntriesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_RemoveAclEntries_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveAclEntriesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).RemoveAclEntries(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_RemoveAclEntries_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).RemoveAclEntries(ctx, req.(*RemoveAclEntriesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_RemoveDefaultAcl_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveDefaultAclRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).RemoveDefaultAcl(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_RemoveDefaultAcl_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).RemoveDefaultAcl(ctx, req.(*RemoveDefaultAclRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_RemoveAcl_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveAclRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).RemoveAcl(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_RemoveAcl_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).RemoveAcl(ctx, req.(*RemoveAclRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_SetAcl_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetAclRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).SetAcl(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_SetAcl_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).SetAcl(ctx, req.(*SetAclRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_AllowSnapshot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AllowSnapshotRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).AllowSnapshot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_AllowSnapshot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).AllowSnapshot(ctx, req.(*AllowSnapshotRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_DisallowSnapshot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DisallowSnapshotRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).DisallowSnapshot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_DisallowSnapshot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).DisallowSnapshot(ctx, req.(*DisallowSnapshotRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_CreateSnapshot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateSnapshotRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).CreateSnapshot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_CreateSnapshot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).CreateSnapshot(ctx, req.(*CreateSnapshotRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_DeleteSnapshot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteSnapshotRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).DeleteSnapshot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_DeleteSnapshot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).DeleteSnapshot(ctx, req.(*DeleteSnapshotRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_RenameSnapshot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RenameSnapshotRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).RenameSnapshot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_RenameSnapshot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).RenameSnapshot(ctx, req.(*RenameSnapshotRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_GetSnapshottableDirListing_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetSnapshottableDirListingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).GetSnapshottableDirListing(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_GetSnapshottableDirListing_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).GetSnapshottableDirListing(ctx, req.(*GetSnapshottableDirListingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_GetSnapshotDiffReport_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetSnapshotDiffReportRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).GetSnapshotDiffReport(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_GetSnapshotDiffReport_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).GetSnapshotDiffReport(ctx, req.(*GetSnapshotDiffReportRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_SetStoragePolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetStoragePolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).SetStoragePolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_SetStoragePolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).SetStoragePolicy(ctx, req.(*SetStoragePolicyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_UnsetStoragePolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UnsetStoragePolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).UnsetStoragePolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_UnsetStoragePolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).UnsetStoragePolicy(ctx, req.(*UnsetStoragePolicyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_GetStoragePolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetStoragePolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).GetStoragePolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_GetStoragePolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).GetStoragePolicy(ctx, req.(*GetStoragePolicyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_GetStoragePolicies_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetStoragePoliciesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).GetStoragePolicies(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_GetStoragePolicies_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).GetStoragePolicies(ctx, req.(*GetStoragePoliciesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ClientProtocol_Append_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(AppendRequest)
 	if err := dec(in); err != nil {
@@ -1757,6 +2337,74 @@ var ClientProtocol_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetCacheStats",
 			Handler:    _ClientProtocol_GetCacheStats_Handler,
+		},
+		{
+			MethodName: "GetAclStatus",
+			Handler:    _ClientProtocol_GetAclStatus_Handler,
+		},
+		{
+			MethodName: "ModifyAclEntries",
+			Handler:    _ClientProtocol_ModifyAclEntries_Handler,
+		},
+		{
+			MethodName: "RemoveAclEntries",
+			Handler:    _ClientProtocol_RemoveAclEntries_Handler,
+		},
+		{
+			MethodName: "RemoveDefaultAcl",
+			Handler:    _ClientProtocol_RemoveDefaultAcl_Handler,
+		},
+		{
+			MethodName: "RemoveAcl",
+			Handler:    _ClientProtocol_RemoveAcl_Handler,
+		},
+		{
+			MethodName: "SetAcl",
+			Handler:    _ClientProtocol_SetAcl_Handler,
+		},
+		{
+			MethodName: "AllowSnapshot",
+			Handler:    _ClientProtocol_AllowSnapshot_Handler,
+		},
+		{
+			MethodName: "DisallowSnapshot",
+			Handler:    _ClientProtocol_DisallowSnapshot_Handler,
+		},
+		{
+			MethodName: "CreateSnapshot",
+			Handler:    _ClientProtocol_CreateSnapshot_Handler,
+		},
+		{
+			MethodName: "DeleteSnapshot",
+			Handler:    _ClientProtocol_DeleteSnapshot_Handler,
+		},
+		{
+			MethodName: "RenameSnapshot",
+			Handler:    _ClientProtocol_RenameSnapshot_Handler,
+		},
+		{
+			MethodName: "GetSnapshottableDirListing",
+			Handler:    _ClientProtocol_GetSnapshottableDirListing_Handler,
+		},
+		{
+			MethodName: "GetSnapshotDiffReport",
+			Handler:    _ClientProtocol_GetSnapshotDiffReport_Handler,
+		},
+		{
+			MethodName: "SetStoragePolicy",
+			Handler:    _ClientProtocol_SetStoragePolicy_Handler,
+		},
+		{
+			MethodName: "UnsetStoragePolicy",
+			Handler:    _ClientProtocol_UnsetStoragePolicy_Handler,
+		},
+		{
+			MethodName: "GetStoragePolicy",
+			Handler:    _ClientProtocol_GetStoragePolicy_Handler,
+		},
+		{
+			MethodName: "GetStoragePolicies",
+			Handler:    _ClientProtocol_GetStoragePolicies_Handler,
 		},
 		{
 			MethodName: "Append",
