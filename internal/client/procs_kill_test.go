@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -250,4 +254,107 @@ func corruptFinalized(t *testing.T, c *testcluster.Procs, i int, id uint64) bool
 		return os.WriteFile(p, b, 0o644)
 	})
 	return done
+}
+
+// TestProcsPutKilledMidWrite: `smarth fs put` runs as its own process
+// and is SIGKILLed once the namenode shows bytes of the file written
+// (more than zero: a block completed). The put wrote to DST._COPYING_, so
+// DST never appears, neither during the put nor after; lease recovery
+// closes DST._COPYING_ at a prefix of the input at least as long as what
+// the namenode showed before the kill. The control is the same put left
+// to finish: DST then appears whole and the temporary name is gone, so the
+// "DST never appears" check is one that can fail.
+func TestProcsPutKilledMidWrite(t *testing.T) {
+	c := testcluster.StartProcs(t, testcluster.Options{DataNodes: 3, BlockSize: 1 << 20,
+		LeaseSoftLimit: time.Second, LeaseHardLimit: 2 * time.Second})
+	bin := testcluster.Binary(t)
+	f := c.Client(t)
+	ctx := context.Background()
+	if err := f.Mkdir(ctx, "/up", 0o777, true); err != nil {
+		t.Fatal(err)
+	}
+	want := data(5<<20+333, 77)
+
+	// put starts `smarth fs put - dst` fed from a pipe and returns the
+	// command and the pipe's writing end.
+	put := func(dst string) (*exec.Cmd, io.WriteCloser, *bytes.Buffer) {
+		cmd := exec.Command(bin, "fs", "--namenode", c.NameNodeAddr(), "--progress", "never", "put", "-", dst)
+		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "SMARTH_TOKEN_FILE=")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd, in, &out
+	}
+	finalAbsent := func(dst string) error {
+		if _, err := f.Stat(ctx, dst); !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s exists (stat err %v) while its put has not completed", dst, err)
+		}
+		return nil
+	}
+
+	cmd, in, out := put("/up/dst")
+	// Feed all but the last 1 MiB: the put cannot finish, and writes on.
+	feedErr := make(chan error, 1)
+	go func() { _, err := in.Write(want[:4<<20]); feedErr <- err }()
+	var seen int64
+	c.WaitFor(t, "the namenode to show bytes of /up/dst._COPYING_ written", func() bool {
+		if err := finalAbsent("/up/dst"); err != nil {
+			t.Fatal(err)
+		}
+		st, err := f.Stat(ctx, "/up/dst._COPYING_")
+		seen = st.Size
+		return err == nil && st.Size > 0
+	})
+	if seen <= 0 {
+		t.Fatalf("killing at %d bytes written proves nothing", seen)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	in.Close()
+	<-feedErr
+	t.Logf("put SIGKILLed with %d bytes of /up/dst._COPYING_ shown by the namenode; its output: %q", seen, out.String())
+
+	c.WaitFor(t, "lease recovery to close /up/dst._COPYING_", func() bool {
+		if err := finalAbsent("/up/dst"); err != nil {
+			t.Fatal(err)
+		}
+		st, err := f.Stat(ctx, "/up/dst._COPYING_")
+		return err == nil && !st.UnderConstruction
+	})
+	got := mustRead(t, f, "/up/dst._COPYING_")
+	if int64(len(got)) < seen || !bytes.Equal(got, want[:len(got)]) {
+		t.Fatalf("recovered /up/dst._COPYING_ holds %d bytes; want a prefix of the input of at least the %d the namenode showed", len(got), seen)
+	}
+	if err := finalAbsent("/up/dst"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("lease recovery closed /up/dst._COPYING_ at %d bytes (a prefix of the input)", len(got))
+
+	// Control: the same put, not killed.
+	cmd, in, out = put("/up/whole")
+	if _, err := in.Write(want); err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("control put: %v: %s", err, out.String())
+	}
+	if err := finalAbsent("/up/whole"); err == nil {
+		t.Fatal("control: the finished put's file is absent too; the check proves nothing")
+	}
+	if got := mustRead(t, f, "/up/whole"); !bytes.Equal(got, want) {
+		t.Fatalf("control: /up/whole holds %d bytes, want %d", len(got), len(want))
+	}
+	if _, err := f.Stat(ctx, "/up/whole._COPYING_"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("control: the temporary name stayed: %v", err)
+	}
 }
