@@ -20,9 +20,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
 	"smarth/internal/auth"
 	"smarth/internal/pki"
@@ -165,7 +163,10 @@ type FileSystem struct {
 	cfg  Config
 	log  *slog.Logger
 	conn *grpc.ClientConn
-	nn   dfspb.ClientProtocolClient
+	// sharedConn: conn is the process's shared connection (nnconn.go),
+	// released rather than closed.
+	sharedConn bool
+	nn         dfspb.ClientProtocolClient
 
 	defaultsOnce sync.Once
 	defaults     *dfspb.GetServerDefaultsResponse
@@ -200,32 +201,19 @@ func New(cfg Config) (*FileSystem, error) {
 			md.Set(auth.MDProxyUser, cfg.User)
 		}
 	}
-	timeout := cfg.RPCTimeout
-	withIdentity := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		ctx = metadata.NewOutgoingContext(ctx, md)
-		if _, ok := ctx.Deadline(); !ok {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, timeout)
-			defer cancel()
-		}
-		err := invoker(ctx, method, req, reply, cc, opts...)
-		if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable &&
-			(strings.Contains(st.Message(), "connection") || strings.Contains(st.Message(), "dial")) {
-			// Say which namenode, and how to pick another, instead of gRPC's
-			// transport wording alone.
-			return status.Errorf(codes.Unavailable, "cannot reach the namenode at %s (is it running? set --namenode or SMARTH_NAMENODE): %s", cfg.NameNode, st.Message())
-		}
-		return err
+	var conn *grpc.ClientConn
+	var err error
+	shared := cfg.NameNodeDial == nil
+	if shared {
+		conn, err = acquireNameNodeConn(cfg.NameNode, cfg.TLS, pki.DialOption(cfg.TLS))
+	} else {
+		conn, err = grpc.NewClient(cfg.NameNode, pki.DialOption(cfg.TLS), grpc.WithContextDialer(cfg.NameNodeDial))
 	}
-	dopts := []grpc.DialOption{pki.DialOption(cfg.TLS), grpc.WithUnaryInterceptor(withIdentity)}
-	if cfg.NameNodeDial != nil {
-		dopts = append(dopts, grpc.WithContextDialer(cfg.NameNodeDial))
-	}
-	conn, err := grpc.NewClient(cfg.NameNode, dopts...)
 	if err != nil {
 		return nil, fmt.Errorf("namenode %s: %w", cfg.NameNode, err)
 	}
-	f := &FileSystem{cfg: cfg, log: cfg.Logger, conn: conn, nn: dfspb.NewClientProtocolClient(conn)}
+	ic := &identConn{cc: conn, md: md, timeout: cfg.RPCTimeout, addr: cfg.NameNode}
+	f := &FileSystem{cfg: cfg, log: cfg.Logger, conn: conn, sharedConn: shared, nn: dfspb.NewClientProtocolClient(ic)}
 	f.leases = newLeaseRenewer(f)
 	f.speeds = newSpeedReporter(f)
 	return f, nil
@@ -251,7 +239,10 @@ func (f *FileSystem) Close() error {
 		f.leases.stop()
 		f.speeds.stop()
 		f.speeds.report()
-		if f.conn != nil {
+		switch {
+		case f.conn != nil && f.sharedConn:
+			err = releaseNameNodeConn(f.cfg.NameNode, f.cfg.TLS, f.conn)
+		case f.conn != nil:
 			err = f.conn.Close()
 		}
 	})

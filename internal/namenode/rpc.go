@@ -31,6 +31,12 @@ func (nn *NameNode) newGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 		grpc.ChainUnaryInterceptor(nn.interceptor),
 		grpc.MaxRecvMsgSize(256 << 20), // full block reports of big datanodes
 		grpc.MaxSendMsgSize(256 << 20),
+		// Reuse handler goroutines across calls instead of starting one
+		// per call: a started goroutine's stack grows (copied) on every
+		// call's way through the handler, a reused one's stays grown. A
+		// call finding every worker busy (waiting for a group commit)
+		// still gets a goroutine of its own.
+		grpc.NumStreamWorkers(64),
 	}, extra...)...)
 	dfspb.RegisterClientProtocolServer(s, &clientRPC{nn: nn})
 	dfspb.RegisterDatanodeProtocolServer(s, &datanodeRPC{nn: nn})

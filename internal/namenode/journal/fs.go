@@ -44,6 +44,21 @@ type osFile struct{ *os.File }
 
 func (f osFile) Sync() error { return fdatasync(f.File) }
 
+var zeros = make([]byte, PreallocChunk)
+
+// Preallocate writes zeros over [off, off+n) without moving the write
+// offset; they become durable with the next Sync.
+func (f osFile) Preallocate(off, n int64) error {
+	for n > 0 {
+		k := min(n, int64(len(zeros)))
+		if _, err := f.WriteAt(zeros[:k], off); err != nil {
+			return err
+		}
+		off, n = off+k, n-k
+	}
+	return nil
+}
+
 func (OS) Create(name string) (File, error) {
 	f, err := os.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {

@@ -44,14 +44,18 @@ type Journal struct {
 	cond     *sync.Cond // signalled when a sync finishes; uses mu
 	seg      File       // current segment; guarded by mu
 	segFirst uint64     // first txid of seg; guarded by mu
-	buf      []byte     // appended, not yet written; guarded by mu
-	spare    []byte     // the other buffer of the double buffer; guarded by mu
-	bufN     int        // records in buf; guarded by mu
-	lastTx   uint64     // last txid appended; guarded by mu
-	synced   uint64     // last txid known durable; guarded by mu
-	syncing  bool       // a goroutine is writing and syncing; guarded by mu
-	err      error      // sticky failure: once set, nothing more is durable; guarded by mu
-	loaded   bool       // guarded by mu
+	// segOff is how many bytes of seg hold records, segAlloc how many are
+	// preallocated (zeros written and synced): used by the one goroutine
+	// flushing (syncing set), or under mu with no flush running.
+	segOff, segAlloc int64
+	buf              []byte // appended, not yet written; guarded by mu
+	spare            []byte // the other buffer of the double buffer; guarded by mu
+	bufN             int    // records in buf; guarded by mu
+	lastTx           uint64 // last txid appended; guarded by mu
+	synced           uint64 // last txid known durable; guarded by mu
+	syncing          bool   // a goroutine is writing and syncing; guarded by mu
+	err              error  // sticky failure: once set, nothing more is durable; guarded by mu
+	loaded           bool   // guarded by mu
 }
 
 // Open prepares a journal in dir (created if missing). Call Load before
@@ -231,6 +235,36 @@ func (j *Journal) openSegment(first uint64) error {
 		return fmt.Errorf("journal: sync %s: %w", j.dir, err)
 	}
 	j.seg, j.segFirst = f, first
+	j.segOff, j.segAlloc = 0, 0
+	return nil
+}
+
+// PreallocChunk is how far ahead of the records a segment is filled with
+// zeros (HDFS's EditLogFileOutputStream preallocates 1 MiB the same way).
+// Overwriting bytes that already exist leaves the file's size and extents
+// alone, so the fdatasync of a group commit flushes the data and nothing
+// of the inode: no file-system journal transaction per commit. The reader
+// takes the zeros after the last record as the end of the log.
+const PreallocChunk = 1 << 20
+
+// preallocator is a File that can fill a range with zeros in place.
+type preallocator interface {
+	Preallocate(off, n int64) error
+}
+
+// preallocate extends the zeros of seg to cover n more bytes of records.
+// Called by the flushing goroutine.
+func (j *Journal) preallocate(seg File, n int64) error {
+	p, ok := seg.(preallocator)
+	if !ok {
+		return nil
+	}
+	for j.segOff+n > j.segAlloc {
+		if err := p.Preallocate(j.segAlloc, PreallocChunk); err != nil {
+			return err
+		}
+		j.segAlloc += PreallocChunk
+	}
 	return nil
 }
 
@@ -285,8 +319,12 @@ func (j *Journal) flushLocked() {
 	j.syncing = true
 	j.mu.Unlock()
 	start := time.Now()
-	_, err := seg.Write(buf)
+	err := j.preallocate(seg, int64(len(buf)))
 	if err == nil {
+		_, err = seg.Write(buf)
+	}
+	if err == nil {
+		j.segOff += int64(len(buf))
 		err = seg.Sync()
 	}
 	d := time.Since(start)

@@ -316,16 +316,25 @@ func TestTornTailIsCutOnDisk(t *testing.T) {
 	appendSync(t, j, "a", "b")
 	j.mu.Lock()
 	seg := filepath.Join(dir, segmentName(j.segFirst))
+	used := j.segOff
 	j.mu.Unlock()
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	good, err := os.ReadFile(seg)
+	file, err := os.ReadFile(seg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The records, then the preallocated zeros.
+	if len(file) != PreallocChunk || !bytes.Equal(file[used:], make([]byte, len(file)-int(used))) {
+		t.Fatalf("segment is %d bytes with %d of records; want %d, zeros after the records", len(file), used, PreallocChunk)
+	}
+	good := file[:used]
+	// A record torn in the preallocated space: its first bytes over the
+	// zeros, as a crash in the middle of the write leaves it.
 	torn := appendRecord(nil, 3, []byte("cccccccc"))
-	if err := os.WriteFile(seg, append(bytes.Clone(good), torn[:len(torn)-3]...), 0o644); err != nil {
+	copy(file[used:], torn[:len(torn)-3])
+	if err := os.WriteFile(seg, file, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	j, s, _ := open(t, OS{}, dir)
@@ -339,5 +348,36 @@ func TestTornTailIsCutOnDisk(t *testing.T) {
 	j.Close()
 	if _, s, _ = open(t, OS{}, dir); strings.Join(s.all(), ",") != "a,b,d" {
 		t.Fatalf("after reopen: %v", s.all())
+	}
+}
+
+// A preallocated segment reads back whole across several chunks, the
+// zeros after the last record taken as the end of the log.
+func TestPreallocatedSegmentsReload(t *testing.T) {
+	dir := t.TempDir()
+	j, _, _ := open(t, OS{}, dir)
+	format(t, j)
+	big := strings.Repeat("x", 300<<10)
+	var want []string
+	for i := range 8 { // 2.4 MiB: three chunks
+		r := fmt.Sprintf("%d%s", i, big)
+		appendSync(t, j, r)
+		want = append(want, r)
+	}
+	j.mu.Lock()
+	off, alloc := j.segOff, j.segAlloc
+	j.mu.Unlock()
+	if alloc < off || alloc%PreallocChunk != 0 || alloc-off >= PreallocChunk {
+		t.Fatalf("records %d bytes, preallocated %d: want whole chunks just covering them", off, alloc)
+	}
+	j.Close()
+	j, s, _ := open(t, OS{}, dir)
+	if got := s.all(); len(got) != len(want) || strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("reloaded %d records, want %d", len(got), len(want))
+	}
+	appendSync(t, j, "after")
+	j.Close()
+	if _, s, _ = open(t, OS{}, dir); s.all()[len(s.all())-1] != "after" || s.lastTx != 9 {
+		t.Fatalf("after a second segment: last txid %d", s.lastTx)
 	}
 }
