@@ -86,7 +86,11 @@ func runDatanode(cfg datanode.Config, log *slog.Logger, readyFile string) error 
 	defer signal.Stop(sig)
 	// WebHDFS's datanode side moves bytes with the client library, which
 	// the datanode package may not import; it is mounted from here.
-	cfg.WebHDFS = stream.New(stream.Config{NameNode: cfg.NameNode, ClientHost: cfg.Hostname, Logger: log.With("component", "webhdfs")})
+	cliTLS, err := cfg.Wire.Client()
+	if err != nil {
+		return err
+	}
+	cfg.WebHDFS = stream.New(stream.Config{NameNode: cfg.NameNode, ClientHost: cfg.Hostname, TLS: cliTLS, Logger: log.With("component", "webhdfs")})
 	dn, err := datanode.New(cfg, log)
 	if err != nil {
 		return err

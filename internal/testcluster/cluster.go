@@ -85,7 +85,11 @@ func (c *Cluster) startDataNode(i int) error {
 	if c.opts.Links != nil {
 		cfg.Dial = c.opts.Links.dialer(Hostname(i))
 	}
-	cfg.WebHDFS = stream.New(stream.Config{NameNode: c.NameNodeAddr(), ClientHost: Hostname(i), Logger: c.logs.logger(Hostname(i) + "-webhdfs")})
+	cliTLS, err := cfg.Wire.Client()
+	if err != nil {
+		return fmt.Errorf("testcluster: %s tls: %w", Hostname(i), err)
+	}
+	cfg.WebHDFS = stream.New(stream.Config{NameNode: c.NameNodeAddr(), ClientHost: Hostname(i), TLS: cliTLS, Logger: c.logs.logger(Hostname(i) + "-webhdfs")})
 	c.mu.Lock()
 	c.restarts[i]++
 	name := Hostname(i)

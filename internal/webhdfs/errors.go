@@ -10,6 +10,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"smarth/internal/auth"
 )
 
 // RemoteException is WebHDFS's error body and the HTTP status it goes
@@ -151,6 +153,10 @@ func fromClient(err error) *RemoteException {
 		return Exception("IllegalArgumentException", msg)
 	case errors.Is(err, errors.ErrUnsupported):
 		return Exception("UnsupportedOperationException", msg)
+	case strings.Contains(msg, auth.ErrUnauthenticated.Error()):
+		// The namenode refused the redirect's token (the client keeps
+		// the words, not the code).
+		return Exception("SecurityException", msg)
 	}
 	return precondition(msg, strings.ToLower(msg))
 }

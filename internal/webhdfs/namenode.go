@@ -612,7 +612,11 @@ func (c *call) redirect() error {
 	if q != "" {
 		extra = q + "&" + extra
 	}
-	u := url.URL{Scheme: "http", Host: net.JoinHostPort(dn.GetIpAddr(), strconv.Itoa(int(dn.GetHttpPort()))),
+	scheme := "http"
+	if c.r.TLS != nil { // the datanodes serve TLS when the namenode does (one wire switch)
+		scheme = "https"
+	}
+	u := url.URL{Scheme: scheme, Host: net.JoinHostPort(dn.GetIpAddr(), strconv.Itoa(int(dn.GetHttpPort()))),
 		Path: Prefix + c.path, RawQuery: extra}
 	loc := u.String()
 	if noRedirect {

@@ -13,6 +13,7 @@ package stream
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -33,7 +34,10 @@ type Config struct {
 	NameNode   string // the namenode's gRPC address
 	ClientHost string // this datanode's host name: writes place their first replica here
 	WriteMode  string // client write mode ("" = the client's default)
-	Logger     *slog.Logger
+	// TLS is the client side of the wire's TLS (the datanode's own
+	// Wire.Client()), nil when the cluster runs without it.
+	TLS    *tls.Config
+	Logger *slog.Logger
 	// Client adjusts each request's client config (tests).
 	Client func(*client.Config)
 }
@@ -97,7 +101,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
 	if tok == "" {
 		return webhdfs.Exception("SecurityException", "no delegation token: a datanode serves only the URL the namenode redirected to (start at the namenode)")
 	}
-	cfg := client.Config{NameNode: h.cfg.NameNode, Credential: tok, ClientHost: h.cfg.ClientHost, WriteMode: h.cfg.WriteMode, Logger: h.log}
+	cfg := client.Config{NameNode: h.cfg.NameNode, Credential: tok, ClientHost: h.cfg.ClientHost, WriteMode: h.cfg.WriteMode,
+		TLS: h.cfg.TLS, Logger: h.log}
 	if h.cfg.Client != nil {
 		h.cfg.Client(&cfg)
 	}
