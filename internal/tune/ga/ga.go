@@ -324,8 +324,11 @@ func (r *run) record(gen int, pop []Genome) {
 	}
 }
 
-// finish ranks every measured genome; the best is the one with the
-// highest median, preferring more samples on ties.
+// finish ranks every measured genome by median, preferring more samples
+// on ties. The best is the first of those measured the most (up to
+// MaxSamples): a genome measured once, late in the search (a budget
+// that ran out before it could be re-measured), would otherwise win on
+// one lucky sample against elites whose medians are of several.
 func (r *run) finish() Result {
 	r.res.Evals = r.evals
 	r.res.Measured = r.res.Measured[:0]
@@ -341,8 +344,15 @@ func (r *run) finish() Result {
 		}
 		return slices.Compare(a.Genome, b.Genome)
 	})
-	if len(r.res.Measured) > 0 {
-		r.res.Best = r.res.Measured[0]
+	most := 0
+	for _, s := range r.res.Measured {
+		most = max(most, min(len(s.Samples), r.opts.MaxSamples))
+	}
+	for _, s := range r.res.Measured {
+		if len(s.Samples) >= most {
+			r.res.Best = s
+			break
+		}
 	}
 	return r.res
 }

@@ -196,3 +196,30 @@ func TestBadOptions(t *testing.T) {
 		t.Error("out-of-range initial genome accepted")
 	}
 }
+
+// A genome measured once when the budget ran out does not win on that one
+// sample over a genome re-measured up to MaxSamples; it still shows in the
+// ranking.
+func TestBestIsAmongTheMostMeasured(t *testing.T) {
+	r := &run{opts: Options{MaxSamples: 3}, memo: map[string]*Scored{
+		"0": {Genome: Genome{0}, Samples: []float64{100}, Fitness: 100},
+		"1": {Genome: Genome{1}, Samples: []float64{90, 91, 89}, Fitness: 90},
+		"2": {Genome: Genome{2}, Samples: []float64{95, 20}, Fitness: 57.5},
+	}}
+	res := r.finish()
+	if !slices.Equal(res.Best.Genome, Genome{1}) {
+		t.Fatalf("best %+v, want genome [1] (median of 3) over [0] (one sample of 100)", res.Best)
+	}
+	if !slices.Equal(res.Measured[0].Genome, Genome{0}) {
+		t.Fatalf("ranking %+v: the once-measured genome should still rank first by its sample", res.Measured)
+	}
+	// Nothing re-measured at all (MaxSamples 1, or a budget spent in the
+	// first generation): the highest median wins.
+	r = &run{opts: Options{MaxSamples: 3}, memo: map[string]*Scored{
+		"0": {Genome: Genome{0}, Samples: []float64{100}, Fitness: 100},
+		"1": {Genome: Genome{1}, Samples: []float64{90}, Fitness: 90},
+	}}
+	if res := r.finish(); !slices.Equal(res.Best.Genome, Genome{0}) {
+		t.Fatalf("best %+v, want [0]", res.Best)
+	}
+}
