@@ -12,9 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"os/user"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -109,10 +111,30 @@ func (c *Client) rpcErr(err error) error {
 		return nil
 	}
 	st := status.Convert(err)
-	if st.Code().String() == "Unavailable" {
-		return fmt.Errorf("resource manager %s is not reachable: %s", c.cfg.ResourceManager, st.Message())
+	if st.Code() == codes.Unavailable {
+		if transportFailure(st.Message()) {
+			return fmt.Errorf("resource manager %s is not reachable: %s", c.cfg.ResourceManager, st.Message())
+		}
+		// The resource manager answered: something behind it (the
+		// namenode down or in safe mode) is unavailable. Calling the
+		// resource manager unreachable would send the operator to the
+		// wrong daemon.
+		return fmt.Errorf("resource manager %s: %s", c.cfg.ResourceManager, st.Message())
 	}
 	return errors.New(st.Message())
+}
+
+// transportFailure reports whether an Unavailable status was made by the
+// gRPC client itself (no connection to the server) rather than sent by
+// the server: grpc-go words its own with these prefixes.
+func transportFailure(msg string) bool {
+	for _, p := range []string{"connection error", "last connection error", "name resolver error", "last resolver error",
+		"connection closed", "error reading from server", "transport is closing", "produced zero addresses"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Run runs an app to completion: a Driver app drives its jobs through
