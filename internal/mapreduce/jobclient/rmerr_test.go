@@ -20,7 +20,9 @@ import (
 
 // safeModeRM is a resource manager that answers every submission as one
 // does while the namenode restarts: Unavailable, naming the namenode.
-type safeModeRM struct{ mrpb.UnimplementedResourceManagerServer }
+type safeModeRM struct {
+	mrpb.UnimplementedResourceManagerServer
+}
 
 const safeModeMsg = "output directory /out: set up job job_1: mkdir /out: namenode is in safe mode: 911 of 923 blocks reported"
 
