@@ -29,7 +29,7 @@ func newTuneCmd() *cobra.Command {
   smarth tune check 'fast:so_rcvbuf=1048576,so_busy_poll=50'
   smarth tune ga --profile 64MiB,64KiB --budget 3m --population 8 --generations 4`,
 	}
-	c.AddCommand(newTuneReportCmd(), newTuneCheckCmd(), newTuneGACmd(), newTuneSysctlCmd())
+	c.AddCommand(newTuneReportCmd(), newTuneCheckCmd(), newTuneGACmd(), newTuneSysctlCmd(), newTuneABCmd())
 	return c
 }
 
@@ -356,4 +356,103 @@ func parseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a size like 64MiB", s)
 	}
 	return n * mult, nil
+}
+
+func newTuneABCmd() *cobra.Command {
+	var f gaFlags
+	var a, b string
+	c := &cobra.Command{
+		Use:   "ab",
+		Short: "Interleaved A/B of two settings profiles on the tuning bench (no search): re-check a GA winner, or one gene alone",
+		Long: `Starts the same bench as 'tune ga' (a local cluster, or the --testbed
+topology), then measures profile A and profile B interleaved A B B A ...
+for --ab-runs rounds of --repeats transfers each, and judges B against A
+with the statistics of 'smarth bench ab' (median speedup, Hodges-Lehmann
+95% interval, Mann-Whitney p, verdict at p < 0.05). A profile is
+"default", "network-latency", a JSON file or name:key=value,...`,
+		Example: `  smarth tune ab --profile 64MiB,64KiB --b 'win160:window=160'
+  sudo smarth tune ab --testbed testbed/tune-300.yaml --profile 64MiB,1536B --a default --b 'win160:window=160' --ab-runs 10`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			size, packet, err := parseTransmission(f.profile)
+			if err != nil {
+				return usageErr("--profile: %v", err)
+			}
+			pa, err := namedProfile(a)
+			if err != nil {
+				return usageErr("--a: %v", err)
+			}
+			pb, err := namedProfile(b)
+			if err != nil {
+				return usageErr("--b: %v", err)
+			}
+			if pa.Name == pb.Name {
+				return usageErr("--a and --b are both named %q: the A/B tells the sides apart by name", pa.Name)
+			}
+			if len(pa.Level(tune.Sysctl))+len(pb.Level(tune.Sysctl)) > 0 {
+				return usageErr("tune ab compares socket and client settings; sysctl profiles go through 'tune ga --space sysctl --sysctl'")
+			}
+			if f.abRuns < 6 {
+				return usageErr("--ab-runs %d: want at least 6 rounds", f.abRuns)
+			}
+			out := cmd.OutOrStdout()
+			opts := measure.Options{Size: size, PacketSize: packet, Repeats: f.repeats, Out: out}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			fmt.Fprintf(out, "load average at start: %s\n", measure.LoadAvg())
+			var bench *measure.Bench
+			if f.testbed != "" {
+				m, err := testbed.New(testbed.Options{StateRoot: f.stateDir, WorkRoot: f.workDir, Out: cmd.ErrOrStderr()})
+				if err != nil {
+					return err
+				}
+				if err := m.Preflight(); err != nil {
+					return err
+				}
+				var pair measure.Pair
+				if bench, pair, err = measure.StartTestbed(ctx, opts, measure.Testbed{Manager: m, Topology: f.testbed}); err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "testbed %s: client %s -> datanode %s, link %s\n", f.testbed, pair.Client.Name, pair.DataNode.Name, pair.Link)
+			} else if bench, err = measure.Start(ctx, opts); err != nil {
+				return err
+			}
+			defer func() {
+				if err := bench.Close(f.keepLog); err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "stopping the bench: %v\n", err)
+				}
+			}()
+			res, err := measure.Confirm(ctx, bench, pa, pb, f.abRuns, out)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "done, load %s\n", measure.LoadAvg())
+			measure.WriteVerdict(out, res)
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.profile, "profile", "", "transmission profile SIZE,PACKET, e.g. 64MiB,64KiB (required)")
+	fl.StringVar(&a, "a", "default", "profile A (the reference)")
+	fl.StringVar(&b, "b", "", "profile B (required)")
+	fl.IntVar(&f.repeats, "repeats", 3, "transfers per measurement")
+	fl.IntVar(&f.abRuns, "ab-runs", 10, "interleaved rounds per side (at least 6)")
+	fl.StringVar(&f.keepLog, "keep-log", "", "copy the datanode's transfer log here at the end")
+	fl.StringVar(&f.testbed, "testbed", "", "topology FILE: measure on a testbed brought up for the run (root)")
+	fl.StringVar(&f.stateDir, "state-dir", testbed.DefaultStateRoot, "where testbed state files live (with --testbed)")
+	fl.StringVar(&f.workDir, "work-dir", testbed.DefaultWorkRoot, "where testbed configs, data and logs live (with --testbed)")
+	_ = c.MarkFlagRequired("profile")
+	_ = c.MarkFlagRequired("b")
+	return c
+}
+
+// namedProfile is "default", "network-latency" or a profile argument.
+func namedProfile(arg string) (tune.Profile, error) {
+	switch arg {
+	case "default":
+		return tune.Default(), nil
+	case "network-latency":
+		return tune.LatencyBaseline(), nil
+	}
+	return tune.ParseProfile(tune.LocalHost(), arg)
 }

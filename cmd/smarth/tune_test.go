@@ -27,6 +27,10 @@ func TestTuneUsageErrors(t *testing.T) {
 		{[]string{"tune", "check", "x:so_busy_poll=-5"}, "out of range"},
 		{[]string{"tune", "report"}, "--log FILE or --cluster"},
 		{[]string{"tune", "sysctl"}, "--set NAME=VALUE or --restore"},
+		{[]string{"tune", "ab", "--profile", "64MiB,64KiB", "--b", "x:window=0.5"}, "window"},
+		{[]string{"tune", "ab", "--profile", "64MiB,64KiB", "--b", "default"}, "both named"},
+		{[]string{"tune", "ab", "--profile", "64MiB,64KiB", "--b", "w:window=160", "--ab-runs", "3"}, "at least 6"},
+		{[]string{"tune", "ab", "--profile", "64MiB,64KiB", "--b", "s:net.core.busy_read=50"}, "sysctl"},
 	} {
 		root := newRootCmd()
 		root.SetArgs(c.args)
