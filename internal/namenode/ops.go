@@ -103,11 +103,11 @@ type editOp struct {
 	XAttrFlags   namespace.XAttrFlag // setXAttr
 	ACLOp        namespace.ACLOp     // ACL changes (ops_features.go)
 	ACL          []namespace.ACLEntry
-	Policy       uint8  // setStoragePolicy: id, 0 unsets
-	Snapshot     string // snapshot ops: the snapshot's name
-	SnapshotNew  string // renameSnapshot: the new name
-	NewLength    int64               // truncate: the file's new length
-	Srcs         []string            // concat: the source files, in order
+	Policy       uint8    // setStoragePolicy: id, 0 unsets
+	Snapshot     string   // snapshot ops: the snapshot's name
+	SnapshotNew  string   // renameSnapshot: the new name
+	NewLength    int64    // truncate: the file's new length
+	Srcs         []string // concat: the source files, in order
 }
 
 func (o *editOp) encode() []byte {
