@@ -101,10 +101,16 @@ func TestDeadDatanodeIsReplaced(t *testing.T) {
 		}
 		return n == 3
 	})
-	lbs, _ := c.cp.GetBlockLocations(c.ctx(), &dfspb.GetBlockLocationsRequest{Path: "/f"})
-	if got := ids(lbs.GetLocations().GetBlocks()[0]); len(got) != 3 || slices.Contains(got, victim) {
-		t.Errorf("locations after re-replication: %v (dead: %s)", got, victim)
-	}
+	// The new replica's holder reports it with its next incremental block
+	// report, after the copy: the namenode lists it a moment later.
+	waitFor(t, "the namenode to list 3 live locations", func() bool {
+		lbs, _ := c.cp.GetBlockLocations(c.ctx(), &dfspb.GetBlockLocationsRequest{Path: "/f"})
+		if len(lbs.GetLocations().GetBlocks()) == 0 {
+			return false
+		}
+		got := ids(lbs.GetLocations().GetBlocks()[0])
+		return len(got) == 3 && !slices.Contains(got, victim)
+	})
 	// The dead node comes back with its old replica: one replica too many,
 	// and one of the four is deleted.
 	d := fc.node(victim)
