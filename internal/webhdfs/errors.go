@@ -48,6 +48,7 @@ var javaClass = map[string]string{
 	"HadoopIllegalArgumentException":   "org.apache.hadoop.HadoopIllegalArgumentException",
 	"SnapshotException":                "org.apache.hadoop.hdfs.protocol.SnapshotException",
 	"AuthorizationException":           "org.apache.hadoop.security.authorize.AuthorizationException",
+	"SnapshotAccessControlException":   "org.apache.hadoop.hdfs.protocol.SnapshotAccessControlException",
 	"InvalidPathException":             "org.apache.hadoop.fs.InvalidPathException",
 	"RecoveryInProgressException":      "org.apache.hadoop.hdfs.protocol.RecoveryInProgressException",
 }
@@ -113,7 +114,7 @@ func FromError(err error) *RemoteException {
 	case codes.NotFound:
 		return Exception("FileNotFoundException", msg)
 	case codes.PermissionDenied:
-		return Exception("AccessControlException", msg)
+		return denied(msg)
 	case codes.AlreadyExists:
 		return Exception("FileAlreadyExistsException", msg)
 	case codes.InvalidArgument:
@@ -138,6 +139,15 @@ func FromError(err error) *RemoteException {
 	return Exception("IOException", msg)
 }
 
+// denied is AccessControlException, or its snapshot subclass for a write
+// into a read-only snapshot path.
+func denied(msg string) *RemoteException {
+	if strings.Contains(msg, "read-only snapshot") {
+		return Exception("SnapshotAccessControlException", msg)
+	}
+	return Exception("AccessControlException", msg)
+}
+
 // fromClient maps the client library's errors (the datanode side moves
 // bytes through it), which wrap io/fs sentinels.
 func fromClient(err error) *RemoteException {
@@ -148,7 +158,7 @@ func fromClient(err error) *RemoteException {
 	case errors.Is(err, fs.ErrExist):
 		return Exception("FileAlreadyExistsException", msg)
 	case errors.Is(err, fs.ErrPermission):
-		return Exception("AccessControlException", msg)
+		return denied(msg)
 	case errors.Is(err, fs.ErrInvalid):
 		return Exception("IllegalArgumentException", msg)
 	case errors.Is(err, errors.ErrUnsupported):

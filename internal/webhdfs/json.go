@@ -6,6 +6,12 @@ import (
 	"smarth/internal/rpc/dfspb"
 )
 
+// HdfsFileStatus flags in dfs.proto's FileStatus.flags.
+const (
+	flagHasACL          = 1
+	flagSnapshotEnabled = 8
+)
+
 // FileStatus is the JSON map of one file or directory, with the fields
 // and types of Hadoop's JsonUtil.toJsonMap(HdfsFileStatus): numbers as
 // numbers, the permission as an octal string (sticky bit included: "1777"),
@@ -28,24 +34,18 @@ func FileStatus(st *dfspb.FileStatus, suffix string) map[string]any {
 		"replication":      st.GetReplication(),
 		"fileId":           st.GetFileId(),
 		"childrenNum":      st.GetChildrenNum(),
-		"storagePolicy":    0, // BLOCK_STORAGE_POLICY_ID_UNSPECIFIED
 	}
 	if typ == "DIRECTORY" {
 		m["replication"], m["blockSize"] = 0, 0
 	}
-	// Fields the namespace grows (ACLs, snapshots, storage policies) are
-	// read when the message has them, so this file need not change with
-	// each: Hadoop sets aclBit and snapshotEnabled only when true.
-	var msg any = st
-	if a, ok := msg.(interface{ GetAclBit() bool }); ok && a.GetAclBit() {
+	// Hadoop sets aclBit and snapshotEnabled only when true.
+	if st.GetFlags()&flagHasACL != 0 {
 		m["aclBit"] = true
 	}
-	if s, ok := msg.(interface{ GetSnapshotEnabled() bool }); ok && s.GetSnapshotEnabled() {
+	if st.GetFlags()&flagSnapshotEnabled != 0 {
 		m["snapshotEnabled"] = true
 	}
-	if p, ok := msg.(interface{ GetStoragePolicy() uint32 }); ok {
-		m["storagePolicy"] = p.GetStoragePolicy()
-	}
+	m["storagePolicy"] = st.GetStoragePolicy()
 	return m
 }
 

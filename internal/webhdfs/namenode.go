@@ -65,9 +65,9 @@ type opFunc func(c *call) error
 
 // The operations by HTTP method, named as on the WebHDFS page. nil marks
 // an operation of that page smarth does not offer (erasure coding,
-// storage types, or a namespace feature whose RPC has not landed): it
-// answers UnsupportedOperationException, 400, as a Hadoop build without
-// the feature does.
+// storage-type quotas, the storage policy satisfier, the iterative
+// snapshot diff): it answers UnsupportedOperationException, 400, as a
+// Hadoop build without the feature does.
 var methods = map[string]struct {
 	enum string // Hadoop's enum class, named in the unknown-op error
 	ops  map[string]opFunc
@@ -83,9 +83,10 @@ var methods = map[string]struct {
 		"CHECKACCESS": (*call).checkAccess, "GETSERVERDEFAULTS": (*call).serverDefaults,
 		"GETFILEBLOCKLOCATIONS": (*call).blockLocations, "GETSTATUS": (*call).fsStatus,
 		"GETLINKTARGET": (*call).linkTarget,
-		"GETACLSTATUS":  nil, "GETALLSTORAGEPOLICY": nil, "GETSTORAGEPOLICY": nil,
-		"GETSNAPSHOTDIFF": nil, "GETSNAPSHOTDIFFLISTING": nil, "GETSNAPSHOTTABLEDIRECTORYLIST": nil,
-		"GETSNAPSHOTLIST": nil, "GETECPOLICY": nil, "GETECPOLICIES": nil, "GET_BLOCK_LOCATIONS": nil,
+		"GETACLSTATUS":  (*call).getACLStatus, "GETALLSTORAGEPOLICY": (*call).allStoragePolicies,
+		"GETSTORAGEPOLICY": (*call).getStoragePolicy, "GETSNAPSHOTDIFF": (*call).snapshotDiff,
+		"GETSNAPSHOTTABLEDIRECTORYLIST": (*call).snapshottableDirs, "GETSNAPSHOTLIST": (*call).snapshotList,
+		"GETSNAPSHOTDIFFLISTING": nil, "GETECPOLICY": nil, "GETECPOLICIES": nil, "GET_BLOCK_LOCATIONS": nil,
 	}},
 	http.MethodPut: {"PutOpParam", map[string]opFunc{
 		"CREATE": (*call).redirect, "MKDIRS": (*call).mkdirs, "CREATESYMLINK": (*call).createSymlink,
@@ -93,22 +94,21 @@ var methods = map[string]struct {
 		"SETPERMISSION": (*call).setPermission, "SETTIMES": (*call).setTimes,
 		"RENEWDELEGATIONTOKEN": (*call).renewDelegationToken, "CANCELDELEGATIONTOKEN": (*call).cancelDelegationToken,
 		"SETXATTR": (*call).setXAttr, "REMOVEXATTR": (*call).removeXAttr, "SETQUOTA": (*call).setQuota,
-		"MODIFYACLENTRIES": nil, "REMOVEACLENTRIES": nil, "REMOVEDEFAULTACL": nil, "REMOVEACL": nil, "SETACL": nil,
-		"ALLOWSNAPSHOT": nil, "DISALLOWSNAPSHOT": nil, "CREATESNAPSHOT": nil, "RENAMESNAPSHOT": nil,
-		"SETSTORAGEPOLICY": nil, "SATISFYSTORAGEPOLICY": nil, "SETQUOTABYSTORAGETYPE": nil,
+		"MODIFYACLENTRIES": (*call).modifyACLEntries, "REMOVEACLENTRIES": (*call).removeACLEntries,
+		"REMOVEDEFAULTACL": (*call).removeDefaultACL, "REMOVEACL": (*call).removeACL, "SETACL": (*call).setACL,
+		"ALLOWSNAPSHOT": (*call).allowSnapshot, "DISALLOWSNAPSHOT": (*call).disallowSnapshot,
+		"CREATESNAPSHOT": (*call).createSnapshot, "RENAMESNAPSHOT": (*call).renameSnapshot,
+		"SETSTORAGEPOLICY": (*call).setStoragePolicy, "SATISFYSTORAGEPOLICY": nil, "SETQUOTABYSTORAGETYPE": nil,
 		"ENABLEECPOLICY": nil, "DISABLEECPOLICY": nil, "SETECPOLICY": nil,
 	}},
 	http.MethodPost: {"PostOpParam", map[string]opFunc{
-		"APPEND": nil, "CONCAT": nil, "TRUNCATE": nil, "UNSETSTORAGEPOLICY": nil, "UNSETECPOLICY": nil,
+		"APPEND": (*call).redirect, "CONCAT": (*call).concat, "TRUNCATE": (*call).truncate,
+		"UNSETSTORAGEPOLICY": (*call).unsetStoragePolicy, "UNSETECPOLICY": nil,
 	}},
 	http.MethodDelete: {"DeleteOpParam", map[string]opFunc{
-		"DELETE": (*call).delete, "DELETESNAPSHOT": nil,
+		"DELETE": (*call).delete, "DELETESNAPSHOT": (*call).deleteSnapshot,
 	}},
 }
-
-// Register adds an operation (for features whose namenode support lands
-// after this table was written, see ops_pending.go).
-func register(method, op string, f opFunc) { methods[method].ops[op] = f }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
@@ -647,7 +647,7 @@ func (c *call) checkRedirect() error {
 		if st.GetType() == dfspb.FileType_DIRECTORY {
 			return Exception("FileNotFoundException", fmt.Sprintf("Path is not a file: %s", c.path))
 		}
-	case "GETFILECHECKSUM":
+	case "GETFILECHECKSUM", "APPEND":
 		if _, err := c.stat(c.path); err != nil {
 			return err
 		}

@@ -219,8 +219,17 @@ func (h *Handler) checksum(ctx context.Context, fsys *client.FileSystem, w http.
 	return nil
 }
 
-// append is APPEND's second step. The namenode does not redirect APPEND
-// until its append RPC exists; a URL made up by hand gets the same answer.
+// append is APPEND's second step: the body is added to the end of the
+// file; 200 with no body once the file is complete again.
 func (h *Handler) append(ctx context.Context, fsys *client.FileSystem, w http.ResponseWriter, r *http.Request, p webhdfs.Params, path string) error {
-	return webhdfs.Unsupported("op=APPEND is not supported")
+	fw, err := fsys.Append(ctx, path, client.AppendOptions{})
+	if err != nil {
+		return err
+	}
+	if err := h.fill(fw, r.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
+	return nil
 }
