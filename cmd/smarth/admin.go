@@ -92,6 +92,7 @@ func newAdminCmd() *cobra.Command {
 	c.PersistentFlags().StringVar(&a.user, "user", "", "act as this user (default: the OS user)")
 	c.AddCommand(newAdminReportCmd(a), newAdminSpeedsCmd(a), newAdminSafeModeCmd(a), newAdminCacheCmd(a))
 	c.AddCommand(newAdminQuotaCmds(a)...)
+	c.AddCommand(newAdminFeatureCmds(a)...)
 	return c
 }
 

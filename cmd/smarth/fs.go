@@ -150,6 +150,7 @@ missing arguments).`,
 		fsLsCmd(f), fsMkdirCmd(f), fsRmCmd(f), fsRmdirCmd(f), fsMvCmd(f), fsCpCmd(f), fsTouchzCmd(f), fsTouchCmd(f), fsExpungeCmd(f), fsChecksumCmd(f), fsGetfattrCmd(f), fsSetfattrCmd(f), fsTestCmd(f),
 		fsStatCmd(f), fsDuCmd(f), fsCountCmd(f), fsDfCmd(f), fsFindCmd(f), fsSetrepCmd(f), fsFsckCmd(f),
 		fsChmodCmd(f), fsChownCmd(f), fsChgrpCmd(f))
+	c.AddCommand(fsFeatureCmds(f)...)
 	return c
 }
 

@@ -20,7 +20,9 @@ type ACLStatus = namespace.ACLStatus
 
 // ParseACLSpec parses an ACL spec as hdfs dfs -setfacl takes it
 // ("user:bob:rwx,default:group::r-x"); without perm, as for -x.
-func ParseACLSpec(spec string, perm bool) ([]ACLEntry, error) { return namespace.ParseACLSpec(spec, perm) }
+func ParseACLSpec(spec string, perm bool) ([]ACLEntry, error) {
+	return namespace.ParseACLSpec(spec, perm)
+}
 
 func aclSpec(in []ACLEntry) []*dfspb.AclEntry {
 	out := make([]*dfspb.AclEntry, 0, len(in))

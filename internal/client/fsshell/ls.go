@@ -130,9 +130,13 @@ func (s *Shell) lsLines(ents []client.FileInfo, o LsOptions) {
 		wRepl, wOwner, wGroup, wSize = max(wRepl, len(r.repl)), max(wOwner, len(r.owner)), max(wGroup, len(r.group)), max(wSize, len(r.size))
 	}
 	for i, r := range rows {
-		// The space after the permissions is HDFS's ACL column ("+" when
-		// an entry has an ACL); there are no ACLs yet.
-		fmt.Fprintf(s.Out, "%s %*s %-*s %-*s %*s %s %s\n", r.perm, wRepl, r.repl, wOwner, r.owner, wGroup, r.group, wSize, r.size, r.date, ents[i].Path)
+		// The column after the permissions is HDFS's ACL bit: "+" when
+		// the entry has an extended ACL.
+		acl := " "
+		if ents[i].HasACL {
+			acl = "+"
+		}
+		fmt.Fprintf(s.Out, "%s%s%*s %-*s %-*s %*s %s %s\n", r.perm, acl, wRepl, r.repl, wOwner, r.owner, wGroup, r.group, wSize, r.size, r.date, ents[i].Path)
 	}
 }
 
