@@ -571,3 +571,47 @@ func TestFileDataSurvivesRestarts(t *testing.T) {
 		})
 	}
 }
+
+// TestFileDataWithSnapshots: a snapshot keeps what the file held when it
+// was taken. Append goes on (the snapshot reads its old length); a
+// truncate on a block boundary keeps the dropped blocks for the snapshot;
+// a truncate inside a block a snapshot holds is refused (no
+// copy-on-truncate); a concat source in a snapshot is refused, as HDFS
+// does.
+func TestFileDataWithSnapshots(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{DataNodes: 3, BlockSize: fdBlock})
+	ctx := ctxT(t)
+	f := c.Client(t)
+	orig := data(2*fdBlock+3000, 50)
+	mustPut(t, f, "/s/f", orig, client.CreateOptions{})
+	mustPut(t, f, "/s/t", data(fdBlock, 51), client.CreateOptions{})
+	if err := f.AllowSnapshot(ctx, "/s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.CreateSnapshot(ctx, "/s", "s1"); err != nil {
+		t.Fatal(err)
+	}
+	more := data(4000, 52)
+	mustAppend(t, f, "/s/f", more, client.AppendOptions{})
+	wantContent(t, f, "/s/f", append(append([]byte{}, orig...), more...))
+	if got := mustRead(t, f, "/s/.snapshot/s1/f"); !bytes.Equal(got, orig) {
+		t.Fatalf("snapshot of the appended file reads %d bytes, want the %d it had", len(got), len(orig))
+	}
+	_, err := f.Truncate(ctx, "/s/f", fdBlock+10)
+	if err == nil || !strings.Contains(err.Error(), "copy-on-truncate is not supported") || !strings.Contains(err.Error(), "/s/f") {
+		t.Fatalf("truncate inside a block a snapshot holds: %v", err)
+	}
+	if ready, err := f.Truncate(ctx, "/s/f", fdBlock); err != nil || !ready {
+		t.Fatalf("truncate on a block boundary of a snapshotted file: %v %v", ready, err)
+	}
+	wantContent(t, f, "/s/f", orig[:fdBlock])
+	if got := mustRead(t, f, "/s/.snapshot/s1/f"); !bytes.Equal(got, orig) {
+		t.Fatalf("snapshot after the truncate reads %d bytes, want %d", len(got), len(orig))
+	}
+	if err := f.Concat(ctx, "/s/f", []string{"/s/t"}); err == nil || !strings.Contains(err.Error(), "Concat: the source file /s/t is in snapshot") {
+		t.Fatalf("concat of a source in a snapshot: %v", err)
+	}
+	if _, err := f.Append(ctx, "/s/.snapshot/s1/f", client.AppendOptions{}); !errors.Is(err, fs.ErrPermission) {
+		t.Fatalf("append to a snapshot path: %v", err)
+	}
+}

@@ -360,6 +360,9 @@ func (d *fakeDN) recover(cmd *dfspb.RecoverBlockCommand) {
 		}
 		td.mu.Unlock()
 	}
+	if cmd.GetTruncate() && length >= cmd.GetNewLength() {
+		length = cmd.GetNewLength() // truncate recovery: cut to the namenode's length
+	}
 	req := &dfspb.CommitBlockSynchronizationRequest{Block: cmd.GetBlock(), NewGs: cmd.GetNewGs(), CloseFile: true}
 	if length < 0 {
 		req.DeleteBlock = true

@@ -63,6 +63,13 @@ func (t *Tree) CheckTruncate(c Caller, path string, newLength int64) (*INode, er
 	if l := f.Length(); newLength > l {
 		return nil, errorf(op, f.Path(), Invalid, "Cannot truncate to a larger file size. Current size: %d, truncate size: %d.", l, newLength)
 	}
+	// HDFS cuts a block a snapshot holds on a copy (copy-on-truncate);
+	// here a snapshot shares the live block, so cutting it would cut the
+	// snapshot's bytes too. Blocks dropped whole are kept for snapshots.
+	if keep, cut, _ := TruncatePoint(f, newLength); cut && t.SnapshotRefs(f.Blocks[keep].ID) > 0 {
+		return nil, errorf(op, f.Path(), Precondition,
+			"the new length %d falls inside block %d, which a snapshot holds; copy-on-truncate is not supported: truncate on a block boundary, or delete the snapshots that hold the file first", newLength, f.Blocks[keep].ID)
+	}
 	return f, nil
 }
 
@@ -108,7 +115,7 @@ func (t *Tree) Concat(c Caller, target string, srcs []string, now int64) (*INode
 	if err := t.check(op, label, c, trg.Parent, Write); err != nil {
 		return nil, err
 	}
-	if err := checkConcat(trg, files); err != nil {
+	if err := checkConcat(trg, files, t.SnapshotRefs); err != nil {
 		return nil, err
 	}
 	// Every source is in the target's directory: the directory and its
@@ -132,7 +139,7 @@ func (t *Tree) Concat(c Caller, target string, srcs []string, now int64) (*INode
 
 // checkConcat applies HDFS's rules for the files of a concat, with its
 // messages.
-func checkConcat(trg *INode, srcs []*INode) error {
+func checkConcat(trg *INode, srcs []*INode, refs func(block uint64) int) error {
 	const op = "concat"
 	target := trg.Path()
 	switch {
@@ -181,6 +188,9 @@ func checkConcat(trg *INode, srcs []*INode) error {
 		for _, b := range s.Blocks {
 			if b.State != blockmap.Complete {
 				return errorf(op, src, Precondition, "concat: block %d of %s is %s, not complete", b.ID, src, b.State)
+			}
+			if refs(b.ID) > 0 {
+				return errorf(op, src, Precondition, "Concat: the source file %s is in snapshot", src)
 			}
 		}
 	}
