@@ -51,6 +51,14 @@ type Config struct {
 	Logger      *slog.Logger
 
 	RPCTimeout       time.Duration // deadline of one namenode RPC; default 60s
+	// ConnectRetry is how long a namenode call keeps retrying, within
+	// its deadline, when the namenode is restarting: it refuses
+	// connections after this process had reached it, or answers that it
+	// is in start-up safe mode. Hadoop's IPC client does the same
+	// (ipc.client.connect.max.retries, RetriableException). Either way
+	// the call was never applied, so retrying is safe for every method.
+	// Default 20s; negative: never retry.
+	ConnectRetry time.Duration
 	DialTimeout      time.Duration // TCP connect to a datanode; default 10s
 	IOTimeout        time.Duration // a datanode socket idle this long is dead; default 60s
 	PacketSize       int           // data bytes per packet; default 64 KiB
@@ -122,6 +130,9 @@ func (c *Config) setDefaults() error {
 		}
 	}
 	def(&c.RPCTimeout, 60*time.Second)
+	if c.ConnectRetry == 0 {
+		c.ConnectRetry = 20 * time.Second
+	}
 	def(&c.DialTimeout, 10*time.Second)
 	def(&c.IOTimeout, 60*time.Second)
 	def(&c.CompleteTimeout, 2*time.Minute)
@@ -203,16 +214,17 @@ func New(cfg Config) (*FileSystem, error) {
 	}
 	var conn *grpc.ClientConn
 	var err error
+	reached := new(atomic.Bool)
 	shared := cfg.NameNodeDial == nil
 	if shared {
-		conn, err = acquireNameNodeConn(cfg.NameNode, cfg.TLS, pki.DialOption(cfg.TLS))
+		conn, reached, err = acquireNameNodeConn(cfg.NameNode, cfg.TLS, pki.DialOption(cfg.TLS))
 	} else {
 		conn, err = grpc.NewClient(cfg.NameNode, pki.DialOption(cfg.TLS), grpc.WithContextDialer(cfg.NameNodeDial))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("namenode %s: %w", cfg.NameNode, err)
 	}
-	ic := &identConn{cc: conn, md: md, timeout: cfg.RPCTimeout, addr: cfg.NameNode}
+	ic := &identConn{cc: conn, md: md, timeout: cfg.RPCTimeout, addr: cfg.NameNode, retry: cfg.ConnectRetry, reached: reached}
 	f := &FileSystem{cfg: cfg, log: cfg.Logger, conn: conn, sharedConn: shared, nn: dfspb.NewClientProtocolClient(ic)}
 	f.leases = newLeaseRenewer(f)
 	f.speeds = newSpeedReporter(f)

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -37,25 +38,29 @@ type nnConnKey struct {
 type sharedConn struct {
 	cc   *grpc.ClientConn
 	refs int
+	// reached: a call over cc got an answer from the namenode, so a
+	// refused connection later means it is restarting (identConn retries).
+	reached *atomic.Bool
 }
 
 // acquireNameNodeConn returns the process's connection to addr with
 // tlsCfg, made with creds on first use; release it with
 // releaseNameNodeConn.
-func acquireNameNodeConn(addr string, tlsCfg *tls.Config, creds grpc.DialOption) (*grpc.ClientConn, error) {
+func acquireNameNodeConn(addr string, tlsCfg *tls.Config, creds grpc.DialOption) (*grpc.ClientConn, *atomic.Bool, error) {
 	k := nnConnKey{addr, tlsCfg}
 	nnConns.Lock()
 	defer nnConns.Unlock()
 	if s := nnConns.m[k]; s != nil {
 		s.refs++
-		return s.cc, nil
+		return s.cc, s.reached, nil
 	}
 	cc, err := grpc.NewClient(addr, creds)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	nnConns.m[k] = &sharedConn{cc: cc, refs: 1}
-	return cc, nil
+	s := &sharedConn{cc: cc, refs: 1, reached: new(atomic.Bool)}
+	nnConns.m[k] = s
+	return cc, s.reached, nil
 }
 
 // releaseNameNodeConn drops one reference; the last one closes it.
@@ -82,6 +87,8 @@ type identConn struct {
 	md      metadata.MD
 	timeout time.Duration
 	addr    string
+	retry   time.Duration // Config.ConnectRetry
+	reached *atomic.Bool  // the namenode has answered this connection before
 }
 
 func (c *identConn) Invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
@@ -91,7 +98,23 @@ func (c *identConn) Invoke(ctx context.Context, method string, req, reply any, o
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
-	err := c.cc.Invoke(ctx, method, req, reply, opts...)
+	var err error
+	for start, pause := time.Now(), 250*time.Millisecond; ; pause = min(2*pause, time.Second) {
+		err = c.cc.Invoke(ctx, method, req, reply, opts...)
+		if st, ok := status.FromError(err); err == nil || (ok && st.Code() != codes.Unavailable) {
+			c.reached.Store(true) // the namenode answered
+		}
+		if !c.restarting(err) || c.retry < 0 || time.Since(start)+pause > c.retry {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(pause): // the namenode is coming back: Hadoop IPC's connect retry
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
 	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable &&
 		(strings.Contains(st.Message(), "connection") || strings.Contains(st.Message(), "dial")) {
 		// Say which namenode, and how to pick another, instead of gRPC's
@@ -99,6 +122,22 @@ func (c *identConn) Invoke(ctx context.Context, method string, req, reply any, o
 		return status.Errorf(codes.Unavailable, "cannot reach the namenode at %s (is it running? set --namenode or SMARTH_NAMENODE): %s", c.addr, st.Message())
 	}
 	return err
+}
+
+// restarting reports whether err says the namenode is restarting and the
+// call was not applied: a connection refused (the request never left)
+// to a namenode this process had reached, or start-up safe mode (blocks
+// still being reported; a safe mode entered by hand is not waited out).
+func (c *identConn) restarting(err error) bool {
+	st, ok := status.FromError(err)
+	if err == nil || !ok || st.Code() != codes.Unavailable {
+		return false
+	}
+	msg := st.Message()
+	if strings.Contains(msg, "is in safe mode") && strings.Contains(msg, "blocks reported") {
+		return true
+	}
+	return c.reached.Load() && strings.Contains(msg, "Error while dialing") && strings.Contains(msg, "connection refused")
 }
 
 func (c *identConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
