@@ -51,14 +51,6 @@ type Config struct {
 	Logger      *slog.Logger
 
 	RPCTimeout       time.Duration // deadline of one namenode RPC; default 60s
-	// ConnectRetry is how long a namenode call keeps retrying, within
-	// its deadline, when the namenode is restarting: it refuses
-	// connections after this process had reached it, or answers that it
-	// is in start-up safe mode. Hadoop's IPC client does the same
-	// (ipc.client.connect.max.retries, RetriableException). Either way
-	// the call was never applied, so retrying is safe for every method.
-	// Default 20s; negative: never retry.
-	ConnectRetry time.Duration
 	DialTimeout      time.Duration // TCP connect to a datanode; default 10s
 	IOTimeout        time.Duration // a datanode socket idle this long is dead; default 60s
 	PacketSize       int           // data bytes per packet; default 64 KiB
@@ -67,6 +59,14 @@ type Config struct {
 	CompleteTimeout  time.Duration // how long Close retries Complete; default 2m
 	LeaseRenewal     time.Duration // RenewLease period while files are open; default 30s
 	SpeedReport      time.Duration // multi-pipeline speed heartbeat period; default 3s
+	// ConnectRetry is how long a namenode call keeps retrying, within
+	// its deadline, when the namenode is restarting: it refuses
+	// connections after this process had reached it, or answers that it
+	// is in start-up safe mode. Hadoop's IPC client does the same
+	// (ipc.client.connect.max.retries, RetriableException). Either way
+	// the call was never applied, so retrying is safe for every method.
+	// Default 20s; negative: never retry.
+	ConnectRetry time.Duration
 	// MaxPipelines caps the open pipelines of one multi-pipeline file on
 	// top of live datanodes / replication; each one holds up to a block of
 	// unacknowledged data in memory. Default 4.
