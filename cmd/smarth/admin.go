@@ -13,11 +13,12 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"smarth/internal/auth"
 	"smarth/internal/cluster"
+	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -27,12 +28,17 @@ var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newAd
 type adminConn struct {
 	addr string
 	user string
+	cred string // the caller's credential (secure namenodes), see security.go
 	conn *grpc.ClientConn
 	rpc  dfspb.ClientProtocolClient
 }
 
 func (a *adminConn) ctx(cmd *cobra.Command) (context.Context, context.CancelFunc) {
-	ctx := metadata.AppendToOutgoingContext(cmd.Context(), "smarth-user", a.user, "smarth-client", "smarth-admin")
+	kv := []string{"smarth-user", a.user, "smarth-client", "smarth-admin"}
+	if a.cred != "" {
+		kv = append(kv, auth.MDCredential, a.cred)
+	}
+	ctx := metadata.AppendToOutgoingContext(cmd.Context(), kv...)
 	return context.WithTimeout(ctx, 30*time.Second)
 }
 
@@ -73,7 +79,12 @@ func newAdminCmd() *cobra.Command {
 					a.user = u.Username
 				}
 			}
-			conn, err := grpc.NewClient(a.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			cred, tlsCfg, err := adminCredential(a.addr)
+			if err != nil {
+				return err
+			}
+			a.cred = cred
+			conn, err := grpc.NewClient(a.addr, pki.DialOption(tlsCfg))
 			if err != nil {
 				return usageErr("--namenode %q: %v", a.addr, err)
 			}

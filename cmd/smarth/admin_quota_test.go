@@ -21,6 +21,7 @@ func TestAdminQuotas(t *testing.T) {
 	fsys := c.Client(t)
 	ctx := context.Background()
 	su := fsys.User() // the test cluster's superuser runs the tests
+	t.Setenv("SMARTH_TOKEN_FILE", c.TokenFile(t, su))
 	for _, d := range []string{"/a", "/b"} {
 		if err := fsys.Mkdir(ctx, d, 0o755, false); err != nil {
 			t.Fatal(err)
@@ -40,9 +41,11 @@ func TestAdminQuotas(t *testing.T) {
 	if code, msg := run("setQuota", "0", "/a"); code != 2 || !strings.Contains(msg, `"0" is not a positive integer`) {
 		t.Fatalf("setQuota 0: %d %s", code, msg)
 	}
+	t.Setenv("SMARTH_TOKEN_FILE", c.TokenFile(t, "mallory"))
 	if code, _, msg := adminRun("--namenode", addr, "--user", "mallory", "clrQuota", "/a"); code != 1 {
 		t.Fatalf("clrQuota by a non-superuser: %d %s", code, msg)
 	}
+	t.Setenv("SMARTH_TOKEN_FILE", c.TokenFile(t, su))
 
 	var out bytes.Buffer
 	sh := &fsshell.Shell{FS: fsys, Out: &out, Err: &out, Progress: fsshell.ProgressNever}

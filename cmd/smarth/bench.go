@@ -97,7 +97,7 @@ func (b *benchTarget) connect(ctx context.Context, cmd *cobra.Command, blockSize
 }
 
 func (b *benchTarget) client(addr string) (*client.FileSystem, error) {
-	return client.New(client.Config{NameNode: addr, User: b.user})
+	return newClient(client.Config{NameNode: addr, User: b.user})
 }
 
 func cancelOnSignal(cmd *cobra.Command) (context.Context, context.CancelFunc) {

@@ -277,7 +277,10 @@ func newBenchScenarioPutCmd() *cobra.Command {
 			if namenode == "" {
 				namenode = cluster.DefaultNameNode()
 			}
-			cfg := client.Config{NameNode: namenode, User: user, LocalThreshold: p.LocalThreshold, MaxPipelines: p.MaxPipelines}
+			cfg, err := secured(client.Config{NameNode: namenode, User: user, LocalThreshold: p.LocalThreshold, MaxPipelines: p.MaxPipelines})
+			if err != nil {
+				return err
+			}
 			if p.ClientLog != "" {
 				lf, err := os.OpenFile(p.ClientLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 				if err != nil {

@@ -175,11 +175,16 @@ func (f *benchSuiteFlags) runner() (mapreduce.Runner, func(), error) {
 	if nn == "" {
 		nn = cluster.DefaultNameNode()
 	}
-	dfs, err := client.New(client.Config{NameNode: nn})
+	dfs, err := newClient(client.Config{NameNode: nn})
 	if err != nil {
 		return nil, nil, fmt.Errorf("namenode %s: %w", nn, err)
 	}
-	jc, err := jobclient.New(jobclient.Config{ResourceManager: rm, FS: mapreduce.DFS(dfs), Registry: reg})
+	tokenFile, tlsCfg, err := jobSecurity(nn)
+	if err != nil {
+		dfs.Close()
+		return nil, nil, err
+	}
+	jc, err := jobclient.New(jobclient.Config{ResourceManager: rm, FS: mapreduce.DFS(dfs), Registry: reg, TokenFile: tokenFile, TLS: tlsCfg})
 	if err != nil {
 		dfs.Close()
 		return nil, nil, err

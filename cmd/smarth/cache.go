@@ -29,7 +29,7 @@ func (f *cacheFlags) run(body func(ctx context.Context, fs *client.FileSystem, w
 		if nn == "" {
 			nn = cluster.DefaultNameNode()
 		}
-		fs, err := client.New(client.Config{NameNode: nn, User: f.user})
+		fs, err := newClient(client.Config{NameNode: nn, User: f.user})
 		if err != nil {
 			return err
 		}

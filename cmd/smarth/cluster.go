@@ -71,7 +71,8 @@ they ran with; the flags that describe a new cluster are then ignored.`,
   smarth cluster up --home /tmp/c1 --nodemanagers=false --block-size 8MiB
   smarth cluster up --datanodes 4 --cache-capacity 256MiB --cache-policy bg --scheduler cachelocal
   sudo smarth cluster up --cache-capacity 256MiB --cache-policy pinned --disk-read-rate 40MB/s
-  smarth cluster up --auth secure --nodemanagers=false
+  smarth cluster up --tls
+  smarth cluster up --auth simple --nodemanagers=false
   smarth cluster up --namenode-conf block_access_token_enable=false`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -137,7 +138,8 @@ they ran with; the flags that describe a new cluster are then ignored.`,
 	f.IntVar(&opts.Replication, "replication", 0, "default replication (default min(3, datanodes))")
 	f.StringVar(&blockSize, "block-size", "", "default block size, e.g. 64MiB (default: the namenode's)")
 	f.StringVar(&placement, "placement", "", "namenode placement policy: rackaware, speedaware or speedaware-paper")
-	f.StringVar(&opts.Auth, "auth", "", "namenode auth: secure (make the cluster's keys under HOME/keys and write your token file, as smarth login) or simple (default: the namenode's)")
+	f.StringVar(&opts.Auth, "auth", "secure", "auth: secure (the cluster's keys under HOME/keys, your token in HOME/tokens) or simple (the namenode trusts asserted user names; trusted networks only)")
+	f.BoolVar(&opts.TLS, "tls", false, "TLS on every RPC, data-transfer, shuffle and HTTP connection, with a CA and per-daemon certificates made under HOME/tls")
 	f.StringArrayVar(&nnConf, "namenode-conf", nil, "extra namenode config KEY=VALUE (YAML value; repeatable), e.g. block_access_token_enable=false")
 	cache.add(f)
 	f.StringVar(&opts.NameNodeRPC, "namenode-addr", "", "namenode RPC address (default 127.0.0.1:8020 if free, else a free port)")

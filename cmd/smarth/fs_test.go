@@ -95,7 +95,14 @@ func TestFsCommandsHaveExamples(t *testing.T) {
 func TestFsAgainstCluster(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{DataNodes: 1})
 	nn := c.NameNodeAddr()
+	// The cluster is secure: each user is whoever's token file the
+	// command reads, as `smarth login` hands them out.
+	tokens := map[string]string{}
 	as := func(user string, args ...string) (string, int, string) {
+		if tokens[user] == "" {
+			tokens[user] = c.TokenFile(t, user)
+		}
+		t.Setenv("SMARTH_TOKEN_FILE", tokens[user])
 		return fsRun(append([]string{"--namenode", nn, "--user", user}, args...)...)
 	}
 	local := filepath.Join(t.TempDir(), "x.txt")

@@ -42,10 +42,14 @@ func (f *jobFlags) client(reg *mapreduce.Registry, withFS bool, progress func(*m
 	if nn == "" {
 		nn = cluster.DefaultNameNode()
 	}
-	cfg := jobclient.Config{ResourceManager: rm, Registry: reg, Progress: progress}
+	tokenFile, tlsCfg, err := jobSecurity(nn)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := jobclient.Config{ResourceManager: rm, Registry: reg, Progress: progress, TokenFile: tokenFile, TLS: tlsCfg}
 	closeFS := func() {}
 	if withFS {
-		dfs, err := client.New(client.Config{NameNode: nn})
+		dfs, err := newClient(client.Config{NameNode: nn})
 		if err != nil {
 			return nil, nil, fmt.Errorf("namenode %s: %w", nn, err)
 		}

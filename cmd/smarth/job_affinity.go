@@ -87,7 +87,7 @@ func runAffinity(cmd *cobra.Command, appName string, args []string) error {
 	if nn == "" {
 		nn = cluster.DefaultNameNode()
 	}
-	dfs, err := client.New(client.Config{NameNode: nn})
+	dfs, err := newClient(client.Config{NameNode: nn})
 	if err != nil {
 		return fmt.Errorf("namenode %s: %w", nn, err)
 	}
@@ -96,7 +96,11 @@ func runAffinity(cmd *cobra.Command, appName string, args []string) error {
 	if rm == "" {
 		rm = cluster.DefaultResourceManager()
 	}
-	jc, err := jobclient.New(jobclient.Config{ResourceManager: rm, FS: mapreduce.DFS(dfs), Registry: reg})
+	tokenFile, tlsCfg, err := jobSecurity(nn)
+	if err != nil {
+		return err
+	}
+	jc, err := jobclient.New(jobclient.Config{ResourceManager: rm, FS: mapreduce.DFS(dfs), Registry: reg, TokenFile: tokenFile, TLS: tlsCfg})
 	if err != nil {
 		return err
 	}

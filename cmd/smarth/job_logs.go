@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"smarth/internal/cluster"
+	"smarth/internal/pki"
 	"smarth/internal/rpc/mrpb"
 )
 
@@ -52,7 +55,15 @@ Without TASK every attempt of the job is printed.`,
 			if err != nil {
 				return err
 			}
-			return printJobLogs(cmd.Context(), cmd.OutOrStdout(), st, pick, files, last)
+			nn := jf.nn
+			if nn == "" {
+				nn = cluster.DefaultNameNode()
+			}
+			_, tlsCfg, err := jobSecurity(nn)
+			if err != nil {
+				return err
+			}
+			return printJobLogs(cmd.Context(), cmd.OutOrStdout(), st, pick, files, last, tlsCfg)
 		},
 	}
 	jf.add(c.Flags())
@@ -109,8 +120,10 @@ func parseTaskArg(job, s string) (attemptFilter, error) {
 
 // printJobLogs fetches and prints the picked attempts' logs, each under a
 // header naming the attempt, its node and its state.
-func printJobLogs(ctx context.Context, w io.Writer, st *mrpb.JobStatus, pick attemptFilter, files []string, last bool) error {
-	hc := &http.Client{Timeout: 30 * time.Second}
+// With TLS on (tlsCfg, the cluster's CA), the node managers serve HTTPS.
+func printJobLogs(ctx context.Context, w io.Writer, st *mrpb.JobStatus, pick attemptFilter, files []string, last bool, tlsCfg *tls.Config) error {
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+	scheme := pki.Scheme(tlsCfg)
 	found := 0
 	for _, t := range st.GetTasks() {
 		attempts := t.GetAttempts()
@@ -124,7 +137,7 @@ func printJobLogs(ctx context.Context, w io.Writer, st *mrpb.JobStatus, pick att
 			found++
 			for _, f := range files {
 				fmt.Fprintf(w, "==> %s on %s (%s) %s <==\n", a.GetAttemptId(), a.GetNodeHost(), a.GetState(), f)
-				if err := fetchLog(ctx, hc, w, st.GetJobId(), a, f); err != nil {
+				if err := fetchLog(ctx, hc, scheme, w, st.GetJobId(), a, f); err != nil {
 					fmt.Fprintf(w, "[%v]\n", err)
 				}
 				fmt.Fprintln(w)
@@ -140,11 +153,11 @@ func printJobLogs(ctx context.Context, w io.Writer, st *mrpb.JobStatus, pick att
 	return nil
 }
 
-func fetchLog(ctx context.Context, hc *http.Client, w io.Writer, job string, a *mrpb.AttemptStatus, file string) error {
+func fetchLog(ctx context.Context, hc *http.Client, scheme string, w io.Writer, job string, a *mrpb.AttemptStatus, file string) error {
 	if a.GetNodeHttpAddr() == "" {
 		return fmt.Errorf("node manager %s serves no HTTP: its logs cannot be fetched", a.GetNodeId())
 	}
-	url := fmt.Sprintf("http://%s/logs/%s/%s/%s", a.GetNodeHttpAddr(), job, a.GetAttemptId(), file)
+	url := fmt.Sprintf("%s://%s/logs/%s/%s/%s", scheme, a.GetNodeHttpAddr(), job, a.GetAttemptId(), file)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err

@@ -40,7 +40,8 @@ func jobRun(args ...string) (string, int, string) {
 func TestJobDetachStatusListAndLogs(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{DataNodes: 1})
 	nn := c.NameNodeAddr()
-	mr := mrtest.Start(t, mrtest.Options{NameNode: nn, Hosts: []string{testcluster.Hostname(0)},
+	t.Setenv("SMARTH_TOKEN_FILE", c.TokenFile(t, c.Client(t).User()))
+	mr := mrtest.Start(t, mrtest.Options{DFS: c, Hosts: []string{testcluster.Hostname(0)},
 		Registry: mapreduce.NewRegistry(apps.AllWith(apps.Options{Out: io.Discard})...)})
 	rm := mr.RM().RPCAddr()
 	local := filepath.Join(t.TempDir(), "words.txt")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -24,21 +25,25 @@ func newLoginCmd() *cobra.Command {
 		Use:   "login",
 		Short: "Write a token file that proves a user to a secure namenode (needs the namenode's identity secret)",
 		Long: `Signs a credential for a user with a secure namenode's identity secret and writes
-it to a token file readable by its owner only (0600). Clients read the token file
-from token_file, else $SMARTH_TOKEN_FILE, else ~/.smarth/token: whoever can read
-it is that user to the namenode, as with a Kerberos ticket cache.
+it to a token file readable by its owner only (0600): whoever can read it is that
+user to the namenode, as with a Kerberos ticket cache.
 
 The secret is --secret-file (the namenode's auth_secret_file, default
 meta_dir/auth.key), else the local cluster's (HOME/keys/auth.key, made by
-'smarth cluster up --auth secure'). It is readable by the cluster's owner only,
-so only the owner (or root) can log in; for another user, pass --user and
---token-file and hand the file over (chown USER, keep mode 0600).`,
+'smarth cluster up'). For a local cluster the token goes to HOME/tokens/USER.token,
+where clients of that cluster find it (by --namenode, $SMARTH_NAMENODE or
+$SMARTH_HOME, as they find the cluster); for --secret-file it goes to
+$SMARTH_TOKEN_FILE, else ~/.smarth/token. $SMARTH_TOKEN_FILE, when set, is what
+every client reads first. The secret is readable by the cluster's owner only, so
+only the owner (or root) can log in; for another user, pass --user and hand the
+file over (chown USER, keep mode 0600).`,
 		Example: `  smarth login
   smarth login --home /tmp/c1
   smarth login --secret-file /var/lib/smarth/nn/auth.key --user alice --token-file /home/alice/.smarth/token`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if secretFile == "" {
+			local := secretFile == ""
+			if local {
 				if home == "" {
 					home = cluster.Home()
 				}
@@ -46,7 +51,7 @@ so only the owner (or root) can log in; for another user, pass --user and
 			}
 			secret, err := auth.LoadKey(secretFile)
 			if errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("no identity secret at %s: is the cluster secure (smarth cluster up --auth secure)? else pass --secret-file, the namenode's auth_secret_file", secretFile)
+				return fmt.Errorf("no identity secret at %s: is the cluster secure (smarth cluster up without --auth simple)? else pass --secret-file, the namenode's auth_secret_file", secretFile)
 			}
 			if err != nil {
 				return fmt.Errorf("identity secret: %w", err)
@@ -57,6 +62,13 @@ so only the owner (or root) can log in; for another user, pass --user and
 					return fmt.Errorf("current user: %w (pass --user)", err)
 				}
 				name = u.Username
+			}
+			if tokenFile == "" && local {
+				// Where clients of this cluster look (cluster.ClientSecurity).
+				tokenFile = cluster.TokenFile(home, name)
+				if err := os.MkdirAll(filepath.Dir(tokenFile), 0o711); err != nil {
+					return err
+				}
 			}
 			if tokenFile == "" {
 				if tokenFile = auth.DefaultTokenFile(); tokenFile == "" {
@@ -74,6 +86,6 @@ so only the owner (or root) can log in; for another user, pass --user and
 	f.StringVar(&home, "home", "", "local cluster home whose identity secret to use (default $SMARTH_HOME, else ./.smarth)")
 	f.StringVar(&secretFile, "secret-file", "", "the namenode's identity secret (auth_secret_file)")
 	f.StringVar(&name, "user", "", "user to log in (default: the current OS user)")
-	f.StringVar(&tokenFile, "token-file", "", "where to write the token (default $SMARTH_TOKEN_FILE, else ~/.smarth/token)")
+	f.StringVar(&tokenFile, "token-file", "", "where to write the token (default HOME/tokens/USER.token for a local cluster, else $SMARTH_TOKEN_FILE, else ~/.smarth/token)")
 	return c
 }

@@ -53,6 +53,14 @@ func TestLogin(t *testing.T) {
 	if _, err := loginRun("--home", home, "--user", "bob", "--token-file", filepath.Join(dir, "bob")); err != nil {
 		t.Fatalf("login --home: %v", err)
 	}
+	// Without --token-file a local cluster's token goes to its home,
+	// where clients of that cluster look (cluster.ClientSecurity).
+	if _, err := loginRun("--home", home, "--user", "bob"); err != nil {
+		t.Fatalf("login --home: %v", err)
+	}
+	if fi, err := os.Stat(filepath.Join(home, "tokens", "bob.token")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("bob's token in the cluster home: %v %v", fi, err)
+	}
 
 	if err := os.Chmod(secretFile, 0o644); err != nil {
 		t.Fatal(err)
@@ -60,7 +68,7 @@ func TestLogin(t *testing.T) {
 	if _, err := loginRun("--secret-file", secretFile, "--user", "carol", "--token-file", filepath.Join(dir, "carol")); err == nil || !strings.Contains(err.Error(), "chmod 600") {
 		t.Fatalf("login with a world-readable secret: %v, want refused", err)
 	}
-	if _, err := loginRun("--home", t.TempDir(), "--token-file", filepath.Join(dir, "dave")); err == nil || !strings.Contains(err.Error(), "--auth secure") {
+	if _, err := loginRun("--home", t.TempDir(), "--token-file", filepath.Join(dir, "dave")); err == nil || !strings.Contains(err.Error(), "is the cluster secure") {
 		t.Fatalf("login on a cluster without keys: %v, want a hint", err)
 	}
 	for _, f := range []string{"carol", "dave"} {

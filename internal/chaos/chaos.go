@@ -462,7 +462,7 @@ func (r *run) allUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return cluster.WaitDataNodes(ctx, st.NameNode, hosts)
+	return cluster.WaitDataNodes(ctx, st, hosts)
 }
 
 // errWrongContent is a read that returned bytes other than the

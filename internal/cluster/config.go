@@ -43,13 +43,14 @@ type Options struct {
 	// scheduler, drop-behind and a disk read cap.
 	Cache CacheOptions
 
-	// Auth is the namenode's auth mode: "secure" (keys made under
-	// home/keys, the launching user's token file written; see secure.go),
-	// "simple", or "" for the namenode's default.
-	// A secure cluster's launcher writes its user's credential to
-	// auth.DefaultTokenFile() ($SMARTH_TOKEN_FILE, else ~/.smarth/token),
-	// where clients and the launcher's own checks look for it.
+	// Auth is the cluster's auth mode: "secure" (the default: keys made
+	// under home/keys, the launching user's token file written to
+	// home/tokens; see secure.go) or "simple" (the namenode trusts
+	// asserted names; Up warns).
 	Auth string
+	// TLS turns the wire's TLS on for every daemon: a CA and a
+	// certificate per daemon made under home/tls (see secure.go).
+	TLS bool
 
 	// Extra config keys per daemon kind, merged over the generated ones
 	// (e.g. {"placement": "speedaware"} for the namenode).
@@ -193,7 +194,7 @@ func (o *Options) nameNodeConfig(l layout) map[string]any {
 		c["resourcemanager_web"] = o.ResourceManagerHTTP
 	}
 	nnAuth, _, _, _ := o.authKeys(l)
-	return merge(merge(merge(c, nnAuth), o.Cache.nameNodeKeys()), o.NameNode)
+	return merge(merge(merge(merge(c, nnAuth), o.wireKeys(l, "namenode")), o.Cache.nameNodeKeys()), o.NameNode)
 }
 
 func (o *Options) dataNodeConfig(l layout, i int, nn string) map[string]any {
@@ -207,7 +208,7 @@ func (o *Options) dataNodeConfig(l layout, i int, nn string) map[string]any {
 		"http_addr": "127.0.0.1:0",
 		"data_dir":  l.data(name),
 		"rack":      o.Racks[i],
-	}, dnAuth), o.Cache.dataNodeKeys()), o.DataNode)
+	}, merge(dnAuth, o.wireKeys(l, name))), o.Cache.dataNodeKeys()), o.DataNode)
 }
 
 func (o *Options) resourceManagerConfig(l layout, nn string) map[string]any {
@@ -219,7 +220,7 @@ func (o *Options) resourceManagerConfig(l layout, nn string) map[string]any {
 		// The local cluster is one user's machine: streaming jobs run
 		// commands as that user anyway.
 		"allow_streaming": true,
-	}, rmAuth), o.Cache.resourceManagerKeys()), o.ResourceManager)
+	}, merge(rmAuth, o.wireKeys(l, "resourcemanager"))), o.Cache.resourceManagerKeys()), o.ResourceManager)
 }
 
 func (o *Options) nodeManagerConfig(l layout, i int, nn, rm string) map[string]any {
@@ -233,7 +234,7 @@ func (o *Options) nodeManagerConfig(l layout, i int, nn, rm string) map[string]a
 		"shuffle_addr":    "127.0.0.1:0",
 		"http_addr":       "127.0.0.1:0",
 		"work_dir":        l.data(fmt.Sprintf("nm%d", i+1)),
-	}, nmAuth), o.NodeManager)
+	}, merge(nmAuth, o.wireKeys(l, fmt.Sprintf("nm%d", i+1)))), o.NodeManager)
 }
 
 func merge(base, extra map[string]any) map[string]any {

@@ -244,7 +244,7 @@ func (u *upper) waitRegistered(ctx context.Context) error {
 	}
 	wctx, cancel := context.WithTimeout(ctx, u.opts.ReadyTimeout)
 	defer cancel()
-	if err := WaitDataNodes(wctx, u.st.NameNode, hosts); err != nil {
+	if err := WaitDataNodes(wctx, u.st, hosts); err != nil {
 		return err
 	}
 	fmt.Fprintf(u.opts.Out, "%d datanodes registered with the namenode\n", len(hosts))

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
 	"smarth/internal/auth"
+	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -21,28 +21,35 @@ import (
 type nameNode struct {
 	conn *grpc.ClientConn
 	rpc  dfspb.ClientProtocolClient
+	cred string // the launching user's credential ("": none, a simple cluster)
 }
 
-func dialNameNode(addr string) (*nameNode, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+// dialNameNode connects to the namenode of the cluster in st, with the
+// launching user's credential and the cluster's CA.
+func dialNameNode(st *State) (*nameNode, error) {
+	sec, err := st.Security()
 	if err != nil {
-		return nil, fmt.Errorf("namenode %s: %w", addr, err)
+		return nil, err
 	}
-	return &nameNode{conn: conn, rpc: dfspb.NewClientProtocolClient(conn)}, nil
+	conn, err := grpc.NewClient(st.NameNode, pki.DialOption(sec.TLS))
+	if err != nil {
+		return nil, fmt.Errorf("namenode %s: %w", st.NameNode, err)
+	}
+	return &nameNode{conn: conn, rpc: dfspb.NewClientProtocolClient(conn), cred: sec.credential()}, nil
 }
 
 func (n *nameNode) Close() error { return n.conn.Close() }
 
-func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+func (n *nameNode) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	name := "smarth"
 	if u, err := user.Current(); err == nil {
 		name = u.Username
 	}
 	kv := []string{auth.MDUser, name, "smarth-client", "smarth-cluster"}
 	// A secure namenode wants the launching user's credential, which Up
-	// wrote to the default token file (absent: a simple cluster).
-	if cred, err := auth.ReadTokenFile(auth.DefaultTokenFile()); err == nil {
-		kv = append(kv, auth.MDCredential, cred)
+	// wrote to their token file in the home (absent: a simple cluster).
+	if n.cred != "" {
+		kv = append(kv, auth.MDCredential, n.cred)
 	}
 	ctx = metadata.AppendToOutgoingContext(ctx, kv...)
 	return context.WithTimeout(ctx, 5*time.Second)
@@ -50,7 +57,7 @@ func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 
 // Datanodes returns the namenode's datanode report (all states).
 func (n *nameNode) Datanodes(ctx context.Context) ([]*dfspb.DatanodeInfo, error) {
-	ctx, cancel := callCtx(ctx)
+	ctx, cancel := n.callCtx(ctx)
 	defer cancel()
 	r, err := n.rpc.GetDatanodeReport(ctx, &dfspb.GetDatanodeReportRequest{})
 	if err != nil {
@@ -61,7 +68,7 @@ func (n *nameNode) Datanodes(ctx context.Context) ([]*dfspb.DatanodeInfo, error)
 
 // SafeMode reports whether the namenode is in safe mode and why.
 func (n *nameNode) SafeMode(ctx context.Context) (bool, string, error) {
-	ctx, cancel := callCtx(ctx)
+	ctx, cancel := n.callCtx(ctx)
 	defer cancel()
 	r, err := n.rpc.SetSafeMode(ctx, &dfspb.SetSafeModeRequest{Action: dfspb.SafeModeAction_SAFE_MODE_GET})
 	if err != nil {
@@ -84,10 +91,12 @@ func missingLive(report []*dfspb.DatanodeInfo, want []string) []string {
 	return missing
 }
 
-// WaitDataNodes polls the namenode at addr until every hostname in want is
-// registered and live and safe mode is off, or ctx ends.
-func WaitDataNodes(ctx context.Context, addr string, want []string) error {
-	nn, err := dialNameNode(addr)
+// WaitDataNodes polls the namenode of the cluster in st until every
+// hostname in want is registered and live and safe mode is off, or ctx
+// ends.
+func WaitDataNodes(ctx context.Context, st *State, want []string) error {
+	addr := st.NameNode
+	nn, err := dialNameNode(st)
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func TestRestartOneDaemonKeepsData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := writeFiles(ctx, t, st.NameNode, 12)
+	files := writeFiles(ctx, t, home, st.NameNode, 12)
 	blocks := blocksByHost(ctx, t, home)
 	// The victim is the datanode holding most replicas (with replication 1
 	// its blocks exist nowhere else). Writers on this host are in the first
@@ -78,12 +78,12 @@ func TestRestartOneDaemonKeepsData(t *testing.T) {
 		t.Fatalf(victim+" after cluster up: pid %d, running %v", d.PID, d.Running())
 	}
 	waitBlocks(ctx, t, home, blocks)
-	readAll(ctx, t, st.NameNode, files)
+	readAll(ctx, t, home, st.NameNode, files)
 
 	for _, name := range []string{victim, "namenode"} {
 		smarth(t, bin, "cluster", "restart", name, "--home", home)
 		waitBlocks(ctx, t, home, blocks)
-		readAll(ctx, t, st.NameNode, files)
+		readAll(ctx, t, home, st.NameNode, files)
 	}
 }
 
@@ -107,9 +107,9 @@ func pidsOf(st *cluster.State) map[string]int {
 
 // writeFiles writes n files of 1 to 4 blocks and some bytes (random
 // content, so a replica mixed up with another's reads back wrong).
-func writeFiles(ctx context.Context, t *testing.T, nn string, n int) map[string][]byte {
+func writeFiles(ctx context.Context, t *testing.T, home, nn string, n int) map[string][]byte {
 	t.Helper()
-	fs, err := client.New(client.Config{NameNode: nn})
+	fs, err := client.New(ownerConfig(t, home, nn))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,9 +137,9 @@ func writeFiles(ctx context.Context, t *testing.T, nn string, n int) map[string]
 	return files
 }
 
-func readAll(ctx context.Context, t *testing.T, nn string, files map[string][]byte) {
+func readAll(ctx context.Context, t *testing.T, home, nn string, files map[string][]byte) {
 	t.Helper()
-	fs, err := client.New(client.Config{NameNode: nn})
+	fs, err := client.New(ownerConfig(t, home, nn))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,23 +7,30 @@ import (
 	"path/filepath"
 
 	"smarth/internal/auth"
+	"smarth/internal/pki"
 )
 
-// Identity of a local cluster (docs/security.md). With Options.Auth
-// "secure" the launcher creates the cluster's two secrets under
-// home/keys — the namenode's identity secret, from which user credentials
-// are minted, and the datanode key every datanode proves itself with —
-// points the namenode and each datanode at them, and writes the
-// launching user's credential to their token file, as `smarth login`
-// does, so the cluster's owner can use it at once. The resource manager
-// checks job callers' credentials with the identity secret; it and the
-// node managers reach the namenode with a service token (the owner's
-// credential in home/keys/service.token: the owner is the namenode's
-// superuser, so they may act for each job's submitter, as Hadoop's
-// proxy users). The keys survive `cluster down` with the rest of the home,
-// so token files stay valid.
+// Identity and wire of a local cluster (docs/security.md). A cluster is
+// secure unless Options.Auth says simple: the launcher creates the
+// cluster's two secrets under home/keys — the namenode's identity secret,
+// from which user credentials are minted, and the datanode key every
+// datanode proves itself with — points the namenode and each datanode at
+// them, and writes the launching user's credential to their token file in
+// home/tokens (0600), as `smarth login` does, so the cluster's owner can
+// use it at once and clients find it as they find the cluster
+// (ClientSecurity). The resource manager checks job callers' credentials
+// with the identity secret; it and the node managers reach the namenode
+// with a service token (the owner's credential in home/keys/service.token:
+// the owner is the namenode's superuser, so they may act for each job's
+// submitter, as Hadoop's proxy users). The keys survive `cluster down`
+// with the rest of the home, so token files stay valid.
+//
+// With Options.TLS the launcher also makes a CA in home/tls and a
+// certificate per daemon (127.0.0.1, localhost and its hostname), and
+// turns every daemon's tls switch on.
 
 func (l layout) key(name string) string { return filepath.Join(l.home, "keys", name) }
+func (l layout) tlsDir() string         { return filepath.Join(l.home, "tls") }
 
 // Key files of a local cluster, relative to nothing: the names under
 // home/keys.
@@ -37,12 +44,13 @@ const (
 // home (what `smarth login --home` signs credentials with).
 func IdentitySecretFile(home string) string { return layout{home}.key(identityKeyName) }
 
-// checkAuth validates Options.Auth.
+// checkAuth validates Options.Auth; "" is secure.
 func (o *Options) checkAuth() error {
 	switch o.Auth {
-	case "", auth.Simple:
+	case "":
+		o.Auth = auth.Secure
 		return nil
-	case auth.Secure:
+	case auth.Secure, auth.Simple:
 		return nil
 	}
 	return fmt.Errorf("--auth must be %s or %s, not %q", auth.Secure, auth.Simple, o.Auth)
@@ -50,20 +58,66 @@ func (o *Options) checkAuth() error {
 
 // authKeys are each daemon kind's config keys for o.Auth.
 func (o *Options) authKeys(l layout) (namenode, datanode, resourceManager, nodeManager map[string]any) {
-	switch o.Auth {
-	case auth.Secure:
-		return map[string]any{"auth": auth.Secure, "auth_secret_file": l.key(identityKeyName), "datanode_key_file": l.key(datanodeKeyName)},
-			map[string]any{"datanode_key_file": l.key(datanodeKeyName)},
-			map[string]any{"auth": auth.Secure, "auth_secret_file": l.key(identityKeyName), "token_file": l.key(serviceToken)},
-			map[string]any{"token_file": l.key(serviceToken)}
-	case auth.Simple:
-		return map[string]any{"auth": auth.Simple}, nil, nil, nil
+	if o.Auth == auth.Simple {
+		return map[string]any{"auth": auth.Simple}, nil, map[string]any{"auth": auth.Simple}, nil
 	}
-	return nil, nil, nil, nil
+	return map[string]any{"auth": auth.Secure, "auth_secret_file": l.key(identityKeyName), "datanode_key_file": l.key(datanodeKeyName)},
+		map[string]any{"datanode_key_file": l.key(datanodeKeyName)},
+		map[string]any{"auth": auth.Secure, "auth_secret_file": l.key(identityKeyName), "token_file": l.key(serviceToken)},
+		map[string]any{"token_file": l.key(serviceToken)}
+}
+
+// wireKeys are the tls keys of the daemon called name (none without
+// TLS): its certificate as prepareTLS issued it.
+func (o *Options) wireKeys(l layout, name string) map[string]any {
+	if !o.TLS {
+		return nil
+	}
+	ca, _ := pki.CAFiles(l.tlsDir())
+	return map[string]any{"tls": true, "tls_ca_file": ca,
+		"tls_cert_file": filepath.Join(l.tlsDir(), name+".pem"), "tls_key_file": filepath.Join(l.tlsDir(), name+".key")}
+}
+
+// prepareTLS makes (or keeps) the cluster's CA and issues each daemon a
+// certificate for 127.0.0.1, localhost and its hostname.
+func (o *Options) prepareTLS(l layout) error {
+	if !o.TLS {
+		return nil
+	}
+	ca, err := pki.LoadOrCreateCA(l.tlsDir(), "smarth local cluster CA ("+l.home+")")
+	if err != nil {
+		return fmt.Errorf("TLS CA: %w", err)
+	}
+	issue := func(name, host string) error {
+		hosts := []string{"127.0.0.1", "localhost"}
+		if host != "" {
+			hosts = append(hosts, host)
+		}
+		if _, _, err := ca.Issue(l.tlsDir(), name, hosts); err != nil {
+			return fmt.Errorf("TLS certificate for %s: %w", name, err)
+		}
+		return nil
+	}
+	if err := issue("namenode", ""); err != nil {
+		return err
+	}
+	if err := issue("resourcemanager", ""); err != nil {
+		return err
+	}
+	for i := range o.DataNodes {
+		if err := issue(Hostname(i), Hostname(i)); err != nil {
+			return err
+		}
+		if err := issue(fmt.Sprintf("nm%d", i+1), Hostname(i)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // prepareAuth creates a secure cluster's keys (kept if they exist) and
-// writes the launching user's token file; it returns that file's path.
+// writes the launching user's token file in home/tokens; it returns that
+// file's path.
 func (o *Options) prepareAuth(l layout) (string, error) {
 	if o.Auth != auth.Secure {
 		return "", nil
@@ -82,13 +136,28 @@ func (o *Options) prepareAuth(l layout) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("who is launching the cluster: %w", err)
 	}
-	path := auth.DefaultTokenFile()
-	if path == "" {
-		return "", fmt.Errorf("no token file: set SMARTH_TOKEN_FILE or HOME")
+	// home/tokens is searchable by all (0711) but not listable: each user
+	// reaches only the file named for them, whose 0600 mode and owner
+	// keep it theirs (`smarth login --home H --user U` writes one for the
+	// owner to chown).
+	tokens := filepath.Dir(TokenFile(l.home, u.Username))
+	if err := os.MkdirAll(tokens, 0o711); err != nil {
+		return "", err
 	}
+	if err := os.Chmod(tokens, 0o711); err != nil {
+		return "", err
+	}
+	path := TokenFile(l.home, u.Username)
 	cred := auth.UserCredential(secret, u.Username)
 	if err := auth.WriteTokenFile(path, cred); err != nil {
 		return "", fmt.Errorf("writing %s's token file: %w", u.Username, err)
+	}
+	// A user who named their token file ($SMARTH_TOKEN_FILE) gets it
+	// there too: their clients read that file first (ClientSecurity).
+	if env := os.Getenv(EnvTokenFile); env != "" {
+		if err := auth.WriteTokenFile(env, cred); err != nil {
+			return "", fmt.Errorf("writing %s's token file %s ($%s): %w", u.Username, env, EnvTokenFile, err)
+		}
 	}
 	// The daemons' own copy: the user's file may later be replaced (smarth
 	// login as someone else), the service's must not change under them.

@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,38 +18,60 @@ import (
 	"smarth/internal/testcluster"
 )
 
-// TestUpSecure: `cluster up --auth secure` makes the identity secret and
-// the datanode key (0600), the datanodes prove the key (they register:
-// Up returns), the launching user's token file works for a client, while
-// a client with a credential minted under another secret, or with none,
-// is refused. The launcher's own status calls carry the token too. A
-// wordcount job of another user runs end to end: the resource manager
-// checks her credential and the node managers, with the owner's service
-// token, read and write as her (its output is hers).
-func TestUpSecure(t *testing.T) {
+// TestUpSecureTLS: `cluster up` is secure by default and, with --tls,
+// speaks TLS everywhere. It makes the identity secret and the datanode
+// key (0600), the datanodes prove the key (they register: Up returns),
+// the launching user's token file lands in the home (0600) where a
+// client of this cluster finds it (ClientSecurity, by SMARTH_HOME), with
+// the CA; a client with a credential minted under another secret, with
+// none, or speaking plaintext is refused. The launcher's own status calls
+// carry the token and TLS too. A wordcount job of another user runs end
+// to end over TLS: the resource manager checks her credential and the
+// node managers, with the owner's service token, read and write as her
+// (its output is hers).
+func TestUpSecureTLS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-binary cluster skipped in -short mode")
 	}
-	token := filepath.Join(t.TempDir(), "token")
-	t.Setenv("SMARTH_TOKEN_FILE", token)
 	home := t.TempDir()
+	t.Setenv("SMARTH_HOME", home)
+	t.Setenv("SMARTH_TOKEN_FILE", "")
+	t.Setenv("SMARTH_TLS_CA_FILE", "")
 	t.Cleanup(func() { _, _ = cluster.Down(home, 5*time.Second) })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	st, err := cluster.Up(ctx, cluster.Options{
-		Home: home, Binary: testcluster.Binary(t), DataNodes: 2, Auth: auth.Secure, NodeManagers: true,
+		Home: home, Binary: testcluster.Binary(t), DataNodes: 2, TLS: true, NodeManagers: true,
 		NameNodeRPC: "127.0.0.1:0", NameNodeHTTP: "127.0.0.1:0", BlockSize: 1 << 20,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{cluster.IdentitySecretFile(home), filepath.Join(home, "keys", "datanode.key"), token} {
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := cluster.TokenFile(home, me.Username)
+	for _, f := range []string{cluster.IdentitySecretFile(home), filepath.Join(home, "keys", "datanode.key"), token, filepath.Join(home, "tls", "ca.key")} {
 		if fi, err := os.Stat(f); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("%s: %v, mode %v; want 0600", f, err, fi)
 		}
 	}
+	if !st.TLS || st.Auth != auth.Secure {
+		t.Fatalf("state records auth %q tls %v", st.Auth, st.TLS)
+	}
+	sec, err := cluster.ClientSecurity(st.NameNode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sec.TokenFile != token || sec.TLS == nil {
+		t.Fatalf("a client of the cluster finds token %q and TLS %v; want %s and the CA", sec.TokenFile, sec.TLS != nil, token)
+	}
+	if other, _ := cluster.ClientSecurity("127.0.0.1:1"); other.TokenFile != "" || other.TLS != nil {
+		t.Fatalf("a client of another namenode was given this cluster's token or CA: %+v", other)
+	}
 
-	fs, err := client.New(client.Config{NameNode: st.NameNode})
+	fs, err := client.New(client.Config{NameNode: st.NameNode, TokenFile: sec.TokenFile, TLS: sec.TLS})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,29 +84,30 @@ func TestUpSecure(t *testing.T) {
 	if err := auth.WriteTokenFile(forged, auth.UserCredential(make([]byte, 32), "root")); err != nil {
 		t.Fatal(err)
 	}
-	refused := func(name string, cfg client.Config) {
+	refused := func(name, why string, cfg client.Config) {
 		t.Helper()
 		other, err := client.New(cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		defer other.Close()
-		if err := other.Mkdir(ctx, "/secure-"+name, 0o755, true); err == nil || !strings.Contains(err.Error(), "authenticated") {
-			t.Errorf("%s: mkdir = %v, want refused unauthenticated", name, err)
+		if err := other.Mkdir(ctx, "/secure-"+name, 0o755, true); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("%s: mkdir = %v, want refused (%s)", name, err, why)
 		}
 	}
-	refused("forged", client.Config{NameNode: st.NameNode, TokenFile: forged})
+	refused("forged", "authenticated", client.Config{NameNode: st.NameNode, TokenFile: forged, TLS: sec.TLS})
 	t.Setenv("SMARTH_TOKEN_FILE", filepath.Join(t.TempDir(), "absent"))
-	refused("anonymous", client.Config{NameNode: st.NameNode})
-	t.Setenv("SMARTH_TOKEN_FILE", token)
-	runSecureJob(ctx, t, home, st, fs)
+	refused("anonymous", "authenticated", client.Config{NameNode: st.NameNode, TLS: sec.TLS})
+	refused("plaintext", "", client.Config{NameNode: st.NameNode, TokenFile: token, RPCTimeout: 5 * time.Second})
+	t.Setenv("SMARTH_TOKEN_FILE", "")
+	runSecureJob(ctx, t, home, st, fs, sec)
 	s, err := cluster.GetStatus(ctx, home)
 	if err != nil || s.ReportErr != nil || len(s.Datanodes) != 2 {
 		t.Fatalf("status of the secure cluster: %v %v %d datanodes", err, s.ReportErr, len(s.Datanodes))
 	}
 }
 
-func runSecureJob(ctx context.Context, t *testing.T, home string, st *cluster.State, owner *client.FileSystem) {
+func runSecureJob(ctx context.Context, t *testing.T, home string, st *cluster.State, owner *client.FileSystem, sec cluster.Security) {
 	t.Helper()
 	w, err := owner.Create(ctx, "/secure-in/text", client.CreateOptions{})
 	if err != nil {
@@ -108,13 +132,13 @@ func runSecureJob(ctx context.Context, t *testing.T, home string, st *cluster.St
 		t.Fatal(err)
 	}
 	cred := auth.UserCredential(secret, "alice")
-	fs, err := client.New(client.Config{NameNode: st.NameNode, Credential: cred})
+	fs, err := client.New(client.Config{NameNode: st.NameNode, Credential: cred, TLS: sec.TLS})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fs.Close()
 	reg := mapreduce.NewRegistry(apps.All()...)
-	jc, err := jobclient.New(jobclient.Config{ResourceManager: st.ResourceManager, FS: mapreduce.DFS(fs), Registry: reg, Credential: cred})
+	jc, err := jobclient.New(jobclient.Config{ResourceManager: st.ResourceManager, FS: mapreduce.DFS(fs), Registry: reg, Credential: cred, TLS: sec.TLS})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,11 @@ type State struct {
 	NameNode        string    `json:"namenode,omitempty"`        // rpc host:port
 	NameNodeHTTP    string    `json:"namenode_http,omitempty"`   // host:port
 	ResourceManager string    `json:"resourcemanager,omitempty"` // rpc host:port
+	// Auth is the cluster's auth mode (secure: users' token files in
+	// home/tokens); TLS says its daemons speak TLS with the CA in
+	// home/tls (ClientSecurity).
+	Auth string `json:"auth,omitempty"`
+	TLS  bool   `json:"tls,omitempty"`
 	Daemons         []Daemon  `json:"daemons"`
 	// Cgroups are the block I/O groups that cap the datanodes' disks
 	// (Options.Cache.DiskReadRate), removed by Down.

@@ -36,7 +36,7 @@ func GetStatus(ctx context.Context, home string) (*Status, error) {
 		s.ReportErr = fmt.Errorf("the cluster in %s is down", st.Home)
 		return s, nil
 	}
-	nn, err := dialNameNode(st.NameNode)
+	nn, err := dialNameNode(st)
 	if err != nil {
 		s.ReportErr = err
 		return s, nil
@@ -66,7 +66,7 @@ func (s *Status) Print(w io.Writer) {
 	if st.NameNode != "" {
 		fmt.Fprintf(w, "namenode %s", st.NameNode)
 		if st.NameNodeHTTP != "" {
-			fmt.Fprintf(w, "   web UI http://%s/", st.NameNodeHTTP)
+			fmt.Fprintf(w, "   web UI %s://%s/", st.WebScheme(), st.NameNodeHTTP)
 		}
 		fmt.Fprintln(w)
 	}

@@ -76,15 +76,27 @@ func (u *upper) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := u.opts.prepareTLS(u.l); err != nil {
+		return err
+	}
+	u.st.Auth, u.st.TLS = u.opts.Auth, u.opts.TLS
+	if err := u.st.save(); err != nil {
+		return err
+	}
 	if token != "" {
 		fmt.Fprintf(u.opts.Out, "auth      secure: keys in %s, your token in %s\n", filepath.Dir(u.l.key(identityKeyName)), token)
+	} else {
+		fmt.Fprintf(u.opts.Out, "WARNING   auth simple: the namenode trusts whatever user name a caller asserts; use only on a trusted network\n")
+	}
+	if u.opts.TLS {
+		fmt.Fprintf(u.opts.Out, "tls       on: CA %s (clients of this home trust it)\n", CAFile(u.l.home))
 	}
 	nn, err := u.start(ctx, "namenode", "namenode", "", "", u.opts.nameNodeConfig(u.l))
 	if err != nil {
 		return err
 	}
 	u.st.NameNode, u.st.NameNodeHTTP = nn.RPC, nn.HTTP
-	fmt.Fprintf(u.opts.Out, "namenode  ready  rpc %s  web http://%s/\n", nn.RPC, nn.HTTP)
+	fmt.Fprintf(u.opts.Out, "namenode  ready  rpc %s  web %s://%s/\n", nn.RPC, u.st.WebScheme(), nn.HTTP)
 
 	var hosts []string
 	errs := make([]error, u.opts.DataNodes)
@@ -107,7 +119,7 @@ func (u *upper) run(ctx context.Context) error {
 	}
 	wctx, cancel := context.WithTimeout(ctx, u.opts.ReadyTimeout)
 	defer cancel()
-	if err := WaitDataNodes(wctx, nn.RPC, hosts); err != nil {
+	if err := WaitDataNodes(wctx, u.st, hosts); err != nil {
 		return err
 	}
 	fmt.Fprintf(u.opts.Out, "%d datanodes registered with the namenode\n", len(hosts))
@@ -129,7 +141,7 @@ func (u *upper) startMapReduce(ctx context.Context, nn string) error {
 		return err
 	}
 	u.st.ResourceManager = rm.RPC
-	fmt.Fprintf(u.opts.Out, "resourcemanager ready  rpc %s  web http://%s/\n", rm.RPC, rm.HTTP)
+	fmt.Fprintf(u.opts.Out, "resourcemanager ready  rpc %s  web %s://%s/\n", rm.RPC, u.st.WebScheme(), rm.HTTP)
 	errs := make([]error, u.opts.DataNodes)
 	var wg sync.WaitGroup
 	for i := range u.opts.DataNodes {
@@ -186,7 +198,7 @@ func (u *upper) launch(ctx context.Context, d Daemon, afterStart func(Daemon) er
 	}
 	d.Ready = r
 	if r.HTTP != "" {
-		d.WebURL = "http://" + r.HTTP + "/"
+		d.WebURL = u.st.WebScheme() + "://" + r.HTTP + "/"
 	}
 	return r, u.record(d)
 }

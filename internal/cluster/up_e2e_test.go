@@ -31,7 +31,7 @@ func TestUpRealBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs, err := client.New(client.Config{NameNode: st.NameNode})
+	fs, err := client.New(ownerConfig(t, st.Home, st.NameNode))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,4 +84,19 @@ func TestUpRealBinary(t *testing.T) {
 			t.Errorf("%s pid %d still runs", d.Name, d.PID)
 		}
 	}
+}
+
+// ownerConfig is a client config of the cluster's owner for the cluster
+// in home: its token file there and its CA (secure by default).
+func ownerConfig(t *testing.T, home, nn string) client.Config {
+	t.Helper()
+	st, err := cluster.LoadState(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, err := st.Security()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client.Config{NameNode: nn, TokenFile: sec.TokenFile, TLS: sec.TLS}
 }

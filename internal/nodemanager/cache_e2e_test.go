@@ -28,17 +28,12 @@ func cacheCluster(t *testing.T, policy, scheduler string) (*testcluster.Cluster,
 		NameNode: map[string]any{"cache_policy": policy},
 		DataNode: map[string]any{"cache_capacity": 1 << 20}})
 	reg := mapreduce.NewRegistry(apps.AllWith(apps.Options{Out: io.Discard})...)
-	mr := mrtest.Start(t, mrtest.Options{NameNode: dfs.NameNodeAddr(), Registry: reg, Scheduler: scheduler,
+	mr := mrtest.Start(t, mrtest.Options{DFS: dfs, Registry: reg, Scheduler: scheduler,
 		// Heartbeats come every 30 ms here, so a job counts skips fast:
 		// wait long enough before rack-local that a cached block's node
 		// frees a slot first, as on a cluster whose tasks run for seconds.
 		RM: func(c *resourcemanager.Config) { c.CacheSkips, c.NodeSkips, c.RackSkips = 3, 20, 40 }})
-	c, err := client.New(client.Config{NameNode: dfs.NameNodeAddr(), ClientHost: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return dfs, mr, c
+	return dfs, mr, dfs.Client(t, testcluster.WithClientHost("test"))
 }
 
 // cachedBlocks counts the blocks of p that some datanode reports holding

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"smarth/internal/client"
 	"smarth/internal/mapreduce"
 	"smarth/internal/nodemanager"
+	"smarth/internal/testcluster"
 	"smarth/internal/testcluster/mrtest"
 )
 
@@ -17,11 +17,9 @@ import (
 // (replication 1: the one holding the block).
 func TestMapsReportCacheAccessOnDFS(t *testing.T) {
 	var recorders []*mrtest.CacheRecorder
-	var dfsAddr string
 	dfs, mr := dfsCluster(t, func(o *mrtest.Options) {
-		dfsAddr = o.NameNode
 		o.NM = func(i int, cfg *nodemanager.Config) {
-			r := &mrtest.CacheRecorder{FS: mrtest.NodeDFS(t, dfsAddr, cfg.Hostname)}
+			r := &mrtest.CacheRecorder{FS: mrtest.NodeDFS(t, o.DFS, cfg.Hostname)}
 			recorders = append(recorders, r)
 			cfg.FS = r
 		}
@@ -35,11 +33,7 @@ func TestMapsReportCacheAccessOnDFS(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c, err := client.New(client.Config{NameNode: dfs.NameNodeAddr(), ClientHost: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dfs.Client(t, testcluster.WithClientHost("test"))
 	locs, err := c.BlockLocations(ctx, "/in/text", 0, 1<<40)
 	if err != nil {
 		t.Fatal(err)

@@ -91,7 +91,7 @@ func dfsCluster(t *testing.T, rmOpts func(*mrtest.Options)) (*testcluster.Cluste
 	dfs := testcluster.Start(t, testcluster.Options{DataNodes: 3, Racks: []string{"/r1", "/r1", "/r2"},
 		BlockSize: 32 << 10, Replication: 1})
 	reg := mapreduce.NewRegistry(append(apps.AllWith(apps.Options{Out: io.Discard}), slowCount{})...)
-	o := mrtest.Options{NameNode: dfs.NameNodeAddr(), Registry: reg, Racks: []string{"/wrong", "/wrong", "/wrong"}}
+	o := mrtest.Options{DFS: dfs, Registry: reg, Racks: []string{"/wrong", "/wrong", "/wrong"}}
 	if rmOpts != nil {
 		rmOpts(&o)
 	}

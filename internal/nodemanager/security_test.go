@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"smarth/internal/auth"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/apps"
 	"smarth/internal/rpc/dfspb"
@@ -70,7 +71,9 @@ func TestTasksReadAndWriteAsTheSubmitter(t *testing.T) {
 			req.Splits = append(req.Splits, &mrpb.Split{Index: int32(s.Index), Path: s.Path, Offset: s.Offset,
 				Length: s.Length, Hosts: s.Hosts, Racks: s.Racks, BlockId: s.BlockID})
 		}
-		uctx := metadata.AppendToOutgoingContext(ctx, "smarth-user", user)
+		// The resource manager is secure (mrtest gives it the DFS's
+		// identity secret): the caller proves its user.
+		uctx := metadata.AppendToOutgoingContext(ctx, auth.MDCredential, dfs.Credential(user))
 		resp, err := rm.SubmitJob(uctx, req)
 		if err != nil {
 			return nil, err

@@ -27,6 +27,9 @@ func (m *Manager) startAll(ctx context.Context, s *State) error {
 	if len(plan) == 0 {
 		return nil
 	}
+	if err := s.prepareSecrets(); err != nil {
+		return err
+	}
 	if err := m.startProxies(ctx, s, plan); err != nil {
 		return err
 	}
@@ -127,6 +130,8 @@ func (s *State) Env(host string) []string {
 	if rm := daemonplan.ResourceManagerAddr(s.Topology); rm != "" {
 		env = append(env, "SMARTH_RESOURCEMANAGER="+rm)
 	}
+	// The cluster is secure: tools act as the testbed's owner.
+	env = append(env, "SMARTH_TOKEN_FILE="+s.TokenFile())
 	return env
 }
 
@@ -142,6 +147,9 @@ func (m *Manager) startDaemon(s *State, d daemonplan.Daemon) (*child, error) {
 				return nil, err
 			}
 		}
+	}
+	if err := s.placeSecrets(d); err != nil {
+		return nil, err
 	}
 	data, err := yaml.Marshal(d.Config)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
+	"smarth/internal/auth"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/testbed/daemonplan"
 	"smarth/internal/testbed/netns"
@@ -22,6 +23,10 @@ import (
 // asks from inside the namenode's namespace, the only place that reaches
 // it.
 func (m *Manager) waitRegistered(ctx context.Context, s *State) error {
+	cred, err := auth.ReadTokenFile(s.TokenFile())
+	if err != nil {
+		return fmt.Errorf("the testbed owner's token: %w", err)
+	}
 	nn := s.Topology.WithRole(topo.NameNode)
 	want := hostsWith(s.Topology, topo.DataNode)
 	if len(nn) == 0 || len(want) == 0 {
@@ -40,7 +45,7 @@ func (m *Manager) waitRegistered(ctx context.Context, s *State) error {
 	defer cancel()
 	last := "no answer yet"
 	for {
-		msg, done := checkRegistered(ctx, rpc, s.Topology, want)
+		msg, done := checkRegistered(ctx, rpc, s.Topology, want, cred)
 		if done {
 			m.logf("all %d datanodes registered in their racks; safe mode off", len(want))
 			return nil
@@ -58,8 +63,8 @@ func (m *Manager) waitRegistered(ctx context.Context, s *State) error {
 
 // checkRegistered asks once; it returns why the cluster is not ready yet,
 // or done.
-func checkRegistered(ctx context.Context, rpc dfspb.ClientProtocolClient, t *topo.Topology, want []string) (string, bool) {
-	ctx = metadata.AppendToOutgoingContext(ctx, "smarth-user", "root", "smarth-client", "smarth-testbed")
+func checkRegistered(ctx context.Context, rpc dfspb.ClientProtocolClient, t *topo.Topology, want []string, cred string) (string, bool) {
+	ctx = metadata.AppendToOutgoingContext(ctx, auth.MDCredential, cred, "smarth-client", "smarth-testbed")
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	r, err := rpc.GetDatanodeReport(ctx, &dfspb.GetDatanodeReportRequest{})

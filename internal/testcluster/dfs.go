@@ -2,6 +2,7 @@ package testcluster
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -9,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"smarth/internal/auth"
 	"smarth/internal/client"
+	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -38,6 +41,15 @@ type DFS interface {
 	WaitReplication(t testing.TB, path string, r int)
 	// WaitLive waits until exactly n datanodes are live at the namenode.
 	WaitLive(t testing.TB, n int)
+
+	// Credentials and TLS, for harnesses and tests that make their own
+	// clients and daemons (mrtest, the CLI tests): see base's methods.
+	Credential(user string) string
+	TokenFile(t testing.TB, user string) string
+	IdentitySecretFile() string
+	ClientTLS() *tls.Config
+	CAFile() string
+	Wire(t testing.TB, name string) pki.Config
 }
 
 var (
@@ -215,11 +227,53 @@ func (b *base) waitRegistered(want []string) error {
 	return nil
 }
 
-// Credential is a credential for user on a Secure cluster ("" otherwise),
+// Credential is a credential for user on a secure cluster ("" on a Simple one),
 // for harnesses that build their own clients (mrtest).
 func (b *base) Credential(user string) string { return b.opts.Credential(user) }
 
-// IdentitySecretFile is a Secure cluster's identity secret ("" otherwise),
+// TokenFile writes user's credential to a 0600 token file (in a
+// directory of the test's) and returns its path: what `smarth login`
+// gives a user; "" on a Simple cluster.
+func (b *base) TokenFile(t testing.TB, user string) string {
+	t.Helper()
+	cred := b.opts.Credential(user)
+	if cred == "" {
+		return ""
+	}
+	path := filepath.Join(t.TempDir(), user+".token")
+	if err := auth.WriteTokenFile(path, cred); err != nil {
+		t.Fatalf("testcluster: token file: %v", err)
+	}
+	return path
+}
+
+// ClientTLS is the TLS config that trusts the cluster's CA (nil without
+// Options.TLS); Client sets it on every client.
+func (b *base) ClientTLS() *tls.Config { return b.opts.ClientTLS() }
+
+// CAFile is the cluster's CA certificate ("" without Options.TLS), for
+// clients configured by file (the CLI's SMARTH_TLS_CA_FILE).
+func (b *base) CAFile() string {
+	if b.opts.tlsDir == "" {
+		return ""
+	}
+	ca, _ := pki.CAFiles(b.opts.tlsDir)
+	return ca
+}
+
+// Wire is the TLS switch for another daemon of the cluster named name (a
+// resource manager, a node manager): a certificate from the cluster's CA;
+// zero without Options.TLS.
+func (b *base) Wire(t testing.TB, name string) pki.Config {
+	t.Helper()
+	w, err := b.opts.Wire(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// IdentitySecretFile is a secure cluster's identity secret ("" on a Simple one),
 // for services that check credentials themselves (the resource manager).
 func (b *base) IdentitySecretFile() string {
 	if b.opts.keyDir == "" {

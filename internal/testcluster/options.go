@@ -3,6 +3,7 @@ package testcluster
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -14,6 +15,7 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/client"
+	"smarth/internal/pki"
 )
 
 // Options describe a test cluster. Zero values take the defaults named on
@@ -63,15 +65,25 @@ type Options struct {
 	// per test process with `go build ./cmd/smarth` (or $SMARTH_BINARY).
 	Binary string
 
-	// Secure runs the namenode in secure mode (docs/security.md) with an
-	// identity secret and datanode key made for the cluster; its clients
-	// get credentials minted for their user (Credential gives more).
-	// Off, the namenode trusts asserted names, for harnesses that dial
-	// the namenode by address alone (mrtest, the CLI tests) until they
-	// carry credentials.
-	Secure bool
-	keyDir string // set by Start and StartProcs when Secure
-	secret []byte
+	// Simple runs the namenode in simple mode: it trusts the user a
+	// client asserts (Hadoop's simple auth), with no identity secret or
+	// datanode key. Only tests about simple mode set it; by default a
+	// test cluster is secure, as every generated config is
+	// (docs/security.md): the namenode verifies credentials, datanodes
+	// prove the datanode key, and the harness's clients (Client, mrtest
+	// with Options.DFS) get credentials minted for their user
+	// (Credential, TokenFile give more).
+	Simple bool
+	// TLS turns the wire's TLS on (internal/pki): a CA made for the
+	// cluster, a certificate per daemon, the harness's clients verifying
+	// against the CA (ClientTLS, CAFile).
+	TLS bool
+
+	keyDir    string // set by Start and StartProcs unless Simple
+	secret    []byte
+	tlsDir    string // set by Start and StartProcs with TLS
+	ca        *pki.CA
+	clientTLS *tls.Config // one for all clients: they share namenode connections per config
 }
 
 func (o *Options) setDefaults() error {
@@ -148,7 +160,10 @@ func (o *Options) nameNodeKeys(metaDir, rpcAddr, httpAddr string) map[string]any
 		k["auth"] = auth.Secure
 		k["auth_secret_file"] = filepath.Join(o.keyDir, "auth.key")
 		k["datanode_key_file"] = filepath.Join(o.keyDir, "datanode.key")
+	} else {
+		k["auth"] = auth.Simple
 	}
+	merge(k, o.wireKeys("namenode"))
 	return merge(k, o.NameNode)
 }
 
@@ -171,6 +186,7 @@ func (o *Options) dataNodeKeys(i int, nameNode, dataDir string) map[string]any {
 	if o.keyDir != "" {
 		k["datanode_key_file"] = filepath.Join(o.keyDir, "datanode.key")
 	}
+	merge(k, o.wireKeys(Hostname(i)))
 	merge(k, o.DataNode)
 	if o.DataNodeFor != nil {
 		merge(k, o.DataNodeFor(i))
@@ -224,10 +240,21 @@ func WithDial(dial func(ctx context.Context, addr string) (net.Conn, error)) Cli
 func WithConfig(f func(*client.Config)) ClientOption { return ClientOption(f) }
 
 // makeKeys creates the cluster's identity secret and datanode key under
-// root/keys.
-// Without Secure it does nothing.
+// root/keys (unless Simple), and with TLS its CA under root/tls.
 func (o *Options) makeKeys(root string) error {
-	if !o.Secure {
+	if o.TLS {
+		o.tlsDir = filepath.Join(root, "tls")
+		ca, err := pki.LoadOrCreateCA(o.tlsDir, "smarth test cluster CA")
+		if err != nil {
+			return fmt.Errorf("testcluster: CA: %w", err)
+		}
+		caFile, _ := pki.CAFiles(o.tlsDir)
+		if o.clientTLS, err = pki.ClientConfig(caFile); err != nil {
+			return fmt.Errorf("testcluster: CA: %w", err)
+		}
+		o.ca = ca
+	}
+	if o.Simple {
 		return nil
 	}
 	o.keyDir = filepath.Join(root, "keys")
@@ -241,6 +268,37 @@ func (o *Options) makeKeys(root string) error {
 	o.secret = secret
 	return nil
 }
+
+// Wire is the TLS switch of a daemon named name on a cluster started
+// with o: a certificate for 127.0.0.1 and localhost signed by the
+// cluster's CA (zero without TLS). mrtest gives it to its resource
+// manager and node managers.
+func (o *Options) Wire(name string) (pki.Config, error) {
+	if o.ca == nil {
+		return pki.Config{}, nil
+	}
+	cert, key, err := o.ca.Issue(o.tlsDir, name, []string{"127.0.0.1", "localhost", name})
+	if err != nil {
+		return pki.Config{}, fmt.Errorf("testcluster: certificate for %s: %w", name, err)
+	}
+	ca, _ := pki.CAFiles(o.tlsDir)
+	return pki.Config{TLS: true, CertFile: cert, KeyFile: key, CAFile: ca}, nil
+}
+
+// wireKeys are the tls keys of a daemon's config (none without TLS).
+// Issuing cannot fail but for a broken temp dir: the daemon then fails
+// on its missing files with a message naming them.
+func (o *Options) wireKeys(name string) map[string]any {
+	w, err := o.Wire(name)
+	if err != nil || !w.TLS {
+		return nil
+	}
+	return map[string]any{"tls": true, "tls_cert_file": w.CertFile, "tls_key_file": w.KeyFile, "tls_ca_file": w.CAFile}
+}
+
+// ClientTLS is the TLS config of a client of the cluster: trusting its CA
+// (nil without TLS).
+func (o *Options) ClientTLS() *tls.Config { return o.clientTLS }
 
 // Credential is a credential for user on a cluster started with o (the
 // cluster's identity secret signs it).
@@ -257,6 +315,9 @@ func (o *Options) newClientConfig(addr string, log *slog.Logger, opts []ClientOp
 	cfg := client.Config{NameNode: addr, Logger: log, RPCTimeout: 20 * time.Second}
 	for _, opt := range opts {
 		opt(&cfg)
+	}
+	if cfg.TLS == nil {
+		cfg.TLS = o.ClientTLS()
 	}
 	if cfg.Credential == "" && o.secret != nil {
 		u := cfg.User

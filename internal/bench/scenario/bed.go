@@ -203,7 +203,9 @@ func (b *LocalBed) Client(ctx context.Context, args []string, stdout, stderr io.
 		return errors.New("the loopback cluster is not up")
 	}
 	cmd := exec.CommandContext(ctx, b.state.Binary, args...)
-	cmd.Env = append(os.Environ(), "SMARTH_NAMENODE="+b.state.NameNode)
+	// SMARTH_HOME too: the client finds the cluster's token (and CA) in
+	// its home, as it finds the namenode.
+	cmd.Env = append(os.Environ(), "SMARTH_NAMENODE="+b.state.NameNode, "SMARTH_HOME="+b.state.Home)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = 10 * time.Second
 	return cmd.Run()

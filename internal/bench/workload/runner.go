@@ -162,13 +162,18 @@ func startCluster(ctx context.Context, c Combo, opts Options, logf func(string, 
 		cluster.Down(home, 10*time.Second)
 		os.RemoveAll(home)
 	}
-	fs, err := client.New(client.Config{NameNode: st.NameNode})
+	sec, err := st.Security()
+	if err != nil {
+		down()
+		return nil, nil, err
+	}
+	fs, err := client.New(client.Config{NameNode: st.NameNode, TokenFile: sec.TokenFile, TLS: sec.TLS})
 	if err != nil {
 		down()
 		return nil, nil, err
 	}
 	reg := mapreduce.NewRegistry(apps.AllWith(apps.Options{Out: io.Discard})...)
-	jc, err := jobclient.New(jobclient.Config{ResourceManager: st.ResourceManager, FS: mapreduce.DFS(fs), Registry: reg})
+	jc, err := jobclient.New(jobclient.Config{ResourceManager: st.ResourceManager, FS: mapreduce.DFS(fs), Registry: reg, TokenFile: sec.TokenFile, TLS: sec.TLS})
 	if err != nil {
 		fs.Close()
 		down()

@@ -109,7 +109,12 @@ func Run(ctx context.Context, opts Options) (err error) {
 		}
 	}()
 
-	fs, err := client.New(client.Config{NameNode: st.NameNode})
+	// The cluster is secure: the owner's token file is in its home.
+	sec, err := st.Security()
+	if err != nil {
+		return err
+	}
+	fs, err := client.New(client.Config{NameNode: st.NameNode, TokenFile: sec.TokenFile, TLS: sec.TLS})
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,11 @@ import (
 // resource manager through the job client, then reads its part files and
 // returns the top words.
 func ClusterWordCount(ctx context.Context, st *cluster.State, input, output string, top int) ([]WordCountEntry, error) {
-	dfs, err := client.New(client.Config{NameNode: st.NameNode})
+	sec, err := st.Security()
+	if err != nil {
+		return nil, err
+	}
+	dfs, err := client.New(client.Config{NameNode: st.NameNode, TokenFile: sec.TokenFile, TLS: sec.TLS})
 	if err != nil {
 		return nil, err
 	}
@@ -27,6 +31,8 @@ func ClusterWordCount(ctx context.Context, st *cluster.State, input, output stri
 		ResourceManager: st.ResourceManager,
 		FS:              mapreduce.DFS(dfs),
 		Registry:        mapreduce.NewRegistry(apps.All()...),
+		TokenFile:       sec.TokenFile,
+		TLS:             sec.TLS,
 	})
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"smarth/internal/testbed/topo"
@@ -46,6 +47,26 @@ type Daemon struct {
 	// Proxies are the delay proxies in front of this daemon's ports
 	// (latency_mode proxy only).
 	Proxies []Proxy `json:"proxies,omitempty"`
+	// Secrets are the names of the cluster's secret files (AuthKey,
+	// DataNodeKey, ServiceToken) this daemon's config points at in its
+	// host's keys directory (KeyFile); the testbed copies them there, 0600,
+	// before the start. Each host gets only what its daemons need.
+	Secrets []string `json:"secrets,omitempty"`
+}
+
+// The cluster's secret files (docs/security.md): the namenode's identity
+// secret, the datanode key, and the services' token (the testbed
+// owner's credential: the namenode's superuser, so the resource manager
+// and node managers may act for submitters).
+const (
+	AuthKey      = "auth.key"
+	DataNodeKey  = "datanode.key"
+	ServiceToken = "service.token"
+)
+
+// KeyFile is where host's copy of the secret file name lives.
+func KeyFile(workDir, host, name string) string {
+	return filepath.Join(workDir, host, "keys", name)
 }
 
 // Name is "<role>@<host>", for messages.
@@ -140,6 +161,21 @@ func (p planner) dataDir(h *topo.Host, what string) string {
 	return filepath.Join(p.workDir, h.Name, "data", what)
 }
 
+// secure points c's keys at the secrets in h's keys directory and
+// records them in d: every generated config is secure (auth: secure for
+// the namenode and the resource manager), as the local cluster's.
+func (p planner) secure(d *Daemon, h *topo.Host, c map[string]any, keys map[string]string) {
+	for key, name := range keys {
+		if name == "" {
+			c[key] = "secure"
+			continue
+		}
+		c[key] = KeyFile(p.workDir, h.Name, name)
+		d.Secrets = append(d.Secrets, name)
+	}
+	slices.Sort(d.Secrets)
+}
+
 // finish merges the topology's extra keys (file-wide, then the host's)
 // over the generated config.
 func (p planner) finish(d Daemon, h *topo.Host, c map[string]any) Daemon {
@@ -169,6 +205,7 @@ func (p planner) nameNode(h *topo.Host) Daemon {
 		"default_rack": "/default-rack",
 		"replication":  min(3, max(1, len(p.t.WithRole(topo.DataNode)))),
 	}
+	p.secure(&d, h, c, map[string]string{"auth": "", "auth_secret_file": AuthKey, "datanode_key_file": DataNodeKey})
 	return p.finish(d, h, c)
 }
 
@@ -189,6 +226,7 @@ func (p planner) dataNode(h, nn *topo.Host) Daemon {
 		"data_dir":     p.dataDir(h, "datanode"),
 		"rack":         p.rackOf(h),
 	}
+	p.secure(&d, h, c, map[string]string{"datanode_key_file": DataNodeKey})
 	return p.finish(d, h, c)
 }
 
@@ -199,6 +237,7 @@ func (p planner) resourceManager(h, nn *topo.Host) Daemon {
 		"http_addr": p.listen(&d, h, ResourceManagerHTTP),
 		"namenode":  hostPort(nn.Addr, NameNodeRPC),
 	}
+	p.secure(&d, h, c, map[string]string{"auth": "", "auth_secret_file": AuthKey, "token_file": ServiceToken})
 	return p.finish(d, h, c)
 }
 
@@ -217,6 +256,7 @@ func (p planner) nodeManager(h, rm, nn *topo.Host) Daemon {
 		"http_addr":       hostPort(h.Addr, NodeManagerHTTP),
 		"work_dir":        p.dataDir(h, "nodemanager"),
 	}
+	p.secure(&d, h, c, map[string]string{"token_file": ServiceToken})
 	return p.finish(d, h, c)
 }
 

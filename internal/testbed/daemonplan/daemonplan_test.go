@@ -105,3 +105,33 @@ func TestRacksMapHasClientOnlyHosts(t *testing.T) {
 		t.Errorf("racks map %v lacks the client-only host edge (10.77.2.11) in /b", racks)
 	}
 }
+
+// Every generated config is secure: the namenode and resource manager
+// check credentials, each daemon names its host's copies of the secrets
+// it needs and no others.
+func TestPlanSecure(t *testing.T) {
+	ds := plan(t, two)
+	want := map[string]string{
+		"namenode@nn":        "auth.key datanode.key",
+		"datanode@dn1":       "datanode.key",
+		"resourcemanager@nn": "auth.key service.token",
+		"nodemanager@dn2":    "service.token",
+	}
+	for _, d := range ds {
+		w, ok := want[d.Name()]
+		if !ok {
+			continue
+		}
+		if got := strings.Join(d.Secrets, " "); got != w {
+			t.Errorf("%s needs secrets %q, want %q", d.Name(), got, w)
+		}
+	}
+	nn, dn1, rm, nm2 := ds[0], ds[1], ds[3], ds[5]
+	if nn.Config["auth"] != "secure" || rm.Config["auth"] != "secure" {
+		t.Errorf("auth: namenode %v, resource manager %v; want secure", nn.Config["auth"], rm.Config["auth"])
+	}
+	if nn.Config["auth_secret_file"] != "/w/nn/keys/auth.key" || dn1.Config["datanode_key_file"] != "/w/dn1/keys/datanode.key" ||
+		nm2.Config["token_file"] != "/w/dn2/keys/service.token" {
+		t.Errorf("key paths: nn %v, dn1 %v, nm2 %v", nn.Config["auth_secret_file"], dn1.Config["datanode_key_file"], nm2.Config["token_file"])
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"smarth/internal/client"
 	"smarth/internal/mapreduce"
+	"smarth/internal/testcluster"
 )
 
 // Helpers for seed 003's cache tests: what map tasks report, and where
@@ -48,14 +49,11 @@ func (r *CacheRecorder) Accesses() []mapreduce.CacheAccess {
 // manager makes its own (ClientHost = host), closed when the test ends.
 // Set it as the node manager's FS (Options.NM) to wrap it, e.g. in a
 // CacheRecorder.
-func NodeDFS(t testing.TB, namenode, host string) mapreduce.FS {
+func NodeDFS(t testing.TB, dfs testcluster.DFS, host string) mapreduce.FS {
 	t.Helper()
-	c, err := client.New(client.Config{NameNode: namenode, ClientHost: host, ClientName: "mrtest-nm-" + host,
-		RPCTimeout: 20 * time.Second})
-	if err != nil {
-		t.Fatalf("mrtest: DFS client for %s: %v", host, err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := dfs.Client(t, testcluster.WithClientHost(host), testcluster.WithConfig(func(c *client.Config) {
+		c.ClientName, c.RPCTimeout = "mrtest-nm-"+host, 20*time.Second
+	}))
 	return mapreduce.DFS(c)
 }
 

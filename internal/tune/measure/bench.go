@@ -93,6 +93,10 @@ func Start(ctx context.Context, opts Options) (*Bench, error) {
 		_, err := cluster.Down(filepath.Join(home, "cluster"), 10*time.Second)
 		return err
 	}
+	if err := b.warmup(ctx); err != nil {
+		_ = b.Close("")
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -191,6 +195,10 @@ func (b *Bench) client(p tune.Profile) (*client.FileSystem, error) {
 // transfer writes one file of Size bytes and returns the datanode's
 // transfer log record of its block.
 func (b *Bench) transfer(ctx context.Context, fsys *client.FileSystem) (tune.Record, error) {
+	return b.transferSize(ctx, fsys, b.opts.Size)
+}
+
+func (b *Bench) transferSize(ctx context.Context, fsys *client.FileSystem, size int64) (tune.Record, error) {
 	b.seq++
 	path := "/tune/t" + strconv.Itoa(b.seq)
 	w, err := fsys.Create(ctx, path, client.CreateOptions{Overwrite: true})
@@ -201,7 +209,7 @@ func (b *Bench) transfer(ctx context.Context, fsys *client.FileSystem) (tune.Rec
 	for i := range buf {
 		buf[i] = byte(i * 7)
 	}
-	for left := b.opts.Size; left > 0; {
+	for left := size; left > 0; {
 		n := min(left, int64(len(buf)))
 		if _, err := w.Write(buf[:n]); err != nil {
 			_ = w.Abort()
@@ -215,6 +223,31 @@ func (b *Bench) transfer(ctx context.Context, fsys *client.FileSystem) (tune.Rec
 	rec, err := b.awaitRecord()
 	_ = fsys.Delete(ctx, path, false)
 	return rec, err
+}
+
+// warmup writes one small file under the default profile until it goes
+// through (up to 30 s): a datanode the namenode already counts as
+// registered may still lack its block keys for a moment and refuse the
+// first write, and the first transfer pays for cold caches; neither
+// belongs in the first genome's fitness.
+func (b *Bench) warmup(ctx context.Context) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		fsys, err := b.client(tune.Default())
+		if err != nil {
+			return err
+		}
+		_, err = b.transferSize(ctx, fsys, 1<<20)
+		fsys.Close()
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("measure: warm-up transfer still failing after 30s: %w", err)
+		}
+		fmt.Fprintf(b.opts.Out, "warm-up transfer failed, retrying: %v\n", err)
+		time.Sleep(time.Second)
+	}
 }
 
 // awaitRecord polls the transfer log for the next record (the datanode

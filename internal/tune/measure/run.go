@@ -45,8 +45,9 @@ func RunGA(ctx context.Context, bench *Bench, o GAOptions) (Outcome, error) {
 	}
 	if o.Space == "sysctl" && o.Testbed {
 		space = SysctlSpace(true)
-		fmt.Fprintln(o.Out, "sysctl space on a testbed: only per-namespace sysctls (net.core.rmem_default, net.ipv4.tcp_rmem), changed in the datanode's namespace;"+
-			" net.core.busy_read/busy_poll are host-wide, not per namespace, and cannot take effect on veth (no NAPI): left out")
+		fmt.Fprintln(o.Out, "sysctl space on a testbed: only sysctls a namespace has its own writable copy of (net.ipv4.tcp_rmem), changed in the datanode's namespace;"+
+			" net.core.busy_read/busy_poll are host-wide (absent in a namespace) and cannot take effect on veth (no NAPI), net.core.rmem_default is read-only"+
+			" in a namespace (the host's value): left out")
 	}
 	var sysNames []string
 	if o.Space == "sysctl" {

@@ -77,24 +77,23 @@ func ProfileOf(space ga.Space, g ga.Genome) tune.Profile {
 
 // SysctlSpace is the sysctl search space. On one host it is the paper's
 // settings: busy_read, busy_poll (the passive wait) and rmem_default (the
-// watermark). perNetns keeps only sysctls each network namespace has its
-// own copy of, for a testbed whose receiving host is a namespace:
-// busy_read and busy_poll are host-wide (they do not exist inside a
-// namespace, and on veth they could not take effect: no NAPI), so there
-// the space is rmem_default and the TCP receive buffer range tcp_rmem,
-// which autotuning grows within.
+// watermark). perNetns keeps only sysctls a network namespace has its own
+// writable copy of, for a testbed whose receiving host is a namespace:
+// busy_read and busy_poll are host-wide (absent inside a namespace, and on
+// veth they could not take effect: no NAPI), and rmem_default/rmem_max
+// are shown read-only inside one (the host's values, mode 0444), so there
+// the space is the TCP receive buffer range tcp_rmem, within which
+// autotuning grows the receive buffer.
 func SysctlSpace(perNetns bool) ga.Space {
-	// Index 0 ("kernel") leaves the value as the namespace has it.
-	rmem := ga.Gene{Name: "net.core.rmem_default", Values: []string{"kernel", "65536", "212992", "1048576", "4194304"}}
 	if perNetns {
 		return ga.Space{
-			rmem,
-			{Name: "net.ipv4.tcp_rmem", Values: []string{"kernel", "4096 131072 6291456", "4096 1048576 33554432", "4096 4194304 33554432", "4096 65536 262144"}},
+			{Name: "net.ipv4.tcp_rmem", Values: []string{"kernel", "4096 131072 6291456", "4096 1048576 33554432", "4096 4194304 33554432", "4096 65536 262144", "4096 16384 65536"}},
 		}
 	}
 	return ga.Space{
+		// Index 0 ("kernel") leaves the value as the host has it.
 		{Name: "net.core.busy_read", Values: []string{"kernel", "0", "20", "50", "100", "1000"}},
 		{Name: "net.core.busy_poll", Values: []string{"kernel", "0", "20", "50", "100", "1000"}},
-		rmem,
+		{Name: "net.core.rmem_default", Values: []string{"kernel", "65536", "212992", "1048576", "4194304"}},
 	}
 }

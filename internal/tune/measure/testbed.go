@@ -128,5 +128,9 @@ func StartTestbed(ctx context.Context, opts Options, tb Testbed) (*Bench, Pair, 
 		_, err := tb.Manager.Down(context.WithoutCancel(ctx), st.Name)
 		return err
 	}
+	if err := b.warmup(ctx); err != nil {
+		_ = b.Close("")
+		return nil, Pair{}, err
+	}
 	return b, pair, nil
 }

@@ -140,16 +140,17 @@ func TestSysctlSpacePerNetnsExistsInANamespace(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to create a network namespace")
 	}
-	missing := map[string]bool{}
+	missing, writable := map[string]bool{}, map[string]bool{}
 	inNewNetns(t, func() {
 		for _, g := range append(SysctlSpace(true), SysctlSpace(false)...) {
-			_, err := os.Stat(filepath.Join("/proc/sys", strings.ReplaceAll(g.Name, ".", "/")))
+			st, err := os.Stat(filepath.Join("/proc/sys", strings.ReplaceAll(g.Name, ".", "/")))
 			missing[g.Name] = err != nil
+			writable[g.Name] = err == nil && st.Mode().Perm()&0o200 != 0
 		}
 	})
 	for _, g := range SysctlSpace(true) {
-		if missing[g.Name] {
-			t.Errorf("%s is in the per-namespace space but a new namespace has no such sysctl", g.Name)
+		if missing[g.Name] || !writable[g.Name] {
+			t.Errorf("%s is in the per-namespace space but a new namespace has no writable copy (missing %v)", g.Name, missing[g.Name])
 		}
 	}
 	for _, name := range []string{"net.core.busy_read", "net.core.busy_poll"} {
