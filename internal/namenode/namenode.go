@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -182,6 +183,11 @@ func (nn *NameNode) load(fs journal.FS) error {
 		return true
 	})
 	nn.initSafeMode(now)
+	// Loading decoded the whole image into short-lived buffers and records
+	// (as large as the namespace itself); collect them and give the pages
+	// back now rather than carry them as resident memory until the heap
+	// next grows that far.
+	debug.FreeOSMemory()
 	nn.logger.Info("namespace loaded", "meta_dir", nn.cfg.MetaDir, "last_txid", last,
 		"files", nn.state.tree.Files(), "dirs", nn.state.tree.Dirs(), "blocks", nn.state.blocks.Len(),
 		"open_files", nn.leases.files(), "took", time.Since(start).String(), "safe_mode", nn.safe.on)

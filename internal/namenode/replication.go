@@ -1,6 +1,8 @@
 package namenode
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"time"
 
@@ -79,7 +81,13 @@ func (nn *NameNode) replicationTick() {
 func (nn *NameNode) scanLocked(now time.Time, act bool) {
 	var st replStats
 	var needs []need
-	nn.state.blocks.Each(func(b *blockmap.Block) bool {
+	// The walk over every block is unordered and allocates nothing; only
+	// the few blocks with something to do are then sorted, by id, and
+	// handled in that order, which keeps the monitor's choices
+	// reproducible without sorting millions of ids under the lock at every
+	// tick (the sorted walk was 0.24 s of CPU at 1M blocks).
+	var todo []*blockmap.Block
+	nn.state.blocks.Range(func(b *blockmap.Block) bool {
 		if b.State != blockmap.Complete {
 			return true // being written: its pipeline is in charge
 		}
@@ -97,16 +105,21 @@ func (nn *NameNode) scanLocked(now time.Time, act bool) {
 		}
 		if c.Live != b.Expected || c.Corrupt > 0 || c.Writing > 0 {
 			st.unsettled = true
+			if act {
+				todo = append(todo, b)
+			}
 		}
-		if !act {
-			return true
-		}
+		return true
+	})
+	slices.SortFunc(todo, func(x, y *blockmap.Block) int { return cmp.Compare(x.ID, y.ID) })
+	for _, b := range todo {
+		c := b.Count(nn.isLive)
 		if c.Writing > 0 && nn.fileClosedLocked(b) {
 			// Leftovers of a pipeline that failed before it finalized them:
 			// nothing will finish them now. Delete them, and place new
 			// copies next round (the nodes are free then).
 			nn.dropRemnantsLocked(b)
-			return true
+			continue
 		}
 		pend := 0
 		if p := nn.pending[b.ID]; p != nil {
@@ -131,8 +144,7 @@ func (nn *NameNode) scanLocked(now time.Time, act bool) {
 		if c.Corrupt > 0 && c.Live >= b.Expected {
 			nn.invalidateCorruptLocked(b) // enough good copies again
 		}
-		return true
-	})
+	}
 	sort.SliceStable(needs, func(i, j int) bool { return needs[i].priority < needs[j].priority })
 	// Like HDFS's work multiplier: a bounded amount of work per round.
 	budget := max(2*nn.liveCount(), 4)

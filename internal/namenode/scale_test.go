@@ -3,6 +3,8 @@ package namenode
 import (
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"testing"
 	"time"
@@ -126,5 +128,26 @@ func TestScaleLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("loaded in %v", time.Since(start))
+	// The live heap per namespace object, the figure HDFS's rule of thumb
+	// (about 150 bytes of heap per object) is about; resident memory adds
+	// the collector's headroom on top.
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	nn.mu.RLock()
+	objects := nn.state.tree.Files() + nn.state.tree.Dirs() + nn.state.blocks.Len()
+	nn.mu.RUnlock()
+	t.Logf("live heap %d MiB for %d objects: %d bytes per object", ms.HeapAlloc>>20, objects, ms.HeapAlloc/uint64(objects))
+	if f := os.Getenv("SMARTH_NN_SCALE_HEAPPROFILE"); f != "" {
+		out, err := os.Create(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+		if err := pprof.WriteHeapProfile(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.KeepAlive(nn)
 	nn.unlockMeta()
 }

@@ -3,6 +3,8 @@ package blockmap
 import (
 	"fmt"
 	"sort"
+
+	"smarth/internal/namenode/idtable"
 )
 
 // State is the life stage of a block.
@@ -104,7 +106,7 @@ const (
 
 // Map is the block table. It is not safe for concurrent use.
 type Map struct {
-	blocks map[uint64]*Block
+	blocks *idtable.Table[Block] // by id
 	byNode map[string]map[uint64]struct{}
 	lastID uint64
 	lastGS uint64
@@ -114,7 +116,7 @@ type Map struct {
 // and FirstGS.
 func New() *Map {
 	return &Map{
-		blocks: map[uint64]*Block{},
+		blocks: idtable.New(func(b *Block) uint64 { return b.ID }),
 		byNode: map[string]map[uint64]struct{}{},
 		lastID: FirstBlockID - 1,
 		lastGS: FirstGS - 1,
@@ -139,25 +141,25 @@ func (m *Map) Observe(id, gs uint64) {
 }
 
 // Len is the number of blocks.
-func (m *Map) Len() int { return len(m.blocks) }
+func (m *Map) Len() int { return m.blocks.Len() }
 
 // Add inserts b; an existing block with the same id is replaced.
 func (m *Map) Add(b *Block) {
-	if old, ok := m.blocks[b.ID]; ok && old != b {
+	if old := m.blocks.Get(b.ID); old != nil && old != b {
 		m.Remove(b.ID)
 	}
-	m.blocks[b.ID] = b
+	m.blocks.Put(b)
 	m.Observe(b.ID, b.GS)
 }
 
 // Get returns the block with the given id, or nil.
-func (m *Map) Get(id uint64) *Block { return m.blocks[id] }
+func (m *Map) Get(id uint64) *Block { return m.blocks.Get(id) }
 
 // Remove deletes a block and returns the datanodes that held a replica of
 // it, which should now delete theirs.
 func (m *Map) Remove(id uint64) []Replica {
-	b, ok := m.blocks[id]
-	if !ok {
+	b := m.blocks.Get(id)
+	if b == nil {
 		return nil
 	}
 	reps := b.replicas
@@ -165,7 +167,7 @@ func (m *Map) Remove(id uint64) []Replica {
 		m.unindex(r.Node, id)
 	}
 	b.replicas = nil
-	delete(m.blocks, id)
+	m.blocks.Delete(id)
 	return reps
 }
 
@@ -173,25 +175,18 @@ func (m *Map) Remove(id uint64) []Replica {
 // false. Use it where order does not matter: unlike Each it neither
 // allocates nor sorts, which at millions of blocks is most of a walk's
 // cost (the namenode's safe-mode count walks every block under its lock
-// each monitor tick until safe mode is left).
-func (m *Map) Range(fn func(*Block) bool) {
-	for _, b := range m.blocks {
-		if !fn(b) {
-			return
-		}
-	}
-}
+// each monitor tick until safe mode is left). fn must not add or remove
+// blocks.
+func (m *Map) Range(fn func(*Block) bool) { m.blocks.Range(fn) }
 
 // Each calls fn for every block in increasing id order until fn returns
 // false. Sorted order keeps the replication monitor's choices reproducible.
 func (m *Map) Each(fn func(*Block) bool) {
-	ids := make([]uint64, 0, len(m.blocks))
-	for id := range m.blocks {
-		ids = append(ids, id)
-	}
+	ids := make([]uint64, 0, m.blocks.Len())
+	m.blocks.Range(func(b *Block) bool { ids = append(ids, b.ID); return true })
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
-		if !fn(m.blocks[id]) {
+		if b := m.blocks.Get(id); b != nil && !fn(b) {
 			return
 		}
 	}
@@ -199,7 +194,7 @@ func (m *Map) Each(fn func(*Block) bool) {
 
 // Replicas returns a copy of the block's replicas.
 func (m *Map) Replicas(id uint64) []Replica {
-	b := m.blocks[id]
+	b := m.blocks.Get(id)
 	if b == nil {
 		return nil
 	}
@@ -267,7 +262,7 @@ func (b *Block) judge(r *Replica) {
 // AddReplica records a replica reported by node and says what to do about
 // it. A replica already known corrupt stays corrupt until it is removed.
 func (m *Map) AddReplica(node string, rep Reported) Verdict {
-	b := m.blocks[rep.ID]
+	b := m.blocks.Get(rep.ID)
 	if b == nil {
 		return Unknown
 	}
@@ -291,7 +286,7 @@ func (m *Map) AddReplica(node string, rep Reported) Verdict {
 // RemoveReplica forgets node's replica of block id (deleted, or its node
 // died). It reports whether there was one.
 func (m *Map) RemoveReplica(node string, id uint64) bool {
-	b := m.blocks[id]
+	b := m.blocks.Get(id)
 	if b == nil {
 		return false
 	}
@@ -320,7 +315,7 @@ func (m *Map) RemoveNode(node string) []uint64 {
 // replica gets a corrupt entry, so that whatever it has gets deleted.
 // It returns false if the block does not exist.
 func (m *Map) MarkCorrupt(id uint64, node, reason string) bool {
-	b := m.blocks[id]
+	b := m.blocks.Get(id)
 	if b == nil {
 		return false
 	}

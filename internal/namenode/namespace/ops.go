@@ -347,10 +347,10 @@ func (t *Tree) SetOwner(c Caller, path, owner, group string) error {
 		}
 	}
 	if owner != "" {
-		n.Owner = owner
+		n.Owner = t.intern(owner)
 	}
 	if group != "" {
-		n.Group = group
+		n.Group = t.intern(group)
 	}
 	return nil
 }

@@ -137,7 +137,7 @@ func (t *Tree) resolveSnapshot(op string, r resolution) (resolution, error) {
 
 // InSnapshot reports whether n is an inode of a snapshot (or the
 // .snapshot view), i.e. not the live inode of its id.
-func (t *Tree) InSnapshot(n *INode) bool { return t.byID[n.ID] != n }
+func (t *Tree) InSnapshot(n *INode) bool { return t.byID.Get(n.ID) != n }
 
 // IsSnapshottable reports whether the live directory n is snapshottable.
 func (t *Tree) IsSnapshottable(n *INode) bool { return t.snaps != nil && t.snaps[n] != nil }
@@ -430,7 +430,7 @@ func (t *Tree) EachSnapshot(fn func(dir *INode, snaps []SnapshotInfo)) {
 // RestoreSnapshottable marks the live directory id snapshottable (image
 // load).
 func (t *Tree) RestoreSnapshottable(id uint64) error {
-	n := t.byID[id]
+	n := t.byID.Get(id)
 	if n == nil || !n.Dir {
 		return errorf("restore", fmt.Sprint(id), Invalid, "snapshottable inode %d is not a directory of the tree", id)
 	}
@@ -443,7 +443,7 @@ func (t *Tree) RestoreSnapshottable(id uint64) error {
 // RestoreSnapshot attaches a snapshot read from an image: root and its
 // subtree, built with AttachSnapshotChild; block references are counted.
 func (t *Tree) RestoreSnapshot(dirID uint64, root *INode) error {
-	sd := t.snaps[t.byID[dirID]]
+	sd := t.snaps[t.byID.Get(dirID)]
 	if sd == nil {
 		return errorf("restore", root.Name, Invalid, "snapshot %q of inode %d, which is not snapshottable", root.Name, dirID)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/idtable"
 )
 
 // DefaultSupergroup is the group whose members are superusers, and the
@@ -122,11 +123,29 @@ type Config struct {
 type Tree struct {
 	cfg    Config
 	root   *INode
-	byID   map[uint64]*INode
+	byID   *idtable.Table[INode]
 	lastID uint64
 	files  int
 	dirs   int
+	// names interns owner and group names: a namespace has a handful of
+	// them and millions of inodes, which would otherwise each hold their
+	// own copies (decoded from an image record, or from the request that
+	// made them). HDFS keeps them in a table too (SerialNumberManager).
+	names  map[string]string
 	extras // ACLs, storage policies, snapshots (snapshot.go)
+}
+
+// intern returns the table's copy of s, adding s if new.
+func (t *Tree) intern(s string) string {
+	if v, ok := t.names[s]; ok {
+		return v
+	}
+	if t.names == nil {
+		t.names = map[string]string{}
+	}
+	s = strings.Clone(s) // not a slice of a bigger buffer
+	t.names[s] = s
+	return s
 }
 
 // New returns a tree holding only "/".
@@ -138,7 +157,9 @@ func New(cfg Config) *Tree {
 		cfg.RootPerm = 0o755
 	}
 	root := &INode{ID: RootID, Dir: true, Perm: cfg.RootPerm, Owner: cfg.Superuser, Group: cfg.Supergroup, MTime: cfg.Now, ATime: cfg.Now}
-	return &Tree{cfg: cfg, root: root, byID: map[uint64]*INode{RootID: root}, lastID: RootID, dirs: 1}
+	byID := idtable.New(func(n *INode) uint64 { return n.ID })
+	byID.Put(root)
+	return &Tree{cfg: cfg, root: root, byID: byID, lastID: RootID, dirs: 1}
 }
 
 // Root returns "/".
@@ -155,7 +176,7 @@ func (t *Tree) LastID() uint64 { return t.lastID }
 func (t *Tree) SetPermissions(on bool) { t.cfg.Permissions = on }
 
 // ByID returns the inode with the given id, or nil.
-func (t *Tree) ByID(id uint64) *INode { return t.byID[id] }
+func (t *Tree) ByID(id uint64) *INode { return t.byID.Get(id) }
 
 // Lookup returns the inode at path without permission checks.
 func (t *Tree) Lookup(path string) (*INode, error) {
@@ -223,8 +244,8 @@ func (t *Tree) resolve(op, path string) (resolution, error) {
 
 func (t *Tree) newINode(name string, dir bool, perm uint16, owner, group string, now int64) *INode {
 	t.lastID++
-	n := &INode{ID: t.lastID, Name: name, Dir: dir, Perm: perm, Owner: owner, Group: group, MTime: now, ATime: now}
-	t.byID[n.ID] = n
+	n := &INode{ID: t.lastID, Name: name, Dir: dir, Perm: perm, Owner: t.intern(owner), Group: t.intern(group), MTime: now, ATime: now}
+	t.byID.Put(n)
 	if dir {
 		t.dirs++
 	} else {
@@ -236,7 +257,7 @@ func (t *Tree) newINode(name string, dir bool, perm uint16, owner, group string,
 // forget drops a detached subtree from the id index and the counts and
 // returns its files.
 func (t *Tree) forget(n *INode, files []*INode) []*INode {
-	delete(t.byID, n.ID)
+	t.byID.Delete(n.ID)
 	t.forgetExtras(n)
 	if !n.Dir {
 		t.files--
@@ -276,7 +297,7 @@ func (t *Tree) Restore(parentID uint64, n *INode) error {
 		t.root.Quota, t.root.XAttrs = n.Quota, n.XAttrs
 		return nil
 	}
-	p := t.byID[parentID]
+	p := t.byID.Get(parentID)
 	switch {
 	case p == nil:
 		return errorf("restore", n.Name, Invalid, "parent inode %d not found", parentID)
@@ -284,12 +305,13 @@ func (t *Tree) Restore(parentID uint64, n *INode) error {
 		return errorf("restore", p.Path(), NotDirectory, "parent of inode %d is not a directory", n.ID)
 	case p.child(n.Name) != nil:
 		return errorf("restore", p.Path(), Exists, "duplicate entry %q", n.Name)
-	case t.byID[n.ID] != nil:
+	case t.byID.Get(n.ID) != nil:
 		return errorf("restore", n.Name, Exists, "duplicate inode id %d", n.ID)
 	}
 	n.children = nil
+	n.Owner, n.Group = t.intern(n.Owner), t.intern(n.Group)
 	p.addChild(n)
-	t.byID[n.ID] = n
+	t.byID.Put(n)
 	if n.Dir {
 		t.dirs++
 	} else {
