@@ -48,7 +48,7 @@ func (f *fsFlags) shell(cmd *cobra.Command, args []string) (*fsshell.Shell, func
 	if nn == "" {
 		nn = cluster.DefaultNameNode()
 	}
-	fsys, err := newClient(client.Config{NameNode: nn, User: f.user, WriteMode: f.writeMode})
+	fsys, err := client.New(client.Config{NameNode: nn, User: f.user, WriteMode: f.writeMode})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -151,6 +151,7 @@ missing arguments).`,
 		fsStatCmd(f), fsDuCmd(f), fsCountCmd(f), fsDfCmd(f), fsFindCmd(f), fsSetrepCmd(f), fsFsckCmd(f),
 		fsChmodCmd(f), fsChownCmd(f), fsChgrpCmd(f))
 	c.AddCommand(fsFeatureCmds(f)...)
+	c.AddCommand(fsFileDataCmds(f)...)
 	return c
 }
 
