@@ -48,7 +48,7 @@ func (f *fsFlags) shell(cmd *cobra.Command, args []string) (*fsshell.Shell, func
 	if nn == "" {
 		nn = cluster.DefaultNameNode()
 	}
-	fsys, err := client.New(client.Config{NameNode: nn, User: f.user, WriteMode: f.writeMode})
+	fsys, err := newClient(client.Config{NameNode: nn, User: f.user, WriteMode: f.writeMode})
 	if err != nil {
 		return nil, nil, err
 	}
