@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"time"
 
+	"smarth/internal/auth"
 	"smarth/internal/cluster"
 )
 
@@ -15,9 +17,21 @@ import (
 // returns its namenode address and a function that stops it and removes
 // its home.
 func LocalCluster(ctx context.Context, datanodes int, blockSize int64, out io.Writer) (string, func(), error) {
-	home, err := os.MkdirTemp("", "smarth-bench-")
+	st, stop, err := StartLocal(ctx, datanodes, blockSize, out)
 	if err != nil {
 		return "", nil, err
+	}
+	return st.NameNode, stop, nil
+}
+
+// StartLocal is LocalCluster returning the cluster's state (its web
+// address, auth and TLS). The cluster is secure by default: this process's
+// clients find its token and CA through $SMARTH_TOKEN_FILE and
+// $SMARTH_TLS_CA_FILE, set here, as a user's shell would.
+func StartLocal(ctx context.Context, datanodes int, blockSize int64, out io.Writer) (*cluster.State, func(), error) {
+	home, err := os.MkdirTemp("", "smarth-bench-")
+	if err != nil {
+		return nil, nil, err
 	}
 	st, err := cluster.Up(ctx, cluster.Options{
 		Home: home, DataNodes: datanodes, BlockSize: blockSize,
@@ -26,7 +40,13 @@ func LocalCluster(ctx context.Context, datanodes int, blockSize int64, out io.Wr
 	})
 	if err != nil {
 		os.RemoveAll(home)
-		return "", nil, err
+		return nil, nil, err
+	}
+	if u, err := user.Current(); err == nil && st.Auth == auth.Secure {
+		os.Setenv(cluster.EnvTokenFile, cluster.TokenFile(home, u.Username))
+	}
+	if st.TLS {
+		os.Setenv(cluster.EnvCAFile, cluster.CAFile(home))
 	}
 	fmt.Fprintf(out, "local cluster in %s, namenode %s\n", home, st.NameNode)
 	stop := func() {
@@ -35,5 +55,5 @@ func LocalCluster(ctx context.Context, datanodes int, blockSize int64, out io.Wr
 		}
 		os.RemoveAll(home)
 	}
-	return st.NameNode, stop, nil
+	return st, stop, nil
 }
