@@ -56,10 +56,6 @@ func New(cfg Config) *Handler {
 	return &Handler{cfg: cfg, log: cfg.Logger}
 }
 
-// copyBuf is the size of the copies between HTTP and the client: a few
-// packets, so neither side waits on small reads.
-const copyBuf = 1 << 20
-
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -148,28 +144,21 @@ func (h *Handler) create(ctx context.Context, fsys *client.FileSystem, w http.Re
 
 // writer is what create and append fill.
 type writer interface {
-	io.Writer
+	io.ReaderFrom
 	Close() error
 	Abort() error
 }
 
-// fill copies body into fw and closes it; a body cut short aborts the
+// fill streams body into fw's packets (ReadFrom: no intermediate copy)
+// and closes it; a body cut short, or a pipeline that fails, aborts the
 // write instead of completing a truncated file.
 func (h *Handler) fill(fw writer, body io.Reader) error {
-	buf := make([]byte, copyBuf)
-	if _, err := io.CopyBuffer(onlyWriter{fw}, body, buf); err != nil {
+	if _, err := fw.ReadFrom(body); err != nil {
 		_ = fw.Abort()
-		var re *webhdfs.RemoteException
-		if errors.As(err, &re) {
-			return err
-		}
-		return webhdfs.Exception("IOException", "writing the request body: "+err.Error())
+		return err
 	}
 	return fw.Close()
 }
-
-// onlyWriter hides ReadFrom so CopyBuffer uses the large buffer.
-type onlyWriter struct{ io.Writer }
 
 // open is OPEN's second step: offset and length pick the bytes.
 func (h *Handler) open(ctx context.Context, fsys *client.FileSystem, w http.ResponseWriter, r *http.Request, p webhdfs.Params, path string) error {
@@ -200,7 +189,10 @@ func (h *Handler) open(ctx context.Context, fsys *client.FileSystem, w http.Resp
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
 	w.WriteHeader(http.StatusOK)
-	if _, err := io.CopyBuffer(w, io.LimitReader(fr, n), make([]byte, copyBuf)); err != nil {
+	// WriteTo hands over the verified packets without a copy; the limit
+	// stops it after length bytes.
+	lw := &limitWriter{w: w, n: n}
+	if _, err := fr.WriteTo(lw); err != nil && !(errors.Is(err, errLimit) && lw.n == 0) {
 		// Headers are gone: the client sees a body shorter than
 		// Content-Length, which every HTTP client reports.
 		h.log.Warn("webhdfs open: read failed mid-response", "path", path, "error", err)
@@ -232,4 +224,29 @@ func (h *Handler) append(ctx context.Context, fsys *client.FileSystem, w http.Re
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// errLimit ends a ranged OPEN's copy once its bytes are out.
+var errLimit = errors.New("length reached")
+
+// limitWriter passes on at most n bytes, then refuses.
+type limitWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, errLimit
+	}
+	cut := int64(len(p)) > l.n
+	if cut {
+		p = p[:l.n]
+	}
+	n, err := l.w.Write(p)
+	l.n -= int64(n)
+	if err == nil && cut {
+		err = errLimit
+	}
+	return n, err
 }
