@@ -121,7 +121,7 @@ they ran with; the flags that describe a new cluster are then ignored.`,
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "\ncluster up in %s\n", st.Home)
-			fmt.Fprintf(cmd.OutOrStdout(), "  namenode %s   web UI http://%s/\n", st.NameNode, st.NameNodeHTTP)
+			fmt.Fprintf(cmd.OutOrStdout(), "  namenode %s   web UI %s://%s/\n", st.NameNode, st.WebScheme(), st.NameNodeHTTP)
 			if st.ResourceManager != "" {
 				fmt.Fprintf(cmd.OutOrStdout(), "  resource manager %s\n", st.ResourceManager)
 			}
