@@ -615,3 +615,48 @@ func TestFileDataWithSnapshots(t *testing.T) {
 		t.Fatalf("append to a snapshot path: %v", err)
 	}
 }
+
+// TestAppendAfterWriterGone: an appending writer that goes away without
+// closing leaves the file open; once its lease passes the soft limit,
+// another client's append recovers the file (keeping what the datanodes
+// hold) and goes on, as HDFS's recoverLease on append.
+func TestAppendAfterWriterGone(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{DataNodes: 3, BlockSize: fdBlock,
+		LeaseSoftLimit: 300 * time.Millisecond, LeaseHardLimit: time.Minute})
+	ctx := ctxT(t)
+	f := c.Client(t)
+	orig := data(1000, 60)
+	mustPut(t, f, "/gone/f", orig, client.CreateOptions{})
+	w, err := f.Append(ctx, "/gone/f", client.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := data(5000, 61)
+	if _, err := w.Write(lost); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Abort(); err != nil { // the writer stops; the file stays
+		t.Fatal(err)
+	}
+	other := c.Client(t)
+	var w2 *client.FileWriter
+	c.WaitFor(t, "another client's append after lease recovery", func() bool {
+		w2, err = other.Append(ctx, "/gone/f", client.AppendOptions{})
+		if err != nil && !errors.Is(err, client.ErrUnavailable) && !errors.Is(err, client.ErrLease) {
+			t.Fatalf("append after the writer left: %v", err)
+		}
+		return err == nil
+	})
+	if _, err := w2.Write([]byte("!")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := mustRead(t, other, "/gone/f")
+	n := len(got) - len(orig) - 1
+	if n < 0 || !bytes.Equal(got[:len(orig)], orig) || !bytes.Equal(got[len(orig):len(orig)+n], lost[:n]) || got[len(got)-1] != '!' {
+		t.Fatalf("after recovery and append: %d bytes; want the original 1000, a prefix of the abandoned 5000, then '!'", len(got))
+	}
+	verifyReplicas(t, c, other, "/gone/f")
+}
