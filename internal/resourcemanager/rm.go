@@ -239,6 +239,12 @@ func (rm *ResourceManager) Close() error {
 	return nil
 }
 
+// maxTasksPerJob bounds the bookkeeping one submission makes the resource
+// manager allocate before anything runs: without it a request of a few
+// bytes asking for 2^30 reduces held the lock every call needs while it
+// allocated them, and then exhausted memory (found by FuzzRPC).
+const maxTasksPerJob = 100_000
+
 // SubmitJob accepts a job planned by the client (built, checked, split).
 // The client's checks are a convenience; what protects other users is
 // checked here, as the caller: who submits, whether the app may run,
@@ -249,6 +255,9 @@ func (rm *ResourceManager) SubmitJob(ctx context.Context, req *mrpb.SubmitJobReq
 	}
 	if req.GetNumReduces() < 0 {
 		return nil, status.Error(codes.InvalidArgument, "negative number of reduces")
+	}
+	if maps, reduces := len(req.GetSplits()), int(req.GetNumReduces()); maps+reduces > maxTasksPerJob {
+		return nil, status.Errorf(codes.InvalidArgument, "job of %d maps and %d reduces: at most %d tasks per job", maps, reduces, maxTasksPerJob)
 	}
 	maxMaps, err := maxRunningMaps(req.GetParams())
 	if err != nil {
