@@ -1,15 +1,19 @@
 package webui_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
@@ -93,6 +98,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		b.visit(p.url, p.shot, shots)
 	}
 	b.crawl(shots)
+	b.fileManager(cl, shots)
 	t.Logf("%d pages seen in the browser, %d links checked, in %v (screenshots in %s)",
 		len(b.visited), len(b.checked), time.Since(start).Round(time.Millisecond), shots)
 }
@@ -129,7 +135,7 @@ func startConsoleCluster(t *testing.T) *consoleCluster {
 
 	g := gate{open: make(chan struct{})}
 	reg := mapreduce.NewRegistry(append(apps.AllWith(apps.Options{Out: io.Discard}), g)...)
-	cl.mr = mrtest.Start(t, mrtest.Options{NameNode: dfs.NameNodeAddr(), Registry: reg, Hosts: []string{"dn1", "dn2"}})
+	cl.mr = mrtest.Start(t, mrtest.Options{DFS: dfs, Registry: reg, Hosts: []string{"dn1", "dn2"}})
 	// Registered after mrtest's cleanup, so it runs first: the running
 	// job's maps return and the node managers can stop.
 	t.Cleanup(func() { close(g.open) })
@@ -208,6 +214,7 @@ func (cl *consoleCluster) pages() []page {
 		{"namenode-overview", nn + "/"},
 		{"namenode-explorer", nn + "/explorer?path=" + q(cl.dir)},
 		{"namenode-file", nn + "/file?path=" + q(cl.file)},
+		{"namenode-files", nn + "/files?path=" + q(cl.dir)},
 		{"namenode-journal", nn + "/journal"},
 		{"namenode-conf", nn + "/conf"},
 		{"namenode-healthz", nn + "/healthz"},
@@ -460,3 +467,148 @@ func (b *browser) crawl(dir string) {
 		b.visit(u, "", dir)
 	}
 }
+
+// fileManager drives the namenode's file manager (/files) as a user
+// would: signs in (secure cluster: the user's credential; simple: a user
+// name), makes a directory, uploads a file through the page (WebHDFS
+// CREATE at the namenode, the bytes to a datanode), views it, downloads it
+// and compares it byte for byte, then deletes it; the native client checks
+// each step, and the page must log no error on the way.
+func (b *browser) fileManager(cl *consoleCluster, shots string) {
+	t := b.t
+	t.Helper()
+	u := path.Base(path.Dir(cl.dir)) // /user/<u>/console
+	dir := t.TempDir()
+	var text strings.Builder
+	for i := 0; text.Len() < 300<<10; i++ {
+		fmt.Fprintf(&text, "line %06d: uploaded through the console, \u00e9t\u00e9 %x\n", i, i*7919)
+	}
+	data := []byte(text.String())
+	local := filepath.Join(dir, "upload.txt")
+	if err := os.WriteFile(local, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	downloads := filepath.Join(dir, "downloads")
+	if err := os.Mkdir(downloads, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	nn := "http://" + cl.dfs.NameNodeHTTPAddr()
+	home := "/user/" + u
+	fsys := cl.dfs.Client(t)
+	ctx := b.ctx
+	poll := func(what, expr string) {
+		t.Helper()
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if _, err := chromedp.Run(pctx, chromedp.Poll[bool](expr)); err != nil {
+			msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('msg').textContent`))
+			t.Fatalf("file manager: waiting for %s: %v (page says %q)", what, err, msg)
+		}
+	}
+	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("file manager: %s: %v", what, err)
+		}
+	}
+	b.takeProblems()
+	do("open /files", chromedp.Navigate(nn+"/files?path="+url.QueryEscape(home)))
+	secure, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('files').dataset.secure === 'true'`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if secure {
+		do("sign in", chromedp.SendKeys(chromedp.CSS("#cred"), cl.dfs.Credential(u)), chromedp.Click(chromedp.CSS("#signin")))
+		poll("sign-in", `document.getElementById('whoami').textContent === 'signed in as `+u+`'`)
+	} else {
+		do("choose the user", chromedp.SetValue(chromedp.CSS("#user"), u), chromedp.Click(chromedp.CSS("#signin")))
+	}
+	poll("the listing", `document.querySelector('#listing tr[data-name="console"]') !== null`)
+
+	do("mkdir", chromedp.SendKeys(chromedp.CSS("#dirname"), "uploads"), chromedp.Click(chromedp.CSS("#mkdir button")))
+	poll("the new directory", `document.querySelector('#listing tr[data-name="uploads"] a') !== null`)
+	if st, err := fsys.Stat(ctx, home+"/uploads"); err != nil || !st.IsDir || st.Owner != u {
+		t.Fatalf("after mkdir in the page: %+v, %v", st, err)
+	}
+	// Follow the directory's link (navigating, not clicking: a poll
+	// across a page load loses its JavaScript context).
+	link, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#listing tr[data-name="uploads"] a').href`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	do("open the directory", chromedp.Navigate(link))
+	poll("the empty directory", `document.querySelector('#listing tbody td') !== null`)
+
+	do("upload", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{local}), chromedp.Click(chromedp.CSS("#uploadbtn")))
+	poll("the uploaded file", `document.querySelector('#listing tr[data-name="upload.txt"]') !== null`)
+	got := readDFS(t, fsys, home+"/uploads/upload.txt")
+	if !bytes.Equal(got, data) {
+		t.Fatalf("uploaded through the page: the file system holds %d bytes, want %d identical", len(got), len(data))
+	}
+
+	do("view", chromedp.Click(chromedp.CSS(`#listing tr[data-name="upload.txt"] button.view`)))
+	poll("the view", `!document.getElementById('view').hidden`)
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('view').textContent`))
+	if err != nil || shown != string(data[:64<<10]) {
+		t.Fatalf("view shows %d characters that are not the file's first 64 KiB (%v)", len(shown), err)
+	}
+	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+		os.WriteFile(filepath.Join(shots, "namenode-files-upload.png"), png, 0o644)
+	}
+
+	progress := chromedp.Events(ctx, cdpbrowser.DownloadProgress)
+	do("download",
+		chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+			_, err := chromedp.Call(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+				Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: downloads, EventsEnabled: ptr(true)})
+			return err
+		}),
+		chromedp.Click(chromedp.CSS(`#listing tr[data-name="upload.txt"] button.download`)))
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var saved string
+	for ev, err := range progress {
+		if err != nil || dctx.Err() != nil {
+			t.Fatalf("file manager: waiting for the download: %v %v", err, dctx.Err())
+		}
+		if ev.State == cdpbrowser.DownloadProgressStateCanceled {
+			t.Fatal("file manager: the download was cancelled")
+		}
+		if ev.State == cdpbrowser.DownloadProgressStateCompleted {
+			saved = filepath.Join(downloads, ev.GUID)
+			break
+		}
+	}
+	if back, err := os.ReadFile(saved); err != nil || !bytes.Equal(back, data) {
+		t.Fatalf("downloaded through the page: %d bytes, want the %d uploaded (%v)", len(back), len(data), err)
+	}
+
+	// The page asks before deleting; the user says yes.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.confirm = () => true, true)`)); err != nil {
+		t.Fatal(err)
+	}
+	do("delete", chromedp.Click(chromedp.CSS(`#listing tr[data-name="upload.txt"] button.delete`)))
+	poll("the file to go", `document.querySelector('#listing tr[data-name="upload.txt"]') === null && document.getElementById('msg').textContent.startsWith('deleted')`)
+	if _, err := fsys.Stat(ctx, home+"/uploads/upload.txt"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("after delete in the page: %v", err)
+	}
+	for _, p := range b.takeProblems() {
+		t.Errorf("file manager: %s", p)
+	}
+}
+
+func readDFS(t *testing.T, fsys *client.FileSystem, p string) []byte {
+	t.Helper()
+	r, err := fsys.Open(t.Context(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func ptr[T any](v T) *T { return &v }
