@@ -19,13 +19,13 @@ import (
 	"smarth/internal/webui"
 )
 
-// The console's file browser is read-only and goes through the same
+// The console's explorer is read-only and goes through the same
 // handlers as ClientProtocol's GetListing, GetFileInfo and
 // GetBlockLocations, as the web user: it sees what the permissions show to
-// "others", nothing more. Upload, download, mkdir and delete belong to
-// WebHDFS (its own issue): file bytes are served by datanodes there, as in
-// HDFS, where the namenode only redirects — the namenode never relays
-// file data, so the browser here shows where a file's blocks are instead.
+// "others", nothing more, and works without JavaScript. Upload, download,
+// mkdir and delete are on /files (web_files.go), which does them over
+// WebHDFS as the signed-in user: file bytes are served by datanodes
+// there, as in HDFS, where the namenode only redirects.
 
 // webUser is who the console browses as: Hadoop's default
 // hadoop.http.staticuser.user, a user who owns nothing and is in no group.
@@ -46,7 +46,7 @@ func browsePath(r *http.Request) string {
 
 var explorerPage = template.Must(template.New("explorer").Parse(`
 <p>{{range .Crumbs}}<a href="/explorer?path={{.Path}}">{{.Name}}</a> / {{end}}</p>
-<p>Browsing as <b>{{.User}}</b> (read-only; upload, download, mkdir and delete come with WebHDFS).</p>
+<p>Browsing as <b>{{.User}}</b>, read-only; to act as yourself (upload, download, mkdir, delete) use <a href="/files?path={{.Path}}">files</a>, which works over WebHDFS.</p>
 {{if .Err}}<p class=err>{{.Err}}</p>{{else}}
 <table><tr><th>name</th><th>permission</th><th>owner</th><th>group</th><th>size</th><th>replication</th><th>block size</th><th>modified</th></tr>
 {{range .Entries}}<tr><td><a href="{{.Href}}">{{.Name}}</a></td><td>{{.Perm}}</td><td>{{.Owner}}</td><td>{{.Group}}</td><td class=n>{{.Size}}</td>
@@ -101,11 +101,11 @@ func statusEntry(st *dfspb.FileStatus) browseEntry {
 func (nn *NameNode) serveExplorer(w http.ResponseWriter, r *http.Request) {
 	p := browsePath(r)
 	data := struct {
-		Crumbs    []crumb
-		User, Err string
-		Entries   []browseEntry
-		More      string
-	}{Crumbs: crumbs(p), User: webUser}
+		Crumbs          []crumb
+		User, Err, Path string
+		Entries         []browseEntry
+		More            string
+	}{Crumbs: crumbs(p), User: webUser, Path: p}
 	st, err := nn.fileInfo(webCtx(r.Context()), p)
 	if err == nil && st.GetType() != dfspb.FileType_DIRECTORY {
 		http.Redirect(w, r, "/file?path="+url.QueryEscape(p), http.StatusFound)

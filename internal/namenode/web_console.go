@@ -19,6 +19,7 @@ import (
 
 func (nn *NameNode) console() webui.Console {
 	nav := []webui.Link{{Name: "overview", Href: "/"}, {Name: "browse", Href: "/explorer?path=/"},
+		{Name: "files", Href: "/files?path=/"},
 		{Name: "journal", Href: "/journal"}, {Name: "conf", Href: "/conf"}, {Name: "metrics", Href: "/metrics"},
 		{Name: "health", Href: "/healthz"}}
 	if rm := nn.cfg.ResourceManagerWeb; rm != "" {
@@ -32,6 +33,7 @@ func (nn *NameNode) consoleRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /explorer", nn.serveExplorer)
 	mux.HandleFunc("GET /file", nn.serveFile)
 	mux.HandleFunc("GET /journal", nn.serveJournal)
+	nn.filesRoutes(mux)
 }
 
 // health: the edit log can be written (a namenode that cannot journal

@@ -63,6 +63,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			webhdfs.WriteError(w, webhdfs.Exception("RuntimeException", fmt.Sprintf("internal datanode error: %v", v)))
 		}
 	}()
+	// Browsers (the namenode console's file manager) reach datanodes
+	// from the namenode's origin. Any origin may: the request carries
+	// its proof in the URL (the redirect's token), never in cookies, so
+	// a page can do nothing here its user could not.
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	if r.Method == http.MethodOptions {
+		w.Header().Set("Access-Control-Allow-Methods", "GET, PUT, POST")
+		w.Header().Set("Access-Control-Allow-Headers", "Content-Type")
+		w.Header().Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	if err := h.serve(w, r); err != nil {
 		re := webhdfs.FromError(err)
 		h.log.Debug("webhdfs error", "url", r.URL.Path, "error", re)
