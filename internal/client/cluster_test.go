@@ -345,7 +345,10 @@ func TestClusterSlowWriterHeartbeats(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{DataNodes: 3, BlockSize: 1 << 20})
 	var logBuf syncBuffer
 	f := c.Client(t, testcluster.WithConfig(func(cfg *client.Config) {
-		cfg.IOTimeout = 300 * time.Millisecond
+		// A heartbeat goes out every IOTimeout/2 and its ack must be back
+		// before IOTimeout: 1 s leaves room for a loaded machine or -race
+		// (at 300 ms the race run saw a heartbeat's ack arrive late).
+		cfg.IOTimeout = time.Second
 		cfg.Logger = slog.New(slog.NewTextHandler(&logBuf, nil))
 	}))
 	w, err := f.Create(context.Background(), "/slow", client.CreateOptions{})
@@ -358,7 +361,7 @@ func TestClusterSlowWriterHeartbeats(t *testing.T) {
 	}
 	// Idle for several timeouts: without heartbeats the client's ack read
 	// deadline would expire and the pipeline would be "recovered".
-	time.Sleep(1200 * time.Millisecond) // the pause under test, not a wait for a condition
+	time.Sleep(3500 * time.Millisecond) // the pause under test, not a wait for a condition
 	if _, err := w.Write(want[200_000:]); err != nil {
 		t.Fatal(err)
 	}
