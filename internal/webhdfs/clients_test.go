@@ -52,7 +52,7 @@ func cacheDir(t *testing.T) string {
 // clientCluster is a simple-auth cluster whose root is world-writable
 // (sticky, like /tmp), so the clients run as an ordinary user.
 func clientCluster(t *testing.T) (*testcluster.Cluster, string) {
-	c := testcluster.Start(t, testcluster.Options{DataNodes: 3, BlockSize: 1 << 20, NameNode: simpleAuth})
+	c := testcluster.Start(t, testcluster.Options{DataNodes: 3, BlockSize: 1 << 20, Simple: true})
 	if err := c.Client(t).SetPermission(context.Background(), "/", 0o777|fs.ModeSticky); err != nil {
 		t.Fatal(err)
 	}

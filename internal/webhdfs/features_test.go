@@ -12,7 +12,7 @@ import (
 // TestFeatures: append, truncate, concat, ACLs, snapshots and storage
 // policies over WebHDFS, checked against the native client's view.
 func TestFeatures(t *testing.T) {
-	c, w := startCluster(t, testcluster.Options{DataNodes: 3, BlockSize: 1 << 20, NameNode: simpleAuth})
+	c, w := startCluster(t, testcluster.Options{DataNodes: 3, BlockSize: 1 << 20, Simple: true})
 	ctx := context.Background()
 	admin := c.Client(t)
 	su := "user.name=" + osUser(t)

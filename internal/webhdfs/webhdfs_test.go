@@ -147,7 +147,7 @@ func startCluster(t *testing.T, opts testcluster.Options) (*testcluster.Cluster,
 }
 
 func TestFileOperations(t *testing.T) {
-	c, w := startCluster(t, testcluster.Options{DataNodes: 3, BlockSize: 1 << 20, NameNode: simpleAuth})
+	c, w := startCluster(t, testcluster.Options{DataNodes: 3, BlockSize: 1 << 20, Simple: true})
 	su := osUser(t)
 	ctx := context.Background()
 	admin := c.Client(t)
@@ -358,7 +358,7 @@ func TestFileOperations(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	c, w := startCluster(t, testcluster.Options{DataNodes: 1, NameNode: simpleAuth})
+	c, w := startCluster(t, testcluster.Options{DataNodes: 1, Simple: true})
 	if err := c.Client(t).Mkdir(context.Background(), "/private", 0o700, false); err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +412,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestListStatusBatch(t *testing.T) {
-	c, w := startCluster(t, testcluster.Options{DataNodes: 1, NameNode: simpleAuth})
+	c, w := startCluster(t, testcluster.Options{DataNodes: 1, Simple: true})
 	ctx := context.Background()
 	fs := c.Client(t)
 	const n = 1203
@@ -450,7 +450,3 @@ func TestListStatusBatch(t *testing.T) {
 		t.Fatalf("LISTSTATUS: %d entries, want %d", len(all), n)
 	}
 }
-
-// simpleAuth runs a cluster's namenode in simple mode (user.name is
-// trusted), as a Hadoop cluster without security.
-var simpleAuth = map[string]any{"auth": "simple"}
