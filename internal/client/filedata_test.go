@@ -70,8 +70,8 @@ func wantContent(t *testing.T, f *client.FileSystem, path string, want []byte) {
 	}
 }
 
-// verifyReplicas checks, on every datanode's disk, every finalized replica
-// of path's blocks: its length is the block's and each stored CRC32C
+// verifyReplicas checks, on the disks of the datanodes the namenode lists
+// for each of path's blocks, the finalized replica: its length is the block's and each stored CRC32C
 // matches its chunk (the partial chunk an append extended, the chunk a
 // truncate cut). It returns how many replicas it checked.
 func verifyReplicas(t *testing.T, c *testcluster.Cluster, f *client.FileSystem, path string) int {
@@ -87,11 +87,11 @@ func verifyReplicas(t *testing.T, c *testcluster.Cluster, f *client.FileSystem, 
 			BlockID, GenerationStamp uint64
 			Length                   int64
 		}{lb.GetBlock().GetBlockId(), lb.GetBlock().GetGenerationStamp(), lb.GetBlock().GetNumBytes()}
-		for i := 0; i < c.NumDataNodes(); i++ {
+		// The replicas the namenode lists: a stale one on a node that
+		// missed the append or the cut is the namenode's to delete.
+		for _, loc := range lb.GetLocations() {
+			i := hostIndex(t, loc.GetHostname())
 			metas, _ := filepath.Glob(filepath.Join(c.DataDir(i), "current", "finalized", fmt.Sprintf("blk_%d_*.meta", b.BlockID)))
-			if len(metas) == 0 {
-				continue
-			}
 			if len(metas) != 1 || !strings.HasSuffix(metas[0], fmt.Sprintf("_%d.meta", b.GenerationStamp)) {
 				t.Errorf("%s block %d on %s: meta files %v, want one for generation stamp %d", path, b.BlockID, testcluster.Hostname(i), metas, b.GenerationStamp)
 				continue
@@ -143,6 +143,7 @@ func TestAppendBothModes(t *testing.T) {
 			mustAppend(t, f, p, []byte("tail"), client.AppendOptions{})
 			want = append(want, "tail"...)
 			wantContent(t, f, p, want)
+			c.WaitReplication(t, p, 2)
 			if n := verifyReplicas(t, c, f, p); n != 2*4 {
 				t.Errorf("%d replicas checked, want 8 (4 blocks x 2)", n)
 			}
@@ -343,6 +344,7 @@ func TestTruncate(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantContent(t, f, "/t/f", orig[:cut])
+	c.WaitReplication(t, "/t/f", 3)
 	if n := verifyReplicas(t, c, f, "/t/f"); n != 6 {
 		t.Errorf("%d replicas checked, want 6", n)
 	}
@@ -659,4 +661,62 @@ func TestAppendAfterWriterGone(t *testing.T) {
 		t.Fatalf("after recovery and append: %d bytes; want the original 1000, a prefix of the abandoned 5000, then '!'", len(got))
 	}
 	verifyReplicas(t, c, other, "/gone/f")
+}
+
+// TestAppendDatanodeDiesMidway: a datanode of the append pipeline crashes
+// while the partial block is being continued; the pipeline is recovered
+// on the others (new stamp, resent packets) and the file reads back
+// whole, in both write modes.
+func TestAppendDatanodeDiesMidway(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{DataNodes: 4, BlockSize: fdBlock, DeadNodeTimeout: 30 * time.Second})
+	for _, mode := range []string{"classic", "multipipeline"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx := ctxT(t)
+			f := c.Client(t, testcluster.WithWriteMode(mode))
+			p := "/die/" + mode
+			orig := data(fdBlock/2+333, 70)
+			mustPut(t, f, p, orig, client.CreateOptions{Replication: 3})
+			c.WaitReplication(t, p, 3) // the append pipeline is the replicas the namenode knows
+			r0, err := f.Namenode().GetBlockLocations(ctx, &dfspb.GetBlockLocationsRequest{Path: p})
+			if err != nil || len(r0.GetLocations().GetBlocks()) != 1 {
+				t.Fatalf("%v %v", r0, err)
+			}
+			gs0 := r0.GetLocations().GetBlocks()[0].GetBlock().GetGenerationStamp()
+			w, err := f.Append(ctx, p, client.AppendOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			more := data(3*fdBlock, 71)
+			half := 100_000 // a packet or two on their way, the partial block far from full
+			if _, err := w.Write(more[:half]); err != nil {
+				t.Fatal(err)
+			}
+			// Once the append pipeline is up (the namenode has its new
+			// stamp), one of its nodes crashes.
+			var pipeline []string
+			c.WaitFor(t, "the append pipeline", func() bool {
+				r, err := f.Namenode().GetBlockLocations(ctx, &dfspb.GetBlockLocationsRequest{Path: p})
+				if err != nil {
+					return false
+				}
+				lb := r.GetLocations().GetLastBlock()
+				pipeline = pipeline[:0]
+				for _, l := range lb.GetLocations() {
+					pipeline = append(pipeline, l.GetHostname())
+				}
+				return lb.GetBlock().GetGenerationStamp() > gs0 && len(pipeline) > 1
+			})
+			victim := hostIndex(t, pipeline[1])
+			c.KillDataNode(victim)
+			if _, err := w.Write(more[half:]); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			wantContent(t, f, p, append(append([]byte{}, orig...), more...))
+			verifyReplicas(t, c, f, p)
+			c.RestartDataNode(victim)
+		})
+	}
 }
