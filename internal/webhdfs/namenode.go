@@ -675,15 +675,19 @@ func (c *call) checkRedirect() error {
 func (c *call) chooseDatanode() (*dfspb.DatanodeInfo, error) {
 	if c.op == "OPEN" || c.op == "GETFILECHECKSUM" || c.op == "APPEND" {
 		off, _ := c.p.Long("offset", 0, 0)
+		if c.op == "APPEND" { // the block the append continues: the last
+			st, err := c.stat(c.path)
+			if err != nil {
+				return nil, err
+			}
+			off = max(st.GetLength()-1, 0)
+		}
 		r, err := c.h.cfg.RPC.GetBlockLocations(c.ctx, &dfspb.GetBlockLocationsRequest{
 			Path: c.path, Offset: off, Length: 1, ClientHost: clientHost(c.r)})
 		if err != nil {
 			return nil, err
 		}
 		blocks := r.GetLocations().GetBlocks()
-		if c.op == "APPEND" && len(blocks) > 0 {
-			blocks = blocks[len(blocks)-1:]
-		}
 		for _, lb := range blocks {
 			for _, d := range lb.GetLocations() {
 				if d.GetHttpPort() != 0 {
