@@ -110,6 +110,13 @@ hosts:
 // down again, checking that nothing is left. Everything is torn down in
 // t.Cleanup too, so a failure leaves nothing behind.
 func TestTestbed(t *testing.T) {
+	if testing.Short() {
+		// CI's race pass runs -short: this test drives real child
+		// processes (built without -race) and measures shaped rates for
+		// minutes, which a second run on a loaded machine only makes
+		// flakier; the first pass runs it.
+		t.Skip("real-binary testbed with minutes of rate measurements skipped in -short mode")
+	}
 	requireNamespaces(t)
 	bin := buildSmarth(t)
 	name := fmt.Sprintf("itest-%d", os.Getpid())
@@ -339,6 +346,9 @@ func downAndVerifyLeft(t *testing.T, m *Manager, name string, want int) {
 // TestTestbedDiskCap caps a host's disk writes and checks that a direct
 // write inside the host cannot beat the cap, and that shape changes it.
 func TestTestbedDiskCap(t *testing.T) {
+	if testing.Short() { // as TestTestbed: rate measurements with the real binary
+		t.Skip("real-binary testbed with rate measurements skipped in -short mode")
+	}
 	requireNamespaces(t)
 	work := t.TempDir()
 	if _, err := cgroup.Detect("/proc/self/mountinfo"); err != nil {
