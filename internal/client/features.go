@@ -3,7 +3,7 @@ package client
 import (
 	"context"
 
-	"smarth/internal/namenode/namespace"
+	"smarth/internal/fsattr"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -11,17 +11,17 @@ import (
 
 // ACLEntry is one entry of a POSIX ACL (the namespace's type: scope,
 // type, name, rwx bits). Parse specs with ParseACLSpec.
-type ACLEntry = namespace.ACLEntry
+type ACLEntry = fsattr.ACLEntry
 
 // ACLStatus is getAclStatus's answer: owner, group, mode (whose group bits
 // are the mask when there is an extended ACL) and the entries beyond the
 // mode, as HDFS returns them.
-type ACLStatus = namespace.ACLStatus
+type ACLStatus = fsattr.ACLStatus
 
 // ParseACLSpec parses an ACL spec as hdfs dfs -setfacl takes it
 // ("user:bob:rwx,default:group::r-x"); without perm, as for -x.
 func ParseACLSpec(spec string, perm bool) ([]ACLEntry, error) {
-	return namespace.ParseACLSpec(spec, perm)
+	return fsattr.ParseACLSpec(spec, perm)
 }
 
 func aclSpec(in []ACLEntry) []*dfspb.AclEntry {
@@ -94,7 +94,7 @@ func (f *FileSystem) GetACLStatus(ctx context.Context, p string) (ACLStatus, err
 	res := r.GetResult()
 	st := ACLStatus{Owner: res.GetOwner(), Group: res.GetGroup(), Perm: uint16(res.GetPermission())}
 	for _, e := range res.GetEntries() {
-		st.Entries = append(st.Entries, ACLEntry{Scope: namespace.ACLScope(e.GetScope()), Type: namespace.ACLType(e.GetType()), Name: e.GetName(), Perm: uint16(e.GetPermissions())})
+		st.Entries = append(st.Entries, ACLEntry{Scope: fsattr.ACLScope(e.GetScope()), Type: fsattr.ACLType(e.GetType()), Name: e.GetName(), Perm: uint16(e.GetPermissions())})
 	}
 	return st, nil
 }
@@ -166,7 +166,7 @@ func (f *FileSystem) SnapshottableDirs(ctx context.Context) ([]SnapshottableDir,
 
 // DiffEntry is a line of a snapshot diff: Kind "M", "+", "-" or "R",
 // paths relative to the snapshot root.
-type DiffEntry = namespace.DiffEntry
+type DiffEntry = fsattr.DiffEntry
 
 // SnapshotDiff compares snapshots from and to of dir ("." for the current
 // state).
@@ -187,7 +187,7 @@ func (f *FileSystem) SnapshotDiff(ctx context.Context, dir, from, to string) ([]
 }
 
 // StoragePolicy is a block storage policy (HDFS BlockStoragePolicy).
-type StoragePolicy = namespace.StoragePolicy
+type StoragePolicy = fsattr.StoragePolicy
 
 // SetStoragePolicy sets p's storage policy by name (HOT, COLD, WARM,
 // ALL_SSD, ONE_SSD, LAZY_PERSIST, PROVIDED). It is a stored attribute:

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"smarth/internal/namenode/namespace"
+	"smarth/internal/fsattr"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -17,7 +17,7 @@ import (
 // ---------------------------------------------------------------- ACLs
 
 func aclEntryString(e *dfspb.AclEntry) string {
-	return namespace.ACLEntry{Scope: namespace.ACLScope(e.GetScope()), Type: namespace.ACLType(e.GetType()),
+	return fsattr.ACLEntry{Scope: fsattr.ACLScope(e.GetScope()), Type: fsattr.ACLType(e.GetType()),
 		Name: e.GetName(), Perm: uint16(e.GetPermissions())}.String()
 }
 
@@ -44,7 +44,7 @@ func (c *call) aclSpec(withPerm bool) ([]*dfspb.AclEntry, error) {
 	if s == "" {
 		return nil, paramError("aclspec", "an ACL spec is required, e.g. user:bob:rwx,group::r-x")
 	}
-	spec, err := namespace.ParseACLSpec(s, withPerm)
+	spec, err := fsattr.ParseACLSpec(s, withPerm)
 	if err != nil {
 		return nil, paramError("aclspec", err.Error())
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"smarth/internal/client"
-	"smarth/internal/namenode/namespace"
+	"smarth/internal/fsattr"
 )
 
 // Getfacl prints ACLs as hdfs dfs -getfacl: "# file:", "# owner:",
@@ -28,14 +28,14 @@ func (s *Shell) getfacl(ctx context.Context, p string, recursive bool) error {
 		return fail("getfacl", p, err)
 	}
 	fmt.Fprintf(s.Out, "# file: %s\n# owner: %s\n# group: %s\n", p, acl.Owner, acl.Group)
-	if acl.Perm&namespace.StickyBit != 0 {
+	if acl.Perm&fsattr.StickyBit != 0 {
 		flag := "T"
 		if acl.Perm&1 != 0 {
 			flag = "t"
 		}
 		fmt.Fprintf(s.Out, "# flags: --%s\n", flag)
 	}
-	for _, l := range namespace.ACLString(acl.Perm, acl.Entries) {
+	for _, l := range fsattr.ACLString(acl.Perm, acl.Entries) {
 		fmt.Fprintln(s.Out, l)
 	}
 	fmt.Fprintln(s.Out)
@@ -102,7 +102,7 @@ func (s *Shell) setfacl(ctx context.Context, p string, o SetfaclOptions, spec []
 	if !st.IsDir {
 		sp = nil
 		for _, e := range spec {
-			if e.Scope != namespace.ScopeDefault {
+			if e.Scope != fsattr.ScopeDefault {
 				sp = append(sp, e)
 			}
 		}

@@ -3,6 +3,7 @@ package namespace
 import (
 	"fmt"
 	"slices"
+	"smarth/internal/fsattr"
 	"strings"
 )
 
@@ -18,49 +19,32 @@ import (
 // look at the map only when some ACL exists at all. chmod on an inode with
 // an ACL therefore changes the mask, as in HDFS.
 
-// ACLScope says whether an entry is checked (access) or inherited by new
-// children (default; directories only).
-type ACLScope uint8
-
-const (
-	ScopeAccess ACLScope = iota
-	ScopeDefault
+// The value types and the spec syntax live in internal/fsattr, which
+// clients share; these aliases keep the namespace's code reading as before.
+type (
+	ACLScope  = fsattr.ACLScope
+	ACLType   = fsattr.ACLType
+	ACLEntry  = fsattr.ACLEntry
+	ACLStatus = fsattr.ACLStatus
 )
 
-// ACLType is the kind of an entry.
-type ACLType uint8
-
 const (
-	ACLUser ACLType = iota
-	ACLGroup
-	ACLMask
-	ACLOther
+	ScopeAccess  = fsattr.ScopeAccess
+	ScopeDefault = fsattr.ScopeDefault
+	ACLUser      = fsattr.ACLUser
+	ACLGroup     = fsattr.ACLGroup
+	ACLMask      = fsattr.ACLMask
+	ACLOther     = fsattr.ACLOther
 )
 
-// ACLEntry is one entry; Name is empty for the owner ("user::"), the
-// file's group ("group::"), the mask and other.
-type ACLEntry struct {
-	Scope ACLScope
-	Type  ACLType
-	Name  string
-	Perm  uint16 // rwx bits
-}
+// ParseACLSpec and ParseAccess: see fsattr.
+var (
+	ParseACLSpec = fsattr.ParseACLSpec
+	ParseAccess  = fsattr.ParseAccess
+)
 
 // maxACLEntries is HDFS's limit per scope (MAX_ENTRIES).
 const maxACLEntries = 32
-
-func (e ACLEntry) String() string {
-	var b strings.Builder
-	if e.Scope == ScopeDefault {
-		b.WriteString("default:")
-	}
-	b.WriteString([...]string{"user", "group", "mask", "other"}[e.Type&3])
-	b.WriteByte(':')
-	b.WriteString(e.Name)
-	b.WriteByte(':')
-	b.WriteString(accessName(e.Perm))
-	return b.String()
-}
 
 // compareACL is HDFS's natural order of entries: access before default,
 // then user, group, mask, other; unnamed before named, names in order.
@@ -80,100 +64,6 @@ func compareACL(a, b ACLEntry) int {
 }
 
 func sameKey(a, b ACLEntry) bool { return a.Scope == b.Scope && a.Type == b.Type && a.Name == b.Name }
-
-// ParseACLSpec parses an ACL spec as hdfs dfs -setfacl takes it:
-// comma-separated entries "[default:]type:[name][:perm]" (perm as rwx or
-// "---"; with includePerm false, as for -x, entries carry no perm).
-func ParseACLSpec(spec string, includePerm bool) ([]ACLEntry, error) {
-	var out []ACLEntry
-	for _, s := range strings.Split(spec, ",") {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			continue
-		}
-		e, err := parseACLEntry(s, includePerm)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("empty ACL spec %q", spec)
-	}
-	return out, nil
-}
-
-func parseACLEntry(s string, includePerm bool) (ACLEntry, error) {
-	var e ACLEntry
-	parts := strings.Split(s, ":")
-	if len(parts) > 0 && parts[0] == "default" {
-		e.Scope = ScopeDefault
-		parts = parts[1:]
-	}
-	if len(parts) == 0 || parts[0] == "" {
-		return e, fmt.Errorf("invalid ACL entry %q: no type", s)
-	}
-	switch parts[0] {
-	case "user":
-		e.Type = ACLUser
-	case "group":
-		e.Type = ACLGroup
-	case "mask":
-		e.Type = ACLMask
-	case "other":
-		e.Type = ACLOther
-	default:
-		return e, fmt.Errorf("invalid ACL entry %q: invalid type %q (user, group, mask or other)", s, parts[0])
-	}
-	if len(parts) > 1 {
-		e.Name = parts[1]
-	}
-	if e.Name != "" && (e.Type == ACLMask || e.Type == ACLOther) {
-		return e, fmt.Errorf("invalid ACL entry %q: %s entries take no name", s, parts[0])
-	}
-	want := 2
-	for !includePerm && len(parts) > want && parts[len(parts)-1] == "" {
-		parts = parts[:len(parts)-1] // "mask::" in a -x spec, as Java's split reads it
-	}
-	if includePerm {
-		want = 3
-		if len(parts) < 3 {
-			return e, fmt.Errorf("invalid ACL entry %q: no permission (rwx)", s)
-		}
-		p, err := ParseAccess(parts[2])
-		if err != nil {
-			return e, fmt.Errorf("invalid ACL entry %q: %v", s, err)
-		}
-		e.Perm = p
-	}
-	if len(parts) > want {
-		return e, fmt.Errorf("invalid ACL entry %q: too many fields", s)
-	}
-	return e, nil
-}
-
-// ParseAccess reads "rwx", "r-x", "---" (and HDFS's shorter forms like
-// "rw").
-func ParseAccess(s string) (uint16, error) {
-	if len(s) == 0 || len(s) > 3 {
-		return 0, fmt.Errorf("invalid permission %q", s)
-	}
-	var p uint16
-	for i, ch := range s {
-		switch {
-		case ch == '-':
-		case ch == 'r' && i == 0:
-			p |= Read
-		case ch == 'w' && i == 1:
-			p |= Write
-		case ch == 'x' && i == 2:
-			p |= Execute
-		default:
-			return 0, fmt.Errorf("invalid permission %q", s)
-		}
-	}
-	return p, nil
-}
 
 // acl returns n's stored entries (HDFS feature form) or nil.
 func (t *Tree) acl(n *INode) []ACLEntry {
@@ -209,32 +99,7 @@ func (t *Tree) setStored(n *INode, entries []ACLEntry) {
 	t.acls[n] = entries
 }
 
-// fullACL expands n's mode and stored entries into the whole ACL (HDFS
-// AclUtil.getAclFromPermAndEntries): user::, named users, group::, named
-// groups, mask, other, then default entries.
-func fullACL(perm uint16, stored []ACLEntry) []ACLEntry {
-	owner, group, other := perm>>6&7, perm>>3&7, perm&7
-	if len(stored) == 0 {
-		return []ACLEntry{{Type: ACLUser, Perm: owner}, {Type: ACLGroup, Perm: group}, {Type: ACLOther, Perm: other}}
-	}
-	var access, def []ACLEntry
-	for _, e := range stored {
-		if e.Scope == ScopeAccess {
-			access = append(access, e)
-		} else {
-			def = append(def, e)
-		}
-	}
-	out := []ACLEntry{{Type: ACLUser, Perm: owner}}
-	if len(access) == 0 { // only a default ACL: the access ACL is minimal
-		out = append(out, ACLEntry{Type: ACLGroup, Perm: group})
-	} else {
-		out = append(out, access...)
-		out = append(out, ACLEntry{Type: ACLMask, Perm: group})
-	}
-	out = append(out, ACLEntry{Type: ACLOther, Perm: other})
-	return append(out, def...)
-}
+func fullACL(perm uint16, stored []ACLEntry) []ACLEntry { return fsattr.FullACL(perm, stored) }
 
 // storeACL writes a whole, valid ACL back to n: mode bits and stored
 // entries (HDFS AclStorage.updateINodeAcl).
@@ -538,13 +403,6 @@ func (t *Tree) ChangeACL(c Caller, path string, kind ACLOp, spec []ACLEntry) err
 	return nil
 }
 
-// ACLStatus is what getAclStatus answers.
-type ACLStatus struct {
-	Owner, Group string
-	Perm         uint16 // the mode bits incl. sticky; the group bits are the mask with an ACL
-	Entries      []ACLEntry
-}
-
 // GetACLStatus returns path's ACL as HDFS's getAclStatus: owner, group,
 // mode, and the stored entries (named users, group::, named groups of the
 // access ACL, then the default ACL). Like HDFS it needs only the right
@@ -638,28 +496,8 @@ func (t *Tree) inheritACL(parent, child *INode) bool {
 	return true
 }
 
-// ACLString renders whole ACL entries one per line as hdfs dfs -getfacl
-// does, with "#effective:" where the mask takes something away.
-func ACLString(perm uint16, stored []ACLEntry) []string {
-	acl := fullACL(perm, stored)
-	masks := map[ACLScope]uint16{}
-	hasMask := map[ACLScope]bool{}
-	for _, e := range acl {
-		if e.Type == ACLMask {
-			masks[e.Scope], hasMask[e.Scope] = e.Perm, true
-		}
-	}
-	var out []string
-	for _, e := range acl {
-		s := e.String()
-		affected := e.Type == ACLUser && e.Name != "" || e.Type == ACLGroup
-		if affected && hasMask[e.Scope] && e.Perm&masks[e.Scope] != e.Perm {
-			s += "\t#effective:" + accessName(e.Perm&masks[e.Scope])
-		}
-		out = append(out, s)
-	}
-	return out
-}
+// ACLString: see fsattr.
+var ACLString = fsattr.ACLString
 
 // FullACL exposes fullACL for the namenode and tools.
 func FullACL(perm uint16, stored []ACLEntry) []ACLEntry { return fullACL(perm, stored) }

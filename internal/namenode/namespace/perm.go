@@ -1,6 +1,10 @@
 package namespace
 
-import "slices"
+import (
+	"slices"
+
+	"smarth/internal/fsattr"
+)
 
 // Caller is who asks for an operation.
 type Caller struct {
@@ -50,19 +54,7 @@ func (t *Tree) allowed(c Caller, n *INode, want uint16) bool {
 	return bits&want == want
 }
 
-func accessName(want uint16) string {
-	s := []byte("---")
-	if want&Read != 0 {
-		s[0] = 'r'
-	}
-	if want&Write != 0 {
-		s[1] = 'w'
-	}
-	if want&Execute != 0 {
-		s[2] = 'x'
-	}
-	return string(s)
-}
+func accessName(want uint16) string { return fsattr.AccessName(want) }
 
 // check requires want on n.
 func (t *Tree) check(op, path string, c Caller, n *INode, want uint16) error {

@@ -3,6 +3,7 @@ package namespace
 import (
 	"fmt"
 	"slices"
+	"smarth/internal/fsattr"
 	"sort"
 	"strings"
 	"time"
@@ -491,14 +492,8 @@ func (t *Tree) checkDeleteSnapshottable(op, path string, n *INode) error {
 	return nil
 }
 
-// DiffEntry is a line of a snapshot diff report: Kind is "M", "+", "-" or
-// "R"; paths are relative to the snapshot root ("." for itself), Target
-// set for renames.
-type DiffEntry struct {
-	Kind   string
-	Path   string
-	Target string
-}
+// DiffEntry: see fsattr.
+type DiffEntry = fsattr.DiffEntry
 
 // SnapshotDiff compares two snapshots of the directory at path (HDFS
 // getSnapshotDiffReport); "" or "." names the directory's current state.

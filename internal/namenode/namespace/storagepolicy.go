@@ -1,7 +1,7 @@
 package namespace
 
 import (
-	"strings"
+	"smarth/internal/fsattr"
 )
 
 // Storage policies as HDFS names and numbers them (the "Archival Storage,
@@ -9,52 +9,19 @@ import (
 // stored attribute only: it is kept, inherited and reported, but block
 // placement does not act on it yet (datanodes have one storage type).
 
-// StoragePolicy is one of HDFS's built-in block storage policies.
-type StoragePolicy struct {
-	ID                   uint8
-	Name                 string
-	StorageTypes         []string // where the replicas go, in order
-	CreationFallbacks    []string
-	ReplicationFallbacks []string
-	CopyOnCreateFile     bool
-}
+// The policy table lives in internal/fsattr, which clients share.
+type StoragePolicy = fsattr.StoragePolicy
 
-// PolicyUnspecified is the id of "no policy set here or above".
-const PolicyUnspecified uint8 = 0
+const (
+	PolicyUnspecified = fsattr.PolicyUnspecified
+	PolicyHot         = fsattr.PolicyHot
+)
 
-// HOT is the default policy (id 7).
-const PolicyHot uint8 = 7
-
-// StoragePolicies are HDFS's built-in policies, by id.
-var StoragePolicies = []StoragePolicy{
-	{ID: 1, Name: "PROVIDED", StorageTypes: []string{"PROVIDED", "DISK"}, CreationFallbacks: []string{"PROVIDED", "DISK"}, ReplicationFallbacks: []string{"PROVIDED", "DISK"}},
-	{ID: 2, Name: "COLD", StorageTypes: []string{"ARCHIVE"}},
-	{ID: 5, Name: "WARM", StorageTypes: []string{"DISK", "ARCHIVE"}, CreationFallbacks: []string{"DISK", "ARCHIVE"}, ReplicationFallbacks: []string{"DISK", "ARCHIVE"}},
-	{ID: 7, Name: "HOT", StorageTypes: []string{"DISK"}, ReplicationFallbacks: []string{"ARCHIVE"}},
-	{ID: 10, Name: "ONE_SSD", StorageTypes: []string{"SSD", "DISK"}, CreationFallbacks: []string{"SSD", "DISK"}, ReplicationFallbacks: []string{"SSD", "DISK"}},
-	{ID: 12, Name: "ALL_SSD", StorageTypes: []string{"SSD"}, CreationFallbacks: []string{"DISK"}, ReplicationFallbacks: []string{"DISK"}},
-	{ID: 15, Name: "LAZY_PERSIST", StorageTypes: []string{"RAM_DISK", "DISK"}, CreationFallbacks: []string{"DISK"}, ReplicationFallbacks: []string{"DISK"}, CopyOnCreateFile: false},
-}
-
-// PolicyByName finds a policy by name, ignoring case.
-func PolicyByName(name string) (StoragePolicy, bool) {
-	for _, p := range StoragePolicies {
-		if strings.EqualFold(p.Name, name) {
-			return p, true
-		}
-	}
-	return StoragePolicy{}, false
-}
-
-// PolicyByID finds a policy by id.
-func PolicyByID(id uint8) (StoragePolicy, bool) {
-	for _, p := range StoragePolicies {
-		if p.ID == id {
-			return p, true
-		}
-	}
-	return StoragePolicy{}, false
-}
+var (
+	StoragePolicies = fsattr.StoragePolicies
+	PolicyByName    = fsattr.PolicyByName
+	PolicyByID      = fsattr.PolicyByID
+)
 
 // SetStoragePolicy sets (id) or, with PolicyUnspecified, unsets the
 // storage policy of a file or directory. As in HDFS the caller needs write
