@@ -415,6 +415,15 @@ func (t *Tree) GetACLStatus(c Caller, path string) (ACLStatus, error) {
 	return ACLStatus{Owner: n.Owner, Group: n.Group, Perm: n.Perm, Entries: slices.Clone(t.acl(n))}, nil
 }
 
+// hasAccessACL reports whether stored entries include an access ACL
+// beyond the mode bits. A directory may hold only a default ACL; its
+// access is then the mode bits' alone (HDFS FSPermissionChecker checks
+// the first stored entry's scope), and its group bits are the group's,
+// not a mask.
+func hasAccessACL(stored []ACLEntry) bool {
+	return len(stored) > 0 && stored[0].Scope == ScopeAccess
+}
+
 // aclAllowed is HDFS FSPermissionChecker.hasAclPermission for a caller
 // who is not the owner: the first matching named user entry decides
 // (masked); else every group entry matching the caller's groups is tried

@@ -44,8 +44,8 @@ func (t *Tree) allowed(c Caller, n *INode, want uint16) bool {
 	switch {
 	case c.User == n.Owner:
 		bits = n.Perm >> 6 & 7
-	case len(t.acls) > 0 && t.acls[n] != nil:
-		return aclAllowed(c, n, t.acls[n], want)
+	case hasAccessACL(t.acl(n)):
+		return aclAllowed(c, n, t.acl(n), want)
 	case slices.Contains(c.Groups, n.Group):
 		bits = n.Perm >> 3 & 7
 	default:
