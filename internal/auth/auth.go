@@ -66,14 +66,7 @@ func LoadOrCreateKey(path string) ([]byte, error) {
 
 // LoadKey reads a hex key file written by LoadOrCreateKey.
 func LoadKey(path string) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("key file %s has mode %#o; it must be readable by its owner only (chmod 600)", path, st.Mode().Perm())
-	}
-	b, err := os.ReadFile(path)
+	b, err := ReadPrivateFile(path, "key file")
 	if err != nil {
 		return nil, err
 	}
@@ -126,27 +119,13 @@ func VerifyDatanode(key []byte, cred string) (string, error) {
 
 // WriteTokenFile stores a user credential readable by its owner only.
 func WriteTokenFile(path, cred string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(cred+"\n"), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return WriteFileAtomic(path, []byte(cred+"\n"), 0o600, 0o700)
 }
 
 // ReadTokenFile reads a credential written by WriteTokenFile, refusing a
 // file others can read (anyone who can read it can act as its user).
 func ReadTokenFile(path string) (string, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return "", err
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("token file %s has mode %#o; it must be readable by its owner only (chmod 600)", path, st.Mode().Perm())
-	}
-	b, err := os.ReadFile(path)
+	b, err := ReadPrivateFile(path, "token file")
 	if err != nil {
 		return "", err
 	}

@@ -33,19 +33,9 @@ func (f *FileSystem) Append(ctx context.Context, p string, opts AppendOptions) (
 	if err != nil {
 		return nil, err
 	}
-	mode := opts.WriteMode
-	if mode == "" {
-		mode = f.cfg.WriteMode
-	}
-	replace, err := pipeline.ParseReplacePolicy(opts.ReplaceOnFailure)
+	strategy, replace, err := f.writeStrategy("append", p, opts.WriteMode, opts.ReplaceOnFailure)
 	if err != nil {
-		return nil, &PathError{Op: "append", Path: p, Kind: fs.ErrInvalid, Msg: err.Error()}
-	}
-	strategy, err := pipeline.New(mode, pipeline.Options{
-		Window: f.cfg.Window, MaxPipelines: f.cfg.MaxPipelines, LocalThreshold: f.cfg.LocalThreshold, Rand: f.rand(),
-	})
-	if err != nil {
-		return nil, &PathError{Op: "append", Path: p, Kind: fs.ErrInvalid, Msg: err.Error()}
+		return nil, err
 	}
 	resp, err := f.nn.Append(ctx, &dfspb.AppendRequest{Path: p, ClientName: f.cfg.ClientName})
 	if err != nil {

@@ -61,6 +61,26 @@ type FileWriter struct {
 	doneOnce  sync.Once
 }
 
+// writeStrategy is the pipeline strategy and replace-datanode policy of
+// a writer (Create, Append): the named write mode or the FileSystem's,
+// and the named policy; a bad name is an invalid-argument error on p.
+func (f *FileSystem) writeStrategy(op, p, mode, replaceOnFailure string) (pipeline.Strategy, pipeline.ReplacePolicy, error) {
+	if mode == "" {
+		mode = f.cfg.WriteMode
+	}
+	replace, err := pipeline.ParseReplacePolicy(replaceOnFailure)
+	if err != nil {
+		return nil, replace, &PathError{Op: op, Path: p, Kind: fs.ErrInvalid, Msg: err.Error()}
+	}
+	strategy, err := pipeline.New(mode, pipeline.Options{
+		Window: f.cfg.Window, MaxPipelines: f.cfg.MaxPipelines, LocalThreshold: f.cfg.LocalThreshold, Rand: f.rand(),
+	})
+	if err != nil {
+		return nil, replace, &PathError{Op: op, Path: p, Kind: fs.ErrInvalid, Msg: err.Error()}
+	}
+	return strategy, replace, nil
+}
+
 // Create makes a new file at path and returns a writer for it. The file
 // exists (under construction, size 0) once Create returns.
 func (f *FileSystem) Create(ctx context.Context, p string, opts CreateOptions) (*FileWriter, error) {
@@ -68,19 +88,9 @@ func (f *FileSystem) Create(ctx context.Context, p string, opts CreateOptions) (
 	if err != nil {
 		return nil, err
 	}
-	mode := opts.WriteMode
-	if mode == "" {
-		mode = f.cfg.WriteMode
-	}
-	replace, err := pipeline.ParseReplacePolicy(opts.ReplaceOnFailure)
+	strategy, replace, err := f.writeStrategy("create", p, opts.WriteMode, opts.ReplaceOnFailure)
 	if err != nil {
-		return nil, &PathError{Op: "create", Path: p, Kind: fs.ErrInvalid, Msg: err.Error()}
-	}
-	strategy, err := pipeline.New(mode, pipeline.Options{
-		Window: f.cfg.Window, MaxPipelines: f.cfg.MaxPipelines, LocalThreshold: f.cfg.LocalThreshold, Rand: f.rand(),
-	})
-	if err != nil {
-		return nil, &PathError{Op: "create", Path: p, Kind: fs.ErrInvalid, Msg: err.Error()}
+		return nil, err
 	}
 	repl, bs := opts.Replication, opts.BlockSize
 	if repl == 0 {

@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"smarth/internal/auth"
 )
 
 // Lifetimes: a local or testbed cluster's CA outlives any run of it; a
@@ -197,14 +199,7 @@ func writeKey(path string, key *ecdsa.PrivateKey) error {
 
 // readKey reads a PKCS#8 ECDSA key, refusing a file others can read.
 func readKey(path string) (*ecdsa.PrivateKey, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("key file %s has mode %#o; it must be readable by its owner only (chmod 600)", path, st.Mode().Perm())
-	}
-	b, err := os.ReadFile(path)
+	b, err := auth.ReadPrivateFile(path, "key file")
 	if err != nil {
 		return nil, err
 	}
@@ -225,15 +220,5 @@ func readKey(path string) (*ecdsa.PrivateKey, error) {
 
 // writeFile replaces path atomically with mode.
 func writeFile(path string, b []byte, mode os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, mode); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp, mode); err != nil { // a stale tmp kept its mode
-		return err
-	}
-	return os.Rename(tmp, path)
+	return auth.WriteFileAtomic(path, b, mode, 0o755)
 }
