@@ -169,20 +169,54 @@ func (s *fsState) LoadImage(txid uint64, recs [][]byte) error {
 			return err
 		}
 	}
-	for _, r := range inodes {
-		parent, n, blocks, err := decodeINode(r, version)
-		if err != nil {
-			return err
-		}
-		if err := s.tree.Restore(parent, n); err != nil {
-			return err
-		}
-		for _, b := range blocks {
-			if s.blocks.Get(b.ID) != nil {
-				return fmt.Errorf("block %d belongs to two files", b.ID)
+	// Decoding (and allocating) the inodes runs a batch ahead of linking
+	// them into the tree and block map, on another core: a restart of
+	// millions of files is then bounded by the slower of the two halves
+	// rather than by their sum.
+	type decoded struct {
+		parent uint64
+		n      *namespace.INode
+		blocks []*blockmap.Block
+	}
+	const batch = 4096
+	batches := make(chan []decoded, 4)
+	stop := make(chan struct{})
+	defer close(stop)
+	var decErr error // set before batches is closed
+	go func() {
+		defer close(batches)
+		for start := 0; start < len(inodes); start += batch {
+			out := make([]decoded, 0, min(batch, len(inodes)-start))
+			for _, r := range inodes[start:min(start+batch, len(inodes))] {
+				parent, n, blocks, err := decodeINode(r, version)
+				if err != nil {
+					decErr = err
+					return
+				}
+				out = append(out, decoded{parent, n, blocks})
 			}
-			s.blocks.Add(b)
+			select {
+			case batches <- out:
+			case <-stop:
+				return
+			}
 		}
+	}()
+	for ds := range batches {
+		for _, d := range ds {
+			if err := s.tree.Restore(d.parent, d.n); err != nil {
+				return err
+			}
+			for _, b := range d.blocks {
+				if s.blocks.Get(b.ID) != nil {
+					return fmt.Errorf("block %d belongs to two files", b.ID)
+				}
+				s.blocks.Add(b)
+			}
+		}
+	}
+	if decErr != nil {
+		return decErr
 	}
 	if err := s.loadFeatureRecords(features); err != nil {
 		return err
