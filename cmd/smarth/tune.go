@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/signal"
@@ -172,6 +173,44 @@ type gaFlags struct {
 	sysctl                                        bool
 }
 
+// openTestbed is the testbed --testbed names, checked for a run (root,
+// tools), or nil for a local bench.
+func (f gaFlags) openTestbed(cmd *cobra.Command) (*measure.Testbed, error) {
+	if f.testbed == "" {
+		return nil, nil
+	}
+	m, err := testbed.New(testbed.Options{StateRoot: f.stateDir, WorkRoot: f.workDir, Out: cmd.ErrOrStderr()})
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Preflight(); err != nil {
+		return nil, err
+	}
+	return &measure.Testbed{Manager: m, Topology: f.testbed}, nil
+}
+
+// startBench starts the tuning bench of tune ga and tune ab, on bed or
+// locally, and returns it with the function that stops it (keeping the
+// transfer log with --keep-log).
+func (f gaFlags) startBench(ctx context.Context, cmd *cobra.Command, opts measure.Options, bed *measure.Testbed) (*measure.Bench, func(), error) {
+	var bench *measure.Bench
+	var err error
+	if bed != nil {
+		var pair measure.Pair
+		if bench, pair, err = measure.StartTestbed(ctx, opts, *bed); err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "testbed %s: client %s -> datanode %s, link %s\n", f.testbed, pair.Client.Name, pair.DataNode.Name, pair.Link)
+	} else if bench, err = measure.Start(ctx, opts); err != nil {
+		return nil, nil, err
+	}
+	return bench, func() {
+		if err := bench.Close(f.keepLog); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "stopping the bench: %v\n", err)
+		}
+	}, nil
+}
+
 func newTuneGACmd() *cobra.Command {
 	var f gaFlags
 	c := &cobra.Command{
@@ -236,16 +275,9 @@ func runTuneGA(cmd *cobra.Command, f gaFlags) error {
 	}
 	out := cmd.OutOrStdout()
 	opts := measure.Options{Size: size, PacketSize: packet, Repeats: f.repeats, Out: out}
-	var bed *measure.Testbed
-	if f.testbed != "" {
-		m, err := testbed.New(testbed.Options{StateRoot: f.stateDir, WorkRoot: f.workDir, Out: cmd.ErrOrStderr()})
-		if err != nil {
-			return err
-		}
-		if err := m.Preflight(); err != nil {
-			return err
-		}
-		bed = &measure.Testbed{Manager: m, Topology: f.testbed}
+	bed, err := f.openTestbed(cmd)
+	if err != nil {
+		return err
 	}
 	if f.sysctl && bed != nil {
 		// Changed inside the datanode's namespace and restored there after
@@ -269,22 +301,11 @@ func runTuneGA(cmd *cobra.Command, f gaFlags) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintf(out, "load average at start: %s\n", measure.LoadAvg())
-	var bench *measure.Bench
-	if bed != nil {
-		var pair measure.Pair
-		bench, pair, err = measure.StartTestbed(ctx, opts, *bed)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "testbed %s: client %s -> datanode %s, link %s\n", f.testbed, pair.Client.Name, pair.DataNode.Name, pair.Link)
-	} else if bench, err = measure.Start(ctx, opts); err != nil {
+	bench, closeBench, err := f.startBench(ctx, cmd, opts, bed)
+	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := bench.Close(f.keepLog); err != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "stopping the bench: %v\n", err)
-		}
-	}()
+	defer closeBench()
 	o, err := measure.RunGA(ctx, bench, measure.GAOptions{
 		Space: f.space, Budget: f.budget, ABRuns: f.abRuns, Host: tune.LocalHost(), Out: out, Testbed: bed != nil,
 		GA: ga.Options{Population: f.population, Generations: f.generations, Mutation: f.mutation, Crossover: f.crossover,
@@ -400,28 +421,15 @@ with the statistics of 'smarth bench ab' (median speedup, Hodges-Lehmann
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			fmt.Fprintf(out, "load average at start: %s\n", measure.LoadAvg())
-			var bench *measure.Bench
-			if f.testbed != "" {
-				m, err := testbed.New(testbed.Options{StateRoot: f.stateDir, WorkRoot: f.workDir, Out: cmd.ErrOrStderr()})
-				if err != nil {
-					return err
-				}
-				if err := m.Preflight(); err != nil {
-					return err
-				}
-				var pair measure.Pair
-				if bench, pair, err = measure.StartTestbed(ctx, opts, measure.Testbed{Manager: m, Topology: f.testbed}); err != nil {
-					return err
-				}
-				fmt.Fprintf(out, "testbed %s: client %s -> datanode %s, link %s\n", f.testbed, pair.Client.Name, pair.DataNode.Name, pair.Link)
-			} else if bench, err = measure.Start(ctx, opts); err != nil {
+			bed, err := f.openTestbed(cmd)
+			if err != nil {
 				return err
 			}
-			defer func() {
-				if err := bench.Close(f.keepLog); err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "stopping the bench: %v\n", err)
-				}
-			}()
+			bench, closeBench, err := f.startBench(ctx, cmd, opts, bed)
+			if err != nil {
+				return err
+			}
+			defer closeBench()
 			res, err := measure.Confirm(ctx, bench, pa, pb, f.abRuns, out)
 			if err != nil {
 				return err
