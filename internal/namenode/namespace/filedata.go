@@ -79,7 +79,8 @@ func (t *Tree) CheckTruncate(c Caller, path string, newLength int64) (*INode, er
 // the same replication, every block full except the last block of the
 // last source. The caller needs write access to target, read access to
 // each source and write access to the directory (the sources are
-// deleted). It returns the target.
+// deleted; in a sticky directory they must be the caller's). It returns
+// the target.
 func (t *Tree) Concat(c Caller, target string, srcs []string, now int64) (*INode, error) {
 	const op = "concat"
 	if len(srcs) == 0 {
@@ -114,6 +115,13 @@ func (t *Tree) Concat(c Caller, target string, srcs []string, now int64) (*INode
 	}
 	if err := t.check(op, label, c, trg.Parent, Write); err != nil {
 		return nil, err
+	}
+	// The sources are deleted: in a sticky directory each must be the
+	// caller's (HDFS checks the sticky bit with the parent's WRITE).
+	for _, f := range files {
+		if err := t.checkSticky(op, f.Path(), c, trg.Parent, f); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkConcat(trg, files, t.SnapshotRefs); err != nil {
 		return nil, err
