@@ -38,6 +38,8 @@ type metrics struct {
 	cacheFailures   *prometheus.CounterVec
 	bytesReadMemory prometheus.Counter
 	bytesReadDisk   prometheus.Counter
+
+	localReadBytes prometheus.Counter // WebHDFS OPEN bytes read from this node's own replicas
 }
 
 func newMetrics() *metrics {
@@ -80,11 +82,12 @@ func newMetrics() *metrics {
 		blocksUncached:  counter("blocks_uncached_total", "Replicas removed from the in-memory cache (uncache command, replica changed or deleted)."),
 		bytesReadMemory: counter("bytes_read_memory_total", "Block bytes sent to readers from the in-memory cache."),
 		bytesReadDisk:   counter("bytes_read_disk_total", "Block bytes sent to readers from replica files."),
+		localReadBytes:  counter("webhdfs_local_read_bytes_total", "WebHDFS OPEN bytes read from this node's own replicas (no data-port trip)."),
 		cacheFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "cache_failures_total",
 			Help: "Blocks that could not be cached, by reason: checksum (corrupt replica), capacity (no room), io (read error)."},
 			[]string{"reason"}),
 	}
-	m.reg.MustRegister(m.cacheHits, m.cacheMisses, m.blocksCached, m.blocksUncached, m.bytesReadMemory, m.bytesReadDisk,
+	m.reg.MustRegister(m.cacheHits, m.cacheMisses, m.blocksCached, m.blocksUncached, m.bytesReadMemory, m.bytesReadDisk, m.localReadBytes,
 		m.cacheFailures, newProcIOCollector(ns, sub))
 	m.reg.MustRegister(m.bytesWritten, m.bytesRead, m.blocksWritten, m.blocksRead, m.blocksReplicated,
 		m.blocksRemoved, m.blocksVerified, m.checksumFailures, m.tokenRefusals, m.xceivers, m.bufferedBytes, m.receiveBuffers, m.receiveRefusals,

@@ -27,6 +27,9 @@ func (d *DataNode) httpHandler() http.Handler {
 	mux.Handle("/metrics", promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/{$}", d.serveOverview)
 	if d.cfg.WebHDFS != nil {
+		if u, ok := d.cfg.WebHDFS.(localReplicasUser); ok {
+			u.UseLocalReplicas(d) // OPEN reads the blocks held here without a loopback trip
+		}
 		mux.Handle("/webhdfs/v1/", d.cfg.WebHDFS)
 	}
 	if d.cfg.Pprof {

@@ -1,7 +1,9 @@
 // Package stream is the datanode side of WebHDFS: the second step of
 // CREATE, APPEND and OPEN, and GETFILECHECKSUM, which the namenode
 // redirects to a datanode's HTTP port. It moves the bytes with the
-// ordinary client (internal/client), acting as the user the namenode
+// ordinary client (internal/client), except that OPEN reads the blocks
+// its datanode holds from that datanode's store (datanode.LocalReplicas),
+// after the client has opened the file; it acts as the user the namenode
 // authenticated: the redirect URL's delegation= token, signed by the
 // namenode, is the client's credential, so the namenode checks it on every
 // call and a datanode cannot be made to act for anyone else.
@@ -24,8 +26,10 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"smarth/internal/client"
+	"smarth/internal/datanode"
 	"smarth/internal/webhdfs"
 )
 
@@ -44,9 +48,14 @@ type Config struct {
 
 // Handler serves /webhdfs/v1/ on a datanode.
 type Handler struct {
-	cfg Config
-	log *slog.Logger
+	cfg   Config
+	log   *slog.Logger
+	local atomic.Pointer[datanode.LocalReplicas] // set by the datanode that mounts the handler
 }
+
+// UseLocalReplicas is called by the datanode that mounts the handler:
+// OPEN then reads the blocks that datanode holds from its own store.
+func (h *Handler) UseLocalReplicas(l datanode.LocalReplicas) { h.local.Store(&l) }
 
 // New returns the datanode-side handler.
 func New(cfg Config) *Handler {
@@ -172,7 +181,11 @@ func (h *Handler) fill(fw writer, body io.Reader) error {
 	return fw.Close()
 }
 
-// open is OPEN's second step: offset and length pick the bytes.
+// open is OPEN's second step: offset and length pick the bytes. The
+// client opens the file, so the namenode checks the caller's permission
+// and hands out the block locations and tokens; blocks this datanode holds
+// are then read from its own store (local), the others, and any local
+// replica that cannot be served or turns out corrupt, through the client.
 func (h *Handler) open(ctx context.Context, fsys *client.FileSystem, w http.ResponseWriter, r *http.Request, p webhdfs.Params, path string) error {
 	off, err := p.Long("offset", 0, 0)
 	if err != nil {
@@ -195,21 +208,89 @@ func (h *Handler) open(ctx context.Context, fsys *client.FileSystem, w http.Resp
 	if length >= 0 && length < n {
 		n = length
 	}
-	if _, err := fr.Seek(off, io.SeekStart); err != nil {
-		return err
-	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
 	w.WriteHeader(http.StatusOK)
-	// WriteTo hands over the verified packets without a copy; the limit
-	// stops it after length bytes.
-	lw := &limitWriter{w: w, n: n}
-	if _, err := fr.WriteTo(lw); err != nil && !(errors.Is(err, errLimit) && lw.n == 0) {
+	out := &countWriter{w: w}
+	if err := h.copyRange(out, fr, off, off+n); err != nil {
 		// Headers are gone: the client sees a body shorter than
 		// Content-Length, which every HTTP client reports.
-		h.log.Warn("webhdfs open: read failed mid-response", "path", path, "error", err)
+		h.log.Warn("webhdfs open: read failed mid-response", "path", path, "sent", out.n, "of", n, "error", err)
 	}
 	return nil
+}
+
+// copyRange writes the file's bytes [from, to) to out, block by block.
+func (h *Handler) copyRange(out *countWriter, fr *client.FileReader, from, to int64) error {
+	local := h.local.Load()
+	pos := from
+	if local != nil {
+		for _, lb := range fr.LocatedBlocks() {
+			bstart, bend := lb.GetOffset(), lb.GetOffset()+lb.GetBlock().GetNumBytes()
+			if pos >= to {
+				return nil
+			}
+			if bend <= pos || bstart > pos {
+				continue
+			}
+			end := min(bend, to)
+			m, err := (*local).ReadReplica(out, lb.GetBlock(), lb.GetToken(), pos-bstart, end-pos)
+			pos += m
+			if out.err != nil {
+				return out.err // the caller went away
+			}
+			if err != nil && !errors.Is(err, datanode.ErrNoLocalReplica) {
+				h.log.Warn("webhdfs open: local replica failed; reading the rest of the block elsewhere",
+					"path", fr.Path(), "block", lb.GetBlock().GetBlockId(), "at", pos, "error", err)
+			}
+			if pos < end {
+				if err := h.copyClient(out, fr, pos, end); err != nil {
+					return err
+				}
+				pos = end
+			}
+		}
+	}
+	if pos < to {
+		return h.copyClient(out, fr, pos, to)
+	}
+	return nil
+}
+
+// copyClient writes [from, to) read through the client (other replicas).
+func (h *Handler) copyClient(out *countWriter, fr *client.FileReader, from, to int64) error {
+	if _, err := fr.Seek(from, io.SeekStart); err != nil {
+		return err
+	}
+	// WriteTo hands over the verified packets without a copy; the limit
+	// stops it after the range.
+	lw := &limitWriter{w: out, n: to - from}
+	if _, err := fr.WriteTo(lw); err != nil && !(errors.Is(err, errLimit) && lw.n == 0) {
+		return err
+	}
+	if lw.n > 0 {
+		return fmt.Errorf("file ended %d bytes before offset %d", lw.n, to)
+	}
+	return nil
+}
+
+// countWriter counts what reached the response and keeps its first
+// error, so a failed write (the caller hung up) is told apart from a
+// failed read.
+type countWriter struct {
+	w   io.Writer
+	n   int64
+	err error
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	c.err = err
+	return n, err
 }
 
 func (h *Handler) checksum(ctx context.Context, fsys *client.FileSystem, w http.ResponseWriter, r *http.Request, p webhdfs.Params, path string) error {
