@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,21 +12,7 @@ import (
 
 // fsRunIn is fsRun with stdin.
 func fsRunIn(stdin string, args ...string) (string, int, string) {
-	root := newRootCmd()
-	root.SetArgs(append([]string{"fs"}, args...))
-	out := &bytes.Buffer{}
-	root.SetOut(out)
-	root.SetErr(&bytes.Buffer{})
-	root.SetIn(strings.NewReader(stdin))
-	err := root.Execute()
-	if err == nil {
-		return out.String(), 0, ""
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return out.String(), ee.code, err.Error()
-	}
-	return out.String(), 1, err.Error()
+	return cliRun(stdin, append([]string{"fs"}, args...)...)
 }
 
 func TestFsAppendTruncateConcatUsage(t *testing.T) {

@@ -14,19 +14,8 @@ import (
 // fsExit runs `smarth fs args...` and returns the exit status main would
 // use and the error text.
 func fsExit(args ...string) (int, string) {
-	root := newRootCmd()
-	root.SetArgs(append([]string{"fs"}, args...))
-	root.SetOut(&bytes.Buffer{})
-	root.SetErr(&bytes.Buffer{})
-	err := root.Execute()
-	if err == nil {
-		return 0, ""
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code, err.Error()
-	}
-	return 1, err.Error()
+	_, code, msg := fsRun(args...)
+	return code, msg
 }
 
 func TestFsExitCodes(t *testing.T) {
@@ -68,11 +57,18 @@ func TestFsExitCodes(t *testing.T) {
 // fsRun runs `smarth fs args...` and returns stdout, the exit status and
 // the error text.
 func fsRun(args ...string) (string, int, string) {
+	return cliRun("", append([]string{"fs"}, args...)...)
+}
+
+// cliRun runs smarth with args, stdin as its input; it returns what it
+// printed on stdout, its exit code and the error's text.
+func cliRun(stdin string, args ...string) (string, int, string) {
 	root := newRootCmd()
-	root.SetArgs(append([]string{"fs"}, args...))
+	root.SetArgs(args)
 	out := &bytes.Buffer{}
 	root.SetOut(out)
 	root.SetErr(&bytes.Buffer{})
+	root.SetIn(strings.NewReader(stdin))
 	err := root.Execute()
 	if err == nil {
 		return out.String(), 0, ""

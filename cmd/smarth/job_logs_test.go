@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,20 +16,7 @@ import (
 // jobRun runs `smarth job args...` and returns stdout, the exit status
 // and the error text.
 func jobRun(args ...string) (string, int, string) {
-	root := newRootCmd()
-	root.SetArgs(append([]string{"job"}, args...))
-	out := &bytes.Buffer{}
-	root.SetOut(out)
-	root.SetErr(io.Discard)
-	err := root.Execute()
-	if err == nil {
-		return out.String(), 0, ""
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return out.String(), ee.code, err.Error()
-	}
-	return out.String(), 1, err.Error()
+	return cliRun("", append([]string{"job"}, args...)...)
 }
 
 // TestJobDetachStatusListAndLogs is the operator's path: submit detached,
