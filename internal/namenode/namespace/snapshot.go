@@ -81,7 +81,7 @@ func (t *Tree) forgetExtras(n *INode) {
 var readOnlyOps = map[string]bool{
 	"stat": true, "list": true, "open": true, "summary": true, "getXAttrs": true,
 	"listXAttrs": true, "getAclStatus": true, "getStoragePolicy": true, "fsck": true,
-	"checksum": true, "snapshotDiff": true,
+	"checksum": true, "snapshotDiff": true, "checkAccess": true,
 }
 
 func hasSnapshotComponent(names []string) bool {
