@@ -197,7 +197,7 @@ func (t *Tree) Delete(c Caller, path string, recursive bool, now int64) ([]*INod
 	if err := t.checkSubtree(op, r.path, c, n); err != nil {
 		return nil, err
 	}
-	if err := t.checkDeleteSnapshottable(op, r.path, n); err != nil {
+	if err := t.checkDeleteSnapshottable(op, "deleted", r.path, n); err != nil {
 		return nil, err
 	}
 	ns, ds := usage(n)
@@ -255,6 +255,11 @@ func (t *Tree) Rename(c Caller, src, dst string, now int64) (string, error) {
 	}
 	if err := t.checkMove(op, label, c, rs, s, rd, dparent); err != nil {
 		return "", err
+	}
+	if s.Dir {
+		if err := t.checkDeleteSnapshottable(op, "renamed", label, s); err != nil {
+			return "", err
+		}
 	}
 	if err := moveQuota(op, label, s, dparent); err != nil {
 		return "", err

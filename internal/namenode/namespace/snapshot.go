@@ -15,8 +15,8 @@ import (
 // guide): a directory made snapshottable by a superuser gets read-only
 // images of its subtree under DIR/.snapshot/NAME; ".snapshot" is a reserved
 // name; nested snapshottable directories are refused; a snapshottable
-// directory with snapshots can neither be deleted (nor any directory above
-// it) nor be made unsnapshottable.
+// directory with snapshots can neither be deleted nor renamed (nor any
+// directory above it) nor be made unsnapshottable.
 //
 // Design (simple and stated): a snapshot is a copy of the subtree's inode
 // metadata made at creation time: new INode values with the same ids,
@@ -480,13 +480,15 @@ func AttachSnapshotChild(p, c *INode) error {
 	return nil
 }
 
-// checkDeleteSnapshottable refuses to delete n if it, or a directory below
-// it, is snapshottable with snapshots (HDFS
-// FSDirSnapshotOp.checkSnapshot).
-func (t *Tree) checkDeleteSnapshottable(op, path string, n *INode) error {
+// checkDeleteSnapshottable refuses to delete or rename n (verb says which)
+// if it, or a directory below it, is snapshottable with snapshots (HDFS
+// FSDirSnapshotOp.checkSnapshot; the HDFS Snapshots guide: such a
+// directory "can be neither deleted nor renamed before all the snapshots
+// are deleted").
+func (t *Tree) checkDeleteSnapshottable(op, verb, path string, n *INode) error {
 	for d, sd := range t.snaps {
 		if len(sd.roots()) > 0 && isAncestor(n, d) {
-			return errorf(op, path, Precondition, "The directory %s cannot be deleted since %s is snapshottable and already has snapshots", n.Path(), d.Path())
+			return errorf(op, path, Precondition, "The directory %s cannot be %s since %s is snapshottable and already has snapshots", n.Path(), verb, d.Path())
 		}
 	}
 	return nil
