@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -30,6 +31,7 @@ import (
 	"smarth/internal/client"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/apps"
+	"smarth/internal/resourcemanager"
 	"smarth/internal/rpc/mrpb"
 	"smarth/internal/testcluster"
 	"smarth/internal/testcluster/mrtest"
@@ -97,6 +99,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	for _, p := range cl.pages() {
 		b.visit(p.url, p.shot, shots)
 	}
+	// The namenode leads to the resource manager's jobs (its nav link and
+	// the running-jobs link), so an operator can go from files to jobs.
+	nnLinks := b.links["http://"+cl.dfs.NameNodeHTTPAddr()+"/"]
+	for _, want := range []string{"http://" + cl.mr.RM().HTTPAddr() + "/", "http://" + cl.mr.RM().HTTPAddr() + "/?state=RUNNING"} {
+		if !slices.Contains(nnLinks, want) {
+			t.Errorf("the namenode overview does not link to %s (links: %v)", want, nnLinks)
+		}
+	}
 	b.crawl(shots)
 	b.fileManager(cl, shots)
 	t.Logf("%d pages seen in the browser, %d links checked, in %v (screenshots in %s)",
@@ -114,7 +124,11 @@ type consoleCluster struct {
 
 // startConsoleCluster starts the daemons and the two jobs.
 func startConsoleCluster(t *testing.T) *consoleCluster {
-	dfs := testcluster.Start(t, testcluster.Options{DataNodes: 2, Racks: []string{"/rack-a", "/rack-b"}})
+	// The resource manager's web address is fixed before the namenode
+	// starts, so the namenode's console can link to its jobs.
+	rmWeb := freeAddr(t)
+	dfs := testcluster.Start(t, testcluster.Options{DataNodes: 2, Racks: []string{"/rack-a", "/rack-b"},
+		NameNode: map[string]any{"resourcemanager_web": rmWeb}})
 	u := "smarth"
 	if cu, err := user.Current(); err == nil {
 		u = cu.Username
@@ -135,7 +149,8 @@ func startConsoleCluster(t *testing.T) *consoleCluster {
 
 	g := gate{open: make(chan struct{})}
 	reg := mapreduce.NewRegistry(append(apps.AllWith(apps.Options{Out: io.Discard}), g)...)
-	cl.mr = mrtest.Start(t, mrtest.Options{DFS: dfs, Registry: reg, Hosts: []string{"dn1", "dn2"}})
+	cl.mr = mrtest.Start(t, mrtest.Options{DFS: dfs, Registry: reg, Hosts: []string{"dn1", "dn2"},
+		RM: func(c *resourcemanager.Config) { c.HTTPAddr = rmWeb }})
 	// Registered after mrtest's cleanup, so it runs first: the running
 	// job's maps return and the node managers can stop.
 	t.Cleanup(func() { close(g.open) })
@@ -274,9 +289,10 @@ type browser struct {
 	mu       sync.Mutex // guards problems: written by the tab's event goroutine
 	problems []string
 
-	visited map[string]bool   // pages loaded in the browser
-	checked map[string]string // link -> its content type, once fetched
-	queue   []string          // pages found through links, not yet visited
+	visited map[string]bool     // pages loaded in the browser
+	checked map[string]string   // link -> its content type, once fetched
+	links   map[string][]string // page -> the links it shows
+	queue   []string            // pages found through links, not yet visited
 }
 
 func newBrowser(t *testing.T, ctx context.Context, bin string, origins []string) *browser {
@@ -289,7 +305,7 @@ func newBrowser(t *testing.T, ctx context.Context, bin string, origins []string)
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	b := &browser{t: t, origins: origins, hc: &http.Client{Timeout: 20 * time.Second},
-		visited: map[string]bool{}, checked: map[string]string{}}
+		visited: map[string]bool{}, checked: map[string]string{}, links: map[string][]string{}}
 	tctx, cancelTab := chromedp.NewContext(actx, chromedp.WithListener(b.onEvent))
 	t.Cleanup(func() { cancelTab(); cancelAlloc() })
 	b.ctx = tctx
@@ -386,6 +402,7 @@ func (b *browser) visit(u, shot, dir string) {
 		t.Errorf("%s: read the page: %v", u, err)
 		return
 	}
+	b.links[u] = info.Links
 	switch {
 	case resp.MimeType == "text/html" && (!info.Main || info.Title == ""):
 		t.Errorf("%s: an HTML page without the console frame (<main> with an <h1>)", u)
@@ -612,3 +629,13 @@ func readDFS(t *testing.T, fsys *client.FileSystem, p string) []byte {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// freeAddr returns a loopback address no one listens on right now.
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
