@@ -103,11 +103,9 @@ func newWebAuth(id *identity, metaDir string, clock func() time.Time) (*webAuth,
 // save writes the token table atomically; the caller holds mu.
 func (a *webAuth) save() error {
 	b, _ := json.Marshal(a.issued)
-	tmp := a.file + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, a.file)
+	// Synced before and after the rename: a cancellation must not come
+	// undone, nor a torn file keep the namenode from starting.
+	return auth.WriteFileAtomic(a.file, b, 0o600, 0o700)
 }
 
 func (a *webAuth) Secure() bool { return a.id.mode == auth.Secure }

@@ -47,15 +47,7 @@ const DefaultWebUser = "dr.who"
 func authenticate(a Authority, r *http.Request, p Params) (string, *RemoteException) {
 	var user string
 	if a.Secure() {
-		cred := p.Str("delegation")
-		if cred == "" {
-			if h := r.Header.Get("Authorization"); h != "" {
-				scheme, v, _ := strings.Cut(h, " ")
-				if strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "Smarth") {
-					cred = strings.TrimSpace(v)
-				}
-			}
-		}
+		cred := presented(r, p)
 		if cred == "" {
 			return "", Exception("SecurityException", "Authentication required: this namenode runs in secure mode; pass a delegation token (delegation=, from op=GETDELEGATIONTOKEN) or your credential (Authorization: Bearer <the contents of your token file>)")
 		}
@@ -85,4 +77,19 @@ func authenticate(a Authority, r *http.Request, p Params) (string, *RemoteExcept
 		user = doas
 	}
 	return user, nil
+}
+
+// presented is the proof a request carries: a delegation token
+// (delegation=) or what the Authorization header holds.
+func presented(r *http.Request, p Params) string {
+	if cred := p.Str("delegation"); cred != "" {
+		return cred
+	}
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, v, _ := strings.Cut(h, " ")
+		if strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "Smarth") {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }

@@ -48,6 +48,15 @@ func TestSecure(t *testing.T) {
 		t.Fatalf("OPEN with a delegation token: %d, %d bytes", r.code, len(r.body))
 	}
 	w.op("GET", "/", "GETDELEGATIONTOKEN", "delegation="+tok).remote(t, 400, "IllegalArgumentException")
+	// Nor with a token sent as a Bearer credential: neither a delegation
+	// token nor a redirect's token (from a leaked URL) mints or renews one.
+	w.auth = "Bearer " + tok
+	w.op("GET", "/", "GETDELEGATIONTOKEN").remote(t, 403, "AccessControlException")
+	w.op("PUT", "/", "RENEWDELEGATIONTOKEN", "token="+tok).remote(t, 403, "AccessControlException")
+	redir, _ := url.Parse(w.op("GET", "/user/alice/f", "OPEN").hdr.Get("Location"))
+	w.auth = "Bearer " + redir.Query().Get("delegation")
+	w.op("GET", "/", "GETDELEGATIONTOKEN").remote(t, 403, "AccessControlException")
+	w.auth = ""
 
 	// A redirect's token re-labelled for another user is refused by the
 	// namenode the datanode asks.

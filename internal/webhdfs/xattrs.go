@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"smarth/internal/auth"
 	"strings"
 
 	"smarth/internal/rpc/dfspb"
@@ -138,6 +139,9 @@ func (c *call) getDelegationToken() error {
 	if c.p.Has("delegation") {
 		return IllegalArgument("delegation parameter is not null.")
 	}
+	if err := c.notByToken("issued"); err != nil {
+		return err
+	}
 	renewer, err := c.p.User("renewer")
 	if err != nil {
 		return err
@@ -163,7 +167,22 @@ func (c *call) token() (string, error) {
 	return t, nil
 }
 
+// notByToken refuses a token operation to a caller who proved itself
+// with a token (a delegation token, or a redirect token from a leaked
+// URL, sent as a Bearer credential): otherwise one token could mint or
+// extend another and outlive its maximum lifetime and its cancellation.
+// Hadoop asks for Kerberos or web authentication here.
+func (c *call) notByToken(what string) error {
+	if c.h.cfg.Auth.Secure() && auth.IsToken(presented(c.r, c.p)) {
+		return Exception("AccessControlException", "Delegation Token can be "+what+" only with your own credential, not with a token")
+	}
+	return nil
+}
+
 func (c *call) renewDelegationToken() error {
+	if err := c.notByToken("renewed"); err != nil {
+		return err
+	}
 	t, err := c.token()
 	if err != nil {
 		return err
