@@ -154,11 +154,14 @@ func TestCacheReregisterEmptiesNode(t *testing.T) {
 	})
 	access(t, c, b, "dn1")
 	waitFor(t, "block cached on dn1", func() bool { return len(locate(t, c, "/y").GetCachedOn()) == 1 })
-	// Restart: memory is gone, the process registers again.
+	// Restart: memory is gone, the process registers again (and no
+	// heartbeat of the old process arrives after that).
+	dn1.beating.Lock()
 	dn1.mu.Lock()
 	dn1.cached = map[uint64]bool{}
 	dn1.mu.Unlock()
 	dn1.register()
+	dn1.beating.Unlock()
 	nn.mu.RLock()
 	planned := nn.cache.plan.State().Resident("id-dn1")
 	nn.mu.RUnlock()

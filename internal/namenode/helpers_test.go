@@ -121,6 +121,11 @@ type fakeDN struct {
 	rpc     *rpcClient
 	info    *dfspb.DatanodeInfo
 
+	// beating is held for a whole heartbeat, from the snapshot of its
+	// state to its reply: a test that restarts the node holds it, so no
+	// heartbeat of the old incarnation lands after the new registration.
+	beating sync.Mutex
+
 	mu       sync.Mutex
 	replicas map[uint64]*dfspb.ReportedBlock // guarded by mu
 	stopped  bool                            // no more heartbeats; guarded by mu
@@ -227,6 +232,8 @@ func (d *fakeDN) kill() {
 }
 
 func (d *fakeDN) beat() {
+	d.beating.Lock()
+	defer d.beating.Unlock()
 	d.mu.Lock()
 	if d.stopped {
 		d.mu.Unlock()

@@ -280,6 +280,12 @@ func TestReadOrderForAClientOnARack(t *testing.T) {
 	}
 	c := dial(t, nn.Addr(), "hdfs")
 	writeFile(t, c, fc, "/f", 3, 10)
+	// Complete needs one reported replica; the other two reports may
+	// still be on their way (they were, under -race).
+	waitFor(t, "the namenode to know all 3 replicas", func() bool {
+		lbs, _ := c.cp.GetBlockLocations(c.ctx(), &dfspb.GetBlockLocationsRequest{Path: "/f"})
+		return len(lbs.GetLocations().GetBlocks()) == 1 && len(lbs.GetLocations().GetBlocks()[0].GetLocations()) == 3
+	})
 	for i := 0; i < 10; i++ {
 		lbs, err := c.cp.GetBlockLocations(c.ctx(), &dfspb.GetBlockLocationsRequest{Path: "/f", ClientHost: "laptop"})
 		if err != nil {

@@ -266,6 +266,9 @@ func TestLeaseRecoveryDropsBlockNobodyHas(t *testing.T) {
 func TestSoftLimitLetsAnotherWriterTakeOver(t *testing.T) {
 	cfg := testLeaseConfig(t)
 	cfg.LeaseHardLimit = time.Hour // only the soft limit matters here
+	// The two refusals below must come before the soft limit: 200 ms
+	// was not always enough under -race.
+	cfg.LeaseSoftLimit = time.Second
 	nn := startNN(t, cfg)
 	c := dial(t, nn.Addr(), "hdfs")
 	if _, err := c.cp.Create(c.ctx(), &dfspb.CreateRequest{Path: "/f", ClientName: "first"}); err != nil {
