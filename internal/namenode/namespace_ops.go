@@ -186,6 +186,12 @@ func (nn *NameNode) rename(ctx context.Context, req *dfspb.RenameRequest) error 
 	if err != nil {
 		return err
 	}
+	if req.GetRename2() {
+		return nn.rename2(ctx, src, dst, req.GetOverwrite())
+	}
+	if req.GetOverwrite() {
+		return errInvalid("rename %s to %s: overwrite is an option of rename2 only", src, dst)
+	}
 	c := callerOf(ctx)
 	op := &editOp{Kind: opRename, Path: src, Dst: dst, User: c.User}
 	_, err = nn.mutate("rename", src, c, op, nil, nil)

@@ -192,6 +192,8 @@ func (o *editOp) encode() []byte {
 			encodeFeatureOp(&e, o)
 		case isFileDataOp(o.Kind):
 			encodeFileDataOp(&e, o)
+		case o.Kind == opRename2:
+			encodeRename2(&e, o)
 		default:
 			panic(fmt.Sprintf("namenode: encode of unknown op %d", o.Kind))
 		}
@@ -268,6 +270,8 @@ func decodeOp(b []byte) (*editOp, error) {
 			decodeFeatureOp(d, o)
 		case isFileDataOp(o.Kind):
 			decodeFileDataOp(d, o)
+		case o.Kind == opRename2:
+			decodeRename2(d, o)
 		default:
 			return nil, fmt.Errorf("unknown edit op %d", b[0])
 		}
@@ -371,6 +375,8 @@ func (s *fsState) applyOp(o *editOp, c namespace.Caller) (applied, error) {
 			res, err = s.applyFeatureOp(o, c)
 		case isFileDataOp(o.Kind):
 			res, err = s.applyFileDataOp(o, c)
+		case o.Kind == opRename2:
+			res, err = s.applyRename2(o, c)
 		default:
 			return res, fmt.Errorf("unknown edit op %d", o.Kind)
 		}

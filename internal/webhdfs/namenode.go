@@ -474,24 +474,9 @@ func (c *call) rename() error {
 			return paramError("renameoptions", fmt.Sprintf("No enum constant org.apache.hadoop.fs.Options.Rename.%s", o))
 		}
 	}
-	if _, err := c.stat(c.path); err != nil {
-		return err
-	}
-	if st, err := c.stat(dst); err == nil {
-		if !overwrite {
-			return Exception("FileAlreadyExistsException", fmt.Sprintf("rename destination %s already exists.", dst))
-		}
-		if st.GetType() == dfspb.FileType_DIRECTORY && st.GetChildrenNum() > 0 {
-			return Exception("IOException", fmt.Sprintf("rename cannot overwrite non empty destination directory %s", dst))
-		}
-		// Not atomic as HDFS's rename2 OVERWRITE is: the namespace has
-		// no replacing rename; a failure between the two steps leaves the
-		// destination removed and the source in place.
-		if _, err := c.h.cfg.RPC.Delete(c.ctx, &dfspb.DeleteRequest{Path: dst}); err != nil {
-			return err
-		}
-	}
-	if _, err := c.h.cfg.RPC.Rename(c.ctx, &dfspb.RenameRequest{Src: c.path, Dst: dst}); err != nil {
+	// One namenode operation: with OVERWRITE the destination is replaced
+	// in the same journal record, as HDFS's rename2 does it.
+	if _, err := c.h.cfg.RPC.Rename(c.ctx, &dfspb.RenameRequest{Src: c.path, Dst: dst, Rename2: true, Overwrite: overwrite}); err != nil {
 		return err
 	}
 	return c.ok()

@@ -2717,10 +2717,17 @@ func (x *DeleteResponse) GetDeleted() bool {
 	return false
 }
 
+// rename2 is HDFS's rename with Options.Rename (FileContext.rename):
+// dst is the result path exactly (never a directory to move into) and an
+// existing dst is ALREADY_EXISTS unless overwrite, which replaces it in the
+// same journaled step (it must be of src's type, and empty if a directory).
+// overwrite without rename2 is INVALID_ARGUMENT.
 type RenameRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Src           string                 `protobuf:"bytes,1,opt,name=src,proto3" json:"src,omitempty"`
 	Dst           string                 `protobuf:"bytes,2,opt,name=dst,proto3" json:"dst,omitempty"`
+	Rename2       bool                   `protobuf:"varint,3,opt,name=rename2,proto3" json:"rename2,omitempty"`
+	Overwrite     bool                   `protobuf:"varint,4,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2767,6 +2774,20 @@ func (x *RenameRequest) GetDst() string {
 		return x.Dst
 	}
 	return ""
+}
+
+func (x *RenameRequest) GetRename2() bool {
+	if x != nil {
+		return x.Rename2
+	}
+	return false
+}
+
+func (x *RenameRequest) GetOverwrite() bool {
+	if x != nil {
+		return x.Overwrite
+	}
+	return false
 }
 
 type RenameResponse struct {
@@ -10661,10 +10682,12 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1c\n" +
 	"\trecursive\x18\x02 \x01(\bR\trecursive\"*\n" +
 	"\x0eDeleteResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\bR\adeleted\"3\n" +
+	"\adeleted\x18\x01 \x01(\bR\adeleted\"k\n" +
 	"\rRenameRequest\x12\x10\n" +
 	"\x03src\x18\x01 \x01(\tR\x03src\x12\x10\n" +
-	"\x03dst\x18\x02 \x01(\tR\x03dst\"\x10\n" +
+	"\x03dst\x18\x02 \x01(\tR\x03dst\x12\x18\n" +
+	"\arename2\x18\x03 \x01(\bR\arename2\x12\x1c\n" +
+	"\toverwrite\x18\x04 \x01(\bR\toverwrite\"\x10\n" +
 	"\x0eRenameResponse\"M\n" +
 	"\x15SetReplicationRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12 \n" +
