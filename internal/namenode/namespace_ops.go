@@ -92,7 +92,11 @@ func (nn *NameNode) mkdirs(ctx context.Context, req *dfspb.MkdirsRequest) error 
 		return err
 	}
 	c := callerOf(ctx)
-	op := &editOp{Kind: opMkdirs, Path: p, Perm: uint32(nn.mode(req.GetPermission(), 0o777)),
+	perm := nn.mode(req.GetPermission(), 0o777)
+	if req.GetMasked() {
+		perm = uint16(req.GetPermission() & 0o7777)
+	}
+	op := &editOp{Kind: opMkdirs, Path: p, Perm: uint32(perm),
 		ParentPerm: uint32(nn.parentMode()), CreateParent: req.GetCreateParent(), User: c.User}
 	_, err = nn.mutate("mkdir", p, c, op, nil, nil)
 	return err

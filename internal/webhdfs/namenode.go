@@ -406,11 +406,19 @@ func (c *call) linkTarget() error {
 // ---------------------------------------------------------------- writes
 
 func (c *call) mkdirs() error {
+	// As HDFS's NamenodeWebHdfsMethods: permission (default 755) is the
+	// mode, already masked by the client (WebHdfsFileSystem applies its
+	// umask and sends the original as unmaskedpermission), so the
+	// namenode's umask does not apply again. unmaskedpermission only
+	// matters to HDFS under a default ACL; here it is checked and unused.
 	perm, err := c.p.Permission("permission", 0o755)
 	if err != nil {
 		return err
 	}
-	if _, err := c.h.cfg.RPC.Mkdirs(c.ctx, &dfspb.MkdirsRequest{Path: c.path, Permission: perm, CreateParent: true}); err != nil {
+	if _, err := c.p.Permission("unmaskedpermission", 0o755); err != nil {
+		return err
+	}
+	if _, err := c.h.cfg.RPC.Mkdirs(c.ctx, &dfspb.MkdirsRequest{Path: c.path, Permission: perm, CreateParent: true, Masked: true}); err != nil {
 		return err
 	}
 	return c.json(boolean(true))

@@ -1285,11 +1285,15 @@ func (x *FileStatus) GetStoragePolicy() uint32 {
 	return 0
 }
 
+// masked: the permission is final, the caller applied its umask (WebHDFS
+// MKDIRS: HDFS's namenode takes the permission parameter as given, the
+// WebHDFS client having masked it); otherwise the namenode's umask applies.
 type MkdirsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	Permission    uint32                 `protobuf:"varint,2,opt,name=permission,proto3" json:"permission,omitempty"`
 	CreateParent  bool                   `protobuf:"varint,3,opt,name=create_parent,json=createParent,proto3" json:"create_parent,omitempty"`
+	Masked        bool                   `protobuf:"varint,4,opt,name=masked,proto3" json:"masked,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1341,6 +1345,13 @@ func (x *MkdirsRequest) GetPermission() uint32 {
 func (x *MkdirsRequest) GetCreateParent() bool {
 	if x != nil {
 		return x.CreateParent
+	}
+	return false
+}
+
+func (x *MkdirsRequest) GetMasked() bool {
+	if x != nil {
+		return x.Masked
 	}
 	return false
 }
@@ -10578,13 +10589,14 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\fchildren_num\x18\f \x01(\x05R\vchildrenNum\x12-\n" +
 	"\x12under_construction\x18\r \x01(\bR\x11underConstruction\x12\x14\n" +
 	"\x05flags\x18\x14 \x01(\rR\x05flags\x12%\n" +
-	"\x0estorage_policy\x18\x15 \x01(\rR\rstoragePolicy\"h\n" +
+	"\x0estorage_policy\x18\x15 \x01(\rR\rstoragePolicy\"\x80\x01\n" +
 	"\rMkdirsRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1e\n" +
 	"\n" +
 	"permission\x18\x02 \x01(\rR\n" +
 	"permission\x12#\n" +
-	"\rcreate_parent\x18\x03 \x01(\bR\fcreateParent\"\x10\n" +
+	"\rcreate_parent\x18\x03 \x01(\bR\fcreateParent\x12\x16\n" +
+	"\x06masked\x18\x04 \x01(\bR\x06masked\"\x10\n" +
 	"\x0eMkdirsResponse\"\xe8\x01\n" +
 	"\rCreateRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1e\n" +

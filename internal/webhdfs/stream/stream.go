@@ -138,8 +138,16 @@ func (h *Handler) create(ctx context.Context, fsys *client.FileSystem, w http.Re
 	if err != nil {
 		return err
 	}
+	// As HDFS's datanode (WebHdfsHandler, then DFSClient.create): the
+	// permission (default 644) gets the umask, here the namenode's.
+	// HDFS skips the umask when unmaskedpermission is sent (the client
+	// masked permission itself); this one applies the namenode's umask
+	// then too, which gives the same mode when both umasks agree.
 	perm, err := p.Permission("permission", 0o644)
 	if err != nil {
+		return err
+	}
+	if _, err := p.Permission("unmaskedpermission", 0o644); err != nil {
 		return err
 	}
 	bs, err := p.Long("blocksize", 0, 1)
