@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"smarth/internal/blocktoken"
@@ -25,10 +26,12 @@ import (
 // handler mounted as Config.WebHDFS that has a UseLocalReplicas method is
 // given the datanode when it starts.
 type LocalReplicas interface {
-	// ReadReplica writes bytes [off, off+n) of block b to w and returns
-	// how many it wrote. tok is the block access token the namenode gave
-	// with the block's location; it must allow reading b, as on the data
-	// port. Only a finalized replica with b's generation stamp is served,
+	// ReadReplica writes bytes [off, off+n) of the located block lb to w
+	// and returns how many it wrote. lb is as the namenode gave it: this
+	// node must be among its locations (a replica the namenode does not
+	// list, say one it found corrupt or is deleting, is not served) and
+	// its block access token must allow reading the block, as on the data
+	// port. Only a finalized replica with lb's generation stamp is served,
 	// and every byte written was verified against the stored checksums
 	// first, because an HTTP reader cannot verify them itself. An error
 	// wrapping ErrNoLocalReplica means nothing was written and the caller
@@ -36,7 +39,7 @@ type LocalReplicas interface {
 	// bytes are good and the rest must come from another replica (a
 	// checksum mismatch also marks the replica corrupt and reports it to
 	// the namenode, as the scanner does).
-	ReadReplica(w io.Writer, b *dfspb.ExtendedBlock, tok *dfspb.BlockToken, off, n int64) (written int64, err error)
+	ReadReplica(w io.Writer, lb *dfspb.LocatedBlock, off, n int64) (written int64, err error)
 }
 
 // ErrNoLocalReplica: this node has no replica it may serve for the read
@@ -50,12 +53,16 @@ var ErrNoLocalReplica = errors.New("no usable local replica")
 const localReadPiece = 1 << 20
 
 // ReadReplica implements LocalReplicas.
-func (d *DataNode) ReadReplica(w io.Writer, b *dfspb.ExtendedBlock, tok *dfspb.BlockToken, off, n int64) (int64, error) {
+func (d *DataNode) ReadReplica(w io.Writer, lb *dfspb.LocatedBlock, off, n int64) (int64, error) {
+	b := lb.GetBlock()
 	id, gs := b.GetBlockId(), b.GetGenerationStamp()
 	if off < 0 || n < 0 {
 		return 0, fmt.Errorf("%w: invalid range [%d, %d) of %s", ErrNoLocalReplica, off, off+n, store.BlockName(id, gs))
 	}
-	if _, err := d.tokens.Check(tok, blocktoken.Want{BlockID: id, GS: gs, Mode: blocktoken.Read}, time.Now()); err != nil {
+	if !slices.ContainsFunc(lb.GetLocations(), func(l *dfspb.DatanodeInfo) bool { return l.GetId() == d.ID() }) {
+		return 0, fmt.Errorf("%w: the namenode does not list this node for %s", ErrNoLocalReplica, store.BlockName(id, gs))
+	}
+	if _, err := d.tokens.Check(lb.GetToken(), blocktoken.Want{BlockID: id, GS: gs, Mode: blocktoken.Read}, time.Now()); err != nil {
 		d.metrics.tokenRefusals.Inc()
 		d.log.Warn("access token refused", "op", "WEBHDFS_OPEN", "block", id, "err", err)
 		return 0, fmt.Errorf("%w: access token refused: %v", ErrNoLocalReplica, err)

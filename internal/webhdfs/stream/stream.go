@@ -242,7 +242,7 @@ func (h *Handler) copyRange(out *countWriter, fr *client.FileReader, from, to in
 				continue
 			}
 			end := min(bend, to)
-			m, err := (*local).ReadReplica(out, lb.GetBlock(), lb.GetToken(), pos-bstart, end-pos)
+			m, err := (*local).ReadReplica(out, lb, pos-bstart, end-pos)
 			pos += m
 			if out.err != nil {
 				return out.err // the caller went away
