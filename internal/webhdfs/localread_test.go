@@ -194,3 +194,44 @@ func TestOpenCorruptLocalReplicaFallsBack(t *testing.T) {
 		t.Fatalf("second OPEN: %d, %d bytes", got.code, len(got.body))
 	}
 }
+
+// TestOpenMissingLocalReplicaFallsBack: block files gone from the
+// redirected datanode's disk (the store still lists them) are read
+// through the client from the other replicas, in the middle of a ranged
+// OPEN that takes the other blocks from the store.
+func TestOpenMissingLocalReplicaFallsBack(t *testing.T) {
+	const block = 1 << 20
+	c, w := startCluster(t, testcluster.Options{DataNodes: 3, BlockSize: block, Simple: true})
+	admin := c.Client(t)
+	data := randBytes(6*block + 999)
+	writeFile(t, admin, "/m", data, 3)
+	locs, err := admin.BlockLocations(context.Background(), "/m", 0, int64(len(data)))
+	if err != nil || len(locs) != 7 {
+		t.Fatalf("locations: %d %v", len(locs), err)
+	}
+	off, n := int64(block/2), int64(len(data)-block)
+	r := w.op("GET", "/m", "OPEN", "user.name="+osUser(t), fmt.Sprintf("offset=%d", off), fmt.Sprintf("length=%d", n))
+	u, err := url.Parse(r.hdr.Get("Location"))
+	if r.code != http.StatusTemporaryRedirect || err != nil {
+		t.Fatalf("OPEN step one: %d %v", r.code, err)
+	}
+	target := -1
+	for i := 0; i < 3; i++ {
+		if c.DataNode(i).HTTPAddr() == u.Host {
+			target = i
+		}
+	}
+	for _, b := range []int{2, 4} {
+		if err := os.Remove(blockFile(t, c, target, locs[b].BlockID)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := dnMetric(t, c, target, localBytes)
+	got := w.do("GET", u.String(), nil)
+	if got.code != 200 || !bytes.Equal(got.body, data[off:off+n]) {
+		t.Fatalf("OPEN with missing local replicas: %d, %d bytes, equal=%v", got.code, len(got.body), bytes.Equal(got.body, data[off:off+n]))
+	}
+	if local := dnMetric(t, c, target, localBytes) - before; local != float64(n-2*block) {
+		t.Fatalf("%v bytes read locally, want all but the two missing blocks (%d)", local, n-2*block)
+	}
+}
