@@ -37,17 +37,27 @@ func (f *FileSystem) Append(ctx context.Context, p string, opts AppendOptions) (
 	if err != nil {
 		return nil, err
 	}
+	// A file's block size never changes: check it before the namenode
+	// grants the lease, so that a file this client cannot write is not
+	// left open (to everyone else) until lease recovery. Errors of the
+	// stat are left to the append, which words them for append.
+	if info, err := f.nn.GetFileInfo(ctx, &dfspb.GetFileInfoRequest{Path: p}); err == nil {
+		if st := info.GetStatus(); st != nil && st.GetType() != dfspb.FileType_DIRECTORY {
+			if err := f.appendable(p, st); err != nil {
+				return nil, err
+			}
+		}
+	}
 	resp, err := f.nn.Append(ctx, &dfspb.AppendRequest{Path: p, ClientName: f.cfg.ClientName})
 	if err != nil {
 		return nil, mapError("append", p, err)
 	}
 	st := resp.GetStatus()
 	bs, repl := st.GetBlockSize(), int(st.GetReplication())
-	if bs <= 0 || bs%int64(f.cfg.BytesPerChecksum) != 0 || repl <= 0 {
-		// Cannot write it; the file stays open until its lease is
-		// recovered, which is what HDFS leaves behind too.
-		return nil, &PathError{Op: "append", Path: p, Kind: fs.ErrInvalid,
-			Msg: fmt.Sprintf("file has block size %d and replication %d; this client writes %d-byte checksum chunks", bs, repl, f.cfg.BytesPerChecksum)}
+	if err := f.appendable(p, st); err != nil {
+		// Only if the file was replaced since the check above: it stays
+		// open until its lease is recovered, as HDFS leaves it.
+		return nil, err
 	}
 	pktLen := int(min(int64(f.cfg.PacketSize), bs))
 	w := &FileWriter{f: f, path: st.GetPath(), fileID: st.GetFileId(), blockLen: bs, pktLen: pktLen, bpc: f.cfg.BytesPerChecksum, appending: true}
@@ -68,6 +78,17 @@ func (f *FileSystem) Append(ctx context.Context, p string, opts AppendOptions) (
 	f.leases.acquire()
 	f.speeds.acquire()
 	return w, nil
+}
+
+// appendable refuses a file whose blocks this client cannot continue:
+// its checksum chunks must tile the block size.
+func (f *FileSystem) appendable(p string, st *dfspb.FileStatus) error {
+	bs, repl := st.GetBlockSize(), st.GetReplication()
+	if bs <= 0 || bs%int64(f.cfg.BytesPerChecksum) != 0 || repl <= 0 {
+		return &PathError{Op: "append", Path: p, Kind: fs.ErrInvalid,
+			Msg: fmt.Sprintf("file has block size %d and replication %d; this client writes %d-byte checksum chunks", bs, repl, f.cfg.BytesPerChecksum)}
+	}
+	return nil
 }
 
 // Truncate cuts the closed file at p to newLength bytes (FileSystem.truncate

@@ -17,11 +17,12 @@ const (
 	recImageSnapshot      = 't' // directory id, number of inodes; its inodes follow
 	recImageSnapInode     = 'n' // an inode of a snapshot (inode record, ACL, policy)
 	recImageRetained      = 'r' // a block only snapshots hold: ref, state, file id, replication
+	recImageAppended      = 'b' // a file open for append: inode id, its reopened block as it was (ref)
 )
 
 func isFeatureRecord(b []byte) bool {
 	switch b[0] {
-	case recImageACL, recImagePolicy, recImageSnapshottable, recImageSnapshot, recImageSnapInode, recImageRetained:
+	case recImageACL, recImagePolicy, recImageSnapshottable, recImageSnapshot, recImageSnapInode, recImageRetained, recImageAppended:
 		return true
 	}
 	return false
@@ -43,6 +44,12 @@ func (s *fsState) eachFeatureRecord(e *enc, emit func([]byte)) {
 			e.b = append(e.b[:0], recImagePolicy)
 			e.u(n.ID)
 			e.u(uint64(id))
+			emit(e.b)
+		}
+		if w := n.Writer; w != nil && w.Appended.ID != 0 {
+			e.b = append(e.b[:0], recImageAppended)
+			e.u(n.ID)
+			encRef(e, blockRef{ID: w.Appended.ID, GS: w.Appended.GS, Len: w.Appended.NumBytes})
 			emit(e.b)
 		}
 		return true
@@ -161,6 +168,16 @@ func (s *fsState) loadFeatureRecords(recs [][]byte) error {
 				return fmt.Errorf("retained block %d is also a live file's", ref.ID)
 			}
 			s.blocks.Add(&blockmap.Block{ID: ref.ID, GS: ref.GS, NumBytes: ref.Len, State: st, FileID: file, Expected: expected})
+		case recImageAppended:
+			id, ref := d.u(), decRef(d)
+			if err := d.done(); err != nil {
+				return fmt.Errorf("image appended-block record: %w", err)
+			}
+			n := t.ByID(id)
+			if n == nil || n.Dir || n.Writer == nil || n.BlockIndex(ref.ID) < 0 {
+				return fmt.Errorf("image appended-block record: inode %d is not an open file with block %d", id, ref.ID)
+			}
+			n.Writer.Appended = namespace.AppendedBlock{ID: ref.ID, GS: ref.GS, NumBytes: ref.Len}
 		case recImageSnapInode:
 			return fmt.Errorf("snapshot inode record outside a snapshot")
 		}

@@ -1,6 +1,7 @@
 package namenode
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -232,6 +233,22 @@ func (nn *NameNode) commitBlockSync(req *dfspb.CommitBlockSynchronizationRequest
 	if b.RecoveryID == 0 || b.RecoveryID != req.GetNewGs() {
 		nn.mu.Unlock()
 		return errPrecondition("%s: block %d: recovery id %d is not the one in progress (%d)", op, b.ID, req.GetNewGs(), b.RecoveryID)
+	}
+	// Truncate recovery cuts the block to the length the truncate set
+	// (its NumBytes); any other length, or dropping the block, would lose
+	// bytes before the new end or keep bytes past it.
+	if nn.truncatingLocked(f) && f.Blocks[len(f.Blocks)-1] == b {
+		var why string
+		switch {
+		case req.GetDeleteBlock():
+			why = "the recovery would delete it"
+		case req.GetNewLength() != b.NumBytes:
+			why = fmt.Sprintf("the recovery reported length %d", req.GetNewLength())
+		}
+		if why != "" {
+			nn.mu.Unlock()
+			return errPrecondition("%s %s: block %d is being truncated to %d bytes, but %s; refused", op, f.Path(), b.ID, b.NumBytes, why)
+		}
 	}
 	now := nn.clock()
 	o := &editOp{Kind: opCommitSync, FileID: f.ID, Delete: req.GetDeleteBlock(), Now: now.UnixMilli(),

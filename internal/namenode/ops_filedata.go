@@ -73,15 +73,19 @@ func (s *fsState) applyAppend(o *editOp, c namespace.Caller) (applied, error) {
 	if err != nil {
 		return applied{}, err
 	}
+	w := namespace.Writer{Client: o.Client, Host: o.Host}
 	if last := partialLastBlock(f); last != nil {
 		delta := (f.BlockSize - last.NumBytes) * int64(f.Replication)
 		if err := s.tree.CheckSpace("append", f, delta); err != nil {
 			return applied{}, err
 		}
+		// Snapshots taken while the append is open hold the block as
+		// it is now (see copySubtree).
+		w.Appended = namespace.AppendedBlock{ID: last.ID, GS: last.GS, NumBytes: last.NumBytes}
 		last.State, last.RecoveryID, last.Targets = blockmap.UnderConstruction, 0, nil
 		s.tree.ChargeSpace(f, delta)
 	}
-	s.tree.ReopenFile(f, namespace.Writer{Client: o.Client, Host: o.Host})
+	s.tree.ReopenFile(f, w)
 	return applied{file: f}, nil
 }
 

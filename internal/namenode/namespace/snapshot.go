@@ -22,7 +22,8 @@ import (
 // metadata made at creation time: new INode values with the same ids,
 // names, modes, owners, times, extended attributes, ACLs and storage
 // policies, files with a frozen copy of their complete blocks (id, stamp,
-// length), sharing the blocks themselves by id. Reading a snapshot file
+// length) and of a partial last block an open append reopened (as it was
+// when reopened), sharing the blocks themselves by id. Reading a snapshot file
 // therefore reads the same replicas up to the length the file had. It
 // costs one INode per file and directory of the subtree per snapshot
 // (HDFS's copy-on-write diffs cost only what changed), so it suits
@@ -300,10 +301,19 @@ func (t *Tree) copySubtree(n, parent *INode) *INode {
 	}
 	if !n.Dir {
 		for _, b := range n.Blocks {
+			gs, length := b.GS, b.NumBytes
 			if b.State == blockmap.UnderConstruction {
-				break // only what a reader sees: the length of the file now
+				// Only what a reader sees: the length of the file now. A
+				// partial block an append reopened keeps its closed bytes
+				// (at the stamp and length it had then); bytes being
+				// written are not the snapshot's.
+				a := n.Writer
+				if a == nil || a.Appended.ID != b.ID {
+					break
+				}
+				gs, length = a.Appended.GS, a.Appended.NumBytes
 			}
-			c.Blocks = append(c.Blocks, &blockmap.Block{ID: b.ID, GS: b.GS, NumBytes: b.NumBytes, State: blockmap.Complete, FileID: n.ID, Expected: n.Replication})
+			c.Blocks = append(c.Blocks, &blockmap.Block{ID: b.ID, GS: gs, NumBytes: length, State: blockmap.Complete, FileID: n.ID, Expected: n.Replication})
 			t.addRef(b.ID)
 		}
 		return c

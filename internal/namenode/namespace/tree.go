@@ -45,6 +45,17 @@ type INode struct {
 type Writer struct {
 	Client string
 	Host   string
+	// Appended is the partial last block an append reopened as it was
+	// then (id, stamp, length): its bytes were closed before the append,
+	// so a snapshot taken while the append is open holds them (HDFS
+	// records the file's length at snapshot time). Zero ID: none.
+	Appended AppendedBlock
+}
+
+// AppendedBlock is a block reopened by an append, as it was when closed.
+type AppendedBlock struct {
+	ID, GS   uint64
+	NumBytes int64
 }
 
 // Path is the inode's absolute path.
