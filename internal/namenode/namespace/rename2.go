@@ -80,6 +80,13 @@ func (t *Tree) Rename2(c Caller, src, dst string, overwrite bool, now int64) (st
 	if err := t.checkMove(op, label, c, rs, s, rdParent, dparent); err != nil {
 		return "", nil, err
 	}
+	// As Rename: a directory holding snapshots stays put (skipped on
+	// replay, which applies what was accepted when logged).
+	if s.Dir && !c.Trusted {
+		if err := t.checkDeleteSnapshottable(op, "renamed", label, s); err != nil {
+			return "", nil, err
+		}
+	}
 	if old != nil {
 		if err := t.checkSticky(op, rd.path, c, dparent, old); err != nil {
 			return "", nil, err

@@ -47,6 +47,11 @@ func TestRenameSnapshottableWithSnapshots(t *testing.T) {
 		if _, err := tr.Rename(root, src, "/other/x", 6); kindOf(err) != Precondition {
 			t.Fatalf("rename %s holding snapshots: %v, want refused", src, err)
 		}
+		for _, over := range []bool{false, true} {
+			if _, _, err := tr.Rename2(root, src, "/other/x", over, 6); kindOf(err) != Precondition {
+				t.Fatalf("rename2 (overwrite %v) %s holding snapshots: %v, want refused", over, src, err)
+			}
+		}
 	}
 	if _, err := tr.Stat(root, "stat", "/top/d/.snapshot/s1"); err != nil {
 		t.Fatalf("the snapshot after the refused renames: %v", err)
