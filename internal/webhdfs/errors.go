@@ -51,6 +51,7 @@ var javaClass = map[string]string{
 	"SnapshotAccessControlException":   "org.apache.hadoop.hdfs.protocol.SnapshotAccessControlException",
 	"InvalidPathException":             "org.apache.hadoop.fs.InvalidPathException",
 	"RecoveryInProgressException":      "org.apache.hadoop.hdfs.protocol.RecoveryInProgressException",
+	"UnsupportedActionException":       "org.apache.hadoop.hdfs.server.namenode.UnsupportedActionException",
 }
 
 // statusOf is the HTTP status Hadoop's ExceptionHandler gives an

@@ -63,11 +63,11 @@ type call struct {
 
 type opFunc func(c *call) error
 
-// The operations by HTTP method, named as on the WebHDFS page. nil marks
-// an operation of that page smarth does not offer (erasure coding,
-// storage-type quotas, the storage policy satisfier, the iterative
-// snapshot diff): it answers UnsupportedOperationException, 400, as a
-// Hadoop build without the feature does.
+// The operations by HTTP method, named as on the WebHDFS page. The
+// features smarth lacks (erasure coding, storage-type quotas, the storage
+// policy satisfier) answer as a Hadoop 3.4 namenode configured without
+// them does (ecpolicy.go). A nil entry would answer
+// UnsupportedOperationException, 400.
 var methods = map[string]struct {
 	enum string // Hadoop's enum class, named in the unknown-op error
 	ops  map[string]opFunc
@@ -86,7 +86,8 @@ var methods = map[string]struct {
 		"GETACLSTATUS":  (*call).getACLStatus, "GETALLSTORAGEPOLICY": (*call).allStoragePolicies,
 		"GETSTORAGEPOLICY": (*call).getStoragePolicy, "GETSNAPSHOTDIFF": (*call).snapshotDiff,
 		"GETSNAPSHOTTABLEDIRECTORYLIST": (*call).snapshottableDirs, "GETSNAPSHOTLIST": (*call).snapshotList,
-		"GETSNAPSHOTDIFFLISTING": nil, "GETECPOLICY": nil, "GETECPOLICIES": nil, "GET_BLOCK_LOCATIONS": nil,
+		"GETSNAPSHOTDIFFLISTING": (*call).snapshotDiffListing, "GETECPOLICY": (*call).getECPolicy,
+		"GETECPOLICIES": (*call).getECPolicies, "GET_BLOCK_LOCATIONS": (*call).locatedBlocks,
 	}},
 	http.MethodPut: {"PutOpParam", map[string]opFunc{
 		"CREATE": (*call).redirect, "MKDIRS": (*call).mkdirs, "CREATESYMLINK": (*call).createSymlink,
@@ -98,12 +99,13 @@ var methods = map[string]struct {
 		"REMOVEDEFAULTACL": (*call).removeDefaultACL, "REMOVEACL": (*call).removeACL, "SETACL": (*call).setACL,
 		"ALLOWSNAPSHOT": (*call).allowSnapshot, "DISALLOWSNAPSHOT": (*call).disallowSnapshot,
 		"CREATESNAPSHOT": (*call).createSnapshot, "RENAMESNAPSHOT": (*call).renameSnapshot,
-		"SETSTORAGEPOLICY": (*call).setStoragePolicy, "SATISFYSTORAGEPOLICY": nil, "SETQUOTABYSTORAGETYPE": nil,
-		"ENABLEECPOLICY": nil, "DISABLEECPOLICY": nil, "SETECPOLICY": nil,
+		"SETSTORAGEPOLICY": (*call).setStoragePolicy, "SATISFYSTORAGEPOLICY": (*call).satisfyStoragePolicy,
+		"SETQUOTABYSTORAGETYPE": (*call).setQuotaByStorageType, "ENABLEECPOLICY": (*call).enableECPolicy,
+		"DISABLEECPOLICY": (*call).disableECPolicy, "SETECPOLICY": (*call).setECPolicy,
 	}},
 	http.MethodPost: {"PostOpParam", map[string]opFunc{
 		"APPEND": (*call).redirect, "CONCAT": (*call).concat, "TRUNCATE": (*call).truncate,
-		"UNSETSTORAGEPOLICY": (*call).unsetStoragePolicy, "UNSETECPOLICY": nil,
+		"UNSETSTORAGEPOLICY": (*call).unsetStoragePolicy, "UNSETECPOLICY": (*call).unsetECPolicy,
 	}},
 	http.MethodDelete: {"DeleteOpParam", map[string]opFunc{
 		"DELETE": (*call).delete, "DELETESNAPSHOT": (*call).deleteSnapshot,
