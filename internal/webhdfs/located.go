@@ -34,13 +34,30 @@ func (c *call) locatedBlocks() error {
 	for _, lb := range lbs.GetBlocks() {
 		blocks = append(blocks, locatedBlockJSON(lb))
 	}
+	// HDFS always names the file's last block, whatever the range. The
+	// namenode's answer carries it only for a file being written, so for
+	// a closed file it is asked for (and is complete by definition).
+	lastBlock, complete := lbs.GetLastBlock(), lbs.GetLastBlockComplete()
+	if !lbs.GetUnderConstruction() {
+		complete = true
+		if lastBlock == nil && lbs.GetFileLength() > 0 {
+			tail, err := c.h.cfg.RPC.GetBlockLocations(c.ctx, &dfspb.GetBlockLocationsRequest{
+				Path: c.path, Offset: lbs.GetFileLength() - 1, Length: 1, ClientHost: clientHost(c.r)})
+			if err != nil {
+				return err
+			}
+			if bs := tail.GetLocations().GetBlocks(); len(bs) > 0 {
+				lastBlock = bs[len(bs)-1]
+			}
+		}
+	}
 	var last any // null when the file has no blocks, as in Hadoop
-	if lb := lbs.GetLastBlock(); lb != nil {
-		last = locatedBlockJSON(lb)
+	if lastBlock != nil {
+		last = locatedBlockJSON(lastBlock)
 	}
 	return c.json(map[string]any{"LocatedBlocks": map[string]any{
 		"fileLength": lbs.GetFileLength(), "isUnderConstruction": lbs.GetUnderConstruction(),
-		"locatedBlocks": blocks, "lastLocatedBlock": last, "isLastBlockComplete": lbs.GetLastBlockComplete(),
+		"locatedBlocks": blocks, "lastLocatedBlock": last, "isLastBlockComplete": complete,
 	}})
 }
 
