@@ -35,6 +35,7 @@ func sampleOps() []*editOp {
 		{Kind: opRemoveCacheDirective, DirectiveID: 7},
 		{Kind: opSetTimes, Path: "/f", MTime: 1700000000000, ATime: -1},
 		{Kind: opSetQuota, Path: "/d", NSQuota: 100, DSQuota: -1},
+		{Kind: opSetTypeQuota, Path: "/d", StorageType: "DISK", DSQuota: 1 << 40},
 		{Kind: opSetXAttr, Path: "/f", XAttr: namespace.XAttr{Name: "user.k", Value: []byte{0, 1, 0xff}}, XAttrFlags: namespace.XAttrCreate | namespace.XAttrReplace},
 		{Kind: opRemoveXAttr, Path: "/f", XAttr: namespace.XAttr{Name: "user.k"}},
 		{Kind: opAppend, Path: "/f", Client: "c", Host: "h", Now: 5},

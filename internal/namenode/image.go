@@ -2,6 +2,7 @@ package namenode
 
 import (
 	"fmt"
+	"slices"
 
 	"smarth/internal/namenode/blockmap"
 	"smarth/internal/namenode/journal"
@@ -19,8 +20,9 @@ type fsState struct {
 
 const (
 	// imageVersion 2 added the cache records after the inodes, 3 the
-	// directories' quotas, 4 extended attributes; older images still load.
-	imageVersion   = 4
+	// directories' quotas, 4 extended attributes, 5 storage-type quotas;
+	// older images still load.
+	imageVersion   = 5
 	recImageHeader = 'H'
 	recImageINode  = 'I'
 )
@@ -78,6 +80,16 @@ func encodeINode(e *enc, n *namespace.INode) {
 		if n.Quota != nil {
 			e.i(n.Quota.NS)
 			e.i(n.Quota.DS)
+			types := make([]string, 0, len(n.Quota.Types))
+			for typ := range n.Quota.Types {
+				types = append(types, typ)
+			}
+			slices.Sort(types) // the same state gives the same image
+			e.u(uint64(len(types)))
+			for _, typ := range types {
+				e.s(typ)
+				e.i(n.Quota.Types[typ])
+			}
 		}
 		return
 	}
@@ -110,6 +122,19 @@ func decodeINode(b []byte, version uint64) (parent uint64, n *namespace.INode, b
 	}
 	if n.Dir && version >= 3 && d.bool() {
 		n.Quota = &namespace.Quota{NS: d.i(), DS: d.i()} // usage: RecountQuotas
+		if version >= 5 {
+			count := d.count(2) // name length and quota: a byte each at least
+			for i := 0; i < count && d.err == nil; i++ {
+				typ, q := d.s(), d.i()
+				if !slices.Contains(namespace.StorageTypes, typ) {
+					d.err = fmt.Errorf("unknown storage type %q in a quota", typ)
+				}
+				if n.Quota.Types == nil {
+					n.Quota.Types = map[string]int64{}
+				}
+				n.Quota.Types[typ] = q
+			}
+		}
 	}
 	if !n.Dir {
 		n.Replication, n.BlockSize = int(d.u()), d.i()

@@ -296,8 +296,15 @@ func (nn *NameNode) contentSummary(ctx context.Context, path string) (*dfspb.Get
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	return &dfspb.GetContentSummaryResponse{Length: s.Length, FileCount: s.Files, DirectoryCount: s.Directories,
-		SpaceConsumed: s.SpaceConsumed, Quota: s.Quota, SpaceQuota: s.SpaceQuota}, nil
+	resp := &dfspb.GetContentSummaryResponse{Length: s.Length, FileCount: s.Files, DirectoryCount: s.Directories,
+		SpaceConsumed: s.SpaceConsumed, Quota: s.Quota, SpaceQuota: s.SpaceQuota}
+	for _, typ := range namespace.StorageTypes {
+		if q, ok := s.TypeQuotas[typ]; ok {
+			resp.TypeQuotas = append(resp.TypeQuotas, &dfspb.StorageTypeQuota{StorageType: typ, Quota: q,
+				Consumed: namespace.TypeUsage(typ, s.SpaceConsumed)})
+		}
+	}
+	return resp, nil
 }
 
 // fileStatus renders an inode for the wire. Callers hold nn.mu.

@@ -98,7 +98,8 @@ type editOp struct {
 	MTime        int64               // setTimes: unix ms, or namespace.KeepTime
 	ATime        int64               // setTimes: unix ms, or namespace.KeepTime
 	NSQuota      int64               // setQuota: limit, namespace.QuotaReset or QuotaDontSet
-	DSQuota      int64               // setQuota: likewise, in bytes
+	DSQuota      int64               // setQuota: likewise, in bytes; setTypeQuota: the type's quota
+	StorageType  string              // setTypeQuota: a Hadoop StorageType name
 	XAttr        namespace.XAttr     // setXAttr (name, value), removeXAttr (name)
 	XAttrFlags   namespace.XAttrFlag // setXAttr
 	ACLOp        namespace.ACLOp     // ACL changes (ops_features.go)

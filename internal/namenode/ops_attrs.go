@@ -12,7 +12,16 @@ import (
 // operations. They live here so that ops.go keeps
 // the original, hot-path records readable.
 
-func isAttrOp(k opKind) bool { return k >= opSetTimes && k <= opRemoveXAttr }
+// opSetTypeQuota sets or clears one storage-type quota (path, type,
+// quota); a kind of its own, numbered apart from the other blocks, so that
+// setQuota records of older journals decode unchanged.
+const opSetTypeQuota opKind = 80
+
+func init() { opNames[opSetTypeQuota] = "setTypeQuota" }
+
+func isAttrOp(k opKind) bool {
+	return k >= opSetTimes && k <= opRemoveXAttr || k == opSetTypeQuota
+}
 
 func encodeAttrOp(e *enc, o *editOp) {
 	switch o.Kind {
@@ -23,6 +32,10 @@ func encodeAttrOp(e *enc, o *editOp) {
 	case opSetQuota:
 		e.s(o.Path)
 		e.i(o.NSQuota)
+		e.i(o.DSQuota)
+	case opSetTypeQuota:
+		e.s(o.Path)
+		e.s(o.StorageType)
 		e.i(o.DSQuota)
 	case opSetXAttr:
 		e.s(o.Path)
@@ -41,6 +54,8 @@ func decodeAttrOp(d *dec, o *editOp) {
 		o.Path, o.MTime, o.ATime = d.s(), d.i(), d.i()
 	case opSetQuota:
 		o.Path, o.NSQuota, o.DSQuota = d.s(), d.i(), d.i()
+	case opSetTypeQuota:
+		o.Path, o.StorageType, o.DSQuota = d.s(), d.s(), d.i()
 	case opSetXAttr:
 		o.Path, o.XAttr.Name = d.s(), d.s()
 		if v := d.s(); v != "" {
@@ -60,6 +75,8 @@ func (s *fsState) applyAttrOp(o *editOp, c namespace.Caller) (applied, error) {
 		res.file, err = s.tree.SetTimes(c, o.Path, o.MTime, o.ATime)
 	case opSetQuota:
 		err = s.tree.SetQuota(c, o.Path, o.NSQuota, o.DSQuota)
+	case opSetTypeQuota:
+		err = s.tree.SetTypeQuota(c, o.Path, o.StorageType, o.DSQuota)
 	case opSetXAttr:
 		err = s.tree.SetXAttr(c, o.Path, o.XAttr.Name, o.XAttr.Value, o.XAttrFlags)
 	case opRemoveXAttr:

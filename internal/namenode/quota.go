@@ -2,6 +2,7 @@ package namenode
 
 import (
 	"context"
+	"strings"
 
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
@@ -17,6 +18,15 @@ func (nn *NameNode) setQuota(ctx context.Context, req *dfspb.SetQuotaRequest) er
 	}
 	c := callerOf(ctx)
 	op := &editOp{Kind: opSetQuota, Path: p, NSQuota: req.GetNsQuota(), DSQuota: req.GetDsQuota(), User: c.User}
+	if typ := req.GetStorageType(); typ != "" {
+		// HDFS's setQuota with a StorageType: the name quota must be left
+		// alone, ds_quota is the type's.
+		if req.GetNsQuota() != namespace.QuotaDontSet {
+			return errInvalid("setQuota %s: a storage-type quota leaves the name quota unset (ns_quota %d, want %d)",
+				p, req.GetNsQuota(), namespace.QuotaDontSet)
+		}
+		op = &editOp{Kind: opSetTypeQuota, Path: p, StorageType: strings.ToUpper(typ), DSQuota: req.GetDsQuota(), User: c.User}
+	}
 	_, err = nn.mutate("setQuota", p, c, op, nil, nil)
 	return err
 }

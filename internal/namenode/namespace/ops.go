@@ -1,6 +1,7 @@
 package namespace
 
 import (
+	"maps"
 	"slices"
 
 	"smarth/internal/namenode/blockmap"
@@ -372,6 +373,9 @@ type Summary struct {
 	SpaceConsumed int64 // length x replication
 	// The subtree root's quotas, QuotaReset when not set.
 	Quota, SpaceQuota int64
+	// TypeQuotas are its storage-type quotas (nil when none); what counts
+	// against each is TypeUsage(type, SpaceConsumed).
+	TypeQuotas map[string]int64
 }
 
 // ContentSummary totals the subtree at path.
@@ -383,6 +387,7 @@ func (t *Tree) ContentSummary(c Caller, path string) (Summary, error) {
 	s := Summary{Quota: QuotaReset, SpaceQuota: QuotaReset}
 	if n.Quota != nil {
 		s.Quota, s.SpaceQuota = n.Quota.NS, n.Quota.DS
+		s.TypeQuotas = maps.Clone(n.Quota.Types)
 	}
 	var walk func(*INode)
 	walk = func(n *INode) {

@@ -2,7 +2,10 @@ package namespace
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 
 	"smarth/internal/namenode/blockmap"
 )
@@ -23,6 +26,30 @@ const (
 type Quota struct {
 	NS, DS         int64
 	UsedNS, UsedDS int64
+	// Types are the storage-type quotas set (HDFS's quota by storage
+	// type), by StorageTypes name; nil when none. Their usage needs no
+	// cache of its own: see TypeUsage.
+	Types map[string]int64
+}
+
+// StorageTypes are Hadoop's StorageType names, in its enum order.
+var StorageTypes = []string{"RAM_DISK", "SSD", "DISK", "ARCHIVE", "PROVIDED", "NVDIMM"}
+
+// TypeUsage is what counts against a quota on storage type typ when a
+// subtree consumes space bytes (times replication). smarth's datanodes
+// have one storage type, DISK, where every replica goes whatever the
+// storage policy, so DISK counts all of it and any other type nothing:
+// a quota on SSD is never exceeded.
+func TypeUsage(typ string, space int64) int64 {
+	if typ == "DISK" {
+		return space
+	}
+	return 0
+}
+
+// empty reports whether no quota of any kind is left.
+func (q *Quota) empty() bool {
+	return q.NS == QuotaReset && q.DS == QuotaReset && len(q.Types) == 0
 }
 
 // DiskCharge is what a file counts against space quotas: its blocks'
@@ -91,14 +118,68 @@ func (t *Tree) SetQuota(c Caller, path string, ns, ds int64) error {
 	if ds != QuotaDontSet {
 		q.DS = ds
 	}
-	if q.NS == QuotaReset && q.DS == QuotaReset {
+	t.putQuota(n, q)
+	return nil
+}
+
+// putQuota installs q on directory n, dropping it when it holds no quota
+// and counting the subtree when n had none.
+func (t *Tree) putQuota(n *INode, q Quota) {
+	if q.empty() {
 		n.Quota = nil
-		return nil
+		return
 	}
 	if n.Quota == nil {
 		q.UsedNS, q.UsedDS = usage(n)
 	}
 	n.Quota = &q
+}
+
+// SetTypeQuota sets (q >= 0) or clears (QuotaReset) the quota of a
+// directory on one storage type, as HDFS's setQuota with a StorageType:
+// superuser only, RAM_DISK refused as a transient type, QuotaDontSet a
+// no-op. A quota below the current usage is allowed: it only stops
+// growth.
+func (t *Tree) SetTypeQuota(c Caller, path, typ string, q int64) error {
+	const op = "setQuota"
+	if !slices.Contains(StorageTypes, typ) {
+		return errorf(op, path, Invalid, "unknown storage type %q: want one of %s", typ, strings.Join(StorageTypes, ", "))
+	}
+	if typ == "RAM_DISK" {
+		return errorf(op, path, Invalid, "Quota by storage type is not supported for %s", typ)
+	}
+	if q < 0 && q != QuotaReset {
+		return errorf(op, path, Invalid, "illegal value for the %s quota: %d", typ, q)
+	}
+	n, err := t.Stat(c, op, path)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !t.isSuper(c):
+		return errorf(op, n.Path(), Denied, "permission denied: only a superuser may set quotas (user %s)", c.User)
+	case !n.Dir:
+		return errorf(op, n.Path(), NotDirectory, "%s is not a directory; quotas are set on directories", n.Path())
+	case q == QuotaDontSet:
+		return nil
+	}
+	nq := Quota{NS: QuotaReset, DS: QuotaReset}
+	if n.Quota != nil {
+		nq = *n.Quota
+	}
+	nq.Types = maps.Clone(nq.Types) // the old Quota may be shared no more
+	if q == QuotaReset {
+		delete(nq.Types, typ)
+	} else {
+		if nq.Types == nil {
+			nq.Types = map[string]int64{}
+		}
+		nq.Types[typ] = q
+	}
+	if len(nq.Types) == 0 {
+		nq.Types = nil
+	}
+	t.putQuota(n, nq)
 	return nil
 }
 
@@ -119,6 +200,16 @@ func verifyQuota(op, path string, dir, stop *INode, ns, ds int64) error {
 		if ds > 0 && q.DS >= 0 && q.UsedDS+ds > q.DS {
 			return errorf(op, path, QuotaExceeded, "The DiskSpace quota of %s is exceeded: quota = %d B = %s but diskspace consumed = %d B = %s",
 				a.Path(), q.DS, binaryPrefix(q.DS), q.UsedDS+ds, binaryPrefix(q.UsedDS+ds))
+		}
+		if ds > 0 {
+			// StorageTypes order, as HDFS walks its EnumCounters.
+			for _, typ := range StorageTypes {
+				tq, ok := q.Types[typ]
+				if used := TypeUsage(typ, q.UsedDS+ds); ok && used > tq && TypeUsage(typ, ds) > 0 {
+					return errorf(op, path, QuotaExceeded, "Quota by storage type : %s on path : %s is exceeded. quota = %s but space consumed = %s",
+						typ, a.Path(), binaryPrefix(tq), binaryPrefix(used))
+				}
+			}
 		}
 	}
 	return nil

@@ -3787,8 +3787,12 @@ type GetContentSummaryResponse struct {
 	SpaceConsumed  int64                  `protobuf:"varint,4,opt,name=space_consumed,json=spaceConsumed,proto3" json:"space_consumed,omitempty"` // length x replication
 	// The directory's name and space quotas; -1 when not set (HDFS
 	// ContentSummary quota / spaceQuota).
-	Quota         int64 `protobuf:"varint,5,opt,name=quota,proto3" json:"quota,omitempty"`
-	SpaceQuota    int64 `protobuf:"varint,6,opt,name=space_quota,json=spaceQuota,proto3" json:"space_quota,omitempty"`
+	Quota      int64 `protobuf:"varint,5,opt,name=quota,proto3" json:"quota,omitempty"`
+	SpaceQuota int64 `protobuf:"varint,6,opt,name=space_quota,json=spaceQuota,proto3" json:"space_quota,omitempty"`
+	// Storage-type quotas set on the directory, with what counts against
+	// them (HDFS ContentSummary typeQuota/typeConsumed); absent types have
+	// none.
+	TypeQuotas    []*StorageTypeQuota `protobuf:"bytes,7,rep,name=type_quotas,json=typeQuotas,proto3" json:"type_quotas,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3865,20 +3869,94 @@ func (x *GetContentSummaryResponse) GetSpaceQuota() int64 {
 	return 0
 }
 
+func (x *GetContentSummaryResponse) GetTypeQuotas() []*StorageTypeQuota {
+	if x != nil {
+		return x.TypeQuotas
+	}
+	return nil
+}
+
+// One storage type's quota on a directory and the space counted against
+// it. smarth's datanodes have DISK storage only, so DISK counts the space
+// consumed and every other type 0.
+type StorageTypeQuota struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	StorageType   string                 `protobuf:"bytes,1,opt,name=storage_type,json=storageType,proto3" json:"storage_type,omitempty"`
+	Quota         int64                  `protobuf:"varint,2,opt,name=quota,proto3" json:"quota,omitempty"`
+	Consumed      int64                  `protobuf:"varint,3,opt,name=consumed,proto3" json:"consumed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StorageTypeQuota) Reset() {
+	*x = StorageTypeQuota{}
+	mi := &file_dfspb_dfs_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StorageTypeQuota) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StorageTypeQuota) ProtoMessage() {}
+
+func (x *StorageTypeQuota) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StorageTypeQuota.ProtoReflect.Descriptor instead.
+func (*StorageTypeQuota) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *StorageTypeQuota) GetStorageType() string {
+	if x != nil {
+		return x.StorageType
+	}
+	return ""
+}
+
+func (x *StorageTypeQuota) GetQuota() int64 {
+	if x != nil {
+		return x.Quota
+	}
+	return 0
+}
+
+func (x *StorageTypeQuota) GetConsumed() int64 {
+	if x != nil {
+		return x.Consumed
+	}
+	return 0
+}
+
 // Quotas on a directory (HDFS setQuota): -1 clears one, 9223372036854775807
 // (Long.MAX_VALUE) leaves it as it is. Superuser only.
+// With storage_type (a Hadoop StorageType name: DISK, SSD, ARCHIVE,
+// RAM_DISK, PROVIDED, NVDIMM) ds_quota is that type's quota and ns_quota
+// must be 9223372036854775807, as HDFS's setQuota(path, ns, ss, type).
 type SetQuotaRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	NsQuota       int64                  `protobuf:"varint,2,opt,name=ns_quota,json=nsQuota,proto3" json:"ns_quota,omitempty"`
 	DsQuota       int64                  `protobuf:"varint,3,opt,name=ds_quota,json=dsQuota,proto3" json:"ds_quota,omitempty"`
+	StorageType   string                 `protobuf:"bytes,4,opt,name=storage_type,json=storageType,proto3" json:"storage_type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SetQuotaRequest) Reset() {
 	*x = SetQuotaRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[57]
+	mi := &file_dfspb_dfs_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3890,7 +3968,7 @@ func (x *SetQuotaRequest) String() string {
 func (*SetQuotaRequest) ProtoMessage() {}
 
 func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[57]
+	mi := &file_dfspb_dfs_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3903,7 +3981,7 @@ func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaRequest.ProtoReflect.Descriptor instead.
 func (*SetQuotaRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{57}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *SetQuotaRequest) GetPath() string {
@@ -3927,6 +4005,13 @@ func (x *SetQuotaRequest) GetDsQuota() int64 {
 	return 0
 }
 
+func (x *SetQuotaRequest) GetStorageType() string {
+	if x != nil {
+		return x.StorageType
+	}
+	return ""
+}
+
 type SetQuotaResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -3935,7 +4020,7 @@ type SetQuotaResponse struct {
 
 func (x *SetQuotaResponse) Reset() {
 	*x = SetQuotaResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[58]
+	mi := &file_dfspb_dfs_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3947,7 +4032,7 @@ func (x *SetQuotaResponse) String() string {
 func (*SetQuotaResponse) ProtoMessage() {}
 
 func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[58]
+	mi := &file_dfspb_dfs_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3960,7 +4045,7 @@ func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaResponse.ProtoReflect.Descriptor instead.
 func (*SetQuotaResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{58}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{59}
 }
 
 type ReportBadBlocksRequest struct {
@@ -3972,7 +4057,7 @@ type ReportBadBlocksRequest struct {
 
 func (x *ReportBadBlocksRequest) Reset() {
 	*x = ReportBadBlocksRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[59]
+	mi := &file_dfspb_dfs_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3984,7 +4069,7 @@ func (x *ReportBadBlocksRequest) String() string {
 func (*ReportBadBlocksRequest) ProtoMessage() {}
 
 func (x *ReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[59]
+	mi := &file_dfspb_dfs_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3997,7 +4082,7 @@ func (x *ReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportBadBlocksRequest.ProtoReflect.Descriptor instead.
 func (*ReportBadBlocksRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{59}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ReportBadBlocksRequest) GetBlocks() []*LocatedBlock {
@@ -4015,7 +4100,7 @@ type ReportBadBlocksResponse struct {
 
 func (x *ReportBadBlocksResponse) Reset() {
 	*x = ReportBadBlocksResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[60]
+	mi := &file_dfspb_dfs_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4027,7 +4112,7 @@ func (x *ReportBadBlocksResponse) String() string {
 func (*ReportBadBlocksResponse) ProtoMessage() {}
 
 func (x *ReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[60]
+	mi := &file_dfspb_dfs_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4040,7 +4125,7 @@ func (x *ReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportBadBlocksResponse.ProtoReflect.Descriptor instead.
 func (*ReportBadBlocksResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{60}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{61}
 }
 
 type GetDatanodeReportRequest struct {
@@ -4052,7 +4137,7 @@ type GetDatanodeReportRequest struct {
 
 func (x *GetDatanodeReportRequest) Reset() {
 	*x = GetDatanodeReportRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[61]
+	mi := &file_dfspb_dfs_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4064,7 +4149,7 @@ func (x *GetDatanodeReportRequest) String() string {
 func (*GetDatanodeReportRequest) ProtoMessage() {}
 
 func (x *GetDatanodeReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[61]
+	mi := &file_dfspb_dfs_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4077,7 +4162,7 @@ func (x *GetDatanodeReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDatanodeReportRequest.ProtoReflect.Descriptor instead.
 func (*GetDatanodeReportRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{61}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *GetDatanodeReportRequest) GetState() DatanodeState {
@@ -4096,7 +4181,7 @@ type GetDatanodeReportResponse struct {
 
 func (x *GetDatanodeReportResponse) Reset() {
 	*x = GetDatanodeReportResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[62]
+	mi := &file_dfspb_dfs_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4108,7 +4193,7 @@ func (x *GetDatanodeReportResponse) String() string {
 func (*GetDatanodeReportResponse) ProtoMessage() {}
 
 func (x *GetDatanodeReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[62]
+	mi := &file_dfspb_dfs_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4121,7 +4206,7 @@ func (x *GetDatanodeReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDatanodeReportResponse.ProtoReflect.Descriptor instead.
 func (*GetDatanodeReportResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{62}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *GetDatanodeReportResponse) GetDatanodes() []*DatanodeInfo {
@@ -4140,7 +4225,7 @@ type FsckRequest struct {
 
 func (x *FsckRequest) Reset() {
 	*x = FsckRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[63]
+	mi := &file_dfspb_dfs_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4152,7 +4237,7 @@ func (x *FsckRequest) String() string {
 func (*FsckRequest) ProtoMessage() {}
 
 func (x *FsckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[63]
+	mi := &file_dfspb_dfs_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4165,7 +4250,7 @@ func (x *FsckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsckRequest.ProtoReflect.Descriptor instead.
 func (*FsckRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{63}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *FsckRequest) GetPath() string {
@@ -4187,7 +4272,7 @@ type FsckBlock struct {
 
 func (x *FsckBlock) Reset() {
 	*x = FsckBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[64]
+	mi := &file_dfspb_dfs_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4199,7 +4284,7 @@ func (x *FsckBlock) String() string {
 func (*FsckBlock) ProtoMessage() {}
 
 func (x *FsckBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[64]
+	mi := &file_dfspb_dfs_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4212,7 +4297,7 @@ func (x *FsckBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsckBlock.ProtoReflect.Descriptor instead.
 func (*FsckBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{64}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *FsckBlock) GetBlock() *ExtendedBlock {
@@ -4253,7 +4338,7 @@ type FsckFile struct {
 
 func (x *FsckFile) Reset() {
 	*x = FsckFile{}
-	mi := &file_dfspb_dfs_proto_msgTypes[65]
+	mi := &file_dfspb_dfs_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4265,7 +4350,7 @@ func (x *FsckFile) String() string {
 func (*FsckFile) ProtoMessage() {}
 
 func (x *FsckFile) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[65]
+	mi := &file_dfspb_dfs_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4278,7 +4363,7 @@ func (x *FsckFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsckFile.ProtoReflect.Descriptor instead.
 func (*FsckFile) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{65}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *FsckFile) GetStatus() *FileStatus {
@@ -4309,7 +4394,7 @@ type FsckResponse struct {
 
 func (x *FsckResponse) Reset() {
 	*x = FsckResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[66]
+	mi := &file_dfspb_dfs_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4321,7 +4406,7 @@ func (x *FsckResponse) String() string {
 func (*FsckResponse) ProtoMessage() {}
 
 func (x *FsckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[66]
+	mi := &file_dfspb_dfs_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4334,7 +4419,7 @@ func (x *FsckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FsckResponse.ProtoReflect.Descriptor instead.
 func (*FsckResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{66}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *FsckResponse) GetFiles() []*FsckFile {
@@ -4387,7 +4472,7 @@ type GetServerDefaultsRequest struct {
 
 func (x *GetServerDefaultsRequest) Reset() {
 	*x = GetServerDefaultsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[67]
+	mi := &file_dfspb_dfs_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4399,7 +4484,7 @@ func (x *GetServerDefaultsRequest) String() string {
 func (*GetServerDefaultsRequest) ProtoMessage() {}
 
 func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[67]
+	mi := &file_dfspb_dfs_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4412,7 +4497,7 @@ func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsRequest.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{67}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{68}
 }
 
 type GetServerDefaultsResponse struct {
@@ -4433,7 +4518,7 @@ type GetServerDefaultsResponse struct {
 
 func (x *GetServerDefaultsResponse) Reset() {
 	*x = GetServerDefaultsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[68]
+	mi := &file_dfspb_dfs_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4445,7 +4530,7 @@ func (x *GetServerDefaultsResponse) String() string {
 func (*GetServerDefaultsResponse) ProtoMessage() {}
 
 func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[68]
+	mi := &file_dfspb_dfs_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4458,7 +4543,7 @@ func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsResponse.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{68}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *GetServerDefaultsResponse) GetBlockSize() int64 {
@@ -4524,7 +4609,7 @@ type SpeedSample struct {
 
 func (x *SpeedSample) Reset() {
 	*x = SpeedSample{}
-	mi := &file_dfspb_dfs_proto_msgTypes[69]
+	mi := &file_dfspb_dfs_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4536,7 +4621,7 @@ func (x *SpeedSample) String() string {
 func (*SpeedSample) ProtoMessage() {}
 
 func (x *SpeedSample) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[69]
+	mi := &file_dfspb_dfs_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4549,7 +4634,7 @@ func (x *SpeedSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeedSample.ProtoReflect.Descriptor instead.
 func (*SpeedSample) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{69}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *SpeedSample) GetDatanodeId() string {
@@ -4591,7 +4676,7 @@ type ClientHeartbeatRequest struct {
 
 func (x *ClientHeartbeatRequest) Reset() {
 	*x = ClientHeartbeatRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[70]
+	mi := &file_dfspb_dfs_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4603,7 +4688,7 @@ func (x *ClientHeartbeatRequest) String() string {
 func (*ClientHeartbeatRequest) ProtoMessage() {}
 
 func (x *ClientHeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[70]
+	mi := &file_dfspb_dfs_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4616,7 +4701,7 @@ func (x *ClientHeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientHeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*ClientHeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{70}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ClientHeartbeatRequest) GetClientName() string {
@@ -4648,7 +4733,7 @@ type ClientHeartbeatResponse struct {
 
 func (x *ClientHeartbeatResponse) Reset() {
 	*x = ClientHeartbeatResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[71]
+	mi := &file_dfspb_dfs_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4660,7 +4745,7 @@ func (x *ClientHeartbeatResponse) String() string {
 func (*ClientHeartbeatResponse) ProtoMessage() {}
 
 func (x *ClientHeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[71]
+	mi := &file_dfspb_dfs_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4673,7 +4758,7 @@ func (x *ClientHeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientHeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*ClientHeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{71}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{72}
 }
 
 type GetSpeedsRequest struct {
@@ -4685,7 +4770,7 @@ type GetSpeedsRequest struct {
 
 func (x *GetSpeedsRequest) Reset() {
 	*x = GetSpeedsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[72]
+	mi := &file_dfspb_dfs_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4697,7 +4782,7 @@ func (x *GetSpeedsRequest) String() string {
 func (*GetSpeedsRequest) ProtoMessage() {}
 
 func (x *GetSpeedsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[72]
+	mi := &file_dfspb_dfs_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4710,7 +4795,7 @@ func (x *GetSpeedsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpeedsRequest.ProtoReflect.Descriptor instead.
 func (*GetSpeedsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{72}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *GetSpeedsRequest) GetClientName() string {
@@ -4734,7 +4819,7 @@ type SpeedRecord struct {
 
 func (x *SpeedRecord) Reset() {
 	*x = SpeedRecord{}
-	mi := &file_dfspb_dfs_proto_msgTypes[73]
+	mi := &file_dfspb_dfs_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4746,7 +4831,7 @@ func (x *SpeedRecord) String() string {
 func (*SpeedRecord) ProtoMessage() {}
 
 func (x *SpeedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[73]
+	mi := &file_dfspb_dfs_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4759,7 +4844,7 @@ func (x *SpeedRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeedRecord.ProtoReflect.Descriptor instead.
 func (*SpeedRecord) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{73}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *SpeedRecord) GetClientName() string {
@@ -4813,7 +4898,7 @@ type GetSpeedsResponse struct {
 
 func (x *GetSpeedsResponse) Reset() {
 	*x = GetSpeedsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[74]
+	mi := &file_dfspb_dfs_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4825,7 +4910,7 @@ func (x *GetSpeedsResponse) String() string {
 func (*GetSpeedsResponse) ProtoMessage() {}
 
 func (x *GetSpeedsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[74]
+	mi := &file_dfspb_dfs_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4838,7 +4923,7 @@ func (x *GetSpeedsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpeedsResponse.ProtoReflect.Descriptor instead.
 func (*GetSpeedsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{74}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *GetSpeedsResponse) GetRecords() []*SpeedRecord {
@@ -4857,7 +4942,7 @@ type SetSafeModeRequest struct {
 
 func (x *SetSafeModeRequest) Reset() {
 	*x = SetSafeModeRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[75]
+	mi := &file_dfspb_dfs_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4869,7 +4954,7 @@ func (x *SetSafeModeRequest) String() string {
 func (*SetSafeModeRequest) ProtoMessage() {}
 
 func (x *SetSafeModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[75]
+	mi := &file_dfspb_dfs_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4882,7 +4967,7 @@ func (x *SetSafeModeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSafeModeRequest.ProtoReflect.Descriptor instead.
 func (*SetSafeModeRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{75}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *SetSafeModeRequest) GetAction() SafeModeAction {
@@ -4902,7 +4987,7 @@ type SetSafeModeResponse struct {
 
 func (x *SetSafeModeResponse) Reset() {
 	*x = SetSafeModeResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[76]
+	mi := &file_dfspb_dfs_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4914,7 +4999,7 @@ func (x *SetSafeModeResponse) String() string {
 func (*SetSafeModeResponse) ProtoMessage() {}
 
 func (x *SetSafeModeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[76]
+	mi := &file_dfspb_dfs_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4927,7 +5012,7 @@ func (x *SetSafeModeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSafeModeResponse.ProtoReflect.Descriptor instead.
 func (*SetSafeModeResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{76}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *SetSafeModeResponse) GetOn() bool {
@@ -4964,7 +5049,7 @@ type CacheAccessRequest struct {
 
 func (x *CacheAccessRequest) Reset() {
 	*x = CacheAccessRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[77]
+	mi := &file_dfspb_dfs_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4976,7 +5061,7 @@ func (x *CacheAccessRequest) String() string {
 func (*CacheAccessRequest) ProtoMessage() {}
 
 func (x *CacheAccessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[77]
+	mi := &file_dfspb_dfs_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4989,7 +5074,7 @@ func (x *CacheAccessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheAccessRequest.ProtoReflect.Descriptor instead.
 func (*CacheAccessRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{77}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *CacheAccessRequest) GetBlockId() uint64 {
@@ -5044,7 +5129,7 @@ type CacheAccessResponse struct {
 
 func (x *CacheAccessResponse) Reset() {
 	*x = CacheAccessResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[78]
+	mi := &file_dfspb_dfs_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5056,7 +5141,7 @@ func (x *CacheAccessResponse) String() string {
 func (*CacheAccessResponse) ProtoMessage() {}
 
 func (x *CacheAccessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[78]
+	mi := &file_dfspb_dfs_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5069,7 +5154,7 @@ func (x *CacheAccessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheAccessResponse.ProtoReflect.Descriptor instead.
 func (*CacheAccessResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{78}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *CacheAccessResponse) GetCached() bool {
@@ -5098,7 +5183,7 @@ type JobCacheStatusRequest struct {
 
 func (x *JobCacheStatusRequest) Reset() {
 	*x = JobCacheStatusRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[79]
+	mi := &file_dfspb_dfs_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5110,7 +5195,7 @@ func (x *JobCacheStatusRequest) String() string {
 func (*JobCacheStatusRequest) ProtoMessage() {}
 
 func (x *JobCacheStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[79]
+	mi := &file_dfspb_dfs_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5123,7 +5208,7 @@ func (x *JobCacheStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusRequest.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{79}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *JobCacheStatusRequest) GetJobs() []*JobCacheStatusRequest_Job {
@@ -5142,7 +5227,7 @@ type JobCacheStatusResponse struct {
 
 func (x *JobCacheStatusResponse) Reset() {
 	*x = JobCacheStatusResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[80]
+	mi := &file_dfspb_dfs_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5154,7 +5239,7 @@ func (x *JobCacheStatusResponse) String() string {
 func (*JobCacheStatusResponse) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[80]
+	mi := &file_dfspb_dfs_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5167,7 +5252,7 @@ func (x *JobCacheStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusResponse.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{80}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *JobCacheStatusResponse) GetJobs() []*JobCacheStatusResponse_Job {
@@ -5197,7 +5282,7 @@ type CachePoolInfo struct {
 
 func (x *CachePoolInfo) Reset() {
 	*x = CachePoolInfo{}
-	mi := &file_dfspb_dfs_proto_msgTypes[81]
+	mi := &file_dfspb_dfs_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5209,7 +5294,7 @@ func (x *CachePoolInfo) String() string {
 func (*CachePoolInfo) ProtoMessage() {}
 
 func (x *CachePoolInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[81]
+	mi := &file_dfspb_dfs_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5222,7 +5307,7 @@ func (x *CachePoolInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachePoolInfo.ProtoReflect.Descriptor instead.
 func (*CachePoolInfo) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{81}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *CachePoolInfo) GetName() string {
@@ -5296,7 +5381,7 @@ type CacheDirectiveInfo struct {
 
 func (x *CacheDirectiveInfo) Reset() {
 	*x = CacheDirectiveInfo{}
-	mi := &file_dfspb_dfs_proto_msgTypes[82]
+	mi := &file_dfspb_dfs_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5308,7 +5393,7 @@ func (x *CacheDirectiveInfo) String() string {
 func (*CacheDirectiveInfo) ProtoMessage() {}
 
 func (x *CacheDirectiveInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[82]
+	mi := &file_dfspb_dfs_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5321,7 +5406,7 @@ func (x *CacheDirectiveInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheDirectiveInfo.ProtoReflect.Descriptor instead.
 func (*CacheDirectiveInfo) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{82}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *CacheDirectiveInfo) GetId() int64 {
@@ -5382,7 +5467,7 @@ type AddCachePoolRequest struct {
 
 func (x *AddCachePoolRequest) Reset() {
 	*x = AddCachePoolRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[83]
+	mi := &file_dfspb_dfs_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5394,7 +5479,7 @@ func (x *AddCachePoolRequest) String() string {
 func (*AddCachePoolRequest) ProtoMessage() {}
 
 func (x *AddCachePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[83]
+	mi := &file_dfspb_dfs_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5407,7 +5492,7 @@ func (x *AddCachePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCachePoolRequest.ProtoReflect.Descriptor instead.
 func (*AddCachePoolRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{83}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *AddCachePoolRequest) GetPool() *CachePoolInfo {
@@ -5425,7 +5510,7 @@ type AddCachePoolResponse struct {
 
 func (x *AddCachePoolResponse) Reset() {
 	*x = AddCachePoolResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[84]
+	mi := &file_dfspb_dfs_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5437,7 +5522,7 @@ func (x *AddCachePoolResponse) String() string {
 func (*AddCachePoolResponse) ProtoMessage() {}
 
 func (x *AddCachePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[84]
+	mi := &file_dfspb_dfs_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5450,7 +5535,7 @@ func (x *AddCachePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCachePoolResponse.ProtoReflect.Descriptor instead.
 func (*AddCachePoolResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{84}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{85}
 }
 
 type RemoveCachePoolRequest struct {
@@ -5462,7 +5547,7 @@ type RemoveCachePoolRequest struct {
 
 func (x *RemoveCachePoolRequest) Reset() {
 	*x = RemoveCachePoolRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[85]
+	mi := &file_dfspb_dfs_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5474,7 +5559,7 @@ func (x *RemoveCachePoolRequest) String() string {
 func (*RemoveCachePoolRequest) ProtoMessage() {}
 
 func (x *RemoveCachePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[85]
+	mi := &file_dfspb_dfs_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5487,7 +5572,7 @@ func (x *RemoveCachePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCachePoolRequest.ProtoReflect.Descriptor instead.
 func (*RemoveCachePoolRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{85}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *RemoveCachePoolRequest) GetName() string {
@@ -5505,7 +5590,7 @@ type RemoveCachePoolResponse struct {
 
 func (x *RemoveCachePoolResponse) Reset() {
 	*x = RemoveCachePoolResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[86]
+	mi := &file_dfspb_dfs_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5517,7 +5602,7 @@ func (x *RemoveCachePoolResponse) String() string {
 func (*RemoveCachePoolResponse) ProtoMessage() {}
 
 func (x *RemoveCachePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[86]
+	mi := &file_dfspb_dfs_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5530,7 +5615,7 @@ func (x *RemoveCachePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCachePoolResponse.ProtoReflect.Descriptor instead.
 func (*RemoveCachePoolResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{86}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{87}
 }
 
 type ListCachePoolsRequest struct {
@@ -5541,7 +5626,7 @@ type ListCachePoolsRequest struct {
 
 func (x *ListCachePoolsRequest) Reset() {
 	*x = ListCachePoolsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[87]
+	mi := &file_dfspb_dfs_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5553,7 +5638,7 @@ func (x *ListCachePoolsRequest) String() string {
 func (*ListCachePoolsRequest) ProtoMessage() {}
 
 func (x *ListCachePoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[87]
+	mi := &file_dfspb_dfs_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5566,7 +5651,7 @@ func (x *ListCachePoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachePoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListCachePoolsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{87}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{88}
 }
 
 type ListCachePoolsResponse struct {
@@ -5578,7 +5663,7 @@ type ListCachePoolsResponse struct {
 
 func (x *ListCachePoolsResponse) Reset() {
 	*x = ListCachePoolsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[88]
+	mi := &file_dfspb_dfs_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5590,7 +5675,7 @@ func (x *ListCachePoolsResponse) String() string {
 func (*ListCachePoolsResponse) ProtoMessage() {}
 
 func (x *ListCachePoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[88]
+	mi := &file_dfspb_dfs_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5603,7 +5688,7 @@ func (x *ListCachePoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachePoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListCachePoolsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{88}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *ListCachePoolsResponse) GetPools() []*CachePoolInfo {
@@ -5622,7 +5707,7 @@ type AddCacheDirectiveRequest struct {
 
 func (x *AddCacheDirectiveRequest) Reset() {
 	*x = AddCacheDirectiveRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[89]
+	mi := &file_dfspb_dfs_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5634,7 +5719,7 @@ func (x *AddCacheDirectiveRequest) String() string {
 func (*AddCacheDirectiveRequest) ProtoMessage() {}
 
 func (x *AddCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[89]
+	mi := &file_dfspb_dfs_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5647,7 +5732,7 @@ func (x *AddCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCacheDirectiveRequest.ProtoReflect.Descriptor instead.
 func (*AddCacheDirectiveRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{89}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *AddCacheDirectiveRequest) GetDirective() *CacheDirectiveInfo {
@@ -5666,7 +5751,7 @@ type AddCacheDirectiveResponse struct {
 
 func (x *AddCacheDirectiveResponse) Reset() {
 	*x = AddCacheDirectiveResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[90]
+	mi := &file_dfspb_dfs_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5678,7 +5763,7 @@ func (x *AddCacheDirectiveResponse) String() string {
 func (*AddCacheDirectiveResponse) ProtoMessage() {}
 
 func (x *AddCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[90]
+	mi := &file_dfspb_dfs_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5691,7 +5776,7 @@ func (x *AddCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCacheDirectiveResponse.ProtoReflect.Descriptor instead.
 func (*AddCacheDirectiveResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{90}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *AddCacheDirectiveResponse) GetId() int64 {
@@ -5710,7 +5795,7 @@ type RemoveCacheDirectiveRequest struct {
 
 func (x *RemoveCacheDirectiveRequest) Reset() {
 	*x = RemoveCacheDirectiveRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[91]
+	mi := &file_dfspb_dfs_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5722,7 +5807,7 @@ func (x *RemoveCacheDirectiveRequest) String() string {
 func (*RemoveCacheDirectiveRequest) ProtoMessage() {}
 
 func (x *RemoveCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[91]
+	mi := &file_dfspb_dfs_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5735,7 +5820,7 @@ func (x *RemoveCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCacheDirectiveRequest.ProtoReflect.Descriptor instead.
 func (*RemoveCacheDirectiveRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{91}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *RemoveCacheDirectiveRequest) GetId() int64 {
@@ -5753,7 +5838,7 @@ type RemoveCacheDirectiveResponse struct {
 
 func (x *RemoveCacheDirectiveResponse) Reset() {
 	*x = RemoveCacheDirectiveResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[92]
+	mi := &file_dfspb_dfs_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5765,7 +5850,7 @@ func (x *RemoveCacheDirectiveResponse) String() string {
 func (*RemoveCacheDirectiveResponse) ProtoMessage() {}
 
 func (x *RemoveCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[92]
+	mi := &file_dfspb_dfs_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5778,7 +5863,7 @@ func (x *RemoveCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCacheDirectiveResponse.ProtoReflect.Descriptor instead.
 func (*RemoveCacheDirectiveResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{92}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{93}
 }
 
 type ListCacheDirectivesRequest struct {
@@ -5791,7 +5876,7 @@ type ListCacheDirectivesRequest struct {
 
 func (x *ListCacheDirectivesRequest) Reset() {
 	*x = ListCacheDirectivesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[93]
+	mi := &file_dfspb_dfs_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5803,7 +5888,7 @@ func (x *ListCacheDirectivesRequest) String() string {
 func (*ListCacheDirectivesRequest) ProtoMessage() {}
 
 func (x *ListCacheDirectivesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[93]
+	mi := &file_dfspb_dfs_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5816,7 +5901,7 @@ func (x *ListCacheDirectivesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCacheDirectivesRequest.ProtoReflect.Descriptor instead.
 func (*ListCacheDirectivesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{93}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *ListCacheDirectivesRequest) GetPool() string {
@@ -5842,7 +5927,7 @@ type ListCacheDirectivesResponse struct {
 
 func (x *ListCacheDirectivesResponse) Reset() {
 	*x = ListCacheDirectivesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[94]
+	mi := &file_dfspb_dfs_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5854,7 +5939,7 @@ func (x *ListCacheDirectivesResponse) String() string {
 func (*ListCacheDirectivesResponse) ProtoMessage() {}
 
 func (x *ListCacheDirectivesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[94]
+	mi := &file_dfspb_dfs_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5867,7 +5952,7 @@ func (x *ListCacheDirectivesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCacheDirectivesResponse.ProtoReflect.Descriptor instead.
 func (*ListCacheDirectivesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{94}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *ListCacheDirectivesResponse) GetDirectives() []*CacheDirectiveInfo {
@@ -5886,7 +5971,7 @@ type GetCacheStatsRequest struct {
 
 func (x *GetCacheStatsRequest) Reset() {
 	*x = GetCacheStatsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[95]
+	mi := &file_dfspb_dfs_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5898,7 +5983,7 @@ func (x *GetCacheStatsRequest) String() string {
 func (*GetCacheStatsRequest) ProtoMessage() {}
 
 func (x *GetCacheStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[95]
+	mi := &file_dfspb_dfs_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5911,7 +5996,7 @@ func (x *GetCacheStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCacheStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetCacheStatsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{95}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{96}
 }
 
 type NodeCacheStats struct {
@@ -5929,7 +6014,7 @@ type NodeCacheStats struct {
 
 func (x *NodeCacheStats) Reset() {
 	*x = NodeCacheStats{}
-	mi := &file_dfspb_dfs_proto_msgTypes[96]
+	mi := &file_dfspb_dfs_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5941,7 +6026,7 @@ func (x *NodeCacheStats) String() string {
 func (*NodeCacheStats) ProtoMessage() {}
 
 func (x *NodeCacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[96]
+	mi := &file_dfspb_dfs_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5954,7 +6039,7 @@ func (x *NodeCacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeCacheStats.ProtoReflect.Descriptor instead.
 func (*NodeCacheStats) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{96}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *NodeCacheStats) GetDatanodeId() string {
@@ -6020,7 +6105,7 @@ type AppCacheStats struct {
 
 func (x *AppCacheStats) Reset() {
 	*x = AppCacheStats{}
-	mi := &file_dfspb_dfs_proto_msgTypes[97]
+	mi := &file_dfspb_dfs_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6032,7 +6117,7 @@ func (x *AppCacheStats) String() string {
 func (*AppCacheStats) ProtoMessage() {}
 
 func (x *AppCacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[97]
+	mi := &file_dfspb_dfs_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6045,7 +6130,7 @@ func (x *AppCacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppCacheStats.ProtoReflect.Descriptor instead.
 func (*AppCacheStats) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{97}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *AppCacheStats) GetApp() string {
@@ -6105,7 +6190,7 @@ type GetCacheStatsResponse struct {
 
 func (x *GetCacheStatsResponse) Reset() {
 	*x = GetCacheStatsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[98]
+	mi := &file_dfspb_dfs_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6117,7 +6202,7 @@ func (x *GetCacheStatsResponse) String() string {
 func (*GetCacheStatsResponse) ProtoMessage() {}
 
 func (x *GetCacheStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[98]
+	mi := &file_dfspb_dfs_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6130,7 +6215,7 @@ func (x *GetCacheStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCacheStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetCacheStatsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{98}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *GetCacheStatsResponse) GetPolicy() string {
@@ -6191,7 +6276,7 @@ type RegisterDatanodeRequest struct {
 
 func (x *RegisterDatanodeRequest) Reset() {
 	*x = RegisterDatanodeRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[99]
+	mi := &file_dfspb_dfs_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6203,7 +6288,7 @@ func (x *RegisterDatanodeRequest) String() string {
 func (*RegisterDatanodeRequest) ProtoMessage() {}
 
 func (x *RegisterDatanodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[99]
+	mi := &file_dfspb_dfs_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6216,7 +6301,7 @@ func (x *RegisterDatanodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterDatanodeRequest.ProtoReflect.Descriptor instead.
 func (*RegisterDatanodeRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{99}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *RegisterDatanodeRequest) GetDatanode() *DatanodeInfo {
@@ -6236,7 +6321,7 @@ type RegisterDatanodeResponse struct {
 
 func (x *RegisterDatanodeResponse) Reset() {
 	*x = RegisterDatanodeResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[100]
+	mi := &file_dfspb_dfs_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6248,7 +6333,7 @@ func (x *RegisterDatanodeResponse) String() string {
 func (*RegisterDatanodeResponse) ProtoMessage() {}
 
 func (x *RegisterDatanodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[100]
+	mi := &file_dfspb_dfs_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6261,7 +6346,7 @@ func (x *RegisterDatanodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterDatanodeResponse.ProtoReflect.Descriptor instead.
 func (*RegisterDatanodeResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{100}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *RegisterDatanodeResponse) GetDatanode() *DatanodeInfo {
@@ -6287,7 +6372,7 @@ type TransferCommand struct {
 
 func (x *TransferCommand) Reset() {
 	*x = TransferCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[101]
+	mi := &file_dfspb_dfs_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6299,7 +6384,7 @@ func (x *TransferCommand) String() string {
 func (*TransferCommand) ProtoMessage() {}
 
 func (x *TransferCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[101]
+	mi := &file_dfspb_dfs_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6312,7 +6397,7 @@ func (x *TransferCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand.ProtoReflect.Descriptor instead.
 func (*TransferCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{101}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *TransferCommand) GetItems() []*TransferCommand_Item {
@@ -6331,7 +6416,7 @@ type InvalidateCommand struct {
 
 func (x *InvalidateCommand) Reset() {
 	*x = InvalidateCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[102]
+	mi := &file_dfspb_dfs_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6343,7 +6428,7 @@ func (x *InvalidateCommand) String() string {
 func (*InvalidateCommand) ProtoMessage() {}
 
 func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[102]
+	mi := &file_dfspb_dfs_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6356,7 +6441,7 @@ func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidateCommand.ProtoReflect.Descriptor instead.
 func (*InvalidateCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{102}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *InvalidateCommand) GetBlocks() []*ExtendedBlock {
@@ -6376,15 +6461,19 @@ type RecoverBlockCommand struct {
 	Replicas []*DatanodeInfo `protobuf:"bytes,3,rep,name=replicas,proto3" json:"replicas,omitempty"`
 	// Truncate recovery: every replica is cut to new_length (finalized ones
 	// too) instead of the length recovery would choose.
-	Truncate      bool  `protobuf:"varint,4,opt,name=truncate,proto3" json:"truncate,omitempty"`
-	NewLength     int64 `protobuf:"varint,5,opt,name=new_length,json=newLength,proto3" json:"new_length,omitempty"`
+	Truncate  bool  `protobuf:"varint,4,opt,name=truncate,proto3" json:"truncate,omitempty"`
+	NewLength int64 `protobuf:"varint,5,opt,name=new_length,json=newLength,proto3" json:"new_length,omitempty"`
+	// Copy-on-truncate (a snapshot holds `block`): the new_length prefix of
+	// `block` is copied into a new replica of block new_block_id at new_gs,
+	// the old replicas stay; the commit names new_block_id. 0: cut in place.
+	NewBlockId    uint64 `protobuf:"varint,6,opt,name=new_block_id,json=newBlockId,proto3" json:"new_block_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RecoverBlockCommand) Reset() {
 	*x = RecoverBlockCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[103]
+	mi := &file_dfspb_dfs_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6396,7 +6485,7 @@ func (x *RecoverBlockCommand) String() string {
 func (*RecoverBlockCommand) ProtoMessage() {}
 
 func (x *RecoverBlockCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[103]
+	mi := &file_dfspb_dfs_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6409,7 +6498,7 @@ func (x *RecoverBlockCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverBlockCommand.ProtoReflect.Descriptor instead.
 func (*RecoverBlockCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{103}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *RecoverBlockCommand) GetBlock() *ExtendedBlock {
@@ -6447,6 +6536,13 @@ func (x *RecoverBlockCommand) GetNewLength() int64 {
 	return 0
 }
 
+func (x *RecoverBlockCommand) GetNewBlockId() uint64 {
+	if x != nil {
+		return x.NewBlockId
+	}
+	return 0
+}
+
 type CacheCommand struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	BlockIds      []uint64               `protobuf:"varint,1,rep,packed,name=block_ids,json=blockIds,proto3" json:"block_ids,omitempty"`
@@ -6456,7 +6552,7 @@ type CacheCommand struct {
 
 func (x *CacheCommand) Reset() {
 	*x = CacheCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[104]
+	mi := &file_dfspb_dfs_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6468,7 +6564,7 @@ func (x *CacheCommand) String() string {
 func (*CacheCommand) ProtoMessage() {}
 
 func (x *CacheCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[104]
+	mi := &file_dfspb_dfs_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6481,7 +6577,7 @@ func (x *CacheCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheCommand.ProtoReflect.Descriptor instead.
 func (*CacheCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{104}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *CacheCommand) GetBlockIds() []uint64 {
@@ -6500,7 +6596,7 @@ type UncacheCommand struct {
 
 func (x *UncacheCommand) Reset() {
 	*x = UncacheCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[105]
+	mi := &file_dfspb_dfs_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6512,7 +6608,7 @@ func (x *UncacheCommand) String() string {
 func (*UncacheCommand) ProtoMessage() {}
 
 func (x *UncacheCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[105]
+	mi := &file_dfspb_dfs_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6525,7 +6621,7 @@ func (x *UncacheCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncacheCommand.ProtoReflect.Descriptor instead.
 func (*UncacheCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{105}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *UncacheCommand) GetBlockIds() []uint64 {
@@ -6552,7 +6648,7 @@ type DatanodeCommand struct {
 
 func (x *DatanodeCommand) Reset() {
 	*x = DatanodeCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[106]
+	mi := &file_dfspb_dfs_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6564,7 +6660,7 @@ func (x *DatanodeCommand) String() string {
 func (*DatanodeCommand) ProtoMessage() {}
 
 func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[106]
+	mi := &file_dfspb_dfs_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6577,7 +6673,7 @@ func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeCommand.ProtoReflect.Descriptor instead.
 func (*DatanodeCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{106}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *DatanodeCommand) GetCommand() isDatanodeCommand_Command {
@@ -6698,7 +6794,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[107]
+	mi := &file_dfspb_dfs_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6710,7 +6806,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[107]
+	mi := &file_dfspb_dfs_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6723,7 +6819,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{107}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{108}
 }
 
 func (x *HeartbeatRequest) GetDatanodeId() string {
@@ -6802,7 +6898,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[108]
+	mi := &file_dfspb_dfs_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6814,7 +6910,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[108]
+	mi := &file_dfspb_dfs_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6827,7 +6923,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{108}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *HeartbeatResponse) GetCommands() []*DatanodeCommand {
@@ -6868,7 +6964,7 @@ type ReportedBlock struct {
 
 func (x *ReportedBlock) Reset() {
 	*x = ReportedBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[109]
+	mi := &file_dfspb_dfs_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6880,7 +6976,7 @@ func (x *ReportedBlock) String() string {
 func (*ReportedBlock) ProtoMessage() {}
 
 func (x *ReportedBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[109]
+	mi := &file_dfspb_dfs_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6893,7 +6989,7 @@ func (x *ReportedBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportedBlock.ProtoReflect.Descriptor instead.
 func (*ReportedBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{109}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{110}
 }
 
 func (x *ReportedBlock) GetBlock() *ExtendedBlock {
@@ -6920,7 +7016,7 @@ type BlockReportRequest struct {
 
 func (x *BlockReportRequest) Reset() {
 	*x = BlockReportRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[110]
+	mi := &file_dfspb_dfs_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6932,7 +7028,7 @@ func (x *BlockReportRequest) String() string {
 func (*BlockReportRequest) ProtoMessage() {}
 
 func (x *BlockReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[110]
+	mi := &file_dfspb_dfs_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6945,7 +7041,7 @@ func (x *BlockReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReportRequest.ProtoReflect.Descriptor instead.
 func (*BlockReportRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{110}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *BlockReportRequest) GetDatanodeId() string {
@@ -6971,7 +7067,7 @@ type BlockReportResponse struct {
 
 func (x *BlockReportResponse) Reset() {
 	*x = BlockReportResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[111]
+	mi := &file_dfspb_dfs_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6983,7 +7079,7 @@ func (x *BlockReportResponse) String() string {
 func (*BlockReportResponse) ProtoMessage() {}
 
 func (x *BlockReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[111]
+	mi := &file_dfspb_dfs_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6996,7 +7092,7 @@ func (x *BlockReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReportResponse.ProtoReflect.Descriptor instead.
 func (*BlockReportResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{111}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{112}
 }
 
 func (x *BlockReportResponse) GetCommands() []*DatanodeCommand {
@@ -7016,7 +7112,7 @@ type ReceivedDeletedBlock struct {
 
 func (x *ReceivedDeletedBlock) Reset() {
 	*x = ReceivedDeletedBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[112]
+	mi := &file_dfspb_dfs_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7028,7 +7124,7 @@ func (x *ReceivedDeletedBlock) String() string {
 func (*ReceivedDeletedBlock) ProtoMessage() {}
 
 func (x *ReceivedDeletedBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[112]
+	mi := &file_dfspb_dfs_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7041,7 +7137,7 @@ func (x *ReceivedDeletedBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceivedDeletedBlock.ProtoReflect.Descriptor instead.
 func (*ReceivedDeletedBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{112}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{113}
 }
 
 func (x *ReceivedDeletedBlock) GetBlock() *ExtendedBlock {
@@ -7068,7 +7164,7 @@ type BlockReceivedAndDeletedRequest struct {
 
 func (x *BlockReceivedAndDeletedRequest) Reset() {
 	*x = BlockReceivedAndDeletedRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[113]
+	mi := &file_dfspb_dfs_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7080,7 +7176,7 @@ func (x *BlockReceivedAndDeletedRequest) String() string {
 func (*BlockReceivedAndDeletedRequest) ProtoMessage() {}
 
 func (x *BlockReceivedAndDeletedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[113]
+	mi := &file_dfspb_dfs_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7093,7 +7189,7 @@ func (x *BlockReceivedAndDeletedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReceivedAndDeletedRequest.ProtoReflect.Descriptor instead.
 func (*BlockReceivedAndDeletedRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{113}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{114}
 }
 
 func (x *BlockReceivedAndDeletedRequest) GetDatanodeId() string {
@@ -7118,7 +7214,7 @@ type BlockReceivedAndDeletedResponse struct {
 
 func (x *BlockReceivedAndDeletedResponse) Reset() {
 	*x = BlockReceivedAndDeletedResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[114]
+	mi := &file_dfspb_dfs_proto_msgTypes[115]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7130,7 +7226,7 @@ func (x *BlockReceivedAndDeletedResponse) String() string {
 func (*BlockReceivedAndDeletedResponse) ProtoMessage() {}
 
 func (x *BlockReceivedAndDeletedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[114]
+	mi := &file_dfspb_dfs_proto_msgTypes[115]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7143,7 +7239,7 @@ func (x *BlockReceivedAndDeletedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReceivedAndDeletedResponse.ProtoReflect.Descriptor instead.
 func (*BlockReceivedAndDeletedResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{114}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{115}
 }
 
 type DatanodeReportBadBlocksRequest struct {
@@ -7156,7 +7252,7 @@ type DatanodeReportBadBlocksRequest struct {
 
 func (x *DatanodeReportBadBlocksRequest) Reset() {
 	*x = DatanodeReportBadBlocksRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[115]
+	mi := &file_dfspb_dfs_proto_msgTypes[116]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7168,7 +7264,7 @@ func (x *DatanodeReportBadBlocksRequest) String() string {
 func (*DatanodeReportBadBlocksRequest) ProtoMessage() {}
 
 func (x *DatanodeReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[115]
+	mi := &file_dfspb_dfs_proto_msgTypes[116]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7181,7 +7277,7 @@ func (x *DatanodeReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeReportBadBlocksRequest.ProtoReflect.Descriptor instead.
 func (*DatanodeReportBadBlocksRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{115}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{116}
 }
 
 func (x *DatanodeReportBadBlocksRequest) GetDatanodeId() string {
@@ -7206,7 +7302,7 @@ type DatanodeReportBadBlocksResponse struct {
 
 func (x *DatanodeReportBadBlocksResponse) Reset() {
 	*x = DatanodeReportBadBlocksResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[116]
+	mi := &file_dfspb_dfs_proto_msgTypes[117]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7218,7 +7314,7 @@ func (x *DatanodeReportBadBlocksResponse) String() string {
 func (*DatanodeReportBadBlocksResponse) ProtoMessage() {}
 
 func (x *DatanodeReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[116]
+	mi := &file_dfspb_dfs_proto_msgTypes[117]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7231,7 +7327,7 @@ func (x *DatanodeReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeReportBadBlocksResponse.ProtoReflect.Descriptor instead.
 func (*DatanodeReportBadBlocksResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{116}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{117}
 }
 
 type CommitBlockSynchronizationRequest struct {
@@ -7248,7 +7344,7 @@ type CommitBlockSynchronizationRequest struct {
 
 func (x *CommitBlockSynchronizationRequest) Reset() {
 	*x = CommitBlockSynchronizationRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[117]
+	mi := &file_dfspb_dfs_proto_msgTypes[118]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7260,7 +7356,7 @@ func (x *CommitBlockSynchronizationRequest) String() string {
 func (*CommitBlockSynchronizationRequest) ProtoMessage() {}
 
 func (x *CommitBlockSynchronizationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[117]
+	mi := &file_dfspb_dfs_proto_msgTypes[118]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7273,7 +7369,7 @@ func (x *CommitBlockSynchronizationRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CommitBlockSynchronizationRequest.ProtoReflect.Descriptor instead.
 func (*CommitBlockSynchronizationRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{117}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{118}
 }
 
 func (x *CommitBlockSynchronizationRequest) GetBlock() *ExtendedBlock {
@@ -7326,7 +7422,7 @@ type CommitBlockSynchronizationResponse struct {
 
 func (x *CommitBlockSynchronizationResponse) Reset() {
 	*x = CommitBlockSynchronizationResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[118]
+	mi := &file_dfspb_dfs_proto_msgTypes[119]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7338,7 +7434,7 @@ func (x *CommitBlockSynchronizationResponse) String() string {
 func (*CommitBlockSynchronizationResponse) ProtoMessage() {}
 
 func (x *CommitBlockSynchronizationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[118]
+	mi := &file_dfspb_dfs_proto_msgTypes[119]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7351,7 +7447,7 @@ func (x *CommitBlockSynchronizationResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use CommitBlockSynchronizationResponse.ProtoReflect.Descriptor instead.
 func (*CommitBlockSynchronizationResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{118}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{119}
 }
 
 type InitReplicaRecoveryRequest struct {
@@ -7364,7 +7460,7 @@ type InitReplicaRecoveryRequest struct {
 
 func (x *InitReplicaRecoveryRequest) Reset() {
 	*x = InitReplicaRecoveryRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[119]
+	mi := &file_dfspb_dfs_proto_msgTypes[120]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7376,7 +7472,7 @@ func (x *InitReplicaRecoveryRequest) String() string {
 func (*InitReplicaRecoveryRequest) ProtoMessage() {}
 
 func (x *InitReplicaRecoveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[119]
+	mi := &file_dfspb_dfs_proto_msgTypes[120]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7389,7 +7485,7 @@ func (x *InitReplicaRecoveryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitReplicaRecoveryRequest.ProtoReflect.Descriptor instead.
 func (*InitReplicaRecoveryRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{119}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{120}
 }
 
 func (x *InitReplicaRecoveryRequest) GetBlock() *ExtendedBlock {
@@ -7417,7 +7513,7 @@ type InitReplicaRecoveryResponse struct {
 
 func (x *InitReplicaRecoveryResponse) Reset() {
 	*x = InitReplicaRecoveryResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[120]
+	mi := &file_dfspb_dfs_proto_msgTypes[121]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7429,7 +7525,7 @@ func (x *InitReplicaRecoveryResponse) String() string {
 func (*InitReplicaRecoveryResponse) ProtoMessage() {}
 
 func (x *InitReplicaRecoveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[120]
+	mi := &file_dfspb_dfs_proto_msgTypes[121]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7442,7 +7538,7 @@ func (x *InitReplicaRecoveryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitReplicaRecoveryResponse.ProtoReflect.Descriptor instead.
 func (*InitReplicaRecoveryResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{120}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{121}
 }
 
 func (x *InitReplicaRecoveryResponse) GetExists() bool {
@@ -7471,14 +7567,15 @@ type UpdateReplicaUnderRecoveryRequest struct {
 	Block         *ExtendedBlock         `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
 	RecoveryId    uint64                 `protobuf:"varint,2,opt,name=recovery_id,json=recoveryId,proto3" json:"recovery_id,omitempty"`
 	NewLength     int64                  `protobuf:"varint,3,opt,name=new_length,json=newLength,proto3" json:"new_length,omitempty"`
-	Truncate      bool                   `protobuf:"varint,4,opt,name=truncate,proto3" json:"truncate,omitempty"` // a finalized replica may be shortened (truncate recovery)
+	Truncate      bool                   `protobuf:"varint,4,opt,name=truncate,proto3" json:"truncate,omitempty"`                         // a finalized replica may be shortened (truncate recovery)
+	NewBlockId    uint64                 `protobuf:"varint,5,opt,name=new_block_id,json=newBlockId,proto3" json:"new_block_id,omitempty"` // copy-on-truncate: copy the prefix into this block, leave `block` as it is
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UpdateReplicaUnderRecoveryRequest) Reset() {
 	*x = UpdateReplicaUnderRecoveryRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[121]
+	mi := &file_dfspb_dfs_proto_msgTypes[122]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7490,7 +7587,7 @@ func (x *UpdateReplicaUnderRecoveryRequest) String() string {
 func (*UpdateReplicaUnderRecoveryRequest) ProtoMessage() {}
 
 func (x *UpdateReplicaUnderRecoveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[121]
+	mi := &file_dfspb_dfs_proto_msgTypes[122]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7503,7 +7600,7 @@ func (x *UpdateReplicaUnderRecoveryRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use UpdateReplicaUnderRecoveryRequest.ProtoReflect.Descriptor instead.
 func (*UpdateReplicaUnderRecoveryRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{121}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{122}
 }
 
 func (x *UpdateReplicaUnderRecoveryRequest) GetBlock() *ExtendedBlock {
@@ -7534,6 +7631,13 @@ func (x *UpdateReplicaUnderRecoveryRequest) GetTruncate() bool {
 	return false
 }
 
+func (x *UpdateReplicaUnderRecoveryRequest) GetNewBlockId() uint64 {
+	if x != nil {
+		return x.NewBlockId
+	}
+	return 0
+}
+
 type UpdateReplicaUnderRecoveryResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Block         *ExtendedBlock         `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
@@ -7543,7 +7647,7 @@ type UpdateReplicaUnderRecoveryResponse struct {
 
 func (x *UpdateReplicaUnderRecoveryResponse) Reset() {
 	*x = UpdateReplicaUnderRecoveryResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[122]
+	mi := &file_dfspb_dfs_proto_msgTypes[123]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7555,7 +7659,7 @@ func (x *UpdateReplicaUnderRecoveryResponse) String() string {
 func (*UpdateReplicaUnderRecoveryResponse) ProtoMessage() {}
 
 func (x *UpdateReplicaUnderRecoveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[122]
+	mi := &file_dfspb_dfs_proto_msgTypes[123]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7568,7 +7672,7 @@ func (x *UpdateReplicaUnderRecoveryResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use UpdateReplicaUnderRecoveryResponse.ProtoReflect.Descriptor instead.
 func (*UpdateReplicaUnderRecoveryResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{122}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{123}
 }
 
 func (x *UpdateReplicaUnderRecoveryResponse) GetBlock() *ExtendedBlock {
@@ -7595,7 +7699,7 @@ type WriteBlockOp struct {
 
 func (x *WriteBlockOp) Reset() {
 	*x = WriteBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[123]
+	mi := &file_dfspb_dfs_proto_msgTypes[124]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7607,7 +7711,7 @@ func (x *WriteBlockOp) String() string {
 func (*WriteBlockOp) ProtoMessage() {}
 
 func (x *WriteBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[123]
+	mi := &file_dfspb_dfs_proto_msgTypes[124]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7620,7 +7724,7 @@ func (x *WriteBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteBlockOp.ProtoReflect.Descriptor instead.
 func (*WriteBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{123}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{124}
 }
 
 func (x *WriteBlockOp) GetBlock() *ExtendedBlock {
@@ -7700,7 +7804,7 @@ type ReadBlockOp struct {
 
 func (x *ReadBlockOp) Reset() {
 	*x = ReadBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[124]
+	mi := &file_dfspb_dfs_proto_msgTypes[125]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7712,7 +7816,7 @@ func (x *ReadBlockOp) String() string {
 func (*ReadBlockOp) ProtoMessage() {}
 
 func (x *ReadBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[124]
+	mi := &file_dfspb_dfs_proto_msgTypes[125]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7725,7 +7829,7 @@ func (x *ReadBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadBlockOp.ProtoReflect.Descriptor instead.
 func (*ReadBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{124}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{125}
 }
 
 func (x *ReadBlockOp) GetBlock() *ExtendedBlock {
@@ -7784,7 +7888,7 @@ type BlockChecksumOp struct {
 
 func (x *BlockChecksumOp) Reset() {
 	*x = BlockChecksumOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[125]
+	mi := &file_dfspb_dfs_proto_msgTypes[126]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7796,7 +7900,7 @@ func (x *BlockChecksumOp) String() string {
 func (*BlockChecksumOp) ProtoMessage() {}
 
 func (x *BlockChecksumOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[125]
+	mi := &file_dfspb_dfs_proto_msgTypes[126]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7809,7 +7913,7 @@ func (x *BlockChecksumOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockChecksumOp.ProtoReflect.Descriptor instead.
 func (*BlockChecksumOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{125}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{126}
 }
 
 func (x *BlockChecksumOp) GetBlock() *ExtendedBlock {
@@ -7845,7 +7949,7 @@ type BlockChecksum struct {
 
 func (x *BlockChecksum) Reset() {
 	*x = BlockChecksum{}
-	mi := &file_dfspb_dfs_proto_msgTypes[126]
+	mi := &file_dfspb_dfs_proto_msgTypes[127]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7857,7 +7961,7 @@ func (x *BlockChecksum) String() string {
 func (*BlockChecksum) ProtoMessage() {}
 
 func (x *BlockChecksum) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[126]
+	mi := &file_dfspb_dfs_proto_msgTypes[127]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7870,7 +7974,7 @@ func (x *BlockChecksum) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockChecksum.ProtoReflect.Descriptor instead.
 func (*BlockChecksum) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{126}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{127}
 }
 
 func (x *BlockChecksum) GetBytesPerCrc() uint32 {
@@ -7908,7 +8012,7 @@ type TransferBlockOp struct {
 
 func (x *TransferBlockOp) Reset() {
 	*x = TransferBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[127]
+	mi := &file_dfspb_dfs_proto_msgTypes[128]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7920,7 +8024,7 @@ func (x *TransferBlockOp) String() string {
 func (*TransferBlockOp) ProtoMessage() {}
 
 func (x *TransferBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[127]
+	mi := &file_dfspb_dfs_proto_msgTypes[128]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7933,7 +8037,7 @@ func (x *TransferBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferBlockOp.ProtoReflect.Descriptor instead.
 func (*TransferBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{127}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{128}
 }
 
 func (x *TransferBlockOp) GetBlock() *ExtendedBlock {
@@ -7977,7 +8081,7 @@ type OpResponse struct {
 
 func (x *OpResponse) Reset() {
 	*x = OpResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[128]
+	mi := &file_dfspb_dfs_proto_msgTypes[129]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7989,7 +8093,7 @@ func (x *OpResponse) String() string {
 func (*OpResponse) ProtoMessage() {}
 
 func (x *OpResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[128]
+	mi := &file_dfspb_dfs_proto_msgTypes[129]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8002,7 +8106,7 @@ func (x *OpResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpResponse.ProtoReflect.Descriptor instead.
 func (*OpResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{128}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{129}
 }
 
 func (x *OpResponse) GetStatus() OpStatus {
@@ -8052,7 +8156,7 @@ type AppendRequest struct {
 
 func (x *AppendRequest) Reset() {
 	*x = AppendRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[129]
+	mi := &file_dfspb_dfs_proto_msgTypes[130]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8064,7 +8168,7 @@ func (x *AppendRequest) String() string {
 func (*AppendRequest) ProtoMessage() {}
 
 func (x *AppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[129]
+	mi := &file_dfspb_dfs_proto_msgTypes[130]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8077,7 +8181,7 @@ func (x *AppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
 func (*AppendRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{129}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{130}
 }
 
 func (x *AppendRequest) GetPath() string {
@@ -8110,7 +8214,7 @@ type AppendResponse struct {
 
 func (x *AppendResponse) Reset() {
 	*x = AppendResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[130]
+	mi := &file_dfspb_dfs_proto_msgTypes[131]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8122,7 +8226,7 @@ func (x *AppendResponse) String() string {
 func (*AppendResponse) ProtoMessage() {}
 
 func (x *AppendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[130]
+	mi := &file_dfspb_dfs_proto_msgTypes[131]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8135,7 +8239,7 @@ func (x *AppendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendResponse.ProtoReflect.Descriptor instead.
 func (*AppendResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{130}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{131}
 }
 
 func (x *AppendResponse) GetStatus() *FileStatus {
@@ -8173,7 +8277,7 @@ type TruncateRequest struct {
 
 func (x *TruncateRequest) Reset() {
 	*x = TruncateRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[131]
+	mi := &file_dfspb_dfs_proto_msgTypes[132]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8185,7 +8289,7 @@ func (x *TruncateRequest) String() string {
 func (*TruncateRequest) ProtoMessage() {}
 
 func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[131]
+	mi := &file_dfspb_dfs_proto_msgTypes[132]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8198,7 +8302,7 @@ func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateRequest.ProtoReflect.Descriptor instead.
 func (*TruncateRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{131}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{132}
 }
 
 func (x *TruncateRequest) GetPath() string {
@@ -8231,7 +8335,7 @@ type TruncateResponse struct {
 
 func (x *TruncateResponse) Reset() {
 	*x = TruncateResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[132]
+	mi := &file_dfspb_dfs_proto_msgTypes[133]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8243,7 +8347,7 @@ func (x *TruncateResponse) String() string {
 func (*TruncateResponse) ProtoMessage() {}
 
 func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[132]
+	mi := &file_dfspb_dfs_proto_msgTypes[133]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8256,7 +8360,7 @@ func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateResponse.ProtoReflect.Descriptor instead.
 func (*TruncateResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{132}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{133}
 }
 
 func (x *TruncateResponse) GetReady() bool {
@@ -8278,7 +8382,7 @@ type ConcatRequest struct {
 
 func (x *ConcatRequest) Reset() {
 	*x = ConcatRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[133]
+	mi := &file_dfspb_dfs_proto_msgTypes[134]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8290,7 +8394,7 @@ func (x *ConcatRequest) String() string {
 func (*ConcatRequest) ProtoMessage() {}
 
 func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[133]
+	mi := &file_dfspb_dfs_proto_msgTypes[134]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8303,7 +8407,7 @@ func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatRequest.ProtoReflect.Descriptor instead.
 func (*ConcatRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{133}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{134}
 }
 
 func (x *ConcatRequest) GetTarget() string {
@@ -8328,7 +8432,7 @@ type ConcatResponse struct {
 
 func (x *ConcatResponse) Reset() {
 	*x = ConcatResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[134]
+	mi := &file_dfspb_dfs_proto_msgTypes[135]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8340,7 +8444,7 @@ func (x *ConcatResponse) String() string {
 func (*ConcatResponse) ProtoMessage() {}
 
 func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[134]
+	mi := &file_dfspb_dfs_proto_msgTypes[135]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8353,7 +8457,7 @@ func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatResponse.ProtoReflect.Descriptor instead.
 func (*ConcatResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{134}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{135}
 }
 
 type AclEntry struct {
@@ -8368,7 +8472,7 @@ type AclEntry struct {
 
 func (x *AclEntry) Reset() {
 	*x = AclEntry{}
-	mi := &file_dfspb_dfs_proto_msgTypes[135]
+	mi := &file_dfspb_dfs_proto_msgTypes[136]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8380,7 +8484,7 @@ func (x *AclEntry) String() string {
 func (*AclEntry) ProtoMessage() {}
 
 func (x *AclEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[135]
+	mi := &file_dfspb_dfs_proto_msgTypes[136]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8393,7 +8497,7 @@ func (x *AclEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclEntry.ProtoReflect.Descriptor instead.
 func (*AclEntry) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{135}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{136}
 }
 
 func (x *AclEntry) GetType() AclEntryType {
@@ -8441,7 +8545,7 @@ type AclStatus struct {
 
 func (x *AclStatus) Reset() {
 	*x = AclStatus{}
-	mi := &file_dfspb_dfs_proto_msgTypes[136]
+	mi := &file_dfspb_dfs_proto_msgTypes[137]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8453,7 +8557,7 @@ func (x *AclStatus) String() string {
 func (*AclStatus) ProtoMessage() {}
 
 func (x *AclStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[136]
+	mi := &file_dfspb_dfs_proto_msgTypes[137]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8466,7 +8570,7 @@ func (x *AclStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclStatus.ProtoReflect.Descriptor instead.
 func (*AclStatus) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{136}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{137}
 }
 
 func (x *AclStatus) GetOwner() string {
@@ -8513,7 +8617,7 @@ type GetAclStatusRequest struct {
 
 func (x *GetAclStatusRequest) Reset() {
 	*x = GetAclStatusRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[137]
+	mi := &file_dfspb_dfs_proto_msgTypes[138]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8525,7 +8629,7 @@ func (x *GetAclStatusRequest) String() string {
 func (*GetAclStatusRequest) ProtoMessage() {}
 
 func (x *GetAclStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[137]
+	mi := &file_dfspb_dfs_proto_msgTypes[138]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8538,7 +8642,7 @@ func (x *GetAclStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetAclStatusRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{137}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{138}
 }
 
 func (x *GetAclStatusRequest) GetSrc() string {
@@ -8557,7 +8661,7 @@ type GetAclStatusResponse struct {
 
 func (x *GetAclStatusResponse) Reset() {
 	*x = GetAclStatusResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[138]
+	mi := &file_dfspb_dfs_proto_msgTypes[139]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8569,7 +8673,7 @@ func (x *GetAclStatusResponse) String() string {
 func (*GetAclStatusResponse) ProtoMessage() {}
 
 func (x *GetAclStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[138]
+	mi := &file_dfspb_dfs_proto_msgTypes[139]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8582,7 +8686,7 @@ func (x *GetAclStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetAclStatusResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{138}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{139}
 }
 
 func (x *GetAclStatusResponse) GetResult() *AclStatus {
@@ -8602,7 +8706,7 @@ type ModifyAclEntriesRequest struct {
 
 func (x *ModifyAclEntriesRequest) Reset() {
 	*x = ModifyAclEntriesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[139]
+	mi := &file_dfspb_dfs_proto_msgTypes[140]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8614,7 +8718,7 @@ func (x *ModifyAclEntriesRequest) String() string {
 func (*ModifyAclEntriesRequest) ProtoMessage() {}
 
 func (x *ModifyAclEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[139]
+	mi := &file_dfspb_dfs_proto_msgTypes[140]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8627,7 +8731,7 @@ func (x *ModifyAclEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAclEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ModifyAclEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{139}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{140}
 }
 
 func (x *ModifyAclEntriesRequest) GetSrc() string {
@@ -8652,7 +8756,7 @@ type ModifyAclEntriesResponse struct {
 
 func (x *ModifyAclEntriesResponse) Reset() {
 	*x = ModifyAclEntriesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[140]
+	mi := &file_dfspb_dfs_proto_msgTypes[141]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8664,7 +8768,7 @@ func (x *ModifyAclEntriesResponse) String() string {
 func (*ModifyAclEntriesResponse) ProtoMessage() {}
 
 func (x *ModifyAclEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[140]
+	mi := &file_dfspb_dfs_proto_msgTypes[141]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8677,7 +8781,7 @@ func (x *ModifyAclEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAclEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ModifyAclEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{140}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{141}
 }
 
 type RemoveAclEntriesRequest struct {
@@ -8690,7 +8794,7 @@ type RemoveAclEntriesRequest struct {
 
 func (x *RemoveAclEntriesRequest) Reset() {
 	*x = RemoveAclEntriesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[141]
+	mi := &file_dfspb_dfs_proto_msgTypes[142]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8702,7 +8806,7 @@ func (x *RemoveAclEntriesRequest) String() string {
 func (*RemoveAclEntriesRequest) ProtoMessage() {}
 
 func (x *RemoveAclEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[141]
+	mi := &file_dfspb_dfs_proto_msgTypes[142]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8715,7 +8819,7 @@ func (x *RemoveAclEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclEntriesRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{141}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{142}
 }
 
 func (x *RemoveAclEntriesRequest) GetSrc() string {
@@ -8740,7 +8844,7 @@ type RemoveAclEntriesResponse struct {
 
 func (x *RemoveAclEntriesResponse) Reset() {
 	*x = RemoveAclEntriesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[142]
+	mi := &file_dfspb_dfs_proto_msgTypes[143]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8752,7 +8856,7 @@ func (x *RemoveAclEntriesResponse) String() string {
 func (*RemoveAclEntriesResponse) ProtoMessage() {}
 
 func (x *RemoveAclEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[142]
+	mi := &file_dfspb_dfs_proto_msgTypes[143]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8765,7 +8869,7 @@ func (x *RemoveAclEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclEntriesResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{142}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{143}
 }
 
 type RemoveDefaultAclRequest struct {
@@ -8777,7 +8881,7 @@ type RemoveDefaultAclRequest struct {
 
 func (x *RemoveDefaultAclRequest) Reset() {
 	*x = RemoveDefaultAclRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[143]
+	mi := &file_dfspb_dfs_proto_msgTypes[144]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8789,7 +8893,7 @@ func (x *RemoveDefaultAclRequest) String() string {
 func (*RemoveDefaultAclRequest) ProtoMessage() {}
 
 func (x *RemoveDefaultAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[143]
+	mi := &file_dfspb_dfs_proto_msgTypes[144]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8802,7 +8906,7 @@ func (x *RemoveDefaultAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveDefaultAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveDefaultAclRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{143}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{144}
 }
 
 func (x *RemoveDefaultAclRequest) GetSrc() string {
@@ -8820,7 +8924,7 @@ type RemoveDefaultAclResponse struct {
 
 func (x *RemoveDefaultAclResponse) Reset() {
 	*x = RemoveDefaultAclResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[144]
+	mi := &file_dfspb_dfs_proto_msgTypes[145]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8832,7 +8936,7 @@ func (x *RemoveDefaultAclResponse) String() string {
 func (*RemoveDefaultAclResponse) ProtoMessage() {}
 
 func (x *RemoveDefaultAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[144]
+	mi := &file_dfspb_dfs_proto_msgTypes[145]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8845,7 +8949,7 @@ func (x *RemoveDefaultAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveDefaultAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveDefaultAclResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{144}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{145}
 }
 
 type RemoveAclRequest struct {
@@ -8857,7 +8961,7 @@ type RemoveAclRequest struct {
 
 func (x *RemoveAclRequest) Reset() {
 	*x = RemoveAclRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[145]
+	mi := &file_dfspb_dfs_proto_msgTypes[146]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8869,7 +8973,7 @@ func (x *RemoveAclRequest) String() string {
 func (*RemoveAclRequest) ProtoMessage() {}
 
 func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[145]
+	mi := &file_dfspb_dfs_proto_msgTypes[146]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8882,7 +8986,7 @@ func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{145}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{146}
 }
 
 func (x *RemoveAclRequest) GetSrc() string {
@@ -8900,7 +9004,7 @@ type RemoveAclResponse struct {
 
 func (x *RemoveAclResponse) Reset() {
 	*x = RemoveAclResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[146]
+	mi := &file_dfspb_dfs_proto_msgTypes[147]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8912,7 +9016,7 @@ func (x *RemoveAclResponse) String() string {
 func (*RemoveAclResponse) ProtoMessage() {}
 
 func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[146]
+	mi := &file_dfspb_dfs_proto_msgTypes[147]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8925,7 +9029,7 @@ func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{146}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{147}
 }
 
 type SetAclRequest struct {
@@ -8938,7 +9042,7 @@ type SetAclRequest struct {
 
 func (x *SetAclRequest) Reset() {
 	*x = SetAclRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[147]
+	mi := &file_dfspb_dfs_proto_msgTypes[148]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8950,7 +9054,7 @@ func (x *SetAclRequest) String() string {
 func (*SetAclRequest) ProtoMessage() {}
 
 func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[147]
+	mi := &file_dfspb_dfs_proto_msgTypes[148]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8963,7 +9067,7 @@ func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclRequest.ProtoReflect.Descriptor instead.
 func (*SetAclRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{147}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{148}
 }
 
 func (x *SetAclRequest) GetSrc() string {
@@ -8988,7 +9092,7 @@ type SetAclResponse struct {
 
 func (x *SetAclResponse) Reset() {
 	*x = SetAclResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[148]
+	mi := &file_dfspb_dfs_proto_msgTypes[149]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9000,7 +9104,7 @@ func (x *SetAclResponse) String() string {
 func (*SetAclResponse) ProtoMessage() {}
 
 func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[148]
+	mi := &file_dfspb_dfs_proto_msgTypes[149]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9013,7 +9117,7 @@ func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclResponse.ProtoReflect.Descriptor instead.
 func (*SetAclResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{148}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{149}
 }
 
 type AllowSnapshotRequest struct {
@@ -9025,7 +9129,7 @@ type AllowSnapshotRequest struct {
 
 func (x *AllowSnapshotRequest) Reset() {
 	*x = AllowSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[149]
+	mi := &file_dfspb_dfs_proto_msgTypes[150]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9037,7 +9141,7 @@ func (x *AllowSnapshotRequest) String() string {
 func (*AllowSnapshotRequest) ProtoMessage() {}
 
 func (x *AllowSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[149]
+	mi := &file_dfspb_dfs_proto_msgTypes[150]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9050,7 +9154,7 @@ func (x *AllowSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllowSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*AllowSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{149}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{150}
 }
 
 func (x *AllowSnapshotRequest) GetSnapshotRoot() string {
@@ -9068,7 +9172,7 @@ type AllowSnapshotResponse struct {
 
 func (x *AllowSnapshotResponse) Reset() {
 	*x = AllowSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[150]
+	mi := &file_dfspb_dfs_proto_msgTypes[151]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9080,7 +9184,7 @@ func (x *AllowSnapshotResponse) String() string {
 func (*AllowSnapshotResponse) ProtoMessage() {}
 
 func (x *AllowSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[150]
+	mi := &file_dfspb_dfs_proto_msgTypes[151]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9093,7 +9197,7 @@ func (x *AllowSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllowSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*AllowSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{150}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{151}
 }
 
 type DisallowSnapshotRequest struct {
@@ -9105,7 +9209,7 @@ type DisallowSnapshotRequest struct {
 
 func (x *DisallowSnapshotRequest) Reset() {
 	*x = DisallowSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[151]
+	mi := &file_dfspb_dfs_proto_msgTypes[152]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9117,7 +9221,7 @@ func (x *DisallowSnapshotRequest) String() string {
 func (*DisallowSnapshotRequest) ProtoMessage() {}
 
 func (x *DisallowSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[151]
+	mi := &file_dfspb_dfs_proto_msgTypes[152]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9130,7 +9234,7 @@ func (x *DisallowSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisallowSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*DisallowSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{151}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{152}
 }
 
 func (x *DisallowSnapshotRequest) GetSnapshotRoot() string {
@@ -9148,7 +9252,7 @@ type DisallowSnapshotResponse struct {
 
 func (x *DisallowSnapshotResponse) Reset() {
 	*x = DisallowSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[152]
+	mi := &file_dfspb_dfs_proto_msgTypes[153]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9160,7 +9264,7 @@ func (x *DisallowSnapshotResponse) String() string {
 func (*DisallowSnapshotResponse) ProtoMessage() {}
 
 func (x *DisallowSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[152]
+	mi := &file_dfspb_dfs_proto_msgTypes[153]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9173,7 +9277,7 @@ func (x *DisallowSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisallowSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*DisallowSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{152}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{153}
 }
 
 // An empty snapshot_name gets HDFS's default, "s" + yyyyMMdd-HHmmss.SSS (UTC).
@@ -9187,7 +9291,7 @@ type CreateSnapshotRequest struct {
 
 func (x *CreateSnapshotRequest) Reset() {
 	*x = CreateSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[153]
+	mi := &file_dfspb_dfs_proto_msgTypes[154]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9199,7 +9303,7 @@ func (x *CreateSnapshotRequest) String() string {
 func (*CreateSnapshotRequest) ProtoMessage() {}
 
 func (x *CreateSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[153]
+	mi := &file_dfspb_dfs_proto_msgTypes[154]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9212,7 +9316,7 @@ func (x *CreateSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*CreateSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{153}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{154}
 }
 
 func (x *CreateSnapshotRequest) GetSnapshotRoot() string {
@@ -9238,7 +9342,7 @@ type CreateSnapshotResponse struct {
 
 func (x *CreateSnapshotResponse) Reset() {
 	*x = CreateSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[154]
+	mi := &file_dfspb_dfs_proto_msgTypes[155]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9250,7 +9354,7 @@ func (x *CreateSnapshotResponse) String() string {
 func (*CreateSnapshotResponse) ProtoMessage() {}
 
 func (x *CreateSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[154]
+	mi := &file_dfspb_dfs_proto_msgTypes[155]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9263,7 +9367,7 @@ func (x *CreateSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*CreateSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{154}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{155}
 }
 
 func (x *CreateSnapshotResponse) GetSnapshotPath() string {
@@ -9283,7 +9387,7 @@ type DeleteSnapshotRequest struct {
 
 func (x *DeleteSnapshotRequest) Reset() {
 	*x = DeleteSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[155]
+	mi := &file_dfspb_dfs_proto_msgTypes[156]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9295,7 +9399,7 @@ func (x *DeleteSnapshotRequest) String() string {
 func (*DeleteSnapshotRequest) ProtoMessage() {}
 
 func (x *DeleteSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[155]
+	mi := &file_dfspb_dfs_proto_msgTypes[156]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9308,7 +9412,7 @@ func (x *DeleteSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{155}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{156}
 }
 
 func (x *DeleteSnapshotRequest) GetSnapshotRoot() string {
@@ -9333,7 +9437,7 @@ type DeleteSnapshotResponse struct {
 
 func (x *DeleteSnapshotResponse) Reset() {
 	*x = DeleteSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[156]
+	mi := &file_dfspb_dfs_proto_msgTypes[157]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9345,7 +9449,7 @@ func (x *DeleteSnapshotResponse) String() string {
 func (*DeleteSnapshotResponse) ProtoMessage() {}
 
 func (x *DeleteSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[156]
+	mi := &file_dfspb_dfs_proto_msgTypes[157]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9358,7 +9462,7 @@ func (x *DeleteSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{156}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{157}
 }
 
 type RenameSnapshotRequest struct {
@@ -9372,7 +9476,7 @@ type RenameSnapshotRequest struct {
 
 func (x *RenameSnapshotRequest) Reset() {
 	*x = RenameSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[157]
+	mi := &file_dfspb_dfs_proto_msgTypes[158]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9384,7 +9488,7 @@ func (x *RenameSnapshotRequest) String() string {
 func (*RenameSnapshotRequest) ProtoMessage() {}
 
 func (x *RenameSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[157]
+	mi := &file_dfspb_dfs_proto_msgTypes[158]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9397,7 +9501,7 @@ func (x *RenameSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*RenameSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{157}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{158}
 }
 
 func (x *RenameSnapshotRequest) GetSnapshotRoot() string {
@@ -9429,7 +9533,7 @@ type RenameSnapshotResponse struct {
 
 func (x *RenameSnapshotResponse) Reset() {
 	*x = RenameSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[158]
+	mi := &file_dfspb_dfs_proto_msgTypes[159]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9441,7 +9545,7 @@ func (x *RenameSnapshotResponse) String() string {
 func (*RenameSnapshotResponse) ProtoMessage() {}
 
 func (x *RenameSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[158]
+	mi := &file_dfspb_dfs_proto_msgTypes[159]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9454,7 +9558,7 @@ func (x *RenameSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*RenameSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{158}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{159}
 }
 
 type SnapshottableDirectoryStatus struct {
@@ -9470,7 +9574,7 @@ type SnapshottableDirectoryStatus struct {
 
 func (x *SnapshottableDirectoryStatus) Reset() {
 	*x = SnapshottableDirectoryStatus{}
-	mi := &file_dfspb_dfs_proto_msgTypes[159]
+	mi := &file_dfspb_dfs_proto_msgTypes[160]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9482,7 +9586,7 @@ func (x *SnapshottableDirectoryStatus) String() string {
 func (*SnapshottableDirectoryStatus) ProtoMessage() {}
 
 func (x *SnapshottableDirectoryStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[159]
+	mi := &file_dfspb_dfs_proto_msgTypes[160]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9495,7 +9599,7 @@ func (x *SnapshottableDirectoryStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshottableDirectoryStatus.ProtoReflect.Descriptor instead.
 func (*SnapshottableDirectoryStatus) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{159}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{160}
 }
 
 func (x *SnapshottableDirectoryStatus) GetDirStatus() *FileStatus {
@@ -9541,7 +9645,7 @@ type GetSnapshottableDirListingRequest struct {
 
 func (x *GetSnapshottableDirListingRequest) Reset() {
 	*x = GetSnapshottableDirListingRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[160]
+	mi := &file_dfspb_dfs_proto_msgTypes[161]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9553,7 +9657,7 @@ func (x *GetSnapshottableDirListingRequest) String() string {
 func (*GetSnapshottableDirListingRequest) ProtoMessage() {}
 
 func (x *GetSnapshottableDirListingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[160]
+	mi := &file_dfspb_dfs_proto_msgTypes[161]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9566,7 +9670,7 @@ func (x *GetSnapshottableDirListingRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetSnapshottableDirListingRequest.ProtoReflect.Descriptor instead.
 func (*GetSnapshottableDirListingRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{160}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{161}
 }
 
 type GetSnapshottableDirListingResponse struct {
@@ -9578,7 +9682,7 @@ type GetSnapshottableDirListingResponse struct {
 
 func (x *GetSnapshottableDirListingResponse) Reset() {
 	*x = GetSnapshottableDirListingResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[161]
+	mi := &file_dfspb_dfs_proto_msgTypes[162]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9590,7 +9694,7 @@ func (x *GetSnapshottableDirListingResponse) String() string {
 func (*GetSnapshottableDirListingResponse) ProtoMessage() {}
 
 func (x *GetSnapshottableDirListingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[161]
+	mi := &file_dfspb_dfs_proto_msgTypes[162]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9603,7 +9707,7 @@ func (x *GetSnapshottableDirListingResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetSnapshottableDirListingResponse.ProtoReflect.Descriptor instead.
 func (*GetSnapshottableDirListingResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{161}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{162}
 }
 
 func (x *GetSnapshottableDirListingResponse) GetSnapshottableDirs() []*SnapshottableDirectoryStatus {
@@ -9625,7 +9729,7 @@ type GetSnapshotDiffReportRequest struct {
 
 func (x *GetSnapshotDiffReportRequest) Reset() {
 	*x = GetSnapshotDiffReportRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[162]
+	mi := &file_dfspb_dfs_proto_msgTypes[163]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9637,7 +9741,7 @@ func (x *GetSnapshotDiffReportRequest) String() string {
 func (*GetSnapshotDiffReportRequest) ProtoMessage() {}
 
 func (x *GetSnapshotDiffReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[162]
+	mi := &file_dfspb_dfs_proto_msgTypes[163]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9650,7 +9754,7 @@ func (x *GetSnapshotDiffReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSnapshotDiffReportRequest.ProtoReflect.Descriptor instead.
 func (*GetSnapshotDiffReportRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{162}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{163}
 }
 
 func (x *GetSnapshotDiffReportRequest) GetSnapshotRoot() string {
@@ -9685,7 +9789,7 @@ type SnapshotDiffReportEntry struct {
 
 func (x *SnapshotDiffReportEntry) Reset() {
 	*x = SnapshotDiffReportEntry{}
-	mi := &file_dfspb_dfs_proto_msgTypes[163]
+	mi := &file_dfspb_dfs_proto_msgTypes[164]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9697,7 +9801,7 @@ func (x *SnapshotDiffReportEntry) String() string {
 func (*SnapshotDiffReportEntry) ProtoMessage() {}
 
 func (x *SnapshotDiffReportEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[163]
+	mi := &file_dfspb_dfs_proto_msgTypes[164]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9710,7 +9814,7 @@ func (x *SnapshotDiffReportEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDiffReportEntry.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReportEntry) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{163}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{164}
 }
 
 func (x *SnapshotDiffReportEntry) GetFullpath() string {
@@ -9746,7 +9850,7 @@ type SnapshotDiffReport struct {
 
 func (x *SnapshotDiffReport) Reset() {
 	*x = SnapshotDiffReport{}
-	mi := &file_dfspb_dfs_proto_msgTypes[164]
+	mi := &file_dfspb_dfs_proto_msgTypes[165]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9758,7 +9862,7 @@ func (x *SnapshotDiffReport) String() string {
 func (*SnapshotDiffReport) ProtoMessage() {}
 
 func (x *SnapshotDiffReport) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[164]
+	mi := &file_dfspb_dfs_proto_msgTypes[165]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9771,7 +9875,7 @@ func (x *SnapshotDiffReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDiffReport.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReport) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{164}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{165}
 }
 
 func (x *SnapshotDiffReport) GetSnapshotRoot() string {
@@ -9811,7 +9915,7 @@ type GetSnapshotDiffReportResponse struct {
 
 func (x *GetSnapshotDiffReportResponse) Reset() {
 	*x = GetSnapshotDiffReportResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[165]
+	mi := &file_dfspb_dfs_proto_msgTypes[166]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9823,7 +9927,7 @@ func (x *GetSnapshotDiffReportResponse) String() string {
 func (*GetSnapshotDiffReportResponse) ProtoMessage() {}
 
 func (x *GetSnapshotDiffReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[165]
+	mi := &file_dfspb_dfs_proto_msgTypes[166]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9836,7 +9940,7 @@ func (x *GetSnapshotDiffReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSnapshotDiffReportResponse.ProtoReflect.Descriptor instead.
 func (*GetSnapshotDiffReportResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{165}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{166}
 }
 
 func (x *GetSnapshotDiffReportResponse) GetDiffReport() *SnapshotDiffReport {
@@ -9862,7 +9966,7 @@ type BlockStoragePolicy struct {
 
 func (x *BlockStoragePolicy) Reset() {
 	*x = BlockStoragePolicy{}
-	mi := &file_dfspb_dfs_proto_msgTypes[166]
+	mi := &file_dfspb_dfs_proto_msgTypes[167]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9874,7 +9978,7 @@ func (x *BlockStoragePolicy) String() string {
 func (*BlockStoragePolicy) ProtoMessage() {}
 
 func (x *BlockStoragePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[166]
+	mi := &file_dfspb_dfs_proto_msgTypes[167]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9887,7 +9991,7 @@ func (x *BlockStoragePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockStoragePolicy.ProtoReflect.Descriptor instead.
 func (*BlockStoragePolicy) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{166}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{167}
 }
 
 func (x *BlockStoragePolicy) GetPolicyId() uint32 {
@@ -9942,7 +10046,7 @@ type SetStoragePolicyRequest struct {
 
 func (x *SetStoragePolicyRequest) Reset() {
 	*x = SetStoragePolicyRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[167]
+	mi := &file_dfspb_dfs_proto_msgTypes[168]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9954,7 +10058,7 @@ func (x *SetStoragePolicyRequest) String() string {
 func (*SetStoragePolicyRequest) ProtoMessage() {}
 
 func (x *SetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[167]
+	mi := &file_dfspb_dfs_proto_msgTypes[168]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9967,7 +10071,7 @@ func (x *SetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoragePolicyRequest.ProtoReflect.Descriptor instead.
 func (*SetStoragePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{167}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{168}
 }
 
 func (x *SetStoragePolicyRequest) GetSrc() string {
@@ -9992,7 +10096,7 @@ type SetStoragePolicyResponse struct {
 
 func (x *SetStoragePolicyResponse) Reset() {
 	*x = SetStoragePolicyResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[168]
+	mi := &file_dfspb_dfs_proto_msgTypes[169]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10004,7 +10108,7 @@ func (x *SetStoragePolicyResponse) String() string {
 func (*SetStoragePolicyResponse) ProtoMessage() {}
 
 func (x *SetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[168]
+	mi := &file_dfspb_dfs_proto_msgTypes[169]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10017,7 +10121,7 @@ func (x *SetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoragePolicyResponse.ProtoReflect.Descriptor instead.
 func (*SetStoragePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{168}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{169}
 }
 
 type UnsetStoragePolicyRequest struct {
@@ -10029,7 +10133,7 @@ type UnsetStoragePolicyRequest struct {
 
 func (x *UnsetStoragePolicyRequest) Reset() {
 	*x = UnsetStoragePolicyRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[169]
+	mi := &file_dfspb_dfs_proto_msgTypes[170]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10041,7 +10145,7 @@ func (x *UnsetStoragePolicyRequest) String() string {
 func (*UnsetStoragePolicyRequest) ProtoMessage() {}
 
 func (x *UnsetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[169]
+	mi := &file_dfspb_dfs_proto_msgTypes[170]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10054,7 +10158,7 @@ func (x *UnsetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsetStoragePolicyRequest.ProtoReflect.Descriptor instead.
 func (*UnsetStoragePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{169}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{170}
 }
 
 func (x *UnsetStoragePolicyRequest) GetSrc() string {
@@ -10072,7 +10176,7 @@ type UnsetStoragePolicyResponse struct {
 
 func (x *UnsetStoragePolicyResponse) Reset() {
 	*x = UnsetStoragePolicyResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[170]
+	mi := &file_dfspb_dfs_proto_msgTypes[171]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10084,7 +10188,7 @@ func (x *UnsetStoragePolicyResponse) String() string {
 func (*UnsetStoragePolicyResponse) ProtoMessage() {}
 
 func (x *UnsetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[170]
+	mi := &file_dfspb_dfs_proto_msgTypes[171]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10097,7 +10201,7 @@ func (x *UnsetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsetStoragePolicyResponse.ProtoReflect.Descriptor instead.
 func (*UnsetStoragePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{170}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{171}
 }
 
 type GetStoragePolicyRequest struct {
@@ -10109,7 +10213,7 @@ type GetStoragePolicyRequest struct {
 
 func (x *GetStoragePolicyRequest) Reset() {
 	*x = GetStoragePolicyRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[171]
+	mi := &file_dfspb_dfs_proto_msgTypes[172]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10121,7 +10225,7 @@ func (x *GetStoragePolicyRequest) String() string {
 func (*GetStoragePolicyRequest) ProtoMessage() {}
 
 func (x *GetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[171]
+	mi := &file_dfspb_dfs_proto_msgTypes[172]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10134,7 +10238,7 @@ func (x *GetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetStoragePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{171}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{172}
 }
 
 func (x *GetStoragePolicyRequest) GetPath() string {
@@ -10154,7 +10258,7 @@ type GetStoragePolicyResponse struct {
 
 func (x *GetStoragePolicyResponse) Reset() {
 	*x = GetStoragePolicyResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[172]
+	mi := &file_dfspb_dfs_proto_msgTypes[173]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10166,7 +10270,7 @@ func (x *GetStoragePolicyResponse) String() string {
 func (*GetStoragePolicyResponse) ProtoMessage() {}
 
 func (x *GetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[172]
+	mi := &file_dfspb_dfs_proto_msgTypes[173]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10179,7 +10283,7 @@ func (x *GetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetStoragePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{172}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{173}
 }
 
 func (x *GetStoragePolicyResponse) GetStoragePolicy() *BlockStoragePolicy {
@@ -10197,7 +10301,7 @@ type GetStoragePoliciesRequest struct {
 
 func (x *GetStoragePoliciesRequest) Reset() {
 	*x = GetStoragePoliciesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[173]
+	mi := &file_dfspb_dfs_proto_msgTypes[174]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10209,7 +10313,7 @@ func (x *GetStoragePoliciesRequest) String() string {
 func (*GetStoragePoliciesRequest) ProtoMessage() {}
 
 func (x *GetStoragePoliciesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[173]
+	mi := &file_dfspb_dfs_proto_msgTypes[174]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10222,7 +10326,7 @@ func (x *GetStoragePoliciesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePoliciesRequest.ProtoReflect.Descriptor instead.
 func (*GetStoragePoliciesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{173}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{174}
 }
 
 type GetStoragePoliciesResponse struct {
@@ -10234,7 +10338,7 @@ type GetStoragePoliciesResponse struct {
 
 func (x *GetStoragePoliciesResponse) Reset() {
 	*x = GetStoragePoliciesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[174]
+	mi := &file_dfspb_dfs_proto_msgTypes[175]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10246,7 +10350,7 @@ func (x *GetStoragePoliciesResponse) String() string {
 func (*GetStoragePoliciesResponse) ProtoMessage() {}
 
 func (x *GetStoragePoliciesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[174]
+	mi := &file_dfspb_dfs_proto_msgTypes[175]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10259,7 +10363,7 @@ func (x *GetStoragePoliciesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePoliciesResponse.ProtoReflect.Descriptor instead.
 func (*GetStoragePoliciesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{174}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{175}
 }
 
 func (x *GetStoragePoliciesResponse) GetPolicies() []*BlockStoragePolicy {
@@ -10281,7 +10385,7 @@ type JobCacheStatusRequest_Job struct {
 
 func (x *JobCacheStatusRequest_Job) Reset() {
 	*x = JobCacheStatusRequest_Job{}
-	mi := &file_dfspb_dfs_proto_msgTypes[175]
+	mi := &file_dfspb_dfs_proto_msgTypes[176]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10293,7 +10397,7 @@ func (x *JobCacheStatusRequest_Job) String() string {
 func (*JobCacheStatusRequest_Job) ProtoMessage() {}
 
 func (x *JobCacheStatusRequest_Job) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[175]
+	mi := &file_dfspb_dfs_proto_msgTypes[176]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10306,7 +10410,7 @@ func (x *JobCacheStatusRequest_Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusRequest_Job.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusRequest_Job) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{79, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{80, 0}
 }
 
 func (x *JobCacheStatusRequest_Job) GetJobId() string {
@@ -10347,7 +10451,7 @@ type JobCacheStatusResponse_Block struct {
 
 func (x *JobCacheStatusResponse_Block) Reset() {
 	*x = JobCacheStatusResponse_Block{}
-	mi := &file_dfspb_dfs_proto_msgTypes[176]
+	mi := &file_dfspb_dfs_proto_msgTypes[177]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10359,7 +10463,7 @@ func (x *JobCacheStatusResponse_Block) String() string {
 func (*JobCacheStatusResponse_Block) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse_Block) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[176]
+	mi := &file_dfspb_dfs_proto_msgTypes[177]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10372,7 +10476,7 @@ func (x *JobCacheStatusResponse_Block) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusResponse_Block.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusResponse_Block) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{80, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{81, 0}
 }
 
 func (x *JobCacheStatusResponse_Block) GetBlockId() uint64 {
@@ -10400,7 +10504,7 @@ type JobCacheStatusResponse_Job struct {
 
 func (x *JobCacheStatusResponse_Job) Reset() {
 	*x = JobCacheStatusResponse_Job{}
-	mi := &file_dfspb_dfs_proto_msgTypes[177]
+	mi := &file_dfspb_dfs_proto_msgTypes[178]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10412,7 +10516,7 @@ func (x *JobCacheStatusResponse_Job) String() string {
 func (*JobCacheStatusResponse_Job) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse_Job) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[177]
+	mi := &file_dfspb_dfs_proto_msgTypes[178]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10425,7 +10529,7 @@ func (x *JobCacheStatusResponse_Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusResponse_Job.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusResponse_Job) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{80, 1}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{81, 1}
 }
 
 func (x *JobCacheStatusResponse_Job) GetJobId() string {
@@ -10461,7 +10565,7 @@ type TransferCommand_Item struct {
 
 func (x *TransferCommand_Item) Reset() {
 	*x = TransferCommand_Item{}
-	mi := &file_dfspb_dfs_proto_msgTypes[178]
+	mi := &file_dfspb_dfs_proto_msgTypes[179]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10473,7 +10577,7 @@ func (x *TransferCommand_Item) String() string {
 func (*TransferCommand_Item) ProtoMessage() {}
 
 func (x *TransferCommand_Item) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[178]
+	mi := &file_dfspb_dfs_proto_msgTypes[179]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10486,7 +10590,7 @@ func (x *TransferCommand_Item) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand_Item.ProtoReflect.Descriptor instead.
 func (*TransferCommand_Item) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{101, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{102, 0}
 }
 
 func (x *TransferCommand_Item) GetBlock() *ExtendedBlock {
@@ -10751,7 +10855,7 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\rcreate_parent\x18\x04 \x01(\bR\fcreateParent\"\x17\n" +
 	"\x15CreateSymlinkResponse\".\n" +
 	"\x18GetContentSummaryRequest\x12\x12\n" +
-	"\x04path\x18\x01 \x01(\tR\x04path\"\xd9\x01\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\"\x98\x02\n" +
 	"\x19GetContentSummaryResponse\x12\x16\n" +
 	"\x06length\x18\x01 \x01(\x03R\x06length\x12\x1d\n" +
 	"\n" +
@@ -10760,11 +10864,18 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x0espace_consumed\x18\x04 \x01(\x03R\rspaceConsumed\x12\x14\n" +
 	"\x05quota\x18\x05 \x01(\x03R\x05quota\x12\x1f\n" +
 	"\vspace_quota\x18\x06 \x01(\x03R\n" +
-	"spaceQuota\"[\n" +
+	"spaceQuota\x12=\n" +
+	"\vtype_quotas\x18\a \x03(\v2\x1c.smarth.dfs.StorageTypeQuotaR\n" +
+	"typeQuotas\"g\n" +
+	"\x10StorageTypeQuota\x12!\n" +
+	"\fstorage_type\x18\x01 \x01(\tR\vstorageType\x12\x14\n" +
+	"\x05quota\x18\x02 \x01(\x03R\x05quota\x12\x1a\n" +
+	"\bconsumed\x18\x03 \x01(\x03R\bconsumed\"~\n" +
 	"\x0fSetQuotaRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x19\n" +
 	"\bns_quota\x18\x02 \x01(\x03R\ansQuota\x12\x19\n" +
-	"\bds_quota\x18\x03 \x01(\x03R\adsQuota\"\x12\n" +
+	"\bds_quota\x18\x03 \x01(\x03R\adsQuota\x12!\n" +
+	"\fstorage_type\x18\x04 \x01(\tR\vstorageType\"\x12\n" +
 	"\x10SetQuotaResponse\"J\n" +
 	"\x16ReportBadBlocksRequest\x120\n" +
 	"\x06blocks\x18\x01 \x03(\v2\x18.smarth.dfs.LocatedBlockR\x06blocks\"\x19\n" +
@@ -10940,14 +11051,16 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\atargets\x18\x02 \x03(\v2\x18.smarth.dfs.DatanodeInfoR\atargets\x12,\n" +
 	"\x05token\x18\x03 \x01(\v2\x16.smarth.dfs.BlockTokenR\x05token\"F\n" +
 	"\x11InvalidateCommand\x121\n" +
-	"\x06blocks\x18\x01 \x03(\v2\x19.smarth.dfs.ExtendedBlockR\x06blocks\"\xce\x01\n" +
+	"\x06blocks\x18\x01 \x03(\v2\x19.smarth.dfs.ExtendedBlockR\x06blocks\"\xf0\x01\n" +
 	"\x13RecoverBlockCommand\x12/\n" +
 	"\x05block\x18\x01 \x01(\v2\x19.smarth.dfs.ExtendedBlockR\x05block\x12\x15\n" +
 	"\x06new_gs\x18\x02 \x01(\x04R\x05newGs\x124\n" +
 	"\breplicas\x18\x03 \x03(\v2\x18.smarth.dfs.DatanodeInfoR\breplicas\x12\x1a\n" +
 	"\btruncate\x18\x04 \x01(\bR\btruncate\x12\x1d\n" +
 	"\n" +
-	"new_length\x18\x05 \x01(\x03R\tnewLength\"+\n" +
+	"new_length\x18\x05 \x01(\x03R\tnewLength\x12 \n" +
+	"\fnew_block_id\x18\x06 \x01(\x04R\n" +
+	"newBlockId\"+\n" +
 	"\fCacheCommand\x12\x1b\n" +
 	"\tblock_ids\x18\x01 \x03(\x04R\bblockIds\"-\n" +
 	"\x0eUncacheCommand\x12\x1b\n" +
@@ -11022,14 +11135,16 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x1bInitReplicaRecoveryResponse\x12\x16\n" +
 	"\x06exists\x18\x01 \x01(\bR\x06exists\x12/\n" +
 	"\x05block\x18\x02 \x01(\v2\x19.smarth.dfs.ExtendedBlockR\x05block\x12?\n" +
-	"\x0eoriginal_state\x18\x03 \x01(\x0e2\x18.smarth.dfs.ReplicaStateR\roriginalState\"\xb0\x01\n" +
+	"\x0eoriginal_state\x18\x03 \x01(\x0e2\x18.smarth.dfs.ReplicaStateR\roriginalState\"\xd2\x01\n" +
 	"!UpdateReplicaUnderRecoveryRequest\x12/\n" +
 	"\x05block\x18\x01 \x01(\v2\x19.smarth.dfs.ExtendedBlockR\x05block\x12\x1f\n" +
 	"\vrecovery_id\x18\x02 \x01(\x04R\n" +
 	"recoveryId\x12\x1d\n" +
 	"\n" +
 	"new_length\x18\x03 \x01(\x03R\tnewLength\x12\x1a\n" +
-	"\btruncate\x18\x04 \x01(\bR\btruncate\"U\n" +
+	"\btruncate\x18\x04 \x01(\bR\btruncate\x12 \n" +
+	"\fnew_block_id\x18\x05 \x01(\x04R\n" +
+	"newBlockId\"U\n" +
 	"\"UpdateReplicaUnderRecoveryResponse\x12/\n" +
 	"\x05block\x18\x01 \x01(\v2\x19.smarth.dfs.ExtendedBlockR\x05block\"\x98\x03\n" +
 	"\fWriteBlockOp\x12/\n" +
@@ -11341,7 +11456,7 @@ func file_dfspb_dfs_proto_rawDescGZIP() []byte {
 }
 
 var file_dfspb_dfs_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 179)
+var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 180)
 var file_dfspb_dfs_proto_goTypes = []any{
 	(DatanodeState)(0),                         // 0: smarth.dfs.DatanodeState
 	(FileType)(0),                              // 1: smarth.dfs.FileType
@@ -11410,128 +11525,129 @@ var file_dfspb_dfs_proto_goTypes = []any{
 	(*CreateSymlinkResponse)(nil),              // 64: smarth.dfs.CreateSymlinkResponse
 	(*GetContentSummaryRequest)(nil),           // 65: smarth.dfs.GetContentSummaryRequest
 	(*GetContentSummaryResponse)(nil),          // 66: smarth.dfs.GetContentSummaryResponse
-	(*SetQuotaRequest)(nil),                    // 67: smarth.dfs.SetQuotaRequest
-	(*SetQuotaResponse)(nil),                   // 68: smarth.dfs.SetQuotaResponse
-	(*ReportBadBlocksRequest)(nil),             // 69: smarth.dfs.ReportBadBlocksRequest
-	(*ReportBadBlocksResponse)(nil),            // 70: smarth.dfs.ReportBadBlocksResponse
-	(*GetDatanodeReportRequest)(nil),           // 71: smarth.dfs.GetDatanodeReportRequest
-	(*GetDatanodeReportResponse)(nil),          // 72: smarth.dfs.GetDatanodeReportResponse
-	(*FsckRequest)(nil),                        // 73: smarth.dfs.FsckRequest
-	(*FsckBlock)(nil),                          // 74: smarth.dfs.FsckBlock
-	(*FsckFile)(nil),                           // 75: smarth.dfs.FsckFile
-	(*FsckResponse)(nil),                       // 76: smarth.dfs.FsckResponse
-	(*GetServerDefaultsRequest)(nil),           // 77: smarth.dfs.GetServerDefaultsRequest
-	(*GetServerDefaultsResponse)(nil),          // 78: smarth.dfs.GetServerDefaultsResponse
-	(*SpeedSample)(nil),                        // 79: smarth.dfs.SpeedSample
-	(*ClientHeartbeatRequest)(nil),             // 80: smarth.dfs.ClientHeartbeatRequest
-	(*ClientHeartbeatResponse)(nil),            // 81: smarth.dfs.ClientHeartbeatResponse
-	(*GetSpeedsRequest)(nil),                   // 82: smarth.dfs.GetSpeedsRequest
-	(*SpeedRecord)(nil),                        // 83: smarth.dfs.SpeedRecord
-	(*GetSpeedsResponse)(nil),                  // 84: smarth.dfs.GetSpeedsResponse
-	(*SetSafeModeRequest)(nil),                 // 85: smarth.dfs.SetSafeModeRequest
-	(*SetSafeModeResponse)(nil),                // 86: smarth.dfs.SetSafeModeResponse
-	(*CacheAccessRequest)(nil),                 // 87: smarth.dfs.CacheAccessRequest
-	(*CacheAccessResponse)(nil),                // 88: smarth.dfs.CacheAccessResponse
-	(*JobCacheStatusRequest)(nil),              // 89: smarth.dfs.JobCacheStatusRequest
-	(*JobCacheStatusResponse)(nil),             // 90: smarth.dfs.JobCacheStatusResponse
-	(*CachePoolInfo)(nil),                      // 91: smarth.dfs.CachePoolInfo
-	(*CacheDirectiveInfo)(nil),                 // 92: smarth.dfs.CacheDirectiveInfo
-	(*AddCachePoolRequest)(nil),                // 93: smarth.dfs.AddCachePoolRequest
-	(*AddCachePoolResponse)(nil),               // 94: smarth.dfs.AddCachePoolResponse
-	(*RemoveCachePoolRequest)(nil),             // 95: smarth.dfs.RemoveCachePoolRequest
-	(*RemoveCachePoolResponse)(nil),            // 96: smarth.dfs.RemoveCachePoolResponse
-	(*ListCachePoolsRequest)(nil),              // 97: smarth.dfs.ListCachePoolsRequest
-	(*ListCachePoolsResponse)(nil),             // 98: smarth.dfs.ListCachePoolsResponse
-	(*AddCacheDirectiveRequest)(nil),           // 99: smarth.dfs.AddCacheDirectiveRequest
-	(*AddCacheDirectiveResponse)(nil),          // 100: smarth.dfs.AddCacheDirectiveResponse
-	(*RemoveCacheDirectiveRequest)(nil),        // 101: smarth.dfs.RemoveCacheDirectiveRequest
-	(*RemoveCacheDirectiveResponse)(nil),       // 102: smarth.dfs.RemoveCacheDirectiveResponse
-	(*ListCacheDirectivesRequest)(nil),         // 103: smarth.dfs.ListCacheDirectivesRequest
-	(*ListCacheDirectivesResponse)(nil),        // 104: smarth.dfs.ListCacheDirectivesResponse
-	(*GetCacheStatsRequest)(nil),               // 105: smarth.dfs.GetCacheStatsRequest
-	(*NodeCacheStats)(nil),                     // 106: smarth.dfs.NodeCacheStats
-	(*AppCacheStats)(nil),                      // 107: smarth.dfs.AppCacheStats
-	(*GetCacheStatsResponse)(nil),              // 108: smarth.dfs.GetCacheStatsResponse
-	(*RegisterDatanodeRequest)(nil),            // 109: smarth.dfs.RegisterDatanodeRequest
-	(*RegisterDatanodeResponse)(nil),           // 110: smarth.dfs.RegisterDatanodeResponse
-	(*TransferCommand)(nil),                    // 111: smarth.dfs.TransferCommand
-	(*InvalidateCommand)(nil),                  // 112: smarth.dfs.InvalidateCommand
-	(*RecoverBlockCommand)(nil),                // 113: smarth.dfs.RecoverBlockCommand
-	(*CacheCommand)(nil),                       // 114: smarth.dfs.CacheCommand
-	(*UncacheCommand)(nil),                     // 115: smarth.dfs.UncacheCommand
-	(*DatanodeCommand)(nil),                    // 116: smarth.dfs.DatanodeCommand
-	(*HeartbeatRequest)(nil),                   // 117: smarth.dfs.HeartbeatRequest
-	(*HeartbeatResponse)(nil),                  // 118: smarth.dfs.HeartbeatResponse
-	(*ReportedBlock)(nil),                      // 119: smarth.dfs.ReportedBlock
-	(*BlockReportRequest)(nil),                 // 120: smarth.dfs.BlockReportRequest
-	(*BlockReportResponse)(nil),                // 121: smarth.dfs.BlockReportResponse
-	(*ReceivedDeletedBlock)(nil),               // 122: smarth.dfs.ReceivedDeletedBlock
-	(*BlockReceivedAndDeletedRequest)(nil),     // 123: smarth.dfs.BlockReceivedAndDeletedRequest
-	(*BlockReceivedAndDeletedResponse)(nil),    // 124: smarth.dfs.BlockReceivedAndDeletedResponse
-	(*DatanodeReportBadBlocksRequest)(nil),     // 125: smarth.dfs.DatanodeReportBadBlocksRequest
-	(*DatanodeReportBadBlocksResponse)(nil),    // 126: smarth.dfs.DatanodeReportBadBlocksResponse
-	(*CommitBlockSynchronizationRequest)(nil),  // 127: smarth.dfs.CommitBlockSynchronizationRequest
-	(*CommitBlockSynchronizationResponse)(nil), // 128: smarth.dfs.CommitBlockSynchronizationResponse
-	(*InitReplicaRecoveryRequest)(nil),         // 129: smarth.dfs.InitReplicaRecoveryRequest
-	(*InitReplicaRecoveryResponse)(nil),        // 130: smarth.dfs.InitReplicaRecoveryResponse
-	(*UpdateReplicaUnderRecoveryRequest)(nil),  // 131: smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	(*UpdateReplicaUnderRecoveryResponse)(nil), // 132: smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	(*WriteBlockOp)(nil),                       // 133: smarth.dfs.WriteBlockOp
-	(*ReadBlockOp)(nil),                        // 134: smarth.dfs.ReadBlockOp
-	(*BlockChecksumOp)(nil),                    // 135: smarth.dfs.BlockChecksumOp
-	(*BlockChecksum)(nil),                      // 136: smarth.dfs.BlockChecksum
-	(*TransferBlockOp)(nil),                    // 137: smarth.dfs.TransferBlockOp
-	(*OpResponse)(nil),                         // 138: smarth.dfs.OpResponse
-	(*AppendRequest)(nil),                      // 139: smarth.dfs.AppendRequest
-	(*AppendResponse)(nil),                     // 140: smarth.dfs.AppendResponse
-	(*TruncateRequest)(nil),                    // 141: smarth.dfs.TruncateRequest
-	(*TruncateResponse)(nil),                   // 142: smarth.dfs.TruncateResponse
-	(*ConcatRequest)(nil),                      // 143: smarth.dfs.ConcatRequest
-	(*ConcatResponse)(nil),                     // 144: smarth.dfs.ConcatResponse
-	(*AclEntry)(nil),                           // 145: smarth.dfs.AclEntry
-	(*AclStatus)(nil),                          // 146: smarth.dfs.AclStatus
-	(*GetAclStatusRequest)(nil),                // 147: smarth.dfs.GetAclStatusRequest
-	(*GetAclStatusResponse)(nil),               // 148: smarth.dfs.GetAclStatusResponse
-	(*ModifyAclEntriesRequest)(nil),            // 149: smarth.dfs.ModifyAclEntriesRequest
-	(*ModifyAclEntriesResponse)(nil),           // 150: smarth.dfs.ModifyAclEntriesResponse
-	(*RemoveAclEntriesRequest)(nil),            // 151: smarth.dfs.RemoveAclEntriesRequest
-	(*RemoveAclEntriesResponse)(nil),           // 152: smarth.dfs.RemoveAclEntriesResponse
-	(*RemoveDefaultAclRequest)(nil),            // 153: smarth.dfs.RemoveDefaultAclRequest
-	(*RemoveDefaultAclResponse)(nil),           // 154: smarth.dfs.RemoveDefaultAclResponse
-	(*RemoveAclRequest)(nil),                   // 155: smarth.dfs.RemoveAclRequest
-	(*RemoveAclResponse)(nil),                  // 156: smarth.dfs.RemoveAclResponse
-	(*SetAclRequest)(nil),                      // 157: smarth.dfs.SetAclRequest
-	(*SetAclResponse)(nil),                     // 158: smarth.dfs.SetAclResponse
-	(*AllowSnapshotRequest)(nil),               // 159: smarth.dfs.AllowSnapshotRequest
-	(*AllowSnapshotResponse)(nil),              // 160: smarth.dfs.AllowSnapshotResponse
-	(*DisallowSnapshotRequest)(nil),            // 161: smarth.dfs.DisallowSnapshotRequest
-	(*DisallowSnapshotResponse)(nil),           // 162: smarth.dfs.DisallowSnapshotResponse
-	(*CreateSnapshotRequest)(nil),              // 163: smarth.dfs.CreateSnapshotRequest
-	(*CreateSnapshotResponse)(nil),             // 164: smarth.dfs.CreateSnapshotResponse
-	(*DeleteSnapshotRequest)(nil),              // 165: smarth.dfs.DeleteSnapshotRequest
-	(*DeleteSnapshotResponse)(nil),             // 166: smarth.dfs.DeleteSnapshotResponse
-	(*RenameSnapshotRequest)(nil),              // 167: smarth.dfs.RenameSnapshotRequest
-	(*RenameSnapshotResponse)(nil),             // 168: smarth.dfs.RenameSnapshotResponse
-	(*SnapshottableDirectoryStatus)(nil),       // 169: smarth.dfs.SnapshottableDirectoryStatus
-	(*GetSnapshottableDirListingRequest)(nil),  // 170: smarth.dfs.GetSnapshottableDirListingRequest
-	(*GetSnapshottableDirListingResponse)(nil), // 171: smarth.dfs.GetSnapshottableDirListingResponse
-	(*GetSnapshotDiffReportRequest)(nil),       // 172: smarth.dfs.GetSnapshotDiffReportRequest
-	(*SnapshotDiffReportEntry)(nil),            // 173: smarth.dfs.SnapshotDiffReportEntry
-	(*SnapshotDiffReport)(nil),                 // 174: smarth.dfs.SnapshotDiffReport
-	(*GetSnapshotDiffReportResponse)(nil),      // 175: smarth.dfs.GetSnapshotDiffReportResponse
-	(*BlockStoragePolicy)(nil),                 // 176: smarth.dfs.BlockStoragePolicy
-	(*SetStoragePolicyRequest)(nil),            // 177: smarth.dfs.SetStoragePolicyRequest
-	(*SetStoragePolicyResponse)(nil),           // 178: smarth.dfs.SetStoragePolicyResponse
-	(*UnsetStoragePolicyRequest)(nil),          // 179: smarth.dfs.UnsetStoragePolicyRequest
-	(*UnsetStoragePolicyResponse)(nil),         // 180: smarth.dfs.UnsetStoragePolicyResponse
-	(*GetStoragePolicyRequest)(nil),            // 181: smarth.dfs.GetStoragePolicyRequest
-	(*GetStoragePolicyResponse)(nil),           // 182: smarth.dfs.GetStoragePolicyResponse
-	(*GetStoragePoliciesRequest)(nil),          // 183: smarth.dfs.GetStoragePoliciesRequest
-	(*GetStoragePoliciesResponse)(nil),         // 184: smarth.dfs.GetStoragePoliciesResponse
-	(*JobCacheStatusRequest_Job)(nil),          // 185: smarth.dfs.JobCacheStatusRequest.Job
-	(*JobCacheStatusResponse_Block)(nil),       // 186: smarth.dfs.JobCacheStatusResponse.Block
-	(*JobCacheStatusResponse_Job)(nil),         // 187: smarth.dfs.JobCacheStatusResponse.Job
-	(*TransferCommand_Item)(nil),               // 188: smarth.dfs.TransferCommand.Item
+	(*StorageTypeQuota)(nil),                   // 67: smarth.dfs.StorageTypeQuota
+	(*SetQuotaRequest)(nil),                    // 68: smarth.dfs.SetQuotaRequest
+	(*SetQuotaResponse)(nil),                   // 69: smarth.dfs.SetQuotaResponse
+	(*ReportBadBlocksRequest)(nil),             // 70: smarth.dfs.ReportBadBlocksRequest
+	(*ReportBadBlocksResponse)(nil),            // 71: smarth.dfs.ReportBadBlocksResponse
+	(*GetDatanodeReportRequest)(nil),           // 72: smarth.dfs.GetDatanodeReportRequest
+	(*GetDatanodeReportResponse)(nil),          // 73: smarth.dfs.GetDatanodeReportResponse
+	(*FsckRequest)(nil),                        // 74: smarth.dfs.FsckRequest
+	(*FsckBlock)(nil),                          // 75: smarth.dfs.FsckBlock
+	(*FsckFile)(nil),                           // 76: smarth.dfs.FsckFile
+	(*FsckResponse)(nil),                       // 77: smarth.dfs.FsckResponse
+	(*GetServerDefaultsRequest)(nil),           // 78: smarth.dfs.GetServerDefaultsRequest
+	(*GetServerDefaultsResponse)(nil),          // 79: smarth.dfs.GetServerDefaultsResponse
+	(*SpeedSample)(nil),                        // 80: smarth.dfs.SpeedSample
+	(*ClientHeartbeatRequest)(nil),             // 81: smarth.dfs.ClientHeartbeatRequest
+	(*ClientHeartbeatResponse)(nil),            // 82: smarth.dfs.ClientHeartbeatResponse
+	(*GetSpeedsRequest)(nil),                   // 83: smarth.dfs.GetSpeedsRequest
+	(*SpeedRecord)(nil),                        // 84: smarth.dfs.SpeedRecord
+	(*GetSpeedsResponse)(nil),                  // 85: smarth.dfs.GetSpeedsResponse
+	(*SetSafeModeRequest)(nil),                 // 86: smarth.dfs.SetSafeModeRequest
+	(*SetSafeModeResponse)(nil),                // 87: smarth.dfs.SetSafeModeResponse
+	(*CacheAccessRequest)(nil),                 // 88: smarth.dfs.CacheAccessRequest
+	(*CacheAccessResponse)(nil),                // 89: smarth.dfs.CacheAccessResponse
+	(*JobCacheStatusRequest)(nil),              // 90: smarth.dfs.JobCacheStatusRequest
+	(*JobCacheStatusResponse)(nil),             // 91: smarth.dfs.JobCacheStatusResponse
+	(*CachePoolInfo)(nil),                      // 92: smarth.dfs.CachePoolInfo
+	(*CacheDirectiveInfo)(nil),                 // 93: smarth.dfs.CacheDirectiveInfo
+	(*AddCachePoolRequest)(nil),                // 94: smarth.dfs.AddCachePoolRequest
+	(*AddCachePoolResponse)(nil),               // 95: smarth.dfs.AddCachePoolResponse
+	(*RemoveCachePoolRequest)(nil),             // 96: smarth.dfs.RemoveCachePoolRequest
+	(*RemoveCachePoolResponse)(nil),            // 97: smarth.dfs.RemoveCachePoolResponse
+	(*ListCachePoolsRequest)(nil),              // 98: smarth.dfs.ListCachePoolsRequest
+	(*ListCachePoolsResponse)(nil),             // 99: smarth.dfs.ListCachePoolsResponse
+	(*AddCacheDirectiveRequest)(nil),           // 100: smarth.dfs.AddCacheDirectiveRequest
+	(*AddCacheDirectiveResponse)(nil),          // 101: smarth.dfs.AddCacheDirectiveResponse
+	(*RemoveCacheDirectiveRequest)(nil),        // 102: smarth.dfs.RemoveCacheDirectiveRequest
+	(*RemoveCacheDirectiveResponse)(nil),       // 103: smarth.dfs.RemoveCacheDirectiveResponse
+	(*ListCacheDirectivesRequest)(nil),         // 104: smarth.dfs.ListCacheDirectivesRequest
+	(*ListCacheDirectivesResponse)(nil),        // 105: smarth.dfs.ListCacheDirectivesResponse
+	(*GetCacheStatsRequest)(nil),               // 106: smarth.dfs.GetCacheStatsRequest
+	(*NodeCacheStats)(nil),                     // 107: smarth.dfs.NodeCacheStats
+	(*AppCacheStats)(nil),                      // 108: smarth.dfs.AppCacheStats
+	(*GetCacheStatsResponse)(nil),              // 109: smarth.dfs.GetCacheStatsResponse
+	(*RegisterDatanodeRequest)(nil),            // 110: smarth.dfs.RegisterDatanodeRequest
+	(*RegisterDatanodeResponse)(nil),           // 111: smarth.dfs.RegisterDatanodeResponse
+	(*TransferCommand)(nil),                    // 112: smarth.dfs.TransferCommand
+	(*InvalidateCommand)(nil),                  // 113: smarth.dfs.InvalidateCommand
+	(*RecoverBlockCommand)(nil),                // 114: smarth.dfs.RecoverBlockCommand
+	(*CacheCommand)(nil),                       // 115: smarth.dfs.CacheCommand
+	(*UncacheCommand)(nil),                     // 116: smarth.dfs.UncacheCommand
+	(*DatanodeCommand)(nil),                    // 117: smarth.dfs.DatanodeCommand
+	(*HeartbeatRequest)(nil),                   // 118: smarth.dfs.HeartbeatRequest
+	(*HeartbeatResponse)(nil),                  // 119: smarth.dfs.HeartbeatResponse
+	(*ReportedBlock)(nil),                      // 120: smarth.dfs.ReportedBlock
+	(*BlockReportRequest)(nil),                 // 121: smarth.dfs.BlockReportRequest
+	(*BlockReportResponse)(nil),                // 122: smarth.dfs.BlockReportResponse
+	(*ReceivedDeletedBlock)(nil),               // 123: smarth.dfs.ReceivedDeletedBlock
+	(*BlockReceivedAndDeletedRequest)(nil),     // 124: smarth.dfs.BlockReceivedAndDeletedRequest
+	(*BlockReceivedAndDeletedResponse)(nil),    // 125: smarth.dfs.BlockReceivedAndDeletedResponse
+	(*DatanodeReportBadBlocksRequest)(nil),     // 126: smarth.dfs.DatanodeReportBadBlocksRequest
+	(*DatanodeReportBadBlocksResponse)(nil),    // 127: smarth.dfs.DatanodeReportBadBlocksResponse
+	(*CommitBlockSynchronizationRequest)(nil),  // 128: smarth.dfs.CommitBlockSynchronizationRequest
+	(*CommitBlockSynchronizationResponse)(nil), // 129: smarth.dfs.CommitBlockSynchronizationResponse
+	(*InitReplicaRecoveryRequest)(nil),         // 130: smarth.dfs.InitReplicaRecoveryRequest
+	(*InitReplicaRecoveryResponse)(nil),        // 131: smarth.dfs.InitReplicaRecoveryResponse
+	(*UpdateReplicaUnderRecoveryRequest)(nil),  // 132: smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	(*UpdateReplicaUnderRecoveryResponse)(nil), // 133: smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	(*WriteBlockOp)(nil),                       // 134: smarth.dfs.WriteBlockOp
+	(*ReadBlockOp)(nil),                        // 135: smarth.dfs.ReadBlockOp
+	(*BlockChecksumOp)(nil),                    // 136: smarth.dfs.BlockChecksumOp
+	(*BlockChecksum)(nil),                      // 137: smarth.dfs.BlockChecksum
+	(*TransferBlockOp)(nil),                    // 138: smarth.dfs.TransferBlockOp
+	(*OpResponse)(nil),                         // 139: smarth.dfs.OpResponse
+	(*AppendRequest)(nil),                      // 140: smarth.dfs.AppendRequest
+	(*AppendResponse)(nil),                     // 141: smarth.dfs.AppendResponse
+	(*TruncateRequest)(nil),                    // 142: smarth.dfs.TruncateRequest
+	(*TruncateResponse)(nil),                   // 143: smarth.dfs.TruncateResponse
+	(*ConcatRequest)(nil),                      // 144: smarth.dfs.ConcatRequest
+	(*ConcatResponse)(nil),                     // 145: smarth.dfs.ConcatResponse
+	(*AclEntry)(nil),                           // 146: smarth.dfs.AclEntry
+	(*AclStatus)(nil),                          // 147: smarth.dfs.AclStatus
+	(*GetAclStatusRequest)(nil),                // 148: smarth.dfs.GetAclStatusRequest
+	(*GetAclStatusResponse)(nil),               // 149: smarth.dfs.GetAclStatusResponse
+	(*ModifyAclEntriesRequest)(nil),            // 150: smarth.dfs.ModifyAclEntriesRequest
+	(*ModifyAclEntriesResponse)(nil),           // 151: smarth.dfs.ModifyAclEntriesResponse
+	(*RemoveAclEntriesRequest)(nil),            // 152: smarth.dfs.RemoveAclEntriesRequest
+	(*RemoveAclEntriesResponse)(nil),           // 153: smarth.dfs.RemoveAclEntriesResponse
+	(*RemoveDefaultAclRequest)(nil),            // 154: smarth.dfs.RemoveDefaultAclRequest
+	(*RemoveDefaultAclResponse)(nil),           // 155: smarth.dfs.RemoveDefaultAclResponse
+	(*RemoveAclRequest)(nil),                   // 156: smarth.dfs.RemoveAclRequest
+	(*RemoveAclResponse)(nil),                  // 157: smarth.dfs.RemoveAclResponse
+	(*SetAclRequest)(nil),                      // 158: smarth.dfs.SetAclRequest
+	(*SetAclResponse)(nil),                     // 159: smarth.dfs.SetAclResponse
+	(*AllowSnapshotRequest)(nil),               // 160: smarth.dfs.AllowSnapshotRequest
+	(*AllowSnapshotResponse)(nil),              // 161: smarth.dfs.AllowSnapshotResponse
+	(*DisallowSnapshotRequest)(nil),            // 162: smarth.dfs.DisallowSnapshotRequest
+	(*DisallowSnapshotResponse)(nil),           // 163: smarth.dfs.DisallowSnapshotResponse
+	(*CreateSnapshotRequest)(nil),              // 164: smarth.dfs.CreateSnapshotRequest
+	(*CreateSnapshotResponse)(nil),             // 165: smarth.dfs.CreateSnapshotResponse
+	(*DeleteSnapshotRequest)(nil),              // 166: smarth.dfs.DeleteSnapshotRequest
+	(*DeleteSnapshotResponse)(nil),             // 167: smarth.dfs.DeleteSnapshotResponse
+	(*RenameSnapshotRequest)(nil),              // 168: smarth.dfs.RenameSnapshotRequest
+	(*RenameSnapshotResponse)(nil),             // 169: smarth.dfs.RenameSnapshotResponse
+	(*SnapshottableDirectoryStatus)(nil),       // 170: smarth.dfs.SnapshottableDirectoryStatus
+	(*GetSnapshottableDirListingRequest)(nil),  // 171: smarth.dfs.GetSnapshottableDirListingRequest
+	(*GetSnapshottableDirListingResponse)(nil), // 172: smarth.dfs.GetSnapshottableDirListingResponse
+	(*GetSnapshotDiffReportRequest)(nil),       // 173: smarth.dfs.GetSnapshotDiffReportRequest
+	(*SnapshotDiffReportEntry)(nil),            // 174: smarth.dfs.SnapshotDiffReportEntry
+	(*SnapshotDiffReport)(nil),                 // 175: smarth.dfs.SnapshotDiffReport
+	(*GetSnapshotDiffReportResponse)(nil),      // 176: smarth.dfs.GetSnapshotDiffReportResponse
+	(*BlockStoragePolicy)(nil),                 // 177: smarth.dfs.BlockStoragePolicy
+	(*SetStoragePolicyRequest)(nil),            // 178: smarth.dfs.SetStoragePolicyRequest
+	(*SetStoragePolicyResponse)(nil),           // 179: smarth.dfs.SetStoragePolicyResponse
+	(*UnsetStoragePolicyRequest)(nil),          // 180: smarth.dfs.UnsetStoragePolicyRequest
+	(*UnsetStoragePolicyResponse)(nil),         // 181: smarth.dfs.UnsetStoragePolicyResponse
+	(*GetStoragePolicyRequest)(nil),            // 182: smarth.dfs.GetStoragePolicyRequest
+	(*GetStoragePolicyResponse)(nil),           // 183: smarth.dfs.GetStoragePolicyResponse
+	(*GetStoragePoliciesRequest)(nil),          // 184: smarth.dfs.GetStoragePoliciesRequest
+	(*GetStoragePoliciesResponse)(nil),         // 185: smarth.dfs.GetStoragePoliciesResponse
+	(*JobCacheStatusRequest_Job)(nil),          // 186: smarth.dfs.JobCacheStatusRequest.Job
+	(*JobCacheStatusResponse_Block)(nil),       // 187: smarth.dfs.JobCacheStatusResponse.Block
+	(*JobCacheStatusResponse_Job)(nil),         // 188: smarth.dfs.JobCacheStatusResponse.Job
+	(*TransferCommand_Item)(nil),               // 189: smarth.dfs.TransferCommand.Item
 }
 var file_dfspb_dfs_proto_depIdxs = []int32{
 	0,   // 0: smarth.dfs.DatanodeInfo.state:type_name -> smarth.dfs.DatanodeState
@@ -11559,231 +11675,232 @@ var file_dfspb_dfs_proto_depIdxs = []int32{
 	17,  // 22: smarth.dfs.GetListingResponse.entries:type_name -> smarth.dfs.FileStatus
 	54,  // 23: smarth.dfs.SetXAttrRequest.xattr:type_name -> smarth.dfs.XAttr
 	54,  // 24: smarth.dfs.GetXAttrsResponse.xattrs:type_name -> smarth.dfs.XAttr
-	15,  // 25: smarth.dfs.ReportBadBlocksRequest.blocks:type_name -> smarth.dfs.LocatedBlock
-	0,   // 26: smarth.dfs.GetDatanodeReportRequest.state:type_name -> smarth.dfs.DatanodeState
-	11,  // 27: smarth.dfs.GetDatanodeReportResponse.datanodes:type_name -> smarth.dfs.DatanodeInfo
-	10,  // 28: smarth.dfs.FsckBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	17,  // 29: smarth.dfs.FsckFile.status:type_name -> smarth.dfs.FileStatus
-	74,  // 30: smarth.dfs.FsckFile.blocks:type_name -> smarth.dfs.FsckBlock
-	75,  // 31: smarth.dfs.FsckResponse.files:type_name -> smarth.dfs.FsckFile
-	79,  // 32: smarth.dfs.ClientHeartbeatRequest.samples:type_name -> smarth.dfs.SpeedSample
-	83,  // 33: smarth.dfs.GetSpeedsResponse.records:type_name -> smarth.dfs.SpeedRecord
-	2,   // 34: smarth.dfs.SetSafeModeRequest.action:type_name -> smarth.dfs.SafeModeAction
-	185, // 35: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
-	187, // 36: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
-	91,  // 37: smarth.dfs.AddCachePoolRequest.pool:type_name -> smarth.dfs.CachePoolInfo
-	91,  // 38: smarth.dfs.ListCachePoolsResponse.pools:type_name -> smarth.dfs.CachePoolInfo
-	92,  // 39: smarth.dfs.AddCacheDirectiveRequest.directive:type_name -> smarth.dfs.CacheDirectiveInfo
-	92,  // 40: smarth.dfs.ListCacheDirectivesResponse.directives:type_name -> smarth.dfs.CacheDirectiveInfo
-	106, // 41: smarth.dfs.GetCacheStatsResponse.nodes:type_name -> smarth.dfs.NodeCacheStats
-	107, // 42: smarth.dfs.GetCacheStatsResponse.apps:type_name -> smarth.dfs.AppCacheStats
-	187, // 43: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
-	11,  // 44: smarth.dfs.RegisterDatanodeRequest.datanode:type_name -> smarth.dfs.DatanodeInfo
-	11,  // 45: smarth.dfs.RegisterDatanodeResponse.datanode:type_name -> smarth.dfs.DatanodeInfo
-	14,  // 46: smarth.dfs.RegisterDatanodeResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
-	188, // 47: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
-	10,  // 48: smarth.dfs.InvalidateCommand.blocks:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 49: smarth.dfs.RecoverBlockCommand.block:type_name -> smarth.dfs.ExtendedBlock
-	11,  // 50: smarth.dfs.RecoverBlockCommand.replicas:type_name -> smarth.dfs.DatanodeInfo
-	111, // 51: smarth.dfs.DatanodeCommand.transfer:type_name -> smarth.dfs.TransferCommand
-	112, // 52: smarth.dfs.DatanodeCommand.invalidate:type_name -> smarth.dfs.InvalidateCommand
-	113, // 53: smarth.dfs.DatanodeCommand.recover:type_name -> smarth.dfs.RecoverBlockCommand
-	114, // 54: smarth.dfs.DatanodeCommand.cache:type_name -> smarth.dfs.CacheCommand
-	115, // 55: smarth.dfs.DatanodeCommand.uncache:type_name -> smarth.dfs.UncacheCommand
-	116, // 56: smarth.dfs.HeartbeatResponse.commands:type_name -> smarth.dfs.DatanodeCommand
-	14,  // 57: smarth.dfs.HeartbeatResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
-	10,  // 58: smarth.dfs.ReportedBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	3,   // 59: smarth.dfs.ReportedBlock.state:type_name -> smarth.dfs.ReplicaState
-	119, // 60: smarth.dfs.BlockReportRequest.blocks:type_name -> smarth.dfs.ReportedBlock
-	116, // 61: smarth.dfs.BlockReportResponse.commands:type_name -> smarth.dfs.DatanodeCommand
-	10,  // 62: smarth.dfs.ReceivedDeletedBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	4,   // 63: smarth.dfs.ReceivedDeletedBlock.status:type_name -> smarth.dfs.ReceivedStatus
-	122, // 64: smarth.dfs.BlockReceivedAndDeletedRequest.blocks:type_name -> smarth.dfs.ReceivedDeletedBlock
-	10,  // 65: smarth.dfs.DatanodeReportBadBlocksRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 66: smarth.dfs.CommitBlockSynchronizationRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 67: smarth.dfs.InitReplicaRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 68: smarth.dfs.InitReplicaRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
-	3,   // 69: smarth.dfs.InitReplicaRecoveryResponse.original_state:type_name -> smarth.dfs.ReplicaState
-	10,  // 70: smarth.dfs.UpdateReplicaUnderRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 71: smarth.dfs.UpdateReplicaUnderRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 72: smarth.dfs.WriteBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	11,  // 73: smarth.dfs.WriteBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
-	5,   // 74: smarth.dfs.WriteBlockOp.stage:type_name -> smarth.dfs.WriteStage
-	6,   // 75: smarth.dfs.WriteBlockOp.mode:type_name -> smarth.dfs.WriteMode
-	12,  // 76: smarth.dfs.WriteBlockOp.token:type_name -> smarth.dfs.BlockToken
-	11,  // 77: smarth.dfs.WriteBlockOp.source:type_name -> smarth.dfs.DatanodeInfo
-	10,  // 78: smarth.dfs.ReadBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	12,  // 79: smarth.dfs.ReadBlockOp.token:type_name -> smarth.dfs.BlockToken
-	10,  // 80: smarth.dfs.BlockChecksumOp.block:type_name -> smarth.dfs.ExtendedBlock
-	12,  // 81: smarth.dfs.BlockChecksumOp.token:type_name -> smarth.dfs.BlockToken
-	10,  // 82: smarth.dfs.TransferBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	11,  // 83: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
-	12,  // 84: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
-	7,   // 85: smarth.dfs.OpResponse.status:type_name -> smarth.dfs.OpStatus
-	136, // 86: smarth.dfs.OpResponse.checksum:type_name -> smarth.dfs.BlockChecksum
-	17,  // 87: smarth.dfs.AppendResponse.status:type_name -> smarth.dfs.FileStatus
-	15,  // 88: smarth.dfs.AppendResponse.last_block:type_name -> smarth.dfs.LocatedBlock
-	10,  // 89: smarth.dfs.AppendResponse.previous:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 90: smarth.dfs.AclEntry.type:type_name -> smarth.dfs.AclEntryType
-	8,   // 91: smarth.dfs.AclEntry.scope:type_name -> smarth.dfs.AclEntryScope
-	145, // 92: smarth.dfs.AclStatus.entries:type_name -> smarth.dfs.AclEntry
-	146, // 93: smarth.dfs.GetAclStatusResponse.result:type_name -> smarth.dfs.AclStatus
-	145, // 94: smarth.dfs.ModifyAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
-	145, // 95: smarth.dfs.RemoveAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
-	145, // 96: smarth.dfs.SetAclRequest.acl_spec:type_name -> smarth.dfs.AclEntry
-	17,  // 97: smarth.dfs.SnapshottableDirectoryStatus.dir_status:type_name -> smarth.dfs.FileStatus
-	169, // 98: smarth.dfs.GetSnapshottableDirListingResponse.snapshottable_dirs:type_name -> smarth.dfs.SnapshottableDirectoryStatus
-	173, // 99: smarth.dfs.SnapshotDiffReport.diff_report_entries:type_name -> smarth.dfs.SnapshotDiffReportEntry
-	174, // 100: smarth.dfs.GetSnapshotDiffReportResponse.diff_report:type_name -> smarth.dfs.SnapshotDiffReport
-	176, // 101: smarth.dfs.GetStoragePolicyResponse.storage_policy:type_name -> smarth.dfs.BlockStoragePolicy
-	176, // 102: smarth.dfs.GetStoragePoliciesResponse.policies:type_name -> smarth.dfs.BlockStoragePolicy
-	186, // 103: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
-	10,  // 104: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
-	11,  // 105: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
-	12,  // 106: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
-	18,  // 107: smarth.dfs.ClientProtocol.Mkdirs:input_type -> smarth.dfs.MkdirsRequest
-	20,  // 108: smarth.dfs.ClientProtocol.Create:input_type -> smarth.dfs.CreateRequest
-	22,  // 109: smarth.dfs.ClientProtocol.AddBlock:input_type -> smarth.dfs.AddBlockRequest
-	24,  // 110: smarth.dfs.ClientProtocol.Complete:input_type -> smarth.dfs.CompleteRequest
-	26,  // 111: smarth.dfs.ClientProtocol.AbandonBlock:input_type -> smarth.dfs.AbandonBlockRequest
-	28,  // 112: smarth.dfs.ClientProtocol.GetAdditionalDatanode:input_type -> smarth.dfs.GetAdditionalDatanodeRequest
-	30,  // 113: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:input_type -> smarth.dfs.UpdateBlockForPipelineRequest
-	32,  // 114: smarth.dfs.ClientProtocol.UpdatePipeline:input_type -> smarth.dfs.UpdatePipelineRequest
-	34,  // 115: smarth.dfs.ClientProtocol.RenewLease:input_type -> smarth.dfs.RenewLeaseRequest
-	36,  // 116: smarth.dfs.ClientProtocol.GetBlockLocations:input_type -> smarth.dfs.GetBlockLocationsRequest
-	38,  // 117: smarth.dfs.ClientProtocol.GetFileInfo:input_type -> smarth.dfs.GetFileInfoRequest
-	40,  // 118: smarth.dfs.ClientProtocol.GetListing:input_type -> smarth.dfs.GetListingRequest
-	42,  // 119: smarth.dfs.ClientProtocol.Delete:input_type -> smarth.dfs.DeleteRequest
-	44,  // 120: smarth.dfs.ClientProtocol.Rename:input_type -> smarth.dfs.RenameRequest
-	46,  // 121: smarth.dfs.ClientProtocol.SetReplication:input_type -> smarth.dfs.SetReplicationRequest
-	48,  // 122: smarth.dfs.ClientProtocol.SetPermission:input_type -> smarth.dfs.SetPermissionRequest
-	50,  // 123: smarth.dfs.ClientProtocol.SetOwner:input_type -> smarth.dfs.SetOwnerRequest
-	52,  // 124: smarth.dfs.ClientProtocol.SetTimes:input_type -> smarth.dfs.SetTimesRequest
-	67,  // 125: smarth.dfs.ClientProtocol.SetQuota:input_type -> smarth.dfs.SetQuotaRequest
-	63,  // 126: smarth.dfs.ClientProtocol.CreateSymlink:input_type -> smarth.dfs.CreateSymlinkRequest
-	55,  // 127: smarth.dfs.ClientProtocol.SetXAttr:input_type -> smarth.dfs.SetXAttrRequest
-	57,  // 128: smarth.dfs.ClientProtocol.RemoveXAttr:input_type -> smarth.dfs.RemoveXAttrRequest
-	59,  // 129: smarth.dfs.ClientProtocol.GetXAttrs:input_type -> smarth.dfs.GetXAttrsRequest
-	61,  // 130: smarth.dfs.ClientProtocol.ListXAttrs:input_type -> smarth.dfs.ListXAttrsRequest
-	65,  // 131: smarth.dfs.ClientProtocol.GetContentSummary:input_type -> smarth.dfs.GetContentSummaryRequest
-	69,  // 132: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
-	71,  // 133: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
-	73,  // 134: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
-	77,  // 135: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
-	80,  // 136: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
-	82,  // 137: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
-	85,  // 138: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
-	87,  // 139: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
-	89,  // 140: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
-	93,  // 141: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
-	95,  // 142: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
-	97,  // 143: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
-	99,  // 144: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
-	101, // 145: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
-	103, // 146: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
-	105, // 147: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
-	147, // 148: smarth.dfs.ClientProtocol.GetAclStatus:input_type -> smarth.dfs.GetAclStatusRequest
-	149, // 149: smarth.dfs.ClientProtocol.ModifyAclEntries:input_type -> smarth.dfs.ModifyAclEntriesRequest
-	151, // 150: smarth.dfs.ClientProtocol.RemoveAclEntries:input_type -> smarth.dfs.RemoveAclEntriesRequest
-	153, // 151: smarth.dfs.ClientProtocol.RemoveDefaultAcl:input_type -> smarth.dfs.RemoveDefaultAclRequest
-	155, // 152: smarth.dfs.ClientProtocol.RemoveAcl:input_type -> smarth.dfs.RemoveAclRequest
-	157, // 153: smarth.dfs.ClientProtocol.SetAcl:input_type -> smarth.dfs.SetAclRequest
-	159, // 154: smarth.dfs.ClientProtocol.AllowSnapshot:input_type -> smarth.dfs.AllowSnapshotRequest
-	161, // 155: smarth.dfs.ClientProtocol.DisallowSnapshot:input_type -> smarth.dfs.DisallowSnapshotRequest
-	163, // 156: smarth.dfs.ClientProtocol.CreateSnapshot:input_type -> smarth.dfs.CreateSnapshotRequest
-	165, // 157: smarth.dfs.ClientProtocol.DeleteSnapshot:input_type -> smarth.dfs.DeleteSnapshotRequest
-	167, // 158: smarth.dfs.ClientProtocol.RenameSnapshot:input_type -> smarth.dfs.RenameSnapshotRequest
-	170, // 159: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:input_type -> smarth.dfs.GetSnapshottableDirListingRequest
-	172, // 160: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:input_type -> smarth.dfs.GetSnapshotDiffReportRequest
-	177, // 161: smarth.dfs.ClientProtocol.SetStoragePolicy:input_type -> smarth.dfs.SetStoragePolicyRequest
-	179, // 162: smarth.dfs.ClientProtocol.UnsetStoragePolicy:input_type -> smarth.dfs.UnsetStoragePolicyRequest
-	181, // 163: smarth.dfs.ClientProtocol.GetStoragePolicy:input_type -> smarth.dfs.GetStoragePolicyRequest
-	183, // 164: smarth.dfs.ClientProtocol.GetStoragePolicies:input_type -> smarth.dfs.GetStoragePoliciesRequest
-	139, // 165: smarth.dfs.ClientProtocol.Append:input_type -> smarth.dfs.AppendRequest
-	141, // 166: smarth.dfs.ClientProtocol.Truncate:input_type -> smarth.dfs.TruncateRequest
-	143, // 167: smarth.dfs.ClientProtocol.Concat:input_type -> smarth.dfs.ConcatRequest
-	109, // 168: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
-	117, // 169: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
-	120, // 170: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
-	123, // 171: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
-	125, // 172: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
-	127, // 173: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
-	129, // 174: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
-	131, // 175: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	19,  // 176: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
-	21,  // 177: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
-	23,  // 178: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
-	25,  // 179: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
-	27,  // 180: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
-	29,  // 181: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
-	31,  // 182: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
-	33,  // 183: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
-	35,  // 184: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
-	37,  // 185: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
-	39,  // 186: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
-	41,  // 187: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
-	43,  // 188: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
-	45,  // 189: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
-	47,  // 190: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
-	49,  // 191: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
-	51,  // 192: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
-	53,  // 193: smarth.dfs.ClientProtocol.SetTimes:output_type -> smarth.dfs.SetTimesResponse
-	68,  // 194: smarth.dfs.ClientProtocol.SetQuota:output_type -> smarth.dfs.SetQuotaResponse
-	64,  // 195: smarth.dfs.ClientProtocol.CreateSymlink:output_type -> smarth.dfs.CreateSymlinkResponse
-	56,  // 196: smarth.dfs.ClientProtocol.SetXAttr:output_type -> smarth.dfs.SetXAttrResponse
-	58,  // 197: smarth.dfs.ClientProtocol.RemoveXAttr:output_type -> smarth.dfs.RemoveXAttrResponse
-	60,  // 198: smarth.dfs.ClientProtocol.GetXAttrs:output_type -> smarth.dfs.GetXAttrsResponse
-	62,  // 199: smarth.dfs.ClientProtocol.ListXAttrs:output_type -> smarth.dfs.ListXAttrsResponse
-	66,  // 200: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
-	70,  // 201: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
-	72,  // 202: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
-	76,  // 203: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
-	78,  // 204: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
-	81,  // 205: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
-	84,  // 206: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
-	86,  // 207: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
-	88,  // 208: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
-	90,  // 209: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
-	94,  // 210: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
-	96,  // 211: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
-	98,  // 212: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
-	100, // 213: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
-	102, // 214: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
-	104, // 215: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
-	108, // 216: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
-	148, // 217: smarth.dfs.ClientProtocol.GetAclStatus:output_type -> smarth.dfs.GetAclStatusResponse
-	150, // 218: smarth.dfs.ClientProtocol.ModifyAclEntries:output_type -> smarth.dfs.ModifyAclEntriesResponse
-	152, // 219: smarth.dfs.ClientProtocol.RemoveAclEntries:output_type -> smarth.dfs.RemoveAclEntriesResponse
-	154, // 220: smarth.dfs.ClientProtocol.RemoveDefaultAcl:output_type -> smarth.dfs.RemoveDefaultAclResponse
-	156, // 221: smarth.dfs.ClientProtocol.RemoveAcl:output_type -> smarth.dfs.RemoveAclResponse
-	158, // 222: smarth.dfs.ClientProtocol.SetAcl:output_type -> smarth.dfs.SetAclResponse
-	160, // 223: smarth.dfs.ClientProtocol.AllowSnapshot:output_type -> smarth.dfs.AllowSnapshotResponse
-	162, // 224: smarth.dfs.ClientProtocol.DisallowSnapshot:output_type -> smarth.dfs.DisallowSnapshotResponse
-	164, // 225: smarth.dfs.ClientProtocol.CreateSnapshot:output_type -> smarth.dfs.CreateSnapshotResponse
-	166, // 226: smarth.dfs.ClientProtocol.DeleteSnapshot:output_type -> smarth.dfs.DeleteSnapshotResponse
-	168, // 227: smarth.dfs.ClientProtocol.RenameSnapshot:output_type -> smarth.dfs.RenameSnapshotResponse
-	171, // 228: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:output_type -> smarth.dfs.GetSnapshottableDirListingResponse
-	175, // 229: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:output_type -> smarth.dfs.GetSnapshotDiffReportResponse
-	178, // 230: smarth.dfs.ClientProtocol.SetStoragePolicy:output_type -> smarth.dfs.SetStoragePolicyResponse
-	180, // 231: smarth.dfs.ClientProtocol.UnsetStoragePolicy:output_type -> smarth.dfs.UnsetStoragePolicyResponse
-	182, // 232: smarth.dfs.ClientProtocol.GetStoragePolicy:output_type -> smarth.dfs.GetStoragePolicyResponse
-	184, // 233: smarth.dfs.ClientProtocol.GetStoragePolicies:output_type -> smarth.dfs.GetStoragePoliciesResponse
-	140, // 234: smarth.dfs.ClientProtocol.Append:output_type -> smarth.dfs.AppendResponse
-	142, // 235: smarth.dfs.ClientProtocol.Truncate:output_type -> smarth.dfs.TruncateResponse
-	144, // 236: smarth.dfs.ClientProtocol.Concat:output_type -> smarth.dfs.ConcatResponse
-	110, // 237: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
-	118, // 238: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
-	121, // 239: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
-	124, // 240: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
-	126, // 241: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
-	128, // 242: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
-	130, // 243: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
-	132, // 244: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	176, // [176:245] is the sub-list for method output_type
-	107, // [107:176] is the sub-list for method input_type
-	107, // [107:107] is the sub-list for extension type_name
-	107, // [107:107] is the sub-list for extension extendee
-	0,   // [0:107] is the sub-list for field type_name
+	67,  // 25: smarth.dfs.GetContentSummaryResponse.type_quotas:type_name -> smarth.dfs.StorageTypeQuota
+	15,  // 26: smarth.dfs.ReportBadBlocksRequest.blocks:type_name -> smarth.dfs.LocatedBlock
+	0,   // 27: smarth.dfs.GetDatanodeReportRequest.state:type_name -> smarth.dfs.DatanodeState
+	11,  // 28: smarth.dfs.GetDatanodeReportResponse.datanodes:type_name -> smarth.dfs.DatanodeInfo
+	10,  // 29: smarth.dfs.FsckBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	17,  // 30: smarth.dfs.FsckFile.status:type_name -> smarth.dfs.FileStatus
+	75,  // 31: smarth.dfs.FsckFile.blocks:type_name -> smarth.dfs.FsckBlock
+	76,  // 32: smarth.dfs.FsckResponse.files:type_name -> smarth.dfs.FsckFile
+	80,  // 33: smarth.dfs.ClientHeartbeatRequest.samples:type_name -> smarth.dfs.SpeedSample
+	84,  // 34: smarth.dfs.GetSpeedsResponse.records:type_name -> smarth.dfs.SpeedRecord
+	2,   // 35: smarth.dfs.SetSafeModeRequest.action:type_name -> smarth.dfs.SafeModeAction
+	186, // 36: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
+	188, // 37: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	92,  // 38: smarth.dfs.AddCachePoolRequest.pool:type_name -> smarth.dfs.CachePoolInfo
+	92,  // 39: smarth.dfs.ListCachePoolsResponse.pools:type_name -> smarth.dfs.CachePoolInfo
+	93,  // 40: smarth.dfs.AddCacheDirectiveRequest.directive:type_name -> smarth.dfs.CacheDirectiveInfo
+	93,  // 41: smarth.dfs.ListCacheDirectivesResponse.directives:type_name -> smarth.dfs.CacheDirectiveInfo
+	107, // 42: smarth.dfs.GetCacheStatsResponse.nodes:type_name -> smarth.dfs.NodeCacheStats
+	108, // 43: smarth.dfs.GetCacheStatsResponse.apps:type_name -> smarth.dfs.AppCacheStats
+	188, // 44: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	11,  // 45: smarth.dfs.RegisterDatanodeRequest.datanode:type_name -> smarth.dfs.DatanodeInfo
+	11,  // 46: smarth.dfs.RegisterDatanodeResponse.datanode:type_name -> smarth.dfs.DatanodeInfo
+	14,  // 47: smarth.dfs.RegisterDatanodeResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
+	189, // 48: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
+	10,  // 49: smarth.dfs.InvalidateCommand.blocks:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 50: smarth.dfs.RecoverBlockCommand.block:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 51: smarth.dfs.RecoverBlockCommand.replicas:type_name -> smarth.dfs.DatanodeInfo
+	112, // 52: smarth.dfs.DatanodeCommand.transfer:type_name -> smarth.dfs.TransferCommand
+	113, // 53: smarth.dfs.DatanodeCommand.invalidate:type_name -> smarth.dfs.InvalidateCommand
+	114, // 54: smarth.dfs.DatanodeCommand.recover:type_name -> smarth.dfs.RecoverBlockCommand
+	115, // 55: smarth.dfs.DatanodeCommand.cache:type_name -> smarth.dfs.CacheCommand
+	116, // 56: smarth.dfs.DatanodeCommand.uncache:type_name -> smarth.dfs.UncacheCommand
+	117, // 57: smarth.dfs.HeartbeatResponse.commands:type_name -> smarth.dfs.DatanodeCommand
+	14,  // 58: smarth.dfs.HeartbeatResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
+	10,  // 59: smarth.dfs.ReportedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	3,   // 60: smarth.dfs.ReportedBlock.state:type_name -> smarth.dfs.ReplicaState
+	120, // 61: smarth.dfs.BlockReportRequest.blocks:type_name -> smarth.dfs.ReportedBlock
+	117, // 62: smarth.dfs.BlockReportResponse.commands:type_name -> smarth.dfs.DatanodeCommand
+	10,  // 63: smarth.dfs.ReceivedDeletedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	4,   // 64: smarth.dfs.ReceivedDeletedBlock.status:type_name -> smarth.dfs.ReceivedStatus
+	123, // 65: smarth.dfs.BlockReceivedAndDeletedRequest.blocks:type_name -> smarth.dfs.ReceivedDeletedBlock
+	10,  // 66: smarth.dfs.DatanodeReportBadBlocksRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 67: smarth.dfs.CommitBlockSynchronizationRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 68: smarth.dfs.InitReplicaRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 69: smarth.dfs.InitReplicaRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
+	3,   // 70: smarth.dfs.InitReplicaRecoveryResponse.original_state:type_name -> smarth.dfs.ReplicaState
+	10,  // 71: smarth.dfs.UpdateReplicaUnderRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 72: smarth.dfs.UpdateReplicaUnderRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 73: smarth.dfs.WriteBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 74: smarth.dfs.WriteBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
+	5,   // 75: smarth.dfs.WriteBlockOp.stage:type_name -> smarth.dfs.WriteStage
+	6,   // 76: smarth.dfs.WriteBlockOp.mode:type_name -> smarth.dfs.WriteMode
+	12,  // 77: smarth.dfs.WriteBlockOp.token:type_name -> smarth.dfs.BlockToken
+	11,  // 78: smarth.dfs.WriteBlockOp.source:type_name -> smarth.dfs.DatanodeInfo
+	10,  // 79: smarth.dfs.ReadBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 80: smarth.dfs.ReadBlockOp.token:type_name -> smarth.dfs.BlockToken
+	10,  // 81: smarth.dfs.BlockChecksumOp.block:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 82: smarth.dfs.BlockChecksumOp.token:type_name -> smarth.dfs.BlockToken
+	10,  // 83: smarth.dfs.TransferBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 84: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
+	12,  // 85: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
+	7,   // 86: smarth.dfs.OpResponse.status:type_name -> smarth.dfs.OpStatus
+	137, // 87: smarth.dfs.OpResponse.checksum:type_name -> smarth.dfs.BlockChecksum
+	17,  // 88: smarth.dfs.AppendResponse.status:type_name -> smarth.dfs.FileStatus
+	15,  // 89: smarth.dfs.AppendResponse.last_block:type_name -> smarth.dfs.LocatedBlock
+	10,  // 90: smarth.dfs.AppendResponse.previous:type_name -> smarth.dfs.ExtendedBlock
+	9,   // 91: smarth.dfs.AclEntry.type:type_name -> smarth.dfs.AclEntryType
+	8,   // 92: smarth.dfs.AclEntry.scope:type_name -> smarth.dfs.AclEntryScope
+	146, // 93: smarth.dfs.AclStatus.entries:type_name -> smarth.dfs.AclEntry
+	147, // 94: smarth.dfs.GetAclStatusResponse.result:type_name -> smarth.dfs.AclStatus
+	146, // 95: smarth.dfs.ModifyAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
+	146, // 96: smarth.dfs.RemoveAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
+	146, // 97: smarth.dfs.SetAclRequest.acl_spec:type_name -> smarth.dfs.AclEntry
+	17,  // 98: smarth.dfs.SnapshottableDirectoryStatus.dir_status:type_name -> smarth.dfs.FileStatus
+	170, // 99: smarth.dfs.GetSnapshottableDirListingResponse.snapshottable_dirs:type_name -> smarth.dfs.SnapshottableDirectoryStatus
+	174, // 100: smarth.dfs.SnapshotDiffReport.diff_report_entries:type_name -> smarth.dfs.SnapshotDiffReportEntry
+	175, // 101: smarth.dfs.GetSnapshotDiffReportResponse.diff_report:type_name -> smarth.dfs.SnapshotDiffReport
+	177, // 102: smarth.dfs.GetStoragePolicyResponse.storage_policy:type_name -> smarth.dfs.BlockStoragePolicy
+	177, // 103: smarth.dfs.GetStoragePoliciesResponse.policies:type_name -> smarth.dfs.BlockStoragePolicy
+	187, // 104: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
+	10,  // 105: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 106: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
+	12,  // 107: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
+	18,  // 108: smarth.dfs.ClientProtocol.Mkdirs:input_type -> smarth.dfs.MkdirsRequest
+	20,  // 109: smarth.dfs.ClientProtocol.Create:input_type -> smarth.dfs.CreateRequest
+	22,  // 110: smarth.dfs.ClientProtocol.AddBlock:input_type -> smarth.dfs.AddBlockRequest
+	24,  // 111: smarth.dfs.ClientProtocol.Complete:input_type -> smarth.dfs.CompleteRequest
+	26,  // 112: smarth.dfs.ClientProtocol.AbandonBlock:input_type -> smarth.dfs.AbandonBlockRequest
+	28,  // 113: smarth.dfs.ClientProtocol.GetAdditionalDatanode:input_type -> smarth.dfs.GetAdditionalDatanodeRequest
+	30,  // 114: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:input_type -> smarth.dfs.UpdateBlockForPipelineRequest
+	32,  // 115: smarth.dfs.ClientProtocol.UpdatePipeline:input_type -> smarth.dfs.UpdatePipelineRequest
+	34,  // 116: smarth.dfs.ClientProtocol.RenewLease:input_type -> smarth.dfs.RenewLeaseRequest
+	36,  // 117: smarth.dfs.ClientProtocol.GetBlockLocations:input_type -> smarth.dfs.GetBlockLocationsRequest
+	38,  // 118: smarth.dfs.ClientProtocol.GetFileInfo:input_type -> smarth.dfs.GetFileInfoRequest
+	40,  // 119: smarth.dfs.ClientProtocol.GetListing:input_type -> smarth.dfs.GetListingRequest
+	42,  // 120: smarth.dfs.ClientProtocol.Delete:input_type -> smarth.dfs.DeleteRequest
+	44,  // 121: smarth.dfs.ClientProtocol.Rename:input_type -> smarth.dfs.RenameRequest
+	46,  // 122: smarth.dfs.ClientProtocol.SetReplication:input_type -> smarth.dfs.SetReplicationRequest
+	48,  // 123: smarth.dfs.ClientProtocol.SetPermission:input_type -> smarth.dfs.SetPermissionRequest
+	50,  // 124: smarth.dfs.ClientProtocol.SetOwner:input_type -> smarth.dfs.SetOwnerRequest
+	52,  // 125: smarth.dfs.ClientProtocol.SetTimes:input_type -> smarth.dfs.SetTimesRequest
+	68,  // 126: smarth.dfs.ClientProtocol.SetQuota:input_type -> smarth.dfs.SetQuotaRequest
+	63,  // 127: smarth.dfs.ClientProtocol.CreateSymlink:input_type -> smarth.dfs.CreateSymlinkRequest
+	55,  // 128: smarth.dfs.ClientProtocol.SetXAttr:input_type -> smarth.dfs.SetXAttrRequest
+	57,  // 129: smarth.dfs.ClientProtocol.RemoveXAttr:input_type -> smarth.dfs.RemoveXAttrRequest
+	59,  // 130: smarth.dfs.ClientProtocol.GetXAttrs:input_type -> smarth.dfs.GetXAttrsRequest
+	61,  // 131: smarth.dfs.ClientProtocol.ListXAttrs:input_type -> smarth.dfs.ListXAttrsRequest
+	65,  // 132: smarth.dfs.ClientProtocol.GetContentSummary:input_type -> smarth.dfs.GetContentSummaryRequest
+	70,  // 133: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
+	72,  // 134: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
+	74,  // 135: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
+	78,  // 136: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
+	81,  // 137: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
+	83,  // 138: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
+	86,  // 139: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
+	88,  // 140: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
+	90,  // 141: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
+	94,  // 142: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
+	96,  // 143: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
+	98,  // 144: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
+	100, // 145: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
+	102, // 146: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
+	104, // 147: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
+	106, // 148: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
+	148, // 149: smarth.dfs.ClientProtocol.GetAclStatus:input_type -> smarth.dfs.GetAclStatusRequest
+	150, // 150: smarth.dfs.ClientProtocol.ModifyAclEntries:input_type -> smarth.dfs.ModifyAclEntriesRequest
+	152, // 151: smarth.dfs.ClientProtocol.RemoveAclEntries:input_type -> smarth.dfs.RemoveAclEntriesRequest
+	154, // 152: smarth.dfs.ClientProtocol.RemoveDefaultAcl:input_type -> smarth.dfs.RemoveDefaultAclRequest
+	156, // 153: smarth.dfs.ClientProtocol.RemoveAcl:input_type -> smarth.dfs.RemoveAclRequest
+	158, // 154: smarth.dfs.ClientProtocol.SetAcl:input_type -> smarth.dfs.SetAclRequest
+	160, // 155: smarth.dfs.ClientProtocol.AllowSnapshot:input_type -> smarth.dfs.AllowSnapshotRequest
+	162, // 156: smarth.dfs.ClientProtocol.DisallowSnapshot:input_type -> smarth.dfs.DisallowSnapshotRequest
+	164, // 157: smarth.dfs.ClientProtocol.CreateSnapshot:input_type -> smarth.dfs.CreateSnapshotRequest
+	166, // 158: smarth.dfs.ClientProtocol.DeleteSnapshot:input_type -> smarth.dfs.DeleteSnapshotRequest
+	168, // 159: smarth.dfs.ClientProtocol.RenameSnapshot:input_type -> smarth.dfs.RenameSnapshotRequest
+	171, // 160: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:input_type -> smarth.dfs.GetSnapshottableDirListingRequest
+	173, // 161: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:input_type -> smarth.dfs.GetSnapshotDiffReportRequest
+	178, // 162: smarth.dfs.ClientProtocol.SetStoragePolicy:input_type -> smarth.dfs.SetStoragePolicyRequest
+	180, // 163: smarth.dfs.ClientProtocol.UnsetStoragePolicy:input_type -> smarth.dfs.UnsetStoragePolicyRequest
+	182, // 164: smarth.dfs.ClientProtocol.GetStoragePolicy:input_type -> smarth.dfs.GetStoragePolicyRequest
+	184, // 165: smarth.dfs.ClientProtocol.GetStoragePolicies:input_type -> smarth.dfs.GetStoragePoliciesRequest
+	140, // 166: smarth.dfs.ClientProtocol.Append:input_type -> smarth.dfs.AppendRequest
+	142, // 167: smarth.dfs.ClientProtocol.Truncate:input_type -> smarth.dfs.TruncateRequest
+	144, // 168: smarth.dfs.ClientProtocol.Concat:input_type -> smarth.dfs.ConcatRequest
+	110, // 169: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
+	118, // 170: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
+	121, // 171: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
+	124, // 172: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
+	126, // 173: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
+	128, // 174: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
+	130, // 175: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
+	132, // 176: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	19,  // 177: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
+	21,  // 178: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
+	23,  // 179: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
+	25,  // 180: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
+	27,  // 181: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
+	29,  // 182: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
+	31,  // 183: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
+	33,  // 184: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
+	35,  // 185: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
+	37,  // 186: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
+	39,  // 187: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
+	41,  // 188: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
+	43,  // 189: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
+	45,  // 190: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
+	47,  // 191: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
+	49,  // 192: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
+	51,  // 193: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
+	53,  // 194: smarth.dfs.ClientProtocol.SetTimes:output_type -> smarth.dfs.SetTimesResponse
+	69,  // 195: smarth.dfs.ClientProtocol.SetQuota:output_type -> smarth.dfs.SetQuotaResponse
+	64,  // 196: smarth.dfs.ClientProtocol.CreateSymlink:output_type -> smarth.dfs.CreateSymlinkResponse
+	56,  // 197: smarth.dfs.ClientProtocol.SetXAttr:output_type -> smarth.dfs.SetXAttrResponse
+	58,  // 198: smarth.dfs.ClientProtocol.RemoveXAttr:output_type -> smarth.dfs.RemoveXAttrResponse
+	60,  // 199: smarth.dfs.ClientProtocol.GetXAttrs:output_type -> smarth.dfs.GetXAttrsResponse
+	62,  // 200: smarth.dfs.ClientProtocol.ListXAttrs:output_type -> smarth.dfs.ListXAttrsResponse
+	66,  // 201: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
+	71,  // 202: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
+	73,  // 203: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
+	77,  // 204: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
+	79,  // 205: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
+	82,  // 206: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
+	85,  // 207: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
+	87,  // 208: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
+	89,  // 209: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
+	91,  // 210: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
+	95,  // 211: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
+	97,  // 212: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
+	99,  // 213: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
+	101, // 214: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
+	103, // 215: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
+	105, // 216: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
+	109, // 217: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
+	149, // 218: smarth.dfs.ClientProtocol.GetAclStatus:output_type -> smarth.dfs.GetAclStatusResponse
+	151, // 219: smarth.dfs.ClientProtocol.ModifyAclEntries:output_type -> smarth.dfs.ModifyAclEntriesResponse
+	153, // 220: smarth.dfs.ClientProtocol.RemoveAclEntries:output_type -> smarth.dfs.RemoveAclEntriesResponse
+	155, // 221: smarth.dfs.ClientProtocol.RemoveDefaultAcl:output_type -> smarth.dfs.RemoveDefaultAclResponse
+	157, // 222: smarth.dfs.ClientProtocol.RemoveAcl:output_type -> smarth.dfs.RemoveAclResponse
+	159, // 223: smarth.dfs.ClientProtocol.SetAcl:output_type -> smarth.dfs.SetAclResponse
+	161, // 224: smarth.dfs.ClientProtocol.AllowSnapshot:output_type -> smarth.dfs.AllowSnapshotResponse
+	163, // 225: smarth.dfs.ClientProtocol.DisallowSnapshot:output_type -> smarth.dfs.DisallowSnapshotResponse
+	165, // 226: smarth.dfs.ClientProtocol.CreateSnapshot:output_type -> smarth.dfs.CreateSnapshotResponse
+	167, // 227: smarth.dfs.ClientProtocol.DeleteSnapshot:output_type -> smarth.dfs.DeleteSnapshotResponse
+	169, // 228: smarth.dfs.ClientProtocol.RenameSnapshot:output_type -> smarth.dfs.RenameSnapshotResponse
+	172, // 229: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:output_type -> smarth.dfs.GetSnapshottableDirListingResponse
+	176, // 230: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:output_type -> smarth.dfs.GetSnapshotDiffReportResponse
+	179, // 231: smarth.dfs.ClientProtocol.SetStoragePolicy:output_type -> smarth.dfs.SetStoragePolicyResponse
+	181, // 232: smarth.dfs.ClientProtocol.UnsetStoragePolicy:output_type -> smarth.dfs.UnsetStoragePolicyResponse
+	183, // 233: smarth.dfs.ClientProtocol.GetStoragePolicy:output_type -> smarth.dfs.GetStoragePolicyResponse
+	185, // 234: smarth.dfs.ClientProtocol.GetStoragePolicies:output_type -> smarth.dfs.GetStoragePoliciesResponse
+	141, // 235: smarth.dfs.ClientProtocol.Append:output_type -> smarth.dfs.AppendResponse
+	143, // 236: smarth.dfs.ClientProtocol.Truncate:output_type -> smarth.dfs.TruncateResponse
+	145, // 237: smarth.dfs.ClientProtocol.Concat:output_type -> smarth.dfs.ConcatResponse
+	111, // 238: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
+	119, // 239: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
+	122, // 240: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
+	125, // 241: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
+	127, // 242: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
+	129, // 243: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
+	131, // 244: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
+	133, // 245: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	177, // [177:246] is the sub-list for method output_type
+	108, // [108:177] is the sub-list for method input_type
+	108, // [108:108] is the sub-list for extension type_name
+	108, // [108:108] is the sub-list for extension extendee
+	0,   // [0:108] is the sub-list for field type_name
 }
 
 func init() { file_dfspb_dfs_proto_init() }
@@ -11791,7 +11908,7 @@ func file_dfspb_dfs_proto_init() {
 	if File_dfspb_dfs_proto != nil {
 		return
 	}
-	file_dfspb_dfs_proto_msgTypes[106].OneofWrappers = []any{
+	file_dfspb_dfs_proto_msgTypes[107].OneofWrappers = []any{
 		(*DatanodeCommand_Transfer)(nil),
 		(*DatanodeCommand_Invalidate)(nil),
 		(*DatanodeCommand_Recover)(nil),
@@ -11805,7 +11922,7 @@ func file_dfspb_dfs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_dfspb_dfs_proto_rawDesc), len(file_dfspb_dfs_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   179,
+			NumMessages:   180,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
