@@ -80,6 +80,7 @@ func Put(ctx context.Context, fsys *client.FileSystem, opts PutOptions) (*Result
 	data := NewData(opts.Seed)
 	res := &Result{Op: "put", Time: time.Now(), Size: opts.Size, Replication: opts.Replication,
 		BlockSize: opts.BlockSize, LinkRateBits: opts.LinkRateBits}
+	deleted := false // a file was deleted since the last wait for its replicas to go
 	for i := range opts.Runs {
 		for _, mode := range RunOrder(opts.Modes, opts.FirstRun+i) {
 			p := PutPath(opts.Dir, mode)
@@ -87,6 +88,10 @@ func Put(ctx context.Context, fsys *client.FileSystem, opts PutOptions) (*Result
 			if !last {
 				p = path.Join(opts.Dir, fmt.Sprintf("%s-%d.dat", mode, i))
 			}
+			if err := clearTarget(ctx, fsys, p, deleted); err != nil {
+				return res, err
+			}
+			deleted = false
 			if err := Settle(opts.DropCaches); err != nil {
 				return res, err
 			}
@@ -101,6 +106,7 @@ func Put(ctx context.Context, fsys *client.FileSystem, opts PutOptions) (*Result
 				if err := fsys.Delete(ctx, p, false); err != nil {
 					return res, err
 				}
+				deleted = true
 			}
 		}
 	}
