@@ -349,16 +349,37 @@ func fsDuCmd(f *fsFlags) *cobra.Command {
 
 func fsCountCmd(f *fsFlags) *cobra.Command {
 	var o fsshell.CountOptions
+	var types bool
 	c := &cobra.Command{
-		Use:   "count [-q] [-h] [-v] PATH...",
+		Use:   "count [-q] [-h] [-v] [-t [TYPE,...]] PATH...",
 		Short: "Count directories, files and bytes under each path (HDFS's columns)",
 		Long: `Count directories, files and bytes under each path, in hdfs dfs -count's
 columns: DIR_COUNT FILE_COUNT CONTENT_SIZE PATHNAME. With -q the quota columns
 come first: QUOTA REM_QUOTA SPACE_QUOTA REM_SPACE_QUOTA ("none" and "inf" where
-none is set; see smarth admin setQuota/setSpaceQuota).`,
-		Example: "  smarth fs count -q -h -v /data", Args: nArgs(1),
-		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Count(ctx, args, o) }),
+none is set; see smarth admin setQuota/setSpaceQuota). With -q -t only the
+storage-type quotas: TYPE_QUOTA REM_TYPE_QUOTA for each of SSD, DISK, ARCHIVE,
+PROVIDED and NVDIMM, or of the comma-separated TYPEs given after -t (see
+smarth admin setSpaceQuota -storageType). As hdfs dfs -count, -t is ignored
+without -q.`,
+		Example: "  smarth fs count -q -h -v /data\n  smarth fs count -q -t -v /data\n  smarth fs count -q -t DISK,SSD /data", Args: nArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Types = nil
+			if types {
+				// -t takes an optional list, as Hadoop's CommandFormat: the
+				// word after it when a path still follows.
+				list := ""
+				if len(args) > 1 && !strings.HasPrefix(args[0], "/") && !strings.Contains(args[0], "://") {
+					list, args = args[0], args[1:]
+				}
+				var err error
+				if o.Types, err = fsshell.ParseStorageTypes(list); err != nil {
+					return usageErr("count: -t: %v", err)
+				}
+			}
+			return f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error { return sh.Count(ctx, args, o) })(cmd, args)
+		},
 	}
+	c.Flags().BoolVarP(&types, "type", "t", false, "with -q, the storage-type quota columns only; an optional TYPE,... list may follow")
 	c.Flags().BoolVarP(&o.Quotas, "quotas", "q", false, "quota columns first")
 	c.Flags().BoolVarP(&o.Header, "header", "v", false, "a header line")
 	humanFlag(c, &o.Human)

@@ -22,8 +22,9 @@ var (
 	ErrLease       = errors.New("file is being written by another client")
 	ErrCorrupt     = errors.New("no healthy replica")
 	ErrClosed      = errors.New("file already closed")
-	// ErrQuotaExceeded is HDFS's NSQuotaExceededException or
-	// DSQuotaExceededException; the message is HDFS's.
+	// ErrQuotaExceeded is HDFS's NSQuotaExceededException,
+	// DSQuotaExceededException or QuotaByStorageTypeExceededException;
+	// the message is HDFS's.
 	ErrQuotaExceeded = errors.New("quota exceeded")
 )
 

@@ -472,7 +472,13 @@ type ContentSummary struct {
 	// Quota and SpaceQuota are the directory's name and space quotas, -1
 	// when not set.
 	Quota, SpaceQuota int64
+	// TypeQuotas are its storage-type quotas (Hadoop StorageType names)
+	// with the space counted against each; types without one are absent.
+	TypeQuotas map[string]TypeQuota
 }
+
+// TypeQuota is one storage type's quota and what counts against it.
+type TypeQuota struct{ Quota, Consumed int64 }
 
 // ContentSummary returns the sizes and counts under path.
 func (f *FileSystem) ContentSummary(ctx context.Context, p string) (ContentSummary, error) {
@@ -484,8 +490,15 @@ func (f *FileSystem) ContentSummary(ctx context.Context, p string) (ContentSumma
 	if err != nil {
 		return ContentSummary{}, mapError("du", p, err)
 	}
-	return ContentSummary{Length: r.GetLength(), FileCount: r.GetFileCount(), DirectoryCount: r.GetDirectoryCount(),
-		SpaceConsumed: r.GetSpaceConsumed(), Quota: r.GetQuota(), SpaceQuota: r.GetSpaceQuota()}, nil
+	cs := ContentSummary{Length: r.GetLength(), FileCount: r.GetFileCount(), DirectoryCount: r.GetDirectoryCount(),
+		SpaceConsumed: r.GetSpaceConsumed(), Quota: r.GetQuota(), SpaceQuota: r.GetSpaceQuota()}
+	for _, tq := range r.GetTypeQuotas() {
+		if cs.TypeQuotas == nil {
+			cs.TypeQuotas = map[string]TypeQuota{}
+		}
+		cs.TypeQuotas[tq.GetStorageType()] = TypeQuota{Quota: tq.GetQuota(), Consumed: tq.GetConsumed()}
+	}
+	return cs, nil
 }
 
 // BlockLocation is where one block of a file lives.

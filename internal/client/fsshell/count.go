@@ -3,6 +3,7 @@ package fsshell
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,6 +16,31 @@ type CountOptions struct {
 	Quotas bool // -q: quota columns first
 	Human  bool // -h: sizes like 1.5 K
 	Header bool // -v: a header line
+	// Types (-t, with -q): only the quota and remaining quota of each of
+	// these storage types, in this order; QuotaTypes when -t names none.
+	Types []string
+}
+
+// QuotaTypes are the storage types that take a quota, in Hadoop's
+// StorageType order (RAM_DISK, being transient, takes none): what
+// `hdfs dfs -count -q -t` shows by default.
+var QuotaTypes = []string{"SSD", "DISK", "ARCHIVE", "PROVIDED", "NVDIMM"}
+
+// ParseStorageTypes reads -t's comma-separated list as Hadoop's Count
+// does: "" or "all" is every quota type, names are in any case.
+func ParseStorageTypes(s string) ([]string, error) {
+	if s == "" || strings.EqualFold(s, "all") {
+		return QuotaTypes, nil
+	}
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		t = strings.ToUpper(strings.TrimSpace(t))
+		if t != "RAM_DISK" && !slices.Contains(QuotaTypes, t) {
+			return nil, fmt.Errorf("no storage type %q: want a comma-separated list of %s", t, strings.Join(QuotaTypes, ", "))
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // Count prints, per path, directories, files and bytes under it in
@@ -23,6 +49,9 @@ type CountOptions struct {
 // what remains of it (minus space consumed), "none" and "inf" where a
 // quota is not set, as ContentSummary.toString(true) prints them.
 func (s *Shell) Count(ctx context.Context, args []string, o CountOptions) error {
+	if o.Quotas && o.Types != nil {
+		return s.countTypes(ctx, args, o)
+	}
 	if o.Header {
 		h := ""
 		if o.Quotas {
@@ -93,6 +122,41 @@ func (s *Shell) Df(ctx context.Context, human bool) error {
 }
 
 // quotaColumns are count -q's four quota columns.
+// countTypes prints `hdfs dfs -count -q -t`: per path, each storage
+// type's quota and what remains of it ("none" and "inf" where none is
+// set), then the path, as QuotaUsage.getTypesQuotaUsage.
+func (s *Shell) countTypes(ctx context.Context, args []string, o CountOptions) error {
+	if o.Header {
+		var h strings.Builder
+		for _, t := range o.Types {
+			fmt.Fprintf(&h, "%13s %17s ", t+"_QUOTA", "REM_"+t+"_QUOTA")
+		}
+		fmt.Fprintf(s.Out, "%sPATHNAME\n", h.String())
+	}
+	num := func(n int64) string {
+		if o.Human {
+			return HumanBytes(n)
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	return s.eachPath(ctx, "count", args, func(p string) error {
+		cs, err := s.FS.ContentSummary(ctx, p)
+		if err != nil {
+			return fail("count", p, err)
+		}
+		var line strings.Builder
+		for _, t := range o.Types {
+			quota, rem := "none", "inf"
+			if tq, ok := cs.TypeQuotas[t]; ok && tq.Quota >= 0 {
+				quota, rem = num(tq.Quota), num(tq.Quota-tq.Consumed)
+			}
+			fmt.Fprintf(&line, "%13s %17s ", quota, rem)
+		}
+		fmt.Fprintf(s.Out, "%s%s\n", line.String(), p)
+		return nil
+	})
+}
+
 func quotaColumns(cs client.ContentSummary, human bool) string {
 	num := func(n int64) string {
 		if human {
