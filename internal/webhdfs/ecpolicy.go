@@ -2,14 +2,15 @@ package webhdfs
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
 	"smarth/internal/rpc/dfspb"
 )
 
-// Erasure coding, the storage policy satisfier and storage-type quotas:
-// features of the WebHDFS page that smarth does not have. Each answers
+// Erasure coding and the storage policy satisfier: features of the
+// WebHDFS page that smarth does not have. Each answers
 // as a Hadoop 3.4 namenode does in the configuration that matches
 // smarth (every file replicated, no EC policy enabled, the satisfier
 // off), so clients see a cluster that lacks the feature rather than an
@@ -175,10 +176,11 @@ func (c *call) satisfyStoragePolicy() error {
 // are all but RAM_DISK.
 var storageTypes = []string{"RAM_DISK", "SSD", "DISK", "ARCHIVE", "PROVIDED", "NVDIMM"}
 
-// setQuotaByStorageType checks its parameters as NamenodeWebHdfsMethods
-// does, then answers as a namenode with dfs.quota.by.storage.type
-// .enabled=false: smarth keeps one space quota per directory and no
-// per-type accounting.
+// setQuotaByStorageType sets (storagespacequota >= 0) or clears (-1) a
+// directory's quota on one storage type, as NamenodeWebHdfsMethods calls
+// setQuota(path, QUOTA_DONT_SET, quota, type). smarth's datanodes are all
+// DISK: a DISK quota counts the space consumed, any other is never
+// exceeded.
 func (c *call) setQuotaByStorageType() error {
 	st := strings.ToUpper(c.p.Str("storagetype"))
 	if st == "" {
@@ -190,16 +192,30 @@ func (c *call) setQuotaByStorageType() error {
 	if !c.p.Has("storagespacequota") {
 		return paramError("storagespacequota", "storagespacequota is required")
 	}
-	if _, err := c.p.Long("storagespacequota", 0, -1); err != nil {
+	q, err := c.p.Long("storagespacequota", 0, -1)
+	if err != nil {
 		return err
 	}
 	if _, err := c.stat(c.path); err != nil {
 		return err
 	}
 	if st == "RAM_DISK" {
+		// HDFS's namenode answers this one with UnsupportedActionException.
 		return Exception("UnsupportedActionException", "Quota by storage type is not supported for RAM_DISK")
 	}
-	return Exception("UnsupportedActionException", "Failed to set quota by storage type because either "+
-		"dfs.quota.by.storage.type.enabled is set to false or LayoutVersion does not support it: "+
-		"smarth keeps one space quota per directory (its datanodes have DISK storage only); use SETQUOTA")
+	if _, err := c.h.cfg.RPC.SetQuota(c.ctx, &dfspb.SetQuotaRequest{Path: c.path, NsQuota: math.MaxInt64, DsQuota: q, StorageType: st}); err != nil {
+		return err
+	}
+	return c.ok()
+}
+
+// typeQuotaJSON is ContentSummary's and QuotaUsage's typeQuota as
+// Hadoop's JsonUtil writes it: only the types with a quota, each with its
+// quota and what counts against it.
+func typeQuotaJSON(s *dfspb.GetContentSummaryResponse) map[string]any {
+	m := map[string]any{}
+	for _, tq := range s.GetTypeQuotas() {
+		m[tq.GetStorageType()] = map[string]any{"consumed": tq.GetConsumed(), "quota": tq.GetQuota()}
+	}
+	return m
 }

@@ -7,8 +7,9 @@ import (
 	"smarth/internal/testcluster"
 )
 
-// TestMissingFeatures: erasure coding, the storage policy satisfier and
-// storage-type quotas answer as a Hadoop 3.4 namenode without them.
+// TestMissingFeatures: erasure coding and the storage policy satisfier
+// answer as a Hadoop 3.4 namenode without them; SETQUOTABYSTORAGETYPE
+// checks its parameters as HDFS.
 func TestMissingFeatures(t *testing.T) {
 	c, w := startCluster(t, testcluster.Options{DataNodes: 1, Simple: true})
 	_ = c
@@ -74,12 +75,13 @@ func TestMissingFeatures(t *testing.T) {
 		t.Fatalf("SATISFYSTORAGEPOLICY: %s", msg)
 	}
 
-	// SETQUOTABYSTORAGETYPE: parameters checked, then refused.
+	// SETQUOTABYSTORAGETYPE: parameters checked as HDFS does (the
+	// operation itself: TestQuotaByStorageType).
 	w.op("PUT", "/d", "SETQUOTABYSTORAGETYPE", su, "storagespacequota=10").remote(t, 400, "IllegalArgumentException")
 	w.op("PUT", "/d", "SETQUOTABYSTORAGETYPE", su, "storagetype=TAPE", "storagespacequota=10").remote(t, 400, "IllegalArgumentException")
 	w.op("PUT", "/d", "SETQUOTABYSTORAGETYPE", su, "storagetype=DISK").remote(t, 400, "IllegalArgumentException")
 	w.op("PUT", "/nope", "SETQUOTABYSTORAGETYPE", su, "storagetype=DISK", "storagespacequota=10").remote(t, 404, "FileNotFoundException")
-	if msg := w.op("PUT", "/d", "SETQUOTABYSTORAGETYPE", su, "storagetype=SSD", "storagespacequota=10").remote(t, 403, "UnsupportedActionException"); !strings.Contains(msg, "dfs.quota.by.storage.type.enabled") {
-		t.Fatalf("SETQUOTABYSTORAGETYPE: %s", msg)
+	if msg := w.op("PUT", "/d", "SETQUOTABYSTORAGETYPE", su, "storagetype=RAM_DISK", "storagespacequota=10").remote(t, 403, "UnsupportedActionException"); !strings.Contains(msg, "not supported for RAM_DISK") {
+		t.Fatalf("SETQUOTABYSTORAGETYPE RAM_DISK: %s", msg)
 	}
 }

@@ -29,29 +29,30 @@ func (e *RemoteException) Error() string { return e.Exception + ": " + e.Message
 
 // Java exception classes WebHDFS clients recognise by name.
 var javaClass = map[string]string{
-	"IllegalArgumentException":         "java.lang.IllegalArgumentException",
-	"UnsupportedOperationException":    "java.lang.UnsupportedOperationException",
-	"SecurityException":                "java.lang.SecurityException",
-	"IOException":                      "java.io.IOException",
-	"FileNotFoundException":            "java.io.FileNotFoundException",
-	"RuntimeException":                 "java.lang.RuntimeException",
-	"AccessControlException":           "org.apache.hadoop.security.AccessControlException",
-	"FileAlreadyExistsException":       "org.apache.hadoop.fs.FileAlreadyExistsException",
-	"ParentNotDirectoryException":      "org.apache.hadoop.fs.ParentNotDirectoryException",
-	"PathIsNotEmptyDirectoryException": "org.apache.hadoop.fs.PathIsNotEmptyDirectoryException",
-	"NSQuotaExceededException":         "org.apache.hadoop.hdfs.protocol.NSQuotaExceededException",
-	"DSQuotaExceededException":         "org.apache.hadoop.hdfs.protocol.DSQuotaExceededException",
-	"AlreadyBeingCreatedException":     "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException",
-	"SafeModeException":                "org.apache.hadoop.hdfs.server.namenode.SafeModeException",
-	"RetriableException":               "org.apache.hadoop.ipc.RetriableException",
-	"InvalidToken":                     "org.apache.hadoop.security.token.SecretManager$InvalidToken",
-	"HadoopIllegalArgumentException":   "org.apache.hadoop.HadoopIllegalArgumentException",
-	"SnapshotException":                "org.apache.hadoop.hdfs.protocol.SnapshotException",
-	"AuthorizationException":           "org.apache.hadoop.security.authorize.AuthorizationException",
-	"SnapshotAccessControlException":   "org.apache.hadoop.hdfs.protocol.SnapshotAccessControlException",
-	"InvalidPathException":             "org.apache.hadoop.fs.InvalidPathException",
-	"RecoveryInProgressException":      "org.apache.hadoop.hdfs.protocol.RecoveryInProgressException",
-	"UnsupportedActionException":       "org.apache.hadoop.hdfs.server.namenode.UnsupportedActionException",
+	"IllegalArgumentException":            "java.lang.IllegalArgumentException",
+	"UnsupportedOperationException":       "java.lang.UnsupportedOperationException",
+	"SecurityException":                   "java.lang.SecurityException",
+	"IOException":                         "java.io.IOException",
+	"FileNotFoundException":               "java.io.FileNotFoundException",
+	"RuntimeException":                    "java.lang.RuntimeException",
+	"AccessControlException":              "org.apache.hadoop.security.AccessControlException",
+	"FileAlreadyExistsException":          "org.apache.hadoop.fs.FileAlreadyExistsException",
+	"ParentNotDirectoryException":         "org.apache.hadoop.fs.ParentNotDirectoryException",
+	"PathIsNotEmptyDirectoryException":    "org.apache.hadoop.fs.PathIsNotEmptyDirectoryException",
+	"NSQuotaExceededException":            "org.apache.hadoop.hdfs.protocol.NSQuotaExceededException",
+	"DSQuotaExceededException":            "org.apache.hadoop.hdfs.protocol.DSQuotaExceededException",
+	"QuotaByStorageTypeExceededException": "org.apache.hadoop.hdfs.protocol.QuotaByStorageTypeExceededException",
+	"AlreadyBeingCreatedException":        "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException",
+	"SafeModeException":                   "org.apache.hadoop.hdfs.server.namenode.SafeModeException",
+	"RetriableException":                  "org.apache.hadoop.ipc.RetriableException",
+	"InvalidToken":                        "org.apache.hadoop.security.token.SecretManager$InvalidToken",
+	"HadoopIllegalArgumentException":      "org.apache.hadoop.HadoopIllegalArgumentException",
+	"SnapshotException":                   "org.apache.hadoop.hdfs.protocol.SnapshotException",
+	"AuthorizationException":              "org.apache.hadoop.security.authorize.AuthorizationException",
+	"SnapshotAccessControlException":      "org.apache.hadoop.hdfs.protocol.SnapshotAccessControlException",
+	"InvalidPathException":                "org.apache.hadoop.fs.InvalidPathException",
+	"RecoveryInProgressException":         "org.apache.hadoop.hdfs.protocol.RecoveryInProgressException",
+	"UnsupportedActionException":          "org.apache.hadoop.hdfs.server.namenode.UnsupportedActionException",
 }
 
 // statusOf is the HTTP status Hadoop's ExceptionHandler gives an
@@ -178,6 +179,8 @@ func precondition(msg, lower string) *RemoteException {
 	switch {
 	case strings.Contains(lower, "namespace quota") && strings.Contains(lower, "is exceeded"):
 		return Exception("NSQuotaExceededException", msg)
+	case strings.Contains(lower, "quota by storage type") && strings.Contains(lower, "is exceeded"):
+		return Exception("QuotaByStorageTypeExceededException", msg)
 	case strings.Contains(lower, " quota") && strings.Contains(lower, "is exceeded"):
 		return Exception("DSQuotaExceededException", msg)
 	case strings.Contains(lower, "not empty"):

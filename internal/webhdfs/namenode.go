@@ -285,7 +285,7 @@ func (c *call) contentSummary() error {
 	return c.json(map[string]any{"ContentSummary": map[string]any{
 		"directoryCount": s.GetDirectoryCount(), "fileCount": s.GetFileCount(), "length": s.GetLength(),
 		"quota": s.GetQuota(), "spaceConsumed": s.GetSpaceConsumed(), "spaceQuota": s.GetSpaceQuota(),
-		"ecPolicy": "", "typeQuota": map[string]any{},
+		"ecPolicy": "", "typeQuota": typeQuotaJSON(s),
 	}})
 }
 
@@ -297,7 +297,7 @@ func (c *call) quotaUsage() error {
 	return c.json(map[string]any{"QuotaUsage": map[string]any{
 		"fileAndDirectoryCount": s.GetFileCount() + s.GetDirectoryCount(),
 		"quota":                 s.GetQuota(), "spaceConsumed": s.GetSpaceConsumed(), "spaceQuota": s.GetSpaceQuota(),
-		"typeQuota": map[string]any{},
+		"typeQuota": typeQuotaJSON(s),
 	}})
 }
 
