@@ -122,7 +122,10 @@ func decodeINode(b []byte, version uint64) (parent uint64, n *namespace.INode, b
 	}
 	if n.Dir && version >= 3 && d.bool() {
 		n.Quota = &namespace.Quota{NS: d.i(), DS: d.i()} // usage: RecountQuotas
-		if version >= 5 {
+		// The type quotas end a directory's record. Snapshot inodes are
+		// decoded as the current version whatever image held them, so a
+		// version 4 record (no count) is told by nothing left to read.
+		if version >= 5 && len(d.b) > 0 {
 			count := d.count(2) // name length and quota: a byte each at least
 			for i := 0; i < count && d.err == nil; i++ {
 				typ, q := d.s(), d.i()
