@@ -577,9 +577,9 @@ func TestFileDataSurvivesRestarts(t *testing.T) {
 // TestFileDataWithSnapshots: a snapshot keeps what the file held when it
 // was taken. Append goes on (the snapshot reads its old length); a
 // truncate on a block boundary keeps the dropped blocks for the snapshot;
-// a truncate inside a block a snapshot holds is refused (no
-// copy-on-truncate); a concat source in a snapshot is refused, as HDFS
-// does.
+// a truncate inside a block a snapshot holds is made on a copy (the
+// snapshot keeps the block); a concat source in a snapshot is refused, as
+// HDFS does.
 func TestFileDataWithSnapshots(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{DataNodes: 3, BlockSize: fdBlock})
 	ctx := ctxT(t)
@@ -599,9 +599,15 @@ func TestFileDataWithSnapshots(t *testing.T) {
 	if got := mustRead(t, f, "/s/.snapshot/s1/f"); !bytes.Equal(got, orig) {
 		t.Fatalf("snapshot of the appended file reads %d bytes, want the %d it had", len(got), len(orig))
 	}
-	_, err := f.Truncate(ctx, "/s/f", fdBlock+10)
-	if err == nil || !strings.Contains(err.Error(), "copy-on-truncate is not supported") || !strings.Contains(err.Error(), "/s/f") {
-		t.Fatalf("truncate inside a block a snapshot holds: %v", err)
+	if ready, err := f.Truncate(ctx, "/s/f", fdBlock+10); err != nil || ready {
+		t.Fatalf("truncate inside a block a snapshot holds: %v %v", ready, err)
+	}
+	if err := f.WaitClosed(ctx, "/s/f"); err != nil {
+		t.Fatal(err)
+	}
+	wantContent(t, f, "/s/f", orig[:fdBlock+10])
+	if got := mustRead(t, f, "/s/.snapshot/s1/f"); !bytes.Equal(got, orig) {
+		t.Fatalf("snapshot after a copy-on-truncate reads %d bytes, want %d", len(got), len(orig))
 	}
 	if ready, err := f.Truncate(ctx, "/s/f", fdBlock); err != nil || !ready {
 		t.Fatalf("truncate on a block boundary of a snapshotted file: %v %v", ready, err)

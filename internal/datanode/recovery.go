@@ -45,7 +45,15 @@ func (d *DataNode) initReplicaRecovery(req *dfspb.InitReplicaRecoveryRequest) (*
 
 func (d *DataNode) updateReplicaUnderRecovery(req *dfspb.UpdateReplicaUnderRecoveryRequest) (*dfspb.UpdateReplicaUnderRecoveryResponse, error) {
 	update := d.store.UpdateRecovery
-	if req.GetTruncate() {
+	switch {
+	case req.GetTruncate() && req.GetNewBlockId() != 0:
+		// Copy-on-truncate: a new replica of the prefix; the one named
+		// stays as it is, for the snapshot that holds it.
+		b := req.GetBlock()
+		update = func(id, recoveryID uint64, newLength int64) (store.Replica, error) {
+			return d.store.CopyRecovery(id, b.GetGenerationStamp(), recoveryID, req.GetNewBlockId(), newLength)
+		}
+	case req.GetTruncate():
 		update = d.store.CutRecovery
 	}
 	r, err := update(req.GetBlock().GetBlockId(), req.GetRecoveryId(), req.GetNewLength())

@@ -145,7 +145,15 @@ func (nn *NameNode) truncate(ctx context.Context, req *dfspb.TruncateRequest) (b
 		if err := nn.checkReopenLeaseLocked(opName, p, client); err != nil {
 			return err
 		}
-		return nn.checkTruncatableLocked(p, req.GetNewLength())
+		if err := nn.checkTruncatableLocked(p, req.GetNewLength()); err != nil {
+			return err
+		}
+		// A cut inside a block a snapshot holds is made on a copy: the
+		// new block's id and stamp go in the record (see applyTruncate).
+		if f, err := nn.state.tree.Lookup(p); err == nil && !f.Dir && f.Writer == nil && nn.state.tree.CopyOnTruncate(f, req.GetNewLength()) {
+			op.Block = blockRef{ID: nn.state.blocks.NextID(), GS: nn.state.blocks.NextGS()}
+		}
+		return nil
 	}, func(res applied) {
 		f := res.file
 		if nn.truncatingLocked(f) {
@@ -154,7 +162,8 @@ func (nn *NameNode) truncate(ctx context.Context, req *dfspb.TruncateRequest) (b
 			nn.leases.add(recoveryHolder, f.ID, now)
 			nn.startRecoveryLocked(f, now)
 			nn.logger.Info("truncate: recovering the last block to its new length", "path", f.Path(),
-				"length", req.GetNewLength(), "block", f.Blocks[len(f.Blocks)-1].ID, "client", client)
+				"length", req.GetNewLength(), "block", f.Blocks[len(f.Blocks)-1].ID, "client", client,
+				"copy_of", f.Writer.CopySource.ID)
 		}
 	})
 	return ready && err == nil, err
@@ -189,10 +198,27 @@ func (nn *NameNode) truncatingLocked(f *namespace.INode) bool {
 
 // truncateRecovery fills in a recovery command for truncate recovery of b
 // when b is the block a truncate of f is cutting.
+// For a copy-on-truncate the command names the source block (as the
+// snapshot holds it) and the new block's id.
 func (nn *NameNode) truncateRecoveryLocked(f *namespace.INode, b *blockmap.Block, cmd *dfspb.RecoverBlockCommand) {
 	if nn.truncatingLocked(f) && f.Blocks[len(f.Blocks)-1] == b {
 		cmd.Truncate, cmd.NewLength = true, b.NumBytes
+		if src := nn.state.copySource(f); src != nil {
+			cmd.Block, cmd.NewBlockId = ext(src), b.ID
+		}
 	}
+}
+
+// recoverySourceLocked is the block whose replicas recover b: b itself,
+// or for the new block of a copy-on-truncate the block it is copied from
+// (the new block has no replica until the copy is made).
+func (nn *NameNode) recoverySourceLocked(f *namespace.INode, b *blockmap.Block) *blockmap.Block {
+	if nn.truncatingLocked(f) && f.Blocks[len(f.Blocks)-1] == b {
+		if src := nn.state.copySource(f); src != nil {
+			return src
+		}
+	}
+	return b
 }
 
 // concat moves the blocks of the sources to the end of the target and

@@ -18,11 +18,13 @@ const (
 	recImageSnapInode     = 'n' // an inode of a snapshot (inode record, ACL, policy)
 	recImageRetained      = 'r' // a block only snapshots hold: ref, state, file id, replication
 	recImageAppended      = 'b' // a file open for append: inode id, its reopened block as it was (ref)
+	recImageCopySource    = 'c' // a file in copy-on-truncate: inode id, the block copied from (ref)
 )
 
 func isFeatureRecord(b []byte) bool {
 	switch b[0] {
-	case recImageACL, recImagePolicy, recImageSnapshottable, recImageSnapshot, recImageSnapInode, recImageRetained, recImageAppended:
+	case recImageACL, recImagePolicy, recImageSnapshottable, recImageSnapshot, recImageSnapInode, recImageRetained, recImageAppended,
+		recImageCopySource:
 		return true
 	}
 	return false
@@ -33,6 +35,7 @@ func isFeatureRecord(b []byte) bool {
 // only for snapshots.
 func (s *fsState) eachFeatureRecord(e *enc, emit func([]byte)) {
 	t := s.tree
+	var retained []uint64
 	t.Walk(func(n *namespace.INode) bool {
 		if acl := t.StoredACL(n); acl != nil {
 			e.b = append(e.b[:0], recImageACL)
@@ -52,9 +55,19 @@ func (s *fsState) eachFeatureRecord(e *enc, emit func([]byte)) {
 			encRef(e, blockRef{ID: w.Appended.ID, GS: w.Appended.GS, Len: w.Appended.NumBytes})
 			emit(e.b)
 		}
+		if w := n.Writer; w != nil && w.CopySource.ID != 0 {
+			e.b = append(e.b[:0], recImageCopySource)
+			e.u(n.ID)
+			encRef(e, blockRef{ID: w.CopySource.ID, GS: w.CopySource.GS, Len: w.CopySource.NumBytes})
+			emit(e.b)
+			// The source is in no live file; it is kept even if the
+			// snapshots that held it are gone, until the copy is done.
+			if s.blocks.Get(w.CopySource.ID) != nil {
+				retained = append(retained, w.CopySource.ID)
+			}
+		}
 		return true
 	})
-	var retained []uint64
 	t.EachSnapshot(func(dir *namespace.INode, snaps []namespace.SnapshotInfo) {
 		e.b = append(e.b[:0], recImageSnapshottable)
 		e.u(dir.ID)
@@ -178,6 +191,16 @@ func (s *fsState) loadFeatureRecords(recs [][]byte) error {
 				return fmt.Errorf("image appended-block record: inode %d is not an open file with block %d", id, ref.ID)
 			}
 			n.Writer.Appended = namespace.AppendedBlock{ID: ref.ID, GS: ref.GS, NumBytes: ref.Len}
+		case recImageCopySource:
+			id, ref := d.u(), decRef(d)
+			if err := d.done(); err != nil {
+				return fmt.Errorf("image copy-on-truncate record: %w", err)
+			}
+			n := t.ByID(id)
+			if n == nil || n.Dir || n.Writer == nil || ref.ID == 0 || n.BlockIndex(ref.ID) >= 0 {
+				return fmt.Errorf("image copy-on-truncate record: inode %d is not a file being truncated from block %d", id, ref.ID)
+			}
+			n.Writer.CopySource = namespace.AppendedBlock{ID: ref.ID, GS: ref.GS, NumBytes: ref.Len}
 		case recImageSnapInode:
 			return fmt.Errorf("snapshot inode record outside a snapshot")
 		}

@@ -126,7 +126,14 @@ func (nn *NameNode) startRecoveryLocked(f *namespace.INode, now time.Time) {
 		if nn.blockSettledLocked(b) {
 			continue
 		}
-		holders := nn.recoveryHoldersLocked(b)
+		holders := nn.recoveryHoldersLocked(nn.recoverySourceLocked(f, b))
+		if len(holders) == 0 && nn.truncatingLocked(f) && i == len(f.Blocks)-1 {
+			// A truncate never drops the block it cuts: the bytes before
+			// the new end are the file's. Wait for a holder to come
+			// (after a restart the datanodes may not have reported yet).
+			waiting = true
+			continue
+		}
 		if len(holders) == 0 {
 			keep = i // nobody has it: the file ends before it
 			break
@@ -229,6 +236,13 @@ func (nn *NameNode) commitBlockSync(req *dfspb.CommitBlockSynchronizationRequest
 			return nil // a repeated call
 		}
 		return errPrecondition("%s: block %d: its file is already closed", op, b.ID)
+	}
+	// A copy-on-truncate commits the new block; the block it was copied
+	// from is the snapshot's and is never changed by a recovery.
+	if src := nn.state.copySource(f); src == b {
+		nn.mu.Unlock()
+		return errPrecondition("%s %s: block %d is the source of a copy-on-truncate (a snapshot holds it); the recovery commits the new block %d; refused",
+			op, f.Path(), b.ID, f.Blocks[len(f.Blocks)-1].ID)
 	}
 	if b.RecoveryID == 0 || b.RecoveryID != req.GetNewGs() {
 		nn.mu.Unlock()

@@ -406,6 +406,7 @@ func (s *fsState) dropFiles(files []*namespace.INode) []*blockmap.Block {
 		for _, b := range f.Blocks {
 			out = append(out, b)
 		}
+		out = s.releaseCopySource(f, out)
 	}
 	return out
 }
@@ -512,6 +513,7 @@ func (s *fsState) applyCommitSync(o *editOp) (applied, error) {
 		s.blocks.Observe(b.ID, b.GS)
 	}
 	if o.Close {
+		res.dropped = s.releaseCopySource(f, res.dropped)
 		s.closeFile(f, o.Now)
 	}
 	return res, nil
@@ -523,6 +525,7 @@ func (s *fsState) applyCloseFile(o *editOp) (applied, error) {
 		return applied{}, err
 	}
 	res := applied{file: f, dropped: s.tree.TruncateBlocks(f, o.Keep)}
+	res.dropped = s.releaseCopySource(f, res.dropped)
 	s.closeFile(f, o.Now)
 	return res, nil
 }

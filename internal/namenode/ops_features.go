@@ -114,7 +114,7 @@ func (s *fsState) applyFeatureOp(o *editOp, c namespace.Caller) (applied, error)
 		var freed []uint64
 		freed, err = s.tree.DeleteSnapshot(c, o.Path, o.Snapshot)
 		for _, id := range freed {
-			if b := s.blocks.Get(id); b != nil && !s.liveBlock(b) {
+			if b := s.blocks.Get(id); b != nil && !s.liveBlock(b) && !s.isCopySource(b) {
 				res.dropped = append(res.dropped, b)
 			}
 		}

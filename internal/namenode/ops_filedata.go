@@ -1,6 +1,8 @@
 package namenode
 
 import (
+	"fmt"
+
 	"smarth/internal/namenode/blockmap"
 	"smarth/internal/namenode/namespace"
 )
@@ -24,6 +26,11 @@ func encodeFileDataOp(e *enc, o *editOp) {
 		e.s(o.Client)
 		e.s(o.Host)
 		e.i(o.Now)
+		if o.Block.ID != 0 {
+			// Copy-on-truncate: the new last block's id and stamp. Only
+			// then, so that other truncate records keep their layout.
+			encRef(e, o.Block)
+		}
 	case opConcat:
 		e.s(o.Path)
 		e.u(uint64(len(o.Srcs)))
@@ -40,6 +47,9 @@ func decodeFileDataOp(d *dec, o *editOp) {
 		o.Path, o.Client, o.Host, o.Now = d.s(), d.s(), d.s(), d.i()
 	case opTruncate:
 		o.Path, o.NewLength, o.Client, o.Host, o.Now = d.s(), d.i(), d.s(), d.s(), d.i()
+		if d.err == nil && len(d.b) > 0 {
+			o.Block = decRef(d)
+		}
 	case opConcat:
 		o.Path = d.s()
 		n := d.count(1) // each source takes at least its length byte
@@ -107,6 +117,14 @@ func partialLastBlock(f *namespace.INode) *blockmap.Block {
 // lease checks restart it after a namenode restart). The recovery holder
 // as the file's writer is what marks the block as being truncated rather
 // than written: see truncatingLocked.
+//
+// When a snapshot holds the block the new end falls in, the block is not
+// cut but copied (HDFS's copy-on-truncate): the file's last block becomes
+// a new block (o.Block: id and stamp the live caller allocated, so that
+// replay makes the same one) of the new length, the writer records the
+// old block as its CopySource, and recovery copies the old replicas'
+// prefix into replicas of the new block. The old block stays in the block
+// map, unchanged, for the snapshot.
 func (s *fsState) applyTruncate(o *editOp, c namespace.Caller) (applied, error) {
 	f, err := s.tree.CheckTruncate(c, o.Path, o.NewLength)
 	if err != nil {
@@ -115,18 +133,62 @@ func (s *fsState) applyTruncate(o *editOp, c namespace.Caller) (applied, error) 
 	if o.NewLength == f.Length() {
 		return applied{file: f}, nil
 	}
+	copyBlock := s.tree.CopyOnTruncate(f, o.NewLength)
+	switch {
+	case copyBlock && o.Block.ID == 0:
+		return applied{}, fmt.Errorf("truncate %s: the cut block is in a snapshot, but the record names no new block for the copy", f.Path())
+	case copyBlock && s.blocks.Get(o.Block.ID) != nil:
+		return applied{}, fmt.Errorf("truncate %s: new block %d of the copy already exists", f.Path(), o.Block.ID)
+	case o.Block.ID != 0:
+		s.blocks.Observe(o.Block.ID, o.Block.GS) // never hand them out again
+	}
 	before := namespace.DiskCharge(f)
 	keep, cut, within := namespace.TruncatePoint(f, o.NewLength)
 	res := applied{file: f}
 	if cut {
 		res.dropped = s.tree.TruncateBlocks(f, keep+1)
+		w := namespace.Writer{Client: recoveryHolder, Host: o.Host}
 		b := f.Blocks[keep]
+		if copyBlock {
+			w.CopySource = namespace.AppendedBlock{ID: b.ID, GS: b.GS, NumBytes: b.NumBytes}
+			nb := &blockmap.Block{ID: o.Block.ID, GS: o.Block.GS, FileID: f.ID, Expected: f.Replication}
+			s.blocks.Add(nb)
+			f.Blocks[keep] = nb
+			b = nb
+		}
 		b.NumBytes, b.State, b.RecoveryID, b.Targets = within, blockmap.UnderConstruction, 0, nil
-		s.tree.ReopenFile(f, namespace.Writer{Client: recoveryHolder, Host: o.Host})
+		s.tree.ReopenFile(f, w)
 	} else {
 		res.dropped = s.tree.TruncateBlocks(f, keep)
 	}
 	f.MTime = o.Now
 	s.tree.ChargeSpace(f, namespace.DiskCharge(f)-before)
 	return res, nil
+}
+
+// copySource is the block a copy-on-truncate of f copies from (kept for
+// a snapshot), or nil when f is not being truncated that way.
+func (s *fsState) copySource(f *namespace.INode) *blockmap.Block {
+	if f == nil || f.Dir || f.Writer == nil || f.Writer.CopySource.ID == 0 {
+		return nil
+	}
+	return s.blocks.Get(f.Writer.CopySource.ID)
+}
+
+// isCopySource reports whether b is the source of a copy-on-truncate in
+// progress: it stays in the block map even if no snapshot holds it any
+// more, until the copy is done.
+func (s *fsState) isCopySource(b *blockmap.Block) bool {
+	f := s.tree.ByID(b.FileID)
+	return f != nil && !f.Dir && f.Writer != nil && f.Writer.CopySource.ID == b.ID
+}
+
+// releaseCopySource adds f's copy source, if any, to the blocks dropped
+// as f closes or goes away: it left the file when the truncate began, so
+// only snapshots keep it from here on (apply's keepSnapshotted).
+func (s *fsState) releaseCopySource(f *namespace.INode, dropped []*blockmap.Block) []*blockmap.Block {
+	if src := s.copySource(f); src != nil {
+		dropped = append(dropped, src)
+	}
+	return dropped
 }

@@ -107,6 +107,7 @@ type Store struct {
 
 	mu       sync.Mutex
 	replicas map[uint64]*replica // guarded by mu, as are the replicas' fields
+	copying  map[uint64]bool     // new block ids of copy-on-truncate copies in progress (copy.go)
 }
 
 type versionFile struct {

@@ -41,7 +41,8 @@ func (t *Tree) ReopenFile(f *INode, w Writer) {
 // CheckTruncate returns the file at path if c may truncate it to
 // newLength: a closed file, write access to it, and 0 <= newLength <=
 // its length (the FileSystem specification's preconditions, in HDFS's
-// words).
+// words). A cut inside a block a snapshot holds is made on a copy (see
+// CopyOnTruncate); blocks dropped whole are kept for snapshots.
 func (t *Tree) CheckTruncate(c Caller, path string, newLength int64) (*INode, error) {
 	const op = "truncate"
 	if newLength < 0 {
@@ -62,13 +63,6 @@ func (t *Tree) CheckTruncate(c Caller, path string, newLength int64) (*INode, er
 	}
 	if l := f.Length(); newLength > l {
 		return nil, errorf(op, f.Path(), Invalid, "Cannot truncate to a larger file size. Current size: %d, truncate size: %d.", l, newLength)
-	}
-	// HDFS cuts a block a snapshot holds on a copy (copy-on-truncate);
-	// here a snapshot shares the live block, so cutting it would cut the
-	// snapshot's bytes too. Blocks dropped whole are kept for snapshots.
-	if keep, cut, _ := TruncatePoint(f, newLength); cut && t.SnapshotRefs(f.Blocks[keep].ID) > 0 {
-		return nil, errorf(op, f.Path(), Precondition,
-			"the new length %d falls inside block %d, which a snapshot holds; copy-on-truncate is not supported: truncate on a block boundary, or delete the snapshots that hold the file first", newLength, f.Blocks[keep].ID)
 	}
 	return f, nil
 }
@@ -223,4 +217,16 @@ func TruncatePoint(f *INode, newLength int64) (keep int, cut bool, within int64)
 		panic(fmt.Sprintf("namespace: TruncatePoint(%d) beyond %s's length %d", newLength, f.Path(), off))
 	}
 	return len(f.Blocks), false, 0
+}
+
+// CopyOnTruncate says whether a truncate of f to newLength cuts inside a
+// block a snapshot holds. HDFS then cuts a copy (copy-on-truncate): the
+// file gets a new block, with a new id, holding the block's first bytes,
+// and the snapshot keeps the block as it was.
+func (t *Tree) CopyOnTruncate(f *INode, newLength int64) bool {
+	if newLength < 0 || newLength >= f.Length() {
+		return false
+	}
+	keep, cut, _ := TruncatePoint(f, newLength)
+	return cut && t.SnapshotRefs(f.Blocks[keep].ID) > 0
 }

@@ -50,9 +50,15 @@ type Writer struct {
 	// so a snapshot taken while the append is open holds them (HDFS
 	// records the file's length at snapshot time). Zero ID: none.
 	Appended AppendedBlock
+	// CopySource is, while a truncate cuts inside a block a snapshot
+	// holds (copy-on-truncate), that block as it was (id, stamp, length):
+	// the file's last block is a new block that recovery fills with its
+	// prefix, and the source stays for the snapshot. Zero ID: none.
+	CopySource AppendedBlock
 }
 
-// AppendedBlock is a block reopened by an append, as it was when closed.
+// AppendedBlock is a block reopened by an append, as it was when closed
+// (or the source of a copy-on-truncate).
 type AppendedBlock struct {
 	ID, GS   uint64
 	NumBytes int64
