@@ -364,12 +364,14 @@ func (s *Stream) writeFailed(p *pipe, err error) {
 func (s *Stream) handoff() error {
 	p := s.cur
 	want := s.cfg.Strategy.Handoff()
+	var fnfa, done bool // as seen under the lock: the responder writes them
 	for {
 		s.mu.Lock()
 		for !p.done && !(want == FirstNodeFinished && p.fnfa) && !s.anyFailedLocked() && !s.aborted {
 			s.cond.Wait()
 		}
-		ready := p.done || (want == FirstNodeFinished && p.fnfa)
+		fnfa, done = p.fnfa, p.done
+		ready := done || (want == FirstNodeFinished && fnfa)
 		failed, aborted := s.anyFailedLocked(), s.aborted
 		s.mu.Unlock()
 		if aborted {
@@ -385,7 +387,7 @@ func (s *Stream) handoff() error {
 			break
 		}
 	}
-	s.log.Debug("block handed off", "block", p.block.GetBlockId(), "bytes", p.sent, "fnfa", p.fnfa, "done", p.done)
+	s.log.Debug("block handed off", "block", p.block.GetBlockId(), "bytes", p.sent, "fnfa", fnfa, "done", done)
 	s.cur = nil
 	s.reap()
 	return nil
