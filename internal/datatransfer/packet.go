@@ -204,6 +204,22 @@ func (p *Packet) Release() {
 	pools[p.class].Put(p)
 }
 
+// Discard is Release without returning the buffer to the pool: the memory
+// claim is given back and the buffer left to the collector. The client's
+// pipeline uses it for packets that went out on a connection: the race
+// detector saw a pooled buffer re-sealed for a new packet while a send of
+// the old one still read it, and until that is explained a buffer that
+// has been on the wire is never reused.
+func (p *Packet) Discard() {
+	if p == nil {
+		return
+	}
+	if p.unclaim != nil {
+		p.unclaim()
+		p.unclaim = nil
+	}
+}
+
 // PacketReader reads packets from a stream. Give it a bufio.Reader with a
 // small buffer (4-16 KiB): headers and acks come out of the buffer, while a
 // packet body larger than the buffer is read straight into the packet (bufio

@@ -108,7 +108,7 @@ func (p *pipe) close() {
 // is abandoned (stream failed or aborted).
 func (p *pipe) releaseAll() {
 	for _, pkt := range p.unacked {
-		pkt.Release()
+		pkt.Discard() // it has been on the wire: see datatransfer.Packet.Discard
 	}
 	p.unacked = nil
 }
@@ -243,7 +243,7 @@ func (s *Stream) applyAckLocked(p *pipe, ack datatransfer.Ack, err error, firstI
 	p.unacked = p.unacked[1:]
 	p.acked = pkt.Header.Offset + int64(pkt.Header.DataLen)
 	last := pkt.Header.Last()
-	pkt.Release()
+	pkt.Discard() // it has been on the wire: see datatransfer.Packet.Discard
 	if last {
 		p.done = true
 		if !p.fnfa {
