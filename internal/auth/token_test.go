@@ -29,7 +29,7 @@ func TestToken(t *testing.T) {
 	payload, sum, _ := strings.Cut(strings.TrimPrefix(rest, tokenTag), ".")
 	forged := Token{Kind: KindDelegation, User: "root", Expires: tok.Expires, Seq: 42}.Encode(other)
 	for name, bad := range map[string]string{
-		"another user's prefix":  "root:" + rest,
+		"another user's prefix":   "root:" + rest,
 		"signed with another key": forged,
 		"payload changed":         user + ":" + tokenTag + payload[:len(payload)-2] + "AA." + sum,
 		"no signature":            user + ":" + tokenTag + payload,

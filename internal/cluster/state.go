@@ -39,9 +39,9 @@ type State struct {
 	// Auth is the cluster's auth mode (secure: users' token files in
 	// home/tokens); TLS says its daemons speak TLS with the CA in
 	// home/tls (ClientSecurity).
-	Auth string `json:"auth,omitempty"`
-	TLS  bool   `json:"tls,omitempty"`
-	Daemons         []Daemon  `json:"daemons"`
+	Auth    string   `json:"auth,omitempty"`
+	TLS     bool     `json:"tls,omitempty"`
+	Daemons []Daemon `json:"daemons"`
 	// Cgroups are the block I/O groups that cap the datanodes' disks
 	// (Options.Cache.DiskReadRate), removed by Down.
 	Cgroups []string `json:"cgroups,omitempty"`
