@@ -8,6 +8,8 @@ set -euo pipefail
 bin=$1 meta=$2
 work=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+# No auth key: secure, the default (the first start writes
+# auth.key and datanode.key, 0600, into META_DIR; nothing connects here).
 printf 'meta_dir: %s\nrpc_addr: 127.0.0.1:0\nhttp_addr: 127.0.0.1:0\n' "$meta" >"$work/nn.yaml"
 start=$(date +%s.%N)
 "$bin" namenode --config "$work/nn.yaml" --ready-file "$work/ready" --log-file "$work/nn.log" &

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"smarth/internal/auth"
 	"smarth/internal/namenode"
 )
 
@@ -15,6 +16,7 @@ func adminRun(args ...string) (int, string, string) {
 func TestAdminAgainstANamenode(t *testing.T) {
 	cfg := namenode.DefaultConfig()
 	cfg.RPCAddr, cfg.HTTPAddr, cfg.MetaDir, cfg.Superuser = "127.0.0.1:0", "127.0.0.1:0", t.TempDir(), "root-of-test"
+	cfg.Auth = auth.Simple // the commands run with --user (the default is secure)
 	nn, err := namenode.New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)

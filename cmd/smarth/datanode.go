@@ -27,8 +27,13 @@ func newDatanodeCmd() *cobra.Command {
 down), heartbeats, reports its blocks, serves reads and pipeline writes on
 data_addr, lease recovery on ipc_addr and Prometheus metrics on
 http_addr/metrics. Settings come from --config (YAML, keys as in the datanode
-config contract) with flags overriding them. It stops on SIGTERM or SIGINT.`,
-		Example: `  smarth datanode --namenode 127.0.0.1:8020 --data-dir /var/smarth/dn1
+config contract) with flags overriding them. It stops on SIGTERM or SIGINT.
+
+Authentication is secure unless the config says auth: simple (or --auth
+simple, which logs a warning). Secure, the datanode needs datanode_key_file, a
+0600 copy of the namenode's datanode key (its meta_dir/datanode.key unless
+configured), and does not start without it. See docs/security.md.`,
+		Example: `  smarth datanode --namenode 127.0.0.1:8020 --data-dir /var/smarth/dn1 --datanode-key-file /etc/smarth/datanode.key
   smarth datanode --config dn1.yaml --ready-file dn1.ready --log-file dn1.log
   smarth datanode --config dn1.yaml --data-addr 127.0.0.1:0 --http-addr 127.0.0.1:0`,
 		Args: cobra.NoArgs,
@@ -42,6 +47,7 @@ config contract) with flags overriding them. It stops on SIGTERM or SIGINT.`,
 			targets := map[string]*string{
 				"namenode": &cfg.NameNode, "data-dir": &cfg.DataDir, "data-addr": &cfg.DataAddr, "ipc-addr": &cfg.IPCAddr,
 				"http-addr": &cfg.HTTPAddr, "hostname": &cfg.Hostname, "rack": &cfg.Rack, "advertise-ip": &cfg.AdvertiseIP,
+				"auth": &cfg.Auth, "datanode-key-file": &cfg.DatanodeKeyFile,
 			}
 			for name, v := range overrides {
 				if cmd.Flags().Changed(name) {
@@ -72,6 +78,8 @@ config contract) with flags overriding them. It stops on SIGTERM or SIGINT.`,
 		{"hostname", "name reported to the namenode (hostname)"},
 		{"rack", "rack reported at registration (rack)"},
 		{"advertise-ip", "IP address other hosts use to reach this node (advertise_ip)"},
+		{"auth", "secure (the default) or simple: trust asserted user names, trusted networks only (auth)"},
+		{"datanode-key-file", "copy (0600) of the namenode's datanode key, required with auth secure (datanode_key_file)"},
 	} {
 		overrides[f.name] = c.Flags().String(f.name, "", f.usage)
 	}

@@ -27,10 +27,17 @@ acknowledged change is in its edit log before the reply, so kill -9 loses
 nothing acknowledged. It starts in safe mode until the datanodes have
 reported enough blocks. Settings come from --config (YAML, keys as in the
 namenode config contract) with flags overriding them. It stops on SIGTERM or
-SIGINT.`,
+SIGINT.
+
+Authentication is secure unless the config says auth: simple (or --auth
+simple, which logs a warning): callers prove their user with a credential
+signed by auth_secret_file (default meta_dir/auth.key) and datanodes with
+datanode_key_file (default meta_dir/datanode.key); both are created 0600 at
+the first start. See docs/security.md.`,
 		Example: `  smarth namenode --meta-dir /var/smarth/nn
   smarth namenode --config nn.yaml --ready-file nn.ready --log-file nn.log
-  smarth namenode --config nn.yaml --rpc-addr 127.0.0.1:0 --http-addr 127.0.0.1:0`,
+  smarth namenode --config nn.yaml --rpc-addr 127.0.0.1:0 --http-addr 127.0.0.1:0
+  smarth namenode --meta-dir /tmp/nn --auth simple   # trusted network only`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := namenode.DefaultConfig()
@@ -41,6 +48,7 @@ SIGINT.`,
 			}
 			targets := map[string]*string{
 				"rpc-addr": &cfg.RPCAddr, "http-addr": &cfg.HTTPAddr, "meta-dir": &cfg.MetaDir, "placement": &cfg.Placement,
+				"auth": &cfg.Auth,
 			}
 			for name, v := range overrides {
 				if cmd.Flags().Changed(name) {
@@ -67,6 +75,7 @@ SIGINT.`,
 		{"http-addr", "status page and metrics listen address (http_addr)"},
 		{"meta-dir", "directory of the edit log and checkpoints (meta_dir)"},
 		{"placement", "replica placement policy: rackaware, speedaware or speedaware-paper (placement)"},
+		{"auth", "secure (the default) or simple: trust asserted user names, trusted networks only (auth)"},
 	} {
 		overrides[f.name] = c.Flags().String(f.name, "", f.usage)
 	}

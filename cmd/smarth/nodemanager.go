@@ -10,10 +10,18 @@ var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newNo
 
 func newNodeManagerCmd() *cobra.Command {
 	var df mrDaemonFlags
-	var s struct{ rm, nn, host, rack, rpc, shuffle, http, work string }
+	var s struct{ rm, nn, host, rack, rpc, shuffle, http, work, auth, token string }
 	c := &cobra.Command{
 		Use:   "nodemanager",
 		Short: "Run a MapReduce node manager (runs tasks, serves map output)",
+		Long: `Run a MapReduce node manager. Settings come from --config (YAML) with flags
+overriding them.
+
+Authentication is secure unless the config says auth: simple (or --auth
+simple, which logs a warning): the node manager reaches the namenode with
+its own credential, token_file (default $SMARTH_TOKEN_FILE, else
+~/.smarth/token; made with smarth login), and does not start without one.
+See docs/security.md.`,
 		Example: `  smarth nodemanager --config nm.yaml --ready-file nm.ready
   smarth nodemanager --resourcemanager 127.0.0.1:8032 --namenode 127.0.0.1:8020 --hostname dn1 --work-dir /tmp/nm1`,
 		Args: cobra.NoArgs,
@@ -24,7 +32,7 @@ func newNodeManagerCmd() *cobra.Command {
 			}
 			for flag, dst := range map[string]*string{"resourcemanager": &cfg.ResourceManager, "namenode": &cfg.NameNode,
 				"hostname": &cfg.Hostname, "rack": &cfg.Rack, "rpc-addr": &cfg.RPCAddr, "shuffle-addr": &cfg.ShuffleAddr,
-				"http-addr": &cfg.HTTPAddr, "work-dir": &cfg.WorkDir} {
+				"http-addr": &cfg.HTTPAddr, "work-dir": &cfg.WorkDir, "auth": &cfg.Auth, "token-file": &cfg.TokenFile} {
 				if cmd.Flags().Changed(flag) {
 					*dst, _ = cmd.Flags().GetString(flag)
 				}
@@ -61,5 +69,7 @@ func newNodeManagerCmd() *cobra.Command {
 	f.StringVar(&s.shuffle, "shuffle-addr", "", "map output HTTP address")
 	f.StringVar(&s.http, "http-addr", "", "metrics address")
 	f.StringVar(&s.work, "work-dir", "", "directory for spills and map output")
+	f.StringVar(&s.auth, "auth", "", "secure (the default) or simple: no credential, trusted networks only")
+	f.StringVar(&s.token, "token-file", "", "this node manager's credential for the namenode (token_file)")
 	return c
 }

@@ -56,19 +56,28 @@ func mrRegistry() *mapreduce.Registry { return mapreduce.NewRegistry(apps.All().
 
 func newResourceManagerCmd() *cobra.Command {
 	var df mrDaemonFlags
-	var rpcAddr, httpAddr, namenode, scheduler string
+	var rpcAddr, httpAddr, namenode, scheduler, authMode string
 	c := &cobra.Command{
 		Use:   "resourcemanager",
 		Short: "Run the MapReduce resource manager (jobs, node heartbeats, scheduling)",
+		Long: `Run the MapReduce resource manager. Settings come from --config (YAML) with
+flags overriding them.
+
+Authentication is secure unless the config says auth: simple (or --auth
+simple, which logs a warning): job callers prove their user with a
+credential, checked against auth_secret_file (the namenode's identity
+secret), and the resource manager reaches the namenode with its own
+credential, token_file (made with smarth login). It does not start without
+either. See docs/security.md.`,
 		Example: `  smarth resourcemanager --config rm.yaml --ready-file rm.ready
-  smarth resourcemanager --namenode 127.0.0.1:8020 --scheduler delay`,
+  smarth resourcemanager --namenode 127.0.0.1:8020 --scheduler delay --auth simple   # trusted network only`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := resourcemanager.DefaultConfig()
 			if err := df.load(&cfg); err != nil {
 				return usageErr("%v", err)
 			}
-			for flag, dst := range map[string]*string{"rpc-addr": &cfg.RPCAddr, "http-addr": &cfg.HTTPAddr, "namenode": &cfg.NameNode, "scheduler": &cfg.Scheduler} {
+			for flag, dst := range map[string]*string{"rpc-addr": &cfg.RPCAddr, "http-addr": &cfg.HTTPAddr, "namenode": &cfg.NameNode, "scheduler": &cfg.Scheduler, "auth": &cfg.Auth} {
 				if cmd.Flags().Changed(flag) {
 					*dst, _ = cmd.Flags().GetString(flag)
 				}
@@ -102,5 +111,6 @@ func newResourceManagerCmd() *cobra.Command {
 	c.Flags().StringVar(&httpAddr, "http-addr", "", "web/metrics address (overrides http_addr)")
 	c.Flags().StringVar(&namenode, "namenode", "", "namenode host:port (overrides namenode)")
 	c.Flags().StringVar(&scheduler, "scheduler", "", "fifo or delay (overrides scheduler)")
+	c.Flags().StringVar(&authMode, "auth", "", "secure (the default) or simple: trust asserted user names, trusted networks only (overrides auth)")
 	return c
 }

@@ -172,3 +172,70 @@ func DefaultTokenFile() string {
 	}
 	return filepath.Join(home, ".smarth", "token")
 }
+
+// DefaultMode is the mode of a daemon whose config names no auth: secure,
+// as the issue and docs/security.md promise. Simple is opt-in only.
+const DefaultMode = Secure
+
+// ParseMode reads a daemon config's auth key: "" is DefaultMode.
+func ParseMode(s string) (string, error) {
+	switch s {
+	case "":
+		return DefaultMode, nil
+	case Secure, Simple:
+		return s, nil
+	}
+	return "", fmt.Errorf("auth: %q must be %q or %q", s, Secure, Simple)
+}
+
+// SimpleWarning is what every daemon logs at start in simple mode.
+const SimpleWarning = "auth is simple: callers' asserted user names are trusted and nothing is authenticated; use only on a trusted network (remove `auth: simple` for the secure default)"
+
+// Where a daemon of a secure cluster gets the secrets it needs, for the
+// errors that say one is missing.
+const (
+	// DatanodeKeyHint: datanodes' datanode_key_file.
+	DatanodeKeyHint = "copy the namenode's datanode key (its datanode_key_file, by default meta_dir/datanode.key, written 0600 at its first secure start; `smarth cluster up` keeps it in HOME/keys/datanode.key) to this host, chmod 600, and name it in datanode_key_file; or set auth: simple, on a trusted network only"
+	// IdentitySecretHint: the resource manager's auth_secret_file.
+	IdentitySecretHint = "name the namenode's identity secret (its auth_secret_file, by default meta_dir/auth.key, written 0600 at its first secure start; `smarth cluster up` keeps it in HOME/keys/auth.key) in auth_secret_file; or set auth: simple, on a trusted network only"
+	// ServiceTokenHint: the resource manager's and node managers' token_file.
+	ServiceTokenHint = "mint a credential for this daemon's user (the namenode's superuser or one of its proxy_users) with `smarth login --secret-file NAMENODE_AUTH_SECRET --user USER --token-file PATH`, and name PATH in token_file (or set SMARTH_TOKEN_FILE); or set auth: simple, on a trusted network only"
+)
+
+// RequireKeyFile checks at a daemon's start that the key file its config
+// names under key is set, exists and is private, so that a secure daemon
+// without one stops with an error naming the file and hint (where to get
+// it) instead of failing later at registration.
+func RequireKeyFile(key, path, hint string) error {
+	if path == "" {
+		return fmt.Errorf("%s: not set, and auth is secure (the default): %s", key, hint)
+	}
+	if _, err := LoadKey(path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s: %s does not exist: %s", key, path, hint)
+		}
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	return nil
+}
+
+// RequireCredential checks at a daemon's start that it has a credential
+// to reach a secure namenode with: the token file its config names under
+// key, else DefaultTokenFile().
+func RequireCredential(key, tokenFile, hint string) error {
+	cred, err := LoadCredential(tokenFile)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s: %s does not exist: %s", key, tokenFile, hint)
+		}
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	if cred == "" {
+		where := DefaultTokenFile()
+		if where == "" {
+			where = "$SMARTH_TOKEN_FILE or ~/.smarth/token"
+		}
+		return fmt.Errorf("%s: not set and %s does not exist, and auth is secure (the default): %s", key, where, hint)
+	}
+	return nil
+}

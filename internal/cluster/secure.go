@@ -58,8 +58,9 @@ func (o *Options) checkAuth() error {
 
 // authKeys are each daemon kind's config keys for o.Auth.
 func (o *Options) authKeys(l layout) (namenode, datanode, resourceManager, nodeManager map[string]any) {
-	if o.Auth == auth.Simple {
-		return map[string]any{"auth": auth.Simple}, nil, map[string]any{"auth": auth.Simple}, nil
+	if o.Auth == auth.Simple { // every daemon told: a config naming no auth is secure
+		return map[string]any{"auth": auth.Simple}, map[string]any{"auth": auth.Simple},
+			map[string]any{"auth": auth.Simple}, map[string]any{"auth": auth.Simple}
 	}
 	return map[string]any{"auth": auth.Secure, "auth_secret_file": l.key(identityKeyName), "datanode_key_file": l.key(datanodeKeyName)},
 		map[string]any{"datanode_key_file": l.key(datanodeKeyName)},

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"smarth/internal/auth"
 	"smarth/internal/pki"
 )
 
@@ -17,6 +18,11 @@ import (
 // testbed; the rest are tuning knobs with defaults.
 type Config struct {
 	NameNode string `yaml:"namenode"` // host:port of the namenode's gRPC
+	// Auth is the cluster's auth mode, as on the namenode: "secure" (the
+	// default, also when unset) needs DatanodeKeyFile, checked at start;
+	// "simple" (opt-in, warned about at start) runs without one against a
+	// simple namenode.
+	Auth string `yaml:"auth"`
 	// DatanodeKeyFile holds the cluster's datanode key (a copy of the
 	// namenode's datanode_key_file, 0600): the namenode's datanode
 	// protocol refuses calls without proof of it in secure mode.
@@ -112,6 +118,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		NameNode: "127.0.0.1:8020",
+		Auth:     auth.DefaultMode,
 		// Loopback unless configured otherwise: a datanode reachable
 		// from other hosts is a choice (the testbed and multi-host
 		// configs set 0.0.0.0 or the host's address), not a default.
@@ -146,6 +153,15 @@ func (c Config) Validate() error {
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data_dir: required"))
+	}
+	if mode, err := auth.ParseMode(c.Auth); err != nil {
+		errs = append(errs, err)
+	} else if mode == auth.Secure {
+		// Here rather than at registration, where a missing key would
+		// only show as the namenode's refusal.
+		if err := auth.RequireKeyFile("datanode_key_file", c.DatanodeKeyFile, auth.DatanodeKeyHint); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.AdvertiseIP != "" && net.ParseIP(c.AdvertiseIP) == nil {
 		errs = append(errs, fmt.Errorf("advertise_ip: %q is not an IP address", c.AdvertiseIP))

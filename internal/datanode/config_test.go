@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"smarth/internal/auth"
 )
 
 func TestConfigYAMLAndValidate(t *testing.T) {
@@ -18,6 +20,7 @@ heartbeat_interval: "1500ms"
 scan_interval: "2h"
 per_client_buffer: 1048576
 sync_on_close: true
+auth: simple
 `), &cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +69,7 @@ func TestAdvertiseIP(t *testing.T) {
 func TestLifecycle(t *testing.T) {
 	nn := startFakeNameNode(t)
 	cfg := DefaultConfig()
+	cfg.Auth = auth.Simple // the fake namenode checks no datanode key
 	cfg.NameNode, cfg.DataDir = nn.addr, t.TempDir()
 	cfg.DataAddr, cfg.IPCAddr, cfg.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	d, err := New(cfg, nil)
@@ -105,6 +109,7 @@ func TestLifecycle(t *testing.T) {
 
 func TestCacheCapacityMustFitTheMemoryBudget(t *testing.T) {
 	cfg := DefaultConfig()
+	cfg.Auth = auth.Simple
 	cfg.DataDir = "/data/dn1"
 	cfg.CacheCapacity, cfg.MemoryBudget = 256<<20, 256<<20
 	err := cfg.Validate()

@@ -96,6 +96,9 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 	if err != nil {
 		return nil, fmt.Errorf("datanode: open data_dir %s: %w", cfg.DataDir, err)
 	}
+	if cfg.Auth == auth.Simple {
+		logger.Warn(auth.SimpleWarning, "component", "datanode")
+	}
 	var dnKey []byte
 	if cfg.DatanodeKeyFile != "" {
 		if dnKey, err = auth.LoadKey(cfg.DatanodeKeyFile); err != nil {

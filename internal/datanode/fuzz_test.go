@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
 	"smarth/internal/datatransfer"
 	"smarth/internal/rpc/dfspb"
@@ -21,6 +22,7 @@ import (
 // request are refused by the dialer). Seeds: testdata/fuzz/FuzzDataConn.
 func FuzzDataConn(f *testing.F) {
 	cfg := DefaultConfig()
+	cfg.Auth = auth.Simple // no namenode to prove a key to
 	cfg.NameNode = "127.0.0.1:1"
 	cfg.DataDir = f.TempDir()
 	cfg.PerClientBuffer = 1 << 20

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
 	"smarth/internal/datatransfer"
 	"smarth/internal/rpc/dfspb"
@@ -42,6 +43,7 @@ func (l *testLog) String() string {
 func startDataNode(t *testing.T, nn *fakeNameNode, dir string, mutate func(*Config)) (*DataNode, *testLog) {
 	t.Helper()
 	cfg := DefaultConfig()
+	cfg.Auth = auth.Simple // the fake namenode checks no datanode key
 	cfg.NameNode = nn.addr
 	cfg.Hostname = "localhost"
 	cfg.DataAddr, cfg.IPCAddr, cfg.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
@@ -81,6 +83,7 @@ func startDataNodeTB(t testing.TB, nn *fakeNameNode) *DataNode {
 // startDataNodeTBWith is startDataNodeTB with a config change.
 func startDataNodeTBWith(t testing.TB, nn *fakeNameNode, mutate func(*Config)) *DataNode {
 	cfg := DefaultConfig()
+	cfg.Auth = auth.Simple // the fake namenode checks no datanode key
 	cfg.NameNode = nn.addr
 	cfg.DataAddr, cfg.IPCAddr, cfg.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	cfg.DataDir = t.TempDir()

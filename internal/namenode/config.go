@@ -59,9 +59,10 @@ type Config struct {
 	Superuser          string `yaml:"superuser"`  // default: the OS user running the namenode
 	Supergroup         string `yaml:"supergroup"` // members are superusers too (membership resolved here, see Groups)
 
-	// Identity (docs/security.md). Auth is "secure" (callers prove their
-	// user with a credential signed by the secret in AuthSecretFile) or
-	// "simple" (the asserted name is trusted). DatanodeKeyFile holds the
+	// Identity (docs/security.md). Auth is "secure" (the default, also
+	// when a config names no auth: callers prove their user with a
+	// credential signed by the secret in AuthSecretFile) or "simple" (the
+	// asserted name is trusted; opt-in, warned about at start). DatanodeKeyFile holds the
 	// key datanodes prove cluster membership with (required in secure
 	// mode; both files default under meta_dir and are created 0600).
 	// Groups maps users to groups; users not in it get their OS groups on
@@ -159,7 +160,7 @@ func DefaultConfig() Config {
 		PermissionsEnabled:    true,
 		Superuser:             su,
 		Supergroup:            "supergroup",
-		Auth:                  auth.Simple,
+		Auth:                  auth.DefaultMode, // secure: simple only when a config says so
 		Umask:                 0o022,
 		AccessTimePrecision:   time.Hour,
 		MaxXAttrsPerInode:     namespace.DefaultMaxXAttrsPerInode,
@@ -251,8 +252,8 @@ func (c Config) Validate() error {
 	if c.TopologyScriptTimeout < 0 {
 		bad("topology_script_timeout: %v must not be negative", c.TopologyScriptTimeout)
 	}
-	if c.Auth != auth.Simple && c.Auth != auth.Secure {
-		bad("auth: %q must be %q or %q", c.Auth, auth.Secure, auth.Simple)
+	if _, err := auth.ParseMode(c.Auth); err != nil {
+		bad("%v", err)
 	}
 	if c.Umask > 0o777 {
 		bad("umask: %#o is not a permission mask", c.Umask)

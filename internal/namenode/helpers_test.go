@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"smarth/internal/auth"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -31,6 +32,10 @@ func testConfig(t testing.TB) Config {
 	cfg.ReplicationInterval = 100 * time.Millisecond
 	cfg.SafeModeExtension = 0
 	cfg.Superuser = "hdfs"
+	// Namespace tests act as users by asserting names: simple, said
+	// explicitly (the default is secure; identity_test.go and
+	// defaultauth_test.go cover it).
+	cfg.Auth = auth.Simple
 	return cfg
 }
 

@@ -68,6 +68,10 @@ func newIdentity(cfg Config, logger *slog.Logger) (*identity, error) {
 			return nil, fmt.Errorf("datanode_key_file: %w", err)
 		}
 	}
+	if cfg.Auth == auth.Secure { // where operators find what datanodes and the resource manager need
+		logger.Info("auth is secure", "auth_secret_file", cfg.authSecretFile(), "datanode_key_file", cfg.datanodeKeyFile(),
+			"hint", "copy datanode_key_file (0600) to every datanode; mint users' tokens with smarth login --secret-file")
+	}
 	if id.web, err = newWebAuth(id, cfg.MetaDir, time.Now); err != nil {
 		return nil, err
 	}

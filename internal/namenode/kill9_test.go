@@ -78,7 +78,9 @@ func TestKill9DuringCreates(t *testing.T) {
 	bin := buildSmarth(t)
 	dir := t.TempDir()
 	config := filepath.Join(dir, "nn.yaml")
-	yaml := fmt.Sprintf("rpc_addr: 127.0.0.1:0\nhttp_addr: 127.0.0.1:0\nmeta_dir: %s\nsuperuser: hdfs\ncheckpoint_txns: 500\n", filepath.Join(dir, "meta"))
+	// auth: simple, said explicitly (the default is secure): the writers
+	// assert their user.
+	yaml := fmt.Sprintf("rpc_addr: 127.0.0.1:0\nhttp_addr: 127.0.0.1:0\nmeta_dir: %s\nsuperuser: hdfs\ncheckpoint_txns: 500\nauth: simple\n", filepath.Join(dir, "meta"))
 	if err := os.WriteFile(config, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -85,8 +85,8 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 	if cfg.Supergroup == "" {
 		cfg.Supergroup = namespace.DefaultSupergroup
 	}
-	if cfg.Auth == "" { // configs written before auth existed
-		cfg.Auth = auth.Simple
+	if cfg.Auth == "" { // a config that names no auth is secure (docs/security.md)
+		cfg.Auth = auth.DefaultMode
 	}
 	if cfg.BlockAccessTokenLifetime == 0 { // configs written before tokens existed
 		cfg.BlockAccessTokenLifetime = blocktoken.DefaultLifetime

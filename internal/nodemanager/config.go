@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"smarth/internal/auth"
 	"smarth/internal/mapreduce"
 	"smarth/internal/pki"
 )
@@ -20,6 +21,13 @@ type Config struct {
 	RPCAddr     string `yaml:"rpc_addr"`     // gRPC health service
 	ShuffleAddr string `yaml:"shuffle_addr"` // map output over HTTP
 	HTTPAddr    string `yaml:"http_addr"`    // /metrics
+	// Auth is the cluster's auth mode: "secure" (the default, also when
+	// unset) needs the node manager's own credential for the namenode
+	// (TokenFile, else the client library's default token file), checked
+	// at start, unless FS or UserFS replace the namenode; "simple"
+	// (opt-in, warned about at start) runs without one against a simple
+	// namenode.
+	Auth string `yaml:"auth"`
 	// TokenFile is the node manager's own credential for the namenode
 	// (a proxy user or the superuser): tasks read and write as their
 	// job's submitter through it. Default: the client library's.
@@ -68,6 +76,7 @@ func DefaultConfig() Config {
 	return Config{
 		ResourceManager:   "127.0.0.1:8032",
 		NameNode:          "127.0.0.1:8020",
+		Auth:              auth.DefaultMode,
 		Rack:              "/default-rack",
 		RPCAddr:           "127.0.0.1:0",
 		ShuffleAddr:       "127.0.0.1:0",
@@ -96,6 +105,15 @@ func (c Config) Validate() error {
 	}
 	if c.WorkDir == "" {
 		errs = append(errs, errors.New("work_dir is required"))
+	}
+	if mode, err := auth.ParseMode(c.Auth); err != nil {
+		errs = append(errs, err)
+	} else if mode == auth.Secure && c.FS == nil && c.UserFS == nil {
+		// Here rather than at the first task, where it would show only
+		// as a failed attempt.
+		if err := auth.RequireCredential("token_file", c.TokenFile, auth.ServiceTokenHint); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.LogLimitBytes < 0 || c.LogRetention < 0 {
 		errs = append(errs, errors.New("log_limit_bytes and log_retention must not be negative"))

@@ -21,6 +21,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 
+	"smarth/internal/auth"
 	"smarth/internal/client"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/shuffle"
@@ -102,6 +103,9 @@ func New(cfg Config, logger *slog.Logger) (*NodeManager, error) {
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Auth == auth.Simple {
+		logger.Warn(auth.SimpleWarning, "component", "nodemanager")
 	}
 	srvTLS, err := cfg.Wire.Server()
 	if err != nil {

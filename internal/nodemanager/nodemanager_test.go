@@ -1,25 +1,38 @@
 package nodemanager_test
 
 import (
+	"bytes"
 	"io"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"smarth/internal/auth"
 	"smarth/internal/mapreduce"
 	"smarth/internal/nodemanager"
 )
 
 func TestConfigValidate(t *testing.T) {
+	t.Setenv("SMARTH_TOKEN_FILE", filepath.Join(t.TempDir(), "no-token"))
 	cfg := nodemanager.DefaultConfig()
 	err := cfg.Validate()
-	for _, want := range []string{"work_dir is required", "no app registry"} {
+	// Secure by default: no credential for the namenode stops it at
+	// start, saying how to get one.
+	for _, want := range []string{"work_dir is required", "no app registry", "token_file: not set", "smarth login"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate of the defaults = %v, want it to say %q", err, want)
 		}
 	}
 	cfg.WorkDir, cfg.Registry = t.TempDir(), mapreduce.NewRegistry()
+	cfg.TokenFile = filepath.Join(t.TempDir(), "nm.token")
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), cfg.TokenFile+" does not exist") {
+		t.Errorf("Validate with a missing token file = %v, want its path named", err)
+	}
+	if err := auth.WriteTokenFile(cfg.TokenFile, "yarn:0123"); err != nil {
+		t.Fatal(err)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("Validate of a complete config = %v", err)
 	}
@@ -87,4 +100,18 @@ func startBareNodeManager(t *testing.T, pprof bool) *nodemanager.NodeManager {
 	}
 	t.Cleanup(func() { nm.Close() })
 	return nm
+}
+
+// auth: simple is opt-in: no credential needed, and a warning at start.
+func TestSimpleNodeManagerWarns(t *testing.T) {
+	t.Setenv("SMARTH_TOKEN_FILE", filepath.Join(t.TempDir(), "no-token"))
+	var logs bytes.Buffer
+	cfg := nodemanager.DefaultConfig()
+	cfg.Auth, cfg.Registry, cfg.WorkDir, cfg.Hostname = auth.Simple, mapreduce.NewRegistry(), t.TempDir(), "dn1"
+	if _, err := nodemanager.New(cfg, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "auth is simple") {
+		t.Fatalf("no warning for auth: simple:\n%s", logs.String())
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"smarth/internal/auth"
 	"smarth/internal/client"
 	"smarth/internal/mapreduce"
 	"smarth/internal/rpc/mrpb"
@@ -45,6 +46,7 @@ func newCacheRM(t *testing.T, scheduler string, src CacheStatusSource) *Resource
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
+	cfg.Auth = auth.Simple // callers assert their names here (secure_test.go covers secure)
 	cfg.FS, cfg.Scheduler, cfg.CacheStatus = lfs, scheduler, src
 	rm, err := New(cfg, nil)
 	if err != nil {
@@ -197,6 +199,7 @@ func TestConfigValidateCacheKeys(t *testing.T) {
 		}
 	}
 	cfg := DefaultConfig()
+	cfg.Auth = auth.Simple // no identity secret or credential at hand
 	cfg.Scheduler, cfg.CacheSkips = "cachelocal", 0
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("cachelocal with cache_skips 0 (no cache wait): %v", err)

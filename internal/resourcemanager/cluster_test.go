@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"smarth/internal/auth"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/jobclient"
 	"smarth/internal/nodemanager"
@@ -112,6 +113,7 @@ func startClusterWith(t *testing.T, scheduler string, rmCfg func(*resourcemanage
 	c := &miniCluster{root: root, fs: hostFS{lfs, []string{"dn1", "dn2", "dn3"}}}
 	reg := mapreduce.NewRegistry(wc{})
 	cfg := resourcemanager.DefaultConfig()
+	cfg.Auth = auth.Simple // callers assert their names here (secure_test.go covers secure)
 	cfg.RPCAddr, cfg.HTTPAddr, cfg.FS, cfg.Scheduler = "127.0.0.1:0", "127.0.0.1:0", c.fs, scheduler
 	cfg.HeartbeatInterval, cfg.NodeTimeout, cfg.NodeSkips, cfg.RackSkips = 30*time.Millisecond, time.Second, 1, 2
 	if users != nil {

@@ -72,10 +72,12 @@ type Config struct {
 	// CommitFS, if set, wraps the file system job commits run on (tests
 	// inject crashes between a commit's renames).
 	CommitFS func(mapreduce.FS) mapreduce.FS `yaml:"-"`
-	// Auth is how job RPCs' callers are established: "simple" (default:
-	// the asserted smarth-user, Hadoop's simple auth) or "secure" (a
-	// credential signed with the namenode's identity secret, read from
-	// AuthSecretFile; see docs/security.md).
+	// Auth is how job RPCs' callers are established: "secure" (the
+	// default, also when unset: a credential signed with the namenode's
+	// identity secret, read from AuthSecretFile; see docs/security.md) or
+	// "simple" (opt-in, warned about at start: the asserted smarth-user,
+	// Hadoop's simple auth). Secure also needs the resource manager's own
+	// credential (TokenFile) unless FS or UserFS replace the namenode.
 	Auth           string `yaml:"auth"`
 	AuthSecretFile string `yaml:"auth_secret_file"`
 	// TokenFile is the resource manager's own credential for the
@@ -115,6 +117,7 @@ func DefaultConfig() Config {
 		ReduceSlowStart:   0.05,
 		RetainJobs:        200,
 		AbortGrace:        30 * time.Second,
+		Auth:              auth.DefaultMode,
 	}
 }
 
@@ -133,14 +136,21 @@ func (c Config) Validate() error {
 	if c.NodeSkips < 0 || c.RackSkips < 0 {
 		errs = append(errs, fmt.Errorf("node_skips %d and rack_skips %d must not be negative", c.NodeSkips, c.RackSkips))
 	}
-	switch c.Auth {
-	case "", auth.Simple:
-	case auth.Secure:
-		if c.AuthSecretFile == "" && c.Identify == nil {
-			errs = append(errs, errors.New("auth_secret_file: required with auth: secure (the namenode's identity secret)"))
+	if mode, err := auth.ParseMode(c.Auth); err != nil {
+		errs = append(errs, err)
+	} else if mode == auth.Secure {
+		// Checked here, at start: a missing secret or credential would
+		// otherwise show only as refused jobs.
+		if c.Identify == nil {
+			if err := auth.RequireKeyFile("auth_secret_file", c.AuthSecretFile, auth.IdentitySecretHint); err != nil {
+				errs = append(errs, err)
+			}
 		}
-	default:
-		errs = append(errs, fmt.Errorf("auth: %q must be %q or %q", c.Auth, auth.Secure, auth.Simple))
+		if c.FS == nil && c.UserFS == nil {
+			if err := auth.RequireCredential("token_file", c.TokenFile, auth.ServiceTokenHint); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	if c.CacheSkips < 0 {
 		errs = append(errs, fmt.Errorf("cache_skips %d must not be negative (0: no wait for cache locality)", c.CacheSkips))

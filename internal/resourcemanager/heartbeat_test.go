@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"smarth/internal/auth"
 	"smarth/internal/mapreduce"
 	"smarth/internal/rpc/mrpb"
 )
@@ -64,6 +65,7 @@ func newTestRM(t *testing.T, slowStart float64) *ResourceManager {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
+	cfg.Auth = auth.Simple // callers assert their names here (secure_test.go covers secure)
 	cfg.FS, cfg.Scheduler, cfg.ReduceSlowStart, cfg.MaxFetchFailures = lfs, "fifo", slowStart, 2
 	rm, err := New(cfg, nil)
 	if err != nil {

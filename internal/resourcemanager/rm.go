@@ -79,9 +79,12 @@ func New(cfg Config, logger *slog.Logger) (*ResourceManager, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Auth == auth.Simple {
+		logger.Warn(auth.SimpleWarning, "component", "resourcemanager")
+	}
 	if cfg.Identify == nil {
 		cfg.Identify = AssertedUser
-		if cfg.Auth == auth.Secure {
+		if cfg.Auth != auth.Simple { // "" is secure, the default
 			secret, err := auth.LoadKey(cfg.AuthSecretFile)
 			if err != nil {
 				return nil, fmt.Errorf("resource manager: auth_secret_file: %w", err)

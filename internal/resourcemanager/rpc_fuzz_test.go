@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"smarth/internal/auth"
 	"smarth/internal/mapreduce"
 	"smarth/internal/rpc/mrpb"
 )
@@ -27,6 +28,7 @@ func FuzzRPC(f *testing.F) {
 		f.Fatal(err)
 	}
 	cfg := DefaultConfig()
+	cfg.Auth = auth.Simple // fuzzed requests assert their users
 	cfg.FS, cfg.Scheduler, cfg.MaxFetchFailures = lfs, "fifo", 2
 	cfg.GroupsOf = func(name string) ([]string, error) { return []string{name}, nil }
 	mk := func() *ResourceManager {

@@ -185,6 +185,8 @@ func (o *Options) dataNodeKeys(i int, nameNode, dataDir string) map[string]any {
 	}
 	if o.keyDir != "" {
 		k["datanode_key_file"] = filepath.Join(o.keyDir, "datanode.key")
+	} else {
+		k["auth"] = auth.Simple // said explicitly: the default is secure
 	}
 	merge(k, o.wireKeys(Hostname(i)))
 	merge(k, o.DataNode)

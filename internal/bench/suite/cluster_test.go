@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"smarth/internal/auth"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/apps"
 	"smarth/internal/mapreduce/jobclient"
@@ -50,6 +51,7 @@ func startCluster(t *testing.T, out *bytes.Buffer) (*jobclient.Client, hostFS) {
 	fs := hostFS{lfs, []string{"dn1", "dn2", "dn3"}}
 	reg := mapreduce.NewRegistry(apps.AllWith(apps.Options{Out: out})...)
 	cfg := resourcemanager.DefaultConfig()
+	cfg.Auth = auth.Simple // an in-process cluster on a local FS; callers assert their names
 	cfg.RPCAddr, cfg.HTTPAddr, cfg.FS = "127.0.0.1:0", "127.0.0.1:0", fs
 	cfg.HeartbeatInterval = 20 * time.Millisecond
 	cfg.AllowStreaming = true // the suite runs a streaming job

@@ -139,6 +139,8 @@ func Start(t testing.TB, opts Options) *Cluster {
 	rc.TokenFile = serviceToken
 	if opts.IdentitySecretFile != "" {
 		rc.Auth, rc.AuthSecretFile = auth.Secure, opts.IdentitySecretFile
+	} else {
+		rc.Auth = auth.Simple // job callers assert their names (the default is secure)
 	}
 	if opts.RM != nil {
 		opts.RM(&rc)
@@ -231,6 +233,9 @@ func (c *Cluster) startNodeManagers(t testing.TB, logs *logSet, serviceToken str
 		nc.ResourceManager, nc.NameNode, nc.FS, nc.Registry = c.rm.RPCAddr(), opts.NameNode, opts.FS, opts.Registry
 		nc.Hostname, nc.WorkDir, nc.HeartbeatInterval = h, filepath.Join(c.root, "nm-"+h), opts.HeartbeatInterval
 		nc.SortBufferBytes, nc.TokenFile = opts.SortBufferBytes, serviceToken
+		if serviceToken == "" && opts.FS == nil {
+			nc.Auth = auth.Simple // a simple namenode: no credential to need (the default is secure)
+		}
 		nc.Wire = opts.wire(t, "nm-"+h)
 		nc.Rack = ""
 		if i < len(opts.Racks) {
