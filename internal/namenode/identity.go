@@ -41,6 +41,8 @@ type identity struct {
 	// web issues and checks WebHDFS tokens; a token is also a credential
 	// here (a datanode serving a WebHDFS redirect presents one).
 	web *webAuth
+
+	creds credCache // credentials whose signature checked out (verify)
 }
 
 type groupEntry struct {
@@ -96,13 +98,16 @@ type callerKey struct{}
 
 // authenticate proves the caller of method and returns ctx carrying it.
 func (id *identity) authenticate(ctx context.Context, method string, req any) (context.Context, error) {
-	md, _ := metadata.FromIncomingContext(ctx)
 	if strings.HasPrefix(method, "/smarth.dfs.DatanodeProtocol/") {
+		md, _ := metadata.FromIncomingContext(ctx)
 		return ctx, id.authenticateDatanode(md, req)
 	}
-	name := first(md.Get(auth.MDUser))
+	// ValueFromIncomingContext reads one key without copying the whole
+	// metadata map, which FromIncomingContext does (with every key
+	// lower-cased): that copy was 4% of the namenode's CPU per call.
+	name := first(metadata.ValueFromIncomingContext(ctx, auth.MDUser))
 	if id.mode == auth.Secure {
-		u, err := id.verify(first(md.Get(auth.MDCredential)))
+		u, err := id.verify(first(metadata.ValueFromIncomingContext(ctx, auth.MDCredential)))
 		if err != nil {
 			return ctx, status.Error(codes.Unauthenticated, err.Error())
 		}
@@ -111,7 +116,7 @@ func (id *identity) authenticate(ctx context.Context, method string, req any) (c
 	if name == "" {
 		name = defaultUser
 	}
-	if p := first(md.Get(auth.MDProxyUser)); p != "" && p != name {
+	if p := first(metadata.ValueFromIncomingContext(ctx, auth.MDProxyUser)); p != "" && p != name {
 		if !slices.Contains(id.proxyUsers, name) {
 			return ctx, status.Errorf(codes.PermissionDenied, "user %s may not act for %s (not a proxy user: proxy_users)", name, p)
 		}

@@ -1,6 +1,7 @@
 package namenode
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,6 +13,7 @@ type metrics struct {
 	reg            *prometheus.Registry
 	rpcs           *prometheus.CounterVec
 	rpcLatency     *prometheus.HistogramVec
+	rpcMethods     sync.Map // full method name -> *rpcMethodMetrics
 	edits          *prometheus.CounterVec
 	syncLatency    prometheus.Histogram
 	syncBatch      prometheus.Histogram

@@ -116,22 +116,37 @@ func (a *webAuth) Caller(ctx context.Context, user string) context.Context {
 	return context.WithValue(ctx, callerKey{}, namespace.Caller{User: user, Groups: a.id.groupsOf(user)})
 }
 
-// Verify accepts a user credential or a live token.
+// Verify accepts a user credential or a live token. A signature once
+// checked is remembered (credCache); liveness is checked on every call.
 func (a *webAuth) Verify(cred string) (string, error) {
-	if auth.IsToken(cred) {
-		return a.verifyToken(cred)
+	if e, ok := a.id.creds.get(cred); ok {
+		if e.tok == nil {
+			return e.user, nil
+		}
+		return a.live(e.tok)
 	}
-	return auth.VerifyUser(a.id.secret, cred)
-}
-
-// verifyToken checks a token's signature and that it is live: a redirect
-// token until it expires, a delegation token until its (renewed) expiry
-// unless cancelled.
-func (a *webAuth) verifyToken(s string) (string, error) {
-	t, err := auth.ParseToken(a.key, s)
+	if !auth.IsToken(cred) {
+		u, err := auth.VerifyUser(a.id.secret, cred)
+		if err == nil {
+			a.id.creds.put(cred, credEntry{user: u}, a.clock())
+		}
+		return u, err
+	}
+	t, err := auth.ParseToken(a.key, cred)
 	if err != nil {
 		return "", err
 	}
+	u, err := a.live(&t)
+	if err == nil {
+		a.id.creds.put(cred, credEntry{user: u, tok: &t}, a.clock())
+	}
+	return u, err
+}
+
+// live says whether a token whose signature checked out may be used now:
+// a redirect token until it expires, a delegation token until its
+// (renewed) expiry unless cancelled.
+func (a *webAuth) live(t *auth.Token) (string, error) {
 	exp := t.Expires
 	if t.Kind == auth.KindDelegation {
 		a.mu.Lock()
@@ -234,8 +249,15 @@ func (a *webAuth) Cancel(s, caller string) error {
 // verify checks a credential or token presented on an RPC (an identity
 // built without WebHDFS, as the fuzz tests make, knows credentials only).
 func (id *identity) verify(cred string) (string, error) {
-	if id.web == nil {
-		return auth.VerifyUser(id.secret, cred)
+	if id.web != nil {
+		return id.web.Verify(cred)
 	}
-	return id.web.Verify(cred)
+	if e, ok := id.creds.get(cred); ok && e.tok == nil {
+		return e.user, nil
+	}
+	u, err := auth.VerifyUser(id.secret, cred)
+	if err == nil {
+		id.creds.put(cred, credEntry{user: u}, time.Now())
+	}
+	return u, err
 }
