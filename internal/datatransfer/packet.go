@@ -100,15 +100,31 @@ func DecodePacketHeader(b []byte) (PacketHeader, error) {
 // checksums, data. Build one with NewPacket, fill its data, Seal it and write
 // Wire(); or get one from a PacketReader. Release it when done: its memory
 // is reused, so no slice obtained from it may be used afterwards.
+//
+// The pools hold buffers, not Packets: every Packet is a new small struct
+// whose released mark stays set, so a second Release, or a Seal or Wire
+// after Release, panics instead of silently touching a buffer that another
+// packet may already own.
 type Packet struct {
 	Header PacketHeader
 
-	buf     []byte
-	start   int // first wire byte (the header) in buf
-	dataOff int // first data byte in buf
-	dataCap int
-	class   int    // pool class of buf, -1 if not pooled
-	unclaim func() // gives buf's bytes back to a PacketReader's Claim
+	buf      []byte
+	pbuf     *[]byte // the pooled buffer buf came from; nil if not pooled
+	start    int     // first wire byte (the header) in buf
+	dataOff  int     // first data byte in buf
+	dataCap  int
+	class    int    // pool class of buf, -1 if not pooled
+	unclaim  func() // gives buf's bytes back to a PacketReader's Claim
+	released bool
+}
+
+// errReleased is the panic value of a Packet used after Release.
+const errReleased = "datatransfer: packet used after Release"
+
+func (p *Packet) live() {
+	if p.released {
+		panic(errReleased)
+	}
 }
 
 // NewPacket returns an empty packet whose data can grow to dataCap bytes,
@@ -136,7 +152,10 @@ func (p *Packet) Checksums() []byte {
 }
 
 // Wire is the whole encoded packet (valid after Seal or on a received packet).
-func (p *Packet) Wire() []byte { return p.buf[p.start : p.dataOff+int(p.Header.DataLen)] }
+func (p *Packet) Wire() []byte {
+	p.live()
+	return p.buf[p.start : p.dataOff+int(p.Header.DataLen)]
+}
 
 // Free is how many more data bytes fit.
 func (p *Packet) Free() int { return p.dataCap - int(p.Header.DataLen) }
@@ -164,6 +183,7 @@ func (p *Packet) SetDataLen(n int) {
 // Wire valid. The checksum section is placed right before the data, so no
 // data byte moves.
 func (p *Packet) Seal(offset, seqno int64, flags Flags) {
+	p.live()
 	p.Header.Offset, p.Header.Seqno, p.Header.Flags = offset, seqno, flags
 	sumOff := p.dataOff - p.Header.ChecksumLen()
 	PutChecksums(p.buf[sumOff:p.dataOff], p.Data(), int(p.Header.BytesPerChecksum))
@@ -188,35 +208,25 @@ func (p *Packet) Verify() error {
 }
 
 // Release returns the packet's buffer to the pool. The packet must not be
-// used afterwards.
+// used afterwards, and no slice obtained from it either: whoever releases a
+// packet must know every reader of its bytes is done (a Write given Wire()
+// may read it until it returns). A second Release panics.
 func (p *Packet) Release() {
 	if p == nil {
 		return
 	}
+	if p.released {
+		panic("datatransfer: packet released twice")
+	}
+	p.released = true
 	if p.unclaim != nil {
 		p.unclaim()
 		p.unclaim = nil
 	}
-	if p.class < 0 {
-		return
-	}
-	p.Header = PacketHeader{}
-	pools[p.class].Put(p)
-}
-
-// Discard is Release without returning the buffer to the pool: the memory
-// claim is given back and the buffer left to the collector. The client's
-// pipeline uses it for packets that went out on a connection: the race
-// detector saw a pooled buffer re-sealed for a new packet while a send of
-// the old one still read it, and until that is explained a buffer that
-// has been on the wire is never reused.
-func (p *Packet) Discard() {
-	if p == nil {
-		return
-	}
-	if p.unclaim != nil {
-		p.unclaim()
-		p.unclaim = nil
+	pb := p.pbuf
+	p.buf, p.pbuf = nil, nil
+	if pb != nil {
+		pools[p.class].Put(pb)
 	}
 }
 
@@ -319,8 +329,10 @@ func getPacket(n int) *Packet {
 	if class < 0 {
 		return &Packet{buf: make([]byte, n), class: -1}
 	}
-	if p, _ := pools[class].Get().(*Packet); p != nil {
-		return p
+	pb, _ := pools[class].Get().(*[]byte)
+	if pb == nil {
+		b := make([]byte, size)
+		pb = &b
 	}
-	return &Packet{buf: make([]byte, size), class: class}
+	return &Packet{buf: *pb, pbuf: pb, class: class}
 }

@@ -104,13 +104,52 @@ func (p *pipe) close() {
 	}
 }
 
-// releaseAll returns the unacknowledged packets to the pool once the pipe
-// is abandoned (stream failed or aborted).
-func (p *pipe) releaseAll() {
+// releaseAllLocked returns the unacknowledged packets to the pool once the pipe
+// is abandoned (stream failed or aborted, or the block turned out
+// finalized). Called with s.mu held.
+func (s *Stream) releaseAllLocked(p *pipe) {
 	for _, pkt := range p.unacked {
-		pkt.Discard() // it has been on the wire: see datatransfer.Packet.Discard
+		s.releaseLocked(pkt)
 	}
 	p.unacked = nil
+}
+
+// releaseLocked gives a packet that is done with (acknowledged by every
+// node, or abandoned) back to the pool, unless the streamer's Write of it
+// has not returned yet: then writePacket releases it once it has.
+//
+// The ack for a packet can be read before the Write that sent it returns:
+// once the kernel has copied the bytes, the datanodes can store and ack
+// them while the sending goroutine has not been scheduled again. A Write
+// may read its buffer until it returns (the race detector marks the read
+// after the write(2) call, and a wrapping net.Conn may read it later
+// still), and nothing on the network orders that read before the
+// responder's ack read. Reusing the buffer then would let the writer seal
+// a new packet into bytes a send still reads.
+func (s *Stream) releaseLocked(pkt *datatransfer.Packet) {
+	if pkt == s.inSend {
+		s.inSendDone = true
+		return
+	}
+	pkt.Release()
+}
+
+// writePacket writes pkt, which is in p's ack queue, on p's connection.
+// Until the Write returns the packet is marked in flight, so an ack (or an
+// abandon) in the meantime leaves its release to this function.
+func (s *Stream) writePacket(p *pipe, pkt *datatransfer.Packet) error {
+	s.mu.Lock()
+	wire := pkt.Wire()
+	s.inSend, s.inSendDone = pkt, false
+	s.mu.Unlock()
+	err := p.write(wire, s.cfg.IOTimeout)
+	s.mu.Lock()
+	if s.inSendDone {
+		pkt.Release()
+	}
+	s.inSend, s.inSendDone = nil, false
+	s.mu.Unlock()
+	return err
 }
 
 // setupError is a pipeline that could not be built; bad is the index of
@@ -243,7 +282,7 @@ func (s *Stream) applyAckLocked(p *pipe, ack datatransfer.Ack, err error, firstI
 	p.unacked = p.unacked[1:]
 	p.acked = pkt.Header.Offset + int64(pkt.Header.DataLen)
 	last := pkt.Header.Last()
-	pkt.Discard() // it has been on the wire: see datatransfer.Packet.Discard
+	s.releaseLocked(pkt)
 	if last {
 		p.done = true
 		if !p.fnfa {

@@ -104,7 +104,7 @@ func (s *Stream) recoverPipe(p *pipe) error {
 					"block", block.GetBlockId(), "nodes", labels(p.nodes), "err", err)
 				s.mu.Lock()
 				p.done, p.failed = true, nil
-				p.releaseAll()
+				s.releaseAllLocked(p)
 				s.cond.Broadcast()
 				s.mu.Unlock()
 				return nil
@@ -151,7 +151,7 @@ func (s *Stream) resend(p *pipe) error {
 	s.log.Info("pipeline recovered", "block", p.block.GetBlockId(), "gs", p.block.GetGenerationStamp(),
 		"nodes", labels(p.nodes), "resend_packets", len(pkts))
 	for _, pkt := range pkts {
-		if err := p.write(pkt.Wire(), s.cfg.IOTimeout); err != nil {
+		if err := s.writePacket(p, pkt); err != nil {
 			s.writeFailed(p, err)
 			return nil // the next recoverFailed round handles it
 		}

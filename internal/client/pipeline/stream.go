@@ -69,6 +69,11 @@ type Stream struct {
 	pipes   []*pipe    // guarded by mu: open pipelines, oldest first
 	err     error      // guarded by mu: why the stream failed
 	aborted bool       // guarded by mu
+	// inSend is the packet whose Write has not returned, guarded by mu;
+	// inSendDone says it was acknowledged (or abandoned) meanwhile and is
+	// released when the Write returns (see releaseLocked).
+	inSend     *datatransfer.Packet
+	inSendDone bool
 
 	// Owned by the streamer goroutine.
 	cur      *pipe
@@ -187,7 +192,9 @@ func (s *Stream) run() {
 	for _, p := range pipes {
 		p.close()
 		<-p.responderDone
-		p.releaseAll()
+		s.mu.Lock()
+		s.releaseAllLocked(p)
+		s.mu.Unlock()
 	}
 	s.cur = nil
 	for {
@@ -335,7 +342,7 @@ func (s *Stream) send(pkt *datatransfer.Packet) error {
 	}
 	s.mu.Unlock()
 	s.lastSend = time.Now()
-	if err := p.write(pkt.Wire(), s.cfg.IOTimeout); err != nil {
+	if err := s.writePacket(p, pkt); err != nil {
 		s.writeFailed(p, err)
 		return s.recoverFailed() // pkt is in the ack queue: recovery resends it
 	}
