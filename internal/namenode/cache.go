@@ -326,12 +326,12 @@ func (nn *NameNode) directiveBlocksLocked(path string) []*blockmap.Block {
 	if err != nil {
 		return nil
 	}
-	if !n.Dir {
+	if !n.IsDir() {
 		return n.Blocks
 	}
 	var out []*blockmap.Block
 	for _, c := range n.Children() {
-		if !c.Dir {
+		if !c.IsDir() {
 			out = append(out, c.Blocks...)
 		}
 	}

@@ -151,12 +151,12 @@ func (nn *NameNode) directiveStatsLocked(d *cacheDirective) (needed, cached, fil
 			cached += b.NumBytes * int64(min(len(nn.cachedOnLocked(b.ID)), d.Replication))
 		}
 	}
-	if !n.Dir {
+	if !n.IsDir() {
 		count(n)
 		return
 	}
 	for _, c := range n.Children() {
-		if !c.Dir {
+		if !c.IsDir() {
 			count(c)
 		}
 	}

@@ -166,7 +166,7 @@ func FuzzDecodeINode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, n, blocks, err := decodeINode(b, imageVersion)
-		if err == nil && (n == nil || (n.Dir && len(blocks) > 0)) {
+		if err == nil && (n == nil || (n.IsDir() && len(blocks) > 0)) {
 			t.Fatalf("decoded an impossible inode: %+v", n)
 		}
 	})

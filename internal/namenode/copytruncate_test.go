@@ -42,7 +42,7 @@ func TestCopyOnTruncateSync(t *testing.T) {
 	nn.mu.RLock()
 	f, _ := nn.state.tree.Lookup("/t/f")
 	nb := f.Blocks[len(f.Blocks)-1]
-	newID, recID, src := nb.ID, nb.RecoveryID, nn.state.blocks.Get(old.GetBlockId())
+	newID, recID, src := nb.ID, nb.RecoveryID(), nn.state.blocks.Get(old.GetBlockId())
 	var cmd *dfspb.RecoverBlockCommand
 	for _, dn := range nn.nodes {
 		for _, r := range dn.recoveries {

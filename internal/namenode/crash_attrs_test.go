@@ -119,11 +119,11 @@ func crashAttrsOnce(t *testing.T, seed int64) {
 	defer nn2.mu.RUnlock()
 	for dir := range quotas {
 		n, err := nn2.state.tree.Lookup(dir)
-		if err != nil || n.Quota == nil || n.Quota.NS != 1<<20 {
+		if err != nil || n.Quota() == nil || n.Quota().NS != 1<<20 {
 			t.Fatalf("%s: quota acknowledged; after the crash %v %v", dir, n, err)
 		}
-		if want := int64(n.NumChildren()) + 1; n.Quota.UsedNS != want {
-			t.Errorf("%s: quota caches %d names; the directory holds %d", dir, n.Quota.UsedNS, want)
+		if want := int64(n.NumChildren()) + 1; n.Quota().UsedNS != want {
+			t.Errorf("%s: quota caches %d names; the directory holds %d", dir, n.Quota().UsedNS, want)
 		}
 	}
 	t.Logf("seed %d: crash after %d ops; %d setTimes, %d xattrs acknowledged", seed, crashAt, len(timed), len(tagged))

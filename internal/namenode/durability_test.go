@@ -26,11 +26,11 @@ func dumpState(nn *NameNode) string {
 	defer nn.mu.RUnlock()
 	var lines []string
 	nn.state.tree.Walk(func(n *namespace.INode) bool {
-		l := fmt.Sprintf("%s id=%d dir=%v mode=%o %s:%s mtime=%d", n.Path(), n.ID, n.Dir, n.Perm, n.Owner, n.Group, n.MTime)
-		if !n.Dir {
-			l += fmt.Sprintf(" repl=%d bs=%d len=%d", n.Replication, n.BlockSize, n.Length())
-			if n.Writer != nil {
-				l += " writer=" + n.Writer.Client
+		l := fmt.Sprintf("%s id=%d dir=%v mode=%o %s:%s mtime=%d", n.Path(), n.ID, n.IsDir(), n.Perm(), n.Owner(), n.Group(), n.MTime)
+		if !n.IsDir() {
+			l += fmt.Sprintf(" repl=%d bs=%d len=%d", n.Replication(), n.BlockSize(), n.Length())
+			if n.Writer() != nil {
+				l += " writer=" + n.Writer().Client
 			}
 			for _, b := range n.Blocks {
 				l += fmt.Sprintf(" [%d gs=%d len=%d %v]", b.ID, b.GS, b.NumBytes, b.State)

@@ -28,7 +28,7 @@ func (nn *NameNode) decorateLocked(st *dfspb.FileStatus, n *namespace.INode) *df
 	if t.HasACL(n) {
 		st.Flags |= flagHasACL
 	}
-	if n.Dir && t.IsSnapshottable(n) {
+	if n.IsDir() && t.IsSnapshottable(n) {
 		st.Flags |= flagSnapshotEnabled
 	}
 	st.StoragePolicy = uint32(t.StoragePolicyOf(n))

@@ -77,7 +77,7 @@ func dumpFeatures(s *fsState) string {
 	var lines []string
 	t := s.tree
 	line := func(n *namespace.INode) string {
-		l := fmt.Sprintf("%s id=%d mode=%o %s:%s mtime=%d acl=%v policy=%d", n.Path(), n.ID, n.Perm, n.Owner, n.Group, n.MTime, t.StoredACL(n), t.StoragePolicyOf(n))
+		l := fmt.Sprintf("%s id=%d mode=%o %s:%s mtime=%d acl=%v policy=%d", n.Path(), n.ID, n.Perm(), n.Owner(), n.Group(), n.MTime, t.StoredACL(n), t.StoragePolicyOf(n))
 		for _, b := range n.Blocks {
 			l += fmt.Sprintf(" [%d gs=%d len=%d %v]", b.ID, b.GS, b.NumBytes, b.State)
 		}

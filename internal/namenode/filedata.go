@@ -84,7 +84,7 @@ func (nn *NameNode) appendResponseLocked(f *namespace.INode, host string) *dfspb
 	nn.sortByDistanceLocked(ids, nn.clientLocationLocked(host), nil)
 	// The pipeline's nodes: lease recovery looks for the block there if
 	// the writer dies before any of them reports the reopened replica.
-	last.Targets = ids
+	last.SetTargets(ids)
 	resp.LastBlock = nn.locatedLocked(f, n-1, nn.datanodeInfos(ids))
 	return resp
 }
@@ -96,17 +96,17 @@ func (nn *NameNode) appendResponseLocked(f *namespace.INode, host string) *dfspb
 // file to lease recovery and the caller is asked to retry.
 func (nn *NameNode) checkReopenLeaseLocked(op, p, client string) error {
 	f, err := nn.state.tree.Lookup(p)
-	if err != nil || f.Dir || f.Writer == nil {
+	if err != nil || f.IsDir() || f.Writer() == nil {
 		return nil // the namespace gives the error, or there is no writer
 	}
 	l := nn.leases.ofFile(f.ID)
 	switch {
-	case f.Writer.Client == recoveryHolder:
+	case f.Writer().Client == recoveryHolder:
 		return errUnavailable("%s %s: the file is being truncated (its last block is being recovered to the new length); retry once the truncate completes", op, p)
 	case l == nil:
-		return errPrecondition("%s %s: the file is under construction by client %s", op, p, f.Writer.Client)
+		return errPrecondition("%s %s: the file is under construction by client %s", op, p, f.Writer().Client)
 	case l.holder == recoveryHolder:
-		return errUnavailable("%s %s: lease recovery is in progress (the previous writer %s stopped); retry shortly", op, p, f.Writer.Client)
+		return errUnavailable("%s %s: lease recovery is in progress (the previous writer %s stopped); retry shortly", op, p, f.Writer().Client)
 	case l.holder == client:
 		return errPrecondition("%s %s: failed for client %s: it is already the current lease holder (the file is open for writing by this client)", op, p, client)
 	case nn.clock().Sub(l.renewed) > nn.cfg.LeaseSoftLimit:
@@ -114,7 +114,7 @@ func (nn *NameNode) checkReopenLeaseLocked(op, p, client string) error {
 		nn.startRecoveryLocked(f, nn.clock())
 		return errUnavailable("%s %s: the lease of %s expired; the file is being recovered; retry shortly", op, p, l.holder)
 	default:
-		return errPrecondition("%s %s: failed for client %s because this file lease is currently owned by %s on %s (the file is being written)", op, p, client, l.holder, f.Writer.Host)
+		return errPrecondition("%s %s: failed for client %s because this file lease is currently owned by %s on %s (the file is being written)", op, p, client, l.holder, f.Writer().Host)
 	}
 }
 
@@ -150,7 +150,7 @@ func (nn *NameNode) truncate(ctx context.Context, req *dfspb.TruncateRequest) (b
 		}
 		// A cut inside a block a snapshot holds is made on a copy: the
 		// new block's id and stamp go in the record (see applyTruncate).
-		if f, err := nn.state.tree.Lookup(p); err == nil && !f.Dir && f.Writer == nil && nn.state.tree.CopyOnTruncate(f, req.GetNewLength()) {
+		if f, err := nn.state.tree.Lookup(p); err == nil && !f.IsDir() && f.Writer() == nil && nn.state.tree.CopyOnTruncate(f, req.GetNewLength()) {
 			op.Block = blockRef{ID: nn.state.blocks.NextID(), GS: nn.state.blocks.NextGS()}
 		}
 		return nil
@@ -163,7 +163,7 @@ func (nn *NameNode) truncate(ctx context.Context, req *dfspb.TruncateRequest) (b
 			nn.startRecoveryLocked(f, now)
 			nn.logger.Info("truncate: recovering the last block to its new length", "path", f.Path(),
 				"length", req.GetNewLength(), "block", f.Blocks[len(f.Blocks)-1].ID, "client", client,
-				"copy_of", f.Writer.CopySource.ID)
+				"copy_of", f.Writer().CopySource.ID)
 		}
 	})
 	return ready && err == nil, err
@@ -174,7 +174,7 @@ func (nn *NameNode) truncate(ctx context.Context, req *dfspb.TruncateRequest) (b
 // drop the block and the bytes before the new end with it.
 func (nn *NameNode) checkTruncatableLocked(p string, newLength int64) error {
 	f, err := nn.state.tree.Lookup(p)
-	if err != nil || f.Dir || newLength < 0 || newLength >= f.Length() {
+	if err != nil || f.IsDir() || newLength < 0 || newLength >= f.Length() {
 		return nil // the namespace gives the error, or nothing is cut
 	}
 	keep, cut, _ := namespace.TruncatePoint(f, newLength)
@@ -193,7 +193,7 @@ func (nn *NameNode) checkTruncatableLocked(p string, newLength int64) error {
 // writer (only the lease moves to the recovery holder).
 func (nn *NameNode) truncatingLocked(f *namespace.INode) bool {
 	n := len(f.Blocks)
-	return f.Writer != nil && f.Writer.Client == recoveryHolder && n > 0 && f.Blocks[n-1].State == blockmap.UnderConstruction
+	return f.Writer() != nil && f.Writer().Client == recoveryHolder && n > 0 && f.Blocks[n-1].State == blockmap.UnderConstruction
 }
 
 // truncateRecovery fills in a recovery command for truncate recovery of b

@@ -214,7 +214,7 @@ func TestFileDataKeepsQuotaUsage(t *testing.T) {
 	check := func(when string) {
 		t.Helper()
 		s.tree.Walk(func(n *namespace.INode) bool {
-			if n.Quota == nil {
+			if n.Quota() == nil {
 				return true
 			}
 			var ns, ds int64
@@ -227,8 +227,8 @@ func TestFileDataKeepsQuotaUsage(t *testing.T) {
 				}
 			}
 			walk(n)
-			if n.Quota.UsedNS != ns || n.Quota.UsedDS != ds {
-				t.Fatalf("%s: quota of %s caches %d inodes %d bytes; the subtree has %d and %d", when, n.Path(), n.Quota.UsedNS, n.Quota.UsedDS, ns, ds)
+			if n.Quota().UsedNS != ns || n.Quota().UsedDS != ds {
+				t.Fatalf("%s: quota of %s caches %d inodes %d bytes; the subtree has %d and %d", when, n.Path(), n.Quota().UsedNS, n.Quota().UsedDS, ns, ds)
 			}
 			return true
 		})
@@ -249,12 +249,12 @@ func TestFileDataKeepsQuotaUsage(t *testing.T) {
 	// rest of a partial block, over the limit.
 	file("/q/b", 10)
 	q, _ := s.tree.Lookup("/q")
-	must(&editOp{Kind: opSetQuota, Path: "/q", NSQuota: namespace.QuotaDontSet, DSQuota: q.Quota.UsedDS + 1})
+	must(&editOp{Kind: opSetQuota, Path: "/q", NSQuota: namespace.QuotaDontSet, DSQuota: q.Quota().UsedDS + 1})
 	err := apply(&editOp{Kind: opAppend, Path: "/q/b", Client: "app", Host: "h", Now: 6})
 	if err == nil || !isQuotaError(err) {
 		t.Fatalf("append over the space quota: %v", err)
 	}
-	if b, _ := s.tree.Lookup("/q/b"); b.Writer != nil || b.Blocks[0].State != blockmap.Complete {
+	if b, _ := s.tree.Lookup("/q/b"); b.Writer() != nil || b.Blocks[0].State != blockmap.Complete {
 		t.Fatal("the refused append reopened the file")
 	}
 	check("refused append")

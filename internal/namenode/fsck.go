@@ -24,7 +24,7 @@ func (nn *NameNode) fsck(ctx context.Context, path string) (*dfspb.FsckResponse,
 	resp := &dfspb.FsckResponse{}
 	var walk func(n *namespace.INode)
 	walk = func(n *namespace.INode) {
-		if n.Dir {
+		if n.IsDir() {
 			for _, c := range n.Children() {
 				walk(c)
 			}
@@ -85,7 +85,7 @@ func (nn *NameNode) fsckLive(b *blockmap.Block) []string {
 			add(r.Node)
 		}
 	}
-	for _, id := range b.Targets {
+	for _, id := range b.Targets() {
 		corrupt := slices.ContainsFunc(b.ReplicaList(), func(r blockmap.Replica) bool { return r.Node == id && r.Corrupt })
 		if !corrupt {
 			add(id)

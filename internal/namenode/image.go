@@ -64,41 +64,41 @@ func encodeINode(e *enc, n *namespace.INode) {
 	}
 	e.u(parent)
 	e.s(n.Name)
-	e.bool(n.Dir)
-	e.u(uint64(n.Perm))
-	e.s(n.Owner)
-	e.s(n.Group)
+	e.bool(n.IsDir())
+	e.u(uint64(n.Perm()))
+	e.s(n.Owner())
+	e.s(n.Group())
 	e.i(n.MTime)
 	e.i(n.ATime)
-	e.u(uint64(len(n.XAttrs)))
-	for _, x := range n.XAttrs {
+	e.u(uint64(len(n.XAttrs())))
+	for _, x := range n.XAttrs() {
 		e.s(x.Name)
 		e.s(string(x.Value))
 	}
-	if n.Dir {
-		e.bool(n.Quota != nil)
-		if n.Quota != nil {
-			e.i(n.Quota.NS)
-			e.i(n.Quota.DS)
-			types := make([]string, 0, len(n.Quota.Types))
-			for typ := range n.Quota.Types {
+	if n.IsDir() {
+		e.bool(n.Quota() != nil)
+		if n.Quota() != nil {
+			e.i(n.Quota().NS)
+			e.i(n.Quota().DS)
+			types := make([]string, 0, len(n.Quota().Types))
+			for typ := range n.Quota().Types {
 				types = append(types, typ)
 			}
 			slices.Sort(types) // the same state gives the same image
 			e.u(uint64(len(types)))
 			for _, typ := range types {
 				e.s(typ)
-				e.i(n.Quota.Types[typ])
+				e.i(n.Quota().Types[typ])
 			}
 		}
 		return
 	}
-	e.u(uint64(n.Replication))
-	e.i(n.BlockSize)
-	e.bool(n.Writer != nil)
-	if n.Writer != nil {
-		e.s(n.Writer.Client)
-		e.s(n.Writer.Host)
+	e.u(uint64(n.Replication()))
+	e.i(n.BlockSize())
+	e.bool(n.Writer() != nil)
+	if n.Writer() != nil {
+		e.s(n.Writer().Client)
+		e.s(n.Writer().Host)
 	}
 	e.u(uint64(len(n.Blocks)))
 	for _, b := range n.Blocks {
@@ -113,36 +113,48 @@ func decodeINode(b []byte, version uint64) (parent uint64, n *namespace.INode, b
 		return 0, nil, nil, fmt.Errorf("not an inode record")
 	}
 	d := &dec{b: b[1:]}
-	n = &namespace.INode{ID: d.u()}
+	id := d.u()
 	parent = d.u()
-	n.Name, n.Dir, n.Perm = d.s(), d.bool(), uint16(d.u())
-	n.Owner, n.Group, n.MTime, n.ATime = d.s(), d.s(), d.i(), d.i()
-	if version >= 4 {
-		n.XAttrs = decodeXAttrs(d)
+	name, dir, perm := d.s(), d.bool(), uint16(d.u())
+	owner, group, mtime, atime := d.s(), d.s(), d.i(), d.i()
+	if d.err != nil {
+		return 0, nil, nil, fmt.Errorf("inode %d: %w", id, d.err)
 	}
-	if n.Dir && version >= 3 && d.bool() {
-		n.Quota = &namespace.Quota{NS: d.i(), DS: d.i()} // usage: RecountQuotas
+	if n, err = namespace.NewINode(id, name, dir, perm, owner, group, mtime, atime); err != nil {
+		return 0, nil, nil, fmt.Errorf("inode %d: %w", id, err)
+	}
+	if version >= 4 {
+		n.SetXAttrs(decodeXAttrs(d))
+	}
+	if n.IsDir() && version >= 3 && d.bool() {
+		quota := &namespace.Quota{NS: d.i(), DS: d.i()} // usage: RecountQuotas
+		n.SetQuota(quota)
 		// The type quotas end a directory's record. Snapshot inodes are
 		// decoded as the current version whatever image held them, so a
 		// version 4 record (no count) is told by nothing left to read.
 		if version >= 5 && len(d.b) > 0 {
 			count := d.count(2) // name length and quota: a byte each at least
 			for i := 0; i < count && d.err == nil; i++ {
-				typ, q := d.s(), d.i()
+				typ, tq := d.s(), d.i()
 				if !slices.Contains(namespace.StorageTypes, typ) {
 					d.err = fmt.Errorf("unknown storage type %q in a quota", typ)
 				}
-				if n.Quota.Types == nil {
-					n.Quota.Types = map[string]int64{}
+				if quota.Types == nil {
+					quota.Types = map[string]int64{}
 				}
-				n.Quota.Types[typ] = q
+				quota.Types[typ] = tq
 			}
 		}
 	}
-	if !n.Dir {
-		n.Replication, n.BlockSize = int(d.u()), d.i()
+	if !n.IsDir() {
+		repl, bs := d.u(), d.i()
+		if repl > namespace.MaxReplication || bs < 0 || bs > namespace.MaxBlockSize {
+			d.err = fmt.Errorf("replication %d or block size %d out of range", repl, bs)
+		}
+		n.SetReplication(int(repl))
+		n.SetBlockSize(bs)
 		if d.bool() {
-			n.Writer = &namespace.Writer{Client: d.s(), Host: d.s()}
+			n.SetWriter(&namespace.Writer{Client: d.s(), Host: d.s()})
 		}
 		count := d.count(4)
 		for i := 0; i < count && d.err == nil; i++ {
@@ -151,7 +163,7 @@ func decodeINode(b []byte, version uint64) (parent uint64, n *namespace.INode, b
 			if st < blockmap.UnderConstruction || st > blockmap.Complete {
 				d.err = fmt.Errorf("block %d: bad state %d", ref.ID, st)
 			}
-			blocks = append(blocks, &blockmap.Block{ID: ref.ID, GS: ref.GS, NumBytes: ref.Len, State: st, FileID: n.ID, Expected: n.Replication})
+			blocks = append(blocks, &blockmap.Block{ID: ref.ID, GS: ref.GS, NumBytes: ref.Len, State: st, FileID: n.ID, Expected: n.Replication()})
 		}
 	}
 	if err := d.done(); err != nil {

@@ -49,13 +49,13 @@ func (s *fsState) eachFeatureRecord(e *enc, emit func([]byte)) {
 			e.u(uint64(id))
 			emit(e.b)
 		}
-		if w := n.Writer; w != nil && w.Appended.ID != 0 {
+		if w := n.Writer(); w != nil && w.Appended.ID != 0 {
 			e.b = append(e.b[:0], recImageAppended)
 			e.u(n.ID)
 			encRef(e, blockRef{ID: w.Appended.ID, GS: w.Appended.GS, Len: w.Appended.NumBytes})
 			emit(e.b)
 		}
-		if w := n.Writer; w != nil && w.CopySource.ID != 0 {
+		if w := n.Writer(); w != nil && w.CopySource.ID != 0 {
 			e.b = append(e.b[:0], recImageCopySource)
 			e.u(n.ID)
 			encRef(e, blockRef{ID: w.CopySource.ID, GS: w.CopySource.GS, Len: w.CopySource.NumBytes})
@@ -187,20 +187,20 @@ func (s *fsState) loadFeatureRecords(recs [][]byte) error {
 				return fmt.Errorf("image appended-block record: %w", err)
 			}
 			n := t.ByID(id)
-			if n == nil || n.Dir || n.Writer == nil || n.BlockIndex(ref.ID) < 0 {
+			if n == nil || n.IsDir() || n.Writer() == nil || n.BlockIndex(ref.ID) < 0 {
 				return fmt.Errorf("image appended-block record: inode %d is not an open file with block %d", id, ref.ID)
 			}
-			n.Writer.Appended = namespace.AppendedBlock{ID: ref.ID, GS: ref.GS, NumBytes: ref.Len}
+			n.Writer().Appended = namespace.AppendedBlock{ID: ref.ID, GS: ref.GS, NumBytes: ref.Len}
 		case recImageCopySource:
 			id, ref := d.u(), decRef(d)
 			if err := d.done(); err != nil {
 				return fmt.Errorf("image copy-on-truncate record: %w", err)
 			}
 			n := t.ByID(id)
-			if n == nil || n.Dir || n.Writer == nil || ref.ID == 0 || n.BlockIndex(ref.ID) >= 0 {
+			if n == nil || n.IsDir() || n.Writer() == nil || ref.ID == 0 || n.BlockIndex(ref.ID) >= 0 {
 				return fmt.Errorf("image copy-on-truncate record: inode %d is not a file being truncated from block %d", id, ref.ID)
 			}
-			n.Writer.CopySource = namespace.AppendedBlock{ID: ref.ID, GS: ref.GS, NumBytes: ref.Len}
+			n.Writer().CopySource = namespace.AppendedBlock{ID: ref.ID, GS: ref.GS, NumBytes: ref.Len}
 		case recImageSnapInode:
 			return fmt.Errorf("snapshot inode record outside a snapshot")
 		}

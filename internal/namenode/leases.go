@@ -102,7 +102,7 @@ func (nn *NameNode) checkLeases(now time.Time) {
 	}
 	sort.Slice(expired, func(i, j int) bool { return expired[i] < expired[j] })
 	for _, id := range expired {
-		if f := nn.state.tree.ByID(id); f != nil && f.Writer != nil {
+		if f := nn.state.tree.ByID(id); f != nil && f.Writer() != nil {
 			if l := nn.leases.ofFile(id); l != nil && l.holder != recoveryHolder {
 				nn.logger.Warn("lease expired; recovering file", "path", f.Path(), "holder", l.holder, "silent", now.Sub(l.renewed).Round(time.Second).String())
 			}
@@ -157,7 +157,7 @@ func (nn *NameNode) blockSettledLocked(b *blockmap.Block) bool {
 	case blockmap.Complete:
 		return true
 	case blockmap.Committed:
-		return len(b.Good(nn.isLive)) > 0 && b.RecoveryID == 0
+		return len(b.Good(nn.isLive)) > 0 && b.RecoveryID() == 0
 	}
 	return false
 }
@@ -178,7 +178,7 @@ func (nn *NameNode) recoveryHoldersLocked(b *blockmap.Block) []string {
 			add(r.Node)
 		}
 	}
-	for _, id := range b.Targets {
+	for _, id := range b.Targets() {
 		add(id)
 	}
 	return out
@@ -195,7 +195,7 @@ func (nn *NameNode) sendRecoveryLocked(f *namespace.INode, b *blockmap.Block, ho
 		attempt = int(o.Block.GS)
 	}
 	primary := holders[attempt%len(holders)]
-	b.RecoveryID = o.Block.GS
+	b.SetRecoveryID(o.Block.GS)
 	nn.recovering[b.ID] = now
 	cmd := &dfspb.RecoverBlockCommand{Block: ext(b), NewGs: o.Block.GS, Replicas: nn.datanodeInfos(holders)}
 	nn.truncateRecoveryLocked(f, b, cmd)
@@ -229,7 +229,7 @@ func (nn *NameNode) commitBlockSync(req *dfspb.CommitBlockSynchronizationRequest
 		return errNotFound("%s: block %d no longer exists (its file was deleted or truncated)", op, req.GetBlock().GetBlockId())
 	}
 	f := nn.state.tree.ByID(b.FileID)
-	if f == nil || f.Writer == nil {
+	if f == nil || f.Writer() == nil {
 		done := b.GS == req.GetNewGs() && (b.NumBytes == req.GetNewLength() || req.GetDeleteBlock())
 		nn.mu.Unlock()
 		if done {
@@ -244,9 +244,9 @@ func (nn *NameNode) commitBlockSync(req *dfspb.CommitBlockSynchronizationRequest
 		return errPrecondition("%s %s: block %d is the source of a copy-on-truncate (a snapshot holds it); the recovery commits the new block %d; refused",
 			op, f.Path(), b.ID, f.Blocks[len(f.Blocks)-1].ID)
 	}
-	if b.RecoveryID == 0 || b.RecoveryID != req.GetNewGs() {
+	if b.RecoveryID() == 0 || b.RecoveryID() != req.GetNewGs() {
 		nn.mu.Unlock()
-		return errPrecondition("%s: block %d: recovery id %d is not the one in progress (%d)", op, b.ID, req.GetNewGs(), b.RecoveryID)
+		return errPrecondition("%s: block %d: recovery id %d is not the one in progress (%d)", op, b.ID, req.GetNewGs(), b.RecoveryID())
 	}
 	// Truncate recovery cuts the block to the length the truncate set
 	// (its NumBytes); any other length, or dropping the block, would lose
@@ -276,7 +276,7 @@ func (nn *NameNode) commitBlockSync(req *dfspb.CommitBlockSynchronizationRequest
 	nn.afterApplyLocked(res)
 	delete(nn.recovering, b.ID)
 	if !req.GetDeleteBlock() {
-		b.Targets = req.GetNewTargets()
+		b.SetTargets(req.GetNewTargets())
 		for _, id := range req.GetNewTargets() {
 			nn.state.blocks.AddReplica(id, blockmap.Reported{ID: b.ID, GS: b.GS, NumBytes: b.NumBytes, State: blockmap.Finalized})
 		}

@@ -184,8 +184,8 @@ func (nn *NameNode) load(fs journal.FS) error {
 	// Leases are not persisted: every open file gets a fresh lease for its
 	// writer, as after an HDFS restart.
 	nn.state.tree.Walk(func(n *namespace.INode) bool {
-		if n.Writer != nil {
-			nn.leases.add(n.Writer.Client, n.ID, now)
+		if n.Writer() != nil {
+			nn.leases.add(n.Writer().Client, n.ID, now)
 		}
 		return true
 	})

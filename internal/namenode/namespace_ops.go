@@ -57,7 +57,7 @@ func (nn *NameNode) mutate(opName, path string, c namespace.Caller, op *editOp, 
 // implies: leases of removed files, replicas of dropped blocks.
 func (nn *NameNode) afterApplyLocked(res applied) {
 	for _, f := range res.removed {
-		if f.Writer != nil {
+		if f.Writer() != nil {
 			nn.leases.remove(f.ID)
 		}
 	}
@@ -150,7 +150,7 @@ func (nn *NameNode) checkOverwriteLeaseLocked(p string, req *dfspb.CreateRequest
 		return nil
 	}
 	f, err := nn.state.tree.Lookup(p)
-	if err != nil || f.Dir || f.Writer == nil {
+	if err != nil || f.IsDir() || f.Writer() == nil {
 		return nil
 	}
 	l := nn.leases.ofFile(f.ID)
@@ -310,19 +310,19 @@ func (nn *NameNode) contentSummary(ctx context.Context, path string) (*dfspb.Get
 // fileStatus renders an inode for the wire. Callers hold nn.mu.
 func fileStatus(n *namespace.INode) *dfspb.FileStatus {
 	st := &dfspb.FileStatus{
-		Path: n.Path(), Permission: uint32(n.Perm), Owner: n.Owner, Group: n.Group,
+		Path: n.Path(), Permission: uint32(n.Perm()), Owner: n.Owner(), Group: n.Group(),
 		ModificationTimeMs: n.MTime, AccessTimeMs: n.ATime, FileId: n.ID,
 	}
-	if n.Dir {
+	if n.IsDir() {
 		st.Type = dfspb.FileType_DIRECTORY
 		st.ChildrenNum = int32(n.NumChildren())
 		return st
 	}
 	st.Type = dfspb.FileType_FILE
 	st.Length = n.Length()
-	st.Replication = uint32(n.Replication)
-	st.BlockSize = n.BlockSize
-	st.UnderConstruction = n.Writer != nil
+	st.Replication = uint32(n.Replication())
+	st.BlockSize = n.BlockSize()
+	st.UnderConstruction = n.Writer() != nil
 	return st
 }
 

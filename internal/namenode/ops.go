@@ -417,9 +417,9 @@ func (s *fsState) fileUC(id uint64) (*namespace.INode, error) {
 	switch {
 	case f == nil:
 		return nil, fmt.Errorf("inode %d not found", id)
-	case f.Dir:
+	case f.IsDir():
 		return nil, fmt.Errorf("inode %d (%s) is a directory", id, f.Path())
-	case f.Writer == nil:
+	case f.Writer() == nil:
 		return nil, fmt.Errorf("%s is not open for writing", f.Path())
 	}
 	return f, nil
@@ -442,7 +442,7 @@ func (s *fsState) applyAddBlock(o *editOp) (applied, error) {
 			return applied{}, err
 		}
 	}
-	b := &blockmap.Block{ID: o.Block.ID, GS: o.Block.GS, State: blockmap.UnderConstruction, FileID: f.ID, Expected: f.Replication}
+	b := &blockmap.Block{ID: o.Block.ID, GS: o.Block.GS, State: blockmap.UnderConstruction, FileID: f.ID, Expected: f.Replication()}
 	s.blocks.Add(b)
 	s.tree.AddBlock(f, b)
 	return applied{file: f}, nil
@@ -471,8 +471,8 @@ func (s *fsState) applyComplete(o *editOp) (applied, error) {
 func (s *fsState) closeFile(f *namespace.INode, now int64) {
 	for _, b := range f.Blocks {
 		b.State = blockmap.Complete
-		b.RecoveryID = 0
-		b.Targets = nil
+		b.SetRecoveryID(0)
+		b.SetTargets(nil)
 	}
 	s.tree.CloseFile(f, now)
 }
@@ -506,7 +506,8 @@ func (s *fsState) applyCommitSync(o *editOp) (applied, error) {
 		b := f.Blocks[i]
 		// Recovery may shorten a block and always moves it to the new
 		// stamp, so it is committed afresh rather than through Commit.
-		b.GS, b.NumBytes, b.RecoveryID = o.Block.GS, o.Block.Len, 0
+		b.GS, b.NumBytes = o.Block.GS, o.Block.Len
+		b.SetRecoveryID(0)
 		if b.State == blockmap.UnderConstruction {
 			b.State = blockmap.Committed
 		}

@@ -100,7 +100,7 @@ func (s *fsState) blockOpFile(o *editOp) *namespace.INode {
 	default:
 		return nil
 	}
-	if f := s.tree.ByID(id); f != nil && !f.Dir {
+	if f := s.tree.ByID(id); f != nil && !f.IsDir() {
 		return f
 	}
 	return nil
@@ -110,11 +110,11 @@ func (s *fsState) blockOpFile(o *editOp) *namespace.INode {
 // a whole new block being written, less what committing the previous one
 // at its real length gives back (HDFS commits it, then checks).
 func addBlockCharge(f *namespace.INode, prev *blockRef, blocks *blockmap.Map) int64 {
-	repl := int64(f.Replication)
-	delta := f.BlockSize * repl
+	repl := int64(f.Replication())
+	delta := f.BlockSize() * repl
 	if prev != nil {
 		if b := blocks.Get(prev.ID); b != nil && b.State == blockmap.UnderConstruction {
-			delta += (prev.Len - f.BlockSize) * repl
+			delta += (prev.Len - f.BlockSize()) * repl
 		}
 	}
 	return delta

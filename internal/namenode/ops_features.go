@@ -129,7 +129,7 @@ func (s *fsState) applyFeatureOp(o *editOp, c namespace.Caller) (applied, error)
 // liveBlock reports whether a live file still holds b.
 func (s *fsState) liveBlock(b *blockmap.Block) bool {
 	f := s.tree.ByID(b.FileID)
-	return f != nil && !f.Dir && f.BlockIndex(b.ID) >= 0
+	return f != nil && !f.IsDir() && f.BlockIndex(b.ID) >= 0
 }
 
 // keepSnapshotted removes from dropped the blocks a snapshot still

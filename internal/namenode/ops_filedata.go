@@ -85,14 +85,16 @@ func (s *fsState) applyAppend(o *editOp, c namespace.Caller) (applied, error) {
 	}
 	w := namespace.Writer{Client: o.Client, Host: o.Host}
 	if last := partialLastBlock(f); last != nil {
-		delta := (f.BlockSize - last.NumBytes) * int64(f.Replication)
+		delta := (f.BlockSize() - last.NumBytes) * int64(f.Replication())
 		if err := s.tree.CheckSpace("append", f, delta); err != nil {
 			return applied{}, err
 		}
 		// Snapshots taken while the append is open hold the block as
 		// it is now (see copySubtree).
 		w.Appended = namespace.AppendedBlock{ID: last.ID, GS: last.GS, NumBytes: last.NumBytes}
-		last.State, last.RecoveryID, last.Targets = blockmap.UnderConstruction, 0, nil
+		last.State = blockmap.UnderConstruction
+		last.SetRecoveryID(0)
+		last.SetTargets(nil)
 		s.tree.ChargeSpace(f, delta)
 	}
 	s.tree.ReopenFile(f, w)
@@ -102,7 +104,7 @@ func (s *fsState) applyAppend(o *editOp, c namespace.Caller) (applied, error) {
 // partialLastBlock is f's last block if an append continues it (shorter
 // than the block size), else nil.
 func partialLastBlock(f *namespace.INode) *blockmap.Block {
-	if n := len(f.Blocks); n > 0 && f.Blocks[n-1].NumBytes < f.BlockSize {
+	if n := len(f.Blocks); n > 0 && f.Blocks[n-1].NumBytes < f.BlockSize() {
 		return f.Blocks[n-1]
 	}
 	return nil
@@ -151,12 +153,14 @@ func (s *fsState) applyTruncate(o *editOp, c namespace.Caller) (applied, error) 
 		b := f.Blocks[keep]
 		if copyBlock {
 			w.CopySource = namespace.AppendedBlock{ID: b.ID, GS: b.GS, NumBytes: b.NumBytes}
-			nb := &blockmap.Block{ID: o.Block.ID, GS: o.Block.GS, FileID: f.ID, Expected: f.Replication}
+			nb := &blockmap.Block{ID: o.Block.ID, GS: o.Block.GS, FileID: f.ID, Expected: f.Replication()}
 			s.blocks.Add(nb)
 			f.Blocks[keep] = nb
 			b = nb
 		}
-		b.NumBytes, b.State, b.RecoveryID, b.Targets = within, blockmap.UnderConstruction, 0, nil
+		b.NumBytes, b.State = within, blockmap.UnderConstruction
+		b.SetRecoveryID(0)
+		b.SetTargets(nil)
 		s.tree.ReopenFile(f, w)
 	} else {
 		res.dropped = s.tree.TruncateBlocks(f, keep)
@@ -169,10 +173,10 @@ func (s *fsState) applyTruncate(o *editOp, c namespace.Caller) (applied, error) 
 // copySource is the block a copy-on-truncate of f copies from (kept for
 // a snapshot), or nil when f is not being truncated that way.
 func (s *fsState) copySource(f *namespace.INode) *blockmap.Block {
-	if f == nil || f.Dir || f.Writer == nil || f.Writer.CopySource.ID == 0 {
+	if f == nil || f.IsDir() || f.Writer() == nil || f.Writer().CopySource.ID == 0 {
 		return nil
 	}
-	return s.blocks.Get(f.Writer.CopySource.ID)
+	return s.blocks.Get(f.Writer().CopySource.ID)
 }
 
 // isCopySource reports whether b is the source of a copy-on-truncate in
@@ -180,7 +184,7 @@ func (s *fsState) copySource(f *namespace.INode) *blockmap.Block {
 // more, until the copy is done.
 func (s *fsState) isCopySource(b *blockmap.Block) bool {
 	f := s.tree.ByID(b.FileID)
-	return f != nil && !f.Dir && f.Writer != nil && f.Writer.CopySource.ID == b.ID
+	return f != nil && !f.IsDir() && f.Writer() != nil && f.Writer().CopySource.ID == b.ID
 }
 
 // releaseCopySource adds f's copy source, if any, to the blocks dropped

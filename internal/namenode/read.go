@@ -41,7 +41,7 @@ func (nn *NameNode) blockLocations(ctx context.Context, req *dfspb.GetBlockLocat
 		accessed = &atime
 	}
 	client := nn.onDatanodeLocked(place).location()
-	out := &dfspb.LocatedBlocks{FileLength: f.Length(), UnderConstruction: f.Writer != nil}
+	out := &dfspb.LocatedBlocks{FileLength: f.Length(), UnderConstruction: f.Writer() != nil}
 	start, end := req.GetOffset(), int64(-1)
 	if req.GetLength() > 0 {
 		end = start + req.GetLength()
@@ -57,7 +57,7 @@ func (nn *NameNode) blockLocations(ctx context.Context, req *dfspb.GetBlockLocat
 		}
 		off = bEnd
 	}
-	if f.Writer != nil && len(f.Blocks) > 0 {
+	if f.Writer() != nil && len(f.Blocks) > 0 {
 		last := f.Blocks[len(f.Blocks)-1]
 		out.LastBlock = nn.locatedBlockLocked(last, blockOffset(f, len(f.Blocks)-1), client)
 		out.LastBlockComplete = last.State == blockmap.Complete
@@ -101,7 +101,7 @@ func (nn *NameNode) locatedBlockLocked(b *blockmap.Block, off int64, client topo
 	}
 	reps := b.ReplicaList()
 	if b.State == blockmap.UnderConstruction {
-		for _, id := range b.Targets {
+		for _, id := range b.Targets() {
 			addID(id)
 		}
 		for _, r := range reps {
@@ -119,7 +119,7 @@ func (nn *NameNode) locatedBlockLocked(b *blockmap.Block, off int64, client topo
 					addID(r.Node)
 				}
 			}
-			for _, id := range b.Targets {
+			for _, id := range b.Targets() {
 				addID(id)
 			}
 		}

@@ -271,7 +271,7 @@ func (nn *NameNode) invalidateCorruptLocked(b *blockmap.Block) {
 // fileClosedLocked reports whether b's file is closed (no writer).
 func (nn *NameNode) fileClosedLocked(b *blockmap.Block) bool {
 	f := nn.state.tree.ByID(b.FileID)
-	return f != nil && f.Writer == nil
+	return f != nil && f.Writer() == nil
 }
 
 // dropRemnantsLocked deletes the unfinalized replicas of a complete block

@@ -76,8 +76,11 @@ func fillScale(t *testing.T, s *fsState, files int) {
 	id := uint64(namespace.RootID)
 	next := func() uint64 { id++; return id }
 	mkdir := func(parent uint64, name string) uint64 {
-		n := &namespace.INode{ID: next(), Name: name, Dir: true, Perm: 0o755, Owner: "hdfs", Group: "supergroup", MTime: 1, ATime: 1}
-		if err := s.tree.Restore(parent, n); err != nil {
+		n, err := namespace.NewINode(next(), name, true, 0o755, "hdfs", "supergroup", 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err = s.tree.Restore(parent, n); err != nil {
 			t.Fatal(err)
 		}
 		return n.ID
@@ -88,11 +91,15 @@ func fillScale(t *testing.T, s *fsState, files int) {
 		if i%1000 == 0 {
 			d = mkdir(top, fmt.Sprintf("d%05d", i/1000))
 		}
-		n := &namespace.INode{ID: next(), Name: fmt.Sprintf("f%03d", i%1000), Perm: 0o644, Owner: "hdfs", Group: "supergroup",
-			MTime: 1, ATime: 1, Replication: 3, BlockSize: 64 << 20}
+		n, err := namespace.NewINode(next(), fmt.Sprintf("f%03d", i%1000), false, 0o644, "hdfs", "supergroup", 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.SetReplication(3)
+		n.SetBlockSize(64 << 20)
 		b := &blockmap.Block{ID: uint64(1<<30 + i), GS: 1001, NumBytes: 64 << 20, State: blockmap.Complete, FileID: n.ID, Expected: 3}
 		n.Blocks = []*blockmap.Block{b}
-		if err := s.tree.Restore(d, n); err != nil {
+		if err = s.tree.Restore(d, n); err != nil {
 			t.Fatal(err)
 		}
 		s.blocks.Add(b)

@@ -34,7 +34,7 @@ func (nn *NameNode) recordAccess(path string, atime int64) {
 	nn.mu.Lock()
 	now := nn.nowMs()
 	f, err := nn.state.tree.Lookup(path)
-	if err != nil || f.Dir || !namespace.AccessTimeDue(f.ATime, now, precision) || f.ATime != atime ||
+	if err != nil || f.IsDir() || !namespace.AccessTimeDue(f.ATime, now, precision) || f.ATime != atime ||
 		nn.writableLocked("open", path) != nil {
 		// Gone, already updated by a concurrent reader, or no edits now.
 		nn.mu.Unlock()

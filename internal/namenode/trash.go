@@ -36,7 +36,7 @@ func (nn *NameNode) emptyTrashTick() {
 	}
 	var ops []*editOp
 	home, err := nn.state.tree.Lookup("/user")
-	if err == nil && home.Dir {
+	if err == nil && home.IsDir() {
 		for _, u := range home.Children() {
 			ops = append(ops, nn.trashOpsLocked(path.Join(u.Path(), trash.Dir), now)...)
 		}
@@ -67,7 +67,7 @@ func (nn *NameNode) emptyTrashTick() {
 // then rename Current to a checkpoint with a free name.
 func (nn *NameNode) trashOpsLocked(root string, now time.Time) []*editOp {
 	dir, err := nn.state.tree.Lookup(root)
-	if err != nil || !dir.Dir {
+	if err != nil || !dir.IsDir() {
 		return nil
 	}
 	var ops []*editOp
@@ -76,10 +76,10 @@ func (nn *NameNode) trashOpsLocked(root string, now time.Time) []*editOp {
 	for _, c := range dir.Children() {
 		taken[c.Name] = true
 		if c.Name == trash.Current {
-			hasCurrent = c.Dir
+			hasCurrent = c.IsDir()
 			continue
 		}
-		if at, ok := trash.CheckpointTime(c.Name); ok && c.Dir && trash.Expired(at, now, nn.cfg.TrashInterval) {
+		if at, ok := trash.CheckpointTime(c.Name); ok && c.IsDir() && trash.Expired(at, now, nn.cfg.TrashInterval) {
 			ops = append(ops, &editOp{Kind: opDelete, Path: c.Path(), Recursive: true})
 			taken[c.Name] = false
 		}

@@ -33,7 +33,7 @@ func TestTruncateSyncMustCutToNewLength(t *testing.T) {
 	}
 	nn.mu.RLock()
 	b := nn.state.blocks.Get(lbs[1].GetBlock().GetBlockId())
-	blk, recID := ext(b), b.RecoveryID
+	blk, recID := ext(b), b.RecoveryID()
 	nn.mu.RUnlock()
 	if recID == 0 {
 		t.Fatal("no truncate recovery in progress")

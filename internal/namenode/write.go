@@ -31,10 +31,10 @@ func (nn *NameNode) fileForWriteLocked(op, path string, fileID uint64, client st
 			return nil, errNotFound("%s %s: no such file or directory", op, p)
 		}
 	}
-	if f.Dir {
+	if f.IsDir() {
 		return nil, errPrecondition("%s %s: is a directory", op, f.Path())
 	}
-	if f.Writer == nil {
+	if f.Writer() == nil {
 		return nil, errPrecondition("%s %s: file is not open for writing (closed, or recovered after its writer's lease expired)", op, f.Path())
 	}
 	l := nn.leases.ofFile(f.ID)
@@ -110,7 +110,7 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 	if retry != nil {
 		// The client retried an addBlock whose answer it lost: hand out
 		// the same block once its record is durable.
-		lb := nn.locatedLocked(f, len(f.Blocks)-1, nn.datanodeInfos(retry.Targets))
+		lb := nn.locatedLocked(f, len(f.Blocks)-1, nn.datanodeInfos(retry.Targets()))
 		nn.token(lb, callerOf(ctx).User, blocktoken.Write, lb.GetLocations())
 		tx := nn.journal.LastTxID()
 		nn.mu.Unlock()
@@ -129,9 +129,9 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 	}
 	place = nn.onDatanodeLocked(place)
 	targets := nn.policy.ChooseTargets(nn.placementViewLocked(), placement.Request{
-		Replicas: f.Replication, Replication: f.Replication, Exclude: exclude,
+		Replicas: f.Replication(), Replication: f.Replication(), Exclude: exclude,
 		WriterHost: place.Host, WriterIP: place.IP, WriterRack: place.Rack,
-		Open: openPipelinesLocked(f, req.GetBusyNodes()), BlockSize: f.BlockSize,
+		Open: openPipelinesLocked(f, req.GetBusyNodes()), BlockSize: f.BlockSize(),
 		Speeds: nn.speeds.Recent(place.Key),
 	}, nn.rng)
 	if len(targets) < nn.cfg.MinReplication {
@@ -153,7 +153,7 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 	for i, t := range targets {
 		ids[i] = t.ID
 	}
-	b.Targets = ids
+	b.SetTargets(ids)
 	if prev != nil {
 		nn.tryCompleteLocked(nn.state.blocks.Get(prev.ID))
 	}
@@ -180,7 +180,7 @@ func openPipelinesLocked(f *namespace.INode, busy []string) [][]string {
 	// A client holds at most a few pipelines open (live/replication,
 	// capped); looking back a little further covers blocks in recovery.
 	for i := len(f.Blocks) - 1; i >= 0 && i >= len(f.Blocks)-16 && len(isBusy) > 0; i-- {
-		t := f.Blocks[i].Targets
+		t := f.Blocks[i].Targets()
 		if len(t) == 0 || !isBusy[t[0]] {
 			continue
 		}
@@ -320,7 +320,7 @@ func (nn *NameNode) alreadyClosedLocked(req *dfspb.CompleteRequest) (bool, error
 	} else if p, err := namespace.Clean(req.GetPath()); err == nil {
 		f, _ = nn.state.tree.Lookup(p)
 	}
-	if f == nil || f.Dir || f.Writer != nil {
+	if f == nil || f.IsDir() || f.Writer() != nil {
 		return false, nil
 	}
 	named := append([]*dfspb.ExtendedBlock{}, req.GetBlocks()...)
@@ -417,8 +417,8 @@ func (nn *NameNode) additionalDatanode(ctx context.Context, req *dfspb.GetAdditi
 		want = 1
 	}
 	targets := nn.policy.ChooseTargets(nn.placementViewLocked(), placement.Request{
-		Replicas: want, Replication: f.Replication, Chosen: req.GetExisting(), Exclude: exclude,
-		BlockSize: f.BlockSize,
+		Replicas: want, Replication: f.Replication(), Chosen: req.GetExisting(), Exclude: exclude,
+		BlockSize: f.BlockSize(),
 	}, nn.rng)
 	if len(targets) == 0 {
 		return nil, nn.notEnoughTargetsLocked(op, f.Path(), 0, exclude, 0)
@@ -466,7 +466,7 @@ func (nn *NameNode) updateBlockForPipeline(ctx context.Context, req *dfspb.Updat
 		nn.mu.Unlock()
 		return nil, err
 	}
-	nodes := b.Targets
+	nodes := b.Targets()
 	if len(req.GetNodes()) > 0 {
 		for _, id := range req.GetNodes() {
 			if nn.nodes[id] == nil {

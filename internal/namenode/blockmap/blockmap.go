@@ -50,24 +50,82 @@ const FirstBlockID = 1 << 30
 const FirstGS = 1000
 
 // Block is one block of a file. Fields above the line are persisted by the
-// namenode; the rest is rebuilt from reports.
+// namenode; the rest is rebuilt from reports. A namespace holds millions of
+// blocks, so what only a block being written needs is behind a pointer
+// that is nil for the others.
 type Block struct {
 	ID       uint64
 	GS       uint64
 	NumBytes int64
-	State    State
 	FileID   uint64
 	Expected int // the file's replication factor
+	State    State
 
-	// Targets are the datanodes of the block's write pipeline while it is
+	uc       *underConstruction
+	replicas []Replica
+}
+
+// underConstruction is what a block has only while it is written or
+// recovered (HDFS's BlockUnderConstructionFeature).
+type underConstruction struct {
+	// targets are the datanodes of the block's write pipeline while it is
 	// under construction: readers and lease recovery use them before any
 	// replica is reported (HDFS's "expected locations").
-	Targets []string
-	// RecoveryID is the generation stamp of a lease recovery in progress,
+	targets []string
+	// recoveryID is the generation stamp of a lease recovery in progress,
 	// 0 when none.
-	RecoveryID uint64
+	recoveryID uint64
+}
 
-	replicas []Replica
+// Targets are the datanodes of the block's write pipeline while it is
+// under construction (shared; do not modify).
+func (b *Block) Targets() []string {
+	if b.uc == nil {
+		return nil
+	}
+	return b.uc.targets
+}
+
+// SetTargets replaces the pipeline's datanodes (nil: none).
+func (b *Block) SetTargets(t []string) {
+	if len(t) == 0 {
+		t = nil
+		if b.uc == nil {
+			return
+		}
+	}
+	if b.uc == nil {
+		b.uc = &underConstruction{}
+	}
+	b.uc.targets = t
+	b.dropUC()
+}
+
+// RecoveryID is the generation stamp of a lease recovery in progress, 0
+// when none.
+func (b *Block) RecoveryID() uint64 {
+	if b.uc == nil {
+		return 0
+	}
+	return b.uc.recoveryID
+}
+
+// SetRecoveryID records (0: clears) a lease recovery in progress.
+func (b *Block) SetRecoveryID(id uint64) {
+	if id == 0 && b.uc == nil {
+		return
+	}
+	if b.uc == nil {
+		b.uc = &underConstruction{}
+	}
+	b.uc.recoveryID = id
+	b.dropUC()
+}
+
+func (b *Block) dropUC() {
+	if b.uc != nil && b.uc.targets == nil && b.uc.recoveryID == 0 {
+		b.uc = nil
+	}
 }
 
 // Replica is one datanode's copy of a block.
@@ -356,7 +414,8 @@ func (m *Map) Commit(b *Block, gs uint64, length int64) error {
 // length after a pipeline recovery: replicas not in the new pipeline are
 // forgotten (the datanodes report them again if they still have them).
 func (m *Map) UpdateUnderConstruction(b *Block, gs uint64, length int64, targets []string) {
-	b.GS, b.NumBytes, b.Targets = gs, length, append([]string(nil), targets...)
+	b.GS, b.NumBytes = gs, length
+	b.SetTargets(append([]string(nil), targets...))
 	m.Observe(b.ID, gs)
 	keep := map[string]bool{}
 	for _, t := range targets {

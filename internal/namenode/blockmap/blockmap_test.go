@@ -168,8 +168,8 @@ func TestRemoveNodeAndBlock(t *testing.T) {
 func TestPipelineUpdateForgetsDroppedNodes(t *testing.T) {
 	m := New()
 	b := newBlock(m, UnderConstruction, 0)
-	b.Targets = []string{"dn1", "dn2", "dn3"}
-	for _, n := range b.Targets {
+	b.SetTargets([]string{"dn1", "dn2", "dn3"})
+	for _, n := range b.Targets() {
 		m.AddReplica(n, Reported{b.ID, b.GS, 0, BeingWritten})
 	}
 	gs := m.NextGS()

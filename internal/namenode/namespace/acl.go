@@ -138,7 +138,7 @@ func (t *Tree) storeACL(n *INode, acl []ACLEntry) {
 		group = mask
 	}
 	stored = append(stored, def...)
-	n.Perm = n.Perm&StickyBit | owner<<6 | group<<3 | other
+	n.SetPerm(n.Perm()&StickyBit | owner<<6 | group<<3 | other)
 	t.setStored(n, stored)
 }
 
@@ -287,8 +287,8 @@ func (t *Tree) ChangeACL(c Caller, path string, kind ACLOp, spec []ACLEntry) err
 	if err != nil {
 		return err
 	}
-	if !t.isSuper(c) && c.User != n.Owner {
-		return errorf(op, n.Path(), Denied, "permission denied: only the owner (%s) or a superuser may change the ACL", n.Owner)
+	if !t.isSuper(c) && c.User != n.Owner() {
+		return errorf(op, n.Path(), Denied, "permission denied: only the owner (%s) or a superuser may change the ACL", n.Owner())
 	}
 	for _, e := range spec {
 		if e.Type > ACLOther || e.Scope > ScopeDefault || e.Perm > 7 {
@@ -304,7 +304,7 @@ func (t *Tree) ChangeACL(c Caller, path string, kind ACLOp, spec []ACLEntry) err
 			return errorf(op, n.Path(), Invalid, "Invalid ACL: the ACL spec has duplicate entries (%s).", e)
 		}
 	}
-	existing := fullACL(n.Perm, t.acl(n))
+	existing := fullACL(n.Perm(), t.acl(n))
 	b := newACLBuild()
 	switch kind {
 	case ACLModify: // HDFS mergeAclEntries
@@ -363,13 +363,13 @@ func (t *Tree) ChangeACL(c Caller, path string, kind ACLOp, spec []ACLEntry) err
 	case ACLRemoveAll:
 		// HDFS removeAcl: back to the mode bits; the group bits become
 		// the unnamed group entry again (they held the mask).
-		group := n.Perm >> 3 & 7
+		group := n.Perm() >> 3 & 7
 		for _, e := range existing {
 			if e.Scope == ScopeAccess && e.Type == ACLGroup && e.Name == "" {
 				group = e.Perm
 			}
 		}
-		n.Perm = n.Perm&^0o070 | group<<3
+		n.SetPerm(n.Perm()&^0o070 | group<<3)
 		t.setStored(n, nil)
 		return nil
 	case ACLSet: // HDFS replaceAclEntries: the scopes the spec names are replaced
@@ -395,7 +395,7 @@ func (t *Tree) ChangeACL(c Caller, path string, kind ACLOp, spec []ACLEntry) err
 	default:
 		return errorf(op, n.Path(), Invalid, "unknown ACL operation %d", kind)
 	}
-	acl, err := b.finish(n.Dir)
+	acl, err := b.finish(n.IsDir())
 	if err != nil {
 		return errorf(op, n.Path(), Invalid, "%v", err)
 	}
@@ -412,7 +412,7 @@ func (t *Tree) GetACLStatus(c Caller, path string) (ACLStatus, error) {
 	if err != nil {
 		return ACLStatus{}, err
 	}
-	return ACLStatus{Owner: n.Owner, Group: n.Group, Perm: n.Perm, Entries: slices.Clone(t.acl(n))}, nil
+	return ACLStatus{Owner: n.Owner(), Group: n.Group(), Perm: n.Perm(), Entries: slices.Clone(t.acl(n))}, nil
 }
 
 // hasAccessACL reports whether stored entries include an access ACL
@@ -430,7 +430,7 @@ func hasAccessACL(stored []ACLEntry) bool {
 // (masked) and any one granting the access is enough, while a match that
 // grants nothing denies; else other.
 func aclAllowed(c Caller, n *INode, stored []ACLEntry, want uint16) bool {
-	mask := n.Perm >> 3 & 7
+	mask := n.Perm() >> 3 & 7
 	groupMatched := false
 	for _, e := range stored {
 		if e.Scope != ScopeAccess {
@@ -444,7 +444,7 @@ func aclAllowed(c Caller, n *INode, stored []ACLEntry, want uint16) bool {
 		case ACLGroup:
 			g := e.Name
 			if g == "" {
-				g = n.Group
+				g = n.Group()
 			}
 			if slices.Contains(c.Groups, g) {
 				groupMatched = true
@@ -457,7 +457,7 @@ func aclAllowed(c Caller, n *INode, stored []ACLEntry, want uint16) bool {
 	if groupMatched {
 		return false
 	}
-	return n.Perm&7&want == want
+	return n.Perm()&7&want == want
 }
 
 // inheritACL gives a new child the default ACL of its parent, if the
@@ -478,7 +478,7 @@ func (t *Tree) inheritACL(parent, child *INode) bool {
 	if len(def) == 0 {
 		return false
 	}
-	mode := child.Perm
+	mode := child.Perm()
 	var acl []ACLEntry
 	for _, e := range def {
 		a := e
@@ -497,10 +497,10 @@ func (t *Tree) inheritACL(parent, child *INode) bool {
 			e.Perm &= mode & 7
 		}
 	}
-	if child.Dir {
+	if child.IsDir() {
 		acl = append(acl, def...)
 	}
-	child.Perm &= StickyBit
+	child.SetPerm(child.Perm() & StickyBit)
 	t.storeACL(child, acl)
 	return true
 }

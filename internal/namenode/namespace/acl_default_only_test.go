@@ -18,8 +18,8 @@ func TestDefaultOnlyACLUsesModeBits(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, _ := tr.Lookup("/proj")
-	if !tr.HasACL(n) || n.Perm != 0o750 {
-		t.Fatalf("after a default-only ACL: acl %v, mode %o; want an ACL and 750", tr.HasACL(n), n.Perm)
+	if !tr.HasACL(n) || n.Perm() != 0o750 {
+		t.Fatalf("after a default-only ACL: acl %v, mode %o; want an ACL and 750", tr.HasACL(n), n.Perm())
 	}
 	bob := Caller{User: "bob", Groups: []string{"eng"}}       // in the group: r-x
 	mallory := Caller{User: "mallory", Groups: []string{"x"}} // other: ---

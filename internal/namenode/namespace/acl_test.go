@@ -19,7 +19,7 @@ func aclLines(tr *Tree, path string) string {
 	if err != nil {
 		return err.Error()
 	}
-	return strings.Join(ACLString(n.Perm, tr.StoredACL(n)), ",")
+	return strings.Join(ACLString(n.Perm(), tr.StoredACL(n)), ",")
 }
 
 // TestACLTransformations: the five operations give the ACLs HDFS's
@@ -66,8 +66,8 @@ func TestACLTransformations(t *testing.T) {
 		}
 	}
 	n, _ := tr.Lookup("/d/a")
-	if tr.HasACL(n) || n.Perm != 0o644 {
-		t.Fatalf("after removeAcl: acl %v, mode %o; want none and 644 (group:: again, not the mask)", tr.HasACL(n), n.Perm)
+	if tr.HasACL(n) || n.Perm() != 0o644 {
+		t.Fatalf("after removeAcl: acl %v, mode %o; want none and 644 (group:: again, not the mask)", tr.HasACL(n), n.Perm())
 	}
 	// Only the owner (or a superuser) changes ACLs; files take no default ACL.
 	if err := tr.ChangeACL(Caller{User: "bob"}, "/d/a", ACLModify, spec(t, "user:bob:rwx", true)); kindOf(err) != Denied {
@@ -179,8 +179,8 @@ func TestDefaultACLInheritance(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := mustCreate(t, tr, alice, "/shared/m/g")
-	if tr.HasACL(f) || f.Perm != 0o640 {
-		t.Fatalf("child of a minimal default ACL: acl %v mode %o, want none and 640", tr.HasACL(f), f.Perm)
+	if tr.HasACL(f) || f.Perm() != 0o640 {
+		t.Fatalf("child of a minimal default ACL: acl %v mode %o, want none and 640", tr.HasACL(f), f.Perm())
 	}
 	// Without a default ACL, nothing is inherited.
 	f = mustCreate(t, tr, alice, "/shared/a2/plain")
@@ -189,8 +189,8 @@ func TestDefaultACLInheritance(t *testing.T) {
 	}
 	_ = f
 	mustMkdir(t, tr, root, "/none", 0o777)
-	if g := mustCreate(t, tr, alice, "/none/h"); tr.HasACL(g) || g.Perm != 0o644 {
-		t.Fatalf("no default ACL: %v %o", tr.HasACL(g), g.Perm)
+	if g := mustCreate(t, tr, alice, "/none/h"); tr.HasACL(g) || g.Perm() != 0o644 {
+		t.Fatalf("no default ACL: %v %o", tr.HasACL(g), g.Perm())
 	}
 	// Deleting inodes drops their ACLs from the side map.
 	if _, err := tr.Delete(root, "/shared", true, 9); err != nil {

@@ -11,7 +11,7 @@ import (
 func closedFile(t *testing.T, tr *Tree, c Caller, path string, id uint64) *INode {
 	t.Helper()
 	f := mustCreate(t, tr, c, path)
-	tr.AddBlock(f, &blockmap.Block{ID: id, GS: 1, NumBytes: f.BlockSize, State: blockmap.Complete, FileID: f.ID, Expected: f.Replication})
+	tr.AddBlock(f, &blockmap.Block{ID: id, GS: 1, NumBytes: f.BlockSize(), State: blockmap.Complete, FileID: f.ID, Expected: f.Replication()})
 	tr.CloseFile(f, 4)
 	return f
 }

@@ -20,14 +20,14 @@ func (t *Tree) CheckAppend(c Caller, path string) (*INode, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.Dir {
+	if f.IsDir() {
 		return nil, errorf(op, f.Path(), Precondition, "is a directory; only files can be appended to")
 	}
 	if err := t.check(op, f.Path(), c, f, Write); err != nil {
 		return nil, err
 	}
-	if f.Writer != nil {
-		return nil, errorf(op, f.Path(), Precondition, "file is open for writing by client %s", f.Writer.Client)
+	if f.Writer() != nil {
+		return nil, errorf(op, f.Path(), Precondition, "file is open for writing by client %s", f.Writer().Client)
 	}
 	return f, nil
 }
@@ -35,7 +35,7 @@ func (t *Tree) CheckAppend(c Caller, path string) (*INode, error) {
 // ReopenFile makes a closed file open for writing by w again (append, or a
 // truncate waiting for its last block's recovery).
 func (t *Tree) ReopenFile(f *INode, w Writer) {
-	f.Writer = &w
+	f.SetWriter(&w)
 }
 
 // CheckTruncate returns the file at path if c may truncate it to
@@ -52,14 +52,14 @@ func (t *Tree) CheckTruncate(c Caller, path string, newLength int64) (*INode, er
 	if err != nil {
 		return nil, err
 	}
-	if f.Dir {
+	if f.IsDir() {
 		return nil, errorf(op, f.Path(), Precondition, "is a directory; only files can be truncated")
 	}
 	if err := t.check(op, f.Path(), c, f, Write); err != nil {
 		return nil, err
 	}
-	if f.Writer != nil {
-		return nil, errorf(op, f.Path(), Precondition, "file is open for writing by client %s", f.Writer.Client)
+	if f.Writer() != nil {
+		return nil, errorf(op, f.Path(), Precondition, "file is open for writing by client %s", f.Writer().Client)
 	}
 	if l := f.Length(); newLength > l {
 		return nil, errorf(op, f.Path(), Invalid, "Cannot truncate to a larger file size. Current size: %d, truncate size: %d.", l, newLength)
@@ -126,7 +126,7 @@ func (t *Tree) Concat(c Caller, target string, srcs []string, now int64) (*INode
 	for _, f := range files {
 		for _, b := range f.Blocks {
 			b.FileID = trg.ID
-			b.Expected = trg.Replication
+			b.Expected = trg.Replication()
 		}
 		trg.Blocks = append(trg.Blocks, f.Blocks...)
 		f.Blocks = nil
@@ -145,14 +145,14 @@ func checkConcat(trg *INode, srcs []*INode, refs func(block uint64) int) error {
 	const op = "concat"
 	target := trg.Path()
 	switch {
-	case trg.Dir:
+	case trg.IsDir():
 		return errorf(op, target, Precondition, "%s is a directory, not a file", target)
-	case trg.Writer != nil:
+	case trg.Writer() != nil:
 		return errorf(op, target, Precondition, "concat: target file %s is under construction", target)
 	case len(trg.Blocks) == 0:
 		return errorf(op, target, Invalid, "concat: target file %s is empty", target)
 	}
-	bs := trg.BlockSize
+	bs := trg.BlockSize()
 	if last := trg.Blocks[len(trg.Blocks)-1]; last.NumBytes != bs {
 		return errorf(op, target, Invalid, "The last block in %s is not full; last block size = %d but file block size = %d", target, last.NumBytes, bs)
 	}
@@ -164,13 +164,13 @@ func checkConcat(trg *INode, srcs []*INode, refs func(block uint64) int) error {
 			return errorf(op, src, Invalid, "concat: the src file %s is the same with the target file %s", src, target)
 		case seen[s]:
 			return errorf(op, src, Invalid, "concat: at least two of the source files are the same")
-		case s.Dir:
+		case s.IsDir():
 			return errorf(op, src, Precondition, "%s is a directory, not a file", src)
-		case s.Writer != nil || len(s.Blocks) == 0:
+		case s.Writer() != nil || len(s.Blocks) == 0:
 			return errorf(op, src, Invalid, "concat: source file %s is invalid or empty or underConstruction", src)
-		case s.Replication != trg.Replication:
+		case s.Replication() != trg.Replication():
 			return errorf(op, src, Invalid, "concat: the source file %s and the target file %s should have the same replication: source replication is %d but target replication is %d",
-				src, target, s.Replication, trg.Replication)
+				src, target, s.Replication(), trg.Replication())
 		}
 		seen[s] = true
 		// Every block full, except the last block of the last source.
@@ -184,8 +184,8 @@ func checkConcat(trg *INode, srcs []*INode, refs func(block uint64) int) error {
 					src, target, bs, j, n)
 			}
 		}
-		if s.BlockSize > bs {
-			return errorf(op, src, Invalid, "concat: source file %s has preferred block size %d which is greater than the target file's preferred block size %d", src, s.BlockSize, bs)
+		if s.BlockSize() > bs {
+			return errorf(op, src, Invalid, "concat: source file %s has preferred block size %d which is greater than the target file's preferred block size %d", src, s.BlockSize(), bs)
 		}
 		for _, b := range s.Blocks {
 			if b.State != blockmap.Complete {

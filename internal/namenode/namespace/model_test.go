@@ -290,16 +290,16 @@ func dumpTree(t *Tree) string {
 	var lines []string
 	t.Walk(func(n *INode) bool {
 		var quota int64
-		if n.Quota != nil {
-			quota = max(n.Quota.NS, 0)
+		if n.Quota() != nil {
+			quota = max(n.Quota().NS, 0)
 		}
 		x := ""
-		for _, a := range n.XAttrs {
+		for _, a := range n.XAttrs() {
 			if a.Name == "user.a" {
 				x = string(a.Value)
 			}
 		}
-		lines = append(lines, fmt.Sprintf("%s %v atime=%d quota=%d x=%q", n.Path(), n.Dir, n.ATime, quota, x))
+		lines = append(lines, fmt.Sprintf("%s %v atime=%d quota=%d x=%q", n.Path(), n.IsDir(), n.ATime, quota, x))
 		return true
 	})
 	sort.Strings(lines)
@@ -401,7 +401,7 @@ func TestAgainstModel(t *testing.T) {
 func checkQuotaUsage(t *testing.T, tr *Tree) {
 	t.Helper()
 	tr.Walk(func(n *INode) bool {
-		if n.Quota == nil {
+		if n.Quota() == nil {
 			return true
 		}
 		var ns, ds int64
@@ -409,13 +409,13 @@ func checkQuotaUsage(t *testing.T, tr *Tree) {
 		walk = func(c *INode) {
 			ns++
 			ds += DiskCharge(c)
-			for _, ch := range c.children {
+			for _, ch := range c.Children() {
 				walk(ch)
 			}
 		}
 		walk(n)
-		if n.Quota.UsedNS != ns || n.Quota.UsedDS != ds {
-			t.Fatalf("quota of %s caches usage %d inodes %d bytes; the subtree has %d and %d", n.Path(), n.Quota.UsedNS, n.Quota.UsedDS, ns, ds)
+		if n.Quota().UsedNS != ns || n.Quota().UsedDS != ds {
+			t.Fatalf("quota of %s caches usage %d inodes %d bytes; the subtree has %d and %d", n.Path(), n.Quota().UsedNS, n.Quota().UsedDS, ns, ds)
 		}
 		return true
 	})

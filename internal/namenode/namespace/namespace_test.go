@@ -121,7 +121,7 @@ func second[T any](_ T, err error) error { return err }
 func TestCreateAndDeleteCounts(t *testing.T) {
 	tr := newTree()
 	f := mustCreate(t, tr, root, "/a/b/c/file") // create_parent makes a, b, c
-	if tr.Dirs() != 4 || tr.Files() != 1 || f.Path() != "/a/b/c/file" || f.Writer.Client != "c1" {
+	if tr.Dirs() != 4 || tr.Files() != 1 || f.Path() != "/a/b/c/file" || f.Writer().Client != "c1" {
 		t.Fatalf("dirs %d files %d path %s", tr.Dirs(), tr.Files(), f.Path())
 	}
 	if tr.ByID(f.ID) != f {
@@ -178,8 +178,8 @@ func TestPermissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustCreate(t, tr, alice, "/home/alice/f")
-	if f, _ := tr.Lookup("/home/alice/f"); f.Owner != "alice" || f.Group != "staff" {
-		t.Errorf("new file owner %s group %s; want alice, inherited staff", f.Owner, f.Group)
+	if f, _ := tr.Lookup("/home/alice/f"); f.Owner() != "alice" || f.Group() != "staff" {
+		t.Errorf("new file owner %s group %s; want alice, inherited staff", f.Owner(), f.Group())
 	}
 	if _, _, err := tr.Create(bob, "/home/alice/g", CreateOptions{}, 3); kindOf(err) != Denied {
 		t.Errorf("bob create in alice's dir: %v", err)
@@ -290,14 +290,14 @@ func TestContentSummary(t *testing.T) {
 
 func TestModeString(t *testing.T) {
 	cases := map[string]*INode{
-		"drwxr-xr-x": {Dir: true, Perm: 0o755},
-		"-rw-r-----": {Perm: 0o640},
-		"drwxrwxrwt": {Dir: true, Perm: 0o1777},
-		"drwxrwxrwT": {Dir: true, Perm: 0o1776},
+		"drwxr-xr-x": {status: packStatus(true, 0o755, 0, 0)},
+		"-rw-r-----": {status: packStatus(false, 0o640, 0, 0)},
+		"drwxrwxrwt": {status: packStatus(true, 0o1777, 0, 0)},
+		"drwxrwxrwT": {status: packStatus(true, 0o1776, 0, 0)},
 	}
 	for want, n := range cases {
 		if got := ModeString(n); got != want {
-			t.Errorf("ModeString(%o) = %s, want %s", n.Perm, got, want)
+			t.Errorf("ModeString(%o) = %s, want %s", n.Perm(), got, want)
 		}
 	}
 }

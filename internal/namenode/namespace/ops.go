@@ -31,7 +31,7 @@ func (t *Tree) List(c Caller, path, startAfter string, limit int) ([]*INode, int
 	if err != nil {
 		return nil, 0, err
 	}
-	if !n.Dir {
+	if !n.IsDir() {
 		return []*INode{n}, 0, nil
 	}
 	if err := t.check("list", n.Path(), c, n, Read|Execute); err != nil {
@@ -40,15 +40,15 @@ func (t *Tree) List(c Caller, path, startAfter string, limit int) ([]*INode, int
 	i := 0
 	if startAfter != "" {
 		i, _ = n.childIndex(startAfter)
-		if i < len(n.children) && n.children[i].Name == startAfter {
+		if i < len(n.Children()) && n.Children()[i].Name == startAfter {
 			i++
 		}
 	}
-	end := len(n.children)
+	end := len(n.Children())
 	if limit > 0 && i+limit < end {
 		end = i + limit
 	}
-	return slices.Clone(n.children[i:end]), len(n.children) - end, nil
+	return slices.Clone(n.Children()[i:end]), len(n.Children()) - end, nil
 }
 
 // Mkdirs creates the directory at path with mode perm (and, with
@@ -60,17 +60,21 @@ func (t *Tree) Mkdirs(c Caller, path string, perm, parentPerm uint16, createPare
 	if err != nil {
 		return err
 	}
+	user, err := userSerial(op, r.path, c)
+	if err != nil {
+		return err
+	}
 	if r.found() {
-		if !r.last().Dir {
+		if !r.last().IsDir() {
 			return errorf(op, r.path, Exists, "file exists (not a directory)")
 		}
 		return t.traverse(op, r.path, c, r.nodes[:len(r.nodes)-1])
 	}
-	if r, err = t.makeParents(op, c, r, createParent, parentPerm, now); err != nil {
+	if r, err = t.makeParents(op, c, user, r, createParent, parentPerm, now); err != nil {
 		return err
 	}
 	parent := r.last()
-	d := t.newINode(r.name(), true, perm, c.User, parent.Group, now)
+	d := t.newINode(r.name(), true, perm, user, parent, now)
 	t.inheritACL(parent, d)
 	parent.addChild(d)
 	parent.MTime = now
@@ -81,7 +85,7 @@ func (t *Tree) Mkdirs(c Caller, path string, perm, parentPerm uint16, createPare
 // written and, with createParent, creates the missing directories between
 // it and r's last name, extending r. Without createParent a missing parent
 // is an error.
-func (t *Tree) makeParents(op string, c Caller, r resolution, createParent bool, perm uint16, now int64) (resolution, error) {
+func (t *Tree) makeParents(op string, c Caller, user uint32, r resolution, createParent bool, perm uint16, now int64) (resolution, error) {
 	missing := len(r.names) + 1 - len(r.nodes)
 	if missing > 1 && !createParent {
 		return r, errorf(op, r.path, NotFound, "parent directory %s does not exist", Join(r.names[:len(r.names)-1]))
@@ -100,7 +104,7 @@ func (t *Tree) makeParents(op string, c Caller, r resolution, createParent bool,
 	charge(r.last(), nil, int64(missing), 0)
 	for len(r.nodes) < len(r.names) {
 		parent := r.last()
-		d := t.newINode(r.names[len(r.nodes)-1], true, perm, c.User, parent.Group, now)
+		d := t.newINode(r.names[len(r.nodes)-1], true, perm, user, parent, now)
 		t.inheritACL(parent, d)
 		parent.addChild(d)
 		parent.MTime = now
@@ -129,11 +133,21 @@ func (t *Tree) Create(c Caller, path string, opts CreateOptions, now int64) (*IN
 	if err != nil {
 		return nil, nil, err
 	}
+	switch {
+	case opts.Replication < 0 || opts.Replication > MaxReplication:
+		return nil, nil, errorf(op, r.path, Invalid, "replication %d is outside 0..%d", opts.Replication, MaxReplication)
+	case opts.BlockSize < 0 || opts.BlockSize > MaxBlockSize:
+		return nil, nil, errorf(op, r.path, Invalid, "block size %d is outside 0..%d", opts.BlockSize, int64(MaxBlockSize))
+	}
+	user, err := userSerial(op, r.path, c)
+	if err != nil {
+		return nil, nil, err
+	}
 	var replaced *INode
 	if r.found() {
 		old := r.last()
 		switch {
-		case old.Dir:
+		case old.IsDir():
 			return nil, nil, errorf(op, r.path, Exists, "is a directory")
 		case !opts.Overwrite:
 			return nil, nil, errorf(op, r.path, Exists, "file exists")
@@ -153,15 +167,16 @@ func (t *Tree) Create(c Caller, path string, opts CreateOptions, now int64) (*IN
 		charge(parent, nil, 0, -DiskCharge(old)) // the new file takes its inode's place
 		replaced = old
 		r.nodes = r.nodes[:len(r.nodes)-1]
-	} else if r, err = t.makeParents(op, c, r, opts.CreateParent, opts.ParentPerm, now); err != nil {
+	} else if r, err = t.makeParents(op, c, user, r, opts.CreateParent, opts.ParentPerm, now); err != nil {
 		return nil, nil, err
 	}
 	parent := r.last()
-	f := t.newINode(r.name(), false, opts.Perm, c.User, parent.Group, now)
-	f.Replication, f.BlockSize = opts.Replication, opts.BlockSize
+	f := t.newINode(r.name(), false, opts.Perm, user, parent, now)
+	f.SetReplication(opts.Replication)
+	f.SetBlockSize(opts.BlockSize)
 	t.inheritACL(parent, f)
 	w := opts.Writer
-	f.Writer = &w
+	f.SetWriter(&w)
 	parent.addChild(f)
 	parent.MTime = now
 	return f, replaced, nil
@@ -182,8 +197,8 @@ func (t *Tree) Delete(c Caller, path string, recursive bool, now int64) ([]*INod
 	if n == t.root {
 		return nil, errorf(op, r.path, Invalid, "cannot delete the root directory")
 	}
-	if n.Dir && len(n.children) > 0 && !recursive {
-		return nil, errorf(op, r.path, NotEmpty, "directory is not empty (%d entries); delete it recursively", len(n.children))
+	if n.IsDir() && len(n.Children()) > 0 && !recursive {
+		return nil, errorf(op, r.path, NotEmpty, "directory is not empty (%d entries); delete it recursively", len(n.Children()))
 	}
 	parent := n.Parent
 	if err := t.traverse(op, r.path, c, r.nodes[:len(r.nodes)-1]); err != nil {
@@ -235,7 +250,7 @@ func (t *Tree) Rename(c Caller, src, dst string, now int64) (string, error) {
 	switch {
 	case rd.found() && rd.last() == s:
 		return s.Path(), nil
-	case rd.found() && rd.last().Dir:
+	case rd.found() && rd.last().IsDir():
 		dparent, dname = rd.last(), s.Name
 		if existing := dparent.child(dname); existing == s {
 			return s.Path(), nil
@@ -261,7 +276,7 @@ func (t *Tree) Rename(c Caller, src, dst string, now int64) (string, error) {
 	// came later than renames of such directories, which edit logs may
 	// hold. (Delete's check is as old as snapshots: a logged delete passed
 	// it, and trash housekeeping, also trusted, must not drop snapshots.)
-	if s.Dir && !c.Trusted {
+	if s.IsDir() && !c.Trusted {
 		if err := t.checkDeleteSnapshottable(op, "renamed", label, s); err != nil {
 			return "", err
 		}
@@ -305,18 +320,21 @@ func (t *Tree) SetReplication(c Caller, path string, repl int) (*INode, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n.Dir {
+	if n.IsDir() {
 		return nil, errorf(op, n.Path(), Precondition, "is a directory; replication is set per file")
+	}
+	if repl < 0 || repl > MaxReplication {
+		return nil, errorf(op, n.Path(), Invalid, "replication %d is outside 0..%d", repl, MaxReplication)
 	}
 	if err := t.check(op, n.Path(), c, n, Write); err != nil {
 		return nil, err
 	}
 	before := DiskCharge(n)
-	old := n.Replication
-	n.Replication = repl
+	old := n.Replication()
+	n.SetReplication(repl)
 	delta := DiskCharge(n) - before
 	if err := verifyQuota(op, n.Path(), n.Parent, nil, 0, delta); err != nil {
-		n.Replication = old
+		n.SetReplication(old)
 		return nil, err
 	}
 	charge(n.Parent, nil, 0, delta)
@@ -330,10 +348,10 @@ func (t *Tree) SetPermission(c Caller, path string, perm uint16) error {
 	if err != nil {
 		return err
 	}
-	if !t.isSuper(c) && c.User != n.Owner {
-		return errorf(op, n.Path(), Denied, "permission denied: only the owner (%s) or a superuser may change the mode", n.Owner)
+	if !t.isSuper(c) && c.User != n.Owner() {
+		return errorf(op, n.Path(), Denied, "permission denied: only the owner (%s) or a superuser may change the mode", n.Owner())
 	}
-	n.Perm = perm
+	n.SetPerm(perm)
 	return nil
 }
 
@@ -348,19 +366,16 @@ func (t *Tree) SetOwner(c Caller, path, owner, group string) error {
 	}
 	if !t.isSuper(c) {
 		switch {
-		case owner != "" && owner != n.Owner:
+		case owner != "" && owner != n.Owner():
 			return errorf(op, n.Path(), Denied, "permission denied: only a superuser may change the owner")
-		case c.User != n.Owner:
-			return errorf(op, n.Path(), Denied, "permission denied: only the owner (%s) or a superuser may change the group", n.Owner)
+		case c.User != n.Owner():
+			return errorf(op, n.Path(), Denied, "permission denied: only the owner (%s) or a superuser may change the group", n.Owner())
 		case group != "" && !slices.Contains(c.Groups, group):
 			return errorf(op, n.Path(), Denied, "permission denied: %s is not a member of group %s", c.User, group)
 		}
 	}
-	if owner != "" {
-		n.Owner = t.intern(owner)
-	}
-	if group != "" {
-		n.Group = t.intern(group)
+	if err := n.SetOwner(owner, group); err != nil {
+		return errorf(op, n.Path(), Invalid, "%v", err)
 	}
 	return nil
 }
@@ -385,21 +400,21 @@ func (t *Tree) ContentSummary(c Caller, path string) (Summary, error) {
 		return Summary{}, err
 	}
 	s := Summary{Quota: QuotaReset, SpaceQuota: QuotaReset}
-	if n.Quota != nil {
-		s.Quota, s.SpaceQuota = n.Quota.NS, n.Quota.DS
-		s.TypeQuotas = maps.Clone(n.Quota.Types)
+	if n.Quota() != nil {
+		s.Quota, s.SpaceQuota = n.Quota().NS, n.Quota().DS
+		s.TypeQuotas = maps.Clone(n.Quota().Types)
 	}
 	var walk func(*INode)
 	walk = func(n *INode) {
-		if !n.Dir {
+		if !n.IsDir() {
 			l := n.Length()
 			s.Files++
 			s.Length += l
-			s.SpaceConsumed += l * int64(n.Replication)
+			s.SpaceConsumed += l * int64(n.Replication())
 			return
 		}
 		s.Directories++
-		for _, ch := range n.children {
+		for _, ch := range n.Children() {
 			walk(ch)
 		}
 	}
@@ -409,7 +424,7 @@ func (t *Tree) ContentSummary(c Caller, path string) (Summary, error) {
 
 // CloseFile marks a file complete: no writer any more.
 func (t *Tree) CloseFile(f *INode, now int64) {
-	f.Writer = nil
+	f.SetWriter(nil)
 	f.MTime = now
 }
 
@@ -445,7 +460,7 @@ func (t *Tree) Open(c Caller, path string) (*INode, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n.Dir {
+	if n.IsDir() {
 		return nil, errorf("open", n.Path(), Precondition, "is a directory")
 	}
 	if err := t.check("open", n.Path(), c, n, Read); err != nil {

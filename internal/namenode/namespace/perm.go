@@ -42,14 +42,14 @@ func (t *Tree) allowed(c Caller, n *INode, want uint16) bool {
 	}
 	var bits uint16
 	switch {
-	case c.User == n.Owner:
-		bits = n.Perm >> 6 & 7
+	case c.User == n.Owner():
+		bits = n.Perm() >> 6 & 7
 	case hasAccessACL(t.acl(n)):
 		return aclAllowed(c, n, t.acl(n), want)
-	case slices.Contains(c.Groups, n.Group):
-		bits = n.Perm >> 3 & 7
+	case slices.Contains(c.Groups, n.Group()):
+		bits = n.Perm() >> 3 & 7
 	default:
-		bits = n.Perm & 7
+		bits = n.Perm() & 7
 	}
 	return bits&want == want
 }
@@ -62,7 +62,7 @@ func (t *Tree) check(op, path string, c Caller, n *INode, want uint16) error {
 		return nil
 	}
 	return errorf(op, path, Denied, "permission denied: user %s needs %s on %s (%s %s %s)",
-		c.User, accessName(want), n.Path(), ModeString(n), n.Owner, n.Group)
+		c.User, accessName(want), n.Path(), ModeString(n), n.Owner(), n.Group())
 }
 
 // traverse requires execute on every directory in nodes.
@@ -71,7 +71,7 @@ func (t *Tree) traverse(op, path string, c Caller, nodes []*INode) error {
 		return nil
 	}
 	for _, n := range nodes {
-		if n.Dir {
+		if n.IsDir() {
 			if err := t.check(op, path, c, n, Execute); err != nil {
 				return err
 			}
@@ -83,24 +83,24 @@ func (t *Tree) traverse(op, path string, c Caller, nodes []*INode) error {
 // checkSticky enforces the sticky bit of dir for removing or renaming
 // entry.
 func (t *Tree) checkSticky(op, path string, c Caller, dir, entry *INode) error {
-	if dir.Perm&StickyBit == 0 || t.isSuper(c) || c.User == dir.Owner || c.User == entry.Owner {
+	if dir.Perm()&StickyBit == 0 || t.isSuper(c) || c.User == dir.Owner() || c.User == entry.Owner() {
 		return nil
 	}
-	return errorf(op, path, Denied, "permission denied: %s has the sticky bit; only the owner of %s (%s) may remove it", dir.Path(), entry.Path(), entry.Owner)
+	return errorf(op, path, Denied, "permission denied: %s has the sticky bit; only the owner of %s (%s) may remove it", dir.Path(), entry.Path(), entry.Owner())
 }
 
 // checkSubtree requires read, write and execute on every directory below
 // and including n, as HDFS does for a recursive delete.
 func (t *Tree) checkSubtree(op, path string, c Caller, n *INode) error {
-	if t.isSuper(c) || !n.Dir {
+	if t.isSuper(c) || !n.IsDir() {
 		return nil
 	}
-	if len(n.children) > 0 {
+	if len(n.Children()) > 0 {
 		if err := t.check(op, path, c, n, Read|Write|Execute); err != nil {
 			return err
 		}
 	}
-	for _, ch := range n.children {
+	for _, ch := range n.Children() {
 		if err := t.checkSubtree(op, path, c, ch); err != nil {
 			return err
 		}
@@ -112,15 +112,15 @@ func (t *Tree) checkSubtree(op, path string, c Caller, n *INode) error {
 // "t"/"T" for the sticky bit.
 func ModeString(n *INode) string {
 	b := []byte("-rwxrwxrwx")
-	if n.Dir {
+	if n.IsDir() {
 		b[0] = 'd'
 	}
 	for i := 0; i < 9; i++ {
-		if n.Perm&(1<<(8-i)) == 0 {
+		if n.Perm()&(1<<(8-i)) == 0 {
 			b[i+1] = '-'
 		}
 	}
-	if n.Perm&StickyBit != 0 {
+	if n.Perm()&StickyBit != 0 {
 		if b[9] == 'x' {
 			b[9] = 't'
 		} else {

@@ -56,31 +56,31 @@ func (q *Quota) empty() bool {
 // lengths, a block being written at the full block size, times its
 // replication.
 func DiskCharge(f *INode) int64 {
-	if f.Dir {
+	if f.IsDir() {
 		return 0
 	}
 	var b int64
 	for _, blk := range f.Blocks {
 		if blk.State == blockmap.UnderConstruction {
-			b += f.BlockSize
+			b += f.BlockSize()
 		} else {
 			b += blk.NumBytes
 		}
 	}
-	return b * int64(f.Replication)
+	return b * int64(f.Replication())
 }
 
 // usage counts a subtree: inodes and space charge. A directory with a
 // quota answers from its cache.
 func usage(n *INode) (ns, ds int64) {
-	if n.Quota != nil {
-		return n.Quota.UsedNS, n.Quota.UsedDS
+	if n.Quota() != nil {
+		return n.Quota().UsedNS, n.Quota().UsedDS
 	}
-	if !n.Dir {
+	if !n.IsDir() {
 		return 1, DiskCharge(n)
 	}
 	ns = 1
-	for _, c := range n.children {
+	for _, c := range n.Children() {
 		cn, cd := usage(c)
 		ns, ds = ns+cn, ds+cd
 	}
@@ -103,14 +103,14 @@ func (t *Tree) SetQuota(c Caller, path string, ns, ds int64) error {
 	switch {
 	case !t.isSuper(c):
 		return errorf(op, n.Path(), Denied, "permission denied: only a superuser may set quotas (user %s)", c.User)
-	case !n.Dir:
+	case !n.IsDir():
 		return errorf(op, n.Path(), NotDirectory, "%s is not a directory; quotas are set on directories", n.Path())
 	case n == t.root && ns == QuotaReset:
 		return errorf(op, n.Path(), Invalid, "cannot clear namespace quota on root")
 	}
 	q := Quota{NS: QuotaReset, DS: QuotaReset}
-	if n.Quota != nil {
-		q = *n.Quota
+	if n.Quota() != nil {
+		q = *n.Quota()
 	}
 	if ns != QuotaDontSet {
 		q.NS = ns
@@ -126,13 +126,13 @@ func (t *Tree) SetQuota(c Caller, path string, ns, ds int64) error {
 // and counting the subtree when n had none.
 func (t *Tree) putQuota(n *INode, q Quota) {
 	if q.empty() {
-		n.Quota = nil
+		n.SetQuota(nil)
 		return
 	}
-	if n.Quota == nil {
+	if n.Quota() == nil {
 		q.UsedNS, q.UsedDS = usage(n)
 	}
-	n.Quota = &q
+	n.SetQuota(&q)
 }
 
 // SetTypeQuota sets (q >= 0) or clears (QuotaReset) the quota of a
@@ -158,14 +158,14 @@ func (t *Tree) SetTypeQuota(c Caller, path, typ string, q int64) error {
 	switch {
 	case !t.isSuper(c):
 		return errorf(op, n.Path(), Denied, "permission denied: only a superuser may set quotas (user %s)", c.User)
-	case !n.Dir:
+	case !n.IsDir():
 		return errorf(op, n.Path(), NotDirectory, "%s is not a directory; quotas are set on directories", n.Path())
 	case q == QuotaDontSet:
 		return nil
 	}
 	nq := Quota{NS: QuotaReset, DS: QuotaReset}
-	if n.Quota != nil {
-		nq = *n.Quota
+	if n.Quota() != nil {
+		nq = *n.Quota()
 	}
 	nq.Types = maps.Clone(nq.Types) // the old Quota may be shared no more
 	if q == QuotaReset {
@@ -189,7 +189,7 @@ func (t *Tree) SetTypeQuota(c Caller, path, typ string, q int64) error {
 // NSQuotaExceededException or DSQuotaExceededException wording.
 func verifyQuota(op, path string, dir, stop *INode, ns, ds int64) error {
 	for a := dir; a != nil && a != stop; a = a.Parent {
-		q := a.Quota
+		q := a.Quota()
 		if q == nil {
 			continue
 		}
@@ -219,9 +219,9 @@ func verifyQuota(op, path string, dir, stop *INode, ns, ds int64) error {
 // up to (not including) stop.
 func charge(dir, stop *INode, ns, ds int64) {
 	for a := dir; a != nil && a != stop; a = a.Parent {
-		if a.Quota != nil {
-			a.Quota.UsedNS += ns
-			a.Quota.UsedDS += ds
+		if a.Quota() != nil {
+			a.Quota().UsedNS += ns
+			a.Quota().UsedDS += ds
 		}
 	}
 }
@@ -261,7 +261,7 @@ func moveQuota(op, label string, s, dparent *INode) error {
 
 func quotaBetween(from, stop *INode) bool {
 	for a := from; a != nil && a != stop; a = a.Parent {
-		if a.Quota != nil {
+		if a.Quota() != nil {
 			return true
 		}
 	}
@@ -314,16 +314,16 @@ func binaryPrefix(n int64) string {
 func (t *Tree) RecountQuotas() {
 	var count func(n *INode) (ns, ds int64)
 	count = func(n *INode) (ns, ds int64) {
-		if !n.Dir {
+		if !n.IsDir() {
 			return 1, DiskCharge(n)
 		}
 		ns = 1
-		for _, c := range n.children {
+		for _, c := range n.Children() {
 			cn, cd := count(c)
 			ns, ds = ns+cn, ds+cd
 		}
-		if n.Quota != nil {
-			n.Quota.UsedNS, n.Quota.UsedDS = ns, ds
+		if n.Quota() != nil {
+			n.Quota().UsedNS, n.Quota().UsedDS = ns, ds
 		}
 		return ns, ds
 	}

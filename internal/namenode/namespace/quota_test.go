@@ -54,7 +54,7 @@ func TestQuotaMessagesAndSpace(t *testing.T) {
 	// 1 MiB blocks, replication 3: a block being written charges 3 MiB.
 	tr.AddBlock(f, &blockmap.Block{ID: 1, State: blockmap.UnderConstruction})
 	charge(f.Parent, nil, 0, DiskCharge(f))
-	if q := tr.root.child("q").Quota; q.UsedDS != 3<<20 {
+	if q := tr.root.child("q").Quota(); q.UsedDS != 3<<20 {
 		t.Fatalf("space used %d; want 3 MiB for one block being written", q.UsedDS)
 	}
 	err = tr.CheckSpace("addBlock", f, 3<<20)
@@ -68,14 +68,14 @@ func TestQuotaMessagesAndSpace(t *testing.T) {
 	if _, err := tr.SetReplication(root, "/q/f", 5); kindOf(err) != QuotaExceeded {
 		t.Fatalf("setrep 5 (5 MiB > 4 MiB): %v", err)
 	}
-	if f.Replication != 2 || tr.root.child("q").Quota.UsedDS != 2<<20 {
-		t.Fatalf("after a refused setrep: replication %d, used %d", f.Replication, tr.root.child("q").Quota.UsedDS)
+	if f.Replication() != 2 || tr.root.child("q").Quota().UsedDS != 2<<20 {
+		t.Fatalf("after a refused setrep: replication %d, used %d", f.Replication(), tr.root.child("q").Quota().UsedDS)
 	}
 	// Moving the file out frees its space; deleting frees it too.
 	if _, err := tr.Delete(root, "/q/f", false, 7); err != nil {
 		t.Fatal(err)
 	}
-	if q := tr.root.child("q").Quota; q.UsedDS != 0 || q.UsedNS != 2 {
+	if q := tr.root.child("q").Quota(); q.UsedDS != 0 || q.UsedNS != 2 {
 		t.Fatalf("after delete: used %d inodes, %d bytes", q.UsedNS, q.UsedDS)
 	}
 }

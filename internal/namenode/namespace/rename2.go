@@ -45,7 +45,7 @@ func (t *Tree) Rename2(c Caller, src, dst string, overwrite bool, now int64) (st
 	} else {
 		dparent = rd.last()
 	}
-	if !dparent.Dir {
+	if !dparent.IsDir() {
 		return "", nil, errorf(op, label, NotDirectory, "rename destination parent %s is not a directory", dparent.Path())
 	}
 	for p := dparent; p != nil; p = p.Parent {
@@ -54,9 +54,9 @@ func (t *Tree) Rename2(c Caller, src, dst string, overwrite bool, now int64) (st
 		}
 	}
 	if old != nil {
-		if old.Dir != s.Dir {
+		if old.IsDir() != s.IsDir() {
 			what := "files"
-			if s.Dir {
+			if s.IsDir() {
 				what = "directories"
 			}
 			return "", nil, errorf(op, label, Precondition, "source %s and destination %s must both be %s", rs.path, rd.path, what)
@@ -64,10 +64,10 @@ func (t *Tree) Rename2(c Caller, src, dst string, overwrite bool, now int64) (st
 		if !overwrite {
 			return "", nil, errorf(op, label, Exists, "rename destination %s already exists", rd.path)
 		}
-		if old.Dir && len(old.children) > 0 {
+		if old.IsDir() && len(old.Children()) > 0 {
 			// Worded without "not empty", which the clients read as
 			// PathIsNotEmptyDirectoryException; HDFS raises IOException.
-			return "", nil, errorf(op, label, Precondition, "rename destination directory %s has %d entries and cannot be overwritten", rd.path, len(old.children))
+			return "", nil, errorf(op, label, Precondition, "rename destination directory %s has %d entries and cannot be overwritten", rd.path, len(old.Children()))
 		}
 	}
 	// The destination's ancestors are traversed by the move's check; the
@@ -82,7 +82,7 @@ func (t *Tree) Rename2(c Caller, src, dst string, overwrite bool, now int64) (st
 	}
 	// As Rename: a directory holding snapshots stays put (skipped on
 	// replay, which applies what was accepted when logged).
-	if s.Dir && !c.Trusted {
+	if s.IsDir() && !c.Trusted {
 		if err := t.checkDeleteSnapshottable(op, "renamed", label, s); err != nil {
 			return "", nil, err
 		}

@@ -52,7 +52,7 @@ type snapDir struct {
 	dot *INode
 }
 
-func (sd *snapDir) roots() []*INode { return sd.dot.children }
+func (sd *snapDir) roots() []*INode { return sd.dot.Children() }
 
 // extras are the tree's side structures for what few inodes have: ACLs,
 // storage policies, snapshots. Inodes without them pay nothing.
@@ -100,7 +100,7 @@ func hasSnapshotComponent(names []string) bool {
 func (t *Tree) resolveSnapshot(op string, r resolution) (resolution, error) {
 	cur := t.root
 	for i, n := range r.names {
-		if !cur.Dir {
+		if !cur.IsDir() {
 			return r, errorf(op, r.path, NotDirectory, "%s is not a directory", Join(r.names[:i]))
 		}
 		if n == SnapshotDir && t.ByID(cur.ID) == cur {
@@ -116,8 +116,8 @@ func (t *Tree) resolveSnapshot(op string, r resolution) (resolution, error) {
 			}
 			// A fresh view of .snapshot with the directory's attributes
 			// (listing it needs what listing the directory needs).
-			v := &INode{ID: cur.ID, Name: SnapshotDir, Parent: cur, Dir: true, Perm: cur.Perm, Owner: cur.Owner,
-				Group: cur.Group, MTime: cur.MTime, ATime: cur.ATime, children: sd.roots()}
+			v := &INode{ID: cur.ID, Name: SnapshotDir, Parent: cur, status: cur.status, MTime: cur.MTime, ATime: cur.ATime,
+				feat: &features{children: sd.roots()}}
 			r.nodes = append(r.nodes, v)
 			cur = v
 			continue
@@ -159,7 +159,7 @@ func (t *Tree) snapshotDirOf(c Caller, op, path string) (*INode, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !n.Dir {
+	if !n.IsDir() {
 		return nil, errorf(op, n.Path(), NotDirectory, "%s is not a directory", n.Path())
 	}
 	return n, nil
@@ -192,7 +192,7 @@ func (t *Tree) makeSnapshottable(n *INode) *snapDir {
 	if t.snaps == nil {
 		t.snaps = map[*INode]*snapDir{}
 	}
-	sd := &snapDir{dir: n, dot: &INode{ID: n.ID, Name: SnapshotDir, Parent: n, Dir: true}}
+	sd := &snapDir{dir: n, dot: &INode{ID: n.ID, Name: SnapshotDir, Parent: n, status: dirBit}}
 	t.snaps[n] = sd
 	return sd
 }
@@ -241,8 +241,8 @@ func (t *Tree) snapshotTarget(c Caller, op, path string) (*snapDir, error) {
 	if sd == nil {
 		return nil, errorf(op, n.Path(), Precondition, "Directory is not a snapshottable directory: %s", n.Path())
 	}
-	if !t.isSuper(c) && c.User != n.Owner {
-		return nil, errorf(op, n.Path(), Denied, "permission denied: only the owner (%s) or a superuser may manage snapshots of %s", n.Owner, n.Path())
+	if !t.isSuper(c) && c.User != n.Owner() {
+		return nil, errorf(op, n.Path(), Denied, "permission denied: only the owner (%s) or a superuser may manage snapshots of %s", n.Owner(), n.Path())
 	}
 	return sd, nil
 }
@@ -288,10 +288,9 @@ func (t *Tree) CreateSnapshot(c Caller, path, name string, now int64) (string, e
 
 // copySubtree copies n and everything below it as a snapshot.
 func (t *Tree) copySubtree(n, parent *INode) *INode {
-	c := &INode{ID: n.ID, Name: n.Name, Parent: parent, Dir: n.Dir, Perm: n.Perm, Owner: n.Owner, Group: n.Group,
-		MTime: n.MTime, ATime: n.ATime, Replication: n.Replication, BlockSize: n.BlockSize}
-	if len(n.XAttrs) > 0 {
-		c.XAttrs = slices.Clone(n.XAttrs) // values are replaced, never changed in place
+	c := &INode{ID: n.ID, Name: n.Name, Parent: parent, status: n.status, MTime: n.MTime, ATime: n.ATime, header: n.header}
+	if len(n.XAttrs()) > 0 {
+		c.SetXAttrs(slices.Clone(n.XAttrs())) // values are replaced, never changed in place
 	}
 	if acl := t.acl(n); acl != nil {
 		t.acls[c] = slices.Clone(acl)
@@ -299,7 +298,7 @@ func (t *Tree) copySubtree(n, parent *INode) *INode {
 	if p, ok := t.policies[n]; ok {
 		t.policies[c] = p
 	}
-	if !n.Dir {
+	if !n.IsDir() {
 		for _, b := range n.Blocks {
 			gs, length := b.GS, b.NumBytes
 			if b.State == blockmap.UnderConstruction {
@@ -307,21 +306,21 @@ func (t *Tree) copySubtree(n, parent *INode) *INode {
 				// partial block an append reopened keeps its closed bytes
 				// (at the stamp and length it had then); bytes being
 				// written are not the snapshot's.
-				a := n.Writer
+				a := n.Writer()
 				if a == nil || a.Appended.ID != b.ID {
 					break
 				}
 				gs, length = a.Appended.GS, a.Appended.NumBytes
 			}
-			c.Blocks = append(c.Blocks, &blockmap.Block{ID: b.ID, GS: gs, NumBytes: length, State: blockmap.Complete, FileID: n.ID, Expected: n.Replication})
+			c.Blocks = append(c.Blocks, &blockmap.Block{ID: b.ID, GS: gs, NumBytes: length, State: blockmap.Complete, FileID: n.ID, Expected: n.Replication()})
 			t.addRef(b.ID)
 		}
 		return c
 	}
-	if len(n.children) > 0 {
-		c.children = make([]*INode, len(n.children))
-		for i, ch := range n.children {
-			c.children[i] = t.copySubtree(ch, c)
+	if len(n.Children()) > 0 {
+		c.setChildren(make([]*INode, len(n.Children())))
+		for i, ch := range n.Children() {
+			c.Children()[i] = t.copySubtree(ch, c)
 		}
 	}
 	return c
@@ -366,7 +365,7 @@ func (t *Tree) releaseSnapshot(n *INode, freed []uint64) []uint64 {
 			freed = append(freed, b.ID)
 		}
 	}
-	for _, ch := range n.children {
+	for _, ch := range n.Children() {
 		freed = t.releaseSnapshot(ch, freed)
 	}
 	return freed
@@ -417,7 +416,7 @@ type SnapshottableDir struct {
 func (t *Tree) SnapshottableDirs(c Caller) []SnapshottableDir {
 	var out []SnapshottableDir
 	for d, sd := range t.snaps {
-		if !t.isSuper(c) && d.Owner != c.User {
+		if !t.isSuper(c) && d.Owner() != c.User {
 			continue
 		}
 		row := SnapshottableDir{Dir: d}
@@ -442,7 +441,7 @@ func (t *Tree) EachSnapshot(fn func(dir *INode, snaps []SnapshotInfo)) {
 // load).
 func (t *Tree) RestoreSnapshottable(id uint64) error {
 	n := t.byID.Get(id)
-	if n == nil || !n.Dir {
+	if n == nil || !n.IsDir() {
 		return errorf("restore", fmt.Sprint(id), Invalid, "snapshottable inode %d is not a directory of the tree", id)
 	}
 	if t.snaps[n] == nil {
@@ -466,7 +465,7 @@ func (t *Tree) RestoreSnapshot(dirID uint64, root *INode) error {
 		for _, b := range n.Blocks {
 			t.addRef(b.ID)
 		}
-		for _, c := range n.children {
+		for _, c := range n.Children() {
 			count(c)
 		}
 	}
@@ -478,15 +477,15 @@ func (t *Tree) RestoreSnapshot(dirID uint64, root *INode) error {
 // AttachSnapshotChild adds c under p while a snapshot is rebuilt from an
 // image (children must come in name order).
 func AttachSnapshotChild(p, c *INode) error {
-	if !p.Dir {
+	if !p.IsDir() {
 		return fmt.Errorf("snapshot inode %d: parent %d is not a directory", c.ID, p.ID)
 	}
-	if k := len(p.children); k > 0 && p.children[k-1].Name >= c.Name {
+	if k := len(p.Children()); k > 0 && p.Children()[k-1].Name >= c.Name {
 		return fmt.Errorf("snapshot inode %d: entry %q out of order", c.ID, c.Name)
 	}
-	c.children = nil
+	c.setChildren(nil)
 	c.Parent = p
-	p.children = append(p.children, c)
+	p.setChildren(append(p.Children(), c))
 	return nil
 }
 
@@ -584,7 +583,7 @@ func (t *Tree) indexSubtree(root *INode) subtreeIndex {
 	var walk func(n *INode, rel string)
 	walk = func(n *INode, rel string) {
 		ix.nodes[n.ID], ix.paths[n.ID] = n, rel
-		for _, c := range n.children {
+		for _, c := range n.Children() {
 			walk(c, rel+"/"+c.Name)
 		}
 	}
@@ -595,12 +594,12 @@ func (t *Tree) indexSubtree(root *INode) subtreeIndex {
 // changed reports whether an inode differs between two states: its
 // attributes, a file's blocks, a directory's entries.
 func (t *Tree) changed(x, y *INode) bool {
-	if x.Perm != y.Perm || x.Owner != y.Owner || x.Group != y.Group || x.Replication != y.Replication ||
-		!slices.EqualFunc(x.XAttrs, y.XAttrs, func(a, b XAttr) bool { return a.Name == b.Name && string(a.Value) == string(b.Value) }) ||
+	if !sameStatus(x, y) || x.Replication() != y.Replication() ||
+		!slices.EqualFunc(x.XAttrs(), y.XAttrs(), func(a, b XAttr) bool { return a.Name == b.Name && string(a.Value) == string(b.Value) }) ||
 		!slices.Equal(t.acl(x), t.acl(y)) {
 		return true
 	}
-	if !x.Dir {
+	if !x.IsDir() {
 		if x.Length() != y.Length() || len(x.Blocks) != len(y.Blocks) {
 			return true
 		}
@@ -611,11 +610,11 @@ func (t *Tree) changed(x, y *INode) bool {
 		}
 		return x.MTime != y.MTime
 	}
-	if len(x.children) != len(y.children) {
+	if len(x.Children()) != len(y.Children()) {
 		return true
 	}
-	for i := range x.children {
-		if x.children[i].ID != y.children[i].ID || x.children[i].Name != y.children[i].Name {
+	for i := range x.Children() {
+		if x.Children()[i].ID != y.Children()[i].ID || x.Children()[i].Name != y.Children()[i].Name {
 			return true
 		}
 	}

@@ -15,30 +15,183 @@ const DefaultSupergroup = "supergroup"
 // RootID is the inode id of "/".
 const RootID = 1
 
-// INode is a directory or a file.
+// INode is a directory or a file. It is kept small (HDFS's INode is too):
+// a namespace holds millions. Owner, group, permission and the directory
+// flag are one word of serials and bits, a file's replication and block
+// size another, and what few inodes have (children, quota, extended
+// attributes, a writer) hangs off one pointer that is nil for most files.
 type INode struct {
 	ID     uint64
 	Name   string
 	Parent *INode
-	Dir    bool
-	Perm   uint16 // permission bits incl. sticky (01000)
-	Owner  string
-	Group  string
-	MTime  int64 // unix milliseconds
+	status uint64 // owner and group serials, dir flag, permission (names.go)
+	MTime  int64  // unix milliseconds
 	ATime  int64
-
-	children []*INode // directories: sorted by name
-	// Quota is set on directories with a name or space quota (HDFS's
-	// DirectoryWithQuotaFeature); it also caches their subtree's usage.
-	Quota *Quota
-	// XAttrs are the extended attributes, sorted by name.
-	XAttrs []XAttr
+	header uint64 // files: replication and preferred block size (names.go)
+	feat   *features
 
 	// Files only.
-	Replication int
-	BlockSize   int64
-	Blocks      []*blockmap.Block
-	Writer      *Writer // non-nil while the file is open for writing
+	Blocks []*blockmap.Block
+}
+
+// features is what only some inodes have (HDFS's INode features).
+type features struct {
+	children []*INode // directories: sorted by name
+	// quota is set on directories with a name or space quota (HDFS's
+	// DirectoryWithQuotaFeature); it also caches their subtree's usage.
+	quota *Quota
+	// xattrs are the extended attributes, sorted by name.
+	xattrs []XAttr
+	writer *Writer // non-nil while the file is open for writing
+}
+
+// NewINode returns a detached inode with the given attributes (for
+// decoding an image; Restore links it into a tree).
+func NewINode(id uint64, name string, dir bool, perm uint16, owner, group string, mtime, atime int64) (*INode, error) {
+	n := &INode{ID: id, Name: name, MTime: mtime, ATime: atime}
+	if err := n.setStatus(dir, perm, owner, group); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+func (n *INode) setStatus(dir bool, perm uint16, owner, group string) error {
+	u, err := nameSerial(owner)
+	if err != nil {
+		return err
+	}
+	g, err := nameSerial(group)
+	if err != nil {
+		return err
+	}
+	n.status = packStatus(dir, perm, u, g)
+	return nil
+}
+
+// IsDir tells a directory from a file.
+func (n *INode) IsDir() bool { return n.status&dirBit != 0 }
+
+// Perm is the permission bits, sticky bit included (01000).
+func (n *INode) Perm() uint16 { return uint16(n.status & permMask) }
+
+// SetPerm replaces the permission bits (bits outside 07777 are dropped).
+func (n *INode) SetPerm(perm uint16) { n.status = n.status&^permMask | uint64(perm&permMask) }
+
+// Owner and Group are the inode's owner and group names.
+func (n *INode) Owner() string { return nameOf(uint32(n.status >> userShift & serialMask)) }
+func (n *INode) Group() string { return nameOf(uint32(n.status >> groupShift & serialMask)) }
+
+// SetOwner replaces the owner and group ("" keeps the current one). It
+// fails only when the process has seen too many distinct names.
+func (n *INode) SetOwner(owner, group string) error {
+	s := n.status
+	if owner != "" {
+		v, err := nameSerial(owner)
+		if err != nil {
+			return err
+		}
+		s = s&^(serialMask<<userShift) | uint64(v)<<userShift
+	}
+	if group != "" {
+		v, err := nameSerial(group)
+		if err != nil {
+			return err
+		}
+		s = s&^(serialMask<<groupShift) | uint64(v)<<groupShift
+	}
+	n.status = s
+	return nil
+}
+
+// sameStatus tells whether two inodes have the same owner, group,
+// permission and kind.
+func sameStatus(x, y *INode) bool { return x.status == y.status }
+
+// Replication is a file's replication factor.
+func (n *INode) Replication() int { return int(n.header >> blockSizeBits) }
+
+// BlockSize is a file's preferred block size.
+func (n *INode) BlockSize() int64 { return int64(n.header & MaxBlockSize) }
+
+// SetReplication sets a file's replication factor, which must be within
+// 0..MaxReplication (callers check user input against their own limits).
+func (n *INode) SetReplication(r int) {
+	n.header = n.header&MaxBlockSize | uint64(uint16(r))<<blockSizeBits
+}
+
+// SetBlockSize sets a file's preferred block size, within 0..MaxBlockSize.
+func (n *INode) SetBlockSize(bs int64) {
+	n.header = n.header&^MaxBlockSize | uint64(bs)&MaxBlockSize
+}
+
+// feature returns the inode's side structure, made if missing.
+func (n *INode) feature() *features {
+	if n.feat == nil {
+		n.feat = &features{}
+	}
+	return n.feat
+}
+
+// dropEmptyFeature frees the side structure once nothing is in it.
+func (n *INode) dropEmptyFeature() {
+	if f := n.feat; f != nil && f.children == nil && f.quota == nil && f.xattrs == nil && f.writer == nil {
+		n.feat = nil
+	}
+}
+
+// Quota is a directory's quota and usage, nil without a quota.
+func (n *INode) Quota() *Quota {
+	if n.feat == nil {
+		return nil
+	}
+	return n.feat.quota
+}
+
+// SetQuota sets or (nil) clears a directory's quota.
+func (n *INode) SetQuota(q *Quota) {
+	if q == nil && n.feat == nil {
+		return
+	}
+	n.feature().quota = q
+	n.dropEmptyFeature()
+}
+
+// XAttrs are the extended attributes, sorted by name (shared; do not
+// modify).
+func (n *INode) XAttrs() []XAttr {
+	if n.feat == nil {
+		return nil
+	}
+	return n.feat.xattrs
+}
+
+// SetXAttrs replaces the extended attributes (sorted by name).
+func (n *INode) SetXAttrs(x []XAttr) {
+	if len(x) == 0 {
+		x = nil
+		if n.feat == nil {
+			return
+		}
+	}
+	n.feature().xattrs = x
+	n.dropEmptyFeature()
+}
+
+// Writer is the client writing the file, nil when it is not open.
+func (n *INode) Writer() *Writer {
+	if n.feat == nil {
+		return nil
+	}
+	return n.feat.writer
+}
+
+// SetWriter sets or (nil) clears the file's writer.
+func (n *INode) SetWriter(w *Writer) {
+	if w == nil && n.feat == nil {
+		return
+	}
+	n.feature().writer = w
+	n.dropEmptyFeature()
 }
 
 // Writer is the client writing a file (the lease holder).
@@ -92,35 +245,53 @@ func (n *INode) Length() int64 {
 }
 
 // NumChildren is the number of entries of a directory.
-func (n *INode) NumChildren() int { return len(n.children) }
+func (n *INode) NumChildren() int { return len(n.Children()) }
 
 // Children returns a directory's entries in name order (shared; do not
 // modify).
-func (n *INode) Children() []*INode { return n.children }
+func (n *INode) Children() []*INode {
+	if n.feat == nil {
+		return nil
+	}
+	return n.feat.children
+}
+
+// setChildren replaces a directory's entries (sorted by name).
+func (n *INode) setChildren(c []*INode) {
+	if c == nil && n.feat == nil {
+		return
+	}
+	n.feature().children = c
+	n.dropEmptyFeature()
+}
 
 func (n *INode) childIndex(name string) (int, bool) {
-	i := sort.Search(len(n.children), func(i int) bool { return n.children[i].Name >= name })
-	return i, i < len(n.children) && n.children[i].Name == name
+	children := n.Children()
+	i := sort.Search(len(children), func(i int) bool { return children[i].Name >= name })
+	return i, i < len(children) && children[i].Name == name
 }
 
 func (n *INode) child(name string) *INode {
 	if i, ok := n.childIndex(name); ok {
-		return n.children[i]
+		return n.feat.children[i]
 	}
 	return nil
 }
 
 func (n *INode) addChild(c *INode) {
 	i, _ := n.childIndex(c.Name)
-	n.children = append(n.children, nil)
-	copy(n.children[i+1:], n.children[i:])
-	n.children[i] = c
+	f := n.feature()
+	f.children = append(f.children, nil)
+	copy(f.children[i+1:], f.children[i:])
+	f.children[i] = c
 	c.Parent = n
 }
 
 func (n *INode) removeChild(c *INode) {
-	if i, ok := n.childIndex(c.Name); ok && n.children[i] == c {
-		n.children = append(n.children[:i], n.children[i+1:]...)
+	if i, ok := n.childIndex(c.Name); ok && n.feat.children[i] == c {
+		// An empty directory keeps its (empty) slice: it is refilled as
+		// often as not.
+		n.feat.children = append(n.feat.children[:i], n.feat.children[i+1:]...)
 	}
 }
 
@@ -144,25 +315,7 @@ type Tree struct {
 	lastID uint64
 	files  int
 	dirs   int
-	// names interns owner and group names: a namespace has a handful of
-	// them and millions of inodes, which would otherwise each hold their
-	// own copies (decoded from an image record, or from the request that
-	// made them). HDFS keeps them in a table too (SerialNumberManager).
-	names  map[string]string
 	extras // ACLs, storage policies, snapshots (snapshot.go)
-}
-
-// intern returns the table's copy of s, adding s if new.
-func (t *Tree) intern(s string) string {
-	if v, ok := t.names[s]; ok {
-		return v
-	}
-	if t.names == nil {
-		t.names = map[string]string{}
-	}
-	s = strings.Clone(s) // not a slice of a bigger buffer
-	t.names[s] = s
-	return s
 }
 
 // New returns a tree holding only "/".
@@ -173,7 +326,10 @@ func New(cfg Config) *Tree {
 	if cfg.RootPerm == 0 {
 		cfg.RootPerm = 0o755
 	}
-	root := &INode{ID: RootID, Dir: true, Perm: cfg.RootPerm, Owner: cfg.Superuser, Group: cfg.Supergroup, MTime: cfg.Now, ATime: cfg.Now}
+	root := &INode{ID: RootID, MTime: cfg.Now, ATime: cfg.Now}
+	if err := root.setStatus(true, cfg.RootPerm, cfg.Superuser, cfg.Supergroup); err != nil {
+		panic(err) // the table is full before the namespace exists
+	}
 	byID := idtable.New(func(n *INode) uint64 { return n.ID })
 	byID.Put(root)
 	return &Tree{cfg: cfg, root: root, byID: byID, lastID: RootID, dirs: 1}
@@ -246,7 +402,7 @@ func (t *Tree) resolve(op, path string) (resolution, error) {
 	}
 	cur := t.root
 	for i, n := range names {
-		if !cur.Dir {
+		if !cur.IsDir() {
 			return r, errorf(op, r.path, NotDirectory, "%s is not a directory", Join(names[:i]))
 		}
 		next := cur.child(n)
@@ -259,9 +415,23 @@ func (t *Tree) resolve(op, path string) (resolution, error) {
 	return r, nil
 }
 
-func (t *Tree) newINode(name string, dir bool, perm uint16, owner, group string, now int64) *INode {
+// userSerial returns the serial of the caller's name, the owner of what
+// it creates; ops call it before changing anything, so that a full name
+// table fails the op cleanly.
+func userSerial(op, path string, c Caller) (uint32, error) {
+	u, err := nameSerial(c.User)
+	if err != nil {
+		return 0, errorf(op, path, Invalid, "%v", err)
+	}
+	return u, nil
+}
+
+// newINode makes an inode owned by the user with serial user, in parent's
+// group (as HDFS does).
+func (t *Tree) newINode(name string, dir bool, perm uint16, user uint32, parent *INode, now int64) *INode {
 	t.lastID++
-	n := &INode{ID: t.lastID, Name: name, Dir: dir, Perm: perm, Owner: t.intern(owner), Group: t.intern(group), MTime: now, ATime: now}
+	group := uint32(parent.status >> groupShift & serialMask)
+	n := &INode{ID: t.lastID, Name: name, status: packStatus(dir, perm, user, group), MTime: now, ATime: now}
 	t.byID.Put(n)
 	if dir {
 		t.dirs++
@@ -276,12 +446,12 @@ func (t *Tree) newINode(name string, dir bool, perm uint16, owner, group string,
 func (t *Tree) forget(n *INode, files []*INode) []*INode {
 	t.byID.Delete(n.ID)
 	t.forgetExtras(n)
-	if !n.Dir {
+	if !n.IsDir() {
 		t.files--
 		return append(files, n)
 	}
 	t.dirs--
-	for _, c := range n.children {
+	for _, c := range n.Children() {
 		files = t.forget(c, files)
 	}
 	return files
@@ -295,7 +465,7 @@ func (t *Tree) Walk(fn func(*INode) bool) {
 		if !fn(n) {
 			return false
 		}
-		for _, c := range n.children {
+		for _, c := range n.Children() {
 			if !walk(c) {
 				return false
 			}
@@ -310,26 +480,32 @@ func (t *Tree) Walk(fn func(*INode) bool) {
 // after their parents.
 func (t *Tree) Restore(parentID uint64, n *INode) error {
 	if n.ID == RootID {
-		t.root.Perm, t.root.Owner, t.root.Group, t.root.MTime, t.root.ATime = n.Perm, n.Owner, n.Group, n.MTime, n.ATime
-		t.root.Quota, t.root.XAttrs = n.Quota, n.XAttrs
+		t.root.status, t.root.MTime, t.root.ATime = n.status|dirBit, n.MTime, n.ATime
+		t.root.SetQuota(n.Quota())
+		t.root.SetXAttrs(n.XAttrs())
 		return nil
 	}
 	p := t.byID.Get(parentID)
 	switch {
 	case p == nil:
 		return errorf("restore", n.Name, Invalid, "parent inode %d not found", parentID)
-	case !p.Dir:
+	case !p.IsDir():
 		return errorf("restore", p.Path(), NotDirectory, "parent of inode %d is not a directory", n.ID)
 	case p.child(n.Name) != nil:
 		return errorf("restore", p.Path(), Exists, "duplicate entry %q", n.Name)
 	case t.byID.Get(n.ID) != nil:
 		return errorf("restore", n.Name, Exists, "duplicate inode id %d", n.ID)
 	}
-	n.children = nil
-	n.Owner, n.Group = t.intern(n.Owner), t.intern(n.Group)
+	if f := n.feat; f != nil && f.children != nil {
+		// Its own side structure: n may be a copy of another tree's inode.
+		g := *f
+		g.children = nil
+		n.feat = &g
+		n.dropEmptyFeature()
+	}
 	p.addChild(n)
 	t.byID.Put(n)
-	if n.Dir {
+	if n.IsDir() {
 		t.dirs++
 	} else {
 		t.files++

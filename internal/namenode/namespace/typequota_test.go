@@ -73,14 +73,14 @@ func TestTypeQuota(t *testing.T) {
 	if err := tr.CheckSpace("addBlock", f, 3<<20); err != nil {
 		t.Fatalf("after clearing DISK: %v", err)
 	}
-	q := tr.root.child("q").Quota
+	q := tr.root.child("q").Quota()
 	if q == nil || q.UsedDS != 3<<20 || len(q.Types) != 1 {
 		t.Fatalf("after clearing DISK: quota %+v", q)
 	}
 	if err := tr.SetTypeQuota(root, "/q", "SSD", QuotaReset); err != nil {
 		t.Fatal(err)
 	}
-	if q := tr.root.child("q").Quota; q != nil {
+	if q := tr.root.child("q").Quota(); q != nil {
 		t.Fatalf("no quota left, yet %+v", q)
 	}
 	// A type quota set on a directory with usage counts it at once, and

@@ -95,20 +95,20 @@ func (t *Tree) SetXAttr(c Caller, path, name string, value []byte, flags XAttrFl
 	if size := len(name) + len(value); size > t.maxXAttrSize() && !c.Trusted {
 		return errorf(op, n.Path(), Invalid, "The XAttr is too big. The maximum combined size of the name and value is %d, but the total size is %d", t.maxXAttrSize(), size)
 	}
-	i, found := xattrIndex(n.XAttrs, name)
+	i, found := xattrIndex(n.XAttrs(), name)
 	switch {
 	case found && flags&XAttrReplace == 0:
 		return errorf(op, n.Path(), Precondition, "XAttr: %s already exists. The REPLACE flag must be specified.", name)
 	case !found && flags&XAttrCreate == 0:
 		return errorf(op, n.Path(), Precondition, "XAttr: %s does not exist. The CREATE flag must be specified.", name)
 	case found:
-		n.XAttrs[i].Value = slices.Clone(value)
+		n.XAttrs()[i].Value = slices.Clone(value)
 		return nil
 	}
 	if t.userVisibleCount(n) >= t.maxXAttrs() && xattrNamespace(name) != "system" && !c.Trusted {
 		return errorf(op, n.Path(), Invalid, "Cannot add additional XAttr to inode, would exceed limit of %d", t.maxXAttrs())
 	}
-	n.XAttrs = slices.Insert(n.XAttrs, i, XAttr{Name: name, Value: slices.Clone(value)})
+	n.SetXAttrs(slices.Insert(n.XAttrs(), i, XAttr{Name: name, Value: slices.Clone(value)}))
 	return nil
 }
 
@@ -119,13 +119,13 @@ func (t *Tree) RemoveXAttr(c Caller, path, name string) error {
 	if err != nil {
 		return err
 	}
-	i, found := xattrIndex(n.XAttrs, name)
+	i, found := xattrIndex(n.XAttrs(), name)
 	if !found {
 		return errorf(op, n.Path(), Precondition, "No matching attributes found for remove operation")
 	}
-	n.XAttrs = slices.Delete(n.XAttrs, i, i+1)
-	if len(n.XAttrs) == 0 {
-		n.XAttrs = nil
+	n.SetXAttrs(slices.Delete(n.XAttrs(), i, i+1))
+	if len(n.XAttrs()) == 0 {
+		n.SetXAttrs(nil)
 	}
 	return nil
 }
@@ -154,11 +154,11 @@ func (t *Tree) GetXAttrs(c Caller, path string, names []string) ([]XAttr, error)
 		if err := t.xattrAccess(op, n.Path(), c, name); err != nil {
 			return nil, err
 		}
-		i, found := xattrIndex(n.XAttrs, name)
+		i, found := xattrIndex(n.XAttrs(), name)
 		if !found {
 			return nil, errorf(op, n.Path(), Precondition, "At least one of the attributes provided was not found.")
 		}
-		out = append(out, XAttr{Name: name, Value: slices.Clone(n.XAttrs[i].Value)})
+		out = append(out, XAttr{Name: name, Value: slices.Clone(n.XAttrs()[i].Value)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -181,7 +181,7 @@ func (t *Tree) ListXAttrs(c Caller, path string) ([]string, error) {
 
 func (t *Tree) visibleXAttrs(c Caller, n *INode) []XAttr {
 	var out []XAttr
-	for _, x := range n.XAttrs {
+	for _, x := range n.XAttrs() {
 		if t.xattrAccess("", "", c, x.Name) == nil {
 			out = append(out, XAttr{Name: x.Name, Value: slices.Clone(x.Value)})
 		}
@@ -204,9 +204,9 @@ func (t *Tree) xattrTarget(op string, c Caller, path, name string, want uint16) 
 	}
 	// HDFS's checkXAttrChangeAccess: a sticky directory's attributes are
 	// its owner's; elsewhere write access decides.
-	if n.Dir && n.Perm&StickyBit != 0 {
-		if !t.isSuper(c) && c.User != n.Owner {
-			return nil, "", errorf(op, n.Path(), Denied, "permission denied: only the owner (%s) may change XAttrs of the sticky directory", n.Owner)
+	if n.IsDir() && n.Perm()&StickyBit != 0 {
+		if !t.isSuper(c) && c.User != n.Owner() {
+			return nil, "", errorf(op, n.Path(), Denied, "permission denied: only the owner (%s) may change XAttrs of the sticky directory", n.Owner())
 		}
 		return n, name, nil
 	}
@@ -220,7 +220,7 @@ func (t *Tree) xattrTarget(op string, c Caller, path, name string, want uint16) 
 // (HDFS does not count system ones).
 func (t *Tree) userVisibleCount(n *INode) int {
 	k := 0
-	for _, x := range n.XAttrs {
+	for _, x := range n.XAttrs() {
 		if xattrNamespace(x.Name) != "system" {
 			k++
 		}

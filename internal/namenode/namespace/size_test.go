@@ -1,0 +1,133 @@
+package namespace
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"smarth/internal/namenode/blockmap"
+)
+
+// TestStructSizes pins the size of what a namespace holds millions of: a
+// change that grows them shows here, with what it costs (HDFS's rule of
+// thumb is about 150 bytes of heap per file, block and directory).
+func TestStructSizes(t *testing.T) {
+	if got := unsafe.Sizeof(INode{}); got != 96 {
+		t.Errorf("INode is %d bytes; was 96 (a 96-byte size class). Move rarely used fields to features", got)
+	}
+	if got := unsafe.Sizeof(blockmap.Block{}); got != 80 {
+		t.Errorf("blockmap.Block is %d bytes; was 80 (an 80-byte size class)", got)
+	}
+}
+
+// TestStatusPacking: owner, group, kind and mode survive every change of
+// one of them, at the edges of their bit fields.
+func TestStatusPacking(t *testing.T) {
+	n, err := NewINode(7, "f", false, 0o7777, "alice", "staff", 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, dir bool, perm uint16, owner, group string) {
+		t.Helper()
+		if n.IsDir() != dir || n.Perm() != perm || n.Owner() != owner || n.Group() != group {
+			t.Errorf("%s: dir %v perm %o owner %q group %q; want %v %o %q %q", what, n.IsDir(), n.Perm(), n.Owner(), n.Group(), dir, perm, owner, group)
+		}
+	}
+	check("new", false, 0o7777, "alice", "staff")
+	n.SetPerm(0)
+	check("chmod 0", false, 0, "alice", "staff")
+	n.SetPerm(0o17777) // bits above 07777 are not mode bits and do not reach the dir flag
+	check("chmod 017777", false, 0o7777, "alice", "staff")
+	if err := n.SetOwner("bob", ""); err != nil {
+		t.Fatal(err)
+	}
+	check("chown bob", false, 0o7777, "bob", "staff")
+	if err := n.SetOwner("", "eng"); err != nil {
+		t.Fatal(err)
+	}
+	check("chgrp eng", false, 0o7777, "bob", "eng")
+	d, err := NewINode(8, "d", true, 0o1755, "", "supergroup", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.IsDir() || d.Perm() != 0o1755 || d.Owner() != "" || d.Group() != "supergroup" {
+		t.Errorf("dir: %v %o %q %q", d.IsDir(), d.Perm(), d.Owner(), d.Group())
+	}
+
+	n.SetReplication(MaxReplication)
+	n.SetBlockSize(MaxBlockSize)
+	if n.Replication() != MaxReplication || n.BlockSize() != MaxBlockSize {
+		t.Errorf("max: replication %d block size %d", n.Replication(), n.BlockSize())
+	}
+	n.SetBlockSize(1)
+	n.SetReplication(0)
+	if n.Replication() != 0 || n.BlockSize() != 1 || n.Perm() != 0o7777 || n.Owner() != "bob" {
+		t.Errorf("after setting replication 0 and block size 1: %d %d %o %q", n.Replication(), n.BlockSize(), n.Perm(), n.Owner())
+	}
+}
+
+// TestManyNames: thousands of distinct owners and groups each read back
+// as set, including names that differ in one byte.
+func TestManyNames(t *testing.T) {
+	before := NumNames()
+	var nodes []*INode
+	for i := range 5000 {
+		n, err := NewINode(uint64(i+2), "f", false, 0o644, fmt.Sprintf("user%d", i), fmt.Sprintf("group%d", i%97), 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, n)
+	}
+	for i, n := range nodes {
+		if n.Owner() != fmt.Sprintf("user%d", i) || n.Group() != fmt.Sprintf("group%d", i%97) {
+			t.Fatalf("inode %d: owner %q group %q", i, n.Owner(), n.Group())
+		}
+	}
+	if got := NumNames() - before; got > 5000+97 {
+		t.Errorf("%d new names for 5097 distinct ones", got)
+	}
+	// The same names again take no new serials.
+	count := NumNames()
+	again, _ := NewINode(1, "g", false, 0, "user42", "group5", 0, 0)
+	if NumNames() != count || again.status>>userShift != nodes[42].status>>userShift ||
+		again.status>>groupShift&serialMask != nodes[5].status>>groupShift&serialMask {
+		t.Errorf("user42/group5 got new serials")
+	}
+}
+
+// TestNameTableFull: a full table fails the operation that needs a new
+// name, with an error naming the path, and changes nothing.
+func TestNameTableFull(t *testing.T) {
+	tr := newTree()
+	mustMkdir(t, tr, root, "/d", 0o777)
+	names.mu.Lock()
+	saved := nameLimit
+	nameLimit = len(*names.list.Load()) // full as it is
+	names.mu.Unlock()
+	defer func() {
+		names.mu.Lock()
+		nameLimit = saved
+		names.mu.Unlock()
+	}()
+	newcomer := Caller{User: "newcomer-never-seen"}
+	files := tr.Files()
+	if _, _, err := tr.Create(newcomer, "/d/f", CreateOptions{Perm: 0o644}, 5); kindOf(err) != Invalid || err == nil {
+		t.Fatalf("create by a new user with a full table: %v", err)
+	} else if want := "/d/f"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not name %s", err, want)
+	}
+	if err := tr.Mkdirs(newcomer, "/d/e", 0o755, 0o755, false, 5); kindOf(err) != Invalid {
+		t.Fatalf("mkdir by a new user with a full table: %v", err)
+	}
+	if err := tr.SetOwner(root, "/d", "another-new-name", ""); kindOf(err) != Invalid {
+		t.Fatalf("chown to a new name with a full table: %v", err)
+	}
+	if n, _ := tr.Lookup("/d"); n.Owner() != root.User || tr.Files() != files || n.NumChildren() != 0 {
+		t.Errorf("a refused op changed the tree: owner %q files %d children %d", n.Owner(), tr.Files(), n.NumChildren())
+	}
+	// Known names still work.
+	if _, _, err := tr.Create(root, "/d/ok", CreateOptions{Perm: 0o644}, 5); err != nil {
+		t.Fatal(err)
+	}
+}
