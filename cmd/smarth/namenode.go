@@ -92,6 +92,8 @@ func runNamenode(cfg namenode.Config, log *slog.Logger, readyFile string) error 
 	if err != nil {
 		return err
 	}
+	// After New: the namespace load runs with the collector off.
+	defer namenode.KeepHeapFloor(cfg.HeapMin)()
 	if err := nn.Start(); err != nil {
 		nn.Close()
 		return err

@@ -117,6 +117,11 @@ type Config struct {
 	// to loopback callers only (a profile shows paths and timings, and
 	// a CPU profile costs the namenode while it runs). Off by default.
 	Pprof bool `yaml:"pprof"`
+	// HeapMin is how far (bytes) the heap may grow before the garbage
+	// collector runs, as the JVM's -Xms for HDFS's NameNode: a small
+	// namespace under many RPCs is then not collected dozens of times a
+	// second (KeepHeapFloor). Above it GOGC paces. 0: Go's default pacing.
+	HeapMin int64 `yaml:"heap_min"`
 
 	// In-memory caching (seed 003). CachePolicy is a name in
 	// cache.Policies: none, pinned (path directives, no replacement),
@@ -144,6 +149,7 @@ func DefaultConfig() Config {
 		HTTPAddr:              "127.0.0.1:9870",
 		MetaDir:               "smarth-namenode",
 		BlockSize:             64 << 20,
+		HeapMin:               64 << 20,
 		Replication:           3,
 		MinReplication:        1,
 		MaxReplication:        512,
@@ -200,6 +206,9 @@ func (c Config) Validate() error {
 	}
 	if c.BlockSize < 1024 || c.BlockSize%512 != 0 {
 		bad("block_size: %d must be at least 1024 and a multiple of 512", c.BlockSize)
+	}
+	if c.HeapMin < 0 {
+		bad("heap_min: %d bytes cannot be negative (0: Go's default collector pacing)", c.HeapMin)
 	}
 	if c.MinReplication < 1 {
 		bad("min_replication: %d must be at least 1", c.MinReplication)
