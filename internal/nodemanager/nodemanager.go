@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/user"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -17,9 +18,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"smarth/internal/auth"
 	"smarth/internal/client"
@@ -79,6 +82,14 @@ type NodeManager struct {
 	rack     string // as the namenode places this host's datanode, else cfg.Rack
 	// lastHeartbeat is when the resource manager last answered (health).
 	lastHeartbeat time.Time
+	// rmAuth is the metadata every call to the resource manager carries:
+	// the user and, in secure mode, the credential that proves it, as a
+	// job client sends them (the resource manager accepts heartbeats only
+	// from its nodemanager_users).
+	rmAuth []string
+	// refusal is the resource manager's last refusal, logged once
+	// (heartbeat goroutine only).
+	refusal string
 }
 
 type runningTask struct {
@@ -107,6 +118,10 @@ func New(cfg Config, logger *slog.Logger) (*NodeManager, error) {
 	if cfg.Auth == auth.Simple {
 		logger.Warn(auth.SimpleWarning, "component", "nodemanager")
 	}
+	rmAuth, err := rmCredential(cfg)
+	if err != nil {
+		return nil, err
+	}
 	srvTLS, err := cfg.Wire.Server()
 	if err != nil {
 		return nil, err
@@ -115,7 +130,7 @@ func New(cfg Config, logger *slog.Logger) (*NodeManager, error) {
 	if err != nil {
 		return nil, err
 	}
-	nm := &NodeManager{srvTLS: srvTLS, cliTLS: cliTLS, cfg: cfg, log: logger, fs: cfg.FS, stop: make(chan struct{}), wake: make(chan struct{}, 1),
+	nm := &NodeManager{rmAuth: rmAuth, srvTLS: srvTLS, cliTLS: cliTLS, cfg: cfg, log: logger, fs: cfg.FS, stop: make(chan struct{}), wake: make(chan struct{}, 1),
 		running: map[string]*runningTask{}, outputs: map[string]map[string]*mapreduce.MapOutput{}, secrets: map[string][]byte{},
 		interval: cfg.HeartbeatInterval, reg: prometheus.NewRegistry(), http: shuffle.NewClient(cliTLS), rack: cfg.Rack,
 		buffers: mapreduce.NewSortBuffers(cfg.MapSlots), memory: mapreduce.NewMemoryBudget(cfg.MapOutputMemoryBytes)}
@@ -383,13 +398,23 @@ func (nm *NodeManager) heartbeat() {
 	req.FreeMapSlots, req.FreeReduceSlots = int32(max(0, nm.cfg.MapSlots-maps)), int32(max(0, nm.cfg.ReduceSlots-reduces))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	ctx = metadata.AppendToOutgoingContext(ctx, "smarth-client", nm.nodeID)
+	ctx = metadata.AppendToOutgoingContext(ctx, append([]string{"smarth-client", nm.nodeID}, nm.rmAuth...)...)
 	resp, err := nm.rm.Heartbeat(ctx, req)
 	cancel()
 	if err != nil {
+		if c := status.Code(err); c == codes.Unauthenticated || c == codes.PermissionDenied {
+			// Retrying will not help until the operator fixes token_file
+			// or nodemanager_users: say so once, not every heartbeat.
+			if msg := status.Convert(err).Message(); msg != nm.refusal {
+				nm.refusal = msg
+				nm.log.Error("the resource manager refuses this node manager; check token_file here and nodemanager_users there", "err", msg)
+			}
+			return
+		}
 		nm.log.Warn("heartbeat failed", "err", err)
 		return
 	}
+	nm.refusal = ""
 	nm.mu.Lock()
 	nm.lastHeartbeat = time.Now()
 	nm.reports = nm.reports[sent:]
@@ -569,7 +594,7 @@ const mapOutputsWait = time.Second
 func (l *locator) MapOutputs(ctx context.Context) ([]mapreduce.MapOutputRef, error) {
 	rctx, cancel := context.WithTimeout(ctx, mapOutputsWait+10*time.Second)
 	defer cancel()
-	rctx = metadata.AppendToOutgoingContext(rctx, "smarth-client", l.nm.nodeID)
+	rctx = metadata.AppendToOutgoingContext(rctx, append([]string{"smarth-client", l.nm.nodeID}, l.nm.rmAuth...)...)
 	resp, err := l.nm.rm.GetMapOutputs(rctx, &mrpb.GetMapOutputsRequest{JobId: l.jobID, AttemptId: l.attempt,
 		Known: l.known, WaitMs: int32(mapOutputsWait.Milliseconds())})
 	if err != nil {
@@ -618,4 +643,28 @@ func (f *fetcher) Fetch(ctx context.Context, ref mapreduce.MapOutputRef, reduce 
 		}
 	}
 	return f.remote.Fetch(ctx, ref, reduce)
+}
+
+// rmCredential is the metadata that identifies the node manager to the
+// resource manager, the keys a job client uses: in secure mode its
+// credential (token_file, else the client library's default token file;
+// its user must be one of the resource manager's nodemanager_users), in
+// simple mode the OS user's name.
+func rmCredential(cfg Config) ([]string, error) {
+	if cfg.Auth == auth.Simple {
+		if u, err := user.Current(); err == nil {
+			return []string{auth.MDUser, u.Username}, nil
+		}
+		return nil, nil
+	}
+	cred, err := auth.LoadCredential(cfg.TokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("token_file: %w", err)
+	}
+	if cred == "" {
+		// Only with FS or UserFS (tests): Validate requires a credential
+		// otherwise. A secure resource manager refuses the heartbeats.
+		return nil, nil
+	}
+	return []string{auth.MDUser, auth.CredentialUser(cred), auth.MDCredential, cred}, nil
 }

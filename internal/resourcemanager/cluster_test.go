@@ -131,11 +131,18 @@ func startClusterWith(t *testing.T, scheduler string, rmCfg func(*resourcemanage
 	}
 	t.Cleanup(func() { rm.Close() })
 	c.rm = rm
+	// A secure resource manager takes heartbeats only from its
+	// nodemanager_users, by default this OS user: the node managers carry
+	// its credential.
+	var nmToken string
+	if cfg.Auth != auth.Simple {
+		nmToken = serviceToken(t, cfg.AuthSecretFile)
+	}
 	for i := range 3 {
 		nc := nodemanager.DefaultConfig()
 		nc.ResourceManager, nc.FS, nc.Registry = rm.RPCAddr(), c.fs, reg
 		nc.Hostname, nc.Rack, nc.WorkDir = fmt.Sprintf("dn%d", i+1), "/r1", filepath.Join(root, fmt.Sprintf("nm%d", i+1))
-		nc.SortBufferBytes = 64 << 10
+		nc.SortBufferBytes, nc.TokenFile = 64<<10, nmToken
 		if users != nil {
 			nc.UserFS = users(c.fs)
 		}

@@ -80,6 +80,13 @@ type Config struct {
 	// credential (TokenFile) unless FS or UserFS replace the namenode.
 	Auth           string `yaml:"auth"`
 	AuthSecretFile string `yaml:"auth_secret_file"`
+	// NodeManagerUsers are the users node managers may prove themselves
+	// as in secure mode: a heartbeat or map-output query whose credential
+	// proves anyone else is refused (docs/security.md). Default: the
+	// resource manager's own OS user and the user of its token_file, the
+	// service user a local cluster runs its daemons as. Ignored in simple
+	// mode.
+	NodeManagerUsers []string `yaml:"nodemanager_users"`
 	// TokenFile is the resource manager's own credential for the
 	// namenode (a service user listed in the namenode's proxy_users, or
 	// its superuser): job file operations run as the submitter through

@@ -21,14 +21,22 @@ func (rm *ResourceManager) Heartbeat(ctx context.Context, req *mrpb.HeartbeatReq
 		return nil, status.Error(codes.InvalidArgument, "heartbeat without node id")
 	}
 	rm.heartbeats.Inc()
+	// Who the node manager is comes before anything it says is looked at.
+	who, err := rm.nodeCaller(ctx, fmt.Sprintf("heartbeat from node %q", req.GetNodeId()))
+	if err != nil {
+		return nil, err
+	}
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
+	if err := rm.bindNode(ctx, req.GetNodeId(), who); err != nil {
+		return nil, err
+	}
 	resp := &mrpb.HeartbeatResponse{HeartbeatIntervalMs: rm.cfg.HeartbeatInterval.Milliseconds()}
 	n := rm.nodes[req.GetNodeId()]
 	if n == nil {
 		n = &node{id: req.GetNodeId()}
 		rm.nodes[n.id] = n
-		rm.log.Info("node manager registered", "node", n.id, "host", req.GetHostname(), "rack", req.GetRack(),
+		rm.log.Info("node manager registered", "node", n.id, "user", who, "host", req.GetHostname(), "rack", req.GetRack(),
 			"map_slots", req.GetMapSlots(), "reduce_slots", req.GetReduceSlots())
 	}
 	n.host, n.rack, n.shuffleAddr, n.httpAddr = req.GetHostname(), req.GetRack(), req.GetShuffleAddr(), req.GetHttpAddr()
@@ -74,6 +82,13 @@ func (rm *ResourceManager) report(n *node, r *mrpb.TaskReport, resp *mrpb.Heartb
 	}
 	t := ts[r.GetIndex()]
 	a := t.running[r.GetAttemptId()]
+	if a != nil && a.node != n.id {
+		// Only the node an attempt was launched on reports it: another
+		// node's word that it succeeded (and where its output is) counts
+		// for nothing.
+		rm.log.Warn("task report from a node the attempt does not run on ignored", "attempt", a.id, "node", n.id, "runs_on", a.node)
+		return
+	}
 	if a == nil {
 		// Not an attempt we are waiting for (e.g. its node was declared
 		// lost and it was rescheduled): stop it if it still runs.
@@ -251,6 +266,10 @@ const maxMapOutputsWait = 5 * time.Second
 // told to stop. While the caller already knows every finished map, the
 // answer waits (up to wait_ms) for the next one.
 func (rm *ResourceManager) GetMapOutputs(ctx context.Context, req *mrpb.GetMapOutputsRequest) (*mrpb.GetMapOutputsResponse, error) {
+	// Map-output locations are for the node managers running reduces.
+	if _, err := rm.nodeCaller(ctx, fmt.Sprintf("map output query for attempt %q", req.GetAttemptId())); err != nil {
+		return nil, err
+	}
 	wait := min(time.Duration(req.GetWaitMs())*time.Millisecond, maxMapOutputsWait)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()

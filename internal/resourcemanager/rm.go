@@ -61,6 +61,13 @@ type ResourceManager struct {
 	reserved map[string]string
 	// cacheFailing: the last JobCacheStatus call failed (logged once).
 	cacheFailing bool
+	// nodeOwners binds each node id to the user that registered it
+	// (secure mode; kept after the node is lost).
+	nodeOwners map[string]string
+
+	refusedMu   sync.Mutex // guards refused, refusedFull
+	refused     map[string]struct{}
+	refusedFull bool
 }
 
 type node struct {
@@ -95,6 +102,10 @@ func New(cfg Config, logger *slog.Logger) (*ResourceManager, error) {
 	if cfg.GroupsOf == nil {
 		cfg.GroupsOf = OSGroups
 	}
+	if len(cfg.NodeManagerUsers) == 0 && cfg.Auth != auth.Simple {
+		cfg.NodeManagerUsers = defaultNodeManagerUsers(cfg.TokenFile)
+		logger.Info("node managers must prove one of the default nodemanager_users", "users", cfg.NodeManagerUsers)
+	}
 	cacheSkips := cfg.CacheSkips
 	if cacheSkips == 0 {
 		cacheSkips = -1 // sched.Options: 0 is "default", negative is "no wait"
@@ -113,7 +124,7 @@ func New(cfg Config, logger *slog.Logger) (*ResourceManager, error) {
 		return nil, err
 	}
 	rm := &ResourceManager{srvTLS: srvTLS, cliTLS: cliTLS, cfg: cfg, log: logger, policy: pol, fs: cfg.FS, jobs: map[string]*job{}, reserved: map[string]string{},
-		nodes: map[string]*node{}, stop: make(chan struct{}), reg: prometheus.NewRegistry(),
+		nodes: map[string]*node{}, nodeOwners: map[string]string{}, refused: map[string]struct{}{}, stop: make(chan struct{}), reg: prometheus.NewRegistry(),
 		epoch: time.Now().Format("20060102150405"), cacheKick: make(chan struct{}, 1)}
 	switch {
 	case cfg.UserFS != nil:
