@@ -22,8 +22,10 @@ import (
 // with the identity secret; it and the node managers reach the namenode
 // with a service token (the owner's credential in home/keys/service.token:
 // the owner is the namenode's superuser, so they may act for each job's
-// submitter, as Hadoop's proxy users). The keys survive `cluster down`
-// with the rest of the home, so token files stay valid.
+// submitter, as Hadoop's proxy users), and the resource manager takes
+// heartbeats only from node managers proving the owner (nodemanager_users).
+// The keys survive `cluster down` with the rest of the home, so token
+// files stay valid.
 //
 // With Options.TLS the launcher also makes a CA in home/tls and a
 // certificate per daemon (127.0.0.1, localhost and its hostname), and
@@ -62,9 +64,16 @@ func (o *Options) authKeys(l layout) (namenode, datanode, resourceManager, nodeM
 		return map[string]any{"auth": auth.Simple}, map[string]any{"auth": auth.Simple},
 			map[string]any{"auth": auth.Simple}, map[string]any{"auth": auth.Simple}
 	}
+	rm := map[string]any{"auth": auth.Secure, "auth_secret_file": l.key(identityKeyName), "token_file": l.key(serviceToken)}
+	// The node managers prove the owner (service.token); said here, not
+	// left to the resource manager's default, so the config shows who
+	// may heartbeat.
+	if u, err := user.Current(); err == nil {
+		rm["nodemanager_users"] = []string{u.Username}
+	}
 	return map[string]any{"auth": auth.Secure, "auth_secret_file": l.key(identityKeyName), "datanode_key_file": l.key(datanodeKeyName)},
 		map[string]any{"datanode_key_file": l.key(datanodeKeyName)},
-		map[string]any{"auth": auth.Secure, "auth_secret_file": l.key(identityKeyName), "token_file": l.key(serviceToken)},
+		rm,
 		map[string]any{"token_file": l.key(serviceToken)}
 }
 

@@ -30,7 +30,9 @@ type Config struct {
 	Auth string `yaml:"auth"`
 	// TokenFile is the node manager's own credential for the namenode
 	// (a proxy user or the superuser): tasks read and write as their
-	// job's submitter through it. Default: the client library's.
+	// job's submitter through it. In secure mode it also proves the node
+	// manager to the resource manager, whose nodemanager_users must list
+	// its user. Default: the client library's.
 	TokenFile string `yaml:"token_file"`
 	// Wire is the TLS switch (tls, tls_cert_file, tls_key_file,
 	// tls_ca_file): the shuffle, rpc_addr, http_addr, and every

@@ -70,7 +70,10 @@ type Options struct {
 	// For a secure namenode (the testcluster default): Credential
 	// proves the submitter the job client and the test's DFS client act
 	// as; ServiceCredential the resource manager and node managers (a
-	// proxy user or the namenode's superuser, acting for submitters);
+	// proxy user or the namenode's superuser, acting for submitters; with
+	// a secure resource manager the node managers prove it on every
+	// heartbeat, and its user must be one of RM's NodeManagerUsers, by
+	// default the OS user's);
 	// IdentitySecretFile makes the resource manager check submitters'
 	// credentials (auth: secure).
 	Credential, ServiceCredential string
