@@ -3,6 +3,7 @@ package resourcemanager
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"smarth/internal/auth"
@@ -158,6 +159,9 @@ func (c Config) Validate() error {
 				errs = append(errs, err)
 			}
 		}
+	}
+	if slices.Contains(c.NodeManagerUsers, "") {
+		errs = append(errs, fmt.Errorf("nodemanager_users %q: an empty user name", c.NodeManagerUsers))
 	}
 	if c.CacheSkips < 0 {
 		errs = append(errs, fmt.Errorf("cache_skips %d must not be negative (0: no wait for cache locality)", c.CacheSkips))

@@ -28,7 +28,10 @@ func FuzzRPC(f *testing.F) {
 		f.Fatal(err)
 	}
 	cfg := DefaultConfig()
-	cfg.Auth = auth.Simple // fuzzed requests assert their users
+	// Secure, so heartbeats meet the node-manager checks (hdfs and alice
+	// are node-manager users, bob is not), with callers taken from the
+	// asserted user so the fuzzer can pick them.
+	cfg.Auth, cfg.Identify, cfg.NodeManagerUsers = auth.Secure, AssertedUser, []string{"hdfs", "alice"}
 	cfg.FS, cfg.Scheduler, cfg.MaxFetchFailures = lfs, "fifo", 2
 	cfg.GroupsOf = func(name string) ([]string, error) { return []string{name}, nil }
 	mk := func() *ResourceManager {
@@ -70,6 +73,8 @@ func FuzzRPC(f *testing.F) {
 	add("KillJob", 2, &mrpb.KillJobRequest{JobId: "job_1_0001"})
 	add("Heartbeat", 0, &mrpb.HeartbeatRequest{NodeId: "nm1", Hostname: "h1", MapSlots: 2, ReduceSlots: 2, FreeMapSlots: 2, FreeReduceSlots: 2})
 	add("Heartbeat", 0, &mrpb.HeartbeatRequest{NodeId: "nm1", Tasks: []*mrpb.TaskReport{{JobId: "job_1_0001", AttemptId: "attempt_x", IsMap: true, State: mrpb.TaskState_TASK_SUCCEEDED}}})
+	add("Heartbeat", 2, &mrpb.HeartbeatRequest{NodeId: "nm2", MapSlots: 2, FreeMapSlots: 2})
+	add("Heartbeat", 1, &mrpb.HeartbeatRequest{NodeId: "nm1", ShuffleAddr: "10.0.0.1:1", MapSlots: 2, FreeMapSlots: 2})
 	add("GetMapOutputs", 1, &mrpb.GetMapOutputsRequest{JobId: "job_1_0001", AttemptId: "a", Known: -7, WaitMs: 1 << 30})
 	calls := 0
 	users := []string{"hdfs", "alice", "bob"}
