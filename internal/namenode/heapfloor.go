@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	rtmetrics "runtime/metrics"
+	"sync"
 	"sync/atomic"
 )
 
@@ -31,7 +32,9 @@ func KeepHeapFloor(floor int64) (stop func()) {
 	t.tune()
 	t.arm()
 	return func() {
-		if t.stopped.CompareAndSwap(false, true) {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if !t.stopped.Swap(true) {
 			debug.SetGCPercent(int(base))
 		}
 	}
@@ -40,9 +43,11 @@ func KeepHeapFloor(floor int64) (stop func()) {
 type heapFloor struct {
 	floor   uint64
 	base    int64 // GOGC the process started with
-	last    int64 // percent last set
 	stopped atomic.Bool
-	sample  [1]rtmetrics.Sample
+
+	mu     sync.Mutex // tune against stop: a stopped tuner sets nothing
+	last   int64      // percent last set
+	sample [1]rtmetrics.Sample
 }
 
 // arm attaches a cleanup to a fresh object nothing references: it runs
@@ -58,8 +63,12 @@ func (t *heapFloor) arm() {
 }
 
 // tune sets the GC percent from the live heap the last collection left.
-// Cleanups run one at a time, so tune is never concurrent with itself.
 func (t *heapFloor) tune() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped.Load() {
+		return
+	}
 	t.sample[0].Name = "/gc/heap/live:bytes"
 	rtmetrics.Read(t.sample[:])
 	if t.sample[0].Value.Kind() != rtmetrics.KindUint64 {
