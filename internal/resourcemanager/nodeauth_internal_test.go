@@ -1,10 +1,20 @@
 package resourcemanager
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	"smarth/internal/auth"
 	"smarth/internal/mapreduce"
 	"smarth/internal/rpc/mrpb"
 )
@@ -45,5 +55,38 @@ func TestReportOnlyFromTheAttemptsNode(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond) // polling the job's state with a deadline
 		st, _ = rm.GetJob(context.Background(), &mrpb.GetJobRequest{JobId: job})
+	}
+}
+
+// TestNodeRefusalLoggedOncePerPeer: a refused node manager retries every
+// heartbeat; the resource manager logs its refusal once per peer and
+// reason, and refuses every time.
+func TestNodeRefusalLoggedOncePerPeer(t *testing.T) {
+	lfs, err := mapreduce.NewLocalFS(filepath.Join(t.TempDir(), "dfs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	cfg := DefaultConfig()
+	cfg.Auth, cfg.Identify, cfg.NodeManagerUsers, cfg.FS = auth.Secure, AssertedUser, []string{"yarn"}, lfs
+	rm, err := New(cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := func(ip string) context.Context {
+		return peer.NewContext(asUser("mallory"), &peer.Peer{Addr: &net.TCPAddr{IP: net.ParseIP(ip), Port: 40000}})
+	}
+	for range 5 {
+		for _, ip := range []string{"10.0.0.1", "10.0.0.2"} {
+			if _, err := rm.Heartbeat(from(ip), &mrpb.HeartbeatRequest{NodeId: "n1"}); status.Code(err) != codes.PermissionDenied {
+				t.Fatalf("heartbeat of mallory from %s: %v, want PermissionDenied", ip, err)
+			}
+		}
+	}
+	if n := strings.Count(logs.String(), "node manager refused"); n != 2 {
+		t.Fatalf("refusals logged %d times for 2 peers:\n%s", n, logs.String())
+	}
+	if len(rm.Nodes()) != 0 {
+		t.Fatalf("refused heartbeats registered %v", rm.Nodes())
 	}
 }
