@@ -9,15 +9,19 @@ type item struct{ id uint64 }
 
 // The table behaves as a map[uint64]*item under random puts, replaces and
 // deletes, across growth and shrinking, with sequential ids (as the
-// namenode hands out) and random ones.
+// namenode hands out), random ones, and ids sharing their low bits (long
+// probe runs that wrap around the end of the table).
 func TestMatchesMap(t *testing.T) {
-	for _, seq := range []bool{true, false} {
+	for _, mode := range []string{"sequential", "random", "colliding"} {
 		rng := rand.New(rand.NewSource(1))
 		tab := New(func(i *item) uint64 { return i.id })
 		model := map[uint64]*item{}
 		key := func() uint64 {
-			if seq {
+			switch mode {
+			case "sequential":
 				return uint64(rng.Intn(20000)) + 1<<30
+			case "colliding":
+				return uint64(rng.Intn(1500))<<12 | 0xff0 + uint64(rng.Intn(2))
 			}
 			return rng.Uint64() % 40000 * 0x10001
 		}
@@ -76,6 +80,35 @@ func BenchmarkGet(b *testing.B) {
 	for i := range b.N {
 		if tab.Get(uint64(i&(1<<20-1))+1<<30) == nil {
 			b.Fatal("missing")
+		}
+	}
+}
+
+// Consecutive ids, as the namenode hands out (inodes from 1, blocks from
+// 1<<30), each sit in their home slot, next to the one before: a load's
+// lookups and inserts in id order touch memory in order. With gaps left by
+// deletes they still sit within a short run of home.
+func TestSequentialIdsSitAtHome(t *testing.T) {
+	for _, base := range []uint64{1, 1 << 30} {
+		tab := New(func(i *item) uint64 { return i.id })
+		for i := range uint64(100000) {
+			tab.Put(&item{base + i})
+		}
+		for i := uint64(0); i < 100000; i += 3 {
+			tab.Delete(base + i)
+		}
+		for i := uint64(100000); i < 150000; i++ {
+			tab.Put(&item{base + i})
+		}
+		worst := 0
+		mask := len(tab.slots) - 1
+		for s, v := range tab.slots {
+			if v != nil {
+				worst = max(worst, (s-tab.home(v.id))&mask)
+			}
+		}
+		if worst > 0 {
+			t.Errorf("ids from %d: a value sits %d slots past its home; want every one at home", base, worst)
 		}
 	}
 }
