@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"google.golang.org/grpc/codes"
+
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -55,5 +57,22 @@ func TestManyOwnersSurviveRestart(t *testing.T) {
 		if fs := st.GetStatus(); fs.GetOwner() != o || fs.GetGroup() != g || fs.GetPermission() != 0o750 {
 			t.Fatalf("%s after restart: %s:%s %o; want %s:%s 750", p, fs.GetOwner(), fs.GetGroup(), fs.GetPermission(), o, g)
 		}
+	}
+}
+
+// TestCreateBlockSizeBound: a file's preferred block size is 48 bits of
+// its inode's header word (as HDFS's); a larger one is refused at create,
+// naming the path, rather than cut short.
+func TestCreateBlockSizeBound(t *testing.T) {
+	nn := startNN(t, testConfig(t))
+	c := dial(t, nn.Addr(), "hdfs")
+	_, err := c.cp.Create(c.ctx(), &dfspb.CreateRequest{Path: "/big", ClientName: "w", BlockSize: 1 << 48})
+	wantErr(t, err, codes.InvalidArgument, "create /big: block size")
+	st, err := c.cp.Create(c.ctx(), &dfspb.CreateRequest{Path: "/max", ClientName: "w", BlockSize: 1<<48 - 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.GetStatus().GetBlockSize() != 1<<48-512 {
+		t.Errorf("block size %d, want %d", st.GetStatus().GetBlockSize(), uint64(1<<48-512))
 	}
 }

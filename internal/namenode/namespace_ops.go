@@ -121,8 +121,8 @@ func (nn *NameNode) create(ctx context.Context, req *dfspb.CreateRequest) (*dfsp
 	if bs == 0 {
 		bs = nn.cfg.BlockSize
 	}
-	if bs < 512 || bs%512 != 0 {
-		return nil, errInvalid("create %s: block size %d must be a positive multiple of 512", p, bs)
+	if bs < 512 || bs%512 != 0 || bs > namespace.MaxBlockSize {
+		return nil, errInvalid("create %s: block size %d must be a positive multiple of 512 up to %d (48 bits, as HDFS)", p, bs, int64(namespace.MaxBlockSize))
 	}
 	host := req.GetClientName()
 	if h := peerHost(ctx); h != "" {
