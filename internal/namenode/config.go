@@ -204,8 +204,11 @@ func (c Config) Validate() error {
 	if c.MetaDir == "" {
 		bad("meta_dir: required (where the namespace is kept)")
 	}
-	if c.BlockSize < 1024 || c.BlockSize%512 != 0 {
-		bad("block_size: %d must be at least 1024 and a multiple of 512", c.BlockSize)
+	if c.BlockSize < 1024 || c.BlockSize%512 != 0 || c.BlockSize > namespace.MaxBlockSize {
+		// The upper bound is what an inode's header word holds (48 bits,
+		// as HDFS's): a larger default would fail every create that
+		// takes it, not the start.
+		bad("block_size: %d must be at least 1024, a multiple of 512 and at most %d", c.BlockSize, int64(namespace.MaxBlockSize))
 	}
 	if c.HeapMin < 0 {
 		bad("heap_min: %d bytes cannot be negative (0: Go's default collector pacing)", c.HeapMin)
