@@ -1,9 +1,23 @@
 package namenode
 
 import (
+	"math"
 	"runtime"
+	"runtime/debug"
 	"testing"
 )
+
+// settleGC gives a test GOGC=100 and no memory limit whatever the
+// environment says (GOGC=off or a GOMEMLIMIT would decide the counts these
+// tests assert), restored at the end.
+func settleGC(t *testing.T) {
+	gc := debug.SetGCPercent(100)
+	limit := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() {
+		debug.SetGCPercent(gc)
+		debug.SetMemoryLimit(limit)
+	})
+}
 
 func TestFloorPercent(t *testing.T) {
 	const mib = 1 << 20
@@ -28,6 +42,7 @@ func TestFloorPercent(t *testing.T) {
 // With a floor far above the live heap, allocating far less than the
 // floor runs no collection; after stop, the same allocation does.
 func TestKeepHeapFloorDefersCollection(t *testing.T) {
+	settleGC(t)
 	runtime.GC() // settle: the tuner reads the live heap this leaves
 	stop := KeepHeapFloor(512 << 20)
 	runtime.GC() // a collection after arming: the cleanup re-tunes
@@ -44,6 +59,25 @@ func TestKeepHeapFloorDefersCollection(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if after.NumGC == before.NumGC {
 		t.Error("no collection while allocating 64 MiB after stop: GOGC not restored")
+	}
+}
+
+// The floor does not fight a memory limit: with GOMEMLIMIT below it, the
+// limit still makes the collector run (the runtime takes the lower of the
+// two targets; the floor only raises the GC percent).
+func TestKeepHeapFloorYieldsToMemoryLimit(t *testing.T) {
+	settleGC(t)
+	runtime.GC()
+	stop := KeepHeapFloor(512 << 20)
+	defer stop()
+	runtime.GC()
+	debug.SetMemoryLimit(32 << 20)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	churn(128 << 20)
+	runtime.ReadMemStats(&after)
+	if after.NumGC == before.NumGC {
+		t.Error("no collection while allocating 128 MiB with a 32 MiB memory limit under a 512 MiB floor: the floor overrode the limit")
 	}
 }
 
