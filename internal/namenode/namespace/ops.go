@@ -60,17 +60,14 @@ func (t *Tree) Mkdirs(c Caller, path string, perm, parentPerm uint16, createPare
 	if err != nil {
 		return err
 	}
-	user, err := userSerial(op, r.path, c)
-	if err != nil {
-		return err
-	}
 	if r.found() {
 		if !r.last().IsDir() {
 			return errorf(op, r.path, Exists, "file exists (not a directory)")
 		}
 		return t.traverse(op, r.path, c, r.nodes[:len(r.nodes)-1])
 	}
-	if r, err = t.makeParents(op, c, user, r, createParent, parentPerm, now); err != nil {
+	var user uint32
+	if r, user, err = t.makeParents(op, c, r, createParent, parentPerm, now); err != nil {
 		return err
 	}
 	parent := r.last()
@@ -84,22 +81,27 @@ func (t *Tree) Mkdirs(c Caller, path string, perm, parentPerm uint16, createPare
 // makeParents checks that the deepest existing directory of r may be
 // written and, with createParent, creates the missing directories between
 // it and r's last name, extending r. Without createParent a missing parent
-// is an error.
-func (t *Tree) makeParents(op string, c Caller, user uint32, r resolution, createParent bool, perm uint16, now int64) (resolution, error) {
+// is an error. It returns the serial of the caller's name, the owner of
+// what is made.
+func (t *Tree) makeParents(op string, c Caller, r resolution, createParent bool, perm uint16, now int64) (resolution, uint32, error) {
 	missing := len(r.names) + 1 - len(r.nodes)
 	if missing > 1 && !createParent {
-		return r, errorf(op, r.path, NotFound, "parent directory %s does not exist", Join(r.names[:len(r.names)-1]))
+		return r, 0, errorf(op, r.path, NotFound, "parent directory %s does not exist", Join(r.names[:len(r.names)-1]))
 	}
 	if err := t.traverse(op, r.path, c, r.nodes[:len(r.nodes)-1]); err != nil {
-		return r, err
+		return r, 0, err
 	}
 	if err := t.check(op, r.path, c, r.last(), Write|Execute); err != nil {
-		return r, err
+		return r, 0, err
 	}
 	// The caller creates the last name once this returns, so the quota
 	// check and charge cover it too: nothing can fail in between.
 	if err := verifyQuota(op, r.path, r.last(), nil, int64(missing), 0); err != nil {
-		return r, err
+		return r, 0, err
+	}
+	user, err := userSerial(op, r.path, c) // every check passed: see userSerial
+	if err != nil {
+		return r, 0, err
 	}
 	charge(r.last(), nil, int64(missing), 0)
 	for len(r.nodes) < len(r.names) {
@@ -110,7 +112,7 @@ func (t *Tree) makeParents(op string, c Caller, user uint32, r resolution, creat
 		parent.MTime = now
 		r.nodes = append(r.nodes, d)
 	}
-	return r, nil
+	return r, user, nil
 }
 
 // CreateOptions are the attributes of a new file.
@@ -139,10 +141,7 @@ func (t *Tree) Create(c Caller, path string, opts CreateOptions, now int64) (*IN
 	case opts.BlockSize < 0 || opts.BlockSize > MaxBlockSize:
 		return nil, nil, errorf(op, r.path, Invalid, "block size %d is outside 0..%d", opts.BlockSize, int64(MaxBlockSize))
 	}
-	user, err := userSerial(op, r.path, c)
-	if err != nil {
-		return nil, nil, err
-	}
+	var user uint32
 	var replaced *INode
 	if r.found() {
 		old := r.last()
@@ -162,12 +161,15 @@ func (t *Tree) Create(c Caller, path string, opts CreateOptions, now int64) (*IN
 		if err := t.checkSticky(op, r.path, c, parent, old); err != nil {
 			return nil, nil, err
 		}
+		if user, err = userSerial(op, r.path, c); err != nil {
+			return nil, nil, err
+		}
 		parent.removeChild(old)
 		t.forget(old, nil)
 		charge(parent, nil, 0, -DiskCharge(old)) // the new file takes its inode's place
 		replaced = old
 		r.nodes = r.nodes[:len(r.nodes)-1]
-	} else if r, err = t.makeParents(op, c, user, r, opts.CreateParent, opts.ParentPerm, now); err != nil {
+	} else if r, user, err = t.makeParents(op, c, r, opts.CreateParent, opts.ParentPerm, now); err != nil {
 		return nil, nil, err
 	}
 	parent := r.last()

@@ -131,3 +131,49 @@ func TestNameTableFull(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRefusedOpsAddNoNames: creates and mkdirs refused for any reason
+// (permission, a missing parent, an existing file, a quota, the sticky
+// bit) by callers with names never seen leave the name table as it was;
+// in simple mode anyone can assert a fresh name per call. A permitted op
+// by a new name does add it.
+func TestRefusedOpsAddNoNames(t *testing.T) {
+	tr := newTree()
+	mustMkdir(t, tr, root, "/private", 0o700)
+	mustMkdir(t, tr, root, "/tmp", 0o1777)
+	mustMkdir(t, tr, root, "/full", 0o777)
+	mustCreate(t, tr, root, "/tmp/roots")
+	if err := tr.SetQuota(root, "/full", 1, QuotaReset); err != nil {
+		t.Fatal(err)
+	}
+	before := NumNames()
+	for i := range 300 {
+		c := Caller{User: fmt.Sprintf("stranger%d", i)}
+		opts := CreateOptions{Perm: 0o644, Replication: 3, BlockSize: 1 << 20, Writer: Writer{Client: "c"}}
+		over := opts
+		over.Overwrite = true
+		refused := map[string]error{}
+		_, _, refused["create in a dir without write"] = tr.Create(c, "/private/f", opts, 5)
+		refused["mkdir in a dir without write"] = tr.Mkdirs(c, "/private/d", 0o755, 0o755, true, 5)
+		refused["mkdir -p under a dir without write"] = tr.Mkdirs(c, "/private/a/b", 0o755, 0o755, true, 5)
+		refused["mkdir with a missing parent"] = tr.Mkdirs(c, "/tmp/no/d", 0o755, 0o755, false, 5)
+		_, _, refused["create over a file"] = tr.Create(c, "/tmp/roots", opts, 5)
+		_, _, refused["overwrite of another's file in a sticky dir"] = tr.Create(c, "/tmp/roots", over, 5)
+		refused["mkdir over the name quota"] = tr.Mkdirs(c, "/full/d", 0o755, 0o755, false, 5)
+		_, _, refused["create over the name quota"] = tr.Create(c, "/full/f", opts, 5)
+		for what, err := range refused {
+			if err == nil {
+				t.Fatalf("%s by %s succeeded", what, c.User)
+			}
+		}
+	}
+	if got := NumNames(); got != before {
+		t.Errorf("2400 refused ops by 300 new names grew the name table from %d to %d", before, got)
+	}
+	if err := tr.Mkdirs(Caller{User: "newcomer-allowed"}, "/tmp/mine", 0o755, 0o755, false, 5); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := tr.Lookup("/tmp/mine"); n.Owner() != "newcomer-allowed" || NumNames() != before+1 {
+		t.Errorf("a permitted mkdir by a new name: owner %q, table %d -> %d", n.Owner(), before, NumNames())
+	}
+}

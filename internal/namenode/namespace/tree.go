@@ -416,8 +416,12 @@ func (t *Tree) resolve(op, path string) (resolution, error) {
 }
 
 // userSerial returns the serial of the caller's name, the owner of what
-// it creates; ops call it before changing anything, so that a full name
-// table fails the op cleanly.
+// it creates. Ops call it after every permission, existence and quota
+// check has passed, and before changing anything: the table only grows,
+// so interning the name of a caller the op then refuses would let anyone
+// (in simple mode the client asserts its name) add a permanent entry per
+// refused call; and a full table must still fail the op with nothing
+// changed.
 func userSerial(op, path string, c Caller) (uint32, error) {
 	u, err := nameSerial(c.User)
 	if err != nil {
