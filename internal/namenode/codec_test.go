@@ -165,7 +165,7 @@ func FuzzDecodeINode(f *testing.F) {
 		f.Add(r)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, n, blocks, err := decodeINode(b, imageVersion)
+		_, n, blocks, _, err := decodeINode(b, imageVersion)
 		if err == nil && (n == nil || (n.IsDir() && len(blocks) > 0)) {
 			t.Fatalf("decoded an impossible inode: %+v", n)
 		}

@@ -1,8 +1,11 @@
 package namenode
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 
 	"smarth/internal/namenode/blockmap"
 	"smarth/internal/namenode/journal"
@@ -16,7 +19,61 @@ type fsState struct {
 	tree   *namespace.Tree
 	blocks *blockmap.Map
 	cache  *cacheDirs // pools and directives; use dirs()
+	// logger takes the warnings of a load (nil: slog.Default()).
+	logger *slog.Logger
 }
+
+// A file's preferred block size is 48 bits of its inode (namespace.
+// MaxBlockSize, HDFS's INodeFile.HeaderFormat), but builds before the
+// inode was packed accepted any size and wrote it to images and edits as
+// it was. Such a size is loaded as cappedBlockSize, with a warning naming
+// the file, its old and its new size, rather than refused:
+//   - no data changes: the preferred size only bounds blocks not yet
+//     written; every block keeps its own length, stored apart, and 2^48-512
+//     bytes (256 TiB) is beyond any block a datanode could hold, so every
+//     write the file can take behaves as before (appends, concat's
+//     same-or-smaller check, the quota charge of a block being written);
+//   - refusing would keep the whole namespace offline over one attribute,
+//     with no tool to edit an image but the older build;
+//   - nothing is silent: each file is named in the log at every load
+//     until a checkpoint stores the capped size.
+//
+// The cap is a multiple of 512, as every block size a create accepts.
+const cappedBlockSize = namespace.MaxBlockSize &^ 511
+
+// logWarn logs a warning of a load.
+func (s *fsState) logWarn(msg string, args ...any) {
+	l := s.logger
+	if l == nil {
+		l = slog.Default()
+	}
+	l.Warn(msg, args...)
+}
+
+// warnCappedBlockSize reports a block size capped on load (see
+// cappedBlockSize).
+func (s *fsState) warnCappedBlockSize(from, path string, old int64) {
+	s.logWarn("block size of a file from an older build is above 48 bits; capped (no data changes, the next checkpoint keeps the cap)",
+		"path", path, "from", from, "block_size", old, "capped_to", int64(cappedBlockSize))
+}
+
+// inodeError is an inode record that does not decode, with what of its
+// place in the tree was read, so that the load can name its path.
+type inodeError struct {
+	id, parent uint64
+	name       string
+	path       string // set by LoadImage once the parent is known
+	err        error
+}
+
+func (e *inodeError) Error() string {
+	if e.path != "" {
+		return fmt.Sprintf("inode %d (%s): %v", e.id, e.path, e.err)
+	}
+	return fmt.Sprintf("inode %d (%q in directory inode %d): %v", e.id, e.name, e.parent, e.err)
+}
+
+func (e *inodeError) Unwrap() error { return e.err }
 
 const (
 	// imageVersion 2 added the cache records after the inodes, 3 the
@@ -108,9 +165,11 @@ func encodeINode(e *enc, n *namespace.INode) {
 }
 
 // decodeINode parses an inode record of an image of the given version.
-func decodeINode(b []byte, version uint64) (parent uint64, n *namespace.INode, blocks []*blockmap.Block, err error) {
+// oldBlockSize is a file's block size as the record holds it when it was
+// above MaxBlockSize (the inode has cappedBlockSize), else 0.
+func decodeINode(b []byte, version uint64) (parent uint64, n *namespace.INode, blocks []*blockmap.Block, oldBlockSize int64, err error) {
 	if len(b) == 0 || b[0] != recImageINode {
-		return 0, nil, nil, fmt.Errorf("not an inode record")
+		return 0, nil, nil, 0, fmt.Errorf("not an inode record")
 	}
 	d := &dec{b: b[1:]}
 	id := d.u()
@@ -118,10 +177,10 @@ func decodeINode(b []byte, version uint64) (parent uint64, n *namespace.INode, b
 	name, dir, perm := d.s(), d.bool(), uint16(d.u())
 	owner, group, mtime, atime := d.s(), d.s(), d.i(), d.i()
 	if d.err != nil {
-		return 0, nil, nil, fmt.Errorf("inode %d: %w", id, d.err)
+		return 0, nil, nil, 0, &inodeError{id: id, parent: parent, name: name, err: d.err}
 	}
 	if n, err = namespace.NewINode(id, name, dir, perm, owner, group, mtime, atime); err != nil {
-		return 0, nil, nil, fmt.Errorf("inode %d: %w", id, err)
+		return 0, nil, nil, 0, &inodeError{id: id, parent: parent, name: name, err: err}
 	}
 	if version >= 4 {
 		n.SetXAttrs(decodeXAttrs(d))
@@ -148,8 +207,13 @@ func decodeINode(b []byte, version uint64) (parent uint64, n *namespace.INode, b
 	}
 	if !n.IsDir() {
 		repl, bs := d.u(), d.i()
-		if repl > namespace.MaxReplication || bs < 0 || bs > namespace.MaxBlockSize {
-			d.err = fmt.Errorf("replication %d or block size %d out of range", repl, bs)
+		switch {
+		case repl > namespace.MaxReplication: // no build ever allowed above 32767
+			d.err = fmt.Errorf("replication %d is above %d", repl, namespace.MaxReplication)
+		case bs < 0:
+			d.err = fmt.Errorf("negative block size %d", bs)
+		case bs > namespace.MaxBlockSize:
+			oldBlockSize, bs = bs, cappedBlockSize
 		}
 		n.SetReplication(int(repl))
 		n.SetBlockSize(bs)
@@ -167,10 +231,10 @@ func decodeINode(b []byte, version uint64) (parent uint64, n *namespace.INode, b
 		}
 	}
 	if err := d.done(); err != nil {
-		return 0, nil, nil, fmt.Errorf("inode %d: %w", n.ID, err)
+		return 0, nil, nil, 0, &inodeError{id: id, parent: parent, name: name, err: err}
 	}
 	n.Blocks = blocks
-	return parent, n, blocks, nil
+	return parent, n, blocks, oldBlockSize, nil
 }
 
 // LoadImage implements journal.Loader.
@@ -214,9 +278,10 @@ func (s *fsState) LoadImage(txid uint64, recs [][]byte) error {
 	// millions of files is then bounded by the slower of the two halves
 	// rather than by their sum.
 	type decoded struct {
-		parent uint64
-		n      *namespace.INode
-		blocks []*blockmap.Block
+		parent       uint64
+		n            *namespace.INode
+		blocks       []*blockmap.Block
+		oldBlockSize int64
 	}
 	const batch = 4096
 	batches := make(chan []decoded, 4)
@@ -228,12 +293,18 @@ func (s *fsState) LoadImage(txid uint64, recs [][]byte) error {
 		for start := 0; start < len(inodes); start += batch {
 			out := make([]decoded, 0, min(batch, len(inodes)-start))
 			for _, r := range inodes[start:min(start+batch, len(inodes))] {
-				parent, n, blocks, err := decodeINode(r, version)
+				parent, n, blocks, oldBS, err := decodeINode(r, version)
 				if err != nil {
+					// What decoded before it is linked, so that the
+					// error can name the bad inode's path.
 					decErr = err
+					select {
+					case batches <- out:
+					case <-stop:
+					}
 					return
 				}
-				out = append(out, decoded{parent, n, blocks})
+				out = append(out, decoded{parent, n, blocks, oldBS})
 			}
 			select {
 			case batches <- out:
@@ -247,6 +318,9 @@ func (s *fsState) LoadImage(txid uint64, recs [][]byte) error {
 			if err := s.tree.Restore(d.parent, d.n); err != nil {
 				return err
 			}
+			if d.oldBlockSize != 0 {
+				s.warnCappedBlockSize(fmt.Sprintf("image of txid %d", txid), d.n.Path(), d.oldBlockSize)
+			}
 			for _, b := range d.blocks {
 				if s.blocks.Get(b.ID) != nil {
 					return fmt.Errorf("block %d belongs to two files", b.ID)
@@ -256,6 +330,12 @@ func (s *fsState) LoadImage(txid uint64, recs [][]byte) error {
 		}
 	}
 	if decErr != nil {
+		var ie *inodeError
+		if errors.As(decErr, &ie) {
+			if p := s.tree.ByID(ie.parent); p != nil && p.IsDir() {
+				ie.path = strings.TrimSuffix(p.Path(), "/") + "/" + ie.name
+			}
+		}
 		return decErr
 	}
 	if err := s.loadFeatureRecords(features); err != nil {
@@ -272,6 +352,11 @@ func (s *fsState) ApplyEdit(txid uint64, payload []byte) error {
 	op, err := decodeOp(payload)
 	if err != nil {
 		return err
+	}
+	if op.Kind == opCreate && op.BlockSize > namespace.MaxBlockSize {
+		// An older build's create (see cappedBlockSize).
+		s.warnCappedBlockSize(fmt.Sprintf("edit txid %d", txid), op.Path, op.BlockSize)
+		op.BlockSize = cappedBlockSize
 	}
 	if _, err := s.apply(op, namespace.Caller{User: op.User, Trusted: true}); err != nil {
 		return fmt.Errorf("%s: %w", op.Kind, err)

@@ -224,9 +224,14 @@ func (s *fsState) loadSnapshotInodes(recs [][]byte) (*namespace.INode, error) {
 		if err := d.done(); err != nil {
 			return nil, err
 		}
-		parent, n, _, err := decodeINode([]byte(raw), imageVersion)
+		parent, n, _, oldBS, err := decodeINode([]byte(raw), imageVersion)
 		if err != nil {
 			return nil, err
+		}
+		if oldBS != 0 {
+			// Its path in the snapshot is known only once linked; the
+			// live file, if any, is named by its own warning.
+			s.warnCappedBlockSize("image snapshot", fmt.Sprintf("inode %d (%q) of a snapshot", n.ID, n.Name), oldBS)
 		}
 		if byID[n.ID] != nil {
 			return nil, fmt.Errorf("inode %d twice", n.ID)

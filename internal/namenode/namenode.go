@@ -155,6 +155,7 @@ func (nn *NameNode) load(fs journal.FS) error {
 			MaxXAttrsPerInode: nn.cfg.MaxXAttrsPerInode, MaxXAttrSize: nn.cfg.MaxXAttrSize,
 		}),
 		blocks: blockmap.New(),
+		logger: nn.logger,
 	}
 	j, err := journal.Open(fs, nn.cfg.MetaDir, nn.logger)
 	if err != nil {
