@@ -147,8 +147,10 @@ func (nn *NameNode) directiveStatsLocked(d *cacheDirective) (needed, cached, fil
 			if b.State != blockmap.Complete {
 				continue
 			}
-			needed += b.NumBytes * int64(d.Replication)
-			cached += b.NumBytes * int64(min(len(nn.cachedOnLocked(b.ID)), d.Replication))
+			// Saturated: a directive's replication times a 48-bit
+			// block need not fit (see namespace.Space).
+			needed = namespace.AddSpace(needed, namespace.Space(b.NumBytes, d.Replication))
+			cached = namespace.AddSpace(cached, namespace.Space(b.NumBytes, min(len(nn.cachedOnLocked(b.ID)), d.Replication)))
 		}
 	}
 	if !n.IsDir() {

@@ -29,7 +29,13 @@ type Config struct {
 	// (host:port), for the console's links to job pages; empty: no links.
 	ResourceManagerWeb string `yaml:"resourcemanager_web"`
 
-	BlockSize      int64 `yaml:"block_size"`
+	BlockSize int64 `yaml:"block_size"`
+	// MaxBlockSize is the largest block size a create may ask for
+	// (HDFS's dfs.namenode.fs-limits.max-block-size, and its default,
+	// 32 GiB): bigger blocks are slow to re-replicate and recover, and
+	// it keeps a block's quota charge (block size x replication) far
+	// from int64's limit. Files created before a lower limit keep theirs.
+	MaxBlockSize   int64 `yaml:"max_block_size"`
 	Replication    int   `yaml:"replication"`
 	MinReplication int   `yaml:"min_replication"`
 	MaxReplication int   `yaml:"max_replication"`
@@ -149,6 +155,7 @@ func DefaultConfig() Config {
 		HTTPAddr:              "127.0.0.1:9870",
 		MetaDir:               "smarth-namenode",
 		BlockSize:             64 << 20,
+		MaxBlockSize:          32 << 30,
 		HeapMin:               64 << 20,
 		Replication:           3,
 		MinReplication:        1,
@@ -209,6 +216,10 @@ func (c Config) Validate() error {
 		// as HDFS's): a larger default would fail every create that
 		// takes it, not the start.
 		bad("block_size: %d must be at least 1024, a multiple of 512 and at most %d", c.BlockSize, int64(namespace.MaxBlockSize))
+	}
+	if c.MaxBlockSize < c.BlockSize || c.MaxBlockSize > namespace.MaxBlockSize {
+		// Below block_size every create taking the default would fail.
+		bad("max_block_size: %d must be at least block_size (%d) and at most %d (48 bits, what an inode holds)", c.MaxBlockSize, c.BlockSize, int64(namespace.MaxBlockSize))
 	}
 	if c.HeapMin < 0 {
 		bad("heap_min: %d bytes cannot be negative (0: Go's default collector pacing)", c.HeapMin)

@@ -64,7 +64,9 @@ func TestManyOwnersSurviveRestart(t *testing.T) {
 // its inode's header word (as HDFS's); a larger one is refused at create,
 // naming the path, rather than cut short.
 func TestCreateBlockSizeBound(t *testing.T) {
-	nn := startNN(t, testConfig(t))
+	cfg := testConfig(t)
+	cfg.MaxBlockSize = 1<<48 - 512
+	nn := startNN(t, cfg)
 	c := dial(t, nn.Addr(), "hdfs")
 	_, err := c.cp.Create(c.ctx(), &dfspb.CreateRequest{Path: "/big", ClientName: "w", BlockSize: 1 << 48})
 	wantErr(t, err, codes.InvalidArgument, "create /big: block size")
@@ -74,5 +76,18 @@ func TestCreateBlockSizeBound(t *testing.T) {
 	}
 	if st.GetStatus().GetBlockSize() != 1<<48-512 {
 		t.Errorf("block size %d, want %d", st.GetStatus().GetBlockSize(), uint64(1<<48-512))
+	}
+}
+
+// TestCreateMaxBlockSize: a create above max_block_size (default 32 GiB,
+// HDFS's dfs.namenode.fs-limits.max-block-size) is refused naming the
+// path and the key; at the limit it is accepted.
+func TestCreateMaxBlockSize(t *testing.T) {
+	nn := startNN(t, testConfig(t))
+	c := dial(t, nn.Addr(), "hdfs")
+	_, err := c.cp.Create(c.ctx(), &dfspb.CreateRequest{Path: "/over", ClientName: "w", BlockSize: 32<<30 + 512})
+	wantErr(t, err, codes.InvalidArgument, "create /over: block size 34359738880 is greater than the configured maximum (max_block_size")
+	if _, err := c.cp.Create(c.ctx(), &dfspb.CreateRequest{Path: "/at", ClientName: "w", BlockSize: 32 << 30}); err != nil {
+		t.Fatal(err)
 	}
 }

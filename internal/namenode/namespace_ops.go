@@ -124,6 +124,9 @@ func (nn *NameNode) create(ctx context.Context, req *dfspb.CreateRequest) (*dfsp
 	if bs < 512 || bs%512 != 0 || bs > namespace.MaxBlockSize {
 		return nil, errInvalid("create %s: block size %d must be a positive multiple of 512 up to %d (48 bits, as HDFS)", p, bs, int64(namespace.MaxBlockSize))
 	}
+	if bs > nn.cfg.MaxBlockSize {
+		return nil, errInvalid("create %s: block size %d is greater than the configured maximum (max_block_size, as HDFS's dfs.namenode.fs-limits.max-block-size): %d > %d", p, bs, bs, nn.cfg.MaxBlockSize)
+	}
 	host := req.GetClientName()
 	if h := peerHost(ctx); h != "" {
 		host = h

@@ -109,12 +109,13 @@ func (s *fsState) blockOpFile(o *editOp) *namespace.INode {
 // addBlockCharge is how much an addBlock adds to its file's space charge:
 // a whole new block being written, less what committing the previous one
 // at its real length gives back (HDFS commits it, then checks).
+// Saturated, as DiskCharge (see namespace.Space).
 func addBlockCharge(f *namespace.INode, prev *blockRef, blocks *blockmap.Map) int64 {
-	repl := int64(f.Replication())
-	delta := f.BlockSize() * repl
+	full := namespace.Space(f.BlockSize(), f.Replication())
+	delta := full
 	if prev != nil {
 		if b := blocks.Get(prev.ID); b != nil && b.State == blockmap.UnderConstruction {
-			delta += (prev.Len - f.BlockSize()) * repl
+			delta = namespace.AddSpace(delta, namespace.Space(max(prev.Len, 0), f.Replication())-full)
 		}
 	}
 	return delta

@@ -85,17 +85,19 @@ func (s *fsState) applyAppend(o *editOp, c namespace.Caller) (applied, error) {
 	}
 	w := namespace.Writer{Client: o.Client, Host: o.Host}
 	if last := partialLastBlock(f); last != nil {
-		delta := (f.BlockSize() - last.NumBytes) * int64(f.Replication())
+		// Saturated, as DiskCharge (see namespace.Space).
+		delta := namespace.Space(f.BlockSize(), f.Replication()) - namespace.Space(max(last.NumBytes, 0), f.Replication())
 		if err := s.tree.CheckSpace("append", f, delta); err != nil {
 			return applied{}, err
 		}
+		before := namespace.DiskCharge(f)
 		// Snapshots taken while the append is open hold the block as
 		// it is now (see copySubtree).
 		w.Appended = namespace.AppendedBlock{ID: last.ID, GS: last.GS, NumBytes: last.NumBytes}
 		last.State = blockmap.UnderConstruction
 		last.SetRecoveryID(0)
 		last.SetTargets(nil)
-		s.tree.ChargeSpace(f, delta)
+		s.tree.ChargeSpace(f, namespace.DiskCharge(f)-before)
 	}
 	s.tree.ReopenFile(f, w)
 	return applied{file: f}, nil

@@ -411,8 +411,8 @@ func (t *Tree) ContentSummary(c Caller, path string) (Summary, error) {
 		if !n.IsDir() {
 			l := n.Length()
 			s.Files++
-			s.Length += l
-			s.SpaceConsumed += l * int64(n.Replication())
+			s.Length = AddSpace(s.Length, l)
+			s.SpaceConsumed = AddSpace(s.SpaceConsumed, Space(l, n.Replication()))
 			return
 		}
 		s.Directories++

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -52,9 +53,62 @@ func (q *Quota) empty() bool {
 	return q.NS == QuotaReset && q.DS == QuotaReset && len(q.Types) == 0
 }
 
+// Space charges are bytes times replication, and their sums, computed
+// saturating at the int64 bounds: a preferred block size has 48 bits and
+// a replication 16, so the product of the two alone need not fit, and a
+// charge that wrapped negative would pass every quota check (and one that
+// wrapped in a directory's cached usage would let its subtree grow past
+// its quota). HDFS computes the same products in a long, with factors
+// capped lower (dfs.namenode.fs-limits.max-block-size, 32 GiB, for new
+// files) but not for files older than that limit. verifyQuota refuses
+// growth a usage cannot count, so saturated sums are never charged.
+
+// Space is bytes stored repl times, saturated.
+func Space(bytes int64, repl int) int64 {
+	r := int64(repl)
+	if bytes == 0 || r == 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(abs(bytes)), uint64(abs(r)))
+	if hi != 0 || lo > math.MaxInt64 {
+		if (bytes < 0) != (r < 0) {
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	}
+	if (bytes < 0) != (r < 0) {
+		return -int64(lo)
+	}
+	return int64(lo)
+}
+
+// AddSpace is a+b, saturated.
+func AddSpace(a, b int64) int64 {
+	s := a + b
+	switch {
+	case a > 0 && b > 0 && s < 0:
+		return math.MaxInt64
+	case a < 0 && b < 0 && s >= 0:
+		return math.MinInt64
+	}
+	return s
+}
+
+// abs is |v|, with MinInt64 taken as MaxInt64 (close enough to saturate).
+func abs(v int64) int64 {
+	switch {
+	case v == math.MinInt64:
+		return math.MaxInt64
+	case v < 0:
+		return -v
+	}
+	return v
+}
+
 // DiskCharge is what a file counts against space quotas: its blocks'
 // lengths, a block being written at the full block size, times its
-// replication.
+// replication (saturated: see Space). It is never negative (a negative
+// length counts as 0), so the difference of two charges cannot overflow.
 func DiskCharge(f *INode) int64 {
 	if f.IsDir() {
 		return 0
@@ -62,12 +116,12 @@ func DiskCharge(f *INode) int64 {
 	var b int64
 	for _, blk := range f.Blocks {
 		if blk.State == blockmap.UnderConstruction {
-			b += f.BlockSize()
+			b = AddSpace(b, f.BlockSize())
 		} else {
-			b += blk.NumBytes
+			b = AddSpace(b, max(blk.NumBytes, 0))
 		}
 	}
-	return b * int64(f.Replication())
+	return Space(b, f.Replication())
 }
 
 // usage counts a subtree: inodes and space charge. A directory with a
@@ -82,7 +136,7 @@ func usage(n *INode) (ns, ds int64) {
 	ns = 1
 	for _, c := range n.Children() {
 		cn, cd := usage(c)
-		ns, ds = ns+cn, ds+cd
+		ns, ds = ns+cn, AddSpace(ds, cd)
 	}
 	return ns, ds
 }
@@ -197,6 +251,12 @@ func verifyQuota(op, path string, dir, stop *INode, ns, ds int64) error {
 			return errorf(op, path, QuotaExceeded, "The NameSpace quota (directories and files) of directory %s is exceeded: quota=%d file count=%d",
 				a.Path(), q.NS, q.UsedNS+ns)
 		}
+		if ds > 0 && q.UsedDS > math.MaxInt64-ds {
+			// With or without a space quota: the usage could not
+			// count it (see Space).
+			return errorf(op, path, QuotaExceeded, "The DiskSpace consumed under %s would exceed %d B = %s, the most a quota can count: %d B consumed, %d B more needed",
+				a.Path(), int64(math.MaxInt64), binaryPrefix(math.MaxInt64), q.UsedDS, ds)
+		}
 		if ds > 0 && q.DS >= 0 && q.UsedDS+ds > q.DS {
 			return errorf(op, path, QuotaExceeded, "The DiskSpace quota of %s is exceeded: quota = %d B = %s but diskspace consumed = %d B = %s",
 				a.Path(), q.DS, binaryPrefix(q.DS), q.UsedDS+ds, binaryPrefix(q.UsedDS+ds))
@@ -221,7 +281,7 @@ func charge(dir, stop *INode, ns, ds int64) {
 	for a := dir; a != nil && a != stop; a = a.Parent {
 		if a.Quota() != nil {
 			a.Quota().UsedNS += ns
-			a.Quota().UsedDS += ds
+			a.Quota().UsedDS = AddSpace(a.Quota().UsedDS, ds)
 		}
 	}
 }
@@ -320,7 +380,7 @@ func (t *Tree) RecountQuotas() {
 		ns = 1
 		for _, c := range n.Children() {
 			cn, cd := count(c)
-			ns, ds = ns+cn, ds+cd
+			ns, ds = ns+cn, AddSpace(ds, cd)
 		}
 		if n.Quota() != nil {
 			n.Quota().UsedNS, n.Quota().UsedDS = ns, ds
