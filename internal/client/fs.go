@@ -19,7 +19,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	"smarth/internal/auth"
@@ -83,7 +82,12 @@ type Config struct {
 	// Dial opens data-transfer connections; default net.Dialer. Tests
 	// inject faults here.
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
-	// NameNodeDial opens the namenode gRPC connection; default gRPC's own.
+	// RPCTransport is how namenode calls travel: "ipc" (internal/ipc,
+	// framed calls as Hadoop IPC makes them; the default) or "grpc" (gRPC
+	// over HTTP/2). The namenode serves both on its one RPC port. Default:
+	// $SMARTH_RPC_TRANSPORT, else "ipc".
+	RPCTransport string
+	// NameNodeDial opens the namenode connection; default a plain TCP dial.
 	// A client running inside a testbed host's network namespace (from a
 	// process outside it) sets both this and Dial.
 	NameNodeDial func(ctx context.Context, addr string) (net.Conn, error)
@@ -117,6 +121,16 @@ func (c *Config) setDefaults() error {
 	}
 	if c.WriteMode == "" {
 		c.WriteMode = "classic"
+	}
+	if c.RPCTransport == "" {
+		c.RPCTransport = os.Getenv("SMARTH_RPC_TRANSPORT")
+	}
+	switch c.RPCTransport {
+	case "":
+		c.RPCTransport = TransportIPC
+	case TransportIPC, TransportGRPC:
+	default:
+		return fmt.Errorf("unknown namenode RPC transport %q (want %s or %s; from rpc_transport or $SMARTH_RPC_TRANSPORT)", c.RPCTransport, TransportIPC, TransportGRPC)
 	}
 	if _, ok := writeModes[c.WriteMode]; !ok {
 		return fmt.Errorf("unknown write mode %q (want one of %s)", c.WriteMode, strings.Join(WriteModes(), ", "))
@@ -173,7 +187,7 @@ func (c *Config) setDefaults() error {
 type FileSystem struct {
 	cfg  Config
 	log  *slog.Logger
-	conn *grpc.ClientConn
+	conn nnConn
 	// sharedConn: conn is the process's shared connection (nnconn.go),
 	// released rather than closed.
 	sharedConn bool
@@ -212,19 +226,20 @@ func New(cfg Config) (*FileSystem, error) {
 			md.Set(auth.MDProxyUser, cfg.User)
 		}
 	}
-	var conn *grpc.ClientConn
+	var conn nnConn
 	var err error
 	reached := new(atomic.Bool)
 	shared := cfg.NameNodeDial == nil
 	if shared {
-		conn, reached, err = acquireNameNodeConn(cfg.NameNode, cfg.TLS, pki.DialOption(cfg.TLS))
+		conn, reached, err = acquireNameNodeConn(cfg.NameNode, cfg.TLS, cfg.RPCTransport)
 	} else {
-		conn, err = grpc.NewClient(cfg.NameNode, pki.DialOption(cfg.TLS), grpc.WithContextDialer(cfg.NameNodeDial))
+		conn, err = dialNameNode(cfg.NameNode, cfg.TLS, cfg.RPCTransport, cfg.NameNodeDial)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("namenode %s: %w", cfg.NameNode, err)
 	}
-	ic := &identConn{cc: conn, md: md, timeout: cfg.RPCTimeout, addr: cfg.NameNode, retry: cfg.ConnectRetry, reached: reached}
+	ic := newIdentConn(conn, md)
+	ic.timeout, ic.addr, ic.retry, ic.reached = cfg.RPCTimeout, cfg.NameNode, cfg.ConnectRetry, reached
 	f := &FileSystem{cfg: cfg, log: cfg.Logger, conn: conn, sharedConn: shared, nn: dfspb.NewClientProtocolClient(ic)}
 	f.leases = newLeaseRenewer(f)
 	f.speeds = newSpeedReporter(f)
@@ -253,7 +268,7 @@ func (f *FileSystem) Close() error {
 		f.speeds.report()
 		switch {
 		case f.conn != nil && f.sharedConn:
-			err = releaseNameNodeConn(f.cfg.NameNode, f.cfg.TLS, f.conn)
+			err = releaseNameNodeConn(f.cfg.NameNode, f.cfg.TLS, f.cfg.RPCTransport, f.conn)
 		case f.conn != nil:
 			err = f.conn.Close()
 		}

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"crypto/tls"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,10 +13,13 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"smarth/internal/ipc"
+	"smarth/internal/pki"
 )
 
 // Every FileSystem of a process talking to the same namenode address
-// shares one gRPC connection, as every DFSClient of a JVM shares one
+// shares one connection (Config.RPCTransport: IPC or gRPC), as every DFSClient of a JVM shares one
 // Hadoop IPC connection per namenode (ipc.Client's connection cache).
 // Calls of all of them are then multiplexed over one socket: the
 // namenode answers a group commit's worth of calls with one write instead
@@ -31,30 +35,60 @@ var nnConns = struct {
 }{m: map[nnConnKey]*sharedConn{}}
 
 type nnConnKey struct {
-	addr string
-	tls  *tls.Config
+	addr      string
+	tls       *tls.Config
+	transport string
+}
+
+// nnConn is a namenode connection of either transport: *ipc.Conn or
+// *grpc.ClientConn.
+type nnConn interface {
+	grpc.ClientConnInterface
+	Close() error
 }
 
 type sharedConn struct {
-	cc   *grpc.ClientConn
+	cc   nnConn
 	refs int
 	// reached: a call over cc got an answer from the namenode, so a
 	// refused connection later means it is restarting (identConn retries).
 	reached *atomic.Bool
 }
 
+// Transports of the namenode RPC (Config.RPCTransport).
+const (
+	// TransportIPC is internal/ipc: framed calls over one connection, as
+	// Hadoop IPC; the default.
+	TransportIPC = "ipc"
+	// TransportGRPC is gRPC over HTTP/2, as datanodes use.
+	TransportGRPC = "grpc"
+)
+
+// dialNameNode makes a connection of the given transport; dial, when set,
+// opens its TCP connections.
+func dialNameNode(addr string, tlsCfg *tls.Config, transport string, dial func(ctx context.Context, addr string) (net.Conn, error)) (nnConn, error) {
+	if transport == TransportIPC {
+		return ipc.NewConn(addr, ipc.ClientOptions{TLS: tlsCfg, Dial: dial}), nil
+	}
+	opts := []grpc.DialOption{pki.DialOption(tlsCfg)}
+	if dial != nil {
+		opts = append(opts, grpc.WithContextDialer(dial))
+	}
+	return grpc.NewClient(addr, opts...)
+}
+
 // acquireNameNodeConn returns the process's connection to addr with
-// tlsCfg, made with creds on first use; release it with
+// tlsCfg over transport, made on first use; release it with
 // releaseNameNodeConn.
-func acquireNameNodeConn(addr string, tlsCfg *tls.Config, creds grpc.DialOption) (*grpc.ClientConn, *atomic.Bool, error) {
-	k := nnConnKey{addr, tlsCfg}
+func acquireNameNodeConn(addr string, tlsCfg *tls.Config, transport string) (nnConn, *atomic.Bool, error) {
+	k := nnConnKey{addr, tlsCfg, transport}
 	nnConns.Lock()
 	defer nnConns.Unlock()
 	if s := nnConns.m[k]; s != nil {
 		s.refs++
 		return s.cc, s.reached, nil
 	}
-	cc, err := grpc.NewClient(addr, creds)
+	cc, err := dialNameNode(addr, tlsCfg, transport, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -64,8 +98,8 @@ func acquireNameNodeConn(addr string, tlsCfg *tls.Config, creds grpc.DialOption)
 }
 
 // releaseNameNodeConn drops one reference; the last one closes it.
-func releaseNameNodeConn(addr string, tlsCfg *tls.Config, cc *grpc.ClientConn) error {
-	k := nnConnKey{addr, tlsCfg}
+func releaseNameNodeConn(addr string, tlsCfg *tls.Config, transport string, cc nnConn) error {
+	k := nnConnKey{addr, tlsCfg, transport}
 	nnConns.Lock()
 	defer nnConns.Unlock()
 	s := nnConns.m[k]
@@ -85,14 +119,26 @@ func releaseNameNodeConn(addr string, tlsCfg *tls.Config, cc *grpc.ClientConn) e
 type identConn struct {
 	cc      grpc.ClientConnInterface
 	md      metadata.MD
+	ipc     *ipc.Conn  // cc, when it is the IPC transport
+	hdr     ipc.Header // md, encoded once for ipc
 	timeout time.Duration
 	addr    string
 	retry   time.Duration // Config.ConnectRetry
 	reached *atomic.Bool  // the namenode has answered this connection before
 }
 
+func newIdentConn(cc grpc.ClientConnInterface, md metadata.MD) *identConn {
+	c := &identConn{cc: cc, md: md}
+	if ic, ok := cc.(*ipc.Conn); ok {
+		c.ipc, c.hdr = ic, ipc.NewHeader(md)
+	}
+	return c
+}
+
 func (c *identConn) Invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
-	ctx = metadata.NewOutgoingContext(ctx, c.md)
+	if c.ipc == nil {
+		ctx = metadata.NewOutgoingContext(ctx, c.md)
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
@@ -100,7 +146,11 @@ func (c *identConn) Invoke(ctx context.Context, method string, req, reply any, o
 	}
 	var err error
 	for start, pause := time.Now(), 250*time.Millisecond; ; pause = min(2*pause, time.Second) {
-		err = c.cc.Invoke(ctx, method, req, reply, opts...)
+		if c.ipc != nil {
+			err = c.ipc.InvokeHeader(ctx, c.hdr, method, req, reply)
+		} else {
+			err = c.cc.Invoke(ctx, method, req, reply, opts...)
+		}
 		if st, ok := status.FromError(err); err == nil || (ok && st.Code() != codes.Unavailable) {
 			c.reached.Store(true) // the namenode answered
 		}

@@ -16,6 +16,7 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
+	"smarth/internal/ipc"
 	"smarth/internal/namenode/blockmap"
 	"smarth/internal/namenode/journal"
 	"smarth/internal/namenode/namespace"
@@ -60,6 +61,8 @@ type NameNode struct {
 	unlockMeta func() error // releases the meta_dir lock
 
 	grpc     *grpc.Server
+	ipc      *ipc.Server // the lean transport of internal/client, on the same port
+	rpcMux   *ipc.Mux    // routes the RPC port's connections to grpc or ipc
 	rpcLis   net.Listener
 	httpLis  net.Listener
 	httpSrv  *http.Server
@@ -225,13 +228,30 @@ func (nn *NameNode) Start() error {
 	}
 	nn.started = true
 	nn.rpcLis, nn.httpLis = rpcLis, httpLis
-	nn.grpc = nn.newGRPCServer(pki.ServerOption(srvTLS)...)
+	// One RPC port for both transports: datanodes, the web UI and older
+	// tools speak gRPC, the smarth client the lean IPC transport; the mux
+	// terminates TLS for both and routes each connection by what it says.
+	nn.rpcMux = ipc.NewMux(rpcLis, srvTLS, nn.logger)
+	nn.grpc = nn.newGRPCServer(nn.rpcMux.GRPCServerOptions()...)
+	nn.ipc = nn.newIPCServer()
 	nn.httpSrv = &http.Server{Handler: nn.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
-	nn.wg.Add(4)
+	nn.wg.Add(6)
 	go func() {
 		defer nn.wg.Done()
-		if err := nn.grpc.Serve(rpcLis); err != nil {
+		if err := nn.grpc.Serve(nn.rpcMux.GRPC()); err != nil {
 			nn.logger.Error("rpc server stopped", "error", err)
+		}
+	}()
+	go func() {
+		defer nn.wg.Done()
+		if err := nn.ipc.Serve(nn.rpcMux.IPC()); err != nil {
+			nn.logger.Error("ipc server stopped", "error", err)
+		}
+	}()
+	go func() {
+		defer nn.wg.Done()
+		if err := nn.rpcMux.Serve(); err != nil {
+			nn.logger.Error("rpc port closed", "error", err)
 		}
 	}()
 	go func() {
@@ -295,11 +315,13 @@ func (nn *NameNode) Close() error {
 		close(nn.stop)
 		if nn.started {
 			done := make(chan struct{})
-			go func() { nn.grpc.GracefulStop(); close(done) }()
+			nn.rpcMux.Close()
+			go func() { nn.grpc.GracefulStop(); nn.ipc.GracefulStop(); close(done) }()
 			select {
 			case <-done:
 			case <-time.After(5 * time.Second):
 				nn.grpc.Stop()
+				nn.ipc.Stop()
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			_ = nn.httpSrv.Shutdown(ctx)

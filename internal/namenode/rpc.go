@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"smarth/internal/auth"
+	"smarth/internal/ipc"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
 )
@@ -39,6 +40,20 @@ func (nn *NameNode) newGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 		// still gets a goroutine of its own.
 		grpc.NumStreamWorkers(64),
 	}, extra...)...)
+	dfspb.RegisterClientProtocolServer(s, &clientRPC{nn: nn})
+	dfspb.RegisterDatanodeProtocolServer(s, &datanodeRPC{nn: nn})
+	return s
+}
+
+// newIPCServer serves the same services as newGRPCServer, through the same
+// interceptor, over the lean transport (internal/ipc).
+func (nn *NameNode) newIPCServer() *ipc.Server {
+	s := ipc.NewServer(ipc.ServerOptions{
+		Interceptor: nn.interceptor,
+		MaxMessage:  256 << 20, // as MaxRecvMsgSize above
+		Workers:     64,
+		Logger:      nn.logger,
+	})
 	dfspb.RegisterClientProtocolServer(s, &clientRPC{nn: nn})
 	dfspb.RegisterDatanodeProtocolServer(s, &datanodeRPC{nn: nn})
 	return s

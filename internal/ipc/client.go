@@ -1,0 +1,364 @@
+package ipc
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// ClientOptions configure a Conn. Zero values take the defaults named.
+type ClientOptions struct {
+	// TLS, when set, wraps every connection in TLS verified against it
+	// (ALPN is set to this transport's).
+	TLS *tls.Config
+	// Dial opens the TCP connection; default net.Dialer.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
+	// MaxMessage bounds a reply payload; default DefaultMaxMessage.
+	MaxMessage int
+}
+
+// Conn is a client of one server address, safe for concurrent use. It
+// implements grpc.ClientConnInterface for unary methods, so generated
+// clients (dfspb.NewClientProtocolClient(conn)) work unchanged. It
+// connects on the first call and again on the first call after its
+// connection broke; all calls share the one connection.
+type Conn struct {
+	addr string
+	opts ClientOptions
+
+	mu      sync.Mutex // guards the fields below
+	cur     *clientConn
+	dialing chan struct{} // closed when the dial in progress ends
+	closed  bool
+}
+
+var _ grpc.ClientConnInterface = (*Conn)(nil)
+
+// NewConn returns a Conn to addr; nothing is dialled until the first call.
+func NewConn(addr string, opts ClientOptions) *Conn {
+	if opts.MaxMessage <= 0 {
+		opts.MaxMessage = DefaultMaxMessage
+	}
+	if opts.Dial == nil {
+		d := &net.Dialer{Timeout: 20 * time.Second, KeepAlive: 30 * time.Second}
+		opts.Dial = func(ctx context.Context, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, "tcp", addr)
+		}
+	}
+	return &Conn{addr: addr, opts: opts}
+}
+
+// Addr is the server address.
+func (c *Conn) Addr() string { return c.addr }
+
+// Close closes the connection; calls waiting on it fail with Canceled,
+// later calls too.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	cur := c.cur
+	c.cur = nil
+	c.mu.Unlock()
+	if cur != nil {
+		cur.fail(status.Error(codes.Canceled, "ipc: the client connection is closing"))
+	}
+	return nil
+}
+
+// Invoke makes a unary call with the outgoing metadata of ctx. Call
+// options are not carried.
+func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, _ ...grpc.CallOption) error {
+	md, _ := metadata.FromOutgoingContext(ctx)
+	return c.InvokeHeader(ctx, NewHeader(md), method, args, reply)
+}
+
+// NewStream fails: only unary methods are carried.
+func (c *Conn) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.CallOption) (grpc.ClientStream, error) {
+	return nil, status.Error(codes.Unimplemented, "ipc: streaming calls are not supported")
+}
+
+// InvokeHeader makes a unary call with metadata h (ctx's outgoing
+// metadata is not looked at). A failure is a status error with gRPC's
+// codes: Unavailable when the server cannot be reached or the connection
+// broke, DeadlineExceeded or Canceled from ctx, else the server's.
+func (c *Conn) InvokeHeader(ctx context.Context, h Header, method string, args, reply any) error {
+	in, ok := args.(proto.Message)
+	if !ok {
+		return status.Errorf(codes.Internal, "ipc: %T is not a protobuf message", args)
+	}
+	out, ok := reply.(proto.Message)
+	if !ok {
+		return status.Errorf(codes.Internal, "ipc: %T is not a protobuf message", reply)
+	}
+	var timeout time.Duration
+	if dl, ok := ctx.Deadline(); ok {
+		if timeout = time.Until(dl); timeout <= 0 {
+			return status.Error(codes.DeadlineExceeded, "context deadline exceeded")
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return status.FromContextError(err).Err()
+	}
+	cc, err := c.conn(ctx)
+	if err != nil {
+		return err
+	}
+	pc := callPool.Get().(*pendingCall)
+	id, err := cc.register(pc)
+	if err != nil {
+		callPool.Put(pc)
+		return err
+	}
+	buf := getBuf(256)
+	b := appendCallHeader(*buf, id, timeout, method, h)
+	b, err = proto.MarshalOptions{}.MarshalAppend(b, in)
+	*buf = b
+	if err == nil && len(b)-4 > c.opts.MaxMessage+MaxHeader {
+		err = status.Errorf(codes.ResourceExhausted, "ipc: %s request of %d bytes exceeds the limit of %d", method, len(b), c.opts.MaxMessage)
+	} else if err != nil {
+		err = status.Errorf(codes.Internal, "ipc: cannot encode %s request: %v", method, err)
+	}
+	if err != nil {
+		putBuf(buf)
+		cc.abandon(id, pc)
+		return err
+	}
+	finishFrame(b)
+	_ = cc.w.send(buf) // a failed write fails every pending call, this one too
+
+	select {
+	case r := <-pc.ch:
+		callPool.Put(pc)
+		return r.finish(method, out)
+	case <-ctx.Done():
+		cc.abandon(id, pc)
+		return status.FromContextError(ctx.Err()).Err()
+	}
+}
+
+// conn returns the live connection, dialling one if there is none.
+func (c *Conn) conn(ctx context.Context) (*clientConn, error) {
+	c.mu.Lock()
+	for {
+		if c.closed {
+			c.mu.Unlock()
+			return nil, status.Error(codes.Canceled, "ipc: the client connection is closing")
+		}
+		if cur := c.cur; cur != nil && !cur.broken.Load() {
+			c.mu.Unlock()
+			return cur, nil
+		}
+		if ch := c.dialing; ch != nil {
+			c.mu.Unlock()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return nil, status.FromContextError(ctx.Err()).Err()
+			}
+			c.mu.Lock()
+			continue
+		}
+		ch := make(chan struct{})
+		c.dialing = ch
+		c.mu.Unlock()
+		cc, err := c.dial(ctx)
+		c.mu.Lock()
+		c.dialing = nil
+		close(ch)
+		if err != nil {
+			c.mu.Unlock()
+			return nil, err
+		}
+		if c.closed {
+			c.mu.Unlock()
+			cc.fail(status.Error(codes.Canceled, "ipc: the client connection is closing"))
+			return nil, status.Error(codes.Canceled, "ipc: the client connection is closing")
+		}
+		c.cur = cc
+		c.mu.Unlock()
+		return cc, nil
+	}
+}
+
+// dial connects, says the preface and starts the reader. Its errors read
+// as gRPC's ("Error while dialing ...: connection refused"): callers tell
+// a namenode that is down from one that refused a call by them.
+func (c *Conn) dial(ctx context.Context) (*clientConn, error) {
+	nc, err := c.opts.Dial(ctx, c.addr)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "connection error: ipc: Error while dialing %s: %v", c.addr, err)
+	}
+	if c.opts.TLS != nil {
+		cfg := c.opts.TLS.Clone()
+		cfg.NextProtos = []string{ALPN}
+		if cfg.ServerName == "" {
+			if host, _, err := net.SplitHostPort(c.addr); err == nil {
+				cfg.ServerName = host
+			}
+		}
+		tc := tls.Client(nc, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return nil, status.Errorf(codes.Unavailable, "connection error: ipc: TLS handshake with %s: %v", c.addr, err)
+		}
+		if p := tc.ConnectionState().NegotiatedProtocol; p != ALPN {
+			tc.Close()
+			return nil, status.Errorf(codes.Unavailable, "connection error: ipc: %s does not speak %s over TLS (negotiated %q)", c.addr, ALPN, p)
+		}
+		nc = tc
+	}
+	cc := &clientConn{addr: c.addr, nc: nc, pending: map[uint64]*pendingCall{}, maxReply: c.opts.MaxMessage + MaxHeader}
+	cc.w = newFrameWriter(nc, func(err error) {
+		cc.fail(status.Errorf(codes.Unavailable, "connection error: ipc: writing to %s: %v", c.addr, err))
+	})
+	pre := getBuf(len(Preface))
+	*pre = append(*pre, Preface...)
+	if err := cc.w.send(pre); err != nil {
+		return nil, status.Errorf(codes.Unavailable, "connection error: ipc: writing to %s: %v", c.addr, err)
+	}
+	go cc.read()
+	return cc, nil
+}
+
+// clientConn is one connection and its calls waiting for replies.
+type clientConn struct {
+	addr     string
+	nc       net.Conn
+	w        *frameWriter
+	maxReply int
+	broken   atomic.Bool
+
+	mu      sync.Mutex // guards the fields below
+	pending map[uint64]*pendingCall
+	nextID  uint64
+	err     error // why the connection broke; set once
+}
+
+// pendingCall waits for one reply. They are pooled: a call whose waiter
+// gave up goes back to the pool only once no reply can still arrive on it.
+type pendingCall struct {
+	ch chan result
+}
+
+var callPool = sync.Pool{New: func() any { return &pendingCall{ch: make(chan result, 1)} }}
+
+type result struct {
+	err     error // connection failure
+	code    codes.Code
+	msg     string
+	payload []byte
+	buf     *[]byte
+}
+
+func (r result) finish(method string, out proto.Message) error {
+	if r.err != nil {
+		return r.err
+	}
+	defer putBuf(r.buf)
+	if r.code != codes.OK {
+		return status.Error(r.code, r.msg)
+	}
+	if err := proto.Unmarshal(r.payload, out); err != nil {
+		return status.Errorf(codes.Internal, "ipc: cannot decode %s reply: %v", method, err)
+	}
+	return nil
+}
+
+func (cc *clientConn) register(pc *pendingCall) (uint64, error) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.err != nil {
+		return 0, cc.err
+	}
+	cc.nextID++
+	cc.pending[cc.nextID] = pc
+	return cc.nextID, nil
+}
+
+// abandon forgets a call whose caller stopped waiting. If the reader
+// already took it, its reply is on the way: drain it before reuse.
+func (cc *clientConn) abandon(id uint64, pc *pendingCall) {
+	cc.mu.Lock()
+	_, mine := cc.pending[id]
+	delete(cc.pending, id)
+	cc.mu.Unlock()
+	if !mine {
+		r := <-pc.ch
+		putBuf(r.buf)
+	}
+	callPool.Put(pc)
+}
+
+// fail breaks the connection: every pending call and every later one on
+// it fails with err; the next call dials anew.
+func (cc *clientConn) fail(err error) {
+	cc.mu.Lock()
+	if cc.err != nil {
+		cc.mu.Unlock()
+		return
+	}
+	cc.err = err
+	cc.broken.Store(true)
+	pending := cc.pending
+	cc.pending = nil
+	cc.mu.Unlock()
+	cc.nc.Close()
+	for _, pc := range pending {
+		pc.ch <- result{err: err}
+	}
+}
+
+func (cc *clientConn) read() {
+	br := bufio.NewReaderSize(cc.nc, 32<<10)
+	for {
+		buf, err := readFrame(br, cc.maxReply)
+		var big *oversizeError
+		if errors.As(err, &big) {
+			id, err := skipOversize(br, big)
+			if err == nil {
+				cc.deliver(id, result{code: codes.ResourceExhausted, msg: fmt.Sprintf("ipc: reply of %d bytes from %s exceeds the limit of %d", big.n, cc.addr, big.max)})
+				continue
+			}
+		}
+		if err != nil {
+			cc.fail(status.Errorf(codes.Unavailable, "connection error: ipc: connection to %s lost: %v", cc.addr, err))
+			return
+		}
+		h, err := decodeReply(*buf)
+		if err != nil {
+			putBuf(buf)
+			cc.fail(status.Errorf(codes.Unavailable, "connection error: ipc: malformed reply from %s: %v", cc.addr, err))
+			return
+		}
+		r := result{code: h.code, payload: h.payload, buf: buf}
+		if h.code != codes.OK {
+			r.msg = string(h.msg)
+		}
+		cc.deliver(h.id, r)
+	}
+}
+
+// deliver hands r to call id's waiter, or drops it if the caller gave up.
+func (cc *clientConn) deliver(id uint64, r result) {
+	cc.mu.Lock()
+	pc := cc.pending[id]
+	delete(cc.pending, id)
+	cc.mu.Unlock()
+	if pc == nil {
+		putBuf(r.buf)
+		return
+	}
+	pc.ch <- r
+}

@@ -1,0 +1,28 @@
+// Package ipc is a lean RPC transport for the namenode, in the spirit of
+// Hadoop IPC: one TCP (or TLS) connection per client process, on which
+// calls are length-prefixed frames carrying a call id, the method name, the
+// call's metadata, its deadline as a relative timeout and the protobuf
+// request; replies carry the call id, a gRPC status code and message, and
+// the protobuf response, in whatever order the handlers finish.
+//
+// It carries the generated gRPC services unchanged: Server implements
+// grpc.ServiceRegistrar and runs each method's generated handler with the
+// server's unary interceptor, delivering metadata as incoming
+// metadata.MD and the remote address as a peer.Peer; Conn implements
+// grpc.ClientConnInterface and returns status errors with gRPC's codes.
+// Only unary methods are carried.
+//
+// Why not gRPC's own transport: on the namenode's small calls HTTP/2 costs
+// more CPU than the namespace operation (HPACK, flow control, a reader and
+// a writer goroutine handing frames around per call on each side). Here a
+// connection has one reader goroutine per side; calls go to a pool of
+// reused handler goroutines; replies (and requests) queued while one is
+// being written leave together in the next write (writer.go), so a group
+// commit's replies cost one system call.
+//
+// Mux lets gRPC and this transport share one port, TLS or not: it
+// terminates TLS (ALPN "h2" or ALPN) and routes by the first bytes.
+//
+// Every length read from the network is checked against a limit before
+// anything is allocated for it (frame.go); FuzzDecode covers the decoders.
+package ipc

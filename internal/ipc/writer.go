@@ -1,0 +1,92 @@
+package ipc
+
+import (
+	"bufio"
+	"net"
+	"sync"
+)
+
+// frameWriter sends the frames of one connection. Whoever queues a frame
+// while no one is writing becomes the writer: it writes everything queued,
+// and frames queued meanwhile by others (the replies of one group commit,
+// the calls of many client goroutines) go out together in its next write,
+// one system call for the lot. Compared with a dedicated writer goroutine
+// (gRPC's loopy writer) no goroutine is woken per batch; the cost is that
+// the one writing waits for the socket.
+type frameWriter struct {
+	nc net.Conn
+
+	mu      sync.Mutex // guards the fields below
+	queue   []*[]byte
+	spare   []*[]byte
+	writing bool
+	err     error // the first write error; later sends fail with it
+
+	bw *bufio.Writer // used only by the goroutine that is writing
+	// onError runs once, outside mu, after the first write error.
+	onError func(error)
+}
+
+func newFrameWriter(nc net.Conn, onError func(error)) *frameWriter {
+	return &frameWriter{nc: nc, bw: bufio.NewWriterSize(nc, 32<<10), onError: onError}
+}
+
+// send queues frame (taking ownership: it goes back to the pool once
+// written) and writes the queue unless another goroutine is writing it.
+// An error means the connection is broken; a nil error does not promise
+// delivery (the goroutine writing may still fail), which is why the client
+// fails every pending call when a connection breaks.
+func (w *frameWriter) send(frame *[]byte) error {
+	w.mu.Lock()
+	if w.err != nil {
+		err := w.err
+		w.mu.Unlock()
+		putBuf(frame)
+		return err
+	}
+	w.queue = append(w.queue, frame)
+	if w.writing {
+		w.mu.Unlock()
+		return nil
+	}
+	w.writing = true
+	for {
+		batch := w.queue
+		w.queue = w.spare[:0]
+		w.mu.Unlock()
+		err := w.write(batch)
+		w.mu.Lock()
+		w.spare = batch[:0]
+		if err != nil {
+			w.err = err
+			for _, b := range w.queue {
+				putBuf(b)
+			}
+			w.queue = nil
+			w.writing = false
+			w.mu.Unlock()
+			w.onError(err)
+			return err
+		}
+		if len(w.queue) == 0 {
+			w.writing = false
+			w.mu.Unlock()
+			return nil
+		}
+	}
+}
+
+func (w *frameWriter) write(batch []*[]byte) error {
+	var err error
+	for i, b := range batch {
+		if err == nil {
+			_, err = w.bw.Write(*b)
+		}
+		putBuf(b)
+		batch[i] = nil
+	}
+	if err == nil {
+		err = w.bw.Flush()
+	}
+	return err
+}
