@@ -3,6 +3,7 @@ package ipc
 import (
 	"bufio"
 	"net"
+	"runtime"
 	"sync"
 )
 
@@ -50,6 +51,14 @@ func (w *frameWriter) send(frame *[]byte) error {
 		return nil
 	}
 	w.writing = true
+	// Yield once before the first write, as gRPC's loopy writer does
+	// before flushing a small batch: goroutines made runnable together
+	// with this one (the handlers released by one group commit, client
+	// goroutines woken by one batch of replies) queue their frames
+	// meanwhile and go out in the same write.
+	w.mu.Unlock()
+	runtime.Gosched()
+	w.mu.Lock()
 	for {
 		batch := w.queue
 		w.queue = w.spare[:0]
