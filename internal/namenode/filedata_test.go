@@ -122,7 +122,7 @@ func TestAppendTruncateConcatSurviveRestarts(t *testing.T) {
 
 	// A truncate whose recovery cannot run: the datanodes stop
 	// heartbeating (the namenode still counts them live for a moment).
-	writeFile(t, c, fc, "/d/p", 3, bs+50)
+	writeFile(t, c, fc, "/d/p", 3, bs, 50) // no block is longer than the block size
 	for i := 1; i <= 3; i++ {
 		fc.node(fmt.Sprintf("id-dn%d", i)).kill()
 	}

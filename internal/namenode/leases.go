@@ -264,6 +264,12 @@ func (nn *NameNode) commitBlockSync(req *dfspb.CommitBlockSynchronizationRequest
 			return errPrecondition("%s %s: block %d is being truncated to %d bytes, but %s; refused", op, f.Path(), b.ID, b.NumBytes, why)
 		}
 	}
+	if !req.GetDeleteBlock() {
+		if err := checkBlockLength(op, f, b.ID, req.GetNewLength()); err != nil {
+			nn.mu.Unlock()
+			return err
+		}
+	}
 	now := nn.clock()
 	o := &editOp{Kind: opCommitSync, FileID: f.ID, Delete: req.GetDeleteBlock(), Now: now.UnixMilli(),
 		Block: blockRef{ID: b.ID, GS: req.GetNewGs(), Len: req.GetNewLength()}}

@@ -38,11 +38,28 @@ func isQuotaError(err error) bool {
 	return ok && ne.Kind == namespace.QuotaExceeded
 }
 
+// checkBlockLength refuses a length reported for a block of f that no
+// block of f can have: negative, or past f's preferred block size, where
+// every writer moves to a new block (HDFS's datanodes refuse to write
+// past it). Lengths are what the file's space charge and length are made
+// of; a negative one would shrink the charge below the replicas' bytes.
+func checkBlockLength(op string, f *namespace.INode, id uint64, n int64) error {
+	if n < 0 || n > f.BlockSize() {
+		return errInvalid("%s %s: block %d reported with length %d, outside 0..%d (the file's block size)", op, f.Path(), id, n, f.BlockSize())
+	}
+	return nil
+}
+
 // commitForCompleteLocked commits the blocks a complete names at their
 // final lengths. It changes the file's space charge outside an edit (the
 // complete record logs it later), so it charges the difference itself:
 // quota usage must follow the in-memory blocks at all times.
 func (nn *NameNode) commitForCompleteLocked(f *namespace.INode, final []*dfspb.ExtendedBlock) error {
+	for _, eb := range final {
+		if err := checkBlockLength("complete", f, eb.GetBlockId(), eb.GetNumBytes()); err != nil {
+			return err
+		}
+	}
 	before := namespace.DiskCharge(f)
 	defer func() { nn.state.tree.ChargeSpace(f, namespace.DiskCharge(f)-before) }()
 	for _, eb := range final {

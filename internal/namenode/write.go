@@ -240,6 +240,9 @@ func (nn *NameNode) checkPreviousLocked(f *namespace.INode, prev *dfspb.Extended
 		if prev.GetGenerationStamp() < last.GS {
 			return nil, nil, errPrecondition("addBlock %s: previous block %d has generation stamp %d, the namenode has %d", f.Path(), last.ID, prev.GetGenerationStamp(), last.GS)
 		}
+		if err := checkBlockLength("addBlock", f, last.ID, prev.GetNumBytes()); err != nil {
+			return nil, nil, err
+		}
 		return &blockRef{ID: last.ID, GS: prev.GetGenerationStamp(), Len: prev.GetNumBytes()}, nil, nil
 	case n >= 2 && prev.GetBlockId() == f.Blocks[n-2].ID && unwritten(last):
 		return nil, last, nil
@@ -516,6 +519,9 @@ func (nn *NameNode) updatePipeline(ctx context.Context, req *dfspb.UpdatePipelin
 	length := newB.GetNumBytes()
 	if b.State != blockmap.UnderConstruction {
 		length = b.NumBytes // committed: the length is final, only the stamp moves
+	} else if err := checkBlockLength(op, f, b.ID, length); err != nil {
+		nn.mu.Unlock()
+		return err
 	}
 	o := &editOp{Kind: opUpdateBlock, Block: blockRef{ID: b.ID, GS: gs, Len: length}}
 	if _, err := nn.state.apply(o, namespace.Caller{Trusted: true}); err != nil {
