@@ -139,15 +139,23 @@ func (c *identConn) Invoke(ctx context.Context, method string, req, reply any, o
 	if c.ipc == nil {
 		ctx = metadata.NewOutgoingContext(ctx, c.md)
 	}
-	if _, ok := ctx.Deadline(); !ok {
+	// The IPC transport applies the default deadline itself without a
+	// timer per call (InvokeHeader); gRPC needs it in the context.
+	if _, ok := ctx.Deadline(); !ok && c.ipc == nil {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
 	var err error
+	deadline := time.Now().Add(c.timeout) // for IPC without a context deadline
 	for start, pause := time.Now(), 250*time.Millisecond; ; pause = min(2*pause, time.Second) {
 		if c.ipc != nil {
-			err = c.ipc.InvokeHeader(ctx, c.hdr, method, req, reply)
+			left := time.Until(deadline)
+			if left <= 0 {
+				err = status.Error(codes.DeadlineExceeded, "context deadline exceeded")
+				break
+			}
+			err = c.ipc.InvokeHeader(ctx, c.hdr, left, method, req, reply)
 		} else {
 			err = c.cc.Invoke(ctx, method, req, reply, opts...)
 		}

@@ -81,7 +81,7 @@ func (c *Conn) Close() error {
 // options are not carried.
 func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, _ ...grpc.CallOption) error {
 	md, _ := metadata.FromOutgoingContext(ctx)
-	return c.InvokeHeader(ctx, NewHeader(md), method, args, reply)
+	return c.InvokeHeader(ctx, NewHeader(md), 0, method, args, reply)
 }
 
 // NewStream fails: only unary methods are carried.
@@ -90,10 +90,14 @@ func (c *Conn) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.Call
 }
 
 // InvokeHeader makes a unary call with metadata h (ctx's outgoing
-// metadata is not looked at). A failure is a status error with gRPC's
-// codes: Unavailable when the server cannot be reached or the connection
-// broke, DeadlineExceeded or Canceled from ctx, else the server's.
-func (c *Conn) InvokeHeader(ctx context.Context, h Header, method string, args, reply any) error {
+// metadata is not looked at). timeout, when positive, is the call's
+// deadline if ctx has none: it is enforced by the connection's sweep
+// (about a tenth of a second late at most) rather than by a timer per
+// call, which would cost more than the rest of a small call's client work.
+// A failure is a status error with gRPC's codes: Unavailable when the
+// server cannot be reached or the connection broke, DeadlineExceeded or
+// Canceled, else the server's.
+func (c *Conn) InvokeHeader(ctx context.Context, h Header, timeout time.Duration, method string, args, reply any) error {
 	in, ok := args.(proto.Message)
 	if !ok {
 		return status.Errorf(codes.Internal, "ipc: %T is not a protobuf message", args)
@@ -102,11 +106,13 @@ func (c *Conn) InvokeHeader(ctx context.Context, h Header, method string, args, 
 	if !ok {
 		return status.Errorf(codes.Internal, "ipc: %T is not a protobuf message", reply)
 	}
-	var timeout time.Duration
+	var expires time.Time // when the sweep fails the call; zero: ctx's deadline rules
 	if dl, ok := ctx.Deadline(); ok {
 		if timeout = time.Until(dl); timeout <= 0 {
 			return status.Error(codes.DeadlineExceeded, "context deadline exceeded")
 		}
+	} else if timeout > 0 {
+		expires = time.Now().Add(timeout)
 	}
 	if err := ctx.Err(); err != nil {
 		return status.FromContextError(err).Err()
@@ -116,6 +122,7 @@ func (c *Conn) InvokeHeader(ctx context.Context, h Header, method string, args, 
 		return err
 	}
 	pc := callPool.Get().(*pendingCall)
+	pc.expires = expires
 	id, err := cc.register(pc)
 	if err != nil {
 		callPool.Put(pc)
@@ -244,12 +251,18 @@ type clientConn struct {
 	pending map[uint64]*pendingCall
 	nextID  uint64
 	err     error // why the connection broke; set once
+	sweep   bool  // a sweep is scheduled
 }
+
+// sweepEvery is how often calls with a timeout but no context deadline
+// are checked while any is pending.
+const sweepEvery = 100 * time.Millisecond
 
 // pendingCall waits for one reply. They are pooled: a call whose waiter
 // gave up goes back to the pool only once no reply can still arrive on it.
 type pendingCall struct {
-	ch chan result
+	ch      chan result
+	expires time.Time // zero: no sweep deadline
 }
 
 var callPool = sync.Pool{New: func() any { return &pendingCall{ch: make(chan result, 1)} }}
@@ -284,7 +297,38 @@ func (cc *clientConn) register(pc *pendingCall) (uint64, error) {
 	}
 	cc.nextID++
 	cc.pending[cc.nextID] = pc
+	if !pc.expires.IsZero() && !cc.sweep {
+		cc.sweep = true
+		time.AfterFunc(sweepEvery, cc.sweepExpired)
+	}
 	return cc.nextID, nil
+}
+
+// sweepExpired fails the calls past their timeout, and schedules itself
+// again while calls with a timeout are pending.
+func (cc *clientConn) sweepExpired() {
+	now := time.Now()
+	var expired []*pendingCall
+	cc.mu.Lock()
+	more := false
+	for id, pc := range cc.pending {
+		switch {
+		case pc.expires.IsZero():
+		case !now.Before(pc.expires):
+			delete(cc.pending, id)
+			expired = append(expired, pc)
+		default:
+			more = true
+		}
+	}
+	cc.sweep = more && cc.err == nil
+	if cc.sweep {
+		time.AfterFunc(sweepEvery, cc.sweepExpired)
+	}
+	cc.mu.Unlock()
+	for _, pc := range expired {
+		pc.ch <- result{err: status.Error(codes.DeadlineExceeded, "context deadline exceeded")}
+	}
 }
 
 // abandon forgets a call whose caller stopped waiting. If the reader

@@ -452,3 +452,75 @@ func TestGracefulStopAnswersCallsInFlight(t *testing.T) {
 	}
 	<-stopped
 }
+
+func TestCallContextDeadlineWithoutTimer(t *testing.T) {
+	parent, cancelParent := context.WithCancel(context.Background())
+	c := newCallCtx(parent, 50*time.Millisecond)
+	if dl, ok := c.Deadline(); !ok || time.Until(dl) > 50*time.Millisecond {
+		t.Fatalf("deadline %v %v", dl, ok)
+	}
+	if c.Err() != nil {
+		t.Fatal(c.Err())
+	}
+	// Before Done is asked for, an expired deadline still shows in Err.
+	time.Sleep(60 * time.Millisecond)
+	if c.Err() != context.DeadlineExceeded {
+		t.Fatalf("Err after the deadline: %v", c.Err())
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(time.Second):
+		t.Fatal("Done not closed after the deadline")
+	}
+	c.release()
+
+	// Done follows the parent, and children follow Done.
+	c = newCallCtx(parent, time.Hour)
+	child, cancelChild := context.WithCancel(c)
+	defer cancelChild()
+	cancelParent()
+	select {
+	case <-child.Done():
+	case <-time.After(time.Second):
+		t.Fatal("child of a call context not cancelled with the connection")
+	}
+	if c.Err() != context.Canceled {
+		t.Fatalf("Err after the connection ended: %v", c.Err())
+	}
+	c.release()
+
+	// After the call returned, Done is closed for goroutines left behind.
+	c = newCallCtx(context.Background(), time.Hour)
+	c.release()
+	select {
+	case <-c.Done():
+	default:
+		t.Fatal("Done of a finished call is open")
+	}
+}
+
+// A timeout given to InvokeHeader (a client's default deadline) travels to
+// the server and fails the call on time without a context deadline.
+func TestInvokeHeaderTimeout(t *testing.T) {
+	ts := startServer(t, "127.0.0.1:0", nil, ServerOptions{})
+	c := NewConn(ts.addr, ClientOptions{})
+	defer c.Close()
+	h := NewHeader(metadata.Pairs("smarth-user", "carol"))
+	var out dfspb.GetFileInfoResponse
+	if err := c.InvokeHeader(context.Background(), h, 3*time.Second, dfspb.ClientProtocol_GetFileInfo_FullMethodName,
+		&dfspb.GetFileInfoRequest{Path: "/t"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if l := out.GetStatus().GetLength(); l < 2000 || l > 3000 || out.GetStatus().GetOwner() != "carol" {
+		t.Errorf("server saw %d ms left of 3 s, owner %q", l, out.GetStatus().GetOwner())
+	}
+	start := time.Now()
+	err := c.InvokeHeader(context.Background(), h, 150*time.Millisecond, dfspb.ClientProtocol_GetFileInfo_FullMethodName,
+		&dfspb.GetFileInfoRequest{Path: "/sleep/5000"}, &out)
+	if status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("got %v, want DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("150ms timeout fired after %v", d)
+	}
+}

@@ -323,9 +323,10 @@ func (call *serverCall) run() {
 		c.calls.Done()
 	}()
 	ctx := metadata.NewIncomingContext(c.ctx, call.md)
-	var cancel context.CancelFunc
+	var cctx *callCtx
 	if call.timeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, call.timeout)
+		cctx = newCallCtx(ctx, call.timeout)
+		ctx = cctx
 	}
 	dec := func(v any) error {
 		msg, ok := v.(proto.Message)
@@ -343,8 +344,8 @@ func (call *serverCall) run() {
 		return nil
 	}
 	resp, err := call.m.handler(call.m.srv, ctx, dec, c.s.opts.Interceptor)
-	if cancel != nil {
-		cancel()
+	if cctx != nil {
+		cctx.release()
 	}
 	putBuf(call.buf)
 	c.reply(call.id, resp, err)
