@@ -283,10 +283,15 @@ func (c *serverConn) read() {
 				putBuf(buf)
 				return
 			}
-			if len(c.mdCache) >= 256 {
-				clear(c.mdCache)
+			// At most 256 entries of at most 4 KiB: a client sending
+			// new metadata on every call costs a decode per call, not
+			// memory.
+			if len(h.mdRaw) <= 4<<10 {
+				if len(c.mdCache) >= 256 {
+					clear(c.mdCache)
+				}
+				c.mdCache[string(h.mdRaw)] = md
 			}
-			c.mdCache[string(h.mdRaw)] = md
 		}
 		m := s.methods[string(h.method)]
 		if m == nil {
