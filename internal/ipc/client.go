@@ -117,33 +117,52 @@ func (c *Conn) InvokeHeader(ctx context.Context, h Header, timeout time.Duration
 	if err := ctx.Err(); err != nil {
 		return status.FromContextError(err).Err()
 	}
-	cc, err := c.conn(ctx)
-	if err != nil {
-		return err
-	}
 	pc := callPool.Get().(*pendingCall)
 	pc.expires = expires
-	id, err := cc.register(pc)
-	if err != nil {
-		callPool.Put(pc)
-		return err
+	var cc *clientConn
+	var id uint64
+	for attempt := 1; ; attempt++ {
+		var err error
+		if cc, err = c.conn(ctx); err != nil {
+			callPool.Put(pc)
+			return err
+		}
+		// A connection that broke or is going away before the call was
+		// sent: nothing was sent, so the call goes on a new connection
+		// (as gRPC retries a stream it never started), a few times.
+		if id, err = cc.register(pc); err != nil && attempt < 3 {
+			continue
+		} else if err != nil {
+			callPool.Put(pc)
+			return err
+		}
+		buf := getBuf(256)
+		b := appendCallHeader(*buf, id, timeout, method, h)
+		b, err = proto.MarshalOptions{}.MarshalAppend(b, in)
+		*buf = b
+		if err == nil && len(b)-4 > c.opts.MaxMessage+MaxHeader {
+			err = status.Errorf(codes.ResourceExhausted, "ipc: %s request of %d bytes exceeds the limit of %d", method, len(b), c.opts.MaxMessage)
+		} else if err != nil {
+			err = status.Errorf(codes.Internal, "ipc: cannot encode %s request: %v", method, err)
+		}
+		if err != nil {
+			putBuf(buf)
+			cc.abandon(id, pc)
+			return err
+		}
+		finishFrame(b)
+		// A failed write fails every pending call, this one too; a frame
+		// refused because the server asked us to go away was never sent.
+		if err := cc.w.send(buf); err == errGoAway {
+			cc.withdraw(id, pc)
+			if attempt < 3 {
+				continue
+			}
+			callPool.Put(pc)
+			return status.Errorf(codes.Unavailable, "connection error: ipc: %s keeps closing connections", c.addr)
+		}
+		break
 	}
-	buf := getBuf(256)
-	b := appendCallHeader(*buf, id, timeout, method, h)
-	b, err = proto.MarshalOptions{}.MarshalAppend(b, in)
-	*buf = b
-	if err == nil && len(b)-4 > c.opts.MaxMessage+MaxHeader {
-		err = status.Errorf(codes.ResourceExhausted, "ipc: %s request of %d bytes exceeds the limit of %d", method, len(b), c.opts.MaxMessage)
-	} else if err != nil {
-		err = status.Errorf(codes.Internal, "ipc: cannot encode %s request: %v", method, err)
-	}
-	if err != nil {
-		putBuf(buf)
-		cc.abandon(id, pc)
-		return err
-	}
-	finishFrame(b)
-	_ = cc.w.send(buf) // a failed write fails every pending call, this one too
 
 	select {
 	case r := <-pc.ch:
@@ -247,11 +266,12 @@ type clientConn struct {
 	maxReply int
 	broken   atomic.Bool
 
-	mu      sync.Mutex // guards the fields below
-	pending map[uint64]*pendingCall
-	nextID  uint64
-	err     error // why the connection broke; set once
-	sweep   bool  // a sweep is scheduled
+	mu        sync.Mutex // guards the fields below
+	pending   map[uint64]*pendingCall
+	nextID    uint64
+	err       error // why the connection broke; set once
+	sweep     bool  // a sweep is scheduled
+	goingAway bool  // the server said go away: no new calls here
 }
 
 // sweepEvery is how often calls with a timeout but no context deadline
@@ -292,6 +312,9 @@ func (r result) finish(method string, out proto.Message) error {
 func (cc *clientConn) register(pc *pendingCall) (uint64, error) {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
+	if cc.goingAway {
+		return 0, errGoAway
+	}
 	if cc.err != nil {
 		return 0, cc.err
 	}
@@ -331,9 +354,27 @@ func (cc *clientConn) sweepExpired() {
 	}
 }
 
-// abandon forgets a call whose caller stopped waiting. If the reader
-// already took it, its reply is on the way: drain it before reuse.
+// goAway: the server is stopping. New calls go to a new connection;
+// calls already sent are still answered here; the write side closes
+// after the frames already queued, which tells the server we are done.
+func (cc *clientConn) goAway() {
+	cc.mu.Lock()
+	cc.goingAway = true
+	cc.mu.Unlock()
+	cc.broken.Store(true)
+	cc.w.closeWrite()
+}
+
+// abandon forgets a call whose caller stopped waiting, and pools it.
 func (cc *clientConn) abandon(id uint64, pc *pendingCall) {
+	cc.withdraw(id, pc)
+	callPool.Put(pc)
+}
+
+// withdraw removes call id from the pending calls. If someone else
+// already took it (the reader with a reply, a failure, the sweep), a
+// result is on its way: drain it, so pc is clean for reuse.
+func (cc *clientConn) withdraw(id uint64, pc *pendingCall) {
 	cc.mu.Lock()
 	_, mine := cc.pending[id]
 	delete(cc.pending, id)
@@ -342,7 +383,6 @@ func (cc *clientConn) abandon(id uint64, pc *pendingCall) {
 		r := <-pc.ch
 		putBuf(r.buf)
 	}
-	callPool.Put(pc)
 }
 
 // fail breaks the connection: every pending call and every later one on
@@ -379,6 +419,11 @@ func (cc *clientConn) read() {
 		if err != nil {
 			cc.fail(status.Errorf(codes.Unavailable, "connection error: ipc: connection to %s lost: %v", cc.addr, err))
 			return
+		}
+		if len(*buf) == 1 && (*buf)[0] == kindGoAway {
+			putBuf(buf)
+			cc.goAway()
+			continue
 		}
 		h, err := decodeReply(*buf)
 		if err != nil {

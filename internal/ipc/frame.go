@@ -26,6 +26,12 @@ const ALPN = "smarth-ipc/1"
 const (
 	kindCall  = 1
 	kindReply = 2
+	// kindGoAway (server to client, no body beyond the kind): the server
+	// is stopping; it answers the calls it has read and every call sent
+	// until the client closes its side, then closes. The client sends
+	// nothing more on the connection, so no call is left unanswered
+	// and unapplied: new calls go to a new connection (gRPC's GOAWAY).
+	kindGoAway = 3
 )
 
 // Limits on what a peer may make us allocate. The frame length is checked

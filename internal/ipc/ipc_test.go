@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -522,5 +524,58 @@ func TestInvokeHeaderTimeout(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("150ms timeout fired after %v", d)
+	}
+}
+
+// A server stopping gracefully under a stream of calls answers every call
+// it was sent; calls racing the stop are either answered or refused as a
+// dial is (the namenode is restarting: the client's retry waits), never
+// lost in a closing connection with their fate unknown.
+func TestGracefulStopLosesNoCall(t *testing.T) {
+	for round := range 5 {
+		ts := startServer(t, "127.0.0.1:0", nil, ServerOptions{})
+		c := NewConn(ts.addr, ClientOptions{})
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		var answered, refused atomic.Int64
+		errs := make(chan error, 100)
+		for g := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					_, err := stat(context.Background(), c, fmt.Sprintf("/sleep/%d", (g+i)%3))
+					switch {
+					case err == nil:
+						answered.Add(1)
+					case status.Code(err) == codes.Unavailable && strings.Contains(err.Error(), "Error while dialing"):
+						refused.Add(1)
+					default:
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		for answered.Load() < 200 {
+			runtime.Gosched()
+		}
+		ts.mux.Close()
+		ts.ipc.GracefulStop()
+		for refused.Load() == 0 && len(errs) == 0 {
+			runtime.Gosched()
+		}
+		close(stop)
+		wg.Wait()
+		c.Close()
+		close(errs)
+		for err := range errs {
+			t.Errorf("round %d: a call racing the stop failed with %v", round, err)
+		}
 	}
 }

@@ -192,8 +192,13 @@ func (s *Server) stop(graceful bool) {
 	s.mu.Unlock()
 	for _, c := range conns {
 		if graceful {
-			// The reader returns, waits for its calls, then closes.
-			_ = c.nc.SetReadDeadline(time.Unix(1, 0))
+			// Tell the client to go away; it closes its side after its
+			// last call, the reader sees the end, waits for the calls,
+			// then closes. A client that does not close is cut off.
+			goAway := getBuf(5)
+			*goAway = append(*goAway, 0, 0, 0, 1, kindGoAway)
+			_ = c.w.send(goAway)
+			_ = c.nc.SetReadDeadline(time.Now().Add(goAwayWait))
 		} else {
 			c.cancel()
 			c.nc.Close()
@@ -203,6 +208,10 @@ func (s *Server) stop(graceful bool) {
 		s.conwg.Wait()
 	}
 }
+
+// goAwayWait is how long a stopping server keeps reading a connection it
+// told to go away.
+const goAwayWait = 3 * time.Second
 
 // serverConn is one client connection.
 type serverConn struct {

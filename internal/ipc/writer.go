@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"bufio"
+	"errors"
 	"net"
 	"runtime"
 	"sync"
@@ -21,7 +22,9 @@ type frameWriter struct {
 	queue   []*[]byte
 	spare   []*[]byte
 	writing bool
-	err     error // the first write error; later sends fail with it
+	err     error // the first write error, or errGoAway; later sends fail with it
+	// closeAfter: close the write side once the queue is written.
+	closeAfter bool
 
 	bw *bufio.Writer // used only by the goroutine that is writing
 	// onError runs once, outside mu, after the first write error.
@@ -79,10 +82,44 @@ func (w *frameWriter) send(frame *[]byte) error {
 		}
 		if len(w.queue) == 0 {
 			w.writing = false
+			closeNow := w.closeAfter
 			w.mu.Unlock()
+			if closeNow {
+				closeWrite(w.nc)
+			}
 			return nil
 		}
 	}
+}
+
+// errGoAway: the server asked this connection to go away; the frame was
+// not sent and can go on a new connection.
+var errGoAway = errors.New("ipc: connection going away")
+
+// closeWrite lets the frames queued so far go out, refuses later ones
+// with errGoAway, then closes the connection's write side so the server
+// reads an end of stream after the last call.
+func (w *frameWriter) closeWrite() {
+	w.mu.Lock()
+	if w.err != nil {
+		w.mu.Unlock()
+		return
+	}
+	w.err = errGoAway
+	if w.writing {
+		w.closeAfter = true // the writer closes when it has written the queue
+		w.mu.Unlock()
+		return
+	}
+	w.mu.Unlock()
+	closeWrite(w.nc)
+}
+
+func closeWrite(nc net.Conn) {
+	if cw, ok := nc.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	// Otherwise the server's read deadline ends the connection.
 }
 
 func (w *frameWriter) write(batch []*[]byte) error {

@@ -316,7 +316,13 @@ func (nn *NameNode) Close() error {
 		if nn.started {
 			done := make(chan struct{})
 			nn.rpcMux.Close()
-			go func() { nn.grpc.GracefulStop(); nn.ipc.GracefulStop(); close(done) }()
+			go func() {
+				var wg sync.WaitGroup
+				wg.Go(nn.grpc.GracefulStop)
+				wg.Go(nn.ipc.GracefulStop)
+				wg.Wait()
+				close(done)
+			}()
 			select {
 			case <-done:
 			case <-time.After(5 * time.Second):
