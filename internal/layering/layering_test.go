@@ -25,6 +25,9 @@ var forbidden = map[string][]string{
 	"smarth/internal/webui": {"smarth/internal/rpc", "smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/client", "smarth/internal/resourcemanager", "smarth/internal/nodemanager", "smarth/internal/mapreduce"},
 	// Wire format: knows only the protobuf messages.
 	"smarth/internal/datatransfer": {"smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/client"},
+	// The namenode's lean transport carries any generated service: it
+	// knows no message of ours.
+	"smarth/internal/ipc": {"smarth/internal/rpc", "smarth/internal/namenode", "smarth/internal/datanode", "smarth/internal/client"},
 	// Daemons never import each other.
 	"smarth/internal/namenode":        {"smarth/internal/datanode", "smarth/internal/client", "smarth/internal/resourcemanager", "smarth/internal/nodemanager", "smarth/internal/testcluster", "smarth/internal/bench"},
 	"smarth/internal/datanode":        {"smarth/internal/namenode", "smarth/internal/client", "smarth/internal/resourcemanager", "smarth/internal/nodemanager", "smarth/internal/testcluster", "smarth/internal/bench"},
