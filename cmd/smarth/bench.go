@@ -294,9 +294,12 @@ empty file, mkdir one mkdirs, stat one getFileInfo, rename one rename, delete
 one delete. An untimed warm-up round comes first (--warmup=false skips it),
 then --rounds timed rounds, each from an empty directory; the table shows
 each op's median round. bench/nnjava makes the same calls against HDFS's
-NameNode. The benchmark directory is removed at the end.`,
+NameNode. The benchmark directory is removed at the end. Calls use the
+client's namenode transport: IPC by default, gRPC with
+SMARTH_RPC_TRANSPORT=grpc (bench/nn-transports.sh compares the two).`,
 		Example: `  smarth bench nn --ops create,mkdir,stat,rename,delete --n 10000 --threads 8 --rounds 5
-  smarth bench nn --ops create --n 10000 --threads 1 --json nn-1.json`,
+  smarth bench nn --ops create --n 10000 --threads 1 --json nn-1.json
+  SMARTH_RPC_TRANSPORT=grpc smarth bench nn --threads 64 --n 5000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, op := range strings.Split(ops, ",") {
