@@ -123,7 +123,7 @@ func (c *Conn) InvokeHeader(ctx context.Context, h Header, timeout time.Duration
 	var id uint64
 	for attempt := 1; ; attempt++ {
 		var err error
-		if cc, err = c.conn(ctx); err != nil {
+		if cc, err = c.conn(ctx, timeout); err != nil {
 			callPool.Put(pc)
 			return err
 		}
@@ -175,7 +175,7 @@ func (c *Conn) InvokeHeader(ctx context.Context, h Header, timeout time.Duration
 }
 
 // conn returns the live connection, dialling one if there is none.
-func (c *Conn) conn(ctx context.Context) (*clientConn, error) {
+func (c *Conn) conn(ctx context.Context, timeout time.Duration) (*clientConn, error) {
 	c.mu.Lock()
 	for {
 		if c.closed {
@@ -199,7 +199,7 @@ func (c *Conn) conn(ctx context.Context) (*clientConn, error) {
 		ch := make(chan struct{})
 		c.dialing = ch
 		c.mu.Unlock()
-		cc, err := c.dial(ctx)
+		cc, err := c.dial(ctx, timeout)
 		c.mu.Lock()
 		c.dialing = nil
 		close(ch)
@@ -221,7 +221,15 @@ func (c *Conn) conn(ctx context.Context) (*clientConn, error) {
 // dial connects, says the preface and starts the reader. Its errors read
 // as gRPC's ("Error while dialing ...: connection refused"): callers tell
 // a namenode that is down from one that refused a call by them.
-func (c *Conn) dial(ctx context.Context) (*clientConn, error) {
+func (c *Conn) dial(ctx context.Context, timeout time.Duration) (*clientConn, error) {
+	if _, ok := ctx.Deadline(); !ok && timeout > 0 {
+		// The call's timeout bounds the connect and the TLS handshake
+		// too: a server that accepts and never answers must not hold
+		// the caller beyond it.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
 	nc, err := c.opts.Dial(ctx, c.addr)
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "connection error: ipc: Error while dialing %s: %v", c.addr, err)

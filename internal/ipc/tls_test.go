@@ -3,9 +3,11 @@ package ipc
 import (
 	"context"
 	"crypto/tls"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -13,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"smarth/internal/pki"
+	"smarth/internal/rpc/dfspb"
 )
 
 // tlsConfigs issues a server certificate from a fresh CA and returns the
@@ -113,5 +116,39 @@ func TestTLSInfoReachesHandlers(t *testing.T) {
 		if !ok || !ti.State.HandshakeComplete || ti.SecurityLevel != credentials.PrivacyAndIntegrity {
 			t.Errorf("%s: handler saw auth info %#v, want completed TLS", name, ti)
 		}
+	}
+}
+
+// A server that accepts and never answers holds a call no longer than its
+// timeout, in the TLS handshake or waiting for the reply.
+func TestSilentServerBoundedByTimeout(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never read
+		}
+	}()
+	_, cliTLS := tlsConfigs(t)
+	for name, opts := range map[string]ClientOptions{"plain": {}, "tls": {TLS: cliTLS}} {
+		c := NewConn(lis.Addr().String(), opts)
+		start := time.Now()
+		var out dfspb.GetFileInfoResponse
+		err := c.InvokeHeader(context.Background(), Header{}, 200*time.Millisecond,
+			dfspb.ClientProtocol_GetFileInfo_FullMethodName, &dfspb.GetFileInfoRequest{Path: "/x"}, &out)
+		if code := status.Code(err); code != codes.DeadlineExceeded && code != codes.Unavailable {
+			t.Errorf("%s: got %v, want DeadlineExceeded or Unavailable", name, err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: a 200ms call to a silent server returned after %v", name, d)
+		}
+		c.Close()
 	}
 }
