@@ -48,6 +48,7 @@ type Server struct {
 	opts    ServerOptions
 	methods map[string]*method // by full method name, "/pkg.Service/Method"
 	work    chan *serverCall
+	quit    chan struct{} // closed by stop: idle workers exit
 	startMu sync.Once
 
 	mu     sync.Mutex // guards the fields below
@@ -80,7 +81,7 @@ func NewServer(opts ServerOptions) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{opts: opts, methods: map[string]*method{}, work: make(chan *serverCall),
+	return &Server{opts: opts, methods: map[string]*method{}, work: make(chan *serverCall), quit: make(chan struct{}),
 		lis: map[net.Listener]struct{}{}, conns: map[*serverConn]struct{}{}}
 }
 
@@ -181,6 +182,9 @@ func (s *Server) Stop() { s.stop(false) }
 
 func (s *Server) stop(graceful bool) {
 	s.mu.Lock()
+	if !s.closed {
+		close(s.quit)
+	}
 	s.closed = true
 	for l := range s.lis {
 		l.Close()
@@ -325,8 +329,13 @@ func isTimeout(err error) bool {
 }
 
 func (s *Server) worker() {
-	for call := range s.work {
-		call.run()
+	for {
+		select {
+		case call := <-s.work:
+			call.run()
+		case <-s.quit:
+			return
+		}
 	}
 }
 
