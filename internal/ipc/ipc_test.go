@@ -100,7 +100,7 @@ type testServer struct {
 	auth    chan credentials.AuthInfo // the peer's auth info as the interceptor saw it
 }
 
-func startServer(t *testing.T, addr string, srvTLS *tls.Config, opts ServerOptions) *testServer {
+func startServer(t testing.TB, addr string, srvTLS *tls.Config, opts ServerOptions) *testServer {
 	t.Helper()
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
