@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -296,12 +297,28 @@ func (j *Journal) Err() error {
 // Sync returns once every record up to txid is durable. Concurrent callers
 // share one write and one fdatasync: whoever finds no sync in progress
 // writes everything appended so far; the others wait for it.
+//
+// The one who would write first yields the processor once. Calls arrive
+// in bursts (a group commit's replies go out together, so its callers'
+// next calls come back together), and without the yield the first of a
+// burst to append synced its record alone while the rest, already
+// runnable, queued behind that fdatasync for the next one: at 8 client
+// threads over half the syncs carried one record. A yield with nothing
+// else runnable costs well under a microsecond.
 func (j *Journal) Sync(txid uint64) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	yielded := false
 	for j.synced < txid && j.err == nil {
 		if j.syncing {
 			j.cond.Wait()
+			continue
+		}
+		if !yielded {
+			yielded = true
+			j.mu.Unlock()
+			runtime.Gosched()
+			j.mu.Lock()
 			continue
 		}
 		j.flushLocked()
