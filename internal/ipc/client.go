@@ -106,6 +106,9 @@ func (c *Conn) InvokeHeader(ctx context.Context, h Header, timeout time.Duration
 	if !ok {
 		return status.Errorf(codes.Internal, "ipc: %T is not a protobuf message", reply)
 	}
+	if h.err != nil {
+		return h.err // metadata gRPC would refuse, refused as gRPC does
+	}
 	var expires time.Time // when the sweep fails the call; zero: ctx's deadline rules
 	if dl, ok := ctx.Deadline(); ok {
 		if timeout = time.Until(dl); timeout <= 0 {
@@ -132,6 +135,9 @@ func (c *Conn) InvokeHeader(ctx context.Context, h Header, timeout time.Duration
 		// (as gRPC retries a stream it never started), a few times.
 		if id, err = cc.register(pc); err != nil && attempt < 3 {
 			continue
+		} else if err == errGoAway {
+			callPool.Put(pc)
+			return status.Errorf(codes.Unavailable, "connection error: ipc: %s keeps closing connections", c.addr)
 		} else if err != nil {
 			callPool.Put(pc)
 			return err
@@ -254,9 +260,13 @@ func (c *Conn) dial(ctx context.Context, timeout time.Duration) (*clientConn, er
 		nc = tc
 	}
 	cc := &clientConn{addr: c.addr, nc: nc, pending: map[uint64]*pendingCall{}, maxReply: c.opts.MaxMessage + MaxHeader}
-	cc.w = newFrameWriter(nc, func(err error) {
+	cc.w = newFrameWriter(nc, WriteTimeout, func(err error) {
+		if isTimeout(err) {
+			err = fmt.Errorf("the server read nothing for %v: %w", WriteTimeout, err)
+		}
 		cc.fail(status.Errorf(codes.Unavailable, "connection error: ipc: writing to %s: %v", c.addr, err))
 	})
+	cc.w.async = true // a caller never waits for the socket (writer.go)
 	pre := getBuf(len(Preface))
 	*pre = append(*pre, Preface...)
 	if err := cc.w.send(pre); err != nil {
@@ -414,7 +424,7 @@ func (cc *clientConn) fail(err error) {
 
 func (cc *clientConn) read() {
 	br := bufio.NewReaderSize(cc.nc, 32<<10)
-	for {
+	for first := true; ; first = false {
 		buf, err := readFrame(br, cc.maxReply)
 		var big *oversizeError
 		if errors.As(err, &big) {
@@ -425,7 +435,14 @@ func (cc *clientConn) read() {
 			}
 		}
 		if err != nil {
-			cc.fail(status.Errorf(codes.Unavailable, "connection error: ipc: connection to %s lost: %v", cc.addr, err))
+			hint := ""
+			if first && !errors.Is(err, net.ErrClosed) {
+				// A namenode from before this transport speaks only
+				// gRPC: it reads our preface as a broken HTTP/2 one
+				// and resets the connection.
+				hint = " (if the server is a namenode older than the IPC transport, set SMARTH_RPC_TRANSPORT=grpc)"
+			}
+			cc.fail(status.Errorf(codes.Unavailable, "connection error: ipc: connection to %s lost: %v%s", cc.addr, err, hint))
 			return
 		}
 		if len(*buf) == 1 && (*buf)[0] == kindGoAway {

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 // Preface opens every connection, client to server: the mux routes on its
@@ -190,8 +191,10 @@ func decodeCall(b []byte) (callHeader, error) {
 	return h, nil
 }
 
-// decodeMD turns a metadata section (validated by decodeCall) into
-// metadata.MD, keys lower-cased as gRPC delivers them.
+// decodeMD turns a metadata section (bounded by decodeCall) into
+// metadata.MD. Keys and values must pass gRPC's own checks (validPair), so
+// a handler sees over this transport only metadata it could have got over
+// gRPC; the error is a status error with the code a gRPC caller gets.
 func decodeMD(raw []byte) (metadata.MD, error) {
 	d := decoder{b: raw}
 	n := d.uvarint()
@@ -200,11 +203,42 @@ func decodeMD(raw []byte) (metadata.MD, error) {
 		k := d.bytes(MaxHeader, "metadata key")
 		v := d.bytes(MaxHeader, "metadata value")
 		if d.err == nil {
-			key := lower(k)
+			if err := validPair(k, v); err != nil {
+				return nil, err
+			}
+			key := string(k)
 			md[key] = append(md[key], string(v))
 		}
 	}
 	return md, d.err
+}
+
+// validPair applies grpc-go's metadata rules (internal/metadata's
+// ValidatePair, which a gRPC client applies before sending and HTTP/2
+// enforces on the server): a key is one or more of [0-9a-z-_.], and
+// unless it ends in "-bin" its values are printable ASCII (0x20-0x7E).
+// gRPC fails such a call with Internal and these messages. Without the
+// check a key such as "\u017fmarth-user" reached handlers, and
+// metadata.ValueFromIncomingContext (which folds Unicode case) found it
+// as "smarth-user".
+func validPair(k, v []byte) error {
+	if len(k) == 0 {
+		return status.Error(codes.Internal, "there is an empty key in the header")
+	}
+	for _, c := range k {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return status.Errorf(codes.Internal, "header key %q contains illegal characters not in [0-9a-z-_.]", k)
+		}
+	}
+	if len(k) >= 4 && string(k[len(k)-4:]) == "-bin" {
+		return nil
+	}
+	for _, c := range v {
+		if c < 0x20 || c > 0x7e {
+			return status.Errorf(codes.Internal, "header key %q contains value with non-printable ASCII characters", k)
+		}
+	}
+	return nil
 }
 
 func lower(k []byte) string {
@@ -303,10 +337,15 @@ func (d *decoder) bytes(max int, what string) []byte {
 // Header is a call's metadata encoded once: a caller sending the same
 // metadata on every call (a client's identity) encodes it once rather
 // than per call, and the server recognises the identical bytes.
-type Header struct{ raw []byte }
+type Header struct {
+	raw []byte
+	err error // metadata gRPC would refuse: calls with it fail at once
+}
 
-// NewHeader encodes md, keys lower-cased and sorted so that equal
-// metadata always encodes to equal bytes.
+// NewHeader encodes md, keys lower-cased (as metadata.Pairs does) and
+// sorted so that equal metadata always encodes to equal bytes. Metadata
+// that gRPC would refuse (see validPair) makes every call with the
+// header fail at the caller with gRPC's Internal status, before sending.
 func NewHeader(md metadata.MD) Header {
 	keys := make([]string, 0, len(md))
 	n := 0
@@ -319,6 +358,9 @@ func NewHeader(md metadata.MD) Header {
 	for _, k := range keys {
 		lk := lower([]byte(k))
 		for _, v := range md[k] {
+			if err := validPair([]byte(lk), []byte(v)); err != nil {
+				return Header{err: err}
+			}
 			b = appendString(b, lk)
 			b = appendString(b, v)
 		}
@@ -335,7 +377,8 @@ func appendString(b []byte, s string) []byte {
 func appendCallHeader(b []byte, id uint64, timeout time.Duration, method string, h Header) []byte {
 	b = append(b, 0, 0, 0, 0, kindCall)
 	b = binary.AppendUvarint(b, id)
-	b = binary.AppendUvarint(b, uint64(max(timeout, 0)/time.Microsecond))
+	// Round up: a timeout under 1 µs must not encode as 0, "no deadline".
+	b = binary.AppendUvarint(b, uint64((max(timeout, 0)+time.Microsecond-1)/time.Microsecond))
 	b = appendString(b, method)
 	if len(h.raw) == 0 {
 		return append(b, 0)

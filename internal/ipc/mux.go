@@ -67,19 +67,35 @@ func (m *Mux) GRPCServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{grpc.Creds(terminatedTLS{})}
 }
 
-// Serve accepts until the listener is closed.
+// Serve accepts until Close. A temporary accept error (EMFILE when
+// clients hold every descriptor the process may open) is retried after a
+// pause of 5 ms doubling to 1 s, as grpc.Server and http.Server do, so a
+// burst of clients cannot close the port for good; any other error closes
+// the mux and is returned.
 func (m *Mux) Serve() error {
+	var pause time.Duration
 	for {
 		c, err := m.lis.Accept()
 		if err != nil {
-			m.Close()
 			select {
 			case <-m.closed:
 				return nil
 			default:
 			}
+			if isTemporary(err) {
+				pause = acceptBackoff(pause)
+				m.log.Warn("rpc port: accept failed; retrying", "error", err, "retry_in", pause)
+				select {
+				case <-time.After(pause):
+				case <-m.closed:
+					return nil
+				}
+				continue
+			}
+			m.Close()
 			return err
 		}
+		pause = 0
 		go m.route(c)
 	}
 }

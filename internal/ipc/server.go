@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"net"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -33,13 +35,24 @@ type ServerOptions struct {
 	// call arriving while all are busy gets a goroutine of its own, as
 	// with grpc.NumStreamWorkers.
 	Workers int
-	// MaxInFlight bounds the calls of one connection being handled at
-	// once (default 4096): beyond it the server stops reading that
-	// connection until one finishes, so one client cannot pile up
-	// unbounded goroutines and buffers.
+	// MaxInFlight bounds the calls of one connection being handled or
+	// whose replies are not yet written (default 4096): beyond it the
+	// server stops reading that connection until a reply has gone out,
+	// so a client that sends calls and does not read its replies gets
+	// backpressure (as from Hadoop IPC's responder or HTTP/2 flow
+	// control) rather than piling up goroutines and reply buffers.
 	MaxInFlight int
+	// IdleTimeout: a connection with no call in flight and no frame
+	// received for between this and 1.5 times this (default 2 minutes)
+	// is told to go away and closed once the client has closed its side,
+	// as Hadoop IPC's ipc.client.connection.maxidletime; the client
+	// dials again on its next call.
+	IdleTimeout time.Duration
 	// Logger gets refused connections; default discard.
 	Logger *slog.Logger
+
+	// Tests shorten these; zero: the constants of the same names.
+	writeTimeout, goAwayWait, stopGrace time.Duration
 }
 
 // Server serves unary gRPC services over this transport. It implements
@@ -77,6 +90,18 @@ func NewServer(opts ServerOptions) *Server {
 	}
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = 4096
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = 2 * time.Minute
+	}
+	if opts.writeTimeout <= 0 {
+		opts.writeTimeout = WriteTimeout
+	}
+	if opts.goAwayWait <= 0 {
+		opts.goAwayWait = goAwayWait
+	}
+	if opts.stopGrace <= 0 {
+		opts.stopGrace = stopGrace
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -120,11 +145,19 @@ func (s *Server) Serve(lis net.Listener) error {
 	}
 	s.lis[lis] = struct{}{}
 	s.mu.Unlock()
+	var pause time.Duration
 	for {
 		nc, err := lis.Accept()
 		if err != nil {
 			s.mu.Lock()
 			closed := s.closed
+			if !closed && isTemporary(err) {
+				s.mu.Unlock()
+				pause = acceptBackoff(pause)
+				s.opts.Logger.Warn("ipc: accept failed; retrying", "error", err, "retry_in", pause)
+				time.Sleep(pause)
+				continue
+			}
 			delete(s.lis, lis)
 			s.mu.Unlock()
 			if closed {
@@ -132,8 +165,26 @@ func (s *Server) Serve(lis net.Listener) error {
 			}
 			return err
 		}
+		pause = 0
 		s.serveConn(nc)
 	}
+}
+
+// isTemporary: an accept error worth retrying, such as EMFILE or ENFILE
+// when too many clients hold descriptors (grpc.Server and http.Server
+// retry the same errors).
+func isTemporary(err error) bool {
+	var te interface{ Temporary() bool }
+	return errors.As(err, &te) && te.Temporary() && !errors.Is(err, net.ErrClosed)
+}
+
+// acceptBackoff is the pause after a failed accept: 5 ms, doubling to
+// at most 1 s, as http.Server's.
+func acceptBackoff(last time.Duration) time.Duration {
+	if last == 0 {
+		return 5 * time.Millisecond
+	}
+	return min(2*last, time.Second)
 }
 
 // serveConn starts nc's reader, unless the server has stopped.
@@ -144,8 +195,16 @@ func (s *Server) serveConn(nc net.Conn) {
 		p.AuthInfo = credentials.TLSInfo{State: *st, CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity}}
 	}
 	c := &serverConn{s: s, nc: nc, ctx: peer.NewContext(ctx, p), cancel: cancel,
-		inflight: make(chan struct{}, s.opts.MaxInFlight), mdCache: map[string]metadata.MD{}}
-	c.w = newFrameWriter(nc, func(error) { nc.Close() })
+		inflight: make(chan struct{}, s.opts.MaxInFlight), done: make(chan struct{})}
+	c.w = newFrameWriter(nc, s.opts.writeTimeout, func(error) { c.close() })
+	c.w.onReplies = func(n int) {
+		for range n {
+			<-c.inflight
+		}
+	}
+	// Made stopped, started once c is complete: the check may run at once.
+	c.idle = time.AfterFunc(time.Duration(1<<63-1), c.idleCheck)
+	c.idle.Stop()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -156,6 +215,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	s.conns[c] = struct{}{}
 	s.conwg.Add(1)
 	s.mu.Unlock()
+	c.idle.Reset(s.opts.IdleTimeout / 2)
 	go c.read()
 }
 
@@ -172,8 +232,11 @@ func tlsState(nc net.Conn) *tls.ConnectionState {
 	return nil
 }
 
-// GracefulStop stops accepting, stops reading calls, waits for the calls
-// being handled to be answered, and closes every connection.
+// GracefulStop stops accepting, tells every connection to go away, waits
+// for the calls being handled to be answered, and closes every connection.
+// A connection still open goAwayWait+stopGrace after (a client that does
+// not read its replies, or a handler that does not return) is closed, its
+// calls' contexts cancelled, so the stop ends.
 func (s *Server) GracefulStop() { s.stop(true) }
 
 // Stop closes every listener and connection at once; calls being handled
@@ -199,38 +262,191 @@ func (s *Server) stop(graceful bool) {
 			// Tell the client to go away; it closes its side after its
 			// last call, the reader sees the end, waits for the calls,
 			// then closes. A client that does not close is cut off.
-			goAway := getBuf(5)
-			*goAway = append(*goAway, 0, 0, 0, 1, kindGoAway)
-			_ = c.w.send(goAway)
-			_ = c.nc.SetReadDeadline(time.Now().Add(goAwayWait))
+			// Sent from its own goroutine: the one writing may wait
+			// for a client that does not read.
+			go c.goAway()
 		} else {
-			c.cancel()
-			c.nc.Close()
+			c.close()
 		}
 	}
-	if graceful {
-		s.conwg.Wait()
+	if !graceful {
+		return
 	}
+	done := make(chan struct{})
+	go func() { s.conwg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return
+	case <-time.After(s.opts.goAwayWait + s.opts.stopGrace):
+	}
+	s.mu.Lock()
+	for c := range s.conns {
+		c.close()
+	}
+	s.mu.Unlock()
+	<-done
 }
 
-// goAwayWait is how long a stopping server keeps reading a connection it
-// told to go away.
-const goAwayWait = 3 * time.Second
+// goAwayWait is how long a server keeps reading a connection it told to
+// go away; stopGrace how much longer GracefulStop waits for its replies.
+const (
+	goAwayWait = 3 * time.Second
+	stopGrace  = 5 * time.Second
+)
 
 // serverConn is one client connection.
 type serverConn struct {
-	s        *Server
-	nc       net.Conn
-	ctx      context.Context // carries the peer; cancelled when the connection ends
-	cancel   context.CancelFunc
-	w        *frameWriter
-	inflight chan struct{} // a slot per call being handled
-	calls    sync.WaitGroup
-	// mdCache maps a call's encoded metadata to its decoded form: a
-	// client sends the same identity on every call. Only the reader
-	// touches it. The MD values are shared between calls, which is safe
-	// because gRPC's accessors copy before handing them out.
-	mdCache map[string]metadata.MD
+	s   *Server
+	nc  net.Conn
+	ctx context.Context // carries the peer; cancelled when the connection breaks
+	// cancel ends ctx, and so every call's context: when the connection
+	// breaks or the client closes it without being asked to go away
+	// (gRPC cancels a closed transport's streams). After a go-away the
+	// calls in flight run to their replies.
+	cancel    context.CancelFunc
+	w         *frameWriter
+	inflight  chan struct{} // a slot per call being handled or whose reply is unwritten
+	calls     sync.WaitGroup
+	done      chan struct{} // closed by close
+	closeOnce sync.Once
+
+	frames    atomic.Uint64 // frames read, for the idle check
+	quiet     int           // idle checks in a row that saw nothing; idleCheck's
+	seen      uint64        // frames at the last idle check; idleCheck's
+	idle      *time.Timer
+	goingAway atomic.Bool
+	dlMu      sync.Mutex // orders read deadline changes
+	goAwayAt  time.Time  // the read deadline after a go-away; guarded by dlMu
+
+	// mdCache holds recently seen encoded metadata and its decoded form:
+	// a client sends the same identity on every call. At most
+	// mdCacheEntries entries whose encoding is at most mdCacheMax bytes
+	// and which passed decoding and validation: the raw key and the
+	// decoded strings are at most about 2 x 8 x 512 B = 8 KiB per
+	// connection (plus map headers). Only the reader touches it. The MD
+	// values are shared between calls, which is safe because gRPC's
+	// accessors copy before handing them out.
+	mdCache [mdCacheEntries]mdEntry
+	mdNext  int
+}
+
+type mdEntry struct {
+	raw string
+	md  metadata.MD
+}
+
+const (
+	mdCacheEntries = 8
+	mdCacheMax     = 512
+)
+
+// metadata decodes raw, from the cache when it was seen lately.
+func (c *serverConn) metadata(raw []byte) (metadata.MD, error) {
+	for i := range c.mdCache {
+		if e := &c.mdCache[i]; e.md != nil && e.raw == string(raw) {
+			return e.md, nil
+		}
+	}
+	md, err := decodeMD(raw)
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) <= mdCacheMax {
+		c.mdCache[c.mdNext] = mdEntry{raw: string(raw), md: md}
+		c.mdNext = (c.mdNext + 1) % mdCacheEntries
+	}
+	return md, nil
+}
+
+// close breaks the connection: calls' contexts are cancelled, replies
+// not yet written are dropped, a reader waiting for a slot gives up.
+func (c *serverConn) close() {
+	c.closeOnce.Do(func() {
+		close(c.done)
+		c.cancel()
+		c.nc.Close()
+		if c.idle != nil {
+			c.idle.Stop()
+		}
+	})
+}
+
+// goAway tells the client to send nothing more here, and gives it
+// goAwayWait to close its side.
+func (c *serverConn) goAway() {
+	if !c.goingAway.CompareAndSwap(false, true) {
+		return
+	}
+	c.dlMu.Lock()
+	c.goAwayAt = time.Now().Add(c.s.opts.goAwayWait)
+	_ = c.nc.SetReadDeadline(c.goAwayAt)
+	c.dlMu.Unlock()
+	f := getBuf(5)
+	*f = append(*f, 0, 0, 0, 1, kindGoAway)
+	_ = c.w.send(f)
+}
+
+// idleCheck runs every IdleTimeout/2: two checks in a row that saw no
+// frame arrive and no call in flight send the connection away.
+func (c *serverConn) idleCheck() {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	n := c.frames.Load()
+	if len(c.inflight) == 0 && n == c.seen {
+		c.quiet++
+	} else {
+		c.quiet = 0
+	}
+	c.seen = n
+	if c.quiet >= 2 {
+		c.goAway()
+		return
+	}
+	c.idle.Reset(c.s.opts.IdleTimeout / 2)
+}
+
+// acquire takes an in-flight slot, waiting while MaxInFlight calls are
+// unanswered; false when the connection broke meanwhile.
+func (c *serverConn) acquire() bool {
+	select {
+	case c.inflight <- struct{}{}:
+		return true
+	case <-c.done:
+		return false
+	}
+}
+
+// readFrame reads the next frame. It waits as long as it takes for a
+// frame to begin (idleness is idleCheck's business), but once one has
+// begun, its rest must arrive within WriteTimeout: a peer cannot hold
+// the reader with half a frame.
+func (c *serverConn) readFrame(br *bufio.Reader, max int) (*[]byte, error) {
+	if _, err := br.Peek(1); err != nil {
+		return nil, err
+	}
+	whole := false
+	if br.Buffered() >= 4 { // Peek would wait for the rest of the length
+		h, _ := br.Peek(4)
+		whole = br.Buffered()-4 >= int(binary.BigEndian.Uint32(h))
+	}
+	if whole {
+		return readFrame(br, max)
+	}
+	c.dlMu.Lock()
+	dl := time.Now().Add(c.s.opts.writeTimeout)
+	if !c.goAwayAt.IsZero() && c.goAwayAt.Before(dl) {
+		dl = c.goAwayAt
+	}
+	_ = c.nc.SetReadDeadline(dl)
+	c.dlMu.Unlock()
+	b, err := readFrame(br, max)
+	c.dlMu.Lock()
+	_ = c.nc.SetReadDeadline(c.goAwayAt) // zero: none
+	c.dlMu.Unlock()
+	return b, err
 }
 
 // serverCall is one call on its way to a handler.
@@ -246,10 +462,17 @@ type serverCall struct {
 
 func (c *serverConn) read() {
 	s := c.s
+	var readErr error
 	defer func() {
-		c.calls.Wait() // replies of calls in flight still go out
-		c.cancel()
-		c.nc.Close()
+		// After a go-away the client closes its side when it has sent
+		// its last call: those calls still run and are answered. Any
+		// other end (a client gone, a broken or malformed stream) ends
+		// the calls' contexts at once.
+		if !c.goingAway.Load() || (readErr != io.EOF && !isTimeout(readErr)) {
+			c.close()
+		}
+		c.calls.Wait()
+		c.close()
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.mu.Unlock()
@@ -262,23 +485,31 @@ func (c *serverConn) read() {
 		s.opts.Logger.Warn("ipc: connection refused: no valid preface", "peer", c.nc.RemoteAddr().String(), "error", err)
 		return
 	}
-	_ = c.nc.SetReadDeadline(time.Time{})
+	c.dlMu.Lock()
+	_ = c.nc.SetReadDeadline(c.goAwayAt)
+	c.dlMu.Unlock()
 	max := s.opts.MaxMessage + MaxHeader
 	for {
-		buf, err := readFrame(br, max)
+		buf, err := c.readFrame(br, max)
+		c.frames.Add(1)
 		var big *oversizeError
 		if errors.As(err, &big) {
 			// Refuse the one call, as HDFS's "RPC data length exceeded",
 			// and keep serving the connection.
 			id, err := skipOversize(br, big)
 			if err != nil {
+				readErr = err
 				s.opts.Logger.Warn("ipc: closing connection", "peer", c.nc.RemoteAddr().String(), "error", err)
+				return
+			}
+			if !c.acquire() {
 				return
 			}
 			c.reply(id, nil, status.Errorf(codes.ResourceExhausted, "ipc: call of %d bytes exceeds the server's limit of %d", big.n, big.max))
 			continue
 		}
 		if err != nil {
+			readErr = err
 			if err != io.EOF && !errors.Is(err, net.ErrClosed) && !isTimeout(err) {
 				s.opts.Logger.Warn("ipc: closing connection", "peer", c.nc.RemoteAddr().String(), "error", err)
 			}
@@ -290,21 +521,16 @@ func (c *serverConn) read() {
 			putBuf(buf)
 			return
 		}
-		md, ok := c.mdCache[string(h.mdRaw)]
-		if !ok {
-			if md, err = decodeMD(h.mdRaw); err != nil {
-				putBuf(buf)
-				return
-			}
-			// At most 256 entries of at most 4 KiB: a client sending
-			// new metadata on every call costs a decode per call, not
-			// memory.
-			if len(h.mdRaw) <= 4<<10 {
-				if len(c.mdCache) >= 256 {
-					clear(c.mdCache)
-				}
-				c.mdCache[string(h.mdRaw)] = md
-			}
+		// Every reply holds a slot until written, refusals too.
+		if !c.acquire() {
+			putBuf(buf)
+			return
+		}
+		md, err := c.metadata(h.mdRaw)
+		if err != nil {
+			c.reply(h.id, nil, err)
+			putBuf(buf)
+			continue
 		}
 		m := s.methods[string(h.method)]
 		if m == nil {
@@ -313,7 +539,6 @@ func (c *serverConn) read() {
 			continue
 		}
 		call := &serverCall{c: c, m: m, id: h.id, timeout: h.timeout, md: md, payload: h.payload, buf: buf}
-		c.inflight <- struct{}{}
 		c.calls.Add(1)
 		select {
 		case s.work <- call:
@@ -341,10 +566,7 @@ func (s *Server) worker() {
 
 func (call *serverCall) run() {
 	c := call.c
-	defer func() {
-		<-c.inflight
-		c.calls.Done()
-	}()
+	defer c.calls.Done() // the slot is freed when the reply is written
 	ctx := metadata.NewIncomingContext(c.ctx, call.md)
 	var cctx *callCtx
 	if call.timeout > 0 {

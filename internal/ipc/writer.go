@@ -6,17 +6,33 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"time"
 )
+
+// WriteTimeout bounds how long a connection's writes may stall: a peer
+// that reads nothing for about this long (the deadline is refreshed when
+// less than half of it is left, so between half and all of it) loses the
+// connection, and on the client every call pending on it fails
+// Unavailable. Hadoop IPC's responder and gRPC's keepalive bound a stuck
+// peer the same way.
+const WriteTimeout = 60 * time.Second
 
 // frameWriter sends the frames of one connection. Whoever queues a frame
 // while no one is writing becomes the writer: it writes everything queued,
 // and frames queued meanwhile by others (the replies of one group commit,
 // the calls of many client goroutines) go out together in its next write,
 // one system call for the lot. Compared with a dedicated writer goroutine
-// (gRPC's loopy writer) no goroutine is woken per batch; the cost is that
-// the one writing waits for the socket.
+// (gRPC's loopy writer) no goroutine is woken per batch.
+//
+// On the server the writer is the handler that replied: it waits for the
+// socket (at most the write deadline), which is the backpressure a
+// client that does not read gets. On the client (async) the writer is a
+// goroutine started for the batch, so a caller never waits for the socket
+// beyond its own deadline.
 type frameWriter struct {
-	nc net.Conn
+	nc      net.Conn
+	async   bool
+	timeout time.Duration // WriteTimeout but in tests
 
 	mu      sync.Mutex // guards the fields below
 	queue   []*[]byte
@@ -26,13 +42,18 @@ type frameWriter struct {
 	// closeAfter: close the write side once the queue is written.
 	closeAfter bool
 
-	bw *bufio.Writer // used only by the goroutine that is writing
+	bw       *bufio.Writer // used only by the goroutine that is writing
+	deadline time.Time     // the write deadline set on nc; only the writer touches it
 	// onError runs once, outside mu, after the first write error.
 	onError func(error)
+	// onReplies, when set, is told how many reply frames left the queue,
+	// written or dropped: the server frees a call's in-flight slot only
+	// then, so unwritten replies are bounded by MaxInFlight.
+	onReplies func(n int)
 }
 
-func newFrameWriter(nc net.Conn, onError func(error)) *frameWriter {
-	return &frameWriter{nc: nc, bw: bufio.NewWriterSize(nc, 32<<10), onError: onError}
+func newFrameWriter(nc net.Conn, timeout time.Duration, onError func(error)) *frameWriter {
+	return &frameWriter{nc: nc, timeout: timeout, bw: bufio.NewWriterSize(nc, 32<<10), onError: onError}
 }
 
 // send queues frame (taking ownership: it goes back to the pool once
@@ -45,7 +66,7 @@ func (w *frameWriter) send(frame *[]byte) error {
 	if w.err != nil {
 		err := w.err
 		w.mu.Unlock()
-		putBuf(frame)
+		w.drop([]*[]byte{frame})
 		return err
 	}
 	w.queue = append(w.queue, frame)
@@ -54,12 +75,21 @@ func (w *frameWriter) send(frame *[]byte) error {
 		return nil
 	}
 	w.writing = true
+	w.mu.Unlock()
+	if w.async {
+		go w.drain()
+		return nil
+	}
+	return w.drain()
+}
+
+// drain writes the queue until it is empty; one goroutine at a time.
+func (w *frameWriter) drain() error {
 	// Yield once before the first write, as gRPC's loopy writer does
 	// before flushing a small batch: goroutines made runnable together
 	// with this one (the handlers released by one group commit, client
 	// goroutines woken by one batch of replies) queue their frames
 	// meanwhile and go out in the same write.
-	w.mu.Unlock()
 	runtime.Gosched()
 	w.mu.Lock()
 	for {
@@ -71,12 +101,11 @@ func (w *frameWriter) send(frame *[]byte) error {
 		w.spare = batch[:0]
 		if err != nil {
 			w.err = err
-			for _, b := range w.queue {
-				putBuf(b)
-			}
+			dropped := w.queue
 			w.queue = nil
 			w.writing = false
 			w.mu.Unlock()
+			w.drop(dropped)
 			w.onError(err)
 			return err
 		}
@@ -123,10 +152,23 @@ func closeWrite(nc net.Conn) {
 }
 
 func (w *frameWriter) write(batch []*[]byte) error {
+	// One deadline per half WriteTimeout rather than per write: setting
+	// it is not free, and a write needs only some time left.
+	if now := time.Now(); w.deadline.Sub(now) < w.timeout/2 {
+		w.deadline = now.Add(w.timeout)
+		if err := w.nc.SetWriteDeadline(w.deadline); err != nil {
+			w.drop(batch)
+			return err
+		}
+	}
 	var err error
+	replies := 0
 	for i, b := range batch {
 		if err == nil {
 			_, err = w.bw.Write(*b)
+		}
+		if len(*b) > 4 && (*b)[4] == kindReply {
+			replies++
 		}
 		putBuf(b)
 		batch[i] = nil
@@ -134,5 +176,25 @@ func (w *frameWriter) write(batch []*[]byte) error {
 	if err == nil {
 		err = w.bw.Flush()
 	}
+	if replies > 0 && w.onReplies != nil {
+		w.onReplies(replies)
+	}
 	return err
+}
+
+// drop discards frames that will never be written.
+func (w *frameWriter) drop(frames []*[]byte) {
+	replies := 0
+	for _, b := range frames {
+		if b == nil {
+			continue
+		}
+		if len(*b) > 4 && (*b)[4] == kindReply {
+			replies++
+		}
+		putBuf(b)
+	}
+	if replies > 0 && w.onReplies != nil {
+		w.onReplies(replies)
+	}
 }
