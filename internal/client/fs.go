@@ -130,7 +130,7 @@ func (c *Config) setDefaults() error {
 		c.RPCTransport = TransportIPC
 	case TransportIPC, TransportGRPC:
 	default:
-		return fmt.Errorf("unknown namenode RPC transport %q (want %s or %s; from rpc_transport or $SMARTH_RPC_TRANSPORT)", c.RPCTransport, TransportIPC, TransportGRPC)
+		return fmt.Errorf("unknown namenode RPC transport %q (want %s or %s; from Config.RPCTransport or $SMARTH_RPC_TRANSPORT)", c.RPCTransport, TransportIPC, TransportGRPC)
 	}
 	if _, ok := writeModes[c.WriteMode]; !ok {
 		return fmt.Errorf("unknown write mode %q (want one of %s)", c.WriteMode, strings.Join(WriteModes(), ", "))

@@ -147,7 +147,12 @@ func (c *identConn) Invoke(ctx context.Context, method string, req, reply any, o
 		defer cancel()
 	}
 	var err error
-	deadline := time.Now().Add(c.timeout) // for IPC without a context deadline
+	// IPC: the call's deadline is the context's when it has one (as over
+	// gRPC, restart retries then wait up to it), else the default timeout.
+	deadline := time.Now().Add(c.timeout)
+	if dl, ok := ctx.Deadline(); ok {
+		deadline = dl
+	}
 	for start, pause := time.Now(), 250*time.Millisecond; ; pause = min(2*pause, time.Second) {
 		if c.ipc != nil {
 			left := time.Until(deadline)
