@@ -25,4 +25,19 @@
 //
 // Every length read from the network is checked against a limit before
 // anything is allocated for it (frame.go); FuzzDecode covers the decoders.
+// What one peer can make the server hold is bounded: MaxInFlight calls per
+// connection, each holding its slot until its reply is written (a client
+// that does not read stalls only itself); metadata checked as grpc-go
+// checks it and a cache of 8 entries of at most 512 bytes; a 60 s write
+// deadline on both ends (WriteTimeout); 60 s for the rest of a frame once
+// its length arrived; idle connections sent away after IdleTimeout (2-3
+// minutes). The number of connections is not bounded here.
+//
+// Cancellation: a connection that breaks or that the client closes
+// cancels the contexts of its calls, as gRPC's transport does. A caller
+// that gives up (its context ends) stops waiting, but there is no cancel
+// frame: as in Hadoop IPC the server finishes the call. The namenode's
+// handlers are short and wait on locks and the journal's group commit,
+// not on their context, so a cancel would save no work while costing a
+// per-call registry on the server's hot path.
 package ipc
