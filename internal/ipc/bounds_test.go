@@ -143,7 +143,19 @@ func TestWriteTimeoutClosesConnectionOfClientThatDoesNotRead(t *testing.T) {
 			}
 		}
 	}()
-	waitQueued(t, ts.ipc)
+	// The connection is registered at once and can go only after the
+	// write timeout: wait to see it, then for it to go.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		ts.ipc.mu.Lock()
+		n := len(ts.ipc.conns)
+		ts.ipc.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the connection was not served within 10 s")
+		}
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		ts.ipc.mu.Lock()
