@@ -25,6 +25,10 @@ func FuzzDecode(f *testing.F) {
 	finishFrame(reply)
 	f.Add(call)
 	f.Add(reply)
+	// Metadata within the bounds but refused by gRPC's rules.
+	bad := appendCallHeader(nil, 4, 0, "/m", Header{raw: []byte{1, 3, 'B', 'a', 'd', 1, '\n'}})
+	finishFrame(bad)
+	f.Add(bad)
 	f.Add([]byte{0, 0, 0, 1, kindCall})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, kindCall, 1})
 	f.Add(append([]byte{0, 0, 0, 12, kindCall, 1, 0, 0}, binary.AppendUvarint(nil, 1<<40)...))
