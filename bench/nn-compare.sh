@@ -19,10 +19,13 @@ trap '"$B" cluster down --home "$C/smarth" > /dev/null 2>&1; kill $JPID 2>/dev/n
 until [ -s "$C/hdfs.addr" ]; do sleep 0.5; done
 NN=$(python3 -c "import json;print([d['pid'] for d in json.load(open('$C/smarth/cluster.json'))['daemons'] if d['kind']=='namenode'][0])")
 cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' /proc/$1/stat; }
+# settle: let the previous invocation's processes finish exiting (and the JVM finish compiling)
+# before the next one starts, so neither server is measured beside the other's leftovers.
+settle() { sleep "${SETTLE:-2}"; }
 for r in $(seq 1 "$R"); do for T in 8 64; do
-  a=$(cpu $JPID); java -cp "$CP" smarth.nnbench.Main bench --nn "$(cat "$C/hdfs.addr")" --threads $T --n 5000 --rounds 1 > "$C/hdfs.$T.$r.out" 2>&1; b=$(cpu $JPID)
+  settle; a=$(cpu $JPID); java -cp "$CP" smarth.nnbench.Main bench --nn "$(cat "$C/hdfs.addr")" --threads $T --n 5000 --rounds 1 > "$C/hdfs.$T.$r.out" 2>&1; b=$(cpu $JPID)
   echo "hdfs r=$r T=$T servercpu=$(echo "$b - $a" | bc) load=$(cut -d' ' -f1 /proc/loadavg)" >> "$C/cpu.log"
-  a=$(cpu $NN); SMARTH_HOME="$C/smarth" "$B" bench nn --threads $T --n 5000 --rounds 1 > "$C/smarth.$T.$r.out" 2>&1; b=$(cpu $NN)
+  settle; a=$(cpu $NN); SMARTH_HOME="$C/smarth" "$B" bench nn --threads $T --n 5000 --rounds 1 > "$C/smarth.$T.$r.out" 2>&1; b=$(cpu $NN)
   echo "smarth r=$r T=$T servercpu=$(echo "$b - $a" | bc) load=$(cut -d' ' -f1 /proc/loadavg)" >> "$C/cpu.log"
 done; done
 python3 - "$C" "$R" <<'PY'
