@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"smarth/internal/testcluster"
 	"smarth/internal/webhdfs"
@@ -18,7 +19,16 @@ func TestGetBlockLocations(t *testing.T) {
 	if r := w.twoStep("PUT", "/f", "CREATE", randBytes(2_500_000), su, "replication=2"); r.code != 201 {
 		t.Fatalf("CREATE: %d %s", r.code, r.body)
 	}
-	lb := w.op("GET", "/f", "GET_BLOCK_LOCATIONS", su).json(t)["LocatedBlocks"].(map[string]any)
+	// The file is complete once one replica of its last block is reported
+	// (as in HDFS); the second datanode's incremental report may come a
+	// moment later, so wait for it before checking the locations.
+	var lb map[string]any
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		lb = w.op("GET", "/f", "GET_BLOCK_LOCATIONS", su).json(t)["LocatedBlocks"].(map[string]any)
+		if allReplicated(lb, 2) || time.Now().After(deadline) {
+			break
+		}
+	}
 	if lb["fileLength"] != float64(2_500_000) || lb["isUnderConstruction"] != false || lb["isLastBlockComplete"] != true {
 		t.Fatalf("LocatedBlocks: %v", lb)
 	}
@@ -167,3 +177,15 @@ func TestSnapshotDiffListing(t *testing.T) {
 func formatIndex(f float64) string { return strconvItoa(int(f)) }
 
 var strconvItoa = strconv.Itoa
+
+// allReplicated reports whether every located block of lb lists want
+// locations.
+func allReplicated(lb map[string]any, want int) bool {
+	blocks, _ := lb["locatedBlocks"].([]any)
+	for _, b := range blocks {
+		if locs, _ := b.(map[string]any)["locations"].([]any); len(locs) != want {
+			return false
+		}
+	}
+	return len(blocks) > 0
+}
