@@ -136,23 +136,25 @@ func newIdentConn(cc grpc.ClientConnInterface, md metadata.MD) *identConn {
 }
 
 func (c *identConn) Invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
+	// gRPC takes the identity and the default deadline from the context.
+	// The IPC transport takes the identity encoded once (c.hdr) and
+	// applies the deadline itself, without a timer per call
+	// (InvokeHeader): the context's when it has one (as over gRPC,
+	// restart retries then wait up to it), else the default timeout.
+	var deadline time.Time
 	if c.ipc == nil {
 		ctx = metadata.NewOutgoingContext(ctx, c.md)
-	}
-	// The IPC transport applies the default deadline itself without a
-	// timer per call (InvokeHeader); gRPC needs it in the context.
-	if _, ok := ctx.Deadline(); !ok && c.ipc == nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, c.timeout)
+			defer cancel()
+		}
+	} else if dl, ok := ctx.Deadline(); ok {
+		deadline = dl
+	} else {
+		deadline = time.Now().Add(c.timeout)
 	}
 	var err error
-	// IPC: the call's deadline is the context's when it has one (as over
-	// gRPC, restart retries then wait up to it), else the default timeout.
-	deadline := time.Now().Add(c.timeout)
-	if dl, ok := ctx.Deadline(); ok {
-		deadline = dl
-	}
 	for start, pause := time.Now(), 250*time.Millisecond; ; pause = min(2*pause, time.Second) {
 		if c.ipc != nil {
 			left := time.Until(deadline)
