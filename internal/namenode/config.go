@@ -25,6 +25,12 @@ type Config struct {
 	RPCAddr  string `yaml:"rpc_addr"`  // gRPC ClientProtocol + DatanodeProtocol
 	HTTPAddr string `yaml:"http_addr"` // status page, /metrics
 	MetaDir  string `yaml:"meta_dir"`  // edit log and checkpoint images
+	// EditLogIO is how edit log segments are written: "direct" (the
+	// default), each group commit one O_DIRECT|O_DSYNC write that returns
+	// when the bytes are on stable storage; or "buffered", HDFS's way,
+	// through the page cache and then an fdatasync. Direct falls back to
+	// buffered, with a warning, where the file system refuses it.
+	EditLogIO string `yaml:"edit_log_io"`
 	// ResourceManagerWeb is the resource manager's web address
 	// (host:port), for the console's links to job pages; empty: no links.
 	ResourceManagerWeb string `yaml:"resourcemanager_web"`
@@ -154,6 +160,7 @@ func DefaultConfig() Config {
 		RPCAddr:               "127.0.0.1:8020",
 		HTTPAddr:              "127.0.0.1:9870",
 		MetaDir:               "smarth-namenode",
+		EditLogIO:             "direct",
 		BlockSize:             64 << 20,
 		MaxBlockSize:          32 << 30,
 		HeapMin:               64 << 20,
@@ -210,6 +217,9 @@ func (c Config) Validate() error {
 	}
 	if c.MetaDir == "" {
 		bad("meta_dir: required (where the namespace is kept)")
+	}
+	if c.EditLogIO != "direct" && c.EditLogIO != "buffered" {
+		bad("edit_log_io: %q must be direct or buffered", c.EditLogIO)
 	}
 	if c.BlockSize < 1024 || c.BlockSize%512 != 0 || c.BlockSize > namespace.MaxBlockSize {
 		// The upper bound is what an inode's header word holds (48 bits,

@@ -77,7 +77,7 @@ type NameNode struct {
 // returns a namenode ready to Start. It starts in safe mode unless the
 // namespace has no complete blocks.
 func New(cfg Config, logger *slog.Logger) (*NameNode, error) {
-	return newNameNode(cfg, logger, journal.OS{}, time.Now)
+	return newNameNode(cfg, logger, journal.OS{Buffered: cfg.EditLogIO == "buffered"}, time.Now)
 }
 
 // newNameNode is New with an injectable file system and clock, for tests.

@@ -5,9 +5,12 @@
 // with their length and a CRC32C. Appending is cheap and done under the
 // caller's lock, so the log order is the order in which the caller applied
 // the operations; Sync, called after the lock is released, makes every
-// record up to a txid durable with one fdatasync shared by all callers
+// record up to a txid durable with one write shared by all callers
 // waiting at that moment (HDFS FSEditLog's group commit). An operation is
-// acknowledged only after its Sync returns.
+// acknowledged only after its Sync returns. On OS that write is direct and
+// synchronous (O_DIRECT|O_DSYNC, see directFile) unless OS.Buffered asks
+// for HDFS's page cache write and fdatasync, or the file system refuses
+// direct I/O.
 //
 // A checkpoint rolls the log to a new segment at txid T, writes an image of
 // the caller's state at T (temp file, fsync, rename, fsync dir), and then

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -35,8 +36,19 @@ type FS interface {
 	SyncDir(dir string) error
 }
 
-// OS is the real file system.
-type OS struct{}
+// OS is the real file system. New segments are written with direct,
+// synchronous I/O (O_DIRECT|O_DSYNC) where the file system allows it,
+// else, or with Buffered, through the page cache and fdatasync'd at each
+// group commit as HDFS's EditLogFileOutputStream does.
+type OS struct {
+	Buffered bool
+}
+
+// DirectSegments reports whether segments should be tried with direct I/O.
+func (o OS) DirectSegments() bool { return !o.Buffered }
+
+// errNoDirect: the file system refuses direct I/O.
+var errNoDirect = errors.New("direct I/O not supported")
 
 var _ FS = OS{}
 

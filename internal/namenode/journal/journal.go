@@ -57,6 +57,9 @@ type Journal struct {
 	syncing          bool   // a goroutine is writing and syncing; guarded by mu
 	err              error  // sticky failure: once set, nothing more is durable; guarded by mu
 	loaded           bool   // guarded by mu
+	// noDirect: the file system refused direct I/O once; directLogged:
+	// the direct mode was logged. Guarded by mu.
+	noDirect, directLogged bool
 }
 
 // Open prepares a journal in dir (created if missing). Call Load before
@@ -227,7 +230,7 @@ func (j *Journal) replaySegment(first, last uint64, isLast bool, l Loader) (uint
 // openSegment starts a new segment whose first txid is first. Caller holds mu.
 func (j *Journal) openSegment(first uint64) error {
 	name := filepath.Join(j.dir, segmentName(first))
-	f, err := j.fs.Create(name)
+	f, err := j.createSegment(name)
 	if err != nil {
 		return fmt.Errorf("journal: create %s: %w", name, err)
 	}
@@ -238,6 +241,33 @@ func (j *Journal) openSegment(first uint64) error {
 	j.seg, j.segFirst = f, first
 	j.segOff, j.segAlloc = 0, 0
 	return nil
+}
+
+// directFS is an FS whose segments may be written with direct I/O (OS).
+type directFS interface{ DirectSegments() bool }
+
+// createSegment creates a segment file: direct and synchronous when the
+// FS asks for it and the file system allows it, else buffered. Called
+// under mu.
+func (j *Journal) createSegment(name string) (File, error) {
+	if d, ok := j.fs.(directFS); ok && d.DirectSegments() && !j.noDirect {
+		f, err := createDirect(name)
+		if err == nil {
+			if !j.directLogged {
+				j.directLogged = true
+				j.logger.Info("edit log segments are written with direct synchronous I/O", "dir", j.dir)
+			}
+			return f, nil
+		}
+		if !errors.Is(err, errNoDirect) {
+			return nil, err
+		}
+		_ = j.fs.Remove(name)
+		j.noDirect = true
+		j.logger.Warn("the edit log's file system refuses direct I/O; segments are written through the page cache and fdatasync'd instead",
+			"dir", j.dir, "error", err)
+	}
+	return j.fs.Create(name)
 }
 
 // PreallocChunk is how far ahead of the records a segment is filled with

@@ -1,0 +1,122 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// directBlock is the alignment of direct writes: offsets, lengths and
+// memory. 4 KiB suits disks with 512-byte and with 4 KiB logical sectors.
+const directBlock = 4096
+
+// directFile is a segment opened with O_DIRECT|O_DSYNC: a write returns
+// once its bytes are on stable storage, so Sync has nothing left to do.
+// The page cache is bypassed, which on this project's test machine makes a
+// durable append about a fifth cheaper than write + fdatasync
+// (BenchmarkDurableAppend), because the data goes to the device in one
+// request instead of through writeback and then a separate flush.
+//
+// Direct writes must cover whole aligned blocks, so each write rewrites
+// the last partial block: the bytes already there (acknowledged records)
+// are written again unchanged, followed by the new records and zeros. A
+// torn write of that block leaves each sector old or new; the old bytes
+// equal the new ones where records were acknowledged, and a torn new
+// record fails its CRC and is cut off as an unacknowledged tail.
+type directFile struct {
+	f    *os.File
+	off  int64  // bytes of records written so far
+	tail []byte // the records' bytes in the last partial block
+	buf  []byte // aligned scratch for one write
+}
+
+// alignedBuf returns n bytes whose address is a multiple of directBlock.
+func alignedBuf(n int) []byte {
+	b := make([]byte, n+directBlock)
+	skip := 0
+	if r := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) & (directBlock - 1)); r != 0 {
+		skip = directBlock - r
+	}
+	return b[skip : skip+n : skip+n]
+}
+
+// openDirect opens name for direct, synchronous writes; a variable so a
+// test can play a file system without O_DIRECT.
+var openDirect = func(name string) (*os.File, error) {
+	return os.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|syscall.O_DIRECT|syscall.O_DSYNC, 0o644)
+}
+
+// createDirect creates a segment for direct writes, or reports
+// errNoDirect when the file system refuses them (tmpfs before Linux 6.6,
+// some FUSE and network file systems) so the caller can fall back.
+func createDirect(name string) (File, error) {
+	f, err := openDirect(name)
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EOPNOTSUPP) {
+		return nil, fmt.Errorf("%w: %v", errNoDirect, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d := &directFile{f: f, buf: alignedBuf(64 << 10)}
+	// Some file systems accept the flag at open and refuse the first
+	// aligned write; find out now, not on the first acknowledged edit.
+	if _, err := f.WriteAt(d.buf[:directBlock], 0); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EOPNOTSUPP) {
+			return nil, fmt.Errorf("%w: %v", errNoDirect, err)
+		}
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *directFile) Read([]byte) (int, error) {
+	return 0, errors.New("journal: a segment opened for appends is not read")
+}
+
+// Write appends p durably.
+func (d *directFile) Write(p []byte) (int, error) {
+	start := d.off &^ (directBlock - 1)
+	n := len(d.tail) + len(p)
+	size := (n + directBlock - 1) &^ (directBlock - 1)
+	if cap(d.buf) < size {
+		d.buf = alignedBuf(size)
+	}
+	b := d.buf[:size]
+	copy(b, d.tail)
+	copy(b[len(d.tail):], p)
+	clear(b[n:])
+	if _, err := d.f.WriteAt(b, start); err != nil {
+		return 0, err
+	}
+	d.off += int64(len(p))
+	keep := int(d.off & (directBlock - 1))
+	d.tail = append(d.tail[:0], b[n-keep:n]...)
+	return len(p), nil
+}
+
+// Sync has nothing to do: every write was synchronous.
+func (d *directFile) Sync() error { return nil }
+
+func (d *directFile) Close() error { return d.f.Close() }
+
+// directZeros is one preallocation chunk of aligned zeros.
+var directZeros = alignedBuf(PreallocChunk)
+
+// Preallocate writes zeros over [off, off+n), durably (the segment's size
+// grows with them, and O_DSYNC makes that durable too).
+func (d *directFile) Preallocate(off, n int64) error {
+	if off&(directBlock-1) != 0 || n&(directBlock-1) != 0 {
+		return fmt.Errorf("journal: direct preallocation of [%d, +%d) is not block-aligned", off, n)
+	}
+	for n > 0 {
+		k := min(n, int64(len(directZeros)))
+		if _, err := d.f.WriteAt(directZeros[:k], off); err != nil {
+			return err
+		}
+		off, n = off+k, n-k
+	}
+	return nil
+}
