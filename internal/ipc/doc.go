@@ -31,7 +31,11 @@
 // checks it and a cache of 8 entries of at most 512 bytes; a 60 s write
 // deadline on both ends (WriteTimeout); 60 s for the rest of a frame once
 // its length arrived; idle connections sent away after IdleTimeout (2-3
-// minutes). The number of connections is not bounded here.
+// minutes). Across connections: at most MaxCalls (1024) calls handled at
+// once, a reader waiting for a slot while they are taken (server.go), and
+// Mux bounds the connections open on its port, gRPC's and IPC's together
+// (DefaultMaxConns: 4096), closing the ones beyond at accept. A Server
+// given a listener of its own has no connection bound.
 //
 // Cancellation: a connection that breaks or that the client closes
 // cancels the contexts of its calls, as gRPC's transport does. A caller

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -21,6 +23,12 @@ import (
 // gRPC listener, Preface to the IPC one, anything else is closed. Reading
 // after the handshake rather than trusting ALPN alone means a client that
 // offers no ALPN still lands on the protocol it speaks.
+//
+// The mux also bounds the connections open on the port (SetMaxConns),
+// gRPC's and IPC's together: it is the one place that sees every
+// connection from accept to close, TLS handshakes included, and gRPC has
+// no connection limit of its own (MaxConcurrentStreams bounds streams per
+// connection, not connections).
 type Mux struct {
 	lis    net.Listener
 	tls    *tls.Config
@@ -29,7 +37,36 @@ type Mux struct {
 	ipcL   *chanListener
 	closed chan struct{}
 	once   sync.Once
+
+	maxConns atomic.Int64 // 0: no bound
+	open     atomic.Int64 // connections accepted and not yet closed
+	refused  atomic.Uint64
+	// The refusal log: at most one line per refusalLogEvery, saying how
+	// many were refused since the last. Only Serve's goroutine uses them.
+	refusalLogged time.Time
+	refusedLogged uint64
 }
+
+// DefaultMaxConns is the bound NewMux sets on the connections of a port:
+// 4096, or half the process's limit on open files when that is lower, so
+// that the files the server opens itself (journal segments, checkpoints,
+// its HTTP port's connections) still find descriptors when clients hold
+// the rest. Hadoop IPC's ipc.server.max.connections is unbounded (0) by
+// default; here a port is bounded unless its owner says otherwise. An
+// idle connection costs about 70 KiB (a reader goroutine, 32 KiB read and
+// write buffers; more with TLS), so 4096 of them about 300 MiB.
+func DefaultMaxConns() int {
+	const bound = 4096
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Cur/2 < bound {
+		return int(max(lim.Cur/2, 16))
+	}
+	return bound
+}
+
+// refusalLogEvery spaces the log lines about refused connections: a
+// client reconnecting in a loop must not fill the log.
+const refusalLogEvery = 10 * time.Second
 
 // handshakeTimeout bounds the TLS handshake and the first bytes of a
 // connection: a client that connects and says nothing is dropped.
@@ -46,10 +83,28 @@ func NewMux(lis net.Listener, t *tls.Config, logger *slog.Logger) *Mux {
 		t.NextProtos = []string{"h2", ALPN}
 	}
 	closed := make(chan struct{})
-	return &Mux{lis: lis, tls: t, log: logger, closed: closed,
+	m := &Mux{lis: lis, tls: t, log: logger, closed: closed,
 		grpcL: &chanListener{addr: lis.Addr(), c: make(chan net.Conn), done: make(chan struct{}), muxDone: closed},
 		ipcL:  &chanListener{addr: lis.Addr(), c: make(chan net.Conn), done: make(chan struct{}), muxDone: closed}}
+	m.maxConns.Store(int64(DefaultMaxConns()))
+	return m
 }
+
+// SetMaxConns bounds the connections open on the port at once, counted
+// from accept to close whichever server holds them (n <= 0: no bound).
+// A connection beyond it is closed as soon as it is accepted, before any
+// handshake (as Hadoop IPC's listener does past
+// ipc.server.max.connections), counted in Refused, and logged at most
+// once every 10 s. It may be called at any time; connections already
+// open stay.
+func (m *Mux) SetMaxConns(n int) { m.maxConns.Store(int64(max(n, 0))) }
+
+// Conns is the number of connections open on the port.
+func (m *Mux) Conns() int { return int(m.open.Load()) }
+
+// Refused is the number of connections closed at accept because the port
+// had its maximum open.
+func (m *Mux) Refused() uint64 { return m.refused.Load() }
 
 // GRPC is the listener to pass to grpc.Server.Serve.
 func (m *Mux) GRPC() net.Listener { return m.grpcL }
@@ -96,8 +151,50 @@ func (m *Mux) Serve() error {
 			return err
 		}
 		pause = 0
-		go m.route(c)
+		// Serve is the only goroutine that adds, so the check and the
+		// add cannot let two connections past the last slot.
+		if n := m.maxConns.Load(); n > 0 && m.open.Load() >= n {
+			m.refuse(c, n)
+			continue
+		}
+		m.open.Add(1)
+		go m.route(&countedConn{Conn: c, m: m})
 	}
+}
+
+// refuse closes a connection accepted beyond the bound. It is reset
+// rather than closed gracefully: the client learns at once (its next
+// read or write fails), and the port keeps no TIME_WAIT state for a
+// client that reconnects in a loop.
+func (m *Mux) refuse(c net.Conn, limit int64) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	c.Close()
+	total := m.refused.Add(1)
+	if now := time.Now(); now.Sub(m.refusalLogged) >= refusalLogEvery {
+		m.log.Warn("rpc connection refused: the port has its maximum of connections open",
+			"peer", c.RemoteAddr().String(), "max_connections", limit,
+			"refused_since_last_logged", total-m.refusedLogged)
+		m.refusalLogged, m.refusedLogged = now, total
+	}
+}
+
+// countedConn gives back its slot of the port's connections when closed,
+// by whichever holder closes it: the mux (a failed handshake, an unknown
+// protocol), the IPC server, gRPC, or tls.Conn's Close.
+type countedConn struct {
+	net.Conn
+	m      *Mux
+	closed atomic.Bool
+}
+
+func (c *countedConn) Close() error {
+	err := c.Conn.Close()
+	if c.closed.CompareAndSwap(false, true) {
+		c.m.open.Add(-1)
+	}
+	return err
 }
 
 // Close closes the port; the two listeners then stop accepting.

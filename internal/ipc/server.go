@@ -33,7 +33,7 @@ type ServerOptions struct {
 	MaxMessage int
 	// Workers handler goroutines are reused across calls (default 64); a
 	// call arriving while all are busy gets a goroutine of its own, as
-	// with grpc.NumStreamWorkers.
+	// with grpc.NumStreamWorkers (MaxCalls bounds them all).
 	Workers int
 	// MaxInFlight bounds the calls of one connection being handled or
 	// whose replies are not yet written (default 4096): beyond it the
@@ -42,6 +42,17 @@ type ServerOptions struct {
 	// backpressure (as from Hadoop IPC's responder or HTTP/2 flow
 	// control) rather than piling up goroutines and reply buffers.
 	MaxInFlight int
+	// MaxCalls bounds the calls being handled at once across all
+	// connections (default DefaultMaxCalls), as Hadoop IPC's handler
+	// count plus its call queue (ipc.server.handler.queue.size) do; with
+	// MaxInFlight alone, N connections could run N x MaxInFlight handler
+	// goroutines. A call beyond it waits, unread: its connection's
+	// reader stops until a handler returns (see acquireCall for why it
+	// waits rather than being refused). A call's slot is given back when
+	// its handler returns, before its reply is written, so a client that
+	// does not read its replies holds none (its replies are bounded by
+	// MaxInFlight instead).
+	MaxCalls int
 	// IdleTimeout: a connection with no call in flight and no frame
 	// received for between this and 1.5 times this (default 2 minutes)
 	// is told to go away and closed once the client has closed its side,
@@ -61,8 +72,14 @@ type Server struct {
 	opts    ServerOptions
 	methods map[string]*method // by full method name, "/pkg.Service/Method"
 	work    chan *serverCall
-	quit    chan struct{} // closed by stop: idle workers exit
-	startMu sync.Once
+	// handling holds a token per call being handled, MaxCalls at most: a
+	// buffered channel rather than a counter and a condition, because a
+	// reader waiting for a slot must also give up when its connection
+	// breaks, and Go queues a channel's waiting senders in order, so the
+	// readers of many connections get slots in turn.
+	handling chan struct{}
+	quit     chan struct{} // closed by stop: idle workers exit
+	startMu  sync.Once
 
 	mu     sync.Mutex // guards the fields below
 	lis    map[net.Listener]struct{}
@@ -91,6 +108,9 @@ func NewServer(opts ServerOptions) *Server {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = 4096
 	}
+	if opts.MaxCalls <= 0 {
+		opts.MaxCalls = DefaultMaxCalls
+	}
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = 2 * time.Minute
 	}
@@ -107,8 +127,18 @@ func NewServer(opts ServerOptions) *Server {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Server{opts: opts, methods: map[string]*method{}, work: make(chan *serverCall), quit: make(chan struct{}),
-		lis: map[net.Listener]struct{}{}, conns: map[*serverConn]struct{}{}}
+		handling: make(chan struct{}, opts.MaxCalls),
+		lis:      map[net.Listener]struct{}{}, conns: map[*serverConn]struct{}{}}
 }
+
+// DefaultMaxCalls is the server-wide bound on calls being handled when
+// ServerOptions.MaxCalls is zero: about Hadoop IPC's default (10 handlers
+// and a queue of 100 calls per handler, 1,010). The namenode's calls wait
+// on its locks and the journal's group commit, not on each other, and
+// `smarth bench nn` at 64 threads has at most 64 in flight; 1024 leaves
+// room for bursts from many clients while bounding handler goroutines
+// (a few KiB of stack each, more for a grown one) to a few MiB.
+const DefaultMaxCalls = 1024
 
 // RegisterService registers desc's unary methods with impl. Streaming
 // methods are not carried: calling one fails with Unimplemented.
@@ -419,6 +449,31 @@ func (c *serverConn) acquire() bool {
 	}
 }
 
+// acquireCall takes one of the server's MaxCalls slots for a call about
+// to be handled, waiting while all are taken; false when the connection
+// broke meanwhile. While it waits the connection is not read: the calls
+// behind this one stay in the socket buffers, and TCP pushes back on the
+// client, as Hadoop IPC's reader blocks on a full call queue. Refusing
+// the call instead (ResourceExhausted, Hadoop's "server too busy" with
+// ipc.backoff.enable) would fail a burst of calls that a moment's wait
+// would have served: the namenode's handlers are short, so a full server
+// frees slots within milliseconds, and our clients do not retry
+// ResourceExhausted. A caller's deadline still holds while it waits (the
+// client enforces it).
+func (c *serverConn) acquireCall() bool {
+	select {
+	case c.s.handling <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case c.s.handling <- struct{}{}:
+		return true
+	case <-c.done:
+		return false
+	}
+}
+
 // readFrame reads the next frame. It waits as long as it takes for a
 // frame to begin (idleness is idleCheck's business), but once one has
 // begun, its rest must arrive within WriteTimeout: a peer cannot hold
@@ -538,6 +593,10 @@ func (c *serverConn) read() {
 			putBuf(buf)
 			continue
 		}
+		if !c.acquireCall() {
+			putBuf(buf)
+			return
+		}
 		call := &serverCall{c: c, m: m, id: h.id, timeout: h.timeout, md: md, payload: h.payload, buf: buf}
 		c.calls.Add(1)
 		select {
@@ -589,6 +648,7 @@ func (call *serverCall) run() {
 		return nil
 	}
 	resp, err := call.m.handler(call.m.srv, ctx, dec, c.s.opts.Interceptor)
+	<-c.s.handling // before the reply: writing it may wait on the client
 	if cctx != nil {
 		cctx.release()
 	}
