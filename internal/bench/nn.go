@@ -25,8 +25,9 @@ var NNOps = []string{"mkdir", "create", "stat", "rename", "delete"}
 // NNOptions describe a namespace benchmark after Hadoop's
 // NNThroughputBenchmark: N operations of each kind spread over Threads
 // goroutines, each goroutine with its own client (own client name, own
-// lease, own connection), as that benchmark gives each thread its own
-// client name.
+// lease), as that benchmark gives each thread its own client name. The
+// clients share one connection to the namenode (internal/client shares it
+// per address), as a JVM's DFSClients share one Hadoop IPC connection.
 type NNOptions struct {
 	Ops     []string // subset of NNOps; default all
 	N       int      // entries per op; default 10000
