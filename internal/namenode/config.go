@@ -122,6 +122,17 @@ type Config struct {
 	// SpeedRecordTTL forgets a client's speed records this long after its
 	// last client heartbeat.
 	SpeedRecordTTL time.Duration `yaml:"speed_record_ttl"`
+	// The RPC port's bounds (docs/security.md). RPCMaxConnections caps
+	// the connections open on the port, gRPC's and IPC's together
+	// (Hadoop's ipc.server.max.connections, unbounded there); beyond it a
+	// connection is reset at accept, counted in
+	// smarth_namenode_rpc_connections_refused_total. 0: ipc.DefaultMaxConns,
+	// 4096 or half the open-file limit if lower. IPCMaxCalls caps the IPC
+	// calls being handled at once across connections (Hadoop's handler
+	// count plus call queue); beyond it a connection's calls wait unread.
+	// 0: ipc.DefaultMaxCalls, 1024.
+	RPCMaxConnections int `yaml:"rpc_max_connections"`
+	IPCMaxCalls       int `yaml:"ipc_max_calls"`
 	// MaxReplicationStreams bounds the re-replication transfers one
 	// datanode sends at a time (HDFS: dfs.namenode.replication.max-streams).
 	MaxReplicationStreams int `yaml:"max_replication_streams"`
@@ -302,6 +313,9 @@ func (c Config) Validate() error {
 	}
 	if c.CheckpointTxns == 0 {
 		bad("checkpoint_txns: must be positive")
+	}
+	if c.RPCMaxConnections < 0 || c.IPCMaxCalls < 0 {
+		bad("rpc_max_connections %d, ipc_max_calls %d: limits cannot be negative (0: the default)", c.RPCMaxConnections, c.IPCMaxCalls)
 	}
 	if c.MaxReplicationStreams < 1 {
 		bad("max_replication_streams: %d must be at least 1", c.MaxReplicationStreams)

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"smarth/internal/ipc"
 )
 
 // metrics are the namenode's Prometheus metrics, in a registry of its own
@@ -99,6 +101,18 @@ func newMetrics(nn *NameNode) *metrics {
 	nn.registerCapacityGauges(m.reg, locked)
 	gauge("speed_clients", "Client hosts with speed records.", nil, func() float64 { return float64(nn.speeds.Hosts()) })
 	return m
+}
+
+// registerPort adds the RPC port's connection series; Start calls it
+// once, with the port's mux.
+func (m *metrics) registerPort(mux *ipc.Mux) {
+	const ns = "smarth_namenode"
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "rpc_connections",
+			Help: "Connections open on the RPC port, gRPC and IPC."}, func() float64 { return float64(mux.Conns()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: ns, Name: "rpc_connections_refused_total",
+			Help: "Connections to the RPC port reset at accept because rpc_max_connections were open."},
+			func() float64 { return float64(mux.Refused()) }))
 }
 
 func (m *metrics) observeSync(d time.Duration, records int) {

@@ -232,6 +232,10 @@ func (nn *NameNode) Start() error {
 	// tools speak gRPC, the smarth client the lean IPC transport; the mux
 	// terminates TLS for both and routes each connection by what it says.
 	nn.rpcMux = ipc.NewMux(rpcLis, srvTLS, nn.logger)
+	if n := nn.cfg.RPCMaxConnections; n > 0 {
+		nn.rpcMux.SetMaxConns(n)
+	}
+	nn.metrics.registerPort(nn.rpcMux)
 	nn.grpc = nn.newGRPCServer(nn.rpcMux.GRPCServerOptions()...)
 	nn.ipc = nn.newIPCServer()
 	nn.httpSrv = &http.Server{Handler: nn.httpHandler(), ReadHeaderTimeout: 10 * time.Second}

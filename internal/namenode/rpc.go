@@ -52,6 +52,7 @@ func (nn *NameNode) newIPCServer() *ipc.Server {
 		Interceptor: nn.interceptor,
 		MaxMessage:  256 << 20, // as MaxRecvMsgSize above
 		Workers:     64,
+		MaxCalls:    nn.cfg.IPCMaxCalls, // 0: ipc.DefaultMaxCalls
 		Logger:      nn.logger,
 	})
 	dfspb.RegisterClientProtocolServer(s, &clientRPC{nn: nn})
