@@ -437,10 +437,11 @@ func (cc *clientConn) read() {
 		if err != nil {
 			hint := ""
 			if first && !errors.Is(err, net.ErrClosed) {
-				// A namenode from before this transport speaks only
-				// gRPC: it reads our preface as a broken HTTP/2 one
-				// and resets the connection.
-				hint = " (if the server is a namenode older than the IPC transport, set SMARTH_RPC_TRANSPORT=grpc)"
+				// Closed before any reply: the server may be at its
+				// connection cap (it resets at accept), or a namenode
+				// from before this transport, which reads our preface
+				// as a broken HTTP/2 one and resets the connection.
+				hint = " (the server closed the connection at once: it may be at its rpc_max_connections; a namenode older than the IPC transport does this too, for it set SMARTH_RPC_TRANSPORT=grpc)"
 			}
 			cc.fail(status.Errorf(codes.Unavailable, "connection error: ipc: connection to %s lost: %v%s", cc.addr, err, hint))
 			return
