@@ -28,6 +28,10 @@ const (
 	defaultUser = "smarth"
 )
 
+// grpcMaxStreams bounds the concurrent calls of one gRPC connection
+// (datanodes make a few at a time; a gRPC client's threads share one).
+const grpcMaxStreams = 1024
+
 func (nn *NameNode) newGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 	s := grpc.NewServer(append([]grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(nn.interceptor),
@@ -39,6 +43,11 @@ func (nn *NameNode) newGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 		// call finding every worker busy (waiting for a group commit)
 		// still gets a goroutine of its own.
 		grpc.NumStreamWorkers(64),
+		// grpc-go allows unlimited streams per connection; bound them as
+		// the IPC transport bounds a connection's calls in flight, so one
+		// gRPC connection cannot start calls without limit. A client
+		// beyond it waits for a stream, it is not refused.
+		grpc.MaxConcurrentStreams(grpcMaxStreams),
 	}, extra...)...)
 	dfspb.RegisterClientProtocolServer(s, &clientRPC{nn: nn})
 	dfspb.RegisterDatanodeProtocolServer(s, &datanodeRPC{nn: nn})

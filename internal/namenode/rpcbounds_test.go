@@ -2,11 +2,15 @@ package namenode
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
 
 	"smarth/internal/rpc/dfspb"
 )
@@ -51,5 +55,39 @@ func TestRPCBoundsValidated(t *testing.T) {
 	cfg.RPCMaxConnections, cfg.IPCMaxCalls = -1, -1
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "rpc_max_connections -1, ipc_max_calls -1") {
 		t.Errorf("negative bounds: Validate() = %v", err)
+	}
+}
+
+// The namenode's gRPC server announces the per-connection stream bound in
+// its HTTP/2 SETTINGS: grpc-go's default is no bound at all.
+func TestGRPCStreamsBoundedPerConnection(t *testing.T) {
+	nn := startNN(t, testConfig(t))
+	nc, err := net.DialTimeout("tcp", nn.Addr(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(nc, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(nc, nc)
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("no SETTINGS from the namenode's gRPC server: %v", err)
+		}
+		sf, ok := f.(*http2.SettingsFrame)
+		if !ok || sf.IsAck() {
+			continue
+		}
+		v, ok := sf.Value(http2.SettingMaxConcurrentStreams)
+		if !ok || v != grpcMaxStreams {
+			t.Fatalf("SETTINGS_MAX_CONCURRENT_STREAMS = %d (announced %v), want %d", v, ok, grpcMaxStreams)
+		}
+		return
 	}
 }
