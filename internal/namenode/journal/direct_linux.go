@@ -21,10 +21,12 @@ const directBlock = 4096
 //
 // Direct writes must cover whole aligned blocks, so each write rewrites
 // the last partial block: the bytes already there (acknowledged records)
-// are written again unchanged, followed by the new records and zeros. A
-// torn write of that block leaves each sector old or new; the old bytes
-// equal the new ones where records were acknowledged, and a torn new
-// record fails its CRC and is cut off as an unacknowledged tail.
+// are written again unchanged, followed by the new records and zeros.
+// Buffered segments do the same: fdatasync writes back the whole dirty
+// 4 KiB page, acknowledged bytes included, so a torn write risks nothing
+// here that it does not risk there. A sector left old or new holds the
+// same acknowledged bytes either way, and a torn new record fails its CRC
+// and is cut off as an unacknowledged tail.
 type directFile struct {
 	f    *os.File
 	off  int64  // bytes of records written so far
