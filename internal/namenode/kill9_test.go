@@ -1,6 +1,7 @@
 package namenode
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -71,20 +72,34 @@ func startNNProcess(t *testing.T, bin, config, dir string, n int) *nnProcess {
 // TestKill9DuringCreates starts the real binary, bursts creates from eight
 // goroutines, kills the namenode with SIGKILL in the middle, restarts it
 // and checks that every acknowledged create (and complete) is there.
+// It runs once per way of writing the edit log (edit_log_io).
 func TestKill9DuringCreates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the smarth binary")
 	}
 	bin := buildSmarth(t)
+	for _, mode := range []string{"direct", "buffered"} {
+		t.Run(mode, func(t *testing.T) { kill9DuringCreates(t, bin, mode) })
+	}
+}
+
+func kill9DuringCreates(t *testing.T, bin, editLogIO string) {
 	dir := t.TempDir()
 	config := filepath.Join(dir, "nn.yaml")
 	// auth: simple, said explicitly (the default is secure): the writers
 	// assert their user.
-	yaml := fmt.Sprintf("rpc_addr: 127.0.0.1:0\nhttp_addr: 127.0.0.1:0\nmeta_dir: %s\nsuperuser: hdfs\ncheckpoint_txns: 500\nauth: simple\n", filepath.Join(dir, "meta"))
+	yaml := fmt.Sprintf("rpc_addr: 127.0.0.1:0\nhttp_addr: 127.0.0.1:0\nmeta_dir: %s\nsuperuser: hdfs\ncheckpoint_txns: 500\nauth: simple\nedit_log_io: %s\n", filepath.Join(dir, "meta"), editLogIO)
 	if err := os.WriteFile(config, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := startNNProcess(t, bin, config, dir, 1)
+	// The direct run must really write directly: a silent fallback to
+	// buffered writes would leave the direct path untested here. The
+	// journal is loaded, and its mode logged, before the ready file.
+	logged, _ := os.ReadFile(filepath.Join(dir, "nn-1.log"))
+	if direct := bytes.Contains(logged, []byte("edit log segments are written with direct synchronous I/O")); direct != (editLogIO == "direct") {
+		t.Fatalf("edit_log_io: %s, but the namenode's log says direct writes: %v", editLogIO, direct)
+	}
 	c := dial(t, p.ready.RPC, "hdfs")
 
 	var mu sync.Mutex
