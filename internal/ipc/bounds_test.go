@@ -94,27 +94,39 @@ func readReply(t *testing.T, br *bufio.Reader) replyHeader {
 	return h
 }
 
+// nonReader connects to addr as a client that never reads its replies
+// (a 4 KiB receive buffer) and, in the background, sends n calls each
+// asking for a 128 KiB reply, until the server stops reading them or the
+// connection closes. The connection closes when the test ends.
+func nonReader(t *testing.T, addr string, n int) {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	nc.(*net.TCPConn).SetReadBuffer(4 << 10)
+	frames := make([][]byte, n)
+	for i := range frames {
+		frames[i] = rawCall(t, uint64(i+1), "/big/131072", Header{})
+	}
+	go func() {
+		nc.Write([]byte(Preface))
+		for _, f := range frames {
+			if _, err := nc.Write(f); err != nil {
+				return
+			}
+		}
+	}()
+}
+
 // A client that sends calls and never reads its replies gets
 // backpressure: the server holds at most MaxInFlight unwritten replies
 // for it and stops reading its calls (it queued 300 x 128 KiB before).
 func TestRepliesBoundedForClientThatDoesNotRead(t *testing.T) {
 	const maxInFlight = 8
 	ts := startServer(t, "127.0.0.1:0", nil, ServerOptions{MaxInFlight: maxInFlight})
-	nc, err := net.Dial("tcp", ts.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	nc.(*net.TCPConn).SetReadBuffer(4 << 10)
-	const calls = 300
-	go func() {
-		nc.Write([]byte(Preface))
-		for i := range calls {
-			if _, err := nc.Write(rawCall(t, uint64(i+1), "/big/131072", Header{})); err != nil {
-				return
-			}
-		}
-	}()
+	nonReader(t, ts.addr, 300)
 	maxFrames := 0
 	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		frames, _ := queued(ts.ipc)
@@ -129,20 +141,7 @@ func TestRepliesBoundedForClientThatDoesNotRead(t *testing.T) {
 // the server's reader, waiting for a slot, gives up too.
 func TestWriteTimeoutClosesConnectionOfClientThatDoesNotRead(t *testing.T) {
 	ts := startServer(t, "127.0.0.1:0", nil, ServerOptions{MaxInFlight: 4, writeTimeout: 500 * time.Millisecond})
-	nc, err := net.Dial("tcp", ts.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	nc.(*net.TCPConn).SetReadBuffer(4 << 10)
-	go func() {
-		nc.Write([]byte(Preface))
-		for i := range 100 {
-			if _, err := nc.Write(rawCall(t, uint64(i+1), "/big/131072", Header{})); err != nil {
-				return
-			}
-		}
-	}()
+	nonReader(t, ts.addr, 100)
 	// The connection is registered at once and can go only after the
 	// write timeout: wait to see it, then for it to go.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {

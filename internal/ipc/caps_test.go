@@ -260,20 +260,7 @@ func waitWriterStuck(t *testing.T, s *Server) {
 // reply is written would stop the server for the write timeout.
 func TestClientThatDoesNotReadHoldsNoCallSlot(t *testing.T) {
 	ts := startServer(t, "127.0.0.1:0", nil, ServerOptions{MaxCalls: 1, MaxInFlight: 16})
-	nc, err := net.Dial("tcp", ts.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	nc.(*net.TCPConn).SetReadBuffer(4 << 10)
-	go func() {
-		nc.Write([]byte(Preface))
-		for i := range 100 {
-			if _, err := nc.Write(rawCall(t, uint64(i+1), "/big/131072", Header{})); err != nil {
-				return
-			}
-		}
-	}()
+	nonReader(t, ts.addr, 100)
 	waitWriterStuck(t, ts.ipc)
 	c := NewConn(ts.addr, ClientOptions{})
 	defer c.Close()
