@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"smarth/internal/client"
+	"smarth/internal/syncbuf"
 	"smarth/internal/testcluster"
 )
 
@@ -343,7 +344,7 @@ func TestClusterClientDiesWhileWriting(t *testing.T) {
 // alive with heartbeat packets (acked with seqno -1).
 func TestClusterSlowWriterHeartbeats(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{DataNodes: 3, BlockSize: 1 << 20})
-	var logBuf syncBuffer
+	var logBuf syncbuf.Buffer
 	f := c.Client(t, testcluster.WithConfig(func(cfg *client.Config) {
 		// A heartbeat goes out every IOTimeout/2 and its ack must be back
 		// before IOTimeout: 1 s leaves room for a loaded machine or -race
@@ -378,21 +379,4 @@ func TestClusterSlowWriterHeartbeats(t *testing.T) {
 	if err != nil || len(locs) != 1 || len(locs[0].Hosts) != 3 {
 		t.Fatalf("the pipeline lost nodes while idle: %+v %v", locs, err)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

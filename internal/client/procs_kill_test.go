@@ -22,12 +22,13 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/client"
+	"smarth/internal/syncbuf"
 	"smarth/internal/testcluster"
 )
 
 // pipelineLog collects the writer's "pipeline open" records: the block and
 // its datanodes in pipeline order, as the client connected them.
-type pipelineLog struct{ buf syncBuffer }
+type pipelineLog struct{ buf syncbuf.Buffer }
 
 var dnName = regexp.MustCompile(`\bdn[0-9]+\b`)
 

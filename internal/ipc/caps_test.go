@@ -6,7 +6,6 @@ package ipc
 // deadline against a server that stops reading.
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -22,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/syncbuf"
 )
 
 // waitConns waits until the port counts n open connections.
@@ -114,24 +114,6 @@ func TestConnectionsCappedAcrossGRPCAndIPC(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log sink safe for the mux's goroutine and the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // Refusals are counted, each one, and logged once per interval: a client
 // reconnecting in a loop does not fill the log. A connection that failed
 // its handshake or spoke neither protocol gives its slot back.
@@ -140,7 +122,7 @@ func TestRefusalsCountedAndLoggedOncePerInterval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	m := NewMux(lis, nil, slog.New(slog.NewTextHandler(&log, nil)))
 	m.SetMaxConns(1)
 	go m.Serve()

@@ -1,12 +1,10 @@
 package namenode
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -14,30 +12,13 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/syncbuf"
 )
-
-// lockedBuffer collects a logger's output across the namenode's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // startFromYAML starts a namenode from a hand-written config file's
 // text, decoded over DefaultConfig as `smarth namenode --config` does,
 // and returns it with its log.
-func startFromYAML(t *testing.T, text string) (*NameNode, Config, *lockedBuffer) {
+func startFromYAML(t *testing.T, text string) (*NameNode, Config, *syncbuf.Buffer) {
 	t.Helper()
 	cfg := DefaultConfig()
 	dec := yaml.NewDecoder(strings.NewReader(text))
@@ -48,7 +29,7 @@ func startFromYAML(t *testing.T, text string) (*NameNode, Config, *lockedBuffer)
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	nn, err := New(cfg, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)

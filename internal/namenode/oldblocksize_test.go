@@ -10,6 +10,7 @@ import (
 	"smarth/internal/namenode/journal"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/syncbuf"
 )
 
 // encodeFileAsOlderBuild is a file's image record as builds before the
@@ -122,7 +123,7 @@ func TestOlderBuildsBlockSizeLoadsCapped(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	nn, err := New(cfg, slog.New(slog.NewTextHandler(&log, nil)))
 	if err != nil {
 		t.Fatalf("an older build's image and edits do not load: %v", err)
@@ -176,7 +177,7 @@ func TestOlderBuildsBlockSizeLoadsCapped(t *testing.T) {
 	before := dumpState(nn)
 	nn.Close()
 
-	var log2 lockedBuffer
+	var log2 syncbuf.Buffer
 	nn2, err := New(cfg, slog.New(slog.NewTextHandler(&log2, nil)))
 	if err != nil {
 		t.Fatal(err)

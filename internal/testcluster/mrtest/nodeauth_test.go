@@ -1,38 +1,19 @@
 package mrtest_test
 
 import (
-	"bytes"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/apps"
 	"smarth/internal/nodemanager"
+	"smarth/internal/syncbuf"
 	"smarth/internal/testcluster"
 	"smarth/internal/testcluster/mrtest"
 )
-
-// lockedBuffer is a log sink the node manager's goroutines write to.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestSecureRMRefusesForeignNodeManager: on a secure DFS with a secure
 // resource manager, the cluster's node managers (the service credential)
@@ -44,7 +25,7 @@ func TestSecureRMRefusesForeignNodeManager(t *testing.T) {
 	reg := mapreduce.NewRegistry(apps.All()...)
 	mr := mrtest.Start(t, mrtest.Options{DFS: dfs, Registry: reg}) // waits for its 3 node managers to register
 
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	nc := nodemanager.DefaultConfig()
 	nc.ResourceManager, nc.NameNode, nc.Registry = mr.RM().RPCAddr(), dfs.NameNodeAddr(), reg
 	nc.Hostname, nc.WorkDir, nc.HeartbeatInterval = "rogue", filepath.Join(t.TempDir(), "nm"), 20*time.Millisecond
