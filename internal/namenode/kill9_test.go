@@ -100,6 +100,7 @@ func kill9DuringCreates(t *testing.T, bin, editLogIO string) {
 	if direct := bytes.Contains(logged, []byte("edit log segments are written with direct synchronous I/O")); direct != (editLogIO == "direct") {
 		t.Fatalf("edit_log_io: %s, but the namenode's log says direct writes: %v", editLogIO, direct)
 	}
+	checkSegmentFlags(t, p.ready.PID, editLogIO)
 	c := dial(t, p.ready.RPC, "hdfs")
 
 	var mu sync.Mutex

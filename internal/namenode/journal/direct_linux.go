@@ -22,9 +22,9 @@ const directBlock = 4096
 // Direct writes must cover whole aligned blocks, so each write rewrites
 // the last partial block: the bytes already there (acknowledged records)
 // are written again unchanged, followed by the new records and zeros.
-// Buffered segments do the same: fdatasync writes back the whole dirty
-// 4 KiB page, acknowledged bytes included, so a torn write risks nothing
-// here that it does not risk there. A sector left old or new holds the
+// Buffered segments do the same: fdatasync writes back each dirty
+// file-system block whole, acknowledged bytes included, so a torn write
+// risks nothing here that it does not risk there. A sector left old or new holds the
 // same acknowledged bytes either way, and a torn new record fails its CRC
 // and is cut off as an unacknowledged tail.
 type directFile struct {
@@ -50,6 +50,14 @@ var openDirect = func(name string) (*os.File, error) {
 	return os.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|syscall.O_DIRECT|syscall.O_DSYNC, 0o644)
 }
 
+// probeDirect writes one aligned block of zeros at the start of a new
+// segment; a variable so a test can play a file system that accepts
+// O_DIRECT at open and refuses the writes.
+var probeDirect = func(f *os.File, zeros []byte) error {
+	_, err := f.WriteAt(zeros, 0)
+	return err
+}
+
 // createDirect creates a segment for direct writes, or reports
 // errNoDirect when the file system refuses them (tmpfs before Linux 6.6,
 // some FUSE and network file systems) so the caller can fall back.
@@ -63,8 +71,9 @@ func createDirect(name string) (File, error) {
 	}
 	d := &directFile{f: f, buf: alignedBuf(64 << 10)}
 	// Some file systems accept the flag at open and refuse the first
-	// aligned write; find out now, not on the first acknowledged edit.
-	if _, err := f.WriteAt(d.buf[:directBlock], 0); err != nil {
+	// aligned write (or need a larger alignment than directBlock); find
+	// out now, not on the first acknowledged edit.
+	if err := probeDirect(f, d.buf[:directBlock]); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EOPNOTSUPP) {
 			return nil, fmt.Errorf("%w: %v", errNoDirect, err)
@@ -122,3 +131,7 @@ func (d *directFile) Preallocate(off, n int64) error {
 	}
 	return nil
 }
+
+// direct marks a segment written with direct I/O (for the journal's
+// error hint).
+func (d *directFile) direct() {}

@@ -90,10 +90,20 @@ func TestDirectSegmentsMatchBuffered(t *testing.T) {
 func requireDirect(t *testing.T, j *Journal) {
 	t.Helper()
 	j.mu.Lock()
-	_, direct := j.seg.(*directFile)
+	d, direct := j.seg.(*directFile)
 	j.mu.Unlock()
 	if !direct {
 		t.Fatalf("segment is %T, not written with direct I/O (does %s's file system refuse O_DIRECT?)", j.seg, j.dir)
+	}
+	// The kernel's view of the descriptor: without O_DSYNC a direct write
+	// returns before the device flushes its write cache, and no test that
+	// kills a process would notice (the device's cache outlives it).
+	flags, err := FDFlags(os.Getpid(), int(d.f.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flags&syscall.O_DIRECT == 0 || flags&syscall.O_DSYNC != syscall.O_DSYNC {
+		t.Fatalf("segment descriptor flags %#o lack O_DIRECT (%#o) or O_DSYNC (%#o)", flags, syscall.O_DIRECT, syscall.O_DSYNC)
 	}
 }
 
@@ -128,6 +138,38 @@ func TestDirectRefusedFallsBackToBuffered(t *testing.T) {
 	j.Close()
 	openDirect = orig
 	if _, s, _ := open(t, OS{}, dir); strings.Join(s.all(), ",") != "mkdir /a,mkdir /b" {
+		t.Fatalf("reloaded %v", s.all())
+	}
+}
+
+// A file system that takes O_DIRECT at open but refuses the writes is
+// found by the probe write and falls back too.
+func TestDirectProbeRefusedFallsBackToBuffered(t *testing.T) {
+	orig := probeDirect
+	t.Cleanup(func() { probeDirect = orig })
+	probeDirect = func(*os.File, []byte) error {
+		return &os.PathError{Op: "write", Path: "x", Err: syscall.EINVAL}
+	}
+	var logs bytes.Buffer
+	dir := t.TempDir()
+	j, err := Open(OS{}, dir, testLogger(&logs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := j.Load(&state{}); err != nil {
+		t.Fatal(err)
+	}
+	format(t, j)
+	appendSync(t, j, "mkdir /a")
+	j.mu.Lock()
+	seg := j.seg
+	j.mu.Unlock()
+	if _, ok := seg.(osFile); !ok || !strings.Contains(logs.String(), "refuses direct I/O") {
+		t.Fatalf("segment %T, log %q: want the buffered fallback and its warning", seg, logs.String())
+	}
+	j.Close()
+	probeDirect = orig
+	if _, s, _ := open(t, OS{}, dir); strings.Join(s.all(), ",") != "mkdir /a" {
 		t.Fatalf("reloaded %v", s.all())
 	}
 }

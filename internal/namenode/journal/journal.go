@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -380,6 +381,9 @@ func (j *Journal) flushLocked() {
 	if err != nil {
 		j.err = fmt.Errorf("journal: write edit log: %w", err)
 		j.logger.Error("edit log write failed; no further operation can be acknowledged", "error", err)
+		if _, direct := seg.(interface{ direct() }); direct && errors.Is(err, syscall.EINVAL) {
+			j.logger.Error("the edit log's file system refused a direct write; if it cannot take direct I/O, set edit_log_io: buffered", "dir", j.dir)
+		}
 	} else {
 		j.synced = last
 	}
