@@ -364,3 +364,44 @@ func TestClientWriteTimeoutWhenServerStopsReading(t *testing.T) {
 		t.Errorf("the server accepted %d connections, want 2 (the later call dials anew)", n)
 	}
 }
+
+// One host cannot take the whole port: beyond its own maximum a host's
+// connection is refused while another host's is served, and a host's
+// closed connection gives its slot back.
+func TestConnectionsCappedPerHost(t *testing.T) {
+	ts := startServer(t, "127.0.0.1:0", nil, ServerOptions{})
+	ts.mux.SetMaxConns(100)
+	ts.mux.SetMaxConnsPerHost(2)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	from := func(ip string) *Conn {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+		c := NewConn(ts.addr, ClientOptions{Dial: func(ctx context.Context, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, "tcp", addr)
+		}})
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	a1, a2, a3 := from("127.0.0.1"), from("127.0.0.1"), from("127.0.0.1")
+	for i, c := range []*Conn{a1, a2} {
+		if _, err := stat(ctx, c, "/a"); err != nil {
+			t.Fatalf("connection %d of 2 from one host under a per-host maximum of 2: %v", i+1, err)
+		}
+	}
+	if _, err := stat(ctx, a3, "/a"); status.Code(err) != codes.Unavailable {
+		t.Errorf("a 3rd connection from the host: %v, want Unavailable (refused)", err)
+	}
+	// 127.0.0.2 is another host to the server (all of 127/8 is loopback).
+	if _, err := stat(ctx, from("127.0.0.2"), "/b"); err != nil {
+		t.Errorf("a connection from another host while the first is at its maximum: %v", err)
+	}
+	waitConns(t, ts.mux, 3)
+	a1.Close()
+	waitConns(t, ts.mux, 2)
+	if _, err := stat(ctx, a3, "/c"); err != nil {
+		t.Errorf("the host's 3rd client once one of its connections closed: %v", err)
+	}
+	if ts.mux.Refused() < 1 {
+		t.Errorf("Refused() = %d after refusing a connection beyond the per-host maximum", ts.mux.Refused())
+	}
+}

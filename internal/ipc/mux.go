@@ -24,8 +24,9 @@ import (
 // after the handshake rather than trusting ALPN alone means a client that
 // offers no ALPN still lands on the protocol it speaks.
 //
-// The mux also bounds the connections open on the port (SetMaxConns),
-// gRPC's and IPC's together: it is the one place that sees every
+// The mux also bounds the connections open on the port (SetMaxConns), and
+// those of each peer address (SetMaxConnsPerHost), gRPC's and IPC's
+// together: it is the one place that sees every
 // connection from accept to close, TLS handshakes included, and gRPC has
 // no connection limit of its own (MaxConcurrentStreams bounds streams per
 // connection, not connections).
@@ -41,6 +42,13 @@ type Mux struct {
 	maxConns atomic.Int64 // 0: no bound
 	open     atomic.Int64 // connections accepted and not yet closed
 	refused  atomic.Uint64
+	// maxPerHost bounds the connections of one peer address (0: none),
+	// so that one host, a flood or a leak, cannot take the whole port
+	// from the others: datanodes share it, and a datanode refused for
+	// long enough is declared dead.
+	maxPerHost atomic.Int64
+	hostsMu    sync.Mutex
+	hosts      map[string]int // open connections per peer IP; guarded by hostsMu
 	// The refusal log: at most one line per refusalLogEvery, saying how
 	// many were refused since the last. Only Serve's goroutine uses them.
 	refusalLogged time.Time
@@ -63,6 +71,13 @@ func DefaultMaxConns() int {
 	}
 	return bound
 }
+
+// DefaultMaxConnsPerHost is the bound NewMux sets on the connections of
+// one peer address: a quarter of DefaultMaxConns, so at least four hosts
+// can each hold as many as any one may. A host's processes share one
+// connection each (the smarth client shares it per process), so this is
+// hundreds of processes on one host.
+func DefaultMaxConnsPerHost() int { return max(DefaultMaxConns()/4, 4) }
 
 // refusalLogEvery spaces the log lines about refused connections: a
 // client reconnecting in a loop must not fill the log.
@@ -87,6 +102,8 @@ func NewMux(lis net.Listener, t *tls.Config, logger *slog.Logger) *Mux {
 		grpcL: &chanListener{addr: lis.Addr(), c: make(chan net.Conn), done: make(chan struct{}), muxDone: closed},
 		ipcL:  &chanListener{addr: lis.Addr(), c: make(chan net.Conn), done: make(chan struct{}), muxDone: closed}}
 	m.maxConns.Store(int64(DefaultMaxConns()))
+	m.maxPerHost.Store(int64(DefaultMaxConnsPerHost()))
+	m.hosts = map[string]int{}
 	return m
 }
 
@@ -98,6 +115,11 @@ func NewMux(lis net.Listener, t *tls.Config, logger *slog.Logger) *Mux {
 // once every 10 s. It may be called at any time; connections already
 // open stay.
 func (m *Mux) SetMaxConns(n int) { m.maxConns.Store(int64(max(n, 0))) }
+
+// SetMaxConnsPerHost bounds the connections open from one peer IP address
+// at once (n <= 0: no bound); beyond it a connection is refused as beyond
+// SetMaxConns.
+func (m *Mux) SetMaxConnsPerHost(n int) { m.maxPerHost.Store(int64(max(n, 0))) }
 
 // Conns is the number of connections open on the port.
 func (m *Mux) Conns() int { return int(m.open.Load()) }
@@ -154,11 +176,16 @@ func (m *Mux) Serve() error {
 		// Serve is the only goroutine that adds, so the check and the
 		// add cannot let two connections past the last slot.
 		if n := m.maxConns.Load(); n > 0 && m.open.Load() >= n {
-			m.refuse(c, n)
+			m.refuse(c, "the port has its maximum of connections open", n)
+			continue
+		}
+		host := peerIP(c)
+		if n, ok := m.addHost(host); !ok {
+			m.refuse(c, "the peer has its maximum of connections open", n)
 			continue
 		}
 		m.open.Add(1)
-		go m.route(&countedConn{Conn: c, m: m})
+		go m.route(&countedConn{Conn: c, m: m, host: host})
 	}
 }
 
@@ -166,17 +193,50 @@ func (m *Mux) Serve() error {
 // rather than closed gracefully: the client learns at once (its next
 // read or write fails), and the port keeps no TIME_WAIT state for a
 // client that reconnects in a loop.
-func (m *Mux) refuse(c net.Conn, limit int64) {
+func (m *Mux) refuse(c net.Conn, why string, limit int64) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetLinger(0)
 	}
 	c.Close()
 	total := m.refused.Add(1)
 	if now := time.Now(); now.Sub(m.refusalLogged) >= refusalLogEvery {
-		m.log.Warn("rpc connection refused: the port has its maximum of connections open",
+		m.log.Warn("rpc connection refused: "+why,
 			"peer", c.RemoteAddr().String(), "max_connections", limit,
 			"refused_since_last_logged", total-m.refusedLogged)
 		m.refusalLogged, m.refusedLogged = now, total
+	}
+}
+
+// peerIP is the address a connection comes from, without its port.
+func peerIP(c net.Conn) string {
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	host, _, err := net.SplitHostPort(c.RemoteAddr().String())
+	if err != nil {
+		return c.RemoteAddr().String()
+	}
+	return host
+}
+
+// addHost takes a slot of host's connections, or reports the bound it
+// is at.
+func (m *Mux) addHost(host string) (int64, bool) {
+	n := m.maxPerHost.Load()
+	m.hostsMu.Lock()
+	defer m.hostsMu.Unlock()
+	if n > 0 && int64(m.hosts[host]) >= n {
+		return n, false
+	}
+	m.hosts[host]++
+	return n, true
+}
+
+func (m *Mux) dropHost(host string) {
+	m.hostsMu.Lock()
+	defer m.hostsMu.Unlock()
+	if m.hosts[host]--; m.hosts[host] <= 0 {
+		delete(m.hosts, host)
 	}
 }
 
@@ -186,6 +246,7 @@ func (m *Mux) refuse(c net.Conn, limit int64) {
 type countedConn struct {
 	net.Conn
 	m      *Mux
+	host   string
 	closed atomic.Bool
 }
 
@@ -193,6 +254,7 @@ func (c *countedConn) Close() error {
 	err := c.Conn.Close()
 	if c.closed.CompareAndSwap(false, true) {
 		c.m.open.Add(-1)
+		c.m.dropHost(c.host)
 	}
 	return err
 }

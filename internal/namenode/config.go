@@ -133,6 +133,11 @@ type Config struct {
 	// 0: ipc.DefaultMaxCalls, 1024.
 	RPCMaxConnections int `yaml:"rpc_max_connections"`
 	IPCMaxCalls       int `yaml:"ipc_max_calls"`
+	// RPCMaxConnectionsPerHost caps the connections from one peer address,
+	// so that one host (a flood, a leak) cannot take the port from the
+	// others, datanodes among them. 0: ipc.DefaultMaxConnsPerHost, a
+	// quarter of the port's default.
+	RPCMaxConnectionsPerHost int `yaml:"rpc_max_connections_per_host"`
 	// MaxReplicationStreams bounds the re-replication transfers one
 	// datanode sends at a time (HDFS: dfs.namenode.replication.max-streams).
 	MaxReplicationStreams int `yaml:"max_replication_streams"`
@@ -316,6 +321,9 @@ func (c Config) Validate() error {
 	}
 	if c.RPCMaxConnections < 0 || c.IPCMaxCalls < 0 {
 		bad("rpc_max_connections %d, ipc_max_calls %d: limits cannot be negative (0: the default)", c.RPCMaxConnections, c.IPCMaxCalls)
+	}
+	if c.RPCMaxConnectionsPerHost < 0 {
+		bad("rpc_max_connections_per_host %d: a limit cannot be negative (0: the default)", c.RPCMaxConnectionsPerHost)
 	}
 	if c.MaxReplicationStreams < 1 {
 		bad("max_replication_streams: %d must be at least 1", c.MaxReplicationStreams)

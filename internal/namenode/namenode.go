@@ -235,6 +235,9 @@ func (nn *NameNode) Start() error {
 	if n := nn.cfg.RPCMaxConnections; n > 0 {
 		nn.rpcMux.SetMaxConns(n)
 	}
+	if n := nn.cfg.RPCMaxConnectionsPerHost; n > 0 {
+		nn.rpcMux.SetMaxConnsPerHost(n)
+	}
 	nn.metrics.registerPort(nn.rpcMux)
 	nn.grpc = nn.newGRPCServer(nn.rpcMux.GRPCServerOptions()...)
 	nn.ipc = nn.newIPCServer()

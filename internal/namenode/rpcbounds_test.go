@@ -20,6 +20,7 @@ import (
 func TestRPCMaxConnectionsConfigured(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.RPCMaxConnections = 2
+	cfg.RPCMaxConnectionsPerHost = 100 // the port's bound is the one tested
 	nn := startNN(t, cfg)
 	for i := range 2 {
 		c := dial(t, nn.Addr(), "hdfs")
@@ -52,9 +53,27 @@ func TestRPCMaxConnectionsConfigured(t *testing.T) {
 
 func TestRPCBoundsValidated(t *testing.T) {
 	cfg := testConfig(t)
-	cfg.RPCMaxConnections, cfg.IPCMaxCalls = -1, -1
-	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "rpc_max_connections -1, ipc_max_calls -1") {
+	cfg.RPCMaxConnections, cfg.IPCMaxCalls, cfg.RPCMaxConnectionsPerHost = -1, -1, -1
+	err := cfg.Validate()
+	if err == nil || !strings.Contains(err.Error(), "rpc_max_connections -1, ipc_max_calls -1") ||
+		!strings.Contains(err.Error(), "rpc_max_connections_per_host -1") {
 		t.Errorf("negative bounds: Validate() = %v", err)
+	}
+}
+
+// rpc_max_connections_per_host reaches the port: a host beyond it is
+// refused while the port has room.
+func TestRPCMaxConnectionsPerHostConfigured(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.RPCMaxConnectionsPerHost = 1
+	nn := startNN(t, cfg)
+	c := dial(t, nn.Addr(), "hdfs")
+	if _, err := c.cp.GetFileInfo(c.ctx(), &dfspb.GetFileInfoRequest{Path: "/"}); err != nil {
+		t.Fatalf("the host's first client under rpc_max_connections_per_host 1: %v", err)
+	}
+	c2 := dial(t, nn.Addr(), "hdfs")
+	if _, err := c2.cp.GetFileInfo(c2.ctx(), &dfspb.GetFileInfoRequest{Path: "/"}); err == nil {
+		t.Fatal("the host's second client was served under rpc_max_connections_per_host 1")
 	}
 }
 
