@@ -18,6 +18,7 @@ import (
 
 	"smarth/internal/datatransfer"
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/syncbuf"
 )
 
 // Tests of the in-memory block cache with real datanodes over TCP and the
@@ -41,7 +42,7 @@ func uncacheCmd(ids ...uint64) *dfspb.DatanodeCommand {
 	return &dfspb.DatanodeCommand{Command: &dfspb.DatanodeCommand_Uncache{Uncache: &dfspb.UncacheCommand{BlockIds: ids}}}
 }
 
-func startCachingDataNode(t *testing.T, nn *fakeNameNode, dir string, capacity int64, mutate func(*Config)) (*DataNode, *testLog) {
+func startCachingDataNode(t *testing.T, nn *fakeNameNode, dir string, capacity int64, mutate func(*Config)) (*DataNode, *syncbuf.Buffer) {
 	t.Helper()
 	return startDataNode(t, nn, dir, func(c *Config) {
 		c.CacheCapacity = capacity

@@ -19,28 +19,11 @@ import (
 	"smarth/internal/blocktoken"
 	"smarth/internal/datatransfer"
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/syncbuf"
 )
 
-// testLog collects log output so tests can look for lines.
-type testLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *testLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *testLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // startDataNode starts a datanode on loopback with fast heartbeats.
-func startDataNode(t *testing.T, nn *fakeNameNode, dir string, mutate func(*Config)) (*DataNode, *testLog) {
+func startDataNode(t *testing.T, nn *fakeNameNode, dir string, mutate func(*Config)) (*DataNode, *syncbuf.Buffer) {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Auth = auth.Simple // the fake namenode checks no datanode key
@@ -56,7 +39,7 @@ func startDataNode(t *testing.T, nn *fakeNameNode, dir string, mutate func(*Conf
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	logs := &testLog{}
+	logs := &syncbuf.Buffer{}
 	d, err := New(cfg, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		t.Fatal(err)

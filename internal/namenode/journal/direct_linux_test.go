@@ -107,70 +107,51 @@ func requireDirect(t *testing.T, j *Journal) {
 	}
 }
 
-// A file system that refuses O_DIRECT gets buffered segments and a
-// warning, and loses nothing.
+// A file system that refuses O_DIRECT, at open or at the first write
+// (the probe), gets buffered segments and a warning, and loses nothing.
 func TestDirectRefusedFallsBackToBuffered(t *testing.T) {
-	orig := openDirect
-	t.Cleanup(func() { openDirect = orig })
-	openDirect = func(string) (*os.File, error) {
-		return nil, &os.PathError{Op: "open", Path: "x", Err: syscall.EINVAL}
-	}
-	var logs bytes.Buffer
-	dir := t.TempDir()
-	j, err := Open(OS{}, dir, testLogger(&logs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := j.Load(&state{}); err != nil {
-		t.Fatal(err)
-	}
-	format(t, j)
-	appendSync(t, j, "mkdir /a", "mkdir /b")
-	j.mu.Lock()
-	seg := j.seg
-	j.mu.Unlock()
-	if _, ok := seg.(osFile); !ok {
-		t.Fatalf("segment is %T, want the buffered osFile", seg)
-	}
-	if !strings.Contains(logs.String(), "refuses direct I/O") {
-		t.Fatalf("no warning logged; log: %s", logs.String())
-	}
-	j.Close()
-	openDirect = orig
-	if _, s, _ := open(t, OS{}, dir); strings.Join(s.all(), ",") != "mkdir /a,mkdir /b" {
-		t.Fatalf("reloaded %v", s.all())
-	}
-}
-
-// A file system that takes O_DIRECT at open but refuses the writes is
-// found by the probe write and falls back too.
-func TestDirectProbeRefusedFallsBackToBuffered(t *testing.T) {
-	orig := probeDirect
-	t.Cleanup(func() { probeDirect = orig })
-	probeDirect = func(*os.File, []byte) error {
-		return &os.PathError{Op: "write", Path: "x", Err: syscall.EINVAL}
-	}
-	var logs bytes.Buffer
-	dir := t.TempDir()
-	j, err := Open(OS{}, dir, testLogger(&logs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := j.Load(&state{}); err != nil {
-		t.Fatal(err)
-	}
-	format(t, j)
-	appendSync(t, j, "mkdir /a")
-	j.mu.Lock()
-	seg := j.seg
-	j.mu.Unlock()
-	if _, ok := seg.(osFile); !ok || !strings.Contains(logs.String(), "refuses direct I/O") {
-		t.Fatalf("segment %T, log %q: want the buffered fallback and its warning", seg, logs.String())
-	}
-	j.Close()
-	probeDirect = orig
-	if _, s, _ := open(t, OS{}, dir); strings.Join(s.all(), ",") != "mkdir /a" {
-		t.Fatalf("reloaded %v", s.all())
+	einval := func(op string) error { return &os.PathError{Op: op, Path: "x", Err: syscall.EINVAL} }
+	for _, refuse := range []struct {
+		name  string
+		apply func() (undo func())
+	}{
+		{"at open", func() func() {
+			orig := openDirect
+			openDirect = func(string) (*os.File, error) { return nil, einval("open") }
+			return func() { openDirect = orig }
+		}},
+		{"at the probe write", func() func() {
+			orig := probeDirect
+			probeDirect = func(*os.File, []byte) error { return einval("write") }
+			return func() { probeDirect = orig }
+		}},
+	} {
+		t.Run(refuse.name, func(t *testing.T) {
+			undo := refuse.apply()
+			t.Cleanup(undo)
+			var logs bytes.Buffer
+			dir := t.TempDir()
+			j, err := Open(OS{}, dir, testLogger(&logs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := j.Load(&state{}); err != nil {
+				t.Fatal(err)
+			}
+			format(t, j)
+			appendSync(t, j, "mkdir /a", "mkdir /b")
+			j.mu.Lock()
+			seg := j.seg
+			j.mu.Unlock()
+			if _, ok := seg.(osFile); !ok || !strings.Contains(logs.String(), "refuses direct I/O") {
+				t.Fatalf("segment %T, log %q: want the buffered fallback and its warning", seg, logs.String())
+			}
+			j.Close()
+			undo()
+			if _, s, _ := open(t, OS{}, dir); strings.Join(s.all(), ",") != "mkdir /a,mkdir /b" {
+				t.Fatalf("reloaded %v", s.all())
+			}
+		})
 	}
 }
 
