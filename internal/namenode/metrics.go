@@ -111,7 +111,7 @@ func (m *metrics) registerPort(mux *ipc.Mux) {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "rpc_connections",
 			Help: "Connections open on the RPC port, gRPC and IPC."}, func() float64 { return float64(mux.Conns()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: ns, Name: "rpc_connections_refused_total",
-			Help: "Connections to the RPC port reset at accept because rpc_max_connections were open."},
+			Help: "Connections to the RPC port reset at accept: the port (rpc_max_connections) or the peer (rpc_max_connections_per_host) had its maximum open."},
 			func() float64 { return float64(mux.Refused()) }))
 }
 
