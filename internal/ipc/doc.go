@@ -34,7 +34,8 @@
 // minutes). Across connections: at most MaxCalls (1024) calls handled at
 // once, a reader waiting for a slot while they are taken (server.go), and
 // Mux bounds the connections open on its port, gRPC's and IPC's together
-// (DefaultMaxConns: 4096), closing the ones beyond at accept. A Server
+// (DefaultMaxConns: 4096) and per peer address (DefaultMaxConnsPerHost:
+// 1024), closing the ones beyond at accept. A Server
 // given a listener of its own has no connection bound.
 //
 // Cancellation: a connection that breaks or that the client closes
