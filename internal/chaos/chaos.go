@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"smarth/internal/client"
 	"smarth/internal/cluster"
+	"smarth/internal/pki"
 )
 
 // Options describe a chaos run. Zero values take the defaults named.
@@ -345,7 +347,34 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 }
 
 func (r *run) newClient(mode string) (*client.FileSystem, error) {
-	return client.New(client.Config{NameNode: r.st.NameNode, WriteMode: mode})
+	sec, err := r.security()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(client.Config{NameNode: r.st.NameNode, WriteMode: mode, TokenFile: sec.TokenFile, TLS: sec.TLS})
+}
+
+// security is the credential and CA the run's clients use: the cluster
+// owner's from the home the run was given (--home), as cluster up's own
+// waits use them, unless $SMARTH_TOKEN_FILE / $SMARTH_TLS_CA_FILE name
+// others. Before, a run given --home on a secure cluster found no
+// credential unless $SMARTH_HOME named the same home.
+func (r *run) security() (cluster.Security, error) {
+	sec, err := r.st.Security()
+	if err != nil {
+		return sec, err
+	}
+	if f := os.Getenv(cluster.EnvTokenFile); f != "" {
+		sec.TokenFile = f
+	}
+	if ca := os.Getenv(cluster.EnvCAFile); ca != "" {
+		t, err := pki.ClientConfig(ca)
+		if err != nil {
+			return sec, err
+		}
+		sec.TLS = t
+	}
+	return sec, nil
 }
 
 // faults kills a random daemon, waits, starts it again with the cluster's

@@ -256,7 +256,13 @@ func (r *run) jobWorker(ctx context.Context) {
 	}
 	defer fsys.Close()
 	reg := mapreduce.NewRegistry(apps.All()...)
-	jc, err := jobclient.New(jobclient.Config{ResourceManager: r.st.ResourceManager, FS: mapreduce.DFS(fsys), Registry: reg, PollInterval: 500 * time.Millisecond})
+	sec, err := r.security()
+	if err != nil {
+		r.warn("job worker: %v", err)
+		return
+	}
+	jc, err := jobclient.New(jobclient.Config{ResourceManager: r.st.ResourceManager, FS: mapreduce.DFS(fsys), Registry: reg,
+		TokenFile: sec.TokenFile, TLS: sec.TLS, PollInterval: 500 * time.Millisecond})
 	if err != nil {
 		r.warn("job worker: %v", err)
 		return
