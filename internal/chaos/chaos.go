@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -17,7 +16,6 @@ import (
 
 	"smarth/internal/client"
 	"smarth/internal/cluster"
-	"smarth/internal/pki"
 )
 
 // Options describe a chaos run. Zero values take the defaults named.
@@ -354,28 +352,10 @@ func (r *run) newClient(mode string) (*client.FileSystem, error) {
 	return client.New(client.Config{NameNode: r.st.NameNode, WriteMode: mode, TokenFile: sec.TokenFile, TLS: sec.TLS})
 }
 
-// security is the credential and CA the run's clients use: the cluster
-// owner's from the home the run was given (--home), as cluster up's own
-// waits use them, unless $SMARTH_TOKEN_FILE / $SMARTH_TLS_CA_FILE name
-// others. Before, a run given --home on a secure cluster found no
-// credential unless $SMARTH_HOME named the same home.
-func (r *run) security() (cluster.Security, error) {
-	sec, err := r.st.Security()
-	if err != nil {
-		return sec, err
-	}
-	if f := os.Getenv(cluster.EnvTokenFile); f != "" {
-		sec.TokenFile = f
-	}
-	if ca := os.Getenv(cluster.EnvCAFile); ca != "" {
-		t, err := pki.ClientConfig(ca)
-		if err != nil {
-			return sec, err
-		}
-		sec.TLS = t
-	}
-	return sec, nil
-}
+// security is the credential and CA the run's clients use: those the
+// environment names, else the cluster owner's from the home the run was
+// given (--home), whatever $SMARTH_HOME says.
+func (r *run) security() (cluster.Security, error) { return r.st.ClientSecurity() }
 
 // faults kills a random daemon, waits, starts it again with the cluster's
 // start machinery, and repeats every Interval until ctx ends. One daemon

@@ -52,11 +52,19 @@ type Security struct {
 // cluster's token file for the current OS user and CA when nn is that
 // cluster's namenode.
 func ClientSecurity(nn string) (Security, error) {
-	var s Security
 	var st *State
 	if loaded, err := LoadState(Home()); err == nil && sameAddr(loaded.NameNode, nn) {
 		st = loaded
 	}
+	return st.ClientSecurity()
+}
+
+// ClientSecurity is ClientSecurity's answer for a client of the cluster in
+// st, whatever $SMARTH_HOME names (a tool given --home): the environment's
+// token file and CA when set, else st's. A nil st has only the
+// environment's.
+func (st *State) ClientSecurity() (Security, error) {
+	var s Security
 	s.TokenFile = os.Getenv(EnvTokenFile)
 	if s.TokenFile == "" && st != nil {
 		if u, err := user.Current(); err == nil {
