@@ -33,21 +33,12 @@ for r in $(seq 1 "$R"); do for T in 8 64; do for m in $MODES; do
   stats=$(python3 -c "n=$n1-$n0; print(f'sync_us={($s1-$s0)/n*1e6:.0f} recs_per_sync={($r1-$r0)/n:.2f}' if n else 'sync_us=0 recs_per_sync=0')")
   echo "$m T=$T $ops nn_cpu=$(echo "($b - $a) / $HZ" | bc -l | xargs printf '%.2f') $stats load=$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$C/runs.log"
 done; done; done
-python3 - "$C/runs.log" <<'PY'
-import re, statistics as st, sys
-rows = {}
-for line in open(sys.argv[1]):
-    m = re.match(r'(\w+) T=(\d+) (.*)', line.strip())
-    if m:
-        mode, t, rest = m.groups()
-        rows.setdefault((int(t), mode), []).append(dict(x.split('=') for x in rest.split() if '=' in x))
-print('| threads | op | buffered median ops/s | direct median ops/s | direct / buffered | buffered rounds | direct rounds |')
-print('|---|---|---|---|---|---|---|')
-for t in (8, 64):
-    for op in ('mkdir', 'create', 'stat', 'rename', 'delete'):
-        b = [int(r[op]) for r in rows[(t, 'buffered')]]; d = [int(r[op]) for r in rows[(t, 'direct')]]
-        print(f'| {t} | {op} | {st.median(b):,.0f} | {st.median(d):,.0f} | {st.median(d)/st.median(b):.2f}x '
-              f'| {" ".join(map(str, b))} | {" ".join(map(str, d))} |')
+python3 - "$C/runs.log" "$(cd "$(dirname "$0")" && pwd)" <<'PY'
+import statistics as st, sys
+sys.path.insert(0, sys.argv[2])
+from nnruns import load, ratio_table
+rows = load(sys.argv[1])
+ratio_table(rows, 'buffered', 'direct', 'buffered', 'direct')
 print()
 print('| threads | edit_log_io | mean group commit, us (median of invocations) | records per commit | namenode CPU s per invocation |')
 print('|---|---|---|---|---|')

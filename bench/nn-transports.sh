@@ -25,21 +25,12 @@ for r in $(seq 1 "$R"); do for T in 8 64; do for TR in grpc ipc; do
   cl=$(echo "$out" | awk '/^CLIENT/{printf "%.2f", $2 + $3}')
   echo "$TR T=$T $ops nn_cpu=$(echo "$b - $a" | bc) nn_writes=$((wb - wa)) client_cpu=$cl load=$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$C/runs.log"
 done; done; done
-python3 - "$C/runs.log" <<'PY'
-import re, statistics as st, sys
-rows = {}
-for line in open(sys.argv[1]):
-    m = re.match(r'(\w+) T=(\d+) (.*)', line.strip())
-    if m:
-        tr, t, rest = m.groups()
-        rows.setdefault((int(t), tr), []).append(dict(x.split('=') for x in rest.split() if '=' in x))
-print('| threads | op | gRPC median ops/s | IPC median ops/s | IPC / gRPC | gRPC rounds | IPC rounds |')
-print('|---|---|---|---|---|---|---|')
-for t in (8, 64):
-    for op in ('mkdir', 'create', 'stat', 'rename', 'delete'):
-        g = [int(r[op]) for r in rows[(t, 'grpc')]]; i = [int(r[op]) for r in rows[(t, 'ipc')]]
-        print(f'| {t} | {op} | {st.median(g):,.0f} | {st.median(i):,.0f} | {st.median(i)/st.median(g):.2f}x '
-              f'| {" ".join(map(str, g))} | {" ".join(map(str, i))} |')
+python3 - "$C/runs.log" "$(cd "$(dirname "$0")" && pwd)" <<'PY'
+import statistics as st, sys
+sys.path.insert(0, sys.argv[2])
+from nnruns import load, ratio_table
+rows = load(sys.argv[1])
+ratio_table(rows, 'grpc', 'ipc', 'gRPC', 'IPC')
 print()
 print('| threads | transport | namenode CPU s, range (median) | client CPU s, range (median) | namenode write syscalls | load |')
 print('|---|---|---|---|---|---|')
