@@ -61,8 +61,8 @@ type Mux struct {
 // its HTTP port's connections) still find descriptors when clients hold
 // the rest. Hadoop IPC's ipc.server.max.connections is unbounded (0) by
 // default; here a port is bounded unless its owner says otherwise. An
-// idle connection costs about 70 KiB (a reader goroutine, 32 KiB read and
-// write buffers; more with TLS), so 4096 of them about 300 MiB.
+// idle connection holds a 32 KiB read buffer, a 32 KiB write buffer and a
+// reader goroutine's stack (more with TLS), so 4096 of them over 256 MiB.
 func DefaultMaxConns() int {
 	const bound = 4096
 	var lim syscall.Rlimit
