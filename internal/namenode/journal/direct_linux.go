@@ -65,11 +65,8 @@ var probeDirect = func(f *os.File, zeros []byte) error {
 // some FUSE and network file systems) so the caller can fall back.
 func createDirect(name string) (File, error) {
 	f, err := openDirect(name)
-	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EOPNOTSUPP) {
-		return nil, fmt.Errorf("%w: %v", errNoDirect, err)
-	}
 	if err != nil {
-		return nil, err
+		return nil, refusedDirect(err)
 	}
 	d := &directFile{f: f, buf: alignedBuf(64 << 10)}
 	// Some file systems accept the flag at open and refuse the first
@@ -77,12 +74,18 @@ func createDirect(name string) (File, error) {
 	// out now, not on the first acknowledged edit.
 	if err := probeDirect(f, d.buf[:directBlock]); err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EOPNOTSUPP) {
-			return nil, fmt.Errorf("%w: %v", errNoDirect, err)
-		}
-		return nil, err
+		return nil, refusedDirect(err)
 	}
 	return d, nil
+}
+
+// refusedDirect marks err as the file system refusing direct I/O (EINVAL,
+// EOPNOTSUPP) so that the journal falls back; other errors stay as they are.
+func refusedDirect(err error) error {
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EOPNOTSUPP) {
+		return fmt.Errorf("%w: %v", errNoDirect, err)
+	}
+	return err
 }
 
 func (d *directFile) Read([]byte) (int, error) {
@@ -124,14 +127,7 @@ func (d *directFile) Preallocate(off, n int64) error {
 	if off&(directBlock-1) != 0 || n&(directBlock-1) != 0 {
 		return fmt.Errorf("journal: direct preallocation of [%d, +%d) is not block-aligned", off, n)
 	}
-	for n > 0 {
-		k := min(n, int64(len(directZeros)))
-		if _, err := d.f.WriteAt(directZeros[:k], off); err != nil {
-			return err
-		}
-		off, n = off+k, n-k
-	}
-	return nil
+	return writeZeros(d.f, directZeros, off, n)
 }
 
 // direct marks a segment written with direct I/O (for the journal's

@@ -60,7 +60,10 @@ var zeros = make([]byte, PreallocChunk)
 
 // Preallocate writes zeros over [off, off+n) without moving the write
 // offset; they become durable with the next Sync.
-func (f osFile) Preallocate(off, n int64) error {
+func (f osFile) Preallocate(off, n int64) error { return writeZeros(f.File, zeros, off, n) }
+
+// writeZeros writes [off, off+n) of f from zeros, a chunk at a time.
+func writeZeros(f *os.File, zeros []byte, off, n int64) error {
 	for n > 0 {
 		k := min(n, int64(len(zeros)))
 		if _, err := f.WriteAt(zeros[:k], off); err != nil {
