@@ -249,8 +249,11 @@ func downAndVerify(t *testing.T, m *Manager, name string) {
 	if err != nil {
 		t.Fatalf("down: %v", err)
 	}
-	if len(r.Namespaces) != 5 {
-		t.Errorf("down deleted namespaces %v, want 5", r.Namespaces)
+	if s == nil {
+		t.Fatalf("testbed %s has no state before down", name)
+	}
+	if len(r.Namespaces) != len(s.Namespaces) {
+		t.Errorf("down deleted namespaces %v, want the %d it made", r.Namespaces, len(s.Namespaces))
 	}
 	if left, _ := netns.List(netplan.NetnsPrefix(name)); len(left) > 0 {
 		t.Errorf("namespaces left after down: %v", left)
