@@ -190,3 +190,47 @@ func Fix(root string, mode fs.FileMode, log *slog.Logger) (int, error) {
 	}
 	return n, nil
 }
+
+// Exposed lists (as "path mode") what under root another OS user could
+// read or change by its mode: files with any group or other bit,
+// directories that group or others may list or write (search alone, as
+// Passage grants, reveals nothing but what one can name). skip, if set,
+// leaves out a path and, for a directory, everything under it. Symbolic
+// links are not followed. `smarth` tests use it to check a cluster home;
+// an operator's audit could too.
+func Exposed(root string, skip func(path string) bool) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p != root {
+				return nil
+			}
+			return err
+		}
+		if skip != nil && skip(p) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		open := fi.Mode().Perm() & 0o077
+		if d.IsDir() {
+			open &^= 0o011
+		}
+		if open != 0 {
+			out = append(out, fmt.Sprintf("%s %04o", p, uint32(fi.Mode().Perm())))
+		}
+		return nil
+	})
+	return out, err
+}

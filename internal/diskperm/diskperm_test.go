@@ -246,3 +246,37 @@ func BenchmarkFix10kReplicas(b *testing.B) {
 		}
 	})
 }
+
+// TestExposed: files with any group/other bit and directories others may
+// list or write are reported; a passage (0711) and private paths are not;
+// skipped subtrees are left out.
+func TestExposed(t *testing.T) {
+	root := t.TempDir()
+	for p, m := range map[string]fs.FileMode{"pass": 0o711, "open": 0o755, "grp": 0o770, "conf": 0o755} {
+		if err := os.Mkdir(filepath.Join(root, p), m); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(root, p), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, m := range map[string]fs.FileMode{"pass/a": 0o600, "pass/b": 0o640, "pass/c": 0o604, "conf/x.yaml": 0o644} {
+		if err := os.WriteFile(filepath.Join(root, p), nil, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(root, p), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Exposed(root, func(p string) bool { return p == filepath.Join(root, "conf") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{root + "/grp 0770", root + "/open 0755", root + "/pass/b 0640", root + "/pass/c 0604"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Exposed = %q, want %q", got, want)
+	}
+}
