@@ -114,10 +114,12 @@ func TestFixKeepsWhatIsAllowed(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, "d"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for p, m := range map[string]fs.FileMode{"d": 0o777, "f": 0o777, "d/g": 0o604} {
-		if err := os.WriteFile(filepath.Join(root, p), nil, 0o600); err != nil && !strings.HasSuffix(p, "d") {
+	for _, f := range []string{"f", "d/g"} {
+		if err := os.WriteFile(filepath.Join(root, f), nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
+	}
+	for p, m := range map[string]fs.FileMode{"d": 0o777, "f": 0o777, "d/g": 0o604} {
 		if err := os.Chmod(filepath.Join(root, p), m); err != nil {
 			t.Fatal(err)
 		}
@@ -252,7 +254,7 @@ func BenchmarkFix10kReplicas(b *testing.B) {
 // skipped subtrees are left out.
 func TestExposed(t *testing.T) {
 	root := t.TempDir()
-	for p, m := range map[string]fs.FileMode{"pass": 0o711, "open": 0o755, "grp": 0o770, "conf": 0o755} {
+	for p, m := range map[string]fs.FileMode{"pass": 0o711, "open": 0o755, "grp": 0o770, "drop": 0o733, "conf": 0o755} {
 		if err := os.Mkdir(filepath.Join(root, p), m); err != nil {
 			t.Fatal(err)
 		}
@@ -260,7 +262,7 @@ func TestExposed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for p, m := range map[string]fs.FileMode{"pass/a": 0o600, "pass/b": 0o640, "pass/c": 0o604, "conf/x.yaml": 0o644} {
+	for p, m := range map[string]fs.FileMode{"pass/a": 0o600, "pass/b": 0o640, "pass/c": 0o604, "pass/d": 0o602, "conf/x.yaml": 0o644} {
 		if err := os.WriteFile(filepath.Join(root, p), nil, m); err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +277,7 @@ func TestExposed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{root + "/grp 0770", root + "/open 0755", root + "/pass/b 0640", root + "/pass/c 0604"}
+	want := []string{root + "/drop 0733", root + "/grp 0770", root + "/open 0755", root + "/pass/b 0640", root + "/pass/c 0604", root + "/pass/d 0602"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("Exposed = %q, want %q", got, want)
 	}
