@@ -141,6 +141,12 @@ func Fix(root string, mode fs.FileMode, log *slog.Logger) (int, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	// A sticky directory (/tmp, /var/tmp) is shared by design: a daemon
+	// configured with one as its own directory would take it from
+	// everyone and chmod their files.
+	if fi, err := os.Stat(root); err == nil && fi.Mode()&fs.ModeSticky != 0 {
+		return 0, fmt.Errorf("%s is a shared directory (sticky bit set, as /tmp); give the daemon a directory of its own under it", root)
+	}
 	if err := os.MkdirAll(root, mode); err != nil {
 		return 0, err
 	}

@@ -160,6 +160,31 @@ func TestFixLeavesSymlinkTargets(t *testing.T) {
 	}
 }
 
+// TestFixRefusesSharedDir: a sticky directory such as /tmp named as a
+// daemon's own is refused, naming it, and nothing in it is changed.
+func TestFixRefusesSharedDir(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "tmp")
+	if err := os.Mkdir(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, 0o777|fs.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(root, "someone-elses")
+	if err := os.WriteFile(other, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Fix(root, Dir, nil); err == nil || !strings.Contains(err.Error(), root+" is a shared directory") {
+		t.Fatalf("Fix(sticky %s) = %v; want refused naming it", root, err)
+	}
+	if m := modes(t, root); m["."].Perm() != 0o777 || m["someone-elses"].Perm() != 0o644 {
+		t.Errorf("refused Fix changed modes: %v", m)
+	}
+}
+
 // TestFixSummarizesManyPaths: past warnEach paths, one summary WARN
 // counts the rest instead of a WARN per replica.
 func TestFixSummarizesManyPaths(t *testing.T) {
