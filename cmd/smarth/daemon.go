@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 
 	"gopkg.in/yaml.v3"
+
+	"smarth/internal/diskperm"
 )
 
 // This file holds what `smarth namenode` and `smarth datanode` share: the
@@ -39,7 +41,8 @@ func daemonLogger(path string) (*slog.Logger, io.Closer, error) {
 	if path == "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, nil)), io.NopCloser(nil), nil
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	// The log names users' paths and jobs: the daemon's alone.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, diskperm.File)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -58,7 +61,7 @@ func writeReadyFile(path string, keys map[string]any) error {
 		return err
 	}
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(tmp, append(b, '\n'), diskperm.File); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)

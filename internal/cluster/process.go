@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"smarth/internal/diskperm"
 )
 
 // Ready is what a daemon writes to its ready file once it listens. Each
@@ -63,7 +65,7 @@ func Launch(spec ProcSpec) (*Proc, error) {
 	}
 	for _, f := range []string{spec.ReadyFile, spec.LogFile, spec.OutFile} {
 		if f != "" {
-			if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Dir(f), diskperm.Dir); err != nil {
 				return nil, fmt.Errorf("launch %s: %w", spec.Name, err)
 			}
 		}
@@ -83,7 +85,7 @@ func Launch(spec ProcSpec) (*Proc, error) {
 	cmd := exec.Command(spec.Binary, args...)
 	cmd.Stdin = nil
 	if spec.OutFile != "" {
-		out, err := os.OpenFile(spec.OutFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		out, err := os.OpenFile(spec.OutFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, diskperm.File)
 		if err != nil {
 			return nil, fmt.Errorf("launch %s: %w", spec.Name, err)
 		}

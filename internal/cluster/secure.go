@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"smarth/internal/auth"
+	"smarth/internal/diskperm"
 	"smarth/internal/pki"
 )
 
@@ -122,7 +123,9 @@ func (o *Options) prepareTLS(l layout) error {
 			return err
 		}
 	}
-	return nil
+	// Clients of other OS users read ca.pem by name; the directory, which
+	// also holds the daemons' keys (0600), lists nothing to them.
+	return diskperm.MkdirAll(l.tlsDir(), diskperm.Passage)
 }
 
 // prepareAuth creates a secure cluster's keys (kept if they exist) and

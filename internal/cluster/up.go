@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"smarth/internal/diskperm"
 )
 
 // ErrRunning is returned by Up when every daemon of the home's cluster
@@ -29,14 +31,14 @@ func Up(ctx context.Context, opts Options) (*State, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
+	if err := privateHome(opts.Home, opts.Out); err != nil {
+		return nil, err
+	}
 	if old, err := LoadState(opts.Home); err == nil && slices.ContainsFunc(old.Daemons, func(d Daemon) bool { return d.Running() }) {
 		// Part of it runs (one daemon crashed or was stopped): start
 		// just the missing daemons, as `hdfs --daemon start` would
 		// one by one.
 		return resume(ctx, old, opts)
-	}
-	if err := os.MkdirAll(opts.Home, 0o755); err != nil {
-		return nil, err
 	}
 	var dc *diskCap
 	if opts.Cache.DiskReadRate > 0 {
@@ -146,6 +148,10 @@ func (u *upper) startMapReduce(ctx context.Context, nn string) error {
 	var wg sync.WaitGroup
 	for i := range u.opts.DataNodes {
 		name := fmt.Sprintf("nm%d", i+1)
+		// Its work_dir holds jobs' spills: the node manager's alone.
+		if err := diskperm.MkdirAll(u.l.data(name), diskperm.Dir); err != nil {
+			return err
+		}
 		wg.Go(func() {
 			_, errs[i] = u.start(ctx, name, "nodemanager", Hostname(i), u.opts.Racks[i], u.opts.nodeManagerConfig(u.l, i, nn, rm.RPC))
 		})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"smarth/internal/auth"
+	"smarth/internal/diskperm"
 	"smarth/internal/pki"
 )
 
@@ -47,6 +48,12 @@ type Config struct {
 	PerClientBuffer     int64         `yaml:"per_client_buffer"`     // multi-pipeline: unforwarded bytes per client
 	CacheCapacity       int64         `yaml:"cache_capacity"`        // in-memory block cache, bytes (0 = no caching)
 	SyncOnClose         bool          `yaml:"sync_on_close"`         // fsync replicas on finalize
+
+	// DataDirPerm is data_dir's permission, as HDFS's
+	// dfs.datanode.data.dir.perm (default 700): set at start, and
+	// whatever lies under it loses the bits it does not allow (files also
+	// execute), so no other OS user reads replicas off the disk.
+	DataDirPerm diskperm.Mode `yaml:"data_dir_perm"`
 
 	// ScanBandwidth limits the block scanner's reads, bytes per second.
 	ScanBandwidth int64 `yaml:"scan_bandwidth"`
@@ -126,6 +133,7 @@ func DefaultConfig() Config {
 		IPCAddr:             "127.0.0.1:9867",
 		HTTPAddr:            "127.0.0.1:9864",
 		Rack:                "/default-rack",
+		DataDirPerm:         diskperm.Mode(diskperm.Dir),
 		HeartbeatInterval:   3 * time.Second,
 		BlockReportInterval: time.Hour,
 		ScanInterval:        24 * time.Hour,
@@ -153,6 +161,9 @@ func (c Config) Validate() error {
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data_dir: required"))
+	}
+	if err := c.DataDirPerm.Validate("data_dir_perm"); err != nil {
+		errs = append(errs, err)
 	}
 	if mode, err := auth.ParseMode(c.Auth); err != nil {
 		errs = append(errs, err)

@@ -22,6 +22,7 @@ import (
 
 	"smarth/internal/datanode/memcache"
 	"smarth/internal/datanode/store"
+	"smarth/internal/diskperm"
 	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
 )
@@ -87,6 +88,12 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 	// tells the namenode so.
 	cache := memcache.New(cfg.CacheCapacity)
 	var k *cacher
+	// The data directory is the datanode's alone (data_dir_perm), checked
+	// before the store reads it: replicas an older release wrote 0644
+	// are narrowed now, with a WARN, rather than left readable.
+	if _, err := diskperm.Fix(cfg.DataDir, cfg.DataDirPerm.Perm(), logger.With("key", "data_dir_perm")); err != nil {
+		return nil, fmt.Errorf("datanode: data_dir: %w", err)
+	}
 	st, err := store.Open(cfg.DataDir, store.Options{SyncOnClose: cfg.SyncOnClose,
 		Changed: func(id uint64) {
 			if k != nil { // nil only while the store loads, before anything can be cached

@@ -16,6 +16,7 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
+	"smarth/internal/diskperm"
 	"smarth/internal/ipc"
 	"smarth/internal/namenode/blockmap"
 	"smarth/internal/namenode/journal"
@@ -137,6 +138,11 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 	nn.metrics = newMetrics(nn)
 	nn.unlockMeta = func() error { return nil }
 	if _, real := fs.(journal.OS); real {
+		// meta_dir holds the namespace (every name, owner and block) and
+		// the keys: the namenode's alone, whatever an older release left.
+		if _, err := diskperm.Fix(cfg.MetaDir, diskperm.Dir, logger.With("key", "meta_dir")); err != nil {
+			return nil, fmt.Errorf("namenode: meta_dir: %w", err)
+		}
 		if nn.unlockMeta, err = journal.LockDir(cfg.MetaDir); err != nil {
 			return nil, fmt.Errorf("namenode: meta_dir: %w", err)
 		}

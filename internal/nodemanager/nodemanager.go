@@ -26,6 +26,7 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/client"
+	"smarth/internal/diskperm"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/shuffle"
 	"smarth/internal/pki"
@@ -148,6 +149,12 @@ func New(cfg Config, logger *slog.Logger) (*NodeManager, error) {
 func (nm *NodeManager) Start() error {
 	if err := os.MkdirAll(nm.cfg.WorkDir, 0o755); err != nil {
 		return fmt.Errorf("work_dir: %w", err)
+	}
+	// Task logs hold what users' tasks printed: the node manager's alone
+	// (it serves them over HTTP), narrowed with a WARN where an older
+	// release left them open.
+	if _, err := diskperm.Fix(nm.logDir(), diskperm.Dir, nm.log.With("key", "log_dir")); err != nil {
+		return fmt.Errorf("log_dir: %w", err)
 	}
 	if nm.fs == nil {
 		c, err := client.New(client.Config{NameNode: nm.cfg.NameNode, ClientHost: nm.cfg.Hostname,

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"smarth/internal/diskperm"
 )
 
 // Task attempt logs, as Hadoop's userlogs: every attempt this node runs
@@ -32,7 +34,7 @@ type attemptLog struct {
 // openAttemptLog creates the attempt's log directory and files.
 func openAttemptLog(dir, jobID, attemptID string, limit int64) (*attemptLog, error) {
 	d := filepath.Join(dir, jobID, attemptID)
-	if err := os.MkdirAll(d, 0o755); err != nil {
+	if err := os.MkdirAll(d, diskperm.Dir); err != nil {
 		return nil, fmt.Errorf("task log dir: %w", err)
 	}
 	l := &attemptLog{}
@@ -71,7 +73,7 @@ type cappedFile struct {
 }
 
 func createCapped(path string, limit int64) (*cappedFile, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, diskperm.File)
 	if err != nil {
 		return nil, fmt.Errorf("task log: %w", err)
 	}

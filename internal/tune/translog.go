@@ -8,6 +8,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"smarth/internal/diskperm"
 )
 
 // Record is one line of the transfer log: a block received.
@@ -62,7 +64,7 @@ const DefaultLogMax = 64 << 20
 
 // OpenLog opens (creating) the transfer log at path for appending.
 func OpenLog(path string, maxBytes int64) (*LogWriter, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, diskperm.File)
 	if err != nil {
 		return nil, fmt.Errorf("transfer log: %w", err)
 	}
@@ -105,7 +107,7 @@ func (w *LogWriter) rotate() error {
 	if err := os.Rename(w.path, w.path+".1"); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(w.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(w.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, diskperm.File)
 	if err != nil {
 		w.f = nil
 		return err

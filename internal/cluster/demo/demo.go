@@ -17,6 +17,7 @@ import (
 
 	"smarth/internal/client"
 	"smarth/internal/cluster"
+	"smarth/internal/diskperm"
 )
 
 // Options of a demo run.
@@ -208,10 +209,11 @@ func (d *demo) replication() int { return min(3, d.opts.DataNodes) }
 
 // generate writes size seeded random bytes to path and returns their SHA-256.
 func generate(path string, size int64, seed uint64) (string, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// It lies in the cluster home's data/: private like the rest of it.
+	if err := os.MkdirAll(filepath.Dir(path), diskperm.Dir); err != nil {
 		return "", err
 	}
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, diskperm.File)
 	if err != nil {
 		return "", err
 	}

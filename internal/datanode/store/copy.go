@@ -7,6 +7,8 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+
+	"smarth/internal/diskperm"
 )
 
 // CopyRecovery ends copy-on-truncate recovery of a replica (HDFS's
@@ -140,7 +142,7 @@ func copyPrefix(srcData, srcMeta, dstData, dstMeta string, n int64, bpc int, syn
 		lastSum = binary.BigEndian.AppendUint32(nil, crc32.Checksum(chunk[:partial], castagnoli))
 	}
 	write := func(dst string, from io.Reader, size int64, tail []byte) error {
-		f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, diskperm.File)
 		if err != nil {
 			return err
 		}

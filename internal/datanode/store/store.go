@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"smarth/internal/diskperm"
 )
 
 // State is a replica's state.
@@ -135,7 +137,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	for _, d := range []string{s.finalized, s.rbw, s.tmp} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := os.MkdirAll(d, diskperm.Dir); err != nil {
 			return nil, err
 		}
 	}
@@ -169,7 +171,7 @@ func loadOrCreateID(dir string) (string, error) {
 	v := versionFile{LayoutVersion: 1, DatanodeID: newUUID()}
 	b, _ = json.Marshal(v)
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(tmp, append(b, '\n'), diskperm.File); err != nil {
 		return "", err
 	}
 	return v.DatanodeID, os.Rename(tmp, path)

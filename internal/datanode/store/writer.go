@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"smarth/internal/diskperm"
 )
 
 // Writer appends to one replica. It is used by one goroutine at a time; the
@@ -68,11 +70,11 @@ func (s *Store) create(id, gs uint64, bpc int, temporary, transfer bool) (*Write
 		state, dir = Temporary, s.tmp
 	}
 	r := &replica{Replica: Replica{BlockID: id, GS: gs, State: state, BytesPerChecksum: bpc}, dir: dir}
-	data, err := os.OpenFile(r.dataPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	data, err := os.OpenFile(r.dataPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, diskperm.File)
 	if err != nil {
 		return nil, err
 	}
-	meta, err := os.OpenFile(r.metaPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	meta, err := os.OpenFile(r.metaPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, diskperm.File)
 	if err == nil {
 		_, err = meta.Write(encodeMetaHeader(bpc))
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"syscall"
 	"unsafe"
+
+	"smarth/internal/diskperm"
 )
 
 // directBlock is the alignment of direct writes: offsets, lengths and
@@ -49,7 +51,7 @@ func alignedBuf(n int) []byte {
 // openDirect opens name for direct, synchronous writes; a variable so a
 // test can play a file system without O_DIRECT.
 var openDirect = func(name string) (*os.File, error) {
-	return os.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|syscall.O_DIRECT|syscall.O_DSYNC, 0o644)
+	return os.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|syscall.O_DIRECT|syscall.O_DSYNC, diskperm.File)
 }
 
 // probeDirect writes one aligned block of zeros at the start of a new

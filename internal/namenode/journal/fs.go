@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"smarth/internal/diskperm"
 )
 
 // File is an open file of an FS.
@@ -75,7 +77,7 @@ func writeZeros(f *os.File, zeros []byte, off, n int64) error {
 }
 
 func (OS) Create(name string) (File, error) {
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, diskperm.File)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +109,7 @@ func (OS) Truncate(name string, size int64) error {
 	return err
 }
 
-func (OS) MkdirAll(dir string) error { return os.MkdirAll(dir, 0o755) }
+func (OS) MkdirAll(dir string) error { return os.MkdirAll(dir, diskperm.Dir) }
 
 func (OS) List(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)

@@ -10,17 +10,19 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"smarth/internal/diskperm"
 )
 
 // LockDir takes an exclusive lock on dir (a file "in_use.lock" in it,
 // holding the owner's pid), so that two namenodes never write one edit
 // log. The lock goes away with the process, even after kill -9.
 func LockDir(dir string) (release func() error, err error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, diskperm.Dir); err != nil {
 		return nil, err
 	}
 	path := filepath.Join(dir, "in_use.lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, diskperm.File)
 	if err != nil {
 		return nil, err
 	}
