@@ -194,9 +194,10 @@ func (r *Report) Print(w io.Writer) {
 
 // run is one chaos run's shared state.
 type run struct {
-	o     Options
-	st    *cluster.State
-	start time.Time
+	o      Options
+	st     *cluster.State
+	start  time.Time
+	runCtx context.Context // Run's: the load's operations run under it (opContext)
 
 	mu       sync.Mutex // guards everything below
 	rep      *Report
@@ -306,7 +307,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("chaos: %s of the cluster in %s is not running; start it (smarth cluster up) first", d.Name, st.Home)
 		}
 	}
-	r := &run{o: o, st: st, rep: &Report{Dir: o.Dir, Seed: o.Seed, Ops: map[string]*OpCount{}},
+	r := &run{o: o, st: st, runCtx: ctx, rep: &Report{Dir: o.Dir, Seed: o.Seed, Ops: map[string]*OpCount{}},
 		files: map[int]*ackedFile{}, busy: map[int]bool{}}
 	fsys, err := r.newClient("")
 	if err != nil {

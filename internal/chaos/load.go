@@ -37,17 +37,18 @@ func (r *run) fileWorker(ctx context.Context, w int, mode string) {
 		return
 	}
 	defer fsys.Close()
+	octx := r.opContext(ctx)
 	for ctx.Err() == nil {
 		var ok bool
 		switch n := rng.IntN(3); {
 		case n == 0 && r.numFiles() >= r.o.MaxFiles:
-			ok = r.delete(ctx, rng, fsys) // keeps the data bounded; puts come back below the cap
+			ok = r.delete(octx, rng, fsys) // keeps the data bounded; puts come back below the cap
 		case n == 0 || r.numFiles() < 4:
-			ok = r.put(ctx, rng, fsys)
+			ok = r.put(octx, rng, fsys)
 		case n == 1:
-			ok = r.get(ctx, rng, fsys)
+			ok = r.get(octx, rng, fsys)
 		default:
-			ok = r.rename(ctx, rng, fsys)
+			ok = r.rename(octx, rng, fsys)
 		}
 		if !ok {
 			// A daemon is down: back off as a real client would
@@ -55,6 +56,18 @@ func (r *run) fileWorker(ctx context.Context, w int, mode string) {
 			sleepCtx(ctx, 250*time.Millisecond)
 		}
 	}
+}
+
+// opContext is the context of the load's operations: the run's, not the
+// load phase's, so an operation in flight when the load ends finishes
+// with a verdict instead of being cut off into doubt (a delete cancelled
+// mid-call may or may not have happened). Abandoning the run still
+// cancels it.
+func (r *run) opContext(load context.Context) context.Context {
+	if r.runCtx != nil {
+		return r.runCtx
+	}
+	return load
 }
 
 func (r *run) numFiles() int {
@@ -325,13 +338,14 @@ func (r *run) jobWorker(ctx context.Context) {
 		return
 	}
 	defer jc.Close()
+	octx := r.opContext(ctx)
 	for i := 0; ctx.Err() == nil; i++ {
 		dir := path.Join(r.o.Dir, "jobs", fmt.Sprintf("j%04d", i))
 		var ok bool
 		if i%2 == 0 {
-			ok = r.wordcount(ctx, rng, fsys, jc, dir)
+			ok = r.wordcount(octx, rng, fsys, jc, dir)
 		} else {
-			ok = r.teragen(ctx, rng, fsys, jc, dir)
+			ok = r.teragen(octx, rng, fsys, jc, dir)
 		}
 		if !ok {
 			sleepCtx(ctx, time.Second) // as the file workers' back-off
