@@ -10,20 +10,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"smarth/internal/testenv"
 )
 
-// newNS creates a throwaway namespace with lo up, or skips.
+// newNS creates a throwaway namespace with lo up, or skips (fails under CI).
 func newNS(t *testing.T) string {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("iproute2 (ip) is not installed")
-	}
+	testenv.NeedRoot(t, "create network namespaces")
+	testenv.NeedTools(t, "ip")
 	name := fmt.Sprintf("smarth.unit-netns-%d.a", os.Getpid())
 	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Skipf("cannot create a network namespace here: %v: %s", err, out)
+		testenv.Missing(t, "cannot create a network namespace here: %v: %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
 	if out, err := exec.Command("ip", "-n", name, "link", "set", "lo", "up").CombinedOutput(); err != nil {
