@@ -149,8 +149,11 @@ func killInPipeline(t *testing.T, mode string, pos int) {
 	if got := mustRead(t, f, "/f"); !bytes.Equal(got, want) {
 		t.Fatalf("/f reads %d bytes, not the %d written", len(got), len(want))
 	}
-	// Full replication without the victim: every block has its three
-	// replicas on live datanodes, and each serves the right bytes.
+	// Full replication without the victim: once the namenode has declared
+	// it dead (until then it still lists the victim's replicas of earlier
+	// blocks), every block has its three replicas on live datanodes, and
+	// each serves the right bytes.
+	c.WaitLive(t, n-1)
 	c.WaitReplication(t, "/f", 3)
 	if err := eachReplica(ctx, t, c, "/f", want); err != nil {
 		t.Fatal(err)
