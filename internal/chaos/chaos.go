@@ -184,11 +184,11 @@ func (r *Report) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "unverifiable (delete in doubt, file absent): %d\n", len(r.Unverifiable))
 	for _, l := range r.Unverifiable {
-		l.print(w, "UNVERIFIABLE")
+		l.print(w, "UNVERIFIABLE", r.Faults)
 	}
 	fmt.Fprintf(w, "acknowledged ops lost: %d\n", len(r.Lost))
 	for _, l := range r.Lost {
-		l.print(w, "LOST")
+		l.print(w, "LOST", r.Faults)
 	}
 }
 
@@ -264,7 +264,7 @@ func (r *run) lost(h *history, format string, a ...any) {
 	r.rep.Lost = append(r.rep.Lost, l)
 	r.mu.Unlock()
 	var b strings.Builder
-	l.print(&b, "LOST")
+	l.print(&b, "LOST", nil)
 	r.logf("%s", strings.TrimRight(strings.TrimLeft(b.String(), " "), "\n"))
 }
 

@@ -115,9 +115,18 @@ func TestChaosReportsDeleteOfVanishedFile(t *testing.T) {
 	if err := behind.Delete(ctx, f.path, false); err != nil {
 		t.Fatal(err)
 	}
+	// A fault between the put and the delete is printed in the history.
+	r.rep.Faults = append(r.rep.Faults, Fault{At: time.Now(), Daemon: "namenode", PID: 4242, Down: time.Second})
 	r.deleteFile(ctx, load, f)
 	verifyNow(t, r, load)
 	wantLost(t, r, f.path, "delete found it gone", "delete")
+	var b bytes.Buffer
+	r.rep.Print(&b)
+	put, del := strings.Index(b.String(), "put    "+f.path), strings.Index(b.String(), "delete "+f.path)
+	fault := strings.Index(b.String(), "fault  SIGKILL namenode (pid 4242)")
+	if !(put < fault && fault < del) {
+		t.Fatalf("the fault between the put and the delete is not printed between them:\n%s", b.String())
+	}
 }
 
 // Put content: rewritten with other bytes is lost at the end; deleted, the

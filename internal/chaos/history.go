@@ -33,15 +33,31 @@ type Loss struct {
 
 func (l Loss) String() string { return l.What }
 
-// print writes the loss and its history, one event a line.
-func (l Loss) print(w io.Writer, tag string) {
+// print writes the loss and its history, one event a line, with the
+// faults injected from the history's first event to its last interleaved
+// (a loss is read against the kills around it).
+func (l Loss) print(w io.Writer, tag string, faults []Fault) {
 	fmt.Fprintf(w, "  %s %s\n", tag, l.What)
+	var from, to time.Time
+	if len(l.History) > 0 {
+		from, to = l.History[0].At, l.History[len(l.History)-1].At
+	}
+	fi := 0
+	flush := func(until time.Time) {
+		for ; fi < len(faults) && !faults[fi].At.After(until); fi++ {
+			if f := faults[fi]; !f.At.Before(from) {
+				fmt.Fprintf(w, "      %s fault  SIGKILL %s (pid %d), back after %s\n", f.At.Format("15:04:05.000"), f.Daemon, f.PID, f.Down.Round(10*time.Millisecond))
+			}
+		}
+	}
 	for i, e := range l.History {
 		if i == 1 && l.Dropped > 0 {
 			fmt.Fprintf(w, "      ... %d events left out\n", l.Dropped)
 		}
+		flush(e.At)
 		fmt.Fprintf(w, "      %s\n", e)
 	}
+	flush(to)
 }
 
 // history is a bounded record of a file's operations: the first (its put)
