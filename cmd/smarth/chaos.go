@@ -36,8 +36,13 @@ Every acknowledged operation is recorded with what it promised: a put that
 closed with the SHA-256 of its bytes, a rename with the new name, a SUCCEEDED
 job with its expected output (wordcount's exact counts; teragen's rows and the
 CRC32 sum the job reported). After the load, with every daemon back, each
-promise is checked against what the cluster serves. It prints ops done,
-faults injected and acknowledged ops lost, and exits 1 if any was lost (or a
+promise is checked against what the cluster serves: each file whole under
+its name, every old name of an acknowledged rename absent, every acknowledged
+delete still deleted, every job's output as expected. A file the load owns
+that is found missing during the load (by a get, rename or delete) is lost at
+once. It prints ops done, faults injected, the unverifiable promises (a file
+absent after a delete of it failed without a verdict) and the lost ones, each
+with the history of operations on its file, and exits 1 if any was lost (or a
 get served wrong bytes), 2 on bad usage.
 
 The run works under --dir in the DFS (default /chaos/<start time>) and leaves

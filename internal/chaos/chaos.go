@@ -58,10 +58,18 @@ type Options struct {
 	Stop <-chan struct{}
 
 	// BeforeVerify, if set, runs between the end of the load and the
-	// verification with the run's client, the acknowledged files' paths
-	// and the succeeded jobs' output directories. Tests use it to break a
-	// promise on purpose (the control that shows verification can fail).
-	BeforeVerify func(ctx context.Context, fs *client.FileSystem, files, jobOutputs []string) error
+	// verification with the run's client and the promises to be checked.
+	// Tests use it to break a promise on purpose (the control that shows
+	// verification can fail).
+	BeforeVerify func(ctx context.Context, fs *client.FileSystem, p Promises) error
+}
+
+// Promises are what a run's verification will check, by kind, as paths.
+type Promises struct {
+	Files      []string    // acknowledged puts under their certain names
+	Renamed    [][2]string // acknowledged renames still in force: {old, new}; old must be absent, new whole
+	Deleted    []string    // acknowledged deletes: must stay absent
+	JobOutputs []string    // succeeded jobs' output directories
 }
 
 func (o *Options) setDefaults() {
@@ -121,14 +129,18 @@ type Fault struct {
 
 // Report is what a run did and found.
 type Report struct {
-	Dir      string
-	Seed     uint64
-	Elapsed  time.Duration // load phase
-	Ops      map[string]*OpCount
-	Faults   []Fault
-	Acked    int      // acknowledged operations verified at the end
-	Lost     []string // acknowledged operations whose promise was broken
-	Warnings []string // things worth a look that lose nothing
+	Dir     string
+	Seed    uint64
+	Elapsed time.Duration // load phase
+	Ops     map[string]*OpCount
+	Faults  []Fault
+	Acked   int    // acknowledged operations checked (kept or lost)
+	Lost    []Loss // acknowledged operations whose promise was broken
+	// Unverifiable are promises that could be neither kept nor broken:
+	// an acknowledged put found absent after a delete of it failed in a
+	// way that leaves open whether the namenode applied it.
+	Unverifiable []Loss
+	Warnings     []string // things worth a look that lose nothing
 }
 
 // OpsDone is the number of operations attempted.
@@ -170,23 +182,28 @@ func (r *Report) Print(w io.Writer) {
 	for _, s := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)
 	}
+	fmt.Fprintf(w, "unverifiable (delete in doubt, file absent): %d\n", len(r.Unverifiable))
+	for _, l := range r.Unverifiable {
+		l.print(w, "UNVERIFIABLE", r.Faults)
+	}
 	fmt.Fprintf(w, "acknowledged ops lost: %d\n", len(r.Lost))
-	for _, s := range r.Lost {
-		fmt.Fprintf(w, "  LOST %s\n", s)
+	for _, l := range r.Lost {
+		l.print(w, "LOST", r.Faults)
 	}
 }
 
 // run is one chaos run's shared state.
 type run struct {
-	o     Options
-	st    *cluster.State
-	start time.Time
+	o      Options
+	st     *cluster.State
+	start  time.Time
+	runCtx context.Context // Run's: the load's operations run under it (opContext)
 
 	mu       sync.Mutex // guards everything below
 	rep      *Report
 	files    map[int]*ackedFile // acknowledged files by id
 	busy     map[int]bool       // files a worker is operating on
-	deleted  []string           // paths of acknowledged deletes
+	deleted  []*ackedFile       // acknowledged deletes: path must stay absent
 	jobs     []*ackedJob
 	verified int // promises checked (and kept) before the end: jobs that fell out of KeepJobs
 	nextID   int
@@ -194,16 +211,24 @@ type run struct {
 }
 
 // ackedFile is a put that closed: its bytes' digest, under the name the
-// last acknowledged rename gave it. alt is set when a rename of it failed
-// without a verdict: the file may be under either name. mayBeGone is set
-// when a delete of it failed: it may be gone, or whole.
+// last acknowledged rename gave it. Only the worker that checked it out
+// touches it, so its absence under that name is a loss.
 type ackedFile struct {
-	id        int
-	path      string
-	alt       string
-	mayBeGone bool
-	size      int64
-	sum       [32]byte
+	id   int
+	path string
+	// alt is set when a rename of it to alt failed without a verdict:
+	// the file is under exactly one of path and alt.
+	alt string
+	// old are the names acknowledged renames moved it from: each must be
+	// absent at the end.
+	old []string
+	// delInDoubt is set when a delete of it failed without a verdict: it
+	// is whole, or gone (then the loss cannot be told from the delete,
+	// and the check reports it as unverifiable, not as kept).
+	delInDoubt bool
+	size       int64
+	sum        [32]byte
+	hist       history
 }
 
 func (r *run) logf(format string, a ...any) {
@@ -227,12 +252,29 @@ func (r *run) count(op string, ok bool) {
 	}
 }
 
-func (r *run) lost(format string, a ...any) {
+// lost reports a broken promise with the history of what it was about
+// (nil: none kept).
+func (r *run) lost(h *history, format string, a ...any) {
 	s := fmt.Sprintf(format, a...)
 	r.mu.Lock()
-	r.rep.Lost = append(r.rep.Lost, s)
+	l := Loss{What: s}
+	if h != nil {
+		l = h.loss(s)
+	}
+	r.rep.Lost = append(r.rep.Lost, l)
 	r.mu.Unlock()
-	r.logf("LOST %s", s)
+	var b strings.Builder
+	l.print(&b, "LOST", nil)
+	r.logf("%s", strings.TrimRight(strings.TrimLeft(b.String(), " "), "\n"))
+}
+
+// unverifiable reports a promise that can be neither confirmed nor denied.
+func (r *run) unverifiable(h *history, format string, a ...any) {
+	l := h.loss(fmt.Sprintf(format, a...))
+	r.mu.Lock()
+	r.rep.Unverifiable = append(r.rep.Unverifiable, l)
+	r.mu.Unlock()
+	r.logf("UNVERIFIABLE %s", l.What)
 }
 
 func (r *run) warn(format string, a ...any) {
@@ -265,7 +307,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("chaos: %s of the cluster in %s is not running; start it (smarth cluster up) first", d.Name, st.Home)
 		}
 	}
-	r := &run{o: o, st: st, rep: &Report{Dir: o.Dir, Seed: o.Seed, Ops: map[string]*OpCount{}},
+	r := &run{o: o, st: st, runCtx: ctx, rep: &Report{Dir: o.Dir, Seed: o.Seed, Ops: map[string]*OpCount{}},
 		files: map[int]*ackedFile{}, busy: map[int]bool{}}
 	fsys, err := r.newClient("")
 	if err != nil {
@@ -326,22 +368,38 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return r.rep, err
 	}
 	if o.BeforeVerify != nil {
-		var paths, outs []string
-		for _, f := range r.files {
-			if f.alt == "" && !f.mayBeGone {
-				paths = append(paths, f.path)
-			}
-		}
-		for _, j := range r.jobs {
-			outs = append(outs, j.output)
-		}
-		slices.Sort(paths)
-		if err := o.BeforeVerify(sctx, fsys, paths, outs); err != nil {
+		if err := o.BeforeVerify(sctx, fsys, r.promises()); err != nil {
 			return r.rep, err
 		}
 	}
 	r.verify(sctx, fsys)
 	return r.rep, nil
+}
+
+// promises lists the promises verification will check.
+func (r *run) promises() Promises {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var p Promises
+	for _, f := range r.files {
+		if f.alt != "" || f.delInDoubt {
+			continue
+		}
+		p.Files = append(p.Files, f.path)
+		for _, o := range f.old {
+			p.Renamed = append(p.Renamed, [2]string{o, f.path})
+		}
+	}
+	for _, f := range r.deleted {
+		p.Deleted = append(p.Deleted, f.path)
+	}
+	for _, j := range r.jobs {
+		p.JobOutputs = append(p.JobOutputs, j.output)
+	}
+	slices.Sort(p.Files)
+	slices.SortFunc(p.Renamed, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+	slices.Sort(p.Deleted)
+	return p
 }
 
 func (r *run) newClient(mode string) (*client.FileSystem, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,45 +58,85 @@ func TestChaosLosesNothing(t *testing.T) {
 		}
 	}
 
-	// Control: the same verification, with two promises broken on purpose.
+	// Control: the same verification, with a promise of each kind broken
+	// on purpose behind the load's back.
 	var broken []string
-	rep, err = chaos.Run(ctx, chaos.Options{Home: home, Duration: 10 * time.Second, Interval: 4 * time.Second,
-		MaxDown: time.Second, Seed: 15, Kinds: []string{"datanode"}, MaxFileSize: 256 << 10, Dir: "/chaos/control", Out: &log,
-		BeforeVerify: func(ctx context.Context, fs *client.FileSystem, files, jobs []string) error {
-			if len(files) == 0 || len(jobs) == 0 {
-				t.Fatalf("control: %d acknowledged files, %d job outputs; need one of each to break", len(files), len(jobs))
-			}
-			w, err := fs.Create(ctx, files[0], client.CreateOptions{Overwrite: true})
-			if err != nil {
-				return err
-			}
-			w.Write([]byte("not what was acknowledged"))
-			if err := w.Close(); err != nil {
-				return err
-			}
-			ls, err := fs.List(ctx, jobs[0])
-			if err != nil {
-				return err
-			}
-			for _, e := range ls {
-				if strings.HasPrefix(e.Name, "part-") {
-					broken = append(broken, files[0], jobs[0])
-					return fs.Delete(ctx, e.Path, false)
-				}
-			}
-			t.Fatalf("control: no part file in %s: %+v", jobs[0], ls)
+	rep, err = chaos.Run(ctx, chaos.Options{Home: home, Duration: 15 * time.Second, Interval: 4 * time.Second,
+		MaxDown: time.Second, Seed: 15, Kinds: []string{"datanode"}, MaxFileSize: 256 << 10, MaxFiles: 6, Dir: "/chaos/control", Out: &log,
+		BeforeVerify: func(ctx context.Context, fs *client.FileSystem, p chaos.Promises) error {
+			broken = breakOneOfEach(ctx, t, fs, p)
 			return nil
 		}})
 	if err != nil {
 		t.Fatalf("control run: %v\n%s", err, log.String())
 	}
-	lost := strings.Join(rep.Lost, "\n")
+	sum.Reset()
+	rep.Print(&sum)
+	t.Logf("control:\n%s", sum.String())
+	var lost []string
+	for _, l := range rep.Lost {
+		lost = append(lost, l.What)
+	}
 	for _, b := range broken {
-		if !strings.Contains(lost, b) {
-			t.Errorf("control: %s was broken on purpose and not reported lost; lost:\n%s", b, lost)
+		if !slices.ContainsFunc(lost, func(l string) bool { return strings.Contains(l, b) }) {
+			t.Errorf("control: %s was broken on purpose and not reported lost", b)
 		}
 	}
-	if len(broken) != 2 || len(rep.Lost) != 2 {
-		t.Errorf("control: broke %v, lost %d:\n%s", broken, len(rep.Lost), lost)
+	if len(broken) != 5 || len(rep.Lost) != 5 {
+		t.Errorf("control: broke %v, lost %d", broken, len(rep.Lost))
 	}
+}
+
+// breakOneOfEach breaks one promise of each kind with the run's client,
+// as a lost edit or replica would: an acknowledged put's content, a
+// renamed file's new name, a renamed file's old name (back), an
+// acknowledged delete (undone), a job's output. It returns the paths each
+// loss must name.
+func breakOneOfEach(ctx context.Context, t *testing.T, fs *client.FileSystem, p chaos.Promises) []string {
+	var renamed [][2]string
+	for _, r := range p.Renamed {
+		if len(renamed) < 2 && !slices.ContainsFunc(renamed, func(x [2]string) bool { return x[1] == r[1] }) {
+			renamed = append(renamed, r)
+		}
+	}
+	var plain string
+	for _, f := range p.Files {
+		if !slices.ContainsFunc(renamed, func(x [2]string) bool { return x[1] == f }) {
+			plain = f
+			break
+		}
+	}
+	if len(renamed) < 2 || plain == "" || len(p.Deleted) == 0 || len(p.JobOutputs) == 0 {
+		t.Fatalf("control: promises %+v; need two renamed files, another file, a delete and a job to break", p)
+	}
+	write := func(name, text string, overwrite bool) {
+		w, err := fs.Create(ctx, name, client.CreateOptions{Overwrite: overwrite})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(text))
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(plain, "not what was acknowledged", true)
+	write(renamed[0][0], "back under its old name", false)
+	if err := fs.Delete(ctx, renamed[1][1], false); err != nil {
+		t.Fatal(err)
+	}
+	write(p.Deleted[0], "deleted, and back", false)
+	ls, err := fs.List(ctx, p.JobOutputs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ls {
+		if strings.HasPrefix(e.Name, "part-") {
+			if err := fs.Delete(ctx, e.Path, false); err != nil {
+				t.Fatal(err)
+			}
+			return []string{plain, renamed[0][0], renamed[1][1], p.Deleted[0], p.JobOutputs[0]}
+		}
+	}
+	t.Fatalf("control: no part file in %s: %+v", p.JobOutputs[0], ls)
+	return nil
 }

@@ -37,17 +37,18 @@ func (r *run) fileWorker(ctx context.Context, w int, mode string) {
 		return
 	}
 	defer fsys.Close()
+	octx := r.opContext(ctx)
 	for ctx.Err() == nil {
 		var ok bool
 		switch n := rng.IntN(3); {
 		case n == 0 && r.numFiles() >= r.o.MaxFiles:
-			ok = r.delete(ctx, rng, fsys) // keeps the data bounded; puts come back below the cap
+			ok = r.delete(octx, rng, fsys) // keeps the data bounded; puts come back below the cap
 		case n == 0 || r.numFiles() < 4:
-			ok = r.put(ctx, rng, fsys)
+			ok = r.put(octx, rng, fsys)
 		case n == 1:
-			ok = r.get(ctx, rng, fsys)
+			ok = r.get(octx, rng, fsys)
 		default:
-			ok = r.rename(ctx, rng, fsys)
+			ok = r.rename(octx, rng, fsys)
 		}
 		if !ok {
 			// A daemon is down: back off as a real client would
@@ -55,6 +56,18 @@ func (r *run) fileWorker(ctx context.Context, w int, mode string) {
 			sleepCtx(ctx, 250*time.Millisecond)
 		}
 	}
+}
+
+// opContext is the context of the load's operations: the run's, not the
+// load phase's, so an operation in flight when the load ends finishes
+// with a verdict instead of being cut off into doubt (a delete cancelled
+// mid-call may or may not have happened). Abandoning the run still
+// cancels it.
+func (r *run) opContext(load context.Context) context.Context {
+	if r.runCtx != nil {
+		return r.runCtx
+	}
+	return load
 }
 
 func (r *run) numFiles() int {
@@ -79,8 +92,10 @@ func (r *run) put(ctx context.Context, rng *rand.Rand, fsys *client.FileSystem) 
 		return false
 	}
 	r.count("put", true)
+	f := &ackedFile{id: id, path: p, size: size, sum: sha256.Sum256(data)}
+	f.hist.add("put", fmt.Sprintf("%s (%d bytes)", p, size), nil)
 	r.mu.Lock()
-	r.files[id] = &ackedFile{id: id, path: p, size: size, sum: sha256.Sum256(data)}
+	r.files[id] = f
 	r.mu.Unlock()
 	return true
 }
@@ -130,7 +145,7 @@ func (r *run) checkout(rng *rand.Rand) *ackedFile {
 	defer r.mu.Unlock()
 	var ids []int
 	for id, f := range r.files {
-		if !r.busy[id] && f.alt == "" && !f.mayBeGone {
+		if !r.busy[id] && f.alt == "" && !f.delInDoubt {
 			ids = append(ids, id)
 		}
 	}
@@ -149,18 +164,37 @@ func (r *run) checkin(f *ackedFile) {
 	delete(r.busy, f.id)
 }
 
-// get reads an acknowledged file whole. A read that fails is a failed op;
-// one that returns other bytes is a lost acknowledged put.
+// gone reports f lost at once: no one else touches a worker's file, so
+// "does not exist" under its certain name is never a race. It leaves the
+// file's record so it is not reported again.
+func (r *run) gone(f *ackedFile, op string, err error) {
+	r.lost(&f.hist, "%s (acknowledged put of %d bytes): %s found it gone: %v", f.path, f.size, op, err)
+	r.mu.Lock()
+	delete(r.files, f.id)
+	r.mu.Unlock()
+}
+
 func (r *run) get(ctx context.Context, rng *rand.Rand, fsys *client.FileSystem) bool {
 	f := r.checkout(rng)
 	if f == nil {
 		return r.put(ctx, rng, fsys)
 	}
 	defer r.checkin(f)
+	return r.getFile(ctx, fsys, f)
+}
+
+// getFile reads an acknowledged file whole. A read that fails is a failed
+// op; one that finds no file, or returns other bytes, is a lost
+// acknowledged put.
+func (r *run) getFile(ctx context.Context, fsys *client.FileSystem, f *ackedFile) bool {
 	err := r.readCheck(ctx, fsys, f.path, f.size, f.sum)
 	r.count("get", err == nil)
-	if err == errWrongContent {
-		r.lost("get %s served bytes other than the acknowledged put's", f.path)
+	f.hist.add("get", f.path, err)
+	switch {
+	case err == errWrongContent:
+		r.lost(&f.hist, "get %s served bytes other than the acknowledged put's", f.path)
+	case errors.Is(err, fs.ErrNotExist):
+		r.gone(f, "get", err)
 	}
 	return err == nil
 }
@@ -185,9 +219,6 @@ func (r *run) readCheck(ctx context.Context, fsys *client.FileSystem, p string, 
 	return nil
 }
 
-// rename moves an acknowledged file to a new name. An error leaves its
-// name uncertain (the namenode may have renamed it and died before
-// answering): verification then accepts either name.
 func (r *run) rename(ctx context.Context, rng *rand.Rand, fsys *client.FileSystem) bool {
 	f := r.checkout(rng)
 	if f == nil {
@@ -195,6 +226,15 @@ func (r *run) rename(ctx context.Context, rng *rand.Rand, fsys *client.FileSyste
 	}
 	defer r.checkin(f)
 	dst := path.Join(r.o.Dir, fmt.Sprintf("renamed%d", rng.IntN(4)), fmt.Sprintf("f%06d-r%d", f.id, r.newID()))
+	return r.renameFile(ctx, fsys, f, dst)
+}
+
+// renameFile moves an acknowledged file to dst, a name never used before.
+// Acknowledged, the file must be whole under dst and its old name absent.
+// A source that does not exist is a loss. A failure that may have been
+// applied (the namenode renamed it and died before answering) leaves its
+// name uncertain: verification then accepts either name, but not both.
+func (r *run) renameFile(ctx context.Context, fsys *client.FileSystem, f *ackedFile, dst string) bool {
 	octx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	if err := fsys.Mkdir(octx, path.Dir(dst), 0o755, true); err != nil {
@@ -203,37 +243,60 @@ func (r *run) rename(ctx context.Context, rng *rand.Rand, fsys *client.FileSyste
 	}
 	err := fsys.Rename(octx, f.path, dst)
 	r.count("rename", err == nil)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err == nil {
+	f.hist.add("rename", f.path+" -> "+dst, err)
+	switch {
+	case err == nil:
+		r.mu.Lock()
+		f.old = append(f.old, f.path)
 		f.path = dst
-	} else {
+		r.mu.Unlock()
+	case errors.Is(err, fs.ErrNotExist):
+		r.gone(f, "rename", err)
+	case !notApplied(err):
+		r.mu.Lock()
 		f.alt = dst
+		r.mu.Unlock()
 	}
 	return err == nil
 }
 
-// delete removes an acknowledged file. Acknowledged, the file must stay
-// gone; failed, it may be gone or whole.
 func (r *run) delete(ctx context.Context, rng *rand.Rand, fsys *client.FileSystem) bool {
 	f := r.checkout(rng)
 	if f == nil {
 		return false
 	}
 	defer r.checkin(f)
+	return r.deleteFile(ctx, fsys, f)
+}
+
+// deleteFile removes an acknowledged file. Acknowledged, the file must
+// stay gone. "Does not exist" is a loss (the file was there, and no one
+// else touches it). A failure that may have been applied leaves the file
+// in doubt: whole or gone, and gone cannot then be told from lost.
+func (r *run) deleteFile(ctx context.Context, fsys *client.FileSystem, f *ackedFile) bool {
 	octx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	err := fsys.Delete(octx, f.path, false)
 	r.count("delete", err == nil)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err == nil {
-		delete(r.files, f.id)
-		r.deleted = append(r.deleted, f.path)
-	} else {
-		f.mayBeGone = true
-	}
+	r.recordDelete(f, err)
 	return err == nil
+}
+
+func (r *run) recordDelete(f *ackedFile, err error) {
+	f.hist.add("delete", f.path, err)
+	switch {
+	case err == nil:
+		r.mu.Lock()
+		delete(r.files, f.id)
+		r.deleted = append(r.deleted, f)
+		r.mu.Unlock()
+	case errors.Is(err, fs.ErrNotExist):
+		r.gone(f, "delete", err)
+	case !notApplied(err):
+		r.mu.Lock()
+		f.delInDoubt = true
+		r.mu.Unlock()
+	}
 }
 
 // ackedJob is a job that SUCCEEDED and what its output must hold.
@@ -243,6 +306,13 @@ type ackedJob struct {
 	words           map[string]int64 // wordcount: exact counts
 	rows            int64            // teragen
 	checksum        int64            // teragen: the job's CHECKSUM counter
+	hist            history
+}
+
+// newJob records a job that SUCCEEDED.
+func newJob(j *ackedJob) *ackedJob {
+	j.hist.add("job", fmt.Sprintf("%s %s SUCCEEDED, output %s", j.app, j.id, j.output), nil)
+	return j
 }
 
 // jobWorker runs small jobs one after another, wordcount and teragen in
@@ -268,13 +338,14 @@ func (r *run) jobWorker(ctx context.Context) {
 		return
 	}
 	defer jc.Close()
+	octx := r.opContext(ctx)
 	for i := 0; ctx.Err() == nil; i++ {
 		dir := path.Join(r.o.Dir, "jobs", fmt.Sprintf("j%04d", i))
 		var ok bool
 		if i%2 == 0 {
-			ok = r.wordcount(ctx, rng, fsys, jc, dir)
+			ok = r.wordcount(octx, rng, fsys, jc, dir)
 		} else {
-			ok = r.teragen(ctx, rng, fsys, jc, dir)
+			ok = r.teragen(octx, rng, fsys, jc, dir)
 		}
 		if !ok {
 			sleepCtx(ctx, time.Second) // as the file workers' back-off
@@ -311,7 +382,7 @@ func (r *run) wordcount(ctx context.Context, rng *rand.Rand, fsys *client.FileSy
 	if err != nil {
 		return false
 	}
-	r.addJob(ctx, fsys, &ackedJob{id: res.JobID, app: "wordcount", output: out, words: words, dir: dir})
+	r.addJob(ctx, fsys, newJob(&ackedJob{id: res.JobID, app: "wordcount", output: out, words: words, dir: dir}))
 	return true
 }
 
@@ -323,10 +394,11 @@ func (r *run) teragen(ctx context.Context, rng *rand.Rand, fsys *client.FileSyst
 		return false
 	}
 	t := res.Counters[apps.GroupTera]
+	j := newJob(&ackedJob{id: res.JobID, app: "teragen", output: out, rows: rows, checksum: t[apps.CounterChecksum], dir: dir})
 	if t[apps.CounterRows] != rows {
-		r.lost("job %s (teragen --rows %d) SUCCEEDED reporting %d rows written", res.JobID, rows, t[apps.CounterRows])
+		r.lost(&j.hist, "job %s (teragen --rows %d) SUCCEEDED reporting %d rows written", res.JobID, rows, t[apps.CounterRows])
 	}
-	r.addJob(ctx, fsys, &ackedJob{id: res.JobID, app: "teragen", output: out, rows: rows, checksum: t[apps.CounterChecksum], dir: dir})
+	r.addJob(ctx, fsys, j)
 	return true
 }
 
@@ -349,7 +421,9 @@ func (r *run) addJob(ctx context.Context, fsys *client.FileSystem, j *ackedJob) 
 	what, err := checkJob(octx, fsys, old)
 	switch {
 	case err == errWrongContent:
-		r.lost("job %s (%s) output %s: %s", old.id, old.app, old.output, what)
+		r.lost(&old.hist, "job %s (%s) output %s: %s", old.id, old.app, old.output, what)
+	case errors.Is(err, fs.ErrNotExist):
+		r.lost(&old.hist, "job %s (%s) output %s: gone: %v", old.id, old.app, old.output, err)
 	case err != nil:
 		return // not readable now (a daemon is down): it stays for the final check
 	}
@@ -465,112 +539,4 @@ func checkJob(ctx context.Context, fsys *client.FileSystem, j *ackedJob) (string
 		}
 	}
 	return "", nil
-}
-
-// verify checks every promise, retrying reads that fail (a restarted
-// datanode's replicas may still be coming back) until ctx ends; content
-// that is wrong is lost at once.
-func (r *run) verify(ctx context.Context, fsys *client.FileSystem) {
-	r.mu.Lock()
-	files := make([]*ackedFile, 0, len(r.files))
-	for _, f := range r.files {
-		files = append(files, f)
-	}
-	jobs := slices.Clone(r.jobs)
-	deleted := slices.Clone(r.deleted)
-	early := r.verified
-	r.mu.Unlock()
-	slices.SortFunc(files, func(a, b *ackedFile) int { return a.id - b.id })
-	r.rep.Acked = len(files) + len(jobs) + len(deleted) + early + r.renamesAcked()
-	for _, p := range deleted {
-		if _, err := r.statUntil(ctx, fsys, p); err == nil {
-			r.lost("%s: acknowledged delete, the file is back", p)
-		}
-	}
-	r.logf("verifying %d acknowledged files and %d succeeded jobs", len(files), len(jobs))
-
-	pending := files
-	for round := 0; len(pending) > 0; round++ {
-		var again []*ackedFile
-		var lastErr error
-		for _, f := range pending {
-			err := r.checkFile(ctx, fsys, f)
-			switch {
-			case err == errWrongContent:
-				r.lost("%s (acknowledged put of %d bytes): content differs", f.path, f.size)
-			case err != nil:
-				again, lastErr = append(again, f), err
-			}
-		}
-		pending = again
-		if len(pending) == 0 {
-			break
-		}
-		if ctx.Err() != nil {
-			for _, f := range pending {
-				r.lost("%s (acknowledged put of %d bytes): not readable: %v", f.path, f.size, lastErr)
-			}
-			break
-		}
-		if round == 0 {
-			r.logf("%d files not readable yet (%v); retrying", len(pending), lastErr)
-		}
-		time.Sleep(time.Second) // replicas coming back: a retry, bounded by ctx
-	}
-	for _, j := range jobs {
-		for {
-			what, err := checkJob(ctx, fsys, j)
-			if err == nil {
-				break
-			}
-			if err == errWrongContent {
-				r.lost("job %s (%s) output %s: %s", j.id, j.app, j.output, what)
-				break
-			}
-			if ctx.Err() != nil {
-				r.lost("job %s (%s) output %s: not readable: %v", j.id, j.app, j.output, err)
-				break
-			}
-			time.Sleep(time.Second) // as above
-		}
-	}
-}
-
-// checkFile checks one acknowledged file under its name, or under either
-// name after a rename without a verdict.
-func (r *run) checkFile(ctx context.Context, fsys *client.FileSystem, f *ackedFile) error {
-	if f.mayBeGone {
-		if _, err := r.statUntil(ctx, fsys, f.path); errors.Is(err, fs.ErrNotExist) {
-			return nil // the delete that failed happened after all
-		}
-	}
-	err := r.readCheck(ctx, fsys, f.path, f.size, f.sum)
-	if err == nil || f.alt == "" || err == errWrongContent {
-		return err
-	}
-	if err2 := r.readCheck(ctx, fsys, f.alt, f.size, f.sum); err2 == nil || err2 == errWrongContent {
-		return err2
-	}
-	return err
-}
-
-// statUntil stats p, retrying errors other than "does not exist" until
-// ctx ends (the namenode may still be starting).
-func (r *run) statUntil(ctx context.Context, fsys *client.FileSystem, p string) (client.FileInfo, error) {
-	for {
-		fi, err := fsys.Stat(ctx, p)
-		if err == nil || errors.Is(err, fs.ErrNotExist) || ctx.Err() != nil {
-			return fi, err
-		}
-		sleepCtx(ctx, time.Second)
-	}
-}
-
-func (r *run) renamesAcked() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if c := r.rep.Ops["rename"]; c != nil {
-		return c.OK
-	}
-	return 0
 }

@@ -72,11 +72,12 @@ func rbwSize(c *testcluster.Procs, i int, id uint64) int64 {
 // own record of the pipeline it opened (order included), the namenode's
 // locations of the under-construction block (same nodes), and the victim's
 // replica-being-written file of that block on disk. Afterwards the write
-// completes through pipeline recovery or fails; either way the file is
-// closed (by the writer or by lease recovery), every acknowledged byte
-// reads back, and every replica the namenode lists is read directly from
-// its datanode and matches. The control flips a byte in one listed
-// replica on disk and the same per-replica check must catch it.
+// and close must succeed through pipeline recovery (with recovery
+// disabled, every subtest fails here), the file reads back whole, the
+// namenode must come to list three live replicas of every block, and each
+// replica is read from its own datanode and compared; again after the
+// victim returns with its stale replica. The control flips a byte in one
+// listed replica on disk and the same per-replica check must catch it.
 func TestProcsDatanodeKilledInPipeline(t *testing.T) {
 	for _, mode := range []string{"classic", "multipipeline"} {
 		for pos, name := range []string{"first", "middle", "last"} {
@@ -133,36 +134,38 @@ func killInPipeline(t *testing.T, mode string, pos int) {
 		mode, block, pipe, victim, c.DataNodePID(hostIndex(t, victim)), rbwSize(c, hostIndex(t, victim), block))
 	c.KillDataNode(hostIndex(t, victim))
 
-	var werr error
-	if _, werr = w.Write(want[half:]); werr == nil {
-		werr = w.Close()
+	// Pipeline recovery must carry the write through: the namenode still
+	// has live datanodes for a replacement, and unmodified code completes
+	// every one of these writes. A failure here is the defect under test.
+	if _, err := w.Write(want[half:]); err != nil {
+		t.Fatalf("write after SIGKILL of %s (%s of the pipeline): %v", victim, []string{"first", "middle", "last"}[pos], err)
 	}
-	acked := want
-	if werr != nil {
-		// No hflush was acknowledged: nothing is promised, but the file
-		// must still be closed by lease recovery at a prefix of what was
-		// written.
-		t.Logf("write failed after the kill (allowed): %v", werr)
-		acked = nil
-		c.WaitFor(t, "lease recovery to close /f", func() bool {
-			st, err := f.Stat(ctx, "/f")
-			return err == nil && !st.UnderConstruction
-		})
+	if err := w.Close(); err != nil {
+		t.Fatalf("close after SIGKILL of %s: %v", victim, err)
 	}
-	got := mustRead(t, f, "/f")
-	if len(got) < len(acked) || !bytes.Equal(got, want[:len(got)]) {
-		t.Fatalf("/f reads %d bytes, not the %d acknowledged ones (or not a prefix of what was written)", len(got), len(acked))
+	if st, err := f.Stat(ctx, "/f"); err != nil || st.UnderConstruction || st.Size != int64(len(want)) {
+		t.Fatalf("/f after the write: %+v %v; want closed at %d bytes", st, err, len(want))
 	}
-	if st, err := f.Stat(ctx, "/f"); err != nil || st.UnderConstruction {
-		t.Fatalf("/f after the write: %+v %v; want closed", st, err)
+	if got := mustRead(t, f, "/f"); !bytes.Equal(got, want) {
+		t.Fatalf("/f reads %d bytes, not the %d written", len(got), len(want))
+	}
+	// Full replication without the victim: once the namenode has declared
+	// it dead (until then it still lists the victim's replicas of earlier
+	// blocks), every block has its three replicas on live datanodes, and
+	// each serves the right bytes.
+	c.WaitLive(t, n-1)
+	c.WaitReplication(t, "/f", 3)
+	if err := eachReplica(ctx, t, c, "/f", want); err != nil {
+		t.Fatal(err)
 	}
 	// The killed datanode comes back with its stale replica of the block
 	// (older stamp, shorter): it must never be listed or served.
 	c.RestartDataNode(hostIndex(t, victim))
-	if err := eachReplica(ctx, t, c, "/f", got); err != nil {
+	c.WaitLive(t, n)
+	c.WaitReplication(t, "/f", 3)
+	if err := eachReplica(ctx, t, c, "/f", want); err != nil {
 		t.Fatal(err)
 	}
-
 	// Control: a replica the namenode lists, damaged on disk, fails the
 	// same check.
 	locs, err := f.BlockLocations(ctx, "/f", 0, 1<<40)
@@ -173,7 +176,7 @@ func killInPipeline(t *testing.T, mode string, pos int) {
 	if !corruptFinalized(t, c, hostIndex(t, bad), locs[0].BlockID) {
 		t.Fatalf("control: no finalized replica of block %d on %s to damage", locs[0].BlockID, bad)
 	}
-	if err := eachReplica(ctx, t, c, "/f", got); err == nil {
+	if err := eachReplica(ctx, t, c, "/f", want); err == nil {
 		t.Fatalf("control: a damaged replica on %s passed the per-replica check", bad)
 	} else {
 		t.Logf("control caught it: %v", err)

@@ -53,7 +53,12 @@ func (nn *NameNode) countSafeLocked() {
 	total, safe := 0, 0
 	// A count needs no order: Range spares sorting every block id.
 	nn.state.blocks.Range(func(b *blockmap.Block) bool {
-		if b.State == blockmap.Complete {
+		// A committed block (a file's block before its last, replayed from
+		// the edit log while the file is open) is counted as HDFS counts
+		// it after forcing such blocks complete on load: otherwise a
+		// namenode restarted under a writer leaves safe mode with no
+		// datanode yet registered and fails the writer's next block.
+		if b.State == blockmap.Complete || b.State == blockmap.Committed {
 			total++
 			if b.Count(nn.isLive).Live >= nn.cfg.MinReplication {
 				safe++

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"smarth/internal/testenv"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +16,7 @@ import (
 	"smarth/internal/mapreduce/apps"
 	"smarth/internal/resourcemanager"
 	"smarth/internal/testcluster/mrtest"
+	"smarth/internal/testenv"
 )
 
 // alive reports whether pid is a live (not zombie) process.
@@ -65,9 +64,7 @@ func TestKillStopsStreamingProcessTrees(t *testing.T) {
 	for i := range 2 {
 		os.WriteFile(filepath.Join(lfs.Root, "in", fmt.Sprintf("f%d", i)), []byte("a\nb\n"), 0o644)
 	}
-	if _, err := exec.LookPath("setsid"); err != nil {
-		testenv.SkipOrFail(t, "no setsid for the control")
-	}
+	testenv.NeedTools(t, "setsid") // for the control
 	reg := mapreduce.NewRegistry(apps.AllWith(apps.Options{Out: io.Discard})...)
 	mr := mrtest.Start(t, mrtest.Options{FS: lfs, Registry: reg, Hosts: []string{"n1", "n2"},
 		RM: func(c *resourcemanager.Config) { c.AllowStreaming = true }})

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"smarth/internal/testenv"
 	"strings"
 	"testing"
 	"time"
@@ -16,24 +15,20 @@ import (
 	"smarth/internal/testbed/cgroup"
 	"smarth/internal/testbed/netns"
 	"smarth/internal/testbed/netplan"
+	"smarth/internal/testenv"
 )
 
-// requireNamespaces skips the test unless this machine lets us create
-// network namespaces (root, iproute2, a kernel and container that allow it).
+// requireNamespaces skips the test (fails it under CI) unless this machine
+// lets us create network namespaces (root, iproute2, a kernel and
+// container that allow it).
 func requireNamespaces(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		testenv.SkipOrFail(t, "skipping the testbed integration test: it needs root to create network namespaces (CI runs it as root)")
-	}
-	for _, tool := range []string{"ip", "tc"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			testenv.SkipOrFail(t, "skipping the testbed integration test: iproute2 is not installed (%s not in PATH)", tool)
-		}
-	}
+	testenv.NeedRoot(t, "create network namespaces for the testbed integration test")
+	testenv.NeedTools(t, "ip", "tc") // iproute2
 	cleanStaleTestbeds(t)
 	probe := fmt.Sprintf("smarth.itest-probe-%d.x", os.Getpid())
 	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
-		testenv.SkipOrFail(t, "skipping the testbed integration test: this machine cannot create network namespaces: %v: %s", err, bytes.TrimSpace(out))
+		testenv.Missing(t, "the testbed integration test: this machine cannot create network namespaces: %v: %s", err, bytes.TrimSpace(out))
 	}
 	exec.Command("ip", "netns", "del", probe).Run()
 }
@@ -356,10 +351,10 @@ func TestTestbedDiskCap(t *testing.T) {
 	requireNamespaces(t)
 	work := t.TempDir()
 	if _, err := cgroup.Detect("/proc/self/mountinfo"); err != nil {
-		testenv.SkipOrFail(t, "skipping: %v", err)
+		testenv.Missing(t, "%v", err)
 	}
 	if _, err := cgroup.DeviceOf(work, "/sys/dev/block"); err != nil {
-		testenv.SkipOrFail(t, "skipping: %v", err)
+		testenv.Missing(t, "%v", err)
 	}
 	bin := buildSmarth(t)
 	name := fmt.Sprintf("itest-disk-%d", os.Getpid())

@@ -1,33 +1,51 @@
-// Package testenv decides, for tests, what a missing prerequisite (root,
-// network namespaces, cgroups, a tool CI installs) means: outside CI the
-// test skips and says what it needs; under CI (CI=true, as .ci/run runs)
-// the test fails, because CI provides every prerequisite and a skip there
-// would pass without ever running the check.
+// Package testenv decides what a test does when the machine lacks
+// something the test needs: root, a tool such as iproute2, network
+// namespaces, a cgroup controller, a real block device. Outside CI it
+// skips with the reason, so a developer's laptop stays usable; under
+// CI=true it fails, because .ci/run runs as root on Debian and installs
+// the tools, and a CI run that skipped the test would pass without
+// running it. The webui and webhdfs tests apply the same rule to
+// Chromium, Java, Maven and python3-venv.
+//
+// It leaves to each test the probing itself (what "cannot create a
+// namespace" looks like differs per test).
 package testenv
 
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"testing"
 )
 
-// InCI reports whether the tests run under CI (CI=true).
-func InCI() bool { return os.Getenv("CI") == "true" }
+// CI reports whether the tests run under CI (CI=true, as .ci/run sets).
+func CI() bool { return os.Getenv("CI") == "true" }
 
-// SkipOrFail skips t with the message outside CI and fails it under CI.
-func SkipOrFail(t testing.TB, format string, args ...any) {
+// Missing ends the test for a missing prerequisite: t.Skip outside CI,
+// t.Fatal under CI.
+func Missing(t testing.TB, format string, a ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if InCI() {
-		t.Fatalf("%s (CI=true: CI provides this prerequisite, so a skip would hide the test)", msg)
+	msg := fmt.Sprintf(format, a...)
+	if CI() {
+		t.Fatalf("%s (CI=true: a missing prerequisite fails the test instead of skipping it)", msg)
 	}
 	t.Skip(msg)
 }
 
-// RequireRoot calls SkipOrFail unless the test runs as root.
-func RequireRoot(t testing.TB, why string) {
+// NeedRoot ends the test (Missing) unless it runs as root.
+func NeedRoot(t testing.TB, why string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		SkipOrFail(t, "needs root: %s", why)
+		Missing(t, "needs root to %s", why)
+	}
+}
+
+// NeedTools ends the test (Missing) unless every tool is on PATH.
+func NeedTools(t testing.TB, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			Missing(t, "%s is not installed (not in PATH)", tool)
+		}
 	}
 }

@@ -26,7 +26,7 @@ func need(t *testing.T, tools ...string) {
 	t.Helper()
 	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
-			testenv.SkipOrFail(t, "%s not found: the real-client test needs it (.ci/run installs it)", tool)
+			testenv.Missing(t, "%s not found: the real-client test needs it (.ci/run installs it)", tool)
 		}
 	}
 	if testing.Short() {

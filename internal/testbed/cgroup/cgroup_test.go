@@ -3,9 +3,10 @@ package cgroup
 import (
 	"os"
 	"path/filepath"
-	"smarth/internal/testenv"
 	"strings"
 	"testing"
+
+	"smarth/internal/testenv"
 )
 
 func TestDetect(t *testing.T) {
@@ -98,7 +99,7 @@ func TestDeviceOf(t *testing.T) {
 	dir := t.TempDir()
 	d, err := DeviceOf(dir, links)
 	if err != nil {
-		testenv.SkipOrFail(t, "temp dir is not on a block device here: %v", err)
+		testenv.Missing(t, "temp dir is not on a block device here: %v", err)
 	}
 	os.Symlink(part, filepath.Join(links, d.String()))
 	got, err := DeviceOf(dir, links)
@@ -113,16 +114,14 @@ func TestDeviceOf(t *testing.T) {
 // TestRealV1 creates, limits and removes a real group when the machine
 // has cgroup v1 blkio and the test runs as root.
 func TestRealV1(t *testing.T) {
-	if os.Geteuid() != 0 {
-		testenv.SkipOrFail(t, "needs root to create cgroups")
-	}
+	testenv.NeedRoot(t, "create cgroups")
 	c, err := Detect("/proc/self/mountinfo")
 	if err != nil {
-		testenv.SkipOrFail(t, "no block I/O controller: %v", err)
+		testenv.Missing(t, "no block I/O controller: %v", err)
 	}
 	dev, err := DeviceOf(t.TempDir(), "/sys/dev/block")
 	if err != nil {
-		testenv.SkipOrFail(t, "%v", err)
+		testenv.Missing(t, "%v", err)
 	}
 	group := Base + "/unit-test-" + strings.ReplaceAll(t.Name(), "/", "-") + "/h1"
 	dir, err := c.Create(group)

@@ -7,24 +7,21 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"smarth/internal/testenv"
 	"syscall"
 	"testing"
 	"time"
+
+	"smarth/internal/testenv"
 )
 
-// newNS creates a throwaway namespace with lo up, or skips.
+// newNS creates a throwaway namespace with lo up, or skips (fails under CI).
 func newNS(t *testing.T) string {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		testenv.SkipOrFail(t, "needs root to create network namespaces")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		testenv.SkipOrFail(t, "iproute2 (ip) is not installed")
-	}
+	testenv.NeedRoot(t, "create network namespaces")
+	testenv.NeedTools(t, "ip")
 	name := fmt.Sprintf("smarth.unit-netns-%d.a", os.Getpid())
 	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		testenv.SkipOrFail(t, "cannot create a network namespace here: %v: %s", err, out)
+		testenv.Missing(t, "cannot create a network namespace here: %v: %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
 	if out, err := exec.Command("ip", "-n", name, "link", "set", "lo", "up").CombinedOutput(); err != nil {

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"smarth/internal/testenv"
 	"strings"
 	"testing"
 
@@ -15,6 +14,7 @@ import (
 
 	"smarth/internal/testbed/netns"
 	"smarth/internal/testbed/topo"
+	"smarth/internal/testenv"
 	"smarth/internal/tune"
 	"smarth/internal/tune/ga"
 )
@@ -130,7 +130,7 @@ func inNewNetns(t *testing.T, f func()) {
 		done <- nil
 	}()
 	if err := <-done; err != nil {
-		testenv.SkipOrFail(t, "cannot create a network namespace: %v", err)
+		testenv.Missing(t, "cannot create a network namespace: %v", err)
 	}
 }
 
@@ -138,9 +138,7 @@ func inNewNetns(t *testing.T, f func()) {
 // own copy of; busy_read/busy_poll are not among them on this kernel
 // (which is why they are left out there).
 func TestSysctlSpacePerNetnsExistsInANamespace(t *testing.T) {
-	if os.Geteuid() != 0 {
-		testenv.SkipOrFail(t, "needs root to create a network namespace")
-	}
+	testenv.NeedRoot(t, "create a network namespace")
 	missing, writable := map[string]bool{}, map[string]bool{}
 	inNewNetns(t, func() {
 		for _, g := range append(SysctlSpace(true), SysctlSpace(false)...) {
@@ -172,15 +170,11 @@ func TestSysctlSpacePerNetnsExistsInANamespace(t *testing.T) {
 // only, with the revert file written first, and puts them back after the
 // measurement; the host's own values never change.
 func TestSysctlsChangeOnlyInsideTheNamespace(t *testing.T) {
-	if os.Geteuid() != 0 {
-		testenv.SkipOrFail(t, "needs root to create a network namespace")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		testenv.SkipOrFail(t, "needs iproute2")
-	}
+	testenv.NeedRoot(t, "create a network namespace")
+	testenv.NeedTools(t, "ip") // iproute2
 	name := fmt.Sprintf("smarth-tunetest-%d", os.Getpid())
 	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		testenv.SkipOrFail(t, "ip netns add: %v: %s", err, out)
+		testenv.Missing(t, "ip netns add: %v: %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
 	const key = "net.ipv4.tcp_rmem"
