@@ -52,6 +52,7 @@ State is kept in --state-dir so that "down" cleans up even after a crash.`,
   sudo smarth testbed check
   sudo smarth testbed exec client -- smarth fs put big.dat /big.dat
   sudo smarth testbed shape dn3 --nic 50mbit
+  sudo smarth testbed partition rack:rack-b --for 60s
   sudo smarth testbed down`,
 	}
 	pf := c.PersistentFlags()
@@ -59,7 +60,8 @@ State is kept in --state-dir so that "down" cleans up even after a crash.`,
 	pf.StringVar(&f.workDir, "work-dir", testbed.DefaultWorkRoot, "where testbed configs, data and logs live (one directory per testbed)")
 	pf.BoolVarP(&f.verbose, "verbose", "v", false, "print every ip/tc command")
 	c.AddCommand(newTestbedUpCmd(f), newTestbedDownCmd(f), newTestbedStatusCmd(f), newTestbedExecCmd(f),
-		newTestbedShapeCmd(f), newTestbedCheckCmd(f), newTestbedEnterCmd(), newTestbedDelayProxyCmd())
+		newTestbedShapeCmd(f), newTestbedPartitionCmd(f), newTestbedHealCmd(f), newTestbedCheckCmd(f),
+		newTestbedEnterCmd(), newTestbedDelayProxyCmd())
 	return c
 }
 

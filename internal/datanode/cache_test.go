@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"smarth/internal/testenv"
 	"strings"
 	"sync"
 	"testing"
@@ -421,7 +422,7 @@ func TestDropCacheBehindReads(t *testing.T) {
 	writeBlock(t, 8, 1, data, d)
 	path := blockFile(d, 8)
 	if r, n := residentPages(t, path); r == 0 {
-		t.Skipf("the written block is not in the page cache (%d of %d pages): nothing to measure here", r, n)
+		testenv.SkipOrFail(t, "the written block is not in the page cache (%d of %d pages): nothing to measure here", r, n)
 	}
 	mustRead(t, d, 8, 1, data)
 	// The datanode drops the pages once it sees the reader hang up.
@@ -431,8 +432,19 @@ func TestDropCacheBehindReads(t *testing.T) {
 	})
 }
 
+// A control datanode without drop-behind writes the same kind of block on
+// the same file system first: its pages must be resident, or this file
+// system never kept written pages and "dropped" would prove nothing. They
+// must still be resident once the drop-behind datanode's pages are gone, so
+// what dropped them was the datanode, not memory pressure.
 func TestDropCacheBehindWrites(t *testing.T) {
 	nn := startFakeNameNode(t)
+	ctl, _ := startDataNode(t, nn, "", nil)
+	writeBlock(t, 19, 1, randomData(1<<20, 19), ctl)
+	ctlPath := blockFile(ctl, 19)
+	if r, n := residentPages(t, ctlPath); r < n {
+		testenv.SkipOrFail(t, "a block written without drop-behind has %d of %d pages in the page cache: this file system does not keep written pages, nothing to measure here", r, n)
+	}
 	d, _ := startDataNode(t, nn, "", func(c *Config) { c.DropCacheBehindWrites = true })
 	writeBlock(t, 9, 1, randomData(1<<20, 9), d)
 	path := blockFile(d, 9)
@@ -440,6 +452,9 @@ func TestDropCacheBehindWrites(t *testing.T) {
 		r, _ := residentPages(t, path)
 		return r == 0
 	})
+	if r, n := residentPages(t, ctlPath); r < n {
+		t.Fatalf("the control block (no drop-behind) lost %d of %d pages too: the drop is not the datanode's doing", n-r, n)
+	}
 }
 
 // With a page_cache_budget, a read block stays in the page cache while it
@@ -455,7 +470,7 @@ func TestPageCacheBudgetKeepsRecentReads(t *testing.T) {
 	writeBlock(t, 11, 1, b, d)
 	pathA := blockFile(d, 10)
 	if r, n := residentPages(t, pathA); r == 0 {
-		t.Skipf("the written block is not in the page cache (%d of %d pages): nothing to measure here", r, n)
+		testenv.SkipOrFail(t, "the written block is not in the page cache (%d of %d pages): nothing to measure here", r, n)
 	}
 	mustRead(t, d, 10, 1, a)
 	time.Sleep(2 * dropRetryDelay) // what a budget-0 datanode would wait before its second drop

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"smarth/internal/testenv"
 	"strconv"
 	"strings"
 	"syscall"
@@ -65,7 +66,7 @@ func TestKillStopsStreamingProcessTrees(t *testing.T) {
 		os.WriteFile(filepath.Join(lfs.Root, "in", fmt.Sprintf("f%d", i)), []byte("a\nb\n"), 0o644)
 	}
 	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("no setsid for the control")
+		testenv.SkipOrFail(t, "no setsid for the control")
 	}
 	reg := mapreduce.NewRegistry(apps.AllWith(apps.Options{Out: io.Discard})...)
 	mr := mrtest.Start(t, mrtest.Options{FS: lfs, Registry: reg, Hosts: []string{"n1", "n2"},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"smarth/internal/testenv"
 	"strings"
 	"testing"
 	"time"
@@ -22,17 +23,17 @@ import (
 func requireNamespaces(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("skipping the testbed integration test: it needs root to create network namespaces (CI runs it as root)")
+		testenv.SkipOrFail(t, "skipping the testbed integration test: it needs root to create network namespaces (CI runs it as root)")
 	}
 	for _, tool := range []string{"ip", "tc"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipping the testbed integration test: iproute2 is not installed (%s not in PATH)", tool)
+			testenv.SkipOrFail(t, "skipping the testbed integration test: iproute2 is not installed (%s not in PATH)", tool)
 		}
 	}
 	cleanStaleTestbeds(t)
 	probe := fmt.Sprintf("smarth.itest-probe-%d.x", os.Getpid())
 	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
-		t.Skipf("skipping the testbed integration test: this machine cannot create network namespaces: %v: %s", err, bytes.TrimSpace(out))
+		testenv.SkipOrFail(t, "skipping the testbed integration test: this machine cannot create network namespaces: %v: %s", err, bytes.TrimSpace(out))
 	}
 	exec.Command("ip", "netns", "del", probe).Run()
 }
@@ -248,8 +249,11 @@ func downAndVerify(t *testing.T, m *Manager, name string) {
 	if err != nil {
 		t.Fatalf("down: %v", err)
 	}
-	if len(r.Namespaces) != 5 {
-		t.Errorf("down deleted namespaces %v, want 5", r.Namespaces)
+	if s == nil {
+		t.Fatalf("testbed %s has no state before down", name)
+	}
+	if len(r.Namespaces) != len(s.Namespaces) {
+		t.Errorf("down deleted namespaces %v, want the %d it made", r.Namespaces, len(s.Namespaces))
 	}
 	if left, _ := netns.List(netplan.NetnsPrefix(name)); len(left) > 0 {
 		t.Errorf("namespaces left after down: %v", left)
@@ -352,10 +356,10 @@ func TestTestbedDiskCap(t *testing.T) {
 	requireNamespaces(t)
 	work := t.TempDir()
 	if _, err := cgroup.Detect("/proc/self/mountinfo"); err != nil {
-		t.Skipf("skipping: %v", err)
+		testenv.SkipOrFail(t, "skipping: %v", err)
 	}
 	if _, err := cgroup.DeviceOf(work, "/sys/dev/block"); err != nil {
-		t.Skipf("skipping: %v", err)
+		testenv.SkipOrFail(t, "skipping: %v", err)
 	}
 	bin := buildSmarth(t)
 	name := fmt.Sprintf("itest-disk-%d", os.Getpid())

@@ -38,6 +38,7 @@ type State struct {
 	Tool         string         `json:"tool"`   // runs helpers (enter, delayproxy)
 	Daemons      []DaemonState  `json:"daemons,omitempty"`
 	Proxies      []ProxyState   `json:"proxies,omitempty"`
+	Cuts         []Cut          `json:"cuts,omitempty"` // partitions in force
 
 	path string // the state file
 }

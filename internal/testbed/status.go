@@ -30,6 +30,9 @@ func WriteStatus(w io.Writer, s *State) {
 	if s.Cgroup != nil {
 		fmt.Fprintf(w, "disk caps: cgroup %s on device %s\n", s.Cgroup.Kind, s.Cgroup.Device)
 	}
+	for _, c := range s.Cuts {
+		fmt.Fprintf(w, "PARTITIONED: %s is cut off (smarth testbed heal %s:%s)\n", c, c.Kind, c.Name)
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "rack\tsubnet\tuplink\tbridge (in "+netplan.Names{Testbed: s.Name}.Core()+")")

@@ -20,9 +20,6 @@ import (
 // lease through a datanode, and the file closes at a length that every
 // replica agrees on, with the bytes written up to it.
 func TestE2EClientDiesWhileWriting(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a cluster")
-	}
 	c := testcluster.Start(t, testcluster.Options{DataNodes: 3, LeaseSoftLimit: 500 * time.Millisecond, LeaseHardLimit: 1500 * time.Millisecond})
 	ctx := context.Background()
 	data := make([]byte, 1<<20+300<<10)
@@ -65,9 +62,6 @@ func TestE2EClientDiesWhileWriting(t *testing.T) {
 // namenode restart; safe mode ends once the datanodes report, and the
 // files read back.
 func TestE2ERestartNameNode(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a cluster")
-	}
 	c := testcluster.Start(t, testcluster.Options{DataNodes: 3})
 	ctx := context.Background()
 	fs := c.Client(t)

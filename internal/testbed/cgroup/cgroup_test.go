@@ -3,6 +3,7 @@ package cgroup
 import (
 	"os"
 	"path/filepath"
+	"smarth/internal/testenv"
 	"strings"
 	"testing"
 )
@@ -97,7 +98,7 @@ func TestDeviceOf(t *testing.T) {
 	dir := t.TempDir()
 	d, err := DeviceOf(dir, links)
 	if err != nil {
-		t.Skipf("temp dir is not on a block device here: %v", err)
+		testenv.SkipOrFail(t, "temp dir is not on a block device here: %v", err)
 	}
 	os.Symlink(part, filepath.Join(links, d.String()))
 	got, err := DeviceOf(dir, links)
@@ -113,15 +114,15 @@ func TestDeviceOf(t *testing.T) {
 // has cgroup v1 blkio and the test runs as root.
 func TestRealV1(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to create cgroups")
+		testenv.SkipOrFail(t, "needs root to create cgroups")
 	}
 	c, err := Detect("/proc/self/mountinfo")
 	if err != nil {
-		t.Skipf("no block I/O controller: %v", err)
+		testenv.SkipOrFail(t, "no block I/O controller: %v", err)
 	}
 	dev, err := DeviceOf(t.TempDir(), "/sys/dev/block")
 	if err != nil {
-		t.Skipf("%v", err)
+		testenv.SkipOrFail(t, "%v", err)
 	}
 	group := Base + "/unit-test-" + strings.ReplaceAll(t.Name(), "/", "-") + "/h1"
 	dir, err := c.Create(group)

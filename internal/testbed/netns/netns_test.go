@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"smarth/internal/testenv"
 	"syscall"
 	"testing"
 	"time"
@@ -16,14 +17,14 @@ import (
 func newNS(t *testing.T) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces")
+		testenv.SkipOrFail(t, "needs root to create network namespaces")
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("iproute2 (ip) is not installed")
+		testenv.SkipOrFail(t, "iproute2 (ip) is not installed")
 	}
 	name := fmt.Sprintf("smarth.unit-netns-%d.a", os.Getpid())
 	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Skipf("cannot create a network namespace here: %v: %s", err, out)
+		testenv.SkipOrFail(t, "cannot create a network namespace here: %v: %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
 	if out, err := exec.Command("ip", "-n", name, "link", "set", "lo", "up").CombinedOutput(); err != nil {

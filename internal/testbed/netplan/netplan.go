@@ -316,3 +316,86 @@ func or(r topo.Rate) topo.Rate {
 	}
 	return r
 }
+
+// Partitions. This kernel has neither netem nor tc's drop action
+// (act_gact), so a cut replaces the leaf queue of every class on both ends
+// of a link with a pfifo of length 0: each packet is dropped as it is
+// queued, in both directions, with no RST and no ICMP, as behind a dead
+// switch port or a firewall's DROP. Connections then hang until their
+// peers' timeouts notice, which is what a real partition does to a
+// cluster. A heal puts the ordinary leaves back; the htb classes, and so
+// the host's rates, are never touched.
+
+// hostLeaves are the classes of a host's tree that carry traffic, with
+// the handles their leaf queues take.
+var hostLeaves = []struct{ parent, handle string }{{classSame, "10:"}, {classCross, "20:"}, {classOther, "30:"}}
+
+// blackhole is the leaf that drops every packet; fifo is the leaf a heal
+// puts back: the pfifo that htb gives a class by itself is as long as the
+// device's txqueuelen (1000 on the testbed's veths). The limit is spelled
+// out because tc's replace of a pfifo by a pfifo changes the queue in
+// place and keeps a limit it is not given, 0 included.
+var (
+	blackhole = []string{"pfifo", "limit", "0"}
+	fifo      = []string{"pfifo", "limit", "1000"}
+)
+
+// Partition cuts host h off from every other host, both directions.
+func Partition(t *topo.Topology, h *topo.Host) []Cmd {
+	var cmds []Cmd
+	for _, s := range hostSides(t, h) {
+		for _, l := range hostLeaves {
+			cmds = append(cmds, append(tcn(s.NS, "qdisc", "replace", "dev", s.Dev, "parent", l.parent, "handle", l.handle), blackhole...))
+		}
+	}
+	return cmds
+}
+
+// Heal undoes Partition: plain fifo leaves again (netem leaves where the
+// host's uploads are delayed).
+func Heal(t *topo.Topology, h *topo.Host, opt Options) []Cmd {
+	var cmds []Cmd
+	for i, s := range hostSides(t, h) {
+		delayed := i == 0 && opt.Netem && h.Shape.Delayed()
+		for _, l := range hostLeaves {
+			if delayed && l.parent != classOther {
+				continue
+			}
+			cmds = append(cmds, append(tcn(s.NS, "qdisc", "replace", "dev", s.Dev, "parent", l.parent, "handle", l.handle), fifo...))
+		}
+		if delayed {
+			cmds = append(cmds, s.Delay(h.Shape)...)
+		}
+	}
+	return cmds
+}
+
+// hostSides are host h's uploads (its eth0) and downloads (its bridge
+// port in the core namespace), in that order.
+func hostSides(t *topo.Topology, h *topo.Host) [2]Side {
+	n := Names{t.Name}
+	return [2]Side{
+		{NS: n.Host(h.Name), Dev: HostDev, Match: "dst"},
+		{NS: n.Core(), Dev: HostPort(h.Index), Match: "src"},
+	}
+}
+
+// PartitionRack cuts rack r's uplink, both directions: its hosts still
+// reach each other, and nothing outside the rack.
+func PartitionRack(t *topo.Topology, r topo.Rack) []Cmd {
+	return uplinkLeaves(t, r, blackhole)
+}
+
+// HealRack undoes PartitionRack.
+func HealRack(t *topo.Topology, r topo.Rack) []Cmd {
+	return uplinkLeaves(t, r, fifo)
+}
+
+func uplinkLeaves(t *topo.Topology, r topo.Rack, leaf []string) []Cmd {
+	core := Names{t.Name}.Core()
+	var cmds []Cmd
+	for _, dev := range []string{UplinkRouterSide(r.Index), UplinkBridgeSide(r.Index)} {
+		cmds = append(cmds, append(tcn(core, "qdisc", "replace", "dev", dev, "parent", "1:1", "handle", "10:"), leaf...))
+	}
+	return cmds
+}

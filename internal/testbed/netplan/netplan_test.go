@@ -145,3 +145,21 @@ func TestRatesAreExact(t *testing.T) {
 		t.Error("Delayed")
 	}
 }
+
+// A partition replaces the leaves of every class on both ends of a host's
+// link (or both ends of a rack's uplink) with a drop-all fifo, and a heal
+// puts back what `up` made: fifo leaves, or netem on a delayed host's
+// uploads. The rates (htb classes) are never touched by either.
+func TestPartitionPlan(t *testing.T) {
+	top := load(t)
+	nn, _ := top.Host("nn")
+	dn1, _ := top.Host("dn1")
+	rb, _ := top.Rack("rack-b")
+	got := render(Partition(top, nn)) + render(Heal(top, nn, Options{Netem: true})) +
+		render(Partition(top, dn1)) + render(Heal(top, dn1, Options{Netem: true})) + render(Heal(top, dn1, Options{})) +
+		render(PartitionRack(top, rb)) + render(HealRack(top, rb))
+	golden(t, "partition.txt", got)
+	if strings.Contains(got, " class ") {
+		t.Errorf("a partition or heal changes an htb class (a rate):\n%s", got)
+	}
+}

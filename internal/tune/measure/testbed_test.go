@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"smarth/internal/testenv"
 	"strings"
 	"testing"
 
@@ -129,7 +130,7 @@ func inNewNetns(t *testing.T, f func()) {
 		done <- nil
 	}()
 	if err := <-done; err != nil {
-		t.Skipf("cannot create a network namespace: %v", err)
+		testenv.SkipOrFail(t, "cannot create a network namespace: %v", err)
 	}
 }
 
@@ -138,7 +139,7 @@ func inNewNetns(t *testing.T, f func()) {
 // (which is why they are left out there).
 func TestSysctlSpacePerNetnsExistsInANamespace(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a network namespace")
+		testenv.SkipOrFail(t, "needs root to create a network namespace")
 	}
 	missing, writable := map[string]bool{}, map[string]bool{}
 	inNewNetns(t, func() {
@@ -172,14 +173,14 @@ func TestSysctlSpacePerNetnsExistsInANamespace(t *testing.T) {
 // measurement; the host's own values never change.
 func TestSysctlsChangeOnlyInsideTheNamespace(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a network namespace")
+		testenv.SkipOrFail(t, "needs root to create a network namespace")
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs iproute2")
+		testenv.SkipOrFail(t, "needs iproute2")
 	}
 	name := fmt.Sprintf("smarth-tunetest-%d", os.Getpid())
 	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Skipf("ip netns add: %v: %s", err, out)
+		testenv.SkipOrFail(t, "ip netns add: %v: %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
 	const key = "net.ipv4.tcp_rmem"
