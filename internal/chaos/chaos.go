@@ -221,6 +221,11 @@ func (r *Report) Print(w io.Writer) {
 	tw.Flush()
 	fmt.Fprintf(w, "ops done: %d\n", r.OpsDone())
 	fmt.Fprintf(w, "faults injected: %d (%s)\n", len(r.Faults), faultSummary(r.Faults))
+	for _, f := range r.Faults {
+		if len(f.DeclaredDead) > 0 {
+			fmt.Fprintf(w, "  %s %s for %s: namenode declared %s dead\n", f.At.Format("15:04:05"), f.Daemon, f.Down.Round(time.Second), strings.Join(f.DeclaredDead, ", "))
+		}
+	}
 	if r.ReplicasChecked > 0 || len(r.Diverged) > 0 {
 		fmt.Fprintf(w, "replicas compared: %d of %d blocks; diverged: %d\n", r.ReplicasChecked, r.BlocksChecked, len(r.Diverged))
 		for _, d := range r.Diverged {
