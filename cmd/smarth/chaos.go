@@ -21,6 +21,7 @@ func newChaosCmd() *cobra.Command {
 	var (
 		o     chaos.Options
 		kinds string
+		tb    testbedChaos
 	)
 	c := &cobra.Command{
 		Use:   "chaos",
@@ -49,14 +50,37 @@ The run works under --dir in the DFS (default /chaos/<start time>) and leaves
 it there for inspection. Its data stays bounded: beyond --max-files acknowledged
 files the load also deletes (an acknowledged delete must stay deleted), and a
 succeeded job's output is verified and removed once --keep-jobs newer ones exist.
-The first Ctrl-C ends the load early and still verifies; a second abandons it.`,
+The first Ctrl-C ends the load early and still verifies; a second abandons it.
+
+After the checks, every replica of every acknowledged file is read from its own
+datanode (no failover) once the namenode lists full replication: the replicas of
+a block must agree with each other and with the acknowledged bytes; a block
+whose replicas differ is reported DIVERGED (and the exit status is 1).
+
+With --testbed NAME the faults are network partitions on a running testbed
+(smarth testbed up) instead of SIGKILLs: every --interval a random host, or a
+whole rack's uplink, is cut off for --min-cut to --max-cut (packets dropped both
+ways) and healed; the run prints which datanodes the namenode declared dead
+during each cut. The load runs inside the testbed's first client host (the
+command re-runs itself there), so a cut of that host partitions the client.`,
 		Example: `  smarth cluster up --datanodes 3 --block-size 1MiB
   smarth chaos --duration 30m --interval 20s
-  smarth chaos --home /tmp/c1 --duration 2m --interval 5s --kinds datanode --seed 42 --no-jobs`,
+  smarth chaos --home /tmp/c1 --duration 2m --interval 5s --kinds datanode --seed 42 --no-jobs
+  sudo smarth testbed up testbed/two-rack-100.yaml
+  sudo smarth chaos --testbed two-rack-100 --duration 15m --interval 60s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Duration <= 0 || o.Interval <= 0 {
 				return usageErr("--duration and --interval must be positive")
+			}
+			if tb.name != "" {
+				if kinds != "" || o.Home != "" {
+					return usageErr("--testbed makes network partitions on a testbed: --kinds and --home are for a local cluster")
+				}
+				done, err := tb.setup(cmd, &o)
+				if done || err != nil {
+					return err
+				}
 			}
 			if kinds != "" {
 				o.Kinds = strings.Split(kinds, ",")
@@ -96,8 +120,8 @@ The first Ctrl-C ends the load early and still verifies; a second abandons it.`,
 			if err != nil {
 				return err
 			}
-			if len(rep.Lost) > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("chaos: %d acknowledged operations lost", len(rep.Lost))}
+			if len(rep.Lost) > 0 || len(rep.Diverged) > 0 {
+				return &exitError{code: 1, err: fmt.Errorf("chaos: %d acknowledged operations lost, %d blocks with diverged replicas", len(rep.Lost), len(rep.Diverged))}
 			}
 			if rep.Acked == 0 {
 				return &exitError{code: 1, err: errors.New("chaos: no operation was acknowledged; nothing was verified")}
@@ -118,6 +142,10 @@ The first Ctrl-C ends the load early and still verifies; a second abandons it.`,
 	f.Int64Var(&o.MaxFileSize, "max-file-size", 3<<20, "largest file a put writes, in bytes")
 	f.IntVar(&o.MaxFiles, "max-files", 300, "acknowledged files kept; beyond it the load deletes files too")
 	f.IntVar(&o.KeepJobs, "keep-jobs", 20, "succeeded jobs whose output is kept for the final check (older ones are checked and removed)")
+	f.StringVar(&tb.name, "testbed", "", "make network partitions on this testbed instead of killing daemons (runs the load inside its first client host)")
+	f.StringVar(&tb.cuts, "cuts", "", "with --testbed: comma-separated hosts (dn1) and racks (rack:rack-b) that may be cut off (default every host and rack)")
+	f.DurationVar(&tb.minCut, "min-cut", 10*time.Second, "with --testbed: shortest partition")
+	f.DurationVar(&tb.maxCut, "max-cut", 60*time.Second, "with --testbed: longest partition (longer than the namenode's dead_node_timeout, 30s by default, gets datanodes declared dead)")
 	f.DurationVar(&o.Settle, "settle", 5*time.Minute, "after the load: how long to wait for daemons and replicas to come back while verifying")
 	return c
 }

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -56,6 +55,14 @@ type Options struct {
 	// (smarth chaos closes it on the first Ctrl-C). Cancelling Run's
 	// context instead abandons the run.
 	Stop <-chan struct{}
+
+	// Cluster is the cluster the load talks to (its namenode and resource
+	// manager, and where its clients' credentials come from); default the
+	// local cluster in Home.
+	Cluster *cluster.State
+	// Injector makes the faults; default a Killer of the local cluster in
+	// Home (SIGKILL and restart of daemons of Kinds).
+	Injector Injector
 
 	// BeforeVerify, if set, runs between the end of the load and the
 	// verification with the run's client and the promises to be checked.
@@ -118,13 +125,19 @@ func (o *Options) setDefaults() {
 // OpCount counts one kind of operation.
 type OpCount struct{ OK, Failed int }
 
-// Fault is one daemon killed and started again.
+// Fault is one fault made and undone: a daemon killed and started again
+// (Kind "SIGKILL"), or a host or rack cut off the network and healed
+// (Kind "partition").
 type Fault struct {
-	At        time.Time
-	Daemon    string
-	PID       int
-	Down      time.Duration // from the kill to ready again
-	StartErrs []string      // failed start attempts
+	At     time.Time
+	Kind   string // "SIGKILL" or "partition"
+	Daemon string // the daemon killed, or the cut ("host dn1", "rack rack-b")
+	PID    int
+	Down   time.Duration // from the kill (the cut) to ready (healed) again
+	// DeclaredDead are the datanodes the namenode declared dead during a
+	// partition.
+	DeclaredDead []string
+	StartErrs    []string // failed start attempts
 }
 
 // Report is what a run did and found.
@@ -141,6 +154,45 @@ type Report struct {
 	// way that leaves open whether the namenode applied it.
 	Unverifiable []Loss
 	Warnings     []string // things worth a look that lose nothing
+	// Every replica of every block of the acknowledged files, each read
+	// from its own datanode after the load: BlocksChecked blocks,
+	// ReplicasChecked replicas, and the blocks whose replicas differ
+	// from one another or from the acknowledged bytes.
+	BlocksChecked, ReplicasChecked int
+	Diverged                       []string
+}
+
+// faultSummary counts faults by kind and target: "SIGKILL + restart:
+// datanode-1 2, namenode 1; partition + heal: host dn2 1".
+func faultSummary(fs []Fault) string {
+	by := map[string]map[string]int{}
+	for _, f := range fs {
+		k := f.Kind
+		if k == "" {
+			k = "SIGKILL"
+		}
+		if by[k] == nil {
+			by[k] = map[string]int{}
+		}
+		by[k][f.Daemon]++
+	}
+	label := map[string]string{"SIGKILL": "SIGKILL + restart", "partition": "partition + heal"}
+	var kinds []string
+	for _, k := range []string{"SIGKILL", "partition"} {
+		if by[k] == nil {
+			continue
+		}
+		var parts []string
+		for d, n := range by[k] {
+			parts = append(parts, fmt.Sprintf("%s %d", d, n))
+		}
+		sort.Strings(parts)
+		kinds = append(kinds, label[k]+": "+strings.Join(parts, ", "))
+	}
+	if len(kinds) == 0 {
+		return "none"
+	}
+	return strings.Join(kinds, "; ")
 }
 
 // OpsDone is the number of operations attempted.
@@ -167,17 +219,19 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\n", k, r.Ops[k].OK, r.Ops[k].Failed)
 	}
 	tw.Flush()
-	byDaemon := map[string]int{}
-	for _, f := range r.Faults {
-		byDaemon[f.Daemon]++
-	}
-	var parts []string
-	for d, n := range byDaemon {
-		parts = append(parts, fmt.Sprintf("%s %d", d, n))
-	}
-	sort.Strings(parts)
 	fmt.Fprintf(w, "ops done: %d\n", r.OpsDone())
-	fmt.Fprintf(w, "faults injected: %d (SIGKILL + restart: %s)\n", len(r.Faults), strings.Join(parts, ", "))
+	fmt.Fprintf(w, "faults injected: %d (%s)\n", len(r.Faults), faultSummary(r.Faults))
+	for _, f := range r.Faults {
+		if len(f.DeclaredDead) > 0 {
+			fmt.Fprintf(w, "  %s %s for %s: namenode declared %s dead\n", f.At.Format("15:04:05"), f.Daemon, f.Down.Round(time.Second), strings.Join(f.DeclaredDead, ", "))
+		}
+	}
+	if r.ReplicasChecked > 0 || len(r.Diverged) > 0 {
+		fmt.Fprintf(w, "replicas compared: %d of %d blocks; diverged: %d\n", r.ReplicasChecked, r.BlocksChecked, len(r.Diverged))
+		for _, d := range r.Diverged {
+			fmt.Fprintf(w, "  DIVERGED %s\n", d)
+		}
+	}
 	fmt.Fprintf(w, "acknowledged ops verified: %d\n", r.Acked)
 	for _, s := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)
@@ -196,6 +250,7 @@ func (r *Report) Print(w io.Writer) {
 type run struct {
 	o      Options
 	st     *cluster.State
+	inj    Injector
 	start  time.Time
 	runCtx context.Context // Run's: the load's operations run under it (opContext)
 
@@ -298,17 +353,27 @@ func (r *run) newID() int {
 // the report, not the error.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	o.setDefaults()
-	st, err := cluster.LoadState(o.Home)
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range st.Daemons {
-		if !d.Running() {
-			return nil, fmt.Errorf("chaos: %s of the cluster in %s is not running; start it (smarth cluster up) first", d.Name, st.Home)
+	st, inj := o.Cluster, o.Injector
+	if st == nil {
+		var err error
+		if st, err = cluster.LoadState(o.Home); err != nil {
+			return nil, err
+		}
+		for _, d := range st.Daemons {
+			if !d.Running() {
+				return nil, fmt.Errorf("chaos: %s of the cluster in %s is not running; start it (smarth cluster up) first", d.Name, st.Home)
+			}
 		}
 	}
 	r := &run{o: o, st: st, runCtx: ctx, rep: &Report{Dir: o.Dir, Seed: o.Seed, Ops: map[string]*OpCount{}},
 		files: map[int]*ackedFile{}, busy: map[int]bool{}}
+	if inj == nil {
+		inj = &Killer{Home: o.Home, Kinds: o.Kinds, MaxDown: o.MaxDown, Logf: r.logf}
+	}
+	if p, ok := inj.(*Partitioner); ok && p.Logf == nil {
+		p.Logf = r.logf
+	}
+	r.inj = inj
 	fsys, err := r.newClient("")
 	if err != nil {
 		return nil, err
@@ -320,7 +385,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chaos: mkdir %s: %w", o.Dir, err)
 	}
-	if _, ok := st.Daemon("resourcemanager"); !ok && !o.NoJobs {
+	if st.ResourceManager == "" && !o.NoJobs {
 		r.logf("the cluster has no resource manager: running no jobs")
 		o.NoJobs = true
 		r.o.NoJobs = true
@@ -364,7 +429,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	sctx, cancel := context.WithTimeout(ctx, o.Settle)
 	defer cancel()
-	if err := r.allUp(sctx); err != nil {
+	if err := r.inj.Settle(sctx); err != nil {
 		return r.rep, err
 	}
 	if o.BeforeVerify != nil {
@@ -373,6 +438,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	r.verify(sctx, fsys)
+	r.checkReplicas(sctx, fsys)
 	return r.rep, nil
 }
 
@@ -415,10 +481,9 @@ func (r *run) newClient(mode string) (*client.FileSystem, error) {
 // given (--home), whatever $SMARTH_HOME says.
 func (r *run) security() (cluster.Security, error) { return r.st.ClientSecurity() }
 
-// faults kills a random daemon, waits, starts it again with the cluster's
-// start machinery, and repeats every Interval until ctx ends. One daemon
-// is down at a time, so a file written with replication 3 always has a
-// replica on a running datanode unless a pipeline had shrunk to one.
+// faults makes a fault with the run's injector every Interval (±25%)
+// until ctx ends; each is undone before the next, so one daemon is down
+// (one cut in force) at a time.
 func (r *run) faults(ctx context.Context) error {
 	rng := rand.New(rand.NewPCG(r.o.Seed, 1))
 	for {
@@ -427,55 +492,22 @@ func (r *run) faults(ctx context.Context) error {
 			return nil
 		case <-time.After(jitter(rng, r.o.Interval)):
 		}
-		st, err := cluster.LoadState(r.o.Home)
+		f, err := r.inj.Inject(ctx, rng)
+		if f.Daemon != "" {
+			r.mu.Lock()
+			r.rep.Faults = append(r.rep.Faults, f)
+			r.mu.Unlock()
+		}
 		if err != nil {
 			return err
 		}
-		victim, ok := pickVictim(rng, st, r.o.Kinds)
-		if !ok {
-			return fmt.Errorf("chaos: no running daemon of kinds %v to kill", r.o.Kinds)
+		if len(f.StartErrs) > 0 {
+			r.warn("%s needed %d start attempts after SIGKILL: %s", f.Daemon, len(f.StartErrs)+1, f.StartErrs[0])
 		}
-		f := Fault{At: time.Now(), Daemon: victim.Name, PID: victim.PID}
-		if err := syscall.Kill(victim.PID, syscall.SIGKILL); err != nil {
-			return fmt.Errorf("chaos: kill %s (pid %d): %w", victim.Name, victim.PID, err)
-		}
-		r.logf("SIGKILL %s (pid %d)", victim.Name, victim.PID)
-		for victim.Running() { // a zombie counts as gone: pidRuns checks the command line
-			time.Sleep(20 * time.Millisecond)
-		}
-		// The pause is the outage under test, not a wait for a condition.
-		time.Sleep(time.Duration(200*time.Millisecond) + time.Duration(rng.Int64N(int64(r.o.MaxDown-200*time.Millisecond)+1)))
-		// Restart even when the load is over: verification wants every
-		// daemon back, and a start cut short by ctx would leave it down.
-		for attempt := 1; ; attempt++ {
-			sctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			_, err := cluster.Start(sctx, victim.Name, cluster.ControlOptions{Home: r.o.Home, ReadyTimeout: 2 * time.Minute})
-			cancel()
-			if err == nil {
-				break
-			}
-			f.StartErrs = append(f.StartErrs, err.Error())
-			r.logf("start %s, attempt %d: %v", victim.Name, attempt, err)
-			if attempt == 5 {
-				r.mu.Lock()
-				r.rep.Faults = append(r.rep.Faults, f)
-				r.mu.Unlock()
-				return fmt.Errorf("chaos: %s would not start again after SIGKILL: %v", victim.Name, err)
-			}
-			// A daemon that half started (its ready wait timed out) may
-			// still run; stop it so the next attempt starts afresh.
-			_, _ = cluster.Stop(victim.Name, cluster.ControlOptions{Home: r.o.Home, StopGrace: 5 * time.Second})
-			time.Sleep(2 * time.Second) // back-off between start attempts
-		}
-		f.Down = time.Since(f.At)
 		r.mu.Lock()
-		r.rep.Faults = append(r.rep.Faults, f)
 		n := len(r.rep.Faults)
 		r.mu.Unlock()
-		if len(f.StartErrs) > 0 {
-			r.warn("%s needed %d start attempts after SIGKILL: %s", victim.Name, len(f.StartErrs)+1, f.StartErrs[0])
-		}
-		r.logf("fault %d: %s back after %s", n, victim.Name, f.Down.Round(10*time.Millisecond))
+		r.logf("fault %d: %s back after %s", n, f.Daemon, f.Down.Round(10*time.Millisecond))
 	}
 }
 
@@ -503,33 +535,6 @@ func pickVictim(rng *rand.Rand, st *cluster.State, kinds []string) (cluster.Daem
 	sort.Strings(have)
 	ds := by[have[rng.IntN(len(have))]]
 	return ds[rng.IntN(len(ds))], true
-}
-
-// allUp starts every daemon that is not running (a restart that was cut
-// short) and waits until the namenode has every datanode live and is out
-// of safe mode.
-func (r *run) allUp(ctx context.Context) error {
-	st, err := cluster.LoadState(r.o.Home)
-	if err != nil {
-		return err
-	}
-	var hosts []string
-	for _, d := range st.Daemons {
-		if !d.Running() {
-			r.warn("%s was not running after the load; starting it", d.Name)
-			if _, err := cluster.Start(ctx, d.Name, cluster.ControlOptions{Home: r.o.Home}); err != nil {
-				return fmt.Errorf("chaos: start %s for verification: %w", d.Name, err)
-			}
-		}
-		if d.Kind == "datanode" {
-			hosts = append(hosts, d.Hostname)
-		}
-	}
-	st, err = cluster.LoadState(r.o.Home)
-	if err != nil {
-		return err
-	}
-	return cluster.WaitDataNodes(ctx, st, hosts)
 }
 
 // errWrongContent is a read that returned bytes other than the

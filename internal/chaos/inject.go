@@ -1,0 +1,116 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"syscall"
+	"time"
+
+	"smarth/internal/cluster"
+)
+
+// An Injector makes a run's faults, one at a time, each undone before the
+// next: the run asks for one every Interval.
+type Injector interface {
+	// Inject makes one fault, holds it, undoes it, and says what it did.
+	// An error ends the run (a daemon that would not start again); the
+	// fault it returns with it is still reported.
+	Inject(ctx context.Context, rng *rand.Rand) (Fault, error)
+	// Settle undoes what may still be in force (a restart cut short, a
+	// cut not healed) and waits until every datanode is live and the
+	// namenode is out of safe mode, for verification.
+	Settle(ctx context.Context) error
+}
+
+var (
+	_ Injector = (*Killer)(nil)
+	_ Injector = (*Partitioner)(nil)
+)
+
+// Killer SIGKILLs a random daemon of the local cluster in Home, waits,
+// and starts it again with the cluster's own start machinery (the code
+// behind `smarth cluster start`). One daemon is down at a time, so a file
+// written with replication 3 always has a replica on a running datanode
+// unless a pipeline had shrunk to one.
+type Killer struct {
+	Home    string
+	Kinds   []string      // daemon kinds that may be killed
+	MaxDown time.Duration // longest outage before the restart (at least 200ms)
+	Logf    func(format string, a ...any)
+}
+
+func (k *Killer) Inject(ctx context.Context, rng *rand.Rand) (Fault, error) {
+	st, err := cluster.LoadState(k.Home)
+	if err != nil {
+		return Fault{}, err
+	}
+	victim, ok := pickVictim(rng, st, k.Kinds)
+	if !ok {
+		return Fault{}, fmt.Errorf("chaos: no running daemon of kinds %v to kill", k.Kinds)
+	}
+	f := Fault{At: time.Now(), Kind: "SIGKILL", Daemon: victim.Name, PID: victim.PID}
+	if err := syscall.Kill(victim.PID, syscall.SIGKILL); err != nil {
+		return Fault{}, fmt.Errorf("chaos: kill %s (pid %d): %w", victim.Name, victim.PID, err)
+	}
+	k.Logf("SIGKILL %s (pid %d)", victim.Name, victim.PID)
+	for victim.Running() { // a zombie counts as gone: pidRuns checks the command line
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The pause is the outage under test, not a wait for a condition.
+	time.Sleep(outage(rng, 200*time.Millisecond, k.MaxDown))
+	// Restart even when the load is over: verification wants every
+	// daemon back, and a start cut short by ctx would leave it down.
+	for attempt := 1; ; attempt++ {
+		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		_, err := cluster.Start(sctx, victim.Name, cluster.ControlOptions{Home: k.Home, ReadyTimeout: 2 * time.Minute})
+		cancel()
+		if err == nil {
+			break
+		}
+		f.StartErrs = append(f.StartErrs, err.Error())
+		k.Logf("start %s, attempt %d: %v", victim.Name, attempt, err)
+		if attempt == 5 {
+			return f, fmt.Errorf("chaos: %s would not start again after SIGKILL: %v", victim.Name, err)
+		}
+		// A daemon that half started (its ready wait timed out) may
+		// still run; stop it so the next attempt starts afresh.
+		_, _ = cluster.Stop(victim.Name, cluster.ControlOptions{Home: k.Home, StopGrace: 5 * time.Second})
+		time.Sleep(2 * time.Second) // back-off between start attempts
+	}
+	f.Down = time.Since(f.At)
+	return f, nil
+}
+
+// Settle starts every daemon that is not running (a restart that was cut
+// short) and waits until the namenode has every datanode live and is out
+// of safe mode.
+func (k *Killer) Settle(ctx context.Context) error {
+	st, err := cluster.LoadState(k.Home)
+	if err != nil {
+		return err
+	}
+	var hosts []string
+	for _, d := range st.Daemons {
+		if !d.Running() {
+			k.Logf("warning: %s was not running after the load; starting it", d.Name)
+			if _, err := cluster.Start(ctx, d.Name, cluster.ControlOptions{Home: k.Home}); err != nil {
+				return fmt.Errorf("chaos: start %s for verification: %w", d.Name, err)
+			}
+		}
+		if d.Kind == "datanode" {
+			hosts = append(hosts, d.Hostname)
+		}
+	}
+	st, err = cluster.LoadState(k.Home)
+	if err != nil {
+		return err
+	}
+	return cluster.WaitDataNodes(ctx, st, hosts)
+}
+
+// outage is uniform in [lo, max(hi, lo)].
+func outage(rng *rand.Rand, lo, hi time.Duration) time.Duration {
+	hi = max(hi, lo)
+	return lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
+}
