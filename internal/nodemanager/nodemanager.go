@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +28,7 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/client"
+	"smarth/internal/container"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/shuffle"
 	"smarth/internal/pki"
@@ -52,6 +55,9 @@ type NodeManager struct {
 	shuffleSrv, httpSrv      *http.Server
 	conn                     *grpc.ClientConn
 	rm                       mrpb.ResourceManagerClient
+
+	// containers runs tasks' user code (container_executor).
+	containers *container.Launcher
 
 	buffers *mapreduce.SortBuffers  // map tasks' sort arenas, recycled
 	memory  *mapreduce.MemoryBudget // map outputs held in memory
@@ -186,6 +192,14 @@ func (nm *NodeManager) Start() error {
 		nm.closeListeners()
 		return err
 	}
+	nm.containers, err = container.NewLauncher(container.Config{Executor: nm.cfg.ContainerExecutor, Policy: nm.cfg.Containers,
+		Dir: filepath.Join(nm.cfg.WorkDir, "containers"), Secure: nm.cfg.Auth != auth.Simple, Logger: nm.log,
+		// Unique per node manager on a host (tests run several in one process).
+		Name: fmt.Sprintf("smarth-nm-%d-%s", os.Getpid(), portOf(nm.ShuffleAddr()))})
+	if err != nil {
+		nm.closeListeners()
+		return fmt.Errorf("containers: %w", err)
+	}
 	nm.conn, err = grpc.NewClient(nm.cfg.ResourceManager, pki.DialOption(nm.cliTLS))
 	if err != nil {
 		nm.closeListeners()
@@ -207,7 +221,8 @@ func (nm *NodeManager) Start() error {
 	}
 	nm.serve(nm.heartbeatLoop)
 	nm.serve(nm.logJanitor)
-	nm.log.Info("node manager started", "node", nm.nodeID, "rack", nm.cfg.Rack, "shuffle", nm.ShuffleAddr())
+	nm.log.Info("node manager started", "node", nm.nodeID, "rack", nm.cfg.Rack, "shuffle", nm.ShuffleAddr(),
+		"container_executor", nm.cfg.ContainerExecutor, "containers_switch_user", nm.containers.Linux(), "cgroups", nm.containers.Cgroups())
 	return nil
 }
 
@@ -255,6 +270,7 @@ func (nm *NodeManager) Close() error {
 	}
 	nm.mu.Unlock()
 	nm.tasks.Wait()
+	nm.containers.Close()
 	if nm.grpcSrv != nil {
 		nm.grpcSrv.Stop()
 	}
@@ -560,6 +576,18 @@ func (nm *NodeManager) runTask(ctx context.Context, rt *runningTask, workDir str
 	if err != nil {
 		return nil, err
 	}
+	ctr, err := nm.container(l, logger)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		// The container's reason (over its memory limit) goes into the
+		// task's error, then everything it left running is killed.
+		err = ctr.Explain(err)
+		if derr := ctr.Destroy(); derr != nil {
+			logger.Warn("container not fully cleaned up", "attempt", l.AttemptId, "err", derr)
+		}
+	}()
 	env := mapreduce.TaskEnv{FS: fsys, WorkDir: workDir, SortBufferBytes: nm.cfg.SortBufferBytes,
 		ReduceMemoryBytes: nm.cfg.ReduceMemoryBytes, ParallelFetches: nm.cfg.ParallelFetches, SortBuffers: nm.buffers,
 		MapOutputMemory: nm.memory, Progress: &rt.progress, Logger: logger,
@@ -570,10 +598,48 @@ func (nm *NodeManager) runTask(ctx context.Context, rt *runningTask, workDir str
 	if logs != nil {
 		env.Stderr = logs.stderr
 	}
+	env.Commands = ctr
 	if !l.IsMap {
 		env.Locator = &locator{nm: nm, jobID: l.JobId, attempt: l.AttemptId, known: -1}
 	}
 	return mapreduce.RunTask(ctx, env, spec)
+}
+
+// container is the attempt's container, with the job's request
+// (memory-mb, vcores; defaults when the app has none), refused above
+// this node's max_memory_mb and max_vcores.
+func (nm *NodeManager) container(l *mrpb.TaskLaunch, logger *slog.Logger) (*container.Container, error) {
+	req := func(name string, def, most int) (int, error) {
+		v, ok := l.Params[name]
+		if !ok || v == "" {
+			return def, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return 0, fmt.Errorf("task %s: %s=%q: want a positive integer", l.AttemptId, name, v)
+		}
+		if n > most {
+			return 0, fmt.Errorf("task %s: %s=%d is above this node's maximum %d (max_%s)", l.AttemptId, name, n, most, strings.ReplaceAll(name, "-", "_"))
+		}
+		return n, nil
+	}
+	mb, err := req(mapreduce.ParamMemoryMB, mapreduce.DefaultTaskMemoryMB, nm.cfg.MaxMemoryMB)
+	if err != nil {
+		return nil, err
+	}
+	vcores, err := req(mapreduce.ParamVCores, mapreduce.DefaultTaskVCores, nm.cfg.MaxVCores)
+	if err != nil {
+		return nil, err
+	}
+	return nm.containers.New(container.Spec{ID: l.AttemptId, User: l.User, MemoryBytes: int64(mb) << 20, VCores: vcores, Logger: logger}), nil
+}
+
+func portOf(addr string) string {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "0"
+	}
+	return port
 }
 
 // errStopAttempt: the resource manager no longer wants the attempt.
