@@ -23,10 +23,10 @@ func needRoot(t *testing.T) {
 	why := ""
 	if os.Geteuid() != 0 {
 		why = "not root: containers switch users"
-	} else if _, err := newHierarchy(fmt.Sprintf("smarth-probe-%d", os.Getpid())); err != nil {
+	} else if h, err := newHierarchy(fmt.Sprintf("smarth-probe-%d", os.Getpid())); err != nil {
 		why = err.Error()
 	} else {
-		(&hierarchy{base: map[string]string{}}).remove()
+		h.remove()
 	}
 	if why == "" {
 		return
@@ -35,15 +35,6 @@ func needRoot(t *testing.T) {
 		t.Fatalf("CI=true and %s", why)
 	}
 	t.Skipf("skipped: %s", why)
-}
-
-// probe leaves nothing behind.
-func init() {
-	if os.Geteuid() == 0 {
-		if h, err := newHierarchy(fmt.Sprintf("smarth-probe-%d", os.Getpid())); err == nil {
-			h.remove()
-		}
-	}
 }
 
 // newLauncher makes a linux launcher whose work directories sit in a
@@ -222,6 +213,7 @@ func TestContainerDestroyKillsSetsidGrandchild(t *testing.T) {
 	}
 	l, _ := newLauncher(t, localPolicy("nobody"))
 	c := l.New(Spec{ID: "attempt_1_m_000004_0", User: "alice", MemoryBytes: 64 << 20})
+	defer c.Destroy()
 	out, err := run(t, c, `setsid sleep 600 >/dev/null 2>&1 & echo $!`)
 	if err != nil {
 		t.Fatal(err, out)

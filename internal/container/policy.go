@@ -117,8 +117,10 @@ func (p Policy) check(id *Identity, configured bool) error {
 	if id.UID == 0 {
 		return fmt.Errorf("Requested user %s has id 0: containers never run as root", id.Name)
 	}
-	if id.GID == 0 {
-		return fmt.Errorf("Requested user %s has group id 0: containers never run with root's group", id.Name)
+	// root's group would give the container what the daemon's
+	// group-readable files hold.
+	if id.GID == 0 || slices.Contains(id.Groups, 0) {
+		return fmt.Errorf("Requested user %s is in group 0 (root): containers never run with it", id.Name)
 	}
 	if slices.Contains(p.BannedUsers, id.Name) {
 		return fmt.Errorf("Requested user %s is banned (banned_users)", id.Name)
@@ -152,11 +154,6 @@ func lookup(name string) (*Identity, error) {
 		n, err := strconv.ParseUint(g, 10, 32)
 		if err != nil {
 			continue
-		}
-		if n == 0 {
-			// root's group would give the container what the daemon's
-			// group-readable files hold; an account in it is refused.
-			return nil, fmt.Errorf("user %s is in group 0 (root): containers never run with it", name)
 		}
 		id.Groups = append(id.Groups, uint32(n))
 	}
