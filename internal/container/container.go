@@ -395,3 +395,18 @@ func humanBytes(n int64) string {
 	}
 	return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
 }
+
+// HostSupport says why this host cannot run linux containers with
+// cgroups (nil: it can): the process is not root, or no usable cgroup
+// hierarchy is mounted.
+func HostSupport() error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("not root (euid %d): containers switch users", os.Geteuid())
+	}
+	h, err := newHierarchy(fmt.Sprintf("smarth-probe-%d", os.Getpid()))
+	if err != nil {
+		return err
+	}
+	h.remove()
+	return nil
+}

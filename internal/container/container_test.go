@@ -20,21 +20,14 @@ import (
 // CI=true, where both must be there.
 func needRoot(t *testing.T) {
 	t.Helper()
-	why := ""
-	if os.Geteuid() != 0 {
-		why = "not root: containers switch users"
-	} else if h, err := newHierarchy(fmt.Sprintf("smarth-probe-%d", os.Getpid())); err != nil {
-		why = err.Error()
-	} else {
-		h.remove()
-	}
-	if why == "" {
+	err := HostSupport()
+	if err == nil {
 		return
 	}
 	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true and %s", why)
+		t.Fatalf("CI=true and %v", err)
 	}
-	t.Skipf("skipped: %s", why)
+	t.Skipf("skipped: %v", err)
 }
 
 // newLauncher makes a linux launcher whose work directories sit in a
