@@ -279,13 +279,15 @@ func (cg *cgroup) remove() error {
 	var errs []error
 	for _, dir := range cg.dirs {
 		var err error
-		// A killed process leaves its cgroup a moment after it is
-		// reaped; rmdir says EBUSY until then.
-		for range 200 {
-			if err = os.Remove(dir); err == nil || os.IsNotExist(err) || !errors.Is(err, syscall.EBUSY) {
+		// A killed process (or the launching thread, ending) leaves its
+		// cgroup a moment after it is gone; rmdir says EBUSY until then.
+		deadline, pause := time.Now().Add(killWait), 50*time.Microsecond
+		for {
+			if err = os.Remove(dir); err == nil || os.IsNotExist(err) || !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
 				break
 			}
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(pause)
+			pause = min(2*pause, 5*time.Millisecond)
 		}
 		if err != nil && !os.IsNotExist(err) {
 			errs = append(errs, err)

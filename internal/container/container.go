@@ -223,18 +223,23 @@ func (c *Container) startOnThread(cmd *exec.Cmd) error {
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd // clone3 CLONE_INTO_CGROUP
 		return cmd.Start()
 	}
-	tid := []byte(strconv.Itoa(syscall.Gettid()))
+	tid := syscall.Gettid()
 	var moved []string
 	defer func() {
-		// Back to the node manager's cgroups: if the runtime keeps this
-		// thread (the main thread is parked, not ended), it must not be
-		// counted, limited or killed with the container.
+		// Back to the node manager's cgroups if the runtime keeps this
+		// thread: it ends any other thread when the goroutine exits
+		// locked, but parks the main thread, which must not be counted,
+		// limited or killed with the container. (Moving a thread costs a
+		// few hundred microseconds; the usual thread just ends.)
+		if tid != os.Getpid() {
+			return
+		}
 		for _, c := range moved {
-			os.WriteFile(filepath.Join(filepath.Dir(filepath.Dir(c)), "tasks"), tid, 0)
+			os.WriteFile(filepath.Join(filepath.Dir(filepath.Dir(c)), "tasks"), []byte(strconv.Itoa(tid)), 0)
 		}
 	}()
 	for _, dir := range c.cg.dirs {
-		if err := os.WriteFile(filepath.Join(dir, "tasks"), tid, 0); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "tasks"), []byte(strconv.Itoa(tid)), 0); err != nil {
 			return fmt.Errorf("container %s: join cgroup %s: %w", c.spec.ID, dir, err)
 		}
 		moved = append(moved, dir)
