@@ -143,7 +143,8 @@ func TestContainerRunsAsUnprivilegedUserWithoutDaemonSecrets(t *testing.T) {
 
 // TestContainerCannotReachAnotherContainer: attempt A (as daemon, a
 // run_as_user the operator may name below min_user_id) keeps a file in
-// its work directory; attempt B (as nobody) can neither read it by its
+// its work directory (0644, as its umask makes it: the directory's 0700
+// is what keeps it); attempt B (as nobody) can neither read it by its
 // full path nor list the containers' parent to find it.
 func TestContainerCannotReachAnotherContainer(t *testing.T) {
 	needRoot(t)
@@ -151,7 +152,7 @@ func TestContainerCannotReachAnotherContainer(t *testing.T) {
 	la, _ := newLauncher(t, localPolicy("daemon"))
 	a := la.New(Spec{ID: "attempt_1_m_000000_0", User: "alice", MemoryBytes: 64 << 20})
 	defer a.Destroy()
-	if out, err := run(t, a, `echo private > mine; chmod 600 mine; id -un`); err != nil || strings.TrimSpace(out) != "daemon" {
+	if out, err := run(t, a, `umask 022; echo private > mine; id -un`); err != nil || strings.TrimSpace(out) != "daemon" {
 		t.Fatalf("attempt A: %v %q", err, out)
 	}
 	lb, _ := newLauncher(t, localPolicy("nobody"))
@@ -168,17 +169,18 @@ func TestContainerCannotReachAnotherContainer(t *testing.T) {
 	}
 }
 
-// TestContainerOverMemoryLimitIsKilledAndSaysWhy: `tail /dev/zero` grows
-// without end; in a 32 MiB container the kernel kills it and the task's
-// error says so in YARN's words.
+// TestContainerOverMemoryLimitIsKilledAndSaysWhy: tail holds a 200 MB
+// line in memory; in a 32 MiB container the kernel kills it and the
+// task's error says so in YARN's words. (Bounded, so a container without
+// its limit ends cleanly and fails the test rather than eat the host.)
 func TestContainerOverMemoryLimitIsKilledAndSaysWhy(t *testing.T) {
 	needRoot(t)
 	l, _ := newLauncher(t, localPolicy("nobody"))
 	c := l.New(Spec{ID: "attempt_1_m_000002_0", User: "alice", MemoryBytes: 32 << 20})
 	defer c.Destroy()
-	out, err := run(t, c, `tail /dev/zero`)
+	out, err := run(t, c, `head -c 200M /dev/zero | tail`)
 	if err == nil {
-		t.Fatalf("tail /dev/zero ended cleanly: %s", out)
+		t.Fatalf("tail of 200 MB ended cleanly in 32 MiB: %s", out)
 	}
 	msg := c.Explain(fmt.Errorf("streaming mapper: %w", err)).Error()
 	for _, want := range []string{"Container [pid=", "containerID=attempt_1_m_000002_0", "is running beyond physical memory limits",

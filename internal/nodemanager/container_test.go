@@ -35,7 +35,7 @@ func needContainers(t *testing.T) {
 // root). A mapper that tries what the attacker did prints a
 // uid that is not 0, cannot read a 0600 root file in a 0700 directory
 // standing for the cluster's keys, and sees no SMARTH_ variable but the
-// task index; a mapper that allocates past --memory-mb 32 fails the job
+// task index; a mapper that allocates 200 MB past --memory-mb 32 fails the job
 // with YARN's over-the-limit message; a request above the node's
 // max_memory_mb fails naming the limit.
 func TestStreamingTaskRunsInAContainer(t *testing.T) {
@@ -100,7 +100,7 @@ func TestStreamingTaskRunsInAContainer(t *testing.T) {
 		}
 	}
 
-	res = run("/oom", map[string]string{"mapper": "tail /dev/zero", mapreduce.ParamMemoryMB: "32"})
+	res = run("/oom", map[string]string{"mapper": "cat >/dev/null; head -c 200M /dev/zero | tail", mapreduce.ParamMemoryMB: "32"})
 	t.Logf("over the limit: %s", res.Error)
 	if res.State != mapreduce.StateFailed || !strings.Contains(res.Error, "is running beyond physical memory limits") ||
 		!strings.Contains(res.Error, "of 32.0 MB physical memory used") {
