@@ -149,7 +149,15 @@ func TestContainerRunsAsUnprivilegedUserWithoutDaemonSecrets(t *testing.T) {
 func TestContainerCannotReachAnotherContainer(t *testing.T) {
 	needRoot(t)
 	uidOf(t, "daemon")
-	la, _ := newLauncher(t, localPolicy("daemon"))
+	la, root := newLauncher(t, localPolicy("daemon"))
+	// The path down to the containers' directory is open to all (as
+	// work_dir is on a node), so only the containers' own modes are
+	// tested: t.TempDir and its parent are 0700.
+	for _, d := range []string{filepath.Dir(root), root} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
 	a := la.New(Spec{ID: "attempt_1_m_000000_0", User: "alice", MemoryBytes: 64 << 20})
 	defer a.Destroy()
 	if out, err := run(t, a, `umask 022; echo private > mine; id -un`); err != nil || strings.TrimSpace(out) != "daemon" {
