@@ -40,7 +40,8 @@ itself. See docs/security.md.`,
 			for flag, dst := range map[string]*string{"resourcemanager": &cfg.ResourceManager, "namenode": &cfg.NameNode,
 				"hostname": &cfg.Hostname, "rack": &cfg.Rack, "rpc-addr": &cfg.RPCAddr, "shuffle-addr": &cfg.ShuffleAddr,
 				"http-addr": &cfg.HTTPAddr, "work-dir": &cfg.WorkDir, "auth": &cfg.Auth, "token-file": &cfg.TokenFile,
-				"container-executor": &cfg.ContainerExecutor, "run-as": &cfg.Containers.RunAs, "run-as-user": &cfg.Containers.RunAsUser} {
+				"container-executor": &cfg.ContainerExecutor, "run-as": &cfg.Containers.RunAs, "run-as-user": &cfg.Containers.RunAsUser,
+				"namenode-http": &cfg.NameNodeHTTP} {
 				if cmd.Flags().Changed(flag) {
 					*dst, _ = cmd.Flags().GetString(flag)
 				}
@@ -85,6 +86,7 @@ itself. See docs/security.md.`,
 	f.StringVar(&s.work, "work-dir", "", "directory for spills and map output")
 	f.StringVar(&s.auth, "auth", "", "secure (the default) or simple: no credential, trusted networks only")
 	f.StringVar(&s.token, "token-file", "", "this node manager's credential for the namenode (token_file)")
+	f.String("namenode-http", "", "the namenode's HTTP (WebHDFS) address: containers get a delegation token of their job's submitter")
 	f.String("container-executor", "", "linux (the default: user code as run_as's user, in a cgroup; needs root) or default (as this process; auth: simple only)")
 	f.String("run-as", "", "submitter (the default: the submitter's OS account where allowed, else run-as-user) or local-user")
 	f.String("run-as-user", "", "the local user containers fall back to (default nobody)")

@@ -2,6 +2,7 @@ package container
 
 import (
 	"cmp"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -98,6 +99,9 @@ func NewLauncher(cfg Config) (*Launcher, error) {
 		return nil, fmt.Errorf("container work directory: %w", err)
 	}
 	l.linux = true
+	if err := reachable(cfg.Dir); err != nil {
+		log.Warn("containers start in their work directories, but the paths they are given (HOME, TMPDIR, the token file) do not resolve for them; open the path (0711) or move the containers' directory", "err", err)
+	}
 	h, err := newHierarchy(cfg.Name)
 	if err != nil {
 		log.Warn("containers run without memory and CPU limits", "err", err)
@@ -105,6 +109,29 @@ func NewLauncher(cfg Config) (*Launcher, error) {
 		l.cgroups = h
 	}
 	return l, nil
+}
+
+// reachable says whether other users may pass through every directory
+// above dir (search permission), as YARN needs of its local dirs: the
+// node manager enters a container's directory for it, but absolute paths
+// to it (HOME, TMPDIR) resolve only through such a path.
+func reachable(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		if st.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("%s is %04o: other users cannot pass through it to %s", d, st.Mode().Perm(), abs)
+		}
+		if d == "/" {
+			return nil
+		}
+	}
 }
 
 // Linux says whether containers run as the policy's user.
@@ -136,7 +163,17 @@ type Spec struct {
 	MemoryBytes int64
 	VCores      int
 	Logger      *slog.Logger // the attempt's log
+	// Credential, if set, gives the container's credential for the
+	// cluster (a delegation token of the submitter): it is written to
+	// the container's TokenFile (0600, the container user's) and named
+	// by HADOOP_TOKEN_FILE_LOCATION.
+	Credential func(context.Context) (string, error)
 }
+
+// TokenFile is where a container's credential is, relative to its work
+// directory, which is its HOME: smarth's client finds it there
+// (~/.smarth/token) without any variable.
+const TokenFile = ".smarth/token"
 
 // New returns the container of one task attempt. Nothing is made until
 // the task starts its first command (most apps run none); Destroy undoes
@@ -160,6 +197,7 @@ type Container struct {
 	workDir  string
 	cg       *cgroup
 	pids     []int // started commands (without a cgroup: their process groups)
+	hasCred  bool  // TokenFile written
 }
 
 // Start starts cmd (its Path, Args, pipes and SysProcAttr set by the
@@ -292,6 +330,12 @@ func (c *Container) prepareLocked() error {
 		}
 	}
 	c.workDir = dir
+	if c.spec.Credential != nil {
+		if err := c.writeCredential(); err != nil {
+			os.RemoveAll(dir)
+			return fmt.Errorf("container %s: %w", c.spec.ID, err)
+		}
+	}
 	if c.l.cgroups != nil {
 		vc := max(1, c.spec.VCores)
 		cg, err := c.l.cgroups.newCgroup(filepath.Base(dir), c.spec.MemoryBytes, vc)
@@ -303,6 +347,30 @@ func (c *Container) prepareLocked() error {
 	}
 	c.spec.Logger.Info("container prepared", "container", c.spec.ID, "user", id.Name, "uid", id.UID,
 		"work_dir", dir, "memory_bytes", c.spec.MemoryBytes, "vcores", c.spec.VCores, "cgroups", c.l.Cgroups())
+	return nil
+}
+
+// writeCredential puts the container's credential in its home, for its
+// user only.
+func (c *Container) writeCredential() error {
+	cred, err := c.spec.Credential(context.Background())
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(c.workDir, filepath.Dir(TokenFile))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	path := filepath.Join(c.workDir, TokenFile)
+	if err := os.WriteFile(path, []byte(cred+"\n"), 0o600); err != nil {
+		return err
+	}
+	for _, p := range []string{dir, path} {
+		if err := os.Lchown(p, int(c.id.UID), int(c.id.GID)); err != nil {
+			return err
+		}
+	}
+	c.hasCred = true
 	return nil
 }
 
@@ -321,6 +389,9 @@ func (c *Container) env(task []string) []string {
 	}
 	env := []string{"PATH=" + path, "HOME=" + c.workDir, "PWD=" + c.workDir, "TMPDIR=" + filepath.Join(c.workDir, "tmp"),
 		"USER=" + c.id.Name, "LOGNAME=" + c.id.Name}
+	if c.hasCred {
+		env = append(env, "HADOOP_TOKEN_FILE_LOCATION="+filepath.Join(c.workDir, TokenFile))
+	}
 	for _, k := range envAllowed {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)

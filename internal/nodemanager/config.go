@@ -82,6 +82,12 @@ type Config struct {
 	// vcores), as yarn.scheduler.maximum-allocation-mb and -vcores.
 	MaxMemoryMB int `yaml:"max_memory_mb"`
 	MaxVCores   int `yaml:"max_vcores"`
+	// NameNodeHTTP is the namenode's HTTP (WebHDFS) address. Set, in
+	// secure mode, each job's containers get a delegation token of the
+	// job's submitter (HADOOP_TOKEN_FILE_LOCATION, also the container
+	// home's .smarth/token, where smarth's client looks), cancelled when
+	// the job ends. Unset, containers get no credential.
+	NameNodeHTTP string `yaml:"namenode_http"`
 
 	// Registry holds the apps tasks may run (cmd/smarth passes apps.All()).
 	Registry *mapreduce.Registry `yaml:"-"`

@@ -58,6 +58,9 @@ type NodeManager struct {
 
 	// containers runs tasks' user code (container_executor).
 	containers *container.Launcher
+	// tokens are the jobs' delegation tokens for containers (nil: none;
+	// namenode_http unset or auth: simple).
+	tokens *jobTokens
 
 	buffers *mapreduce.SortBuffers  // map tasks' sort arenas, recycled
 	memory  *mapreduce.MemoryBudget // map outputs held in memory
@@ -200,6 +203,14 @@ func (nm *NodeManager) Start() error {
 		nm.closeListeners()
 		return fmt.Errorf("containers: %w", err)
 	}
+	if nm.cfg.NameNodeHTTP != "" && nm.cfg.Auth != auth.Simple {
+		cred, cerr := auth.LoadCredential(nm.cfg.TokenFile)
+		if cerr != nil || cred == "" {
+			nm.closeListeners()
+			return fmt.Errorf("namenode_http: containers' delegation tokens need the node manager's token_file: %v", cerr)
+		}
+		nm.tokens = newJobTokens(nm.cfg.NameNodeHTTP, nm.cliTLS != nil, cred, nm.http)
+	}
 	nm.conn, err = grpc.NewClient(nm.cfg.ResourceManager, pki.DialOption(nm.cliTLS))
 	if err != nil {
 		nm.closeListeners()
@@ -271,6 +282,15 @@ func (nm *NodeManager) Close() error {
 	nm.mu.Unlock()
 	nm.tasks.Wait()
 	nm.containers.Close()
+	if nm.tokens != nil {
+		// Its tasks are gone: so go their credentials (a job still
+		// running gets new ones on the nodes that run it).
+		for _, j := range nm.tokens.jobs() {
+			if err := nm.tokens.cancel(j); err != nil {
+				nm.log.Warn("cannot cancel a job's delegation token", "job", j, "err", err)
+			}
+		}
+	}
 	if nm.grpcSrv != nil {
 		nm.grpcSrv.Stop()
 	}
@@ -455,6 +475,13 @@ func (nm *NodeManager) heartbeat() {
 	nm.mu.Unlock()
 	for _, j := range gone {
 		os.RemoveAll(filepath.Join(nm.cfg.WorkDir, j))
+		if nm.tokens != nil {
+			nm.serve(func() {
+				if err := nm.tokens.cancel(j); err != nil {
+					nm.log.Warn("cannot cancel a finished job's delegation token", "job", j, "err", err)
+				}
+			})
+		}
 	}
 	for _, l := range resp.GetLaunches() {
 		nm.start(l)
@@ -631,7 +658,11 @@ func (nm *NodeManager) container(l *mrpb.TaskLaunch, logger *slog.Logger) (*cont
 	if err != nil {
 		return nil, err
 	}
-	return nm.containers.New(container.Spec{ID: l.AttemptId, User: l.User, MemoryBytes: int64(mb) << 20, VCores: vcores, Logger: logger}), nil
+	spec := container.Spec{ID: l.AttemptId, User: l.User, MemoryBytes: int64(mb) << 20, VCores: vcores, Logger: logger}
+	if nm.tokens != nil {
+		spec.Credential = func(ctx context.Context) (string, error) { return nm.tokens.get(ctx, l.JobId, l.User) }
+	}
+	return nm.containers.New(spec), nil
 }
 
 func portOf(addr string) string {
