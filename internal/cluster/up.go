@@ -147,7 +147,7 @@ func (u *upper) startMapReduce(ctx context.Context, nn string) error {
 	for i := range u.opts.DataNodes {
 		name := fmt.Sprintf("nm%d", i+1)
 		wg.Go(func() {
-			_, errs[i] = u.start(ctx, name, "nodemanager", Hostname(i), u.opts.Racks[i], u.opts.nodeManagerConfig(u.l, i, nn, rm.RPC))
+			_, errs[i] = u.start(ctx, name, "nodemanager", Hostname(i), u.opts.Racks[i], u.opts.nodeManagerConfig(u.l, i, nn, u.st.NameNodeHTTP, rm.RPC))
 		})
 	}
 	wg.Wait()
