@@ -136,6 +136,7 @@ func newHierarchy(name string) (*hierarchy, error) {
 		}
 	}
 	for _, dir := range h.base {
+		sweepStale(filepath.Dir(dir), filepath.Base(dir))
 		if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
 			return nil, fmt.Errorf("cgroups: %w", err)
 		}
@@ -342,4 +343,47 @@ func (cg *cgroup) memoryEvents() (oomKills, peak int64) {
 		oomKills = 1
 	}
 	return oomKills, readInt(filepath.Join(d, "memory.max_usage_in_bytes"))
+}
+
+// staleOwner reads the pid in a parent cgroup's name: a node manager's
+// is "smarth-nm-PID-PORT" (tests': "smarth-test-PID-NAME"), so one that
+// starts can tell another's of the same kind and whether its owner is
+// gone. ok is false for names of another kind.
+func staleOwner(name, own string) (pid int, ok bool) {
+	mine, other := strings.SplitN(own, "-", 4), strings.SplitN(name, "-", 4)
+	if len(mine) < 3 || len(other) < 3 || mine[0] != other[0] || mine[1] != other[1] {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(other[2])
+	return pid, err == nil && pid > 0
+}
+
+// sweepStale kills what a node manager that is gone left running in its
+// containers' cgroups under parent, and removes them: its user code
+// would otherwise run on, unlimited by anyone's bookkeeping. A node
+// manager whose pid is alive (or reused) is left alone.
+func sweepStale(parent, own string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == own {
+			continue
+		}
+		pid, ok := staleOwner(e.Name(), own)
+		if !ok || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		base := filepath.Join(parent, e.Name())
+		kids, _ := os.ReadDir(base)
+		for _, k := range kids {
+			if k.IsDir() {
+				cg := &cgroup{dirs: map[string]string{"memory": filepath.Join(base, k.Name())}}
+				cg.kill()
+				cg.remove()
+			}
+		}
+		os.Remove(base)
+	}
 }

@@ -108,6 +108,13 @@ func NewLauncher(cfg Config) (*Launcher, error) {
 	} else {
 		l.cgroups = h
 	}
+	// Work directories a previous run of this node manager left (it
+	// crashed, or was killed): their tasks are over.
+	if old, err := os.ReadDir(cfg.Dir); err == nil {
+		for _, e := range old {
+			os.RemoveAll(filepath.Join(cfg.Dir, e.Name()))
+		}
+	}
 	return l, nil
 }
 

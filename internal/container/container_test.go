@@ -313,3 +313,60 @@ func TestSecureNodeManagerThatIsNotRootRefusesUserCode(t *testing.T) {
 		}
 	}
 }
+
+// TestStartSweepsWhatAGoneNodeManagerLeft: a node manager that died
+// (here: a launcher named for a pid that has exited) left a container
+// with a setsid'd process in its cgroup and its work directory. The next
+// node manager to start kills the process and removes both. A live node
+// manager's cgroup (the control: named for this process) is left alone.
+func TestStartSweepsWhatAGoneNodeManagerLeft(t *testing.T) {
+	needRoot(t)
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, "containers")
+	start := func(name string) (*Launcher, *Container, int) {
+		l, err := NewLauncher(Config{Executor: ExecutorLinux, Policy: localPolicy("nobody"), Dir: dir, Name: name, Secure: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := l.New(Spec{ID: "attempt_1_m_000006_0", User: "alice", MemoryBytes: 64 << 20})
+		out, err := run(t, c, `setsid sleep 600 >/dev/null 2>&1 & echo $!`)
+		pid, perr := strconv.Atoi(strings.TrimSpace(out))
+		if err != nil || perr != nil {
+			t.Fatalf("%v %q", err, out)
+		}
+		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL); c.Destroy(); l.Close() })
+		return l, c, pid
+	}
+	live, _, livePid := start(fmt.Sprintf("smarth-test-%d-live", os.Getpid()))
+	dead, deadCtr, deadPid := start(fmt.Sprintf("smarth-test-%d-gone", gone.Process.Pid))
+	deadDir := deadCtr.WorkDir()
+
+	start(fmt.Sprintf("smarth-test-%d-next", os.Getpid()))
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(deadPid, 0) == nil && !zombie(deadPid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10s for the gone node manager's process %d to be killed", deadPid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, d := range dead.cgroups.base {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("the gone node manager's cgroup %s is still there: %v", d, err)
+		}
+	}
+	if _, err := os.Stat(deadDir); !os.IsNotExist(err) {
+		t.Errorf("the gone node manager's work directory %s is still there: %v", deadDir, err)
+	}
+	if syscall.Kill(livePid, 0) != nil || zombie(livePid) {
+		t.Errorf("the live node manager's process %d was killed", livePid)
+	}
+	for _, d := range live.cgroups.base {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("the live node manager's cgroup: %v", err)
+		}
+	}
+}
