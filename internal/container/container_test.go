@@ -186,7 +186,7 @@ func TestContainerOverMemoryLimitIsKilledAndSaysWhy(t *testing.T) {
 	l, _ := newLauncher(t, localPolicy("nobody"))
 	c := l.New(Spec{ID: "attempt_1_m_000002_0", User: "alice", MemoryBytes: 32 << 20})
 	defer c.Destroy()
-	out, err := run(t, c, `head -c 200M /dev/zero | tail`)
+	out, err := run(t, c, `head -c 200M /dev/zero | tail >/dev/null`)
 	if err == nil {
 		t.Fatalf("tail of 200 MB ended cleanly in 32 MiB: %s", out)
 	}
