@@ -1,6 +1,7 @@
 package container
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -13,6 +14,9 @@ import (
 func TestPolicyRefusesRootBannedAndLowUsers(t *testing.T) {
 	for _, name := range []string{"root", "bin", "nobody", "daemon"} {
 		if _, err := lookup(name); err != nil {
+			if os.Getenv("CI") == "true" { // Debian has them all
+				t.Fatalf("CI=true and this host has no account %s: %v", name, err)
+			}
 			t.Skipf("this host has no account %s: %v", name, err)
 		}
 	}
