@@ -207,6 +207,7 @@ func (nm *NodeManager) Start() error {
 		cred, cerr := auth.LoadCredential(nm.cfg.TokenFile)
 		if cerr != nil || cred == "" {
 			nm.closeListeners()
+			nm.containers.Close()
 			return fmt.Errorf("namenode_http: containers' delegation tokens need the node manager's token_file: %v", cerr)
 		}
 		nm.tokens = newJobTokens(nm.cfg.NameNodeHTTP, nm.cliTLS != nil, cred, nm.http)
@@ -214,6 +215,7 @@ func (nm *NodeManager) Start() error {
 	nm.conn, err = grpc.NewClient(nm.cfg.ResourceManager, pki.DialOption(nm.cliTLS))
 	if err != nil {
 		nm.closeListeners()
+		nm.containers.Close()
 		return fmt.Errorf("resourcemanager: %w", err)
 	}
 	nm.rm = mrpb.NewResourceManagerClient(nm.conn)
