@@ -21,7 +21,14 @@ Authentication is secure unless the config says auth: simple (or --auth
 simple, which logs a warning): the node manager reaches the namenode with
 its own credential, token_file (default $SMARTH_TOKEN_FILE, else
 ~/.smarth/token; made with smarth login), and does not start without one.
-See docs/security.md.`,
+
+Tasks' user code (streaming commands) runs in containers, as YARN's
+LinuxContainerExecutor: as the submitter's OS account where the host has
+one that run_as, min_user_id and banned_users allow, else as run_as_user
+(nobody), with an allow-listed environment, a private work directory and
+a cgroup with the job's memory-mb and vcores. This needs root; a secure
+node manager that is not root refuses user code rather than run it as
+itself. See docs/security.md.`,
 		Example: `  smarth nodemanager --config nm.yaml --ready-file nm.ready
   smarth nodemanager --resourcemanager 127.0.0.1:8032 --namenode 127.0.0.1:8020 --hostname dn1 --work-dir /tmp/nm1`,
 		Args: cobra.NoArgs,
@@ -32,10 +39,18 @@ See docs/security.md.`,
 			}
 			for flag, dst := range map[string]*string{"resourcemanager": &cfg.ResourceManager, "namenode": &cfg.NameNode,
 				"hostname": &cfg.Hostname, "rack": &cfg.Rack, "rpc-addr": &cfg.RPCAddr, "shuffle-addr": &cfg.ShuffleAddr,
-				"http-addr": &cfg.HTTPAddr, "work-dir": &cfg.WorkDir, "auth": &cfg.Auth, "token-file": &cfg.TokenFile} {
+				"http-addr": &cfg.HTTPAddr, "work-dir": &cfg.WorkDir, "auth": &cfg.Auth, "token-file": &cfg.TokenFile,
+				"container-executor": &cfg.ContainerExecutor, "run-as": &cfg.Containers.RunAs, "run-as-user": &cfg.Containers.RunAsUser,
+				"namenode-http": &cfg.NameNodeHTTP} {
 				if cmd.Flags().Changed(flag) {
 					*dst, _ = cmd.Flags().GetString(flag)
 				}
+			}
+			if cmd.Flags().Changed("min-user-id") {
+				cfg.Containers.MinUserID, _ = cmd.Flags().GetInt("min-user-id")
+			}
+			if cmd.Flags().Changed("banned-users") {
+				cfg.Containers.BannedUsers, _ = cmd.Flags().GetStringSlice("banned-users")
 			}
 			cfg.Registry = mrRegistry()
 			log, closer, err := df.logger()
@@ -71,5 +86,11 @@ See docs/security.md.`,
 	f.StringVar(&s.work, "work-dir", "", "directory for spills and map output")
 	f.StringVar(&s.auth, "auth", "", "secure (the default) or simple: no credential, trusted networks only")
 	f.StringVar(&s.token, "token-file", "", "this node manager's credential for the namenode (token_file)")
+	f.String("namenode-http", "", "the namenode's HTTP (WebHDFS) address: containers get a delegation token of their job's submitter")
+	f.String("container-executor", "", "linux (the default: user code as run_as's user, in a cgroup; needs root) or default (as this process; auth: simple only)")
+	f.String("run-as", "", "submitter (the default: the submitter's OS account where allowed, else run-as-user) or local-user")
+	f.String("run-as-user", "", "the local user containers fall back to (default nobody)")
+	f.Int("min-user-id", 0, "lowest uid a submitter's account may have (default 1000; run-as-user is exempt)")
+	f.StringSlice("banned-users", nil, "accounts containers never run as (default hdfs,yarn,mapred,bin,root)")
 	return c
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"smarth/internal/auth"
 )
 
 // Options describe the local cluster to start. Zero values take the
@@ -223,8 +225,12 @@ func (o *Options) resourceManagerConfig(l layout, nn string) map[string]any {
 	}, merge(rmAuth, o.wireKeys(l, "resourcemanager"))), o.Cache.resourceManagerKeys()), o.ResourceManager)
 }
 
-func (o *Options) nodeManagerConfig(l layout, i int, nn, rm string) map[string]any {
+func (o *Options) nodeManagerConfig(l layout, i int, nn, nnHTTP, rm string) map[string]any {
 	_, _, _, nmAuth := o.authKeys(l)
+	if o.Auth != auth.Simple && nnHTTP != "" {
+		// Containers get a delegation token of their job's submitter.
+		nmAuth["namenode_http"] = nnHTTP
+	}
 	return merge(merge(map[string]any{
 		"resourcemanager": rm,
 		"namenode":        nn,

@@ -153,7 +153,7 @@ func (u *upper) startMapReduce(ctx context.Context, nn string) error {
 			return err
 		}
 		wg.Go(func() {
-			_, errs[i] = u.start(ctx, name, "nodemanager", Hostname(i), u.opts.Racks[i], u.opts.nodeManagerConfig(u.l, i, nn, rm.RPC))
+			_, errs[i] = u.start(ctx, name, "nodemanager", Hostname(i), u.opts.Racks[i], u.opts.nodeManagerConfig(u.l, i, nn, u.st.NameNodeHTTP, rm.RPC))
 		})
 	}
 	wg.Wait()

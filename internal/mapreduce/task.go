@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"sync/atomic"
@@ -127,6 +128,35 @@ type TaskEnv struct {
 	// (a Streaming command's stderr); the node manager keeps it as the
 	// attempt's log. Apps reach it through TaskStderr.
 	Stderr io.Writer
+	// Commands, if set, starts the processes of the task's user code (a
+	// Streaming command) in the attempt's container; apps reach it
+	// through TaskCommands. Unset, they run as this process's user with
+	// its environment.
+	Commands CommandStarter
+}
+
+// A task's container request, as job parameters (Hadoop's
+// mapreduce.map.memory.mb and mapreduce.map.cpu.vcores, for maps and
+// reduces alike): its user code's memory limit and CPU share. Apps that
+// run user code offer them as flags.
+const (
+	ParamMemoryMB       = "memory-mb"
+	ParamVCores         = "vcores"
+	DefaultTaskMemoryMB = 1024
+	DefaultTaskVCores   = 1
+)
+
+// CommandStarter starts a task's user code (the node manager's
+// container for the attempt).
+type CommandStarter interface {
+	// Ready prepares what commands need (the container's user, work
+	// directory, cgroup) or says why none may run; called before a
+	// command's pipes are made.
+	Ready() error
+	// Start starts cmd (Path, Args, pipes and SysProcAttr set) with env,
+	// the task's variables (NAME=value), added to the environment the
+	// starter gives it.
+	Start(cmd *exec.Cmd, env []string) error
 }
 
 // TaskResult is what a successful attempt reports.
@@ -142,6 +172,7 @@ type taskContext struct {
 	counters *Counters
 	fs       FS
 	index    int
+	commands CommandStarter // nil: none
 }
 
 func (t *taskContext) Param(name string) string          { return t.params[name] }
@@ -158,6 +189,16 @@ func TaskStderr(ctx context.Context) io.Writer {
 	return io.Discard
 }
 
+// TaskCommands is what starts a task's user code, or nil when the
+// runtime has nothing to say (the command then runs as this process's
+// user with its environment).
+func TaskCommands(ctx context.Context) CommandStarter {
+	if t, ok := ctx.(*taskContext); ok {
+		return t.commands
+	}
+	return nil
+}
+
 // OutputName names a task's output file, as Hadoop does.
 func OutputName(isMap bool, index int) string {
 	if isMap {
@@ -172,7 +213,7 @@ func RunTask(ctx context.Context, env TaskEnv, spec TaskSpec) (*TaskResult, erro
 		return nil, err
 	}
 	counters := &Counters{}
-	tctx := &taskContext{Context: ctx, params: spec.Job.Params, counters: counters, fs: env.FS, index: spec.Index, stderr: env.Stderr}
+	tctx := &taskContext{Context: ctx, params: spec.Job.Params, counters: counters, fs: env.FS, index: spec.Index, stderr: env.Stderr, commands: env.Commands}
 	var out *MapOutput
 	var err error
 	if spec.IsMap {

@@ -2,9 +2,11 @@ package nodemanager
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"smarth/internal/auth"
+	"smarth/internal/container"
 	"smarth/internal/mapreduce"
 	"smarth/internal/pki"
 )
@@ -62,6 +64,30 @@ type Config struct {
 	// did not spill) the node keeps in memory instead of writing it to
 	// disk, until the job ends; 0 writes every output to work_dir.
 	MapOutputMemoryBytes int64 `yaml:"map_output_memory_bytes"`
+	// ContainerExecutor runs tasks' user code (streaming commands), as
+	// YARN's container executors: "linux" (the default) as the user
+	// Containers chooses, with an allow-listed environment, a private
+	// work directory under work_dir/containers and a cgroup holding the
+	// job's memory-mb and vcores; it needs root, and in secure mode a
+	// node manager that is not root refuses user code rather than run it
+	// as itself. "default" runs it as the node manager's user with its
+	// environment (auth: simple development clusters).
+	ContainerExecutor string `yaml:"container_executor"`
+	// Containers is the linux executor's user policy: run_as (submitter
+	// or local-user), run_as_user (default nobody), min_user_id (1000)
+	// and banned_users (hdfs, yarn, mapred, bin, root), as
+	// container-executor.cfg.
+	Containers container.Policy `yaml:",inline"`
+	// MaxMemoryMB and MaxVCores cap what a task may ask for (memory-mb,
+	// vcores), as yarn.scheduler.maximum-allocation-mb and -vcores.
+	MaxMemoryMB int `yaml:"max_memory_mb"`
+	MaxVCores   int `yaml:"max_vcores"`
+	// NameNodeHTTP is the namenode's HTTP (WebHDFS) address. Set, in
+	// secure mode, each job's containers get a delegation token of the
+	// job's submitter (HADOOP_TOKEN_FILE_LOCATION, also the container
+	// home's .smarth/token, where smarth's client looks), cancelled when
+	// the job ends. Unset, containers get no credential.
+	NameNodeHTTP string `yaml:"namenode_http"`
 
 	// Registry holds the apps tasks may run (cmd/smarth passes apps.All()).
 	Registry *mapreduce.Registry `yaml:"-"`
@@ -93,6 +119,10 @@ func DefaultConfig() Config {
 		LogRetention:      24 * time.Hour,
 		// Enough for a 1 GiB TeraSort's map outputs spread over three nodes.
 		MapOutputMemoryBytes: 512 << 20,
+		ContainerExecutor:    container.ExecutorLinux,
+		Containers:           container.DefaultPolicy(),
+		MaxMemoryMB:          8192,
+		MaxVCores:            4,
 	}
 }
 
@@ -131,6 +161,16 @@ func (c Config) Validate() error {
 	}
 	if c.Registry == nil {
 		errs = append(errs, errors.New("no app registry"))
+	}
+	switch c.ContainerExecutor {
+	case container.ExecutorLinux:
+		errs = append(errs, c.Containers.Validate())
+	case container.ExecutorDefault:
+	default:
+		errs = append(errs, fmt.Errorf("container_executor %q: want %s or %s", c.ContainerExecutor, container.ExecutorLinux, container.ExecutorDefault))
+	}
+	if c.MaxMemoryMB < 1 || c.MaxVCores < 1 {
+		errs = append(errs, errors.New("max_memory_mb and max_vcores must be at least 1"))
 	}
 	errs = append(errs, c.Wire.Validate())
 	return errors.Join(errs...)

@@ -26,6 +26,7 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/client"
+	"smarth/internal/container"
 	"smarth/internal/diskperm"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/shuffle"
@@ -53,6 +54,12 @@ type NodeManager struct {
 	shuffleSrv, httpSrv      *http.Server
 	conn                     *grpc.ClientConn
 	rm                       mrpb.ResourceManagerClient
+
+	// containers runs tasks' user code (container_executor).
+	containers *container.Launcher
+	// tokens are the jobs' delegation tokens for containers (nil: none;
+	// namenode_http unset or auth: simple).
+	tokens *jobTokens
 
 	buffers *mapreduce.SortBuffers  // map tasks' sort arenas, recycled
 	memory  *mapreduce.MemoryBudget // map outputs held in memory
@@ -193,9 +200,27 @@ func (nm *NodeManager) Start() error {
 		nm.closeListeners()
 		return err
 	}
+	nm.containers, err = container.NewLauncher(container.Config{Executor: nm.cfg.ContainerExecutor, Policy: nm.cfg.Containers,
+		Dir: filepath.Join(nm.cfg.WorkDir, "containers"), Secure: nm.cfg.Auth != auth.Simple, Logger: nm.log,
+		// Unique per node manager on a host (tests run several in one process).
+		Name: fmt.Sprintf("smarth-nm-%d-%s", os.Getpid(), portOf(nm.ShuffleAddr()))})
+	if err != nil {
+		nm.closeListeners()
+		return fmt.Errorf("containers: %w", err)
+	}
+	if nm.cfg.NameNodeHTTP != "" && nm.cfg.Auth != auth.Simple {
+		cred, cerr := auth.LoadCredential(nm.cfg.TokenFile)
+		if cerr != nil || cred == "" {
+			nm.closeListeners()
+			nm.containers.Close()
+			return fmt.Errorf("namenode_http: containers' delegation tokens need the node manager's token_file: %v", cerr)
+		}
+		nm.tokens = newJobTokens(nm.cfg.NameNodeHTTP, nm.cliTLS != nil, cred, nm.http)
+	}
 	nm.conn, err = grpc.NewClient(nm.cfg.ResourceManager, pki.DialOption(nm.cliTLS))
 	if err != nil {
 		nm.closeListeners()
+		nm.containers.Close()
 		return fmt.Errorf("resourcemanager: %w", err)
 	}
 	nm.rm = mrpb.NewResourceManagerClient(nm.conn)
@@ -214,7 +239,8 @@ func (nm *NodeManager) Start() error {
 	}
 	nm.serve(nm.heartbeatLoop)
 	nm.serve(nm.logJanitor)
-	nm.log.Info("node manager started", "node", nm.nodeID, "rack", nm.cfg.Rack, "shuffle", nm.ShuffleAddr())
+	nm.log.Info("node manager started", "node", nm.nodeID, "rack", nm.cfg.Rack, "shuffle", nm.ShuffleAddr(),
+		"container_executor", nm.cfg.ContainerExecutor, "containers_switch_user", nm.containers.Linux(), "cgroups", nm.containers.Cgroups())
 	return nil
 }
 
@@ -262,6 +288,16 @@ func (nm *NodeManager) Close() error {
 	}
 	nm.mu.Unlock()
 	nm.tasks.Wait()
+	nm.containers.Close()
+	if nm.tokens != nil {
+		// Its tasks are gone: so go their credentials (a job still
+		// running gets new ones on the nodes that run it).
+		for _, j := range nm.tokens.jobs() {
+			if err := nm.tokens.cancel(j); err != nil {
+				nm.log.Warn("cannot cancel a job's delegation token", "job", j, "err", err)
+			}
+		}
+	}
 	if nm.grpcSrv != nil {
 		nm.grpcSrv.Stop()
 	}
@@ -446,6 +482,13 @@ func (nm *NodeManager) heartbeat() {
 	nm.mu.Unlock()
 	for _, j := range gone {
 		os.RemoveAll(filepath.Join(nm.cfg.WorkDir, j))
+		if nm.tokens != nil {
+			nm.serve(func() {
+				if err := nm.tokens.cancel(j); err != nil {
+					nm.log.Warn("cannot cancel a finished job's delegation token", "job", j, "err", err)
+				}
+			})
+		}
 	}
 	for _, l := range resp.GetLaunches() {
 		nm.start(l)
@@ -567,6 +610,18 @@ func (nm *NodeManager) runTask(ctx context.Context, rt *runningTask, workDir str
 	if err != nil {
 		return nil, err
 	}
+	ctr, err := nm.container(l, logger)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		// The container's reason (over its memory limit) goes into the
+		// task's error, then everything it left running is killed.
+		err = ctr.Explain(err)
+		if derr := ctr.Destroy(); derr != nil {
+			logger.Warn("container not fully cleaned up", "attempt", l.AttemptId, "err", derr)
+		}
+	}()
 	env := mapreduce.TaskEnv{FS: fsys, WorkDir: workDir, SortBufferBytes: nm.cfg.SortBufferBytes,
 		ReduceMemoryBytes: nm.cfg.ReduceMemoryBytes, ParallelFetches: nm.cfg.ParallelFetches, SortBuffers: nm.buffers,
 		MapOutputMemory: nm.memory, Progress: &rt.progress, Logger: logger,
@@ -577,6 +632,7 @@ func (nm *NodeManager) runTask(ctx context.Context, rt *runningTask, workDir str
 	if logs != nil {
 		env.Stderr = logs.stderr
 	}
+	env.Commands = ctr
 	if !l.IsMap {
 		env.Locator = &locator{nm: nm, jobID: l.JobId, attempt: l.AttemptId, known: -1}
 	}

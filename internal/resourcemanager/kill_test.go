@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"smarth/internal/container"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/apps"
+	"smarth/internal/nodemanager"
 	"smarth/internal/resourcemanager"
 	"smarth/internal/testcluster/mrtest"
 	"smarth/internal/testenv"
@@ -67,7 +69,12 @@ func TestKillStopsStreamingProcessTrees(t *testing.T) {
 	testenv.NeedTools(t, "setsid") // for the control
 	reg := mapreduce.NewRegistry(apps.AllWith(apps.Options{Out: io.Discard})...)
 	mr := mrtest.Start(t, mrtest.Options{FS: lfs, Registry: reg, Hosts: []string{"n1", "n2"},
-		RM: func(c *resourcemanager.Config) { c.AllowStreaming = true }})
+		RM: func(c *resourcemanager.Config) { c.AllowStreaming = true },
+		// Process groups are what this test is about (and its mappers
+		// write pids into the test's directory): the default executor,
+		// without a container's cgroup, which would take the setsid
+		// control too (internal/container tests that).
+		NM: func(_ int, c *nodemanager.Config) { c.ContainerExecutor = container.ExecutorDefault }})
 
 	f := filepath.Join(pids, "m$SMARTH_TASK_INDEX.pids")
 	mapper := fmt.Sprintf(`sleep 600 & echo $! >> %[1]s; sleep 600 & echo $! >> %[1]s; setsid sleep 600 & echo $! > %[1]s.escaped; cat >/dev/null; wait`, f)

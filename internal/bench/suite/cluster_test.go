@@ -68,6 +68,10 @@ func startCluster(t *testing.T, out *bytes.Buffer) (*jobclient.Client, hostFS) {
 		nc.ResourceManager, nc.FS, nc.Registry = rm.RPCAddr(), fs, reg
 		nc.Hostname, nc.Rack, nc.WorkDir = fmt.Sprintf("dn%d", i+1), "/r1", filepath.Join(root, fmt.Sprintf("nm%d", i+1))
 		nc.SortBufferBytes = 256 << 10
+		// As the resource manager: an in-process cluster, callers assert
+		// their names. Not root, the streaming job then runs as this
+		// process (root: in a container as nobody).
+		nc.Auth = auth.Simple
 		nm, err := nodemanager.New(nc, nil)
 		if err != nil {
 			t.Fatal(err)

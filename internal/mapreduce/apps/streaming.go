@@ -47,6 +47,10 @@ func (Streaming) Params() []mapreduce.Param {
 		{Name: "mapper", Help: "mapper command (run with /bin/sh -c)"},
 		{Name: "reducer", Help: "reducer command; empty or NONE: map-only"},
 		{Name: "combiner", Help: "combiner command (optional)"},
+		{Name: mapreduce.ParamMemoryMB, Default: strconv.Itoa(mapreduce.DefaultTaskMemoryMB),
+			Help: "memory limit of each task's commands, MiB (mapreduce.map.memory.mb); over it they are killed"},
+		{Name: mapreduce.ParamVCores, Default: strconv.Itoa(mapreduce.DefaultTaskVCores),
+			Help: "CPU share of each task's commands, in cores (mapreduce.map.cpu.vcores)"},
 	}
 }
 
@@ -54,6 +58,12 @@ func (s Streaming) Build(given map[string]string) (*mapreduce.Job, error) {
 	p := withDefaults(s.Params(), given)
 	mapper, err := p.required("mapper")
 	if err != nil {
+		return nil, err
+	}
+	if _, err := p.int(mapreduce.ParamMemoryMB, 1, 1<<20); err != nil {
+		return nil, err
+	}
+	if _, err := p.int(mapreduce.ParamVCores, 1, 1024); err != nil {
 		return nil, err
 	}
 	reducer, combiner := p.str("reducer"), p.str("combiner")
@@ -235,9 +245,15 @@ const streamBatch = 64 << 10
 func startStream(ctx context.Context, role, cmdline string, emit func(k, v []byte) error) (*streamProc, error) {
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", cmdline)
 	ownProcessGroup(cmd)
-	cmd.Env = os.Environ()
+	var env []string // the task's variables, on top of what the container gives
 	if tc, ok := ctx.(mapreduce.TaskContext); ok {
-		cmd.Env = append(cmd.Env, "SMARTH_TASK_INDEX="+strconv.Itoa(tc.TaskIndex()))
+		env = append(env, "SMARTH_TASK_INDEX="+strconv.Itoa(tc.TaskIndex()))
+	}
+	starter := mapreduce.TaskCommands(ctx)
+	if starter != nil {
+		if err := starter.Ready(); err != nil {
+			return nil, fmt.Errorf("streaming %s %q: %w", role, cmdline, err)
+		}
 	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -259,7 +275,19 @@ func startStream(ctx context.Context, role, cmdline string, emit func(k, v []byt
 		stderr.Close()
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	// On a node manager the command runs in the attempt's container (its
+	// user, environment, work directory and cgroup); run locally, as this
+	// process with its environment.
+	if starter != nil {
+		err = starter.Start(cmd, env)
+	} else {
+		cmd.Env = append(os.Environ(), env...)
+		err = cmd.Start()
+	}
+	if err != nil {
+		stdin.Close()
+		stdout.Close()
+		stderr.Close()
 		return nil, fmt.Errorf("streaming %s %q: %w", role, cmdline, err)
 	}
 	p := &streamProc{ctx: ctx, role: role, cmdl: cmdline, cmd: cmd, emit: emit,

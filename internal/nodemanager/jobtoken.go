@@ -1,0 +1,116 @@
+package nodemanager
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"smarth/internal/auth"
+)
+
+// jobTokens are the delegation tokens a node manager hands its
+// containers: one per job, for the job's submitter, so a task that talks
+// to the cluster (a streaming command running `smarth fs`) can do what
+// its submitter can and nothing more, never with the node manager's own
+// credential. A token is fetched from the namenode's WebHDFS
+// (GETDELEGATIONTOKEN with doas=submitter, the node manager as renewer,
+// as YARN's node manager localizes an application's tokens) when the
+// job's first container here starts, and cancelled when the resource
+// manager says the job is over, or when the node manager stops. Not
+// renewed: it dies within the namenode's renew interval (a day) if the
+// cancellation is lost.
+type jobTokens struct {
+	base   string // scheme://namenode_http/webhdfs/v1/
+	cred   string // the node manager's own credential
+	renew  string // its user: the tokens' renewer
+	client *http.Client
+
+	mu    sync.Mutex // held across a fetch: one token per job
+	byJob map[string]string
+}
+
+func newJobTokens(addr string, https bool, cred string, client *http.Client) *jobTokens {
+	scheme := "http"
+	if https {
+		scheme = "https"
+	}
+	return &jobTokens{base: scheme + "://" + addr + "/webhdfs/v1/", cred: cred, renew: auth.CredentialUser(cred),
+		client: client, byJob: map[string]string{}}
+}
+
+// tokenTimeout bounds one call to the namenode's WebHDFS.
+const tokenTimeout = 15 * time.Second
+
+func (j *jobTokens) call(ctx context.Context, method string, q url.Values, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, j.base+"?"+q.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+j.cred)
+	resp, err := j.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("namenode WebHDFS %s: %s: %s", q.Get("op"), resp.Status, body)
+	}
+	if out != nil {
+		return json.Unmarshal(body, out)
+	}
+	return nil
+}
+
+// get is the job's token for user, fetched on first use.
+func (j *jobTokens) get(ctx context.Context, jobID, user string) (string, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if t, ok := j.byJob[jobID]; ok {
+		return t, nil
+	}
+	var resp struct {
+		Token *struct {
+			URLString string `json:"urlString"`
+		}
+	}
+	err := j.call(ctx, http.MethodGet, url.Values{"op": {"GETDELEGATIONTOKEN"}, "doas": {user}, "renewer": {j.renew}}, &resp)
+	if err != nil {
+		return "", fmt.Errorf("delegation token for %s (job %s): %w", user, jobID, err)
+	}
+	if resp.Token == nil || resp.Token.URLString == "" {
+		return "", fmt.Errorf("delegation token for %s (job %s): the namenode issued none (auth: simple?)", user, jobID)
+	}
+	j.byJob[jobID] = resp.Token.URLString
+	return resp.Token.URLString, nil
+}
+
+// cancel revokes the job's token, if this node fetched one.
+func (j *jobTokens) cancel(jobID string) error {
+	j.mu.Lock()
+	t, ok := j.byJob[jobID]
+	delete(j.byJob, jobID)
+	j.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return j.call(context.Background(), http.MethodPut, url.Values{"op": {"CANCELDELEGATIONTOKEN"}, "token": {t}}, nil)
+}
+
+// jobs lists the jobs holding a token.
+func (j *jobTokens) jobs() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make([]string, 0, len(j.byJob))
+	for id := range j.byJob {
+		out = append(out, id)
+	}
+	return out
+}
