@@ -47,7 +47,7 @@ func privateHome(home string, out io.Writer) error {
 	}
 	for _, e := range ents {
 		if e.IsDir() && strings.HasPrefix(e.Name(), "nm") {
-			if err := diskperm.MkdirAll(filepath.Join(data, e.Name()), diskperm.Dir); err != nil {
+			if err := diskperm.MkdirAll(filepath.Join(data, e.Name()), diskperm.Passage); err != nil {
 				return err
 			}
 		}

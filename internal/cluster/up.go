@@ -148,8 +148,10 @@ func (u *upper) startMapReduce(ctx context.Context, nn string) error {
 	var wg sync.WaitGroup
 	for i := range u.opts.DataNodes {
 		name := fmt.Sprintf("nm%d", i+1)
-		// Its work_dir holds jobs' spills: the node manager's alone.
-		if err := diskperm.MkdirAll(u.l.data(name), diskperm.Dir); err != nil {
+		// Its work_dir is a passage: containers' own directories under
+		// it must be reachable by their users; the node manager keeps
+		// everything else in it (jobs' spills, task logs) private.
+		if err := diskperm.MkdirAll(u.l.data(name), diskperm.Passage); err != nil {
 			return err
 		}
 		wg.Go(func() {

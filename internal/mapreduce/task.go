@@ -209,7 +209,8 @@ func OutputName(isMap bool, index int) string {
 
 // RunTask runs one task attempt to completion in this goroutine.
 func RunTask(ctx context.Context, env TaskEnv, spec TaskSpec) (*TaskResult, error) {
-	if err := os.MkdirAll(env.WorkDir, 0o755); err != nil {
+	// Spills and map outputs are the task's runner's alone.
+	if err := os.MkdirAll(env.WorkDir, 0o700); err != nil {
 		return nil, err
 	}
 	counters := &Counters{}

@@ -154,7 +154,7 @@ func New(cfg Config, logger *slog.Logger) (*NodeManager, error) {
 // Start binds the addresses, connects to the resource manager and starts
 // heartbeating.
 func (nm *NodeManager) Start() error {
-	if err := os.MkdirAll(nm.cfg.WorkDir, 0o755); err != nil {
+	if err := nm.privateWorkDir(); err != nil {
 		return fmt.Errorf("work_dir: %w", err)
 	}
 	// Task logs hold what users' tasks printed: the node manager's alone
@@ -534,6 +534,11 @@ func (nm *NodeManager) run(ctx context.Context, rt *runningTask) *mrpb.TaskRepor
 	l := rt.launch
 	rep := &mrpb.TaskReport{JobId: l.JobId, AttemptId: l.AttemptId, IsMap: l.IsMap, Index: l.Index}
 	workDir := filepath.Join(nm.cfg.WorkDir, l.JobId, l.AttemptId)
+	// The job's directory holds its spills and map outputs: the node
+	// manager's alone (work_dir itself is a passage for containers).
+	if err := diskperm.MkdirAll(filepath.Join(nm.cfg.WorkDir, l.JobId), diskperm.Dir); err != nil {
+		nm.log.Warn("job work directory", "job", l.JobId, "err", err)
+	}
 	logs, lerr := openAttemptLog(nm.logDir(), l.JobId, l.AttemptId, nm.cfg.LogLimitBytes)
 	if lerr != nil {
 		nm.log.Warn("task attempt runs without its log files", "attempt", l.AttemptId, "err", lerr)

@@ -203,3 +203,30 @@ func validID(id, prefix string) bool {
 }
 
 var _ io.Writer = (*cappedFile)(nil)
+
+// privateWorkDir makes work_dir a passage (0711): containers' directories
+// under work_dir/containers must be reachable by the users they run as,
+// while every other entry (jobs' spills and map outputs, task logs) is the
+// node manager's alone. Entries an older release left open are narrowed
+// with a WARN naming each path (the task-log directory as log_dir, by
+// Start). The containers directory is the
+// container launcher's to keep (it sweeps it at start).
+func (nm *NodeManager) privateWorkDir() error {
+	if err := diskperm.MkdirAll(nm.cfg.WorkDir, diskperm.Passage); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(nm.cfg.WorkDir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		p := filepath.Join(nm.cfg.WorkDir, e.Name())
+		if !e.IsDir() || e.Name() == "containers" || p == filepath.Clean(nm.logDir()) {
+			continue // the log dir is narrowed as log_dir, next
+		}
+		if _, err := diskperm.Fix(p, diskperm.Dir, nm.log.With("key", "work_dir")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
