@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"smarth/internal/auth"
+	"smarth/internal/httpserver"
 	"smarth/internal/pki"
 )
 
@@ -30,12 +31,14 @@ type Config struct {
 	// Wire is the TLS switch (tls, tls_cert_file, tls_key_file,
 	// tls_ca_file): the data-transfer port, ipc_addr, http_addr and
 	// every connection this datanode makes (namenode, other datanodes).
-	Wire        pki.Config `yaml:",inline"`
-	Hostname    string     `yaml:"hostname"`     // name reported to the namenode; default os.Hostname()
-	AdvertiseIP string     `yaml:"advertise_ip"` // IP others use; default from data_addr, else first non-loopback
-	DataAddr    string     `yaml:"data_addr"`    // streaming data-transfer protocol
-	IPCAddr     string     `yaml:"ipc_addr"`     // InterDatanodeProtocol gRPC
-	HTTPAddr    string     `yaml:"http_addr"`    // console, /metrics
+	Wire pki.Config `yaml:",inline"`
+	// HTTP bounds the HTTP port(s): timeouts and connection caps (http_* keys, internal/httpserver).
+	HTTP        httpserver.Limits `yaml:",inline"`
+	Hostname    string            `yaml:"hostname"`     // name reported to the namenode; default os.Hostname()
+	AdvertiseIP string            `yaml:"advertise_ip"` // IP others use; default from data_addr, else first non-loopback
+	DataAddr    string            `yaml:"data_addr"`    // streaming data-transfer protocol
+	IPCAddr     string            `yaml:"ipc_addr"`     // InterDatanodeProtocol gRPC
+	HTTPAddr    string            `yaml:"http_addr"`    // console, /metrics
 	// Pprof serves Go profiles under http_addr/debug/pprof/, to loopback
 	// callers only; off by default (profiles expose memory and burn CPU).
 	Pprof               bool          `yaml:"pprof"`

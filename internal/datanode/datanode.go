@@ -3,6 +3,7 @@ package datanode
 import (
 	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
+	"smarth/internal/httpserver"
 
 	"context"
 	"crypto/tls"
@@ -220,11 +221,12 @@ func (d *DataNode) Start() error {
 
 	d.grpcSrv = grpc.NewServer(append(pki.ServerOption(d.srvTLS), grpc.UnaryInterceptor(d.authorizePeer))...)
 	dfspb.RegisterInterDatanodeProtocolServer(d.grpcSrv, &interDatanode{d: d})
-	d.httpSrv = &http.Server{Handler: d.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+	httpSrv := httpserver.New("datanode http", d.httpHandler(), d.cfg.HTTP, d.log)
+	d.httpSrv = httpSrv.Server
 
 	d.goRun(func() { d.serveData() })
 	d.goRun(func() { _ = d.grpcSrv.Serve(d.ipcLn) })
-	d.goRun(func() { _ = d.httpSrv.Serve(d.httpLn) })
+	d.goRun(func() { _ = httpSrv.Serve(d.httpLn) })
 	d.goRun(d.runActor)
 	d.goRun(d.runReports)
 	d.goRun(d.scanner.run)

@@ -16,6 +16,7 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
+	"smarth/internal/httpserver"
 	"smarth/internal/ipc"
 	"smarth/internal/namenode/blockmap"
 	"smarth/internal/namenode/journal"
@@ -241,7 +242,8 @@ func (nn *NameNode) Start() error {
 	nn.metrics.registerPort(nn.rpcMux)
 	nn.grpc = nn.newGRPCServer(nn.rpcMux.GRPCServerOptions()...)
 	nn.ipc = nn.newIPCServer()
-	nn.httpSrv = &http.Server{Handler: nn.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+	httpSrv := httpserver.New("namenode http", nn.httpHandler(), nn.cfg.HTTP, nn.logger)
+	nn.httpSrv = httpSrv.Server
 	nn.wg.Add(6)
 	go func() {
 		defer nn.wg.Done()
@@ -263,7 +265,7 @@ func (nn *NameNode) Start() error {
 	}()
 	go func() {
 		defer nn.wg.Done()
-		if err := nn.httpSrv.Serve(httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := httpSrv.Serve(httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			nn.logger.Error("http server stopped", "error", err)
 		}
 	}()

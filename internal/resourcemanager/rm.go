@@ -19,6 +19,7 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/client"
+	"smarth/internal/httpserver"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/shuffle"
 	"smarth/internal/pki"
@@ -185,9 +186,10 @@ func (rm *ResourceManager) Start() error {
 		go rm.cacheLoop(src)
 	}
 	if rm.httpLn != nil {
-		rm.httpSrv = &http.Server{Handler: rm.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+		srv := httpserver.New("resource manager http", rm.httpHandler(), rm.cfg.HTTP, rm.log)
+		rm.httpSrv = srv.Server
 		rm.wg.Add(1)
-		go func() { defer rm.wg.Done(); rm.httpSrv.Serve(rm.httpLn) }()
+		go func() { defer rm.wg.Done(); srv.Serve(rm.httpLn) }()
 	}
 	rm.log.Info("resource manager started", "rpc", rm.RPCAddr(), "http", rm.HTTPAddr(), "scheduler", rm.cfg.Scheduler)
 	return nil
