@@ -73,6 +73,17 @@ func (g *Gate) Refused() uint64 { return g.refused.Load() }
 // gives the slot back (whoever closes it, however often); or, at either
 // bound, resets c and returns false.
 func (g *Gate) Admit(c net.Conn) (net.Conn, bool) {
+	release, ok := g.Take(c)
+	if !ok {
+		return nil, false
+	}
+	return &countedConn{Conn: c, release: release}, true
+}
+
+// Take is Admit without wrapping c, for a server that needs the
+// connection's own type (the datanode sends blocks with sendfile on the
+// *net.TCPConn): it must call release once, when it closes c.
+func (g *Gate) Take(c net.Conn) (release func(), ok bool) {
 	host := PeerIP(c)
 	g.hostsMu.Lock()
 	// The check and the take happen under one lock, so concurrent
@@ -90,7 +101,7 @@ func (g *Gate) Admit(c net.Conn) (net.Conn, bool) {
 	g.hosts[host]++
 	g.open.Add(1)
 	g.hostsMu.Unlock()
-	return &countedConn{Conn: c, g: g, host: host}, true
+	return func() { g.release(host) }, true
 }
 
 func (g *Gate) release(host string) {
@@ -153,15 +164,14 @@ func PeerIP(c net.Conn) string {
 // it.
 type countedConn struct {
 	net.Conn
-	g      *Gate
-	host   string
-	closed atomic.Bool
+	release func()
+	closed  atomic.Bool
 }
 
 func (c *countedConn) Close() error {
 	err := c.Conn.Close()
 	if c.closed.CompareAndSwap(false, true) {
-		c.g.release(c.host)
+		c.release()
 	}
 	return err
 }

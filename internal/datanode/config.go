@@ -71,8 +71,14 @@ type Config struct {
 	// TransferLog is the per-block receive log (JSON lines, package
 	// tune); default transfer.jsonl in data_dir, "off" for none.
 	TransferLog string `yaml:"transfer_log"`
-	// MaxXceivers bounds concurrent data-transfer connections.
+	// MaxXceivers bounds concurrent data-transfer connections: accepted
+	// ones beyond it are reset at accept, and an op finding the node's
+	// connections (accepted and dialled) beyond it is refused busy.
 	MaxXceivers int `yaml:"max_xceivers"`
+	// MaxXceiversPerHost bounds the data connections accepted from one
+	// peer address (default a quarter of max_xceivers), so that one host
+	// holding idle connections cannot shut every other reader out.
+	MaxXceiversPerHost int `yaml:"max_xceivers_per_host"`
 	// ReceiveBufferBudget bounds the packet buffers all write connections
 	// hold at once, bytes; past it a write waits up to io_timeout for
 	// room and is then refused (OP_STATUS_ERROR_BUSY) rather than growing
@@ -183,7 +189,7 @@ func (c Config) Validate() error {
 	if c.ReceiveBufferBudget != 0 && c.ReceiveBufferBudget < c.PerClientBuffer {
 		errs = append(errs, fmt.Errorf("receive_buffer_budget: %d is smaller than per_client_buffer %d (one multi-pipeline client's lead would not fit)", c.ReceiveBufferBudget, c.PerClientBuffer))
 	}
-	if c.CacheCapacity < 0 || c.ScanBandwidth < 0 || c.SocketRecvBuffer < 0 || c.SocketSendBuffer < 0 || c.IOTimeout < 0 || c.MaxXceivers < 0 ||
+	if c.CacheCapacity < 0 || c.ScanBandwidth < 0 || c.SocketRecvBuffer < 0 || c.SocketSendBuffer < 0 || c.IOTimeout < 0 || c.MaxXceivers < 0 || c.MaxXceiversPerHost < 0 ||
 		c.MemoryBudget < 0 || c.CacheConcurrency < 0 || c.PageCacheBudget < 0 {
 		errs = append(errs, errors.New("cache_capacity, memory_budget, page_cache_budget, cache_concurrency, scan_bandwidth, socket buffers, io_timeout and max_xceivers must not be negative"))
 	}
@@ -206,6 +212,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxXceivers == 0 {
 		c.MaxXceivers = d.MaxXceivers
+	}
+	if c.MaxXceiversPerHost == 0 {
+		c.MaxXceiversPerHost = max(c.MaxXceivers/4, 1)
 	}
 	if c.CacheConcurrency == 0 {
 		c.CacheConcurrency = d.CacheConcurrency

@@ -3,6 +3,7 @@ package datanode
 import (
 	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
+	"smarth/internal/connlimit"
 	"smarth/internal/httpserver"
 
 	"context"
@@ -51,13 +52,16 @@ type DataNode struct {
 	// server socket, cliTLS on every connection this datanode makes.
 	srvTLS, cliTLS *tls.Config
 
-	dataLn  net.Listener
-	ipcLn   net.Listener
-	httpLn  net.Listener
-	grpcSrv *grpc.Server
-	httpSrv *http.Server
-	nnConn  *grpc.ClientConn
-	nn      dfspb.DatanodeProtocolClient
+	dataLn net.Listener
+	// dataGate bounds the data port's accepted connections, in all and
+	// per peer address.
+	dataGate *connlimit.Gate
+	ipcLn    net.Listener
+	httpLn   net.Listener
+	grpcSrv  *grpc.Server
+	httpSrv  *http.Server
+	nnConn   *grpc.ClientConn
+	nn       dfspb.DatanodeProtocolClient
 
 	ibr     *reportQueue // incremental block reports waiting to be sent
 	scanner *scanner
@@ -205,6 +209,7 @@ func (d *DataNode) Start() error {
 		return fmt.Errorf("datanode: namenode %s: %w", d.cfg.NameNode, err)
 	}
 	d.dataLn, d.ipcLn, d.httpLn, d.nnConn = dataLn, ipcLn, httpLn, nnConn
+	d.dataGate = connlimit.NewGate("data", d.cfg.MaxXceivers, d.cfg.MaxXceiversPerHost, d.log)
 	d.nn = dfspb.NewDatanodeProtocolClient(d.nnConn)
 	d.mu.Lock()
 	d.info = &dfspb.DatanodeInfo{

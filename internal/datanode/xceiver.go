@@ -34,10 +34,17 @@ func (d *DataNode) serveData() {
 			}
 			return
 		}
-		if !d.track(c) {
+		// A peer at its share of the port, or a port at its bound, is
+		// reset here, before a goroutine, a handshake or a buffer.
+		release, ok := d.dataGate.Take(c)
+		if !ok {
 			continue
 		}
-		d.goRun(func() { d.serveConn(c) })
+		if !d.track(c) {
+			release()
+			continue
+		}
+		d.goRun(func() { defer release(); d.serveConn(c) })
 	}
 }
 
@@ -58,9 +65,12 @@ func (d *DataNode) serveConn(raw net.Conn) {
 			Message: "datanode has " + strconv.Itoa(n) + " data connections, limit " + strconv.Itoa(d.cfg.MaxXceivers)})
 		return
 	}
-	br := bufio.NewReaderSize(c, readBufSize)
+	// The op is read straight from the connection (ReadOp reads exactly
+	// its bytes, and grows its buffer only as they arrive); the read
+	// buffer exists only once an op has come, so an idle or trickling
+	// connection holds no more than its socket.
 	_ = c.SetReadDeadline(time.Now().Add(d.cfg.IOTimeout))
-	op, msg, err := datatransfer.ReadOp(br)
+	op, msg, err := datatransfer.ReadOp(c)
 	if err != nil {
 		if errors.Is(err, datatransfer.ErrProtocol) {
 			d.log.Warn("bad op request", "remote", c.RemoteAddr().String(), "err", err)
@@ -68,6 +78,7 @@ func (d *DataNode) serveConn(raw net.Conn) {
 		}
 		return
 	}
+	br := bufio.NewReaderSize(c, readBufSize)
 	remote := c.RemoteAddr().String()
 	switch m := msg.(type) {
 	case *dfspb.WriteBlockOp:
