@@ -134,8 +134,10 @@ func TestAttackDataPortIdleFloodFromOneHost(t *testing.T) {
 			flood = append(flood, c)
 		} // else reset during the handshake: refused already
 	}
-	waitFor(t, "the port to hold 127.0.0.2's share and refuse the rest", func() bool {
-		return dn.dataGate.ConnsOf("127.0.0.2") == dn.cfg.MaxXceiversPerHost && dn.dataGate.Refused() >= uint64(2*max-dn.cfg.MaxXceiversPerHost)
-	})
+	share := dn.cfg.MaxXceiversPerHost
+	waitFor(t, "the datanode to hold 127.0.0.2's idle connections", func() bool { return dn.xceivers() >= share })
 	mustRead(t, dn, 7, 1, data)
+	if held, refused := dn.dataGate.ConnsOf("127.0.0.2"), dn.dataGate.Refused(); held != share || refused < uint64(2*max-share) {
+		t.Errorf("127.0.0.2 holds %d data connections with %d refused, want %d held and the other %d refused", held, refused, share, 2*max-share)
+	}
 }
