@@ -5,6 +5,7 @@ import (
 	"smarth/internal/blocktoken"
 	"smarth/internal/connlimit"
 	"smarth/internal/httpserver"
+	"smarth/internal/webui"
 
 	"context"
 	"crypto/tls"
@@ -226,7 +227,7 @@ func (d *DataNode) Start() error {
 
 	d.grpcSrv = grpc.NewServer(append(pki.ServerOption(d.srvTLS), grpc.UnaryInterceptor(d.authorizePeer))...)
 	dfspb.RegisterInterDatanodeProtocolServer(d.grpcSrv, &interDatanode{d: d})
-	httpSrv := httpserver.New("datanode http", d.httpHandler(), d.cfg.HTTP, d.log)
+	httpSrv := httpserver.New("datanode http", webui.SecureHeaders(d.httpHandler()), d.cfg.HTTP, d.log)
 	d.httpSrv = httpSrv.Server
 
 	d.goRun(func() { d.serveData() })

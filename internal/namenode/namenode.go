@@ -26,6 +26,7 @@ import (
 	"smarth/internal/placement"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/topology"
+	"smarth/internal/webui"
 )
 
 // NameNode is one namenode. Create it with New, then Start.
@@ -242,7 +243,7 @@ func (nn *NameNode) Start() error {
 	nn.metrics.registerPort(nn.rpcMux)
 	nn.grpc = nn.newGRPCServer(nn.rpcMux.GRPCServerOptions()...)
 	nn.ipc = nn.newIPCServer()
-	httpSrv := httpserver.New("namenode http", nn.httpHandler(), nn.cfg.HTTP, nn.logger)
+	httpSrv := httpserver.New("namenode http", webui.SecureHeaders(nn.httpHandler()), nn.cfg.HTTP, nn.logger)
 	nn.httpSrv = httpSrv.Server
 	nn.wg.Add(6)
 	go func() {

@@ -32,6 +32,7 @@ import (
 	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/rpc/mrpb"
+	"smarth/internal/webui"
 )
 
 // NodeManager is the daemon.
@@ -204,7 +205,7 @@ func (nm *NodeManager) Start() error {
 		nm.serve(func() { nm.grpcSrv.Serve(nm.rpcLn) })
 	}
 	if nm.httpLn != nil {
-		httpSrv := httpserver.New("node manager http", nm.httpHandler(), nm.cfg.HTTP, nm.log)
+		httpSrv := httpserver.New("node manager http", webui.SecureHeaders(nm.httpHandler()), nm.cfg.HTTP, nm.log)
 		nm.httpSrv = httpSrv.Server
 		nm.serve(func() { httpSrv.Serve(nm.httpLn) })
 	}

@@ -25,6 +25,7 @@ import (
 	"smarth/internal/pki"
 	"smarth/internal/rpc/mrpb"
 	"smarth/internal/sched"
+	"smarth/internal/webui"
 )
 
 // ResourceManager is the daemon.
@@ -186,7 +187,7 @@ func (rm *ResourceManager) Start() error {
 		go rm.cacheLoop(src)
 	}
 	if rm.httpLn != nil {
-		srv := httpserver.New("resource manager http", rm.httpHandler(), rm.cfg.HTTP, rm.log)
+		srv := httpserver.New("resource manager http", webui.SecureHeaders(rm.httpHandler()), rm.cfg.HTTP, rm.log)
 		rm.httpSrv = srv.Server
 		rm.wg.Add(1)
 		go func() { defer rm.wg.Done(); srv.Serve(rm.httpLn) }()
