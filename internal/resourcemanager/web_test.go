@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,9 +45,22 @@ func (gateMapper) Map(ctx mapreduce.TaskContext, _, line []byte, out mapreduce.E
 	return out.Emit(line, nil)
 }
 
+// asOwner names the test's OS user, who submits the jobs, on a URL: the
+// simple-mode cluster's console shows a job only to its owner.
+func asOwner(t *testing.T, u string) string {
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(u, "?") {
+		return u + "&user.name=" + url.QueryEscape(me.Username)
+	}
+	return u + "?user.name=" + url.QueryEscape(me.Username)
+}
+
 func getJSON(t *testing.T, url string, v any) int {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := http.Get(asOwner(t, url))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +74,7 @@ func getJSON(t *testing.T, url string, v any) int {
 
 func getText(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := http.Get(asOwner(t, url))
 	if err != nil {
 		t.Fatal(err)
 	}
