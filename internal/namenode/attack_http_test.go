@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -101,5 +102,32 @@ func TestAttackHTTPFloodLeavesRPCPortUsable(t *testing.T) {
 	other.CloseIdleConnections()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("the console from 127.0.0.2: %s", resp.Status)
+	}
+}
+
+// TestAttackClientNamesOnOverview is issue 23's hole 9 (client names):
+// the namenode's public overview named the latest client of every host
+// in its speed records, and a writer's client name was what another user
+// needed to write into its open file (hole 2). The overview shows the
+// host and the speeds, never the name.
+func TestAttackClientNamesOnOverview(t *testing.T) {
+	nn := startNN(t, testConfig(t))
+	c := dial(t, nn.Addr(), "alice")
+	const name = "DFSClient_alice_secret_4242"
+	if _, err := c.cp.ClientHeartbeat(c.ctx(), &dfspb.ClientHeartbeatRequest{ClientName: name, ClientHost: "alicehost",
+		Samples: []*dfspb.SpeedSample{{DatanodeId: "id-dn1", Bytes: 10 << 20, Nanos: 1e9}}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + nn.HTTPAddr() + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), "id-dn1") {
+		t.Fatalf("the overview shows no speed record for id-dn1 (the test's control):\n%s", b)
+	}
+	if strings.Contains(string(b), name) {
+		t.Fatalf("the overview names client %s", name)
 	}
 }
