@@ -216,8 +216,20 @@ func DefaultMaxConns(share int) int {
 	return bound
 }
 
-// IsReset reports whether err is what a client sees on a connection the
-// gate refused (reset, or closed before anything was written).
-func IsReset(err error) bool {
-	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+// Temporary reports an accept error worth retrying, such as EMFILE or
+// ENFILE when clients hold every descriptor the process may open
+// (grpc.Server and http.Server retry the same errors): a port that
+// stopped at the first would let one flood close it for good.
+func Temporary(err error) bool {
+	var te interface{ Temporary() bool }
+	return errors.As(err, &te) && te.Temporary() && !errors.Is(err, net.ErrClosed)
+}
+
+// AcceptBackoff is the pause after a failed accept: 5 ms, doubling to at
+// most 1 s, as http.Server's.
+func AcceptBackoff(last time.Duration) time.Duration {
+	if last == 0 {
+		return 5 * time.Millisecond
+	}
+	return min(2*last, time.Second)
 }

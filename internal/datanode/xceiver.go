@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"smarth/internal/connlimit"
 	"smarth/internal/datatransfer"
 	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
@@ -26,14 +27,28 @@ const (
 
 // serveData accepts data-transfer connections; each runs one op.
 func (d *DataNode) serveData() {
+	var pause time.Duration
 	for {
 		c, err := d.dataLn.Accept()
 		if err != nil {
+			// Out of descriptors (a flood): pause and go on, rather
+			// than close the data port for good.
+			if d.ctx.Err() == nil && connlimit.Temporary(err) {
+				pause = connlimit.AcceptBackoff(pause)
+				d.log.Warn("data port: accept failed; retrying", "err", err, "retry_in", pause)
+				select {
+				case <-time.After(pause):
+				case <-d.ctx.Done():
+					return
+				}
+				continue
+			}
 			if d.ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
 				d.log.Error("data listener failed", "err", err)
 			}
 			return
 		}
+		pause = 0
 		// A peer at its share of the port, or a port at its bound, is
 		// reset here, before a goroutine, a handshake or a buffer.
 		release, ok := d.dataGate.Take(c)
