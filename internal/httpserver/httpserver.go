@@ -89,9 +89,19 @@ func progressDeadlines(h http.Handler, timeout time.Duration) http.Handler {
 		rc := http.NewResponseController(w)
 		pw := &progressWriter{ResponseWriter: w, d: deadline{set: rc.SetWriteDeadline, timeout: timeout}}
 		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = &progressBody{ReadCloser: r.Body, d: deadline{set: rc.SetReadDeadline, timeout: timeout}}
+			// A body that moves moves the write deadline too: the
+			// response of an upload comes after it, however long it took.
+			both := func(t time.Time) error {
+				_ = rc.SetWriteDeadline(t)
+				return rc.SetReadDeadline(t)
+			}
+			r.Body = &progressBody{ReadCloser: r.Body, d: deadline{set: both, timeout: timeout}}
 		}
 		h.ServeHTTP(pw, r)
+		// What the handler left buffered (a status and a short body,
+		// written after a long upload or computation) is flushed after
+		// it returns: it gets a whole timeout too.
+		_ = rc.SetWriteDeadline(time.Now().Add(timeout))
 	})
 }
 
@@ -172,6 +182,13 @@ func (w *progressWriter) ReadFrom(r io.Reader) (int64, error) {
 
 // writerOnly hides ReadFrom from io.Copy.
 type writerOnly struct{ io.Writer }
+
+// WriteHeader moves the write deadline: the header goes out with the
+// first write or flush, or when the handler returns.
+func (w *progressWriter) WriteHeader(code int) {
+	w.d.progress()
+	w.ResponseWriter.WriteHeader(code)
+}
 
 // Flush passes flushes through (streaming responses).
 func (w *progressWriter) Flush() {
