@@ -157,6 +157,26 @@ func TestRESTLogsAndPagesOfRunningAndFinishedJob(t *testing.T) {
 	if code, page := getText(t, web+"/job/"+id); code != 200 || !strings.Contains(page, "attempt_"+id+"_m_000000_0") {
 		t.Errorf("job page while running: %d\n%s", code, page)
 	}
+	// A node manager's page lists the running attempts to their job's
+	// owner only (another user sees the node's slots, not the jobs).
+	running, err := jc.Status(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := running.GetTasks()[0].GetAttempts()[0]
+	nmPage := "http://" + at.GetNodeHttpAddr() + "/"
+	if code, page := getText(t, nmPage); code != 200 || !strings.Contains(page, at.GetAttemptId()) {
+		t.Errorf("node manager page as the job's owner: %d, want attempt %s listed", code, at.GetAttemptId())
+	}
+	if resp, err := http.Get(nmPage + "?user.name=bob"); err != nil {
+		t.Fatal(err)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || strings.Contains(string(b), id) {
+			t.Errorf("node manager page as bob: %d, lists job %s: %v", resp.StatusCode, id, strings.Contains(string(b), id))
+		}
+	}
 
 	close(g.open)
 	if res, err := jc.Wait(t.Context(), id); err != nil || res.State != mapreduce.StateSucceeded {
