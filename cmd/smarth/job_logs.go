@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os/user"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"smarth/internal/auth"
 	"smarth/internal/cluster"
 	"smarth/internal/pki"
 	"smarth/internal/rpc/mrpb"
@@ -59,11 +61,15 @@ Without TASK every attempt of the job is printed.`,
 			if nn == "" {
 				nn = cluster.DefaultNameNode()
 			}
-			_, tlsCfg, err := jobSecurity(nn)
+			tokenFile, tlsCfg, err := jobSecurity(nn)
 			if err != nil {
 				return err
 			}
-			return printJobLogs(cmd.Context(), cmd.OutOrStdout(), st, pick, files, last, tlsCfg)
+			proof, err := logProof(tokenFile)
+			if err != nil {
+				return err
+			}
+			return printJobLogs(cmd.Context(), cmd.OutOrStdout(), st, pick, files, last, tlsCfg, proof)
 		},
 	}
 	jf.add(c.Flags())
@@ -118,10 +124,41 @@ func parseTaskArg(job, s string) (attemptFilter, error) {
 	return attemptFilter{}, usageErr("task %q: want an attempt ID, a task ID, or m_000003 / r_000000", s)
 }
 
+// webProof is who `smarth job logs` is to the node managers, which show
+// a job's logs only to its owner or an admin (they ask the resource
+// manager): the token file's credential as a bearer token, or in simple
+// mode the user name, as the job client names itself.
+type webProof struct{ cred, user string }
+
+func logProof(tokenFile string) (webProof, error) {
+	cred, err := auth.LoadCredential(tokenFile)
+	if err != nil {
+		return webProof{}, err
+	}
+	p := webProof{cred: cred, user: auth.CredentialUser(cred)}
+	if p.user == "" {
+		if u, err := user.Current(); err == nil {
+			p.user = u.Username
+		}
+	}
+	return p, nil
+}
+
+func (p webProof) apply(req *http.Request) {
+	if p.cred != "" {
+		req.Header.Set("Authorization", "Bearer "+p.cred)
+	}
+	if p.user != "" {
+		q := req.URL.Query()
+		q.Set("user.name", p.user)
+		req.URL.RawQuery = q.Encode()
+	}
+}
+
 // printJobLogs fetches and prints the picked attempts' logs, each under a
 // header naming the attempt, its node and its state.
 // With TLS on (tlsCfg, the cluster's CA), the node managers serve HTTPS.
-func printJobLogs(ctx context.Context, w io.Writer, st *mrpb.JobStatus, pick attemptFilter, files []string, last bool, tlsCfg *tls.Config) error {
+func printJobLogs(ctx context.Context, w io.Writer, st *mrpb.JobStatus, pick attemptFilter, files []string, last bool, tlsCfg *tls.Config, proof webProof) error {
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
 	scheme := pki.Scheme(tlsCfg)
 	found := 0
@@ -137,7 +174,7 @@ func printJobLogs(ctx context.Context, w io.Writer, st *mrpb.JobStatus, pick att
 			found++
 			for _, f := range files {
 				fmt.Fprintf(w, "==> %s on %s (%s) %s <==\n", a.GetAttemptId(), a.GetNodeHost(), a.GetState(), f)
-				if err := fetchLog(ctx, hc, scheme, w, st.GetJobId(), a, f); err != nil {
+				if err := fetchLog(ctx, hc, scheme, w, st.GetJobId(), a, f, proof); err != nil {
 					fmt.Fprintf(w, "[%v]\n", err)
 				}
 				fmt.Fprintln(w)
@@ -153,7 +190,7 @@ func printJobLogs(ctx context.Context, w io.Writer, st *mrpb.JobStatus, pick att
 	return nil
 }
 
-func fetchLog(ctx context.Context, hc *http.Client, scheme string, w io.Writer, job string, a *mrpb.AttemptStatus, file string) error {
+func fetchLog(ctx context.Context, hc *http.Client, scheme string, w io.Writer, job string, a *mrpb.AttemptStatus, file string, proof webProof) error {
 	if a.GetNodeHttpAddr() == "" {
 		return fmt.Errorf("node manager %s serves no HTTP: its logs cannot be fetched", a.GetNodeId())
 	}
@@ -162,11 +199,16 @@ func fetchLog(ctx context.Context, hc *http.Client, scheme string, w io.Writer, 
 	if err != nil {
 		return err
 	}
+	proof.apply(req)
 	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("node manager %s unreachable: %v", a.GetNodeHost(), err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		return fmt.Errorf("%s: %s: %s", url, resp.Status, strings.TrimSpace(string(b)))
+	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s: %s (expired after the node's log_retention, or the node was replaced)", url, resp.Status)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/diskperm"
+	"smarth/internal/httpserver"
 	"smarth/internal/pki"
 )
 
@@ -31,12 +32,14 @@ type Config struct {
 	// Wire is the TLS switch (tls, tls_cert_file, tls_key_file,
 	// tls_ca_file): the data-transfer port, ipc_addr, http_addr and
 	// every connection this datanode makes (namenode, other datanodes).
-	Wire        pki.Config `yaml:",inline"`
-	Hostname    string     `yaml:"hostname"`     // name reported to the namenode; default os.Hostname()
-	AdvertiseIP string     `yaml:"advertise_ip"` // IP others use; default from data_addr, else first non-loopback
-	DataAddr    string     `yaml:"data_addr"`    // streaming data-transfer protocol
-	IPCAddr     string     `yaml:"ipc_addr"`     // InterDatanodeProtocol gRPC
-	HTTPAddr    string     `yaml:"http_addr"`    // console, /metrics
+	Wire pki.Config `yaml:",inline"`
+	// HTTP bounds the HTTP port(s): timeouts and connection caps (http_* keys, internal/httpserver).
+	HTTP        httpserver.Limits `yaml:",inline"`
+	Hostname    string            `yaml:"hostname"`     // name reported to the namenode; default os.Hostname()
+	AdvertiseIP string            `yaml:"advertise_ip"` // IP others use; default from data_addr, else first non-loopback
+	DataAddr    string            `yaml:"data_addr"`    // streaming data-transfer protocol
+	IPCAddr     string            `yaml:"ipc_addr"`     // InterDatanodeProtocol gRPC
+	HTTPAddr    string            `yaml:"http_addr"`    // console, /metrics
 	// Pprof serves Go profiles under http_addr/debug/pprof/, to loopback
 	// callers only; off by default (profiles expose memory and burn CPU).
 	Pprof               bool          `yaml:"pprof"`
@@ -75,8 +78,14 @@ type Config struct {
 	// TransferLog is the per-block receive log (JSON lines, package
 	// tune); default transfer.jsonl in data_dir, "off" for none.
 	TransferLog string `yaml:"transfer_log"`
-	// MaxXceivers bounds concurrent data-transfer connections.
+	// MaxXceivers bounds concurrent data-transfer connections: accepted
+	// ones beyond it are reset at accept, and an op finding the node's
+	// connections (accepted and dialled) beyond it is refused busy.
 	MaxXceivers int `yaml:"max_xceivers"`
+	// MaxXceiversPerHost bounds the data connections accepted from one
+	// peer address (default a quarter of max_xceivers), so that one host
+	// holding idle connections cannot shut every other reader out.
+	MaxXceiversPerHost int `yaml:"max_xceivers_per_host"`
 	// ReceiveBufferBudget bounds the packet buffers all write connections
 	// hold at once, bytes; past it a write waits up to io_timeout for
 	// room and is then refused (OP_STATUS_ERROR_BUSY) rather than growing
@@ -191,7 +200,7 @@ func (c Config) Validate() error {
 	if c.ReceiveBufferBudget != 0 && c.ReceiveBufferBudget < c.PerClientBuffer {
 		errs = append(errs, fmt.Errorf("receive_buffer_budget: %d is smaller than per_client_buffer %d (one multi-pipeline client's lead would not fit)", c.ReceiveBufferBudget, c.PerClientBuffer))
 	}
-	if c.CacheCapacity < 0 || c.ScanBandwidth < 0 || c.SocketRecvBuffer < 0 || c.SocketSendBuffer < 0 || c.IOTimeout < 0 || c.MaxXceivers < 0 ||
+	if c.CacheCapacity < 0 || c.ScanBandwidth < 0 || c.SocketRecvBuffer < 0 || c.SocketSendBuffer < 0 || c.IOTimeout < 0 || c.MaxXceivers < 0 || c.MaxXceiversPerHost < 0 ||
 		c.MemoryBudget < 0 || c.CacheConcurrency < 0 || c.PageCacheBudget < 0 {
 		errs = append(errs, errors.New("cache_capacity, memory_budget, page_cache_budget, cache_concurrency, scan_bandwidth, socket buffers, io_timeout and max_xceivers must not be negative"))
 	}
@@ -214,6 +223,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxXceivers == 0 {
 		c.MaxXceivers = d.MaxXceivers
+	}
+	if c.MaxXceiversPerHost == 0 {
+		c.MaxXceiversPerHost = max(c.MaxXceivers/4, 1)
 	}
 	if c.CacheConcurrency == 0 {
 		c.CacheConcurrency = d.CacheConcurrency

@@ -3,6 +3,9 @@ package datanode
 import (
 	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
+	"smarth/internal/connlimit"
+	"smarth/internal/httpserver"
+	"smarth/internal/webui"
 
 	"context"
 	"crypto/tls"
@@ -51,13 +54,16 @@ type DataNode struct {
 	// server socket, cliTLS on every connection this datanode makes.
 	srvTLS, cliTLS *tls.Config
 
-	dataLn  net.Listener
-	ipcLn   net.Listener
-	httpLn  net.Listener
-	grpcSrv *grpc.Server
-	httpSrv *http.Server
-	nnConn  *grpc.ClientConn
-	nn      dfspb.DatanodeProtocolClient
+	dataLn net.Listener
+	// dataGate bounds the data port's accepted connections, in all and
+	// per peer address.
+	dataGate *connlimit.Gate
+	ipcLn    net.Listener
+	httpLn   net.Listener
+	grpcSrv  *grpc.Server
+	httpSrv  *http.Server
+	nnConn   *grpc.ClientConn
+	nn       dfspb.DatanodeProtocolClient
 
 	ibr     *reportQueue // incremental block reports waiting to be sent
 	scanner *scanner
@@ -211,6 +217,7 @@ func (d *DataNode) Start() error {
 		return fmt.Errorf("datanode: namenode %s: %w", d.cfg.NameNode, err)
 	}
 	d.dataLn, d.ipcLn, d.httpLn, d.nnConn = dataLn, ipcLn, httpLn, nnConn
+	d.dataGate = connlimit.NewGate("data", d.cfg.MaxXceivers, d.cfg.MaxXceiversPerHost, d.log)
 	d.nn = dfspb.NewDatanodeProtocolClient(d.nnConn)
 	d.mu.Lock()
 	d.info = &dfspb.DatanodeInfo{
@@ -227,11 +234,12 @@ func (d *DataNode) Start() error {
 
 	d.grpcSrv = grpc.NewServer(append(pki.ServerOption(d.srvTLS), grpc.UnaryInterceptor(d.authorizePeer))...)
 	dfspb.RegisterInterDatanodeProtocolServer(d.grpcSrv, &interDatanode{d: d})
-	d.httpSrv = &http.Server{Handler: d.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+	httpSrv := httpserver.New("datanode http", webui.SecureHeaders(d.httpHandler()), d.cfg.HTTP, d.log)
+	d.httpSrv = httpSrv.Server
 
 	d.goRun(func() { d.serveData() })
 	d.goRun(func() { _ = d.grpcSrv.Serve(d.ipcLn) })
-	d.goRun(func() { _ = d.httpSrv.Serve(d.httpLn) })
+	d.goRun(func() { _ = httpSrv.Serve(d.httpLn) })
 	d.goRun(d.runActor)
 	d.goRun(d.runReports)
 	d.goRun(d.scanner.run)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"smarth/internal/connlimit"
 	"smarth/internal/datatransfer"
 	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
@@ -26,18 +27,39 @@ const (
 
 // serveData accepts data-transfer connections; each runs one op.
 func (d *DataNode) serveData() {
+	var pause time.Duration
 	for {
 		c, err := d.dataLn.Accept()
 		if err != nil {
+			// Out of descriptors (a flood): pause and go on, rather
+			// than close the data port for good.
+			if d.ctx.Err() == nil && connlimit.Temporary(err) {
+				pause = connlimit.AcceptBackoff(pause)
+				d.log.Warn("data port: accept failed; retrying", "err", err, "retry_in", pause)
+				select {
+				case <-time.After(pause):
+				case <-d.ctx.Done():
+					return
+				}
+				continue
+			}
 			if d.ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
 				d.log.Error("data listener failed", "err", err)
 			}
 			return
 		}
-		if !d.track(c) {
+		pause = 0
+		// A peer at its share of the port, or a port at its bound, is
+		// reset here, before a goroutine, a handshake or a buffer.
+		release, ok := d.dataGate.Take(c)
+		if !ok {
 			continue
 		}
-		d.goRun(func() { d.serveConn(c) })
+		if !d.track(c) {
+			release()
+			continue
+		}
+		d.goRun(func() { defer release(); d.serveConn(c) })
 	}
 }
 
@@ -58,9 +80,12 @@ func (d *DataNode) serveConn(raw net.Conn) {
 			Message: "datanode has " + strconv.Itoa(n) + " data connections, limit " + strconv.Itoa(d.cfg.MaxXceivers)})
 		return
 	}
-	br := bufio.NewReaderSize(c, readBufSize)
+	// The op is read straight from the connection (ReadOp reads exactly
+	// its bytes, and grows its buffer only as they arrive); the read
+	// buffer exists only once an op has come, so an idle or trickling
+	// connection holds no more than its socket.
 	_ = c.SetReadDeadline(time.Now().Add(d.cfg.IOTimeout))
-	op, msg, err := datatransfer.ReadOp(br)
+	op, msg, err := datatransfer.ReadOp(c)
 	if err != nil {
 		if errors.Is(err, datatransfer.ErrProtocol) {
 			d.log.Warn("bad op request", "remote", c.RemoteAddr().String(), "err", err)
@@ -68,6 +93,7 @@ func (d *DataNode) serveConn(raw net.Conn) {
 		}
 		return
 	}
+	br := bufio.NewReaderSize(c, readBufSize)
 	remote := c.RemoteAddr().String()
 	switch m := msg.(type) {
 	case *dfspb.WriteBlockOp:

@@ -8,12 +8,12 @@ import (
 	"log/slog"
 	"net"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+
+	"smarth/internal/connlimit"
 )
 
 // Mux shares one listening port between gRPC and this transport. With TLS
@@ -39,20 +39,12 @@ type Mux struct {
 	closed chan struct{}
 	once   sync.Once
 
-	maxConns atomic.Int64 // 0: no bound
-	open     atomic.Int64 // connections accepted and not yet closed
-	refused  atomic.Uint64
-	// maxPerHost bounds the connections of one peer address (0: none),
-	// so that one host, a flood or a leak, cannot take the whole port
-	// from the others: datanodes share it, and a datanode refused for
-	// long enough is declared dead.
-	maxPerHost atomic.Int64
-	hostsMu    sync.Mutex
-	hosts      map[string]int // open connections per peer IP; guarded by hostsMu
-	// The refusal log: at most one line per refusalLogEvery, saying how
-	// many were refused since the last. Only Serve's goroutine uses them.
-	refusalLogged time.Time
-	refusedLogged uint64
+	// gate bounds the connections open on the port, and those of one
+	// peer address, so that one host, a flood or a leak, cannot take the
+	// whole port from the others: datanodes share it, and a datanode
+	// refused for long enough is declared dead. The daemons' HTTP ports
+	// and the datanode's data port count theirs with the same gate.
+	gate *connlimit.Gate
 }
 
 // DefaultMaxConns is the bound NewMux sets on the connections of a port:
@@ -63,14 +55,7 @@ type Mux struct {
 // default; here a port is bounded unless its owner says otherwise. An
 // idle connection holds a 32 KiB read buffer, a 32 KiB write buffer and a
 // reader goroutine's stack (more with TLS), so 4096 of them over 256 MiB.
-func DefaultMaxConns() int {
-	const bound = 4096
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Cur/2 < bound {
-		return int(max(lim.Cur/2, 16))
-	}
-	return bound
-}
+func DefaultMaxConns() int { return connlimit.DefaultMaxConns(2) }
 
 // DefaultMaxConnsPerHost is the bound NewMux sets on the connections of
 // one peer address: a quarter of DefaultMaxConns, so at least four hosts
@@ -78,10 +63,6 @@ func DefaultMaxConns() int {
 // connection each (the smarth client shares it per process), so this is
 // hundreds of processes on one host.
 func DefaultMaxConnsPerHost() int { return max(DefaultMaxConns()/4, 4) }
-
-// refusalLogEvery spaces the log lines about refused connections: a
-// client reconnecting in a loop must not fill the log.
-const refusalLogEvery = 10 * time.Second
 
 // handshakeTimeout bounds the TLS handshake and the first bytes of a
 // connection: a client that connects and says nothing is dropped.
@@ -101,9 +82,7 @@ func NewMux(lis net.Listener, t *tls.Config, logger *slog.Logger) *Mux {
 	m := &Mux{lis: lis, tls: t, log: logger, closed: closed,
 		grpcL: &chanListener{addr: lis.Addr(), c: make(chan net.Conn), done: make(chan struct{}), muxDone: closed},
 		ipcL:  &chanListener{addr: lis.Addr(), c: make(chan net.Conn), done: make(chan struct{}), muxDone: closed}}
-	m.maxConns.Store(int64(DefaultMaxConns()))
-	m.maxPerHost.Store(int64(DefaultMaxConnsPerHost()))
-	m.hosts = map[string]int{}
+	m.gate = connlimit.NewGate("rpc", DefaultMaxConns(), DefaultMaxConnsPerHost(), logger)
 	return m
 }
 
@@ -114,19 +93,19 @@ func NewMux(lis net.Listener, t *tls.Config, logger *slog.Logger) *Mux {
 // ipc.server.max.connections), counted in Refused, and logged at most
 // once every 10 s. It may be called at any time; connections already
 // open stay.
-func (m *Mux) SetMaxConns(n int) { m.maxConns.Store(int64(max(n, 0))) }
+func (m *Mux) SetMaxConns(n int) { m.gate.SetMaxConns(n) }
 
 // SetMaxConnsPerHost bounds the connections open from one peer IP address
 // at once (n <= 0: no bound); beyond it a connection is refused as beyond
 // SetMaxConns.
-func (m *Mux) SetMaxConnsPerHost(n int) { m.maxPerHost.Store(int64(max(n, 0))) }
+func (m *Mux) SetMaxConnsPerHost(n int) { m.gate.SetMaxConnsPerHost(n) }
 
 // Conns is the number of connections open on the port.
-func (m *Mux) Conns() int { return int(m.open.Load()) }
+func (m *Mux) Conns() int { return m.gate.Conns() }
 
 // Refused is the number of connections closed at accept because the port
 // had its maximum open.
-func (m *Mux) Refused() uint64 { return m.refused.Load() }
+func (m *Mux) Refused() uint64 { return m.gate.Refused() }
 
 // GRPC is the listener to pass to grpc.Server.Serve.
 func (m *Mux) GRPC() net.Listener { return m.grpcL }
@@ -173,90 +152,16 @@ func (m *Mux) Serve() error {
 			return err
 		}
 		pause = 0
-		// Serve is the only goroutine that adds, so the check and the
-		// add cannot let two connections past the last slot.
-		if n := m.maxConns.Load(); n > 0 && m.open.Load() >= n {
-			m.refuse(c, "the port has its maximum of connections open", n)
-			continue
+		// Beyond the port's bound or the peer's, the gate resets the
+		// connection here, before any handshake (as Hadoop IPC's
+		// listener does past ipc.server.max.connections). The
+		// connection it admits gives its slot back when closed, by
+		// whichever holder closes it: the mux (a failed handshake, an
+		// unknown protocol), the IPC server, gRPC, or tls.Conn's Close.
+		if cc, ok := m.gate.Admit(c); ok {
+			go m.route(cc)
 		}
-		host := peerIP(c)
-		if n, ok := m.addHost(host); !ok {
-			m.refuse(c, "the peer has its maximum of connections open", n)
-			continue
-		}
-		m.open.Add(1)
-		go m.route(&countedConn{Conn: c, m: m, host: host})
 	}
-}
-
-// refuse closes a connection accepted beyond the bound. It is reset
-// rather than closed gracefully: the client learns at once (its next
-// read or write fails), and the port keeps no TIME_WAIT state for a
-// client that reconnects in a loop.
-func (m *Mux) refuse(c net.Conn, why string, limit int64) {
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0)
-	}
-	c.Close()
-	total := m.refused.Add(1)
-	if now := time.Now(); now.Sub(m.refusalLogged) >= refusalLogEvery {
-		m.log.Warn("rpc connection refused: "+why,
-			"peer", c.RemoteAddr().String(), "max_connections", limit,
-			"refused_since_last_logged", total-m.refusedLogged)
-		m.refusalLogged, m.refusedLogged = now, total
-	}
-}
-
-// peerIP is the address a connection comes from, without its port.
-func peerIP(c net.Conn) string {
-	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
-		return a.IP.String()
-	}
-	host, _, err := net.SplitHostPort(c.RemoteAddr().String())
-	if err != nil {
-		return c.RemoteAddr().String()
-	}
-	return host
-}
-
-// addHost takes a slot of host's connections, or reports the bound it
-// is at.
-func (m *Mux) addHost(host string) (int64, bool) {
-	n := m.maxPerHost.Load()
-	m.hostsMu.Lock()
-	defer m.hostsMu.Unlock()
-	if n > 0 && int64(m.hosts[host]) >= n {
-		return n, false
-	}
-	m.hosts[host]++
-	return n, true
-}
-
-func (m *Mux) dropHost(host string) {
-	m.hostsMu.Lock()
-	defer m.hostsMu.Unlock()
-	if m.hosts[host]--; m.hosts[host] <= 0 {
-		delete(m.hosts, host)
-	}
-}
-
-// countedConn gives back its slot of the port's connections when closed,
-// by whichever holder closes it: the mux (a failed handshake, an unknown
-// protocol), the IPC server, gRPC, or tls.Conn's Close.
-type countedConn struct {
-	net.Conn
-	m      *Mux
-	host   string
-	closed atomic.Bool
-}
-
-func (c *countedConn) Close() error {
-	err := c.Conn.Close()
-	if c.closed.CompareAndSwap(false, true) {
-		c.m.open.Add(-1)
-		c.m.dropHost(c.host)
-	}
-	return err
 }
 
 // Close closes the port; the two listeners then stop accepting.

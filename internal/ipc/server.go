@@ -22,6 +22,8 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"smarth/internal/connlimit"
 )
 
 // ServerOptions configure a Server. Zero values take the defaults named.
@@ -203,19 +205,11 @@ func (s *Server) Serve(lis net.Listener) error {
 // isTemporary: an accept error worth retrying, such as EMFILE or ENFILE
 // when too many clients hold descriptors (grpc.Server and http.Server
 // retry the same errors).
-func isTemporary(err error) bool {
-	var te interface{ Temporary() bool }
-	return errors.As(err, &te) && te.Temporary() && !errors.Is(err, net.ErrClosed)
-}
+func isTemporary(err error) bool { return connlimit.Temporary(err) }
 
 // acceptBackoff is the pause after a failed accept: 5 ms, doubling to
 // at most 1 s, as http.Server's.
-func acceptBackoff(last time.Duration) time.Duration {
-	if last == 0 {
-		return 5 * time.Millisecond
-	}
-	return min(2*last, time.Second)
-}
+func acceptBackoff(last time.Duration) time.Duration { return connlimit.AcceptBackoff(last) }
 
 // serveConn starts nc's reader, unless the server has stopped.
 func (s *Server) serveConn(nc net.Conn) {

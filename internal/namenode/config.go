@@ -13,6 +13,7 @@ import (
 	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
 	"smarth/internal/cache"
+	"smarth/internal/httpserver"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/pki"
 	"smarth/internal/placement"
@@ -164,6 +165,8 @@ type Config struct {
 	// Wire is the TLS switch (tls, tls_cert_file, tls_key_file,
 	// tls_ca_file): RPC and HTTP both, see internal/pki.
 	Wire pki.Config `yaml:",inline"`
+	// HTTP bounds the HTTP port(s): timeouts and connection caps (http_* keys, internal/httpserver).
+	HTTP httpserver.Limits `yaml:",inline"`
 }
 
 // DefaultConfig returns the documented defaults.

@@ -51,9 +51,12 @@ type statusRack struct {
 	Nodes []statusNode
 }
 
+// statusSpeed is one speed record as the public overview shows it: by
+// client host, never the client's name (issue 23, hole 2: a writer's
+// client name was all another user needed to write into its open file).
 type statusSpeed struct {
-	Host, Client, Datanode, Recent, Historical, Last string
-	Samples                                          int64
+	Host, Datanode, Recent, Historical, Last string
+	Samples                                  int64
 }
 
 type statusData struct {
@@ -143,7 +146,7 @@ func (nn *NameNode) statusData() statusData {
 			dn = h + " (" + dn + ")"
 		}
 		d.Speeds = append(d.Speeds, statusSpeed{
-			Host: r.Host, Client: r.Client, Datanode: dn, Recent: fmt.Sprintf("%.1f", r.Recent/1e6),
+			Host: r.Host, Datanode: dn, Recent: fmt.Sprintf("%.1f", r.Recent/1e6),
 			Historical: fmt.Sprintf("%.1f", r.Historical/1e6), Samples: r.Samples,
 			Last: time.UnixMilli(r.LastUnixMs).Format("15:04:05"),
 		})

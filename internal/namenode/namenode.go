@@ -17,6 +17,7 @@ import (
 	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
 	"smarth/internal/diskperm"
+	"smarth/internal/httpserver"
 	"smarth/internal/ipc"
 	"smarth/internal/namenode/blockmap"
 	"smarth/internal/namenode/journal"
@@ -26,6 +27,7 @@ import (
 	"smarth/internal/placement"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/topology"
+	"smarth/internal/webui"
 )
 
 // NameNode is one namenode. Create it with New, then Start.
@@ -247,7 +249,8 @@ func (nn *NameNode) Start() error {
 	nn.metrics.registerPort(nn.rpcMux)
 	nn.grpc = nn.newGRPCServer(nn.rpcMux.GRPCServerOptions()...)
 	nn.ipc = nn.newIPCServer()
-	nn.httpSrv = &http.Server{Handler: nn.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+	httpSrv := httpserver.New("namenode http", webui.SecureHeaders(nn.httpHandler()), nn.cfg.HTTP, nn.logger)
+	nn.httpSrv = httpSrv.Server
 	nn.wg.Add(6)
 	go func() {
 		defer nn.wg.Done()
@@ -269,7 +272,7 @@ func (nn *NameNode) Start() error {
 	}()
 	go func() {
 		defer nn.wg.Done()
-		if err := nn.httpSrv.Serve(httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := httpSrv.Serve(httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			nn.logger.Error("http server stopped", "error", err)
 		}
 	}()

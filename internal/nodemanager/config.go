@@ -7,6 +7,7 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/container"
+	"smarth/internal/httpserver"
 	"smarth/internal/mapreduce"
 	"smarth/internal/pki"
 )
@@ -41,6 +42,8 @@ type Config struct {
 	// connection the node manager makes (resource manager, namenode,
 	// datanodes, other nodes' shuffle).
 	Wire pki.Config `yaml:",inline"`
+	// HTTP bounds the HTTP port(s): timeouts and connection caps (http_* keys, internal/httpserver).
+	HTTP httpserver.Limits `yaml:",inline"`
 	// Pprof serves Go profiles under http_addr/debug/pprof/, to loopback
 	// callers only; off by default (profiles expose memory and burn CPU).
 	Pprof   bool   `yaml:"pprof"`

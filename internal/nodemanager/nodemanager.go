@@ -28,11 +28,13 @@ import (
 	"smarth/internal/client"
 	"smarth/internal/container"
 	"smarth/internal/diskperm"
+	"smarth/internal/httpserver"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/shuffle"
 	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/rpc/mrpb"
+	"smarth/internal/webui"
 )
 
 // NodeManager is the daemon.
@@ -226,16 +228,18 @@ func (nm *NodeManager) Start() error {
 	nm.rm = mrpb.NewResourceManagerClient(nm.conn)
 	nm.nodeID = nm.cfg.Hostname + "@" + nm.ShuffleAddr()
 
-	nm.shuffleSrv = &http.Server{Handler: nm.countShuffle(shuffle.Handler(nm.lookupOutput, nm.jobSecret)), ReadHeaderTimeout: 10 * time.Second}
-	nm.serve(func() { nm.shuffleSrv.Serve(nm.shuffleLn) })
+	shuffleSrv := httpserver.New("shuffle", nm.countShuffle(shuffle.Handler(nm.lookupOutput, nm.jobSecret)), nm.cfg.HTTP, nm.log)
+	nm.shuffleSrv = shuffleSrv.Server
+	nm.serve(func() { shuffleSrv.Serve(nm.shuffleLn) })
 	if nm.rpcLn != nil {
 		nm.grpcSrv = grpc.NewServer(pki.ServerOption(nm.srvTLS)...)
 		healthpb.RegisterHealthServer(nm.grpcSrv, health.NewServer())
 		nm.serve(func() { nm.grpcSrv.Serve(nm.rpcLn) })
 	}
 	if nm.httpLn != nil {
-		nm.httpSrv = &http.Server{Handler: nm.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
-		nm.serve(func() { nm.httpSrv.Serve(nm.httpLn) })
+		httpSrv := httpserver.New("node manager http", webui.SecureHeaders(nm.httpHandler()), nm.cfg.HTTP, nm.log)
+		nm.httpSrv = httpSrv.Server
+		nm.serve(func() { httpSrv.Serve(nm.httpLn) })
 	}
 	nm.serve(nm.heartbeatLoop)
 	nm.serve(nm.logJanitor)

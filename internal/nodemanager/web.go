@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -86,6 +87,16 @@ func (nm *NodeManager) serveLogs(w http.ResponseWriter, r *http.Request) {
 	if parts[0] == "" {
 		parts = nil
 	}
+	if len(parts) > 0 {
+		if !validID(parts[0], "job_") {
+			http.NotFound(w, r)
+			return
+		}
+		if err := nm.mayViewJob(r, parts[0]); err != nil {
+			webui.DenyCaller(w, err)
+			return
+		}
+	}
 	switch len(parts) {
 	case 0, 1, 2:
 		nm.serveLogIndex(w, r, parts)
@@ -125,6 +136,15 @@ func (nm *NodeManager) serveLogIndex(w http.ResponseWriter, r *http.Request, par
 	if err != nil && len(parts) > 0 {
 		http.Error(w, "no logs kept for "+strings.Join(parts, "/"), http.StatusNotFound)
 		return
+	}
+	if len(parts) == 0 {
+		// The jobs kept here: only those the caller may view.
+		mine, err := nm.viewableJobs(r)
+		if err != nil {
+			webui.DenyCaller(w, err)
+			return
+		}
+		ents = slices.DeleteFunc(ents, func(e dirEntry) bool { return !mine[e.name] })
 	}
 	base := "/logs/" + strings.Join(parts, "/")
 	if len(parts) > 0 {
@@ -182,6 +202,13 @@ var tasksPage = template.Must(template.New("tasks").Parse(`
 type pageTask struct{ ID, Job, Kind, App, User, Read, For string }
 
 func (nm *NodeManager) serveTasks(w http.ResponseWriter, r *http.Request) {
+	// The slots are the node's; the attempts (job, app, user) only the
+	// caller's own, or all for an admin.
+	mine, err := nm.viewableJobs(r)
+	if err != nil {
+		webui.DenyCaller(w, err)
+		return
+	}
 	data := struct {
 		Node, Rack, RM, Shuffle, Memory              string
 		MapSlots, ReduceSlots, MapsUsed, ReducesUsed int
@@ -199,6 +226,9 @@ func (nm *NodeManager) serveTasks(w http.ResponseWriter, r *http.Request) {
 			data.MapsUsed++
 		} else {
 			data.ReducesUsed++
+		}
+		if !mine[rt.launch.JobId] {
+			continue
 		}
 		data.Tasks = append(data.Tasks, pageTask{ID: id, Job: rt.launch.JobId, Kind: kind, App: rt.launch.App, User: rt.launch.User,
 			Read: webui.Bytes(rt.progress.Load()), For: now.Sub(rt.started).Round(time.Second).String()})

@@ -109,6 +109,16 @@ func (rm *ResourceManager) isAdmin(name string) bool {
 	return slices.Contains(groups, rm.cfg.AdminGroup)
 }
 
+// mayView refuses a caller who neither owns j nor is an admin: a job's
+// status names its input, output, counters and where its task logs are.
+func (rm *ResourceManager) mayView(j *job, caller string) error {
+	if caller == j.user || rm.isAdmin(caller) {
+		return nil
+	}
+	return status.Errorf(codes.PermissionDenied, "view %s: user %s is neither the job's owner nor an admin of the resource manager",
+		j.id, caller)
+}
+
 // mayModify refuses a caller who neither owns j nor is an admin.
 func (rm *ResourceManager) mayModify(op string, j *job, caller string) error {
 	if caller == j.user || rm.isAdmin(caller) {

@@ -78,7 +78,7 @@ func submitBlocks(t *testing.T, rm *ResourceManager, app string, blocks []uint64
 
 func jobCounter(t *testing.T, rm *ResourceManager, id, name string) int64 {
 	t.Helper()
-	st, err := rm.GetJob(context.Background(), &mrpb.GetJobRequest{JobId: id})
+	st, err := rm.GetJob(asUser("tester"), &mrpb.GetJobRequest{JobId: id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestCacheStatusReachesCacheLocalPolicy(t *testing.T) {
 	if got := src.last(); !slices.EqualFunc(got, want, sameInput) {
 		t.Fatalf("JobCacheStatus request = %+v, want %+v (each block once)", got, want)
 	}
-	st, _ := rm.GetJob(context.Background(), &mrpb.GetJobRequest{JobId: id})
+	st, _ := rm.GetJob(asUser("tester"), &mrpb.GetJobRequest{JobId: id})
 	if st.GetCachedFraction() != 1 {
 		t.Fatalf("job status R_j = %v, want 1", st.GetCachedFraction())
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"smarth/internal/auth"
+	"smarth/internal/httpserver"
 	"smarth/internal/mapreduce"
 	"smarth/internal/pki"
 	"smarth/internal/sched"
@@ -97,6 +98,8 @@ type Config struct {
 	// Wire is the TLS switch (tls, tls_cert_file, tls_key_file,
 	// tls_ca_file): rpc_addr, http_addr and the namenode client.
 	Wire pki.Config `yaml:",inline"`
+	// HTTP bounds the HTTP port(s): timeouts and connection caps (http_* keys, internal/httpserver).
+	HTTP httpserver.Limits `yaml:",inline"`
 	// Identify establishes an RPC's caller; default by Auth.
 	Identify Identify `yaml:"-"`
 	// GroupsOf resolves a user's groups for AdminGroup; default OSGroups.

@@ -192,7 +192,7 @@ func TestReduceFetchFailuresAreCapped(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		st, err := rm.GetJob(context.Background(), &mrpb.GetJobRequest{JobId: job})
+		st, err := rm.GetJob(asUser("tester"), &mrpb.GetJobRequest{JobId: job})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -43,7 +43,7 @@ func TestReportOnlyFromTheAttemptsNode(t *testing.T) {
 	}
 	a.done(ls[0])
 	a.heartbeat(0, 0)
-	if st, _ = rm.GetJob(context.Background(), &mrpb.GetJobRequest{JobId: job}); st.GetMapsDone() != 1 {
+	if st, _ = rm.GetJob(asUser("tester"), &mrpb.GetJobRequest{JobId: job}); st.GetMapsDone() != 1 {
 		t.Fatalf("after node a reported its attempt done: job %v, want its map done", st)
 	}
 	// The commit runs in the background; it must end before the test's
@@ -54,7 +54,7 @@ func TestReportOnlyFromTheAttemptsNode(t *testing.T) {
 			t.Fatalf("job did not succeed: %v", st)
 		}
 		time.Sleep(10 * time.Millisecond) // polling the job's state with a deadline
-		st, _ = rm.GetJob(context.Background(), &mrpb.GetJobRequest{JobId: job})
+		st, _ = rm.GetJob(asUser("tester"), &mrpb.GetJobRequest{JobId: job})
 	}
 }
 

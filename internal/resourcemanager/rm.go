@@ -19,11 +19,13 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/client"
+	"smarth/internal/httpserver"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/shuffle"
 	"smarth/internal/pki"
 	"smarth/internal/rpc/mrpb"
 	"smarth/internal/sched"
+	"smarth/internal/webui"
 )
 
 // ResourceManager is the daemon.
@@ -185,9 +187,10 @@ func (rm *ResourceManager) Start() error {
 		go rm.cacheLoop(src)
 	}
 	if rm.httpLn != nil {
-		rm.httpSrv = &http.Server{Handler: rm.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+		srv := httpserver.New("resource manager http", webui.SecureHeaders(rm.httpHandler()), rm.cfg.HTTP, rm.log)
+		rm.httpSrv = srv.Server
 		rm.wg.Add(1)
-		go func() { defer rm.wg.Done(); rm.httpSrv.Serve(rm.httpLn) }()
+		go func() { defer rm.wg.Done(); srv.Serve(rm.httpLn) }()
 	}
 	rm.log.Info("resource manager started", "rpc", rm.RPCAddr(), "http", rm.HTTPAddr(), "scheduler", rm.cfg.Scheduler)
 	return nil
@@ -335,24 +338,39 @@ func (rm *ResourceManager) lookup(id string) (*job, error) {
 	return j, nil
 }
 
-// GetJob reports a job's state, progress and counters.
+// GetJob reports a job's state, progress and counters, to its owner or
+// an admin (YARN's view ACL): a node manager asks it with the caller's
+// proof before it serves the job's task logs.
 func (rm *ResourceManager) GetJob(ctx context.Context, req *mrpb.GetJobRequest) (*mrpb.JobStatus, error) {
+	caller, err := rm.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
 	j, err := rm.lookup(req.GetJobId())
 	if err != nil {
 		return nil, err
 	}
+	if err := rm.mayView(j, caller); err != nil {
+		return nil, err
+	}
 	return rm.jobStatus(j, true), nil
 }
 
-// ListJobs reports every remembered job, newest first.
+// ListJobs reports the remembered jobs the caller may view, newest
+// first: an admin's are every job, anyone else's their own.
 func (rm *ResourceManager) ListJobs(ctx context.Context, req *mrpb.ListJobsRequest) (*mrpb.ListJobsResponse, error) {
+	caller, err := rm.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all := rm.isAdmin(caller)
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
 	out := &mrpb.ListJobsResponse{}
 	for i := len(rm.order) - 1; i >= 0; i-- {
-		if j := rm.order[i]; stateWanted(req.GetStates(), j.state) {
+		if j := rm.order[i]; (all || j.user == caller) && stateWanted(req.GetStates(), j.state) {
 			out.Jobs = append(out.Jobs, rm.jobStatus(j, false))
 		}
 	}

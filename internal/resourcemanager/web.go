@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"smarth/internal/mapreduce"
 	"smarth/internal/rpc/mrpb"
@@ -89,7 +91,11 @@ func (rm *ResourceManager) serveJobs(w http.ResponseWriter, r *http.Request) {
 	if s := r.URL.Query().Get("state"); s != "" {
 		states = []string{s}
 	}
-	list, _ := rm.ListJobs(r.Context(), &mrpb.ListJobsRequest{States: states})
+	list, err := rm.ListJobs(webui.CallerContext(r), &mrpb.ListJobsRequest{States: states})
+	if err != nil {
+		webui.DenyCaller(w, err)
+		return
+	}
 	m := rm.snapshotMetrics()
 	data := struct {
 		Scheduler                                           string
@@ -141,7 +147,11 @@ type locality struct{ Cache, Node, Rack, Other int64 }
 
 // serveJob renders one job's page.
 func (rm *ResourceManager) serveJob(w http.ResponseWriter, r *http.Request) {
-	st, err := rm.GetJob(r.Context(), &mrpb.GetJobRequest{JobId: r.PathValue("id")})
+	st, err := rm.GetJob(webui.CallerContext(r), &mrpb.GetJobRequest{JobId: r.PathValue("id")})
+	if c := status.Code(err); c == codes.Unauthenticated || c == codes.PermissionDenied {
+		webui.DenyCaller(w, err)
+		return
+	}
 	if err != nil {
 		w.WriteHeader(http.StatusNotFound)
 		rm.console().Page(w, "No such job", template.HTML("<p class=err>"+template.HTMLEscapeString(err.Error())+

@@ -7,8 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"smarth/internal/mapreduce"
 	"smarth/internal/rpc/mrpb"
+	"smarth/internal/webui"
 )
 
 // The resource manager's REST API in the shape of YARN's ResourceManager
@@ -122,7 +126,11 @@ func (rm *ResourceManager) serveApps(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	list, _ := rm.ListJobs(r.Context(), &mrpb.ListJobsRequest{})
+	list, err := rm.ListJobs(webui.CallerContext(r), &mrpb.ListJobsRequest{})
+	if err != nil {
+		webui.DenyCaller(w, err)
+		return
+	}
 	now, cid := time.Now(), rm.clusterID()
 	apps := []yarnApp{}
 	for _, st := range list.GetJobs() {
@@ -142,7 +150,11 @@ func (rm *ResourceManager) serveApps(w http.ResponseWriter, r *http.Request) {
 // serveApp answers GET /ws/v1/cluster/apps/{id}.
 func (rm *ResourceManager) serveApp(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	st, err := rm.GetJob(r.Context(), &mrpb.GetJobRequest{JobId: id})
+	st, err := rm.GetJob(webui.CallerContext(r), &mrpb.GetJobRequest{JobId: id})
+	if c := status.Code(err); c == codes.Unauthenticated || c == codes.PermissionDenied {
+		webui.DenyCaller(w, err)
+		return
+	}
 	if err != nil {
 		yarnError(w, http.StatusNotFound, "NotFoundException", "app with id: "+id+" not found")
 		return

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,9 +45,22 @@ func (gateMapper) Map(ctx mapreduce.TaskContext, _, line []byte, out mapreduce.E
 	return out.Emit(line, nil)
 }
 
+// asOwner names the test's OS user, who submits the jobs, on a URL: the
+// simple-mode cluster's console shows a job only to its owner.
+func asOwner(t *testing.T, u string) string {
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(u, "?") {
+		return u + "&user.name=" + url.QueryEscape(me.Username)
+	}
+	return u + "?user.name=" + url.QueryEscape(me.Username)
+}
+
 func getJSON(t *testing.T, url string, v any) int {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := http.Get(asOwner(t, url))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +74,7 @@ func getJSON(t *testing.T, url string, v any) int {
 
 func getText(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := http.Get(asOwner(t, url))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +156,26 @@ func TestRESTLogsAndPagesOfRunningAndFinishedJob(t *testing.T) {
 	}
 	if code, page := getText(t, web+"/job/"+id); code != 200 || !strings.Contains(page, "attempt_"+id+"_m_000000_0") {
 		t.Errorf("job page while running: %d\n%s", code, page)
+	}
+	// A node manager's page lists the running attempts to their job's
+	// owner only (another user sees the node's slots, not the jobs).
+	running, err := jc.Status(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := running.GetTasks()[0].GetAttempts()[0]
+	nmPage := "http://" + at.GetNodeHttpAddr() + "/"
+	if code, page := getText(t, nmPage); code != 200 || !strings.Contains(page, at.GetAttemptId()) {
+		t.Errorf("node manager page as the job's owner: %d, want attempt %s listed", code, at.GetAttemptId())
+	}
+	if resp, err := http.Get(nmPage + "?user.name=bob"); err != nil {
+		t.Fatal(err)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || strings.Contains(string(b), id) {
+			t.Errorf("node manager page as bob: %d, lists job %s: %v", resp.StatusCode, id, strings.Contains(string(b), id))
+		}
 	}
 
 	close(g.open)

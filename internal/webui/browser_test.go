@@ -24,6 +24,8 @@ import (
 	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
@@ -94,6 +96,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	b := newBrowser(t, ctx, bin, cl.origins())
+	b.signIn(cl)
 	for _, p := range cl.pages() {
 		b.visit(p.url, p.shot, shots)
 	}
@@ -313,6 +316,73 @@ func newBrowser(t *testing.T, ctx context.Context, bin string, origins []string)
 	}
 	t.Logf("%s started in %v", bin, time.Since(started).Round(time.Millisecond))
 	return b
+}
+
+// signIn gives the browser and the link checker the test user's
+// credential, as a person would: the resource manager's and node
+// managers' pages show jobs and logs only to their owner, and answer 401
+// with a basic-auth challenge, which the browser meets with the
+// credential as password (Fetch.authRequired, what a person types into
+// the prompt); the link checker sends it as a bearer token.
+func (b *browser) signIn(cl *consoleCluster) {
+	t := b.t
+	u := "smarth"
+	if cu, err := user.Current(); err == nil {
+		u = cu.Username
+	}
+	cred := cl.dfs.Credential(u)
+	b.hc.Transport = bearer{cred: cred, next: http.DefaultTransport}
+	paused := chromedp.Events(b.ctx, fetch.RequestPaused)
+	challenges := chromedp.Events(b.ctx, fetch.AuthRequired)
+	call := func(f func(ctx context.Context, tg *chromedp.Target) error) {
+		if err := chromedp.Do(b.ctx, chromedp.Func(f)); err != nil && b.ctx.Err() == nil {
+			t.Logf("answering the browser's request: %v", err)
+		}
+	}
+	// Every request is paused once Fetch is on; each goes on unchanged.
+	go func() {
+		for ev, err := range paused {
+			if err != nil {
+				return
+			}
+			call(func(ctx context.Context, tg *chromedp.Target) error {
+				_, err := cdp.Call(ctx, tg, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+				return err
+			})
+		}
+	}()
+	go func() {
+		for ev, err := range challenges {
+			if err != nil {
+				return
+			}
+			call(func(ctx context.Context, tg *chromedp.Target) error {
+				_, err := cdp.Call(ctx, tg, fetch.ContinueWithAuth, fetch.ContinueWithAuthParams{RequestID: ev.RequestID,
+					AuthChallengeResponse: &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseProvideCredentials,
+						Username: u, Password: cred}})
+				return err
+			})
+		}
+	}()
+	handle := true
+	if err := chromedp.Do(b.ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, fetch.Enable, fetch.EnableParams{HandleAuthRequests: &handle})
+		return err
+	})); err != nil {
+		t.Fatalf("enable the browser's sign-in: %v", err)
+	}
+}
+
+// bearer sends a credential with every request.
+type bearer struct {
+	cred string
+	next http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.cred)
+	return b.next.RoundTrip(r)
 }
 
 // onEvent records what a user would see as an error in the DevTools
