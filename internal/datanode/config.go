@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"smarth/internal/auth"
+	"smarth/internal/bytesize"
 	"smarth/internal/pki"
 )
 
@@ -47,6 +48,14 @@ type Config struct {
 	PerClientBuffer     int64         `yaml:"per_client_buffer"`     // multi-pipeline: unforwarded bytes per client
 	CacheCapacity       int64         `yaml:"cache_capacity"`        // in-memory block cache, bytes (0 = no caching)
 	SyncOnClose         bool          `yaml:"sync_on_close"`         // fsync replicas on finalize
+
+	// DuReserved is the space kept free on the data directory's file
+	// system, as HDFS's dfs.datanode.du.reserved (a size: "10GiB") or
+	// dfs.datanode.du.reserved.pct (a percentage of the volume: "5%").
+	// It is left out of the capacity and remaining space reported to the
+	// namenode, and a volume whose free space is at or below it takes no
+	// new replica. Default 5% (defaultDuReserved); "0" turns it off.
+	DuReserved string `yaml:"du_reserved"`
 
 	// ScanBandwidth limits the block scanner's reads, bytes per second.
 	ScanBandwidth int64 `yaml:"scan_bandwidth"`
@@ -154,6 +163,11 @@ func (c Config) Validate() error {
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data_dir: required"))
 	}
+	if c.DuReserved != "" {
+		if _, err := bytesize.ParseReserve(c.DuReserved); err != nil {
+			errs = append(errs, fmt.Errorf("du_reserved: %w", err))
+		}
+	}
 	if mode, err := auth.ParseMode(c.Auth); err != nil {
 		errs = append(errs, err)
 	} else if mode == auth.Secure {
@@ -191,6 +205,16 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// defaultDuReserved is du_reserved when unset. HDFS keeps nothing free by
+// default, and a local cluster whose datanodes share a disk with the
+// namenode's edit log and the node managers' task directories then fills
+// that disk to the last byte (issue 29: 71 GB in 8 minutes, every process
+// on the host starved). A share rather than a size because local and test
+// clusters run on anything from a few-MiB tmpfs (5% leaves it usable) to
+// a multi-terabyte disk; 5% is also what ext4 keeps for root by default,
+// a figure operators already expect to lose.
+const defaultDuReserved = "5%"
+
 // defaultReceiveBudget is receive_buffer_budget without a memory_budget:
 // sixteen multi-pipeline clients' default leads.
 const defaultReceiveBudget = 1 << 30
@@ -209,6 +233,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Rack == "" {
 		c.Rack = d.Rack
+	}
+	if c.DuReserved == "" {
+		c.DuReserved = defaultDuReserved
 	}
 	if c.ReceiveBufferBudget == 0 {
 		c.ReceiveBufferBudget = defaultReceiveBudget

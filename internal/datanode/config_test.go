@@ -149,3 +149,25 @@ func TestCacheCapacityMustFitPhysicalMemory(t *testing.T) {
 		}
 	}
 }
+
+// du_reserved takes a size or a percentage, defaults to 5% and names
+// itself when it cannot be read.
+func TestDuReservedConfig(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.DataDir, cfg.Auth = "/data/dn1", auth.Simple
+	if got := cfg.withDefaults().DuReserved; got != "5%" {
+		t.Errorf("default du_reserved %q, want 5%%", got)
+	}
+	for _, ok := range []string{"10GiB", "0", "5%", "0.5%", "1048576"} {
+		cfg.DuReserved = ok
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("du_reserved %q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"lots", "100%", "-1%", "5 parsecs"} {
+		cfg.DuReserved = bad
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "du_reserved:") {
+			t.Errorf("du_reserved %q: Validate() = %v, want a complaint naming du_reserved", bad, err)
+		}
+	}
+}

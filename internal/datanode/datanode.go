@@ -3,6 +3,7 @@ package datanode
 import (
 	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
+	"smarth/internal/bytesize"
 
 	"context"
 	"crypto/tls"
@@ -87,7 +88,11 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 	// tells the namenode so.
 	cache := memcache.New(cfg.CacheCapacity)
 	var k *cacher
-	st, err := store.Open(cfg.DataDir, store.Options{SyncOnClose: cfg.SyncOnClose,
+	reserve, err := bytesize.ParseReserve(cfg.DuReserved)
+	if err != nil {
+		return nil, fmt.Errorf("datanode config: du_reserved: %w", err)
+	}
+	st, err := store.Open(cfg.DataDir, store.Options{SyncOnClose: cfg.SyncOnClose, Reserve: reserve,
 		Changed: func(id uint64) {
 			if k != nil { // nil only while the store loads, before anything can be cached
 				k.replicaChanged(id)

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"smarth/internal/bytesize"
+
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -50,6 +52,9 @@ var (
 	ErrNotFound = errors.New("replica not found")
 	ErrExists   = errors.New("replica already exists")
 	ErrCorrupt  = errors.New("replica is corrupt")
+	// ErrNoSpace: the volume's free space is at or below its reserve
+	// (du_reserved), so it takes no new replica.
+	ErrNoSpace = errors.New("out of space")
 )
 
 // Replica is a snapshot of one replica's state.
@@ -94,6 +99,10 @@ type Options struct {
 	Changed func(id uint64)
 	// Remove deletes one file; default os.Remove. Tests inject failures.
 	Remove func(path string) error
+	// Reserve is the space kept free on the data directory's file system
+	// (du_reserved): it is not reported as remaining, and no new replica
+	// is created once the free space is at or below it.
+	Reserve bytesize.Reserve
 }
 
 // Store is one data directory's replicas.
@@ -381,14 +390,17 @@ func (s *Store) Replicas() []Replica {
 
 // Usage is disk usage for heartbeats.
 type Usage struct {
-	Capacity  int64 // size of the file system holding the data directory
+	Capacity  int64 // size of the file system holding the data directory, less Reserved
 	Used      int64 // bytes in replica files
-	Remaining int64 // bytes available to this process on that file system
+	Remaining int64 // bytes available to this process on that file system, less Reserved (not below 0)
+	Reserved  int64 // du_reserved in bytes for this file system
 	Blocks    int
 }
 
 // Usage measures the data directory's file system (statfs) and the bytes
-// the replicas take.
+// the replicas take. Like HDFS's FsVolumeImpl, it reports capacity and
+// remaining space net of the reserve, so the namenode never counts on the
+// reserve for placement.
 func (s *Store) Usage() (Usage, error) {
 	var u Usage
 	s.mu.Lock()
@@ -397,13 +409,42 @@ func (s *Store) Usage() (Usage, error) {
 		u.Blocks++
 	}
 	s.mu.Unlock()
+	capacity, avail, err := s.statfs()
+	if err != nil {
+		return u, err
+	}
+	u.Reserved = s.opts.Reserve.Of(capacity)
+	u.Capacity = max(capacity-u.Reserved, 0)
+	u.Remaining = max(avail-u.Reserved, 0)
+	return u, nil
+}
+
+// statfs is the size of the data directory's file system and the bytes
+// available on it to an unprivileged process.
+func (s *Store) statfs() (capacity, avail int64, err error) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(s.dir, &st); err != nil {
-		return u, fmt.Errorf("statfs %s: %w", s.dir, err)
+		return 0, 0, fmt.Errorf("statfs %s: %w", s.dir, err)
 	}
-	u.Capacity = int64(st.Blocks) * int64(st.Bsize)
-	u.Remaining = int64(st.Bavail) * int64(st.Bsize)
-	return u, nil
+	return int64(st.Blocks) * int64(st.Bsize), int64(st.Bavail) * int64(st.Bsize), nil
+}
+
+// checkSpace refuses a new replica when the free space is at or below the
+// reserve, as HDFS's volume choice refuses a volume without room ("Out of
+// space"): the write fails at setup and the client's pipeline moves on to
+// another datanode. A write already under way may still use the reserve
+// to finish its block; that is what the reserve is for, besides keeping
+// the host's other processes alive.
+func (s *Store) checkSpace(name string) error {
+	capacity, avail, err := s.statfs()
+	if err != nil {
+		return err
+	}
+	if reserved := s.opts.Reserve.Of(capacity); avail <= reserved {
+		return fmt.Errorf("%w: cannot create %s: data directory %s has %d bytes free, at or below du_reserved (%s = %d bytes)",
+			ErrNoSpace, name, s.dir, avail, s.opts.Reserve, reserved)
+	}
+	return nil
 }
 
 // MarkCorrupt records that a replica failed verification: it is never

@@ -48,6 +48,9 @@ func (s *Store) CreateTransferRBW(id, gs uint64, bpc int) (*Writer, error) {
 }
 
 func (s *Store) create(id, gs uint64, bpc int, temporary, transfer bool) (*Writer, error) {
+	if err := s.checkSpace(BlockName(id, gs)); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if old, ok := s.replicas[id]; ok {
