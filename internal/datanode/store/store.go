@@ -441,8 +441,12 @@ func (s *Store) checkSpace(name string) error {
 		return err
 	}
 	if reserved := s.opts.Reserve.Of(capacity); avail <= reserved {
-		return fmt.Errorf("%w: cannot create %s: data directory %s has %d bytes free, at or below du_reserved (%s = %d bytes)",
-			ErrNoSpace, name, s.dir, avail, s.opts.Reserve, reserved)
+		what := fmt.Sprintf("%d bytes", reserved)
+		if s.opts.Reserve.Percent > 0 {
+			what = fmt.Sprintf("%s of %d bytes = %d bytes", s.opts.Reserve, capacity, reserved)
+		}
+		return fmt.Errorf("%w: cannot create %s: data directory %s has %d bytes free, at or below du_reserved (%s)",
+			ErrNoSpace, name, s.dir, avail, what)
 	}
 	return nil
 }
