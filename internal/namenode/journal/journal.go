@@ -57,16 +57,16 @@ type Journal struct {
 	synced           uint64 // last txid known durable; guarded by mu
 	syncing          bool   // a goroutine is writing and syncing; guarded by mu
 	err              error  // sticky failure: once set, nothing more is durable; guarded by mu
+	loaded           bool   // guarded by mu
+	// noDirect: the file system refused direct I/O once; directLogged:
+	// the direct mode was logged. Guarded by mu.
+	noDirect, directLogged bool
 	// noSpace is set while the file system refused room for the records
 	// in buf (ENOSPC preallocating, before any of them was written), and
 	// noSpaceGen counts such refusals: unlike err it clears once a later
 	// flush writes them. Guarded by mu.
 	noSpace    error
 	noSpaceGen uint64
-	loaded           bool   // guarded by mu
-	// noDirect: the file system refused direct I/O once; directLogged:
-	// the direct mode was logged. Guarded by mu.
-	noDirect, directLogged bool
 }
 
 // Open prepares a journal in dir (created if missing). Call Load before
