@@ -7,10 +7,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"smarth/internal/auth"
 	"smarth/internal/bytesize"
+	"smarth/internal/datanode/store"
 	"smarth/internal/pki"
 )
 
@@ -39,8 +41,29 @@ type Config struct {
 	HTTPAddr    string     `yaml:"http_addr"`    // console, /metrics
 	// Pprof serves Go profiles under http_addr/debug/pprof/, to loopback
 	// callers only; off by default (profiles expose memory and burn CPU).
-	Pprof               bool          `yaml:"pprof"`
-	DataDir             string        `yaml:"data_dir"`              // replicas and VERSION
+	Pprof   bool   `yaml:"pprof"`
+	DataDir string `yaml:"data_dir"` // replicas and VERSION
+	// DataDirs are several data directories (volumes), as HDFS's
+	// dfs.datanode.data.dir; instead of data_dir, not beside it. Each
+	// keeps du_reserved free; new replicas go to one chosen by
+	// volume_choosing_policy.
+	DataDirs []string `yaml:"data_dirs"`
+	// VolumeChoosingPolicy picks the data directory of a new replica:
+	// "round_robin" (the default, as HDFS's) or "available_space"
+	// (HDFS's AvailableSpaceVolumeChoosingPolicy: volumes with over
+	// 10 GiB more free space than the emptiest are preferred 3 to 1).
+	VolumeChoosingPolicy string `yaml:"volume_choosing_policy"`
+	// FailedVolumesTolerated is how many data directories may fail (at
+	// start or later) before the datanode shuts down, as HDFS's
+	// dfs.datanode.failed.volumes.tolerated (default 0). A failed
+	// directory is taken out of service and its replicas are reported
+	// lost, so the namenode copies them elsewhere.
+	FailedVolumesTolerated int `yaml:"failed_volumes_tolerated"`
+	// DiskCheckInterval is how often every data directory is checked
+	// (its directories exist; a file can be written, synced and
+	// removed), as HDFS's volume checker; default 1m. A failed write or
+	// read also triggers a check.
+	DiskCheckInterval   time.Duration `yaml:"disk_check_interval"`
 	Rack                string        `yaml:"rack"`                  // reported at registration; the namenode's map wins
 	HeartbeatInterval   time.Duration `yaml:"heartbeat_interval"`    // heartbeats to the namenode
 	BlockReportInterval time.Duration `yaml:"block_report_interval"` // full block reports
@@ -160,8 +183,29 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %q is not host:port", a.key, a.v))
 		}
 	}
-	if c.DataDir == "" {
-		errs = append(errs, errors.New("data_dir: required"))
+	switch {
+	case c.DataDir == "" && len(c.DataDirs) == 0:
+		errs = append(errs, errors.New("data_dir: required (or data_dirs, a list)"))
+	case c.DataDir != "" && len(c.DataDirs) > 0:
+		errs = append(errs, fmt.Errorf("data_dir and data_dirs: set one, not both (data_dir %s)", c.DataDir))
+	}
+	seen := map[string]bool{}
+	for _, d := range c.DataDirs {
+		if d == "" || seen[filepath.Clean(d)] {
+			errs = append(errs, fmt.Errorf("data_dirs: %q is empty or listed twice", d))
+		}
+		seen[filepath.Clean(d)] = true
+	}
+	switch c.VolumeChoosingPolicy {
+	case "", store.RoundRobin, store.AvailableSpace:
+	default:
+		errs = append(errs, fmt.Errorf("volume_choosing_policy: %q must be %s or %s", c.VolumeChoosingPolicy, store.RoundRobin, store.AvailableSpace))
+	}
+	if n := len(c.dataDirs()); c.FailedVolumesTolerated < 0 || (n > 0 && c.FailedVolumesTolerated >= n) {
+		errs = append(errs, fmt.Errorf("failed_volumes_tolerated: %d must be at least 0 and less than the %d configured data directories", c.FailedVolumesTolerated, n))
+	}
+	if c.DiskCheckInterval < 0 {
+		errs = append(errs, fmt.Errorf("disk_check_interval: %v must not be negative", c.DiskCheckInterval))
 	}
 	if c.DuReserved != "" {
 		if _, err := bytesize.ParseReserve(c.DuReserved); err != nil {
@@ -205,6 +249,17 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// dataDirs is data_dirs, or data_dir as a list of one.
+func (c Config) dataDirs() []string {
+	if len(c.DataDirs) > 0 {
+		return c.DataDirs
+	}
+	if c.DataDir == "" {
+		return nil
+	}
+	return []string{c.DataDir}
+}
+
 // defaultDuReserved is du_reserved when unset. HDFS keeps nothing free by
 // default, and a local cluster whose datanodes share a disk with the
 // namenode's edit log and the node managers' task directories then fills
@@ -236,6 +291,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DuReserved == "" {
 		c.DuReserved = defaultDuReserved
+	}
+	if c.VolumeChoosingPolicy == "" {
+		c.VolumeChoosingPolicy = store.RoundRobin
+	}
+	if c.DiskCheckInterval == 0 {
+		c.DiskCheckInterval = time.Minute
 	}
 	if c.ReceiveBufferBudget == 0 {
 		c.ReceiveBufferBudget = defaultReceiveBudget
