@@ -105,7 +105,7 @@ func TestVolumeLossIsReReplicated(t *testing.T) {
 	var last string
 	t.Cleanup(func() {
 		if t.Failed() {
-				}
+		}
 	})
 	c.WaitFor(t, "every replica of dn1's lost directory copied to a live one (two per block), and dn1 still holding those of its other directory", func() bool {
 		nowOnA := finalizedIDs(t, a)
