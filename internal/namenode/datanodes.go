@@ -89,6 +89,9 @@ func (nn *NameNode) registerDatanode(req *dfspb.RegisterDatanodeRequest) (*dfspb
 	info := proto.Clone(in).(*dfspb.DatanodeInfo)
 	info.Rack = nn.racks.Rack(info.Hostname, info.IpAddr, in.GetRack())
 	dn.info, dn.live, dn.lastSeen, dn.reported = info, true, now, false
+	// Writes scheduled on the old process died with it; what they left
+	// on disk is in the space it registers with.
+	dn.space = spaceEstimate{}
 	nn.dirty = true
 	return dn.snapshot(), nil
 }
