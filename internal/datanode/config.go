@@ -136,6 +136,10 @@ type Config struct {
 	// dfs.datanode.drop.cache.behind.writes.
 	DropCacheBehindWrites bool `yaml:"drop_cache_behind_writes"`
 
+	// FileFault, if set, injects disk faults into the block store (tests;
+	// store.Options.Fault).
+	FileFault func(op, path string) error `yaml:"-"`
+
 	// Dial, if set, connects to other datanodes' data ports instead of a
 	// plain TCP dial (tests slow or cut links with it).
 	Dial func(ctx context.Context, addr string) (net.Conn, error) `yaml:"-"`

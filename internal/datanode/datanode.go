@@ -97,7 +97,7 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 	if err != nil {
 		return nil, fmt.Errorf("datanode config: du_reserved: %w", err)
 	}
-	st, err := store.OpenVolumes(cfg.dataDirs(), store.Options{SyncOnClose: cfg.SyncOnClose, Reserve: reserve, VolumeChoice: cfg.VolumeChoosingPolicy,
+	st, err := store.OpenVolumes(cfg.dataDirs(), store.Options{SyncOnClose: cfg.SyncOnClose, Reserve: reserve, VolumeChoice: cfg.VolumeChoosingPolicy, Fault: cfg.FileFault,
 		Changed: func(id uint64) {
 			if k != nil { // nil only while the store loads, before anything can be cached
 				k.replicaChanged(id)

@@ -3,6 +3,7 @@ package datanode
 import (
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"smarth/internal/datanode/store"
@@ -81,4 +82,19 @@ func failedErr(failed []store.FailedVolume) error {
 		errs[i] = fmt.Errorf("%s: %w", f.Dir, f.Err)
 	}
 	return errors.Join(errs...)
+}
+
+// readFailed follows a replica that could not be opened for a read: an
+// I/O error (EIO) has the scanner verify the replica at once, which reports
+// it to the namenode if the disk still cannot give it back, and the
+// volumes checked (the disk may be failing, not one file).
+func (d *DataNode) readFailed(id uint64, err error) {
+	if !errors.Is(err, syscall.EIO) {
+		return
+	}
+	d.log.Warn("replica read failed with an I/O error", "block", id, "err", err)
+	if r, ok := d.store.Get(id); ok {
+		d.scanner.suspect(r)
+	}
+	d.checkVolumesSoon()
 }

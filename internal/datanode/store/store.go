@@ -105,6 +105,11 @@ type Options struct {
 	// VolumeChoice is the volume-choosing policy for new replicas:
 	// RoundRobin (default) or AvailableSpace.
 	VolumeChoice string
+	// Fault, if set, injects disk faults for tests (the idea of Pebble's
+	// errorfs): it is called with "read" and a replica's block file before
+	// the file is opened to be read, and an error it returns (say EIO) is
+	// what the open fails with.
+	Fault func(op, path string) error
 }
 
 // Store is a datanode's replicas in one or more data directories
