@@ -149,3 +149,58 @@ func TestCacheCapacityMustFitPhysicalMemory(t *testing.T) {
 		}
 	}
 }
+
+// du_reserved takes a size or a percentage, defaults to 5% and names
+// itself when it cannot be read.
+func TestDuReservedConfig(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.DataDir, cfg.Auth = "/data/dn1", auth.Simple
+	if got := cfg.withDefaults().DuReserved; got != "5%" {
+		t.Errorf("default du_reserved %q, want 5%%", got)
+	}
+	for _, ok := range []string{"10GiB", "0", "5%", "0.5%", "1048576"} {
+		cfg.DuReserved = ok
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("du_reserved %q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"lots", "100%", "-1%", "5 parsecs"} {
+		cfg.DuReserved = bad
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "du_reserved:") {
+			t.Errorf("du_reserved %q: Validate() = %v, want a complaint naming du_reserved", bad, err)
+		}
+	}
+}
+
+// data_dirs replaces data_dir (not both), lists no directory twice, and
+// failed_volumes_tolerated must leave one directory in service.
+func TestDataDirsConfig(t *testing.T) {
+	base := DefaultConfig()
+	base.Auth = auth.Simple
+	for _, c := range []struct {
+		name string
+		set  func(*Config)
+		want string
+	}{
+		{"both", func(c *Config) { c.DataDir, c.DataDirs = "/a", []string{"/b"} }, "data_dir and data_dirs"},
+		{"twice", func(c *Config) { c.DataDirs = []string{"/a", "/a/"} }, "data_dirs:"},
+		{"tolerate all", func(c *Config) { c.DataDirs, c.FailedVolumesTolerated = []string{"/a", "/b"}, 2 }, "failed_volumes_tolerated:"},
+		{"negative", func(c *Config) { c.DataDir, c.FailedVolumesTolerated = "/a", -1 }, "failed_volumes_tolerated:"},
+		{"policy", func(c *Config) { c.DataDir, c.VolumeChoosingPolicy = "/a", "fullest" }, "volume_choosing_policy:"},
+		{"none", func(c *Config) {}, "data_dir: required"},
+	} {
+		cfg := base
+		c.set(&cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Validate() = %v, want a complaint with %q", c.name, err, c.want)
+		}
+	}
+	ok := base
+	ok.DataDirs, ok.FailedVolumesTolerated, ok.VolumeChoosingPolicy = []string{"/a", "/b"}, 1, "available_space"
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ok.dataDirs(); len(got) != 2 {
+		t.Fatalf("dataDirs() = %v", got)
+	}
+}

@@ -3,6 +3,7 @@ package datanode
 import (
 	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
+	"smarth/internal/bytesize"
 	"smarth/internal/connlimit"
 	"smarth/internal/httpserver"
 	"smarth/internal/webui"
@@ -16,6 +17,7 @@ import (
 	"net/http"
 	"os/user"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +51,10 @@ type DataNode struct {
 	// here at once (the per_client_buffer bound, checked by tests).
 	bufferHigh atomic.Int64
 	recv       *recvBudget // receive_buffer_budget: packet buffers of all write connections
+	// volumeCheck asks checkVolumesLoop for a check now (volumes.go);
+	// selfStop is set when the datanode shut itself down.
+	volumeCheck chan struct{}
+	selfStop    atomic.Pointer[selfStop]
 
 	// srvTLS and cliTLS are the wire's TLS (nil: off): srvTLS on every
 	// server socket, cliTLS on every connection this datanode makes.
@@ -94,20 +100,32 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 	// tells the namenode so.
 	cache := memcache.New(cfg.CacheCapacity)
 	var k *cacher
-	// The data directory is the datanode's alone (data_dir_perm), checked
-	// before the store reads it: replicas an older release wrote 0644
-	// are narrowed now, with a WARN, rather than left readable.
-	if _, err := diskperm.Fix(cfg.DataDir, cfg.DataDirPerm.Perm(), logger.With("key", "data_dir_perm")); err != nil {
-		return nil, fmt.Errorf("datanode: data_dir: %w", err)
+	reserve, err := bytesize.ParseReserve(cfg.DuReserved)
+	if err != nil {
+		return nil, fmt.Errorf("datanode config: du_reserved: %w", err)
 	}
-	st, err := store.Open(cfg.DataDir, store.Options{SyncOnClose: cfg.SyncOnClose,
+	// Every data directory is the datanode's alone (data_dir_perm),
+	// checked before the store reads it: replicas an older release wrote
+	// 0644 are narrowed now, with a WARN, rather than left readable.
+	for _, dir := range cfg.dataDirs() {
+		if _, err := diskperm.Fix(dir, cfg.DataDirPerm.Perm(), logger.With("key", "data_dir_perm")); err != nil {
+			// A failing disk fails here too: the store's volume check
+			// decides below whether the datanode can run without it.
+			logger.Warn("data directory permissions not checked", "dir", dir, "err", err)
+		}
+	}
+	st, err := store.OpenVolumes(cfg.dataDirs(), store.Options{SyncOnClose: cfg.SyncOnClose, Reserve: reserve, VolumeChoice: cfg.VolumeChoosingPolicy, Fault: cfg.FileFault,
 		Changed: func(id uint64) {
 			if k != nil { // nil only while the store loads, before anything can be cached
 				k.replicaChanged(id)
 			}
 		}})
 	if err != nil {
-		return nil, fmt.Errorf("datanode: open data_dir %s: %w", cfg.DataDir, err)
+		return nil, fmt.Errorf("datanode: open data directories %s: %w", strings.Join(cfg.dataDirs(), ", "), err)
+	}
+	if failed := st.Failed(); len(failed) > cfg.FailedVolumesTolerated {
+		return nil, fmt.Errorf("datanode: %d data directories failed, more than failed_volumes_tolerated (%d): %w",
+			len(failed), cfg.FailedVolumesTolerated, failedErr(failed))
 	}
 	if cfg.Auth == auth.Simple {
 		logger.Warn(auth.SimpleWarning, "component", "datanode")
@@ -124,17 +142,18 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &DataNode{
-		cfg:     cfg,
-		log:     logger.With("datanode", st.ID()),
-		store:   st,
-		metrics: newMetrics(),
-		user:    name,
-		tokens:  blocktoken.NewVerifier(),
-		dnKey:   dnKey,
-		ctx:     ctx,
-		cancel:  cancel,
-		conns:   make(map[net.Conn]struct{}),
-		clients: make(map[string]*clientState),
+		cfg:         cfg,
+		log:         logger.With("datanode", st.ID()),
+		store:       st,
+		metrics:     newMetrics(),
+		user:        name,
+		tokens:      blocktoken.NewVerifier(),
+		dnKey:       dnKey,
+		ctx:         ctx,
+		cancel:      cancel,
+		conns:       make(map[net.Conn]struct{}),
+		volumeCheck: make(chan struct{}, 1),
+		clients:     make(map[string]*clientState),
 	}
 	if d.net, err = newNetTuning(cfg); err != nil {
 		return nil, fmt.Errorf("datanode: %w", err)
@@ -243,13 +262,14 @@ func (d *DataNode) Start() error {
 	d.goRun(d.runActor)
 	d.goRun(d.runReports)
 	d.goRun(d.scanner.run)
+	d.goRun(d.checkVolumesLoop)
 	for range d.cfg.CacheConcurrency {
 		d.goRun(d.cacher.run)
 	}
 	info := d.Info()
 	d.log.Info("datanode started", "data", d.DataAddr(), "ipc", d.IPCAddr(), "http", d.HTTPAddr(),
 		"advertise", net.JoinHostPort(info.IpAddr, strconv.Itoa(int(info.DataPort))), "hostname", info.Hostname,
-		"data_dir", d.cfg.DataDir, "replicas", len(d.store.Replicas()), "namenode", d.cfg.NameNode)
+		"data_dirs", d.store.Dirs(), "failed_dirs", len(d.store.Failed()), "replicas", len(d.store.Replicas()), "namenode", d.cfg.NameNode)
 	return nil
 }
 

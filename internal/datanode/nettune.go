@@ -28,7 +28,7 @@ func transferLogPath(cfg Config) string {
 	case TransferLogOff:
 		return ""
 	case "":
-		return filepath.Join(cfg.DataDir, "transfer.jsonl")
+		return filepath.Join(cfg.dataDirs()[0], "transfer.jsonl")
 	}
 	return cfg.TransferLog
 }

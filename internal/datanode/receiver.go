@@ -142,6 +142,9 @@ func (r *receiver) setup(br *bufio.Reader) *dfspb.OpResponse {
 	}
 	w, err := r.openReplica(bpc)
 	if err != nil {
+		if !errors.Is(err, store.ErrNoSpace) && storeStatus(err) == statusError {
+			d.checkVolumesSoon() // not a refusal of the request: maybe the disk
+		}
 		return errResponse(storeStatus(err), fmt.Sprintf("%s: %v", r.name, err))
 	}
 	r.w = w
@@ -508,11 +511,13 @@ func (r *receiver) storePacket(p *datatransfer.Packet, arrived time.Time) error 
 	}
 	if err := r.w.Write(h.Offset, p.Data(), p.Checksums()); err != nil {
 		p.Release()
+		r.d.checkVolumesSoon() // the disk may be failing, not just this block
 		return r.localFailure(h.Seqno, statusError, err)
 	}
 	if h.Flags&datatransfer.FlagSync != 0 {
 		if err := r.w.Sync(); err != nil {
 			p.Release()
+			r.d.checkVolumesSoon()
 			return r.localFailure(h.Seqno, statusError, err)
 		}
 	}

@@ -3,6 +3,7 @@ package datanode
 import (
 	"errors"
 	"sync"
+	"syscall"
 	"time"
 
 	"smarth/internal/datanode/store"
@@ -91,6 +92,10 @@ func (s *scanner) verify(r store.Replica, throttle func(int)) {
 		s.corrupt(r, err)
 	case errors.Is(err, store.ErrNotFound):
 		// deleted or replaced meanwhile
+	case errors.Is(err, syscall.EIO):
+		// The disk cannot give the bytes back: the replica is as lost
+		// as a corrupt one, and the namenode must copy it from another.
+		s.corrupt(r, err)
 	default:
 		s.d.log.Warn("block scan: cannot read replica", "block", r.Name(), "err", err)
 	}

@@ -144,6 +144,7 @@ func (d *DataNode) sendBlock(c net.Conn, op *dfspb.ReadBlockOp) {
 	}
 	h, err := d.store.Open(b.GetBlockId(), b.GetGenerationStamp())
 	if err != nil {
+		d.readFailed(b.GetBlockId(), err)
 		_ = d.writeResponse(c, errResponse(storeStatus(err), err.Error()))
 		return
 	}

@@ -32,6 +32,12 @@ type Config struct {
 	// through the page cache and then an fdatasync. Direct falls back to
 	// buffered, with a warning, where the file system refuses it.
 	EditLogIO string `yaml:"edit_log_io"`
+	// ResourceDuReserved is the free space, bytes, the file system of
+	// meta_dir must keep (HDFS's dfs.namenode.resource.du.reserved, and
+	// its default, 100 MiB): below it the namenode refuses mutations with
+	// an error saying so, before the edit log itself runs out of room,
+	// and accepts them again once space is freed. 0 turns the check off.
+	ResourceDuReserved int64 `yaml:"resource_du_reserved"`
 	// ResourceManagerWeb is the resource manager's web address
 	// (host:port), for the console's links to job pages; empty: no links.
 	ResourceManagerWeb string `yaml:"resourcemanager_web"`
@@ -180,6 +186,7 @@ func DefaultConfig() Config {
 		HTTPAddr:              "127.0.0.1:9870",
 		MetaDir:               "smarth-namenode",
 		EditLogIO:             "direct",
+		ResourceDuReserved:    100 << 20,
 		BlockSize:             64 << 20,
 		MaxBlockSize:          32 << 30,
 		HeapMin:               64 << 20,
@@ -236,6 +243,9 @@ func (c Config) Validate() error {
 	}
 	if c.MetaDir == "" {
 		bad("meta_dir: required (where the namespace is kept)")
+	}
+	if c.ResourceDuReserved < 0 {
+		bad("resource_du_reserved: %d bytes cannot be negative (0 turns the free-space check off)", c.ResourceDuReserved)
 	}
 	if c.EditLogIO != "direct" && c.EditLogIO != "buffered" {
 		bad("edit_log_io: %q must be direct or buffered", c.EditLogIO)

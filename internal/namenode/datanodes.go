@@ -29,6 +29,7 @@ type datanode struct {
 	transfers  []*dfspb.TransferCommand_Item
 	recoveries []*dfspb.RecoverBlockCommand
 	streams    int // re-replications it is sending now
+	space      spaceEstimate
 }
 
 func (dn *datanode) location() topology.Location {
@@ -88,6 +89,9 @@ func (nn *NameNode) registerDatanode(req *dfspb.RegisterDatanodeRequest) (*dfspb
 	info := proto.Clone(in).(*dfspb.DatanodeInfo)
 	info.Rack = nn.racks.Rack(info.Hostname, info.IpAddr, in.GetRack())
 	dn.info, dn.live, dn.lastSeen, dn.reported = info, true, now, false
+	// Writes scheduled on the old process died with it; what they left
+	// on disk is in the space it registers with.
+	dn.space = spaceEstimate{}
 	nn.dirty = true
 	return dn.snapshot(), nil
 }
@@ -124,6 +128,7 @@ func (nn *NameNode) heartbeatLocked(req *dfspb.HeartbeatRequest) (*dfspb.Heartbe
 	}
 	dn.lastSeen = now
 	dn.info.Capacity, dn.info.DfsUsed, dn.info.Remaining = req.GetCapacity(), req.GetDfsUsed(), req.GetRemaining()
+	dn.space.heartbeat(now)
 	dn.info.XceiverCount = req.GetXceiverCount()
 	dn.info.CacheCapacity, dn.info.CacheUsed = req.GetCacheCapacity(), req.GetCacheUsed()
 	dn.info.NumBlocks = int64(nn.state.blocks.NodeBlockCount(dn.info.Id))
@@ -224,6 +229,9 @@ func (nn *NameNode) blockReceivedAndDeleted(req *dfspb.BlockReceivedAndDeletedRe
 			continue
 		case dfspb.ReceivedStatus_RECEIVING:
 			rep.State = blockmap.BeingWritten
+		default:
+			// On its disk now, whatever the block map makes of it.
+			dn.space.receivedReplica(rep.ID, rep.NumBytes)
 		}
 		switch nn.state.blocks.AddReplica(id, rep) {
 		case blockmap.Unknown:

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"sync"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -58,6 +59,7 @@ type NameNode struct {
 	ckptTx     uint64     // txid of the last checkpoint
 	ckptAt     time.Time
 	cache      *cacheManager // in-memory caching plan and datanode cache reports
+	lowSpace   error         // meta_dir's file system is below resource_du_reserved (editspace.go)
 
 	ckptMu sync.Mutex // serialises checkpoints
 
@@ -367,6 +369,7 @@ func (nn *NameNode) monitor() {
 	now := nn.clock()
 	nn.checkDatanodes(now)
 	nn.checkLeases(now)
+	nn.checkEditsSpace()
 	nn.mu.Lock()
 	nn.checkSafeMode(now)
 	due := nn.journal.LastTxID()-nn.ckptTx >= nn.cfg.CheckpointTxns ||
@@ -418,6 +421,9 @@ func (nn *NameNode) sync(txid uint64) error {
 		return nil
 	}
 	if err := nn.journal.Sync(txid); err != nil {
+		if errors.Is(err, syscall.ENOSPC) {
+			return errUnavailable("the namenode's edit log is out of space, so this operation is not acknowledged; it is held in memory and may still take effect once space is freed on meta_dir (%v)", err)
+		}
 		return errUnavailable("the namenode cannot write its edit log (%v); nothing more can be acknowledged", err)
 	}
 	return nil

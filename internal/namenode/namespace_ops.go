@@ -16,7 +16,7 @@ func (nn *NameNode) writableLocked(op, path string) error {
 	if err := nn.journal.Err(); err != nil {
 		return errUnavailable("%s %s: the namenode cannot write its edit log (%v)", op, path, err)
 	}
-	return nil
+	return nn.spaceForEditsLocked(op, path)
 }
 
 // mutate runs one namespace mutation: under the lock it checks that the

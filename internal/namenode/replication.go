@@ -203,6 +203,7 @@ func (nn *NameNode) scheduleLocked(n need, now time.Time) bool {
 	for _, t := range targets {
 		item.Targets = append(item.Targets, nn.nodes[t.ID].snapshot())
 		p.targets[t.ID] = true
+		nn.scheduleSpaceLocked([]string{t.ID}, b.ID, b.NumBytes)
 	}
 	dn := nn.nodes[src]
 	dn.transfers = append(dn.transfers, item)

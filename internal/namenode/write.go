@@ -67,7 +67,7 @@ func blockOffset(f *namespace.INode, i int) int64 {
 func (nn *NameNode) placementViewLocked() []placement.Node {
 	out := make([]placement.Node, 0, len(nn.nodes))
 	for _, dn := range nn.nodes {
-		remaining := dn.info.Remaining
+		remaining := dn.space.remaining(dn.info.Remaining)
 		if dn.info.Capacity == 0 {
 			remaining = math.MaxInt64 // space not reported yet: do not hold it against the node
 		}
@@ -154,6 +154,7 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 		ids[i] = t.ID
 	}
 	b.SetTargets(ids)
+	nn.scheduleSpaceLocked(ids, b.ID, f.BlockSize())
 	if prev != nil {
 		nn.tryCompleteLocked(nn.state.blocks.Get(prev.ID))
 	}
@@ -429,6 +430,7 @@ func (nn *NameNode) additionalDatanode(ctx context.Context, req *dfspb.GetAdditi
 	ids := append([]string{}, req.GetExisting()...)
 	for _, t := range targets {
 		ids = append(ids, t.ID)
+		nn.scheduleSpaceLocked([]string{t.ID}, f.Blocks[i].ID, f.BlockSize())
 	}
 	lb := nn.locatedLocked(f, i, nn.datanodeInfos(ids))
 	if req.GetBlock() != nil {

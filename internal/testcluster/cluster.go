@@ -85,6 +85,9 @@ func (c *Cluster) startDataNode(i int) error {
 	if c.opts.Links != nil {
 		cfg.Dial = c.opts.Links.dialer(Hostname(i))
 	}
+	if c.opts.FileFault != nil {
+		cfg.FileFault = c.opts.FileFault(i)
+	}
 	cliTLS, err := cfg.Wire.Client()
 	if err != nil {
 		return fmt.Errorf("testcluster: %s tls: %w", Hostname(i), err)

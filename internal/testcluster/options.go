@@ -50,6 +50,11 @@ type Options struct {
 	DataNode    map[string]any
 	DataNodeFor func(i int) map[string]any
 
+	// FileFault, if set, gives datanode i (0-based) a disk-fault injector
+	// for its block store (datanode.Config.FileFault); in-process
+	// clusters only.
+	FileFault func(i int) func(op, path string) error
+
 	// Links, if set, shapes or cuts data-transfer links between the
 	// clients and datanodes and among datanodes (in-process clusters only).
 	Links *Links

@@ -71,7 +71,7 @@ func (s *Store) CutRecovery(id, recoveryID uint64, newLength int64) (Replica, er
 // leave each file alone in its directory and the scan would delete both).
 func (s *Store) unfinalizeLocked(r *replica) error {
 	oldData, oldMeta, oldDir := r.dataPath(), r.metaPath(), r.dir
-	r.dir = s.rbw
+	r.dir = r.vol.rbw
 	if err := os.Rename(oldData, r.dataPath()); err != nil {
 		r.dir = oldDir
 		return err

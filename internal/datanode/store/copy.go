@@ -52,7 +52,7 @@ func (s *Store) CopyRecovery(id, gs, recoveryID, newID uint64, newLength int64) 
 		s.mu.Unlock()
 		return Replica{}, err
 	}
-	srcData, srcMeta, bpc := r.dataPath(), r.metaPath(), r.BytesPerChecksum
+	srcData, srcMeta, bpc, vol := r.dataPath(), r.metaPath(), r.BytesPerChecksum, r.vol
 	if s.copying == nil {
 		s.copying = map[uint64]bool{}
 	}
@@ -65,7 +65,7 @@ func (s *Store) CopyRecovery(id, gs, recoveryID, newID uint64, newLength int64) 
 	}()
 
 	nr := &replica{Replica: Replica{BlockID: newID, GS: recoveryID, Length: newLength, Visible: newLength,
-		State: Finalized, BytesPerChecksum: bpc}, dir: s.tmp}
+		State: Finalized, BytesPerChecksum: bpc}, vol: vol, dir: vol.tmp}
 	if err := copyPrefix(srcData, srcMeta, nr.dataPath(), nr.metaPath(), newLength, bpc, s.opts.SyncOnClose); err != nil {
 		_ = os.Remove(nr.dataPath())
 		_ = os.Remove(nr.metaPath())
@@ -84,15 +84,15 @@ func (s *Store) CopyRecovery(id, gs, recoveryID, newID uint64, newLength int64) 
 			return Replica{}, fmt.Errorf("copy of %s: replacing an earlier copy %s: %w", name, old.Name(), err)
 		}
 	}
-	if err := s.moveLocked(nr, s.finalized); err != nil {
+	if err := s.moveLocked(nr, vol.finalized); err != nil {
 		_ = os.Remove(nr.dataPath())
 		_ = os.Remove(nr.metaPath())
 		return Replica{}, fmt.Errorf("copy of %s into %s: %w", name, nr.Name(), err)
 	}
 	s.replicas[newID] = nr
 	if s.opts.SyncOnClose {
-		if err := syncDir(s.finalized); err != nil {
-			return nr.Replica, fmt.Errorf("copy of %s: sync %s: %w", name, s.finalized, err)
+		if err := syncDir(vol.finalized); err != nil {
+			return nr.Replica, fmt.Errorf("copy of %s: sync %s: %w", name, vol.finalized, err)
 		}
 	}
 	return nr.Replica, nil

@@ -53,6 +53,11 @@ func (s *Store) Open(id, gs uint64) (*Handle, error) {
 	case r.Corrupt:
 		return nil, fmt.Errorf("%w: %s failed checksum verification and is not served", ErrCorrupt, r.Name())
 	}
+	if s.opts.Fault != nil {
+		if err := s.opts.Fault("read", r.dataPath()); err != nil {
+			return nil, &os.PathError{Op: "open", Path: r.dataPath(), Err: err}
+		}
+	}
 	data, err := os.Open(r.dataPath())
 	if err != nil {
 		return nil, err

@@ -62,7 +62,7 @@ func (s *Store) updateRecovery(id, recoveryID uint64, newLength int64, cut bool)
 		return Replica{}, err
 	}
 	if r.State != Finalized {
-		if err := s.moveLocked(r, s.finalized); err != nil {
+		if err := s.moveLocked(r, r.vol.finalized); err != nil {
 			return Replica{}, err
 		}
 		r.State = Finalized

@@ -1,8 +1,9 @@
 package store
 
 import (
+	"smarth/internal/bytesize"
+
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -12,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"smarth/internal/diskperm"
@@ -52,6 +52,9 @@ var (
 	ErrNotFound = errors.New("replica not found")
 	ErrExists   = errors.New("replica already exists")
 	ErrCorrupt  = errors.New("replica is corrupt")
+	// ErrNoSpace: the volume's free space is at or below its reserve
+	// (du_reserved), so it takes no new replica.
+	ErrNoSpace = errors.New("out of space")
 )
 
 // Replica is a snapshot of one replica's state.
@@ -73,6 +76,7 @@ func BlockName(id, gs uint64) string { return fmt.Sprintf("blk_%d_%d", id, gs) }
 
 type replica struct {
 	Replica
+	vol        *volume // the data directory it lives in
 	dir        string  // directory holding its two files
 	writer     *Writer // non-nil while a writer has it open
 	recoveryID uint64  // latest lease-recovery id seen
@@ -96,20 +100,33 @@ type Options struct {
 	Changed func(id uint64)
 	// Remove deletes one file; default os.Remove. Tests inject failures.
 	Remove func(path string) error
+	// Reserve is the space kept free on each data directory's file system
+	// (du_reserved): it is not reported as remaining, and no new replica
+	// is created in a directory whose free space is at or below it.
+	Reserve bytesize.Reserve
+	// VolumeChoice is the volume-choosing policy for new replicas:
+	// RoundRobin (default) or AvailableSpace.
+	VolumeChoice string
+	// Fault, if set, injects disk faults for tests (the idea of Pebble's
+	// errorfs): it is called with "read" and a replica's block file before
+	// the file is opened to be read, and an error it returns (say EIO) is
+	// what the open fails with.
+	Fault func(op, path string) error
 }
 
-// Store is one data directory's replicas.
+// Store is a datanode's replicas in one or more data directories
+// (volumes, volumes.go).
 type Store struct {
-	dir       string
-	id        string
-	finalized string
-	rbw       string
-	tmp       string
-	opts      Options
+	dir  string // the first data directory
+	id   string
+	opts Options
 
 	mu       sync.Mutex
 	replicas map[uint64]*replica // guarded by mu, as are the replicas' fields
 	copying  map[uint64]bool     // new block ids of copy-on-truncate copies in progress (copy.go)
+	vols     []*volume           // guarded by mu: volumes in service
+	failed   []FailedVolume      // guarded by mu: volumes taken out of service
+	next     int                 // guarded by mu: round-robin position among vols
 }
 
 type versionFile struct {
@@ -122,59 +139,26 @@ type versionFile struct {
 // RBW ones truncated to their last checksummed chunk; temporary ones are
 // discarded.
 func Open(dir string, opts Options) (*Store, error) {
-	s := &Store{
+	return OpenVolumes([]string{dir}, opts)
+}
+
+// openVolume prepares one data directory's subdirectories.
+func openVolume(dir string) (*volume, error) {
+	v := &volume{
 		dir:       dir,
 		finalized: filepath.Join(dir, "current", "finalized"),
 		rbw:       filepath.Join(dir, "rbw"),
 		tmp:       filepath.Join(dir, "tmp"),
-		opts:      opts,
-		replicas:  make(map[uint64]*replica),
 	}
-	if s.opts.Remove == nil {
-		s.opts.Remove = os.Remove
-	}
-	if err := os.RemoveAll(s.tmp); err != nil {
+	if err := os.RemoveAll(v.tmp); err != nil {
 		return nil, err
 	}
-	for _, d := range []string{s.finalized, s.rbw, s.tmp} {
+	for _, d := range []string{v.finalized, v.rbw, v.tmp} {
 		if err := os.MkdirAll(d, diskperm.Dir); err != nil {
 			return nil, err
 		}
 	}
-	id, err := loadOrCreateID(dir)
-	if err != nil {
-		return nil, err
-	}
-	s.id = id
-	if err := s.scan(s.finalized, Finalized); err != nil {
-		return nil, err
-	}
-	if err := s.scan(s.rbw, RBW); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func loadOrCreateID(dir string) (string, error) {
-	path := filepath.Join(dir, "VERSION")
-	b, err := os.ReadFile(path)
-	if err == nil {
-		var v versionFile
-		if err := json.Unmarshal(b, &v); err != nil || v.DatanodeID == "" {
-			return "", fmt.Errorf("%s: not a datanode VERSION file (%v)", path, err)
-		}
-		return v.DatanodeID, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return "", err
-	}
-	v := versionFile{LayoutVersion: 1, DatanodeID: newUUID()}
-	b, _ = json.Marshal(v)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), diskperm.File); err != nil {
-		return "", err
-	}
-	return v.DatanodeID, os.Rename(tmp, path)
+	return v, nil
 }
 
 func newUUID() string {
@@ -191,8 +175,8 @@ func (s *Store) ID() string { return s.id }
 // Dir is the data directory.
 func (s *Store) Dir() string { return s.dir }
 
-// scan loads the replicas of one directory.
-func (s *Store) scan(dir string, state State) error {
+// scan loads the replicas of one of v's directories.
+func (s *Store) scan(v *volume, dir string, state State) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
@@ -211,7 +195,7 @@ func (s *Store) scan(dir string, state State) error {
 	if state == Finalized {
 		for id := range metas {
 			if !blocks[id] {
-				src := filepath.Join(s.rbw, fmt.Sprintf("blk_%d", id))
+				src := filepath.Join(v.rbw, fmt.Sprintf("blk_%d", id))
 				if os.Rename(src, filepath.Join(dir, fmt.Sprintf("blk_%d", id))) == nil {
 					blocks[id] = true
 				}
@@ -233,7 +217,7 @@ func (s *Store) scan(dir string, state State) error {
 			_ = os.Remove(filepath.Join(dir, fmt.Sprintf("blk_%d_%d.meta", id, gss[len(gss)-1])))
 			continue
 		}
-		r := &replica{Replica: Replica{BlockID: id, GS: gss[len(gss)-1], State: state}, dir: dir}
+		r := &replica{Replica: Replica{BlockID: id, GS: gss[len(gss)-1], State: state}, vol: v, dir: dir}
 		if err := s.load(r); err != nil {
 			return err
 		}
@@ -379,33 +363,6 @@ func (s *Store) Replicas() []Replica {
 		return 0
 	})
 	return out
-}
-
-// Usage is disk usage for heartbeats.
-type Usage struct {
-	Capacity  int64 // size of the file system holding the data directory
-	Used      int64 // bytes in replica files
-	Remaining int64 // bytes available to this process on that file system
-	Blocks    int
-}
-
-// Usage measures the data directory's file system (statfs) and the bytes
-// the replicas take.
-func (s *Store) Usage() (Usage, error) {
-	var u Usage
-	s.mu.Lock()
-	for _, r := range s.replicas {
-		u.Used += r.Length + metaLen(r.Length, r.BytesPerChecksum)
-		u.Blocks++
-	}
-	s.mu.Unlock()
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(s.dir, &st); err != nil {
-		return u, fmt.Errorf("statfs %s: %w", s.dir, err)
-	}
-	u.Capacity = int64(st.Blocks) * int64(st.Bsize)
-	u.Remaining = int64(st.Bavail) * int64(st.Bsize)
-	return u, nil
 }
 
 // MarkCorrupt records that a replica failed verification: it is never

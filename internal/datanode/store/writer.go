@@ -50,6 +50,10 @@ func (s *Store) CreateTransferRBW(id, gs uint64, bpc int) (*Writer, error) {
 }
 
 func (s *Store) create(id, gs uint64, bpc int, temporary, transfer bool) (*Writer, error) {
+	v, err := s.chooseVolume(BlockName(id, gs))
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if old, ok := s.replicas[id]; ok {
@@ -65,11 +69,14 @@ func (s *Store) create(id, gs uint64, bpc int, temporary, transfer bool) (*Write
 			return nil, fmt.Errorf("replacing %s: %w", old.Name(), err)
 		}
 	}
-	state, dir := RBW, s.rbw
-	if temporary {
-		state, dir = Temporary, s.tmp
+	if !s.inServiceLocked(v) {
+		return nil, fmt.Errorf("cannot create %s: data directory %s was taken out of service", BlockName(id, gs), v.dir)
 	}
-	r := &replica{Replica: Replica{BlockID: id, GS: gs, State: state, BytesPerChecksum: bpc}, dir: dir}
+	state, dir := RBW, v.rbw
+	if temporary {
+		state, dir = Temporary, v.tmp
+	}
+	r := &replica{Replica: Replica{BlockID: id, GS: gs, State: state, BytesPerChecksum: bpc}, vol: v, dir: dir}
 	data, err := os.OpenFile(r.dataPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, diskperm.File)
 	if err != nil {
 		return nil, err
@@ -109,7 +116,7 @@ func (s *Store) RecoverRBW(id, newGS uint64, length int64, bpc int) (*Writer, er
 		// node: it stored the whole block (and sent FNFA) while a node
 		// downstream, still receiving, failed.
 		s.changedLocked(r)
-		if err := s.moveLocked(r, s.rbw); err != nil {
+		if err := s.moveLocked(r, r.vol.rbw); err != nil {
 			return nil, err
 		}
 		r.State = RBW
@@ -302,15 +309,15 @@ func (w *Writer) Finalize() (Replica, error) {
 		return w.r.Replica, err
 	}
 	r := w.r
-	if err := s.moveLocked(r, s.finalized); err != nil {
+	if err := s.moveLocked(r, r.vol.finalized); err != nil {
 		return r.Replica, err
 	}
 	r.State, r.Length, r.Visible = Finalized, w.length, w.length
 	if s.opts.SyncOnClose {
 		// The files are finalized either way; an error here means the
 		// rename may not survive a crash, so the write must not be acked.
-		if err := syncDir(s.finalized); err != nil {
-			return r.Replica, fmt.Errorf("%s: sync %s after finalize: %w", w.name(), s.finalized, err)
+		if err := syncDir(r.vol.finalized); err != nil {
+			return r.Replica, fmt.Errorf("%s: sync %s after finalize: %w", w.name(), r.vol.finalized, err)
 		}
 	}
 	return r.Replica, nil

@@ -61,6 +61,12 @@ type Journal struct {
 	// noDirect: the file system refused direct I/O once; directLogged:
 	// the direct mode was logged. Guarded by mu.
 	noDirect, directLogged bool
+	// noSpace is set while the file system refused room for the records
+	// in buf (ENOSPC preallocating, before any of them was written), and
+	// noSpaceGen counts such refusals: unlike err it clears once a later
+	// flush writes them. Guarded by mu.
+	noSpace    error
+	noSpaceGen uint64
 }
 
 // Open prepares a journal in dir (created if missing). Call Load before
@@ -340,7 +346,14 @@ func (j *Journal) Sync(txid uint64) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	yielded := false
+	gen := j.noSpaceGen
 	for j.synced < txid && j.err == nil {
+		if j.noSpaceGen != gen {
+			// A flush since this call began found no room: the records
+			// stay buffered, and this caller is told now rather than
+			// left waiting for an operator to free space.
+			return j.noSpace
+		}
 		if j.syncing {
 			j.cond.Wait()
 			continue
@@ -360,6 +373,15 @@ func (j *Journal) Sync(txid uint64) error {
 	return j.err
 }
 
+// NoSpace is the error of the last flush, if the file system had no room
+// for the records it held and they are still buffered; nil once they are
+// written.
+func (j *Journal) NoSpace() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.noSpace
+}
+
 // flushLocked writes and syncs the buffer, releasing mu meanwhile.
 func (j *Journal) flushLocked() {
 	buf, n, last, seg := j.buf, j.bufN, j.lastTx, j.seg
@@ -368,6 +390,24 @@ func (j *Journal) flushLocked() {
 	j.mu.Unlock()
 	start := time.Now()
 	err := j.preallocate(seg, int64(len(buf)))
+	if errors.Is(err, syscall.ENOSPC) {
+		// Preallocation writes zeros past the records and nothing of
+		// buf yet, so no record is torn and none is lost: keep them
+		// buffered, ahead of any appended meanwhile, for a later flush.
+		// HDFS stops the namenode here; refusing until space returns
+		// keeps it serving reads.
+		j.mu.Lock()
+		j.syncing = false
+		newer := j.buf
+		j.buf = append(buf, newer...)
+		j.spare = newer[:0]
+		j.bufN += n
+		j.noSpace = fmt.Errorf("journal: no space left on the edit log's file system (%s) for %d records: they are kept in memory, not yet durable, and written when space is freed: %w", j.dir, j.bufN, err)
+		j.noSpaceGen++
+		j.logger.Error("edit log is out of space; operations are not acknowledged until space is freed", "dir", j.dir, "records_held", j.bufN, "error", err)
+		j.cond.Broadcast()
+		return
+	}
 	if err == nil {
 		_, err = seg.Write(buf)
 	}
@@ -386,6 +426,10 @@ func (j *Journal) flushLocked() {
 		}
 	} else {
 		j.synced = last
+		if j.noSpace != nil {
+			j.logger.Info("edit log has space again; held records written", "dir", j.dir, "records", n)
+			j.noSpace = nil
+		}
 	}
 	j.spare = buf[:0]
 	j.cond.Broadcast()
@@ -413,6 +457,10 @@ func (j *Journal) Roll() (uint64, error) {
 		}
 		if j.err != nil {
 			return 0, j.err
+		}
+		if j.bufN > 0 {
+			// Out of space: the held records belong to this segment.
+			return 0, j.noSpace
 		}
 	}
 	last := j.lastTx

@@ -1,0 +1,411 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"smarth/internal/diskperm"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// A volume is one data directory (HDFS's FsVolume): replicas live in
+// exactly one, new ones go to the one the volume-choosing policy picks,
+// and a volume that fails its check is taken out of service with its
+// replicas, while the others keep serving.
+type volume struct {
+	dir       string
+	finalized string
+	rbw       string
+	tmp       string
+}
+
+// Volume-choosing policies (HDFS's dfs.datanode.fsdataset.volume.choosing.policy).
+const (
+	// RoundRobin takes the volumes in turn, skipping full ones (HDFS's
+	// RoundRobinVolumeChoosingPolicy, its default).
+	RoundRobin = "round_robin"
+	// AvailableSpace prefers volumes with more free space once they
+	// differ by more than AvailableSpaceThreshold (HDFS's
+	// AvailableSpaceVolumeChoosingPolicy).
+	AvailableSpace = "available_space"
+)
+
+// HDFS's defaults for the available-space policy:
+// ...balanced-space-threshold (10 GiB) and ...balanced-space-preference-fraction (0.75).
+const (
+	AvailableSpaceThreshold  = 10 << 30
+	availableSpacePreference = 0.75
+)
+
+// FailedVolume is a data directory taken out of service.
+type FailedVolume struct {
+	Dir string
+	Err error
+	At  time.Time
+}
+
+// OpenVolumes opens the data directories dirs as one store. A directory
+// that cannot be prepared is recorded as failed (Failed) rather than
+// failing the whole store, as HDFS counts it against
+// dfs.datanode.failed.volumes.tolerated; with none usable Open fails.
+// The volumes share one datanode id, kept in each one's VERSION.
+func OpenVolumes(dirs []string, opts Options) (*Store, error) {
+	if len(dirs) == 0 {
+		return nil, errors.New("no data directory")
+	}
+	s := &Store{dir: dirs[0], opts: opts, replicas: make(map[uint64]*replica)}
+	if s.opts.Remove == nil {
+		s.opts.Remove = os.Remove
+	}
+	if s.opts.VolumeChoice == "" {
+		s.opts.VolumeChoice = RoundRobin
+	}
+	var errs []error
+	for _, d := range dirs {
+		v, err := openVolume(d)
+		if err != nil {
+			err = fmt.Errorf("data directory %s: %w", d, err)
+			errs = append(errs, err)
+			s.failed = append(s.failed, FailedVolume{Dir: d, Err: err, At: time.Now()})
+			continue
+		}
+		s.vols = append(s.vols, v)
+	}
+	if len(s.vols) == 0 {
+		return nil, errors.Join(errs...)
+	}
+	id, err := volumesID(s.vols)
+	if err != nil {
+		return nil, err
+	}
+	s.id = id
+	for _, v := range s.vols {
+		if err := s.scan(v, v.finalized, Finalized); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range s.vols {
+		if err := s.scan(v, v.rbw, RBW); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// volumesID is the datanode id the volumes' VERSION files agree on (a new
+// one if none has any), written to those that lack it. Volumes of two
+// different datanodes are refused: their replicas would be reported under
+// the wrong node.
+func volumesID(vols []*volume) (string, error) {
+	id, from := "", ""
+	for _, v := range vols {
+		got, err := readID(v.dir)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case got == "":
+		case id == "":
+			id, from = got, v.dir
+		case got != id:
+			return "", fmt.Errorf("data directory %s belongs to datanode %s, but %s to %s", v.dir, got, from, id)
+		}
+	}
+	if id == "" {
+		id = newUUID()
+	}
+	for _, v := range vols {
+		if got, _ := readID(v.dir); got == "" {
+			if err := writeID(v.dir, id); err != nil {
+				return "", err
+			}
+		}
+	}
+	return id, nil
+}
+
+// readID reads dir's VERSION: "" if there is none.
+func readID(dir string) (string, error) {
+	path := filepath.Join(dir, "VERSION")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	var v versionFile
+	if err := json.Unmarshal(b, &v); err != nil || v.DatanodeID == "" {
+		return "", fmt.Errorf("%s: not a datanode VERSION file (%v)", path, err)
+	}
+	return v.DatanodeID, nil
+}
+
+func writeID(dir, id string) error {
+	path := filepath.Join(dir, "VERSION")
+	b, _ := json.Marshal(versionFile{LayoutVersion: 1, DatanodeID: id})
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), diskperm.File); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Dirs lists the data directories in service.
+func (s *Store) Dirs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, len(s.vols))
+	for i, v := range s.vols {
+		out[i] = v.dir
+	}
+	return out
+}
+
+// Failed lists the data directories taken out of service, oldest first.
+func (s *Store) Failed() []FailedVolume {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.failed)
+}
+
+func (s *Store) inServiceLocked(v *volume) bool { return slices.Contains(s.vols, v) }
+
+// Usage is disk usage for heartbeats.
+type Usage struct {
+	Capacity  int64 // size of the file systems holding the data directories, less Reserved
+	Used      int64 // bytes in replica files
+	Remaining int64 // bytes available to this process on them, less Reserved (not below 0 on any)
+	Reserved  int64 // du_reserved in bytes, summed over the data directories
+	Blocks    int
+	Volumes   int // data directories in service
+	Failed    int // data directories taken out of service
+}
+
+// Usage measures the data directories' file systems (statfs) and the bytes
+// the replicas take. Like HDFS's FsVolumeImpl, it reports capacity and
+// remaining space net of the reserve, so the namenode never counts on the
+// reserve for placement. Directories sharing a file system are counted
+// once per directory, as HDFS does.
+func (s *Store) Usage() (Usage, error) {
+	var u Usage
+	s.mu.Lock()
+	for _, r := range s.replicas {
+		u.Used += r.Length + metaLen(r.Length, r.BytesPerChecksum)
+		u.Blocks++
+	}
+	vols := slices.Clone(s.vols)
+	u.Failed = len(s.failed)
+	s.mu.Unlock()
+	u.Volumes = len(vols)
+	var errs []error
+	for _, v := range vols {
+		capacity, avail, err := statfs(v.dir)
+		if err != nil {
+			errs = append(errs, err) // the volume check decides whether it failed
+			continue
+		}
+		reserved := s.opts.Reserve.Of(capacity)
+		u.Reserved += reserved
+		u.Capacity += max(capacity-reserved, 0)
+		u.Remaining += max(avail-reserved, 0)
+	}
+	if len(errs) == len(vols) {
+		return u, errors.Join(errs...)
+	}
+	return u, nil
+}
+
+// statfs is the size of dir's file system and the bytes available on it
+// to an unprivileged process.
+func statfs(dir string) (capacity, avail int64, err error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, 0, fmt.Errorf("statfs %s: %w", dir, err)
+	}
+	return int64(st.Blocks) * int64(st.Bsize), int64(st.Bavail) * int64(st.Bsize), nil
+}
+
+// chooseVolume picks the volume for a new replica among those whose free
+// space is above the reserve, by Options.VolumeChoice. With none it
+// refuses, as HDFS's volume choice refuses a volume without room ("Out of
+// space"): the write fails at setup and the client's pipeline moves on to
+// another datanode. A write already under way may still use the reserve
+// to finish its block; that is what the reserve is for, besides keeping
+// the host's other processes alive.
+func (s *Store) chooseVolume(name string) (*volume, error) {
+	s.mu.Lock()
+	vols := slices.Clone(s.vols)
+	s.mu.Unlock()
+	if len(vols) == 0 {
+		return nil, fmt.Errorf("cannot create %s: every data directory was taken out of service", name)
+	}
+	room := make([]int64, len(vols))
+	var full []string
+	for i, v := range vols {
+		capacity, avail, err := statfs(v.dir)
+		if err != nil {
+			full = append(full, err.Error())
+			continue
+		}
+		reserved := s.opts.Reserve.Of(capacity)
+		room[i] = avail - reserved
+		if room[i] <= 0 {
+			what := fmt.Sprintf("%d bytes", reserved)
+			if s.opts.Reserve.Percent > 0 {
+				what = fmt.Sprintf("%s of %d bytes = %d bytes", s.opts.Reserve, capacity, reserved)
+			}
+			full = append(full, fmt.Sprintf("data directory %s has %d bytes free, at or below du_reserved (%s)", v.dir, avail, what))
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ok []int
+	for i := range vols {
+		if room[i] > 0 {
+			ok = append(ok, i)
+		}
+	}
+	if len(ok) == 0 {
+		return nil, fmt.Errorf("%w: cannot create %s: %s", ErrNoSpace, name, strings.Join(full, "; "))
+	}
+	if s.opts.VolumeChoice == AvailableSpace {
+		ok = preferFree(ok, room)
+	}
+	// Round robin over vols, starting after the last one chosen.
+	for k := range len(vols) {
+		i := (s.next + k) % len(vols)
+		if slices.Contains(ok, i) {
+			s.next = i + 1
+			return vols[i], nil
+		}
+	}
+	return vols[ok[0]], nil
+}
+
+// preferFree is the available-space policy's choice of candidates: all of
+// them when their free space is within AvailableSpaceThreshold of each
+// other, else the ones with much more room with probability 0.75 (scaled
+// by how many there are of each, as HDFS does) and the others otherwise.
+func preferFree(ok []int, room []int64) []int {
+	least, most := room[ok[0]], room[ok[0]]
+	for _, i := range ok {
+		least, most = min(least, room[i]), max(most, room[i])
+	}
+	if most-least < AvailableSpaceThreshold {
+		return ok
+	}
+	var high, low []int
+	for _, i := range ok {
+		if room[i] > least+AvailableSpaceThreshold {
+			high = append(high, i)
+		} else {
+			low = append(low, i)
+		}
+	}
+	h := availableSpacePreference * float64(len(high))
+	l := (1 - availableSpacePreference) * float64(len(low))
+	if rand.Float64() < h/(h+l) {
+		return high
+	}
+	return low
+}
+
+// CheckVolumes checks every data directory in service, as HDFS's volume
+// checker does: its directories are there and a file can be created,
+// written, synced and removed in it. A volume that fails is taken out of
+// service: its replicas are forgotten (returned, for the namenode to hear
+// they are lost and copy them elsewhere), writes on it are stopped, and
+// new replicas go to the other volumes. A full volume is not a failed one.
+func (s *Store) CheckVolumes() (lost []Replica, failed []FailedVolume) {
+	s.mu.Lock()
+	vols := slices.Clone(s.vols)
+	s.mu.Unlock()
+	bad := map[*volume]error{}
+	for _, v := range vols {
+		if err := checkVolume(v); err != nil {
+			bad[v] = err
+		}
+	}
+	if len(bad) == 0 {
+		return nil, nil
+	}
+	var writers []*Writer
+	s.mu.Lock()
+	now := time.Now()
+	s.vols = slices.DeleteFunc(s.vols, func(v *volume) bool { return bad[v] != nil })
+	for _, v := range vols {
+		if err := bad[v]; err != nil {
+			fv := FailedVolume{Dir: v.dir, Err: err, At: now}
+			s.failed = append(s.failed, fv)
+			failed = append(failed, fv)
+		}
+	}
+	for id, r := range s.replicas {
+		if bad[r.vol] == nil {
+			continue
+		}
+		if r.writer != nil {
+			writers = append(writers, r.writer)
+		}
+		if r.State != Temporary {
+			lost = append(lost, r.Replica)
+		}
+		delete(s.replicas, id)
+		s.changedLocked(r)
+	}
+	s.mu.Unlock()
+	for _, w := range writers {
+		w.abandon()
+	}
+	slices.SortFunc(lost, func(a, b Replica) int { return cmpUint64(a.BlockID, b.BlockID) })
+	return lost, failed
+}
+
+func cmpUint64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// checkVolume is HDFS's DiskChecker.checkDirWithDiskIo for one volume.
+func checkVolume(v *volume) error {
+	for _, d := range []string{v.dir, v.finalized, v.rbw, v.tmp} {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s is not a directory", d)
+		}
+	}
+	f, err := os.CreateTemp(v.tmp, "volume-check-")
+	if err != nil {
+		return noSpaceIsHealthy(err)
+	}
+	name := f.Name()
+	_, err = f.Write(make([]byte, 512))
+	if err == nil {
+		err = f.Sync()
+	}
+	err = errors.Join(err, f.Close(), os.Remove(name))
+	return noSpaceIsHealthy(err)
+}
+
+// noSpaceIsHealthy: a volume with no room left still serves its replicas.
+func noSpaceIsHealthy(err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return nil
+	}
+	return err
+}
