@@ -361,12 +361,26 @@ func (nn *NameNode) setSafeMode(ctx context.Context, action dfspb.SafeModeAction
 }
 
 // renewLease renews the client's lease.
-func (nn *NameNode) renewLease(client string) error {
+//
+// Only the user whose files the lease holds renews it: another user quoting
+// the client name (not a secret) could otherwise keep a dead writer's files
+// open forever, out of lease recovery's reach. A lease whose files are
+// another user's is left alone, without saying so.
+func (nn *NameNode) renewLease(client string, c namespace.Caller) error {
 	if client == "" {
 		return errInvalid("renewLease: client_name is required")
 	}
 	nn.mu.Lock()
 	defer nn.mu.Unlock()
+	l := nn.leases.byHolder[client]
+	if l == nil {
+		return nil
+	}
+	for id := range l.files {
+		if f := nn.state.tree.ByID(id); f != nil && f.Writer() != nil && !nn.isWriterLocked(f, c) {
+			return nil
+		}
+	}
 	nn.leases.renew(client, nn.clock())
 	return nil
 }
