@@ -5,7 +5,9 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"smarth/internal/auth"
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/webhdfs"
 )
 
 // Hole 2 (issue 23), across a restart: the user who opened a file is part
@@ -69,4 +71,29 @@ func TestAppendRecordWithoutUserDecodes(t *testing.T) {
 	if err != nil || got.User != "" || got.Client != "c" || got.Now != 5 {
 		t.Fatalf("old append record: %+v, %v", got, err)
 	}
+}
+
+// Hole 4 (issue 23), at the RPC door: a redirect token is good only for
+// the calls of its operation, on its path, from its datanode's address;
+// anything else is refused as unauthenticated, before any handler runs.
+func TestAttackRedirectTokenScopeOnRPC(t *testing.T) {
+	nn, secret, _ := secureNN(t)
+	c := dial(t, nn.Addr(), "")
+	if _, err := c.cp.Mkdirs(callAs(auth.MDCredential, auth.UserCredential(secret, "hdfs")), &dfspb.MkdirsRequest{Path: "/d", Permission: 0o777}); err != nil {
+		t.Fatal(err)
+	}
+	open := nn.ident.web.IssueRedirect("alice", webhdfs.RedirectScope{Op: "OPEN", Path: "/d", Datanode: "127.0.0.1"})
+	as := callAs(auth.MDCredential, open)
+	if _, err := c.cp.GetFileInfo(as, &dfspb.GetFileInfoRequest{Path: "/d"}); err != nil {
+		t.Fatalf("the redirect's own call: %v", err)
+	}
+	_, err := c.cp.GetFileInfo(as, &dfspb.GetFileInfoRequest{Path: "/"})
+	wantErr(t, err, codes.Unauthenticated, "issued for OPEN /d, not /")
+	_, err = c.cp.Delete(as, &dfspb.DeleteRequest{Path: "/d"})
+	wantErr(t, err, codes.Unauthenticated, "makes no Delete call")
+	_, err = c.cp.Create(as, &dfspb.CreateRequest{Path: "/d", ClientName: "x"})
+	wantErr(t, err, codes.Unauthenticated, "makes no Create call")
+	elsewhere := nn.ident.web.IssueRedirect("alice", webhdfs.RedirectScope{Op: "OPEN", Path: "/d", Datanode: "10.9.9.9"})
+	_, err = c.cp.GetFileInfo(callAs(auth.MDCredential, elsewhere), &dfspb.GetFileInfoRequest{Path: "/d"})
+	wantErr(t, err, codes.Unauthenticated, "issued for the datanode at 10.9.9.9, not 127.0.0.1")
 }

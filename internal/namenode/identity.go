@@ -107,7 +107,7 @@ func (id *identity) authenticate(ctx context.Context, method string, req any) (c
 	// lower-cased): that copy was 4% of the namenode's CPU per call.
 	name := first(metadata.ValueFromIncomingContext(ctx, auth.MDUser))
 	if id.mode == auth.Secure {
-		u, err := id.verify(first(metadata.ValueFromIncomingContext(ctx, auth.MDCredential)))
+		u, err := id.verify(ctx, first(metadata.ValueFromIncomingContext(ctx, auth.MDCredential)), method, req)
 		if err != nil {
 			return ctx, status.Error(codes.Unauthenticated, err.Error())
 		}
