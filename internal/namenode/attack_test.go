@@ -1,6 +1,8 @@
 package namenode
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -96,4 +98,74 @@ func TestAttackRedirectTokenScopeOnRPC(t *testing.T) {
 	elsewhere := nn.ident.web.IssueRedirect("alice", webhdfs.RedirectScope{Op: "OPEN", Path: "/d", Datanode: "10.9.9.9"})
 	_, err = c.cp.GetFileInfo(callAs(auth.MDCredential, elsewhere), &dfspb.GetFileInfoRequest{Path: "/d"})
 	wantErr(t, err, codes.Unauthenticated, "issued for the datanode at 10.9.9.9, not 127.0.0.1")
+}
+
+// Hole 8 (issue 23): cache RPCs are authorized and bounded. bob may not
+// ask to cache (or learn the cache state of) a block of alice's private
+// file; neither may end or register jobs' inputs, which is the resource
+// manager's (a service identity's) call; and a loop of accesses under new
+// app names keeps the namenode's per-app table bounded.
+func TestAttackCacheRPCs(t *testing.T) {
+	nn, secret, dnKey := secureNN(t)
+	fc := newFakeCluster(t, nn)
+	fc.dnKey = dnKey
+	for i := 1; i <= 3; i++ {
+		d := fc.add(fmt.Sprintf("dn%d", i), "/r")
+		d.mu.Lock()
+		d.cacheCap = 8 << 20
+		d.mu.Unlock()
+	}
+	as := func(user string) *rpcClient {
+		c := dial(t, nn.Addr(), "")
+		c.md = []string{auth.MDCredential, auth.UserCredential(secret, user)}
+		return c
+	}
+	hdfs, alice, bob := as("hdfs"), as("alice"), as("bob")
+	if _, err := hdfs.cp.Mkdirs(hdfs.ctx(), &dfspb.MkdirsRequest{Path: "/home/alice", Permission: 0o700, CreateParent: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hdfs.cp.SetOwner(hdfs.ctx(), &dfspb.SetOwnerRequest{Path: "/home/alice", Owner: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	blk := writeFile(t, alice, fc, "/home/alice/f", 3, 1<<20)[0].GetBlock().GetBlockId()
+
+	_, err := bob.cp.CacheAccess(bob.ctx(), &dfspb.CacheAccessRequest{BlockId: blk, App: "grep", Affinity: -1})
+	wantErr(t, err, codes.PermissionDenied, "user bob may not read its file")
+	if strings.Contains(err.Error(), "/home/alice") {
+		t.Errorf("the refusal names alice's path: %v", err)
+	}
+	for _, c := range []*rpcClient{alice, hdfs} {
+		if _, err := c.cp.CacheAccess(c.ctx(), &dfspb.CacheAccessRequest{BlockId: blk, App: "grep", Affinity: -1}); err != nil {
+			t.Fatalf("cache access by a reader of the file: %v", err)
+		}
+	}
+
+	job := []*dfspb.JobCacheStatusRequest_Job{{JobId: "job_alice", App: "grep", BlockIds: []uint64{blk}}}
+	if _, err := hdfs.cp.JobCacheStatus(hdfs.ctx(), &dfspb.JobCacheStatusRequest{Jobs: job}); err != nil {
+		t.Fatalf("the service registering a job: %v", err)
+	}
+	end := []*dfspb.JobCacheStatusRequest_Job{{JobId: "job_alice", Finished: true}}
+	_, err = bob.cp.JobCacheStatus(bob.ctx(), &dfspb.JobCacheStatusRequest{Jobs: end})
+	wantErr(t, err, codes.PermissionDenied, "user bob is not the resource manager's user")
+	_, err = bob.cp.JobCacheStatus(bob.ctx(), &dfspb.JobCacheStatusRequest{Jobs: []*dfspb.JobCacheStatusRequest_Job{{JobId: "job_bob", BlockIds: make([]uint64, 10000)}}})
+	wantErr(t, err, codes.PermissionDenied, "user bob is not the resource manager's user")
+	st, err := hdfs.cp.GetCacheStats(hdfs.ctx(), &dfspb.GetCacheStatsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jobs := st.GetJobs(); len(jobs) != 1 || jobs[0].GetJobId() != "job_alice" {
+		t.Fatalf("jobs after bob's attempts: %v; want job_alice only", jobs)
+	}
+
+	for i := range maxCacheApps + 100 {
+		if _, err := alice.cp.CacheAccess(alice.ctx(), &dfspb.CacheAccessRequest{BlockId: blk, App: fmt.Sprintf("app-%d", i), Affinity: -1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nn.mu.RLock()
+	apps := len(nn.cache.apps)
+	nn.mu.RUnlock()
+	if apps > maxCacheApps {
+		t.Fatalf("%d apps kept after %d new app names; want at most %d", apps, maxCacheApps+100, maxCacheApps)
+	}
 }
