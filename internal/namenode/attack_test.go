@@ -2,6 +2,7 @@ package namenode
 
 import (
 	"fmt"
+	"os/user"
 	"strings"
 	"testing"
 
@@ -167,5 +168,25 @@ func TestAttackCacheRPCs(t *testing.T) {
 	nn.mu.RUnlock()
 	if apps > maxCacheApps {
 		t.Fatalf("%d apps kept after %d new app names; want at most %d", apps, maxCacheApps+100, maxCacheApps)
+	}
+}
+
+// Hole 9 (issue 23): a user named like the supergroup (or any group) is
+// no member of it. The namenode resolved an unknown user's groups as a
+// group of their own name, so a credential for "supergroup" was a
+// superuser's.
+func TestAttackUserNamedLikeSupergroup(t *testing.T) {
+	nn, secret, _ := secureNN(t)
+	if _, err := user.Lookup(nn.cfg.Supergroup); err == nil {
+		t.Skipf("this host has an OS user named %s", nn.cfg.Supergroup)
+	}
+	c := dial(t, nn.Addr(), "")
+	as := callAs(auth.MDCredential, auth.UserCredential(secret, nn.cfg.Supergroup))
+	_, err := c.cp.SetSafeMode(as, &dfspb.SetSafeModeRequest{Action: dfspb.SafeModeAction_SAFE_MODE_ENTER})
+	wantErr(t, err, codes.PermissionDenied, "user "+nn.cfg.Supergroup+" is not a superuser")
+	_, err = c.cp.SetOwner(as, &dfspb.SetOwnerRequest{Path: "/", Owner: nn.cfg.Supergroup})
+	wantErr(t, err, codes.PermissionDenied, "only a superuser")
+	if g := nn.ident.groupsOf(nn.cfg.Supergroup); len(g) != 0 {
+		t.Fatalf("an unknown user's groups: %v; want none", g)
 	}
 }

@@ -150,8 +150,10 @@ func (id *identity) authenticateDatanode(md metadata.MD, req any) error {
 }
 
 // groupsOf resolves user's groups on the server: the configured table,
-// else the OS groups of the user on the namenode's host, else a group
-// named like the user.
+// else the OS groups of the user on the namenode's host, else none. Never
+// a group named like the user: a user called like the supergroup (or any
+// group) would be a member of it (issue 23, hole 9); HDFS's
+// ShellBasedUnixGroupsMapping also gives an unknown user no groups.
 func (id *identity) groupsOf(name string) []string {
 	if g, ok := id.static[name]; ok {
 		return g
@@ -169,23 +171,22 @@ func (id *identity) groupsOf(name string) []string {
 	return groups
 }
 
+// osGroups are name's groups on this host: none for a user the host does
+// not know.
 func osGroups(name string) []string {
 	u, err := user.Lookup(name)
 	if err != nil {
-		return []string{name}
+		return nil
 	}
 	ids, err := u.GroupIds()
 	if err != nil {
-		return []string{name}
+		return nil
 	}
 	var out []string
 	for _, gid := range ids {
 		if g, err := user.LookupGroupId(gid); err == nil {
 			out = append(out, g.Name)
 		}
-	}
-	if len(out) == 0 {
-		out = []string{name}
 	}
 	return out
 }
