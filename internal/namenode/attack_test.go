@@ -147,9 +147,9 @@ func TestAttackCacheRPCs(t *testing.T) {
 	}
 	end := []*dfspb.JobCacheStatusRequest_Job{{JobId: "job_alice", Finished: true}}
 	_, err = bob.cp.JobCacheStatus(bob.ctx(), &dfspb.JobCacheStatusRequest{Jobs: end})
-	wantErr(t, err, codes.PermissionDenied, "user bob is not the resource manager's user")
+	wantErr(t, err, codes.PermissionDenied, "user bob is not a service user")
 	_, err = bob.cp.JobCacheStatus(bob.ctx(), &dfspb.JobCacheStatusRequest{Jobs: []*dfspb.JobCacheStatusRequest_Job{{JobId: "job_bob", BlockIds: make([]uint64, 10000)}}})
-	wantErr(t, err, codes.PermissionDenied, "user bob is not the resource manager's user")
+	wantErr(t, err, codes.PermissionDenied, "user bob is not a service user")
 	st, err := hdfs.cp.GetCacheStats(hdfs.ctx(), &dfspb.GetCacheStatsRequest{})
 	if err != nil {
 		t.Fatal(err)

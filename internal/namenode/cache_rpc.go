@@ -31,7 +31,7 @@ func (nn *NameNode) cacheAccess(req *dfspb.CacheAccessRequest, c namespace.Calle
 	if b == nil {
 		return nil, errNotFound("cache access: block %d does not exist (its file was deleted?)", req.GetBlockId())
 	}
-	if !nn.isServiceLocked(c) {
+	if !nn.ident.isService(c, nn.state.tree) {
 		f := nn.state.tree.ByID(b.FileID)
 		if f == nil || nn.state.tree.CheckAccess(c, f.Path(), namespace.Read) != nil {
 			// Not the path: the caller may not know it.
@@ -102,16 +102,13 @@ func (nn *NameNode) countAccessLocked(app string, aff float64, hit bool, now tim
 
 // jobCacheStatus keeps the running jobs' inputs and answers R_j and the
 // hosts caching each block for the jobs asked about. It is the resource
-// manager's call (the namenode's superuser or one of its proxy_users, or
-// an admin): the request names no job's owner, so another user could
-// otherwise register inputs of any size or end any user's job (Finished).
-func (nn *NameNode) jobCacheStatus(req *dfspb.JobCacheStatusRequest, c namespace.Caller) (*dfspb.JobCacheStatusResponse, error) {
+// manager's call, for service users only (methodRules: ruleService): the
+// request names no job's owner, so another user could otherwise register
+// inputs of any size or end any user's job (Finished).
+func (nn *NameNode) jobCacheStatus(req *dfspb.JobCacheStatusRequest) *dfspb.JobCacheStatusResponse {
 	now := nn.clock()
 	nn.mu.Lock()
 	defer nn.mu.Unlock()
-	if !nn.isServiceLocked(c) {
-		return nil, errDenied("job cache status: permission denied: user %s is not the resource manager's user (the namenode's superuser or one of its proxy_users)", c.User)
-	}
 	m := nn.cache
 	resp := &dfspb.JobCacheStatusResponse{}
 	for _, j := range req.GetJobs() {
@@ -123,14 +120,7 @@ func (nn *NameNode) jobCacheStatus(req *dfspb.JobCacheStatusRequest, c namespace
 		m.jobs[j.GetJobId()] = job
 		resp.Jobs = append(resp.Jobs, nn.jobStatusLocked(j.GetJobId(), job))
 	}
-	return resp, nil
-}
-
-// isServiceLocked says whether c acts for the cluster's services: the
-// superuser (and supergroup) or a proxy user, as the resource manager and
-// node managers are.
-func (nn *NameNode) isServiceLocked(c namespace.Caller) bool {
-	return nn.state.tree.IsSuper(c) || slices.Contains(nn.ident.proxyUsers, c.User)
+	return resp
 }
 
 // jobStatusLocked is R_j (the fraction of the job's input blocks some live
@@ -238,7 +228,7 @@ func (s *clientRPC) CacheAccess(ctx context.Context, r *dfspb.CacheAccessRequest
 }
 
 func (s *clientRPC) JobCacheStatus(ctx context.Context, r *dfspb.JobCacheStatusRequest) (*dfspb.JobCacheStatusResponse, error) {
-	return s.nn.jobCacheStatus(r, callerOf(ctx))
+	return s.nn.jobCacheStatus(r), nil
 }
 
 func (s *clientRPC) GetCacheStats(ctx context.Context, r *dfspb.GetCacheStatsRequest) (*dfspb.GetCacheStatsResponse, error) {

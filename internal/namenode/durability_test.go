@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 
 	"smarth/internal/namenode/journal"
 	"smarth/internal/namenode/namespace"
@@ -123,9 +122,10 @@ func TestSafeModeManualAndEmpty(t *testing.T) {
 	}
 }
 
-// callCtx is an incoming-RPC context for calling handlers directly.
+// callCtx is a context for calling handlers directly, carrying user as
+// the caller the interceptor would have established.
 func callCtx(user string) context.Context {
-	return metadata.NewIncomingContext(context.Background(), metadata.Pairs(mdUser, user))
+	return context.WithValue(context.Background(), callerKey{}, namespace.Caller{User: user, Groups: []string{user}})
 }
 
 // TestCrashLosesNothingAcknowledged runs concurrent creates, completes,

@@ -7,7 +7,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -96,12 +95,10 @@ func (c Config) datanodeKeyFile() string {
 
 type callerKey struct{}
 
-// authenticate proves the caller of method and returns ctx carrying it.
+// authenticate proves the user calling method and returns ctx carrying
+// it (the datanode protocol is proven by authenticateDatanode; authorize
+// in authz.go picks which by the method's rule).
 func (id *identity) authenticate(ctx context.Context, method string, req any) (context.Context, error) {
-	if strings.HasPrefix(method, "/smarth.dfs.DatanodeProtocol/") {
-		md, _ := metadata.FromIncomingContext(ctx)
-		return ctx, id.authenticateDatanode(md, req)
-	}
 	// ValueFromIncomingContext reads one key without copying the whole
 	// metadata map, which FromIncomingContext does (with every key
 	// lower-cased): that copy was 4% of the namenode's CPU per call.
