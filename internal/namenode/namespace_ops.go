@@ -137,7 +137,7 @@ func (nn *NameNode) create(ctx context.Context, req *dfspb.CreateRequest) (*dfsp
 		Replication: repl, BlockSize: bs, User: c.User, Client: req.GetClientName(), Host: host}
 	var st *dfspb.FileStatus
 	_, err = nn.mutate("create", p, c, op, func() error {
-		return nn.checkOverwriteLeaseLocked(p, req)
+		return nn.checkOverwriteLeaseLocked(p, req, c)
 	}, func(res applied) {
 		nn.leases.add(req.GetClientName(), res.file.ID, nn.clock())
 		st = fileStatus(res.file)
@@ -147,8 +147,10 @@ func (nn *NameNode) create(ctx context.Context, req *dfspb.CreateRequest) (*dfsp
 
 // checkOverwriteLeaseLocked refuses to replace a file someone is still
 // writing. A writer silent past the soft limit loses the file: its lease
-// is recovered and the caller is asked to retry.
-func (nn *NameNode) checkOverwriteLeaseLocked(p string, req *dfspb.CreateRequest) error {
+// is recovered and the caller is asked to retry. As HDFS, only a caller
+// with write access to the file gets this far, and only the writer's own
+// user is told its client name.
+func (nn *NameNode) checkOverwriteLeaseLocked(p string, req *dfspb.CreateRequest, c namespace.Caller) error {
 	if !req.GetOverwrite() {
 		return nil
 	}
@@ -156,20 +158,27 @@ func (nn *NameNode) checkOverwriteLeaseLocked(p string, req *dfspb.CreateRequest
 	if err != nil || f.IsDir() || f.Writer() == nil {
 		return nil
 	}
+	if err := nn.state.tree.CheckAccessFor(c, "create", p, namespace.Write); err != nil {
+		return err
+	}
+	holder := "another user's client"
+	if w := f.Writer(); w.User == c.User {
+		holder = "client " + w.Client
+	}
 	l := nn.leases.ofFile(f.ID)
 	switch {
 	case l == nil:
 		return nil
-	case l.holder == req.GetClientName():
+	case l.holder == req.GetClientName() && f.Writer().User == c.User:
 		return errPrecondition("create %s: this client (%s) is already writing the file", p, l.holder)
 	case l.holder == recoveryHolder:
 		return errUnavailable("create %s: the previous writer's lease expired and the file is being recovered; retry shortly", p)
 	case nn.clock().Sub(l.renewed) > nn.cfg.LeaseSoftLimit:
-		nn.logger.Info("lease soft limit passed; recovering file for a new writer", "path", p, "holder", l.holder, "new_writer", req.GetClientName())
+		nn.logger.Info("lease soft limit passed; recovering file for a new writer", "path", p, "holder", l.holder, "new_writer", req.GetClientName(), "user", c.User)
 		nn.startRecoveryLocked(f, nn.clock())
-		return errUnavailable("create %s: the lease of %s expired; the file is being recovered; retry shortly", p, l.holder)
+		return errUnavailable("create %s: the lease of %s expired; the file is being recovered; retry shortly", p, holder)
 	default:
-		return errPrecondition("create %s: file is being written by client %s", p, l.holder)
+		return errPrecondition("create %s: file is being written by %s", p, holder)
 	}
 }
 

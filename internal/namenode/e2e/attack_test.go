@@ -161,6 +161,10 @@ func TestAttackWriteIntoAnotherUsersOpenFile(t *testing.T) {
 	refused(t, "/shared/open: append", err, codes.FailedPrecondition, aliceClient)
 	_, err = bob.Append(asBob(), &dfspb.AppendRequest{Path: "/shared/open", ClientName: aliceClient})
 	refused(t, "/shared/open: append with alice's client name", err, codes.FailedPrecondition) // it may echo the name he sent
+	_, err = bob.Create(asBob(), &dfspb.CreateRequest{Path: "/shared/open", ClientName: "bobs-client", Overwrite: true, Replication: 1})
+	refused(t, "/shared/open: create overwrite", err, codes.FailedPrecondition, aliceClient)
+	_, err = bob.Create(asBob(), &dfspb.CreateRequest{Path: "/home/alice/secret", ClientName: "bobs-client", Overwrite: true, Replication: 1})
+	refused(t, "/home/alice/secret: create overwrite", err, codes.PermissionDenied, aliceClient)
 
 	for p, w := range open {
 		if _, err := w.Write(second); err != nil {
