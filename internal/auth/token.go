@@ -44,7 +44,7 @@ type Token struct {
 	Seq     uint64 `json:"s"`           // unique per issuer: renewals and cancellations name it
 
 	// A redirect token's scope: the one WebHDFS operation and path it
-	// was issued for and the datanode (its IP) whose calls may carry it;
+	// was issued for and the datanode (its id) whose calls may carry it;
 	// and the delegation token the request came with, if any (its seq,
 	// and its expiry then): the redirect token dies with it.
 	Op            string `json:"o,omitempty"`

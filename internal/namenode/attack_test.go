@@ -77,15 +77,19 @@ func TestAppendRecordWithoutUserDecodes(t *testing.T) {
 }
 
 // Hole 4 (issue 23), at the RPC door: a redirect token is good only for
-// the calls of its operation, on its path, from its datanode's address;
-// anything else is refused as unauthenticated, before any handler runs.
+// the calls of its operation, on its path, from its datanode's addresses
+// (advertised, or registered from); anything else is refused as
+// unauthenticated, before any handler runs.
 func TestAttackRedirectTokenScopeOnRPC(t *testing.T) {
-	nn, secret, _ := secureNN(t)
+	nn, secret, dnKey := secureNN(t)
+	fc := newFakeCluster(t, nn)
+	fc.dnKey = dnKey
+	fc.add("dn1", "/r") // advertises 10.0.0.1, registers from 127.0.0.1
 	c := dial(t, nn.Addr(), "")
 	if _, err := c.cp.Mkdirs(callAs(auth.MDCredential, auth.UserCredential(secret, "hdfs")), &dfspb.MkdirsRequest{Path: "/d", Permission: 0o777}); err != nil {
 		t.Fatal(err)
 	}
-	open := nn.ident.web.IssueRedirect("alice", webhdfs.RedirectScope{Op: "OPEN", Path: "/d", Datanode: "127.0.0.1"})
+	open := nn.ident.web.IssueRedirect("alice", webhdfs.RedirectScope{Op: "OPEN", Path: "/d", Datanode: "id-dn1"})
 	as := callAs(auth.MDCredential, open)
 	if _, err := c.cp.GetFileInfo(as, &dfspb.GetFileInfoRequest{Path: "/d"}); err != nil {
 		t.Fatalf("the redirect's own call: %v", err)
@@ -96,9 +100,15 @@ func TestAttackRedirectTokenScopeOnRPC(t *testing.T) {
 	wantErr(t, err, codes.Unauthenticated, "makes no Delete call")
 	_, err = c.cp.Create(as, &dfspb.CreateRequest{Path: "/d", ClientName: "x"})
 	wantErr(t, err, codes.Unauthenticated, "makes no Create call")
-	elsewhere := nn.ident.web.IssueRedirect("alice", webhdfs.RedirectScope{Op: "OPEN", Path: "/d", Datanode: "10.9.9.9"})
-	_, err = c.cp.GetFileInfo(callAs(auth.MDCredential, elsewhere), &dfspb.GetFileInfoRequest{Path: "/d"})
-	wantErr(t, err, codes.Unauthenticated, "issued for the datanode at 10.9.9.9, not 127.0.0.1")
+	other := nn.ident.web.IssueRedirect("alice", webhdfs.RedirectScope{Op: "OPEN", Path: "/d", Datanode: "id-dn9"})
+	_, err = c.cp.GetFileInfo(callAs(auth.MDCredential, other), &dfspb.GetFileInfoRequest{Path: "/d"})
+	wantErr(t, err, codes.Unauthenticated, "issued for datanode id-dn9; a call from 127.0.0.1 may not carry it")
+	// dn1 on another host: its token is no good from this one.
+	nn.mu.Lock()
+	nn.nodes["id-dn1"].peer = "10.0.0.1"
+	nn.mu.Unlock()
+	_, err = c.cp.GetFileInfo(as, &dfspb.GetFileInfoRequest{Path: "/d"})
+	wantErr(t, err, codes.Unauthenticated, "issued for datanode id-dn1; a call from 127.0.0.1 may not carry it")
 }
 
 // Hole 8 (issue 23): cache RPCs are authorized and bounded. bob may not

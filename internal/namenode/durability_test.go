@@ -298,7 +298,7 @@ func TestRecoveryStampDurableBeforeHeartbeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nn.Close()
-	if _, err := nn.registerDatanode(&dfspb.RegisterDatanodeRequest{Datanode: &dfspb.DatanodeInfo{Id: "dn1", IpAddr: "127.0.0.1", DataPort: 1}}); err != nil {
+	if _, err := nn.registerDatanode(&dfspb.RegisterDatanodeRequest{Datanode: &dfspb.DatanodeInfo{Id: "dn1", IpAddr: "127.0.0.1", DataPort: 1}}, "127.0.0.1"); err != nil {
 		t.Fatal(err)
 	}
 	// As sendRecoveryLocked does: log the stamp, queue the command, no sync.

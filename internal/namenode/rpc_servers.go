@@ -206,7 +206,7 @@ type datanodeRPC struct {
 }
 
 func (s *datanodeRPC) RegisterDatanode(ctx context.Context, r *dfspb.RegisterDatanodeRequest) (*dfspb.RegisterDatanodeResponse, error) {
-	info, err := s.nn.registerDatanode(r)
+	info, err := s.nn.registerDatanode(r, peerHost(ctx))
 	if err != nil {
 		return nil, err
 	}

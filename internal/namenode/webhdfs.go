@@ -70,6 +70,10 @@ type webAuth struct {
 	file  string // meta_dir/webhdfs-tokens.json
 	clock func() time.Time
 
+	// datanodeIPs gives the addresses a datanode's calls come from (the
+	// one it advertises and the one it registered from); nil: none known.
+	datanodeIPs func(id string) []string
+
 	mu sync.Mutex // guards issued, file writes
 	// issued maps a delegation token's seq to its renewed expiry (unix
 	// ms), or to minus its max date once cancelled: an entry is dropped
@@ -176,13 +180,18 @@ func (a *webAuth) verifyRPC(ctx context.Context, cred, method string, req any) (
 	switch {
 	case !strings.HasPrefix(method, "/smarth.dfs.ClientProtocol/") || !redirectCalls[t.Op][name]:
 		return "", fmt.Errorf("%w: %s token %d was issued for a WebHDFS %s, which makes no %s call", auth.ErrUnauthenticated, t.Kind, t.Seq, t.Op, name)
-	case t.Datanode != "" && peerHost(ctx) != t.Datanode:
-		return "", fmt.Errorf("%w: %s token %d was issued for the datanode at %s, not %s", auth.ErrUnauthenticated, t.Kind, t.Seq, t.Datanode, peerHost(ctx))
+	case t.Datanode != "" && !a.fromDatanode(t.Datanode, peerHost(ctx)):
+		return "", fmt.Errorf("%w: %s token %d was issued for datanode %s; a call from %s may not carry it", auth.ErrUnauthenticated, t.Kind, t.Seq, t.Datanode, peerHost(ctx))
 	}
 	if r, ok := req.(interface{ GetPath() string }); ok && r.GetPath() != "" && r.GetPath() != t.Path {
 		return "", fmt.Errorf("%w: %s token %d was issued for %s %s, not %s", auth.ErrUnauthenticated, t.Kind, t.Seq, t.Op, t.Path, r.GetPath())
 	}
 	return u, nil
+}
+
+// fromDatanode says whether a call from peer comes from datanode id.
+func (a *webAuth) fromDatanode(id, peer string) bool {
+	return a.datanodeIPs != nil && peer != "" && slices.Contains(a.datanodeIPs(id), peer)
 }
 
 // redirectCalls are the ClientProtocol calls the datanode's client makes

@@ -41,7 +41,7 @@ type Authority interface {
 type RedirectScope struct {
 	Op       string // CREATE, APPEND, OPEN or GETFILECHECKSUM
 	Path     string
-	Datanode string // the IP of the datanode redirected to: its calls alone may carry the token
+	Datanode string // the id of the datanode redirected to: its calls alone may carry the token
 	// Via is the proof the request came with (a credential or a
 	// delegation token): a redirect token of a delegation token dies
 	// with it.
