@@ -42,6 +42,16 @@ type Token struct {
 	Expires int64  `json:"e"`           // unix ms: not valid after (a renewal extends it)
 	MaxDate int64  `json:"m,omitempty"` // unix ms: no renewal past it
 	Seq     uint64 `json:"s"`           // unique per issuer: renewals and cancellations name it
+
+	// A redirect token's scope: the one WebHDFS operation and path it
+	// was issued for and the datanode (its id) whose calls may carry it;
+	// and the delegation token the request came with, if any (its seq,
+	// and its expiry then): the redirect token dies with it.
+	Op            string `json:"o,omitempty"`
+	Path          string `json:"p,omitempty"`
+	Datanode      string `json:"d,omitempty"`
+	Parent        uint64 `json:"ps,omitempty"`
+	ParentExpires int64  `json:"pe,omitempty"`
 }
 
 // IsToken says whether cred is a token (not a plain user credential).
@@ -60,6 +70,18 @@ func (t Token) Encode(key []byte) string {
 // ParseToken checks s's signature under key and decodes it. Expiry is the
 // caller's business (now is theirs; renewals may have moved it).
 func ParseToken(key []byte, s string) (Token, error) {
+	return parseToken(key, s)
+}
+
+// PeekToken decodes s without checking its signature: for a datanode,
+// which holds no key, to refuse at once a redirect token sent for another
+// operation or path than the request's. Nothing it says may be trusted;
+// the namenode checks the signature and scope on every call.
+func PeekToken(s string) (Token, error) {
+	return parseToken(nil, s)
+}
+
+func parseToken(key []byte, s string) (Token, error) {
 	var t Token
 	if len(s) > maxTokenLen {
 		return t, fmt.Errorf("%w: token longer than %d bytes", ErrUnauthenticated, maxTokenLen)
@@ -69,7 +91,7 @@ func ParseToken(key []byte, s string) (Token, error) {
 		return t, fmt.Errorf("%w: not a token", ErrUnauthenticated)
 	}
 	payload, sum, ok := strings.Cut(rest[len(tokenTag):], ".")
-	if !ok || !hmac.Equal([]byte(sum), []byte(mac(key, "token", payload))) {
+	if !ok || key != nil && !hmac.Equal([]byte(sum), []byte(mac(key, "token", payload))) {
 		return t, fmt.Errorf("%w: the token was not issued by this namenode", ErrUnauthenticated)
 	}
 	b, err := base64.RawURLEncoding.DecodeString(payload)

@@ -88,13 +88,24 @@ func (s *State) blockOf(id uint64) *block {
 	return b
 }
 
-// record adds an access event and keeps only those inside the window.
+// maxBlockEvents bounds one block's events in the window: accesses come
+// from callers (a map task per read), so a loop of them would otherwise
+// grow the namenode without bound for the whole window. A real block sees
+// one access per map task that reads it, far fewer in 30 minutes; past
+// the bound the oldest go, so a block that hot stays the hottest.
+const maxBlockEvents = 4096
+
+// record adds an access event and keeps only those inside the window (and
+// at most maxBlockEvents of them).
 func (s *State) record(r Request, now time.Time) {
 	b := s.blockOf(r.Block)
 	if r.Size > 0 {
 		b.size = r.Size
 	}
 	ev := Event{App: r.App, Affinity: r.Affinity, At: now}
+	if len(b.events) >= maxBlockEvents {
+		b.events = append(b.events[:0], b.events[len(b.events)-maxBlockEvents+1:]...)
+	}
 	b.events = append(b.events, ev)
 	b.last = ev
 	s.pruneBlock(b, now)

@@ -53,6 +53,29 @@ type cacheJob struct {
 type appCacheStats struct {
 	affinity       float64 // last used
 	accesses, hits int64
+	last           time.Time // latest access
+}
+
+// maxCacheApps bounds the per-app statistics: the app is a name a caller
+// chooses, so each new one would otherwise grow the namenode for good
+// (90 MB from a loop of CacheAccess calls). A cluster runs a handful of
+// applications; past the bound the least recently used app's counters
+// go (the cache's decisions do not depend on them).
+const maxCacheApps = 256
+
+// makeRoomForApp drops the least recently used apps' statistics so that
+// one more fits under maxCacheApps. Configured apps stay listed (from the
+// configuration) whatever happens to their counters.
+func (m *cacheManager) makeRoomForApp(now time.Time) {
+	for len(m.apps) >= maxCacheApps {
+		oldest, at := "", now
+		for name, a := range m.apps {
+			if oldest == "" || a.last.Before(at) {
+				oldest, at = name, a.last
+			}
+		}
+		delete(m.apps, oldest)
+	}
 }
 
 func newCacheManager(cfg Config) (*cacheManager, error) {

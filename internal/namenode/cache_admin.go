@@ -51,8 +51,11 @@ func (nn *NameNode) addCachePool(ctx context.Context, in *dfspb.CachePoolInfo) e
 	if op.Owner == "" {
 		op.Owner = c.User
 	}
+	if op.Group == "" && len(c.Groups) > 0 {
+		op.Group = c.Groups[0] // the creator's primary group, as HDFS
+	}
 	if op.Group == "" {
-		op.Group = c.Groups[0]
+		op.Group = c.User // a creator in no group: a label, as its owner
 	}
 	if op.Perm == 0 {
 		op.Perm = 0o755

@@ -5,9 +5,11 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"time"
 
 	"smarth/internal/cache"
 	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/topology"
 )
@@ -17,7 +19,11 @@ import (
 // (that node holds a good replica), else on the datanode that served it,
 // else on the replica nearest the reader. An unknown block is NotFound
 // and nothing is recorded.
-func (nn *NameNode) cacheAccess(req *dfspb.CacheAccessRequest) (*dfspb.CacheAccessResponse, error) {
+//
+// Only a caller who may read the block's file (the map task acts as its
+// job's submitter), or a service identity, may ask: caching is a read
+// that changes what datanodes hold in memory for everyone.
+func (nn *NameNode) cacheAccess(req *dfspb.CacheAccessRequest, c namespace.Caller) (*dfspb.CacheAccessResponse, error) {
 	now := nn.clock()
 	nn.mu.Lock()
 	defer nn.mu.Unlock()
@@ -25,11 +31,18 @@ func (nn *NameNode) cacheAccess(req *dfspb.CacheAccessRequest) (*dfspb.CacheAcce
 	if b == nil {
 		return nil, errNotFound("cache access: block %d does not exist (its file was deleted?)", req.GetBlockId())
 	}
+	if !nn.ident.isService(c, nn.state.tree) {
+		f := nn.state.tree.ByID(b.FileID)
+		if f == nil || nn.state.tree.CheckAccess(c, f.Path(), namespace.Read) != nil {
+			// Not the path: the caller may not know it.
+			return nil, errDenied("cache access: block %d: permission denied: user %s may not read its file", b.ID, c.User)
+		}
+	}
 	m := nn.cache
 	target := nn.cacheTargetLocked(b, req.GetReaderHost(), req.GetDatanodeId())
 	hit := len(nn.cachedOnLocked(b.ID)) > 0
 	aff := m.affinityOf(req.GetApp(), req.GetAffinity())
-	nn.countAccessLocked(req.GetApp(), aff, hit)
+	nn.countAccessLocked(req.GetApp(), aff, hit, now)
 	size := b.NumBytes
 	if b.State != blockmap.Complete {
 		target = "" // still being written: nothing to cache yet
@@ -67,14 +80,15 @@ func (nn *NameNode) cacheTargetLocked(b *blockmap.Block, readerHost, servedBy st
 	return good[0]
 }
 
-func (nn *NameNode) countAccessLocked(app string, aff float64, hit bool) {
+func (nn *NameNode) countAccessLocked(app string, aff float64, hit bool, now time.Time) {
 	m := nn.cache
 	a := m.apps[app]
 	if a == nil {
+		m.makeRoomForApp(now)
 		a = &appCacheStats{}
 		m.apps[app] = a
 	}
-	a.affinity = aff
+	a.affinity, a.last = aff, now
 	a.accesses++
 	if hit {
 		a.hits++
@@ -87,7 +101,10 @@ func (nn *NameNode) countAccessLocked(app string, aff float64, hit bool) {
 }
 
 // jobCacheStatus keeps the running jobs' inputs and answers R_j and the
-// hosts caching each block for the jobs asked about.
+// hosts caching each block for the jobs asked about. It is the resource
+// manager's call, for service users only (methodRules: ruleService): the
+// request names no job's owner, so another user could otherwise register
+// inputs of any size or end any user's job (Finished).
 func (nn *NameNode) jobCacheStatus(req *dfspb.JobCacheStatusRequest) *dfspb.JobCacheStatusResponse {
 	now := nn.clock()
 	nn.mu.Lock()
@@ -207,7 +224,7 @@ func (nn *NameNode) appStatsLocked() []*dfspb.AppCacheStats {
 // ---------------------------------------------------------------- RPC
 
 func (s *clientRPC) CacheAccess(ctx context.Context, r *dfspb.CacheAccessRequest) (*dfspb.CacheAccessResponse, error) {
-	return s.nn.cacheAccess(r)
+	return s.nn.cacheAccess(r, callerOf(ctx))
 }
 
 func (s *clientRPC) JobCacheStatus(ctx context.Context, r *dfspb.JobCacheStatusRequest) (*dfspb.JobCacheStatusResponse, error) {

@@ -38,7 +38,7 @@ func sampleOps() []*editOp {
 		{Kind: opSetTypeQuota, Path: "/d", StorageType: "DISK", DSQuota: 1 << 40},
 		{Kind: opSetXAttr, Path: "/f", XAttr: namespace.XAttr{Name: "user.k", Value: []byte{0, 1, 0xff}}, XAttrFlags: namespace.XAttrCreate | namespace.XAttrReplace},
 		{Kind: opRemoveXAttr, Path: "/f", XAttr: namespace.XAttr{Name: "user.k"}},
-		{Kind: opAppend, Path: "/f", Client: "c", Host: "h", Now: 5},
+		{Kind: opAppend, Path: "/f", Client: "c", Host: "h", Now: 5, User: "alice"},
 		{Kind: opTruncate, Path: "/f", NewLength: 1 << 40, Client: "c", Host: "h", Now: 6},
 		{Kind: opConcat, Path: "/d/t", Srcs: []string{"/d/s1", "/d/s2"}, Now: 7},
 	}

@@ -1,12 +1,14 @@
 package namenode
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"smarth/internal/auth"
+	"smarth/internal/webhdfs"
 )
 
 func newCacheTestAuth(t *testing.T) (*identity, *time.Time) {
@@ -31,7 +33,7 @@ func TestCredCacheHonoursCancellationAndExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 { // the second call is answered from the cache
-		if u, err := id.verify(tok); err != nil || u != "alice" {
+		if u, err := id.verifyCall(tok); err != nil || u != "alice" {
 			t.Fatalf("verify live token = %q, %v", u, err)
 		}
 	}
@@ -41,16 +43,16 @@ func TestCredCacheHonoursCancellationAndExpiry(t *testing.T) {
 	if err := id.web.Cancel(tok, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := id.verify(tok); !errors.Is(err, auth.ErrUnauthenticated) {
+	if _, err := id.verifyCall(tok); !errors.Is(err, auth.ErrUnauthenticated) {
 		t.Fatalf("cancelled token accepted from the cache: %v", err)
 	}
 
-	redirect := id.web.IssueRedirect("bob")
-	if u, err := id.verify(redirect); err != nil || u != "bob" {
+	redirect := id.web.IssueRedirect("bob", webhdfs.RedirectScope{Op: "OPEN"})
+	if u, err := id.verifyCall(redirect); err != nil || u != "bob" {
 		t.Fatalf("verify redirect token = %q, %v", u, err)
 	}
 	*now = now.Add(redirectLifetime + time.Second)
-	if _, err := id.verify(redirect); !errors.Is(err, auth.ErrTokenExpired) {
+	if _, err := id.verifyCall(redirect); !errors.Is(err, auth.ErrTokenExpired) {
 		t.Fatalf("expired redirect token accepted from the cache: %v", err)
 	}
 }
@@ -63,7 +65,7 @@ func TestCredCacheSeesRenewal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := id.verify(tok); err != nil {
+	if _, err := id.verifyCall(tok); err != nil {
 		t.Fatal(err)
 	}
 	*now = now.Add(delegationRenewInterval - time.Minute)
@@ -71,7 +73,7 @@ func TestCredCacheSeesRenewal(t *testing.T) {
 		t.Fatal(err)
 	}
 	*now = now.Add(2 * time.Minute) // past the signed expiry, within the renewed one
-	if u, err := id.verify(tok); err != nil || u != "alice" {
+	if u, err := id.verifyCall(tok); err != nil || u != "alice" {
 		t.Fatalf("renewed token refused: %q, %v", u, err)
 	}
 }
@@ -83,10 +85,10 @@ func TestCredCacheRefusesAndIsBounded(t *testing.T) {
 	good := auth.UserCredential(id.secret, "carol")
 	forged := auth.UserCredential([]byte("another secret, not this namenode's"), "carol")
 	for range 2 {
-		if u, err := id.verify(good); err != nil || u != "carol" {
+		if u, err := id.verifyCall(good); err != nil || u != "carol" {
 			t.Fatalf("verify = %q, %v", u, err)
 		}
-		if _, err := id.verify(forged); !errors.Is(err, auth.ErrUnauthenticated) {
+		if _, err := id.verifyCall(forged); !errors.Is(err, auth.ErrUnauthenticated) {
 			t.Fatalf("forged credential accepted: %v", err)
 		}
 	}
@@ -94,25 +96,31 @@ func TestCredCacheRefusesAndIsBounded(t *testing.T) {
 		t.Fatal("a forged credential was cached")
 	}
 	for i := range maxCachedCreds + 10 {
-		if _, err := id.verify(id.web.IssueRedirect(fmt.Sprintf("u%d", i))); err != nil {
+		if _, err := id.verifyCall(id.web.IssueRedirect(fmt.Sprintf("u%d", i), webhdfs.RedirectScope{Op: "OPEN"})); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if n := id.creds.len(); n > maxCachedCreds || n == 0 {
 		t.Fatalf("cache holds %d credentials, bound %d", n, maxCachedCreds)
 	}
-	if u, err := id.verify(good); err != nil || u != "carol" {
+	if u, err := id.verifyCall(good); err != nil || u != "carol" {
 		t.Fatalf("verify after eviction = %q, %v", u, err)
 	}
 
 	// Without WebHDFS (the fuzz tests' identity) user credentials are cached too.
 	bare := &identity{mode: auth.Secure, secret: id.secret}
 	for range 2 {
-		if u, err := bare.verify(good); err != nil || u != "carol" {
+		if u, err := bare.verifyCall(good); err != nil || u != "carol" {
 			t.Fatalf("bare verify = %q, %v", u, err)
 		}
-		if _, err := bare.verify(forged); err == nil {
+		if _, err := bare.verifyCall(forged); err == nil {
 			t.Fatal("bare: forged credential accepted")
 		}
 	}
+}
+
+// verifyCall checks cred as the credential of a GetFileInfo call naming
+// no path, from no peer in particular.
+func (id *identity) verifyCall(cred string) (string, error) {
+	return id.verify(context.Background(), cred, "/smarth.dfs.ClientProtocol/GetFileInfo", nil)
 }

@@ -22,6 +22,7 @@ const maxInvalidatePerHeartbeat = 1000
 // guarded by NameNode.mu.
 type datanode struct {
 	info       *dfspb.DatanodeInfo // as registered (rack resolved), counters from heartbeats
+	peer       string              // the IP its registration came from (WebHDFS redirect tokens: redirectFrom)
 	live       bool
 	lastSeen   time.Time
 	reported   bool // a full block report arrived since it (re)registered
@@ -47,7 +48,20 @@ func (dn *datanode) snapshot() *dfspb.DatanodeInfo {
 	return info
 }
 
-func (nn *NameNode) registerDatanode(req *dfspb.RegisterDatanodeRequest) (*dfspb.DatanodeInfo, error) {
+// datanodeIPs are the addresses datanode id's calls may come from: the IP
+// it advertises and the one it registered from (they differ behind NAT
+// or on a host with several interfaces).
+func (nn *NameNode) datanodeIPs(id string) []string {
+	nn.mu.RLock()
+	defer nn.mu.RUnlock()
+	dn := nn.nodes[id]
+	if dn == nil || dn.info == nil {
+		return nil
+	}
+	return []string{dn.info.GetIpAddr(), dn.peer}
+}
+
+func (nn *NameNode) registerDatanode(req *dfspb.RegisterDatanodeRequest, peer string) (*dfspb.DatanodeInfo, error) {
 	in := req.GetDatanode()
 	switch {
 	case in.GetId() == "":
@@ -88,7 +102,7 @@ func (nn *NameNode) registerDatanode(req *dfspb.RegisterDatanodeRequest) (*dfspb
 	}
 	info := proto.Clone(in).(*dfspb.DatanodeInfo)
 	info.Rack = nn.racks.Rack(info.Hostname, info.IpAddr, in.GetRack())
-	dn.info, dn.live, dn.lastSeen, dn.reported = info, true, now, false
+	dn.info, dn.live, dn.lastSeen, dn.reported, dn.peer = info, true, now, false, peer
 	// Writes scheduled on the old process died with it; what they left
 	// on disk is in the space it registers with.
 	dn.space = spaceEstimate{}

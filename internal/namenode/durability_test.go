@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 
 	"smarth/internal/namenode/journal"
 	"smarth/internal/namenode/namespace"
@@ -123,9 +122,10 @@ func TestSafeModeManualAndEmpty(t *testing.T) {
 	}
 }
 
-// callCtx is an incoming-RPC context for calling handlers directly.
+// callCtx is a context for calling handlers directly, carrying user as
+// the caller the interceptor would have established.
 func callCtx(user string) context.Context {
-	return metadata.NewIncomingContext(context.Background(), metadata.Pairs(mdUser, user))
+	return context.WithValue(context.Background(), callerKey{}, namespace.Caller{User: user, Groups: []string{user}})
 }
 
 // TestCrashLosesNothingAcknowledged runs concurrent creates, completes,
@@ -298,7 +298,7 @@ func TestRecoveryStampDurableBeforeHeartbeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nn.Close()
-	if _, err := nn.registerDatanode(&dfspb.RegisterDatanodeRequest{Datanode: &dfspb.DatanodeInfo{Id: "dn1", IpAddr: "127.0.0.1", DataPort: 1}}); err != nil {
+	if _, err := nn.registerDatanode(&dfspb.RegisterDatanodeRequest{Datanode: &dfspb.DatanodeInfo{Id: "dn1", IpAddr: "127.0.0.1", DataPort: 1}}, "127.0.0.1"); err != nil {
 		t.Fatal(err)
 	}
 	// As sendRecoveryLocked does: log the stamp, queue the command, no sync.

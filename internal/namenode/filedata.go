@@ -57,7 +57,7 @@ func (nn *NameNode) appendFile(ctx context.Context, req *dfspb.AppendRequest) (*
 	op := &editOp{Kind: opAppend, Path: p, Client: client, Host: host, User: c.User}
 	var resp *dfspb.AppendResponse
 	_, err = nn.mutate(opName, p, c, op, func() error {
-		return nn.checkReopenLeaseLocked(opName, p, client)
+		return nn.checkReopenLeaseLocked(opName, p, client, c)
 	}, func(res applied) {
 		nn.leases.add(client, res.file.ID, nn.clock())
 		resp = nn.appendResponseLocked(res.file, host)
@@ -94,27 +94,40 @@ func (nn *NameNode) appendResponseLocked(f *namespace.INode, host string) *dfspb
 // itself, another writer, and a file being recovered or truncated each get
 // their own explanation. A writer silent past the soft limit loses the
 // file to lease recovery and the caller is asked to retry.
-func (nn *NameNode) checkReopenLeaseLocked(op, p, client string) error {
+//
+// As HDFS, only a caller with write access to the file gets this far (it
+// may not otherwise start a recovery of someone's file), and a caller of
+// another user than the writer's is not told the writer's client name or
+// host.
+func (nn *NameNode) checkReopenLeaseLocked(op, p, client string, c namespace.Caller) error {
 	f, err := nn.state.tree.Lookup(p)
 	if err != nil || f.IsDir() || f.Writer() == nil {
 		return nil // the namespace gives the error, or there is no writer
 	}
+	if err := nn.state.tree.CheckAccessFor(c, op, p, namespace.Write); err != nil {
+		return err
+	}
+	w := f.Writer()
+	holder, where := "another user's client", ""
+	if w.User == c.User || w.User == "" && nn.state.tree.IsSuper(c) {
+		holder, where = w.Client, " on "+w.Host
+	}
 	l := nn.leases.ofFile(f.ID)
 	switch {
-	case f.Writer().Client == recoveryHolder:
+	case w.Client == recoveryHolder:
 		return errUnavailable("%s %s: the file is being truncated (its last block is being recovered to the new length); retry once the truncate completes", op, p)
 	case l == nil:
-		return errPrecondition("%s %s: the file is under construction by client %s", op, p, f.Writer().Client)
+		return errPrecondition("%s %s: the file is under construction by %s", op, p, holder)
 	case l.holder == recoveryHolder:
-		return errUnavailable("%s %s: lease recovery is in progress (the previous writer %s stopped); retry shortly", op, p, f.Writer().Client)
-	case l.holder == client:
+		return errUnavailable("%s %s: lease recovery is in progress (the previous writer %s stopped); retry shortly", op, p, holder)
+	case l.holder == client && w.User == c.User:
 		return errPrecondition("%s %s: failed for client %s: it is already the current lease holder (the file is open for writing by this client)", op, p, client)
 	case nn.clock().Sub(l.renewed) > nn.cfg.LeaseSoftLimit:
-		nn.logger.Info("lease soft limit passed; recovering file for a new writer", "path", p, "holder", l.holder, "op", op, "client", client)
+		nn.logger.Info("lease soft limit passed; recovering file for a new writer", "path", p, "holder", l.holder, "op", op, "client", client, "user", c.User)
 		nn.startRecoveryLocked(f, nn.clock())
-		return errUnavailable("%s %s: the lease of %s expired; the file is being recovered; retry shortly", op, p, l.holder)
+		return errUnavailable("%s %s: the lease of %s expired; the file is being recovered; retry shortly", op, p, holder)
 	default:
-		return errPrecondition("%s %s: failed for client %s because this file lease is currently owned by %s on %s (the file is being written)", op, p, client, l.holder, f.Writer().Host)
+		return errPrecondition("%s %s: failed for client %s because this file lease is currently owned by %s%s (the file is being written)", op, p, client, holder, where)
 	}
 }
 
@@ -142,7 +155,7 @@ func (nn *NameNode) truncate(ctx context.Context, req *dfspb.TruncateRequest) (b
 	op := &editOp{Kind: opTruncate, Path: p, NewLength: req.GetNewLength(), Client: client, Host: host, User: c.User}
 	ready := true
 	_, err = nn.mutate(opName, p, c, op, func() error {
-		if err := nn.checkReopenLeaseLocked(opName, p, client); err != nil {
+		if err := nn.checkReopenLeaseLocked(opName, p, client, c); err != nil {
 			return err
 		}
 		if err := nn.checkTruncatableLocked(p, req.GetNewLength()); err != nil {

@@ -65,6 +65,7 @@ type rpcClient struct {
 	cp   dfspb.ClientProtocolClient
 	dp   dfspb.DatanodeProtocolClient
 	user string
+	md   []string // more metadata pairs for every call (a credential, a datanode's proof)
 }
 
 func dial(t testing.TB, addr, user string) *rpcClient {
@@ -88,6 +89,9 @@ func (c *rpcClient) ctx() context.Context {
 	ctx := context.Background()
 	if c.user != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, mdUser, c.user)
+	}
+	if len(c.md) > 0 {
+		ctx = metadata.AppendToOutgoingContext(ctx, c.md...)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	_ = cancel // released when the deadline passes; tests are short
@@ -146,6 +150,7 @@ type fakeCluster struct {
 	mu    sync.Mutex
 	nodes map[string]*fakeDN     // by id; guarded by mu
 	seed  []*dfspb.ReportedBlock // replicas the next added node starts with; guarded by mu
+	dnKey []byte                 // the datanode key of a secure namenode: fakes prove their ids with it
 	stop  chan struct{}
 	wg    sync.WaitGroup
 }
@@ -179,6 +184,9 @@ func (fc *fakeCluster) add(host, rack string) *fakeDN {
 			Capacity: 100 << 30, Remaining: 90 << 30}}
 	for _, r := range seed {
 		d.replicas[r.GetBlock().GetBlockId()] = r
+	}
+	if fc.dnKey != nil {
+		d.rpc.md = []string{auth.MDDatanode, auth.DatanodeCredential(fc.dnKey, d.info.Id)}
 	}
 	d.register()
 	fc.mu.Lock()

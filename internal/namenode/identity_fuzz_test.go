@@ -54,7 +54,8 @@ func FuzzAuthenticate(f *testing.F) {
 		}
 		ctx := metadata.NewIncomingContext(context.Background(), md)
 		if datanode {
-			_, err := id.authenticate(ctx, "/smarth.dfs.DatanodeProtocol/Heartbeat", &dfspb.HeartbeatRequest{DatanodeId: named})
+			md, _ := metadata.FromIncomingContext(ctx)
+			err := id.authenticateDatanode(md, &dfspb.HeartbeatRequest{DatanodeId: named})
 			if err == nil {
 				proven, perr := auth.VerifyDatanode(dnKey, dnCred)
 				if perr != nil || (named != "" && named != proven) {

@@ -19,12 +19,13 @@ const (
 	recImageRetained      = 'r' // a block only snapshots hold: ref, state, file id, replication
 	recImageAppended      = 'b' // a file open for append: inode id, its reopened block as it was (ref)
 	recImageCopySource    = 'c' // a file in copy-on-truncate: inode id, the block copied from (ref)
+	recImageWriterUser    = 'w' // an open file: inode id, the user who opened it (namespace.Writer.User)
 )
 
 func isFeatureRecord(b []byte) bool {
 	switch b[0] {
 	case recImageACL, recImagePolicy, recImageSnapshottable, recImageSnapshot, recImageSnapInode, recImageRetained, recImageAppended,
-		recImageCopySource:
+		recImageCopySource, recImageWriterUser:
 		return true
 	}
 	return false
@@ -53,6 +54,15 @@ func (s *fsState) eachFeatureRecord(e *enc, emit func([]byte)) {
 			e.b = append(e.b[:0], recImageAppended)
 			e.u(n.ID)
 			encRef(e, blockRef{ID: w.Appended.ID, GS: w.Appended.GS, Len: w.Appended.NumBytes})
+			emit(e.b)
+		}
+		if w := n.Writer(); w != nil && w.User != "" {
+			// A record of its own rather than a field of the inode's, so
+			// that images written before it still load (their open files
+			// have no user: see fileForWriteLocked).
+			e.b = append(e.b[:0], recImageWriterUser)
+			e.u(n.ID)
+			e.s(w.User)
 			emit(e.b)
 		}
 		if w := n.Writer(); w != nil && w.CopySource.ID != 0 {
@@ -191,6 +201,16 @@ func (s *fsState) loadFeatureRecords(recs [][]byte) error {
 				return fmt.Errorf("image appended-block record: inode %d is not an open file with block %d", id, ref.ID)
 			}
 			n.Writer().Appended = namespace.AppendedBlock{ID: ref.ID, GS: ref.GS, NumBytes: ref.Len}
+		case recImageWriterUser:
+			id, user := d.u(), d.s()
+			if err := d.done(); err != nil {
+				return fmt.Errorf("image writer-user record: %w", err)
+			}
+			n := t.ByID(id)
+			if n == nil || n.IsDir() || n.Writer() == nil {
+				return fmt.Errorf("image writer-user record: inode %d is not an open file", id)
+			}
+			n.Writer().User = user
 		case recImageCopySource:
 			id, ref := d.u(), decRef(d)
 			if err := d.done(); err != nil {

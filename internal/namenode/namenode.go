@@ -130,6 +130,7 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 	if nn.ident, err = newIdentity(cfg, logger); err != nil {
 		return nil, fmt.Errorf("namenode: %w", err)
 	}
+	nn.ident.web.datanodeIPs = nn.datanodeIPs
 	if nn.tokens, err = newTokens(cfg, clock()); err != nil {
 		return nil, fmt.Errorf("namenode: block keys: %w", err)
 	}

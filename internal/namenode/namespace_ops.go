@@ -137,7 +137,7 @@ func (nn *NameNode) create(ctx context.Context, req *dfspb.CreateRequest) (*dfsp
 		Replication: repl, BlockSize: bs, User: c.User, Client: req.GetClientName(), Host: host}
 	var st *dfspb.FileStatus
 	_, err = nn.mutate("create", p, c, op, func() error {
-		return nn.checkOverwriteLeaseLocked(p, req)
+		return nn.checkOverwriteLeaseLocked(p, req, c)
 	}, func(res applied) {
 		nn.leases.add(req.GetClientName(), res.file.ID, nn.clock())
 		st = fileStatus(res.file)
@@ -147,8 +147,10 @@ func (nn *NameNode) create(ctx context.Context, req *dfspb.CreateRequest) (*dfsp
 
 // checkOverwriteLeaseLocked refuses to replace a file someone is still
 // writing. A writer silent past the soft limit loses the file: its lease
-// is recovered and the caller is asked to retry.
-func (nn *NameNode) checkOverwriteLeaseLocked(p string, req *dfspb.CreateRequest) error {
+// is recovered and the caller is asked to retry. As HDFS, only a caller
+// with write access to the file gets this far, and only the writer's own
+// user is told its client name.
+func (nn *NameNode) checkOverwriteLeaseLocked(p string, req *dfspb.CreateRequest, c namespace.Caller) error {
 	if !req.GetOverwrite() {
 		return nil
 	}
@@ -156,20 +158,27 @@ func (nn *NameNode) checkOverwriteLeaseLocked(p string, req *dfspb.CreateRequest
 	if err != nil || f.IsDir() || f.Writer() == nil {
 		return nil
 	}
+	if err := nn.state.tree.CheckAccessFor(c, "create", p, namespace.Write); err != nil {
+		return err
+	}
+	holder := "another user's client"
+	if w := f.Writer(); w.User == c.User {
+		holder = "client " + w.Client
+	}
 	l := nn.leases.ofFile(f.ID)
 	switch {
 	case l == nil:
 		return nil
-	case l.holder == req.GetClientName():
+	case l.holder == req.GetClientName() && f.Writer().User == c.User:
 		return errPrecondition("create %s: this client (%s) is already writing the file", p, l.holder)
 	case l.holder == recoveryHolder:
 		return errUnavailable("create %s: the previous writer's lease expired and the file is being recovered; retry shortly", p)
 	case nn.clock().Sub(l.renewed) > nn.cfg.LeaseSoftLimit:
-		nn.logger.Info("lease soft limit passed; recovering file for a new writer", "path", p, "holder", l.holder, "new_writer", req.GetClientName())
+		nn.logger.Info("lease soft limit passed; recovering file for a new writer", "path", p, "holder", l.holder, "new_writer", req.GetClientName(), "user", c.User)
 		nn.startRecoveryLocked(f, nn.clock())
-		return errUnavailable("create %s: the lease of %s expired; the file is being recovered; retry shortly", p, l.holder)
+		return errUnavailable("create %s: the lease of %s expired; the file is being recovered; retry shortly", p, holder)
 	default:
-		return errPrecondition("create %s: file is being written by client %s", p, l.holder)
+		return errPrecondition("create %s: file is being written by %s", p, holder)
 	}
 }
 
@@ -361,12 +370,26 @@ func (nn *NameNode) setSafeMode(ctx context.Context, action dfspb.SafeModeAction
 }
 
 // renewLease renews the client's lease.
-func (nn *NameNode) renewLease(client string) error {
+//
+// Only the user whose files the lease holds renews it: another user quoting
+// the client name (not a secret) could otherwise keep a dead writer's files
+// open forever, out of lease recovery's reach. A lease whose files are
+// another user's is left alone, without saying so.
+func (nn *NameNode) renewLease(client string, c namespace.Caller) error {
 	if client == "" {
 		return errInvalid("renewLease: client_name is required")
 	}
 	nn.mu.Lock()
 	defer nn.mu.Unlock()
+	l := nn.leases.byHolder[client]
+	if l == nil {
+		return nil
+	}
+	for id := range l.files {
+		if f := nn.state.tree.ByID(id); f != nil && f.Writer() != nil && !nn.isWriterLocked(f, c) {
+			return nil
+		}
+	}
 	nn.leases.renew(client, nn.clock())
 	return nil
 }

@@ -388,7 +388,7 @@ func (s *fsState) applyOp(o *editOp, c namespace.Caller) (applied, error) {
 func (s *fsState) applyCreate(o *editOp, c namespace.Caller) (applied, error) {
 	f, replaced, err := s.tree.Create(c, o.Path, namespace.CreateOptions{
 		Perm: uint16(o.Perm), ParentPerm: uint16(o.ParentPerm), Replication: o.Replication,
-		BlockSize: o.BlockSize, Writer: namespace.Writer{Client: o.Client, Host: o.Host},
+		BlockSize: o.BlockSize, Writer: namespace.Writer{Client: o.Client, Host: o.Host, User: o.User},
 		Overwrite: o.Overwrite, CreateParent: o.CreateParent,
 	}, o.Now)
 	res := applied{file: f}

@@ -20,6 +20,9 @@ func encodeFileDataOp(e *enc, o *editOp) {
 		e.s(o.Client)
 		e.s(o.Host)
 		e.i(o.Now)
+		// The appending user, last so that records written before it
+		// was kept still decode (they end after the time).
+		e.s(o.User)
 	case opTruncate:
 		e.s(o.Path)
 		e.i(o.NewLength)
@@ -45,6 +48,9 @@ func decodeFileDataOp(d *dec, o *editOp) {
 	switch o.Kind {
 	case opAppend:
 		o.Path, o.Client, o.Host, o.Now = d.s(), d.s(), d.s(), d.i()
+		if d.err == nil && len(d.b) > 0 {
+			o.User = d.s()
+		}
 	case opTruncate:
 		o.Path, o.NewLength, o.Client, o.Host, o.Now = d.s(), d.i(), d.s(), d.s(), d.i()
 		if d.err == nil && len(d.b) > 0 {
@@ -83,7 +89,7 @@ func (s *fsState) applyAppend(o *editOp, c namespace.Caller) (applied, error) {
 	if err != nil {
 		return applied{}, err
 	}
-	w := namespace.Writer{Client: o.Client, Host: o.Host}
+	w := namespace.Writer{Client: o.Client, Host: o.Host, User: o.User}
 	if last := partialLastBlock(f); last != nil {
 		// Saturated, as DiskCharge (see namespace.Space).
 		delta := namespace.Space(f.BlockSize(), f.Replication()) - namespace.Space(max(last.NumBytes, 0), f.Replication())

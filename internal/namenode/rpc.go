@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
@@ -92,7 +91,7 @@ func (nn *NameNode) interceptor(ctx context.Context, req any, info *grpc.UnarySe
 		}
 		m.latency.Observe(time.Since(start).Seconds())
 	}()
-	ctx, err = nn.ident.authenticate(ctx, info.FullMethod, req)
+	ctx, err = nn.authorize(ctx, info.FullMethod, req)
 	if err != nil {
 		nn.logger.Warn("call refused", "method", method, "peer", peerHost(ctx), "error", err)
 		return nil, err
@@ -120,21 +119,16 @@ func (nn *NameNode) methodMetrics(fullMethod string) *rpcMethodMetrics {
 	return m.(*rpcMethodMetrics)
 }
 
-// callerOf is the caller the interceptor established (see identity).
-// Every RPC passes the interceptor, which refuses unproven callers before
-// any handler runs; only in-process calls (tests driving handlers
-// directly) get here without it, and they name their user in incoming
-// metadata.
+// callerOf is the caller the interceptor (or WebHDFS, webAuth.Caller)
+// established. Every RPC passes the interceptor, which refuses unproven
+// callers before any handler runs. A context without one never trusts
+// what its metadata asserts: it is nobody, with no groups, whom every
+// permission check refuses.
 func callerOf(ctx context.Context) namespace.Caller {
 	if c, ok := ctx.Value(callerKey{}).(namespace.Caller); ok {
 		return c
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
-	user := first(md.Get(mdUser))
-	if user == "" {
-		user = defaultUser
-	}
-	return namespace.Caller{User: user, Groups: []string{user}}
+	return namespace.Caller{}
 }
 
 func first(v []string) string {

@@ -70,7 +70,7 @@ func (s *clientRPC) UpdatePipeline(ctx context.Context, r *dfspb.UpdatePipelineR
 }
 
 func (s *clientRPC) RenewLease(ctx context.Context, r *dfspb.RenewLeaseRequest) (*dfspb.RenewLeaseResponse, error) {
-	return &dfspb.RenewLeaseResponse{}, s.nn.renewLease(r.GetClientName())
+	return &dfspb.RenewLeaseResponse{}, s.nn.renewLease(r.GetClientName(), callerOf(ctx))
 }
 
 func (s *clientRPC) GetBlockLocations(ctx context.Context, r *dfspb.GetBlockLocationsRequest) (*dfspb.GetBlockLocationsResponse, error) {
@@ -206,7 +206,7 @@ type datanodeRPC struct {
 }
 
 func (s *datanodeRPC) RegisterDatanode(ctx context.Context, r *dfspb.RegisterDatanodeRequest) (*dfspb.RegisterDatanodeResponse, error) {
-	info, err := s.nn.registerDatanode(r)
+	info, err := s.nn.registerDatanode(r, peerHost(ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,11 +29,14 @@ import (
 const (
 	delegationRenewInterval = 24 * time.Hour
 	delegationMaxLifetime   = 7 * 24 * time.Hour
-	// redirectLifetime bounds the token in a WebHDFS redirect. The datanode
-	// presents it on every namenode call of the write or read it serves,
-	// so it must outlast a long transfer; a URL that leaks is good for
-	// this long as its user at most.
-	redirectLifetime = time.Hour
+	// redirectLifetime bounds the token in a WebHDFS redirect: the client
+	// follows the redirect at once, and the datanode presents the token on
+	// every namenode call of the one read or write it serves (its last,
+	// complete, at the end of the upload). A URL that leaks is good for
+	// this long, for that operation on that path from that datanode only.
+	// A transfer longer than this fails at its next namenode call; Hadoop
+	// clients then retry from the namenode.
+	redirectLifetime = 10 * time.Minute
 )
 
 func (nn *NameNode) webhdfsRoutes(mux *http.ServeMux) {
@@ -65,6 +69,10 @@ type webAuth struct {
 	key   []byte // signs tokens: the identity secret, or a per-process key in simple mode
 	file  string // meta_dir/webhdfs-tokens.json
 	clock func() time.Time
+
+	// datanodeIPs gives the addresses a datanode's calls come from (the
+	// one it advertises and the one it registered from); nil: none known.
+	datanodeIPs func(id string) []string
 
 	mu sync.Mutex // guards issued, file writes
 	// issued maps a delegation token's seq to its renewed expiry (unix
@@ -116,47 +124,115 @@ func (a *webAuth) Caller(ctx context.Context, user string) context.Context {
 	return context.WithValue(ctx, callerKey{}, namespace.Caller{User: user, Groups: a.id.groupsOf(user)})
 }
 
-// Verify accepts a user credential or a live token. A signature once
-// checked is remembered (credCache); liveness is checked on every call.
+// Verify accepts, at the namenode's WebHDFS door, a user credential or a
+// live delegation token. A redirect token is refused here: it is the
+// datanode's to present on the calls of the one operation it was issued
+// for (verifyRPC), and must not mint, renew or redirect anything.
 func (a *webAuth) Verify(cred string) (string, error) {
+	u, t, err := a.check(cred)
+	if err != nil {
+		return "", err
+	}
+	if t != nil && t.Kind == auth.KindRedirect {
+		return "", fmt.Errorf("%w: %s token %d is good only for the datanode calls of the %s it was issued for", auth.ErrUnauthenticated, t.Kind, t.Seq, t.Op)
+	}
+	return u, nil
+}
+
+// check accepts a user credential or a live token of any kind. A
+// signature once checked is remembered (credCache); liveness is checked on
+// every call.
+func (a *webAuth) check(cred string) (string, *auth.Token, error) {
 	if e, ok := a.id.creds.get(cred); ok {
 		if e.tok == nil {
-			return e.user, nil
+			return e.user, nil, nil
 		}
-		return a.live(e.tok)
+		u, err := a.live(e.tok)
+		return u, e.tok, err
 	}
 	if !auth.IsToken(cred) {
 		u, err := auth.VerifyUser(a.id.secret, cred)
 		if err == nil {
 			a.id.creds.put(cred, credEntry{user: u}, a.clock())
 		}
-		return u, err
+		return u, nil, err
 	}
 	t, err := auth.ParseToken(a.key, cred)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	u, err := a.live(&t)
 	if err == nil {
 		a.id.creds.put(cred, credEntry{user: u, tok: &t}, a.clock())
 	}
-	return u, err
+	return u, &t, err
 }
 
+// verifyRPC accepts a credential on an RPC: a user credential, a live
+// delegation token, or a live redirect token on a call its operation
+// makes, naming its path (when the call names one), from its datanode.
+func (a *webAuth) verifyRPC(ctx context.Context, cred, method string, req any) (string, error) {
+	u, t, err := a.check(cred)
+	if err != nil || t == nil || t.Kind != auth.KindRedirect {
+		return u, err
+	}
+	name := method[strings.LastIndexByte(method, '/')+1:]
+	switch {
+	case !strings.HasPrefix(method, "/smarth.dfs.ClientProtocol/") || !redirectCalls[t.Op][name]:
+		return "", fmt.Errorf("%w: %s token %d was issued for a WebHDFS %s, which makes no %s call", auth.ErrUnauthenticated, t.Kind, t.Seq, t.Op, name)
+	case t.Datanode != "" && !a.fromDatanode(t.Datanode, peerHost(ctx)):
+		return "", fmt.Errorf("%w: %s token %d was issued for datanode %s; a call from %s may not carry it", auth.ErrUnauthenticated, t.Kind, t.Seq, t.Datanode, peerHost(ctx))
+	}
+	if r, ok := req.(interface{ GetPath() string }); ok && r.GetPath() != "" && r.GetPath() != t.Path {
+		return "", fmt.Errorf("%w: %s token %d was issued for %s %s, not %s", auth.ErrUnauthenticated, t.Kind, t.Seq, t.Op, t.Path, r.GetPath())
+	}
+	return u, nil
+}
+
+// fromDatanode says whether a call from peer comes from datanode id.
+func (a *webAuth) fromDatanode(id, peer string) bool {
+	return a.datanodeIPs != nil && peer != "" && slices.Contains(a.datanodeIPs(id), peer)
+}
+
+// redirectCalls are the ClientProtocol calls the datanode's client makes
+// for each redirected operation (internal/webhdfs/stream). Calls naming
+// a block or a lease rather than a path are bound to the writer's user by
+// fileForWriteLocked.
+var redirectCalls = func() map[string]map[string]bool {
+	read := []string{"GetServerDefaults", "GetFileInfo", "GetBlockLocations", "ReportBadBlocks", "ClientHeartbeat"}
+	write := append([]string{"AddBlock", "Complete", "AbandonBlock", "GetAdditionalDatanode", "UpdateBlockForPipeline",
+		"UpdatePipeline", "RenewLease", "GetDatanodeReport"}, read...)
+	set := func(names ...string) map[string]bool {
+		m := map[string]bool{}
+		for _, n := range names {
+			m[n] = true
+		}
+		return m
+	}
+	return map[string]map[string]bool{
+		"OPEN": set(read...), "GETFILECHECKSUM": set(read...),
+		"CREATE": set(append(write, "Create")...), "APPEND": set(append(write, "Append")...),
+	}
+}()
+
 // live says whether a token whose signature checked out may be used now:
-// a redirect token until it expires, a delegation token until its
-// (renewed) expiry unless cancelled.
+// a redirect token until it expires and while the delegation token it
+// was issued under lives, a delegation token until its (renewed) expiry
+// unless cancelled.
 func (a *webAuth) live(t *auth.Token) (string, error) {
 	exp := t.Expires
 	if t.Kind == auth.KindDelegation {
-		a.mu.Lock()
-		e, ok := a.issued[t.Seq]
-		a.mu.Unlock()
-		switch {
-		case ok && e < 0:
-			return "", fmt.Errorf("%w: delegation token %d of %s was cancelled", auth.ErrUnauthenticated, t.Seq, t.User)
-		case ok:
-			exp = e
+		if err := a.delegationLive(t.Seq, t.User, &exp); err != nil {
+			return "", err
+		}
+	}
+	if t.Kind == auth.KindRedirect && t.Parent != 0 {
+		parentExp := t.ParentExpires
+		if err := a.delegationLive(t.Parent, t.User, &parentExp); err != nil {
+			return "", fmt.Errorf("%w (the %s token %d was issued under it)", err, t.Kind, t.Seq)
+		}
+		if err := t.CheckExpiry(parentExp, a.clock()); err != nil {
+			return "", fmt.Errorf("%w: the delegation token %d it was issued under expired", err, t.Parent)
 		}
 	}
 	if err := t.CheckExpiry(exp, a.clock()); err != nil {
@@ -165,16 +241,38 @@ func (a *webAuth) live(t *auth.Token) (string, error) {
 	return t.User, nil
 }
 
+// delegationLive refuses a cancelled delegation token and moves *exp to
+// its renewed expiry.
+func (a *webAuth) delegationLive(seq uint64, user string, exp *int64) error {
+	a.mu.Lock()
+	e, ok := a.issued[seq]
+	a.mu.Unlock()
+	switch {
+	case ok && e < 0:
+		return fmt.Errorf("%w: delegation token %d of %s was cancelled", auth.ErrUnauthenticated, seq, user)
+	case ok:
+		*exp = e
+	}
+	return nil
+}
+
 func newSeq() uint64 {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return binary.BigEndian.Uint64(b[:]) >> 1
 }
 
-func (a *webAuth) IssueRedirect(user string) string {
+func (a *webAuth) IssueRedirect(user string, scope webhdfs.RedirectScope) string {
 	now := a.clock()
-	return auth.Token{Kind: auth.KindRedirect, User: user, Issued: now.UnixMilli(),
-		Expires: now.Add(redirectLifetime).UnixMilli(), Seq: newSeq()}.Encode(a.key)
+	t := auth.Token{Kind: auth.KindRedirect, User: user, Issued: now.UnixMilli(),
+		Expires: now.Add(redirectLifetime).UnixMilli(), Seq: newSeq(),
+		Op: scope.Op, Path: scope.Path, Datanode: scope.Datanode}
+	if auth.IsToken(scope.Via) {
+		if d, err := auth.ParseToken(a.key, scope.Via); err == nil && d.Kind == auth.KindDelegation {
+			t.Parent, t.ParentExpires = d.Seq, d.Expires
+		}
+	}
+	return t.Encode(a.key)
 }
 
 // IssueDelegation: a simple-mode namenode issues none (Hadoop answers
@@ -248,9 +346,9 @@ func (a *webAuth) Cancel(s, caller string) error {
 
 // verify checks a credential or token presented on an RPC (an identity
 // built without WebHDFS, as the fuzz tests make, knows credentials only).
-func (id *identity) verify(cred string) (string, error) {
+func (id *identity) verify(ctx context.Context, cred, method string, req any) (string, error) {
 	if id.web != nil {
-		return id.web.Verify(cred)
+		return id.web.verifyRPC(ctx, cred, method, req)
 	}
 	if e, ok := id.creds.get(cred); ok && e.tok == nil {
 		return e.user, nil

@@ -15,38 +15,90 @@ import (
 )
 
 // fileForWriteLocked finds the file a writer names (by id, else by path)
-// and checks that client holds its lease, renewing it. Callers hold nn.mu.
-func (nn *NameNode) fileForWriteLocked(op, path string, fileID uint64, client string) (*namespace.INode, error) {
-	var f *namespace.INode
-	if fileID != 0 {
-		if f = nn.state.tree.ByID(fileID); f == nil {
-			return nil, errNotFound("%s %s: the file was deleted while being written", op, path)
-		}
-	} else {
-		p, err := cleanPath(op, path)
-		if err != nil {
-			return nil, err
-		}
-		if f, err = nn.state.tree.Lookup(p); err != nil {
-			return nil, errNotFound("%s %s: no such file or directory", op, p)
-		}
+// and checks that the caller may write it as its writer: c may reach it
+// (search on every directory above it, as a path call), c is the user
+// who opened it, and client holds its lease, which it renews. Client names
+// are not secrets (they are in logs and on the namenode's pages), so the
+// lease alone would let any user write into another's open file; the user
+// check is what HDFS's Kerberos-bound lease holders give. A caller of
+// another user learns nothing about the writer: not its client name, and
+// for a file named by id, not even its path. Callers hold nn.mu.
+func (nn *NameNode) fileForWriteLocked(op, path string, fileID uint64, client string, c namespace.Caller) (*namespace.INode, error) {
+	f, err := nn.reachableFileLocked(op, path, fileID, c)
+	if err != nil {
+		return nil, err
 	}
 	if f.IsDir() {
 		return nil, errPrecondition("%s %s: is a directory", op, f.Path())
 	}
-	if f.Writer() == nil {
+	w := f.Writer()
+	if w == nil {
 		return nil, errPrecondition("%s %s: file is not open for writing (closed, or recovered after its writer's lease expired)", op, f.Path())
+	}
+	if client == "" {
+		return nil, errInvalid("%s %s: client_name is required", op, f.Path())
+	}
+	if !nn.isWriterLocked(f, c) {
+		// HDFS's LeaseExpiredException wording, naming only the caller's
+		// own client.
+		return nil, errDenied("%s: No lease on %s (inode %d): File is not open for writing. Holder %s does not have any open files (user %s did not open it; only the user who opened a file may write it)",
+			op, f.Path(), f.ID, client, c.User)
 	}
 	l := nn.leases.ofFile(f.ID)
 	switch {
-	case client == "":
-		return nil, errInvalid("%s %s: client_name is required", op, f.Path())
 	case l == nil || l.holder == recoveryHolder:
 		return nil, errPrecondition("%s %s: the lease of %s expired and the file is being recovered", op, f.Path(), client)
 	case l.holder != client:
+		// The same user's other client: its name is theirs to see.
 		return nil, errPrecondition("%s %s: lease is held by client %s, not %s", op, f.Path(), l.holder, client)
 	}
 	nn.leases.renew(client, nn.clock())
+	return f, nil
+}
+
+// isWriterLocked says whether c is the user who opened the open file f.
+// A file opened before writers' users were recorded (an older image or
+// edit log: no user) takes any caller with write access to it. A file the
+// namenode itself holds (a truncate's recovery) is left to the lease
+// check, which refuses every client with the reason.
+func (nn *NameNode) isWriterLocked(f *namespace.INode, c namespace.Caller) bool {
+	w := f.Writer()
+	if w == nil {
+		return false
+	}
+	if w.Client == recoveryHolder {
+		return true
+	}
+	if w.User == "" {
+		return nn.state.tree.CheckAccess(c, f.Path(), namespace.Write) == nil
+	}
+	return w.User == c.User
+}
+
+// reachableFileLocked resolves the inode a call names, by id (when not 0)
+// else by path, and checks that c may reach it: search permission on
+// every directory above it, as every path call checks. A file named by id
+// that c may not reach, or that is gone, is reported without its path: an
+// inode number must not tell a caller where a file they may not see is.
+func (nn *NameNode) reachableFileLocked(op, path string, fileID uint64, c namespace.Caller) (*namespace.INode, error) {
+	if fileID != 0 {
+		f := nn.state.tree.ByID(fileID)
+		if f == nil {
+			return nil, errNotFound("%s inode %d: the file was deleted while being written", op, fileID)
+		}
+		if _, err := nn.state.tree.Stat(c, op, f.Path()); err != nil {
+			return nil, errDenied("%s inode %d: permission denied: user %s may not reach the file", op, fileID, c.User)
+		}
+		return f, nil
+	}
+	p, err := cleanPath(op, path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := nn.state.tree.Stat(c, op, p)
+	if err != nil {
+		return nil, statusOf(err)
+	}
 	return f, nil
 }
 
@@ -97,7 +149,7 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 		nn.mu.Unlock()
 		return nil, err
 	}
-	f, err := nn.fileForWriteLocked(op, req.GetPath(), req.GetFileId(), req.GetClientName())
+	f, err := nn.fileForWriteLocked(op, req.GetPath(), req.GetFileId(), req.GetClientName(), callerOf(ctx))
 	if err != nil {
 		nn.mu.Unlock()
 		return nil, err
@@ -271,7 +323,7 @@ func (nn *NameNode) complete(ctx context.Context, req *dfspb.CompleteRequest) (b
 		nn.mu.Unlock()
 		return false, err
 	}
-	if done, err := nn.alreadyClosedLocked(req); done || err != nil {
+	if done, err := nn.alreadyClosedLocked(req, callerOf(ctx)); done || err != nil {
 		tx := nn.journal.LastTxID()
 		nn.mu.Unlock()
 		if err != nil {
@@ -279,7 +331,7 @@ func (nn *NameNode) complete(ctx context.Context, req *dfspb.CompleteRequest) (b
 		}
 		return true, nn.sync(tx)
 	}
-	f, err := nn.fileForWriteLocked(op, req.GetPath(), req.GetFileId(), req.GetClientName())
+	f, err := nn.fileForWriteLocked(op, req.GetPath(), req.GetFileId(), req.GetClientName(), callerOf(ctx))
 	if err != nil {
 		nn.mu.Unlock()
 		return false, err
@@ -317,14 +369,12 @@ func (nn *NameNode) complete(ctx context.Context, req *dfspb.CompleteRequest) (b
 // and length, and the last one it names must be the file's last. A file
 // closed by lease recovery (new stamps, maybe shorter) is not mistaken
 // for the client's own complete.
-func (nn *NameNode) alreadyClosedLocked(req *dfspb.CompleteRequest) (bool, error) {
-	var f *namespace.INode
-	if req.GetFileId() != 0 {
-		f = nn.state.tree.ByID(req.GetFileId())
-	} else if p, err := namespace.Clean(req.GetPath()); err == nil {
-		f, _ = nn.state.tree.Lookup(p)
-	}
-	if f == nil || f.IsDir() || f.Writer() != nil {
+//
+// A file c may not reach is left to fileForWriteLocked, which refuses it
+// without naming it.
+func (nn *NameNode) alreadyClosedLocked(req *dfspb.CompleteRequest, c namespace.Caller) (bool, error) {
+	f, err := nn.reachableFileLocked("complete", req.GetPath(), req.GetFileId(), c)
+	if err != nil || f.IsDir() || f.Writer() != nil {
 		return false, nil
 	}
 	named := append([]*dfspb.ExtendedBlock{}, req.GetBlocks()...)
@@ -369,7 +419,7 @@ func (nn *NameNode) abandonBlock(ctx context.Context, req *dfspb.AbandonBlockReq
 		nn.mu.Unlock()
 		return err
 	}
-	f, err := nn.fileForWriteLocked(op, req.GetPath(), req.GetFileId(), req.GetClientName())
+	f, err := nn.fileForWriteLocked(op, req.GetPath(), req.GetFileId(), req.GetClientName(), callerOf(ctx))
 	if err != nil {
 		nn.mu.Unlock()
 		return err
@@ -404,7 +454,7 @@ func (nn *NameNode) additionalDatanode(ctx context.Context, req *dfspb.GetAdditi
 	const op = "getAdditionalDatanode"
 	nn.mu.Lock()
 	defer nn.mu.Unlock()
-	f, err := nn.fileForWriteLocked(op, req.GetPath(), req.GetFileId(), req.GetClientName())
+	f, err := nn.fileForWriteLocked(op, req.GetPath(), req.GetFileId(), req.GetClientName(), callerOf(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -446,16 +496,15 @@ func (nn *NameNode) additionalDatanode(ctx context.Context, req *dfspb.GetAdditi
 
 // blockForWriterLocked finds a block and checks that client holds the
 // lease on its file.
-func (nn *NameNode) blockForWriterLocked(op string, eb *dfspb.ExtendedBlock, client string) (*namespace.INode, *blockmap.Block, error) {
+func (nn *NameNode) blockForWriterLocked(op string, eb *dfspb.ExtendedBlock, client string, c namespace.Caller) (*namespace.INode, *blockmap.Block, error) {
 	b := nn.state.blocks.Get(eb.GetBlockId())
 	if b == nil {
 		return nil, nil, errNotFound("%s: block %d does not exist (abandoned, or its file was deleted)", op, eb.GetBlockId())
 	}
-	f := nn.state.tree.ByID(b.FileID)
-	if f == nil {
+	if nn.state.tree.ByID(b.FileID) == nil {
 		return nil, nil, errNotFound("%s: block %d has no file", op, b.ID)
 	}
-	f, err := nn.fileForWriteLocked(op, f.Path(), f.ID, client)
+	f, err := nn.fileForWriteLocked(op, "", b.FileID, client, c)
 	return f, b, err
 }
 
@@ -466,7 +515,7 @@ func (nn *NameNode) updateBlockForPipeline(ctx context.Context, req *dfspb.Updat
 		nn.mu.Unlock()
 		return nil, err
 	}
-	f, b, err := nn.blockForWriterLocked(op, req.GetBlock(), req.GetClientName())
+	f, b, err := nn.blockForWriterLocked(op, req.GetBlock(), req.GetClientName(), callerOf(ctx))
 	if err != nil {
 		nn.mu.Unlock()
 		return nil, err
@@ -502,7 +551,7 @@ func (nn *NameNode) updatePipeline(ctx context.Context, req *dfspb.UpdatePipelin
 		nn.mu.Unlock()
 		return err
 	}
-	f, b, err := nn.blockForWriterLocked(op, oldB, req.GetClientName())
+	f, b, err := nn.blockForWriterLocked(op, oldB, req.GetClientName(), callerOf(ctx))
 	if err != nil {
 		nn.mu.Unlock()
 		return err

@@ -26,13 +26,26 @@ type Authority interface {
 	// error in simple mode, where a Hadoop namenode returns a null token).
 	IssueDelegation(user, renewer string) (string, error)
 	// IssueRedirect mints the short-lived token a datanode passes back
-	// as user's credential for one redirected operation.
-	IssueRedirect(user string) string
+	// as user's credential for one redirected operation, good only for
+	// that operation, path and datanode, and never at the namenode's
+	// own WebHDFS door.
+	IssueRedirect(user string, scope RedirectScope) string
 	// Renew extends a delegation token and returns its new expiry (unix
 	// ms); only its renewer may.
 	Renew(token, caller string) (int64, error)
 	// Cancel revokes a delegation token; its user or renewer may.
 	Cancel(token, caller string) error
+}
+
+// RedirectScope is what a redirect token is good for.
+type RedirectScope struct {
+	Op       string // CREATE, APPEND, OPEN or GETFILECHECKSUM
+	Path     string
+	Datanode string // the id of the datanode redirected to: its calls alone may carry the token
+	// Via is the proof the request came with (a credential or a
+	// delegation token): a redirect token of a delegation token dies
+	// with it.
+	Via string
 }
 
 // DefaultWebUser is the user of a simple-mode request that names none

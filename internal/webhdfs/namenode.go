@@ -603,7 +603,8 @@ func (c *call) redirect() error {
 		return err
 	}
 	q := c.p.Encode("user.name", "doas", "delegation", "noredirect", "namenoderpcaddress")
-	extra := url.Values{"delegation": {c.h.cfg.Auth.IssueRedirect(c.user)}, "namenoderpcaddress": {c.h.cfg.NameNodeRPC}}.Encode()
+	tok := c.h.cfg.Auth.IssueRedirect(c.user, RedirectScope{Op: c.op, Path: c.path, Datanode: dn.GetId(), Via: presented(c.r, c.p)})
+	extra := url.Values{"delegation": {tok}, "namenoderpcaddress": {c.h.cfg.NameNodeRPC}}.Encode()
 	if q != "" {
 		extra = q + "&" + extra
 	}

@@ -55,7 +55,7 @@ func TestSecure(t *testing.T) {
 	w.op("PUT", "/", "RENEWDELEGATIONTOKEN", "token="+tok).remote(t, 403, "AccessControlException")
 	redir, _ := url.Parse(w.op("GET", "/user/alice/f", "OPEN").hdr.Get("Location"))
 	w.auth = "Bearer " + redir.Query().Get("delegation")
-	w.op("GET", "/", "GETDELEGATIONTOKEN").remote(t, 403, "AccessControlException")
+	w.op("GET", "/", "GETDELEGATIONTOKEN").remote(t, 401, "SecurityException")
 	w.auth = ""
 
 	// A redirect's token re-labelled for another user is refused by the

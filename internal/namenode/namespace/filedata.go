@@ -27,9 +27,18 @@ func (t *Tree) CheckAppend(c Caller, path string) (*INode, error) {
 		return nil, err
 	}
 	if f.Writer() != nil {
-		return nil, errorf(op, f.Path(), Precondition, "file is open for writing by client %s", f.Writer().Client)
+		return nil, errorf(op, f.Path(), Precondition, "file is open for writing by %s", writerOf(c, f.Writer()))
 	}
 	return f, nil
+}
+
+// writerOf names the writer of an open file for c: its client for the
+// same user, else no name (client names are the writer's, not everyone's).
+func writerOf(c Caller, w *Writer) string {
+	if w.User == c.User {
+		return "client " + w.Client
+	}
+	return "another user's client"
 }
 
 // ReopenFile makes a closed file open for writing by w again (append, or a
@@ -59,7 +68,7 @@ func (t *Tree) CheckTruncate(c Caller, path string, newLength int64) (*INode, er
 		return nil, err
 	}
 	if f.Writer() != nil {
-		return nil, errorf(op, f.Path(), Precondition, "file is open for writing by client %s", f.Writer().Client)
+		return nil, errorf(op, f.Path(), Precondition, "file is open for writing by %s", writerOf(c, f.Writer()))
 	}
 	if l := f.Length(); newLength > l {
 		return nil, errorf(op, f.Path(), Invalid, "Cannot truncate to a larger file size. Current size: %d, truncate size: %d.", l, newLength)

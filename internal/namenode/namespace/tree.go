@@ -198,6 +198,11 @@ func (n *INode) SetWriter(w *Writer) {
 type Writer struct {
 	Client string
 	Host   string
+	// User is the authenticated user who opened the file (create or
+	// append): every later call on the open file must come from them,
+	// whatever client name it quotes, since client names are not
+	// secrets. Empty for files opened before the user was recorded.
+	User string
 	// Appended is the partial last block an append reopened as it was
 	// then (id, stamp, length): its bytes were closed before the append,
 	// so a snapshot taken while the append is open holds them (HDFS

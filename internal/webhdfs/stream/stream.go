@@ -28,6 +28,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"smarth/internal/auth"
 	"smarth/internal/client"
 	"smarth/internal/datanode"
 	"smarth/internal/webhdfs"
@@ -117,6 +118,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
 	tok := p.Str("delegation")
 	if tok == "" {
 		return webhdfs.Exception("SecurityException", "no delegation token: a datanode serves only the URL the namenode redirected to (start at the namenode)")
+	}
+	// A redirect token names the one operation and path it was issued
+	// for. The namenode checks that (and the signature) on every call;
+	// checking here too refuses what the namenode cannot tell apart
+	// (GETFILECHECKSUM and OPEN make the same calls).
+	if t, err := auth.PeekToken(tok); err == nil && t.Kind == auth.KindRedirect && (t.Op != op || t.Path != path) {
+		return webhdfs.Exception("SecurityException", fmt.Sprintf("the redirect token was issued for %s %s, not %s %s (start at the namenode)", t.Op, t.Path, op, path))
 	}
 	cfg := client.Config{NameNode: h.cfg.NameNode, Credential: tok, ClientHost: h.cfg.ClientHost, WriteMode: h.cfg.WriteMode,
 		TLS: h.cfg.TLS, Logger: h.log}

@@ -1,0 +1,108 @@
+package namenode
+
+import (
+	"context"
+	"slices"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"smarth/internal/namenode/namespace"
+)
+
+// Authorization in one place: every method the namenode serves, over gRPC
+// and the IPC transport alike (both run nn.interceptor), has a rule in
+// methodRules, checked before any handler runs. A method without one is
+// refused, so a method added to the protocol is served only once someone
+// decided who may call it (TestEveryMethodHasARule lists the ones
+// missing). The rule says who may call at all; what a call may touch
+// (paths, open files, blocks) is the handler's, by the namespace's
+// permission rules as the caller the interceptor established.
+
+// rule is who may call a method.
+type rule uint8
+
+const (
+	// ruleUser: any authenticated user (a credential in secure mode, the
+	// asserted name in simple mode); the handler checks what the call
+	// names as that user.
+	ruleUser rule = iota + 1
+	// ruleService: the cluster's services (the superuser, a member of the
+	// supergroup, or one of proxy_users): calls the resource manager
+	// makes for the whole cluster.
+	ruleService
+	// ruleDatanode: the datanode protocol, with proof of the cluster's
+	// datanode key whenever one is configured (always in secure mode).
+	ruleDatanode
+)
+
+const (
+	clientProtocol   = "/smarth.dfs.ClientProtocol/"
+	datanodeProtocol = "/smarth.dfs.DatanodeProtocol/"
+)
+
+// methodRules is the namenode's rule table, by full method name.
+var methodRules = func() map[string]rule {
+	m := map[string]rule{}
+	for _, name := range []string{
+		// namespace and file data: the handler checks paths
+		"Mkdirs", "Create", "GetBlockLocations", "GetFileInfo", "GetListing", "Delete", "Rename",
+		"SetReplication", "SetPermission", "SetOwner", "SetTimes", "SetQuota", "CreateSymlink",
+		"SetXAttr", "RemoveXAttr", "GetXAttrs", "ListXAttrs", "GetContentSummary",
+		"GetAclStatus", "ModifyAclEntries", "RemoveAclEntries", "RemoveDefaultAcl", "RemoveAcl", "SetAcl",
+		"AllowSnapshot", "DisallowSnapshot", "CreateSnapshot", "DeleteSnapshot", "RenameSnapshot",
+		"GetSnapshottableDirListing", "GetSnapshotDiffReport",
+		"SetStoragePolicy", "UnsetStoragePolicy", "GetStoragePolicy", "GetStoragePolicies",
+		"Append", "Truncate", "Concat",
+		// calls on an open file: fileForWriteLocked binds them to the
+		// user who opened it
+		"AddBlock", "Complete", "AbandonBlock", "GetAdditionalDatanode", "UpdateBlockForPipeline",
+		"UpdatePipeline", "RenewLease",
+		// cluster state every client reads, and its reports
+		"ReportBadBlocks", "GetDatanodeReport", "Fsck", "GetServerDefaults", "ClientHeartbeat", "GetSpeeds",
+		// the handler lets every user GET and only a superuser change it
+		"SetSafeMode",
+		// cache: pools and directives check the superuser and the pool's
+		// mode; CacheAccess the block's file
+		"AddCachePool", "RemoveCachePool", "ListCachePools", "AddCacheDirective", "RemoveCacheDirective",
+		"ListCacheDirectives", "GetCacheStats", "CacheAccess",
+	} {
+		m[clientProtocol+name] = ruleUser
+	}
+	m[clientProtocol+"JobCacheStatus"] = ruleService
+	for _, name := range []string{"RegisterDatanode", "SendHeartbeat", "BlockReport", "BlockReceivedAndDeleted",
+		"ReportBadBlocks", "CommitBlockSynchronization"} {
+		m[datanodeProtocol+name] = ruleDatanode
+	}
+	return m
+}()
+
+// authorize establishes the caller of method by its rule and returns ctx
+// carrying it.
+func (nn *NameNode) authorize(ctx context.Context, method string, req any) (context.Context, error) {
+	r, ok := methodRules[method]
+	if !ok {
+		return ctx, status.Errorf(codes.PermissionDenied, "%s: the namenode has no authorization rule for this method; refused", method)
+	}
+	if r == ruleDatanode {
+		md, _ := metadata.FromIncomingContext(ctx)
+		return ctx, nn.ident.authenticateDatanode(md, req)
+	}
+	ctx, err := nn.ident.authenticate(ctx, method, req)
+	if err != nil || r == ruleUser {
+		return ctx, err
+	}
+	if c := callerOf(ctx); !nn.ident.isService(c, nn.state.tree) {
+		return ctx, status.Errorf(codes.PermissionDenied, "%s: permission denied: user %s is not a service user (the namenode's superuser, a member of its supergroup, or one of its proxy_users)",
+			method[len(clientProtocol):], c.User)
+	}
+	return ctx, nil
+}
+
+// isService says whether c acts for the cluster's services: the superuser
+// (and supergroup) or a proxy user, as the resource manager and node
+// managers are.
+func (id *identity) isService(c namespace.Caller, t *namespace.Tree) bool {
+	return t.IsSuper(c) || slices.Contains(id.proxyUsers, c.User)
+}
