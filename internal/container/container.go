@@ -447,11 +447,12 @@ func (c *Container) Destroy() error {
 }
 
 // Explain adds the container's reason to a task's failure: the memory
-// limit, in YARN's words, when the kernel killed a process for it.
+// limit, in YARN's words, when the kernel killed a process for it. A
+// task whose commands ended well although the kernel killed one of their
+// processes for the limit (a shell that goes on after `big; cat`) fails
+// all the same: YARN kills the whole container once it is beyond its
+// limit, and output made without the killed process cannot be trusted.
 func (c *Container) Explain(err error) error {
-	if err == nil {
-		return nil
-	}
 	c.mu.Lock()
 	cg, pid := c.cg, 0
 	if len(c.pids) > 0 {
@@ -464,6 +465,9 @@ func (c *Container) Explain(err error) error {
 	oom, peak := cg.memoryEvents()
 	if oom <= 0 {
 		return err
+	}
+	if err == nil {
+		err = fmt.Errorf("the kernel killed %d of the task's processes for the memory limit, and its commands went on", oom)
 	}
 	return fmt.Errorf("Container [pid=%d,containerID=%s] is running beyond physical memory limits. Current usage: %s of %s physical memory used. Killing container. %w",
 		pid, c.spec.ID, humanBytes(cmp.Or(max(peak, 0), c.spec.MemoryBytes)), humanBytes(c.spec.MemoryBytes), err)

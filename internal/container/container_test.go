@@ -9,6 +9,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"slices"
+	"smarth/internal/testenv"
 	"strconv"
 	"strings"
 	"syscall"
@@ -197,12 +198,26 @@ func TestContainerOverMemoryLimitIsKilledAndSaysWhy(t *testing.T) {
 			t.Errorf("error %q lacks %q", msg, want)
 		}
 	}
-	// Control: a failure that is not the memory limit is left alone.
+	// Control: a failure that is not the memory limit is left alone, and
+	// so is a success.
 	c2 := l.New(Spec{ID: "attempt_1_m_000003_0", User: "alice", MemoryBytes: 32 << 20})
 	defer c2.Destroy()
 	_, err = run(t, c2, `exit 3`)
 	if got := c2.Explain(err); got != err {
 		t.Errorf("exit 3 explained as %v", got)
+	}
+	if _, err := run(t, c2, `true`); err != nil || c2.Explain(nil) != nil {
+		t.Errorf("a clean command: %v, explained as %v", err, c2.Explain(nil))
+	}
+	// A shell that goes on after the kernel killed its big process ends
+	// well; the task must fail for the limit all the same.
+	c3 := l.New(Spec{ID: "attempt_1_m_000005_0", User: "alice", MemoryBytes: 32 << 20})
+	defer c3.Destroy()
+	if out, err := run(t, c3, `head -c 200M /dev/zero | tail >/dev/null; exit 0`); err != nil {
+		t.Fatalf("the shell should end well after its pipeline was killed: %v %s", err, out)
+	}
+	if err := c3.Explain(nil); err == nil || !strings.Contains(err.Error(), "is running beyond physical memory limits") {
+		t.Errorf("a command that went on after an OOM kill explained as %v; want the memory limit", err)
 	}
 }
 
@@ -212,7 +227,7 @@ func TestContainerOverMemoryLimitIsKilledAndSaysWhy(t *testing.T) {
 func TestContainerDestroyKillsSetsidGrandchild(t *testing.T) {
 	needRoot(t)
 	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("no setsid")
+		testenv.Missing(t, "no setsid for the test")
 	}
 	l, _ := newLauncher(t, localPolicy("nobody"))
 	c := l.New(Spec{ID: "attempt_1_m_000004_0", User: "alice", MemoryBytes: 64 << 20})
