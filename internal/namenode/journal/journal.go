@@ -467,14 +467,32 @@ func (j *Journal) Roll() (uint64, error) {
 	if last+1 == j.segFirst {
 		return last, nil // nothing in this segment; keep it
 	}
+	// The next segment is made before the current one is closed: a file
+	// system out of space refuses it, and the log goes on in the current
+	// segment (the roll, a checkpoint's, is refused and tried again later)
+	// instead of being broken for good.
+	name := filepath.Join(j.dir, segmentName(last+1))
+	f, err := j.createSegment(name)
+	if err == nil {
+		if err = j.fs.SyncDir(j.dir); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		if errors.Is(err, syscall.ENOSPC) {
+			_ = j.fs.Remove(name) // empty: no record was written to it
+			return 0, fmt.Errorf("journal: no space left on the edit log's file system (%s) to start a new segment; the edit log goes on in the current one: %w", j.dir, err)
+		}
+		j.err = fmt.Errorf("journal: create %s: %w", name, err)
+		return 0, j.err
+	}
 	if err := j.seg.Close(); err != nil {
+		f.Close()
 		j.err = fmt.Errorf("journal: close segment: %w", err)
 		return 0, j.err
 	}
-	if err := j.openSegment(last + 1); err != nil {
-		j.err = err
-		return 0, err
-	}
+	j.seg, j.segFirst = f, last+1
+	j.segOff, j.segAlloc = 0, 0
 	return last, nil
 }
 

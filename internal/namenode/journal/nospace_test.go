@@ -80,3 +80,50 @@ func TestJournalOutOfSpaceHoldsRecordsUntilSpaceReturns(t *testing.T) {
 		})
 	}
 }
+
+// createRefusingFS refuses to create files with ENOSPC while refuse is
+// set, as a file system out of space (or inodes) does.
+type createRefusingFS struct {
+	FS
+	refuse bool
+}
+
+func (f *createRefusingFS) Create(name string) (File, error) {
+	if f.refuse {
+		return nil, &os.PathError{Op: "open", Path: name, Err: syscall.ENOSPC}
+	}
+	return f.FS.Create(name)
+}
+
+// A roll that cannot create the next segment for lack of space is refused
+// with an error naming the directory, and the edit log goes on in the
+// current segment: appends are still made durable, the journal is not
+// broken (Err stays nil), no empty segment is left behind, and a later
+// roll works. Before, the current segment was closed first and the failed
+// create broke the journal until a restart.
+func TestRollWithoutSpaceKeepsTheCurrentSegment(t *testing.T) {
+	fs := &createRefusingFS{FS: NewMemFS()}
+	j, _, _ := open(t, fs, "/edits")
+	format(t, j)
+	appendSync(t, j, "a")
+	fs.refuse = true
+	if _, err := j.Roll(); !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "/edits") {
+		t.Fatalf("Roll without space = %v, want ENOSPC naming /edits", err)
+	}
+	if j.Err() != nil {
+		t.Fatalf("Err() = %v after a refused roll: the journal must go on", j.Err())
+	}
+	appendSync(t, j, "b")
+	fs.refuse = false
+	if _, err := j.Roll(); err != nil {
+		t.Fatalf("Roll once space is back: %v", err)
+	}
+	appendSync(t, j, "c")
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, s, _ := open(t, fs, "/edits")
+	if got := s.all(); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("reopened log = %q, want a, b, c", got)
+	}
+}
