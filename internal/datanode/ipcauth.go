@@ -18,7 +18,15 @@ import (
 // requires), so only members of the cluster can reach into a replica. The
 // recovery primary sends the proof through rpcContext. Without a key (a
 // simple-mode cluster) the protocol stays open, as the namenode's does.
+//
+// It is the datanode's one authorization point for its RPC port, with its
+// rule table: interDatanodeMethods are the methods served (each needs the
+// datanode key), and any other method is refused, key or not, so a method
+// added later is served only once someone decided who may call it.
 func (d *DataNode) authorizePeer(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if !interDatanodeMethods[info.FullMethod] {
+		return nil, status.Errorf(codes.PermissionDenied, "%s: the datanode has no authorization rule for this method", info.FullMethod)
+	}
 	if d.dnKey == nil {
 		return handler(ctx, req)
 	}
@@ -33,4 +41,11 @@ func (d *DataNode) authorizePeer(ctx context.Context, req any, info *grpc.UnaryS
 	}
 	d.log.Debug("inter-datanode call", "method", info.FullMethod, "peer", peer)
 	return handler(ctx, req)
+}
+
+// interDatanodeMethods is the datanode's rule table: every method of its
+// RPC port, all under the datanode-key rule.
+var interDatanodeMethods = map[string]bool{
+	"/smarth.dfs.InterDatanodeProtocol/InitReplicaRecovery":        true,
+	"/smarth.dfs.InterDatanodeProtocol/UpdateReplicaUnderRecovery": true,
 }

@@ -73,3 +73,21 @@ func TestInterDatanodeNeedsDatanodeKey(t *testing.T) {
 		t.Fatalf("commit %v, want both replicas at %d bytes", c, 2*pkt)
 	}
 }
+
+// Every method the datanode's RPC port serves is in its rule table, and a
+// method that is not is refused before any handler, even without a key.
+func TestEveryDataNodeMethodHasARule(t *testing.T) {
+	for _, m := range dfspb.InterDatanodeProtocol_ServiceDesc.Methods {
+		name := "/" + dfspb.InterDatanodeProtocol_ServiceDesc.ServiceName + "/" + m.MethodName
+		if !interDatanodeMethods[name] {
+			t.Errorf("%s has no authorization rule", name)
+		}
+	}
+	d := &DataNode{}
+	called := false
+	_, err := d.authorizePeer(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/smarth.dfs.InterDatanodeProtocol/DeleteEverything"},
+		func(context.Context, any) (any, error) { called = true; return nil, nil })
+	if status.Code(err) != codes.PermissionDenied || called {
+		t.Fatalf("unlisted method: err %v, handler called %v; want PermissionDenied before the handler", err, called)
+	}
+}

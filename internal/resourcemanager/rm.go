@@ -177,7 +177,7 @@ func (rm *ResourceManager) Start() error {
 			return fmt.Errorf("http_addr: %w", err)
 		}
 	}
-	rm.grpcSrv = grpc.NewServer(pki.ServerOption(rm.srvTLS)...)
+	rm.grpcSrv = grpc.NewServer(append(pki.ServerOption(rm.srvTLS), grpc.UnaryInterceptor(rm.authorize))...)
 	mrpb.RegisterResourceManagerServer(rm.grpcSrv, rm)
 	rm.wg.Add(2)
 	go func() { defer rm.wg.Done(); rm.grpcSrv.Serve(rm.rpcLn) }()
