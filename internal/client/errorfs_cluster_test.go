@@ -9,12 +9,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
 	"smarth/internal/client"
 	"smarth/internal/datanode/store/vfs"
 	"smarth/internal/datanode/store/vfs/errorfs"
+	"smarth/internal/rpc/dfspb"
 	"smarth/internal/testcluster"
 )
 
@@ -131,33 +133,89 @@ func TestReadEIOMidBlockFailsOverAndReplicaIsReplaced(t *testing.T) {
 	waitReplaced(t, c, f, "/eio-mid", want, 2, bad)
 }
 
-// One datanode's disk fills up 1 MiB into a block it is writing (writes of
-// its block files past 1 MiB fail with ENOSPC): the pipeline recovers
-// without it, the file closes and reads back, and the namenode lists three
-// replicas, none on that datanode.
+// One datanode's disk fills up while it writes a block: from then on its
+// statfs shows no space and writes of its block files past 1 MiB fail with
+// ENOSPC. The pipeline recovers without it (the block's generation stamp
+// moves on from the one dn1's replica was started under), the file closes
+// and reads back, and the namenode lists three replicas, none on dn1,
+// which (below du_reserved) is chosen for no new block.
 func TestWriteENOSPCMidBlockPipelineRecovers(t *testing.T) {
 	c, disks := faultyCluster(t, testcluster.Options{DataNodes: 4, BlockSize: 4 << 20, Replication: 3})
 	f := c.Client(t)
 	ctx := context.Background()
-	full := disks[0].Add(errorfs.Rule{Ops: errorfs.OpWrite, Path: errorfs.Glob("blk_*[0-9]"), Err: syscall.ENOSPC, From: 1 << 20})
 	want := data(3<<20, 12)
-	// dn1 is in three pipelines out of four: write until one met its full disk.
+	head := 512 << 10
+
+	// Until the namenode puts dn1 in the pipeline (three of four nodes).
+	var w *client.FileWriter
 	var p string
-	for try := 0; full.Hits() == 0; try++ {
+	var gs0 uint64 // the generation stamp dn1's replica was started under
+	for try := 0; w == nil; try++ {
 		if try == 20 {
-			t.Fatal("20 files of 3 replicas among 4 datanodes and dn1 wrote none past 1 MiB")
+			t.Fatal("dn1 was left out of 20 pipelines of 3 among 4 datanodes")
 		}
 		p = fmt.Sprintf("/enospc-mid/f%d", try)
-		w, err := f.Create(ctx, p, client.CreateOptions{Replication: 3})
+		before := make([]map[string]int64, 4) // replicas left by aborted tries
+		for i := range before {
+			before[i] = rbwFiles(c.DataDir(i))
+		}
+		cand, err := f.Create(ctx, p, client.CreateOptions{Replication: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.Write(want); err != nil {
-			t.Fatalf("write of %s with dn1's disk full past 1 MiB: %v", p, err)
+		if _, err := cand.Write(want[:head]); err != nil {
+			t.Fatal(err)
 		}
-		if err := w.Close(); err != nil {
-			t.Fatalf("close of %s with dn1's disk full past 1 MiB: %v", p, err)
+		var in int
+		var onDN1 string
+		c.WaitFor(t, "the first 256 KiB of the new block on three datanodes", func() bool {
+			in, onDN1 = 0, ""
+			for i := range 4 {
+				for name, size := range rbwFiles(c.DataDir(i)) {
+					if _, old := before[i][name]; !old && size >= 256<<10 {
+						in++
+						if i == 0 {
+							onDN1 = name
+						}
+						break
+					}
+				}
+			}
+			return in == 3
+		})
+		if onDN1 == "" {
+			if err := cand.Abort(); err != nil {
+				t.Fatal(err)
+			}
+			continue
 		}
+		metas, _ := filepath.Glob(filepath.Join(c.DataDir(0), "rbw", onDN1+"_*.meta"))
+		if len(metas) != 1 {
+			t.Fatalf("dn1's replica %s being written has meta files %v, want one", onDN1, metas)
+		}
+		gs0, err = strconv.ParseUint(strings.TrimSuffix(metas[0][strings.LastIndex(metas[0], "_")+1:], ".meta"), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w = cand
+	}
+	full := disks[0].Add(errorfs.Rule{Ops: errorfs.OpWrite, Path: errorfs.Glob("blk_*[0-9]"), Err: syscall.ENOSPC, From: 1 << 20})
+	disks[0].Add(errorfs.Rule{Ops: errorfs.OpStatfs, Full: true})
+	if _, err := w.Write(want[head:]); err != nil {
+		t.Fatalf("write of %s with dn1's disk full past 1 MiB: %v", p, err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("close of %s with dn1's disk full past 1 MiB: %v", p, err)
+	}
+	if full.Hits() == 0 {
+		t.Fatal("dn1 was in the pipeline but never wrote past 1 MiB")
+	}
+	resp, err := f.Namenode().GetBlockLocations(ctx, &dfspb.GetBlockLocationsRequest{Path: p})
+	if err != nil || len(resp.GetLocations().GetBlocks()) != 1 {
+		t.Fatalf("locations of %s: %v, %v", p, resp, err)
+	}
+	if gs := resp.GetLocations().GetBlocks()[0].GetBlock().GetGenerationStamp(); gs <= gs0 {
+		t.Fatalf("%s's block has generation stamp %d, the one dn1's replica was started under: the pipeline was not recovered", p, gs)
 	}
 	if got, err := readAll(t, f, p); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("read %d bytes (err %v), want the %d written", len(got), err, len(want))
@@ -166,6 +224,16 @@ func TestWriteENOSPCMidBlockPipelineRecovers(t *testing.T) {
 		locs, err := f.BlockLocations(ctx, p, 0, int64(len(want)))
 		return err == nil && len(locs) == 1 && len(locs[0].Hosts) == 3 && !slices.Contains(locs[0].Hosts, "dn1")
 	})
+	// Full, dn1 takes no new block (a new client, which has not seen dn1 fail).
+	f2 := c.Client(t)
+	for i := range 3 {
+		q := fmt.Sprintf("/enospc-mid/after%d", i)
+		putFile(t, f2, q, data(100<<10, uint64(i)), 3)
+		locs, err := f.BlockLocations(ctx, q, 0, 100<<10)
+		if err != nil || len(locs) != 1 || slices.Contains(locs[0].Hosts, "dn1") {
+			t.Fatalf("%s placed on %v (%v) with dn1's disk full", q, locs, err)
+		}
+	}
 }
 
 // One datanode's disk silently flips a bit in what it reads back of one

@@ -74,6 +74,10 @@ type Rule struct {
 	// succeeds, with the byte at From XORed with 0x10 (a bit flip the disk
 	// did not notice). Err is ignored.
 	Flip bool
+	// Full, for Statfs, makes the call succeed and report no space
+	// available, as on a disk that filled up (pair it with ENOSPC on
+	// writes). Err is ignored.
+	Full bool
 }
 
 // Glob matches paths with filepath.Match: against the whole path if the
@@ -137,8 +141,8 @@ func Wrap(inner vfs.FS) *FS { return &FS{inner: inner} }
 
 // Add puts a rule in force.
 func (fs *FS) Add(r Rule) *Injected {
-	if r.Err == nil && !r.Flip {
-		panic("errorfs: a rule needs Err or Flip")
+	if r.Err == nil && !r.Flip && !r.Full {
+		panic("errorfs: a rule needs Err, Flip or Full")
 	}
 	in := &Injected{Rule: r, fs: fs}
 	fs.mu.Lock()
@@ -152,8 +156,8 @@ func (fs *FS) match(op Op, paths ...string) *Injected {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	for _, r := range fs.rules {
-		if r.Ops&op == 0 || (r.Flip && op != OpRead) {
-			continue // a flip only changes what a read returns
+		if r.Ops&op == 0 || (r.Flip && op != OpRead) || (r.Full && op != OpStatfs) {
+			continue // a flip only changes what a read returns, Full what statfs does
 		}
 		for _, p := range paths {
 			if r.Path == nil || r.Path(p) {
@@ -259,10 +263,16 @@ func (fs *FS) Truncate(name string, size int64) error {
 }
 
 func (fs *FS) Statfs(path string) (capacity, avail int64, err error) {
-	if err := fs.fail(OpStatfs, path); err != nil {
-		return 0, 0, err
+	r := fs.match(OpStatfs, path)
+	if r == nil {
+		return fs.inner.Statfs(path)
 	}
-	return fs.inner.Statfs(path)
+	r.hits.Add(1)
+	if !r.Full {
+		return 0, 0, &os.PathError{Op: OpStatfs.String(), Path: path, Err: r.Err}
+	}
+	capacity, _, err = fs.inner.Statfs(path)
+	return capacity, 0, err
 }
 
 // file faults the I/O calls of one open file. Rules are looked up on each

@@ -174,3 +174,24 @@ func TestOpenKinds(t *testing.T) {
 		t.Fatal("a wrapped file should give its descriptor")
 	}
 }
+
+func TestFullDiskStatfs(t *testing.T) {
+	fs, dir := newFS(t)
+	capacity, avail, err := fs.Statfs(dir)
+	if err != nil || capacity <= 0 || avail <= 0 {
+		t.Fatalf("statfs %s: %d, %d, %v", dir, capacity, avail, err)
+	}
+	in := fs.Add(Rule{Ops: OpStatfs | OpWrite, Path: Under(dir), Full: true})
+	c2, a2, err := fs.Statfs(dir)
+	if err != nil || c2 != capacity || a2 != 0 {
+		t.Fatalf("statfs of a full disk: %d, %d, %v; want %d, 0, nil", c2, a2, err, capacity)
+	}
+	// Full does not fault writes: pair it with an ENOSPC rule for that.
+	if err := vfs.WriteFile(fs, filepath.Join(dir, "f"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in.Remove()
+	if _, a3, _ := fs.Statfs(dir); a3 == 0 {
+		t.Fatal("statfs still reports the disk full after Remove")
+	}
+}
