@@ -8,11 +8,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"syscall"
 	"testing"
 
 	"smarth/internal/client"
+	"smarth/internal/datanode/store/vfs"
+	"smarth/internal/datanode/store/vfs/errorfs"
 	"smarth/internal/testcluster"
 )
 
@@ -21,19 +22,11 @@ import (
 // replica and returns the right bytes, the failing replica is verified,
 // reported, and the namenode has the block copied to the third datanode.
 func TestReadEIOFailsOverAndReplicaIsReplaced(t *testing.T) {
-	var failing atomic.Value // "<host>/blk_<id>" whose reads fail
-	failing.Store("")
-	var faults atomic.Int64
+	disks := make([]*errorfs.FS, 3)
 	c := testcluster.Start(t, testcluster.Options{DataNodes: 3, BlockSize: 1 << 20, Replication: 2,
-		FileFault: func(i int) func(op, path string) error {
-			host := testcluster.Hostname(i)
-			return func(op, path string) error {
-				if op == "read" && failing.Load() == host+"/"+filepath.Base(path) {
-					faults.Add(1)
-					return syscall.EIO
-				}
-				return nil
-			}
+		FS: func(i int) vfs.FS {
+			disks[i] = errorfs.Wrap(vfs.OS)
+			return disks[i]
 		}})
 	f := c.Client(t)
 	ctx := context.Background()
@@ -54,11 +47,12 @@ func TestReadEIOFailsOverAndReplicaIsReplaced(t *testing.T) {
 		t.Fatalf("locations %v, %v", locs, err)
 	}
 	blk, first, had := locs[0].BlockID, locs[0].Hosts[0], locs[0].Hosts
-	failing.Store(first + "/blk_" + strconv.FormatUint(blk, 10))
+	i, _ := strconv.Atoi(first[len("dn"):])
+	fault := disks[i-1].Add(errorfs.Rule{Ops: errorfs.OpOpenRead, Path: errorfs.Glob("blk_" + strconv.FormatUint(blk, 10)), Err: syscall.EIO})
 
 	// The reader orders equally close replicas as it likes: read until
 	// one read has tried the failing replica first.
-	for try := 0; faults.Load() == 0; try++ {
+	for try := 0; fault.Hits() == 0; try++ {
 		if try == 30 {
 			t.Fatalf("30 reads and none tried %s's replica", first)
 		}

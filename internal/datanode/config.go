@@ -13,6 +13,7 @@ import (
 	"smarth/internal/auth"
 	"smarth/internal/bytesize"
 	"smarth/internal/datanode/store"
+	"smarth/internal/datanode/store/vfs"
 	"smarth/internal/diskperm"
 	"smarth/internal/httpserver"
 	"smarth/internal/pki"
@@ -151,9 +152,9 @@ type Config struct {
 	// dfs.datanode.drop.cache.behind.writes.
 	DropCacheBehindWrites bool `yaml:"drop_cache_behind_writes"`
 
-	// FileFault, if set, injects disk faults into the block store (tests;
-	// store.Options.Fault).
-	FileFault func(op, path string) error `yaml:"-"`
+	// FS, if set, is the file system under the block store instead of the
+	// OS's (tests wrap it with vfs/errorfs to inject disk faults).
+	FS vfs.FS `yaml:"-"`
 
 	// Dial, if set, connects to other datanodes' data ports instead of a
 	// plain TCP dial (tests slow or cut links with it).

@@ -114,7 +114,7 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 			logger.Warn("data directory permissions not checked", "dir", dir, "err", err)
 		}
 	}
-	st, err := store.OpenVolumes(cfg.dataDirs(), store.Options{SyncOnClose: cfg.SyncOnClose, Reserve: reserve, VolumeChoice: cfg.VolumeChoosingPolicy, Fault: cfg.FileFault,
+	st, err := store.OpenVolumes(cfg.dataDirs(), store.Options{SyncOnClose: cfg.SyncOnClose, Reserve: reserve, VolumeChoice: cfg.VolumeChoosingPolicy, FS: cfg.FS,
 		Changed: func(id uint64) {
 			if k != nil { // nil only while the store loads, before anything can be cached
 				k.replicaChanged(id)

@@ -1,18 +1,20 @@
 package datanode
 
 import (
-	"os"
-
 	"golang.org/x/sys/unix"
 
 	"smarth/internal/datanode/store"
+	"smarth/internal/datanode/store/vfs"
 )
 
 // dropCache tells the kernel the file's pages in [off, off+n) are not
 // needed (n = 0: to the end of the file). Clean pages are dropped at once,
-// dirty ones are not; it is advice, so errors are ignored.
-func dropCache(f *os.File, off, n int64) {
-	_ = unix.Fadvise(int(f.Fd()), off, n, unix.FADV_DONTNEED)
+// dirty ones are not; it is advice, so errors are ignored, and a file
+// without a descriptor (none on the OS file system) is skipped.
+func dropCache(f vfs.File, off, n int64) {
+	if fd, ok := f.(vfs.Fder); ok {
+		_ = unix.Fadvise(int(fd.Fd()), off, n, unix.FADV_DONTNEED)
+	}
 }
 
 // dropBehindWrite, with drop_cache_behind_writes, writes a just finalized
@@ -31,8 +33,12 @@ func (d *DataNode) dropBehindWrite(r store.Replica) {
 			return // deleted or replaced meanwhile: nothing to drop
 		}
 		defer h.Close()
-		for _, f := range []*os.File{h.Data, h.Meta} {
-			if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		for _, f := range []vfs.File{h.Data, h.Meta} {
+			fd, ok := f.(vfs.Fder)
+			if !ok {
+				continue
+			}
+			if err := unix.Fdatasync(int(fd.Fd())); err != nil {
 				d.log.Debug("drop behind write: sync failed", "block", r.Name(), "file", f.Name(), "err", err)
 				continue
 			}

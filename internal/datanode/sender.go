@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"syscall"
 	"time"
 
 	"smarth/internal/datanode/store"
@@ -198,9 +199,22 @@ func (d *DataNode) serveRead(c net.Conn, op *dfspb.ReadBlockOp, src readSource) 
 	sent, err := src.stream(c)
 	if err != nil {
 		var ce *datatransfer.ChecksumError
+		if !errors.As(err, &ce) {
+			// The reader waits for packets that will not come (a bad
+			// packet, by contrast, went out and it sees the mismatch
+			// itself): hang up, so it fails over now rather than when
+			// the linger below runs out.
+			_ = c.Close()
+		}
 		if errors.As(err, &ce) || errors.Is(err, store.ErrCorrupt) {
 			d.metrics.checksumFailures.Inc()
 			d.scanner.corrupt(r, err)
+		} else if errors.Is(err, syscall.EIO) {
+			// The disk failed part way through (sendfile or a read of
+			// the block file): the reader fails over on its own, but
+			// the replica must be verified and, if the disk still
+			// cannot give it back, reported, as at open.
+			d.readFailed(r.BlockID, err)
 		} else if !isClosed(err) {
 			d.log.Debug("read ended early", "block", r.Name(), "client", op.GetClientName(), "sent", sent, "err", err)
 		}

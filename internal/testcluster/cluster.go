@@ -85,8 +85,8 @@ func (c *Cluster) startDataNode(i int) error {
 	if c.opts.Links != nil {
 		cfg.Dial = c.opts.Links.dialer(Hostname(i))
 	}
-	if c.opts.FileFault != nil {
-		cfg.FileFault = c.opts.FileFault(i)
+	if c.opts.FS != nil {
+		cfg.FS = c.opts.FS(i)
 	}
 	cliTLS, err := cfg.Wire.Client()
 	if err != nil {

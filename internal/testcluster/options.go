@@ -15,6 +15,7 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/client"
+	"smarth/internal/datanode/store/vfs"
 	"smarth/internal/pki"
 )
 
@@ -50,10 +51,10 @@ type Options struct {
 	DataNode    map[string]any
 	DataNodeFor func(i int) map[string]any
 
-	// FileFault, if set, gives datanode i (0-based) a disk-fault injector
-	// for its block store (datanode.Config.FileFault); in-process
-	// clusters only.
-	FileFault func(i int) func(op, path string) error
+	// FS, if set, gives datanode i (0-based) the file system under its
+	// block store (datanode.Config.FS), nil for the OS's: tests pass an
+	// errorfs wrapper to inject disk faults. In-process clusters only.
+	FS func(i int) vfs.FS
 
 	// Links, if set, shapes or cuts data-transfer links between the
 	// clients and datanodes and among datanodes (in-process clusters only).

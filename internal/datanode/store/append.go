@@ -1,9 +1,6 @@
 package store
 
-import (
-	"fmt"
-	"os"
-)
+import "fmt"
 
 // Append reopens a replica for a client appending to its block (HDFS's
 // FsDatasetImpl append and recoverAppend), under the new generation stamp
@@ -72,12 +69,12 @@ func (s *Store) CutRecovery(id, recoveryID uint64, newLength int64) (Replica, er
 func (s *Store) unfinalizeLocked(r *replica) error {
 	oldData, oldMeta, oldDir := r.dataPath(), r.metaPath(), r.dir
 	r.dir = r.vol.rbw
-	if err := os.Rename(oldData, r.dataPath()); err != nil {
+	if err := s.fs.Rename(oldData, r.dataPath()); err != nil {
 		r.dir = oldDir
 		return err
 	}
-	if err := os.Rename(oldMeta, r.metaPath()); err != nil {
-		_ = os.Rename(r.dataPath(), oldData)
+	if err := s.fs.Rename(oldMeta, r.metaPath()); err != nil {
+		_ = s.fs.Rename(r.dataPath(), oldData)
 		r.dir = oldDir
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"smarth/internal/datanode/store/vfs"
 	"smarth/internal/diskperm"
 )
 
@@ -66,9 +67,9 @@ func (s *Store) CopyRecovery(id, gs, recoveryID, newID uint64, newLength int64) 
 
 	nr := &replica{Replica: Replica{BlockID: newID, GS: recoveryID, Length: newLength, Visible: newLength,
 		State: Finalized, BytesPerChecksum: bpc}, vol: vol, dir: vol.tmp}
-	if err := copyPrefix(srcData, srcMeta, nr.dataPath(), nr.metaPath(), newLength, bpc, s.opts.SyncOnClose); err != nil {
-		_ = os.Remove(nr.dataPath())
-		_ = os.Remove(nr.metaPath())
+	if err := copyPrefix(s.fs, srcData, srcMeta, nr.dataPath(), nr.metaPath(), newLength, bpc, s.opts.SyncOnClose); err != nil {
+		_ = s.fs.Remove(nr.dataPath())
+		_ = s.fs.Remove(nr.metaPath())
 		return Replica{}, fmt.Errorf("copy of %s into %s: %w", name, nr.Name(), err)
 	}
 
@@ -76,8 +77,8 @@ func (s *Store) CopyRecovery(id, gs, recoveryID, newID uint64, newLength int64) 
 	defer s.mu.Unlock()
 	if old, ok := s.replicas[newID]; ok {
 		if old.writer != nil || old.State != Finalized {
-			_ = os.Remove(nr.dataPath())
-			_ = os.Remove(nr.metaPath())
+			_ = s.fs.Remove(nr.dataPath())
+			_ = s.fs.Remove(nr.metaPath())
 			return Replica{}, fmt.Errorf("%w: copy of %s: %s is %s here", ErrExists, name, old.Name(), old.State)
 		}
 		if err := s.removeLocked(old); err != nil {
@@ -85,13 +86,13 @@ func (s *Store) CopyRecovery(id, gs, recoveryID, newID uint64, newLength int64) 
 		}
 	}
 	if err := s.moveLocked(nr, vol.finalized); err != nil {
-		_ = os.Remove(nr.dataPath())
-		_ = os.Remove(nr.metaPath())
+		_ = s.fs.Remove(nr.dataPath())
+		_ = s.fs.Remove(nr.metaPath())
 		return Replica{}, fmt.Errorf("copy of %s into %s: %w", name, nr.Name(), err)
 	}
 	s.replicas[newID] = nr
 	if s.opts.SyncOnClose {
-		if err := syncDir(vol.finalized); err != nil {
+		if err := syncDir(s.fs, vol.finalized); err != nil {
 			return nr.Replica, fmt.Errorf("copy of %s: sync %s: %w", name, vol.finalized, err)
 		}
 	}
@@ -102,13 +103,13 @@ func (s *Store) CopyRecovery(id, gs, recoveryID, newID uint64, newLength int64) 
 // to dstData and dstMeta. A partial last chunk is checked against the
 // source's checksum of the whole chunk before its own is computed, so a
 // corrupt source is not blessed with a fresh checksum.
-func copyPrefix(srcData, srcMeta, dstData, dstMeta string, n int64, bpc int, sync bool) error {
-	sd, err := os.Open(srcData)
+func copyPrefix(fs vfs.FS, srcData, srcMeta, dstData, dstMeta string, n int64, bpc int, sync bool) error {
+	sd, err := fs.Open(srcData)
 	if err != nil {
 		return err
 	}
 	defer sd.Close()
-	sm, err := os.Open(srcMeta)
+	sm, err := fs.Open(srcMeta)
 	if err != nil {
 		return err
 	}
@@ -142,7 +143,7 @@ func copyPrefix(srcData, srcMeta, dstData, dstMeta string, n int64, bpc int, syn
 		lastSum = binary.BigEndian.AppendUint32(nil, crc32.Checksum(chunk[:partial], castagnoli))
 	}
 	write := func(dst string, from io.Reader, size int64, tail []byte) error {
-		f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, diskperm.File)
+		f, err := fs.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, diskperm.File)
 		if err != nil {
 			return err
 		}

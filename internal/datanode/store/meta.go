@@ -6,6 +6,8 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+
+	"smarth/internal/datanode/store/vfs"
 )
 
 const (
@@ -28,7 +30,7 @@ func encodeMetaHeader(bpc int) []byte {
 }
 
 // readMetaHeader returns the bytes per checksum of a meta file.
-func readMetaHeader(f *os.File) (int, error) {
+func readMetaHeader(f vfs.File) (int, error) {
 	var b [MetaHeaderLen]byte
 	if _, err := f.ReadAt(b[:], 0); err != nil {
 		if err == io.EOF {
@@ -56,18 +58,18 @@ func metaLen(n int64, bpc int) int64 { return MetaHeaderLen + chunkCount(n, bpc)
 
 // truncateReplica cuts the block file to n bytes and the meta file to match,
 // recomputing the checksum of a partial last chunk from the data.
-func truncateReplica(dataPath, metaPath string, n int64, bpc int) error {
-	if err := os.Truncate(dataPath, n); err != nil {
+func truncateReplica(fs vfs.FS, dataPath, metaPath string, n int64, bpc int) error {
+	if err := fs.Truncate(dataPath, n); err != nil {
 		return err
 	}
-	if err := os.Truncate(metaPath, metaLen(n, bpc)); err != nil {
+	if err := fs.Truncate(metaPath, metaLen(n, bpc)); err != nil {
 		return err
 	}
 	partial := n % int64(bpc)
 	if partial == 0 {
 		return nil
 	}
-	data, err := os.Open(dataPath)
+	data, err := fs.Open(dataPath)
 	if err != nil {
 		return err
 	}
@@ -76,7 +78,7 @@ func truncateReplica(dataPath, metaPath string, n int64, bpc int) error {
 	if _, err := data.ReadAt(buf, n-partial); err != nil {
 		return fmt.Errorf("reading last chunk of %s: %w", dataPath, err)
 	}
-	meta, err := os.OpenFile(metaPath, os.O_WRONLY, 0)
+	meta, err := fs.OpenFile(metaPath, os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}

@@ -6,15 +6,16 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
+
+	"smarth/internal/datanode/store/vfs"
 )
 
 // Handle is an open replica for reading. Its files stay valid even if the
 // replica is finalized (renamed) meanwhile.
 type Handle struct {
 	Replica          // as it was when opened; Visible bounds what may be read
-	Data    *os.File // the block file
-	Meta    *os.File // the meta file; chunk i's checksum is at MetaHeaderLen+4*i
+	Data    vfs.File // the block file (an *os.File on vfs.OS: sendfile works)
+	Meta    vfs.File // the meta file; chunk i's checksum is at MetaHeaderLen+4*i
 }
 
 // Close closes both files.
@@ -53,16 +54,11 @@ func (s *Store) Open(id, gs uint64) (*Handle, error) {
 	case r.Corrupt:
 		return nil, fmt.Errorf("%w: %s failed checksum verification and is not served", ErrCorrupt, r.Name())
 	}
-	if s.opts.Fault != nil {
-		if err := s.opts.Fault("read", r.dataPath()); err != nil {
-			return nil, &os.PathError{Op: "open", Path: r.dataPath(), Err: err}
-		}
-	}
-	data, err := os.Open(r.dataPath())
+	data, err := s.fs.Open(r.dataPath())
 	if err != nil {
 		return nil, err
 	}
-	meta, err := os.Open(r.metaPath())
+	meta, err := s.fs.Open(r.metaPath())
 	if err != nil {
 		data.Close()
 		return nil, err

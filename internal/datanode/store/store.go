@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"smarth/internal/datanode/store/vfs"
 	"smarth/internal/diskperm"
 )
 
@@ -107,11 +108,9 @@ type Options struct {
 	// VolumeChoice is the volume-choosing policy for new replicas:
 	// RoundRobin (default) or AvailableSpace.
 	VolumeChoice string
-	// Fault, if set, injects disk faults for tests (the idea of Pebble's
-	// errorfs): it is called with "read" and a replica's block file before
-	// the file is opened to be read, and an error it returns (say EIO) is
-	// what the open fails with.
-	Fault func(op, path string) error
+	// FS is the file system the store's files are on; default vfs.OS.
+	// Tests wrap it (vfs/errorfs) to inject disk faults.
+	FS vfs.FS
 }
 
 // Store is a datanode's replicas in one or more data directories
@@ -120,6 +119,7 @@ type Store struct {
 	dir  string // the first data directory
 	id   string
 	opts Options
+	fs   vfs.FS // opts.FS or vfs.OS
 
 	mu       sync.Mutex
 	replicas map[uint64]*replica // guarded by mu, as are the replicas' fields
@@ -143,18 +143,18 @@ func Open(dir string, opts Options) (*Store, error) {
 }
 
 // openVolume prepares one data directory's subdirectories.
-func openVolume(dir string) (*volume, error) {
+func openVolume(fs vfs.FS, dir string) (*volume, error) {
 	v := &volume{
 		dir:       dir,
 		finalized: filepath.Join(dir, "current", "finalized"),
 		rbw:       filepath.Join(dir, "rbw"),
 		tmp:       filepath.Join(dir, "tmp"),
 	}
-	if err := os.RemoveAll(v.tmp); err != nil {
+	if err := fs.RemoveAll(v.tmp); err != nil {
 		return nil, err
 	}
 	for _, d := range []string{v.finalized, v.rbw, v.tmp} {
-		if err := os.MkdirAll(d, diskperm.Dir); err != nil {
+		if err := fs.MkdirAll(d, diskperm.Dir); err != nil {
 			return nil, err
 		}
 	}
@@ -177,7 +177,7 @@ func (s *Store) Dir() string { return s.dir }
 
 // scan loads the replicas of one of v's directories.
 func (s *Store) scan(v *volume, dir string, state State) error {
-	entries, err := os.ReadDir(dir)
+	entries, err := s.fs.ReadDir(dir)
 	if err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func (s *Store) scan(v *volume, dir string, state State) error {
 		for id := range metas {
 			if !blocks[id] {
 				src := filepath.Join(v.rbw, fmt.Sprintf("blk_%d", id))
-				if os.Rename(src, filepath.Join(dir, fmt.Sprintf("blk_%d", id))) == nil {
+				if s.fs.Rename(src, filepath.Join(dir, fmt.Sprintf("blk_%d", id))) == nil {
 					blocks[id] = true
 				}
 			}
@@ -205,16 +205,16 @@ func (s *Store) scan(v *volume, dir string, state State) error {
 	for id, gss := range metas {
 		slices.Sort(gss)
 		for _, old := range gss[:len(gss)-1] {
-			_ = os.Remove(filepath.Join(dir, fmt.Sprintf("blk_%d_%d.meta", id, old)))
+			_ = s.fs.Remove(filepath.Join(dir, fmt.Sprintf("blk_%d_%d.meta", id, old)))
 		}
 		if !blocks[id] {
-			_ = os.Remove(filepath.Join(dir, fmt.Sprintf("blk_%d_%d.meta", id, gss[len(gss)-1])))
+			_ = s.fs.Remove(filepath.Join(dir, fmt.Sprintf("blk_%d_%d.meta", id, gss[len(gss)-1])))
 			continue
 		}
 		if _, dup := s.replicas[id]; dup {
 			// Finalized wins over a leftover RBW copy of the same block.
-			_ = os.Remove(filepath.Join(dir, fmt.Sprintf("blk_%d", id)))
-			_ = os.Remove(filepath.Join(dir, fmt.Sprintf("blk_%d_%d.meta", id, gss[len(gss)-1])))
+			_ = s.fs.Remove(filepath.Join(dir, fmt.Sprintf("blk_%d", id)))
+			_ = s.fs.Remove(filepath.Join(dir, fmt.Sprintf("blk_%d_%d.meta", id, gss[len(gss)-1])))
 			continue
 		}
 		r := &replica{Replica: Replica{BlockID: id, GS: gss[len(gss)-1], State: state}, vol: v, dir: dir}
@@ -225,7 +225,7 @@ func (s *Store) scan(v *volume, dir string, state State) error {
 	}
 	for id := range blocks {
 		if _, ok := metas[id]; !ok {
-			_ = os.Remove(filepath.Join(dir, fmt.Sprintf("blk_%d", id)))
+			_ = s.fs.Remove(filepath.Join(dir, fmt.Sprintf("blk_%d", id)))
 		}
 	}
 	return nil
@@ -233,7 +233,7 @@ func (s *Store) scan(v *volume, dir string, state State) error {
 
 // load fills in a scanned replica's length and checksum size.
 func (s *Store) load(r *replica) error {
-	meta, err := os.Open(r.metaPath())
+	meta, err := s.fs.Open(r.metaPath())
 	if err != nil {
 		return err
 	}
@@ -248,7 +248,7 @@ func (s *Store) load(r *replica) error {
 	if err != nil {
 		return err
 	}
-	di, err := os.Stat(r.dataPath())
+	di, err := s.fs.Stat(r.dataPath())
 	if err != nil {
 		return err
 	}
@@ -266,9 +266,9 @@ func (s *Store) load(r *replica) error {
 	n := min(size, chunks*int64(bpc))
 	if n > 0 {
 		last := (n - 1) / int64(bpc) * int64(bpc)
-		n = last + validPrefix(r.dataPath(), meta, last, n, bpc)
+		n = last + validPrefix(s.fs, r.dataPath(), meta, last, n, bpc)
 	}
-	if err := truncateReplica(r.dataPath(), r.metaPath(), n, bpc); err != nil {
+	if err := truncateReplica(s.fs, r.dataPath(), r.metaPath(), n, bpc); err != nil {
 		return err
 	}
 	r.Length, r.Visible = n, n
@@ -278,8 +278,8 @@ func (s *Store) load(r *replica) error {
 // validPrefix returns the longest prefix of the chunk [from, to) of a block
 // file that matches the chunk's stored checksum (0 if none): a crash can
 // leave more data than the checksum covers, or a torn chunk.
-func validPrefix(dataPath string, meta *os.File, from, to int64, bpc int) int64 {
-	f, err := os.Open(dataPath)
+func validPrefix(fs vfs.FS, dataPath string, meta vfs.File, from, to int64, bpc int) int64 {
+	f, err := fs.Open(dataPath)
 	if err != nil {
 		return 0
 	}

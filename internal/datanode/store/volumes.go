@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"smarth/internal/datanode/store/vfs"
 	"smarth/internal/diskperm"
 	"strings"
 	"syscall"
@@ -59,16 +60,19 @@ func OpenVolumes(dirs []string, opts Options) (*Store, error) {
 	if len(dirs) == 0 {
 		return nil, errors.New("no data directory")
 	}
-	s := &Store{dir: dirs[0], opts: opts, replicas: make(map[uint64]*replica)}
+	s := &Store{dir: dirs[0], opts: opts, fs: opts.FS, replicas: make(map[uint64]*replica)}
+	if s.fs == nil {
+		s.fs = vfs.OS
+	}
 	if s.opts.Remove == nil {
-		s.opts.Remove = os.Remove
+		s.opts.Remove = s.fs.Remove
 	}
 	if s.opts.VolumeChoice == "" {
 		s.opts.VolumeChoice = RoundRobin
 	}
 	var errs []error
 	for _, d := range dirs {
-		v, err := openVolume(d)
+		v, err := openVolume(s.fs, d)
 		if err != nil {
 			err = fmt.Errorf("data directory %s: %w", d, err)
 			errs = append(errs, err)
@@ -80,7 +84,7 @@ func OpenVolumes(dirs []string, opts Options) (*Store, error) {
 	if len(s.vols) == 0 {
 		return nil, errors.Join(errs...)
 	}
-	id, err := volumesID(s.vols)
+	id, err := volumesID(s.fs, s.vols)
 	if err != nil {
 		return nil, err
 	}
@@ -102,10 +106,10 @@ func OpenVolumes(dirs []string, opts Options) (*Store, error) {
 // one if none has any), written to those that lack it. Volumes of two
 // different datanodes are refused: their replicas would be reported under
 // the wrong node.
-func volumesID(vols []*volume) (string, error) {
+func volumesID(fs vfs.FS, vols []*volume) (string, error) {
 	id, from := "", ""
 	for _, v := range vols {
-		got, err := readID(v.dir)
+		got, err := readID(fs, v.dir)
 		if err != nil {
 			return "", err
 		}
@@ -121,8 +125,8 @@ func volumesID(vols []*volume) (string, error) {
 		id = newUUID()
 	}
 	for _, v := range vols {
-		if got, _ := readID(v.dir); got == "" {
-			if err := writeID(v.dir, id); err != nil {
+		if got, _ := readID(fs, v.dir); got == "" {
+			if err := writeID(fs, v.dir, id); err != nil {
 				return "", err
 			}
 		}
@@ -131,9 +135,9 @@ func volumesID(vols []*volume) (string, error) {
 }
 
 // readID reads dir's VERSION: "" if there is none.
-func readID(dir string) (string, error) {
+func readID(fs vfs.FS, dir string) (string, error) {
 	path := filepath.Join(dir, "VERSION")
-	b, err := os.ReadFile(path)
+	b, err := vfs.ReadFile(fs, path)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
@@ -147,14 +151,14 @@ func readID(dir string) (string, error) {
 	return v.DatanodeID, nil
 }
 
-func writeID(dir, id string) error {
+func writeID(fs vfs.FS, dir, id string) error {
 	path := filepath.Join(dir, "VERSION")
 	b, _ := json.Marshal(versionFile{LayoutVersion: 1, DatanodeID: id})
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), diskperm.File); err != nil {
+	if err := vfs.WriteFile(fs, tmp, append(b, '\n'), diskperm.File); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	return fs.Rename(tmp, path)
 }
 
 // Dirs lists the data directories in service.
@@ -206,7 +210,7 @@ func (s *Store) Usage() (Usage, error) {
 	u.Volumes = len(vols)
 	var errs []error
 	for _, v := range vols {
-		capacity, avail, err := statfs(v.dir)
+		capacity, avail, err := s.fs.Statfs(v.dir)
 		if err != nil {
 			errs = append(errs, err) // the volume check decides whether it failed
 			continue
@@ -220,16 +224,6 @@ func (s *Store) Usage() (Usage, error) {
 		return u, errors.Join(errs...)
 	}
 	return u, nil
-}
-
-// statfs is the size of dir's file system and the bytes available on it
-// to an unprivileged process.
-func statfs(dir string) (capacity, avail int64, err error) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return 0, 0, fmt.Errorf("statfs %s: %w", dir, err)
-	}
-	return int64(st.Blocks) * int64(st.Bsize), int64(st.Bavail) * int64(st.Bsize), nil
 }
 
 // chooseVolume picks the volume for a new replica among those whose free
@@ -249,7 +243,7 @@ func (s *Store) chooseVolume(name string) (*volume, error) {
 	room := make([]int64, len(vols))
 	var full []string
 	for i, v := range vols {
-		capacity, avail, err := statfs(v.dir)
+		capacity, avail, err := s.fs.Statfs(v.dir)
 		if err != nil {
 			full = append(full, err.Error())
 			continue
@@ -329,7 +323,7 @@ func (s *Store) CheckVolumes() (lost []Replica, failed []FailedVolume) {
 	s.mu.Unlock()
 	bad := map[*volume]error{}
 	for _, v := range vols {
-		if err := checkVolume(v); err != nil {
+		if err := checkVolume(s.fs, v); err != nil {
 			bad[v] = err
 		}
 	}
@@ -379,9 +373,9 @@ func cmpUint64(a, b uint64) int {
 }
 
 // checkVolume is HDFS's DiskChecker.checkDirWithDiskIo for one volume.
-func checkVolume(v *volume) error {
+func checkVolume(fs vfs.FS, v *volume) error {
 	for _, d := range []string{v.dir, v.finalized, v.rbw, v.tmp} {
-		fi, err := os.Stat(d)
+		fi, err := fs.Stat(d)
 		if err != nil {
 			return err
 		}
@@ -389,7 +383,7 @@ func checkVolume(v *volume) error {
 			return fmt.Errorf("%s is not a directory", d)
 		}
 	}
-	f, err := os.CreateTemp(v.tmp, "volume-check-")
+	f, err := fs.CreateTemp(v.tmp, "volume-check-")
 	if err != nil {
 		return noSpaceIsHealthy(err)
 	}
@@ -398,7 +392,7 @@ func checkVolume(v *volume) error {
 	if err == nil {
 		err = f.Sync()
 	}
-	err = errors.Join(err, f.Close(), os.Remove(name))
+	err = errors.Join(err, f.Close(), fs.Remove(name))
 	return noSpaceIsHealthy(err)
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"smarth/internal/bytesize"
+	"smarth/internal/datanode/store/vfs"
 	"smarth/internal/testfs"
 )
 
@@ -68,12 +69,12 @@ func TestVolumesRoundRobinAndReopen(t *testing.T) {
 			t.Fatalf("blk_%d read back wrong after reopen", id)
 		}
 	}
-	if other, _ := readID(dirs[1]); other != s.ID() {
+	if other, _ := readID(vfs.OS, dirs[1]); other != s.ID() {
 		t.Fatalf("second directory's VERSION has id %q, want %s", other, s.ID())
 	}
 	// A directory of another datanode is refused.
 	stranger := t.TempDir()
-	if err := writeID(stranger, "someone-else"); err != nil {
+	if err := writeID(vfs.OS, stranger, "someone-else"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := OpenVolumes([]string{dirs[0], stranger}, Options{}); err == nil || !strings.Contains(err.Error(), "someone-else") {

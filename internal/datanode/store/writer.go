@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"smarth/internal/datanode/store/vfs"
 	"smarth/internal/diskperm"
 )
 
@@ -18,8 +19,8 @@ import (
 type Writer struct {
 	s       *Store
 	r       *replica
-	data    *os.File
-	meta    *os.File
+	data    vfs.File
+	meta    vfs.File
 	bpc     int
 	length  int64  // bytes written; only the owning goroutine changes it
 	lastCRC uint32 // CRC of the partial last chunk when length%bpc != 0
@@ -77,11 +78,11 @@ func (s *Store) create(id, gs uint64, bpc int, temporary, transfer bool) (*Write
 		state, dir = Temporary, v.tmp
 	}
 	r := &replica{Replica: Replica{BlockID: id, GS: gs, State: state, BytesPerChecksum: bpc}, vol: v, dir: dir}
-	data, err := os.OpenFile(r.dataPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, diskperm.File)
+	data, err := s.fs.OpenFile(r.dataPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, diskperm.File)
 	if err != nil {
 		return nil, err
 	}
-	meta, err := os.OpenFile(r.metaPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, diskperm.File)
+	meta, err := s.fs.OpenFile(r.metaPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, diskperm.File)
 	if err == nil {
 		_, err = meta.Write(encodeMetaHeader(bpc))
 	}
@@ -145,18 +146,18 @@ func (s *Store) RecoverRBW(id, newGS uint64, length int64, bpc int) (*Writer, er
 // its end; a partial last chunk's checksum is read back so that the bytes
 // appended to that chunk extend it (see Write).
 func (s *Store) resumeLocked(r *replica, length int64, bpc int) (*Writer, error) {
-	data, err := os.OpenFile(r.dataPath(), os.O_WRONLY, 0)
+	data, err := s.fs.OpenFile(r.dataPath(), os.O_WRONLY, 0)
 	if err != nil {
 		return nil, err
 	}
-	meta, err := os.OpenFile(r.metaPath(), os.O_WRONLY, 0)
+	meta, err := s.fs.OpenFile(r.metaPath(), os.O_WRONLY, 0)
 	if err != nil {
 		data.Close()
 		return nil, err
 	}
 	w := &Writer{s: s, r: r, data: data, meta: meta, bpc: bpc, length: length, done: make(chan struct{})}
 	if partial := length % int64(bpc); partial != 0 {
-		w.lastCRC, err = readChecksum(r.metaPath(), (length-1)/int64(bpc))
+		w.lastCRC, err = readChecksum(s.fs, r.metaPath(), (length-1)/int64(bpc))
 		if err != nil {
 			data.Close()
 			meta.Close()
@@ -170,12 +171,12 @@ func (s *Store) resumeLocked(r *replica, length int64, bpc int) (*Writer, error)
 // retruncateLocked truncates r to length and renames its meta file to gs.
 func (s *Store) retruncateLocked(r *replica, length int64, gs uint64) error {
 	s.changedLocked(r)
-	if err := truncateReplica(r.dataPath(), r.metaPath(), length, r.BytesPerChecksum); err != nil {
+	if err := truncateReplica(s.fs, r.dataPath(), r.metaPath(), length, r.BytesPerChecksum); err != nil {
 		return err
 	}
 	if gs != r.GS {
 		newMeta := filepath.Join(r.dir, fmt.Sprintf("blk_%d_%d.meta", r.BlockID, gs))
-		if err := os.Rename(r.metaPath(), newMeta); err != nil {
+		if err := s.fs.Rename(r.metaPath(), newMeta); err != nil {
 			return err
 		}
 		r.GS = gs
@@ -184,8 +185,8 @@ func (s *Store) retruncateLocked(r *replica, length int64, gs uint64) error {
 	return nil
 }
 
-func readChecksum(metaPath string, chunk int64) (uint32, error) {
-	f, err := os.Open(metaPath)
+func readChecksum(fs vfs.FS, metaPath string, chunk int64) (uint32, error) {
+	f, err := fs.Open(metaPath)
 	if err != nil {
 		return 0, err
 	}
@@ -316,7 +317,7 @@ func (w *Writer) Finalize() (Replica, error) {
 	if s.opts.SyncOnClose {
 		// The files are finalized either way; an error here means the
 		// rename may not survive a crash, so the write must not be acked.
-		if err := syncDir(r.vol.finalized); err != nil {
+		if err := syncDir(s.fs, r.vol.finalized); err != nil {
 			return r.Replica, fmt.Errorf("%s: sync %s after finalize: %w", w.name(), r.vol.finalized, err)
 		}
 	}
@@ -371,7 +372,7 @@ func (w *Writer) markDone() { w.closeOnce.Do(func() { close(w.done) }) }
 
 func (w *Writer) closeFiles(sync bool) error {
 	var errs []error
-	for _, f := range []*os.File{w.data, w.meta} {
+	for _, f := range []vfs.File{w.data, w.meta} {
 		if sync {
 			if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
 				errs = append(errs, err)
@@ -385,8 +386,8 @@ func (w *Writer) closeFiles(sync bool) error {
 }
 
 // syncDir makes the renames into dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+func syncDir(fs vfs.FS, dir string) error {
+	d, err := fs.Open(dir)
 	if err != nil {
 		return err
 	}
@@ -402,12 +403,12 @@ func syncDir(dir string) error {
 func (s *Store) moveLocked(r *replica, dir string) error {
 	oldData, oldMeta, oldDir := r.dataPath(), r.metaPath(), r.dir
 	r.dir = dir
-	if err := os.Rename(oldMeta, r.metaPath()); err != nil {
+	if err := s.fs.Rename(oldMeta, r.metaPath()); err != nil {
 		r.dir = oldDir
 		return err
 	}
-	if err := os.Rename(oldData, r.dataPath()); err != nil {
-		_ = os.Rename(r.metaPath(), oldMeta)
+	if err := s.fs.Rename(oldData, r.dataPath()); err != nil {
+		_ = s.fs.Rename(r.metaPath(), oldMeta)
 		r.dir = oldDir
 		return err
 	}
