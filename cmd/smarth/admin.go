@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"smarth/internal/auth"
@@ -34,11 +33,7 @@ type adminConn struct {
 }
 
 func (a *adminConn) ctx(cmd *cobra.Command) (context.Context, context.CancelFunc) {
-	kv := []string{"smarth-user", a.user, "smarth-client", "smarth-admin"}
-	if a.cred != "" {
-		kv = append(kv, auth.MDCredential, a.cred)
-	}
-	ctx := metadata.AppendToOutgoingContext(cmd.Context(), kv...)
+	ctx := auth.Caller{User: a.user, Credential: a.cred, Client: "smarth-admin"}.Outgoing(cmd.Context())
 	return context.WithTimeout(ctx, 30*time.Second)
 }
 

@@ -19,8 +19,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/grpc/metadata"
-
 	"smarth/internal/auth"
 	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
@@ -219,13 +217,11 @@ func New(cfg Config) (*FileSystem, error) {
 	// Here, on New's copy, not in setDefaults: a Config passed on (a
 	// pool of per-user clients) must not get TLS wrapped twice.
 	cfg.Dial = pki.Dialer(cfg.TLS, cfg.Dial)
-	md := metadata.Pairs(auth.MDUser, cfg.User, "smarth-client", cfg.ClientName)
-	if cfg.Credential != "" {
-		md.Set(auth.MDCredential, cfg.Credential)
-		if u, _, _ := strings.Cut(cfg.Credential, ":"); u != cfg.User {
-			md.Set(auth.MDProxyUser, cfg.User)
-		}
+	caller := auth.Caller{User: cfg.User, Credential: cfg.Credential, Client: cfg.ClientName}
+	if u := auth.CredentialUser(cfg.Credential); cfg.Credential != "" && u != cfg.User {
+		caller.ProxyUser = cfg.User // act for the configured user (a proxy user's credential)
 	}
+	md := caller.MD()
 	var conn nnConn
 	var err error
 	reached := new(atomic.Bool)

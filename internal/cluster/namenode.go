@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
 
 	"smarth/internal/auth"
 	"smarth/internal/pki"
@@ -45,13 +44,9 @@ func (n *nameNode) callCtx(ctx context.Context) (context.Context, context.Cancel
 	if u, err := user.Current(); err == nil {
 		name = u.Username
 	}
-	kv := []string{auth.MDUser, name, "smarth-client", "smarth-cluster"}
 	// A secure namenode wants the launching user's credential, which Up
 	// wrote to their token file in the home (absent: a simple cluster).
-	if n.cred != "" {
-		kv = append(kv, auth.MDCredential, n.cred)
-	}
-	ctx = metadata.AppendToOutgoingContext(ctx, kv...)
+	ctx = auth.Caller{User: name, Credential: n.cred, Client: "smarth-cluster"}.Outgoing(ctx)
 	return context.WithTimeout(ctx, 5*time.Second)
 }
 

@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
 
 	"smarth/internal/datanode/memcache"
 	"smarth/internal/datanode/store"
@@ -373,11 +372,11 @@ func (d *DataNode) untrack(c net.Conn) {
 // caller's identity and, with a datanode key, the proof of membership.
 func (d *DataNode) rpcContext(timeout time.Duration) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(d.ctx, timeout)
-	kv := []string{auth.MDUser, d.user, "smarth-client", "datanode-" + d.store.ID()}
+	c := auth.Caller{User: d.user, Client: "datanode-" + d.store.ID()}
 	if d.dnKey != nil {
-		kv = append(kv, auth.MDDatanode, auth.DatanodeCredential(d.dnKey, d.store.ID()))
+		c.Datanode = auth.DatanodeCredential(d.dnKey, d.store.ID())
 	}
-	return metadata.AppendToOutgoingContext(ctx, kv...), cancel
+	return c.Outgoing(ctx), cancel
 }
 
 var errKilled = errors.New("datanode was killed")

@@ -21,7 +21,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"smarth/internal/auth"
@@ -96,7 +95,7 @@ type NodeManager struct {
 	// the user and, in secure mode, the credential that proves it, as a
 	// job client sends them (the resource manager accepts heartbeats only
 	// from its nodemanager_users).
-	rmAuth []string
+	rmAuth auth.Caller
 	// refusal is the resource manager's last refusal, logged once
 	// (heartbeat goroutine only).
 	refusal string
@@ -445,7 +444,7 @@ func (nm *NodeManager) heartbeat() {
 	req.FreeMapSlots, req.FreeReduceSlots = int32(max(0, nm.cfg.MapSlots-maps)), int32(max(0, nm.cfg.ReduceSlots-reduces))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	ctx = metadata.AppendToOutgoingContext(ctx, append([]string{"smarth-client", nm.nodeID}, nm.rmAuth...)...)
+	ctx = nm.rmCaller().Outgoing(ctx)
 	resp, err := nm.rm.Heartbeat(ctx, req)
 	cancel()
 	if err != nil {
@@ -666,7 +665,7 @@ const mapOutputsWait = time.Second
 func (l *locator) MapOutputs(ctx context.Context) ([]mapreduce.MapOutputRef, error) {
 	rctx, cancel := context.WithTimeout(ctx, mapOutputsWait+10*time.Second)
 	defer cancel()
-	rctx = metadata.AppendToOutgoingContext(rctx, append([]string{"smarth-client", l.nm.nodeID}, l.nm.rmAuth...)...)
+	rctx = l.nm.rmCaller().Outgoing(rctx)
 	resp, err := l.nm.rm.GetMapOutputs(rctx, &mrpb.GetMapOutputsRequest{JobId: l.jobID, AttemptId: l.attempt,
 		Known: l.known, WaitMs: int32(mapOutputsWait.Milliseconds())})
 	if err != nil {
@@ -722,21 +721,29 @@ func (f *fetcher) Fetch(ctx context.Context, ref mapreduce.MapOutputRef, reduce 
 // credential (token_file, else the client library's default token file;
 // its user must be one of the resource manager's nodemanager_users), in
 // simple mode the OS user's name.
-func rmCredential(cfg Config) ([]string, error) {
+func rmCredential(cfg Config) (auth.Caller, error) {
 	if cfg.Auth == auth.Simple {
 		if u, err := user.Current(); err == nil {
-			return []string{auth.MDUser, u.Username}, nil
+			return auth.Caller{User: u.Username}, nil
 		}
-		return nil, nil
+		return auth.Caller{}, nil
 	}
 	cred, err := auth.LoadCredential(cfg.TokenFile)
 	if err != nil {
-		return nil, fmt.Errorf("token_file: %w", err)
+		return auth.Caller{}, fmt.Errorf("token_file: %w", err)
 	}
 	if cred == "" {
 		// Only with FS or UserFS (tests): Validate requires a credential
 		// otherwise. A secure resource manager refuses the heartbeats.
-		return nil, nil
+		return auth.Caller{}, nil
 	}
-	return []string{auth.MDUser, auth.CredentialUser(cred), auth.MDCredential, cred}, nil
+	return auth.Caller{User: auth.CredentialUser(cred), Credential: cred}, nil
+}
+
+// rmCaller is the node manager on its calls to the resource manager,
+// named by its node id.
+func (nm *NodeManager) rmCaller() auth.Caller {
+	c := nm.rmAuth
+	c.Client = nm.nodeID
+	return c
 }

@@ -9,7 +9,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 
 	"smarth/internal/auth"
 	"smarth/internal/rpc/dfspb"
@@ -64,7 +63,7 @@ func (m *Manager) waitRegistered(ctx context.Context, s *State) error {
 // checkRegistered asks once; it returns why the cluster is not ready yet,
 // or done.
 func checkRegistered(ctx context.Context, rpc dfspb.ClientProtocolClient, t *topo.Topology, want []string, cred string) (string, bool) {
-	ctx = metadata.AppendToOutgoingContext(ctx, auth.MDCredential, cred, "smarth-client", "smarth-testbed")
+	ctx = auth.Caller{Credential: cred, Client: "smarth-testbed"}.Outgoing(ctx)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	r, err := rpc.GetDatanodeReport(ctx, &dfspb.GetDatanodeReportRequest{})

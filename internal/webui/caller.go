@@ -39,19 +39,18 @@ func OutgoingCaller(ctx context.Context, r *http.Request) context.Context {
 }
 
 func callerMD(r *http.Request) metadata.MD {
-	md := metadata.MD{}
+	var c auth.Caller
 	h := r.Header.Get("Authorization")
 	if cred, ok := strings.CutPrefix(h, "Bearer "); ok && cred != "" {
-		md.Set(auth.MDCredential, strings.TrimSpace(cred))
+		c.Credential = strings.TrimSpace(cred)
 	} else if _, pw, ok := r.BasicAuth(); ok && pw != "" {
-		md.Set(auth.MDCredential, strings.TrimSpace(pw))
+		c.Credential = strings.TrimSpace(pw)
 	}
-	u := r.URL.Query().Get("user.name")
-	if u == "" {
-		u = AnonymousUser
+	c.User = r.URL.Query().Get("user.name")
+	if c.User == "" {
+		c.User = AnonymousUser
 	}
-	md.Set(auth.MDUser, u)
-	return md
+	return c.MD()
 }
 
 // DenyCaller answers a request whose caller the daemon refused, by the

@@ -17,7 +17,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"smarth/internal/auth"
@@ -97,11 +96,7 @@ func (c *Client) FS() mapreduce.FS { return c.cfg.FS }
 
 func (c *Client) rpcCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.RPCTimeout)
-	kv := []string{auth.MDUser, c.cfg.User}
-	if c.cfg.Credential != "" {
-		kv = append(kv, auth.MDCredential, c.cfg.Credential)
-	}
-	return metadata.AppendToOutgoingContext(ctx, kv...), cancel
+	return auth.Caller{User: c.cfg.User, Credential: c.cfg.Credential}.Outgoing(ctx), cancel
 }
 
 // rpcErr turns a gRPC error into its message, naming the resource
