@@ -167,6 +167,11 @@ func TestAttackCacheRPCs(t *testing.T) {
 	if jobs := st.GetJobs(); len(jobs) != 1 || jobs[0].GetJobId() != "job_alice" {
 		t.Fatalf("jobs after bob's attempts: %v; want job_alice only", jobs)
 	}
+	// Other users' jobs are not listed to a user: the namenode cannot
+	// tell whose a job is, so it lists jobs to the services only.
+	if st, err := bob.cp.GetCacheStats(bob.ctx(), &dfspb.GetCacheStatsRequest{}); err != nil || len(st.GetJobs()) != 0 {
+		t.Fatalf("bob's cache stats: %v, jobs %v; want no jobs listed to a user", err, st.GetJobs())
+	}
 
 	for i := range maxCacheApps + 100 {
 		if _, err := alice.cp.CacheAccess(alice.ctx(), &dfspb.CacheAccessRequest{BlockId: blk, App: fmt.Sprintf("app-%d", i), Affinity: -1}); err != nil {

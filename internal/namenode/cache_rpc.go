@@ -232,5 +232,15 @@ func (s *clientRPC) JobCacheStatus(ctx context.Context, r *dfspb.JobCacheStatusR
 }
 
 func (s *clientRPC) GetCacheStats(ctx context.Context, r *dfspb.GetCacheStatsRequest) (*dfspb.GetCacheStatsResponse, error) {
-	return s.nn.cacheStats(), nil
+	st := s.nn.cacheStats()
+	// The running jobs (their ids and cached input) are the services'
+	// to see, as the resource manager shows a user only their own jobs;
+	// the namenode cannot tell whose a job is.
+	s.nn.mu.RLock()
+	service := s.nn.ident.isService(callerOf(ctx), s.nn.state.tree)
+	s.nn.mu.RUnlock()
+	if !service {
+		st.Jobs = nil
+	}
+	return st, nil
 }

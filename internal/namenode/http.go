@@ -125,6 +125,9 @@ func (nn *NameNode) statusData() statusData {
 	}
 	sort.Slice(d.Racks, func(i, j int) bool { return d.Racks[i].Name < d.Racks[j].Name })
 	d.Cache = cacheStatus(nn.cacheStats())
+	// The overview is public: no job ids (the resource manager shows a
+	// user their own jobs, with their cached input).
+	d.Cache.Jobs = nil
 	records := nn.speeds.Records("")
 	byNode := map[string][]float64{}
 	for _, r := range records {
