@@ -368,10 +368,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	r := &run{o: o, st: st, runCtx: ctx, rep: &Report{Dir: o.Dir, Seed: o.Seed, Ops: map[string]*OpCount{}},
 		files: map[int]*ackedFile{}, busy: map[int]bool{}}
 	if inj == nil {
-		inj = &Killer{Home: o.Home, Kinds: o.Kinds, MaxDown: o.MaxDown, Logf: r.logf}
+		inj = &Killer{Home: o.Home, Kinds: o.Kinds, MaxDown: o.MaxDown, Logf: r.logf, Warn: r.warn}
 	}
-	if p, ok := inj.(*Partitioner); ok && p.Logf == nil {
-		p.Logf = r.logf
+	if p, ok := inj.(*Partitioner); ok {
+		if p.Logf == nil {
+			p.Logf = r.logf
+		}
+		if p.Warn == nil {
+			p.Warn = r.warn
+		}
 	}
 	r.inj = inj
 	fsys, err := r.newClient("")

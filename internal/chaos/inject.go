@@ -38,6 +38,7 @@ type Killer struct {
 	Kinds   []string      // daemon kinds that may be killed
 	MaxDown time.Duration // longest outage before the restart (at least 200ms)
 	Logf    func(format string, a ...any)
+	Warn    func(format string, a ...any) // what the report lists as warnings
 }
 
 func (k *Killer) Inject(ctx context.Context, rng *rand.Rand) (Fault, error) {
@@ -93,7 +94,7 @@ func (k *Killer) Settle(ctx context.Context) error {
 	var hosts []string
 	for _, d := range st.Daemons {
 		if !d.Running() {
-			k.Logf("warning: %s was not running after the load; starting it", d.Name)
+			k.Warn("%s was not running after the load; starting it", d.Name)
 			if _, err := cluster.Start(ctx, d.Name, cluster.ControlOptions{Home: k.Home}); err != nil {
 				return fmt.Errorf("chaos: start %s for verification: %w", d.Name, err)
 			}

@@ -42,6 +42,7 @@ type Partitioner struct {
 	// during a cut; default a client of Cluster.
 	DataNodes func(ctx context.Context) ([]*dfspb.DatanodeInfo, error)
 	Logf      func(format string, a ...any) // default the run's progress lines
+	Warn      func(format string, a ...any) // default the run's report warnings
 }
 
 // report asks the namenode for its datanodes, through DataNodes or a
@@ -155,7 +156,7 @@ func (p *Partitioner) Settle(ctx context.Context) error {
 		return err
 	}
 	for _, c := range cuts {
-		p.Logf("warning: %s still cut after the load; healing it", c)
+		p.Warn("%s still cut after the load; healing it", c)
 		if err := p.Net.Heal(ctx, p.Testbed.Name, c); err != nil {
 			return err
 		}
