@@ -25,16 +25,7 @@ func TestBitFlipFoundByScannerAndReplaced(t *testing.T) {
 	f := c.Client(t)
 	ctx := context.Background()
 	want := data(1<<20, 42)
-	w, err := f.Create(ctx, "/flip", client.CreateOptions{Replication: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(want); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustPut(t, f, "/flip", want, client.CreateOptions{Replication: 2})
 	c.WaitReplication(t, "/flip", 2)
 	locs, err := f.BlockLocations(ctx, "/flip", 0, int64(len(want)))
 	if err != nil || len(locs) != 1 {

@@ -31,16 +31,7 @@ func TestReadEIOFailsOverAndReplicaIsReplaced(t *testing.T) {
 	f := c.Client(t)
 	ctx := context.Background()
 	want := data(1<<20-100, 5)
-	w, err := f.Create(ctx, "/eio", client.CreateOptions{Replication: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(want); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustPut(t, f, "/eio", want, client.CreateOptions{Replication: 2})
 	c.WaitReplication(t, "/eio", 2)
 	locs, err := f.BlockLocations(ctx, "/eio", 0, int64(len(want)))
 	if err != nil || len(locs) != 1 {

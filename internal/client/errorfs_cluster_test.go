@@ -42,20 +42,6 @@ func blockFile(id uint64) func(string) bool {
 	return errorfs.Glob("blk_" + strconv.FormatUint(id, 10))
 }
 
-func putFile(t *testing.T, f *client.FileSystem, p string, want []byte, repl int) {
-	t.Helper()
-	w, err := f.Create(context.Background(), p, client.CreateOptions{Replication: repl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(want); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func readAll(t *testing.T, f *client.FileSystem, p string) ([]byte, error) {
 	t.Helper()
 	r, err := f.Open(context.Background(), p)
@@ -110,7 +96,7 @@ func TestReadEIOMidBlockFailsOverAndReplicaIsReplaced(t *testing.T) {
 	f := c.Client(t)
 	ctx := context.Background()
 	want := data(1<<20-100, 11)
-	putFile(t, f, "/eio-mid", want, 2)
+	mustPut(t, f, "/eio-mid", want, client.CreateOptions{Replication: 2})
 	c.WaitReplication(t, "/eio-mid", 2)
 	locs, err := f.BlockLocations(ctx, "/eio-mid", 0, int64(len(want)))
 	if err != nil || len(locs) != 1 {
@@ -228,7 +214,7 @@ func TestWriteENOSPCMidBlockPipelineRecovers(t *testing.T) {
 	f2 := c.Client(t)
 	for i := range 3 {
 		q := fmt.Sprintf("/enospc-mid/after%d", i)
-		putFile(t, f2, q, data(100<<10, uint64(i)), 3)
+		mustPut(t, f2, q, data(100<<10, uint64(i)), client.CreateOptions{Replication: 3})
 		locs, err := f.BlockLocations(ctx, q, 0, 100<<10)
 		if err != nil || len(locs) != 1 || slices.Contains(locs[0].Hosts, "dn1") {
 			t.Fatalf("%s placed on %v (%v) with dn1's disk full", q, locs, err)
@@ -246,7 +232,7 @@ func TestReadBitFlipCaughtFailsOverAndReplicaIsReplaced(t *testing.T) {
 	f := c.Client(t)
 	ctx := context.Background()
 	want := data(1<<20, 13)
-	putFile(t, f, "/flip-read", want, 2)
+	mustPut(t, f, "/flip-read", want, client.CreateOptions{Replication: 2})
 	c.WaitReplication(t, "/flip-read", 2)
 	locs, err := f.BlockLocations(ctx, "/flip-read", 0, int64(len(want)))
 	if err != nil || len(locs) != 1 {
@@ -275,7 +261,7 @@ func TestBitFlipOnReadFoundByScanner(t *testing.T) {
 	f := c.Client(t)
 	ctx := context.Background()
 	want := data(1<<20, 14)
-	putFile(t, f, "/flip-scan", want, 2)
+	mustPut(t, f, "/flip-scan", want, client.CreateOptions{Replication: 2})
 	c.WaitReplication(t, "/flip-scan", 2)
 	locs, err := f.BlockLocations(ctx, "/flip-scan", 0, int64(len(want)))
 	if err != nil || len(locs) != 1 {
@@ -301,7 +287,6 @@ func TestVolumeEIOIsTakenOutAndReReplicated(t *testing.T) {
 			return map[string]any{"data_dir": "", "data_dirs": []string{a, b}, "failed_volumes_tolerated": 1, "disk_check_interval": "100ms"}
 		}})
 	f := c.Client(t)
-	ctx := context.Background()
 	const size = 2<<20 + 1000
 	paths := writeFiles(t, f, 6, size)
 	for _, p := range paths {
@@ -313,39 +298,7 @@ func TestVolumeEIOIsTakenOutAndReReplicated(t *testing.T) {
 	}
 	gone := disks[0].Add(errorfs.Rule{Ops: errorfs.OpAll, Path: errorfs.Under(b), Err: syscall.EIO})
 
-	var last string
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("last seen:%s", last)
-		}
-	})
-	c.WaitFor(t, "every replica of dn1's failed directory copied to a live one (two per block), and dn1 still listed for those of its other directory", func() bool {
-		nowOnA := finalizedIDs(t, a)
-		last = ""
-		ok := true
-		for _, p := range paths {
-			locs, err := f.BlockLocations(ctx, p, 0, size)
-			if err != nil {
-				last = err.Error()
-				return false
-			}
-			for _, l := range locs {
-				has := slices.Contains(l.Hosts, "dn1")
-				switch {
-				case len(l.Hosts) != 2:
-					last += fmt.Sprintf(" blk_%d on %v;", l.BlockID, l.Hosts)
-					ok = false
-				case onB[l.BlockID] && has && !nowOnA[l.BlockID]:
-					last += fmt.Sprintf(" blk_%d (lost with %s) still listed on dn1;", l.BlockID, b)
-					ok = false
-				case onA[l.BlockID] && !has:
-					last += fmt.Sprintf(" blk_%d of dn1's healthy directory not listed on dn1;", l.BlockID)
-					ok = false
-				}
-			}
-		}
-		return ok
-	})
+	waitVolumeReReplicated(t, c, f, paths, size, a, b, onA, onB)
 	if gone.Hits() == 0 {
 		t.Fatal("no operation met the failed directory")
 	}

@@ -99,41 +99,9 @@ func TestVolumeLossIsReReplicated(t *testing.T) {
 	if err := os.RemoveAll(b); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	// A lost replica may come back to dn1 itself (it has room in its
 	// other directory); then it must be a new copy there.
-	var last string
-	t.Cleanup(func() {
-		if t.Failed() {
-		}
-	})
-	c.WaitFor(t, "every replica of dn1's lost directory copied to a live one (two per block), and dn1 still holding those of its other directory", func() bool {
-		nowOnA := finalizedIDs(t, a)
-		last = ""
-		ok := true
-		for _, p := range paths {
-			locs, err := f.BlockLocations(ctx, p, 0, size)
-			if err != nil {
-				last = err.Error()
-				return false
-			}
-			for _, l := range locs {
-				has := slices.Contains(l.Hosts, "dn1")
-				switch {
-				case len(l.Hosts) != 2:
-					last += fmt.Sprintf(" blk_%d on %v;", l.BlockID, l.Hosts)
-					ok = false
-				case onB[l.BlockID] && has && !nowOnA[l.BlockID]:
-					last += fmt.Sprintf(" blk_%d (lost with %s) still listed on dn1;", l.BlockID, b)
-					ok = false
-				case onA[l.BlockID] && !has:
-					last += fmt.Sprintf(" blk_%d of dn1's healthy directory not listed on dn1;", l.BlockID)
-					ok = false
-				}
-			}
-		}
-		return ok
-	})
+	waitVolumeReReplicated(t, c, f, paths, size, a, b, onA, onB)
 	if err := c.DataNode(0).Stopped(); err != nil {
 		t.Fatalf("dn1 stopped with one failed directory tolerated: %v", err)
 	}
@@ -171,4 +139,46 @@ func TestVolumeLossBeyondToleranceStopsDataNode(t *testing.T) {
 		return err != nil
 	})
 	checkFiles(t, f, paths, size)
+}
+
+// waitVolumeReReplicated waits until every block of paths is listed on two
+// live replicas, none of those dn1 lost with its data directory b listed
+// on dn1 (unless copied back into a), and every replica in dn1's healthy
+// directory a still listed on dn1.
+func waitVolumeReReplicated(t *testing.T, c *testcluster.Cluster, f *client.FileSystem, paths []string, size int, a, b string, onA, onB map[uint64]bool) {
+	t.Helper()
+	ctx := context.Background()
+	var last string
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last seen:%s", last)
+		}
+	})
+	c.WaitFor(t, "every replica of dn1's lost directory copied to a live one (two per block), and dn1 still listed for those of its other directory", func() bool {
+		nowOnA := finalizedIDs(t, a)
+		last = ""
+		ok := true
+		for _, p := range paths {
+			locs, err := f.BlockLocations(ctx, p, 0, int64(size))
+			if err != nil {
+				last = err.Error()
+				return false
+			}
+			for _, l := range locs {
+				has := slices.Contains(l.Hosts, "dn1")
+				switch {
+				case len(l.Hosts) != 2:
+					last += fmt.Sprintf(" blk_%d on %v;", l.BlockID, l.Hosts)
+					ok = false
+				case onB[l.BlockID] && has && !nowOnA[l.BlockID]:
+					last += fmt.Sprintf(" blk_%d (lost with %s) still listed on dn1;", l.BlockID, b)
+					ok = false
+				case onA[l.BlockID] && !has:
+					last += fmt.Sprintf(" blk_%d of dn1's healthy directory not listed on dn1;", l.BlockID)
+					ok = false
+				}
+			}
+		}
+		return ok
+	})
 }
