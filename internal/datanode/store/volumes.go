@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -358,18 +359,8 @@ func (s *Store) CheckVolumes() (lost []Replica, failed []FailedVolume) {
 	for _, w := range writers {
 		w.abandon()
 	}
-	slices.SortFunc(lost, func(a, b Replica) int { return cmpUint64(a.BlockID, b.BlockID) })
+	slices.SortFunc(lost, func(a, b Replica) int { return cmp.Compare(a.BlockID, b.BlockID) })
 	return lost, failed
-}
-
-func cmpUint64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // checkVolume is HDFS's DiskChecker.checkDirWithDiskIo for one volume.
