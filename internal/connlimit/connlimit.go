@@ -118,11 +118,14 @@ func (g *Gate) release(host string) {
 // write fails), and the port keeps no TIME_WAIT state for a client that
 // reconnects in a loop.
 func (g *Gate) refuse(c net.Conn, why string, limit int64) {
+	// Counted before the close: a client that has seen its reset must
+	// find it in Refused (the count was once taken after, and a test
+	// reading it the moment its client failed saw one too few).
+	total := g.refused.Add(1)
 	if tc := tcpConn(c); tc != nil {
 		_ = tc.SetLinger(0)
 	}
 	c.Close()
-	total := g.refused.Add(1)
 	g.logMu.Lock()
 	defer g.logMu.Unlock()
 	if now := time.Now(); now.Sub(g.refusalLogged) >= refusalLogEvery {
