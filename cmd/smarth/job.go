@@ -110,9 +110,52 @@ func newJobRunCmd() *cobra.Command {
 			if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
 				return cmd.Help()
 			}
-			return runJob(cmd, args[0], args[1:])
+			app, rest, err := splitJobArgs(args)
+			if err != nil {
+				return err
+			}
+			return runJob(cmd, app, rest)
 		},
 	}
+}
+
+// runFlags are the flags every app takes, whether given before the app's
+// name or after it.
+type runFlags struct {
+	jobFlags
+	params     []string
+	noProgress bool
+	detach     bool
+	affinity   string
+}
+
+func (rf *runFlags) add(fs *pflag.FlagSet) {
+	rf.jobFlags.add(fs)
+	fs.BoolVar(&rf.noProgress, "no-progress", false, "do not draw a progress bar")
+	fs.BoolVar(&rf.detach, "detach", false, "submit, print the job ID and return (follow it with: smarth job status ID)")
+	fs.StringArrayVar(&rf.params, "param", nil, "app parameter k=v (repeatable)")
+	fs.StringVar(&rf.affinity, "cache-affinity", "", "the app's cache affinity in [0,1] sent with its cache accesses (default: the namenode's configured value)")
+}
+
+// splitJobArgs finds the app's name in `job run`'s arguments: the common
+// flags may come before it (`job run --detach wordcount --input ...`, as
+// `hadoop jar` takes its generic options first), the app's own flags only
+// after it. It returns the name and every other argument, in order.
+func splitJobArgs(args []string) (app string, rest []string, err error) {
+	fs := pflag.NewFlagSet("job run", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SetInterspersed(false) // stop at the app's name
+	var rf runFlags
+	rf.add(fs)
+	if err := fs.Parse(args); err != nil {
+		return "", nil, usageErr("job run: %v (an app's own flags go after its name: smarth job run APP [app flags])", err)
+	}
+	if fs.NArg() == 0 {
+		return "", nil, usageErr("job run: no app named (see `smarth job apps`)")
+	}
+	lead := args[:len(args)-fs.NArg()]
+	lead = lead[:len(lead):len(lead)] // appending must not write into args
+	return fs.Arg(0), append(lead, fs.Args()[1:]...), nil
 }
 
 // runJob parses the app's own flags (from its Params) and the common ones,
@@ -126,13 +169,8 @@ func runJob(cmd *cobra.Command, appName string, args []string) error {
 	}
 	fs := pflag.NewFlagSet("job run "+appName, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var jf jobFlags
-	jf.add(fs)
-	var extra []string
-	noProgress := fs.Bool("no-progress", false, "do not draw a progress bar")
-	detach := fs.Bool("detach", false, "submit, print the job ID and return (follow with `smarth job status`)")
-	fs.StringArrayVar(&extra, "param", nil, "app parameter k=v (repeatable)")
-	affinity := fs.String("cache-affinity", "", "the app's cache affinity in [0,1] sent with its cache accesses (default: the namenode's configured value)")
+	var rf runFlags
+	rf.add(fs)
 	vals := map[string]*string{}
 	for _, p := range app.Params() {
 		vals[p.Name] = fs.String(p.Name, p.Default, p.Help)
@@ -158,25 +196,25 @@ func runJob(cmd *cobra.Command, appName string, args []string) error {
 			params[name] = *v
 		}
 	}
-	for _, kv := range extra {
+	for _, kv := range rf.params {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			return usageErr("--param %q: want k=v", kv)
 		}
 		params[k] = v
 	}
-	if *affinity != "" {
-		if v, err := strconv.ParseFloat(*affinity, 64); err != nil || v < 0 || v > 1 {
-			return usageErr("--cache-affinity %q: want a number between 0 and 1", *affinity)
+	if rf.affinity != "" {
+		if v, err := strconv.ParseFloat(rf.affinity, 64); err != nil || v < 0 || v > 1 {
+			return usageErr("--cache-affinity %q: want a number between 0 and 1", rf.affinity)
 		}
-		params[mapreduce.ParamCacheAffinity] = *affinity
+		params[mapreduce.ParamCacheAffinity] = rf.affinity
 	}
 
-	if *detach {
-		return submitDetached(cmd, reg, jf, appName, params)
+	if rf.detach {
+		return submitDetached(cmd, reg, rf.jobFlags, appName, params)
 	}
-	bar := newJobBar(cmd.ErrOrStderr(), *noProgress)
-	jc, closeAll, err := jf.client(reg, true, bar.update)
+	bar := newJobBar(cmd.ErrOrStderr(), rf.noProgress)
+	jc, closeAll, err := rf.client(reg, true, bar.update)
 	if err != nil {
 		return err
 	}
