@@ -2,8 +2,10 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -99,13 +101,33 @@ func Run(ctx context.Context, w *Workload, opts Options) (*Result, error) {
 			}
 		}
 	}
+	if opts.Home != "" {
+		// A missing parent failed every combination's MkdirTemp, each
+		// logged and the run still "done"; say it once, before any cluster.
+		if fi, err := os.Stat(opts.Home); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("--home %s: no such directory", opts.Home)
+		} else if err != nil {
+			return nil, fmt.Errorf("--home %w", err)
+		} else if !fi.IsDir() {
+			return nil, fmt.Errorf("--home %s: not a directory", opts.Home)
+		}
+	}
 	res := &Result{Workload: w.Name, Labels: w.Labels()}
+	var failed []string
 	for _, c := range opts.Combos {
 		cr := runCombo(ctx, w, c, opts)
 		res.Combos = append(res.Combos, cr)
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
+		if cr.Error != "" {
+			failed = append(failed, c.Name+": "+cr.Error)
+		}
+	}
+	if len(failed) > 0 {
+		// The table still shows what ran; the exit status must not say
+		// a comparison with missing columns succeeded.
+		return res, fmt.Errorf("%d of %d combinations failed:\n  %s", len(failed), len(opts.Combos), strings.Join(failed, "\n  "))
 	}
 	return res, nil
 }
