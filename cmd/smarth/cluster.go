@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -117,10 +118,16 @@ they ran with; the flags that describe a new cluster are then ignored.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			st, err := cluster.Up(ctx, opts)
-			if err != nil {
+			switch {
+			case errors.Is(err, cluster.ErrRunning) && st != nil:
+				// Up is idempotent, as `systemctl start` is: a script
+				// that runs it twice must not fail the second time.
+				fmt.Fprintf(cmd.OutOrStdout(), "cluster already up in %s (every daemon runs; nothing started)\n", st.Home)
+			case err != nil:
 				return err
+			default:
+				fmt.Fprintf(cmd.OutOrStdout(), "\ncluster up in %s\n", st.Home)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "\ncluster up in %s\n", st.Home)
 			fmt.Fprintf(cmd.OutOrStdout(), "  namenode %s   web UI %s://%s/\n", st.NameNode, st.WebScheme(), st.NameNodeHTTP)
 			if st.ResourceManager != "" {
 				fmt.Fprintf(cmd.OutOrStdout(), "  resource manager %s\n", st.ResourceManager)
