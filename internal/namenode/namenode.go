@@ -257,13 +257,13 @@ func (nn *NameNode) Start() error {
 	nn.wg.Add(6)
 	go func() {
 		defer nn.wg.Done()
-		if err := nn.grpc.Serve(nn.rpcMux.GRPC()); err != nil {
+		if err := nn.grpc.Serve(nn.rpcMux.GRPC()); err != nil && !errors.Is(err, net.ErrClosed) { // closed: a clean stop
 			nn.logger.Error("rpc server stopped", "error", err)
 		}
 	}()
 	go func() {
 		defer nn.wg.Done()
-		if err := nn.ipc.Serve(nn.rpcMux.IPC()); err != nil {
+		if err := nn.ipc.Serve(nn.rpcMux.IPC()); err != nil && !errors.Is(err, net.ErrClosed) { // closed: a clean stop
 			nn.logger.Error("ipc server stopped", "error", err)
 		}
 	}()
