@@ -17,6 +17,9 @@ func DFS(c *client.FileSystem) FS { return dfs{c} }
 
 type dfs struct{ c *client.FileSystem }
 
+// Home is /user/USER, which relative job paths resolve against.
+func (d dfs) Home() string { return "/user/" + d.c.User() }
+
 func (d dfs) Create(ctx context.Context, p string, o CreateOptions) (io.WriteCloser, error) {
 	return d.c.Create(ctx, p, client.CreateOptions{Overwrite: o.Overwrite, Replication: o.Replication,
 		NoCreateParent: o.NoCreateParent})

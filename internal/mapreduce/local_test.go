@@ -23,7 +23,7 @@ func (wordCount) Description() string { return "test word count" }
 func (wordCount) Params() []Param     { return nil }
 func (w wordCount) Build(p map[string]string) (*Job, error) {
 	n, _ := strconv.Atoi(p["reduces"])
-	job := &Job{App: "wc", Params: p, Input: strings.Split(p["input"], ","), Output: p["output"], NumReduces: n,
+	job := &Job{App: "wc", Params: p, Input: SplitPaths(p["input"]), Output: p["output"], NumReduces: n,
 		NewMapper:   func() Mapper { return wcMapper{fail: w.failMap || p["fail"] == "1"} },
 		NewReducer:  func() Reducer { return sumReducer{} },
 		NewCombiner: func() Reducer { return sumReducer{} },
@@ -201,7 +201,7 @@ func TestLocalRunnerErrors(t *testing.T) {
 		want   string
 	}{
 		{"nope", nil, `unknown app "nope"`},
-		{"wc", map[string]string{"input": "/missing", "output": "/o1", "reduces": "1"}, "input path /missing does not exist"},
+		{"wc", map[string]string{"input": "/missing", "output": "/o1", "reduces": "1"}, "Input path does not exist: /missing"},
 		{"wc", map[string]string{"input": "/in", "output": "/exists", "reduces": "1"}, "output directory /exists already exists"},
 		{"wc", map[string]string{"input": "/in", "output": "/o2", "reduces": "1", "fail": "1"}, "map failed on purpose"},
 	}

@@ -31,7 +31,7 @@ func InputFiles(ctx context.Context, fsys FS, inputs []string) ([]FileInfo, erro
 		ents, err := fsys.List(ctx, in)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("input path %s does not exist: %w", in, fs.ErrNotExist)
+				return nil, inputMissing(in)
 			}
 			return nil, fmt.Errorf("input %s: %w", in, err)
 		}
@@ -224,3 +224,10 @@ func SplitKeyValue(line []byte) (key, value []byte) {
 	}
 	return line, nil
 }
+
+// inputMissing is Hadoop's FileInputFormat message for a missing input,
+// which scripts match; it is an fs.ErrNotExist.
+type inputMissing string
+
+func (e inputMissing) Error() string        { return "Input path does not exist: " + string(e) }
+func (e inputMissing) Is(target error) bool { return target == fs.ErrNotExist }

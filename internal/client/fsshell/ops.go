@@ -8,6 +8,7 @@ import (
 	"path"
 
 	"smarth/internal/client"
+	"smarth/internal/pathglob"
 )
 
 // Cat writes files to Out.
@@ -129,7 +130,7 @@ func (s *Shell) Mv(ctx context.Context, srcArgs []string, dstArg string) error {
 // pickArg is the arg that names p when there is a single one, so errors
 // say what the user typed; p otherwise.
 func pickArg(args []string, p string) string {
-	if len(args) == 1 && !hasGlob(args[0]) {
+	if len(args) == 1 && !pathglob.Has(args[0]) {
 		return args[0]
 	}
 	return p

@@ -2,7 +2,6 @@ package fsshell
 
 import (
 	"io/fs"
-	"slices"
 	"testing"
 )
 
@@ -31,27 +30,6 @@ func TestSplitURI(t *testing.T) {
 	}
 	if _, err := NameNodeOf([]string{"hdfs://a:1/x", "hdfs://b:1/y"}); err == nil {
 		t.Error("two namenodes accepted")
-	}
-}
-
-func TestExpandBraces(t *testing.T) {
-	cases := map[string][]string{
-		"/a/{x,y}/z":     {"/a/x/z", "/a/y/z"},
-		"/{a,b{1,2}}":    {"/a", "/b1", "/b2"},
-		"/{a/b,c}*":      {"/a/b*", "/c*"},
-		"/plain":         {"/plain"},
-		`/esc\{a,b\}`:    {`/esc\{a,b\}`},
-		"/open{a":        {`/open\{a`},
-		"/{x,x}":         {"/x"},
-		"/p-{1,2}-{a,b}": {"/p-1-a", "/p-1-b", "/p-2-a", "/p-2-b"},
-	}
-	for in, want := range cases {
-		if got := expandBraces(in); !slices.Equal(got, want) {
-			t.Errorf("expandBraces(%q) = %q, want %q", in, got, want)
-		}
-	}
-	if hasGlob(`/a\*b`) || !hasGlob("/a/*") || unescape(`/a\*b`) != "/a*b" {
-		t.Error("escaped glob characters")
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"smarth/internal/client"
+	"smarth/internal/pathglob"
 )
 
 // defaultNameNodePort is the port a URI without one means, as HDFS's
@@ -98,8 +99,8 @@ func (s *Shell) Expand(ctx context.Context, arg string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !hasGlob(p) {
-		return []string{unescape(p)}, nil
+	if !pathglob.Has(p) {
+		return []string{pathglob.Unescape(p)}, nil
 	}
 	matches, err := s.glob(ctx, p)
 	if err != nil {
@@ -172,7 +173,7 @@ func (s *Shell) eachPathOpt(ctx context.Context, cmd string, args []string, igno
 // shell error.
 func nameArg(err error, p, arg string) error {
 	var se *Error
-	if errors.As(err, &se) && se.Path == p && !hasGlob(arg) {
+	if errors.As(err, &se) && se.Path == p && !pathglob.Has(arg) {
 		c := *se
 		c.Path = arg
 		return &c

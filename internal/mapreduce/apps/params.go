@@ -139,13 +139,7 @@ func (p params) inputs() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out, nil
+	return mapreduce.SplitPaths(s), nil
 }
 
 // newJob starts a job for app with the common parameters: output always,

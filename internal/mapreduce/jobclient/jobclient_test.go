@@ -151,7 +151,7 @@ func TestErrorsBeforeSubmit(t *testing.T) {
 		t.Errorf("unknown app: %v", err)
 	}
 	if _, err := jc.Run(t.Context(), "lines", map[string]string{"input": "/missing", "output": "/o"}); err == nil ||
-		!strings.Contains(err.Error(), "input path /missing does not exist") {
+		!strings.Contains(err.Error(), "Input path does not exist: /missing") {
 		t.Errorf("missing input: %v", err)
 	}
 	if _, err := jc.Run(t.Context(), "lines", map[string]string{"input": "/in", "output": "/in"}); err == nil ||
