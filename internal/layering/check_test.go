@@ -20,6 +20,7 @@ func TestCheckCatches(t *testing.T) {
 			"internal/namenode/journal": {layer: "engine"},
 			"internal/datanode":         {layer: "engine"},
 			"internal/client":           {layer: "engine"},
+			"internal/client/fakedfs":   {layer: "harness"}, // a test double beside what it fakes: only tests import it
 			"internal/rpc/dfspb":        {layer: "wire"},
 			"internal/ipc":              {layer: "wire"},
 			"internal/placement":        {layer: "pure"},
@@ -33,6 +34,7 @@ func TestCheckCatches(t *testing.T) {
 			{path: "internal/namenode/journal"},
 			{path: "internal/datanode", imports: []string{"internal/rpc/dfspb"}, deps: []string{"internal/rpc/dfspb"}},
 			{path: "internal/client", imports: []string{"internal/rpc/dfspb"}, deps: []string{"internal/rpc/dfspb"}},
+			{path: "internal/client/fakedfs", imports: []string{"internal/rpc/dfspb"}, deps: []string{"internal/rpc/dfspb"}},
 			{path: "internal/rpc/dfspb"},
 			{path: "internal/ipc"},
 			{path: "internal/placement", imports: []string{"internal/topology"}, deps: []string{"internal/topology"}},
@@ -121,6 +123,11 @@ func TestCheckCatches(t *testing.T) {
 			imports(pkgs, "internal/cluster", "internal/datanode")
 			return top, pkgs
 		}, "internal/cluster depends on internal/datanode (through its imports), but must never depend on internal/datanode"},
+		{"a harness in an engine's folder", func(rows map[string]row, pkgs []pkg) ([]string, []pkg) {
+			rows["internal/namenode/journal/measure"] = row{layer: "harness"}
+			imports(pkgs, "cmd/smarth", "internal/namenode/journal/measure")
+			return top, append(pkgs, pkg{path: "internal/namenode/journal/measure"})
+		}, "internal/namenode/journal/measure (harness) sits in the folder of internal/namenode/journal (engine), a lower layer"},
 		{"the doc's layers differ from the test's", func(rows map[string]row, pkgs []pkg) ([]string, []pkg) {
 			return slices.DeleteFunc(slices.Clone(top), func(l string) bool { return l == "wire" }), pkgs
 		}, "docs/architecture.md's layer table lists"},

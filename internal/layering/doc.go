@@ -6,7 +6,8 @@
 // layers and the packages of its own layer its row names. It fails on any
 // other import, on a package without a row, on a row without a package and
 // on a listed import the code no longer makes, so the doc and the graph
-// are one source. Whatever the rows say, daemons never depend on each
+// are one source. Folders show layers: a package may not sit under the
+// folder of a lower layer's package unless only tests import it. Whatever the rows say, daemons never depend on each
 // other (they meet only through internal/rpc and internal/datatransfer),
 // the namenode never on the client, and neither the client, MapReduce nor
 // the process launchers on a daemon.

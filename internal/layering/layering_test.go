@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -129,6 +130,32 @@ func check(docLayers []string, rows map[string]row, pkgs []pkg) []error {
 				fail("%s:%d: %s lists %s as of its own layer, but it is in %s, not %s", docPath, r.line, p.path, q, rq.layer, r.layer)
 			case !slices.Contains(p.imports, q):
 				fail("%s:%d: %s lists %s as an import, but does not import it", docPath, r.line, p.path, q)
+			}
+		}
+	}
+
+	// Folders show layers: a package sits in the folder of a package of
+	// its own layer or a higher one, never under a lower one, so that a
+	// folder read as a unit (internal/tune, imported by the datanode)
+	// does not hold a harness. A test double or fault injector that only
+	// tests import may stay beside what it fakes.
+	imported := map[string]bool{}
+	for _, p := range pkgs {
+		for _, q := range p.imports {
+			imported[q] = true
+		}
+	}
+	for _, p := range pkgs {
+		r, ok := rows[p.path]
+		if !ok || !imported[p.path] {
+			continue
+		}
+		for dir := path.Dir(p.path); dir != "."; dir = path.Dir(dir) {
+			if rd, ok := rows[dir]; ok {
+				if rank[r.layer] > rank[rd.layer] {
+					fail("%s (%s) sits in the folder of %s (%s), a lower layer: move it under a folder of its own layer", p.path, r.layer, dir, rd.layer)
+				}
+				break
 			}
 		}
 	}
