@@ -15,7 +15,7 @@ import (
 	"smarth/internal/bench"
 	"smarth/internal/client"
 	"smarth/internal/cluster"
-	"smarth/internal/namenode"
+	"smarth/internal/heapfloor"
 )
 
 var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newBenchCmd()} })
@@ -332,7 +332,7 @@ SMARTH_RPC_TRANSPORT=grpc (bench/nn-transports.sh compares the two).`,
 			// 64 clients' RPC garbage over a small heap otherwise costs
 			// this process about a sixth of its CPU in collections, on the
 			// cores the namenode under test shares.
-			defer namenode.KeepHeapFloor(heap)()
+			defer heapfloor.Keep(heap)()
 			stopProfile, err := t.profile()
 			if err != nil {
 				return err

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"smarth/internal/datanode"
-	"smarth/internal/webhdfs/stream"
+	"smarth/internal/datanode/webhdfs"
 )
 
 var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newDatanodeCmd()} })
@@ -98,7 +98,7 @@ func runDatanode(cfg datanode.Config, log *slog.Logger, readyFile string) error 
 	if err != nil {
 		return err
 	}
-	cfg.WebHDFS = stream.New(stream.Config{NameNode: cfg.NameNode, ClientHost: cfg.Hostname, TLS: cliTLS, Logger: log.With("component", "webhdfs")})
+	cfg.WebHDFS = webhdfs.New(webhdfs.Config{NameNode: cfg.NameNode, ClientHost: cfg.Hostname, TLS: cliTLS, Logger: log.With("component", "webhdfs")})
 	dn, err := datanode.New(cfg, log)
 	if err != nil {
 		return err

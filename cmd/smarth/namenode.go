@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"smarth/internal/heapfloor"
 	"smarth/internal/namenode"
 )
 
@@ -93,7 +94,7 @@ func runNamenode(cfg namenode.Config, log *slog.Logger, readyFile string) error 
 		return err
 	}
 	// After New: the namespace load runs with the collector off.
-	defer namenode.KeepHeapFloor(cfg.HeapMin)()
+	defer heapfloor.Keep(cfg.HeapMin)()
 	if err := nn.Start(); err != nil {
 		nn.Close()
 		return err

@@ -13,11 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"smarth/internal/bench/tunemeasure"
 	"smarth/internal/cluster"
 	"smarth/internal/testbed"
 	"smarth/internal/tune"
 	"smarth/internal/tune/ga"
-	"smarth/internal/tune/measure"
 )
 
 var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newTuneCmd()} })
@@ -175,7 +175,7 @@ type gaFlags struct {
 
 // openTestbed is the testbed --testbed names, checked for a run (root,
 // tools), or nil for a local bench.
-func (f gaFlags) openTestbed(cmd *cobra.Command) (*measure.Testbed, error) {
+func (f gaFlags) openTestbed(cmd *cobra.Command) (*tunemeasure.Testbed, error) {
 	if f.testbed == "" {
 		return nil, nil
 	}
@@ -186,22 +186,22 @@ func (f gaFlags) openTestbed(cmd *cobra.Command) (*measure.Testbed, error) {
 	if err := m.Preflight(); err != nil {
 		return nil, err
 	}
-	return &measure.Testbed{Manager: m, Topology: f.testbed}, nil
+	return &tunemeasure.Testbed{Manager: m, Topology: f.testbed}, nil
 }
 
 // startBench starts the tuning bench of tune ga and tune ab, on bed or
 // locally, and returns it with the function that stops it (keeping the
 // transfer log with --keep-log).
-func (f gaFlags) startBench(ctx context.Context, cmd *cobra.Command, opts measure.Options, bed *measure.Testbed) (*measure.Bench, func(), error) {
-	var bench *measure.Bench
+func (f gaFlags) startBench(ctx context.Context, cmd *cobra.Command, opts tunemeasure.Options, bed *tunemeasure.Testbed) (*tunemeasure.Bench, func(), error) {
+	var bench *tunemeasure.Bench
 	var err error
 	if bed != nil {
-		var pair measure.Pair
-		if bench, pair, err = measure.StartTestbed(ctx, opts, *bed); err != nil {
+		var pair tunemeasure.Pair
+		if bench, pair, err = tunemeasure.StartTestbed(ctx, opts, *bed); err != nil {
 			return nil, nil, err
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "testbed %s: client %s -> datanode %s, link %s\n", f.testbed, pair.Client.Name, pair.DataNode.Name, pair.Link)
-	} else if bench, err = measure.Start(ctx, opts); err != nil {
+	} else if bench, err = tunemeasure.Start(ctx, opts); err != nil {
 		return nil, nil, err
 	}
 	return bench, func() {
@@ -240,7 +240,7 @@ the host's.`,
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.profile, "profile", "", "transmission profile SIZE,PACKET, e.g. 64MiB,64KiB (required)")
-	fl.StringVar(&f.space, "space", "socket", "search space: "+strings.Join(measure.Spaces(), ", "))
+	fl.StringVar(&f.space, "space", "socket", "search space: "+strings.Join(tunemeasure.Spaces(), ", "))
 	fl.IntVar(&f.population, "population", 50, "individuals per generation")
 	fl.IntVar(&f.generations, "generations", 100, "generations")
 	fl.Float64Var(&f.mutation, "mutation", 0.2, "probability that a child's gene is redrawn")
@@ -267,14 +267,14 @@ func runTuneGA(cmd *cobra.Command, f gaFlags) error {
 	if err != nil {
 		return usageErr("--profile: %v", err)
 	}
-	if _, err := measure.NewSpace(f.space, tune.LocalHost()); err != nil {
+	if _, err := tunemeasure.NewSpace(f.space, tune.LocalHost()); err != nil {
 		return usageErr("--space: %v", err)
 	}
 	if f.space == "sysctl" && !f.sysctl {
 		return usageErr("--space sysctl changes host-wide settings: add --sysctl to allow it")
 	}
 	out := cmd.OutOrStdout()
-	opts := measure.Options{Size: size, PacketSize: packet, Repeats: f.repeats, Out: out}
+	opts := tunemeasure.Options{Size: size, PacketSize: packet, Repeats: f.repeats, Out: out}
 	bed, err := f.openTestbed(cmd)
 	if err != nil {
 		return err
@@ -300,13 +300,13 @@ func runTuneGA(cmd *cobra.Command, f gaFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(out, "load average at start: %s\n", measure.LoadAvg())
+	fmt.Fprintf(out, "load average at start: %s\n", tunemeasure.LoadAvg())
 	bench, closeBench, err := f.startBench(ctx, cmd, opts, bed)
 	if err != nil {
 		return err
 	}
 	defer closeBench()
-	o, err := measure.RunGA(ctx, bench, measure.GAOptions{
+	o, err := tunemeasure.RunGA(ctx, bench, tunemeasure.GAOptions{
 		Space: f.space, Budget: f.budget, ABRuns: f.abRuns, Host: tune.LocalHost(), Out: out, Testbed: bed != nil,
 		GA: ga.Options{Population: f.population, Generations: f.generations, Mutation: f.mutation, Crossover: f.crossover,
 			CrossoverKind: f.crossKind, Selection: f.selection, TournamentSize: f.tournament, Elites: f.elites,
@@ -318,16 +318,16 @@ func runTuneGA(cmd *cobra.Command, f gaFlags) error {
 	return printOutcome(out, o)
 }
 
-func printOutcome(out interface{ Write([]byte) (int, error) }, o measure.Outcome) error {
+func printOutcome(out interface{ Write([]byte) (int, error) }, o tunemeasure.Outcome) error {
 	fmt.Fprintln(out, "top genomes (median Mbps, samples):")
 	for i, s := range o.Result.Measured[:min(5, len(o.Result.Measured))] {
 		fmt.Fprintf(out, "  %d. %8.1f  n=%d  %s\n", i+1, s.Fitness, len(s.Samples), o.Space.Describe(s.Genome))
 	}
 	if o.Default.Verdict != "" {
-		measure.WriteVerdict(out, o.Default)
+		tunemeasure.WriteVerdict(out, o.Default)
 	}
 	if o.Baseline.Verdict != "" {
-		measure.WriteVerdict(out, o.Baseline)
+		tunemeasure.WriteVerdict(out, o.Baseline)
 	}
 	if o.Win {
 		fmt.Fprintf(out, "result: %s beats the default and the baseline\n", o.Best)
@@ -417,10 +417,10 @@ with the statistics of 'smarth bench ab' (median speedup, Hodges-Lehmann
 				return usageErr("--ab-runs %d: want at least 6 rounds", f.abRuns)
 			}
 			out := cmd.OutOrStdout()
-			opts := measure.Options{Size: size, PacketSize: packet, Repeats: f.repeats, Out: out}
+			opts := tunemeasure.Options{Size: size, PacketSize: packet, Repeats: f.repeats, Out: out}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			fmt.Fprintf(out, "load average at start: %s\n", measure.LoadAvg())
+			fmt.Fprintf(out, "load average at start: %s\n", tunemeasure.LoadAvg())
 			bed, err := f.openTestbed(cmd)
 			if err != nil {
 				return err
@@ -430,12 +430,12 @@ with the statistics of 'smarth bench ab' (median speedup, Hodges-Lehmann
 				return err
 			}
 			defer closeBench()
-			res, err := measure.Confirm(ctx, bench, pa, pb, f.abRuns, out)
+			res, err := tunemeasure.Confirm(ctx, bench, pa, pb, f.abRuns, out)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "done, load %s\n", measure.LoadAvg())
-			measure.WriteVerdict(out, res)
+			fmt.Fprintf(out, "done, load %s\n", tunemeasure.LoadAvg())
+			tunemeasure.WriteVerdict(out, res)
 			return nil
 		},
 	}

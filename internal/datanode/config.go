@@ -161,8 +161,9 @@ type Config struct {
 	Dial func(ctx context.Context, addr string) (net.Conn, error) `yaml:"-"`
 
 	// WebHDFS, if set, serves /webhdfs/v1/ on http_addr: the datanode side
-	// of WebHDFS (package webhdfs/stream), which the launcher builds because
-	// it moves bytes with the client library the datanode must not import.
+	// of WebHDFS (package datanode/webhdfs), which the launcher builds
+	// because it moves bytes with the client library this package must not
+	// import.
 	WebHDFS http.Handler `yaml:"-"`
 }
 

@@ -21,7 +21,7 @@ import (
 // here, straight from the replica store (or the memory cache), with the
 // same access check the data port makes.
 
-// LocalReplicas is what the WebHDFS handler (package webhdfs/stream, which
+// LocalReplicas is what the WebHDFS handler (package datanode/webhdfs, which
 // the datanode cannot import) uses to read replicas held by this node. A
 // handler mounted as Config.WebHDFS that has a UseLocalReplicas method is
 // given the datanode when it starts.

@@ -155,7 +155,7 @@ type Config struct {
 	// HeapMin is how far (bytes) the heap may grow before the garbage
 	// collector runs, as the JVM's -Xms for HDFS's NameNode: a small
 	// namespace under many RPCs is then not collected dozens of times a
-	// second (KeepHeapFloor). Above it GOGC paces. 0: Go's default pacing.
+	// second (internal/heapfloor). Above it GOGC paces. 0: Go's default pacing.
 	HeapMin int64 `yaml:"heap_min"`
 
 	// In-memory caching (seed 003). CachePolicy is a name in

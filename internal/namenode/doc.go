@@ -31,11 +31,15 @@
 //     namespace edits (cachedirs.go, cache_admin.go).
 //
 // The RPC contract is internal/rpc/dfspb (ClientProtocol and
-// DatanodeProtocol on one gRPC port); the caller's identity is the gRPC
-// metadata key "smarth-user" ("smarth" when missing), with optional
-// comma-separated "smarth-groups" (default: a group named like the user).
-// The HTTP port serves a status page at / and Prometheus metrics at
-// /metrics.
+// DatanodeProtocol on one port, over gRPC and internal/ipc). identity.go
+// establishes the caller (docs/security.md): in secure mode the signed
+// credential under metadata key "smarth-auth" names the user, in simple
+// mode the asserted "smarth-user" is trusted ("smarth" when missing), as
+// Hadoop's simple auth; a proxy user may act for another
+// ("smarth-proxy-user"). Groups are resolved here, never taken from the
+// caller: the config's groups table, else the user's OS groups on the
+// namenode's host, else none. The HTTP port serves the console, WebHDFS,
+// /healthz, /conf and Prometheus metrics at /metrics.
 //
 // It leaves to others: storing bytes (datanode), pipelines and retries
 // (client), and starting processes (cmd/smarth, cluster launcher).

@@ -195,7 +195,7 @@ func (a *webAuth) fromDatanode(id, peer string) bool {
 }
 
 // redirectCalls are the ClientProtocol calls the datanode's client makes
-// for each redirected operation (internal/webhdfs/stream). Calls naming
+// for each redirected operation (internal/datanode/webhdfs). Calls naming
 // a block or a lease rather than a path are bound to the writer's user by
 // fileForWriteLocked.
 var redirectCalls = func() map[string]map[string]bool {

@@ -23,10 +23,11 @@ type Identify func(ctx context.Context) (string, error)
 // mdUser is the metadata key clients put their user name in.
 const mdUser = "smarth-user"
 
-// AssertedUser is Hadoop's simple mode: the caller is whoever the
-// "smarth-user" metadata names. It is the only mode the RPC layer has
-// until authenticated identities exist; a deployment that must not trust
-// its network sets Config.Identify to an authenticating one.
+// AssertedUser is Hadoop's simple mode (auth: simple): the caller is
+// whoever the "smarth-user" metadata names, so it suits only a network
+// whose every caller is trusted. Secure mode, the default, uses
+// VerifiedUser instead (New picks by Config.Auth unless Config.Identify is
+// set).
 func AssertedUser(ctx context.Context) (string, error) {
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
 		if u := md.Get(mdUser); len(u) > 0 && u[0] != "" {

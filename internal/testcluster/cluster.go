@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"smarth/internal/datanode"
+	"smarth/internal/datanode/webhdfs"
 	"smarth/internal/namenode"
-	"smarth/internal/webhdfs/stream"
 )
 
 // Cluster is an in-process test cluster: one namenode and N datanodes as
@@ -92,7 +92,7 @@ func (c *Cluster) startDataNode(i int) error {
 	if err != nil {
 		return fmt.Errorf("testcluster: %s tls: %w", Hostname(i), err)
 	}
-	cfg.WebHDFS = stream.New(stream.Config{NameNode: c.NameNodeAddr(), ClientHost: Hostname(i), TLS: cliTLS, Logger: c.logs.logger(Hostname(i) + "-webhdfs")})
+	cfg.WebHDFS = webhdfs.New(webhdfs.Config{NameNode: c.NameNodeAddr(), ClientHost: Hostname(i), TLS: cliTLS, Logger: c.logs.logger(Hostname(i) + "-webhdfs")})
 	c.mu.Lock()
 	c.restarts[i]++
 	name := Hostname(i)

@@ -4,7 +4,8 @@
 // data socket and read back, host-wide sysctls with a crash-safe revert
 // file, the datanode's per-block transfer log, and the report over it.
 // The genetic algorithm itself is the pure package internal/tune/ga; the
-// fitness measurement on a real cluster is internal/tune/measure.
+// fitness measurement on a real cluster is internal/bench/tunemeasure, a
+// harness above the daemons that this library must not depend on.
 //
 // What it decides:
 //
@@ -38,6 +39,6 @@
 //     record's xceivers count lets a reader check.
 //
 // What it leaves to others: when to apply (the datanode, on each data
-// connection), what to measure (measure), the statistics of an A/B
-// comparison (internal/bench/ab when present).
+// connection), what to measure (internal/bench/tunemeasure), the
+// statistics of an A/B comparison (internal/bench/ab).
 package tune

@@ -12,8 +12,8 @@
 // WebHDFS and RPC clients pass the same permission checks. Operations that
 // move file bytes (CREATE, APPEND, OPEN, GETFILECHECKSUM) are redirected
 // (307, or {"Location"} with noredirect=true) to a datanode's HTTP port,
-// where package stream moves the bytes through the ordinary client. The
-// redirect carries a short-lived token the namenode signed for the
+// where package datanode/webhdfs moves the bytes through the ordinary
+// client. The redirect carries a short-lived token the namenode signed for the
 // authenticated user, never a user name a datanode would have to trust.
 //
 // This package decides the wire shapes and the authentication of HTTP

@@ -13,7 +13,7 @@
 // so a lucky single measurement cannot keep a genome on top.
 //
 // What it leaves to others: all I/O. The caller supplies the fitness
-// function (internal/tune/measure runs real transfers) and a Stop
+// function (internal/bench/tunemeasure runs real transfers) and a Stop
 // function for time budgets; the package reads no clock and no files, so
 // it is tested on synthetic fitness functions with known optima.
 package ga

@@ -1,4 +1,9 @@
-package namenode
+// Package heapfloor keeps a floor under the garbage collector's heap
+// target, as a JVM's -Xms does. It tunes the whole process, so it lives
+// apart from any daemon: the namenode command calls it, and so does
+// `smarth bench nn` for its load generator, whose 64 clients' RPC garbage
+// would otherwise cost it collections on the cores the namenode shares.
+package heapfloor
 
 import (
 	"runtime"
@@ -8,7 +13,7 @@ import (
 	"sync/atomic"
 )
 
-// KeepHeapFloor lets the heap grow to floor bytes before the garbage
+// Keep lets the heap grow to floor bytes before the garbage
 // collector runs, as a JVM's -Xms does for HDFS's NameNode; above the
 // floor the collector paces as GOGC says. Why: a namenode's namespace can
 // be small while every RPC allocates a few kB of short-lived garbage, and
@@ -20,10 +25,10 @@ import (
 // * (1 + GOGC/100)): the heap never exceeds the floor for the sake of the
 // floor, and a large namespace is paced as before.
 //
-// It is process-wide; the namenode daemon calls it once, after the
+// It is process-wide; the namenode command calls it once, after the
 // namespace is loaded (the load runs with the collector off). floor <= 0
 // or GOGC=off leaves the collector alone. stop restores GOGC.
-func KeepHeapFloor(floor int64) (stop func()) {
+func Keep(floor int64) (stop func()) {
 	base := gcPercentSetting()
 	if floor <= 0 || base < 0 {
 		return func() {}

@@ -1,4 +1,4 @@
-package measure
+package tunemeasure
 
 import (
 	"testing"

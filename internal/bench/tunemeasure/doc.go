@@ -1,4 +1,4 @@
-// Package measure is the fitness of seed 001's genetic algorithm on a
+// Package tunemeasure is the fitness of seed 001's genetic algorithm on a
 // real cluster: it starts a throw-away local cluster (one datanode as the
 // paper's slave node, real daemon processes so that the datanode's
 // process CPU time is its own), switches the datanode's settings profile
@@ -15,4 +15,4 @@
 // their read-back (internal/tune), the daemons and the launcher
 // (internal/cluster), and the A/B statistics (internal/bench/ab, shared
 // with `smarth bench ab`: Hodges-Lehmann interval, Mann-Whitney U).
-package measure
+package tunemeasure

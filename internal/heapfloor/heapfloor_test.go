@@ -1,4 +1,4 @@
-package namenode
+package heapfloor
 
 import (
 	"math"
@@ -41,10 +41,10 @@ func TestFloorPercent(t *testing.T) {
 
 // With a floor far above the live heap, allocating far less than the
 // floor runs no collection; after stop, the same allocation does.
-func TestKeepHeapFloorDefersCollection(t *testing.T) {
+func TestKeepDefersCollection(t *testing.T) {
 	settleGC(t)
 	runtime.GC() // settle: the tuner reads the live heap this leaves
-	stop := KeepHeapFloor(512 << 20)
+	stop := Keep(512 << 20)
 	runtime.GC() // a collection after arming: the cleanup re-tunes
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -65,10 +65,10 @@ func TestKeepHeapFloorDefersCollection(t *testing.T) {
 // The floor does not fight a memory limit: with GOMEMLIMIT below it, the
 // limit still makes the collector run (the runtime takes the lower of the
 // two targets; the floor only raises the GC percent).
-func TestKeepHeapFloorYieldsToMemoryLimit(t *testing.T) {
+func TestKeepYieldsToMemoryLimit(t *testing.T) {
 	settleGC(t)
 	runtime.GC()
-	stop := KeepHeapFloor(512 << 20)
+	stop := Keep(512 << 20)
 	defer stop()
 	runtime.GC()
 	debug.SetMemoryLimit(32 << 20)

@@ -1,4 +1,4 @@
-// Package stream is the datanode side of WebHDFS: the second step of
+// Package webhdfs is the datanode side of WebHDFS: the second step of
 // CREATE, APPEND and OPEN, and GETFILECHECKSUM, which the namenode
 // redirects to a datanode's HTTP port. It moves the bytes with the
 // ordinary client (internal/client), except that OPEN reads the blocks
@@ -6,12 +6,16 @@
 // after the client has opened the file; it acts as the user the namenode
 // authenticated: the redirect URL's delegation= token, signed by the
 // namenode, is the client's credential, so the namenode checks it on every
-// call and a datanode cannot be made to act for anyone else.
+// call and a datanode cannot be made to act for anyone else. The wire
+// (parameters, JSON shapes, exceptions) is package internal/webhdfs, which
+// the namenode's side uses too.
 //
-// It lives apart from package webhdfs because it needs the client, which
-// the namenode must not import; the daemon's launcher mounts it on the
-// datanode's HTTP server (datanode.Config.WebHDFS).
-package stream
+// It is a subpackage rather than part of package datanode because it
+// needs the client, as HDFS's datanode WebHdfsHandler uses a DFSClient:
+// the datanode daemon itself imports no client (internal/layering allows
+// this one edge to this package only), so the launcher builds the handler
+// and mounts it on the datanode's HTTP server (datanode.Config.WebHDFS).
+package webhdfs
 
 import (
 	"context"
