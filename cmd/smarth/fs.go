@@ -122,7 +122,8 @@ missing arguments).`,
   smarth fs ls 'hdfs://nn1:8020/data/part-*'
   smarth fs chmod -R go-w /data
   smarth fs get /data/big.dat ./copy.dat
-  smarth fs --write-mode multipipeline put big.dat /data/big2.dat`,
+  smarth fs --write-mode multipipeline put big.dat /data/big2.dat
+  smarth fs -ls /data          # hdfs dfs's spelling works too; -help CMD, -usage CMD`,
 		Args: cobra.ArbitraryArgs,
 		// Without RunE cobra prints help and exits 0 for "fs nosuch";
 		// an unknown command is an error, as in hdfs dfs.
@@ -131,7 +132,7 @@ missing arguments).`,
 				return cmd.Help()
 			}
 			msg := fmt.Sprintf("fs: unknown command %q", args[0])
-			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			if s := cmd.SuggestionsFor(strings.TrimPrefix(args[0], "-")); len(s) > 0 {
 				msg += "; did you mean " + strings.Join(s, " or ") + "?"
 			}
 			return usageErr("%s (see 'smarth fs --help')", msg)
@@ -153,6 +154,71 @@ missing arguments).`,
 	c.AddCommand(fsFeatureCmds(f)...)
 	c.AddCommand(fsFileDataCmds(f)...)
 	return c
+}
+
+// hadoopArgs rewrites a command line in hdfs dfs's spelling of an fs
+// command, "fs -ls /", "fs -help ls", "fs -usage ls", into ours ("fs ls /",
+// "fs ls --help"), keeping the flags before it (fs --namenode X -ls / is
+// fs ls / with --namenode X). It must run before cobra routes the line:
+// cobra would take the first later word naming a command as the command
+// ("fs -mkdir test" ran fs test), and pflag reads "-ls" as -l -s.
+func hadoopArgs(root *cobra.Command, args []string) []string {
+	if len(args) < 2 || args[0] != "fs" {
+		return args
+	}
+	fs := findFsCmd(root, "fs")
+	if fs == nil {
+		return args
+	}
+	if rewritten, ok := hadoopFsArgs(fs, args[1:]); ok {
+		return append([]string{"fs"}, rewritten...)
+	}
+	return args
+}
+
+func hadoopFsArgs(cmd *cobra.Command, args []string) (rewritten []string, ok bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || !strings.HasPrefix(a, "-") || a == "-" {
+			return nil, false
+		}
+		if strings.HasPrefix(a, "--") {
+			name, _, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+			if f := cmd.PersistentFlags().Lookup(name); f != nil && !hasValue && f.NoOptDefVal == "" && f.Value.Type() != "bool" {
+				i++ // its value
+			}
+			continue
+		}
+		word := a[1:]
+		lead := args[:i:i]
+		switch {
+		case word == "help" || word == "usage":
+			// hdfs dfs -help [cmd ...]: each command's help, or all.
+			if i+1 < len(args) && findFsCmd(cmd, args[i+1]) != nil {
+				return append(lead, args[i+1], "--help"), true
+			}
+			return append(lead, "--help"), true
+		case findFsCmd(cmd, word) != nil:
+			return append(append(lead, word), args[i+1:]...), true
+		}
+		if len(word) > 1 && cmd.Flags().Lookup(word) == nil {
+			// "-nosuch": an unknown command, said as one (pflag would
+			// complain of an unknown shorthand flag 'n').
+			return append(append(lead, "--"), args[i:]...), true
+		}
+		return nil, false // a flag of fs's own (-h)
+	}
+	return nil, false
+}
+
+// findFsCmd is parent's subcommand named (or aliased) name, or nil.
+func findFsCmd(parent *cobra.Command, name string) *cobra.Command {
+	for _, c := range parent.Commands() {
+		if c.Name() == name || c.HasAlias(name) {
+			return c
+		}
+	}
+	return nil
 }
 
 // humanFlag adds -h for human-readable sizes, as hdfs dfs's ls, du, df

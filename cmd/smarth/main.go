@@ -60,7 +60,9 @@ func registerCommands(f func() []*cobra.Command) bool {
 }
 
 func main() {
-	err := newRootCmd().Execute()
+	root := newRootCmd()
+	root.SetArgs(hadoopArgs(root, os.Args[1:]))
+	err := root.Execute()
 	if err == nil {
 		return
 	}

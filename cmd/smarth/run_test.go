@@ -10,7 +10,7 @@ import (
 func runSmarth(args ...string) (int, string, string) {
 	root := newRootCmd()
 	var out bytes.Buffer
-	root.SetArgs(args)
+	root.SetArgs(hadoopArgs(root, args))
 	root.SetOut(&out)
 	root.SetErr(&bytes.Buffer{})
 	err := root.Execute()
