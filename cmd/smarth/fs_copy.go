@@ -104,7 +104,7 @@ func runPut(ctx context.Context, sh *fsshell.Shell, name string, p *putFlags, ar
 	if name != "put" && len(locals) > 0 && locals[0] == "-" && len(locals) == 1 {
 		return usageErr("%s: reads local files; use put to read stdin", name)
 	}
-	remote, err := sh.Resolve(args[len(args)-1])
+	remote, err := sh.Target(ctx, name, args[len(args)-1])
 	if err != nil {
 		return err
 	}

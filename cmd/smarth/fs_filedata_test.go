@@ -104,6 +104,9 @@ func TestFsAppendTruncateConcat(t *testing.T) {
 		t.Fatalf("truncate of a missing file: %d %q", code, msg)
 	}
 	// concat: the target keeps its blocks, the sources' follow.
+	if out, code, msg := fs("", "mkdir", "/c"); code != 0 {
+		t.Fatal(out, msg)
+	}
 	for _, p := range []string{"/c/t", "/c/s1"} {
 		if out, code, msg := fs("", "put", bigFile, p); code != 0 {
 			t.Fatal(out, msg)

@@ -31,9 +31,9 @@ const copyingSuffix = "._COPYING_"
 // sources dst must be an existing directory; a source copied onto an
 // existing directory goes into it under its own name.
 func (s *Shell) Cp(ctx context.Context, srcArgs []string, dstArg string, o CpOptions) error {
-	dst, err := s.Resolve(dstArg)
+	dst, err := s.Target(ctx, "cp", dstArg)
 	if err != nil {
-		return fail("cp", dstArg, err)
+		return err
 	}
 	srcs, err := s.ExpandAll(ctx, "cp", srcArgs)
 	if err != nil {

@@ -97,9 +97,9 @@ func (s *Shell) Rmdir(ctx context.Context, args []string, ignoreNonEmpty bool) e
 // failure caused by the destination (its parent missing, a file already
 // there) names the destination, as HDFS does.
 func (s *Shell) Mv(ctx context.Context, srcArgs []string, dstArg string) error {
-	dst, err := s.Resolve(dstArg)
+	dst, err := s.Target(ctx, "mv", dstArg)
 	if err != nil {
-		return fail("mv", dstArg, err)
+		return err
 	}
 	dstSt, dstErr := s.FS.Stat(ctx, dst)
 	dstDir := dstErr == nil && dstSt.IsDir

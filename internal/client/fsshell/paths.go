@@ -90,6 +90,38 @@ func (s *Shell) Resolve(arg string) (string, error) {
 	return path.Clean(p), nil
 }
 
+// Target resolves a command's destination argument and applies hdfs
+// dfs's rule for one that does not exist (CommandWithDestination): its
+// parent must exist, and an argument ending in "/" (or "." or "..") names
+// a directory, which must then exist itself. Without it "put a.txt
+// /newdir/" made a file /newdir and "put a.txt /n2/sub" made /n2 on the
+// way, where hdfs dfs says "No such file or directory".
+func (s *Shell) Target(ctx context.Context, op, arg string) (string, error) {
+	dst, err := s.Resolve(arg)
+	if err != nil {
+		return "", fail(op, arg, err)
+	}
+	if _, err := s.FS.Stat(ctx, dst); err == nil {
+		return dst, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", fail(op, arg, err)
+	}
+	_, p, _ := SplitURI(arg)
+	if base := p[strings.LastIndex(p, "/")+1:]; base == "" || base == "." || base == ".." {
+		return "", fail(op, arg, fs.ErrNotExist) // a directory that is not there
+	}
+	st, err := s.FS.Stat(ctx, path.Dir(dst))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fail(op, arg, fs.ErrNotExist)
+	case err != nil:
+		return "", fail(op, arg, err)
+	case !st.IsDir:
+		return "", fail(op, arg, client.ErrNotDir)
+	}
+	return dst, nil
+}
+
 // Expand resolves arg and expands its glob against the namespace, as
 // `hdfs dfs` does for every path argument. A pattern that matches nothing
 // is "No such file or directory"; a path without glob characters comes
