@@ -220,6 +220,13 @@ func (s *State) loadFeatureRecords(recs [][]byte) error {
 			if n == nil || n.IsDir() || n.Writer() == nil || ref.ID == 0 || n.BlockIndex(ref.ID) >= 0 {
 				return fmt.Errorf("image copy-on-truncate record: inode %d is not a file being truncated from block %d", id, ref.ID)
 			}
+			if s.blocks.Get(ref.ID) != nil {
+				// Only live files' blocks are loaded yet (the source comes
+				// with the retained blocks, last): a live file's block is
+				// no copy source, and saving it as retained would make an
+				// image that does not load.
+				return fmt.Errorf("image copy-on-truncate record: inode %d's source block %d is a live file's", id, ref.ID)
+			}
 			n.Writer().CopySource = namespace.AppendedBlock{ID: ref.ID, GS: ref.GS, NumBytes: ref.Len}
 		case recImageSnapInode:
 			return fmt.Errorf("snapshot inode record outside a snapshot")

@@ -47,6 +47,11 @@ func (r *AddBlock) apply(s *State, _ namespace.Caller) (Applied, error) {
 	if err != nil {
 		return Applied{}, err
 	}
+	if s.blocks.Get(r.Block.ID) != nil {
+		// The live path hands out fresh ids; a record reusing one would
+		// give two files one block (and an image that cannot load).
+		return Applied{}, fmt.Errorf("new block %d of %s already exists", r.Block.ID, f.Path())
+	}
 	if err := s.tree.CheckSpace("addBlock", f, addBlockCharge(f, r.Prev, s.blocks)); err != nil {
 		return Applied{}, err
 	}

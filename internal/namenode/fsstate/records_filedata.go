@@ -66,6 +66,10 @@ func (r *Truncate) decode(d *dec) {
 	r.Path, r.NewLength, r.Client, r.Host, r.Now = d.s(), d.i(), d.s(), d.s(), d.i()
 	if d.err == nil && len(d.b) > 0 {
 		r.Block = decRef(d)
+		if r.Block.ID == 0 {
+			// encode writes the block only for a copy, which has an id.
+			d.err = fmt.Errorf("copy-on-truncate block with id 0")
+		}
 	}
 }
 
