@@ -72,8 +72,10 @@ func TestEditOpRoundTrip(t *testing.T) {
 	}
 }
 
+// FuzzDecodeOp: every payload decodes to a record or an error, never a
+// panic, and what decodes survives an encode.
 func FuzzDecodeOp(f *testing.F) {
-	for _, o := range sampleOps() {
+	for _, o := range append(sampleOps(), featureSampleOps()...) {
 		f.Add(Encode(o))
 	}
 	f.Add([]byte{})

@@ -44,22 +44,6 @@ func TestFeatureOpRoundTrip(t *testing.T) {
 	}
 }
 
-func FuzzDecodeFeatureOp(f *testing.F) {
-	for _, o := range featureSampleOps() {
-		f.Add(Encode(o))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		o, err := Decode(b)
-		if err != nil {
-			return
-		}
-		again, err := Decode(Encode(o))
-		if err != nil || !reflect.DeepEqual(again, o) {
-			t.Fatalf("decode/encode/decode changed %x: %+v -> %+v (%v)", b, o, again, err)
-		}
-	})
-}
-
 // dumpFeatures renders the live tree plus ACLs, policies, snapshots (their
 // trees) and every block of the block map, to compare states.
 func dumpFeatures(s *State) string {
