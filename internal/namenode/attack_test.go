@@ -64,18 +64,6 @@ func TestAttackOpenFileWriterSurvivesRestart(t *testing.T) {
 	}
 }
 
-// An append record written before the appending user was kept (it ends
-// after the time) still decodes, with no user.
-func TestAppendRecordWithoutUserDecodes(t *testing.T) {
-	o := &editOp{Kind: opAppend, Path: "/f", Client: "c", Host: "h", Now: 5}
-	b := o.encode()
-	old := b[:len(b)-1] // the empty user's length byte
-	got, err := decodeOp(old)
-	if err != nil || got.User != "" || got.Client != "c" || got.Now != 5 {
-		t.Fatalf("old append record: %+v, %v", got, err)
-	}
-}
-
 // Hole 4 (issue 23), at the RPC door: a redirect token is good only for
 // the calls of its operation, on its path, from its datanode's addresses
 // (advertised, or registered from); anything else is refused as

@@ -93,7 +93,7 @@ func (nn *NameNode) authorize(ctx context.Context, method string, req any) (cont
 	if err != nil || r == ruleUser {
 		return ctx, err
 	}
-	if c := callerOf(ctx); !nn.ident.isService(c, nn.state.tree) {
+	if c := callerOf(ctx); !nn.ident.isService(c, nn.state.Tree()) {
 		return ctx, status.Errorf(codes.PermissionDenied, "%s: permission denied: user %s is not a service user (the namenode's superuser, a member of its supergroup, or one of its proxy_users)",
 			method[len(clientProtocol):], c.User)
 	}

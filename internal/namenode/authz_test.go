@@ -55,7 +55,7 @@ func TestAttackUnlistedMethodAndAssertedCaller(t *testing.T) {
 	}
 
 	asserted := metadata.NewIncomingContext(context.Background(), metadata.Pairs(mdUser, "hdfs"))
-	if c := callerOf(asserted); c.User != "" || len(c.Groups) != 0 || nn.state.tree.IsSuper(c) {
+	if c := callerOf(asserted); c.User != "" || len(c.Groups) != 0 || nn.state.Tree().IsSuper(c) {
 		t.Fatalf("a context without an established caller, asserting hdfs: %+v", c)
 	}
 	err = nn.mkdirs(asserted, &dfspb.MkdirsRequest{Path: "/by-assertion", Permission: 0o755})

@@ -208,7 +208,7 @@ func (nn *NameNode) cacheHeartbeatLocked(dn *datanode, req *dfspb.HeartbeatReque
 func (nn *NameNode) reconcilePlannedLocked(node string, id uint64, beat int) {
 	m := nn.cache
 	switch sentAt, waiting := m.sent[node][id]; {
-	case !nn.hasGoodReplicaLocked(node, nn.state.blocks.Get(id)):
+	case !nn.hasGoodReplicaLocked(node, nn.state.Blocks().Get(id)):
 		nn.uncacheOnLocked(node, id)
 	case m.reported[node][id]:
 		delete(m.sent[node], id)
@@ -235,7 +235,7 @@ func (nn *NameNode) reconcileReportedLocked(node string, id uint64, beat int) {
 	if at, ok := m.unsent[node][id]; ok && beat-at <= cacheGraceBeats {
 		return // uncaching
 	}
-	b := nn.state.blocks.Get(id)
+	b := nn.state.Blocks().Get(id)
 	if nn.hasGoodReplicaLocked(node, b) && m.plan.Adopt(node, id, b.NumBytes) {
 		return // cached before a namenode restart, say: the plan keeps it
 	}
@@ -248,7 +248,7 @@ func (nn *NameNode) sendCacheCommandsLocked(node string, beat int, resp *dfspb.H
 	m := nn.cache
 	var cacheIDs []uint64
 	for _, id := range m.toCache[node] {
-		if nn.hasGoodReplicaLocked(node, nn.state.blocks.Get(id)) && m.plan.State().IsResident(node, id) {
+		if nn.hasGoodReplicaLocked(node, nn.state.Blocks().Get(id)) && m.plan.State().IsResident(node, id) {
 			cacheIDs = append(cacheIDs, id)
 			setBeat(m.sent, node, id, beat)
 		}
@@ -321,7 +321,7 @@ func (nn *NameNode) resolveDirectivesLocked() []cache.Pin {
 	st := nn.cache.plan.State()
 	want := map[uint64]int{}
 	var order []*blockmap.Block
-	for _, d := range nn.state.dirs().sortedDirectives() {
+	for _, d := range nn.state.Cache().Directives() {
 		for _, b := range nn.directiveBlocksLocked(d.Path) {
 			if b.State != blockmap.Complete {
 				continue
@@ -345,7 +345,7 @@ func (nn *NameNode) resolveDirectivesLocked() []cache.Pin {
 
 // directiveBlocksLocked lists the blocks a directive path names.
 func (nn *NameNode) directiveBlocksLocked(path string) []*blockmap.Block {
-	n, err := nn.state.tree.Lookup(path)
+	n, err := nn.state.Tree().Lookup(path)
 	if err != nil {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
 )
@@ -15,7 +16,7 @@ import (
 // namespace mutation.
 
 func (nn *NameNode) requireSuperLocked(op string, c namespace.Caller) error {
-	if !nn.state.tree.IsSuper(c) {
+	if !nn.state.Tree().IsSuper(c) {
 		return errDenied("%s: user %s is not a superuser (superuser: %s, supergroup: %s)", op, c.User, nn.cfg.Superuser, nn.cfg.Supergroup)
 	}
 	return nil
@@ -23,7 +24,7 @@ func (nn *NameNode) requireSuperLocked(op string, c namespace.Caller) error {
 
 // poolWritableLocked checks that the caller may change a pool's directives.
 func (nn *NameNode) poolWritableLocked(op string, c namespace.Caller, name string) error {
-	p := nn.state.dirs().pools[name]
+	p := nn.state.Cache().Pool(name)
 	if p == nil {
 		return errNotFound("%s: cache pool %s does not exist", op, name)
 	}
@@ -32,7 +33,7 @@ func (nn *NameNode) poolWritableLocked(op string, c namespace.Caller, name strin
 		inGroup = inGroup || g == p.Group
 	}
 	switch {
-	case nn.state.tree.IsSuper(c), c.User == p.Owner, inGroup && p.Mode&0o020 != 0, p.Mode&0o002 != 0:
+	case nn.state.Tree().IsSuper(c), c.User == p.Owner, inGroup && p.Mode&0o020 != 0, p.Mode&0o002 != 0:
 		return nil
 	}
 	return errDenied("%s: user %s may not write cache pool %s (owner %s, group %s, mode %#o)", op, c.User, name, p.Owner, p.Group, p.Mode)
@@ -47,7 +48,7 @@ func (nn *NameNode) addCachePool(ctx context.Context, in *dfspb.CachePoolInfo) e
 	if in.GetLimit() < 0 {
 		return errInvalid("addPool %s: limit %d must not be negative", name, in.GetLimit())
 	}
-	op := &editOp{Kind: opAddCachePool, Pool: name, Owner: in.GetOwner(), Group: in.GetGroup(), Perm: in.GetMode(), Limit: in.GetLimit()}
+	op := &fsstate.AddCachePool{Pool: name, Owner: in.GetOwner(), Group: in.GetGroup(), Perm: in.GetMode(), Limit: in.GetLimit()}
 	if op.Owner == "" {
 		op.Owner = c.User
 	}
@@ -64,7 +65,7 @@ func (nn *NameNode) addCachePool(ctx context.Context, in *dfspb.CachePoolInfo) e
 		if err := nn.requireSuperLocked("addPool "+name, c); err != nil {
 			return err
 		}
-		if nn.state.dirs().pools[name] != nil {
+		if nn.state.Cache().Pool(name) != nil {
 			return errExists("addPool %s: cache pool %s already exists", name, name)
 		}
 		return nil
@@ -74,16 +75,16 @@ func (nn *NameNode) addCachePool(ctx context.Context, in *dfspb.CachePoolInfo) e
 
 func (nn *NameNode) removeCachePool(ctx context.Context, name string) error {
 	c := callerOf(ctx)
-	op := &editOp{Kind: opRemoveCachePool, Pool: name}
+	op := &fsstate.RemoveCachePool{Pool: name}
 	_, err := nn.mutate("removePool", name, c, op, func() error {
 		if err := nn.requireSuperLocked("removePool "+name, c); err != nil {
 			return err
 		}
-		if nn.state.dirs().pools[name] == nil {
+		if nn.state.Cache().Pool(name) == nil {
 			return errNotFound("removePool %s: cache pool %s does not exist", name, name)
 		}
 		return nil
-	}, func(applied) { nn.directivesChangedLocked() })
+	}, func(fsstate.Applied) { nn.directivesChangedLocked() })
 	return err
 }
 
@@ -100,30 +101,30 @@ func (nn *NameNode) addCacheDirective(ctx context.Context, in *dfspb.CacheDirect
 	if repl < 0 || repl > nn.cfg.MaxReplication {
 		return 0, errInvalid("addDirective %s: replication %d is outside [1, %d]", p, repl, nn.cfg.MaxReplication)
 	}
-	op := &editOp{Kind: opAddCacheDirective, Path: p, Pool: in.GetPool(), Replication: repl}
+	op := &fsstate.AddCacheDirective{Path: p, Pool: in.GetPool(), Replication: repl}
 	_, err = nn.mutate("addDirective", p, c, op, func() error {
 		if err := nn.poolWritableLocked("addDirective "+p, c, op.Pool); err != nil {
 			return err
 		}
-		if _, err := nn.state.tree.Stat(c, "addDirective", p); err != nil {
+		if _, err := nn.state.Tree().Stat(c, "addDirective", p); err != nil {
 			return err // NotFound naming the path; nothing added
 		}
-		op.DirectiveID = nn.state.dirs().lastID + 1
+		op.DirectiveID = nn.state.Cache().LastID() + 1
 		return nil
-	}, func(applied) { nn.directivesChangedLocked() })
+	}, func(fsstate.Applied) { nn.directivesChangedLocked() })
 	return op.DirectiveID, err
 }
 
 func (nn *NameNode) removeCacheDirective(ctx context.Context, id int64) error {
 	c := callerOf(ctx)
-	op := &editOp{Kind: opRemoveCacheDirective, DirectiveID: id}
+	op := &fsstate.RemoveCacheDirective{DirectiveID: id}
 	_, err := nn.mutate("removeDirective", "", c, op, func() error {
-		d := nn.state.dirs().directives[id]
+		d := nn.state.Cache().Directive(id)
 		if d == nil {
 			return errNotFound("removeDirective: cache directive %d does not exist", id)
 		}
 		return nn.poolWritableLocked("removeDirective "+d.Path, c, d.Pool)
-	}, func(applied) { nn.directivesChangedLocked() })
+	}, func(fsstate.Applied) { nn.directivesChangedLocked() })
 	return err
 }
 
@@ -139,8 +140,8 @@ func (nn *NameNode) directivesChangedLocked() {
 // directiveStatsLocked fills bytes needed and cached and the file count of
 // a directive: needed counts replication copies of every block, cached
 // the copies datanodes report, up to replication.
-func (nn *NameNode) directiveStatsLocked(d *cacheDirective) (needed, cached, files int64) {
-	n, err := nn.state.tree.Lookup(d.Path)
+func (nn *NameNode) directiveStatsLocked(d *fsstate.CacheDirective) (needed, cached, files int64) {
+	n, err := nn.state.Tree().Lookup(d.Path)
 	if err != nil {
 		return 0, 0, 0
 	}
@@ -171,11 +172,11 @@ func (nn *NameNode) directiveStatsLocked(d *cacheDirective) (needed, cached, fil
 func (nn *NameNode) listCachePools() []*dfspb.CachePoolInfo {
 	nn.mu.RLock()
 	defer nn.mu.RUnlock()
-	d := nn.state.dirs()
+	d := nn.state.Cache()
 	var out []*dfspb.CachePoolInfo
-	for _, p := range d.sortedPools() {
+	for _, p := range d.Pools() {
 		info := &dfspb.CachePoolInfo{Name: p.Name, Owner: p.Owner, Group: p.Group, Mode: p.Mode, Limit: p.Limit}
-		for _, dir := range d.sortedDirectives() {
+		for _, dir := range d.Directives() {
 			if dir.Pool == p.Name {
 				needed, cached, files := nn.directiveStatsLocked(dir)
 				info.BytesNeeded, info.BytesCached, info.Files = info.BytesNeeded+needed, info.BytesCached+cached, info.Files+files
@@ -198,7 +199,7 @@ func (nn *NameNode) listCacheDirectives(req *dfspb.ListCacheDirectivesRequest) (
 	nn.mu.RLock()
 	defer nn.mu.RUnlock()
 	var out []*dfspb.CacheDirectiveInfo
-	for _, d := range nn.state.dirs().sortedDirectives() {
+	for _, d := range nn.state.Cache().Directives() {
 		if req.GetPool() != "" && d.Pool != req.GetPool() || path != "" && d.Path != path {
 			continue
 		}

@@ -27,13 +27,13 @@ func (nn *NameNode) cacheAccess(req *dfspb.CacheAccessRequest, c namespace.Calle
 	now := nn.clock()
 	nn.mu.Lock()
 	defer nn.mu.Unlock()
-	b := nn.state.blocks.Get(req.GetBlockId())
+	b := nn.state.Blocks().Get(req.GetBlockId())
 	if b == nil {
 		return nil, errNotFound("cache access: block %d does not exist (its file was deleted?)", req.GetBlockId())
 	}
-	if !nn.ident.isService(c, nn.state.tree) {
-		f := nn.state.tree.ByID(b.FileID)
-		if f == nil || nn.state.tree.CheckAccess(c, f.Path(), namespace.Read) != nil {
+	if !nn.ident.isService(c, nn.state.Tree()) {
+		f := nn.state.Tree().ByID(b.FileID)
+		if f == nil || nn.state.Tree().CheckAccess(c, f.Path(), namespace.Read) != nil {
 			// Not the path: the caller may not know it.
 			return nil, errDenied("cache access: block %d: permission denied: user %s may not read its file", b.ID, c.User)
 		}
@@ -208,7 +208,7 @@ func (nn *NameNode) appStatsLocked() []*dfspb.AppCacheStats {
 			}
 			s := get(st.LastAccess(id).App)
 			s.CachedBlocks++
-			if b := nn.state.blocks.Get(id); b != nil {
+			if b := nn.state.Blocks().Get(id); b != nil {
 				s.CachedBytes += b.NumBytes
 			}
 		}
@@ -237,7 +237,7 @@ func (s *clientRPC) GetCacheStats(ctx context.Context, r *dfspb.GetCacheStatsReq
 	// to see, as the resource manager shows a user only their own jobs;
 	// the namenode cannot tell whose a job is.
 	s.nn.mu.RLock()
-	service := s.nn.ident.isService(callerOf(ctx), s.nn.state.tree)
+	service := s.nn.ident.isService(callerOf(ctx), s.nn.state.Tree())
 	s.nn.mu.RUnlock()
 	if !service {
 		st.Jobs = nil

@@ -285,7 +285,7 @@ func TestCachePoolsAndDirectives(t *testing.T) {
 	}
 	// Ids are never reused after a restart.
 	nn2.mu.RLock()
-	last := nn2.state.dirs().lastID
+	last := nn2.state.Cache().LastID()
 	nn2.mu.RUnlock()
 	if last != 2 {
 		t.Errorf("last directive id %d after restart; want 2", last)

@@ -2,7 +2,6 @@ package namenode
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -40,9 +39,9 @@ func TestCopyOnTruncateSync(t *testing.T) {
 		t.Fatalf("truncate inside a snapshotted block: %v %v", r, err)
 	}
 	nn.mu.RLock()
-	f, _ := nn.state.tree.Lookup("/t/f")
+	f, _ := nn.state.Tree().Lookup("/t/f")
 	nb := f.Blocks[len(f.Blocks)-1]
-	newID, recID, src := nb.ID, nb.RecoveryID(), nn.state.blocks.Get(old.GetBlockId())
+	newID, recID, src := nb.ID, nb.RecoveryID(), nn.state.Blocks().Get(old.GetBlockId())
 	var cmd *dfspb.RecoverBlockCommand
 	for _, dn := range nn.nodes {
 		for _, r := range dn.recoveries {
@@ -85,59 +84,10 @@ func TestCopyOnTruncateSync(t *testing.T) {
 	}
 	nn.mu.RLock()
 	defer nn.mu.RUnlock()
-	if b := nn.state.blocks.Get(old.GetBlockId()); b == nil || b.GS != old.GetGenerationStamp() || b.NumBytes != bs {
+	if b := nn.state.Blocks().Get(old.GetBlockId()); b == nil || b.GS != old.GetGenerationStamp() || b.NumBytes != bs {
 		t.Fatalf("the snapshot's block after the copy: %+v", b)
 	}
-	if b := nn.state.blocks.Get(newID); b == nil || b.GS != recID || b.NumBytes != 100 {
+	if b := nn.state.Blocks().Get(newID); b == nil || b.GS != recID || b.NumBytes != 100 {
 		t.Fatalf("the new block: %+v", b)
 	}
-}
-
-// TestCopyOnTruncateReplays: the copy-on-truncate record (with the new
-// block) replays to the same state, and an image taken while the copy is
-// in progress keeps its source, which stays in the block map even once
-// the snapshot that held it is deleted, until the file closes.
-func TestCopyOnTruncateReplays(t *testing.T) {
-	const f = 3 // inode ids: / is 1, /d 2, /d/f 3
-	base := []*editOp{
-		{Kind: opMkdirs, Path: "/d", Perm: 0o755, ParentPerm: 0o755, CreateParent: true, Now: 1},
-		{Kind: opCreate, Path: "/d/f", Perm: 0o644, Replication: 3, BlockSize: 1 << 20, Client: "w", Now: 2},
-		{Kind: opAddBlock, FileID: f, Block: blockRef{ID: 100, GS: 1000}},
-		{Kind: opAddBlock, FileID: f, Prev: &blockRef{100, 1000, 1 << 20}, Block: blockRef{ID: 101, GS: 1001}},
-		{Kind: opComplete, FileID: f, Blocks: []blockRef{{100, 1000, 1 << 20}, {101, 1001, 3000}}, Now: 3},
-		{Kind: opAllowSnapshot, Path: "/d"},
-		{Kind: opCreateSnapshot, Path: "/d", Snapshot: "s0", Now: 4},
-		{Kind: opTruncate, Path: "/d/f", NewLength: 500, Client: "tr", Host: "h", Block: blockRef{ID: 200, GS: 1005}, Now: 5},
-		// The mid-way image is saved here, the copy in progress.
-		{Kind: opDeleteSnapshot, Path: "/d", Snapshot: "s0"},
-	}
-	inProgress := replayCheck(t, clone(base), 8)
-	for _, must := range []string{
-		"/d/f id=3 mode=644 hdfs:supergroup mtime=5 acl=[] policy=0 [200 gs=1005 len=500 under-construction]",
-		"block 100 gs=1000 len=1048576 file=3 refs=0", // the copy's source
-	} {
-		if !strings.Contains(inProgress, must) {
-			t.Fatalf("state lacks %q:\n%s", must, inProgress)
-		}
-	}
-	if strings.Contains(inProgress, "block 101") {
-		t.Fatalf("block 101, dropped by the truncate and the snapshot deletion, is still there:\n%s", inProgress)
-	}
-	done := replayCheck(t, append(clone(base),
-		&editOp{Kind: opAllocGS, Block: blockRef{GS: 1006}},
-		&editOp{Kind: opCommitSync, FileID: f, Block: blockRef{ID: 200, GS: 1006, Len: 500}, Now: 6},
-		&editOp{Kind: opCloseFile, FileID: f, Keep: 1, Now: 7},
-	), 8)
-	if !strings.Contains(done, "[200 gs=1006 len=500 complete]") || strings.Contains(done, "block 100 ") {
-		t.Fatalf("after the copy is committed the source should be gone:\n%s", done)
-	}
-}
-
-func clone(ops []*editOp) []*editOp {
-	out := make([]*editOp, len(ops))
-	for i, o := range ops {
-		c := *o
-		out[i] = &c
-	}
-	return out
 }

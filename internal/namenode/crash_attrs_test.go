@@ -118,7 +118,7 @@ func crashAttrsOnce(t *testing.T, seed int64) {
 	nn2.mu.RLock()
 	defer nn2.mu.RUnlock()
 	for dir := range quotas {
-		n, err := nn2.state.tree.Lookup(dir)
+		n, err := nn2.state.Tree().Lookup(dir)
 		if err != nil || n.Quota() == nil || n.Quota().NS != 1<<20 {
 			t.Fatalf("%s: quota acknowledged; after the crash %v %v", dir, n, err)
 		}

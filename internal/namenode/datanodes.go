@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/fsstate"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/topology"
 )
@@ -145,7 +146,7 @@ func (nn *NameNode) heartbeatLocked(req *dfspb.HeartbeatRequest) (*dfspb.Heartbe
 	dn.space.heartbeat(now)
 	dn.info.XceiverCount = req.GetXceiverCount()
 	dn.info.CacheCapacity, dn.info.CacheUsed = req.GetCacheCapacity(), req.GetCacheUsed()
-	dn.info.NumBlocks = int64(nn.state.blocks.NodeBlockCount(dn.info.Id))
+	dn.info.NumBlocks = int64(nn.state.Blocks().NodeBlockCount(dn.info.Id))
 	resp := &dfspb.HeartbeatResponse{FullBlockReportRequested: !dn.reported}
 	if len(dn.invalidate) > 0 {
 		n := min(len(dn.invalidate), maxInvalidatePerHeartbeat)
@@ -210,12 +211,12 @@ func (nn *NameNode) blockReport(req *dfspb.BlockReportRequest) error {
 			NumBytes: rb.GetBlock().GetNumBytes(), State: replicaState(rb.GetState())}
 	}
 	id := dn.info.Id
-	res := nn.state.blocks.ProcessReport(id, reps)
+	res := nn.state.Blocks().ProcessReport(id, reps)
 	for _, r := range res.Invalidate {
-		nn.invalidateLocked(id, blockRef{ID: r.ID, GS: r.GS, Len: r.NumBytes})
+		nn.invalidateLocked(id, fsstate.BlockRef{ID: r.ID, GS: r.GS, Len: r.NumBytes})
 	}
 	for _, bid := range res.Added {
-		nn.replicaAddedLocked(id, nn.state.blocks.Get(bid))
+		nn.replicaAddedLocked(id, nn.state.Blocks().Get(bid))
 	}
 	dn.reported = true
 	nn.dirty = true
@@ -238,7 +239,7 @@ func (nn *NameNode) blockReceivedAndDeleted(req *dfspb.BlockReceivedAndDeletedRe
 		rep := blockmap.Reported{ID: eb.GetBlockId(), GS: eb.GetGenerationStamp(), NumBytes: eb.GetNumBytes(), State: blockmap.Finalized}
 		switch r.GetStatus() {
 		case dfspb.ReceivedStatus_DELETED:
-			nn.state.blocks.RemoveReplica(id, rep.ID)
+			nn.state.Blocks().RemoveReplica(id, rep.ID)
 			nn.uncacheOnLocked(id, rep.ID)
 			continue
 		case dfspb.ReceivedStatus_RECEIVING:
@@ -247,12 +248,12 @@ func (nn *NameNode) blockReceivedAndDeleted(req *dfspb.BlockReceivedAndDeletedRe
 			// On its disk now, whatever the block map makes of it.
 			dn.space.receivedReplica(rep.ID, rep.NumBytes)
 		}
-		switch nn.state.blocks.AddReplica(id, rep) {
+		switch nn.state.Blocks().AddReplica(id, rep) {
 		case blockmap.Unknown:
-			nn.invalidateLocked(id, blockRef{ID: rep.ID, GS: rep.GS, Len: rep.NumBytes})
+			nn.invalidateLocked(id, fsstate.BlockRef{ID: rep.ID, GS: rep.GS, Len: rep.NumBytes})
 		case blockmap.Accepted:
 			if rep.State == blockmap.Finalized {
-				nn.replicaAddedLocked(id, nn.state.blocks.Get(rep.ID))
+				nn.replicaAddedLocked(id, nn.state.Blocks().Get(rep.ID))
 			}
 		}
 	}
@@ -282,7 +283,7 @@ func (nn *NameNode) replicaAddedLocked(node string, b *blockmap.Block) {
 // datanode's scanner.
 func (nn *NameNode) markBadLocked(blockID uint64, node, reason string) {
 	nn.uncacheOnLocked(node, blockID) // never serve a bad replica from memory
-	if nn.state.blocks.MarkCorrupt(blockID, node, reason) {
+	if nn.state.Blocks().MarkCorrupt(blockID, node, reason) {
 		nn.logger.Warn("corrupt replica reported", "block", blockID, "datanode", node, "reason", reason)
 		nn.metrics.corruptReports.Inc()
 		nn.dirty = true
@@ -313,10 +314,10 @@ func (nn *NameNode) clientBadBlocks(ctx context.Context, req *dfspb.ReportBadBlo
 // invalidateLocked asks node to delete its replica of a block that is no
 // longer wanted. In safe mode deletions wait: the namespace may not be
 // complete yet.
-func (nn *NameNode) invalidateLocked(node string, b blockRef) {
+func (nn *NameNode) invalidateLocked(node string, b fsstate.BlockRef) {
 	nn.uncacheOnLocked(node, b.ID)
 	if nn.safe.on {
-		nn.postponed = append(nn.postponed, orphan{node: node, block: b})
+		nn.postponed = append(nn.postponed, fsstate.Orphan{Node: node, Block: b})
 		return
 	}
 	dn := nn.nodes[node]
@@ -342,7 +343,7 @@ func (nn *NameNode) checkDatanodes(now time.Time) {
 // blocks become under-replicated and the replication monitor copies them.
 func (nn *NameNode) markDeadLocked(dn *datanode, why string) {
 	id := dn.info.Id
-	affected := nn.state.blocks.RemoveNode(id)
+	affected := nn.state.Blocks().RemoveNode(id)
 	dn.live, dn.reported = false, false
 	dn.invalidate, dn.transfers, dn.recoveries, dn.streams = nil, nil, nil, 0
 	nn.cacheNodeGoneLocked(id)
@@ -367,7 +368,7 @@ func (nn *NameNode) datanodeReport(state dfspb.DatanodeState) []*dfspb.DatanodeI
 	var out []*dfspb.DatanodeInfo
 	for _, dn := range nn.nodes {
 		info := dn.snapshot()
-		info.NumBlocks = int64(nn.state.blocks.NodeBlockCount(dn.info.Id))
+		info.NumBlocks = int64(nn.state.Blocks().NodeBlockCount(dn.info.Id))
 		if state == dfspb.DatanodeState_DATANODE_STATE_UNSPECIFIED || info.State == state {
 			out = append(out, info)
 		}

@@ -4,13 +4,19 @@
 //
 // Shape (HDFS's FSNamesystem, cut into pure parts):
 //
-//   - namespace/ and blockmap/ are pure state machines; this package holds
-//     one lock (NameNode.mu) around them and everything else it tracks.
-//   - Every mutation is applied in memory under the lock, appended to the
-//     edit log (journal/) under the same lock, and acknowledged only after
-//     journal.Sync, which runs outside the lock so that concurrent
-//     mutations share one fdatasync (group commit). The record carries
-//     times, ids and stamps, so replay rebuilds the identical state.
+//   - namespace/ and blockmap/ are pure state machines; fsstate/ joins
+//     them with the cache pools and directives into the state the edit
+//     log and images rebuild, and holds the edit-log records (one type per
+//     kind), their codec and the image. This package holds one lock
+//     (NameNode.mu) around that state and everything else it tracks:
+//     RPC, identity, leases, datanodes, replication, safe mode, caching.
+//   - Every mutation builds a record (&fsstate.Create{...}), applies it in
+//     memory under the lock (fsstate.State.Apply, the same code replay
+//     runs), appends its encoding to the edit log (journal/) under the
+//     same lock, and is acknowledged only after journal.Sync, which runs
+//     outside the lock so that concurrent mutations share one fdatasync
+//     (group commit). The record carries times, ids and stamps, so replay
+//     rebuilds the identical state.
 //   - Replica locations are never persisted; datanodes report them
 //     (full block reports, incremental received/deleted reports), and the
 //     namenode starts in safe mode until enough blocks are reported.
@@ -28,7 +34,7 @@
 //     datanodes' cache reports; only a report counts as cached. A
 //     CacheAccess's affinity is the request's when >= 0, else
 //     cache_affinity[app], else 0. Cache pools and directives are
-//     namespace edits (cachedirs.go, cache_admin.go).
+//     namespace edits (fsstate's cache records, cache_admin.go).
 //
 // The RPC contract is internal/rpc/dfspb (ClientProtocol and
 // DatanodeProtocol on one port, over gRPC and internal/ipc). identity.go

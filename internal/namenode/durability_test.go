@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/journal"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
@@ -24,7 +25,7 @@ func dumpState(nn *NameNode) string {
 	nn.mu.RLock()
 	defer nn.mu.RUnlock()
 	var lines []string
-	nn.state.tree.Walk(func(n *namespace.INode) bool {
+	nn.state.Tree().Walk(func(n *namespace.INode) bool {
 		l := fmt.Sprintf("%s id=%d dir=%v mode=%o %s:%s mtime=%d", n.Path(), n.ID, n.IsDir(), n.Perm(), n.Owner(), n.Group(), n.MTime)
 		if !n.IsDir() {
 			l += fmt.Sprintf(" repl=%d bs=%d len=%d", n.Replication(), n.BlockSize(), n.Length())
@@ -39,7 +40,7 @@ func dumpState(nn *NameNode) string {
 		return true
 	})
 	sort.Strings(lines)
-	lines = append(lines, fmt.Sprintf("lastInode=%d lastBlock=%d lastGS=%d", nn.state.tree.LastID(), nn.state.blocks.LastID(), nn.state.blocks.LastGS()))
+	lines = append(lines, fmt.Sprintf("lastInode=%d lastBlock=%d lastGS=%d", nn.state.Tree().LastID(), nn.state.Blocks().LastID(), nn.state.Blocks().LastGS()))
 	return strings.Join(lines, "\n")
 }
 
@@ -303,9 +304,9 @@ func TestRecoveryStampDurableBeforeHeartbeat(t *testing.T) {
 	}
 	// As sendRecoveryLocked does: log the stamp, queue the command, no sync.
 	nn.mu.Lock()
-	o := &editOp{Kind: opAllocGS, Block: blockRef{GS: nn.state.blocks.NextGS()}}
+	o := &fsstate.AllocGS{GS: nn.state.Blocks().NextGS()}
 	nn.logOp(o)
-	nn.nodes["dn1"].recoveries = append(nn.nodes["dn1"].recoveries, &dfspb.RecoverBlockCommand{NewGs: o.Block.GS})
+	nn.nodes["dn1"].recoveries = append(nn.nodes["dn1"].recoveries, &dfspb.RecoverBlockCommand{NewGs: o.GS})
 	nn.mu.Unlock()
 
 	resp := nn.heartbeat(&dfspb.HeartbeatRequest{DatanodeId: "dn1"})
@@ -315,8 +316,8 @@ func TestRecoveryStampDurableBeforeHeartbeat(t *testing.T) {
 			sent = r.GetNewGs()
 		}
 	}
-	if sent != o.Block.GS {
-		t.Fatalf("heartbeat did not carry the recovery with stamp %d: %v", o.Block.GS, resp.GetCommands())
+	if sent != o.GS {
+		t.Fatalf("heartbeat did not carry the recovery with stamp %d: %v", o.GS, resp.GetCommands())
 	}
 	nn2, err := newNameNode(cfg, testLogger(t), fs.Crash(nil), time.Now)
 	if err != nil {
@@ -324,7 +325,7 @@ func TestRecoveryStampDurableBeforeHeartbeat(t *testing.T) {
 	}
 	defer nn2.Close()
 	nn2.mu.Lock()
-	next := nn2.state.blocks.NextGS()
+	next := nn2.state.Blocks().NextGS()
 	nn2.mu.Unlock()
 	if next <= sent {
 		t.Fatalf("after a crash the next stamp is %d, but %d was already sent to a datanode", next, sent)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/topology"
@@ -24,7 +25,7 @@ const (
 // and snapshottable flags, the effective storage policy. Callers hold
 // nn.mu.
 func (nn *NameNode) decorateLocked(st *dfspb.FileStatus, n *namespace.INode) *dfspb.FileStatus {
-	t := nn.state.tree
+	t := nn.state.Tree()
 	if t.HasACL(n) {
 		st.Flags |= flagHasACL
 	}
@@ -68,10 +69,10 @@ func (nn *NameNode) changeACL(ctx context.Context, src string, kind namespace.AC
 		return errInvalid("%s %s: the ACL spec is empty", kind, p)
 	}
 	c := callerOf(ctx)
-	op := &editOp{Kind: opACL, Path: p, ACLOp: kind, ACL: aclFromProto(spec), User: c.User}
+	op := &fsstate.ACL{Path: p, Op: kind, Entries: aclFromProto(spec)}
 	if kind == namespace.ACLRemoveEntries {
-		for i := range op.ACL {
-			op.ACL[i].Perm = 0 // HDFS ignores them; logged without
+		for i := range op.Entries {
+			op.Entries[i].Perm = 0 // HDFS ignores them; logged without
 		}
 	}
 	_, err = nn.mutate(kind.String(), p, c, op, nil, nil)
@@ -106,7 +107,7 @@ func (s *clientRPC) GetAclStatus(ctx context.Context, r *dfspb.GetAclStatusReque
 	nn := s.nn
 	nn.mu.RLock()
 	defer nn.mu.RUnlock()
-	st, err := nn.state.tree.GetACLStatus(callerOf(ctx), p)
+	st, err := nn.state.Tree().GetACLStatus(callerOf(ctx), p)
 	if err != nil {
 		return nil, statusOf(err)
 	}
@@ -116,46 +117,51 @@ func (s *clientRPC) GetAclStatus(ctx context.Context, r *dfspb.GetAclStatusReque
 
 // ---- snapshots
 
-func (nn *NameNode) snapshotOp(ctx context.Context, kind opKind, root, name, newName string) (applied, error) {
-	opName := kind.String()
+// snapshotOp cleans root and runs the snapshot record that record makes
+// for the clean path.
+func (nn *NameNode) snapshotOp(ctx context.Context, opName, root string, record func(path string) fsstate.Record) (fsstate.Applied, error) {
 	p, err := cleanPath(opName, root)
 	if err != nil {
-		return applied{}, err
+		return fsstate.Applied{}, err
 	}
 	c := callerOf(ctx)
-	op := &editOp{Kind: kind, Path: p, Snapshot: name, SnapshotNew: newName, User: c.User}
+	op := record(p)
 	var pre func() error
-	if kind == opCreateSnapshot && name == "" {
+	if cs, ok := op.(*fsstate.CreateSnapshot); ok && cs.Snapshot == "" {
 		// The default name comes from the clock, under the lock, so that
 		// the record carries it.
-		pre = func() error { op.Snapshot = namespace.DefaultSnapshotName(nn.nowMs()); return nil }
+		pre = func() error { cs.Snapshot = namespace.DefaultSnapshotName(nn.nowMs()); return nil }
 	}
 	return nn.mutate(opName, p, c, op, pre, nil)
 }
 
 func (s *clientRPC) AllowSnapshot(ctx context.Context, r *dfspb.AllowSnapshotRequest) (*dfspb.AllowSnapshotResponse, error) {
-	_, err := s.nn.snapshotOp(ctx, opAllowSnapshot, r.GetSnapshotRoot(), "", "")
+	_, err := s.nn.snapshotOp(ctx, "allowSnapshot", r.GetSnapshotRoot(), func(p string) fsstate.Record { return &fsstate.AllowSnapshot{Path: p} })
 	return &dfspb.AllowSnapshotResponse{}, err
 }
 
 func (s *clientRPC) DisallowSnapshot(ctx context.Context, r *dfspb.DisallowSnapshotRequest) (*dfspb.DisallowSnapshotResponse, error) {
-	_, err := s.nn.snapshotOp(ctx, opDisallowSnapshot, r.GetSnapshotRoot(), "", "")
+	_, err := s.nn.snapshotOp(ctx, "disallowSnapshot", r.GetSnapshotRoot(), func(p string) fsstate.Record { return &fsstate.DisallowSnapshot{Path: p} })
 	return &dfspb.DisallowSnapshotResponse{}, err
 }
 
 func (s *clientRPC) CreateSnapshot(ctx context.Context, r *dfspb.CreateSnapshotRequest) (*dfspb.CreateSnapshotResponse, error) {
-	res, err := s.nn.snapshotOp(ctx, opCreateSnapshot, r.GetSnapshotRoot(), r.GetSnapshotName(), "")
+	res, err := s.nn.snapshotOp(ctx, "createSnapshot", r.GetSnapshotRoot(), func(p string) fsstate.Record {
+		return &fsstate.CreateSnapshot{Path: p, Snapshot: r.GetSnapshotName()}
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &dfspb.CreateSnapshotResponse{SnapshotPath: res.path}, nil
+	return &dfspb.CreateSnapshotResponse{SnapshotPath: res.Path}, nil
 }
 
 func (s *clientRPC) DeleteSnapshot(ctx context.Context, r *dfspb.DeleteSnapshotRequest) (*dfspb.DeleteSnapshotResponse, error) {
 	if r.GetSnapshotName() == "" {
 		return nil, errInvalid("deleteSnapshot %s: a snapshot name is required", r.GetSnapshotRoot())
 	}
-	_, err := s.nn.snapshotOp(ctx, opDeleteSnapshot, r.GetSnapshotRoot(), r.GetSnapshotName(), "")
+	_, err := s.nn.snapshotOp(ctx, "deleteSnapshot", r.GetSnapshotRoot(), func(p string) fsstate.Record {
+		return &fsstate.DeleteSnapshot{Path: p, Snapshot: r.GetSnapshotName()}
+	})
 	return &dfspb.DeleteSnapshotResponse{}, err
 }
 
@@ -163,7 +169,9 @@ func (s *clientRPC) RenameSnapshot(ctx context.Context, r *dfspb.RenameSnapshotR
 	if r.GetSnapshotOldName() == "" || r.GetSnapshotNewName() == "" {
 		return nil, errInvalid("renameSnapshot %s: the old and new snapshot names are required", r.GetSnapshotRoot())
 	}
-	_, err := s.nn.snapshotOp(ctx, opRenameSnapshot, r.GetSnapshotRoot(), r.GetSnapshotOldName(), r.GetSnapshotNewName())
+	_, err := s.nn.snapshotOp(ctx, "renameSnapshot", r.GetSnapshotRoot(), func(p string) fsstate.Record {
+		return &fsstate.RenameSnapshot{Path: p, Snapshot: r.GetSnapshotOldName(), NewName: r.GetSnapshotNewName()}
+	})
 	return &dfspb.RenameSnapshotResponse{}, err
 }
 
@@ -172,7 +180,7 @@ func (s *clientRPC) GetSnapshottableDirListing(ctx context.Context, r *dfspb.Get
 	nn.mu.RLock()
 	defer nn.mu.RUnlock()
 	resp := &dfspb.GetSnapshottableDirListingResponse{}
-	for _, row := range nn.state.tree.SnapshottableDirs(callerOf(ctx)) {
+	for _, row := range nn.state.Tree().SnapshottableDirs(callerOf(ctx)) {
 		st := &dfspb.SnapshottableDirectoryStatus{DirStatus: nn.decorateLocked(fileStatus(row.Dir), row.Dir),
 			SnapshotQuota: namespace.MaxSnapshots, SnapshotNumber: uint32(len(row.Snapshots))}
 		if p := row.Dir.Path(); p != "/" {
@@ -194,7 +202,7 @@ func (s *clientRPC) GetSnapshotDiffReport(ctx context.Context, r *dfspb.GetSnaps
 	nn := s.nn
 	nn.mu.RLock()
 	defer nn.mu.RUnlock()
-	diff, err := nn.state.tree.SnapshotDiff(callerOf(ctx), p, r.GetFromSnapshot(), r.GetToSnapshot())
+	diff, err := nn.state.Tree().SnapshotDiff(callerOf(ctx), p, r.GetFromSnapshot(), r.GetToSnapshot())
 	if err != nil {
 		return nil, statusOf(err)
 	}
@@ -222,7 +230,7 @@ func (nn *NameNode) setStoragePolicy(ctx context.Context, src string, id uint8) 
 		return err
 	}
 	c := callerOf(ctx)
-	_, err = nn.mutate(name, p, c, &editOp{Kind: opSetStoragePolicy, Path: p, Policy: id, User: c.User}, nil, nil)
+	_, err = nn.mutate(name, p, c, &fsstate.SetStoragePolicy{Path: p, Policy: id}, nil, nil)
 	return err
 }
 
@@ -250,7 +258,7 @@ func (s *clientRPC) GetStoragePolicy(ctx context.Context, r *dfspb.GetStoragePol
 	nn := s.nn
 	nn.mu.RLock()
 	defer nn.mu.RUnlock()
-	id, err := nn.state.tree.GetStoragePolicy(callerOf(ctx), p)
+	id, err := nn.state.Tree().GetStoragePolicy(callerOf(ctx), p)
 	if err != nil {
 		return nil, statusOf(err)
 	}
@@ -274,7 +282,7 @@ func (s *clientRPC) GetStoragePolicies(ctx context.Context, r *dfspb.GetStorageP
 // snapshots), the length the frozen one, so that a reader stops where the
 // file ended when the snapshot was taken even if the block grew since.
 func (nn *NameNode) snapshotBlockLocked(frozen *blockmap.Block, off int64, client topology.Location) *dfspb.LocatedBlock {
-	live := nn.state.blocks.Get(frozen.ID)
+	live := nn.state.Blocks().Get(frozen.ID)
 	if live == nil {
 		live = frozen // cannot happen while the reference counts hold; then no locations
 	}

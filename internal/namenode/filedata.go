@@ -4,13 +4,14 @@ import (
 	"context"
 
 	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
 )
 
 // Append, truncate and concat as HDFS's ClientProtocol has them, with the
-// semantics of the Hadoop FileSystem specification. ops_filedata.go holds
-// what their edit records do.
+// semantics of the Hadoop FileSystem specification. fsstate's Append,
+// Truncate and Concat records hold what their edits do.
 
 func (s *clientRPC) Append(ctx context.Context, r *dfspb.AppendRequest) (*dfspb.AppendResponse, error) {
 	return s.nn.appendFile(ctx, r)
@@ -54,13 +55,13 @@ func (nn *NameNode) appendFile(ctx context.Context, req *dfspb.AppendRequest) (*
 		host = h
 	}
 	c := callerOf(ctx)
-	op := &editOp{Kind: opAppend, Path: p, Client: client, Host: host, User: c.User}
+	op := &fsstate.Append{Path: p, Client: client, Host: host, User: c.User}
 	var resp *dfspb.AppendResponse
 	_, err = nn.mutate(opName, p, c, op, func() error {
 		return nn.checkReopenLeaseLocked(opName, p, client, c)
-	}, func(res applied) {
-		nn.leases.add(client, res.file.ID, nn.clock())
-		resp = nn.appendResponseLocked(res.file, host)
+	}, func(res fsstate.Applied) {
+		nn.leases.add(client, res.File.ID, nn.clock())
+		resp = nn.appendResponseLocked(res.File, host)
 	})
 	return resp, err
 }
@@ -100,16 +101,16 @@ func (nn *NameNode) appendResponseLocked(f *namespace.INode, host string) *dfspb
 // another user than the writer's is not told the writer's client name or
 // host.
 func (nn *NameNode) checkReopenLeaseLocked(op, p, client string, c namespace.Caller) error {
-	f, err := nn.state.tree.Lookup(p)
+	f, err := nn.state.Tree().Lookup(p)
 	if err != nil || f.IsDir() || f.Writer() == nil {
 		return nil // the namespace gives the error, or there is no writer
 	}
-	if err := nn.state.tree.CheckAccessFor(c, op, p, namespace.Write); err != nil {
+	if err := nn.state.Tree().CheckAccessFor(c, op, p, namespace.Write); err != nil {
 		return err
 	}
 	w := f.Writer()
 	holder, where := "another user's client", ""
-	if w.User == c.User || w.User == "" && nn.state.tree.IsSuper(c) {
+	if w.User == c.User || w.User == "" && nn.state.Tree().IsSuper(c) {
 		holder, where = w.Client, " on "+w.Host
 	}
 	l := nn.leases.ofFile(f.ID)
@@ -152,7 +153,7 @@ func (nn *NameNode) truncate(ctx context.Context, req *dfspb.TruncateRequest) (b
 		host = h
 	}
 	c := callerOf(ctx)
-	op := &editOp{Kind: opTruncate, Path: p, NewLength: req.GetNewLength(), Client: client, Host: host, User: c.User}
+	op := &fsstate.Truncate{Path: p, NewLength: req.GetNewLength(), Client: client, Host: host}
 	ready := true
 	_, err = nn.mutate(opName, p, c, op, func() error {
 		if err := nn.checkReopenLeaseLocked(opName, p, client, c); err != nil {
@@ -163,12 +164,12 @@ func (nn *NameNode) truncate(ctx context.Context, req *dfspb.TruncateRequest) (b
 		}
 		// A cut inside a block a snapshot holds is made on a copy: the
 		// new block's id and stamp go in the record (see applyTruncate).
-		if f, err := nn.state.tree.Lookup(p); err == nil && !f.IsDir() && f.Writer() == nil && nn.state.tree.CopyOnTruncate(f, req.GetNewLength()) {
-			op.Block = blockRef{ID: nn.state.blocks.NextID(), GS: nn.state.blocks.NextGS()}
+		if f, err := nn.state.Tree().Lookup(p); err == nil && !f.IsDir() && f.Writer() == nil && nn.state.Tree().CopyOnTruncate(f, req.GetNewLength()) {
+			op.Block = fsstate.BlockRef{ID: nn.state.Blocks().NextID(), GS: nn.state.Blocks().NextGS()}
 		}
 		return nil
-	}, func(res applied) {
-		f := res.file
+	}, func(res fsstate.Applied) {
+		f := res.File
 		if nn.truncatingLocked(f) {
 			ready = false
 			now := nn.clock()
@@ -186,7 +187,7 @@ func (nn *NameNode) truncate(ctx context.Context, req *dfspb.TruncateRequest) (b
 // datanode holds: recovery could not cut it, and lease recovery would then
 // drop the block and the bytes before the new end with it.
 func (nn *NameNode) checkTruncatableLocked(p string, newLength int64) error {
-	f, err := nn.state.tree.Lookup(p)
+	f, err := nn.state.Tree().Lookup(p)
 	if err != nil || f.IsDir() || newLength < 0 || newLength >= f.Length() {
 		return nil // the namespace gives the error, or nothing is cut
 	}
@@ -216,7 +217,7 @@ func (nn *NameNode) truncatingLocked(f *namespace.INode) bool {
 func (nn *NameNode) truncateRecoveryLocked(f *namespace.INode, b *blockmap.Block, cmd *dfspb.RecoverBlockCommand) {
 	if nn.truncatingLocked(f) && f.Blocks[len(f.Blocks)-1] == b {
 		cmd.Truncate, cmd.NewLength = true, b.NumBytes
-		if src := nn.state.copySource(f); src != nil {
+		if src := nn.state.CopySource(f); src != nil {
 			cmd.Block, cmd.NewBlockId = ext(src), b.ID
 		}
 	}
@@ -227,7 +228,7 @@ func (nn *NameNode) truncateRecoveryLocked(f *namespace.INode, b *blockmap.Block
 // (the new block has no replica until the copy is made).
 func (nn *NameNode) recoverySourceLocked(f *namespace.INode, b *blockmap.Block) *blockmap.Block {
 	if nn.truncatingLocked(f) && f.Blocks[len(f.Blocks)-1] == b {
-		if src := nn.state.copySource(f); src != nil {
+		if src := nn.state.CopySource(f); src != nil {
 			return src
 		}
 	}
@@ -255,8 +256,8 @@ func (nn *NameNode) concat(ctx context.Context, req *dfspb.ConcatRequest) error 
 		}
 	}
 	c := callerOf(ctx)
-	op := &editOp{Kind: opConcat, Path: target, Srcs: srcs, User: c.User}
-	_, err = nn.mutate(opName, target, c, op, nil, func(applied) { nn.dirty = true })
+	op := &fsstate.Concat{Path: target, Srcs: srcs}
+	_, err = nn.mutate(opName, target, c, op, nil, func(fsstate.Applied) { nn.dirty = true })
 	return err
 }
 

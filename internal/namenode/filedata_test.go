@@ -6,8 +6,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"smarth/internal/namenode/blockmap"
-	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -160,117 +158,5 @@ func TestAppendTruncateConcatSurviveRestarts(t *testing.T) {
 	nn3 := startNN(t, cfg)
 	if after := dumpState(nn3); after != before {
 		t.Fatalf("namespace changed across a restart from the image\nbefore:\n%s\nafter:\n%s", before, after)
-	}
-}
-
-// TestConcatRecordBounded: a concat record claiming more sources than it
-// has bytes for is refused before anything is allocated (sampleOps has
-// the round trips of the three records).
-func TestConcatRecordBounded(t *testing.T) {
-	bad := []byte{byte(opConcat), 2, '/', 't', 0xff, 0xff, 0x03}
-	if _, err := decodeOp(bad); err == nil {
-		t.Fatal("a concat record with 65535 sources in 0 bytes decoded")
-	}
-}
-
-// TestFileDataKeepsQuotaUsage: after append (a reopened partial block
-// charged at the full block size), its close, truncates (on and off a
-// block boundary, and the recovery's commit) and a concat, every quota's
-// cached usage equals a fresh count; an append over the space quota is
-// refused and changes nothing.
-func TestFileDataKeepsQuotaUsage(t *testing.T) {
-	const bs = 1 << 20
-	s := fsState{tree: namespace.New(namespace.Config{Superuser: "hdfs", Now: 1}), blocks: blockmap.New()}
-	c := namespace.Caller{User: "hdfs", Trusted: true}
-	apply := func(o *editOp) error {
-		t.Helper()
-		_, err := s.apply(o, c)
-		return err
-	}
-	must := func(o *editOp) {
-		t.Helper()
-		if err := apply(o); err != nil {
-			t.Fatalf("%s %s: %v", o.Kind, o.Path, err)
-		}
-	}
-	// file writes path with blocks of the given lengths and closes it.
-	nextBlock := uint64(1 << 30)
-	file := func(path string, lengths ...int64) *namespace.INode {
-		must(&editOp{Kind: opCreate, Path: path, Perm: 0o644, ParentPerm: 0o755, CreateParent: true, Replication: 3, BlockSize: bs, User: "hdfs", Client: "w", Now: 2})
-		f, _ := s.tree.Lookup(path)
-		var prev *blockRef
-		for _, n := range lengths {
-			nextBlock++
-			must(&editOp{Kind: opAddBlock, FileID: f.ID, Prev: prev, Block: blockRef{ID: nextBlock, GS: 1000}})
-			prev = &blockRef{ID: nextBlock, GS: 1000, Len: n}
-		}
-		var refs []blockRef
-		if prev != nil {
-			refs = []blockRef{*prev}
-		}
-		must(&editOp{Kind: opComplete, FileID: f.ID, Blocks: refs, Now: 3})
-		return f
-	}
-	check := func(when string) {
-		t.Helper()
-		s.tree.Walk(func(n *namespace.INode) bool {
-			if n.Quota() == nil {
-				return true
-			}
-			var ns, ds int64
-			var walk func(*namespace.INode)
-			walk = func(x *namespace.INode) {
-				ns++
-				ds += namespace.DiskCharge(x)
-				for _, ch := range x.Children() {
-					walk(ch)
-				}
-			}
-			walk(n)
-			if n.Quota().UsedNS != ns || n.Quota().UsedDS != ds {
-				t.Fatalf("%s: quota of %s caches %d inodes %d bytes; the subtree has %d and %d", when, n.Path(), n.Quota().UsedNS, n.Quota().UsedDS, ns, ds)
-			}
-			return true
-		})
-	}
-	must(&editOp{Kind: opMkdirs, Path: "/q", Perm: 0o755, User: "hdfs", Now: 1})
-	must(&editOp{Kind: opSetQuota, Path: "/q", NSQuota: 100, DSQuota: 10 * bs})
-	a := file("/q/a", bs, 1000)
-	check("written")
-	must(&editOp{Kind: opAppend, Path: "/q/a", Client: "app", Host: "h", Now: 4})
-	check("reopened for append")
-	if want := int64(3 * 2 * bs); namespace.DiskCharge(a) != want {
-		t.Fatalf("charge of a file with a reopened partial block: %d, want %d", namespace.DiskCharge(a), want)
-	}
-	last := a.Blocks[1]
-	must(&editOp{Kind: opComplete, FileID: a.ID, Blocks: []blockRef{{ID: last.ID, GS: 1001, Len: 5000}}, Now: 5})
-	check("append closed")
-	// With the quota just above the usage, an append would charge the
-	// rest of a partial block, over the limit.
-	file("/q/b", 10)
-	q, _ := s.tree.Lookup("/q")
-	must(&editOp{Kind: opSetQuota, Path: "/q", NSQuota: namespace.QuotaDontSet, DSQuota: q.Quota().UsedDS + 1})
-	err := apply(&editOp{Kind: opAppend, Path: "/q/b", Client: "app", Host: "h", Now: 6})
-	if err == nil || !isQuotaError(err) {
-		t.Fatalf("append over the space quota: %v", err)
-	}
-	if b, _ := s.tree.Lookup("/q/b"); b.Writer() != nil || b.Blocks[0].State != blockmap.Complete {
-		t.Fatal("the refused append reopened the file")
-	}
-	check("refused append")
-	must(&editOp{Kind: opSetQuota, Path: "/q", NSQuota: namespace.QuotaDontSet, DSQuota: 10 * bs})
-	must(&editOp{Kind: opTruncate, Path: "/q/a", NewLength: bs, Client: "tr", Host: "h", Now: 7})
-	check("truncate on a boundary")
-	must(&editOp{Kind: opTruncate, Path: "/q/a", NewLength: 100, Client: "tr", Host: "h", Now: 8})
-	check("truncate inside a block")
-	must(&editOp{Kind: opCommitSync, FileID: a.ID, Block: blockRef{ID: a.Blocks[0].ID, GS: 1002, Len: 100}, Now: 9})
-	must(&editOp{Kind: opCloseFile, FileID: a.ID, Keep: 1, Now: 9})
-	check("truncate recovered")
-	file("/q/t", bs)
-	file("/q/s", 300)
-	must(&editOp{Kind: opConcat, Path: "/q/t", Srcs: []string{"/q/s"}, Now: 10})
-	check("concat")
-	if tf, _ := s.tree.Lookup("/q/t"); tf.Length() != bs+300 || tf.Blocks[1].FileID != tf.ID {
-		t.Fatalf("concat target: length %d, moved block's file %d", tf.Length(), tf.Blocks[1].FileID)
 	}
 }

@@ -17,7 +17,7 @@ func (nn *NameNode) fsck(ctx context.Context, path string) (*dfspb.FsckResponse,
 	}
 	nn.mu.RLock()
 	defer nn.mu.RUnlock()
-	root, err := nn.state.tree.Stat(callerOf(ctx), "fsck", p)
+	root, err := nn.state.Tree().Stat(callerOf(ctx), "fsck", p)
 	if err != nil {
 		return nil, statusOf(err)
 	}

@@ -79,7 +79,7 @@ func (nn *NameNode) statusData() statusData {
 	d := statusData{
 		Addr: nn.Addr(), Placement: nn.cfg.Placement, Started: nn.startedAt.Format(time.RFC3339),
 		SafeMode: nn.safe.on, SafeModeReason: nn.safe.reason(nn.cfg), LastTxID: nn.journal.LastTxID(),
-		Files: nn.state.tree.Files(), Dirs: nn.state.tree.Dirs(), Blocks: nn.state.blocks.Len(),
+		Files: nn.state.Tree().Files(), Dirs: nn.state.Tree().Dirs(), Blocks: nn.state.Blocks().Len(),
 		OpenFiles: nn.leases.files(), UnderReplicated: nn.stats.underReplicated, Missing: nn.stats.missing,
 		Corrupt: nn.stats.corrupt, Pending: len(nn.pending),
 	}
@@ -103,7 +103,7 @@ func (nn *NameNode) statusData() statusData {
 		racks[dn.info.Rack] = append(racks[dn.info.Rack], statusNode{
 			ID: id, Host: dn.info.Hostname, Addr: fmt.Sprintf("%s:%d", dn.info.IpAddr, dn.info.DataPort),
 			State: state, Web: web, Dead: !dn.live, Capacity: bytesString(dn.info.Capacity), Used: bytesString(dn.info.DfsUsed),
-			Remaining: bytesString(dn.info.Remaining), Blocks: nn.state.blocks.NodeBlockCount(id),
+			Remaining: bytesString(dn.info.Remaining), Blocks: nn.state.Blocks().NodeBlockCount(id),
 			Xceivers: dn.info.XceiverCount, LastSeen: now.Sub(dn.lastSeen).Round(time.Second).String(),
 		})
 	}

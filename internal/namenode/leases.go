@@ -6,13 +6,15 @@ import (
 	"time"
 
 	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
 )
 
 // recoveryHolder holds the leases of files the namenode is recovering
-// (HDFS's "HDFS_NameNode" lease holder).
-const recoveryHolder = "namenode-lease-recovery"
+// (HDFS's "HDFS_NameNode" lease holder); the state machine makes it the
+// writer of a file a truncate cuts.
+const recoveryHolder = fsstate.RecoveryHolder
 
 // lease is one client's right to write its open files.
 type lease struct {
@@ -102,7 +104,7 @@ func (nn *NameNode) checkLeases(now time.Time) {
 	}
 	sort.Slice(expired, func(i, j int) bool { return expired[i] < expired[j] })
 	for _, id := range expired {
-		if f := nn.state.tree.ByID(id); f != nil && f.Writer() != nil {
+		if f := nn.state.Tree().ByID(id); f != nil && f.Writer() != nil {
 			if l := nn.leases.ofFile(id); l != nil && l.holder != recoveryHolder {
 				nn.logger.Warn("lease expired; recovering file", "path", f.Path(), "holder", l.holder, "silent", now.Sub(l.renewed).Round(time.Second).String())
 			}
@@ -188,27 +190,27 @@ func (nn *NameNode) recoveryHoldersLocked(b *blockmap.Block) []string {
 // retries) and queues a RecoverBlockCommand with a new generation stamp,
 // logged first so that the stamp is never handed out twice.
 func (nn *NameNode) sendRecoveryLocked(f *namespace.INode, b *blockmap.Block, holders []string, now time.Time) {
-	o := &editOp{Kind: opAllocGS, Block: blockRef{GS: nn.state.blocks.NextGS()}}
+	o := &fsstate.AllocGS{GS: nn.state.Blocks().NextGS()}
 	nn.logOp(o) // heartbeat makes it durable before the command goes out
 	attempt := 0
 	if _, retried := nn.recovering[b.ID]; retried {
-		attempt = int(o.Block.GS)
+		attempt = int(o.GS)
 	}
 	primary := holders[attempt%len(holders)]
-	b.SetRecoveryID(o.Block.GS)
+	b.SetRecoveryID(o.GS)
 	nn.recovering[b.ID] = now
-	cmd := &dfspb.RecoverBlockCommand{Block: ext(b), NewGs: o.Block.GS, Replicas: nn.datanodeInfos(holders)}
+	cmd := &dfspb.RecoverBlockCommand{Block: ext(b), NewGs: o.GS, Replicas: nn.datanodeInfos(holders)}
 	nn.truncateRecoveryLocked(f, b, cmd)
 	nn.nodes[primary].recoveries = append(nn.nodes[primary].recoveries, cmd)
 	nn.metrics.recoveries.Inc()
-	nn.logger.Info("block recovery sent", "path", f.Path(), "block", b.ID, "new_gs", o.Block.GS, "primary", primary, "replicas", len(holders))
+	nn.logger.Info("block recovery sent", "path", f.Path(), "block", b.ID, "new_gs", o.GS, "primary", primary, "replicas", len(holders))
 }
 
 // closeRecoveredLocked closes a recovered file, keeping its first keep
 // blocks.
 func (nn *NameNode) closeRecoveredLocked(f *namespace.INode, keep int, now time.Time) {
-	o := &editOp{Kind: opCloseFile, FileID: f.ID, Keep: keep, Now: now.UnixMilli()}
-	res, err := nn.state.apply(o, namespace.Caller{Trusted: true})
+	o := &fsstate.CloseFile{FileID: f.ID, Keep: keep, Now: now.UnixMilli()}
+	res, err := nn.state.Apply(o, namespace.Caller{Trusted: true})
 	if err != nil {
 		nn.logger.Error("closing a recovered file failed", "path", f.Path(), "error", err)
 		return
@@ -217,18 +219,18 @@ func (nn *NameNode) closeRecoveredLocked(f *namespace.INode, keep int, now time.
 	nn.afterApplyLocked(res)
 	nn.leases.remove(f.ID)
 	nn.dirty = true
-	nn.logger.Info("file recovered and closed", "path", f.Path(), "blocks", keep, "dropped", len(res.dropped), "length", f.Length())
+	nn.logger.Info("file recovered and closed", "path", f.Path(), "blocks", keep, "dropped", len(res.Dropped), "length", f.Length())
 }
 
 func (nn *NameNode) commitBlockSync(req *dfspb.CommitBlockSynchronizationRequest) error {
 	const op = "commitBlockSynchronization"
 	nn.mu.Lock()
-	b := nn.state.blocks.Get(req.GetBlock().GetBlockId())
+	b := nn.state.Blocks().Get(req.GetBlock().GetBlockId())
 	if b == nil {
 		nn.mu.Unlock()
 		return errNotFound("%s: block %d no longer exists (its file was deleted or truncated)", op, req.GetBlock().GetBlockId())
 	}
-	f := nn.state.tree.ByID(b.FileID)
+	f := nn.state.Tree().ByID(b.FileID)
 	if f == nil || f.Writer() == nil {
 		done := b.GS == req.GetNewGs() && (b.NumBytes == req.GetNewLength() || req.GetDeleteBlock())
 		nn.mu.Unlock()
@@ -239,7 +241,7 @@ func (nn *NameNode) commitBlockSync(req *dfspb.CommitBlockSynchronizationRequest
 	}
 	// A copy-on-truncate commits the new block; the block it was copied
 	// from is the snapshot's and is never changed by a recovery.
-	if src := nn.state.copySource(f); src == b {
+	if src := nn.state.CopySource(f); src == b {
 		nn.mu.Unlock()
 		return errPrecondition("%s %s: block %d is the source of a copy-on-truncate (a snapshot holds it); the recovery commits the new block %d; refused",
 			op, f.Path(), b.ID, f.Blocks[len(f.Blocks)-1].ID)
@@ -271,9 +273,9 @@ func (nn *NameNode) commitBlockSync(req *dfspb.CommitBlockSynchronizationRequest
 		}
 	}
 	now := nn.clock()
-	o := &editOp{Kind: opCommitSync, FileID: f.ID, Delete: req.GetDeleteBlock(), Now: now.UnixMilli(),
-		Block: blockRef{ID: b.ID, GS: req.GetNewGs(), Len: req.GetNewLength()}}
-	res, err := nn.state.apply(o, namespace.Caller{Trusted: true})
+	o := &fsstate.CommitSync{FileID: f.ID, Delete: req.GetDeleteBlock(), Now: now.UnixMilli(),
+		Block: fsstate.BlockRef{ID: b.ID, GS: req.GetNewGs(), Len: req.GetNewLength()}}
+	res, err := nn.state.Apply(o, namespace.Caller{Trusted: true})
 	if err != nil {
 		nn.mu.Unlock()
 		return errPrecondition("%s: %v", op, err)
@@ -284,7 +286,7 @@ func (nn *NameNode) commitBlockSync(req *dfspb.CommitBlockSynchronizationRequest
 	if !req.GetDeleteBlock() {
 		b.SetTargets(req.GetNewTargets())
 		for _, id := range req.GetNewTargets() {
-			nn.state.blocks.AddReplica(id, blockmap.Reported{ID: b.ID, GS: b.GS, NumBytes: b.NumBytes, State: blockmap.Finalized})
+			nn.state.Blocks().AddReplica(id, blockmap.Reported{ID: b.ID, GS: b.GS, NumBytes: b.NumBytes, State: blockmap.Finalized})
 		}
 	}
 	nn.logger.Info("block recovered", "path", f.Path(), "block", b.ID, "gs", req.GetNewGs(), "length", req.GetNewLength(), "deleted", req.GetDeleteBlock())

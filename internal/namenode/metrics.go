@@ -68,9 +68,9 @@ func newMetrics(nn *NameNode) *metrics {
 			return f()
 		}
 	}
-	gauge("files", "Files in the namespace.", nil, locked(func() float64 { return float64(nn.state.tree.Files()) }))
-	gauge("directories", "Directories in the namespace, including /.", nil, locked(func() float64 { return float64(nn.state.tree.Dirs()) }))
-	gauge("blocks", "Blocks in the block map.", nil, locked(func() float64 { return float64(nn.state.blocks.Len()) }))
+	gauge("files", "Files in the namespace.", nil, locked(func() float64 { return float64(nn.state.Tree().Files()) }))
+	gauge("directories", "Directories in the namespace, including /.", nil, locked(func() float64 { return float64(nn.state.Tree().Dirs()) }))
+	gauge("blocks", "Blocks in the block map.", nil, locked(func() float64 { return float64(nn.state.Blocks().Len()) }))
 	gauge("open_files", "Files open for writing (under a lease).", nil, locked(func() float64 { return float64(nn.leases.files()) }))
 	for _, st := range []string{"live", "dead"} {
 		live := st == "live"

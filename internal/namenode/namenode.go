@@ -21,6 +21,7 @@ import (
 	"smarth/internal/httpserver"
 	"smarth/internal/ipc"
 	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/journal"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/namenode/speeds"
@@ -45,13 +46,13 @@ type NameNode struct {
 	ident     *identity           // who is calling
 
 	mu         sync.RWMutex         // guards the fields below up to the blank line
-	state      fsState              // namespace and block map
+	state      *fsstate.State       // namespace, block map, cache pools and directives
 	journal    *journal.Journal     // Append under mu (defines the order); Sync outside
 	nodes      map[string]*datanode // by datanode id
 	leases     *leaseTable
 	pending    map[uint64]*pendingTransfer // block id → re-replication in flight
 	recovering map[uint64]time.Time        // block id → when its lease recovery was sent
-	postponed  []orphan                    // invalidations held back during safe mode
+	postponed  []fsstate.Orphan            // invalidations held back during safe mode
 	safe       safeMode
 	rng        *rand.Rand // placement and replication choices
 	dirty      bool       // something changed that the replication monitor should look at
@@ -162,15 +163,11 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 // load reads the image and edit log, or formats an empty directory.
 func (nn *NameNode) load(fs journal.FS) error {
 	now := nn.clock()
-	nn.state = fsState{cache: newCacheDirs(),
-		tree: namespace.New(namespace.Config{
-			Superuser: nn.cfg.Superuser, Supergroup: nn.cfg.Supergroup,
-			Permissions: nn.cfg.PermissionsEnabled, Now: now.UnixMilli(),
-			MaxXAttrsPerInode: nn.cfg.MaxXAttrsPerInode, MaxXAttrSize: nn.cfg.MaxXAttrSize,
-		}),
-		blocks: blockmap.New(),
-		logger: nn.logger,
-	}
+	nn.state = fsstate.New(namespace.New(namespace.Config{
+		Superuser: nn.cfg.Superuser, Supergroup: nn.cfg.Supergroup,
+		Permissions: nn.cfg.PermissionsEnabled, Now: now.UnixMilli(),
+		MaxXAttrsPerInode: nn.cfg.MaxXAttrsPerInode, MaxXAttrSize: nn.cfg.MaxXAttrSize,
+	}), blockmap.New(), nn.logger)
 	j, err := journal.Open(fs, nn.cfg.MetaDir, nn.logger)
 	if err != nil {
 		return err
@@ -183,7 +180,7 @@ func (nn *NameNode) load(fs journal.FS) error {
 	// and again (over 40% of a 1M-file load's CPU) and free next to
 	// nothing, so the collector waits until the load is done.
 	gc := debug.SetGCPercent(-1)
-	hadImage, last, err := j.Load(&nn.state)
+	hadImage, last, err := j.Load(nn.state)
 	debug.SetGCPercent(gc)
 	if err != nil {
 		return fmt.Errorf("namenode: load metadata from %s: %w", nn.cfg.MetaDir, err)
@@ -198,7 +195,7 @@ func (nn *NameNode) load(fs journal.FS) error {
 	}
 	// Leases are not persisted: every open file gets a fresh lease for its
 	// writer, as after an HDFS restart.
-	nn.state.tree.Walk(func(n *namespace.INode) bool {
+	nn.state.Tree().Walk(func(n *namespace.INode) bool {
 		if n.Writer() != nil {
 			nn.leases.add(n.Writer().Client, n.ID, now)
 		}
@@ -211,7 +208,7 @@ func (nn *NameNode) load(fs journal.FS) error {
 	// next grows that far.
 	debug.FreeOSMemory()
 	nn.logger.Info("namespace loaded", "meta_dir", nn.cfg.MetaDir, "last_txid", last,
-		"files", nn.state.tree.Files(), "dirs", nn.state.tree.Dirs(), "blocks", nn.state.blocks.Len(),
+		"files", nn.state.Tree().Files(), "dirs", nn.state.Tree().Dirs(), "blocks", nn.state.Blocks().Len(),
 		"open_files", nn.leases.files(), "took", time.Since(start).String(), "safe_mode", nn.safe.on)
 	return nil
 }
@@ -399,7 +396,7 @@ func (nn *NameNode) checkpoint() error {
 		nn.mu.Unlock()
 		return err
 	}
-	im := nn.state.image(tx)
+	im := nn.state.Image(tx)
 	now := nn.clock()
 	nn.mu.Unlock()
 	if err := nn.journal.SaveImage(im); err != nil {
@@ -431,9 +428,9 @@ func (nn *NameNode) sync(txid uint64) error {
 }
 
 // logOp appends op to the edit log. Callers hold nn.mu.
-func (nn *NameNode) logOp(op *editOp) uint64 {
-	nn.metrics.edits.WithLabelValues(op.Kind.String()).Inc()
-	return nn.journal.Append(op.encode())
+func (nn *NameNode) logOp(op fsstate.Record) uint64 {
+	nn.metrics.edits.WithLabelValues(op.Kind().String()).Inc()
+	return nn.journal.Append(fsstate.Encode(op))
 }
 
 func (nn *NameNode) isLive(id string) bool {

@@ -3,6 +3,7 @@ package namenode
 import (
 	"context"
 
+	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
 )
@@ -23,11 +24,11 @@ func (nn *NameNode) writableLocked(op, path string) error {
 // namenode accepts mutations, runs pre (extra checks), applies op with the
 // caller's permissions, logs it and runs after; then, without the lock, it
 // waits until the record is durable.
-func (nn *NameNode) mutate(opName, path string, c namespace.Caller, op *editOp, pre func() error, after func(applied)) (applied, error) {
+func (nn *NameNode) mutate(opName, path string, c namespace.Caller, op fsstate.Record, pre func() error, after func(fsstate.Applied)) (fsstate.Applied, error) {
 	nn.mu.Lock()
 	if err := nn.writableLocked(opName, path); err != nil {
 		nn.mu.Unlock()
-		return applied{}, err
+		return fsstate.Applied{}, err
 	}
 	if pre != nil {
 		if err := pre(); err != nil {
@@ -35,11 +36,13 @@ func (nn *NameNode) mutate(opName, path string, c namespace.Caller, op *editOp, 
 			tx := nn.journal.LastTxID()
 			nn.mu.Unlock()
 			_ = nn.sync(tx)
-			return applied{}, statusOf(err)
+			return fsstate.Applied{}, statusOf(err)
 		}
 	}
-	op.Now = nn.nowMs()
-	res, err := nn.state.apply(op, c)
+	if t, ok := op.(fsstate.Timed); ok {
+		t.SetNow(nn.nowMs())
+	}
+	res, err := nn.state.Apply(op, c)
 	if err != nil {
 		nn.mu.Unlock()
 		return res, statusOf(err)
@@ -55,20 +58,20 @@ func (nn *NameNode) mutate(opName, path string, c namespace.Caller, op *editOp, 
 
 // afterApplyLocked does the runtime bookkeeping an applied operation
 // implies: leases of removed files, replicas of dropped blocks.
-func (nn *NameNode) afterApplyLocked(res applied) {
-	for _, f := range res.removed {
+func (nn *NameNode) afterApplyLocked(res fsstate.Applied) {
+	for _, f := range res.Removed {
 		if f.Writer() != nil {
 			nn.leases.remove(f.ID)
 		}
 	}
-	for _, b := range res.dropped {
+	for _, b := range res.Dropped {
 		nn.cacheForgetLocked(b.ID)
 		nn.cancelPendingLocked(b.ID)
 		delete(nn.recovering, b.ID)
 		nn.dirty = true
 	}
-	for _, o := range res.orphans {
-		nn.invalidateLocked(o.node, o.block)
+	for _, o := range res.Orphans {
+		nn.invalidateLocked(o.Node, o.Block)
 	}
 }
 
@@ -96,7 +99,7 @@ func (nn *NameNode) mkdirs(ctx context.Context, req *dfspb.MkdirsRequest) error 
 	if req.GetMasked() {
 		perm = uint16(req.GetPermission() & 0o7777)
 	}
-	op := &editOp{Kind: opMkdirs, Path: p, Perm: uint32(perm),
+	op := &fsstate.Mkdirs{Path: p, Perm: uint32(perm),
 		ParentPerm: uint32(nn.parentMode()), CreateParent: req.GetCreateParent(), User: c.User}
 	_, err = nn.mutate("mkdir", p, c, op, nil, nil)
 	return err
@@ -132,15 +135,15 @@ func (nn *NameNode) create(ctx context.Context, req *dfspb.CreateRequest) (*dfsp
 		host = h
 	}
 	c := callerOf(ctx)
-	op := &editOp{Kind: opCreate, Path: p, Perm: uint32(nn.mode(req.GetPermission(), 0o666)),
+	op := &fsstate.Create{Path: p, Perm: uint32(nn.mode(req.GetPermission(), 0o666)),
 		ParentPerm: uint32(nn.parentMode()), CreateParent: req.GetCreateParent(), Overwrite: req.GetOverwrite(),
 		Replication: repl, BlockSize: bs, User: c.User, Client: req.GetClientName(), Host: host}
 	var st *dfspb.FileStatus
 	_, err = nn.mutate("create", p, c, op, func() error {
 		return nn.checkOverwriteLeaseLocked(p, req, c)
-	}, func(res applied) {
-		nn.leases.add(req.GetClientName(), res.file.ID, nn.clock())
-		st = fileStatus(res.file)
+	}, func(res fsstate.Applied) {
+		nn.leases.add(req.GetClientName(), res.File.ID, nn.clock())
+		st = fileStatus(res.File)
 	})
 	return st, err
 }
@@ -154,11 +157,11 @@ func (nn *NameNode) checkOverwriteLeaseLocked(p string, req *dfspb.CreateRequest
 	if !req.GetOverwrite() {
 		return nil
 	}
-	f, err := nn.state.tree.Lookup(p)
+	f, err := nn.state.Tree().Lookup(p)
 	if err != nil || f.IsDir() || f.Writer() == nil {
 		return nil
 	}
-	if err := nn.state.tree.CheckAccessFor(c, "create", p, namespace.Write); err != nil {
+	if err := nn.state.Tree().CheckAccessFor(c, "create", p, namespace.Write); err != nil {
 		return err
 	}
 	holder := "another user's client"
@@ -188,7 +191,7 @@ func (nn *NameNode) delete(ctx context.Context, req *dfspb.DeleteRequest) error 
 		return err
 	}
 	c := callerOf(ctx)
-	op := &editOp{Kind: opDelete, Path: p, Recursive: req.GetRecursive(), User: c.User}
+	op := &fsstate.Delete{Path: p, Recursive: req.GetRecursive()}
 	_, err = nn.mutate("delete", p, c, op, nil, nil)
 	return err
 }
@@ -209,7 +212,7 @@ func (nn *NameNode) rename(ctx context.Context, req *dfspb.RenameRequest) error 
 		return errInvalid("rename %s to %s: overwrite is an option of rename2 only", src, dst)
 	}
 	c := callerOf(ctx)
-	op := &editOp{Kind: opRename, Path: src, Dst: dst, User: c.User}
+	op := &fsstate.Rename{Path: src, Dst: dst}
 	_, err = nn.mutate("rename", src, c, op, nil, nil)
 	return err
 }
@@ -224,8 +227,8 @@ func (nn *NameNode) setReplication(ctx context.Context, req *dfspb.SetReplicatio
 		return errInvalid("setrep %s: replication %d is outside [%d, %d]", p, r, nn.cfg.MinReplication, nn.cfg.MaxReplication)
 	}
 	c := callerOf(ctx)
-	op := &editOp{Kind: opSetReplication, Path: p, Replication: r, User: c.User}
-	_, err = nn.mutate("setrep", p, c, op, nil, func(applied) { nn.dirty = true })
+	op := &fsstate.SetReplication{Path: p, Replication: r}
+	_, err = nn.mutate("setrep", p, c, op, nil, func(fsstate.Applied) { nn.dirty = true })
 	return err
 }
 
@@ -238,7 +241,7 @@ func (nn *NameNode) setPermission(ctx context.Context, req *dfspb.SetPermissionR
 		return errInvalid("chmod %s: %#o is not a mode", p, req.GetPermission())
 	}
 	c := callerOf(ctx)
-	op := &editOp{Kind: opSetPermission, Path: p, Perm: req.GetPermission(), User: c.User}
+	op := &fsstate.SetPermission{Path: p, Perm: req.GetPermission()}
 	_, err = nn.mutate("chmod", p, c, op, nil, nil)
 	return err
 }
@@ -252,7 +255,7 @@ func (nn *NameNode) setOwner(ctx context.Context, req *dfspb.SetOwnerRequest) er
 		return errInvalid("chown %s: give an owner, a group or both", p)
 	}
 	c := callerOf(ctx)
-	op := &editOp{Kind: opSetOwner, Path: p, Owner: req.GetOwner(), Group: req.GetGroup(), User: c.User}
+	op := &fsstate.SetOwner{Path: p, Owner: req.GetOwner(), Group: req.GetGroup()}
 	_, err = nn.mutate("chown", p, c, op, nil, nil)
 	return err
 }
@@ -264,7 +267,7 @@ func (nn *NameNode) fileInfo(ctx context.Context, path string) (*dfspb.FileStatu
 	}
 	nn.mu.RLock()
 	defer nn.mu.RUnlock()
-	n, err := nn.state.tree.Stat(callerOf(ctx), "stat", p)
+	n, err := nn.state.Tree().Stat(callerOf(ctx), "stat", p)
 	if err != nil {
 		return nil, statusOf(err)
 	}
@@ -286,7 +289,7 @@ func (nn *NameNode) listing(ctx context.Context, req *dfspb.GetListingRequest) (
 	}
 	nn.mu.RLock()
 	defer nn.mu.RUnlock()
-	entries, remaining, err := nn.state.tree.List(callerOf(ctx), p, req.GetStartAfter(), limit)
+	entries, remaining, err := nn.state.Tree().List(callerOf(ctx), p, req.GetStartAfter(), limit)
 	if err != nil {
 		return nil, statusOf(err)
 	}
@@ -304,7 +307,7 @@ func (nn *NameNode) contentSummary(ctx context.Context, path string) (*dfspb.Get
 	}
 	nn.mu.RLock()
 	defer nn.mu.RUnlock()
-	s, err := nn.state.tree.ContentSummary(callerOf(ctx), p)
+	s, err := nn.state.Tree().ContentSummary(callerOf(ctx), p)
 	if err != nil {
 		return nil, statusOf(err)
 	}
@@ -353,7 +356,7 @@ func (nn *NameNode) setSafeMode(ctx context.Context, action dfspb.SafeModeAction
 	c := callerOf(ctx)
 	nn.mu.Lock()
 	defer nn.mu.Unlock()
-	if action != dfspb.SafeModeAction_SAFE_MODE_GET && !nn.state.tree.IsSuper(c) {
+	if action != dfspb.SafeModeAction_SAFE_MODE_GET && !nn.state.Tree().IsSuper(c) {
 		return nil, errDenied("safemode: user %s is not a superuser (superuser: %s, supergroup: %s)", c.User, nn.cfg.Superuser, nn.cfg.Supergroup)
 	}
 	now := nn.clock()
@@ -386,10 +389,20 @@ func (nn *NameNode) renewLease(client string, c namespace.Caller) error {
 		return nil
 	}
 	for id := range l.files {
-		if f := nn.state.tree.ByID(id); f != nil && f.Writer() != nil && !nn.isWriterLocked(f, c) {
+		if f := nn.state.Tree().ByID(id); f != nil && f.Writer() != nil && !nn.isWriterLocked(f, c) {
 			return nil
 		}
 	}
 	nn.leases.renew(client, nn.clock())
 	return nil
+}
+
+// rename2 serves a RenameRequest with rename2 set (HDFS's rename with
+// Options.Rename): one record, so that OVERWRITE replaces the destination
+// atomically.
+func (nn *NameNode) rename2(ctx context.Context, src, dst string, overwrite bool) error {
+	c := callerOf(ctx)
+	op := &fsstate.Rename2{Path: src, Dst: dst, Overwrite: overwrite}
+	_, err := nn.mutate("rename", src, c, op, nil, nil)
+	return err
 }

@@ -2,11 +2,13 @@ package namenode
 
 import (
 	"bytes"
+	"encoding/binary"
 	"log/slog"
 	"strings"
 	"testing"
 
 	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/journal"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
@@ -14,49 +16,55 @@ import (
 )
 
 // encodeFileAsOlderBuild is a file's image record as builds before the
-// packed inode wrote it: the layout encodeINode still writes (the test
+// packed inode wrote it (uvarints, zigzag varints, length-prefixed
+// strings): the layout the state's image still writes (oldImageRecords
 // checks they agree), with any replication and block size.
 func encodeFileAsOlderBuild(n *namespace.INode, repl uint64, bs int64) []byte {
-	var e enc
-	e.b = append(e.b, recImageINode)
-	e.u(n.ID)
-	e.u(n.Parent.ID)
-	e.s(n.Name)
-	e.bool(false)
-	e.u(uint64(n.Perm()))
-	e.s(n.Owner())
-	e.s(n.Group())
-	e.i(n.MTime)
-	e.i(n.ATime)
-	e.u(0) // extended attributes
-	e.u(repl)
-	e.i(bs)
-	e.bool(false) // closed
-	e.u(uint64(len(n.Blocks)))
-	for _, b := range n.Blocks {
-		encRef(&e, blockRef{ID: b.ID, GS: b.GS, Len: b.NumBytes})
-		e.u(uint64(b.State))
+	b := []byte{'I'}
+	str := func(s string) { b = append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+	b = binary.AppendUvarint(b, n.ID)
+	b = binary.AppendUvarint(b, n.Parent.ID)
+	str(n.Name)
+	b = append(b, 0) // not a directory
+	b = binary.AppendUvarint(b, uint64(n.Perm()))
+	str(n.Owner())
+	str(n.Group())
+	b = binary.AppendVarint(b, n.MTime)
+	b = binary.AppendVarint(b, n.ATime)
+	b = binary.AppendUvarint(b, 0) // extended attributes
+	b = binary.AppendUvarint(b, repl)
+	b = binary.AppendVarint(b, bs)
+	b = append(b, 0) // closed
+	b = binary.AppendUvarint(b, uint64(len(n.Blocks)))
+	for _, blk := range n.Blocks {
+		b = binary.AppendUvarint(b, blk.ID)
+		b = binary.AppendUvarint(b, blk.GS)
+		b = binary.AppendVarint(b, blk.NumBytes)
+		b = binary.AppendUvarint(b, uint64(blk.State))
 	}
-	return e.b
+	return b
 }
+
+// cappedBlockSize is what a block size above 48 bits loads as.
+const cappedBlockSize = namespace.MaxBlockSize &^ 511
 
 // oldBuildState is a namespace with /old/big, a closed file of two
 // blocks (1 MiB and 1000 bytes, replication 3) and /old/small.
-func oldBuildState(t *testing.T) *fsState {
+func oldBuildState(t *testing.T) *fsstate.State {
 	t.Helper()
-	s := &fsState{tree: namespace.New(namespace.Config{Superuser: "hdfs", Now: 1}), blocks: blockmap.New(), cache: newCacheDirs()}
+	s := fsstate.New(namespace.New(namespace.Config{Superuser: "hdfs", Now: 1}), blockmap.New(), nil)
 	c := namespace.Caller{User: "alice", Trusted: true}
-	for _, o := range []*editOp{
-		{Kind: opMkdirs, Path: "/old", Perm: 0o755, ParentPerm: 0o755, CreateParent: true, User: "alice", Now: 2},
-		{Kind: opCreate, Path: "/old/big", Perm: 0o644, Replication: 3, BlockSize: 1 << 20, User: "alice", Client: "c", Now: 3},
-		{Kind: opAddBlock, FileID: 3, Block: blockRef{ID: 1 << 30, GS: 1000}},
-		{Kind: opAddBlock, FileID: 3, Prev: &blockRef{ID: 1 << 30, GS: 1000, Len: 1 << 20}, Block: blockRef{ID: 1<<30 + 1, GS: 1001}},
-		{Kind: opComplete, FileID: 3, Blocks: []blockRef{{1 << 30, 1000, 1 << 20}, {1<<30 + 1, 1001, 1000}}, Now: 4},
-		{Kind: opCreate, Path: "/old/small", Perm: 0o644, Replication: 1, BlockSize: 1 << 20, User: "alice", Client: "c", Now: 5},
-		{Kind: opComplete, FileID: 4, Now: 6},
+	for _, o := range []fsstate.Record{
+		&fsstate.Mkdirs{Path: "/old", Perm: 0o755, ParentPerm: 0o755, CreateParent: true, User: "alice", Now: 2},
+		&fsstate.Create{Path: "/old/big", Perm: 0o644, Replication: 3, BlockSize: 1 << 20, User: "alice", Client: "c", Now: 3},
+		&fsstate.AddBlock{FileID: 3, Block: fsstate.BlockRef{ID: 1 << 30, GS: 1000}},
+		&fsstate.AddBlock{FileID: 3, Prev: &fsstate.BlockRef{ID: 1 << 30, GS: 1000, Len: 1 << 20}, Block: fsstate.BlockRef{ID: 1<<30 + 1, GS: 1001}},
+		&fsstate.Complete{FileID: 3, Blocks: []fsstate.BlockRef{{ID: 1 << 30, GS: 1000, Len: 1 << 20}, {ID: 1<<30 + 1, GS: 1001, Len: 1000}}, Now: 4},
+		&fsstate.Create{Path: "/old/small", Perm: 0o644, Replication: 1, BlockSize: 1 << 20, User: "alice", Client: "c", Now: 5},
+		&fsstate.Complete{FileID: 4, Now: 6},
 	} {
-		if _, err := s.apply(o, c); err != nil {
-			t.Fatalf("%s: %v", o.Kind, err)
+		if _, err := s.Apply(o, c); err != nil {
+			t.Fatalf("%s: %v", o.Kind(), err)
 		}
 	}
 	return s
@@ -64,25 +72,22 @@ func oldBuildState(t *testing.T) *fsState {
 
 // oldImageRecords is s's image with /old/big's replication and block size
 // set to repl and bs.
-func oldImageRecords(t *testing.T, s *fsState, repl uint64, bs int64) [][]byte {
+func oldImageRecords(t *testing.T, s *fsstate.State, repl uint64, bs int64) [][]byte {
 	t.Helper()
-	big, err := s.tree.Lookup("/old/big")
+	big, err := s.Tree().Lookup("/old/big")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var now enc
-	encodeINode(&now, big)
-	if !bytes.Equal(now.b, encodeFileAsOlderBuild(big, uint64(big.Replication()), big.BlockSize())) {
-		t.Fatal("encodeFileAsOlderBuild no longer writes what encodeINode writes; update it")
-	}
-	recs := imageRecords(t, s)
+	now := encodeFileAsOlderBuild(big, uint64(big.Replication()), big.BlockSize())
+	var recs [][]byte
+	s.EachImageRecord(func(b []byte) { recs = append(recs, bytes.Clone(b)) })
 	for i, r := range recs {
-		if bytes.Equal(r, now.b) {
+		if bytes.Equal(r, now) {
 			recs[i] = encodeFileAsOlderBuild(big, repl, bs)
 			return recs
 		}
 	}
-	t.Fatal("no image record of /old/big")
+	t.Fatal("no image record of /old/big is what encodeFileAsOlderBuild writes; update it")
 	return nil
 }
 
@@ -100,7 +105,7 @@ func TestOlderBuildsBlockSizeLoadsCapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := j.Load(&fsState{tree: namespace.New(namespace.Config{}), blocks: blockmap.New(), cache: newCacheDirs()}); err != nil {
+	if _, _, err := j.Load(fsstate.New(namespace.New(namespace.Config{}), blockmap.New(), nil)); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := j.Roll()
@@ -115,8 +120,8 @@ func TestOlderBuildsBlockSizeLoadsCapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	// And an older build's create, logged after the image.
-	edit := &editOp{Kind: opCreate, Path: "/old/edit", Perm: 0o644, Replication: 2, BlockSize: huge, User: "bob", Client: "c9", Host: "h", Now: 7}
-	if err := j.Sync(j.Append(edit.encode())); err != nil {
+	edit := &fsstate.Create{Path: "/old/edit", Perm: 0o644, Replication: 2, BlockSize: huge, User: "bob", Client: "c9", Host: "h", Now: 7}
+	if err := j.Sync(j.Append(fsstate.Encode(edit))); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Close(); err != nil {
@@ -150,12 +155,12 @@ func TestOlderBuildsBlockSizeLoadsCapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []blockRef
+	var got []fsstate.BlockRef
 	for _, lb := range lbs.GetLocations().GetBlocks() {
 		b := lb.GetBlock()
-		got = append(got, blockRef{ID: b.GetBlockId(), GS: b.GetGenerationStamp(), Len: b.GetNumBytes()})
+		got = append(got, fsstate.BlockRef{ID: b.GetBlockId(), GS: b.GetGenerationStamp(), Len: b.GetNumBytes()})
 	}
-	if want := []blockRef{{1 << 30, 1000, 1 << 20}, {1<<30 + 1, 1001, 1000}}; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+	if want := []fsstate.BlockRef{{ID: 1 << 30, GS: 1000, Len: 1 << 20}, {ID: 1<<30 + 1, GS: 1001, Len: 1000}}; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("/old/big blocks after the load: %+v, want %+v", got, want)
 	}
 	for _, want := range []string{
@@ -205,7 +210,7 @@ func TestBadFileRecordNamesPath(t *testing.T) {
 		{namespace.MaxReplication + 1, 1 << 20, "replication 65536 is above 65535"},
 	} {
 		recs := oldImageRecords(t, src, c.repl, c.bs)
-		err := (&fsState{tree: namespace.New(namespace.Config{}), blocks: blockmap.New(), cache: newCacheDirs()}).LoadImage(9, recs)
+		err := (fsstate.New(namespace.New(namespace.Config{}), blockmap.New(), nil)).LoadImage(9, recs)
 		if err == nil || !strings.Contains(err.Error(), "/old/big") || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want an error naming /old/big", c.want, err)
 		}

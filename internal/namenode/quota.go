@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
 )
@@ -17,7 +18,7 @@ func (nn *NameNode) setQuota(ctx context.Context, req *dfspb.SetQuotaRequest) er
 		return err
 	}
 	c := callerOf(ctx)
-	op := &editOp{Kind: opSetQuota, Path: p, NSQuota: req.GetNsQuota(), DSQuota: req.GetDsQuota(), User: c.User}
+	var op fsstate.Record = &fsstate.SetQuota{Path: p, NSQuota: req.GetNsQuota(), DSQuota: req.GetDsQuota()}
 	if typ := req.GetStorageType(); typ != "" {
 		// HDFS's setQuota with a StorageType: the name quota must be left
 		// alone, ds_quota is the type's.
@@ -25,7 +26,7 @@ func (nn *NameNode) setQuota(ctx context.Context, req *dfspb.SetQuotaRequest) er
 			return errInvalid("setQuota %s: a storage-type quota leaves the name quota unset (ns_quota %d, want %d)",
 				p, req.GetNsQuota(), namespace.QuotaDontSet)
 		}
-		op = &editOp{Kind: opSetTypeQuota, Path: p, StorageType: strings.ToUpper(typ), DSQuota: req.GetDsQuota(), User: c.User}
+		op = &fsstate.SetTypeQuota{Path: p, StorageType: strings.ToUpper(typ), Quota: req.GetDsQuota()}
 	}
 	_, err = nn.mutate("setQuota", p, c, op, nil, nil)
 	return err
@@ -61,13 +62,13 @@ func (nn *NameNode) commitForCompleteLocked(f *namespace.INode, final []*dfspb.E
 		}
 	}
 	before := namespace.DiskCharge(f)
-	defer func() { nn.state.tree.ChargeSpace(f, namespace.DiskCharge(f)-before) }()
+	defer func() { nn.state.Tree().ChargeSpace(f, namespace.DiskCharge(f)-before) }()
 	for _, eb := range final {
-		b := nn.state.blocks.Get(eb.GetBlockId())
+		b := nn.state.Blocks().Get(eb.GetBlockId())
 		if b == nil || f.BlockIndex(b.ID) < 0 {
 			return errPrecondition("complete %s: block %d is not part of the file", f.Path(), eb.GetBlockId())
 		}
-		if err := nn.state.blocks.Commit(b, eb.GetGenerationStamp(), eb.GetNumBytes()); err != nil {
+		if err := nn.state.Blocks().Commit(b, eb.GetGenerationStamp(), eb.GetNumBytes()); err != nil {
 			return errPrecondition("complete %s: %v", f.Path(), err)
 		}
 	}

@@ -31,11 +31,11 @@ func (nn *NameNode) blockLocations(ctx context.Context, req *dfspb.GetBlockLocat
 	}()
 	nn.mu.RLock()
 	defer nn.mu.RUnlock()
-	f, err := nn.state.tree.Open(callerOf(ctx), p)
+	f, err := nn.state.Tree().Open(callerOf(ctx), p)
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	snap := nn.state.tree.InSnapshot(f) // a read-only snapshot copy: no access time, frozen lengths
+	snap := nn.state.Tree().InSnapshot(f) // a read-only snapshot copy: no access time, frozen lengths
 	if !snap && namespace.AccessTimeDue(f.ATime, nn.nowMs(), nn.cfg.AccessTimePrecision.Milliseconds()) {
 		atime := f.ATime
 		accessed = &atime

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/fsstate"
 	"smarth/internal/placement"
 	"smarth/internal/rpc/dfspb"
 )
@@ -87,7 +88,7 @@ func (nn *NameNode) scanLocked(now time.Time, act bool) {
 	// reproducible without sorting millions of ids under the lock at every
 	// tick (the sorted walk was 0.24 s of CPU at 1M blocks).
 	var todo []*blockmap.Block
-	nn.state.blocks.Range(func(b *blockmap.Block) bool {
+	nn.state.Blocks().Range(func(b *blockmap.Block) bool {
 		if b.State != blockmap.Complete {
 			return true // being written: its pipeline is in charge
 		}
@@ -235,7 +236,7 @@ func (nn *NameNode) removeExcessLocked(b *blockmap.Block, good []string, excess 
 			pool = holders
 		}
 		sort.Slice(pool, func(i, j int) bool {
-			bi, bj := nn.state.blocks.NodeBlockCount(pool[i]), nn.state.blocks.NodeBlockCount(pool[j])
+			bi, bj := nn.state.Blocks().NodeBlockCount(pool[i]), nn.state.Blocks().NodeBlockCount(pool[j])
 			if bi != bj {
 				return bi > bj
 			}
@@ -246,8 +247,8 @@ func (nn *NameNode) removeExcessLocked(b *blockmap.Block, good []string, excess 
 			return pool[i] < pool[j]
 		})
 		victim := pool[0]
-		nn.state.blocks.RemoveReplica(victim, b.ID)
-		nn.invalidateLocked(victim, blockRef{ID: b.ID, GS: b.GS, Len: b.NumBytes})
+		nn.state.Blocks().RemoveReplica(victim, b.ID)
+		nn.invalidateLocked(victim, fsstate.BlockRef{ID: b.ID, GS: b.GS, Len: b.NumBytes})
 		nn.logger.Info("excess replica deleted", "block", b.ID, "datanode", victim, "expected", b.Expected)
 		for i, id := range holders {
 			if id == victim {
@@ -262,8 +263,8 @@ func (nn *NameNode) removeExcessLocked(b *blockmap.Block, good []string, excess 
 func (nn *NameNode) invalidateCorruptLocked(b *blockmap.Block) {
 	for _, r := range b.ReplicaList() {
 		if r.Corrupt && nn.isLive(r.Node) {
-			nn.state.blocks.RemoveReplica(r.Node, b.ID)
-			nn.invalidateLocked(r.Node, blockRef{ID: b.ID, GS: r.GS, Len: r.NumBytes})
+			nn.state.Blocks().RemoveReplica(r.Node, b.ID)
+			nn.invalidateLocked(r.Node, fsstate.BlockRef{ID: b.ID, GS: r.GS, Len: r.NumBytes})
 			nn.logger.Info("corrupt replica deleted", "block", b.ID, "datanode", r.Node, "reason", r.Reason)
 		}
 	}
@@ -271,7 +272,7 @@ func (nn *NameNode) invalidateCorruptLocked(b *blockmap.Block) {
 
 // fileClosedLocked reports whether b's file is closed (no writer).
 func (nn *NameNode) fileClosedLocked(b *blockmap.Block) bool {
-	f := nn.state.tree.ByID(b.FileID)
+	f := nn.state.Tree().ByID(b.FileID)
 	return f != nil && f.Writer() == nil
 }
 
@@ -280,8 +281,8 @@ func (nn *NameNode) fileClosedLocked(b *blockmap.Block) bool {
 func (nn *NameNode) dropRemnantsLocked(b *blockmap.Block) {
 	for _, r := range b.ReplicaList() {
 		if !r.Corrupt && r.State != blockmap.Finalized && nn.isLive(r.Node) {
-			nn.state.blocks.RemoveReplica(r.Node, b.ID)
-			nn.invalidateLocked(r.Node, blockRef{ID: b.ID, GS: r.GS, Len: r.NumBytes})
+			nn.state.Blocks().RemoveReplica(r.Node, b.ID)
+			nn.invalidateLocked(r.Node, fsstate.BlockRef{ID: b.ID, GS: r.GS, Len: r.NumBytes})
 			nn.logger.Info("unfinished replica of a closed file deleted", "block", b.ID, "datanode", r.Node, "length", r.NumBytes)
 		}
 	}

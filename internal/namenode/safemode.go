@@ -52,7 +52,7 @@ func (nn *NameNode) initSafeMode(now time.Time) {
 func (nn *NameNode) countSafeLocked() {
 	total, safe := 0, 0
 	// A count needs no order: Range spares sorting every block id.
-	nn.state.blocks.Range(func(b *blockmap.Block) bool {
+	nn.state.Blocks().Range(func(b *blockmap.Block) bool {
 		// A committed block (a file's block before its last, replayed from
 		// the edit log while the file is open) is counted as HDFS counts
 		// it after forcing such blocks complete on load: otherwise a
@@ -103,7 +103,7 @@ func (nn *NameNode) leaveSafeModeLocked(now time.Time, why string) {
 	nn.safe.on, nn.safe.manual, nn.safe.reached = false, false, time.Time{}
 	nn.logger.Info("left safe mode", "why", why, "postponed_deletions", len(nn.postponed))
 	for _, o := range nn.postponed {
-		nn.invalidateLocked(o.node, o.block)
+		nn.invalidateLocked(o.Node, o.Block)
 	}
 	nn.postponed = nil
 	// Leases ran on while nobody could renew them through a mutation;

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/journal"
 	"smarth/internal/namenode/namespace"
 )
@@ -36,25 +37,25 @@ func TestScaleImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
-	s := fsState{cache: newCacheDirs(), blocks: blockmap.New(),
-		tree: namespace.New(namespace.Config{Superuser: cfg.Superuser, Supergroup: namespace.DefaultSupergroup, Permissions: true, Now: 1})}
-	hadImage, last, err := j.Load(&s)
+	s := fsstate.New(namespace.New(namespace.Config{Superuser: cfg.Superuser, Supergroup: namespace.DefaultSupergroup, Permissions: true, Now: 1}),
+		blockmap.New(), nil)
+	hadImage, last, err := j.Load(s)
 	if err != nil || hadImage || last != 0 {
 		t.Fatalf("%s must be an empty directory (image %v, last txid %d, %v)", dir, hadImage, last, err)
 	}
-	fillScale(t, &s, files)
-	im := s.image(0)
+	fillScale(t, s, files)
+	im := s.Image(0)
 	if err := j.SaveImage(im); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("image of %d files, %d dirs, %d blocks in %v", s.tree.Files(), s.tree.Dirs(), files, time.Since(start))
+	t.Logf("image of %d files, %d dirs, %d blocks in %v", s.Tree().Files(), s.Tree().Dirs(), files, time.Since(start))
 	start = time.Now()
 	now := time.Now().UnixMilli()
 	var tx uint64
 	for i := range edits {
-		op := &editOp{Kind: opMkdirs, Path: fmt.Sprintf("/edits/e%03d/d%d", i/1000, i), Perm: 0o755, ParentPerm: 0o755,
+		op := &fsstate.Mkdirs{Path: fmt.Sprintf("/edits/e%03d/d%d", i/1000, i), Perm: 0o755, ParentPerm: 0o755,
 			CreateParent: true, User: cfg.Superuser, Now: now}
-		tx = j.Append(op.encode())
+		tx = j.Append(fsstate.Encode(op))
 		if i%10_000 == 9_999 {
 			if err := j.Sync(tx); err != nil {
 				t.Fatal(err)
@@ -72,7 +73,7 @@ func TestScaleImage(t *testing.T) {
 
 // fillScale adds /scale/dNNNNN/fNNN files with one complete 64 MiB block
 // each, through the same Restore and Add calls an image load makes.
-func fillScale(t *testing.T, s *fsState, files int) {
+func fillScale(t *testing.T, s *fsstate.State, files int) {
 	id := uint64(namespace.RootID)
 	next := func() uint64 { id++; return id }
 	mkdir := func(parent uint64, name string) uint64 {
@@ -80,7 +81,7 @@ func fillScale(t *testing.T, s *fsState, files int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err = s.tree.Restore(parent, n); err != nil {
+		if err = s.Tree().Restore(parent, n); err != nil {
 			t.Fatal(err)
 		}
 		return n.ID
@@ -99,12 +100,12 @@ func fillScale(t *testing.T, s *fsState, files int) {
 		n.SetBlockSize(64 << 20)
 		b := &blockmap.Block{ID: uint64(1<<30 + i), GS: 1001, NumBytes: 64 << 20, State: blockmap.Complete, FileID: n.ID, Expected: 3}
 		n.Blocks = []*blockmap.Block{b}
-		if err = s.tree.Restore(d, n); err != nil {
+		if err = s.Tree().Restore(d, n); err != nil {
 			t.Fatal(err)
 		}
-		s.blocks.Add(b)
+		s.Blocks().Add(b)
 	}
-	s.tree.SetLastID(id)
+	s.Tree().SetLastID(id)
 }
 
 func envInt(t *testing.T, name string, def int) int {
@@ -142,7 +143,7 @@ func TestScaleLoad(t *testing.T) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	nn.mu.RLock()
-	objects := nn.state.tree.Files() + nn.state.tree.Dirs() + nn.state.blocks.Len()
+	objects := nn.state.Tree().Files() + nn.state.Tree().Dirs() + nn.state.Blocks().Len()
 	nn.mu.RUnlock()
 	t.Logf("live heap %d MiB for %d objects: %d bytes per object", ms.HeapAlloc>>20, objects, ms.HeapAlloc/uint64(objects))
 	if f := os.Getenv("SMARTH_NN_SCALE_HEAPPROFILE"); f != "" {

@@ -3,6 +3,7 @@ package namenode
 import (
 	"context"
 
+	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
 )
@@ -19,7 +20,7 @@ func (nn *NameNode) setTimes(ctx context.Context, req *dfspb.SetTimesRequest) er
 		return errInvalid("setTimes %s: access time for the file system is not configured; set access_time_precision on the namenode", p)
 	}
 	c := callerOf(ctx)
-	op := &editOp{Kind: opSetTimes, Path: p, MTime: req.GetMtimeMs(), ATime: req.GetAtimeMs(), User: c.User}
+	op := &fsstate.SetTimes{Path: p, MTime: req.GetMtimeMs(), ATime: req.GetAtimeMs()}
 	_, err = nn.mutate("setTimes", p, c, op, nil, nil)
 	return err
 }
@@ -33,15 +34,15 @@ func (nn *NameNode) recordAccess(path string, atime int64) {
 	precision := nn.cfg.AccessTimePrecision.Milliseconds()
 	nn.mu.Lock()
 	now := nn.nowMs()
-	f, err := nn.state.tree.Lookup(path)
+	f, err := nn.state.Tree().Lookup(path)
 	if err != nil || f.IsDir() || !namespace.AccessTimeDue(f.ATime, now, precision) || f.ATime != atime ||
 		nn.writableLocked("open", path) != nil {
 		// Gone, already updated by a concurrent reader, or no edits now.
 		nn.mu.Unlock()
 		return
 	}
-	op := &editOp{Kind: opSetTimes, Path: path, MTime: namespace.KeepTime, ATime: now, Now: now}
-	if _, err := nn.state.apply(op, namespace.Caller{Trusted: true}); err != nil {
+	op := &fsstate.SetTimes{Path: path, MTime: namespace.KeepTime, ATime: now}
+	if _, err := nn.state.Apply(op, namespace.Caller{Trusted: true}); err != nil {
 		nn.mu.Unlock()
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"path"
 	"time"
 
+	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/trash"
 )
@@ -34,8 +35,8 @@ func (nn *NameNode) emptyTrashTick() {
 		nn.mu.Unlock()
 		return
 	}
-	var ops []*editOp
-	home, err := nn.state.tree.Lookup("/user")
+	var ops []fsstate.Timed
+	home, err := nn.state.Tree().Lookup("/user")
 	if err == nil && home.IsDir() {
 		for _, u := range home.Children() {
 			ops = append(ops, nn.trashOpsLocked(path.Join(u.Path(), trash.Dir), now)...)
@@ -43,19 +44,27 @@ func (nn *NameNode) emptyTrashTick() {
 	}
 	last := uint64(0)
 	for _, op := range ops {
-		op.Now = now.UnixMilli()
-		res, err := nn.state.apply(op, namespace.Caller{Trusted: true})
+		op.SetNow(now.UnixMilli())
+		res, err := nn.state.Apply(op, namespace.Caller{Trusted: true})
+		switch op := op.(type) {
+		case *fsstate.Delete:
+			if err == nil {
+				nn.logger.Info("deleted trash checkpoint", "path", op.Path)
+			} else {
+				nn.logger.Warn("trash emptier", "op", op.Kind(), "path", op.Path, "error", err)
+			}
+		case *fsstate.Rename:
+			if err == nil {
+				nn.logger.Info("created trash checkpoint", "path", op.Dst)
+			} else {
+				nn.logger.Warn("trash emptier", "op", op.Kind(), "path", op.Path, "error", err)
+			}
+		}
 		if err != nil {
-			nn.logger.Warn("trash emptier", "op", op.Kind, "path", op.Path, "error", err)
 			continue
 		}
 		last = nn.logOp(op)
 		nn.afterApplyLocked(res)
-		if op.Kind == opDelete {
-			nn.logger.Info("deleted trash checkpoint", "path", op.Path)
-		} else {
-			nn.logger.Info("created trash checkpoint", "path", op.Dst)
-		}
 	}
 	nn.mu.Unlock()
 	if last != 0 {
@@ -65,12 +74,12 @@ func (nn *NameNode) emptyTrashTick() {
 
 // trashOpsLocked plans one trash's round: delete the expired checkpoints,
 // then rename Current to a checkpoint with a free name.
-func (nn *NameNode) trashOpsLocked(root string, now time.Time) []*editOp {
-	dir, err := nn.state.tree.Lookup(root)
+func (nn *NameNode) trashOpsLocked(root string, now time.Time) []fsstate.Timed {
+	dir, err := nn.state.Tree().Lookup(root)
 	if err != nil || !dir.IsDir() {
 		return nil
 	}
-	var ops []*editOp
+	var ops []fsstate.Timed
 	hasCurrent := false
 	taken := map[string]bool{}
 	for _, c := range dir.Children() {
@@ -80,7 +89,7 @@ func (nn *NameNode) trashOpsLocked(root string, now time.Time) []*editOp {
 			continue
 		}
 		if at, ok := trash.CheckpointTime(c.Name); ok && c.IsDir() && trash.Expired(at, now, nn.cfg.TrashInterval) {
-			ops = append(ops, &editOp{Kind: opDelete, Path: c.Path(), Recursive: true})
+			ops = append(ops, &fsstate.Delete{Path: c.Path(), Recursive: true})
 			taken[c.Name] = false
 		}
 	}
@@ -89,7 +98,7 @@ func (nn *NameNode) trashOpsLocked(root string, now time.Time) []*editOp {
 	}
 	for n := 0; n <= trash.MaxCheckpointTries; n++ {
 		if name := trash.CheckpointName(now, n); !taken[name] {
-			return append(ops, &editOp{Kind: opRename, Path: path.Join(root, trash.Current), Dst: path.Join(root, name)})
+			return append(ops, &fsstate.Rename{Path: path.Join(root, trash.Current), Dst: path.Join(root, name)})
 		}
 	}
 	return ops

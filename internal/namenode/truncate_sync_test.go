@@ -32,7 +32,7 @@ func TestTruncateSyncMustCutToNewLength(t *testing.T) {
 		t.Fatalf("truncate inside the last block: %v %v", r, err)
 	}
 	nn.mu.RLock()
-	b := nn.state.blocks.Get(lbs[1].GetBlock().GetBlockId())
+	b := nn.state.Blocks().Get(lbs[1].GetBlock().GetBlockId())
 	blk, recID := ext(b), b.RecoveryID()
 	nn.mu.RUnlock()
 	if recID == 0 {

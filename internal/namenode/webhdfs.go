@@ -57,7 +57,7 @@ func (nn *NameNode) checkAccess(ctx context.Context, path string, want uint16) e
 	}
 	nn.mu.RLock()
 	defer nn.mu.RUnlock()
-	return statusOf(nn.state.tree.CheckAccess(callerOf(ctx), p, want))
+	return statusOf(nn.state.Tree().CheckAccess(callerOf(ctx), p, want))
 }
 
 // webAuth is the namenode's webhdfs.Authority: proofs are checked with

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/placement"
 	"smarth/internal/rpc/dfspb"
@@ -70,7 +71,7 @@ func (nn *NameNode) isWriterLocked(f *namespace.INode, c namespace.Caller) bool 
 		return true
 	}
 	if w.User == "" {
-		return nn.state.tree.CheckAccess(c, f.Path(), namespace.Write) == nil
+		return nn.state.Tree().CheckAccess(c, f.Path(), namespace.Write) == nil
 	}
 	return w.User == c.User
 }
@@ -82,11 +83,11 @@ func (nn *NameNode) isWriterLocked(f *namespace.INode, c namespace.Caller) bool 
 // inode number must not tell a caller where a file they may not see is.
 func (nn *NameNode) reachableFileLocked(op, path string, fileID uint64, c namespace.Caller) (*namespace.INode, error) {
 	if fileID != 0 {
-		f := nn.state.tree.ByID(fileID)
+		f := nn.state.Tree().ByID(fileID)
 		if f == nil {
 			return nil, errNotFound("%s inode %d: the file was deleted while being written", op, fileID)
 		}
-		if _, err := nn.state.tree.Stat(c, op, f.Path()); err != nil {
+		if _, err := nn.state.Tree().Stat(c, op, f.Path()); err != nil {
 			return nil, errDenied("%s inode %d: permission denied: user %s may not reach the file", op, fileID, c.User)
 		}
 		return f, nil
@@ -95,7 +96,7 @@ func (nn *NameNode) reachableFileLocked(op, path string, fileID uint64, c namesp
 	if err != nil {
 		return nil, err
 	}
-	f, err := nn.state.tree.Stat(c, op, p)
+	f, err := nn.state.Tree().Stat(c, op, p)
 	if err != nil {
 		return nil, statusOf(err)
 	}
@@ -191,9 +192,9 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 		nn.mu.Unlock()
 		return nil, err
 	}
-	o := &editOp{Kind: opAddBlock, FileID: f.ID, Prev: prev,
-		Block: blockRef{ID: nn.state.blocks.NextID(), GS: nn.state.blocks.NextGS()}}
-	if _, err := nn.state.apply(o, namespace.Caller{Trusted: true}); err != nil {
+	o := &fsstate.AddBlock{FileID: f.ID, Prev: prev,
+		Block: fsstate.BlockRef{ID: nn.state.Blocks().NextID(), GS: nn.state.Blocks().NextGS()}}
+	if _, err := nn.state.Apply(o, namespace.Caller{Trusted: true}); err != nil {
 		nn.mu.Unlock()
 		if isQuotaError(err) {
 			return nil, statusOf(err)
@@ -208,7 +209,7 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 	b.SetTargets(ids)
 	nn.scheduleSpaceLocked(ids, b.ID, f.BlockSize())
 	if prev != nil {
-		nn.tryCompleteLocked(nn.state.blocks.Get(prev.ID))
+		nn.tryCompleteLocked(nn.state.Blocks().Get(prev.ID))
 	}
 	tx := nn.logOp(o)
 	lb := nn.locatedLocked(f, len(f.Blocks)-1, nn.datanodeInfos(ids))
@@ -270,7 +271,7 @@ func (nn *NameNode) notEnoughTargetsLocked(op, path string, got int, exclude map
 // checkPreviousLocked checks AddBlock's previous block against the file:
 // it must be the file's last block (its final length is committed), or,
 // for a retried call, the one before a last block nobody wrote yet.
-func (nn *NameNode) checkPreviousLocked(f *namespace.INode, prev *dfspb.ExtendedBlock) (*blockRef, *blockmap.Block, error) {
+func (nn *NameNode) checkPreviousLocked(f *namespace.INode, prev *dfspb.ExtendedBlock) (*fsstate.BlockRef, *blockmap.Block, error) {
 	n := len(f.Blocks)
 	var last *blockmap.Block
 	if n > 0 {
@@ -296,7 +297,7 @@ func (nn *NameNode) checkPreviousLocked(f *namespace.INode, prev *dfspb.Extended
 		if err := checkBlockLength("addBlock", f, last.ID, prev.GetNumBytes()); err != nil {
 			return nil, nil, err
 		}
-		return &blockRef{ID: last.ID, GS: prev.GetGenerationStamp(), Len: prev.GetNumBytes()}, nil, nil
+		return &fsstate.BlockRef{ID: last.ID, GS: prev.GetGenerationStamp(), Len: prev.GetNumBytes()}, nil, nil
 	case n >= 2 && prev.GetBlockId() == f.Blocks[n-2].ID && unwritten(last):
 		return nil, last, nil
 	}
@@ -348,12 +349,12 @@ func (nn *NameNode) complete(ctx context.Context, req *dfspb.CompleteRequest) (b
 		nn.mu.Unlock()
 		return false, err
 	}
-	refs := make([]blockRef, len(f.Blocks))
+	refs := make([]fsstate.BlockRef, len(f.Blocks))
 	for i, b := range f.Blocks {
-		refs[i] = blockRef{ID: b.ID, GS: b.GS, Len: b.NumBytes}
+		refs[i] = fsstate.BlockRef{ID: b.ID, GS: b.GS, Len: b.NumBytes}
 	}
-	o := &editOp{Kind: opComplete, FileID: f.ID, Blocks: refs, Now: nn.nowMs()}
-	if _, err := nn.state.apply(o, namespace.Caller{Trusted: true}); err != nil {
+	o := &fsstate.Complete{FileID: f.ID, Blocks: refs, Now: nn.nowMs()}
+	if _, err := nn.state.Apply(o, namespace.Caller{Trusted: true}); err != nil {
 		nn.mu.Unlock()
 		return false, errPrecondition("complete %s: %v", f.Path(), err)
 	}
@@ -427,7 +428,7 @@ func (nn *NameNode) abandonBlock(ctx context.Context, req *dfspb.AbandonBlockReq
 	id := req.GetBlock().GetBlockId()
 	i := f.BlockIndex(id)
 	switch {
-	case i < 0 && nn.state.blocks.Get(id) == nil:
+	case i < 0 && nn.state.Blocks().Get(id) == nil:
 		tx := nn.journal.LastTxID() // already abandoned: a retry
 		nn.mu.Unlock()
 		return nn.sync(tx)
@@ -438,8 +439,8 @@ func (nn *NameNode) abandonBlock(ctx context.Context, req *dfspb.AbandonBlockReq
 		nn.mu.Unlock()
 		return errPrecondition("%s %s: only the last block, while being written, can be abandoned", op, f.Path())
 	}
-	o := &editOp{Kind: opAbandonBlock, FileID: f.ID, Block: blockRef{ID: id}}
-	res, err := nn.state.apply(o, namespace.Caller{Trusted: true})
+	o := &fsstate.AbandonBlock{FileID: f.ID, BlockID: id}
+	res, err := nn.state.Apply(o, namespace.Caller{Trusted: true})
 	if err != nil {
 		nn.mu.Unlock()
 		return errPrecondition("%s %s: %v", op, f.Path(), err)
@@ -497,11 +498,11 @@ func (nn *NameNode) additionalDatanode(ctx context.Context, req *dfspb.GetAdditi
 // blockForWriterLocked finds a block and checks that client holds the
 // lease on its file.
 func (nn *NameNode) blockForWriterLocked(op string, eb *dfspb.ExtendedBlock, client string, c namespace.Caller) (*namespace.INode, *blockmap.Block, error) {
-	b := nn.state.blocks.Get(eb.GetBlockId())
+	b := nn.state.Blocks().Get(eb.GetBlockId())
 	if b == nil {
 		return nil, nil, errNotFound("%s: block %d does not exist (abandoned, or its file was deleted)", op, eb.GetBlockId())
 	}
-	if nn.state.tree.ByID(b.FileID) == nil {
+	if nn.state.Tree().ByID(b.FileID) == nil {
 		return nil, nil, errNotFound("%s: block %d has no file", op, b.ID)
 	}
 	f, err := nn.fileForWriteLocked(op, "", b.FileID, client, c)
@@ -530,11 +531,11 @@ func (nn *NameNode) updateBlockForPipeline(ctx context.Context, req *dfspb.Updat
 		}
 		nodes = req.GetNodes()
 	}
-	o := &editOp{Kind: opAllocGS, Block: blockRef{GS: nn.state.blocks.NextGS()}}
+	o := &fsstate.AllocGS{GS: nn.state.Blocks().NextGS()}
 	tx := nn.logOp(o)
 	i := f.BlockIndex(b.ID)
 	lb := nn.locatedLocked(f, i, nn.datanodeInfos(nodes))
-	lb.Block = &dfspb.ExtendedBlock{BlockId: b.ID, GenerationStamp: o.Block.GS, NumBytes: req.GetBlock().GetNumBytes()}
+	lb.Block = &dfspb.ExtendedBlock{BlockId: b.ID, GenerationStamp: o.GS, NumBytes: req.GetBlock().GetNumBytes()}
 	nn.token(lb, callerOf(ctx).User, blocktoken.Write, lb.GetLocations())
 	nn.mu.Unlock()
 	return lb, nn.sync(tx)
@@ -557,7 +558,7 @@ func (nn *NameNode) updatePipeline(ctx context.Context, req *dfspb.UpdatePipelin
 		return err
 	}
 	gs := newB.GetGenerationStamp()
-	if gs <= b.GS || gs > nn.state.blocks.LastGS() {
+	if gs <= b.GS || gs > nn.state.Blocks().LastGS() {
 		nn.mu.Unlock()
 		return errPrecondition("%s %s: generation stamp %d was not issued for block %d (current %d); call updateBlockForPipeline first", op, f.Path(), gs, b.ID, b.GS)
 	}
@@ -574,12 +575,12 @@ func (nn *NameNode) updatePipeline(ctx context.Context, req *dfspb.UpdatePipelin
 		nn.mu.Unlock()
 		return err
 	}
-	o := &editOp{Kind: opUpdateBlock, Block: blockRef{ID: b.ID, GS: gs, Len: length}}
-	if _, err := nn.state.apply(o, namespace.Caller{Trusted: true}); err != nil {
+	o := &fsstate.UpdateBlock{Block: fsstate.BlockRef{ID: b.ID, GS: gs, Len: length}}
+	if _, err := nn.state.Apply(o, namespace.Caller{Trusted: true}); err != nil {
 		nn.mu.Unlock()
 		return errPrecondition("%s %s: %v", op, f.Path(), err)
 	}
-	nn.state.blocks.UpdateUnderConstruction(b, gs, length, req.GetNewNodes())
+	nn.state.Blocks().UpdateUnderConstruction(b, gs, length, req.GetNewNodes())
 	tx := nn.logOp(o)
 	nn.logger.Info("pipeline updated", "path", f.Path(), "block", b.ID, "gs", gs, "length", length, "nodes", strings.Join(req.GetNewNodes(), ","))
 	nn.mu.Unlock()

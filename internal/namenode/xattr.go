@@ -3,6 +3,7 @@ package namenode
 import (
 	"context"
 
+	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
 )
@@ -20,7 +21,7 @@ func (nn *NameNode) setXAttr(ctx context.Context, req *dfspb.SetXAttrRequest) er
 	}
 	x := req.GetXattr()
 	c := callerOf(ctx)
-	op := &editOp{Kind: opSetXAttr, Path: p, XAttr: namespace.XAttr{Name: x.GetName(), Value: x.GetValue()}, XAttrFlags: flags, User: c.User}
+	op := &fsstate.SetXAttr{Path: p, XAttr: namespace.XAttr{Name: x.GetName(), Value: x.GetValue()}, Flags: flags}
 	if n := namespace.NormalizeXAttrName(x.GetName()); n != "" {
 		op.XAttr.Name = n // logged normalised
 	}
@@ -35,9 +36,9 @@ func (nn *NameNode) removeXAttr(ctx context.Context, req *dfspb.RemoveXAttrReque
 		return err
 	}
 	c := callerOf(ctx)
-	op := &editOp{Kind: opRemoveXAttr, Path: p, XAttr: namespace.XAttr{Name: req.GetName()}, User: c.User}
+	op := &fsstate.RemoveXAttr{Path: p, Name: req.GetName()}
 	if n := namespace.NormalizeXAttrName(req.GetName()); n != "" {
-		op.XAttr.Name = n
+		op.Name = n
 	}
 	_, err = nn.mutate("removeXAttr", p, c, op, nil, nil)
 	return err
@@ -50,7 +51,7 @@ func (nn *NameNode) getXAttrs(ctx context.Context, req *dfspb.GetXAttrsRequest) 
 	}
 	nn.mu.RLock()
 	defer nn.mu.RUnlock()
-	xs, err := nn.state.tree.GetXAttrs(callerOf(ctx), p, req.GetNames())
+	xs, err := nn.state.Tree().GetXAttrs(callerOf(ctx), p, req.GetNames())
 	if err != nil {
 		return nil, statusOf(err)
 	}
@@ -68,7 +69,7 @@ func (nn *NameNode) listXAttrs(ctx context.Context, req *dfspb.ListXAttrsRequest
 	}
 	nn.mu.RLock()
 	defer nn.mu.RUnlock()
-	names, err := nn.state.tree.ListXAttrs(callerOf(ctx), p)
+	names, err := nn.state.Tree().ListXAttrs(callerOf(ctx), p)
 	if err != nil {
 		return nil, statusOf(err)
 	}

@@ -1,4 +1,4 @@
-package namenode
+package fsstate
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package namenode
+package fsstate
 
 import (
 	"errors"
@@ -11,17 +11,6 @@ import (
 	"smarth/internal/namenode/journal"
 	"smarth/internal/namenode/namespace"
 )
-
-// fsState is what the edit log and images rebuild: the tree, the block
-// map (ids, stamps, lengths, states; not replica locations) and the cache
-// pools and directives.
-type fsState struct {
-	tree   *namespace.Tree
-	blocks *blockmap.Map
-	cache  *cacheDirs // pools and directives; use dirs()
-	// logger takes the warnings of a load (nil: slog.Default()).
-	logger *slog.Logger
-}
 
 // A file's preferred block size is 48 bits of its inode (namespace.
 // MaxBlockSize, HDFS's INodeFile.HeaderFormat), but builds before the
@@ -42,7 +31,7 @@ type fsState struct {
 const cappedBlockSize = namespace.MaxBlockSize &^ 511
 
 // logWarn logs a warning of a load.
-func (s *fsState) logWarn(msg string, args ...any) {
+func (s *State) logWarn(msg string, args ...any) {
 	l := s.logger
 	if l == nil {
 		l = slog.Default()
@@ -52,7 +41,7 @@ func (s *fsState) logWarn(msg string, args ...any) {
 
 // warnCappedBlockSize reports a block size capped on load (see
 // cappedBlockSize).
-func (s *fsState) warnCappedBlockSize(from, path string, old int64) {
+func (s *State) warnCappedBlockSize(from, path string, old int64) {
 	s.logWarn("block size of a file from an older build is above 48 bits; capped (no data changes, the next checkpoint keeps the cap)",
 		"path", path, "from", from, "block_size", old, "capped_to", int64(cappedBlockSize))
 }
@@ -84,16 +73,17 @@ const (
 	recImageINode  = 'I'
 )
 
-// image serialises the state as journal records. Callers hold nn.mu.
-func (s *fsState) image(txid uint64) *journal.Image {
+// Image serialises the state as journal records: what a checkpoint saves
+// as of txid. Callers hold the lock that serialises Apply.
+func (s *State) Image(txid uint64) *journal.Image {
 	im := journal.NewImage(txid)
-	s.eachImageRecord(im.Add)
+	s.EachImageRecord(im.Add)
 	return im
 }
 
-// eachImageRecord calls emit with the header and then every inode, parents
+// EachImageRecord calls emit with the header and then every inode, parents
 // first. The slice passed to emit is reused afterwards.
-func (s *fsState) eachImageRecord(emit func([]byte)) {
+func (s *State) EachImageRecord(emit func([]byte)) {
 	var e enc
 	e.b = append(e.b, recImageHeader)
 	e.u(imageVersion)
@@ -108,7 +98,7 @@ func (s *fsState) eachImageRecord(emit func([]byte)) {
 		emit(e.b)
 		return true
 	})
-	s.dirs().eachCacheRecord(&e, emit)
+	s.cache.eachCacheRecord(&e, emit)
 	s.eachFeatureRecord(&e, emit)
 }
 
@@ -159,7 +149,7 @@ func encodeINode(e *enc, n *namespace.INode) {
 	}
 	e.u(uint64(len(n.Blocks)))
 	for _, b := range n.Blocks {
-		encRef(e, blockRef{ID: b.ID, GS: b.GS, Len: b.NumBytes})
+		encRef(e, BlockRef{ID: b.ID, GS: b.GS, Len: b.NumBytes})
 		e.u(uint64(b.State))
 	}
 }
@@ -237,8 +227,9 @@ func decodeINode(b []byte, version uint64) (parent uint64, n *namespace.INode, b
 	return parent, n, blocks, oldBlockSize, nil
 }
 
-// LoadImage implements journal.Loader.
-func (s *fsState) LoadImage(txid uint64, recs [][]byte) error {
+// LoadImage implements journal.Loader: it restores an image written by
+// Image into an empty state.
+func (s *State) LoadImage(txid uint64, recs [][]byte) error {
 	if len(recs) == 0 || len(recs[0]) == 0 || recs[0][0] != recImageHeader {
 		return fmt.Errorf("image of txid %d has no header", txid)
 	}
@@ -344,23 +335,6 @@ func (s *fsState) LoadImage(txid uint64, recs [][]byte) error {
 	s.tree.SetLastID(lastINode)
 	s.blocks.Observe(lastBlock, lastGS)
 	s.tree.RecountQuotas()
-	return nil
-}
-
-// ApplyEdit implements journal.Loader.
-func (s *fsState) ApplyEdit(txid uint64, payload []byte) error {
-	op, err := decodeOp(payload)
-	if err != nil {
-		return err
-	}
-	if op.Kind == opCreate && op.BlockSize > namespace.MaxBlockSize {
-		// An older build's create (see cappedBlockSize).
-		s.warnCappedBlockSize(fmt.Sprintf("edit txid %d", txid), op.Path, op.BlockSize)
-		op.BlockSize = cappedBlockSize
-	}
-	if _, err := s.apply(op, namespace.Caller{User: op.User, Trusted: true}); err != nil {
-		return fmt.Errorf("%s: %w", op.Kind, err)
-	}
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package namenode
+package fsstate
 
 import (
 	"fmt"
@@ -34,7 +34,7 @@ func isFeatureRecord(b []byte) bool {
 // eachFeatureRecord emits the ACLs and policies of live inodes, the
 // snapshottable directories with their snapshots, and the blocks kept
 // only for snapshots.
-func (s *fsState) eachFeatureRecord(e *enc, emit func([]byte)) {
+func (s *State) eachFeatureRecord(e *enc, emit func([]byte)) {
 	t := s.tree
 	var retained []uint64
 	t.Walk(func(n *namespace.INode) bool {
@@ -53,7 +53,7 @@ func (s *fsState) eachFeatureRecord(e *enc, emit func([]byte)) {
 		if w := n.Writer(); w != nil && w.Appended.ID != 0 {
 			e.b = append(e.b[:0], recImageAppended)
 			e.u(n.ID)
-			encRef(e, blockRef{ID: w.Appended.ID, GS: w.Appended.GS, Len: w.Appended.NumBytes})
+			encRef(e, BlockRef{ID: w.Appended.ID, GS: w.Appended.GS, Len: w.Appended.NumBytes})
 			emit(e.b)
 		}
 		if w := n.Writer(); w != nil && w.User != "" {
@@ -68,7 +68,7 @@ func (s *fsState) eachFeatureRecord(e *enc, emit func([]byte)) {
 		if w := n.Writer(); w != nil && w.CopySource.ID != 0 {
 			e.b = append(e.b[:0], recImageCopySource)
 			e.u(n.ID)
-			encRef(e, blockRef{ID: w.CopySource.ID, GS: w.CopySource.GS, Len: w.CopySource.NumBytes})
+			encRef(e, BlockRef{ID: w.CopySource.ID, GS: w.CopySource.GS, Len: w.CopySource.NumBytes})
 			emit(e.b)
 			// The source is in no live file; it is kept even if the
 			// snapshots that held it are gone, until the copy is done.
@@ -111,7 +111,7 @@ func (s *fsState) eachFeatureRecord(e *enc, emit func([]byte)) {
 	for _, id := range slices.Compact(retained) {
 		b := s.blocks.Get(id)
 		e.b = append(e.b[:0], recImageRetained)
-		encRef(e, blockRef{ID: b.ID, GS: b.GS, Len: b.NumBytes})
+		encRef(e, BlockRef{ID: b.ID, GS: b.GS, Len: b.NumBytes})
 		e.u(uint64(b.State))
 		e.u(b.FileID)
 		e.u(uint64(b.Expected))
@@ -130,7 +130,7 @@ func walkSnapshot(n *namespace.INode, fn func(*namespace.INode)) {
 
 // loadFeatureRecords restores what eachFeatureRecord wrote; the inodes
 // are loaded by then.
-func (s *fsState) loadFeatureRecords(recs [][]byte) error {
+func (s *State) loadFeatureRecords(recs [][]byte) error {
 	t := s.tree
 	for i := 0; i < len(recs); i++ {
 		r := recs[i]
@@ -220,6 +220,13 @@ func (s *fsState) loadFeatureRecords(recs [][]byte) error {
 			if n == nil || n.IsDir() || n.Writer() == nil || ref.ID == 0 || n.BlockIndex(ref.ID) >= 0 {
 				return fmt.Errorf("image copy-on-truncate record: inode %d is not a file being truncated from block %d", id, ref.ID)
 			}
+			if s.blocks.Get(ref.ID) != nil {
+				// Only live files' blocks are loaded yet (the source comes
+				// with the retained blocks, last): a live file's block is
+				// no copy source, and saving it as retained would make an
+				// image that does not load.
+				return fmt.Errorf("image copy-on-truncate record: inode %d's source block %d is a live file's", id, ref.ID)
+			}
 			n.Writer().CopySource = namespace.AppendedBlock{ID: ref.ID, GS: ref.GS, NumBytes: ref.Len}
 		case recImageSnapInode:
 			return fmt.Errorf("snapshot inode record outside a snapshot")
@@ -230,7 +237,7 @@ func (s *fsState) loadFeatureRecords(recs [][]byte) error {
 
 // loadSnapshotInodes rebuilds one snapshot's tree; the first record is
 // its root.
-func (s *fsState) loadSnapshotInodes(recs [][]byte) (*namespace.INode, error) {
+func (s *State) loadSnapshotInodes(recs [][]byte) (*namespace.INode, error) {
 	byID := map[uint64]*namespace.INode{}
 	var root *namespace.INode
 	for _, r := range recs {

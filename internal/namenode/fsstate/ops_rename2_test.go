@@ -1,4 +1,4 @@
-package namenode
+package fsstate
 
 import (
 	"reflect"
@@ -8,19 +8,19 @@ import (
 // The rename2 record round-trips, with and without overwrite, and a
 // record cut short does not decode.
 func TestRename2RecordRoundTrip(t *testing.T) {
-	for _, o := range []*editOp{
-		{Kind: opRename2, Path: "/a/src", Dst: "/b/dst", Overwrite: true, Now: 1700000000000},
-		{Kind: opRename2, Path: "/a", Dst: "/c", Now: 4},
+	for _, o := range []Record{
+		&Rename2{Path: "/a/src", Dst: "/b/dst", Overwrite: true, Now: 1700000000000},
+		&Rename2{Path: "/a", Dst: "/c", Now: 4},
 	} {
-		b := o.encode()
-		got, err := decodeOp(b)
+		b := Encode(o)
+		got, err := Decode(b)
 		if err != nil {
-			t.Fatalf("%s: %v", o.Kind, err)
+			t.Fatalf("%s: %v", o.Kind(), err)
 		}
 		if !reflect.DeepEqual(got, o) {
 			t.Fatalf("round trip\n got %+v\nwant %+v", got, o)
 		}
-		if _, err := decodeOp(b[:len(b)-1]); err == nil {
+		if _, err := Decode(b[:len(b)-1]); err == nil {
 			t.Fatal("a truncated rename2 record decoded")
 		}
 	}
