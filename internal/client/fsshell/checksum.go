@@ -3,10 +3,13 @@ package fsshell
 import (
 	"context"
 	"fmt"
+
+	"smarth/internal/client"
 )
 
 // Checksum prints each file's HDFS composite checksum as hdfs dfs
-// -checksum does: "PATH\tALGORITHM\tHEX", with "NONE" for a directory.
+// -checksum does: "PATH\tALGORITHM\tHEX"; a directory is an error ("Is a
+// directory").
 // The value depends on the bytes, the block size and the bytes per
 // checksum, and equals what HDFS gives for the same three.
 func (s *Shell) Checksum(ctx context.Context, args []string) error {
@@ -15,9 +18,8 @@ func (s *Shell) Checksum(ctx context.Context, args []string) error {
 		if err != nil {
 			return fail("checksum", p, err)
 		}
-		if st.IsDir {
-			fmt.Fprintf(s.Out, "%s\tNONE\t\n", p)
-			return nil
+		if st.IsDir { // as hdfs dfs -checksum: PathIsDirectoryException
+			return fail("checksum", p, client.ErrIsDir)
 		}
 		sum, err := s.FS.FileChecksum(ctx, p)
 		if err != nil {
