@@ -23,19 +23,22 @@
 //     since a topology script may run.
 //   - Commands to datanodes (transfer, invalidate, recover, cache,
 //     uncache) are queued per datanode and delivered in heartbeat replies.
-//   - In-memory caching (seed 003): cache.go keeps a plan from the pure
+//   - In-memory caching (seed 003): cachemgr/ keeps a plan from the pure
 //     internal/cache policies (cache_policy) and reconciles it with the
 //     datanodes' cache reports; only a report counts as cached. A
 //     CacheAccess's affinity is the request's when >= 0, else
 //     cache_affinity[app], else 0. Cache pools and directives are
-//     namespace edits (cachedirs.go, cache_admin.go).
+//     namespace edits (cachedirs.go), which cachemgr asks this package to
+//     authorize, log and apply (views.go).
 //
 // The RPC contract is internal/rpc/dfspb (ClientProtocol and
 // DatanodeProtocol on one gRPC port); the caller's identity is the gRPC
 // metadata key "smarth-user" ("smarth" when missing), with optional
 // comma-separated "smarth-groups" (default: a group named like the user).
-// The HTTP port serves a status page at / and Prometheus metrics at
-// /metrics.
+// The HTTP port serves the web console (console/: the overview at /, the
+// file browser and manager, the journal), Prometheus metrics at /metrics
+// and WebHDFS. cachemgr/ and console/ read this package through
+// interfaces they define, implemented in views.go.
 //
 // It leaves to others: storing bytes (datanode), pipelines and retries
 // (client), and starting processes (cmd/smarth, cluster launcher).

@@ -62,7 +62,7 @@ func (nn *NameNode) afterApplyLocked(res applied) {
 		}
 	}
 	for _, b := range res.dropped {
-		nn.cacheForgetLocked(b.ID)
+		nn.cache.ForgetLocked(b.ID)
 		nn.cancelPendingLocked(b.ID)
 		delete(nn.recovering, b.ID)
 		nn.dirty = true
