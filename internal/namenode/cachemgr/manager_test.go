@@ -2,6 +2,7 @@ package cachemgr
 
 import (
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -29,20 +30,14 @@ type fakeNN struct {
 }
 
 func (f *fakeNN) Block(id uint64) *blockmap.Block { return f.blocks.Get(id) }
-func (f *fakeNN) IsLive(node string) bool        { return f.live[node] }
+func (f *fakeNN) IsLive(node string) bool         { return f.live[node] }
 func (f *fakeNN) Location(node string) topology.Location {
 	return topology.Location{Host: "host-" + node, IP: "ip-" + node, Rack: "/r"}
 }
 
 func (f *fakeNN) LiveDatanodes() []*dfspb.DatanodeInfo {
 	var out []*dfspb.DatanodeInfo
-	for _, node := range slices.Sorted(func(yield func(string) bool) {
-		for n := range f.live {
-			if !yield(n) {
-				return
-			}
-		}
-	}) {
+	for _, node := range slices.Sorted(maps.Keys(f.live)) {
 		if f.live[node] {
 			out = append(out, &dfspb.DatanodeInfo{Id: node, Hostname: "host-" + node, CacheCapacity: 4 << 20})
 		}
@@ -51,7 +46,7 @@ func (f *fakeNN) LiveDatanodes() []*dfspb.DatanodeInfo {
 }
 
 func (f *fakeNN) SortByDistance(ids []string, readerHost string) {}
-func (f *fakeNN) Lookup(path string) *namespace.INode          { return nil }
+func (f *fakeNN) Lookup(path string) *namespace.INode            { return nil }
 
 func (f *fakeNN) Stat(c namespace.Caller, op, path string) error {
 	if !f.paths[path] {
