@@ -145,15 +145,20 @@ func TestBrowseAndJournalPages(t *testing.T) {
 		{"/static/files.js", 200, []string{"sessionStorage"}},
 		{"/healthz", 200, []string{"ok"}},
 	} {
-		code, page := get(tc.path)
-		if code != tc.code {
-			t.Errorf("GET %s: %d, want %d\n%s", tc.path, code, tc.code, page)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(page, w) {
-				t.Errorf("GET %s lacks %q:\n%s", tc.path, w, page)
+		t.Run(strings.ReplaceAll(tc.path, "/", "_"), func(t *testing.T) {
+			code, page := get(tc.path)
+			if code != tc.code {
+				t.Fatalf("GET %s: %d, want %d\n%s", tc.path, code, tc.code, page)
 			}
-		}
+			var lacks []string
+			for _, w := range tc.want {
+				if !strings.Contains(page, w) {
+					lacks = append(lacks, w)
+				}
+			}
+			if len(lacks) > 0 {
+				t.Errorf("GET %s lacks %q:\n%s", tc.path, lacks, page)
+			}
+		})
 	}
 }
