@@ -121,7 +121,7 @@ func (nn *NameNode) authorizeCacheChangeLocked(c namespace.Caller, ch *cachemgr.
 	case cachemgr.AddDirective:
 		return nn.poolWritableLocked("addDirective "+ch.Directive.Path, c, ch.Directive.Pool)
 	case cachemgr.RemoveDirective:
-		d := nn.state.dirs().directives[ch.Directive.ID]
+		d := cacheView{nn}.Dirs().Directive(ch.Directive.ID)
 		if d == nil {
 			return nil // the manager answers NotFound
 		}
@@ -139,7 +139,7 @@ func (nn *NameNode) requireSuperLocked(op string, c namespace.Caller) error {
 
 // poolWritableLocked checks that the caller may change a pool's directives.
 func (nn *NameNode) poolWritableLocked(op string, c namespace.Caller, name string) error {
-	p := nn.state.dirs().pools[name]
+	p := cacheView{nn}.Dirs().Pool(name)
 	if p == nil {
 		return errNotFound("%s: cache pool %s does not exist", op, name)
 	}

@@ -45,7 +45,7 @@ func (m *Manager) AddPool(c namespace.Caller, in *dfspb.CachePoolInfo) error {
 		p.Mode = 0o755
 	}
 	return m.nn.Commit(c, &Change{Kind: AddPool, Pool: p}, func() error {
-		if m.nn.Dirs().pool(name) != nil {
+		if m.nn.Dirs().Pool(name) != nil {
 			return errorf(codes.AlreadyExists, "addPool %s: cache pool %s already exists", name, name)
 		}
 		return nil
@@ -55,7 +55,7 @@ func (m *Manager) AddPool(c namespace.Caller, in *dfspb.CachePoolInfo) error {
 // RemovePool removes a pool and its directives.
 func (m *Manager) RemovePool(c namespace.Caller, name string) error {
 	return m.nn.Commit(c, &Change{Kind: RemovePool, Pool: Pool{Name: name}}, func() error {
-		if m.nn.Dirs().pool(name) == nil {
+		if m.nn.Dirs().Pool(name) == nil {
 			return errorf(codes.NotFound, "removePool %s: cache pool %s does not exist", name, name)
 		}
 		return nil
@@ -89,7 +89,7 @@ func (m *Manager) AddDirective(c namespace.Caller, in *dfspb.CacheDirectiveInfo)
 // RemoveDirective removes a directive by id.
 func (m *Manager) RemoveDirective(c namespace.Caller, id int64) error {
 	return m.nn.Commit(c, &Change{Kind: RemoveDirective, Directive: Directive{ID: id}}, func() error {
-		if m.nn.Dirs().directive(id) == nil {
+		if m.nn.Dirs().Directive(id) == nil {
 			return errorf(codes.NotFound, "removeDirective: cache directive %d does not exist", id)
 		}
 		return nil

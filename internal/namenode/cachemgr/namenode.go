@@ -60,7 +60,8 @@ type Dirs struct {
 	LastID     int64       // highest directive id ever handed out; never reused
 }
 
-func (d Dirs) pool(name string) *Pool {
+// Pool is the pool named name, or nil.
+func (d Dirs) Pool(name string) *Pool {
 	for i := range d.Pools {
 		if d.Pools[i].Name == name {
 			return &d.Pools[i]
@@ -69,7 +70,8 @@ func (d Dirs) pool(name string) *Pool {
 	return nil
 }
 
-func (d Dirs) directive(id int64) *Directive {
+// Directive is the directive with id, or nil.
+func (d Dirs) Directive(id int64) *Directive {
 	for i := range d.Directives {
 		if d.Directives[i].ID == id {
 			return &d.Directives[i]
