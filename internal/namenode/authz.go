@@ -127,7 +127,7 @@ func (nn *NameNode) authorizeCacheChangeLocked(c namespace.Caller, ch *cachemgr.
 		}
 		return nn.poolWritableLocked("removeDirective "+d.Path, c, d.Pool)
 	}
-	return errDenied("%s: refused", ch.Kind)
+	return errDenied("%s: no authorization rule for this cache change; refused", ch.Kind)
 }
 
 func (nn *NameNode) requireSuperLocked(op string, c namespace.Caller) error {

@@ -69,18 +69,25 @@ func (v cacheView) Dirs() cachemgr.Dirs {
 }
 
 // Commit runs a pool or directive change as a namespace mutation: the
-// namenode's authorization for it first, then the manager's check; the
-// edit record is made after the check, which sets a new directive's id.
+// namenode's authorization for it first, then the manager's check, which
+// sets a new directive's id.
 func (v cacheView) Commit(c namespace.Caller, ch *cachemgr.Change, check func() error, after func()) error {
 	nn := v.nn
-	target := ch.Pool.Name
+	p, d := ch.Pool, ch.Directive
+	var op *editOp
+	target := p.Name
 	switch ch.Kind {
+	case cachemgr.AddPool:
+		op = &editOp{Kind: opAddCachePool, Pool: p.Name, Owner: p.Owner, Group: p.Group, Perm: p.Mode, Limit: p.Limit}
+	case cachemgr.RemovePool:
+		op = &editOp{Kind: opRemoveCachePool, Pool: p.Name}
 	case cachemgr.AddDirective:
-		target = ch.Directive.Path
+		op, target = &editOp{Kind: opAddCacheDirective, Path: d.Path, Pool: d.Pool, Replication: d.Replication}, d.Path
 	case cachemgr.RemoveDirective:
-		target = ""
+		op, target = &editOp{Kind: opRemoveCacheDirective, DirectiveID: d.ID}, ""
+	default:
+		return errInvalid("%s: not a cache change", ch.Kind)
 	}
-	op := &editOp{}
 	_, err := nn.mutate(ch.Kind.String(), target, c, op, func() error {
 		if err := nn.authorizeCacheChangeLocked(c, ch); err != nil {
 			return err
@@ -88,16 +95,8 @@ func (v cacheView) Commit(c namespace.Caller, ch *cachemgr.Change, check func() 
 		if err := check(); err != nil {
 			return err
 		}
-		p, d := ch.Pool, ch.Directive
-		switch ch.Kind {
-		case cachemgr.AddPool:
-			*op = editOp{Kind: opAddCachePool, Pool: p.Name, Owner: p.Owner, Group: p.Group, Perm: p.Mode, Limit: p.Limit}
-		case cachemgr.RemovePool:
-			*op = editOp{Kind: opRemoveCachePool, Pool: p.Name}
-		case cachemgr.AddDirective:
-			*op = editOp{Kind: opAddCacheDirective, DirectiveID: d.ID, Path: d.Path, Pool: d.Pool, Replication: d.Replication}
-		case cachemgr.RemoveDirective:
-			*op = editOp{Kind: opRemoveCacheDirective, DirectiveID: d.ID}
+		if ch.Kind == cachemgr.AddDirective {
+			op.DirectiveID = ch.Directive.ID
 		}
 		return nil
 	}, func(applied) {
