@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"smarth/internal/auth"
+	"smarth/internal/namenode/cachemgr"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/webhdfs"
 )
@@ -161,16 +162,19 @@ func TestAttackCacheRPCs(t *testing.T) {
 		t.Fatalf("bob's cache stats: %v, jobs %v; want no jobs listed to a user", err, st.GetJobs())
 	}
 
-	for i := range maxCacheApps + 100 {
+	for i := range cachemgr.MaxApps + 100 {
 		if _, err := alice.cp.CacheAccess(alice.ctx(), &dfspb.CacheAccessRequest{BlockId: blk, App: fmt.Sprintf("app-%d", i), Affinity: -1}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	nn.mu.RLock()
-	apps := len(nn.cache.apps)
-	nn.mu.RUnlock()
-	if apps > maxCacheApps {
-		t.Fatalf("%d apps kept after %d new app names; want at most %d", apps, maxCacheApps+100, maxCacheApps)
+	// The statistics list every app the namenode keeps (none is
+	// configured here).
+	st, err = hdfs.cp.GetCacheStats(hdfs.ctx(), &dfspb.GetCacheStatsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if apps := len(st.GetApps()); apps > cachemgr.MaxApps {
+		t.Fatalf("%d apps kept after %d new app names; want at most %d", apps, cachemgr.MaxApps+100, cachemgr.MaxApps)
 	}
 }
 

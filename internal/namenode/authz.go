@@ -8,6 +8,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"smarth/internal/namenode/blockmap"
+	"smarth/internal/namenode/cachemgr"
 	"smarth/internal/namenode/namespace"
 )
 
@@ -105,4 +107,65 @@ func (nn *NameNode) authorize(ctx context.Context, method string, req any) (cont
 // managers are.
 func (id *identity) isService(c namespace.Caller, t *namespace.Tree) bool {
 	return t.IsSuper(c) || slices.Contains(id.proxyUsers, c.User)
+}
+
+// Cache pools and directives (cachemgr): pools are managed by superusers;
+// a directive may be added or removed by a superuser, the pool's owner, or
+// anyone the pool's mode lets write. authorizeCacheChangeLocked runs in
+// the change's mutation, before the manager's own checks (does the pool
+// exist already, does the path).
+func (nn *NameNode) authorizeCacheChangeLocked(c namespace.Caller, ch *cachemgr.Change) error {
+	switch ch.Kind {
+	case cachemgr.AddPool, cachemgr.RemovePool:
+		return nn.requireSuperLocked(ch.Kind.String()+" "+ch.Pool.Name, c)
+	case cachemgr.AddDirective:
+		return nn.poolWritableLocked("addDirective "+ch.Directive.Path, c, ch.Directive.Pool)
+	case cachemgr.RemoveDirective:
+		d := cacheView{nn}.Dirs().Directive(ch.Directive.ID)
+		if d == nil {
+			return nil // the manager answers NotFound
+		}
+		return nn.poolWritableLocked("removeDirective "+d.Path, c, d.Pool)
+	}
+	return errDenied("%s: no authorization rule for this cache change; refused", ch.Kind)
+}
+
+func (nn *NameNode) requireSuperLocked(op string, c namespace.Caller) error {
+	if !nn.state.Tree().IsSuper(c) {
+		return errDenied("%s: user %s is not a superuser (superuser: %s, supergroup: %s)", op, c.User, nn.cfg.Superuser, nn.cfg.Supergroup)
+	}
+	return nil
+}
+
+// poolWritableLocked checks that the caller may change a pool's directives.
+func (nn *NameNode) poolWritableLocked(op string, c namespace.Caller, name string) error {
+	p := cacheView{nn}.Dirs().Pool(name)
+	if p == nil {
+		return errNotFound("%s: cache pool %s does not exist", op, name)
+	}
+	inGroup := false
+	for _, g := range c.Groups {
+		inGroup = inGroup || g == p.Group
+	}
+	switch {
+	case nn.state.Tree().IsSuper(c), c.User == p.Owner, inGroup && p.Mode&0o020 != 0, p.Mode&0o002 != 0:
+		return nil
+	}
+	return errDenied("%s: user %s may not write cache pool %s (owner %s, group %s, mode %#o)", op, c.User, name, p.Owner, p.Group, p.Mode)
+}
+
+// mayCacheBlockLocked: only a caller who may read the block's file (the
+// map task acts as its job's submitter), or a service identity, may ask
+// to cache it: caching is a read that changes what datanodes hold in
+// memory for everyone.
+func (nn *NameNode) mayCacheBlockLocked(c namespace.Caller, b *blockmap.Block) error {
+	if nn.ident.isService(c, nn.state.Tree()) {
+		return nil
+	}
+	f := nn.state.Tree().ByID(b.FileID)
+	if f == nil || nn.state.Tree().CheckAccess(c, f.Path(), namespace.Read) != nil {
+		// Not the path: the caller may not know it.
+		return errDenied("cache access: block %d: permission denied: user %s may not read its file", b.ID, c.User)
+	}
+	return nil
 }

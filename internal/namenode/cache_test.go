@@ -70,7 +70,7 @@ func TestCacheAccessCommandsAndCachedLocations(t *testing.T) {
 	waitFor(t, "dn2's cache capacity known", func() bool {
 		nn.mu.RLock()
 		defer nn.mu.RUnlock()
-		return nn.cache.plan.State().Capacity("id-dn2") == 1<<20
+		return nn.cache.State().Capacity("id-dn2") == 1<<20
 	})
 
 	if r := access(t, c, b1, "dn2"); !r.GetCached() || r.GetCachedOn() != "id-dn2" {
@@ -127,7 +127,7 @@ func TestCacheAccessRemoteAndUnknown(t *testing.T) {
 	waitFor(t, "cache capacities known", func() bool {
 		nn.mu.RLock()
 		defer nn.mu.RUnlock()
-		return nn.cache.plan.State().Capacity("id-dn3") > 0
+		return nn.cache.State().Capacity("id-dn3") > 0
 	})
 	r, err := c.cp.CacheAccess(c.ctx(), &dfspb.CacheAccessRequest{BlockId: b, App: "wc", ReaderHost: "elsewhere", DatanodeId: "id-dn3", Affinity: 0.2})
 	if err != nil || r.GetCachedOn() != "id-dn3" {
@@ -150,7 +150,7 @@ func TestCacheReregisterEmptiesNode(t *testing.T) {
 	waitFor(t, "capacity known", func() bool {
 		nn.mu.RLock()
 		defer nn.mu.RUnlock()
-		return nn.cache.plan.State().Capacity("id-dn1") > 0
+		return nn.cache.State().Capacity("id-dn1") > 0
 	})
 	access(t, c, b, "dn1")
 	waitFor(t, "block cached on dn1", func() bool { return len(locate(t, c, "/y").GetCachedOn()) == 1 })
@@ -163,7 +163,7 @@ func TestCacheReregisterEmptiesNode(t *testing.T) {
 	dn1.register()
 	dn1.beating.Unlock()
 	nn.mu.RLock()
-	planned := nn.cache.plan.State().Resident("id-dn1")
+	planned := nn.cache.State().Resident("id-dn1")
 	nn.mu.RUnlock()
 	if len(planned) != 0 {
 		t.Fatalf("after re-registration the plan still holds %v on dn1", planned)
@@ -176,7 +176,7 @@ func TestCacheReregisterEmptiesNode(t *testing.T) {
 	waitFor(t, "capacity known again", func() bool {
 		nn.mu.RLock()
 		defer nn.mu.RUnlock()
-		return nn.cache.plan.State().Capacity("id-dn1") > 0
+		return nn.cache.State().Capacity("id-dn1") > 0
 	})
 	access(t, c, b, "dn1")
 	waitFor(t, "block cached again", func() bool { return dn1.isCached(b) })
@@ -190,7 +190,7 @@ func TestCacheDeleteUncaches(t *testing.T) {
 	waitFor(t, "capacity known", func() bool {
 		nn.mu.RLock()
 		defer nn.mu.RUnlock()
-		return nn.cache.plan.State().Capacity("id-dn1") > 0
+		return nn.cache.State().Capacity("id-dn1") > 0
 	})
 	access(t, c, b, "dn1")
 	waitFor(t, "cached", func() bool { return fc.node("id-dn1").isCached(b) })
@@ -200,14 +200,14 @@ func TestCacheDeleteUncaches(t *testing.T) {
 	waitFor(t, "uncached and forgotten after the delete", func() bool {
 		nn.mu.RLock()
 		defer nn.mu.RUnlock()
-		return !fc.node("id-dn1").isCached(b) && len(nn.cache.plan.State().On(b)) == 0 && len(nn.cachedOnLocked(b)) == 0
+		return !fc.node("id-dn1").isCached(b) && len(nn.cache.State().On(b)) == 0 && len(nn.cache.CachedOnLocked(b)) == 0
 	})
 	// A block queued for caching and deleted before the heartbeat: the
 	// command is dropped (and a datanode ignores unknown blocks anyway).
+	// (cachemgr's TestQueuedCacheOfDeletedBlockNotSent makes sure the
+	// command was queued and not sent yet.)
 	b2 := writeFile(t, c, fc, "/z2", 3, 1<<20)[0].GetBlock().GetBlockId()
-	nn.mu.Lock()
-	nn.cache.toCache["id-dn2"] = append(nn.cache.toCache["id-dn2"], b2)
-	nn.mu.Unlock()
+	access(t, c, b2, "dn2")
 	c.cp.Delete(c.ctx(), &dfspb.DeleteRequest{Path: "/z2"})
 	resp := nn.heartbeat(&dfspb.HeartbeatRequest{DatanodeId: "id-dn2", CacheCapacity: 2 << 20})
 	for _, cmd := range resp.GetCommands() {

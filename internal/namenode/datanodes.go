@@ -97,10 +97,7 @@ func (nn *NameNode) registerDatanode(req *dfspb.RegisterDatanodeRequest, peer st
 		nn.logger.Info("dead datanode is back", "id", in.GetId(), "host", in.GetHostname())
 	}
 	// A (re)registering datanode process starts with an empty cache.
-	nn.cacheNodeGoneLocked(in.GetId())
-	if in.GetCacheCapacity() > 0 {
-		nn.cache.plan.State().SetNode(in.GetId(), in.GetCacheCapacity())
-	}
+	nn.cache.NodeRegisteredLocked(in.GetId(), in.GetCacheCapacity())
 	info := proto.Clone(in).(*dfspb.DatanodeInfo)
 	info.Rack = nn.racks.Rack(info.Hostname, info.IpAddr, in.GetRack())
 	dn.info, dn.live, dn.lastSeen, dn.reported, dn.peer = info, true, now, false, peer
@@ -173,7 +170,7 @@ func (nn *NameNode) heartbeatLocked(req *dfspb.HeartbeatRequest) (*dfspb.Heartbe
 		resp.Commands = append(resp.Commands, &dfspb.DatanodeCommand{Command: &dfspb.DatanodeCommand_Recover{Recover: r}})
 	}
 	dn.recoveries = nil
-	nn.cacheHeartbeatLocked(dn, req, resp)
+	nn.cache.HeartbeatLocked(dn.info.Id, req, resp)
 	return resp, tx
 }
 
@@ -240,7 +237,7 @@ func (nn *NameNode) blockReceivedAndDeleted(req *dfspb.BlockReceivedAndDeletedRe
 		switch r.GetStatus() {
 		case dfspb.ReceivedStatus_DELETED:
 			nn.state.Blocks().RemoveReplica(id, rep.ID)
-			nn.uncacheOnLocked(id, rep.ID)
+			nn.cache.UncacheOnLocked(id, rep.ID)
 			continue
 		case dfspb.ReceivedStatus_RECEIVING:
 			rep.State = blockmap.BeingWritten
@@ -282,7 +279,7 @@ func (nn *NameNode) replicaAddedLocked(node string, b *blockmap.Block) {
 // markBadLocked records a corrupt replica reported by a reader or a
 // datanode's scanner.
 func (nn *NameNode) markBadLocked(blockID uint64, node, reason string) {
-	nn.uncacheOnLocked(node, blockID) // never serve a bad replica from memory
+	nn.cache.UncacheOnLocked(node, blockID) // never serve a bad replica from memory
 	if nn.state.Blocks().MarkCorrupt(blockID, node, reason) {
 		nn.logger.Warn("corrupt replica reported", "block", blockID, "datanode", node, "reason", reason)
 		nn.metrics.corruptReports.Inc()
@@ -315,7 +312,7 @@ func (nn *NameNode) clientBadBlocks(ctx context.Context, req *dfspb.ReportBadBlo
 // longer wanted. In safe mode deletions wait: the namespace may not be
 // complete yet.
 func (nn *NameNode) invalidateLocked(node string, b fsstate.BlockRef) {
-	nn.uncacheOnLocked(node, b.ID)
+	nn.cache.UncacheOnLocked(node, b.ID)
 	if nn.safe.on {
 		nn.postponed = append(nn.postponed, fsstate.Orphan{Node: node, Block: b})
 		return
@@ -346,7 +343,7 @@ func (nn *NameNode) markDeadLocked(dn *datanode, why string) {
 	affected := nn.state.Blocks().RemoveNode(id)
 	dn.live, dn.reported = false, false
 	dn.invalidate, dn.transfers, dn.recoveries, dn.streams = nil, nil, nil, 0
-	nn.cacheNodeGoneLocked(id)
+	nn.cache.NodeGoneLocked(id)
 	for bid, p := range nn.pending {
 		if p.source == id {
 			nn.cancelPendingLocked(bid)

@@ -29,12 +29,13 @@
 //     since a topology script may run.
 //   - Commands to datanodes (transfer, invalidate, recover, cache,
 //     uncache) are queued per datanode and delivered in heartbeat replies.
-//   - In-memory caching (seed 003): cache.go keeps a plan from the pure
+//   - In-memory caching (seed 003): cachemgr/ keeps a plan from the pure
 //     internal/cache policies (cache_policy) and reconciles it with the
 //     datanodes' cache reports; only a report counts as cached. A
 //     CacheAccess's affinity is the request's when >= 0, else
 //     cache_affinity[app], else 0. Cache pools and directives are
-//     namespace edits (fsstate's cache records, cache_admin.go).
+//     namespace edits (fsstate's cache records), which cachemgr asks this
+//     package to authorize, log and apply (views.go).
 //
 // The RPC contract is internal/rpc/dfspb (ClientProtocol and
 // DatanodeProtocol on one port, over gRPC and internal/ipc). identity.go
@@ -44,8 +45,11 @@
 // Hadoop's simple auth; a proxy user may act for another
 // ("smarth-proxy-user"). Groups are resolved here, never taken from the
 // caller: the config's groups table, else the user's OS groups on the
-// namenode's host, else none. The HTTP port serves the console, WebHDFS,
-// /healthz, /conf and Prometheus metrics at /metrics.
+// namenode's host, else none. The HTTP port serves the web console
+// (console/: the overview at /, the file browser and manager, the
+// journal, /healthz, /conf), Prometheus metrics at /metrics and WebHDFS.
+// cachemgr/ and console/ read this package through interfaces they
+// define, implemented in views.go.
 //
 // It leaves to others: storing bytes (datanode), pipelines and retries
 // (client), and starting processes (cmd/smarth, cluster launcher).

@@ -25,9 +25,6 @@ type metrics struct {
 	recoveries     prometheus.Counter
 	corruptReports prometheus.Counter
 	speedSamples   prometheus.Counter
-	cacheHits      prometheus.Counter
-	cacheMisses    prometheus.Counter
-	cacheCommands  *prometheus.CounterVec
 }
 
 func newMetrics(nn *NameNode) *metrics {
@@ -50,14 +47,9 @@ func newMetrics(nn *NameNode) *metrics {
 		recoveries:     prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "block_recoveries_total", Help: "Lease recovery commands sent."}),
 		corruptReports: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "corrupt_replica_reports_total", Help: "Corrupt replicas reported by readers and datanodes."}),
 		speedSamples:   prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "speed_samples_total", Help: "Block transfer speed samples received from clients."}),
-		cacheHits:      prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "cache_hits_total", Help: "Cache accesses that found the block cached on a datanode."}),
-		cacheMisses:    prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "cache_misses_total", Help: "Cache accesses that found the block in no datanode's memory."}),
-		cacheCommands: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "cache_commands_total",
-			Help: "Blocks in cache and uncache commands sent to datanodes, by kind."}, []string{"kind"}),
 	}
 	m.reg.MustRegister(m.rpcs, m.rpcLatency, m.edits, m.syncLatency, m.syncBatch, m.checkpoints,
-		m.invalidations, m.transfers, m.recoveries, m.corruptReports, m.speedSamples,
-		m.cacheHits, m.cacheMisses, m.cacheCommands)
+		m.invalidations, m.transfers, m.recoveries, m.corruptReports, m.speedSamples)
 	gauge := func(name, help string, labels prometheus.Labels, f func() float64) {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: name, Help: help, ConstLabels: labels}, f))
 	}
@@ -97,7 +89,7 @@ func newMetrics(nn *NameNode) *metrics {
 		}
 		return 0
 	}))
-	nn.registerCacheGauges(m.reg, locked)
+	nn.cache.Register(m.reg)
 	nn.registerCapacityGauges(m.reg, locked)
 	gauge("speed_clients", "Client hosts with speed records.", nil, func() float64 { return float64(nn.speeds.Hosts()) })
 	return m
@@ -118,4 +110,28 @@ func (m *metrics) registerPort(mux *ipc.Mux) {
 func (m *metrics) observeSync(d time.Duration, records int) {
 	m.syncLatency.Observe(d.Seconds())
 	m.syncBatch.Observe(float64(records))
+}
+
+// registerCapacityGauges exports the live datanodes' capacity totals, as
+// HDFS's CapacityTotal/CapacityUsed/CapacityRemaining.
+func (nn *NameNode) registerCapacityGauges(reg *prometheus.Registry, locked func(func() float64) func() float64) {
+	sum := func(f func(d *datanode) int64) func() float64 {
+		return locked(func() float64 {
+			var n int64
+			for _, dn := range nn.nodes {
+				if dn.live {
+					n += f(dn)
+				}
+			}
+			return float64(n)
+		})
+	}
+	for name, f := range map[string]func(*datanode) int64{
+		"capacity_total_bytes":     func(d *datanode) int64 { return d.info.Capacity },
+		"capacity_used_bytes":      func(d *datanode) int64 { return d.info.DfsUsed },
+		"capacity_remaining_bytes": func(d *datanode) int64 { return d.info.Remaining },
+	} {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "smarth_namenode", Name: name,
+			Help: "Sum over live datanodes (" + name + ")."}, sum(f)))
+	}
 }

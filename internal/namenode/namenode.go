@@ -22,6 +22,7 @@ import (
 	"smarth/internal/ipc"
 	"smarth/internal/namenode/blockmap"
 	"smarth/internal/namenode/fsstate"
+	"smarth/internal/namenode/cachemgr"
 	"smarth/internal/namenode/journal"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/namenode/speeds"
@@ -59,8 +60,8 @@ type NameNode struct {
 	stats      replStats  // from the last replication scan
 	ckptTx     uint64     // txid of the last checkpoint
 	ckptAt     time.Time
-	cache      *cacheManager // in-memory caching plan and datanode cache reports
-	lowSpace   error         // meta_dir's file system is below resource_du_reserved (editspace.go)
+	cache      *cachemgr.Manager // in-memory caching plan and datanode cache reports (guarded by mu too)
+	lowSpace   error             // meta_dir's file system is below resource_du_reserved (editspace.go)
 
 	ckptMu sync.Mutex // serialises checkpoints
 
@@ -138,7 +139,9 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 	if !cfg.BlockAccessTokenEnable {
 		logger.Warn("block_access_token_enable is off: any peer that can reach a datanode reads and writes any block by id; use only for compatibility on a trusted network")
 	}
-	if nn.cache, err = newCacheManager(cfg); err != nil {
+	nn.cache, err = cachemgr.New(cachemgr.Config{Policy: cfg.CachePolicy, Window: cfg.CacheWindow, TTL: cfg.CacheTTL,
+		Affinity: cfg.CacheAffinity, MaxReplication: cfg.MaxReplication}, cacheView{nn}, &nn.mu, clock, logger)
+	if err != nil {
 		return nil, fmt.Errorf("namenode config: cache_policy: %w", err)
 	}
 	nn.metrics = newMetrics(nn)
@@ -373,7 +376,7 @@ func (nn *NameNode) monitor() {
 	due := nn.journal.LastTxID()-nn.ckptTx >= nn.cfg.CheckpointTxns ||
 		(now.Sub(nn.ckptAt) >= nn.cfg.CheckpointPeriod && nn.journal.LastTxID() > nn.ckptTx)
 	nn.mu.Unlock()
-	nn.cacheTick(now)
+	nn.cache.Tick(now)
 	nn.rollKeys(now)
 	if n := nn.speeds.Expire(now, nn.cfg.SpeedRecordTTL); n > 0 {
 		nn.logger.Info("forgot speed records of silent clients", "clients", n)

@@ -65,7 +65,7 @@ func (nn *NameNode) afterApplyLocked(res fsstate.Applied) {
 		}
 	}
 	for _, b := range res.Dropped {
-		nn.cacheForgetLocked(b.ID)
+		nn.cache.ForgetLocked(b.ID)
 		nn.cancelPendingLocked(b.ID)
 		delete(nn.recovering, b.ID)
 		nn.dirty = true

@@ -132,7 +132,7 @@ func (nn *NameNode) locatedBlockLocked(b *blockmap.Block, off int64, client topo
 	}
 	cached := map[string]bool{}
 	if b.State == blockmap.Complete && !lb.Corrupt {
-		for _, id := range nn.cachedOnLocked(b.ID) {
+		for _, id := range nn.cache.CachedOnLocked(b.ID) {
 			if seen[id] {
 				cached[id] = true
 				lb.CachedOn = append(lb.CachedOn, id)

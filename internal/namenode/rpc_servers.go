@@ -6,6 +6,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"smarth/internal/namenode/blockmap"
 	"smarth/internal/namenode/speeds"
 	"smarth/internal/rpc/dfspb"
 )
@@ -197,6 +198,65 @@ func (s *clientRPC) GetSpeeds(ctx context.Context, r *dfspb.GetSpeedsRequest) (*
 
 func (s *clientRPC) SetSafeMode(ctx context.Context, r *dfspb.SetSafeModeRequest) (*dfspb.SetSafeModeResponse, error) {
 	return s.nn.setSafeMode(ctx, r.GetAction())
+}
+
+// Caching (cachemgr): methodRules decides who may call; the pool and
+// directive changes are authorized in their mutation (cacheView.Commit),
+// a cache access once its block is known (mayCacheBlockLocked).
+
+func (s *clientRPC) AddCachePool(ctx context.Context, r *dfspb.AddCachePoolRequest) (*dfspb.AddCachePoolResponse, error) {
+	return &dfspb.AddCachePoolResponse{}, s.nn.cache.AddPool(callerOf(ctx), r.GetPool())
+}
+
+func (s *clientRPC) RemoveCachePool(ctx context.Context, r *dfspb.RemoveCachePoolRequest) (*dfspb.RemoveCachePoolResponse, error) {
+	return &dfspb.RemoveCachePoolResponse{}, s.nn.cache.RemovePool(callerOf(ctx), r.GetName())
+}
+
+func (s *clientRPC) ListCachePools(ctx context.Context, r *dfspb.ListCachePoolsRequest) (*dfspb.ListCachePoolsResponse, error) {
+	return &dfspb.ListCachePoolsResponse{Pools: s.nn.cache.ListPools()}, nil
+}
+
+func (s *clientRPC) AddCacheDirective(ctx context.Context, r *dfspb.AddCacheDirectiveRequest) (*dfspb.AddCacheDirectiveResponse, error) {
+	id, err := s.nn.cache.AddDirective(callerOf(ctx), r.GetDirective())
+	if err != nil {
+		return nil, err
+	}
+	return &dfspb.AddCacheDirectiveResponse{Id: id}, nil
+}
+
+func (s *clientRPC) RemoveCacheDirective(ctx context.Context, r *dfspb.RemoveCacheDirectiveRequest) (*dfspb.RemoveCacheDirectiveResponse, error) {
+	return &dfspb.RemoveCacheDirectiveResponse{}, s.nn.cache.RemoveDirective(callerOf(ctx), r.GetId())
+}
+
+func (s *clientRPC) ListCacheDirectives(ctx context.Context, r *dfspb.ListCacheDirectivesRequest) (*dfspb.ListCacheDirectivesResponse, error) {
+	ds, err := s.nn.cache.ListDirectives(r)
+	if err != nil {
+		return nil, err
+	}
+	return &dfspb.ListCacheDirectivesResponse{Directives: ds}, nil
+}
+
+func (s *clientRPC) CacheAccess(ctx context.Context, r *dfspb.CacheAccessRequest) (*dfspb.CacheAccessResponse, error) {
+	c := callerOf(ctx)
+	return s.nn.cache.Access(r, func(b *blockmap.Block) error { return s.nn.mayCacheBlockLocked(c, b) })
+}
+
+func (s *clientRPC) JobCacheStatus(ctx context.Context, r *dfspb.JobCacheStatusRequest) (*dfspb.JobCacheStatusResponse, error) {
+	return s.nn.cache.JobStatus(r), nil
+}
+
+func (s *clientRPC) GetCacheStats(ctx context.Context, r *dfspb.GetCacheStatsRequest) (*dfspb.GetCacheStatsResponse, error) {
+	st := s.nn.cache.Stats()
+	// The running jobs (their ids and cached input) are the services'
+	// to see, as the resource manager shows a user only their own jobs;
+	// the namenode cannot tell whose a job is.
+	s.nn.mu.RLock()
+	service := s.nn.ident.isService(callerOf(ctx), s.nn.state.Tree())
+	s.nn.mu.RUnlock()
+	if !service {
+		st.Jobs = nil
+	}
+	return st, nil
 }
 
 // datanodeRPC serves DatanodeProtocol.

@@ -1,7 +1,9 @@
-package namenode
+package cachemgr
 
 import (
+	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,12 +12,6 @@ import (
 	"smarth/internal/namenode/blockmap"
 	"smarth/internal/rpc/dfspb"
 )
-
-// The cache manager (seed 003): it keeps the replacement policy's plan
-// (internal/cache), turns its changes into CacheCommand/UncacheCommand in
-// heartbeat replies, and reconciles the plan with what datanodes report.
-// Only a datanode's report counts as cached: cached_on, R_j and the stats
-// show reported blocks, never merely commanded ones.
 
 // cacheGraceBeats is how many heartbeats a datanode has to report a block
 // it was told to cache before the plan forgets it (caching failed: bad
@@ -27,10 +23,24 @@ const cacheGraceBeats = 10
 // refreshing (it died without saying the job finished).
 const cacheJobTTL = 3 * time.Minute
 
-// cacheManager is guarded by NameNode.mu.
-type cacheManager struct {
-	plan     *cache.Plan
-	affinity map[string]float64 // configured CA per app
+// Config is the manager's part of the namenode's configuration.
+type Config struct {
+	Policy         string             // cache_policy: a name in cache.Policies
+	Window, TTL    time.Duration      // cache_window, cache_ttl (0: the policy's defaults)
+	Affinity       map[string]float64 // cache_affinity: configured CA per app
+	MaxReplication int                // bounds a directive's replication
+}
+
+// Manager is the namenode's cache manager. Create it with New.
+type Manager struct {
+	nn      Namenode
+	mu      *sync.RWMutex // the namenode's lock: guards the fields below and what nn reads
+	clock   func() time.Time
+	logger  *slog.Logger
+	metrics metrics
+	cfg     Config
+
+	plan *cache.Plan
 
 	reported  map[string]map[uint64]bool // datanode id -> blocks it reports cached
 	toCache   map[string][]uint64        // queued cache commands, not sent yet
@@ -56,18 +66,18 @@ type appCacheStats struct {
 	last           time.Time // latest access
 }
 
-// maxCacheApps bounds the per-app statistics: the app is a name a caller
+// MaxApps bounds the per-app statistics: the app is a name a caller
 // chooses, so each new one would otherwise grow the namenode for good
 // (90 MB from a loop of CacheAccess calls). A cluster runs a handful of
 // applications; past the bound the least recently used app's counters
 // go (the cache's decisions do not depend on them).
-const maxCacheApps = 256
+const MaxApps = 256
 
 // makeRoomForApp drops the least recently used apps' statistics so that
-// one more fits under maxCacheApps. Configured apps stay listed (from the
+// one more fits under MaxApps. Configured apps stay listed (from the
 // configuration) whatever happens to their counters.
-func (m *cacheManager) makeRoomForApp(now time.Time) {
-	for len(m.apps) >= maxCacheApps {
+func (m *Manager) makeRoomForApp(now time.Time) {
+	for len(m.apps) >= MaxApps {
 		oldest, at := "", now
 		for name, a := range m.apps {
 			if oldest == "" || a.last.Before(at) {
@@ -78,13 +88,17 @@ func (m *cacheManager) makeRoomForApp(now time.Time) {
 	}
 }
 
-func newCacheManager(cfg Config) (*cacheManager, error) {
-	plan, err := cache.New(cfg.CachePolicy, cache.Options{Window: cfg.CacheWindow, TTL: cfg.CacheTTL})
+// New makes a manager with the policy cfg names. mu is the namenode's
+// lock, held while the manager reads nn; the manager's state is guarded by
+// it too, so that a heartbeat's reply reads one consistent state.
+func New(cfg Config, nn Namenode, mu *sync.RWMutex, clock func() time.Time, logger *slog.Logger) (*Manager, error) {
+	plan, err := cache.New(cfg.Policy, cache.Options{Window: cfg.Window, TTL: cfg.TTL})
 	if err != nil {
 		return nil, err
 	}
-	return &cacheManager{
-		plan: plan, affinity: cfg.CacheAffinity,
+	return &Manager{
+		nn: nn, mu: mu, clock: clock, logger: logger, metrics: newMetrics(), cfg: cfg,
+		plan:     plan,
 		reported: map[string]map[uint64]bool{}, toCache: map[string][]uint64{}, toUncache: map[string][]uint64{},
 		sent: map[string]map[uint64]int{}, unsent: map[string]map[uint64]int{}, beats: map[string]int{},
 		jobs: map[string]*cacheJob{}, apps: map[string]*appCacheStats{},
@@ -93,18 +107,17 @@ func newCacheManager(cfg Config) (*cacheManager, error) {
 
 // affinityOf is the CA of an access: the request's if it carries one
 // (>= 0), else the configured one for the app, else 0.
-func (m *cacheManager) affinityOf(app string, requested float64) float64 {
+func (m *Manager) affinityOf(app string, requested float64) float64 {
 	if requested >= 0 {
 		return min(requested, 1)
 	}
-	return m.affinity[app]
+	return m.cfg.Affinity[app]
 }
 
 // queueLocked turns plan changes into queued commands. A cache and an
 // uncache of the same block on the same node that were not sent yet
 // cancel out.
-func (nn *NameNode) queueCacheChangesLocked(changes []cache.Change) {
-	m := nn.cache
+func (m *Manager) queueLocked(changes []cache.Change) {
 	for _, c := range changes {
 		if c.Cache {
 			if q, ok := remove(m.toUncache[c.Node], c.Block); ok {
@@ -131,11 +144,10 @@ func remove(q []uint64, id uint64) ([]uint64, bool) {
 	return slices.Delete(q, i, i+1), true
 }
 
-// uncacheOnLocked stops caching a block on one node because its replica
+// UncacheOnLocked stops caching a block on one node because its replica
 // there is gone, bad or stale: the plan forgets it, and the datanode is
 // told to drop it if it may hold it.
-func (nn *NameNode) uncacheOnLocked(node string, id uint64) {
-	m := nn.cache
+func (m *Manager) UncacheOnLocked(node string, id uint64) {
 	planned := m.plan.State().Drop(node, id)
 	q, queued := remove(m.toCache[node], id)
 	m.toCache[node] = q
@@ -147,13 +159,12 @@ func (nn *NameNode) uncacheOnLocked(node string, id uint64) {
 	}
 }
 
-// cacheForgetLocked drops a block that left the namespace everywhere.
-func (nn *NameNode) cacheForgetLocked(id uint64) {
-	m := nn.cache
-	nn.queueCacheChangesLocked(m.plan.State().Forget(id))
+// ForgetLocked drops a block that left the namespace everywhere.
+func (m *Manager) ForgetLocked(id uint64) {
+	m.queueLocked(m.plan.State().Forget(id))
 	for node, blocks := range m.reported {
 		if blocks[id] {
-			nn.uncacheOnLocked(node, id)
+			m.UncacheOnLocked(node, id)
 		}
 	}
 	for node := range m.toCache {
@@ -161,10 +172,9 @@ func (nn *NameNode) cacheForgetLocked(id uint64) {
 	}
 }
 
-// cacheNodeGoneLocked forgets everything about a datanode's cache: it died
+// NodeGoneLocked forgets everything about a datanode's cache: it died
 // or restarted, so its memory is empty.
-func (nn *NameNode) cacheNodeGoneLocked(node string) {
-	m := nn.cache
+func (m *Manager) NodeGoneLocked(node string) {
 	m.plan.State().RemoveNode(node)
 	for _, q := range []map[string][]uint64{m.toCache, m.toUncache} {
 		delete(q, node)
@@ -176,40 +186,47 @@ func (nn *NameNode) cacheNodeGoneLocked(node string) {
 	delete(m.beats, node)
 }
 
-// hasGoodReplicaLocked says whether node holds a good, current replica of
-// a complete block: the only kind worth caching.
-func (nn *NameNode) hasGoodReplicaLocked(node string, b *blockmap.Block) bool {
-	return b != nil && b.State == blockmap.Complete && slices.Contains(b.Good(nn.isLive), node)
+// NodeRegisteredLocked starts a (re)registering datanode process with an
+// empty cache of the capacity it registers with.
+func (m *Manager) NodeRegisteredLocked(node string, capacity int64) {
+	m.NodeGoneLocked(node)
+	if capacity > 0 {
+		m.plan.State().SetNode(node, capacity)
+	}
 }
 
-// cacheHeartbeatLocked reconciles a datanode's cache report with the plan
+// hasGoodReplicaLocked says whether node holds a good, current replica of
+// a complete block: the only kind worth caching.
+func (m *Manager) hasGoodReplicaLocked(node string, b *blockmap.Block) bool {
+	return b != nil && b.State == blockmap.Complete && slices.Contains(b.Good(m.nn.IsLive), node)
+}
+
+// HeartbeatLocked reconciles a datanode's cache report with the plan
 // and adds the queued cache commands to its heartbeat reply.
-func (nn *NameNode) cacheHeartbeatLocked(dn *datanode, req *dfspb.HeartbeatRequest, resp *dfspb.HeartbeatResponse) {
-	m, id := nn.cache, dn.info.Id
+func (m *Manager) HeartbeatLocked(id string, req *dfspb.HeartbeatRequest, resp *dfspb.HeartbeatResponse) {
 	m.beats[id]++
 	beat := m.beats[id]
 	st := m.plan.State()
-	nn.queueCacheChangesLocked(st.SetNode(id, req.GetCacheCapacity()))
+	m.queueLocked(st.SetNode(id, req.GetCacheCapacity()))
 	reported := make(map[uint64]bool, len(req.GetCachedBlockIds()))
 	for _, b := range req.GetCachedBlockIds() {
 		reported[b] = true
 	}
 	m.reported[id] = reported
 	for _, b := range st.Resident(id) {
-		nn.reconcilePlannedLocked(id, b, beat)
+		m.reconcilePlannedLocked(id, b, beat)
 	}
 	for b := range reported {
-		nn.reconcileReportedLocked(id, b, beat)
+		m.reconcileReportedLocked(id, b, beat)
 	}
-	nn.sendCacheCommandsLocked(id, beat, resp)
+	m.sendCacheCommandsLocked(id, beat, resp)
 }
 
 // reconcilePlannedLocked checks one block the plan holds on a node.
-func (nn *NameNode) reconcilePlannedLocked(node string, id uint64, beat int) {
-	m := nn.cache
+func (m *Manager) reconcilePlannedLocked(node string, id uint64, beat int) {
 	switch sentAt, waiting := m.sent[node][id]; {
-	case !nn.hasGoodReplicaLocked(node, nn.state.Blocks().Get(id)):
-		nn.uncacheOnLocked(node, id)
+	case !m.hasGoodReplicaLocked(node, m.nn.Block(id)):
+		m.UncacheOnLocked(node, id)
 	case m.reported[node][id]:
 		delete(m.sent[node], id)
 	case slices.Contains(m.toCache[node], id):
@@ -222,21 +239,20 @@ func (nn *NameNode) reconcilePlannedLocked(node string, id uint64, beat int) {
 		// the room.
 		m.plan.State().Drop(node, id)
 		delete(m.sent[node], id)
-		nn.logger.Info("datanode does not report a block the cache plan holds; forgotten", "datanode", node, "block", id)
+		m.logger.Info("datanode does not report a block the cache plan holds; forgotten", "datanode", node, "block", id)
 	}
 }
 
 // reconcileReportedLocked checks one block a node reports cached.
-func (nn *NameNode) reconcileReportedLocked(node string, id uint64, beat int) {
-	m := nn.cache
+func (m *Manager) reconcileReportedLocked(node string, id uint64, beat int) {
 	if m.plan.State().IsResident(node, id) || slices.Contains(m.toUncache[node], id) {
 		return
 	}
 	if at, ok := m.unsent[node][id]; ok && beat-at <= cacheGraceBeats {
 		return // uncaching
 	}
-	b := nn.state.Blocks().Get(id)
-	if nn.hasGoodReplicaLocked(node, b) && m.plan.Adopt(node, id, b.NumBytes) {
+	b := m.nn.Block(id)
+	if m.hasGoodReplicaLocked(node, b) && m.plan.Adopt(node, id, b.NumBytes) {
 		return // cached before a namenode restart, say: the plan keeps it
 	}
 	m.toUncache[node] = append(m.toUncache[node], id)
@@ -244,11 +260,10 @@ func (nn *NameNode) reconcileReportedLocked(node string, id uint64, beat int) {
 
 // sendCacheCommandsLocked moves a node's queued commands into the reply.
 // Cache commands for blocks that were deleted meanwhile are dropped.
-func (nn *NameNode) sendCacheCommandsLocked(node string, beat int, resp *dfspb.HeartbeatResponse) {
-	m := nn.cache
+func (m *Manager) sendCacheCommandsLocked(node string, beat int, resp *dfspb.HeartbeatResponse) {
 	var cacheIDs []uint64
 	for _, id := range m.toCache[node] {
-		if nn.hasGoodReplicaLocked(node, nn.state.Blocks().Get(id)) && m.plan.State().IsResident(node, id) {
+		if m.hasGoodReplicaLocked(node, m.nn.Block(id)) && m.plan.State().IsResident(node, id) {
 			cacheIDs = append(cacheIDs, id)
 			setBeat(m.sent, node, id, beat)
 		}
@@ -262,12 +277,12 @@ func (nn *NameNode) sendCacheCommandsLocked(node string, beat int, resp *dfspb.H
 	if len(uncacheIDs) > 0 {
 		resp.Commands = append(resp.Commands, &dfspb.DatanodeCommand{Command: &dfspb.DatanodeCommand_Uncache{
 			Uncache: &dfspb.UncacheCommand{BlockIds: uncacheIDs}}})
-		nn.metrics.cacheCommands.WithLabelValues("uncache").Add(float64(len(uncacheIDs)))
+		m.metrics.commands.WithLabelValues("uncache").Add(float64(len(uncacheIDs)))
 	}
 	if len(cacheIDs) > 0 {
 		resp.Commands = append(resp.Commands, &dfspb.DatanodeCommand{Command: &dfspb.DatanodeCommand_Cache{
 			Cache: &dfspb.CacheCommand{BlockIds: cacheIDs}}})
-		nn.metrics.cacheCommands.WithLabelValues("cache").Add(float64(len(cacheIDs)))
+		m.metrics.commands.WithLabelValues("cache").Add(float64(len(cacheIDs)))
 	}
 	for id, at := range m.unsent[node] {
 		if !m.reported[node][id] || beat-at > cacheGraceBeats {
@@ -283,11 +298,11 @@ func setBeat(s map[string]map[uint64]int, node string, id uint64, beat int) {
 	s[node][id] = beat
 }
 
-// cachedOnLocked lists the live datanodes that report a block cached.
-func (nn *NameNode) cachedOnLocked(id uint64) []string {
+// CachedOnLocked lists the live datanodes that report a block cached.
+func (m *Manager) CachedOnLocked(id uint64) []string {
 	var out []string
-	for node, blocks := range nn.cache.reported {
-		if blocks[id] && nn.isLive(node) {
+	for node, blocks := range m.reported {
+		if blocks[id] && m.nn.IsLive(node) {
 			out = append(out, node)
 		}
 	}
@@ -295,17 +310,16 @@ func (nn *NameNode) cachedOnLocked(id uint64) []string {
 	return out
 }
 
-// cacheTick runs the policy's periodic work (TTL expiry; for pinned, the
+// Tick runs the policy's periodic work (TTL expiry; for pinned, the
 // directives re-resolved against the current files and replicas) and
 // forgets stale jobs.
-func (nn *NameNode) cacheTick(now time.Time) {
-	nn.mu.Lock()
-	defer nn.mu.Unlock()
-	m := nn.cache
+func (m *Manager) Tick(now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.plan.Name() == "pinned" {
-		m.plan.State().SetPins(nn.resolveDirectivesLocked())
+		m.plan.State().SetPins(m.resolveDirectivesLocked())
 	}
-	nn.queueCacheChangesLocked(m.plan.Tick(now))
+	m.queueLocked(m.plan.Tick(now))
 	for id, j := range m.jobs {
 		if now.Sub(j.seen) > cacheJobTTL {
 			delete(m.jobs, id)
@@ -317,12 +331,12 @@ func (nn *NameNode) cacheTick(now time.Time) {
 // block of the file, or of the files directly in the directory (as HDFS),
 // on the live datanodes holding a good replica, those with the most free
 // planned cache first. A path that no longer exists pins nothing.
-func (nn *NameNode) resolveDirectivesLocked() []cache.Pin {
-	st := nn.cache.plan.State()
+func (m *Manager) resolveDirectivesLocked() []cache.Pin {
+	st := m.plan.State()
 	want := map[uint64]int{}
 	var order []*blockmap.Block
-	for _, d := range nn.state.Cache().Directives() {
-		for _, b := range nn.directiveBlocksLocked(d.Path) {
+	for _, d := range m.nn.Dirs().Directives {
+		for _, b := range m.directiveBlocksLocked(d.Path) {
 			if b.State != blockmap.Complete {
 				continue
 			}
@@ -334,7 +348,7 @@ func (nn *NameNode) resolveDirectivesLocked() []cache.Pin {
 	}
 	pins := make([]cache.Pin, 0, len(order))
 	for _, b := range order {
-		nodes := b.Good(nn.isLive)
+		nodes := b.Good(m.nn.IsLive)
 		slices.SortStableFunc(nodes, func(x, y string) int {
 			return int((st.Capacity(y) - st.Used(y)) - (st.Capacity(x) - st.Used(x)))
 		})
@@ -344,9 +358,9 @@ func (nn *NameNode) resolveDirectivesLocked() []cache.Pin {
 }
 
 // directiveBlocksLocked lists the blocks a directive path names.
-func (nn *NameNode) directiveBlocksLocked(path string) []*blockmap.Block {
-	n, err := nn.state.Tree().Lookup(path)
-	if err != nil {
+func (m *Manager) directiveBlocksLocked(path string) []*blockmap.Block {
+	n := m.nn.Lookup(path)
+	if n == nil {
 		return nil
 	}
 	if !n.IsDir() {
@@ -361,33 +375,60 @@ func (nn *NameNode) directiveBlocksLocked(path string) []*blockmap.Block {
 	return out
 }
 
-// registerCacheGauges adds the cache gauges read from the manager's state.
-func (nn *NameNode) registerCacheGauges(reg *prometheus.Registry, locked func(func() float64) func() float64) {
-	const ns = "smarth_namenode"
-	reg.MustRegister(
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "cache_used_bytes",
+// metrics are the manager's counters; Register adds them, with gauges
+// read from the manager's state, to the namenode's registry.
+type metrics struct {
+	hits, misses prometheus.Counter
+	commands     *prometheus.CounterVec
+}
+
+const metricsNamespace = "smarth_namenode"
+
+func newMetrics() metrics {
+	return metrics{
+		hits:   prometheus.NewCounter(prometheus.CounterOpts{Namespace: metricsNamespace, Name: "cache_hits_total", Help: "Cache accesses that found the block cached on a datanode."}),
+		misses: prometheus.NewCounter(prometheus.CounterOpts{Namespace: metricsNamespace, Name: "cache_misses_total", Help: "Cache accesses that found the block in no datanode's memory."}),
+		commands: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metricsNamespace, Name: "cache_commands_total",
+			Help: "Blocks in cache and uncache commands sent to datanodes, by kind."}, []string{"kind"}),
+	}
+}
+
+// Register adds the manager's series to reg.
+func (m *Manager) Register(reg prometheus.Registerer) {
+	locked := func(f func() float64) func() float64 {
+		return func() float64 {
+			m.mu.RLock()
+			defer m.mu.RUnlock()
+			return f()
+		}
+	}
+	reg.MustRegister(m.metrics.hits, m.metrics.misses, m.metrics.commands,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: metricsNamespace, Name: "cache_used_bytes",
 			Help: "Bytes cached in datanode memory, as the live datanodes report it."}, locked(func() float64 {
 			var n int64
-			for _, dn := range nn.nodes {
-				if dn.live {
-					n += dn.info.CacheUsed
-				}
+			for _, info := range m.nn.LiveDatanodes() {
+				n += info.CacheUsed
 			}
 			return float64(n)
 		})),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "cache_blocks",
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: metricsNamespace, Name: "cache_blocks",
 			Help: "Block replicas cached in datanode memory, as the live datanodes report them."}, locked(func() float64 {
 			n := 0
-			for node, blocks := range nn.cache.reported {
-				if nn.isLive(node) {
+			for node, blocks := range m.reported {
+				if m.nn.IsLive(node) {
 					n += len(blocks)
 				}
 			}
 			return float64(n)
 		})),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: ns, Name: "cache_evictions_total",
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: metricsNamespace, Name: "cache_evictions_total",
 			Help: "Blocks the cache policy evicted to make room or because they expired."}, locked(func() float64 {
-			return float64(nn.cache.plan.State().Evictions())
+			return float64(m.plan.State().Evictions())
 		})),
 	)
 }
+
+// State is the plan's state (which blocks the policy holds on which
+// datanode, and the capacities it plans with): read it under the
+// namenode's lock.
+func (m *Manager) State() *cache.State { return m.plan.State() }

@@ -1,7 +1,6 @@
-package namenode
+package console
 
 import (
-	"context"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -14,7 +13,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/webui"
 )
@@ -23,17 +21,15 @@ import (
 // handlers as ClientProtocol's GetListing, GetFileInfo and
 // GetBlockLocations, as the web user: it sees what the permissions show to
 // "others", nothing more, and works without JavaScript. Upload, download,
-// mkdir and delete are on /files (web_files.go), which does them over
+// mkdir and delete are on /files (files.go), which does them over
 // WebHDFS as the signed-in user: file bytes are served by datanodes
 // there, as in HDFS, where the namenode only redirects.
 
-// webUser is who the console browses as: Hadoop's default
+// WebUser is who the console browses as: Hadoop's default
 // hadoop.http.staticuser.user, a user who owns nothing and is in no group.
-const webUser = "dr.who"
-
-func webCtx(ctx context.Context) context.Context {
-	return context.WithValue(ctx, callerKey{}, namespace.Caller{User: webUser, Groups: []string{webUser}})
-}
+// The namenode answers the console's FileInfo, Listing and BlockLocations
+// as this user.
+const WebUser = "dr.who"
 
 // browsePath reads ?path=, defaulting to /.
 func browsePath(r *http.Request) string {
@@ -98,22 +94,22 @@ func statusEntry(st *dfspb.FileStatus) browseEntry {
 }
 
 // serveExplorer lists a directory (a page of up to 1000 entries).
-func (nn *NameNode) serveExplorer(w http.ResponseWriter, r *http.Request) {
+func (c *console) serveExplorer(w http.ResponseWriter, r *http.Request) {
 	p := browsePath(r)
 	data := struct {
 		Crumbs          []crumb
 		User, Err, Path string
 		Entries         []browseEntry
 		More            string
-	}{Crumbs: crumbs(p), User: webUser, Path: p}
-	st, err := nn.fileInfo(webCtx(r.Context()), p)
+	}{Crumbs: crumbs(p), User: WebUser, Path: p}
+	st, err := c.nn.FileInfo(r.Context(), p)
 	if err == nil && st.GetType() != dfspb.FileType_DIRECTORY {
 		http.Redirect(w, r, "/file?path="+url.QueryEscape(p), http.StatusFound)
 		return
 	}
 	var resp *dfspb.GetListingResponse
 	if err == nil {
-		resp, err = nn.listing(webCtx(r.Context()), &dfspb.GetListingRequest{Path: p, StartAfter: r.URL.Query().Get("after")})
+		resp, err = c.nn.Listing(r.Context(), &dfspb.GetListingRequest{Path: p, StartAfter: r.URL.Query().Get("after")})
 	}
 	if err != nil {
 		w.WriteHeader(httpStatus(err))
@@ -125,7 +121,7 @@ func (nn *NameNode) serveExplorer(w http.ResponseWriter, r *http.Request) {
 	if resp.GetRemaining() > 0 && len(data.Entries) > 0 {
 		data.More = "/explorer?path=" + url.QueryEscape(p) + "&after=" + url.QueryEscape(strings.TrimSuffix(data.Entries[len(data.Entries)-1].Name, "/"))
 	}
-	nn.console().Page(w, "Browse "+p, webui.Render(explorerPage, data))
+	c.page().Page(w, "Browse "+p, webui.Render(explorerPage, data))
 }
 
 var filePage = template.Must(template.New("file").Parse(`
@@ -153,9 +149,9 @@ type browseBlock struct {
 }
 
 // serveFile shows one file's status and where each of its blocks is.
-func (nn *NameNode) serveFile(w http.ResponseWriter, r *http.Request) {
+func (c *console) serveFile(w http.ResponseWriter, r *http.Request) {
 	p := browsePath(r)
-	ctx := webCtx(r.Context())
+	ctx := r.Context()
 	data := struct {
 		Crumbs            []crumb
 		Path, Err, Access string
@@ -165,24 +161,24 @@ func (nn *NameNode) serveFile(w http.ResponseWriter, r *http.Request) {
 		Open              bool
 		Blocks            []browseBlock
 	}{Crumbs: crumbs(path.Dir(p)), Path: p}
-	st, err := nn.fileInfo(ctx, p)
+	st, err := c.nn.FileInfo(ctx, p)
 	if err == nil && st.GetType() == dfspb.FileType_DIRECTORY {
 		http.Redirect(w, r, "/explorer?path="+url.QueryEscape(p), http.StatusFound)
 		return
 	}
 	var lbs *dfspb.LocatedBlocks
 	if err == nil {
-		lbs, err = nn.blockLocations(ctx, &dfspb.GetBlockLocationsRequest{Path: p})
+		lbs, err = c.nn.BlockLocations(ctx, &dfspb.GetBlockLocationsRequest{Path: p})
 	}
 	if err != nil {
 		w.WriteHeader(httpStatus(err))
 		data.Err = err.Error()
-		nn.console().Page(w, "File "+p, webui.Render(filePage, data))
+		c.page().Page(w, "File "+p, webui.Render(filePage, data))
 		return
 	}
 	data.E, data.Length, data.ID, data.Open = statusEntry(st), st.GetLength(), st.GetFileId(), st.GetUnderConstruction()
 	data.Access = time.UnixMilli(st.GetAccessTimeMs()).Format("2006-01-02 15:04:05")
-	hosts := nn.datanodeHosts()
+	hosts := c.nn.DatanodeHosts()
 	for _, lb := range lbs.GetBlocks() {
 		b := browseBlock{ID: lb.GetBlock().GetBlockId(), Stamp: lb.GetBlock().GetGenerationStamp(), Offset: lb.GetOffset(),
 			Size: webui.Bytes(lb.GetBlock().GetNumBytes()), Corrupt: lb.GetCorrupt()}
@@ -194,18 +190,7 @@ func (nn *NameNode) serveFile(w http.ResponseWriter, r *http.Request) {
 		}
 		data.Blocks = append(data.Blocks, b)
 	}
-	nn.console().Page(w, "File "+p, webui.Render(filePage, data))
-}
-
-// datanodeHosts maps datanode ids to hostnames.
-func (nn *NameNode) datanodeHosts() map[string]string {
-	nn.mu.RLock()
-	defer nn.mu.RUnlock()
-	out := make(map[string]string, len(nn.nodes))
-	for id, dn := range nn.nodes {
-		out[id] = dn.info.Hostname
-	}
-	return out
+	c.page().Page(w, "File "+p, webui.Render(filePage, data))
 }
 
 // httpStatus maps a handler's gRPC error to an HTTP status.

@@ -1,11 +1,10 @@
-package namenode
+package console
 
 import (
 	_ "embed"
 	"html/template"
 	"net/http"
 
-	"smarth/internal/auth"
 	"smarth/internal/webui"
 )
 
@@ -37,13 +36,13 @@ var filesPage = template.Must(template.New("files").Parse(`
 </div>
 <script src="/static/files.js"></script>`))
 
-func (nn *NameNode) filesRoutes(mux *http.ServeMux) {
+func (c *console) filesRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /static/files.js", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-cache")
 		w.Write(filesJS)
 	})
 	mux.HandleFunc("GET /files", func(w http.ResponseWriter, r *http.Request) {
-		nn.console().Page(w, "Files", webui.Render(filesPage, struct{ Secure bool }{nn.ident.mode == auth.Secure}))
+		c.page().Page(w, "Files", webui.Render(filesPage, struct{ Secure bool }{c.cfg.Secure}))
 	})
 }
