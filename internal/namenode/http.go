@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/units"
 	"smarth/internal/webui"
 )
 
@@ -102,13 +103,13 @@ func (nn *NameNode) statusData() statusData {
 		}
 		racks[dn.info.Rack] = append(racks[dn.info.Rack], statusNode{
 			ID: id, Host: dn.info.Hostname, Addr: fmt.Sprintf("%s:%d", dn.info.IpAddr, dn.info.DataPort),
-			State: state, Web: web, Dead: !dn.live, Capacity: bytesString(dn.info.Capacity), Used: bytesString(dn.info.DfsUsed),
-			Remaining: bytesString(dn.info.Remaining), Blocks: nn.state.blocks.NodeBlockCount(id),
+			State: state, Web: web, Dead: !dn.live, Capacity: units.FormatSize(dn.info.Capacity), Used: units.FormatSize(dn.info.DfsUsed),
+			Remaining: units.FormatSize(dn.info.Remaining), Blocks: nn.state.blocks.NodeBlockCount(id),
 			Xceivers: dn.info.XceiverCount, LastSeen: now.Sub(dn.lastSeen).Round(time.Second).String(),
 		})
 	}
 	nn.mu.RUnlock()
-	d.CapTotal, d.CapUsed, d.CapRemaining = bytesString(capTotal), bytesString(capUsed), bytesString(capRemaining)
+	d.CapTotal, d.CapUsed, d.CapRemaining = units.FormatSize(capTotal), units.FormatSize(capUsed), units.FormatSize(capRemaining)
 	d.CapPercent = "-"
 	if capTotal > 0 {
 		d.CapPercent = fmt.Sprintf("%.1f%%", 100*float64(capUsed)/float64(capTotal))
@@ -157,20 +158,6 @@ func (nn *NameNode) statusData() statusData {
 	return d
 }
 
-// bytesString renders a byte count with a binary unit.
-func bytesString(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
 // statusCache is the cache section of the status page.
 type statusCache struct {
 	Policy                  string
@@ -193,12 +180,12 @@ type statusCacheApp struct {
 func cacheStatus(s *dfspb.GetCacheStatsResponse) statusCache {
 	c := statusCache{Policy: s.GetPolicy(), Hits: s.GetHits(), Misses: s.GetMisses(), Evictions: s.GetEvictions()}
 	for _, n := range s.GetNodes() {
-		c.Nodes = append(c.Nodes, statusCacheNode{Host: n.GetHostname(), ID: n.GetDatanodeId(), Capacity: bytesString(n.GetCapacity()),
-			Used: bytesString(n.GetUsed()), Blocks: n.GetBlocks(), PendingCache: n.GetPendingCache(), PendingUncache: n.GetPendingUncache()})
+		c.Nodes = append(c.Nodes, statusCacheNode{Host: n.GetHostname(), ID: n.GetDatanodeId(), Capacity: units.FormatSize(n.GetCapacity()),
+			Used: units.FormatSize(n.GetUsed()), Blocks: n.GetBlocks(), PendingCache: n.GetPendingCache(), PendingUncache: n.GetPendingUncache()})
 	}
 	for _, a := range s.GetApps() {
 		c.Apps = append(c.Apps, statusCacheApp{App: a.GetApp(), Affinity: fmt.Sprintf("%.3f", a.GetAffinity()),
-			Bytes: bytesString(a.GetCachedBytes()), Blocks: a.GetCachedBlocks(), Accesses: a.GetAccesses(), Hits: a.GetHits()})
+			Bytes: units.FormatSize(a.GetCachedBytes()), Blocks: a.GetCachedBlocks(), Accesses: a.GetAccesses(), Hits: a.GetHits()})
 	}
 	for _, j := range s.GetJobs() {
 		c.Jobs = append(c.Jobs, struct{ ID, R string }{j.GetJobId(), fmt.Sprintf("%.0f%%", 100*j.GetCachedFraction())})
