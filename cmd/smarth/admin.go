@@ -19,6 +19,7 @@ import (
 	"smarth/internal/cluster"
 	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/units"
 )
 
 var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newAdminCmd()} })
@@ -160,7 +161,7 @@ func printReport(w io.Writer, addr string, sm *dfspb.SetSafeModeResponse, nodes 
 	} else {
 		fmt.Fprintln(w, "Safe mode: off")
 	}
-	fmt.Fprintf(w, "Capacity: %s, used %s, remaining %s (live datanodes)\n", cluster.Bytes(capacity), cluster.Bytes(used), cluster.Bytes(remaining))
+	fmt.Fprintf(w, "Capacity: %s, used %s, remaining %s (live datanodes)\n", units.FormatSize(capacity), units.FormatSize(used), units.FormatSize(remaining))
 	fmt.Fprintf(w, "Blocks: %d total, %d under-replicated, %d missing, %d corrupt — %s\n", fsck.GetTotalBlocks(),
 		fsck.GetUnderReplicated(), fsck.GetMissing(), fsck.GetCorrupt(), map[bool]string{true: "HEALTHY", false: "NOT HEALTHY"}[fsck.GetHealthy()])
 	fmt.Fprintf(w, "Datanodes: %d live, %d dead\n", liveN, deadN)
@@ -183,7 +184,7 @@ func printReport(w io.Writer, addr string, sm *dfspb.SetSafeModeResponse, nodes 
 				ago = time.Since(time.UnixMilli(d.GetLastHeartbeatUnixMs())).Round(time.Second).String() + " ago"
 			}
 			fmt.Fprintf(tw, "  %s\t%s:%d\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", d.GetHostname(), d.GetIpAddr(), d.GetDataPort(),
-				d.GetState(), cluster.Bytes(d.GetCapacity()), cluster.Bytes(d.GetDfsUsed()), cluster.Bytes(d.GetRemaining()),
+				d.GetState(), units.FormatSize(d.GetCapacity()), units.FormatSize(d.GetDfsUsed()), units.FormatSize(d.GetRemaining()),
 				d.GetNumBlocks(), d.GetXceiverCount(), ago, d.GetId())
 		}
 		tw.Flush()

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/units"
 )
 
 // Quota sentinels of SetQuotaRequest (HDFS HdfsConstants).
@@ -138,19 +139,19 @@ func (a *adminConn) words(cmd *cobra.Command, args []string, space bool, typ *st
 // namenode explains why it takes no quota).
 var storageTypeNames = []string{"RAM_DISK", "SSD", "DISK", "ARCHIVE", "PROVIDED", "NVDIMM"}
 
-// parseQuota reads a positive quota; a space quota may carry a binary
-// suffix (k, m, g, t, p, e; any case), as HDFS's string2long reads it.
+// parseQuota reads a positive quota; a space quota is a size as
+// units.ParseSize reads it, which takes HDFS's string2long spellings (a
+// binary suffix k, m, g, t, p, e in any case: 10g) and more (10GiB).
 func parseQuota(s string, space bool) (int64, error) {
-	mult := int64(1)
-	num := s
-	if space && s != "" {
-		if i := strings.IndexByte("kmgtpe", byte(strings.ToLower(s[len(s)-1:])[0])); i >= 0 {
-			mult, num = int64(1)<<(10*(i+1)), s[:len(s)-1]
-		}
+	var n int64
+	var err error
+	if space {
+		n, err = units.ParseSize(s)
+	} else {
+		n, err = strconv.ParseInt(s, 10, 64)
 	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n <= 0 || n > math.MaxInt64/mult {
+	if err != nil || n <= 0 {
 		return 0, fmt.Errorf("%q is not a positive integer", s)
 	}
-	return n * mult, nil
+	return n, nil
 }

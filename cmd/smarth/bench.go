@@ -16,6 +16,7 @@ import (
 	"smarth/internal/client"
 	"smarth/internal/cluster"
 	"smarth/internal/heapfloor"
+	"smarth/internal/units"
 )
 
 var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newBenchCmd()} })
@@ -162,11 +163,11 @@ type benchPutFlags struct {
 // options turns the flags into PutOptions (opts already holds the plain ones).
 func (f *benchPutFlags) options(opts bench.PutOptions) (bench.PutOptions, error) {
 	var err error
-	if opts.Size, err = cluster.ParseBytes(f.size); err != nil || opts.Size <= 0 {
+	if opts.Size, err = units.ParseSize(f.size); err != nil || opts.Size <= 0 {
 		return opts, usageErr("--size: want a positive size such as 1GiB, got %q", f.size)
 	}
 	if f.blockSize != "" {
-		if opts.BlockSize, err = cluster.ParseBytes(f.blockSize); err != nil {
+		if opts.BlockSize, err = units.ParseSize(f.blockSize); err != nil {
 			return opts, usageErr("--block-size: %v", err)
 		}
 	}
@@ -176,8 +177,11 @@ func (f *benchPutFlags) options(opts bench.PutOptions) (bench.PutOptions, error)
 		}
 	}
 	if f.linkRate != "" {
-		if opts.LinkRateBits, err = bench.ParseRate(f.linkRate); err != nil {
+		if opts.LinkRateBits, err = units.ParseRate(f.linkRate); err != nil {
 			return opts, usageErr("--link-rate: %v", err)
+		}
+		if opts.LinkRateBits <= 0 {
+			return opts, usageErr("--link-rate %q: want a positive rate", f.linkRate)
 		}
 	}
 	if opts.Runs < 1 {
@@ -253,7 +257,7 @@ written first, untimed, with --size and --replication.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if opts.Size, err = cluster.ParseBytes(size); err != nil {
+			if opts.Size, err = units.ParseSize(size); err != nil {
 				return usageErr("--size: %v", err)
 			}
 			if opts.Runs < 1 {
@@ -323,7 +327,7 @@ SMARTH_RPC_TRANSPORT=grpc (bench/nn-transports.sh compares the two).`,
 			}
 			defer done()
 			opts.Out = cmd.OutOrStdout()
-			heap, err := parseBytes(heapMin)
+			heap, err := units.ParseSize(heapMin)
 			if err != nil || heap < 0 {
 				return usageErr("--heap-min %q: want a size such as 64MiB, or 0", heapMin)
 			}

@@ -17,6 +17,7 @@ import (
 	"smarth/internal/placement"
 	"smarth/internal/testbed"
 	"smarth/internal/testbed/topo"
+	"smarth/internal/units"
 )
 
 // `smarth bench scenario` and its client half join `smarth bench` through
@@ -132,13 +133,13 @@ func runBenchScenario(cmd *cobra.Command, target string, f *benchScenarioFlags) 
 		return usageErr("--local-threshold must be within 0..1 and --max-pipelines not negative")
 	}
 	var err error
-	if o.Size, err = cluster.ParseBytes(f.size); err != nil || o.Size <= 0 {
+	if o.Size, err = units.ParseSize(f.size); err != nil || o.Size <= 0 {
 		return usageErr("--size: want a positive size such as 256MiB, got %q", f.size)
 	}
-	if o.BlockSize, err = cluster.ParseBytes(f.blockSize); err != nil {
+	if o.BlockSize, err = units.ParseSize(f.blockSize); err != nil {
 		return usageErr("--block-size: %v", err)
 	}
-	if o.Warmup, err = cluster.ParseBytes(f.warmup); err != nil {
+	if o.Warmup, err = units.ParseSize(f.warmup); err != nil {
 		return usageErr("--warmup: %v", err)
 	}
 	if o.Modes, err = listFlag("--modes", f.modes, client.WriteModes()); err != nil {
@@ -256,13 +257,13 @@ func newBenchScenarioPutCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if p.Size, err = cluster.ParseBytes(size); err != nil || p.Size <= 0 {
+			if p.Size, err = units.ParseSize(size); err != nil || p.Size <= 0 {
 				return usageErr("--size: want a positive size, got %q", size)
 			}
-			if p.BlockSize, err = cluster.ParseBytes(blockSize); err != nil {
+			if p.BlockSize, err = units.ParseSize(blockSize); err != nil {
 				return usageErr("--block-size: %v", err)
 			}
-			if p.Warmup, err = cluster.ParseBytes(warmup); err != nil {
+			if p.Warmup, err = units.ParseSize(warmup); err != nil {
 				return usageErr("--warmup: %v", err)
 			}
 			if p.Modes, err = listFlag("--modes", modes, client.WriteModes()); err != nil {

@@ -16,6 +16,7 @@ import (
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/apps"
 	"smarth/internal/mapreduce/jobclient"
+	"smarth/internal/units"
 )
 
 // `smarth bench suite` joins the `smarth bench` group through bench.go's
@@ -100,7 +101,7 @@ func (f *benchSuiteFlags) options(cmd *cobra.Command) (suite.Options, error) {
 		sizes.DFSIOFiles = f.dfsioFiles
 	}
 	if custom("dfsio-size") {
-		n, err := apps.ParseSize(f.dfsioSize)
+		n, err := units.ParseSize(f.dfsioSize)
 		if err != nil {
 			return suite.Options{}, usageErr("--dfsio-size: %v", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"smarth/internal/auth"
 	"smarth/internal/bench"
 	"smarth/internal/cluster"
+	"smarth/internal/units"
 )
 
 var _ = addBenchSubcommand(newBenchWebHDFSCmd)
@@ -34,11 +35,11 @@ files must have the same checksum.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if opts.Size, err = cluster.ParseBytes(size); err != nil {
+			if opts.Size, err = units.ParseSize(size); err != nil {
 				return usageErr("--size: %v", err)
 			}
 			if blockSize != "" {
-				if opts.BlockSize, err = cluster.ParseBytes(blockSize); err != nil {
+				if opts.BlockSize, err = units.ParseSize(blockSize); err != nil {
 					return usageErr("--block-size: %v", err)
 				}
 			}

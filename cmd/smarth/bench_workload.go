@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"smarth/internal/bench/workload"
-	"smarth/internal/cluster"
 	"smarth/internal/testbed/topo"
+	"smarth/internal/units"
 )
 
 var _ = addBenchSubcommand(newBenchWorkloadCmd)
@@ -103,16 +103,16 @@ ones are testbed/workloads/*.yaml.`,
 
 func parseWorkloadSizes(opts *workload.Options, capacity, blockSize, diskRate, pageCache, affinity string) error {
 	var err error
-	if opts.PageCache, err = cluster.ParseBytes(pageCache); err != nil {
+	if opts.PageCache, err = units.ParseSize(pageCache); err != nil {
 		return usageErr("--page-cache: %v", err)
 	}
 	if opts.PageCache == 0 {
 		opts.PageCache = -1 // the flag's 0 means none; the options' 0 means the default
 	}
-	if opts.CacheCapacity, err = cluster.ParseBytes(capacity); err != nil {
+	if opts.CacheCapacity, err = units.ParseSize(capacity); err != nil {
 		return usageErr("--cache-capacity: %v", err)
 	}
-	if opts.BlockSize, err = cluster.ParseBytes(blockSize); err != nil {
+	if opts.BlockSize, err = units.ParseSize(blockSize); err != nil {
 		return usageErr("--block-size: %v", err)
 	}
 	if diskRate != "" {

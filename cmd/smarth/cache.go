@@ -12,6 +12,7 @@ import (
 	"smarth/internal/client"
 	"smarth/internal/cluster"
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/units"
 )
 
 var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newCacheCmd()} })
@@ -86,7 +87,7 @@ func cacheAddPoolCmd(f *cacheFlags) *cobra.Command {
 				p.Mode = uint32(m)
 			}
 			if limit != "" {
-				n, err := cluster.ParseBytes(limit)
+				n, err := units.ParseSize(limit)
 				if err != nil {
 					return usageErr("addPool: --limit %q: %v", limit, err)
 				}
@@ -144,11 +145,11 @@ func cacheListPoolsCmd(f *cacheFlags) *cobra.Command {
 			for _, p := range pools {
 				lim := "unlimited"
 				if p.Limit > 0 {
-					lim = humanBytes(p.Limit)
+					lim = units.FormatSize(p.Limit)
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%#o\t%s", p.Name, p.Owner, p.Group, p.Mode, lim)
 				if stats {
-					fmt.Fprintf(tw, "\t%s\t%s\t%d", humanBytes(p.BytesNeeded), humanBytes(p.BytesCached), p.Files)
+					fmt.Fprintf(tw, "\t%s\t%s\t%d", units.FormatSize(p.BytesNeeded), units.FormatSize(p.BytesCached), p.Files)
 				}
 				fmt.Fprintln(tw)
 			}
@@ -232,7 +233,7 @@ func cacheListDirectivesCmd(f *cacheFlags) *cobra.Command {
 			for _, d := range ds {
 				fmt.Fprintf(tw, "%d\t%s\t%d\t%s", d.ID, d.Pool, d.Replication, d.Path)
 				if stats {
-					fmt.Fprintf(tw, "\t%s\t%s\t%d", humanBytes(d.BytesNeeded), humanBytes(d.BytesCached), d.Files)
+					fmt.Fprintf(tw, "\t%s\t%s\t%d", units.FormatSize(d.BytesNeeded), units.FormatSize(d.BytesCached), d.Files)
 				}
 				fmt.Fprintln(tw)
 			}
@@ -273,8 +274,8 @@ func printCacheStats(w io.Writer, st *dfspb.GetCacheStatsResponse) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "DATANODE\tHOST\tCAPACITY\tUSED\tBLOCKS\tPENDING_CACHE\tPENDING_UNCACHE")
 	for _, n := range st.GetNodes() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\n", n.GetDatanodeId(), n.GetHostname(), humanBytes(n.GetCapacity()),
-			humanBytes(n.GetUsed()), n.GetBlocks(), n.GetPendingCache(), n.GetPendingUncache())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\n", n.GetDatanodeId(), n.GetHostname(), units.FormatSize(n.GetCapacity()),
+			units.FormatSize(n.GetUsed()), n.GetBlocks(), n.GetPendingCache(), n.GetPendingUncache())
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -282,7 +283,7 @@ func printCacheStats(w io.Writer, st *dfspb.GetCacheStatsResponse) {
 	fmt.Fprintln(tw, "APP\tAFFINITY\tCACHED_BLOCKS\tCACHED_BYTES\tACCESSES\tHITS")
 	for _, a := range st.GetApps() {
 		fmt.Fprintf(tw, "%s\t%.3f\t%d\t%s\t%d\t%d\n", a.GetApp(), a.GetAffinity(), a.GetCachedBlocks(),
-			humanBytes(a.GetCachedBytes()), a.GetAccesses(), a.GetHits())
+			units.FormatSize(a.GetCachedBytes()), a.GetAccesses(), a.GetHits())
 	}
 	tw.Flush()
 	if len(st.GetJobs()) == 0 {

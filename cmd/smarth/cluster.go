@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"smarth/internal/cluster"
+	"smarth/internal/units"
 )
 
 var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newClusterCmd()} })
@@ -93,7 +94,7 @@ they ran with; the flags that describe a new cluster are then ignored.`,
 				return usageErr("--nodemanagers must be auto, true or false, not %q", nodeManagers)
 			}
 			if blockSize != "" {
-				n, err := cluster.ParseBytes(blockSize)
+				n, err := units.ParseSize(blockSize)
 				if err != nil {
 					return usageErr("--block-size: %v", err)
 				}

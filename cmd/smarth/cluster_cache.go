@@ -9,6 +9,7 @@ import (
 	"smarth/internal/cluster"
 	"smarth/internal/daemonconf"
 	"smarth/internal/testbed/topo"
+	"smarth/internal/units"
 )
 
 // clusterCacheFlags are `smarth cluster up`'s seed 003 switches: the block
@@ -33,14 +34,14 @@ func (c *clusterCacheFlags) add(f *pflag.FlagSet) {
 // apply checks the flags (usage errors name the flag) and fills opts.
 func (c *clusterCacheFlags) apply(cmd *cobra.Command, opts *cluster.CacheOptions) error {
 	if c.capacity != "" {
-		n, err := cluster.ParseBytes(c.capacity)
+		n, err := units.ParseSize(c.capacity)
 		if err != nil {
 			return usageErr("--cache-capacity: %v", err)
 		}
 		opts.CacheCapacity = n
 	}
 	if c.pageCache != "" {
-		n, err := cluster.ParseBytes(c.pageCache)
+		n, err := units.ParseSize(c.pageCache)
 		if err != nil {
 			return usageErr("--page-cache: %v", err)
 		}

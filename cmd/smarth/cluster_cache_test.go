@@ -14,8 +14,8 @@ func TestClusterUpCacheFlagErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"--cache-policy", "lfu"}, `--cache-policy: unknown cache policy "lfu" (known: none, pinned, lru, ca, bg)`},
-		{[]string{"--scheduler", "fair"}, `--scheduler: unknown scheduler "fair" (known: fifo, delay, cachelocal)`},
+		{[]string{"--cache-policy", "lfu"}, `--cache-policy: unknown cache policy "lfu" (known: bg, ca, lru, none, pinned)`},
+		{[]string{"--scheduler", "fair"}, `--scheduler: unknown scheduler "fair" (known: cachelocal, delay, fifo)`},
 		{[]string{"--cache-capacity", "lots"}, `--cache-capacity: invalid size "lots"`},
 		{[]string{"--disk-read-rate", "40"}, `--disk-read-rate: disk rate "40" has no unit`},
 	} {

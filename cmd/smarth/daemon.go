@@ -8,10 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"gopkg.in/yaml.v3"
 
+	"smarth/internal/atomicfile"
 	"smarth/internal/diskperm"
 )
 
@@ -49,8 +49,8 @@ func daemonLogger(path string) (*slog.Logger, io.Closer, error) {
 	return slog.New(slog.NewJSONHandler(f, nil)), f, nil
 }
 
-// writeReadyFile writes keys as JSON to path atomically (temp file +
-// rename), so a supervisor polling for it never reads half a file. An empty
+// writeReadyFile writes keys as JSON to path atomically (atomicfile), so a
+// supervisor polling for it never reads half a file. An empty
 // path writes nothing.
 func writeReadyFile(path string, keys map[string]any) error {
 	if path == "" {
@@ -60,9 +60,5 @@ func writeReadyFile(path string, keys map[string]any) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), diskperm.File); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, append(b, '\n'), diskperm.File)
 }

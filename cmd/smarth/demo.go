@@ -6,8 +6,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"smarth/internal/cluster"
 	"smarth/internal/cluster/demo"
+	"smarth/internal/units"
 )
 
 var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newDemoCmd()} })
@@ -32,7 +32,7 @@ stays up afterwards.`,
   smarth demo --size 1GiB --keep --home ./.smarth`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			n, err := cluster.ParseBytes(size)
+			n, err := units.ParseSize(size)
 			if err != nil || n <= 0 {
 				return usageErr("--size: want a positive size such as 200MiB, got %q", size)
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"smarth/internal/client/fsshell"
-	"smarth/internal/cluster"
+	"smarth/internal/units"
 )
 
 // putFlags are put's flags; copyFromLocal and moveFromLocal share them.
@@ -46,7 +46,7 @@ func (p *putFlags) check(name string) error {
 		}
 	}
 	if p.blockSize != "" {
-		n, err := cluster.ParseBytes(p.blockSize)
+		n, err := units.ParseSize(p.blockSize)
 		if err != nil || n <= 0 {
 			return usageErr("%s: --block-size %q: want a size like 64M or 134217728", name, p.blockSize)
 		}

@@ -22,6 +22,7 @@ import (
 	"smarth/internal/mapreduce/apps"
 	"smarth/internal/mapreduce/jobclient"
 	"smarth/internal/rpc/mrpb"
+	"smarth/internal/units"
 )
 
 var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newJobCmd()} })
@@ -257,7 +258,7 @@ func (b *jobBar) update(st *mrpb.JobStatus) {
 			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionSetPredictTime(false))
 	}
 	b.bar.Describe(fmt.Sprintf("%s maps %d/%d reduces %d/%d read %s", st.GetJobId(), st.GetMapsDone(), st.GetMapsTotal(),
-		st.GetReducesDone(), st.GetReducesTotal(), humanBytes(st.GetBytesRead())))
+		st.GetReducesDone(), st.GetReducesTotal(), units.FormatSize(st.GetBytesRead())))
 	b.bar.Set64(int64(st.GetMapsDone() + st.GetReducesDone()))
 }
 
@@ -266,19 +267,6 @@ func (b *jobBar) finish() {
 		b.bar.Finish()
 		b.bar = nil
 	}
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 func printCounters(w io.Writer, res *mapreduce.Result) {
@@ -371,7 +359,7 @@ func newJobStatusCmd() *cobra.Command {
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "job %s (%s, user %s): %s, maps %d/%d, reduces %d/%d, read %s, elapsed %s\n", st.GetJobId(),
 				st.GetApp(), st.GetUser(), st.GetState(), st.GetMapsDone(), st.GetMapsTotal(), st.GetReducesDone(),
-				st.GetReducesTotal(), humanBytes(st.GetBytesRead()), elapsed(st))
+				st.GetReducesTotal(), units.FormatSize(st.GetBytesRead()), elapsed(st))
 			printJobTimes(w, st)
 			printLocality(w, st)
 			printTasks(w, st)

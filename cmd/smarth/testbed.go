@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"smarth/internal/atomicfile"
 	"smarth/internal/testbed"
 	"smarth/internal/testbed/delayproxy"
 )
@@ -388,10 +389,7 @@ func newTestbedDelayProxyCmd() *cobra.Command {
 			defer p.Close()
 			if ready != "" {
 				data, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "listen": p.Addrs()})
-				if err := os.WriteFile(ready+".tmp", data, 0o644); err != nil {
-					return err
-				}
-				if err := os.Rename(ready+".tmp", ready); err != nil {
+				if err := atomicfile.Write(ready, data, 0o644); err != nil {
 					return err
 				}
 			}

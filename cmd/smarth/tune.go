@@ -18,6 +18,7 @@ import (
 	"smarth/internal/testbed"
 	"smarth/internal/tune"
 	"smarth/internal/tune/ga"
+	"smarth/internal/units"
 )
 
 var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newTuneCmd()} })
@@ -337,17 +338,18 @@ func printOutcome(out interface{ Write([]byte) (int, error) }, o tunemeasure.Out
 	return nil
 }
 
-// parseTransmission parses SIZE,PACKET with binary units (KiB, MiB, GiB).
+// parseTransmission parses SIZE,PACKET, each a size as units.ParseSize
+// reads it (binary units: 64MiB, 64k; a bare number is bytes).
 func parseTransmission(s string) (int64, int, error) {
 	a, b, ok := strings.Cut(s, ",")
 	if !ok {
 		return 0, 0, fmt.Errorf("want SIZE,PACKET such as 64MiB,64KiB, got %q", s)
 	}
-	size, err := parseBytes(a)
+	size, err := units.ParseSize(a)
 	if err != nil {
 		return 0, 0, err
 	}
-	pkt, err := parseBytes(b)
+	pkt, err := units.ParseSize(b)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -358,25 +360,6 @@ func parseTransmission(s string) (int64, int, error) {
 		return 0, 0, fmt.Errorf("size %d out of range (1 B .. 4 GiB)", size)
 	}
 	return size, int(pkt), nil
-}
-
-func parseBytes(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	mult := int64(1)
-	for _, u := range []struct {
-		suf string
-		m   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
-		if strings.HasSuffix(s, u.suf) {
-			s, mult = strings.TrimSuffix(s, u.suf), u.m
-			break
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a size like 64MiB", s)
-	}
-	return n * mult, nil
 }
 
 func newTuneABCmd() *cobra.Command {

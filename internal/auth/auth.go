@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"smarth/internal/atomicfile"
 	"strings"
 )
 
@@ -119,7 +120,10 @@ func VerifyDatanode(key []byte, cred string) (string, error) {
 
 // WriteTokenFile stores a user credential readable by its owner only.
 func WriteTokenFile(path, cred string) error {
-	return WriteFileAtomic(path, []byte(cred+"\n"), 0o600, 0o700)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, []byte(cred+"\n"), 0o600)
 }
 
 // ReadTokenFile reads a credential written by WriteTokenFile, refusing a

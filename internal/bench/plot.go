@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"path/filepath"
+	"smarth/internal/units"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -24,7 +25,7 @@ func (r *Result) Plot(path string) error {
 		return fmt.Errorf("plot %s: no runs to plot", path)
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("smarth %s of %s, replication %d", r.Op, sizeText(r.Size), r.Replication)
+	p.Title.Text = fmt.Sprintf("smarth %s of %s, replication %d", r.Op, units.FormatSizeExact(r.Size), r.Replication)
 	p.Y.Label.Text = "MiB/s"
 	p.Y.Min = 0
 
@@ -68,7 +69,7 @@ func (r *Result) Plot(path string) error {
 		bound.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		bound.LineStyle.Color = color.RGBA{R: 0xc4, G: 0x4e, B: 0x52, A: 0xff}
 		p.Add(bound)
-		p.Legend.Add(fmt.Sprintf("bound: client link %s", rateText(r.LinkRateBits)), bound)
+		p.Legend.Add(fmt.Sprintf("bound: client link %s", units.FormatBitRate(r.LinkRateBits)), bound)
 	}
 	// Leave headroom above the highest point for the legend.
 	top := r.BoundMiBps

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"smarth/internal/client"
+	"smarth/internal/units"
 )
 
 // PutOptions describe `smarth bench put`.
@@ -228,7 +229,7 @@ func Get(ctx context.Context, fsys *client.FileSystem, opts GetOptions) (*Result
 	data := NewData(opts.Seed)
 	st, err := fsys.Stat(ctx, opts.Path)
 	if errors.Is(err, fs.ErrNotExist) && opts.Size > 0 {
-		fmt.Fprintf(opts.Out, "%s does not exist: writing %s first (untimed)\n", opts.Path, sizeText(opts.Size))
+		fmt.Fprintf(opts.Out, "%s does not exist: writing %s first (untimed)\n", opts.Path, units.FormatSizeExact(opts.Size))
 		if err := warmUp(ctx, fsys, path.Dir(opts.Path)); err != nil {
 			return nil, err
 		}

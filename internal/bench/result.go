@@ -6,8 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
-	"strconv"
-	"strings"
+	"smarth/internal/units"
 	"text/tabwriter"
 	"time"
 )
@@ -126,9 +125,9 @@ func summarize(mode string, secs []float64, size int64) Summary {
 // when there is a classic mode to compare with, the bound columns when the
 // link rate is known.
 func (r *Result) PrintTable(w io.Writer) {
-	fmt.Fprintf(w, "%s of %s, replication %d", r.Op, sizeText(r.Size), r.Replication)
+	fmt.Fprintf(w, "%s of %s, replication %d", r.Op, units.FormatSizeExact(r.Size), r.Replication)
 	if r.BlockSize > 0 {
-		fmt.Fprintf(w, ", block size %s", sizeText(r.BlockSize))
+		fmt.Fprintf(w, ", block size %s", units.FormatSizeExact(r.BlockSize))
 	}
 	fmt.Fprintln(w)
 	compare := false
@@ -160,7 +159,7 @@ func (r *Result) PrintTable(w io.Writer) {
 	}
 	tw.Flush()
 	if r.BoundMiBps > 0 {
-		fmt.Fprintf(w, "bound: the client's link rate %s (SMARTH III.D: a multi-pipeline write is bound by the client's link, a classic one by the slowest link of each pipeline)\n", rateText(r.LinkRateBits))
+		fmt.Fprintf(w, "bound: the client's link rate %s (SMARTH III.D: a multi-pipeline write is bound by the client's link, a classic one by the slowest link of each pipeline)\n", units.FormatBitRate(r.LinkRateBits))
 	}
 }
 
@@ -175,59 +174,4 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
-}
-
-func sizeText(n int64) string {
-	for _, u := range []struct {
-		shift uint
-		name  string
-	}{{40, "TiB"}, {30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
-		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
-			return fmt.Sprintf("%d %s", n>>u.shift, u.name)
-		}
-		if n >= 1<<u.shift {
-			return fmt.Sprintf("%.2f %s", float64(n)/float64(int64(1)<<u.shift), u.name)
-		}
-	}
-	return fmt.Sprintf("%d B", n)
-}
-
-// ParseRate reads a link rate and returns bit/s. Bit rates are decimal,
-// as link rates are quoted: "100Mbit", "1Gbit", "100Mbps".
-// Byte rates end in "B/s": "12.5MB/s" (decimal), "10MiB/s" (binary).
-func ParseRate(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	if i <= 0 {
-		return 0, fmt.Errorf("invalid rate %q (want e.g. 100Mbit, 1Gbit, 12.5MB/s)", s)
-	}
-	v, err := strconv.ParseFloat(t[:i], 64)
-	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("invalid rate %q (want e.g. 100Mbit, 1Gbit, 12.5MB/s)", s)
-	}
-	unit := strings.TrimSpace(t[i:])
-	if u, ok := strings.CutSuffix(unit, "B/s"); ok {
-		m, ok := map[string]float64{"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30}[u]
-		if !ok {
-			return 0, fmt.Errorf("invalid rate unit in %q (want B/s, KB/s, MB/s, GB/s, MiB/s)", s)
-		}
-		return v * m * 8, nil
-	}
-	u := strings.ToLower(unit)
-	u = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(u, "/s"), "bit"), "bps")
-	m, ok := map[string]float64{"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[u]
-	if !ok || unit == "" {
-		return 0, fmt.Errorf("invalid rate unit in %q (want bit, kbit, Mbit, Gbit, Mbps or MB/s)", s)
-	}
-	return v * m, nil
-}
-
-func rateText(bits float64) string {
-	switch {
-	case bits >= 1e9:
-		return fmt.Sprintf("%.3g Gbit/s", bits/1e9)
-	case bits >= 1e6:
-		return fmt.Sprintf("%.4g Mbit/s", bits/1e6)
-	}
-	return fmt.Sprintf("%.4g kbit/s", bits/1e3)
 }

@@ -102,20 +102,3 @@ func TestSummarizeImprovementAndBound(t *testing.T) {
 		t.Error("plot to .gif accepted")
 	}
 }
-
-func TestParseRate(t *testing.T) {
-	for in, want := range map[string]float64{
-		"100Mbit": 1e8, "1Gbit": 1e9, "100mbps": 1e8, "500kbit": 5e5, "12.5MB/s": 1e8,
-		"10MiB/s": 10 * 8 * MiB, "1000bit/s": 1000,
-	} {
-		got, err := ParseRate(in)
-		if err != nil || got != want {
-			t.Errorf("ParseRate(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "fast", "100", "100Xbit", "-5Mbit", "10TB/s"} {
-		if _, err := ParseRate(bad); err == nil {
-			t.Errorf("ParseRate(%q) accepted", bad)
-		}
-	}
-}

@@ -149,7 +149,7 @@ func public(home string) func(string) bool {
 	return func(p string) bool {
 		rel, _ := filepath.Rel(home, p)
 		switch {
-		case rel == "conf", rel == "bin", rel == cluster.StateFile, rel == cluster.StateFile+".tmp":
+		case rel == "conf", rel == "bin", rel == cluster.StateFile, strings.HasPrefix(rel, "."+cluster.StateFile+".tmp-"): // atomicfile's temporary
 			return true
 		case filepath.Dir(rel) == "tls" && strings.HasSuffix(rel, ".pem"):
 			return true

@@ -43,8 +43,8 @@ func TestCacheOptionsRefusedUpFront(t *testing.T) {
 		extra map[string]any
 		want  string
 	}{
-		{CacheOptions{CachePolicy: "lfu"}, nil, `--cache-policy: unknown cache policy "lfu" (known: none, pinned, lru, ca, bg)`},
-		{CacheOptions{Scheduler: "fair"}, nil, `--scheduler: unknown scheduler "fair" (known: fifo, delay, cachelocal)`},
+		{CacheOptions{CachePolicy: "lfu"}, nil, `--cache-policy: unknown cache policy "lfu" (known: bg, ca, lru, none, pinned)`},
+		{CacheOptions{Scheduler: "fair"}, nil, `--scheduler: unknown scheduler "fair" (known: cachelocal, delay, fifo)`},
 		{CacheOptions{CacheCapacity: -1}, nil, "--cache-capacity must not be negative"},
 		{CacheOptions{DiskReadRate: -1}, nil, "--disk-read-rate must not be negative"},
 		{CacheOptions{}, map[string]any{"cache_policy": "x"}, "unknown cache policy"},

@@ -202,23 +202,6 @@ func TestOptionsDefaults(t *testing.T) {
 	}
 }
 
-func TestParseBytes(t *testing.T) {
-	for in, want := range map[string]int64{
-		"4096": 4096, "1GiB": 1 << 30, "1G": 1 << 30, "200MiB": 200 << 20, "64mb": 64 << 20,
-		"512k": 512 << 10, "1.5GiB": 3 << 29, "10B": 10,
-	} {
-		got, err := ParseBytes(in)
-		if err != nil || got != want {
-			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "GiB", "12x", "-1", "1.2.3M"} {
-		if _, err := ParseBytes(bad); err == nil {
-			t.Errorf("ParseBytes(%q) accepted", bad)
-		}
-	}
-}
-
 func TestPurgeRefusesNonClusterDirs(t *testing.T) {
 	dir := t.TempDir()
 	keep := filepath.Join(dir, "precious")
@@ -230,13 +213,5 @@ func TestPurgeRefusesNonClusterDirs(t *testing.T) {
 	}
 	if _, err := os.Stat(keep); err != nil {
 		t.Fatalf("purge removed a file it should not: %v", err)
-	}
-}
-
-func TestBytes(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 5 << 30: "5.0 GiB", 3 << 50: "3.0 PiB"} {
-		if got := Bytes(n); got != want {
-			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
-		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"smarth/internal/atomicfile"
 	"smarth/internal/auth"
 )
 
@@ -258,5 +259,5 @@ func writeConfig(path string, c map[string]any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return writeFileAtomic(path, b)
+	return atomicfile.Write(path, b, 0o644)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"smarth/internal/atomicfile"
 	"time"
 )
 
@@ -77,22 +78,14 @@ func LoadState(home string) (*State, error) {
 	return &s, nil
 }
 
-// save writes the state atomically (temp file + rename) so that readers
-// never see half a file, even if `up` is killed while writing.
+// save writes the state atomically (atomicfile) so that readers never see
+// half a file, even if `up` is killed while writing.
 func (s *State) save() error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(s.Home, StateFile), append(b, '\n'))
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(filepath.Join(s.Home, StateFile), append(b, '\n'), 0o644)
 }
 
 // noClusterError says that a home has no state file. It matches

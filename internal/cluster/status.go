@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/units"
 )
 
 // Status is a snapshot of a local cluster: its recorded daemons with
@@ -109,7 +110,7 @@ func (s *Status) Print(w io.Writer) {
 			ago = now.Sub(time.UnixMilli(ms)).Round(100*time.Millisecond).String() + " ago"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s:%d\t%d\t%s\t%s\t%s\n", d.GetHostname(), d.GetState(), d.GetRack(),
-			d.GetIpAddr(), d.GetDataPort(), d.GetNumBlocks(), Bytes(d.GetDfsUsed()), Bytes(d.GetRemaining()), ago)
+			d.GetIpAddr(), d.GetDataPort(), d.GetNumBlocks(), units.FormatSize(d.GetDfsUsed()), units.FormatSize(d.GetRemaining()), ago)
 	}
 	tw.Flush()
 }
@@ -138,18 +139,4 @@ func addresses(r Ready) string {
 	add("shuffle", r.Shuffle)
 	add("http", r.HTTP)
 	return dash(out)
-}
-
-// Bytes formats a byte count with binary units: 1.5 GiB.
-func Bytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

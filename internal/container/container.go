@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"smarth/internal/units"
 	"strconv"
 	"sync"
 	"syscall"
@@ -469,19 +470,10 @@ func (c *Container) Explain(err error) error {
 	if err == nil {
 		err = fmt.Errorf("the kernel killed %d of the task's processes for the memory limit, and its commands went on", oom)
 	}
+	// Sizes as Hadoop's ContainersMonitorImpl prints them: long2String(n,
+	// "", 1) + "B", e.g. "32 MB", "33.5 MB", "512B".
 	return fmt.Errorf("Container [pid=%d,containerID=%s] is running beyond physical memory limits. Current usage: %s of %s physical memory used. Killing container. %w",
-		pid, c.spec.ID, humanBytes(cmp.Or(max(peak, 0), c.spec.MemoryBytes)), humanBytes(c.spec.MemoryBytes), err)
-}
-
-// humanBytes writes a size as Hadoop's StringUtils does ("1.0 GB").
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+		pid, c.spec.ID, units.FormatHadoop(cmp.Or(max(peak, 0), c.spec.MemoryBytes), "", 1)+"B", units.FormatHadoop(c.spec.MemoryBytes, "", 1)+"B", err)
 }
 
 // HostSupport says why this host cannot run linux containers with

@@ -193,7 +193,7 @@ func TestContainerOverMemoryLimitIsKilledAndSaysWhy(t *testing.T) {
 	}
 	msg := c.Explain(fmt.Errorf("streaming mapper: %w", err)).Error()
 	for _, want := range []string{"Container [pid=", "containerID=attempt_1_m_000002_0", "is running beyond physical memory limits",
-		"of 32.0 MB physical memory used", "Killing container.", "streaming mapper: exit status 137"} {
+		"of 32 MB physical memory used", "Killing container.", "streaming mapper: exit status 137"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error %q lacks %q", msg, want)
 		}

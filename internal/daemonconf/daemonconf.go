@@ -1,9 +1,9 @@
 // Package daemonconf checks, before any daemon starts, the daemon config
 // keys that select a baseline of seed 003 (in-memory caching and
-// cache-local scheduling): the namenode's cache policy and its window, TTL
-// and affinities, the datanode's cache capacity, memory budget and
-// drop-behind switches, and the resource manager's scheduler and its skip
-// and allocation limits.
+// cache-local scheduling): the namenode's placement and cache policies and
+// the cache's window, TTL and affinities, the datanode's cache capacity,
+// memory budget and drop-behind switches, and the resource manager's
+// scheduler and its skip and allocation limits.
 //
 // What it decides: which values of those keys are well formed and under
 // which daemon each key belongs, so that `smarth cluster up` and a testbed
@@ -16,8 +16,10 @@
 // configs (internal/namenode, internal/datanode, internal/resourcemanager)
 // and validate them again when they load; this package does not import
 // them, so the launchers stay free of daemon code (see internal/layering).
-// The name lists here must follow the policies the daemons register; a
-// name missing here is refused up front even if a daemon knows it.
+// The policy names come from the pure policy packages the daemons choose
+// from (internal/cache, internal/sched, internal/placement: no I/O, no
+// daemon code), so a policy added to one of their Policies maps is
+// accepted here at once.
 package daemonconf
 
 import (
@@ -25,6 +27,10 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"smarth/internal/cache"
+	"smarth/internal/placement"
+	"smarth/internal/sched"
 )
 
 // Daemon roles, as the config sections of a topology file name them.
@@ -35,28 +41,30 @@ const (
 	NodeManager     = "nodemanager"
 )
 
-// CachePolicies are the namenode's cache replacement policies: none (the
-// no-cache baseline), pinned (path directives without replacement, the
-// paper's DL-NR), lru (CL-LRU), ca (cache affinity with a TTL, CL-CA) and
-// bg (block goodness, Alg. 2, CL-BG).
-func CachePolicies() []string { return []string{"none", "pinned", "lru", "ca", "bg"} }
+// CachePolicies are the namenode's cache replacement policies, as
+// internal/cache exports them (cache.Policies): none, pinned, lru, ca, bg.
+func CachePolicies() []string { return cache.Names() }
 
-// Schedulers are the resource manager's task schedulers: fifo, delay
-// (Zaharia et al., the data-local baseline) and cachelocal (Alg. 1).
-func Schedulers() []string { return []string{"fifo", "delay", "cachelocal"} }
+// Schedulers are the resource manager's task schedulers, as internal/sched
+// exports them (sched.Policies): fifo, delay, cachelocal.
+func Schedulers() []string { return sched.Names() }
+
+// Placements are the namenode's block placement policies, as
+// internal/placement exports them (placement.Policies).
+func Placements() []string { return placement.Names() }
 
 // CheckCachePolicy refuses a name that is not a cache policy.
-func CheckCachePolicy(name string) error {
-	if !slices.Contains(CachePolicies(), name) {
-		return fmt.Errorf("unknown cache policy %q (known: %s)", name, strings.Join(CachePolicies(), ", "))
-	}
-	return nil
-}
+func CheckCachePolicy(name string) error { return checkName("cache policy", name, CachePolicies()) }
 
 // CheckScheduler refuses a name that is not a scheduler.
-func CheckScheduler(name string) error {
-	if !slices.Contains(Schedulers(), name) {
-		return fmt.Errorf("unknown scheduler %q (known: %s)", name, strings.Join(Schedulers(), ", "))
+func CheckScheduler(name string) error { return checkName("scheduler", name, Schedulers()) }
+
+// CheckPlacement refuses a name that is not a placement policy.
+func CheckPlacement(name string) error { return checkName("placement policy", name, Placements()) }
+
+func checkName(what, name string, known []string) error {
+	if !slices.Contains(known, name) {
+		return fmt.Errorf("unknown %s %q (known: %s)", what, name, strings.Join(known, ", "))
 	}
 	return nil
 }
@@ -65,6 +73,7 @@ func CheckScheduler(name string) error {
 func owner() map[string]string {
 	return map[string]string{
 		"cache_policy":             NameNode,
+		"placement":                NameNode,
 		"cache_window":             NameNode,
 		"cache_ttl":                NameNode,
 		"cache_affinity":           NameNode,
@@ -114,6 +123,8 @@ func checkValue(key string, v any) error {
 		return str(v, CheckCachePolicy)
 	case "scheduler":
 		return str(v, CheckScheduler)
+	case "placement":
+		return str(v, CheckPlacement)
 	case "cache_window", "cache_ttl":
 		return duration(v)
 	case "cache_affinity":

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"smarth/internal/auth"
-	"smarth/internal/bytesize"
 	"smarth/internal/datanode/store"
 	"smarth/internal/datanode/store/vfs"
 	"smarth/internal/diskperm"
 	"smarth/internal/httpserver"
 	"smarth/internal/pki"
+	"smarth/internal/units"
 )
 
 // Config is a datanode's configuration (YAML keys in snake_case). The keys
@@ -230,7 +230,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("disk_check_interval: %v must not be negative", c.DiskCheckInterval))
 	}
 	if c.DuReserved != "" {
-		if _, err := bytesize.ParseReserve(c.DuReserved); err != nil {
+		if _, err := units.ParseReserve(c.DuReserved); err != nil {
 			errs = append(errs, fmt.Errorf("du_reserved: %w", err))
 		}
 	}

@@ -3,9 +3,9 @@ package datanode
 import (
 	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
-	"smarth/internal/bytesize"
 	"smarth/internal/connlimit"
 	"smarth/internal/httpserver"
+	"smarth/internal/units"
 	"smarth/internal/webui"
 
 	"context"
@@ -99,7 +99,7 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 	// tells the namenode so.
 	cache := memcache.New(cfg.CacheCapacity)
 	var k *cacher
-	reserve, err := bytesize.ParseReserve(cfg.DuReserved)
+	reserve, err := units.ParseReserve(cfg.DuReserved)
 	if err != nil {
 		return nil, fmt.Errorf("datanode config: du_reserved: %w", err)
 	}

@@ -2,6 +2,7 @@ package datanode
 
 import (
 	"fmt"
+	"smarth/internal/units"
 
 	"golang.org/x/sys/unix"
 )
@@ -47,8 +48,8 @@ func physicalMemory() int64 {
 	return int64(si.Totalram) * int64(si.Unit)
 }
 
-// sizeString prints a byte count exactly and in MiB, as config errors
-// should name the value the user wrote.
+// sizeString prints a byte count exactly and in a binary unit, as config
+// errors should name the value the user wrote.
 func sizeString(n int64) string {
-	return fmt.Sprintf("%d bytes (%.1f MiB)", n, float64(n)/(1<<20))
+	return fmt.Sprintf("%d bytes (%s)", n, units.FormatSize(n))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"smarth/internal/datanode/store"
+	"smarth/internal/units"
 	"smarth/internal/webui"
 )
 
@@ -105,7 +106,7 @@ func (d *DataNode) serveOverview(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		data.UsageErr = err.Error()
 	}
-	data.Capacity, data.Used, data.Remaining, data.Blocks = webui.Bytes(u.Capacity), webui.Bytes(u.Used), webui.Bytes(u.Remaining), u.Blocks
+	data.Capacity, data.Used, data.Remaining, data.Blocks = units.FormatSize(u.Capacity), units.FormatSize(u.Used), units.FormatSize(u.Remaining), u.Blocks
 	counts, bytes := map[store.State]int{}, map[store.State]int64{}
 	for _, rep := range d.store.Replicas() {
 		counts[rep.State]++
@@ -114,11 +115,11 @@ func (d *DataNode) serveOverview(w http.ResponseWriter, r *http.Request) {
 			data.Corrupt++
 		}
 		if rep.State != store.Finalized {
-			data.Open = append(data.Open, dnOpen{rep.Name(), rep.State.String(), webui.Bytes(rep.Visible)})
+			data.Open = append(data.Open, dnOpen{rep.Name(), rep.State.String(), units.FormatSize(rep.Visible)})
 		}
 	}
 	for st, n := range counts {
-		data.States = append(data.States, dnState{st.String(), n, webui.Bytes(bytes[st])})
+		data.States = append(data.States, dnState{st.String(), n, units.FormatSize(bytes[st])})
 	}
 	sort.Slice(data.States, func(i, j int) bool { return data.States[i].Name < data.States[j].Name })
 	sort.Slice(data.Open, func(i, j int) bool { return data.Open[i].Name < data.Open[j].Name })
@@ -130,7 +131,7 @@ func (d *DataNode) serveOverview(w http.ResponseWriter, r *http.Request) {
 	d.mu.Unlock()
 	sort.Slice(data.Writers, func(i, j int) bool { return data.Writers[i].Client < data.Writers[j].Client })
 	cs := d.cache.Stats()
-	data.CacheUsed, data.CacheCap, data.CacheBlocks, data.CacheLoading = webui.Bytes(cs.Used), webui.Bytes(cs.Capacity), len(cs.IDs), cs.Loading
+	data.CacheUsed, data.CacheCap, data.CacheBlocks, data.CacheLoading = units.FormatSize(cs.Used), units.FormatSize(cs.Capacity), len(cs.IDs), cs.Loading
 	data.Cached = cs.IDs
 	if cs.LockErr != nil {
 		data.CacheLockErr = cs.LockErr.Error()

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"smarth/internal/atomicfile"
 	"smarth/internal/auth"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/trash"
@@ -113,7 +114,10 @@ func (a *webAuth) save() error {
 	b, _ := json.Marshal(a.issued)
 	// Synced before and after the rename: a cancellation must not come
 	// undone, nor a torn file keep the namenode from starting.
-	return auth.WriteFileAtomic(a.file, b, 0o600, 0o700)
+	if err := os.MkdirAll(filepath.Dir(a.file), 0o700); err != nil {
+		return err
+	}
+	return atomicfile.Write(a.file, b, 0o600)
 }
 
 func (a *webAuth) Secure() bool { return a.id.mode == auth.Secure }

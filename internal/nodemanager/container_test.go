@@ -103,7 +103,7 @@ func TestStreamingTaskRunsInAContainer(t *testing.T) {
 	res = run("/oom", map[string]string{"mapper": "cat >/dev/null; head -c 200M /dev/zero | tail >/dev/null", mapreduce.ParamMemoryMB: "32"})
 	t.Logf("over the limit: %s", res.Error)
 	if res.State != mapreduce.StateFailed || !strings.Contains(res.Error, "is running beyond physical memory limits") ||
-		!strings.Contains(res.Error, "of 32.0 MB physical memory used") {
+		!strings.Contains(res.Error, "of 32 MB physical memory used") {
 		t.Errorf("over its memory limit: %s %q, want FAILED with the memory limit named", res.State, res.Error)
 	}
 

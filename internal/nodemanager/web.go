@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"smarth/internal/units"
 	"smarth/internal/webui"
 )
 
@@ -214,7 +215,7 @@ func (nm *NodeManager) serveTasks(w http.ResponseWriter, r *http.Request) {
 		MapSlots, ReduceSlots, MapsUsed, ReducesUsed int
 		HeldJobs                                     int
 		Tasks                                        []pageTask
-	}{Node: nm.nodeID, RM: nm.cfg.ResourceManager, Shuffle: nm.ShuffleAddr(), Memory: webui.Bytes(nm.memory.Used()),
+	}{Node: nm.nodeID, RM: nm.cfg.ResourceManager, Shuffle: nm.ShuffleAddr(), Memory: units.FormatSize(nm.memory.Used()),
 		MapSlots: nm.cfg.MapSlots, ReduceSlots: nm.cfg.ReduceSlots}
 	now := time.Now()
 	nm.mu.Lock()
@@ -231,7 +232,7 @@ func (nm *NodeManager) serveTasks(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		data.Tasks = append(data.Tasks, pageTask{ID: id, Job: rt.launch.JobId, Kind: kind, App: rt.launch.App, User: rt.launch.User,
-			Read: webui.Bytes(rt.progress.Load()), For: now.Sub(rt.started).Round(time.Second).String()})
+			Read: units.FormatSize(rt.progress.Load()), For: now.Sub(rt.started).Round(time.Second).String()})
 	}
 	nm.mu.Unlock()
 	sort.Slice(data.Tasks, func(i, j int) bool { return data.Tasks[i].ID < data.Tasks[j].ID })

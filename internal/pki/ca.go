@@ -16,6 +16,7 @@ import (
 	"slices"
 	"time"
 
+	"smarth/internal/atomicfile"
 	"smarth/internal/auth"
 )
 
@@ -218,7 +219,10 @@ func readKey(path string) (*ecdsa.PrivateKey, error) {
 	return ek, nil
 }
 
-// writeFile replaces path atomically with mode.
+// writeFile replaces path atomically with mode, making its directory.
 func writeFile(path string, b []byte, mode os.FileMode) error {
-	return auth.WriteFileAtomic(path, b, mode, 0o755)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, b, mode)
 }

@@ -13,6 +13,7 @@ import (
 
 	"smarth/internal/mapreduce"
 	"smarth/internal/rpc/mrpb"
+	"smarth/internal/units"
 	"smarth/internal/webui"
 )
 
@@ -168,7 +169,7 @@ func (rm *ResourceManager) serveJob(w http.ResponseWriter, r *http.Request) {
 		St                  *mrpb.JobStatus
 		Input, Read, Cached string
 		Loc                 locality
-	}{St: st, Input: webui.Bytes(st.GetInputBytes()), Read: webui.Bytes(st.GetBytesRead()),
+	}{St: st, Input: units.FormatSize(st.GetInputBytes()), Read: units.FormatSize(st.GetBytesRead()),
 		Cached: fmt.Sprintf("%.0f%%", 100*st.GetCachedFraction()),
 		// DATA_LOCAL_MAPS counts cache-local maps too (they are node-local).
 		Loc: locality{c[mapreduce.CacheLocalMaps], c[mapreduce.DataLocalMaps] - c[mapreduce.CacheLocalMaps],

@@ -1,101 +1,162 @@
 package sched
 
 import (
-	"bufio"
-	"os"
+	"flag"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"smarth/internal/scripttest"
 )
 
-// TestScripts replays testdata/*.txt: each script declares a policy, nodes
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testdata/*.txt")
+
+// TestScripts replays testdata/*.txt (internal/scripttest's format, as the
+// cache and placement packages use): each script declares a policy, nodes
 // and jobs, then heartbeats each followed by the assignments it expects.
 // Assigned tasks leave the pending lists and count as running, as the
 // resource manager does.
 //
-//	policy delay NODE_SKIPS RACK_SKIPS | policy fifo
-//	policy cachelocal NODE_SKIPS RACK_SKIPS CACHE_SKIPS MAX_ALLOCATIONS
-//	node ID HOST RACK
-//	job ID                       (submission order = declaration order)
-//	map JOB INDEX HOST:RACK ... [cached=HOST,...]
-//	                             (a pending map, its replicas, the hosts caching it)
-//	cached JOB R                 (the job's cached input fraction R_j)
-//	reduce JOB INDEX ...         (ready reduces)
-//	running JOB N
-//	hb NODE MAPSLOTS REDUCESLOTS
-//	want A B ... | want -        (Assignment.String() of each, in order)
-//	skips JOB N                  (delay, cachelocal)
+//	policy name=delay node-skips=N rack-skips=N | policy name=fifo
+//	policy name=cachelocal node-skips=N rack-skips=N cache-skips=N max-allocations=N
+//	nodes                        one "ID HOST RACK" line per node
+//	job id=J [cached=R] [running=N] [limit=N]
+//	                             declares J (submission order = first
+//	                             declaration) or adds to it; input lines:
+//	                             "map INDEX HOST:RACK ... [cached=HOST,...]"
+//	                             (a pending map, its replicas, the hosts
+//	                             caching it) and "reduce INDEX ..." (ready
+//	                             reduces); cached is R_j, the job's cached
+//	                             input fraction
+//	hb node=ID maps=N reduces=N  the assignments, Assignment.String() each
+//	                             in order, or (nothing)
+//	skips job=J                  the job's skip count (delay, cachelocal)
 func TestScripts(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.txt")
 	if len(files) == 0 {
 		t.Fatal("no scripts in testdata")
 	}
 	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) { runScript(t, f) })
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			sc := &script{t: t, nodes: map[string]Node{}}
+			scripttest.Run(t, f, *rewrite, func(_ *testing.T, c scripttest.Case) string { return sc.run(c) })
+		})
 	}
 }
 
-func runScript(t *testing.T, file string) {
-	fh, err := os.Open(file)
+type script struct {
+	t      *testing.T
+	line   int
+	policy Policy
+	nodes  map[string]Node
+	jobs   []Job
+}
+
+func (sc *script) fatalf(format string, a ...any) {
+	sc.t.Helper()
+	sc.t.Fatalf("line %d: "+format, append([]any{sc.line}, a...)...)
+}
+
+func (sc *script) atoi(s string) int {
+	n, err := strconv.Atoi(s)
 	if err != nil {
-		t.Fatal(err)
+		sc.fatalf("bad number %q", s)
 	}
-	defer fh.Close()
-	var (
-		policy Policy
-		nodes  = map[string]Node{}
-		jobs   []Job
-		last   []Assignment
-		hbSeen bool
-	)
-	job := func(id string) *Job {
-		for i := range jobs {
-			if jobs[i].ID == id {
-				return &jobs[i]
-			}
+	return n
+}
+
+// arg is c's key=value argument as a number; def when it is absent.
+func (sc *script) arg(c scripttest.Case, key string, def int) int {
+	v, ok := c.Args[key]
+	if !ok {
+		return def
+	}
+	return sc.atoi(v)
+}
+
+func (sc *script) job(id string) *Job {
+	for i := range sc.jobs {
+		if sc.jobs[i].ID == id {
+			return &sc.jobs[i]
 		}
-		t.Fatalf("%s: unknown job %s", file, id)
-		return nil
 	}
-	atoi := func(s string) int {
-		n, err := strconv.Atoi(s)
+	sc.fatalf("unknown job %s", id)
+	return nil
+}
+
+func (sc *script) run(c scripttest.Case) string {
+	sc.line = c.Line
+	if c.Cmd != "policy" && sc.policy == nil {
+		sc.fatalf("%s before policy", c.Cmd)
+	}
+	switch c.Cmd {
+	case "policy":
+		o := Options{NodeSkips: sc.arg(c, "node-skips", 0), RackSkips: sc.arg(c, "rack-skips", 0),
+			CacheSkips: sc.arg(c, "cache-skips", 0), MaxAllocations: sc.arg(c, "max-allocations", 0)}
+		p, err := New(c.Args["name"], o)
 		if err != nil {
-			t.Fatalf("%s: bad number %q", file, s)
+			return err.Error()
 		}
-		return n
+		sc.policy = p
+	case "nodes":
+		for _, l := range c.Input {
+			f := strings.Fields(l)
+			if len(f) != 3 {
+				sc.fatalf("node line %q: want ID HOST RACK", l)
+			}
+			sc.nodes[f[0]] = Node{ID: f[0], Host: f[1], Rack: f[2]}
+		}
+	case "job":
+		sc.defineJob(c)
+	case "hb":
+		n, ok := sc.nodes[c.Args["node"]]
+		if !ok {
+			sc.fatalf("unknown node %q", c.Args["node"])
+		}
+		n.FreeMapSlots, n.FreeReduceSlots = sc.arg(c, "maps", 0), sc.arg(c, "reduces", 0)
+		return sc.heartbeat(n)
+	case "skips":
+		d, ok := sc.policy.(interface{ Skips(string) int })
+		if !ok {
+			sc.fatalf("skips needs a policy that counts skips")
+		}
+		return strconv.Itoa(d.Skips(sc.job(c.Args["job"]).ID))
+	default:
+		sc.fatalf("unknown command %q", c.Cmd)
 	}
-	sc := bufio.NewScanner(fh)
-	for ln := 1; sc.Scan(); ln++ {
-		line := strings.TrimSpace(sc.Text())
-		if i := strings.Index(line, "#"); i >= 0 {
-			line = strings.TrimSpace(line[:i])
+	return ""
+}
+
+// defineJob declares a job or adds to one declared before.
+func (sc *script) defineJob(c scripttest.Case) {
+	id := c.Args["id"]
+	if id == "" {
+		sc.fatalf("job needs id=")
+	}
+	found := false
+	for i := range sc.jobs {
+		found = found || sc.jobs[i].ID == id
+	}
+	if !found {
+		sc.jobs = append(sc.jobs, Job{ID: id, Seq: int64(len(sc.jobs))})
+	}
+	j := sc.job(id)
+	if v, ok := c.Args["cached"]; ok {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			sc.fatalf("bad fraction %q", v)
 		}
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		switch f[0] {
-		case "policy":
-			o := Options{}
-			if len(f) > 3 {
-				o.NodeSkips, o.RackSkips = atoi(f[2]), atoi(f[3])
-			}
-			if len(f) > 5 {
-				o.CacheSkips, o.MaxAllocations = atoi(f[4]), atoi(f[5])
-			}
-			policy, err = New(f[1], o)
-			if err != nil {
-				t.Fatal(err)
-			}
-		case "node":
-			nodes[f[1]] = Node{ID: f[1], Host: f[2], Rack: f[3]}
-		case "job":
-			jobs = append(jobs, Job{ID: f[1], Seq: int64(len(jobs))})
-		case "map":
-			j := job(f[1])
-			mt := MapTask{Index: atoi(f[2])}
-			for _, hr := range f[3:] {
+		j.CachedFraction = r
+	}
+	j.RunningTasks = sc.arg(c, "running", j.RunningTasks)
+	j.MapLimit = sc.arg(c, "limit", j.MapLimit)
+	for _, l := range c.Input {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 2 && f[0] == "map":
+			mt := MapTask{Index: sc.atoi(f[1])}
+			for _, hr := range f[2:] {
 				if hs, ok := strings.CutPrefix(hr, "cached="); ok {
 					mt.CachedHosts = strings.Split(hs, ",")
 					continue
@@ -104,65 +165,35 @@ func runScript(t *testing.T, file string) {
 				mt.Hosts, mt.Racks = append(mt.Hosts, h), append(mt.Racks, r)
 			}
 			j.PendingMaps = append(j.PendingMaps, mt)
-		case "cached":
-			r, err := strconv.ParseFloat(f[2], 64)
-			if err != nil {
-				t.Fatalf("%s:%d: bad fraction %q", file, ln, f[2])
-			}
-			job(f[1]).CachedFraction = r
-		case "reduce":
-			j := job(f[1])
-			for _, s := range f[2:] {
-				j.PendingReduces = append(j.PendingReduces, atoi(s))
-			}
-		case "running":
-			job(f[1]).RunningTasks = atoi(f[2])
-		case "limit":
-			job(f[1]).MapLimit = atoi(f[2])
-		case "hb":
-			n, ok := nodes[f[1]]
-			if !ok {
-				t.Fatalf("%s:%d: unknown node %s", file, ln, f[1])
-			}
-			n.FreeMapSlots, n.FreeReduceSlots = atoi(f[2]), atoi(f[3])
-			last = policy.Assign(n, jobs)
-			hbSeen = true
-			for _, a := range last {
-				j := job(a.JobID)
-				j.RunningTasks++
-				if a.IsMap {
-					j.PendingMaps = removeMap(j.PendingMaps, a.Index)
-				} else {
-					j.PendingReduces = removeInt(j.PendingReduces, a.Index)
-				}
-			}
-		case "want":
-			if !hbSeen {
-				t.Fatalf("%s:%d: want before any hb", file, ln)
-			}
-			var got []string
-			for _, a := range last {
-				got = append(got, a.String())
-			}
-			want := f[1:]
-			if len(want) == 1 && want[0] == "-" {
-				want = nil
-			}
-			if strings.Join(got, " ") != strings.Join(want, " ") {
-				t.Errorf("%s:%d: got [%s], want [%s]", file, ln, strings.Join(got, " "), strings.Join(want, " "))
-			}
-		case "skips":
-			d, ok := policy.(interface{ Skips(string) int })
-			if !ok {
-				t.Fatalf("%s:%d: skips needs a policy that counts skips", file, ln)
-			}
-			if got := d.Skips(f[1]); got != atoi(f[2]) {
-				t.Errorf("%s:%d: skips of %s = %d, want %s", file, ln, f[1], got, f[2])
+		case len(f) >= 2 && f[0] == "reduce":
+			for _, s := range f[1:] {
+				j.PendingReduces = append(j.PendingReduces, sc.atoi(s))
 			}
 		default:
-			t.Fatalf("%s:%d: unknown command %q", file, ln, f[0])
+			sc.fatalf("job %s: line %q: want map INDEX ... or reduce INDEX ...", id, l)
 		}
 	}
+}
+
+// heartbeat asks the policy for n's assignments and applies them as the
+// resource manager does: assigned tasks leave the pending lists and run.
+func (sc *script) heartbeat(n Node) string {
+	as := sc.policy.Assign(n, sc.jobs)
+	if len(as) == 0 {
+		return "(nothing)"
+	}
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.String()
+		j := sc.job(a.JobID)
+		j.RunningTasks++
+		if a.IsMap {
+			j.PendingMaps = removeMap(j.PendingMaps, a.Index)
+		} else {
+			j.PendingReduces = removeInt(j.PendingReduces, a.Index)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 func removeMap(ts []MapTask, idx int) []MapTask {

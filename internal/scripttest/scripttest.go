@@ -1,7 +1,7 @@
 // Package scripttest runs the scripted cases that the pure decision
-// packages (placement, cache) are tested with: a file of cases, each a
-// command line with key=value arguments, optional input lines, a "----"
-// line and the expected output, ended by a blank line:
+// packages (placement, cache, sched) are tested with: a file of cases,
+// each a command line with key=value arguments, optional input lines, a
+// "----" line and the expected output, ended by a blank line:
 //
 //	choose policy=rackaware replicas=3 writer=dn1
 //	----

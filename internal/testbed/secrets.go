@@ -6,6 +6,7 @@ import (
 	"os/user"
 	"path/filepath"
 
+	"smarth/internal/atomicfile"
 	"smarth/internal/auth"
 	"smarth/internal/testbed/daemonplan"
 )
@@ -65,10 +66,7 @@ func (s *State) placeSecrets(d daemonplan.Daemon) error {
 		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 			return err
 		}
-		if err := os.WriteFile(dst+".tmp", b, 0o600); err != nil {
-			return err
-		}
-		if err := os.Rename(dst+".tmp", dst); err != nil {
+		if err := atomicfile.Write(dst, b, 0o600); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"smarth/internal/atomicfile"
 	"smarth/internal/testbed/daemonplan"
 	"smarth/internal/testbed/topo"
 )
@@ -76,15 +77,12 @@ func (s *State) save() error {
 	return writeFileAtomic(s.path, append(data, '\n'))
 }
 
+// writeFileAtomic replaces path (atomicfile), making its directory.
 func writeFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, data, 0o644)
 }
 
 // loadState reads testbed name's state; os.ErrNotExist if there is none.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"smarth/internal/units"
 	"strings"
 	"text/tabwriter"
 )
@@ -117,21 +118,8 @@ func WriteReport(w io.Writer, groups []Group) error {
 	fmt.Fprintln(tw, "size\tpacket\tprofile\tn\tmedian Mbps\tp10\tp90\tCPU ms/MiB\talone\tnot in force\t")
 	for _, g := range groups {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%d\t%d\t\n",
-			HumanBytes(g.Key.Bytes), HumanBytes(g.Key.PacketSize), g.Key.Profile, g.Count,
+			units.FormatSizeExact(g.Key.Bytes), units.FormatSizeExact(g.Key.PacketSize), g.Key.Profile, g.Count,
 			g.MedianMbps, g.P10Mbps, g.P90Mbps, g.CPUPerMiB*1000, g.Exclusive, g.NotInForce)
 	}
 	return tw.Flush()
-}
-
-// HumanBytes renders a byte count with a binary unit.
-func HumanBytes(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%dGiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%dMiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%dKiB", n>>10)
-	}
-	return fmt.Sprintf("%dB", n)
 }

@@ -103,7 +103,7 @@ func TestReportGroupsByProfileSizeAndPacket(t *testing.T) {
 		t.Errorf("group order: %+v", groups)
 	}
 	var out strings.Builder
-	if err := WriteReport(&out, groups); err != nil || !strings.Contains(out.String(), "64MiB") {
+	if err := WriteReport(&out, groups); err != nil || !strings.Contains(out.String(), "64 MiB") {
 		t.Fatalf("report table: %v\n%s", err, out.String())
 	}
 }

@@ -152,20 +152,6 @@ func redactMap(m map[string]any) {
 	}
 }
 
-// Bytes renders a byte count with a binary unit.
-func Bytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
 // Ago renders how long ago t was, or "-" for the zero time.
 func Ago(t, now time.Time) string {
 	if t.IsZero() {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"smarth/internal/units"
 	"text/tabwriter"
 	"time"
 )
@@ -269,16 +270,11 @@ func ReadReport(path string) (*Report, error) {
 	return &r, nil
 }
 
+// sizeText prints a size exactly (units.FormatSizeExact: "16 MiB"); 0 is
+// a block size left to the topology's default.
 func sizeText(n int64) string {
-	switch {
-	case n <= 0:
+	if n <= 0 {
 		return "default"
-	case n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
 	}
-	return fmt.Sprintf("%d B", n)
+	return units.FormatSizeExact(n)
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"smarth/internal/atomicfile"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -58,17 +58,13 @@ func (p Phase) details() string {
 	return strings.Join(parts, ", ")
 }
 
-// WriteJSON writes the results to path (through a temporary file).
+// WriteJSON writes the results to path atomically (atomicfile).
 func (r *Results) WriteJSON(path string) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, append(b, '\n'), 0o644)
 }
 
 // ReadJSON reads results written by WriteJSON.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"smarth/internal/mapreduce"
+	"smarth/internal/units"
 )
 
 // Bytes per generated record, measured on the generators' output, used to
@@ -58,17 +59,10 @@ func ensureInputs(ctx context.Context, r mapreduce.Runner, w *Workload, root str
 			continue
 		}
 		app, p := genParams(in, dir, maps)
-		log("input %s: generating %s of %s with %s", name, sizeText(in.Size), in.Kind, app)
+		log("input %s: generating %s of %s with %s", name, units.FormatSizeExact(in.Size), in.Kind, app)
 		if _, err := r.Run(ctx, app, p); err != nil {
 			return nil, fmt.Errorf("generate input %s: %w", name, err)
 		}
 	}
 	return paths, nil
-}
-
-func sizeText(n int64) string {
-	if n >= 1<<30 {
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	}
-	return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
 }

@@ -16,6 +16,7 @@ import (
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/apps"
 	"smarth/internal/mapreduce/jobclient"
+	"smarth/internal/units"
 )
 
 // DefaultPageCache is each datanode's page cache for recent reads in a
@@ -174,7 +175,7 @@ func startCluster(ctx context.Context, c Combo, opts Options, logf func(string, 
 		Cache: cluster.CacheOptions{CacheCapacity: opts.CacheCapacity, CachePolicy: c.Policy, Scheduler: c.Scheduler,
 			DropBehind: true, PageCache: opts.PageCache, DiskReadRate: opts.DiskReadRate, Affinity: opts.Affinity},
 		ResourceManager: rm, NodeManager: map[string]any{"map_slots": opts.MapSlots}}
-	logf("starting %d datanodes, cache %s each, policy %s, scheduler %s in %s", opts.DataNodes, sizeText(opts.CacheCapacity), c.Policy, c.Scheduler, home)
+	logf("starting %d datanodes, cache %s each, policy %s, scheduler %s in %s", opts.DataNodes, units.FormatSizeExact(opts.CacheCapacity), c.Policy, c.Scheduler, home)
 	st, err := cluster.Up(ctx, copts)
 	if err != nil {
 		os.RemoveAll(home)
@@ -260,7 +261,7 @@ func pinInputs(ctx context.Context, admin cacheAdmin, w *Workload, paths map[str
 		}
 		settled := used == last && used > 0
 		if settled {
-			logf("directives added; %s cached before the runs", sizeText(used))
+			logf("directives added; %s cached before the runs", units.FormatSize(used))
 		}
 		last = used
 		return settled, nil

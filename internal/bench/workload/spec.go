@@ -7,12 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"smarth/internal/units"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
-
-	"smarth/internal/cluster"
 )
 
 // Input kinds and the generator each is made with.
@@ -211,7 +210,7 @@ func (w *Workload) checkInputs(in map[string]Input) error {
 		if !slices.Contains(kinds(), i.Kind) {
 			return fmt.Errorf("input %s: unknown kind %q (kinds: %s)", name, i.Kind, strings.Join(kinds(), ", "))
 		}
-		n, err := cluster.ParseBytes(i.Size)
+		n, err := units.ParseSize(i.Size)
 		if err != nil || n <= 0 {
 			return fmt.Errorf("input %s: size %q: want a positive size such as 320MiB", name, i.Size)
 		}

@@ -9,23 +9,13 @@ import (
 
 	"smarth/internal/client"
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/units"
 )
 
-// HumanBytes prints n with a binary unit: 0, 512, 1.5 K, 64 M, 1 G.
-func HumanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return strconv.FormatInt(n, 10)
-	}
-	v, i := float64(n), 0
-	for v >= unit && i < 6 {
-		v /= unit
-		i++
-	}
-	s := strconv.FormatFloat(v, 'f', 1, 64)
-	s = strings.TrimSuffix(s, ".0")
-	return s + " " + string("KMGTPE"[i-1])
-}
+// HumanBytes prints n as `hdfs dfs -du -h` and `-ls -h` do (Hadoop's
+// TraditionalBinaryPrefix with one decimal, no unit): 0, 512, 1.5 K, 64 M,
+// 1 G.
+func HumanBytes(n int64) string { return units.FormatHadoop(n, "", 1) }
 
 // Stat prints each path by format, as `hdfs dfs -stat`: %b size, %F
 // type, %g group, %n name, %o block size, %r replication, %u owner, %y

@@ -18,6 +18,7 @@ import (
 	"smarth/internal/client"
 	"smarth/internal/cluster"
 	"smarth/internal/diskperm"
+	"smarth/internal/units"
 )
 
 // Options of a demo run.
@@ -149,7 +150,7 @@ func (i indent) Write(p []byte) (int, error) {
 
 func (d *demo) fileSteps(ctx context.Context, fs *client.FileSystem) error {
 	local := filepath.Join(d.opts.Home, "data", "sample.dat")
-	d.step("Generate a sample file: %s of seeded random bytes at %s", cluster.Bytes(d.opts.Size), local)
+	d.step("Generate a sample file: %s of seeded random bytes at %s", units.FormatSize(d.opts.Size), local)
 	sum, err := generate(local, d.opts.Size, d.opts.Seed)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 
 	"smarth/internal/client"
 	"smarth/internal/cluster"
+	"smarth/internal/units"
 )
 
 // demoWords is the vocabulary of the WordCount step's text. Words are drawn
@@ -62,7 +63,7 @@ func (d *demo) wordCountStep(ctx context.Context, fs *client.FileSystem, st *clu
 	}
 	const input, output = "/demo/words.txt", "/demo/wordcount"
 	body, counts := text(8<<20, d.opts.Seed)
-	d.step("Run WordCount over %s of generated text (%s) on the cluster's node managers", cluster.Bytes(int64(len(body))), input)
+	d.step("Run WordCount over %s of generated text (%s) on the cluster's node managers", units.FormatSize(int64(len(body))), input)
 	w, err := fs.Create(ctx, input, client.CreateOptions{Overwrite: true, Replication: d.replication(), BlockSize: 2 << 20})
 	if err != nil {
 		return err

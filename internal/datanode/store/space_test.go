@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"smarth/internal/bytesize"
 	"smarth/internal/testfs"
+	"smarth/internal/units"
 )
 
 // A store whose reserve exceeds its free space reports nothing remaining
@@ -14,7 +14,7 @@ import (
 // without a reserve the same directory takes them.
 func TestReserveRefusesNewReplicas(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir, Options{Reserve: bytesize.Reserve{Bytes: 1 << 62}})
+	s, err := Open(dir, Options{Reserve: units.Reserve{Bytes: 1 << 62}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestReserveRefusesNewReplicas(t *testing.T) {
 // free space less the reserve.
 func TestReserveKeepsSmallFileSystemFromFilling(t *testing.T) {
 	dir := testfs.Tmpfs(t, "4m")
-	s, err := Open(dir, Options{Reserve: bytesize.Reserve{Percent: 25}})
+	s, err := Open(dir, Options{Reserve: units.Reserve{Percent: 25}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 package store
 
 import (
-	"smarth/internal/bytesize"
+	"smarth/internal/units"
 
 	"crypto/rand"
 	"errors"
@@ -104,7 +104,7 @@ type Options struct {
 	// Reserve is the space kept free on each data directory's file system
 	// (du_reserved): it is not reported as remaining, and no new replica
 	// is created in a directory whose free space is at or below it.
-	Reserve bytesize.Reserve
+	Reserve units.Reserve
 	// VolumeChoice is the volume-choosing policy for new replicas:
 	// RoundRobin (default) or AvailableSpace.
 	VolumeChoice string

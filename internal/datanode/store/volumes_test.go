@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"smarth/internal/bytesize"
 	"smarth/internal/datanode/store/vfs"
 	"smarth/internal/testfs"
+	"smarth/internal/units"
 )
 
 func putReplica(t *testing.T, s *Store, id uint64, data []byte) Replica {
@@ -89,7 +89,7 @@ func TestFullVolumeTakesNoNewReplicas(t *testing.T) {
 	// A tmpfs too, not the test's temp dir: a 25% reserve on the host's
 	// disk would make the result depend on how full that disk is.
 	roomy := testfs.Tmpfs(t, "16m")
-	s, err := OpenVolumes([]string{small, roomy}, Options{Reserve: bytesize.Reserve{Percent: 25}})
+	s, err := OpenVolumes([]string{small, roomy}, Options{Reserve: units.Reserve{Percent: 25}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestFullVolumeTakesNoNewReplicas(t *testing.T) {
 			t.Fatalf("blk_%d went to the full volume %s", id, d)
 		}
 	}
-	s.opts.Reserve = bytesize.Reserve{Bytes: 1 << 62}
+	s.opts.Reserve = units.Reserve{Bytes: 1 << 62}
 	_, err = s.CreateRBW(9, 1001, bpc, false)
 	if !errors.Is(err, ErrNoSpace) || !strings.Contains(err.Error(), small) || !strings.Contains(err.Error(), roomy) {
 		t.Fatalf("create with every volume at its reserve: %v, want ErrNoSpace naming both directories", err)

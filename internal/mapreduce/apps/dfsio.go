@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"smarth/internal/mapreduce"
+	"smarth/internal/units"
 )
 
 // TestDFSIO measures the file system's read and write throughput as
@@ -216,10 +217,7 @@ func (d DFSIOJob) Build(given map[string]string) (*mapreduce.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := strconv.ParseFloat(p.str("fileSize"), 64); err == nil {
-		p["fileSize"] += "MB" // Hadoop reads a bare number as megabytes
-	}
-	size, err := p.size("fileSize", 0, 1<<42)
+	size, err := p.size("fileSize", units.MiB, 0, 1<<42) // Hadoop reads a bare number as megabytes
 	if err != nil {
 		return nil, err
 	}

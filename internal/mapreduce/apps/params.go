@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"smarth/internal/mapreduce"
+	"smarth/internal/units"
 )
 
 // Parameter names every app shares with the runtime: the job client passes
@@ -87,15 +88,16 @@ func (p params) float(name string, lo, hi float64) (float64, error) {
 	return v, nil
 }
 
-// size parses a byte size such as "1048576", "64MiB", "1GB", "10k".
-// Binary and decimal suffixes both mean powers of 1024, as Hadoop's
-// TestDFSIO and RandomTextWriter read them.
-func (p params) size(name string, lo, hi int64) (int64, error) {
+// size parses a byte size parameter (units.ParseSizeIn: "1048576",
+// "64MiB", "1GB", "10k"; every prefix a power of 1024, as Hadoop's
+// TestDFSIO and RandomTextWriter read them) where a bare number counts in
+// unit.
+func (p params) size(name string, unit, lo, hi int64) (int64, error) {
 	s := p.str(name)
 	if s == "" {
 		return 0, fmt.Errorf("missing required parameter --%s", name)
 	}
-	v, err := ParseSize(s)
+	v, err := units.ParseSizeIn(s, unit)
 	if err != nil {
 		return 0, fmt.Errorf("parameter --%s: %v", name, err)
 	}
@@ -103,34 +105,6 @@ func (p params) size(name string, lo, hi int64) (int64, error) {
 		return 0, fmt.Errorf("parameter --%s=%s: must be between %d and %d bytes", name, s, lo, hi)
 	}
 	return v, nil
-}
-
-// ParseSize reads "123", "4k", "64MiB", "1GB", "2t" as bytes (powers of
-// 1024 for every suffix).
-func ParseSize(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "b"), "i")
-	mult := int64(1)
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'k':
-			mult = 1 << 10
-		case 'm':
-			mult = 1 << 20
-		case 'g':
-			mult = 1 << 30
-		case 't':
-			mult = 1 << 40
-		}
-		if mult > 1 {
-			t = t[:n-1]
-		}
-	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
-	if err != nil || v < 0 || math.IsNaN(v) || v*float64(mult) > math.MaxInt64/2 {
-		return 0, fmt.Errorf("%q is not a size (examples: 1048576, 64MiB, 1GB)", s)
-	}
-	return int64(v * float64(mult)), nil
 }
 
 // inputs splits the comma-separated input parameter.

@@ -41,7 +41,7 @@ func (rt RandomTextWriter) Build(given map[string]string) (*mapreduce.Job, error
 	if err != nil {
 		return nil, err
 	}
-	perMap, err := p.size("bytes-per-map", 0, 1<<40)
+	perMap, err := p.size("bytes-per-map", 1, 0, 1<<40)
 	if err != nil {
 		return nil, err
 	}

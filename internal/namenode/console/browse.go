@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/units"
 	"smarth/internal/webui"
 )
 
@@ -88,7 +89,7 @@ func statusEntry(st *dfspb.FileStatus) browseEntry {
 		e.Name += "/"
 	} else {
 		e.Href = "/file?path=" + url.QueryEscape(st.GetPath())
-		e.Size, e.Repl, e.BlockSize = webui.Bytes(st.GetLength()), fmt.Sprint(st.GetReplication()), webui.Bytes(st.GetBlockSize())
+		e.Size, e.Repl, e.BlockSize = units.FormatSize(st.GetLength()), fmt.Sprint(st.GetReplication()), units.FormatSize(st.GetBlockSize())
 	}
 	return e
 }
@@ -181,7 +182,7 @@ func (c *console) serveFile(w http.ResponseWriter, r *http.Request) {
 	hosts := c.nn.DatanodeHosts()
 	for _, lb := range lbs.GetBlocks() {
 		b := browseBlock{ID: lb.GetBlock().GetBlockId(), Stamp: lb.GetBlock().GetGenerationStamp(), Offset: lb.GetOffset(),
-			Size: webui.Bytes(lb.GetBlock().GetNumBytes()), Corrupt: lb.GetCorrupt()}
+			Size: units.FormatSize(lb.GetBlock().GetNumBytes()), Corrupt: lb.GetCorrupt()}
 		for _, d := range lb.GetLocations() {
 			b.Replicas = append(b.Replicas, fmt.Sprintf("%s (%s)", d.GetHostname(), d.GetRack()))
 		}

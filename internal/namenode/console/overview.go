@@ -10,7 +10,7 @@ import (
 
 	"smarth/internal/namenode/speeds"
 	"smarth/internal/rpc/dfspb"
-	"smarth/internal/webui"
+	"smarth/internal/units"
 )
 
 // The overview (/, web/status.html): capacity, health, safe mode,
@@ -115,12 +115,12 @@ func (c *console) statusData() statusData {
 		}
 		racks[dn.Info.Rack] = append(racks[dn.Info.Rack], statusNode{
 			ID: id, Host: dn.Info.Hostname, Addr: fmt.Sprintf("%s:%d", dn.Info.IpAddr, dn.Info.DataPort),
-			State: state, Web: web, Dead: !dn.Live, Capacity: webui.Bytes(dn.Info.Capacity), Used: webui.Bytes(dn.Info.DfsUsed),
-			Remaining: webui.Bytes(dn.Info.Remaining), Blocks: dn.Blocks,
+			State: state, Web: web, Dead: !dn.Live, Capacity: units.FormatSize(dn.Info.Capacity), Used: units.FormatSize(dn.Info.DfsUsed),
+			Remaining: units.FormatSize(dn.Info.Remaining), Blocks: dn.Blocks,
 			Xceivers: dn.Info.XceiverCount, LastSeen: now.Sub(dn.LastSeen).Round(time.Second).String(),
 		})
 	}
-	d.CapTotal, d.CapUsed, d.CapRemaining = webui.Bytes(capTotal), webui.Bytes(capUsed), webui.Bytes(capRemaining)
+	d.CapTotal, d.CapUsed, d.CapRemaining = units.FormatSize(capTotal), units.FormatSize(capUsed), units.FormatSize(capRemaining)
 	d.CapPercent = "-"
 	if capTotal > 0 {
 		d.CapPercent = fmt.Sprintf("%.1f%%", 100*float64(capUsed)/float64(capTotal))
@@ -191,12 +191,12 @@ type statusCacheApp struct {
 func cacheStatus(s *dfspb.GetCacheStatsResponse) statusCache {
 	c := statusCache{Policy: s.GetPolicy(), Hits: s.GetHits(), Misses: s.GetMisses(), Evictions: s.GetEvictions()}
 	for _, n := range s.GetNodes() {
-		c.Nodes = append(c.Nodes, statusCacheNode{Host: n.GetHostname(), ID: n.GetDatanodeId(), Capacity: webui.Bytes(n.GetCapacity()),
-			Used: webui.Bytes(n.GetUsed()), Blocks: n.GetBlocks(), PendingCache: n.GetPendingCache(), PendingUncache: n.GetPendingUncache()})
+		c.Nodes = append(c.Nodes, statusCacheNode{Host: n.GetHostname(), ID: n.GetDatanodeId(), Capacity: units.FormatSize(n.GetCapacity()),
+			Used: units.FormatSize(n.GetUsed()), Blocks: n.GetBlocks(), PendingCache: n.GetPendingCache(), PendingUncache: n.GetPendingUncache()})
 	}
 	for _, a := range s.GetApps() {
 		c.Apps = append(c.Apps, statusCacheApp{App: a.GetApp(), Affinity: fmt.Sprintf("%.3f", a.GetAffinity()),
-			Bytes: webui.Bytes(a.GetCachedBytes()), Blocks: a.GetCachedBlocks(), Accesses: a.GetAccesses(), Hits: a.GetHits()})
+			Bytes: units.FormatSize(a.GetCachedBytes()), Blocks: a.GetCachedBlocks(), Accesses: a.GetAccesses(), Hits: a.GetHits()})
 	}
 	for _, j := range s.GetJobs() {
 		c.Jobs = append(c.Jobs, struct{ ID, R string }{j.GetJobId(), fmt.Sprintf("%.0f%%", 100*j.GetCachedFraction())})

@@ -1,7 +1,6 @@
 package namespace
 
 import (
-	"fmt"
 	"maps"
 	"math"
 	"math/bits"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"smarth/internal/namenode/blockmap"
+	"smarth/internal/units"
 )
 
 // Quota sentinels, as HDFS's HdfsConstants: QuotaReset clears a quota,
@@ -255,11 +255,11 @@ func verifyQuota(op, path string, dir, stop *INode, ns, ds int64) error {
 			// With or without a space quota: the usage could not
 			// count it (see Space).
 			return errorf(op, path, QuotaExceeded, "The DiskSpace consumed under %s would exceed %d B = %s, the most a quota can count: %d B consumed, %d B more needed",
-				a.Path(), int64(math.MaxInt64), binaryPrefix(math.MaxInt64), q.UsedDS, ds)
+				a.Path(), int64(math.MaxInt64), units.FormatHadoop(math.MaxInt64, "B", 2), q.UsedDS, ds)
 		}
 		if ds > 0 && q.DS >= 0 && q.UsedDS+ds > q.DS {
 			return errorf(op, path, QuotaExceeded, "The DiskSpace quota of %s is exceeded: quota = %d B = %s but diskspace consumed = %d B = %s",
-				a.Path(), q.DS, binaryPrefix(q.DS), q.UsedDS+ds, binaryPrefix(q.UsedDS+ds))
+				a.Path(), q.DS, units.FormatHadoop(q.DS, "B", 2), q.UsedDS+ds, units.FormatHadoop(q.UsedDS+ds, "B", 2))
 		}
 		if ds > 0 {
 			// StorageTypes order, as HDFS walks its EnumCounters.
@@ -267,7 +267,7 @@ func verifyQuota(op, path string, dir, stop *INode, ns, ds int64) error {
 				tq, ok := q.Types[typ]
 				if used := TypeUsage(typ, q.UsedDS+ds); ok && used > tq && TypeUsage(typ, ds) > 0 {
 					return errorf(op, path, QuotaExceeded, "Quota by storage type : %s on path : %s is exceeded. quota = %s but space consumed = %s",
-						typ, a.Path(), binaryPrefix(tq), binaryPrefix(used))
+						typ, a.Path(), units.FormatHadoop(tq, "B", 2), units.FormatHadoop(used, "B", 2))
 				}
 			}
 		}
@@ -340,32 +340,6 @@ func commonAncestor(a, b *INode) *INode {
 		}
 	}
 	return nil
-}
-
-// binaryPrefix renders n as Hadoop's StringUtils.TraditionalBinaryPrefix
-// .long2String(n, "B", 2) does: "1023 B", "1 KB", "1.50 KB", "384 MB".
-func binaryPrefix(n int64) string {
-	if n < 0 {
-		return "-" + binaryPrefix(-n)
-	}
-	if n < 1024 {
-		return fmt.Sprintf("%d B", n)
-	}
-	symbols := "KMGTPE"
-	i := 0
-	for i+1 < len(symbols) && n >= int64(1)<<(10*(i+2)) {
-		i++
-	}
-	shift := uint(10 * (i + 1))
-	if n&(int64(1)<<shift-1) == 0 {
-		return fmt.Sprintf("%d %cB", n>>shift, symbols[i])
-	}
-	s := fmt.Sprintf("%.2f", float64(n)/float64(int64(1)<<shift))
-	if len(s) >= 4 && s[:4] == "1024" && i+1 < len(symbols) {
-		i++
-		s = fmt.Sprintf("%.2f", float64(n)/float64(int64(1)<<(10*(i+1))))
-	}
-	return fmt.Sprintf("%s %cB", s, symbols[i])
 }
 
 // RecountQuotas recomputes the cached usage of every quota, bottom up; a

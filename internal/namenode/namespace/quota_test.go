@@ -6,19 +6,6 @@ import (
 	"smarth/internal/namenode/blockmap"
 )
 
-// TestBinaryPrefix: the sizes in DSQuotaExceededException's message, as
-// Hadoop's TraditionalBinaryPrefix.long2String(n, "B", 2) prints them.
-func TestBinaryPrefix(t *testing.T) {
-	for n, want := range map[int64]string{
-		0: "0 B", 1023: "1023 B", 1024: "1 KB", 1536: "1.50 KB", 402653184: "384 MB",
-		3 << 30: "3 GB", 1<<20 - 1: "1.00 MB", 5<<40 + 1<<39: "5.50 TB",
-	} {
-		if got := binaryPrefix(n); got != want {
-			t.Errorf("binaryPrefix(%d) = %q; want %q", n, got, want)
-		}
-	}
-}
-
 // TestQuotaMessagesAndSpace: HDFS's wording for both quotas; space counts
 // a block being written at the full block size times replication; only a
 // superuser sets quotas, only on directories.

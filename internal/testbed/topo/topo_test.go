@@ -266,8 +266,8 @@ hosts:
 	}
 	base := "name: x\nracks: [{name: a}]\nhosts: [{name: h1, rack: a, roles: [namenode, datanode]}]\n"
 	for _, c := range []struct{ name, yaml, want string }{
-		{"unknown policy", base + "daemons: {namenode: {cache_policy: lfu}}", `daemons: namenode: cache_policy: unknown cache policy "lfu" (known: none, pinned, lru, ca, bg)`},
-		{"unknown scheduler", base + "daemons: {resourcemanager: {scheduler: fair}}", `unknown scheduler "fair" (known: fifo, delay, cachelocal)`},
+		{"unknown policy", base + "daemons: {namenode: {cache_policy: lfu}}", `daemons: namenode: cache_policy: unknown cache policy "lfu" (known: bg, ca, lru, none, pinned)`},
+		{"unknown scheduler", base + "daemons: {resourcemanager: {scheduler: fair}}", `unknown scheduler "fair" (known: cachelocal, delay, fifo)`},
 		{"wrong role", base + "daemons: {datanode: {cache_policy: lru}}", `cache_policy is a namenode key, not a datanode one`},
 		{"size as text", base + "daemons: {datanode: {cache_capacity: 256MiB}}", `cache_capacity: want a whole number (bytes for sizes)`},
 		{"per host", "name: x\nracks: [{name: a}]\nhosts: [{name: h1, rack: a, roles: [namenode, datanode], config: {datanode: {drop_cache_behind_reads: maybe}}}]",
