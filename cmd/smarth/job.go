@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -159,6 +160,16 @@ func splitJobArgs(args []string) (app string, rest []string, err error) {
 	return fs.Arg(0), append(lead, fs.Args()[1:]...), nil
 }
 
+// paramUsage makes a job parameter's error (missing --input, a bad
+// number) a usage error, exit 2, as any other bad usage; other errors and
+// nil pass through.
+func paramUsage(err error) error {
+	if pe := (*mapreduce.ParamError)(nil); errors.As(err, &pe) {
+		return usageErr("%v", err)
+	}
+	return err
+}
+
 // runJob parses the app's own flags (from its Params) and the common ones,
 // then runs it on the cluster.
 func runJob(cmd *cobra.Command, appName string, args []string) error {
@@ -229,7 +240,7 @@ func runJob(cmd *cobra.Command, appName string, args []string) error {
 		printCounters(out, res)
 	}
 	if err != nil {
-		return err
+		return paramUsage(err)
 	}
 	fmt.Fprintf(out, "%s %s in %.2fs\n", res.JobID, res.State, time.Since(start).Seconds())
 	return nil

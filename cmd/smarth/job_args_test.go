@@ -1,9 +1,13 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"smarth/internal/mapreduce"
 )
 
 // `job run`'s common flags may precede the app's name, as job --help's own
@@ -54,5 +58,34 @@ func TestJobRunHelpRendersDetach(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no --detach line in:\n%s", out)
+	}
+}
+
+// A job parameter's mistake is a usage error (exit 2) like any other;
+// other failures stay 1.
+func TestParamErrorsAreUsageErrors(t *testing.T) {
+	var ee *exitError
+	if err := paramUsage(fmt.Errorf("wordcount: %w", &mapreduce.ParamError{Msg: "missing required parameter --input"})); !errors.As(err, &ee) || ee.code != 2 {
+		t.Errorf("a missing parameter: %v, want exit 2", err)
+	}
+	if err := paramUsage(errors.New("job failed")); errors.As(err, &ee) {
+		t.Errorf("a job failure became a usage error: %v", err)
+	}
+	if paramUsage(nil) != nil {
+		t.Error("nil changed")
+	}
+}
+
+// Unknown commands and flags exit 2 at every level.
+func TestUnknownCommandsAndFlagsExit2(t *testing.T) {
+	for _, args := range [][]string{{"nosuch"}, {"job", "nosuch"}, {"admin", "nosuch"}, {"cluster", "nosuch"}, {"job", "list", "--nosuch"}, {"fs", "ls", "--nosuch"}} {
+		if rc, _, msg := runSmarth(args...); rc != 2 || !strings.Contains(msg, "unknown") {
+			t.Errorf("%q: rc %d %q, want 2 and an unknown command or flag", args, rc, msg)
+		}
+	}
+	for _, args := range [][]string{{}, {"job"}, {"--help"}} {
+		if rc, _, msg := runSmarth(args...); rc != 0 {
+			t.Errorf("%q: rc %d %q, want its help and 0", args, rc, msg)
+		}
 	}
 }

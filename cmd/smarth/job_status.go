@@ -23,7 +23,7 @@ func submitDetached(cmd *cobra.Command, reg *mapreduce.Registry, jf jobFlags, ap
 	defer closeAll()
 	id, err := jc.Submit(cmd.Context(), app, params)
 	if err != nil {
-		return err
+		return paramUsage(err)
 	}
 	fmt.Fprintln(cmd.OutOrStdout(), id)
 	if st, err := jc.Status(cmd.Context(), id); err == nil && st.GetTrackingUrl() != "" {

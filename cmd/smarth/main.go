@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -46,7 +47,41 @@ cache-affinity in-memory caching.`,
 	for _, add := range commandGroups {
 		root.AddCommand(add()...)
 	}
+	// One exit status for bad usage everywhere, as hdfs and yarn's
+	// scripts see it: 2 for an unknown command or flag at any level (an
+	// unknown command under a group printed its help and exited 0, at the
+	// top it exited 1; an unknown flag exited 1 outside fs).
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return usageErr("%s: %v (see '%s --help')", cmd.Name(), err, cmd.CommandPath())
+	})
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands gives every command group (a command with
+// subcommands and nothing to run itself) a RunE that prints its help when
+// called bare and refuses anything else as an unknown command.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q", args[0])
+		if cmd.HasParent() {
+			msg = strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ") + ": " + msg
+		}
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "; did you mean " + strings.Join(s, " or ") + "?"
+		}
+		return usageErr("%s (see '%s --help')", msg, cmd.CommandPath())
+	}
 }
 
 // commandGroups is filled by the init-free registration in each command file

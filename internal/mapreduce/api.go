@@ -283,3 +283,10 @@ type CacheReporter interface {
 type ReadSource interface {
 	ServedBy(blockID uint64) string
 }
+
+// ParamError is a job parameter missing or malformed: the user's mistake,
+// found while the job is planned, before anything runs (`job run` exits
+// 2 for it, as for any bad usage).
+type ParamError struct{ Msg string }
+
+func (e *ParamError) Error() string { return e.Msg }

@@ -52,7 +52,7 @@ func (p params) str(name string) string { return strings.TrimSpace(p[name]) }
 func (p params) required(name string) (string, error) {
 	v := p.str(name)
 	if v == "" {
-		return "", fmt.Errorf("missing required parameter --%s", name)
+		return "", paramErr("missing required parameter --%s", name)
 	}
 	return v, nil
 }
@@ -61,14 +61,14 @@ func (p params) required(name string) (string, error) {
 func (p params) int(name string, lo, hi int64) (int64, error) {
 	s := p.str(name)
 	if s == "" {
-		return 0, fmt.Errorf("missing required parameter --%s", name)
+		return 0, paramErr("missing required parameter --%s", name)
 	}
 	v, err := strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("parameter --%s=%q: not an integer", name, s)
+		return 0, paramErr("parameter --%s=%q: not an integer", name, s)
 	}
 	if v < lo || v > hi {
-		return 0, fmt.Errorf("parameter --%s=%d: must be between %d and %d", name, v, lo, hi)
+		return 0, paramErr("parameter --%s=%d: must be between %d and %d", name, v, lo, hi)
 	}
 	return v, nil
 }
@@ -76,14 +76,14 @@ func (p params) int(name string, lo, hi int64) (int64, error) {
 func (p params) float(name string, lo, hi float64) (float64, error) {
 	s := p.str(name)
 	if s == "" {
-		return 0, fmt.Errorf("missing required parameter --%s", name)
+		return 0, paramErr("missing required parameter --%s", name)
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(v) {
-		return 0, fmt.Errorf("parameter --%s=%q: not a number", name, s)
+		return 0, paramErr("parameter --%s=%q: not a number", name, s)
 	}
 	if v < lo || v > hi {
-		return 0, fmt.Errorf("parameter --%s=%g: must be between %g and %g", name, v, lo, hi)
+		return 0, paramErr("parameter --%s=%g: must be between %g and %g", name, v, lo, hi)
 	}
 	return v, nil
 }
@@ -95,14 +95,14 @@ func (p params) float(name string, lo, hi float64) (float64, error) {
 func (p params) size(name string, unit, lo, hi int64) (int64, error) {
 	s := p.str(name)
 	if s == "" {
-		return 0, fmt.Errorf("missing required parameter --%s", name)
+		return 0, paramErr("missing required parameter --%s", name)
 	}
 	v, err := units.ParseSizeIn(s, unit)
 	if err != nil {
-		return 0, fmt.Errorf("parameter --%s: %v", name, err)
+		return 0, paramErr("parameter --%s: %v", name, err)
 	}
 	if v < lo || v > hi {
-		return 0, fmt.Errorf("parameter --%s=%s: must be between %d and %d bytes", name, s, lo, hi)
+		return 0, paramErr("parameter --%s=%s: must be between %d and %d bytes", name, s, lo, hi)
 	}
 	return v, nil
 }
@@ -158,7 +158,7 @@ func copyParams(p map[string]string, kv ...string) map[string]string {
 }
 
 func errParam(name, value, want string) error {
-	return fmt.Errorf("parameter --%s=%q: want %s", name, value, want)
+	return paramErr("parameter --%s=%q: want %s", name, value, want)
 }
 
 // mapsAndSeed reads the --maps and --seed every generator takes, with the
@@ -171,4 +171,10 @@ func (p params) mapsAndSeed() (maps, seed int64, err error) {
 		return 0, 0, err
 	}
 	return maps, seed, nil
+}
+
+// paramErr is a job parameter missing or malformed: the user's mistake,
+// found before anything runs.
+func paramErr(format string, a ...any) error {
+	return &mapreduce.ParamError{Msg: fmt.Sprintf(format, a...)}
 }
