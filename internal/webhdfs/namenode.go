@@ -173,9 +173,35 @@ func (h *Handler) serve(c *call) *RemoteException {
 	c.user = user
 	c.ctx = h.cfg.Auth.Caller(withPeer(c.r), user)
 	if err := f(c); err != nil {
-		return FromError(err)
+		return hdfsNotFound(c.op, c.path, FromError(err))
 	}
 	return nil
+}
+
+// notFoundWording is how HDFS words a missing path for the operations
+// whose only missing thing can be the path: clients match these texts
+// (HdfsCLI looks for "does not exist" to tell a missing path from a
+// failure), so ours ("list /x: no such file or directory") broke walks,
+// uploads and downloads. LISTSTATUS is FSDirStatAndListingOp's "File %s
+// does not exist."; the others go through INodeFile.valueOf or
+// FSDirectory.resolveLastINode, "File does not exist: %s".
+var notFoundWording = map[string]string{
+	"LISTSTATUS": "File %s does not exist.", "LISTSTATUS_BATCH": "File %s does not exist.",
+	"GETFILESTATUS": "File does not exist: %s", "GETFILELINKSTATUS": "File does not exist: %s",
+	"OPEN": "File does not exist: %s", "GETFILECHECKSUM": "File does not exist: %s",
+	"GETCONTENTSUMMARY": "File does not exist: %s", "GETQUOTAUSAGE": "File does not exist: %s",
+	"GETFILEBLOCKLOCATIONS": "File does not exist: %s", "GET_BLOCK_LOCATIONS": "File does not exist: %s",
+	"GETACLSTATUS": "File does not exist: %s",
+}
+
+// hdfsNotFound rewords a FileNotFoundException about the call's own path
+// as HDFS words it for op; any other exception passes unchanged.
+func hdfsNotFound(op, path string, re *RemoteException) *RemoteException {
+	format, ok := notFoundWording[op]
+	if !ok || re.Exception != "FileNotFoundException" || !strings.HasSuffix(re.Message, path+": no such file or directory") {
+		return re
+	}
+	return Exception("FileNotFoundException", fmt.Sprintf(format, path))
 }
 
 // withPeer gives the in-process RPC the HTTP client's address, which the

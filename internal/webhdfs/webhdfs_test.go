@@ -366,9 +366,23 @@ func TestErrors(t *testing.T) {
 	if !strings.Contains(msg, "/nope") {
 		t.Fatalf("404 message does not name the path: %q", msg)
 	}
-	w.op("GET", "/nope", "LISTSTATUS").remote(t, 404, "FileNotFoundException")
-	w.twoStep("GET", "/nope", "OPEN", nil).remote(t, 404, "FileNotFoundException")
-	w.twoStep("GET", "/", "OPEN", nil).remote(t, 404, "FileNotFoundException")
+	// HDFS's own words for a missing path, which clients match.
+	for op, want := range map[string]string{
+		"GETFILESTATUS":     "File does not exist: /nope/x",
+		"LISTSTATUS":        "File /nope/x does not exist.",
+		"GETCONTENTSUMMARY": "File does not exist: /nope/x",
+		"GETACLSTATUS":      "File does not exist: /nope/x",
+	} {
+		if m := w.op("GET", "/nope/x", op, "user.name=alice").remote(t, 404, "FileNotFoundException"); m != want {
+			t.Errorf("%s of a missing path: %q, want HDFS's %q", op, m, want)
+		}
+	}
+	if m := w.twoStep("GET", "/nope", "OPEN", nil).remote(t, 404, "FileNotFoundException"); m != "File does not exist: /nope" {
+		t.Errorf("OPEN of a missing path: %q, want HDFS's %q", m, "File does not exist: /nope")
+	}
+	if m := w.twoStep("GET", "/", "OPEN", nil).remote(t, 404, "FileNotFoundException"); m != "Path is not a file: /" {
+		t.Errorf("OPEN of a directory: %q, want HDFS's %q", m, "Path is not a file: /")
+	}
 	w.op("GET", "/private", "LISTSTATUS", "user.name=alice").remote(t, 403, "AccessControlException")
 	w.op("PUT", "/private/x", "MKDIRS", "user.name=alice").remote(t, 403, "AccessControlException")
 
