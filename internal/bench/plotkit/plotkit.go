@@ -25,9 +25,8 @@ var ReferenceColor = color.RGBA{R: 0xc4, G: 0x4e, B: 0x52, A: 0xff}
 // error), then returns a plot titled title with its y axis, labelled
 // ylabel, starting at 0.
 func New(path string, n int, what, title, ylabel string) (*plot.Plot, error) {
-	ext := strings.ToLower(filepath.Ext(path))
-	if ext != ".svg" && ext != ".png" {
-		return nil, fmt.Errorf("plot %s: want a .svg or .png file name", path)
+	if err := CheckPath(path); err != nil {
+		return nil, err
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("plot %s: no %s to plot", path, what)
@@ -37,6 +36,17 @@ func New(path string, n int, what, title, ylabel string) (*plot.Plot, error) {
 	p.Y.Label.Text = ylabel
 	p.Y.Min = 0
 	return p, nil
+}
+
+// CheckPath refuses a file name other than .svg or .png: gonum's Save
+// picks the format by the extension and would write PDF, EPS, JPEG or
+// TIFF too, and the reports promise only these two.
+func CheckPath(path string) error {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".svg" && ext != ".png" {
+		return fmt.Errorf("plot %s: want a .svg or .png file name", path)
+	}
+	return nil
 }
 
 // AddRuns draws one black dot of the given radius per run over the bars
