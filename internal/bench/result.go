@@ -57,6 +57,23 @@ func TimesOf(secs []float64, size int64) Times {
 	return s
 }
 
+// Against compares t with base and the bound: the throughput gain over
+// base in percent, (base mean / t's mean - 1) x 100, nil without a base,
+// for base itself or without a mean; and MiBps as a percentage of
+// boundMiBps, nil without a bound. t and base are in one report, so base
+// is t when the pointers are equal.
+func (t *Times) Against(base *Times, boundMiBps float64) (gainPct, pctOfBound *float64) {
+	if base != nil && base != t && t.Mean > 0 {
+		v := (base.Mean/t.Mean - 1) * 100
+		gainPct = &v
+	}
+	if boundMiBps > 0 {
+		v := t.MiBps / boundMiBps * 100
+		pctOfBound = &v
+	}
+	return gainPct, pctOfBound
+}
+
 // Summary is the runs of one mode.
 type Summary struct {
 	Mode string `json:"mode"`
@@ -118,16 +135,13 @@ func (r *Result) Summarize() {
 			classic = &r.Summaries[i]
 		}
 	}
+	var base *Times
+	if classic != nil {
+		base = &classic.Times
+	}
 	for i := range r.Summaries {
 		s := &r.Summaries[i]
-		if classic != nil && s != classic && s.Mean > 0 {
-			v := (classic.Mean/s.Mean - 1) * 100
-			s.ImprovementPct = &v
-		}
-		if r.BoundMiBps > 0 {
-			v := s.MiBps / r.BoundMiBps * 100
-			s.PctOfBound = &v
-		}
+		s.ImprovementPct, s.PctOfBound = s.Against(base, r.BoundMiBps)
 	}
 }
 

@@ -140,16 +140,13 @@ func (r *Report) Summarize() {
 	if base != nil {
 		r.Baseline = base.Placement + "/" + base.Mode
 	}
+	var baseTimes *bench.Times
+	if base != nil {
+		baseTimes = &base.Times
+	}
 	for i := range r.Cells {
 		c := &r.Cells[i]
-		if base != nil && c != base && c.Mean > 0 {
-			v := (base.Mean/c.Mean - 1) * 100
-			c.VsBaselinePct = &v
-		}
-		if r.BoundMiBps > 0 {
-			v := c.MiBps / r.BoundMiBps * 100
-			c.PctOfLink = &v
-		}
+		c.VsBaselinePct, c.PctOfLink = c.Against(baseTimes, r.BoundMiBps)
 	}
 }
 
