@@ -7,9 +7,9 @@
 // It runs over a real DFS (Options.NameNode, e.g. a testcluster's
 // namenode: daemons and client use smarth's client library, node managers
 // with ClientHost = their hostname) or over any mapreduce.FS
-// (Options.FS, e.g. a LocalFS reporting block hosts). It decides the test
-// topology and intervals; the daemons are the real resourcemanager and
-// nodemanager packages. Logs are kept and printed when the test fails
+// (Options.FS, e.g. a HostFS: a LocalFS reporting block hosts). It
+// decides the test topology and intervals; the daemons are the real
+// resourcemanager and nodemanager packages. Logs are kept and printed when the test fails
 // (SMARTH_TEST_LOG=1 streams them).
 package mrtest
 
