@@ -20,16 +20,63 @@ type Run struct {
 	Path    string  `json:"path"`
 }
 
+// Times summarises timed transfers of one size: the spread of their
+// times and the throughput at the mean and at the best time. Summary
+// here and scenario's Cell carry it (its fields are theirs in JSON).
+type Times struct {
+	Runs      int     `json:"runs"`
+	Mean      float64 `json:"mean_s"`
+	Min       float64 `json:"min_s"`
+	Max       float64 `json:"max_s"`
+	StdDev    float64 `json:"stddev_s"`       // sample standard deviation
+	MiBps     float64 `json:"mib_per_s"`      // size / mean time
+	BestMiBps float64 `json:"best_mib_per_s"` // size / best time
+}
+
+// TimesOf summarises the times secs (seconds, at least one) of transfers
+// of size bytes each.
+func TimesOf(secs []float64, size int64) Times {
+	s := Times{Runs: len(secs), Min: math.Inf(1)}
+	var sum float64
+	for _, v := range secs {
+		sum += v
+		s.Min = min(s.Min, v)
+		s.Max = max(s.Max, v)
+	}
+	s.Mean = sum / float64(len(secs))
+	var sq float64
+	for _, v := range secs {
+		sq += (v - s.Mean) * (v - s.Mean)
+	}
+	if len(secs) > 1 {
+		s.StdDev = math.Sqrt(sq / float64(len(secs)-1))
+	}
+	s.MiBps = mibps(size, s.Mean)
+	s.BestMiBps = mibps(size, s.Min)
+	return s
+}
+
+// Against compares t with base and the bound: the throughput gain over
+// base in percent, (base mean / t's mean - 1) x 100, nil without a base,
+// for base itself or without a mean; and MiBps as a percentage of
+// boundMiBps, nil without a bound. t and base are in one report, so base
+// is t when the pointers are equal.
+func (t *Times) Against(base *Times, boundMiBps float64) (gainPct, pctOfBound *float64) {
+	if base != nil && base != t && t.Mean > 0 {
+		v := (base.Mean/t.Mean - 1) * 100
+		gainPct = &v
+	}
+	if boundMiBps > 0 {
+		v := t.MiBps / boundMiBps * 100
+		pctOfBound = &v
+	}
+	return gainPct, pctOfBound
+}
+
 // Summary is the runs of one mode.
 type Summary struct {
-	Mode    string  `json:"mode"`
-	Runs    int     `json:"runs"`
-	Mean    float64 `json:"mean_s"`
-	Min     float64 `json:"min_s"`
-	Max     float64 `json:"max_s"`
-	StdDev  float64 `json:"stddev_s"`
-	MiBps   float64 `json:"mib_per_s"` // size / mean time
-	BestMiB float64 `json:"best_mib_per_s"`
+	Mode string `json:"mode"`
+	Times
 	// ImprovementPct is the throughput gain over the classic mode, in
 	// percent: (classic mean / this mean - 1) * 100. Absent for classic
 	// itself and when classic was not run.
@@ -87,38 +134,18 @@ func (r *Result) Summarize() {
 			classic = &r.Summaries[i]
 		}
 	}
+	var base *Times
+	if classic != nil {
+		base = &classic.Times
+	}
 	for i := range r.Summaries {
 		s := &r.Summaries[i]
-		if classic != nil && s != classic && s.Mean > 0 {
-			v := (classic.Mean/s.Mean - 1) * 100
-			s.ImprovementPct = &v
-		}
-		if r.BoundMiBps > 0 {
-			v := s.MiBps / r.BoundMiBps * 100
-			s.PctOfBound = &v
-		}
+		s.ImprovementPct, s.PctOfBound = s.Against(base, r.BoundMiBps)
 	}
 }
 
 func summarize(mode string, secs []float64, size int64) Summary {
-	s := Summary{Mode: mode, Runs: len(secs), Min: math.Inf(1)}
-	var sum float64
-	for _, v := range secs {
-		sum += v
-		s.Min = min(s.Min, v)
-		s.Max = max(s.Max, v)
-	}
-	s.Mean = sum / float64(len(secs))
-	var sq float64
-	for _, v := range secs {
-		sq += (v - s.Mean) * (v - s.Mean)
-	}
-	if len(secs) > 1 {
-		s.StdDev = math.Sqrt(sq / float64(len(secs)-1))
-	}
-	s.MiBps = mibps(size, s.Mean)
-	s.BestMiB = mibps(size, s.Min)
-	return s
+	return Summary{Mode: mode, Times: TimesOf(secs, size)}
 }
 
 // PrintTable writes the summary table. The "vs classic" column appears
@@ -144,7 +171,7 @@ func (r *Result) PrintTable(w io.Writer) {
 	}
 	fmt.Fprintln(tw, header)
 	for _, s := range r.Summaries {
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t", s.Mode, s.Runs, s.Mean, s.Min, s.Max, s.StdDev, s.MiBps, s.BestMiB)
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t", s.Mode, s.Runs, s.Mean, s.Min, s.Max, s.StdDev, s.MiBps, s.BestMiBps)
 		if compare {
 			imp := "-"
 			if s.ImprovementPct != nil {

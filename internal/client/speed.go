@@ -11,67 +11,26 @@ import (
 
 // speedReporter sends the client's speed records (SMARTH) to the namenode
 // every Config.SpeedReport in a ClientHeartbeat, while files are being
-// written and until the samples of the last one are delivered.
+// written (periodic) and until the samples of the last one are delivered.
 type speedReporter struct {
 	f    *FileSystem
 	book *pipeline.SpeedBook
 
 	seedOnce sync.Once // the host's records, fetched for the first multi-pipeline file
 
-	mu      sync.Mutex
-	open    int           // guarded by mu: files being written
-	stopped bool          // guarded by mu
-	quit    chan struct{} // guarded by mu: nil if no goroutine runs
+	periodic
 }
 
 func newSpeedReporter(f *FileSystem) *speedReporter {
-	return &speedReporter{f: f, book: pipeline.NewSpeedBook()}
-}
-
-func (r *speedReporter) acquire() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.open++
-	if r.quit == nil && !r.stopped {
-		r.quit = make(chan struct{})
-		go r.run(r.quit)
-	}
+	r := &speedReporter{f: f, book: pipeline.NewSpeedBook()}
+	r.periodic = periodic{period: func() time.Duration { return f.cfg.SpeedReport }, task: r.report}
+	return r
 }
 
 func (r *speedReporter) release() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.open--
-	if r.open <= 0 && r.quit != nil {
-		close(r.quit)
-		r.quit = nil
-	}
-	if r.open <= 0 {
+	if r.periodic.release() {
 		// Deliver what the last file measured without waiting a period.
 		go r.report()
-	}
-}
-
-func (r *speedReporter) stop() {
-	r.mu.Lock()
-	r.stopped = true
-	if r.quit != nil {
-		close(r.quit)
-		r.quit = nil
-	}
-	r.mu.Unlock()
-}
-
-func (r *speedReporter) run(quit chan struct{}) {
-	t := time.NewTicker(r.f.cfg.SpeedReport)
-	defer t.Stop()
-	for {
-		select {
-		case <-quit:
-			return
-		case <-t.C:
-			r.report()
-		}
 	}
 }
 

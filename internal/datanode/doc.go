@@ -6,8 +6,9 @@
 //
 // What it decides:
 //
-//   - how a write pipeline runs through this node (receiver.go): classic
-//     HDFS behaviour — forward each packet downstream as it arrives, then
+//   - how a write pipeline runs through this node (receiver.go, and
+//     writemode.go for what the write mode changes): classic HDFS
+//     behaviour — forward each packet downstream as it arrives, then
 //     verify and store it; a responder acks a packet upstream only when it is
 //     stored here and acked downstream, prepending this node's status; the
 //     first failure is sent upstream as an error status at the failing node's

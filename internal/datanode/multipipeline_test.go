@@ -53,6 +53,39 @@ func TestFNFABeforeDownstreamFinished(t *testing.T) {
 	findLogLine(t, log2.String(), "block received")
 }
 
+// TestFNFAAfterLongLead: the first datanode's lead over a shut downstream
+// is bounded by per_client_buffer (64 MiB by default), not by the classic
+// ack queue: a block of more packets than that queue holds (256) must
+// still be stored whole and FNFA'd before the pipeline acks anything.
+func TestFNFAAfterLongLead(t *testing.T) {
+	nn := startFakeNameNode(t)
+	g := newGate()
+	defer g.release()
+	dn1, _ := startDataNode(t, nn, "", func(c *Config) { c.Dial = g.dial })
+	dn2, _ := startDataNode(t, nn, "", nil)
+	data := randomData((ackQueueSize+64)*pkt, 23)
+	p, resp := openPipeline(t, multiOp(405, "smarth-client-long"), dn1, dn2)
+	if err := datatransfer.ResponseError(resp); err != nil {
+		t.Fatal(err)
+	}
+	sent := make(chan error, 1)
+	go func() {
+		err := p.send(data)
+		p.finish2()
+		sent <- err
+	}()
+	waitFor(t, "FNFA from the first datanode after a lead of more packets than the classic ack queue", p.gotFNFA)
+	if n := p.ackCount(); n != 0 {
+		t.Fatalf("%d pipeline acks before the downstream got anything", n)
+	}
+	g.release()
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	p.lastAckOK(t, 2)
+	mustRead(t, dn2, 405, 1, data)
+}
+
 // TestPerClientBufferBound: with the downstream link shut, the first
 // datanode buffers at most per_client_buffer bytes of the client's data and
 // then stops reading (the client is pushed back by TCP), so it cannot have

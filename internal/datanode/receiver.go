@@ -29,12 +29,13 @@ const (
 )
 
 // receiver runs one WRITE_BLOCK: the HDFS BlockReceiver and its
-// PacketResponder. Classic: each packet is forwarded downstream as soon as
-// it arrives, then verified and written; the responder acks a packet
-// upstream once it is written here and acked by the downstream. Multi-
-// pipeline first node (SMARTH): packets are verified and stored first, then
-// queued for a forwarder goroutine within the client's buffer budget, and a
-// FIRST_NODE_FINISH_ACK goes to the client once the whole block is stored.
+// PacketResponder. Packets are verified and written here; the responder
+// acks a packet upstream once it is written here and acked by the
+// downstream. When a packet goes downstream is the write mode's
+// (writemode.go): classic forwards each packet as it arrives; a
+// multi-pipeline first node (SMARTH) forwards it once stored, from a queue
+// within the client's buffer budget, and sends FIRST_NODE_FINISH_ACK once
+// the whole block is stored.
 type receiver struct {
 	d      *DataNode
 	op     *dfspb.WriteBlockOp
@@ -44,8 +45,8 @@ type receiver struct {
 	down   net.Conn      // nil on the last node of the pipeline
 	downR  *bufio.Reader // acks from down
 	w      *store.Writer
-	first  bool // upstream is the client, not a datanode
-	multi  bool // first node of a multi-pipeline write
+	first  bool      // upstream is the client, not a datanode
+	mode   writeMode // classic, or multi-pipeline on a first node
 	client *clientState
 	name   string
 
@@ -53,12 +54,11 @@ type receiver struct {
 	upRead   *lazyDeadline // receiver goroutine only
 	upWrite  *lazyDeadline // guarded by upMu
 	upAcks   []byte        // guarded by upMu: encoded acks not yet written (see writeAck)
-	downW    *lazyDeadline // the goroutine forwarding (receiver, or forwarder in multi mode)
+	downW    *lazyDeadline // the goroutine forwarding (receiver, or the multi-pipeline forwarder)
 	downRead *lazyDeadline // responder only
 	acks     chan ackItem
-	disk     chan diskItem             // received packets waiting for the disk stage
-	fwd      chan *datatransfer.Packet // multi: stored packets waiting to be forwarded
-	stopped  chan struct{}             // closed by stop or abort: the write is over
+	disk     chan diskItem // received packets waiting for the disk stage
+	stopped  chan struct{} // closed by stop or abort: the write is over
 	stopOnce sync.Once
 	// downBroken: forwarding failed; the responder waits only briefly for
 	// the downstream's (error) ack.
@@ -86,6 +86,7 @@ type ackItem struct {
 // receiveBlock runs a WRITE_BLOCK request on connection up.
 func (d *DataNode) receiveBlock(up net.Conn, br *bufio.Reader, op *dfspb.WriteBlockOp) {
 	r := &receiver{d: d, op: op, up: up, first: op.GetSource() == nil, stopped: make(chan struct{}), release: func() {}}
+	r.mode = newWriteMode(r, false)
 	if resp := r.setup(br); resp != nil {
 		if r.w != nil {
 			if op.GetStage() == dfspb.WriteStage_PIPELINE_SETUP_CREATE || op.GetStage() == dfspb.WriteStage_TRANSFER_FINALIZED {
@@ -138,7 +139,7 @@ func (r *receiver) setup(br *bufio.Reader) *dfspb.OpResponse {
 			return errResponse(busyStatus, err.Error())
 		}
 		r.client, r.release = cs, release
-		r.multi = r.first
+		r.mode = newWriteMode(r, r.first)
 	}
 	w, err := r.openReplica(bpc)
 	if err != nil {
@@ -287,21 +288,12 @@ func (r *receiver) abort() {
 // run streams the block; it returns when the write has ended either way.
 // Two stages run at once: receive (this goroutine) reads packets and, in
 // classic mode, forwards them downstream at once; the disk stage verifies
-// and stores them and hands them to the responder. Forwarding thus never
-// waits for the local disk, and on a machine with several cores reading the
-// next packet overlaps with writing the last.
+// and stores them and hands them to the write mode and the responder.
+// Forwarding thus never waits for the local disk, and on a machine with
+// several cores reading the next packet overlaps with writing the last.
 func (r *receiver) run() {
 	r.start, r.startCPU = time.Now(), processCPU()
-	// A multi-pipeline first node runs up to a whole per-client buffer
-	// ahead of its downstream, and every packet it stored waits in the
-	// ack queue for the downstream's ack: a queue shorter than the buffer
-	// would cap the lead instead (256 packets = 16 MiB: with 64 MiB
-	// blocks the client got FNFA only when 3/4 of the block had drained).
-	ackCap := ackQueueSize
-	if r.multi && r.down != nil {
-		ackCap = max(ackCap, int(r.d.cfg.PerClientBuffer/datatransfer.DefaultPacketDataLen)+16)
-	}
-	r.acks = make(chan ackItem, ackCap)
+	r.acks = make(chan ackItem, r.mode.ackQueueLen())
 	r.disk = make(chan diskItem, diskQueueSize)
 	r.upRead = newLazyDeadline(r.up.SetReadDeadline, r.d.cfg.IOTimeout)
 	r.upWrite = newLazyDeadline(r.up.SetWriteDeadline, r.d.cfg.IOTimeout)
@@ -312,11 +304,7 @@ func (r *receiver) run() {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); r.respond() }()
-	if r.multi && r.down != nil {
-		r.fwd = make(chan *datatransfer.Packet, r.d.cfg.PerClientBuffer/datatransfer.DefaultPacketDataLen+16)
-		wg.Add(1)
-		go func() { defer wg.Done(); r.forward() }()
-	}
+	r.mode.start(&wg)
 	diskDone := make(chan error, 1)
 	go func() { diskDone <- r.storePackets() }()
 
@@ -329,9 +317,7 @@ func (r *receiver) run() {
 	close(r.disk)
 	derr := <-diskDone
 	close(r.acks)
-	if r.fwd != nil {
-		close(r.fwd)
-	}
+	r.mode.end()
 	if err == nil {
 		err = derr
 	}
@@ -413,13 +399,9 @@ func (r *receiver) receive() error {
 			}
 			expect++
 		}
-		// A failed forward is reported by the responder, which finds the
-		// downstream connection closed when it waits for this packet's
-		// ack; the packet itself is still stored.
-		var downErr error
-		if !r.multi && r.down != nil {
-			downErr = r.writeDown(p.Wire())
-		}
+		// Classic mode forwards the packet here; a failed forward still
+		// stores it (see classicMode.received).
+		downErr := r.mode.received(p)
 		if !r.toDisk(diskItem{p: p, arrived: time.Now()}) {
 			return errStopped
 		}
@@ -486,17 +468,14 @@ func (r *receiver) storePackets() error {
 	return failed
 }
 
-// storePacket verifies and stores one packet (forwarding it afterwards in
-// multi-pipeline mode) and queues it for the responder; it owns p.
+// storePacket verifies and stores one packet, hands it to the write mode
+// (which forwards it in multi-pipeline mode) and queues it for the
+// responder; it owns p.
 func (r *receiver) storePacket(p *datatransfer.Packet, arrived time.Time) error {
 	h := p.Header
 	if h.Heartbeat() {
-		if r.multi && r.down != nil {
-			if err := r.queueForward(p); err != nil {
-				return err
-			}
-		} else {
-			p.Release()
+		if err := r.mode.stored(p); err != nil {
+			return err
 		}
 		if !r.push(ackItem{seqno: datatransfer.HeartbeatSeqno, received: arrived}) {
 			return errStopped
@@ -533,17 +512,11 @@ func (r *receiver) storePacket(p *datatransfer.Packet, arrived time.Time) error 
 			return r.localFailure(h.Seqno, statusError, err)
 		}
 	}
-	if r.multi && r.down != nil {
-		if err := r.queueForward(p); err != nil {
-			return err
-		}
-	} else {
-		p.Release()
+	if err := r.mode.stored(p); err != nil {
+		return err
 	}
-	if h.Last() && r.multi {
-		// Before the last packet goes to the responder, so the FNFA
-		// always precedes the final pipeline ack.
-		r.sendFNFA(h.Seqno)
+	if h.Last() {
+		r.mode.blockStored(h.Seqno)
 	}
 	if !r.push(ackItem{seqno: h.Seqno, end: h.Offset + int64(h.DataLen), last: h.Last(), received: arrived}) {
 		return errStopped
@@ -573,40 +546,6 @@ func (r *receiver) setAckDeadline() {
 	}
 	if r.downBroken.Load() {
 		_ = r.down.SetReadDeadline(time.Now().Add(min(lingerTimeout, r.d.cfg.IOTimeout)))
-	}
-}
-
-// queueForward hands a stored packet to the forwarder, waiting while the
-// client's buffer is full (this goroutine then stops reading the client's
-// socket: TCP back-pressure).
-func (r *receiver) queueForward(p *datatransfer.Packet) error {
-	n := int64(len(p.Wire()))
-	if !r.client.budget.acquire(n, r.stopped) {
-		p.Release()
-		return errStopped
-	}
-	select {
-	case r.fwd <- p:
-		return nil
-	case <-r.stopped:
-		r.client.budget.release(n)
-		p.Release()
-		return errStopped
-	}
-}
-
-// forward writes queued packets downstream (multi-pipeline first node).
-func (r *receiver) forward() {
-	broken := false
-	for p := range r.fwd {
-		n := int64(len(p.Wire()))
-		if !broken {
-			if err := r.writeDown(p.Wire()); err != nil {
-				broken = true
-			}
-		}
-		r.client.budget.release(n)
-		p.Release()
 	}
 }
 

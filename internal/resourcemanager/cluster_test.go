@@ -18,25 +18,12 @@ import (
 	"smarth/internal/mapreduce/jobclient"
 	"smarth/internal/nodemanager"
 	"smarth/internal/resourcemanager"
+	"smarth/internal/testcluster/mrtest"
 )
 
 // These tests run the real resource manager, node managers, shuffle and
 // job client in one process over a local directory standing in for the
 // DFS (blocks reported on hosts dn1..dn3), so they need no namenode.
-
-type hostFS struct {
-	*mapreduce.LocalFS
-	hosts []string
-}
-
-func (h hostFS) BlockLocations(ctx context.Context, p string, off, n int64) ([]mapreduce.BlockLocation, error) {
-	locs, err := h.LocalFS.BlockLocations(ctx, p, off, n)
-	for i := range locs {
-		host := h.hosts[int(locs[i].Offset/h.LocalFS.BlockSize)%len(h.hosts)]
-		locs[i].Hosts, locs[i].Racks = []string{host}, []string{"/r1"}
-	}
-	return locs, err
-}
 
 type wc struct{}
 
@@ -89,12 +76,13 @@ func (sum) Reduce(ctx mapreduce.TaskContext, k []byte, vs mapreduce.ValueIterato
 	return out.Emit(k, strconv.AppendInt(nil, n, 10))
 }
 
+// miniCluster is an mrtest cluster over a HostFS (blocks on dn1..dn3,
+// 4 KiB blocks) running wc, with what the tests here reach for.
 type miniCluster struct {
-	root string
-	fs   hostFS
-	rm   *resourcemanager.ResourceManager
-	nms  []*nodemanager.NodeManager
-	jc   *jobclient.Client
+	*mrtest.Cluster
+	fs mrtest.HostFS
+	rm *resourcemanager.ResourceManager
+	jc *jobclient.Client
 }
 
 func startCluster(t *testing.T, scheduler string) *miniCluster {
@@ -104,64 +92,49 @@ func startCluster(t *testing.T, scheduler string) *miniCluster {
 
 // startClusterWith starts a cluster whose resource manager config rmCfg
 // adjusts and whose node managers see the file system through users
-// (nil: the same LocalFS for everyone).
+// (nil: the same LocalFS for everyone), and waits for the node managers
+// to register.
 func startClusterWith(t *testing.T, scheduler string, rmCfg func(*resourcemanager.Config), users func(mapreduce.FS) mapreduce.UserFS) *miniCluster {
 	t.Helper()
-	root := t.TempDir()
-	lfs, _ := mapreduce.NewLocalFS(filepath.Join(root, "dfs"))
+	return startMiniCluster(t, scheduler, rmCfg, users, false)
+}
+
+// startMiniCluster is startClusterWith; unregistered: do not wait for
+// the node managers to register (the resource manager refuses them).
+func startMiniCluster(t *testing.T, scheduler string, rmCfg func(*resourcemanager.Config), users func(mapreduce.FS) mapreduce.UserFS, unregistered bool) *miniCluster {
+	t.Helper()
+	lfs, _ := mapreduce.NewLocalFS(filepath.Join(t.TempDir(), "dfs"))
 	lfs.BlockSize = 4 << 10
-	c := &miniCluster{root: root, fs: hostFS{lfs, []string{"dn1", "dn2", "dn3"}}}
-	reg := mapreduce.NewRegistry(wc{})
-	cfg := resourcemanager.DefaultConfig()
-	cfg.Auth = auth.Simple // callers assert their names here (secure_test.go covers secure)
-	cfg.RPCAddr, cfg.HTTPAddr, cfg.FS, cfg.Scheduler = "127.0.0.1:0", "127.0.0.1:0", c.fs, scheduler
-	cfg.HeartbeatInterval, cfg.NodeTimeout, cfg.NodeSkips, cfg.RackSkips = 30*time.Millisecond, time.Second, 1, 2
-	if users != nil {
-		cfg.UserFS = users(c.fs)
-	}
-	if rmCfg != nil {
-		rmCfg(&cfg)
-	}
-	rm, err := resourcemanager.New(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rm.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rm.Close() })
-	c.rm = rm
-	// A secure resource manager takes heartbeats only from its
-	// nodemanager_users, by default this OS user: the node managers carry
-	// its credential.
+	fs := mrtest.HostFS{LocalFS: lfs, Hosts: []string{"dn1", "dn2", "dn3"}}
 	var nmToken string
-	if cfg.Auth != auth.Simple {
-		nmToken = serviceToken(t, cfg.AuthSecretFile)
-	}
-	for i := range 3 {
-		nc := nodemanager.DefaultConfig()
-		nc.ResourceManager, nc.FS, nc.Registry = rm.RPCAddr(), c.fs, reg
-		nc.Hostname, nc.Rack, nc.WorkDir = fmt.Sprintf("dn%d", i+1), "/r1", filepath.Join(root, fmt.Sprintf("nm%d", i+1))
-		nc.SortBufferBytes, nc.TokenFile = 64<<10, nmToken
-		if users != nil {
-			nc.UserFS = users(c.fs)
-		}
-		nm, err := nodemanager.New(nc, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := nm.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { nm.Close() })
-		c.nms = append(c.nms, nm)
-	}
-	c.jc, err = jobclient.New(jobclient.Config{ResourceManager: rm.RPCAddr(), FS: c.fs, Registry: reg, PollInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.jc.Close() })
-	return c
+	mr := mrtest.Start(t, mrtest.Options{FS: fs, Registry: mapreduce.NewRegistry(wc{}), Hosts: fs.Hosts,
+		Racks: []string{"/r1", "/r1", "/r1"}, Scheduler: scheduler, HeartbeatInterval: 30 * time.Millisecond,
+		NodeTimeout: time.Second, SortBufferBytes: 64 << 10, Unregistered: unregistered,
+		RM: func(cfg *resourcemanager.Config) {
+			// auth: simple unless rmCfg says otherwise: callers assert
+			// their names here (secure_test.go covers secure).
+			cfg.NodeSkips, cfg.RackSkips = 1, 2
+			if users != nil {
+				cfg.UserFS = users(fs)
+			}
+			if rmCfg != nil {
+				rmCfg(cfg)
+			}
+			// A secure resource manager takes heartbeats only from its
+			// nodemanager_users, by default this OS user: the node
+			// managers carry its credential.
+			if cfg.Auth != auth.Simple {
+				nmToken = serviceToken(t, cfg.AuthSecretFile)
+			}
+		},
+		NM: func(_ int, nc *nodemanager.Config) {
+			nc.TokenFile = nmToken
+			if users != nil {
+				nc.UserFS = users(fs)
+			}
+		},
+	})
+	return &miniCluster{Cluster: mr, fs: fs, rm: mr.RM(), jc: mr.Client()}
 }
 
 func (c *miniCluster) writeInput(t *testing.T, lines int) map[string]int64 {
@@ -260,7 +233,7 @@ func TestNodeManagerLostMidJob(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	c.nms[0].Close()
+	c.StopNodeManager(0)
 	res, err := c.jc.Wait(ctx, id)
 	if err != nil {
 		t.Fatalf("job did not survive a lost node manager: %v", err)

@@ -150,10 +150,10 @@ func TestNodeManagerWithoutCredentialIsRefused(t *testing.T) {
 	if _, err := auth.LoadOrCreateKey(keyFile); err != nil {
 		t.Fatal(err)
 	}
-	c := startClusterWith(t, "fifo", func(cfg *resourcemanager.Config) {
+	c := startMiniCluster(t, "fifo", func(cfg *resourcemanager.Config) {
 		cfg.Auth, cfg.AuthSecretFile = auth.Secure, keyFile
 		cfg.NodeManagerUsers = []string{"yarn"} // not this OS user, whose credential the node managers carry
-	}, nil)
+	}, nil, true)
 	time.Sleep(300 * time.Millisecond) // ten heartbeat intervals: none may register
 	if n := c.rm.Nodes(); len(n) != 0 {
 		t.Fatalf("node managers of a user not in nodemanager_users registered: %v", n)

@@ -3,13 +3,13 @@ package ab
 import (
 	"fmt"
 	"image/color"
-	"path/filepath"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"smarth/internal/bench/plotkit"
 )
 
 // Plot draws the comparisons to path (.svg or .png), in the style of
@@ -18,9 +18,8 @@ import (
 // minutes share one axis (A's median is the line at 1), B's median as a
 // bar, and the speedup with its interval and verdict under the name.
 func Plot(path, title string, cs []Comparison) error {
-	ext := strings.ToLower(filepath.Ext(path))
-	if ext != ".svg" && ext != ".png" {
-		return fmt.Errorf("plot %s: want a .svg or .png file name", path)
+	if err := plotkit.CheckPath(path); err != nil {
+		return err
 	}
 	if len(cs) == 0 {
 		return fmt.Errorf("plot %s: nothing to plot", path)

@@ -3,30 +3,22 @@ package scenario
 import (
 	"fmt"
 	"image/color"
-	"path/filepath"
-	"strings"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
+
+	"smarth/internal/bench/plotkit"
 )
 
 // Plot draws the report to path (.svg or .png): one bar per placement and
 // mode at its mean MiB/s, each run as a point, the client's link rate as a
 // dashed line and 90% of it (the project's aim) as a dotted one.
 func (r *Report) Plot(path string) error {
-	ext := strings.ToLower(filepath.Ext(path))
-	if ext != ".svg" && ext != ".png" {
-		return fmt.Errorf("plot %s: want a .svg or .png file name", path)
+	p, err := plotkit.New(path, len(r.Cells), "runs",
+		fmt.Sprintf("%s: put of %s, block %s, r%d", r.Scenario, sizeText(r.Size), sizeText(r.BlockSize), r.Replication), "MiB/s")
+	if err != nil {
+		return err
 	}
-	if len(r.Cells) == 0 {
-		return fmt.Errorf("plot %s: no runs to plot", path)
-	}
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: put of %s, block %s, r%d", r.Scenario, sizeText(r.Size), sizeText(r.BlockSize), r.Replication)
-	p.Y.Label.Text = "MiB/s"
-	p.Y.Min = 0
 
 	colors := map[string]color.Color{
 		"classic":       color.RGBA{R: 0x8c, G: 0x8c, B: 0x8c, A: 0xff},
@@ -62,15 +54,9 @@ func (r *Report) Plot(path string) error {
 			pts = append(pts, plotter.XY{X: float64(i), Y: run.MiBps})
 		}
 	}
-	scatter, err := plotter.NewScatter(pts)
-	if err != nil {
+	if err := plotkit.AddRuns(p, pts, vg.Points(2)); err != nil {
 		return err
 	}
-	scatter.GlyphStyle.Shape = draw.CircleGlyph{}
-	scatter.GlyphStyle.Color = color.Black
-	scatter.GlyphStyle.Radius = vg.Points(2)
-	p.Add(scatter)
-	p.Legend.Add("runs", scatter)
 
 	top := 0.0
 	for _, run := range r.Runs {
@@ -85,15 +71,9 @@ func (r *Report) Plot(path string) error {
 			{1, []vg.Length{vg.Points(5), vg.Points(3)}, fmt.Sprintf("client link %.0f Mbit/s", r.LinkRateBits/1e6)},
 			{0.9, []vg.Length{vg.Points(1), vg.Points(2)}, "90% of the link"},
 		} {
-			y := r.BoundMiBps * l.frac
-			line, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: y}, {X: float64(len(r.Cells)) - 0.5, Y: y}})
-			if err != nil {
+			if err := plotkit.AddReference(p, r.BoundMiBps*l.frac, len(r.Cells), l.dashes, l.name); err != nil {
 				return err
 			}
-			line.LineStyle.Dashes = l.dashes
-			line.LineStyle.Color = color.RGBA{R: 0xc4, G: 0x4e, B: 0x52, A: 0xff}
-			p.Add(line)
-			p.Legend.Add(l.name, line)
 		}
 		top = max(top, r.BoundMiBps)
 	}

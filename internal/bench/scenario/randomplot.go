@@ -3,29 +3,23 @@ package scenario
 import (
 	"fmt"
 	"image/color"
-	"path/filepath"
-	"strings"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"smarth/internal/bench/plotkit"
 )
 
 // Plot draws the random-topology run to path (.svg or .png): per topology,
 // the ideal (min-cut) and schedule speedups over HDFS beside the measured speedups of rackaware
 // multi-pipeline and of SMARTH, with 1x (no gain) as a dashed line.
 func (r *RandomReport) Plot(path string) error {
-	ext := strings.ToLower(filepath.Ext(path))
-	if ext != ".svg" && ext != ".png" {
-		return fmt.Errorf("plot %s: want a .svg or .png file name", path)
+	p, err := plotkit.New(path, len(r.Results), "topologies",
+		fmt.Sprintf("random topologies (seed %d): speedup over HDFS, put of %s", r.Spec.Seed, sizeText(r.Size)),
+		"speedup over HDFS (classic, rackaware)")
+	if err != nil {
+		return err
 	}
-	if len(r.Results) == 0 {
-		return fmt.Errorf("plot %s: no topologies to plot", path)
-	}
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("random topologies (seed %d): speedup over HDFS, put of %s", r.Spec.Seed, sizeText(r.Size))
-	p.Y.Label.Text = "speedup over HDFS (classic, rackaware)"
-	p.Y.Min = 0
 	series := []struct {
 		name  string
 		value func(RandomResult) float64
@@ -57,14 +51,9 @@ func (r *RandomReport) Plot(path string) error {
 		p.Add(bars)
 		p.Legend.Add(s.name, bars)
 	}
-	one, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: 1}, {X: float64(len(r.Results)) - 0.5, Y: 1}})
-	if err != nil {
+	if err := plotkit.AddReference(p, 1, len(r.Results), []vg.Length{vg.Points(5), vg.Points(3)}, "no gain (1x)"); err != nil {
 		return err
 	}
-	one.LineStyle.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-	one.LineStyle.Color = color.RGBA{R: 0xc4, G: 0x4e, B: 0x52, A: 0xff}
-	p.Add(one)
-	p.Legend.Add("no gain (1x)", one)
 	p.NominalX(names...)
 	p.Y.Max = top * 1.6
 	p.Legend.Top = true

@@ -9,6 +9,8 @@ import (
 	"smarth/internal/units"
 	"text/tabwriter"
 	"time"
+
+	"smarth/internal/bench"
 )
 
 // RunRecord is one timed upload with its explanation.
@@ -26,16 +28,10 @@ type RunRecord struct {
 
 // Cell summarises the runs of one placement and mode.
 type Cell struct {
-	Placement string  `json:"placement"`
-	Mode      string  `json:"mode"`
-	Label     string  `json:"label,omitempty"` // "HDFS" or "SMARTH"
-	Runs      int     `json:"runs"`
-	Mean      float64 `json:"mean_s"`
-	Min       float64 `json:"min_s"`
-	Max       float64 `json:"max_s"`
-	StdDev    float64 `json:"stddev_s"`
-	MiBps     float64 `json:"mib_per_s"` // size / mean time
-	BestMiBps float64 `json:"best_mib_per_s"`
+	Placement string `json:"placement"`
+	Mode      string `json:"mode"`
+	Label     string `json:"label,omitempty"` // "HDFS" or "SMARTH"
+	bench.Times
 	// VsBaselinePct is the throughput gain over the baseline cell (HDFS:
 	// classic writes, rack-aware placement), (baseline mean / mean - 1) x 100.
 	VsBaselinePct *float64 `json:"vs_baseline_pct,omitempty"`
@@ -145,16 +141,13 @@ func (r *Report) Summarize() {
 	if base != nil {
 		r.Baseline = base.Placement + "/" + base.Mode
 	}
+	var baseTimes *bench.Times
+	if base != nil {
+		baseTimes = &base.Times
+	}
 	for i := range r.Cells {
 		c := &r.Cells[i]
-		if base != nil && c != base && c.Mean > 0 {
-			v := (base.Mean/c.Mean - 1) * 100
-			c.VsBaselinePct = &v
-		}
-		if r.BoundMiBps > 0 {
-			v := c.MiBps / r.BoundMiBps * 100
-			c.PctOfLink = &v
-		}
+		c.VsBaselinePct, c.PctOfLink = c.Against(baseTimes, r.BoundMiBps)
 	}
 }
 
@@ -174,12 +167,13 @@ func (r *Report) baseline() *Cell {
 }
 
 func (r *Report) cell(pl, mode string, runs []RunRecord) Cell {
-	c := Cell{Placement: pl, Mode: mode, Label: label(pl, mode), Runs: len(runs), Min: math.Inf(1)}
-	var sum float64
+	secs := make([]float64, len(runs))
+	for i, run := range runs {
+		secs[i] = run.Seconds
+	}
+	c := Cell{Placement: pl, Mode: mode, Label: label(pl, mode), Times: bench.TimesOf(secs, r.Size)}
 	var blocks, slow int
 	for _, run := range runs {
-		sum += run.Seconds
-		c.Min, c.Max = min(c.Min, run.Seconds), max(c.Max, run.Seconds)
 		c.FirstHopMbit += run.Diag.FirstHopMbit / float64(len(runs))
 		c.MeanOpen += run.Diag.MeanOpen / float64(len(runs))
 		c.BusyPct += run.Diag.BusyPct / float64(len(runs))
@@ -190,20 +184,6 @@ func (r *Report) cell(pl, mode string, runs []RunRecord) Cell {
 	}
 	if blocks > 0 {
 		c.SlowFirstPct = float64(slow) / float64(blocks) * 100
-	}
-	c.Mean = sum / float64(len(runs))
-	var sq float64
-	for _, run := range runs {
-		sq += (run.Seconds - c.Mean) * (run.Seconds - c.Mean)
-	}
-	if len(runs) > 1 {
-		c.StdDev = math.Sqrt(sq / float64(len(runs)-1))
-	}
-	if c.Mean > 0 {
-		c.MiBps = float64(r.Size) / mib / c.Mean
-	}
-	if c.Min > 0 {
-		c.BestMiBps = float64(r.Size) / mib / c.Min
 	}
 	return c
 }

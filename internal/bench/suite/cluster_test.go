@@ -2,7 +2,6 @@ package suite
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"smarth/internal/mapreduce/jobclient"
 	"smarth/internal/nodemanager"
 	"smarth/internal/resourcemanager"
+	"smarth/internal/testcluster/mrtest"
 )
 
 // These tests run the suite and the multi-job apps on the real runtime —
@@ -26,67 +26,32 @@ import (
 // apps' parameters, Prepare results and counters travel the cluster's
 // paths. They need no namenode.
 
-type hostFS struct {
-	*mapreduce.LocalFS
-	hosts []string
-}
-
-func (h hostFS) BlockLocations(ctx context.Context, p string, off, n int64) ([]mapreduce.BlockLocation, error) {
-	locs, err := h.LocalFS.BlockLocations(ctx, p, off, n)
-	for i := range locs {
-		host := h.hosts[int(locs[i].Offset/h.LocalFS.BlockSize)%len(h.hosts)]
-		locs[i].Hosts, locs[i].Racks = []string{host}, []string{"/r1"}
-	}
-	return locs, err
-}
-
-func startCluster(t *testing.T, out *bytes.Buffer) (*jobclient.Client, hostFS) {
+func startCluster(t *testing.T, out *bytes.Buffer) (*jobclient.Client, mrtest.HostFS) {
 	t.Helper()
-	root := t.TempDir()
-	lfs, err := mapreduce.NewLocalFS(filepath.Join(root, "dfs"))
+	lfs, err := mapreduce.NewLocalFS(filepath.Join(t.TempDir(), "dfs"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	lfs.BlockSize = 256 << 10
-	fs := hostFS{lfs, []string{"dn1", "dn2", "dn3"}}
-	reg := mapreduce.NewRegistry(apps.AllWith(apps.Options{Out: out})...)
-	cfg := resourcemanager.DefaultConfig()
-	cfg.Auth = auth.Simple // an in-process cluster on a local FS; callers assert their names
-	cfg.RPCAddr, cfg.HTTPAddr, cfg.FS = "127.0.0.1:0", "127.0.0.1:0", fs
-	cfg.HeartbeatInterval = 20 * time.Millisecond
-	cfg.AllowStreaming = true // the suite runs a streaming job
-	rm, err := resourcemanager.New(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rm.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rm.Close() })
-	for i := range 3 {
-		nc := nodemanager.DefaultConfig()
-		nc.ResourceManager, nc.FS, nc.Registry = rm.RPCAddr(), fs, reg
-		nc.Hostname, nc.Rack, nc.WorkDir = fmt.Sprintf("dn%d", i+1), "/r1", filepath.Join(root, fmt.Sprintf("nm%d", i+1))
-		nc.SortBufferBytes = 256 << 10
-		// As the resource manager: an in-process cluster, callers assert
-		// their names. Not root, the streaming job then runs as this
-		// process (root: in a container as nobody).
-		nc.Auth = auth.Simple
-		nm, err := nodemanager.New(nc, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := nm.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { nm.Close() })
-	}
-	jc, err := jobclient.New(jobclient.Config{ResourceManager: rm.RPCAddr(), FS: fs, Registry: reg, PollInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { jc.Close() })
-	return jc, fs
+	fs := mrtest.HostFS{LocalFS: lfs, Hosts: []string{"dn1", "dn2", "dn3"}}
+	mr := mrtest.Start(t, mrtest.Options{FS: fs, Registry: mapreduce.NewRegistry(apps.AllWith(apps.Options{Out: out})...),
+		Hosts: fs.Hosts, Racks: []string{"/r1", "/r1", "/r1"}, HeartbeatInterval: 20 * time.Millisecond,
+		SortBufferBytes: 256 << 10, NodeTimeout: resourcemanager.DefaultConfig().NodeTimeout,
+		// auth: simple (mrtest's default without a secret): an in-process
+		// cluster on a local FS; callers assert their names.
+		RM: func(cfg *resourcemanager.Config) {
+			cfg.AllowStreaming = true // the suite runs a streaming job
+			// The daemons' own delay-scheduling waits, as before mrtest.
+			d := resourcemanager.DefaultConfig()
+			cfg.NodeSkips, cfg.RackSkips = d.NodeSkips, d.RackSkips
+		},
+		NM: func(_ int, nc *nodemanager.Config) {
+			// As the resource manager. Not root, the streaming job then
+			// runs as this process (root: in a container as nobody).
+			nc.Auth = auth.Simple
+		},
+	})
+	return mr.Client(), fs
 }
 
 func TestSuiteOnInProcessCluster(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"smarth/internal/bench/plotkit"
 )
 
 // Plot draws Fig. 11/12: one group of bars per app, one bar per
@@ -17,10 +19,10 @@ import (
 // with samples, Fig. 13/14 beside it (<name>-<combo>-blocks.svg): cached
 // blocks per app over time.
 func (r *Result) Plot(path string) error {
-	ext := strings.ToLower(filepath.Ext(path))
-	if ext != ".svg" && ext != ".png" {
-		return fmt.Errorf("plot %s: want a .svg or .png file name", path)
+	if err := plotkit.CheckPath(path); err != nil {
+		return err
 	}
+	ext := strings.ToLower(filepath.Ext(path)) // the blocks plots take the same format
 	rows := r.Rows()
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("workload %s: runtime normalized to %s (warm runs)", r.Workload, Baseline)

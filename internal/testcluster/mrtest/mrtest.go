@@ -7,9 +7,9 @@
 // It runs over a real DFS (Options.NameNode, e.g. a testcluster's
 // namenode: daemons and client use smarth's client library, node managers
 // with ClientHost = their hostname) or over any mapreduce.FS
-// (Options.FS, e.g. a LocalFS reporting block hosts). It decides the test
-// topology and intervals; the daemons are the real resourcemanager and
-// nodemanager packages. Logs are kept and printed when the test fails
+// (Options.FS, e.g. a HostFS: a LocalFS reporting block hosts). It
+// decides the test topology and intervals; the daemons are the real
+// resourcemanager and nodemanager packages. Logs are kept and printed when the test fails
 // (SMARTH_TEST_LOG=1 streams them).
 package mrtest
 
@@ -66,6 +66,9 @@ type Options struct {
 	NM func(i int, cfg *nodemanager.Config)
 	// WaitTimeout bounds WaitFor; default 30s.
 	WaitTimeout time.Duration
+	// Unregistered: Start does not wait for the node managers to
+	// register (a test of node managers the resource manager refuses).
+	Unregistered bool
 
 	// For a secure namenode (the testcluster default): Credential
 	// proves the submitter the job client and the test's DFS client act
@@ -95,7 +98,8 @@ type Cluster struct {
 }
 
 // Start starts the resource manager, the node managers and a job client,
-// and waits until every node manager has registered.
+// and waits until every node manager has registered (unless
+// Unregistered).
 func Start(t testing.TB, opts Options) *Cluster {
 	t.Helper()
 	if opts.DFS != nil {
@@ -171,9 +175,11 @@ func Start(t testing.TB, opts Options) *Cluster {
 	if err != nil {
 		t.Fatalf("mrtest: job client: %v", err)
 	}
-	c.WaitFor(t, fmt.Sprintf("%d node managers to register", len(opts.Hosts)), func() bool {
-		return len(rm.Nodes()) == len(opts.Hosts)
-	})
+	if !opts.Unregistered {
+		c.WaitFor(t, fmt.Sprintf("%d node managers to register", len(opts.Hosts)), func() bool {
+			return len(rm.Nodes()) == len(opts.Hosts)
+		})
+	}
 	return c
 }
 
