@@ -133,10 +133,10 @@ func testConfig(cfg Config) Config {
 }
 
 type node struct {
-	id   string
-	cfg  Config
-	fsm  *memFSM
-	log  *Log
+	id  string
+	cfg Config
+	fsm *memFSM
+	log *Log
 	// initial is the state loaded before the first start (a namenode's
 	// image, for the upgrade path).
 	initial []string
