@@ -115,6 +115,9 @@ type Stats struct {
 	Diverged          bool
 	Members           []Member
 	SnapshotLastIndex uint64
+	// Batches and Records this node proposed as leader: Records/Batches
+	// is the group commit's batch size.
+	Batches, Records uint64
 }
 
 // Stats reads the node's state. Per-follower lag in entries is not
@@ -143,6 +146,7 @@ func (l *Log) Stats() Stats {
 	}
 	l.mu.Lock()
 	st.Ready, st.AppliedTxID, st.AppendedTxID, st.Diverged = l.token != 0, l.applied, l.lastTxID, l.diverged
+	st.Batches, st.Records = l.batches, l.records
 	l.mu.Unlock()
 	return st
 }

@@ -128,8 +128,8 @@ func nodeMain() {
 // procNode is a node process seen from the test.
 type procNode struct {
 	id, bind, ctl, dir string
-	env               []string
-	cmd               *exec.Cmd
+	env                []string
+	cmd                *exec.Cmd
 }
 
 type procGroup struct {
@@ -158,6 +158,13 @@ func startProcGroup(t *testing.T, n int) *procGroup {
 	}
 	t.Cleanup(func() {
 		for _, p := range g.nodes {
+			if t.Failed() {
+				b, _ := os.ReadFile(filepath.Join(dir, p.id+".log"))
+				if len(b) > 6000 {
+					b = b[len(b)-6000:]
+				}
+				t.Logf("%s's log ends:\n%s", p.id, b)
+			}
 			if p.cmd != nil {
 				p.cmd.Process.Signal(syscall.SIGCONT)
 				p.cmd.Process.Kill()

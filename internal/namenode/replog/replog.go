@@ -8,13 +8,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"smarth/internal/diskperm"
 	"smarth/internal/pki"
@@ -77,7 +74,13 @@ type Config struct {
 	// MaxInflight is how many batches may wait for commit at once;
 	// while they wait, appends gather into the next (group commit).
 	MaxInflight int
-	// NoSync skips fsync of the log (tests of logic only).
+	// LogStore is "wal" (default) or "bolt"; see openLogStore.
+	LogStore string
+	// SegmentSize is the size of a WAL segment file (default 64 MiB).
+	// The log behind a snapshot is removed a whole segment at a time,
+	// so a follower needs the snapshot only once it lags a segment.
+	SegmentSize int
+	// NoSync skips fsync of the log (bolt only; tests of logic only).
 	NoSync bool
 	Logger *slog.Logger
 }
@@ -135,7 +138,7 @@ type Log struct {
 	log    *slog.Logger
 	raft   *raft.Raft
 	trans  *raft.NetworkTransport
-	store  *raftboltdb.BoltStore
+	store  logStore
 	snaps  raft.SnapshotStore
 	notify chan bool
 	lost   chan Lost
@@ -156,6 +159,8 @@ type Log struct {
 	open     *pending
 	diverged bool
 	err      error
+	// proposed counts batches and their records, for Stats.
+	batches, records uint64
 }
 
 // pending is a batch being filled or waiting for commit.
@@ -277,16 +282,10 @@ func (l *Log) raftConfig() *raft.Config {
 	return rc
 }
 
-// openStores opens the log/stable store (bbolt, one fsync per batch of
-// entries) and the snapshot store under Dir.
+// openStores opens the log/stable store and the snapshot store under Dir.
 func (l *Log) openStores() error {
-	path := filepath.Join(l.cfg.Dir, "raft.db")
-	store, err := raftboltdb.New(raftboltdb.Options{Path: path, NoSync: l.cfg.NoSync})
+	store, err := l.openLogStore()
 	if err != nil {
-		return fmt.Errorf("replog: log store %s: %w", path, err)
-	}
-	if err := os.Chmod(path, diskperm.File); err != nil {
-		store.Close()
 		return err
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(l.cfg.Dir, 2, newHclog(l.log))
@@ -527,6 +526,8 @@ func (l *Log) flushLoop() {
 		}
 		l.open = nil
 		b.sent = true
+		l.batches++
+		l.records += uint64(len(b.recs))
 		l.mu.Unlock()
 		f := l.raft.Apply(encodeBatch(token, b.first, b.recs), 0)
 		l.wg.Add(1)
