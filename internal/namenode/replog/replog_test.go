@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -76,7 +77,7 @@ func TestThreeNodesApplyInOrder(t *testing.T) {
 func TestFollowerLostDiskCatchesUp(t *testing.T) {
 	nodes := group(t, t.TempDir(), 3, func(i int, c *Config) {
 		c.TrailingLogs = 5
-		c.SegmentSize = 4096 // so the snapshot frees whole segments
+		c.SegmentSize = 4096          // so the snapshot frees whole segments
 		c.SnapshotThreshold = 1 << 30 // snapshots only when the test asks
 	})
 	ld := leaderOf(t, nodes)
@@ -204,5 +205,36 @@ func TestReopenRebuildsState(t *testing.T) {
 	waitFor(t, 10*time.Second, "the reopened node to replay 20 records", func() bool { return len(n.fsm.list()) >= 20 })
 	if err := equalLists(want, n.fsm.list()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A leader's state is ahead of the log while appended records wait for
+// commit; a snapshot then would label uncommitted operations with a
+// committed index, so it is refused until the records are committed.
+func TestLeaderSnapshotRefusedWhileAhead(t *testing.T) {
+	nodes := group(t, t.TempDir(), 3, nil)
+	ld := leaderOf(t, nodes)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := write(ctx, ld.log, ld.fsm, "committed"); err != nil {
+		t.Fatal(err)
+	}
+	// Applied and appended, not yet synced: the batch is not proposed.
+	ld.fsm.mu.Lock()
+	ld.fsm.recs = append(ld.fsm.recs, "pending")
+	h, err := ld.log.Append([]byte("pending"))
+	ld.fsm.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// raft flattens the FSM's error into its own message.
+	if err := ld.log.Snapshot(ctx); err == nil || !strings.Contains(err.Error(), errSnapshotAhead.Error()) {
+		t.Fatalf("snapshot with an uncommitted record in the state: %v, want errSnapshotAhead", err)
+	}
+	if err := ld.log.Sync(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := ld.log.Snapshot(ctx); err != nil {
+		t.Fatalf("snapshot once committed: %v", err)
 	}
 }
