@@ -14,9 +14,9 @@ import (
 // its disk before the next kill), and the time from each kill to the
 // first acknowledged append through the new leader is logged.
 func TestKillLeaderLosesNothing(t *testing.T) {
-	kills := 6
+	kills := 12
 	if testing.Short() {
-		kills = 2
+		kills = 3
 	}
 	g := startProcGroup(t, 3)
 	ld := g.leader()
