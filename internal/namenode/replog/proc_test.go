@@ -275,13 +275,19 @@ type ack struct {
 }
 
 // writer appends fresh records, one at a time, through whichever node
-// leads (following ErrNotLeader), until stop; it returns the acks.
+// leads (following ErrNotLeader), until stop; it returns the acks. Like
+// HDFS's failover proxy it moves on from a node that does not answer
+// and, for a while, neither returns to it nor trusts hints naming it: a
+// frozen leader accepts connections and answers nothing, and followers
+// name it until they elect another.
 func (g *procGroup) writer(name string, stop <-chan struct{}, acks chan<- ack, first *procNode) []ack {
 	var out []ack
 	target := first
-	// A frozen node accepts connections and answers nothing: give up on
-	// it quickly and look for the leader elsewhere.
-	c := &http.Client{Timeout: 2 * time.Second}
+	c := &http.Client{Timeout: time.Second}
+	suspect := map[string]time.Time{}
+	usable := func(p *procNode) bool {
+		return p != nil && p.cmd != nil && time.Since(suspect[p.id]) > 2*time.Second
+	}
 	for i := 0; ; i++ {
 		select {
 		case <-stop:
@@ -289,8 +295,8 @@ func (g *procGroup) writer(name string, stop <-chan struct{}, acks chan<- ack, f
 		default:
 		}
 		rec := fmt.Sprintf("%s-%d", name, i)
-		if target == nil || target.cmd == nil {
-			target = g.nodes[i%len(g.nodes)]
+		for k := 0; !usable(target) && k < len(g.nodes); k++ {
+			target = g.nodes[(i+k)%len(g.nodes)]
 		}
 		leader, err := g.appendWith(c, target, rec)
 		if err == nil {
@@ -301,7 +307,11 @@ func (g *procGroup) writer(name string, stop <-chan struct{}, acks chan<- ack, f
 			}
 			continue
 		}
-		if nt := g.byID(leader); nt != nil && nt != target {
+		var nl ErrNotLeader
+		if !errors.As(err, &nl) {
+			suspect[target.id] = time.Now()
+		}
+		if nt := g.byID(leader); nt != target && usable(nt) {
 			target = nt
 			continue
 		}
