@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -129,7 +130,8 @@ func nodeMain() {
 type procNode struct {
 	id, bind, ctl, dir string
 	env                []string
-	cmd                *exec.Cmd
+	cmd                *exec.Cmd   // the test's goroutine only
+	up                 atomic.Bool // running, for the writers
 }
 
 type procGroup struct {
@@ -186,10 +188,12 @@ func (g *procGroup) start(p *procNode) {
 	if err := p.cmd.Start(); err != nil {
 		g.t.Fatal(err)
 	}
+	p.up.Store(true)
 	out.Close()
 }
 
 func (g *procGroup) kill(p *procNode) {
+	p.up.Store(false)
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	p.cmd.Wait()
 	p.cmd = nil
@@ -286,7 +290,7 @@ func (g *procGroup) writer(name string, stop <-chan struct{}, acks chan<- ack, f
 	c := &http.Client{Timeout: time.Second}
 	suspect := map[string]time.Time{}
 	usable := func(p *procNode) bool {
-		return p != nil && p.cmd != nil && time.Since(suspect[p.id]) > 2*time.Second
+		return p != nil && p.up.Load() && time.Since(suspect[p.id]) > 2*time.Second
 	}
 	for i := 0; ; i++ {
 		select {
