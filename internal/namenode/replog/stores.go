@@ -11,7 +11,6 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	wal "github.com/hashicorp/raft-wal"
 	walfs "github.com/hashicorp/raft-wal/fs"
-	"github.com/hashicorp/raft-wal/metadb"
 	"github.com/hashicorp/raft-wal/segment"
 	"github.com/hashicorp/raft-wal/types"
 
@@ -45,31 +44,22 @@ func (l *Log) openLogStore() (logStore, error) {
 	if err := diskperm.MkdirAll(dir, diskperm.Dir); err != nil {
 		return nil, err
 	}
-	// A zero segment size takes raft-wal's default. The meta store is
-	// ours to close: WAL.Close (v0.4.0) leaves it open, and its file
-	// lock then blocks the next Open in this process (a reload).
-	meta := &metadb.BoltMetaDB{}
+	// A zero segment size takes raft-wal's default. v0.4.2 at least:
+	// v0.4.0's Close left its meta store locked (a reload in the same
+	// process hung) and it panicked on restart after a log suffix was
+	// truncated (raft-wal #31), which the SIGKILL test hit.
 	w, err := wal.Open(dir, wal.WithSegmentFiler(segment.NewFiler(dir, privateVFS{walfs.New()})),
-		wal.WithLogger(newHclog(l.log)), wal.WithSegmentSize(l.cfg.SegmentSize), wal.WithMetaStore(meta))
+		wal.WithLogger(newHclog(l.log)), wal.WithSegmentSize(l.cfg.SegmentSize))
 	if err != nil {
-		meta.Close()
 		return nil, fmt.Errorf("replog: log store %s: %w", dir, err)
 	}
-	ws := walStore{w, meta}
 	// raft-wal's meta.db is made 0644 by bbolt.
 	if _, err := diskperm.Fix(dir, diskperm.Dir, l.log); err != nil {
-		ws.Close()
+		w.Close()
 		return nil, err
 	}
-	return ws, nil
+	return w, nil
 }
-
-type walStore struct {
-	*wal.WAL
-	meta *metadb.BoltMetaDB
-}
-
-func (w walStore) Close() error { return errors.Join(w.WAL.Close(), w.meta.Close()) }
 
 // privateVFS creates raft-wal's segment files 0600 (it asks for 0644).
 type privateVFS struct{ *walfs.FS }
