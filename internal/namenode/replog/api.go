@@ -24,15 +24,21 @@ func (l *Log) Leader() (id, addr string) {
 // is obeyed only while no higher term is known.
 func (l *Log) Term() uint64 { return l.raft.CurrentTerm() }
 
-// VerifyLeader returns nil only if a majority still follows this node
-// now: a read served after it is linearizable (it sees every write
-// acknowledged before the read began), because a new leader can only
-// have been elected by a majority this one just heard from.
+// VerifyLeader returns nil only if a majority accepted an entry of this
+// leader's term after the call began: a read served after it is
+// linearizable (it sees every write acknowledged before the read
+// began), because a majority that had voted for a newer leader would
+// have refused the entry. It is a barrier entry, not raft's
+// VerifyLeader: that one counts heartbeat and append responses that
+// arrive after the call even when they answer requests sent before it
+// (TestVerifyLeader saw it pass in 65 µs on a leader whose followers had
+// just been closed). The barrier costs a raft round and waits for the
+// entries before it; the caller shares one among concurrent readers.
 func (l *Log) VerifyLeader(ctx context.Context) error {
 	if err := l.Writable(); err != nil {
 		return err
 	}
-	return l.wait(ctx, l.raft.VerifyLeader())
+	return l.wait(ctx, l.raft.Barrier(0))
 }
 
 // wait waits for f or ctx, and maps raft's leadership errors to ours.
@@ -171,5 +177,9 @@ func (l *Log) Close() error {
 	}
 	l.token = 0
 	l.mu.Unlock()
-	return errors.Join(err, l.trans.Close(), l.store.Close())
+	// The transport's Close stops accepting but leaves the connections
+	// peers already hold being served; a closed node must fall silent.
+	terr := l.trans.Close()
+	l.trans.CloseStreams()
+	return errors.Join(err, terr, l.store.Close())
 }

@@ -72,9 +72,9 @@
 // deposed leader (killed, frozen with SIGSTOP, cut off) can append
 // nothing that commits, and its waiting Syncs fail. Writes are
 // linearizable: acknowledged only once committed. A read is linearizable
-// after VerifyLeader returns nil (a heartbeat round confirms a majority
-// still follows this leader, so no newer leader acknowledged anything
-// before the read). A read served from a leader's memory without it may
+// after VerifyLeader returns nil (a majority accepted a barrier entry of
+// this leader's term after the read began, so no newer leader had been
+// elected, let alone acknowledged anything, before the read). A read served from a leader's memory without it may
 // see records not yet committed (as on today's single namenode and on
 // HDFS's active, whose reads may see edits before logSync) or, on a
 // leader frozen and resumed, miss newer writes. Follower reads are not
