@@ -1,0 +1,567 @@
+package replog
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"smarth/internal/diskperm"
+	"smarth/internal/pki"
+)
+
+// FSM is the caller's state machine (the namenode's namespace).
+type FSM interface {
+	// Apply applies a committed record that this node did not append
+	// itself as leader: on a follower every record, on a leader the
+	// records committed before it became leader. txids are contiguous
+	// from 1 across the whole group, in log order. An error stops this
+	// node's log (Err returns it); the group goes on without it.
+	Apply(txid uint64, payload []byte) error
+	// Snapshot captures the state (the namenode's image) and returns the
+	// txid it is at, with a writer for it. It may run while the caller
+	// appends; the writer may run while Apply does, so it must write the
+	// state captured here, not the live one.
+	Snapshot() (txid uint64, w io.WriterTo, err error)
+	// Restore replaces the state with a snapshot at txid.
+	Restore(txid uint64, r io.Reader) error
+}
+
+// Config opens a node of a group.
+type Config struct {
+	// ID names this node in the group; Bind is its raft address
+	// (host:port), also the address peers dial, so the host must be in
+	// its certificate.
+	ID   string
+	Bind string
+	// Peers is every voter of the group, this node included, id→addr;
+	// read only when this node creates the group (Bootstrap).
+	Peers map[string]string
+	// Dir holds the raft log, its term and vote, and the snapshots
+	// (created 0700, files 0600: the namespace is private data).
+	Dir string
+	// TLS must be on: the transport is mutual TLS with the cluster CA.
+	TLS pki.Config
+	FSM FSM
+	// Bootstrap makes this node create the group from Peers when Dir
+	// holds no state; exactly one node of a new group sets it. With
+	// SeedFromFSM, the group starts from the FSM's current state (an
+	// existing namenode's image): it is written as the group's first
+	// snapshot, and the other nodes receive it by snapshot install.
+	Bootstrap   bool
+	SeedFromFSM bool
+
+	// Timeouts; zero takes the defaults below. A follower starts an
+	// election after HeartbeatTimeout..2*HeartbeatTimeout without the
+	// leader; a leader that has not heard from a majority for
+	// LeaderLeaseTimeout steps down (check quorum).
+	HeartbeatTimeout   time.Duration
+	ElectionTimeout    time.Duration
+	LeaderLeaseTimeout time.Duration
+	// SnapshotThreshold is how many entries since the last snapshot
+	// make the next one; TrailingLogs how many entries stay behind it
+	// for followers that lag a little.
+	SnapshotThreshold uint64
+	SnapshotInterval  time.Duration
+	TrailingLogs      uint64
+	// MaxInflight is how many batches may wait for commit at once;
+	// while they wait, appends gather into the next (group commit).
+	MaxInflight int
+	// LogStore is "wal" (default) or "bolt"; see openLogStore.
+	LogStore string
+	// SegmentSize is the size of a WAL segment file (default 64 MiB).
+	// The log behind a snapshot is removed a whole segment at a time,
+	// so a follower needs the snapshot only once it lags a segment.
+	SegmentSize int
+	// NoSync skips fsync of the log (bolt only; tests of logic only).
+	NoSync bool
+	Logger *slog.Logger
+}
+
+// Defaults, chosen for failover in about a second on a LAN: a follower
+// notices a dead leader in 0.5-1 s and the election takes one round
+// trip; the lease is shorter than the heartbeat timeout so a cut-off
+// leader steps down before the others can have elected a successor.
+const (
+	DefaultHeartbeatTimeout   = 500 * time.Millisecond
+	DefaultElectionTimeout    = 500 * time.Millisecond
+	DefaultLeaderLeaseTimeout = 400 * time.Millisecond
+	DefaultSnapshotThreshold  = 100000
+	DefaultSnapshotInterval   = 2 * time.Minute
+	DefaultTrailingLogs       = 20000
+	DefaultMaxInflight        = 2
+)
+
+// ErrNotLeader is the answer of a node that is not the group's ready
+// leader: the client should retry at LeaderID (HDFS's StandbyException).
+// LeaderID may be empty during an election, or this node's own ID while
+// it is becoming leader (applying the entries of earlier terms).
+type ErrNotLeader struct {
+	LeaderID, LeaderAddr string
+}
+
+func (e ErrNotLeader) Error() string {
+	if e.LeaderID == "" {
+		return "replog: not the leader; no leader is known (election in progress)"
+	}
+	return fmt.Sprintf("replog: not the leader; the leader is %s at %s", e.LeaderID, e.LeaderAddr)
+}
+
+// ErrDiverged: this node appended records as leader that may never be
+// committed, so the caller's state holds operations the group may not
+// have; it must Close and reopen with fresh state.
+var ErrDiverged = errors.New("replog: state diverged from the log after a lost leadership; reopen from the log")
+
+// Lost tells the caller that this node stopped being the leader.
+type Lost struct {
+	Term uint64
+	// Diverged: some records appended in the lost stint were not seen
+	// committed, so the caller's state may hold operations the group
+	// does not; the caller must stop serving, Close, and reopen with an
+	// empty FSM (which restores the newest snapshot and replays the
+	// log). Apply is not called any more until then.
+	Diverged bool
+	// AppliedTxID is the last txid applied (or known applied) here.
+	AppliedTxID uint64
+}
+
+// Log is one node of a replicated log.
+type Log struct {
+	cfg    Config
+	log    *slog.Logger
+	raft   *raft.Raft
+	trans  *raft.NetworkTransport
+	store  logStore
+	snaps  raft.SnapshotStore
+	notify chan bool
+	lost   chan Lost
+	kick   chan struct{}
+	slots  chan struct{}
+	done   chan struct{}
+	wg     sync.WaitGroup
+
+	mu sync.Mutex
+	// token is the random id of the current leader stint, nonzero only
+	// while this node is the ready leader; batches carry it so that this
+	// node's FSM skips records its caller already applied.
+	token    uint64
+	skipTok  uint64 // token whose records Apply skips (outlives a clean loss)
+	gen      uint64 // leadership changes seen, to drop stale readiness
+	lastTxID uint64 // last txid appended (leader) or applied
+	applied  uint64 // last txid applied or skipped in log order
+	open     *pending
+	diverged bool
+	err      error
+	// proposed counts batches and their records, for Stats.
+	batches, records uint64
+}
+
+// pending is a batch being filled or waiting for commit.
+type pending struct {
+	first uint64
+	recs  [][]byte
+	sent  bool
+	done  chan struct{}
+	err   error
+}
+
+// Handle names an appended record for Sync.
+type Handle struct {
+	b    *pending
+	txid uint64
+}
+
+// TxID is the record's transaction id.
+func (h Handle) TxID() uint64 { return h.txid }
+
+// Open starts the node: its transport, stores and raft.
+func Open(cfg Config) (*Log, error) {
+	if cfg.ID == "" || cfg.Bind == "" || cfg.Dir == "" || cfg.FSM == nil {
+		return nil, errors.New("replog: Config needs ID, Bind, Dir and FSM")
+	}
+	if cfg.Bootstrap {
+		if _, ok := cfg.Peers[cfg.ID]; !ok {
+			return nil, fmt.Errorf("replog: bootstrap: peers %v do not include this node %s", cfg.Peers, cfg.ID)
+		}
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&cfg.HeartbeatTimeout, DefaultHeartbeatTimeout)
+	def(&cfg.ElectionTimeout, DefaultElectionTimeout)
+	def(&cfg.LeaderLeaseTimeout, DefaultLeaderLeaseTimeout)
+	def(&cfg.SnapshotInterval, DefaultSnapshotInterval)
+	if cfg.SnapshotThreshold == 0 {
+		cfg.SnapshotThreshold = DefaultSnapshotThreshold
+	}
+	if cfg.TrailingLogs == 0 {
+		cfg.TrailingLogs = DefaultTrailingLogs
+	}
+	if cfg.MaxInflight <= 0 {
+		cfg.MaxInflight = DefaultMaxInflight
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	serverTLS, clientTLS, err := mutualTLS(cfg.TLS)
+	if err != nil {
+		return nil, err
+	}
+	if err := diskperm.MkdirAll(cfg.Dir, diskperm.Dir); err != nil {
+		return nil, fmt.Errorf("replog: data dir %s: %w", cfg.Dir, err)
+	}
+	l := &Log{
+		cfg:    cfg,
+		log:    cfg.Logger.With("raft_id", cfg.ID),
+		notify: make(chan bool, 16),
+		lost:   make(chan Lost, 16),
+		kick:   make(chan struct{}, 1),
+		slots:  make(chan struct{}, cfg.MaxInflight),
+		done:   make(chan struct{}),
+	}
+	if err := l.openStores(); err != nil {
+		return nil, err
+	}
+	stream, err := listenTLS(cfg.Bind, serverTLS, clientTLS)
+	if err != nil {
+		l.store.Close()
+		return nil, err
+	}
+	l.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:  stream,
+		MaxPool: 3,
+		Timeout: 5 * time.Second,
+		Logger:  newHclog(l.log),
+	})
+	rc := l.raftConfig()
+	if cfg.Bootstrap {
+		if err := l.bootstrap(rc); err != nil {
+			l.trans.Close()
+			l.store.Close()
+			return nil, err
+		}
+	}
+	r, err := raft.NewRaft(rc, (*fsm)(l), l.store, l.store, l.snaps, l.trans)
+	if err != nil {
+		l.trans.Close()
+		l.store.Close()
+		return nil, fmt.Errorf("replog: start raft in %s: %w", cfg.Dir, err)
+	}
+	l.raft = r
+	l.wg.Add(2)
+	go l.watchLeadership()
+	go l.flushLoop()
+	return l, nil
+}
+
+func (l *Log) raftConfig() *raft.Config {
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(l.cfg.ID)
+	rc.HeartbeatTimeout = l.cfg.HeartbeatTimeout
+	rc.ElectionTimeout = l.cfg.ElectionTimeout
+	rc.LeaderLeaseTimeout = l.cfg.LeaderLeaseTimeout
+	rc.CommitTimeout = 5 * time.Millisecond
+	rc.SnapshotThreshold = l.cfg.SnapshotThreshold
+	rc.SnapshotInterval = l.cfg.SnapshotInterval
+	rc.TrailingLogs = l.cfg.TrailingLogs
+	rc.NotifyCh = l.notify
+	rc.Logger = newHclog(l.log)
+	// Pending applies are drained into one dispatch (one StoreLogs, so
+	// one fsync) up to MaxAppendEntries.
+	rc.BatchApplyCh = true
+	rc.NoLegacyTelemetry = true
+	return rc
+}
+
+// openStores opens the log/stable store and the snapshot store under Dir.
+func (l *Log) openStores() error {
+	store, err := l.openLogStore()
+	if err != nil {
+		return err
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(l.cfg.Dir, 2, newHclog(l.log))
+	if err != nil {
+		store.Close()
+		return fmt.Errorf("replog: snapshot store %s: %w", l.cfg.Dir, err)
+	}
+	l.store = store
+	l.snaps = privateSnaps{snaps, l.cfg.Dir, l.log}
+	// raft's snapshot store makes its directory 0755; narrow it (and
+	// what an older start left) to the private modes.
+	if _, err := diskperm.Fix(l.cfg.Dir, diskperm.Dir, l.log); err != nil {
+		store.Close()
+		return err
+	}
+	return nil
+}
+
+// bootstrap creates the group when Dir holds nothing.
+func (l *Log) bootstrap(rc *raft.Config) error {
+	has, err := raft.HasExistingState(l.store, l.store, l.snaps)
+	if err != nil || has {
+		return err
+	}
+	var conf raft.Configuration
+	for id, addr := range l.cfg.Peers {
+		conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(id), Address: raft.ServerAddress(addr)})
+	}
+	if !l.cfg.SeedFromFSM {
+		return raft.BootstrapCluster(rc, l.store, l.store, l.snaps, l.trans, conf)
+	}
+	// Seed: the FSM's loaded state becomes the snapshot at index 1 of
+	// term 1, holding the configuration, the way raft's own
+	// RecoverCluster writes one. The log starts empty after it, so a new
+	// follower's first AppendEntries misses and the leader sends this
+	// snapshot (InstallSnapshot): the followers get the image.
+	txid, w, err := l.cfg.FSM.Snapshot()
+	if err != nil {
+		return fmt.Errorf("replog: seed snapshot: %w", err)
+	}
+	snap := &fsmSnapshot{txid: txid, w: w}
+	sink, err := l.snaps.Create(raft.SnapshotVersionMax, 1, 1, conf, 1, l.trans)
+	if err != nil {
+		return fmt.Errorf("replog: seed snapshot: %w", err)
+	}
+	if err := snap.Persist(sink); err != nil {
+		return fmt.Errorf("replog: seed snapshot: %w", err)
+	}
+	// The term the seed claims must be the node's current term, as
+	// BootstrapCluster makes it.
+	return l.store.SetUint64([]byte("CurrentTerm"), 1)
+}
+
+// watchLeadership turns raft's leadership notifications into the
+// stint's state: a new leader becomes writable only after a barrier
+// (every entry of earlier terms applied to its FSM, so its state is the
+// group's); a lost stint fails what waits and tells the caller.
+func (l *Log) watchLeadership() {
+	defer l.wg.Done()
+	for {
+		select {
+		case <-l.done:
+			return
+		case isLeader := <-l.notify:
+			l.mu.Lock()
+			l.gen++
+			gen := l.gen
+			if !isLeader {
+				l.loseLocked()
+			}
+			l.mu.Unlock()
+			if isLeader {
+				l.wg.Add(1)
+				go l.becomeReady(gen)
+			}
+		}
+	}
+}
+
+func (l *Log) becomeReady(gen uint64) {
+	defer l.wg.Done()
+	if err := l.raft.Barrier(0).Error(); err != nil {
+		l.log.Info("replog: barrier after election failed; not taking writes", "err", err)
+		return
+	}
+	var b [8]byte
+	for {
+		rand.Read(b[:])
+		if binary.BigEndian.Uint64(b[:]) != 0 {
+			break
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.gen != gen || l.diverged || l.err != nil {
+		return
+	}
+	l.token = binary.BigEndian.Uint64(b[:])
+	l.skipTok = l.token
+	l.lastTxID = l.applied
+	l.log.Info("replog: leader ready", "term", l.raft.CurrentTerm(), "txid", l.applied)
+}
+
+// loseLocked ends a stint. Called with mu held.
+func (l *Log) loseLocked() {
+	if l.token == 0 {
+		return
+	}
+	l.token = 0
+	if l.open != nil && !l.open.sent {
+		l.failLocked(l.open, l.notLeader())
+		l.open = nil
+	}
+	lost := Lost{Term: l.raft.CurrentTerm(), AppliedTxID: l.applied}
+	if l.lastTxID > l.applied {
+		// Records of the stint that were not seen committed may be
+		// committed later by the next leader or never: either way the
+		// caller's state cannot be trusted to match the log.
+		l.diverged = true
+		lost.Diverged = true
+	}
+	l.log.Warn("replog: lost leadership", "term", lost.Term, "applied_txid", lost.AppliedTxID, "appended_txid", l.lastTxID, "diverged", lost.Diverged)
+	select {
+	case l.lost <- lost:
+	default:
+		l.log.Error("replog: leadership-lost signal dropped: the caller does not read LeadershipLost")
+	}
+}
+
+func (l *Log) failLocked(b *pending, err error) {
+	b.err = err
+	close(b.done)
+}
+
+func (l *Log) notLeader() ErrNotLeader {
+	addr, id := l.raft.LeaderWithID()
+	return ErrNotLeader{LeaderID: string(id), LeaderAddr: string(addr)}
+}
+
+// LeadershipLost delivers a Lost each time this node's leader stint
+// ends. The namenode stops serving writes on it and, when Diverged,
+// reloads.
+func (l *Log) LeadershipLost() <-chan Lost { return l.lost }
+
+// Writable returns nil when this node is the ready leader, else the
+// ErrNotLeader to give the client. The caller checks it under its lock
+// before applying an operation, then Appends under the same lock.
+func (l *Log) Writable() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.writableLocked()
+}
+
+func (l *Log) writableLocked() error {
+	if l.err != nil {
+		return l.err
+	}
+	if l.diverged {
+		return ErrDiverged
+	}
+	if l.token == 0 {
+		return l.notLeader()
+	}
+	return nil
+}
+
+// Append adds a record the caller has already applied to its state and
+// returns its handle; the record is durable on a majority only when
+// Sync(handle) returns nil. Records get consecutive txids in call order,
+// so the caller calls Append under the lock it applies under. On a node
+// that is not the ready leader it returns ErrNotLeader and logs nothing:
+// if the caller had applied the operation already, its state now holds
+// one the group does not and must reload, as on Lost.Diverged. Calling
+// Writable first under the same lock makes that rare: only a leadership
+// lost between the two calls.
+func (l *Log) Append(payload []byte) (Handle, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return Handle{}, err
+	}
+	if l.open == nil {
+		l.open = &pending{first: l.lastTxID + 1, done: make(chan struct{})}
+	}
+	l.lastTxID++
+	l.open.recs = append(l.open.recs, payload)
+	return Handle{b: l.open, txid: l.lastTxID}, nil
+}
+
+// Sync returns nil once h's record is committed: stored (fsync) on a
+// majority of the group, under this node's leadership. Concurrent
+// callers share one raft entry. An error means the outcome is unknown
+// (the next leader may still commit the record): the operation must not
+// be acknowledged, and a retry must be idempotent (HDFS's retry cache).
+func (l *Log) Sync(ctx context.Context, h Handle) error {
+	if h.b == nil {
+		return errors.New("replog: Sync of a zero Handle")
+	}
+	l.mu.Lock()
+	sent := h.b.sent
+	l.mu.Unlock()
+	if !sent {
+		select {
+		case l.kick <- struct{}{}:
+		default:
+		}
+	}
+	select {
+	case <-h.b.done:
+		return h.b.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// flushLoop proposes the open batch whenever a Sync asks and a slot is
+// free; while MaxInflight batches wait for commit, appends gather in
+// the next one (group commit, as the journal's Sync does with fsync).
+func (l *Log) flushLoop() {
+	defer l.wg.Done()
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-l.kick:
+		}
+		select {
+		case <-l.done:
+			return
+		case l.slots <- struct{}{}:
+		}
+		// Writers woken by the last commit are appending now: let them
+		// join this batch (the journal's Sync yields the same way). On
+		// this machine it took 8 writers from 3.2 to 4.5 records an
+		// entry and 2.1k to 3.1k appends/s, 64 from 22 to 28 and 10k to
+		// 17k.
+		runtime.Gosched()
+		l.mu.Lock()
+		b, token := l.open, l.token
+		if b == nil || token == 0 {
+			l.mu.Unlock()
+			<-l.slots
+			continue
+		}
+		l.open = nil
+		b.sent = true
+		l.batches++
+		l.records += uint64(len(b.recs))
+		l.mu.Unlock()
+		f := l.raft.Apply(encodeBatch(token, b.first, b.recs), 0)
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			err := f.Error()
+			<-l.slots
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if err != nil {
+				if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
+					err = l.notLeader()
+				} else {
+					err = fmt.Errorf("replog: txids %d-%d: %w", b.first, b.first+uint64(len(b.recs))-1, err)
+				}
+			} else if resp, ok := f.Response().(error); ok && resp != nil {
+				err = resp
+			}
+			l.failLocked(b, err)
+			// A later Sync may have found this batch full before a slot
+			// freed: look again.
+			if l.open != nil {
+				select {
+				case l.kick <- struct{}{}:
+				default:
+				}
+			}
+		}()
+	}
+}

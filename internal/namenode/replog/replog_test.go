@@ -1,0 +1,240 @@
+package replog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Three nodes: records written on the leader are applied on all three in
+// order (on the followers through FSM.Apply, on the leader by the caller
+// itself, which Apply must then not repeat), and a follower refuses an
+// append naming the leader.
+func TestThreeNodesApplyInOrder(t *testing.T) {
+	nodes := group(t, t.TempDir(), 3, nil)
+	ld := leaderOf(t, nodes)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var acked []string
+	errc := make(chan error, 8)
+	for w := 0; w < 8; w++ {
+		go func(w int) {
+			var err error
+			for i := 0; i < 25 && err == nil; i++ {
+				err = write(ctx, ld.log, ld.fsm, fmt.Sprintf("w%d-%d", w, i))
+			}
+			errc <- err
+		}(w)
+	}
+	for w := 0; w < 8; w++ {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 50; i++ {
+		r := fmt.Sprintf("seq-%d", i)
+		if err := write(ctx, ld.log, ld.fsm, r); err != nil {
+			t.Fatal(err)
+		}
+		acked = append(acked, r)
+	}
+	want := ld.fsm.list()
+	if len(want) != 250 {
+		t.Fatalf("leader holds %d records, want 250", len(want))
+	}
+	for _, n := range nodes {
+		waitFor(t, 10*time.Second, n.id+" to apply 250 records", func() bool { return len(n.fsm.list()) >= 250 })
+		if err := equalLists(want, n.fsm.list()); err != nil {
+			t.Fatalf("%s differs from the leader: %v", n.id, err)
+		}
+		if err := checkAcked(acked, n.fsm.list()); err != nil {
+			t.Fatalf("%s: %v", n.id, err)
+		}
+		if st := n.log.Stats(); st.AppliedTxID != 250 {
+			t.Fatalf("%s: applied txid %d, want 250", n.id, st.AppliedTxID)
+		}
+	}
+	for _, n := range nodes {
+		if n == ld {
+			continue
+		}
+		_, err := n.log.Append([]byte("x"))
+		var nl ErrNotLeader
+		if !errors.As(err, &nl) || nl.LeaderID != ld.id || nl.LeaderAddr != ld.cfg.Bind {
+			t.Fatalf("%s: Append on a follower: %v, want ErrNotLeader naming %s at %s", n.id, err, ld.id, ld.cfg.Bind)
+		}
+	}
+}
+
+// A follower whose whole data directory is deleted while it is down
+// rejoins empty and catches up from the leader's snapshot and the log
+// after it; nothing is lost and its files are private.
+func TestFollowerLostDiskCatchesUp(t *testing.T) {
+	nodes := group(t, t.TempDir(), 3, func(i int, c *Config) {
+		c.TrailingLogs = 5
+		c.SegmentSize = 4096          // so the snapshot frees whole segments
+		c.SnapshotThreshold = 1 << 30 // snapshots only when the test asks
+	})
+	ld := leaderOf(t, nodes)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var acked []string
+	put := func(from, to int) {
+		for i := from; i < to; i++ {
+			r := fmt.Sprintf("r%d", i)
+			if err := write(ctx, ld.log, ld.fsm, r); err != nil {
+				t.Fatal(err)
+			}
+			acked = append(acked, r)
+		}
+	}
+	put(0, 100)
+	var lost *node
+	for _, n := range nodes {
+		if n != ld {
+			lost = n
+			break
+		}
+	}
+	waitFor(t, 10*time.Second, lost.id+" to apply 100", func() bool { return len(lost.fsm.list()) == 100 })
+	lost.close()
+	if err := os.RemoveAll(lost.cfg.Dir); err != nil {
+		t.Fatal(err)
+	}
+	put(100, 200)
+	// The leader is idle between writes, so its state is at the applied
+	// txid and the snapshot is taken; the log behind it (but 5) goes.
+	if err := ld.log.Snapshot(ctx); err != nil {
+		t.Fatalf("snapshot on the leader: %v", err)
+	}
+	put(200, 230)
+	lost.start(t)
+	waitFor(t, 20*time.Second, lost.id+" to catch up to 230 records", func() bool { return len(lost.fsm.list()) >= 230 })
+	if err := equalLists(ld.fsm.list(), lost.fsm.list()); err != nil {
+		t.Fatalf("%s after catch-up: %v", lost.id, err)
+	}
+	if err := checkAcked(acked, lost.fsm.list()); err != nil {
+		t.Fatal(err)
+	}
+	if st := lost.log.Stats(); st.SnapshotLastIndex == 0 {
+		t.Fatalf("%s caught up without a snapshot install (stats %+v): the test did not exercise it", lost.id, st)
+	}
+	checkPrivate(t, lost.cfg.Dir)
+}
+
+func checkPrivate(t *testing.T, dir string) {
+	t.Helper()
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		want := os.FileMode(0o600)
+		if fi.IsDir() {
+			want = 0o700
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s has mode %v, want %v", p, fi.Mode().Perm(), want)
+		}
+		return nil
+	})
+}
+
+// Upgrade path: the first node starts the group from an existing
+// namenode's state; the others receive it by snapshot install, and new
+// records continue its txids.
+func TestSeedFromExistingState(t *testing.T) {
+	var old []string
+	for i := 1; i <= 120; i++ {
+		old = append(old, fmt.Sprintf("image-%d", i))
+	}
+	nodes := groupWith(t, t.TempDir(), 3, func(i int, c *Config) {
+		c.SeedFromFSM = i == 0
+	}, func(i int) []string {
+		if i == 0 {
+			return old
+		}
+		return nil
+	})
+	ld := leaderOf(t, nodes)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 0; i < 30; i++ {
+		if err := write(ctx, ld.log, ld.fsm, fmt.Sprintf("new-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := append(append([]string(nil), old...), make([]string, 0)...)
+	for i := 0; i < 30; i++ {
+		want = append(want, fmt.Sprintf("new-%d", i))
+	}
+	for _, n := range nodes {
+		waitFor(t, 10*time.Second, n.id+" to hold the image and 30 new records", func() bool { return len(n.fsm.list()) >= 150 })
+		if err := equalLists(want, n.fsm.list()); err != nil {
+			t.Fatalf("%s: %v", n.id, err)
+		}
+	}
+}
+
+// A node reopened in the same process (the namenode's reload after a
+// diverged leadership loss) rebuilds its state from its own log: the
+// stores it closed are free to open again.
+func TestReopenRebuildsState(t *testing.T) {
+	nodes := group(t, t.TempDir(), 1, nil)
+	n := leaderOf(t, nodes)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 0; i < 20; i++ {
+		if err := write(ctx, n.log, n.fsm, fmt.Sprintf("r%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := n.fsm.list()
+	n.close()
+	done := make(chan struct{})
+	go func() { n.start(t); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Open after Close in the same process did not return in 20 s (a store left locked?)")
+	}
+	waitFor(t, 10*time.Second, "the reopened node to replay 20 records", func() bool { return len(n.fsm.list()) >= 20 })
+	if err := equalLists(want, n.fsm.list()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A leader's state is ahead of the log while appended records wait for
+// commit; a snapshot then would label uncommitted operations with a
+// committed index, so it is refused until the records are committed.
+func TestLeaderSnapshotRefusedWhileAhead(t *testing.T) {
+	nodes := group(t, t.TempDir(), 3, nil)
+	ld := leaderOf(t, nodes)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := write(ctx, ld.log, ld.fsm, "committed"); err != nil {
+		t.Fatal(err)
+	}
+	// Applied and appended, not yet synced: the batch is not proposed.
+	ld.fsm.mu.Lock()
+	ld.fsm.recs = append(ld.fsm.recs, "pending")
+	h, err := ld.log.Append([]byte("pending"))
+	ld.fsm.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// raft flattens the FSM's error into its own message.
+	if err := ld.log.Snapshot(ctx); err == nil || !strings.Contains(err.Error(), errSnapshotAhead.Error()) {
+		t.Fatalf("snapshot with an uncommitted record in the state: %v, want errSnapshotAhead", err)
+	}
+	if err := ld.log.Sync(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := ld.log.Snapshot(ctx); err != nil {
+		t.Fatalf("snapshot once committed: %v", err)
+	}
+}
