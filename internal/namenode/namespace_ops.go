@@ -341,6 +341,15 @@ func fileStatus(n *namespace.INode) *dfspb.FileStatus {
 	return st
 }
 
+// haStatus is this namenode's place in its HA group: without HA, the
+// active member of a group of itself at term 0.
+func (nn *NameNode) haStatus() *dfspb.GetHAStatusResponse {
+	nn.mu.RLock()
+	applied := nn.journal.LastTxID()
+	nn.mu.RUnlock()
+	return &dfspb.GetHAStatusResponse{State: dfspb.HAState_ACTIVE, AppliedTxid: applied, ActiveRpcAddress: nn.Addr()}
+}
+
 func (nn *NameNode) serverDefaults() *dfspb.GetServerDefaultsResponse {
 	return &dfspb.GetServerDefaultsResponse{
 		BlockSize: nn.cfg.BlockSize, Replication: uint32(nn.cfg.Replication),

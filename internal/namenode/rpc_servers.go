@@ -167,6 +167,12 @@ func (s *clientRPC) GetServerDefaults(ctx context.Context, r *dfspb.GetServerDef
 	return s.nn.serverDefaults(), nil
 }
 
+// GetHAStatus: without HA a namenode is the active one of a group of
+// itself, at term 0.
+func (s *clientRPC) GetHAStatus(ctx context.Context, r *dfspb.GetHAStatusRequest) (*dfspb.GetHAStatusResponse, error) {
+	return s.nn.haStatus(), nil
+}
+
 func (s *clientRPC) ClientHeartbeat(ctx context.Context, r *dfspb.ClientHeartbeatRequest) (*dfspb.ClientHeartbeatResponse, error) {
 	if r.GetClientName() == "" {
 		return nil, errInvalid("clientHeartbeat: client_name is required")

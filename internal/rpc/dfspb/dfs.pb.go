@@ -188,6 +188,55 @@ func (SafeModeAction) EnumDescriptor() ([]byte, []int) {
 	return file_dfspb_dfs_proto_rawDescGZIP(), []int{2}
 }
 
+type HAState int32
+
+const (
+	HAState_HA_STATE_UNSPECIFIED HAState = 0
+	HAState_ACTIVE               HAState = 1
+	HAState_STANDBY              HAState = 2
+)
+
+// Enum value maps for HAState.
+var (
+	HAState_name = map[int32]string{
+		0: "HA_STATE_UNSPECIFIED",
+		1: "ACTIVE",
+		2: "STANDBY",
+	}
+	HAState_value = map[string]int32{
+		"HA_STATE_UNSPECIFIED": 0,
+		"ACTIVE":               1,
+		"STANDBY":              2,
+	}
+)
+
+func (x HAState) Enum() *HAState {
+	p := new(HAState)
+	*p = x
+	return p
+}
+
+func (x HAState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (HAState) Descriptor() protoreflect.EnumDescriptor {
+	return file_dfspb_dfs_proto_enumTypes[3].Descriptor()
+}
+
+func (HAState) Type() protoreflect.EnumType {
+	return &file_dfspb_dfs_proto_enumTypes[3]
+}
+
+func (x HAState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use HAState.Descriptor instead.
+func (HAState) EnumDescriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{3}
+}
+
 type ReplicaState int32
 
 const (
@@ -224,11 +273,11 @@ func (x ReplicaState) String() string {
 }
 
 func (ReplicaState) Descriptor() protoreflect.EnumDescriptor {
-	return file_dfspb_dfs_proto_enumTypes[3].Descriptor()
+	return file_dfspb_dfs_proto_enumTypes[4].Descriptor()
 }
 
 func (ReplicaState) Type() protoreflect.EnumType {
-	return &file_dfspb_dfs_proto_enumTypes[3]
+	return &file_dfspb_dfs_proto_enumTypes[4]
 }
 
 func (x ReplicaState) Number() protoreflect.EnumNumber {
@@ -237,7 +286,7 @@ func (x ReplicaState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ReplicaState.Descriptor instead.
 func (ReplicaState) EnumDescriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{3}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{4}
 }
 
 type ReceivedStatus int32
@@ -276,11 +325,11 @@ func (x ReceivedStatus) String() string {
 }
 
 func (ReceivedStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_dfspb_dfs_proto_enumTypes[4].Descriptor()
+	return file_dfspb_dfs_proto_enumTypes[5].Descriptor()
 }
 
 func (ReceivedStatus) Type() protoreflect.EnumType {
-	return &file_dfspb_dfs_proto_enumTypes[4]
+	return &file_dfspb_dfs_proto_enumTypes[5]
 }
 
 func (x ReceivedStatus) Number() protoreflect.EnumNumber {
@@ -289,7 +338,7 @@ func (x ReceivedStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ReceivedStatus.Descriptor instead.
 func (ReceivedStatus) EnumDescriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{4}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{5}
 }
 
 type WriteStage int32
@@ -334,11 +383,11 @@ func (x WriteStage) String() string {
 }
 
 func (WriteStage) Descriptor() protoreflect.EnumDescriptor {
-	return file_dfspb_dfs_proto_enumTypes[5].Descriptor()
+	return file_dfspb_dfs_proto_enumTypes[6].Descriptor()
 }
 
 func (WriteStage) Type() protoreflect.EnumType {
-	return &file_dfspb_dfs_proto_enumTypes[5]
+	return &file_dfspb_dfs_proto_enumTypes[6]
 }
 
 func (x WriteStage) Number() protoreflect.EnumNumber {
@@ -347,7 +396,7 @@ func (x WriteStage) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use WriteStage.Descriptor instead.
 func (WriteStage) EnumDescriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{5}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{6}
 }
 
 type WriteMode int32
@@ -383,11 +432,11 @@ func (x WriteMode) String() string {
 }
 
 func (WriteMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_dfspb_dfs_proto_enumTypes[6].Descriptor()
+	return file_dfspb_dfs_proto_enumTypes[7].Descriptor()
 }
 
 func (WriteMode) Type() protoreflect.EnumType {
-	return &file_dfspb_dfs_proto_enumTypes[6]
+	return &file_dfspb_dfs_proto_enumTypes[7]
 }
 
 func (x WriteMode) Number() protoreflect.EnumNumber {
@@ -396,7 +445,7 @@ func (x WriteMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use WriteMode.Descriptor instead.
 func (WriteMode) EnumDescriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{6}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{7}
 }
 
 type OpStatus int32
@@ -447,11 +496,11 @@ func (x OpStatus) String() string {
 }
 
 func (OpStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_dfspb_dfs_proto_enumTypes[7].Descriptor()
+	return file_dfspb_dfs_proto_enumTypes[8].Descriptor()
 }
 
 func (OpStatus) Type() protoreflect.EnumType {
-	return &file_dfspb_dfs_proto_enumTypes[7]
+	return &file_dfspb_dfs_proto_enumTypes[8]
 }
 
 func (x OpStatus) Number() protoreflect.EnumNumber {
@@ -460,7 +509,7 @@ func (x OpStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use OpStatus.Descriptor instead.
 func (OpStatus) EnumDescriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{7}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{8}
 }
 
 type AclEntryScope int32
@@ -493,11 +542,11 @@ func (x AclEntryScope) String() string {
 }
 
 func (AclEntryScope) Descriptor() protoreflect.EnumDescriptor {
-	return file_dfspb_dfs_proto_enumTypes[8].Descriptor()
+	return file_dfspb_dfs_proto_enumTypes[9].Descriptor()
 }
 
 func (AclEntryScope) Type() protoreflect.EnumType {
-	return &file_dfspb_dfs_proto_enumTypes[8]
+	return &file_dfspb_dfs_proto_enumTypes[9]
 }
 
 func (x AclEntryScope) Number() protoreflect.EnumNumber {
@@ -506,7 +555,7 @@ func (x AclEntryScope) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AclEntryScope.Descriptor instead.
 func (AclEntryScope) EnumDescriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{8}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{9}
 }
 
 type AclEntryType int32
@@ -545,11 +594,11 @@ func (x AclEntryType) String() string {
 }
 
 func (AclEntryType) Descriptor() protoreflect.EnumDescriptor {
-	return file_dfspb_dfs_proto_enumTypes[9].Descriptor()
+	return file_dfspb_dfs_proto_enumTypes[10].Descriptor()
 }
 
 func (AclEntryType) Type() protoreflect.EnumType {
-	return &file_dfspb_dfs_proto_enumTypes[9]
+	return &file_dfspb_dfs_proto_enumTypes[10]
 }
 
 func (x AclEntryType) Number() protoreflect.EnumNumber {
@@ -558,7 +607,7 @@ func (x AclEntryType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AclEntryType.Descriptor instead.
 func (AclEntryType) EnumDescriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{9}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{10}
 }
 
 type ExtendedBlock struct {
@@ -4464,6 +4513,202 @@ func (x *FsckResponse) GetHealthy() bool {
 	return false
 }
 
+type GetHAStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetHAStatusRequest) Reset() {
+	*x = GetHAStatusRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetHAStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetHAStatusRequest) ProtoMessage() {}
+
+func (x *GetHAStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetHAStatusRequest.ProtoReflect.Descriptor instead.
+func (*GetHAStatusRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{68}
+}
+
+type GetHAStatusResponse struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Id               string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`                                // this namenode's id in the group ("" without HA)
+	State            HAState                `protobuf:"varint,2,opt,name=state,proto3,enum=smarth.dfs.HAState" json:"state,omitempty"` // ACTIVE for a namenode without HA
+	Term             uint64                 `protobuf:"varint,3,opt,name=term,proto3" json:"term,omitempty"`
+	AppliedTxid      uint64                 `protobuf:"varint,4,opt,name=applied_txid,json=appliedTxid,proto3" json:"applied_txid,omitempty"`
+	ActiveId         string                 `protobuf:"bytes,5,opt,name=active_id,json=activeId,proto3" json:"active_id,omitempty"` // the active's id and RPC address, when known
+	ActiveRpcAddress string                 `protobuf:"bytes,6,opt,name=active_rpc_address,json=activeRpcAddress,proto3" json:"active_rpc_address,omitempty"`
+	Peers            []*HAPeer              `protobuf:"bytes,7,rep,name=peers,proto3" json:"peers,omitempty"` // the group's members as configured
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *GetHAStatusResponse) Reset() {
+	*x = GetHAStatusResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetHAStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetHAStatusResponse) ProtoMessage() {}
+
+func (x *GetHAStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetHAStatusResponse.ProtoReflect.Descriptor instead.
+func (*GetHAStatusResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *GetHAStatusResponse) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *GetHAStatusResponse) GetState() HAState {
+	if x != nil {
+		return x.State
+	}
+	return HAState_HA_STATE_UNSPECIFIED
+}
+
+func (x *GetHAStatusResponse) GetTerm() uint64 {
+	if x != nil {
+		return x.Term
+	}
+	return 0
+}
+
+func (x *GetHAStatusResponse) GetAppliedTxid() uint64 {
+	if x != nil {
+		return x.AppliedTxid
+	}
+	return 0
+}
+
+func (x *GetHAStatusResponse) GetActiveId() string {
+	if x != nil {
+		return x.ActiveId
+	}
+	return ""
+}
+
+func (x *GetHAStatusResponse) GetActiveRpcAddress() string {
+	if x != nil {
+		return x.ActiveRpcAddress
+	}
+	return ""
+}
+
+func (x *GetHAStatusResponse) GetPeers() []*HAPeer {
+	if x != nil {
+		return x.Peers
+	}
+	return nil
+}
+
+type HAPeer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	RpcAddress    string                 `protobuf:"bytes,2,opt,name=rpc_address,json=rpcAddress,proto3" json:"rpc_address,omitempty"`
+	HttpAddress   string                 `protobuf:"bytes,3,opt,name=http_address,json=httpAddress,proto3" json:"http_address,omitempty"`
+	Voter         bool                   `protobuf:"varint,4,opt,name=voter,proto3" json:"voter,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HAPeer) Reset() {
+	*x = HAPeer{}
+	mi := &file_dfspb_dfs_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HAPeer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HAPeer) ProtoMessage() {}
+
+func (x *HAPeer) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HAPeer.ProtoReflect.Descriptor instead.
+func (*HAPeer) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *HAPeer) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *HAPeer) GetRpcAddress() string {
+	if x != nil {
+		return x.RpcAddress
+	}
+	return ""
+}
+
+func (x *HAPeer) GetHttpAddress() string {
+	if x != nil {
+		return x.HttpAddress
+	}
+	return ""
+}
+
+func (x *HAPeer) GetVoter() bool {
+	if x != nil {
+		return x.Voter
+	}
+	return false
+}
+
 type GetServerDefaultsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -4472,7 +4717,7 @@ type GetServerDefaultsRequest struct {
 
 func (x *GetServerDefaultsRequest) Reset() {
 	*x = GetServerDefaultsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[68]
+	mi := &file_dfspb_dfs_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4484,7 +4729,7 @@ func (x *GetServerDefaultsRequest) String() string {
 func (*GetServerDefaultsRequest) ProtoMessage() {}
 
 func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[68]
+	mi := &file_dfspb_dfs_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4497,7 +4742,7 @@ func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsRequest.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{68}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{71}
 }
 
 type GetServerDefaultsResponse struct {
@@ -4518,7 +4763,7 @@ type GetServerDefaultsResponse struct {
 
 func (x *GetServerDefaultsResponse) Reset() {
 	*x = GetServerDefaultsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[69]
+	mi := &file_dfspb_dfs_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4530,7 +4775,7 @@ func (x *GetServerDefaultsResponse) String() string {
 func (*GetServerDefaultsResponse) ProtoMessage() {}
 
 func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[69]
+	mi := &file_dfspb_dfs_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4543,7 +4788,7 @@ func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsResponse.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{69}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *GetServerDefaultsResponse) GetBlockSize() int64 {
@@ -4609,7 +4854,7 @@ type SpeedSample struct {
 
 func (x *SpeedSample) Reset() {
 	*x = SpeedSample{}
-	mi := &file_dfspb_dfs_proto_msgTypes[70]
+	mi := &file_dfspb_dfs_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4621,7 +4866,7 @@ func (x *SpeedSample) String() string {
 func (*SpeedSample) ProtoMessage() {}
 
 func (x *SpeedSample) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[70]
+	mi := &file_dfspb_dfs_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4634,7 +4879,7 @@ func (x *SpeedSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeedSample.ProtoReflect.Descriptor instead.
 func (*SpeedSample) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{70}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *SpeedSample) GetDatanodeId() string {
@@ -4676,7 +4921,7 @@ type ClientHeartbeatRequest struct {
 
 func (x *ClientHeartbeatRequest) Reset() {
 	*x = ClientHeartbeatRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[71]
+	mi := &file_dfspb_dfs_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4688,7 +4933,7 @@ func (x *ClientHeartbeatRequest) String() string {
 func (*ClientHeartbeatRequest) ProtoMessage() {}
 
 func (x *ClientHeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[71]
+	mi := &file_dfspb_dfs_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4701,7 +4946,7 @@ func (x *ClientHeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientHeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*ClientHeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{71}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *ClientHeartbeatRequest) GetClientName() string {
@@ -4733,7 +4978,7 @@ type ClientHeartbeatResponse struct {
 
 func (x *ClientHeartbeatResponse) Reset() {
 	*x = ClientHeartbeatResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[72]
+	mi := &file_dfspb_dfs_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4745,7 +4990,7 @@ func (x *ClientHeartbeatResponse) String() string {
 func (*ClientHeartbeatResponse) ProtoMessage() {}
 
 func (x *ClientHeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[72]
+	mi := &file_dfspb_dfs_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4758,7 +5003,7 @@ func (x *ClientHeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientHeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*ClientHeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{72}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{75}
 }
 
 type GetSpeedsRequest struct {
@@ -4770,7 +5015,7 @@ type GetSpeedsRequest struct {
 
 func (x *GetSpeedsRequest) Reset() {
 	*x = GetSpeedsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[73]
+	mi := &file_dfspb_dfs_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4782,7 +5027,7 @@ func (x *GetSpeedsRequest) String() string {
 func (*GetSpeedsRequest) ProtoMessage() {}
 
 func (x *GetSpeedsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[73]
+	mi := &file_dfspb_dfs_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4795,7 +5040,7 @@ func (x *GetSpeedsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpeedsRequest.ProtoReflect.Descriptor instead.
 func (*GetSpeedsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{73}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *GetSpeedsRequest) GetClientName() string {
@@ -4819,7 +5064,7 @@ type SpeedRecord struct {
 
 func (x *SpeedRecord) Reset() {
 	*x = SpeedRecord{}
-	mi := &file_dfspb_dfs_proto_msgTypes[74]
+	mi := &file_dfspb_dfs_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4831,7 +5076,7 @@ func (x *SpeedRecord) String() string {
 func (*SpeedRecord) ProtoMessage() {}
 
 func (x *SpeedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[74]
+	mi := &file_dfspb_dfs_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4844,7 +5089,7 @@ func (x *SpeedRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeedRecord.ProtoReflect.Descriptor instead.
 func (*SpeedRecord) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{74}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *SpeedRecord) GetClientName() string {
@@ -4898,7 +5143,7 @@ type GetSpeedsResponse struct {
 
 func (x *GetSpeedsResponse) Reset() {
 	*x = GetSpeedsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[75]
+	mi := &file_dfspb_dfs_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4910,7 +5155,7 @@ func (x *GetSpeedsResponse) String() string {
 func (*GetSpeedsResponse) ProtoMessage() {}
 
 func (x *GetSpeedsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[75]
+	mi := &file_dfspb_dfs_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4923,7 +5168,7 @@ func (x *GetSpeedsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpeedsResponse.ProtoReflect.Descriptor instead.
 func (*GetSpeedsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{75}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *GetSpeedsResponse) GetRecords() []*SpeedRecord {
@@ -4942,7 +5187,7 @@ type SetSafeModeRequest struct {
 
 func (x *SetSafeModeRequest) Reset() {
 	*x = SetSafeModeRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[76]
+	mi := &file_dfspb_dfs_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4954,7 +5199,7 @@ func (x *SetSafeModeRequest) String() string {
 func (*SetSafeModeRequest) ProtoMessage() {}
 
 func (x *SetSafeModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[76]
+	mi := &file_dfspb_dfs_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4967,7 +5212,7 @@ func (x *SetSafeModeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSafeModeRequest.ProtoReflect.Descriptor instead.
 func (*SetSafeModeRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{76}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *SetSafeModeRequest) GetAction() SafeModeAction {
@@ -4987,7 +5232,7 @@ type SetSafeModeResponse struct {
 
 func (x *SetSafeModeResponse) Reset() {
 	*x = SetSafeModeResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[77]
+	mi := &file_dfspb_dfs_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4999,7 +5244,7 @@ func (x *SetSafeModeResponse) String() string {
 func (*SetSafeModeResponse) ProtoMessage() {}
 
 func (x *SetSafeModeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[77]
+	mi := &file_dfspb_dfs_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5012,7 +5257,7 @@ func (x *SetSafeModeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSafeModeResponse.ProtoReflect.Descriptor instead.
 func (*SetSafeModeResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{77}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *SetSafeModeResponse) GetOn() bool {
@@ -5049,7 +5294,7 @@ type CacheAccessRequest struct {
 
 func (x *CacheAccessRequest) Reset() {
 	*x = CacheAccessRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[78]
+	mi := &file_dfspb_dfs_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5061,7 +5306,7 @@ func (x *CacheAccessRequest) String() string {
 func (*CacheAccessRequest) ProtoMessage() {}
 
 func (x *CacheAccessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[78]
+	mi := &file_dfspb_dfs_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5074,7 +5319,7 @@ func (x *CacheAccessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheAccessRequest.ProtoReflect.Descriptor instead.
 func (*CacheAccessRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{78}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *CacheAccessRequest) GetBlockId() uint64 {
@@ -5129,7 +5374,7 @@ type CacheAccessResponse struct {
 
 func (x *CacheAccessResponse) Reset() {
 	*x = CacheAccessResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[79]
+	mi := &file_dfspb_dfs_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5141,7 +5386,7 @@ func (x *CacheAccessResponse) String() string {
 func (*CacheAccessResponse) ProtoMessage() {}
 
 func (x *CacheAccessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[79]
+	mi := &file_dfspb_dfs_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5154,7 +5399,7 @@ func (x *CacheAccessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheAccessResponse.ProtoReflect.Descriptor instead.
 func (*CacheAccessResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{79}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *CacheAccessResponse) GetCached() bool {
@@ -5183,7 +5428,7 @@ type JobCacheStatusRequest struct {
 
 func (x *JobCacheStatusRequest) Reset() {
 	*x = JobCacheStatusRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[80]
+	mi := &file_dfspb_dfs_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5195,7 +5440,7 @@ func (x *JobCacheStatusRequest) String() string {
 func (*JobCacheStatusRequest) ProtoMessage() {}
 
 func (x *JobCacheStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[80]
+	mi := &file_dfspb_dfs_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5208,7 +5453,7 @@ func (x *JobCacheStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusRequest.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{80}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *JobCacheStatusRequest) GetJobs() []*JobCacheStatusRequest_Job {
@@ -5227,7 +5472,7 @@ type JobCacheStatusResponse struct {
 
 func (x *JobCacheStatusResponse) Reset() {
 	*x = JobCacheStatusResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[81]
+	mi := &file_dfspb_dfs_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5239,7 +5484,7 @@ func (x *JobCacheStatusResponse) String() string {
 func (*JobCacheStatusResponse) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[81]
+	mi := &file_dfspb_dfs_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5252,7 +5497,7 @@ func (x *JobCacheStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusResponse.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{81}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *JobCacheStatusResponse) GetJobs() []*JobCacheStatusResponse_Job {
@@ -5282,7 +5527,7 @@ type CachePoolInfo struct {
 
 func (x *CachePoolInfo) Reset() {
 	*x = CachePoolInfo{}
-	mi := &file_dfspb_dfs_proto_msgTypes[82]
+	mi := &file_dfspb_dfs_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5294,7 +5539,7 @@ func (x *CachePoolInfo) String() string {
 func (*CachePoolInfo) ProtoMessage() {}
 
 func (x *CachePoolInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[82]
+	mi := &file_dfspb_dfs_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5307,7 +5552,7 @@ func (x *CachePoolInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachePoolInfo.ProtoReflect.Descriptor instead.
 func (*CachePoolInfo) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{82}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *CachePoolInfo) GetName() string {
@@ -5381,7 +5626,7 @@ type CacheDirectiveInfo struct {
 
 func (x *CacheDirectiveInfo) Reset() {
 	*x = CacheDirectiveInfo{}
-	mi := &file_dfspb_dfs_proto_msgTypes[83]
+	mi := &file_dfspb_dfs_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5393,7 +5638,7 @@ func (x *CacheDirectiveInfo) String() string {
 func (*CacheDirectiveInfo) ProtoMessage() {}
 
 func (x *CacheDirectiveInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[83]
+	mi := &file_dfspb_dfs_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5406,7 +5651,7 @@ func (x *CacheDirectiveInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheDirectiveInfo.ProtoReflect.Descriptor instead.
 func (*CacheDirectiveInfo) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{83}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *CacheDirectiveInfo) GetId() int64 {
@@ -5467,7 +5712,7 @@ type AddCachePoolRequest struct {
 
 func (x *AddCachePoolRequest) Reset() {
 	*x = AddCachePoolRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[84]
+	mi := &file_dfspb_dfs_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5479,7 +5724,7 @@ func (x *AddCachePoolRequest) String() string {
 func (*AddCachePoolRequest) ProtoMessage() {}
 
 func (x *AddCachePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[84]
+	mi := &file_dfspb_dfs_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5492,7 +5737,7 @@ func (x *AddCachePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCachePoolRequest.ProtoReflect.Descriptor instead.
 func (*AddCachePoolRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{84}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *AddCachePoolRequest) GetPool() *CachePoolInfo {
@@ -5510,7 +5755,7 @@ type AddCachePoolResponse struct {
 
 func (x *AddCachePoolResponse) Reset() {
 	*x = AddCachePoolResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[85]
+	mi := &file_dfspb_dfs_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5522,7 +5767,7 @@ func (x *AddCachePoolResponse) String() string {
 func (*AddCachePoolResponse) ProtoMessage() {}
 
 func (x *AddCachePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[85]
+	mi := &file_dfspb_dfs_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5535,7 +5780,7 @@ func (x *AddCachePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCachePoolResponse.ProtoReflect.Descriptor instead.
 func (*AddCachePoolResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{85}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{88}
 }
 
 type RemoveCachePoolRequest struct {
@@ -5547,7 +5792,7 @@ type RemoveCachePoolRequest struct {
 
 func (x *RemoveCachePoolRequest) Reset() {
 	*x = RemoveCachePoolRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[86]
+	mi := &file_dfspb_dfs_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5559,7 +5804,7 @@ func (x *RemoveCachePoolRequest) String() string {
 func (*RemoveCachePoolRequest) ProtoMessage() {}
 
 func (x *RemoveCachePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[86]
+	mi := &file_dfspb_dfs_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5572,7 +5817,7 @@ func (x *RemoveCachePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCachePoolRequest.ProtoReflect.Descriptor instead.
 func (*RemoveCachePoolRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{86}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *RemoveCachePoolRequest) GetName() string {
@@ -5590,7 +5835,7 @@ type RemoveCachePoolResponse struct {
 
 func (x *RemoveCachePoolResponse) Reset() {
 	*x = RemoveCachePoolResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[87]
+	mi := &file_dfspb_dfs_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5602,7 +5847,7 @@ func (x *RemoveCachePoolResponse) String() string {
 func (*RemoveCachePoolResponse) ProtoMessage() {}
 
 func (x *RemoveCachePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[87]
+	mi := &file_dfspb_dfs_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5615,7 +5860,7 @@ func (x *RemoveCachePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCachePoolResponse.ProtoReflect.Descriptor instead.
 func (*RemoveCachePoolResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{87}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{90}
 }
 
 type ListCachePoolsRequest struct {
@@ -5626,7 +5871,7 @@ type ListCachePoolsRequest struct {
 
 func (x *ListCachePoolsRequest) Reset() {
 	*x = ListCachePoolsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[88]
+	mi := &file_dfspb_dfs_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5638,7 +5883,7 @@ func (x *ListCachePoolsRequest) String() string {
 func (*ListCachePoolsRequest) ProtoMessage() {}
 
 func (x *ListCachePoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[88]
+	mi := &file_dfspb_dfs_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5651,7 +5896,7 @@ func (x *ListCachePoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachePoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListCachePoolsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{88}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{91}
 }
 
 type ListCachePoolsResponse struct {
@@ -5663,7 +5908,7 @@ type ListCachePoolsResponse struct {
 
 func (x *ListCachePoolsResponse) Reset() {
 	*x = ListCachePoolsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[89]
+	mi := &file_dfspb_dfs_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5675,7 +5920,7 @@ func (x *ListCachePoolsResponse) String() string {
 func (*ListCachePoolsResponse) ProtoMessage() {}
 
 func (x *ListCachePoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[89]
+	mi := &file_dfspb_dfs_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5688,7 +5933,7 @@ func (x *ListCachePoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachePoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListCachePoolsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{89}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *ListCachePoolsResponse) GetPools() []*CachePoolInfo {
@@ -5707,7 +5952,7 @@ type AddCacheDirectiveRequest struct {
 
 func (x *AddCacheDirectiveRequest) Reset() {
 	*x = AddCacheDirectiveRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[90]
+	mi := &file_dfspb_dfs_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5719,7 +5964,7 @@ func (x *AddCacheDirectiveRequest) String() string {
 func (*AddCacheDirectiveRequest) ProtoMessage() {}
 
 func (x *AddCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[90]
+	mi := &file_dfspb_dfs_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5732,7 +5977,7 @@ func (x *AddCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCacheDirectiveRequest.ProtoReflect.Descriptor instead.
 func (*AddCacheDirectiveRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{90}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *AddCacheDirectiveRequest) GetDirective() *CacheDirectiveInfo {
@@ -5751,7 +5996,7 @@ type AddCacheDirectiveResponse struct {
 
 func (x *AddCacheDirectiveResponse) Reset() {
 	*x = AddCacheDirectiveResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[91]
+	mi := &file_dfspb_dfs_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5763,7 +6008,7 @@ func (x *AddCacheDirectiveResponse) String() string {
 func (*AddCacheDirectiveResponse) ProtoMessage() {}
 
 func (x *AddCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[91]
+	mi := &file_dfspb_dfs_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5776,7 +6021,7 @@ func (x *AddCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCacheDirectiveResponse.ProtoReflect.Descriptor instead.
 func (*AddCacheDirectiveResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{91}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *AddCacheDirectiveResponse) GetId() int64 {
@@ -5795,7 +6040,7 @@ type RemoveCacheDirectiveRequest struct {
 
 func (x *RemoveCacheDirectiveRequest) Reset() {
 	*x = RemoveCacheDirectiveRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[92]
+	mi := &file_dfspb_dfs_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5807,7 +6052,7 @@ func (x *RemoveCacheDirectiveRequest) String() string {
 func (*RemoveCacheDirectiveRequest) ProtoMessage() {}
 
 func (x *RemoveCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[92]
+	mi := &file_dfspb_dfs_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5820,7 +6065,7 @@ func (x *RemoveCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCacheDirectiveRequest.ProtoReflect.Descriptor instead.
 func (*RemoveCacheDirectiveRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{92}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *RemoveCacheDirectiveRequest) GetId() int64 {
@@ -5838,7 +6083,7 @@ type RemoveCacheDirectiveResponse struct {
 
 func (x *RemoveCacheDirectiveResponse) Reset() {
 	*x = RemoveCacheDirectiveResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[93]
+	mi := &file_dfspb_dfs_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5850,7 +6095,7 @@ func (x *RemoveCacheDirectiveResponse) String() string {
 func (*RemoveCacheDirectiveResponse) ProtoMessage() {}
 
 func (x *RemoveCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[93]
+	mi := &file_dfspb_dfs_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5863,7 +6108,7 @@ func (x *RemoveCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCacheDirectiveResponse.ProtoReflect.Descriptor instead.
 func (*RemoveCacheDirectiveResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{93}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{96}
 }
 
 type ListCacheDirectivesRequest struct {
@@ -5876,7 +6121,7 @@ type ListCacheDirectivesRequest struct {
 
 func (x *ListCacheDirectivesRequest) Reset() {
 	*x = ListCacheDirectivesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[94]
+	mi := &file_dfspb_dfs_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5888,7 +6133,7 @@ func (x *ListCacheDirectivesRequest) String() string {
 func (*ListCacheDirectivesRequest) ProtoMessage() {}
 
 func (x *ListCacheDirectivesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[94]
+	mi := &file_dfspb_dfs_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5901,7 +6146,7 @@ func (x *ListCacheDirectivesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCacheDirectivesRequest.ProtoReflect.Descriptor instead.
 func (*ListCacheDirectivesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{94}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *ListCacheDirectivesRequest) GetPool() string {
@@ -5927,7 +6172,7 @@ type ListCacheDirectivesResponse struct {
 
 func (x *ListCacheDirectivesResponse) Reset() {
 	*x = ListCacheDirectivesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[95]
+	mi := &file_dfspb_dfs_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5939,7 +6184,7 @@ func (x *ListCacheDirectivesResponse) String() string {
 func (*ListCacheDirectivesResponse) ProtoMessage() {}
 
 func (x *ListCacheDirectivesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[95]
+	mi := &file_dfspb_dfs_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5952,7 +6197,7 @@ func (x *ListCacheDirectivesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCacheDirectivesResponse.ProtoReflect.Descriptor instead.
 func (*ListCacheDirectivesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{95}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *ListCacheDirectivesResponse) GetDirectives() []*CacheDirectiveInfo {
@@ -5971,7 +6216,7 @@ type GetCacheStatsRequest struct {
 
 func (x *GetCacheStatsRequest) Reset() {
 	*x = GetCacheStatsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[96]
+	mi := &file_dfspb_dfs_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5983,7 +6228,7 @@ func (x *GetCacheStatsRequest) String() string {
 func (*GetCacheStatsRequest) ProtoMessage() {}
 
 func (x *GetCacheStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[96]
+	mi := &file_dfspb_dfs_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5996,7 +6241,7 @@ func (x *GetCacheStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCacheStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetCacheStatsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{96}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{99}
 }
 
 type NodeCacheStats struct {
@@ -6014,7 +6259,7 @@ type NodeCacheStats struct {
 
 func (x *NodeCacheStats) Reset() {
 	*x = NodeCacheStats{}
-	mi := &file_dfspb_dfs_proto_msgTypes[97]
+	mi := &file_dfspb_dfs_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6026,7 +6271,7 @@ func (x *NodeCacheStats) String() string {
 func (*NodeCacheStats) ProtoMessage() {}
 
 func (x *NodeCacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[97]
+	mi := &file_dfspb_dfs_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6039,7 +6284,7 @@ func (x *NodeCacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeCacheStats.ProtoReflect.Descriptor instead.
 func (*NodeCacheStats) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{97}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *NodeCacheStats) GetDatanodeId() string {
@@ -6105,7 +6350,7 @@ type AppCacheStats struct {
 
 func (x *AppCacheStats) Reset() {
 	*x = AppCacheStats{}
-	mi := &file_dfspb_dfs_proto_msgTypes[98]
+	mi := &file_dfspb_dfs_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6117,7 +6362,7 @@ func (x *AppCacheStats) String() string {
 func (*AppCacheStats) ProtoMessage() {}
 
 func (x *AppCacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[98]
+	mi := &file_dfspb_dfs_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6130,7 +6375,7 @@ func (x *AppCacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppCacheStats.ProtoReflect.Descriptor instead.
 func (*AppCacheStats) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{98}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *AppCacheStats) GetApp() string {
@@ -6190,7 +6435,7 @@ type GetCacheStatsResponse struct {
 
 func (x *GetCacheStatsResponse) Reset() {
 	*x = GetCacheStatsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[99]
+	mi := &file_dfspb_dfs_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6202,7 +6447,7 @@ func (x *GetCacheStatsResponse) String() string {
 func (*GetCacheStatsResponse) ProtoMessage() {}
 
 func (x *GetCacheStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[99]
+	mi := &file_dfspb_dfs_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6215,7 +6460,7 @@ func (x *GetCacheStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCacheStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetCacheStatsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{99}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *GetCacheStatsResponse) GetPolicy() string {
@@ -6276,7 +6521,7 @@ type RegisterDatanodeRequest struct {
 
 func (x *RegisterDatanodeRequest) Reset() {
 	*x = RegisterDatanodeRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[100]
+	mi := &file_dfspb_dfs_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6288,7 +6533,7 @@ func (x *RegisterDatanodeRequest) String() string {
 func (*RegisterDatanodeRequest) ProtoMessage() {}
 
 func (x *RegisterDatanodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[100]
+	mi := &file_dfspb_dfs_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6301,7 +6546,7 @@ func (x *RegisterDatanodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterDatanodeRequest.ProtoReflect.Descriptor instead.
 func (*RegisterDatanodeRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{100}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *RegisterDatanodeRequest) GetDatanode() *DatanodeInfo {
@@ -6321,7 +6566,7 @@ type RegisterDatanodeResponse struct {
 
 func (x *RegisterDatanodeResponse) Reset() {
 	*x = RegisterDatanodeResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[101]
+	mi := &file_dfspb_dfs_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6333,7 +6578,7 @@ func (x *RegisterDatanodeResponse) String() string {
 func (*RegisterDatanodeResponse) ProtoMessage() {}
 
 func (x *RegisterDatanodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[101]
+	mi := &file_dfspb_dfs_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6346,7 +6591,7 @@ func (x *RegisterDatanodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterDatanodeResponse.ProtoReflect.Descriptor instead.
 func (*RegisterDatanodeResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{101}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *RegisterDatanodeResponse) GetDatanode() *DatanodeInfo {
@@ -6372,7 +6617,7 @@ type TransferCommand struct {
 
 func (x *TransferCommand) Reset() {
 	*x = TransferCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[102]
+	mi := &file_dfspb_dfs_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6384,7 +6629,7 @@ func (x *TransferCommand) String() string {
 func (*TransferCommand) ProtoMessage() {}
 
 func (x *TransferCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[102]
+	mi := &file_dfspb_dfs_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6397,7 +6642,7 @@ func (x *TransferCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand.ProtoReflect.Descriptor instead.
 func (*TransferCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{102}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *TransferCommand) GetItems() []*TransferCommand_Item {
@@ -6416,7 +6661,7 @@ type InvalidateCommand struct {
 
 func (x *InvalidateCommand) Reset() {
 	*x = InvalidateCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[103]
+	mi := &file_dfspb_dfs_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6428,7 +6673,7 @@ func (x *InvalidateCommand) String() string {
 func (*InvalidateCommand) ProtoMessage() {}
 
 func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[103]
+	mi := &file_dfspb_dfs_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6441,7 +6686,7 @@ func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidateCommand.ProtoReflect.Descriptor instead.
 func (*InvalidateCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{103}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *InvalidateCommand) GetBlocks() []*ExtendedBlock {
@@ -6473,7 +6718,7 @@ type RecoverBlockCommand struct {
 
 func (x *RecoverBlockCommand) Reset() {
 	*x = RecoverBlockCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[104]
+	mi := &file_dfspb_dfs_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6485,7 +6730,7 @@ func (x *RecoverBlockCommand) String() string {
 func (*RecoverBlockCommand) ProtoMessage() {}
 
 func (x *RecoverBlockCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[104]
+	mi := &file_dfspb_dfs_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6498,7 +6743,7 @@ func (x *RecoverBlockCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverBlockCommand.ProtoReflect.Descriptor instead.
 func (*RecoverBlockCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{104}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *RecoverBlockCommand) GetBlock() *ExtendedBlock {
@@ -6552,7 +6797,7 @@ type CacheCommand struct {
 
 func (x *CacheCommand) Reset() {
 	*x = CacheCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[105]
+	mi := &file_dfspb_dfs_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6564,7 +6809,7 @@ func (x *CacheCommand) String() string {
 func (*CacheCommand) ProtoMessage() {}
 
 func (x *CacheCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[105]
+	mi := &file_dfspb_dfs_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6577,7 +6822,7 @@ func (x *CacheCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheCommand.ProtoReflect.Descriptor instead.
 func (*CacheCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{105}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{108}
 }
 
 func (x *CacheCommand) GetBlockIds() []uint64 {
@@ -6596,7 +6841,7 @@ type UncacheCommand struct {
 
 func (x *UncacheCommand) Reset() {
 	*x = UncacheCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[106]
+	mi := &file_dfspb_dfs_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6608,7 +6853,7 @@ func (x *UncacheCommand) String() string {
 func (*UncacheCommand) ProtoMessage() {}
 
 func (x *UncacheCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[106]
+	mi := &file_dfspb_dfs_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6621,7 +6866,7 @@ func (x *UncacheCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncacheCommand.ProtoReflect.Descriptor instead.
 func (*UncacheCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{106}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *UncacheCommand) GetBlockIds() []uint64 {
@@ -6648,7 +6893,7 @@ type DatanodeCommand struct {
 
 func (x *DatanodeCommand) Reset() {
 	*x = DatanodeCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[107]
+	mi := &file_dfspb_dfs_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6660,7 +6905,7 @@ func (x *DatanodeCommand) String() string {
 func (*DatanodeCommand) ProtoMessage() {}
 
 func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[107]
+	mi := &file_dfspb_dfs_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6673,7 +6918,7 @@ func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeCommand.ProtoReflect.Descriptor instead.
 func (*DatanodeCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{107}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{110}
 }
 
 func (x *DatanodeCommand) GetCommand() isDatanodeCommand_Command {
@@ -6794,7 +7039,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[108]
+	mi := &file_dfspb_dfs_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6806,7 +7051,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[108]
+	mi := &file_dfspb_dfs_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6819,7 +7064,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{108}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *HeartbeatRequest) GetDatanodeId() string {
@@ -6892,13 +7137,16 @@ type HeartbeatResponse struct {
 	// Sent when the datanode's block_keys_serial is behind (keys rolled).
 	BlockKeys       *ExportedBlockKeys `protobuf:"bytes,3,opt,name=block_keys,json=blockKeys,proto3" json:"block_keys,omitempty"`
 	BlockKeysSerial uint64             `protobuf:"varint,4,opt,name=block_keys_serial,json=blockKeysSerial,proto3" json:"block_keys_serial,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The namenode's HA state (HDFS's NNHAStatusHeartbeatProto). Absent
+	// from a namenode without HA, whose commands are always obeyed.
+	HaStatus      *NNHAStatus `protobuf:"bytes,5,opt,name=ha_status,json=haStatus,proto3" json:"ha_status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[109]
+	mi := &file_dfspb_dfs_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6910,7 +7158,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[109]
+	mi := &file_dfspb_dfs_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6923,7 +7171,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{109}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{112}
 }
 
 func (x *HeartbeatResponse) GetCommands() []*DatanodeCommand {
@@ -6954,6 +7202,77 @@ func (x *HeartbeatResponse) GetBlockKeysSerial() uint64 {
 	return 0
 }
 
+func (x *HeartbeatResponse) GetHaStatus() *NNHAStatus {
+	if x != nil {
+		return x.HaStatus
+	}
+	return nil
+}
+
+// NNHAStatus is a namenode's place in its HA group. A datanode reports to
+// every namenode of the group but obeys commands only from the one that
+// says ACTIVE at the highest term it has seen (the term is raft's, HDFS's
+// epoch): a deposed active's commands are dropped.
+type NNHAStatus struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	State         HAState                `protobuf:"varint,1,opt,name=state,proto3,enum=smarth.dfs.HAState" json:"state,omitempty"`
+	Term          uint64                 `protobuf:"varint,2,opt,name=term,proto3" json:"term,omitempty"`
+	AppliedTxid   uint64                 `protobuf:"varint,3,opt,name=applied_txid,json=appliedTxid,proto3" json:"applied_txid,omitempty"` // the last edit this namenode applied
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NNHAStatus) Reset() {
+	*x = NNHAStatus{}
+	mi := &file_dfspb_dfs_proto_msgTypes[113]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NNHAStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NNHAStatus) ProtoMessage() {}
+
+func (x *NNHAStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[113]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NNHAStatus.ProtoReflect.Descriptor instead.
+func (*NNHAStatus) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{113}
+}
+
+func (x *NNHAStatus) GetState() HAState {
+	if x != nil {
+		return x.State
+	}
+	return HAState_HA_STATE_UNSPECIFIED
+}
+
+func (x *NNHAStatus) GetTerm() uint64 {
+	if x != nil {
+		return x.Term
+	}
+	return 0
+}
+
+func (x *NNHAStatus) GetAppliedTxid() uint64 {
+	if x != nil {
+		return x.AppliedTxid
+	}
+	return 0
+}
+
 type ReportedBlock struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Block         *ExtendedBlock         `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
@@ -6964,7 +7283,7 @@ type ReportedBlock struct {
 
 func (x *ReportedBlock) Reset() {
 	*x = ReportedBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[110]
+	mi := &file_dfspb_dfs_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6976,7 +7295,7 @@ func (x *ReportedBlock) String() string {
 func (*ReportedBlock) ProtoMessage() {}
 
 func (x *ReportedBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[110]
+	mi := &file_dfspb_dfs_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6989,7 +7308,7 @@ func (x *ReportedBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportedBlock.ProtoReflect.Descriptor instead.
 func (*ReportedBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{110}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{114}
 }
 
 func (x *ReportedBlock) GetBlock() *ExtendedBlock {
@@ -7016,7 +7335,7 @@ type BlockReportRequest struct {
 
 func (x *BlockReportRequest) Reset() {
 	*x = BlockReportRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[111]
+	mi := &file_dfspb_dfs_proto_msgTypes[115]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7028,7 +7347,7 @@ func (x *BlockReportRequest) String() string {
 func (*BlockReportRequest) ProtoMessage() {}
 
 func (x *BlockReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[111]
+	mi := &file_dfspb_dfs_proto_msgTypes[115]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7041,7 +7360,7 @@ func (x *BlockReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReportRequest.ProtoReflect.Descriptor instead.
 func (*BlockReportRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{111}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{115}
 }
 
 func (x *BlockReportRequest) GetDatanodeId() string {
@@ -7067,7 +7386,7 @@ type BlockReportResponse struct {
 
 func (x *BlockReportResponse) Reset() {
 	*x = BlockReportResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[112]
+	mi := &file_dfspb_dfs_proto_msgTypes[116]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7079,7 +7398,7 @@ func (x *BlockReportResponse) String() string {
 func (*BlockReportResponse) ProtoMessage() {}
 
 func (x *BlockReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[112]
+	mi := &file_dfspb_dfs_proto_msgTypes[116]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7092,7 +7411,7 @@ func (x *BlockReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReportResponse.ProtoReflect.Descriptor instead.
 func (*BlockReportResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{112}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{116}
 }
 
 func (x *BlockReportResponse) GetCommands() []*DatanodeCommand {
@@ -7112,7 +7431,7 @@ type ReceivedDeletedBlock struct {
 
 func (x *ReceivedDeletedBlock) Reset() {
 	*x = ReceivedDeletedBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[113]
+	mi := &file_dfspb_dfs_proto_msgTypes[117]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7124,7 +7443,7 @@ func (x *ReceivedDeletedBlock) String() string {
 func (*ReceivedDeletedBlock) ProtoMessage() {}
 
 func (x *ReceivedDeletedBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[113]
+	mi := &file_dfspb_dfs_proto_msgTypes[117]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7137,7 +7456,7 @@ func (x *ReceivedDeletedBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceivedDeletedBlock.ProtoReflect.Descriptor instead.
 func (*ReceivedDeletedBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{113}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{117}
 }
 
 func (x *ReceivedDeletedBlock) GetBlock() *ExtendedBlock {
@@ -7164,7 +7483,7 @@ type BlockReceivedAndDeletedRequest struct {
 
 func (x *BlockReceivedAndDeletedRequest) Reset() {
 	*x = BlockReceivedAndDeletedRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[114]
+	mi := &file_dfspb_dfs_proto_msgTypes[118]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7176,7 +7495,7 @@ func (x *BlockReceivedAndDeletedRequest) String() string {
 func (*BlockReceivedAndDeletedRequest) ProtoMessage() {}
 
 func (x *BlockReceivedAndDeletedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[114]
+	mi := &file_dfspb_dfs_proto_msgTypes[118]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7189,7 +7508,7 @@ func (x *BlockReceivedAndDeletedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReceivedAndDeletedRequest.ProtoReflect.Descriptor instead.
 func (*BlockReceivedAndDeletedRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{114}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{118}
 }
 
 func (x *BlockReceivedAndDeletedRequest) GetDatanodeId() string {
@@ -7214,7 +7533,7 @@ type BlockReceivedAndDeletedResponse struct {
 
 func (x *BlockReceivedAndDeletedResponse) Reset() {
 	*x = BlockReceivedAndDeletedResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[115]
+	mi := &file_dfspb_dfs_proto_msgTypes[119]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7226,7 +7545,7 @@ func (x *BlockReceivedAndDeletedResponse) String() string {
 func (*BlockReceivedAndDeletedResponse) ProtoMessage() {}
 
 func (x *BlockReceivedAndDeletedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[115]
+	mi := &file_dfspb_dfs_proto_msgTypes[119]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7239,7 +7558,7 @@ func (x *BlockReceivedAndDeletedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReceivedAndDeletedResponse.ProtoReflect.Descriptor instead.
 func (*BlockReceivedAndDeletedResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{115}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{119}
 }
 
 type DatanodeReportBadBlocksRequest struct {
@@ -7252,7 +7571,7 @@ type DatanodeReportBadBlocksRequest struct {
 
 func (x *DatanodeReportBadBlocksRequest) Reset() {
 	*x = DatanodeReportBadBlocksRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[116]
+	mi := &file_dfspb_dfs_proto_msgTypes[120]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7264,7 +7583,7 @@ func (x *DatanodeReportBadBlocksRequest) String() string {
 func (*DatanodeReportBadBlocksRequest) ProtoMessage() {}
 
 func (x *DatanodeReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[116]
+	mi := &file_dfspb_dfs_proto_msgTypes[120]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7277,7 +7596,7 @@ func (x *DatanodeReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeReportBadBlocksRequest.ProtoReflect.Descriptor instead.
 func (*DatanodeReportBadBlocksRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{116}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{120}
 }
 
 func (x *DatanodeReportBadBlocksRequest) GetDatanodeId() string {
@@ -7302,7 +7621,7 @@ type DatanodeReportBadBlocksResponse struct {
 
 func (x *DatanodeReportBadBlocksResponse) Reset() {
 	*x = DatanodeReportBadBlocksResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[117]
+	mi := &file_dfspb_dfs_proto_msgTypes[121]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7314,7 +7633,7 @@ func (x *DatanodeReportBadBlocksResponse) String() string {
 func (*DatanodeReportBadBlocksResponse) ProtoMessage() {}
 
 func (x *DatanodeReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[117]
+	mi := &file_dfspb_dfs_proto_msgTypes[121]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7327,7 +7646,7 @@ func (x *DatanodeReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeReportBadBlocksResponse.ProtoReflect.Descriptor instead.
 func (*DatanodeReportBadBlocksResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{117}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{121}
 }
 
 type CommitBlockSynchronizationRequest struct {
@@ -7344,7 +7663,7 @@ type CommitBlockSynchronizationRequest struct {
 
 func (x *CommitBlockSynchronizationRequest) Reset() {
 	*x = CommitBlockSynchronizationRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[118]
+	mi := &file_dfspb_dfs_proto_msgTypes[122]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7356,7 +7675,7 @@ func (x *CommitBlockSynchronizationRequest) String() string {
 func (*CommitBlockSynchronizationRequest) ProtoMessage() {}
 
 func (x *CommitBlockSynchronizationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[118]
+	mi := &file_dfspb_dfs_proto_msgTypes[122]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7369,7 +7688,7 @@ func (x *CommitBlockSynchronizationRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CommitBlockSynchronizationRequest.ProtoReflect.Descriptor instead.
 func (*CommitBlockSynchronizationRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{118}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{122}
 }
 
 func (x *CommitBlockSynchronizationRequest) GetBlock() *ExtendedBlock {
@@ -7422,7 +7741,7 @@ type CommitBlockSynchronizationResponse struct {
 
 func (x *CommitBlockSynchronizationResponse) Reset() {
 	*x = CommitBlockSynchronizationResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[119]
+	mi := &file_dfspb_dfs_proto_msgTypes[123]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7434,7 +7753,7 @@ func (x *CommitBlockSynchronizationResponse) String() string {
 func (*CommitBlockSynchronizationResponse) ProtoMessage() {}
 
 func (x *CommitBlockSynchronizationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[119]
+	mi := &file_dfspb_dfs_proto_msgTypes[123]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7447,7 +7766,7 @@ func (x *CommitBlockSynchronizationResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use CommitBlockSynchronizationResponse.ProtoReflect.Descriptor instead.
 func (*CommitBlockSynchronizationResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{119}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{123}
 }
 
 type InitReplicaRecoveryRequest struct {
@@ -7460,7 +7779,7 @@ type InitReplicaRecoveryRequest struct {
 
 func (x *InitReplicaRecoveryRequest) Reset() {
 	*x = InitReplicaRecoveryRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[120]
+	mi := &file_dfspb_dfs_proto_msgTypes[124]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7472,7 +7791,7 @@ func (x *InitReplicaRecoveryRequest) String() string {
 func (*InitReplicaRecoveryRequest) ProtoMessage() {}
 
 func (x *InitReplicaRecoveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[120]
+	mi := &file_dfspb_dfs_proto_msgTypes[124]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7485,7 +7804,7 @@ func (x *InitReplicaRecoveryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitReplicaRecoveryRequest.ProtoReflect.Descriptor instead.
 func (*InitReplicaRecoveryRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{120}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{124}
 }
 
 func (x *InitReplicaRecoveryRequest) GetBlock() *ExtendedBlock {
@@ -7513,7 +7832,7 @@ type InitReplicaRecoveryResponse struct {
 
 func (x *InitReplicaRecoveryResponse) Reset() {
 	*x = InitReplicaRecoveryResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[121]
+	mi := &file_dfspb_dfs_proto_msgTypes[125]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7525,7 +7844,7 @@ func (x *InitReplicaRecoveryResponse) String() string {
 func (*InitReplicaRecoveryResponse) ProtoMessage() {}
 
 func (x *InitReplicaRecoveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[121]
+	mi := &file_dfspb_dfs_proto_msgTypes[125]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7538,7 +7857,7 @@ func (x *InitReplicaRecoveryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitReplicaRecoveryResponse.ProtoReflect.Descriptor instead.
 func (*InitReplicaRecoveryResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{121}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{125}
 }
 
 func (x *InitReplicaRecoveryResponse) GetExists() bool {
@@ -7575,7 +7894,7 @@ type UpdateReplicaUnderRecoveryRequest struct {
 
 func (x *UpdateReplicaUnderRecoveryRequest) Reset() {
 	*x = UpdateReplicaUnderRecoveryRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[122]
+	mi := &file_dfspb_dfs_proto_msgTypes[126]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7587,7 +7906,7 @@ func (x *UpdateReplicaUnderRecoveryRequest) String() string {
 func (*UpdateReplicaUnderRecoveryRequest) ProtoMessage() {}
 
 func (x *UpdateReplicaUnderRecoveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[122]
+	mi := &file_dfspb_dfs_proto_msgTypes[126]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7600,7 +7919,7 @@ func (x *UpdateReplicaUnderRecoveryRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use UpdateReplicaUnderRecoveryRequest.ProtoReflect.Descriptor instead.
 func (*UpdateReplicaUnderRecoveryRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{122}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{126}
 }
 
 func (x *UpdateReplicaUnderRecoveryRequest) GetBlock() *ExtendedBlock {
@@ -7647,7 +7966,7 @@ type UpdateReplicaUnderRecoveryResponse struct {
 
 func (x *UpdateReplicaUnderRecoveryResponse) Reset() {
 	*x = UpdateReplicaUnderRecoveryResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[123]
+	mi := &file_dfspb_dfs_proto_msgTypes[127]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7659,7 +7978,7 @@ func (x *UpdateReplicaUnderRecoveryResponse) String() string {
 func (*UpdateReplicaUnderRecoveryResponse) ProtoMessage() {}
 
 func (x *UpdateReplicaUnderRecoveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[123]
+	mi := &file_dfspb_dfs_proto_msgTypes[127]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7672,7 +7991,7 @@ func (x *UpdateReplicaUnderRecoveryResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use UpdateReplicaUnderRecoveryResponse.ProtoReflect.Descriptor instead.
 func (*UpdateReplicaUnderRecoveryResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{123}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{127}
 }
 
 func (x *UpdateReplicaUnderRecoveryResponse) GetBlock() *ExtendedBlock {
@@ -7699,7 +8018,7 @@ type WriteBlockOp struct {
 
 func (x *WriteBlockOp) Reset() {
 	*x = WriteBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[124]
+	mi := &file_dfspb_dfs_proto_msgTypes[128]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7711,7 +8030,7 @@ func (x *WriteBlockOp) String() string {
 func (*WriteBlockOp) ProtoMessage() {}
 
 func (x *WriteBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[124]
+	mi := &file_dfspb_dfs_proto_msgTypes[128]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7724,7 +8043,7 @@ func (x *WriteBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteBlockOp.ProtoReflect.Descriptor instead.
 func (*WriteBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{124}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{128}
 }
 
 func (x *WriteBlockOp) GetBlock() *ExtendedBlock {
@@ -7804,7 +8123,7 @@ type ReadBlockOp struct {
 
 func (x *ReadBlockOp) Reset() {
 	*x = ReadBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[125]
+	mi := &file_dfspb_dfs_proto_msgTypes[129]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7816,7 +8135,7 @@ func (x *ReadBlockOp) String() string {
 func (*ReadBlockOp) ProtoMessage() {}
 
 func (x *ReadBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[125]
+	mi := &file_dfspb_dfs_proto_msgTypes[129]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7829,7 +8148,7 @@ func (x *ReadBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadBlockOp.ProtoReflect.Descriptor instead.
 func (*ReadBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{125}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{129}
 }
 
 func (x *ReadBlockOp) GetBlock() *ExtendedBlock {
@@ -7888,7 +8207,7 @@ type BlockChecksumOp struct {
 
 func (x *BlockChecksumOp) Reset() {
 	*x = BlockChecksumOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[126]
+	mi := &file_dfspb_dfs_proto_msgTypes[130]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7900,7 +8219,7 @@ func (x *BlockChecksumOp) String() string {
 func (*BlockChecksumOp) ProtoMessage() {}
 
 func (x *BlockChecksumOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[126]
+	mi := &file_dfspb_dfs_proto_msgTypes[130]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7913,7 +8232,7 @@ func (x *BlockChecksumOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockChecksumOp.ProtoReflect.Descriptor instead.
 func (*BlockChecksumOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{126}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{130}
 }
 
 func (x *BlockChecksumOp) GetBlock() *ExtendedBlock {
@@ -7949,7 +8268,7 @@ type BlockChecksum struct {
 
 func (x *BlockChecksum) Reset() {
 	*x = BlockChecksum{}
-	mi := &file_dfspb_dfs_proto_msgTypes[127]
+	mi := &file_dfspb_dfs_proto_msgTypes[131]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7961,7 +8280,7 @@ func (x *BlockChecksum) String() string {
 func (*BlockChecksum) ProtoMessage() {}
 
 func (x *BlockChecksum) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[127]
+	mi := &file_dfspb_dfs_proto_msgTypes[131]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7974,7 +8293,7 @@ func (x *BlockChecksum) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockChecksum.ProtoReflect.Descriptor instead.
 func (*BlockChecksum) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{127}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{131}
 }
 
 func (x *BlockChecksum) GetBytesPerCrc() uint32 {
@@ -8012,7 +8331,7 @@ type TransferBlockOp struct {
 
 func (x *TransferBlockOp) Reset() {
 	*x = TransferBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[128]
+	mi := &file_dfspb_dfs_proto_msgTypes[132]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8024,7 +8343,7 @@ func (x *TransferBlockOp) String() string {
 func (*TransferBlockOp) ProtoMessage() {}
 
 func (x *TransferBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[128]
+	mi := &file_dfspb_dfs_proto_msgTypes[132]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8037,7 +8356,7 @@ func (x *TransferBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferBlockOp.ProtoReflect.Descriptor instead.
 func (*TransferBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{128}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{132}
 }
 
 func (x *TransferBlockOp) GetBlock() *ExtendedBlock {
@@ -8081,7 +8400,7 @@ type OpResponse struct {
 
 func (x *OpResponse) Reset() {
 	*x = OpResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[129]
+	mi := &file_dfspb_dfs_proto_msgTypes[133]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8093,7 +8412,7 @@ func (x *OpResponse) String() string {
 func (*OpResponse) ProtoMessage() {}
 
 func (x *OpResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[129]
+	mi := &file_dfspb_dfs_proto_msgTypes[133]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8106,7 +8425,7 @@ func (x *OpResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpResponse.ProtoReflect.Descriptor instead.
 func (*OpResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{129}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{133}
 }
 
 func (x *OpResponse) GetStatus() OpStatus {
@@ -8156,7 +8475,7 @@ type AppendRequest struct {
 
 func (x *AppendRequest) Reset() {
 	*x = AppendRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[130]
+	mi := &file_dfspb_dfs_proto_msgTypes[134]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8168,7 +8487,7 @@ func (x *AppendRequest) String() string {
 func (*AppendRequest) ProtoMessage() {}
 
 func (x *AppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[130]
+	mi := &file_dfspb_dfs_proto_msgTypes[134]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8181,7 +8500,7 @@ func (x *AppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
 func (*AppendRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{130}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{134}
 }
 
 func (x *AppendRequest) GetPath() string {
@@ -8214,7 +8533,7 @@ type AppendResponse struct {
 
 func (x *AppendResponse) Reset() {
 	*x = AppendResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[131]
+	mi := &file_dfspb_dfs_proto_msgTypes[135]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8226,7 +8545,7 @@ func (x *AppendResponse) String() string {
 func (*AppendResponse) ProtoMessage() {}
 
 func (x *AppendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[131]
+	mi := &file_dfspb_dfs_proto_msgTypes[135]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8239,7 +8558,7 @@ func (x *AppendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendResponse.ProtoReflect.Descriptor instead.
 func (*AppendResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{131}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{135}
 }
 
 func (x *AppendResponse) GetStatus() *FileStatus {
@@ -8277,7 +8596,7 @@ type TruncateRequest struct {
 
 func (x *TruncateRequest) Reset() {
 	*x = TruncateRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[132]
+	mi := &file_dfspb_dfs_proto_msgTypes[136]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8289,7 +8608,7 @@ func (x *TruncateRequest) String() string {
 func (*TruncateRequest) ProtoMessage() {}
 
 func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[132]
+	mi := &file_dfspb_dfs_proto_msgTypes[136]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8302,7 +8621,7 @@ func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateRequest.ProtoReflect.Descriptor instead.
 func (*TruncateRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{132}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{136}
 }
 
 func (x *TruncateRequest) GetPath() string {
@@ -8335,7 +8654,7 @@ type TruncateResponse struct {
 
 func (x *TruncateResponse) Reset() {
 	*x = TruncateResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[133]
+	mi := &file_dfspb_dfs_proto_msgTypes[137]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8347,7 +8666,7 @@ func (x *TruncateResponse) String() string {
 func (*TruncateResponse) ProtoMessage() {}
 
 func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[133]
+	mi := &file_dfspb_dfs_proto_msgTypes[137]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8360,7 +8679,7 @@ func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateResponse.ProtoReflect.Descriptor instead.
 func (*TruncateResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{133}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{137}
 }
 
 func (x *TruncateResponse) GetReady() bool {
@@ -8382,7 +8701,7 @@ type ConcatRequest struct {
 
 func (x *ConcatRequest) Reset() {
 	*x = ConcatRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[134]
+	mi := &file_dfspb_dfs_proto_msgTypes[138]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8394,7 +8713,7 @@ func (x *ConcatRequest) String() string {
 func (*ConcatRequest) ProtoMessage() {}
 
 func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[134]
+	mi := &file_dfspb_dfs_proto_msgTypes[138]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8407,7 +8726,7 @@ func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatRequest.ProtoReflect.Descriptor instead.
 func (*ConcatRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{134}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{138}
 }
 
 func (x *ConcatRequest) GetTarget() string {
@@ -8432,7 +8751,7 @@ type ConcatResponse struct {
 
 func (x *ConcatResponse) Reset() {
 	*x = ConcatResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[135]
+	mi := &file_dfspb_dfs_proto_msgTypes[139]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8444,7 +8763,7 @@ func (x *ConcatResponse) String() string {
 func (*ConcatResponse) ProtoMessage() {}
 
 func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[135]
+	mi := &file_dfspb_dfs_proto_msgTypes[139]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8457,7 +8776,7 @@ func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatResponse.ProtoReflect.Descriptor instead.
 func (*ConcatResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{135}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{139}
 }
 
 type AclEntry struct {
@@ -8472,7 +8791,7 @@ type AclEntry struct {
 
 func (x *AclEntry) Reset() {
 	*x = AclEntry{}
-	mi := &file_dfspb_dfs_proto_msgTypes[136]
+	mi := &file_dfspb_dfs_proto_msgTypes[140]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8484,7 +8803,7 @@ func (x *AclEntry) String() string {
 func (*AclEntry) ProtoMessage() {}
 
 func (x *AclEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[136]
+	mi := &file_dfspb_dfs_proto_msgTypes[140]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8497,7 +8816,7 @@ func (x *AclEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclEntry.ProtoReflect.Descriptor instead.
 func (*AclEntry) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{136}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{140}
 }
 
 func (x *AclEntry) GetType() AclEntryType {
@@ -8545,7 +8864,7 @@ type AclStatus struct {
 
 func (x *AclStatus) Reset() {
 	*x = AclStatus{}
-	mi := &file_dfspb_dfs_proto_msgTypes[137]
+	mi := &file_dfspb_dfs_proto_msgTypes[141]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8557,7 +8876,7 @@ func (x *AclStatus) String() string {
 func (*AclStatus) ProtoMessage() {}
 
 func (x *AclStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[137]
+	mi := &file_dfspb_dfs_proto_msgTypes[141]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8570,7 +8889,7 @@ func (x *AclStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclStatus.ProtoReflect.Descriptor instead.
 func (*AclStatus) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{137}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{141}
 }
 
 func (x *AclStatus) GetOwner() string {
@@ -8617,7 +8936,7 @@ type GetAclStatusRequest struct {
 
 func (x *GetAclStatusRequest) Reset() {
 	*x = GetAclStatusRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[138]
+	mi := &file_dfspb_dfs_proto_msgTypes[142]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8629,7 +8948,7 @@ func (x *GetAclStatusRequest) String() string {
 func (*GetAclStatusRequest) ProtoMessage() {}
 
 func (x *GetAclStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[138]
+	mi := &file_dfspb_dfs_proto_msgTypes[142]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8642,7 +8961,7 @@ func (x *GetAclStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetAclStatusRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{138}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{142}
 }
 
 func (x *GetAclStatusRequest) GetSrc() string {
@@ -8661,7 +8980,7 @@ type GetAclStatusResponse struct {
 
 func (x *GetAclStatusResponse) Reset() {
 	*x = GetAclStatusResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[139]
+	mi := &file_dfspb_dfs_proto_msgTypes[143]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8673,7 +8992,7 @@ func (x *GetAclStatusResponse) String() string {
 func (*GetAclStatusResponse) ProtoMessage() {}
 
 func (x *GetAclStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[139]
+	mi := &file_dfspb_dfs_proto_msgTypes[143]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8686,7 +9005,7 @@ func (x *GetAclStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetAclStatusResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{139}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{143}
 }
 
 func (x *GetAclStatusResponse) GetResult() *AclStatus {
@@ -8706,7 +9025,7 @@ type ModifyAclEntriesRequest struct {
 
 func (x *ModifyAclEntriesRequest) Reset() {
 	*x = ModifyAclEntriesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[140]
+	mi := &file_dfspb_dfs_proto_msgTypes[144]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8718,7 +9037,7 @@ func (x *ModifyAclEntriesRequest) String() string {
 func (*ModifyAclEntriesRequest) ProtoMessage() {}
 
 func (x *ModifyAclEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[140]
+	mi := &file_dfspb_dfs_proto_msgTypes[144]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8731,7 +9050,7 @@ func (x *ModifyAclEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAclEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ModifyAclEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{140}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{144}
 }
 
 func (x *ModifyAclEntriesRequest) GetSrc() string {
@@ -8756,7 +9075,7 @@ type ModifyAclEntriesResponse struct {
 
 func (x *ModifyAclEntriesResponse) Reset() {
 	*x = ModifyAclEntriesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[141]
+	mi := &file_dfspb_dfs_proto_msgTypes[145]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8768,7 +9087,7 @@ func (x *ModifyAclEntriesResponse) String() string {
 func (*ModifyAclEntriesResponse) ProtoMessage() {}
 
 func (x *ModifyAclEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[141]
+	mi := &file_dfspb_dfs_proto_msgTypes[145]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8781,7 +9100,7 @@ func (x *ModifyAclEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAclEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ModifyAclEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{141}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{145}
 }
 
 type RemoveAclEntriesRequest struct {
@@ -8794,7 +9113,7 @@ type RemoveAclEntriesRequest struct {
 
 func (x *RemoveAclEntriesRequest) Reset() {
 	*x = RemoveAclEntriesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[142]
+	mi := &file_dfspb_dfs_proto_msgTypes[146]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8806,7 +9125,7 @@ func (x *RemoveAclEntriesRequest) String() string {
 func (*RemoveAclEntriesRequest) ProtoMessage() {}
 
 func (x *RemoveAclEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[142]
+	mi := &file_dfspb_dfs_proto_msgTypes[146]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8819,7 +9138,7 @@ func (x *RemoveAclEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclEntriesRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{142}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{146}
 }
 
 func (x *RemoveAclEntriesRequest) GetSrc() string {
@@ -8844,7 +9163,7 @@ type RemoveAclEntriesResponse struct {
 
 func (x *RemoveAclEntriesResponse) Reset() {
 	*x = RemoveAclEntriesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[143]
+	mi := &file_dfspb_dfs_proto_msgTypes[147]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8856,7 +9175,7 @@ func (x *RemoveAclEntriesResponse) String() string {
 func (*RemoveAclEntriesResponse) ProtoMessage() {}
 
 func (x *RemoveAclEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[143]
+	mi := &file_dfspb_dfs_proto_msgTypes[147]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8869,7 +9188,7 @@ func (x *RemoveAclEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclEntriesResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{143}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{147}
 }
 
 type RemoveDefaultAclRequest struct {
@@ -8881,7 +9200,7 @@ type RemoveDefaultAclRequest struct {
 
 func (x *RemoveDefaultAclRequest) Reset() {
 	*x = RemoveDefaultAclRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[144]
+	mi := &file_dfspb_dfs_proto_msgTypes[148]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8893,7 +9212,7 @@ func (x *RemoveDefaultAclRequest) String() string {
 func (*RemoveDefaultAclRequest) ProtoMessage() {}
 
 func (x *RemoveDefaultAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[144]
+	mi := &file_dfspb_dfs_proto_msgTypes[148]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8906,7 +9225,7 @@ func (x *RemoveDefaultAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveDefaultAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveDefaultAclRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{144}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{148}
 }
 
 func (x *RemoveDefaultAclRequest) GetSrc() string {
@@ -8924,7 +9243,7 @@ type RemoveDefaultAclResponse struct {
 
 func (x *RemoveDefaultAclResponse) Reset() {
 	*x = RemoveDefaultAclResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[145]
+	mi := &file_dfspb_dfs_proto_msgTypes[149]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8936,7 +9255,7 @@ func (x *RemoveDefaultAclResponse) String() string {
 func (*RemoveDefaultAclResponse) ProtoMessage() {}
 
 func (x *RemoveDefaultAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[145]
+	mi := &file_dfspb_dfs_proto_msgTypes[149]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8949,7 +9268,7 @@ func (x *RemoveDefaultAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveDefaultAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveDefaultAclResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{145}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{149}
 }
 
 type RemoveAclRequest struct {
@@ -8961,7 +9280,7 @@ type RemoveAclRequest struct {
 
 func (x *RemoveAclRequest) Reset() {
 	*x = RemoveAclRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[146]
+	mi := &file_dfspb_dfs_proto_msgTypes[150]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8973,7 +9292,7 @@ func (x *RemoveAclRequest) String() string {
 func (*RemoveAclRequest) ProtoMessage() {}
 
 func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[146]
+	mi := &file_dfspb_dfs_proto_msgTypes[150]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8986,7 +9305,7 @@ func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{146}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{150}
 }
 
 func (x *RemoveAclRequest) GetSrc() string {
@@ -9004,7 +9323,7 @@ type RemoveAclResponse struct {
 
 func (x *RemoveAclResponse) Reset() {
 	*x = RemoveAclResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[147]
+	mi := &file_dfspb_dfs_proto_msgTypes[151]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9016,7 +9335,7 @@ func (x *RemoveAclResponse) String() string {
 func (*RemoveAclResponse) ProtoMessage() {}
 
 func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[147]
+	mi := &file_dfspb_dfs_proto_msgTypes[151]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9029,7 +9348,7 @@ func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{147}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{151}
 }
 
 type SetAclRequest struct {
@@ -9042,7 +9361,7 @@ type SetAclRequest struct {
 
 func (x *SetAclRequest) Reset() {
 	*x = SetAclRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[148]
+	mi := &file_dfspb_dfs_proto_msgTypes[152]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9054,7 +9373,7 @@ func (x *SetAclRequest) String() string {
 func (*SetAclRequest) ProtoMessage() {}
 
 func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[148]
+	mi := &file_dfspb_dfs_proto_msgTypes[152]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9067,7 +9386,7 @@ func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclRequest.ProtoReflect.Descriptor instead.
 func (*SetAclRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{148}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{152}
 }
 
 func (x *SetAclRequest) GetSrc() string {
@@ -9092,7 +9411,7 @@ type SetAclResponse struct {
 
 func (x *SetAclResponse) Reset() {
 	*x = SetAclResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[149]
+	mi := &file_dfspb_dfs_proto_msgTypes[153]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9104,7 +9423,7 @@ func (x *SetAclResponse) String() string {
 func (*SetAclResponse) ProtoMessage() {}
 
 func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[149]
+	mi := &file_dfspb_dfs_proto_msgTypes[153]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9117,7 +9436,7 @@ func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclResponse.ProtoReflect.Descriptor instead.
 func (*SetAclResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{149}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{153}
 }
 
 type AllowSnapshotRequest struct {
@@ -9129,7 +9448,7 @@ type AllowSnapshotRequest struct {
 
 func (x *AllowSnapshotRequest) Reset() {
 	*x = AllowSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[150]
+	mi := &file_dfspb_dfs_proto_msgTypes[154]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9141,7 +9460,7 @@ func (x *AllowSnapshotRequest) String() string {
 func (*AllowSnapshotRequest) ProtoMessage() {}
 
 func (x *AllowSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[150]
+	mi := &file_dfspb_dfs_proto_msgTypes[154]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9154,7 +9473,7 @@ func (x *AllowSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllowSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*AllowSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{150}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{154}
 }
 
 func (x *AllowSnapshotRequest) GetSnapshotRoot() string {
@@ -9172,7 +9491,7 @@ type AllowSnapshotResponse struct {
 
 func (x *AllowSnapshotResponse) Reset() {
 	*x = AllowSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[151]
+	mi := &file_dfspb_dfs_proto_msgTypes[155]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9184,7 +9503,7 @@ func (x *AllowSnapshotResponse) String() string {
 func (*AllowSnapshotResponse) ProtoMessage() {}
 
 func (x *AllowSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[151]
+	mi := &file_dfspb_dfs_proto_msgTypes[155]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9197,7 +9516,7 @@ func (x *AllowSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllowSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*AllowSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{151}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{155}
 }
 
 type DisallowSnapshotRequest struct {
@@ -9209,7 +9528,7 @@ type DisallowSnapshotRequest struct {
 
 func (x *DisallowSnapshotRequest) Reset() {
 	*x = DisallowSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[152]
+	mi := &file_dfspb_dfs_proto_msgTypes[156]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9221,7 +9540,7 @@ func (x *DisallowSnapshotRequest) String() string {
 func (*DisallowSnapshotRequest) ProtoMessage() {}
 
 func (x *DisallowSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[152]
+	mi := &file_dfspb_dfs_proto_msgTypes[156]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9234,7 +9553,7 @@ func (x *DisallowSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisallowSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*DisallowSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{152}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{156}
 }
 
 func (x *DisallowSnapshotRequest) GetSnapshotRoot() string {
@@ -9252,7 +9571,7 @@ type DisallowSnapshotResponse struct {
 
 func (x *DisallowSnapshotResponse) Reset() {
 	*x = DisallowSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[153]
+	mi := &file_dfspb_dfs_proto_msgTypes[157]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9264,7 +9583,7 @@ func (x *DisallowSnapshotResponse) String() string {
 func (*DisallowSnapshotResponse) ProtoMessage() {}
 
 func (x *DisallowSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[153]
+	mi := &file_dfspb_dfs_proto_msgTypes[157]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9277,7 +9596,7 @@ func (x *DisallowSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisallowSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*DisallowSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{153}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{157}
 }
 
 // An empty snapshot_name gets HDFS's default, "s" + yyyyMMdd-HHmmss.SSS (UTC).
@@ -9291,7 +9610,7 @@ type CreateSnapshotRequest struct {
 
 func (x *CreateSnapshotRequest) Reset() {
 	*x = CreateSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[154]
+	mi := &file_dfspb_dfs_proto_msgTypes[158]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9303,7 +9622,7 @@ func (x *CreateSnapshotRequest) String() string {
 func (*CreateSnapshotRequest) ProtoMessage() {}
 
 func (x *CreateSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[154]
+	mi := &file_dfspb_dfs_proto_msgTypes[158]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9316,7 +9635,7 @@ func (x *CreateSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*CreateSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{154}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{158}
 }
 
 func (x *CreateSnapshotRequest) GetSnapshotRoot() string {
@@ -9342,7 +9661,7 @@ type CreateSnapshotResponse struct {
 
 func (x *CreateSnapshotResponse) Reset() {
 	*x = CreateSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[155]
+	mi := &file_dfspb_dfs_proto_msgTypes[159]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9354,7 +9673,7 @@ func (x *CreateSnapshotResponse) String() string {
 func (*CreateSnapshotResponse) ProtoMessage() {}
 
 func (x *CreateSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[155]
+	mi := &file_dfspb_dfs_proto_msgTypes[159]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9367,7 +9686,7 @@ func (x *CreateSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*CreateSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{155}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{159}
 }
 
 func (x *CreateSnapshotResponse) GetSnapshotPath() string {
@@ -9387,7 +9706,7 @@ type DeleteSnapshotRequest struct {
 
 func (x *DeleteSnapshotRequest) Reset() {
 	*x = DeleteSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[156]
+	mi := &file_dfspb_dfs_proto_msgTypes[160]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9399,7 +9718,7 @@ func (x *DeleteSnapshotRequest) String() string {
 func (*DeleteSnapshotRequest) ProtoMessage() {}
 
 func (x *DeleteSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[156]
+	mi := &file_dfspb_dfs_proto_msgTypes[160]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9412,7 +9731,7 @@ func (x *DeleteSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{156}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{160}
 }
 
 func (x *DeleteSnapshotRequest) GetSnapshotRoot() string {
@@ -9437,7 +9756,7 @@ type DeleteSnapshotResponse struct {
 
 func (x *DeleteSnapshotResponse) Reset() {
 	*x = DeleteSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[157]
+	mi := &file_dfspb_dfs_proto_msgTypes[161]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9449,7 +9768,7 @@ func (x *DeleteSnapshotResponse) String() string {
 func (*DeleteSnapshotResponse) ProtoMessage() {}
 
 func (x *DeleteSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[157]
+	mi := &file_dfspb_dfs_proto_msgTypes[161]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9462,7 +9781,7 @@ func (x *DeleteSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{157}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{161}
 }
 
 type RenameSnapshotRequest struct {
@@ -9476,7 +9795,7 @@ type RenameSnapshotRequest struct {
 
 func (x *RenameSnapshotRequest) Reset() {
 	*x = RenameSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[158]
+	mi := &file_dfspb_dfs_proto_msgTypes[162]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9488,7 +9807,7 @@ func (x *RenameSnapshotRequest) String() string {
 func (*RenameSnapshotRequest) ProtoMessage() {}
 
 func (x *RenameSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[158]
+	mi := &file_dfspb_dfs_proto_msgTypes[162]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9501,7 +9820,7 @@ func (x *RenameSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*RenameSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{158}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{162}
 }
 
 func (x *RenameSnapshotRequest) GetSnapshotRoot() string {
@@ -9533,7 +9852,7 @@ type RenameSnapshotResponse struct {
 
 func (x *RenameSnapshotResponse) Reset() {
 	*x = RenameSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[159]
+	mi := &file_dfspb_dfs_proto_msgTypes[163]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9545,7 +9864,7 @@ func (x *RenameSnapshotResponse) String() string {
 func (*RenameSnapshotResponse) ProtoMessage() {}
 
 func (x *RenameSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[159]
+	mi := &file_dfspb_dfs_proto_msgTypes[163]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9558,7 +9877,7 @@ func (x *RenameSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*RenameSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{159}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{163}
 }
 
 type SnapshottableDirectoryStatus struct {
@@ -9574,7 +9893,7 @@ type SnapshottableDirectoryStatus struct {
 
 func (x *SnapshottableDirectoryStatus) Reset() {
 	*x = SnapshottableDirectoryStatus{}
-	mi := &file_dfspb_dfs_proto_msgTypes[160]
+	mi := &file_dfspb_dfs_proto_msgTypes[164]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9586,7 +9905,7 @@ func (x *SnapshottableDirectoryStatus) String() string {
 func (*SnapshottableDirectoryStatus) ProtoMessage() {}
 
 func (x *SnapshottableDirectoryStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[160]
+	mi := &file_dfspb_dfs_proto_msgTypes[164]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9599,7 +9918,7 @@ func (x *SnapshottableDirectoryStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshottableDirectoryStatus.ProtoReflect.Descriptor instead.
 func (*SnapshottableDirectoryStatus) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{160}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{164}
 }
 
 func (x *SnapshottableDirectoryStatus) GetDirStatus() *FileStatus {
@@ -9645,7 +9964,7 @@ type GetSnapshottableDirListingRequest struct {
 
 func (x *GetSnapshottableDirListingRequest) Reset() {
 	*x = GetSnapshottableDirListingRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[161]
+	mi := &file_dfspb_dfs_proto_msgTypes[165]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9657,7 +9976,7 @@ func (x *GetSnapshottableDirListingRequest) String() string {
 func (*GetSnapshottableDirListingRequest) ProtoMessage() {}
 
 func (x *GetSnapshottableDirListingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[161]
+	mi := &file_dfspb_dfs_proto_msgTypes[165]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9670,7 +9989,7 @@ func (x *GetSnapshottableDirListingRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetSnapshottableDirListingRequest.ProtoReflect.Descriptor instead.
 func (*GetSnapshottableDirListingRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{161}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{165}
 }
 
 type GetSnapshottableDirListingResponse struct {
@@ -9682,7 +10001,7 @@ type GetSnapshottableDirListingResponse struct {
 
 func (x *GetSnapshottableDirListingResponse) Reset() {
 	*x = GetSnapshottableDirListingResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[162]
+	mi := &file_dfspb_dfs_proto_msgTypes[166]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9694,7 +10013,7 @@ func (x *GetSnapshottableDirListingResponse) String() string {
 func (*GetSnapshottableDirListingResponse) ProtoMessage() {}
 
 func (x *GetSnapshottableDirListingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[162]
+	mi := &file_dfspb_dfs_proto_msgTypes[166]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9707,7 +10026,7 @@ func (x *GetSnapshottableDirListingResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetSnapshottableDirListingResponse.ProtoReflect.Descriptor instead.
 func (*GetSnapshottableDirListingResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{162}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{166}
 }
 
 func (x *GetSnapshottableDirListingResponse) GetSnapshottableDirs() []*SnapshottableDirectoryStatus {
@@ -9729,7 +10048,7 @@ type GetSnapshotDiffReportRequest struct {
 
 func (x *GetSnapshotDiffReportRequest) Reset() {
 	*x = GetSnapshotDiffReportRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[163]
+	mi := &file_dfspb_dfs_proto_msgTypes[167]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9741,7 +10060,7 @@ func (x *GetSnapshotDiffReportRequest) String() string {
 func (*GetSnapshotDiffReportRequest) ProtoMessage() {}
 
 func (x *GetSnapshotDiffReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[163]
+	mi := &file_dfspb_dfs_proto_msgTypes[167]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9754,7 +10073,7 @@ func (x *GetSnapshotDiffReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSnapshotDiffReportRequest.ProtoReflect.Descriptor instead.
 func (*GetSnapshotDiffReportRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{163}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{167}
 }
 
 func (x *GetSnapshotDiffReportRequest) GetSnapshotRoot() string {
@@ -9789,7 +10108,7 @@ type SnapshotDiffReportEntry struct {
 
 func (x *SnapshotDiffReportEntry) Reset() {
 	*x = SnapshotDiffReportEntry{}
-	mi := &file_dfspb_dfs_proto_msgTypes[164]
+	mi := &file_dfspb_dfs_proto_msgTypes[168]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9801,7 +10120,7 @@ func (x *SnapshotDiffReportEntry) String() string {
 func (*SnapshotDiffReportEntry) ProtoMessage() {}
 
 func (x *SnapshotDiffReportEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[164]
+	mi := &file_dfspb_dfs_proto_msgTypes[168]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9814,7 +10133,7 @@ func (x *SnapshotDiffReportEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDiffReportEntry.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReportEntry) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{164}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{168}
 }
 
 func (x *SnapshotDiffReportEntry) GetFullpath() string {
@@ -9850,7 +10169,7 @@ type SnapshotDiffReport struct {
 
 func (x *SnapshotDiffReport) Reset() {
 	*x = SnapshotDiffReport{}
-	mi := &file_dfspb_dfs_proto_msgTypes[165]
+	mi := &file_dfspb_dfs_proto_msgTypes[169]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9862,7 +10181,7 @@ func (x *SnapshotDiffReport) String() string {
 func (*SnapshotDiffReport) ProtoMessage() {}
 
 func (x *SnapshotDiffReport) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[165]
+	mi := &file_dfspb_dfs_proto_msgTypes[169]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9875,7 +10194,7 @@ func (x *SnapshotDiffReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDiffReport.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReport) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{165}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{169}
 }
 
 func (x *SnapshotDiffReport) GetSnapshotRoot() string {
@@ -9915,7 +10234,7 @@ type GetSnapshotDiffReportResponse struct {
 
 func (x *GetSnapshotDiffReportResponse) Reset() {
 	*x = GetSnapshotDiffReportResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[166]
+	mi := &file_dfspb_dfs_proto_msgTypes[170]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9927,7 +10246,7 @@ func (x *GetSnapshotDiffReportResponse) String() string {
 func (*GetSnapshotDiffReportResponse) ProtoMessage() {}
 
 func (x *GetSnapshotDiffReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[166]
+	mi := &file_dfspb_dfs_proto_msgTypes[170]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9940,7 +10259,7 @@ func (x *GetSnapshotDiffReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSnapshotDiffReportResponse.ProtoReflect.Descriptor instead.
 func (*GetSnapshotDiffReportResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{166}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{170}
 }
 
 func (x *GetSnapshotDiffReportResponse) GetDiffReport() *SnapshotDiffReport {
@@ -9966,7 +10285,7 @@ type BlockStoragePolicy struct {
 
 func (x *BlockStoragePolicy) Reset() {
 	*x = BlockStoragePolicy{}
-	mi := &file_dfspb_dfs_proto_msgTypes[167]
+	mi := &file_dfspb_dfs_proto_msgTypes[171]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9978,7 +10297,7 @@ func (x *BlockStoragePolicy) String() string {
 func (*BlockStoragePolicy) ProtoMessage() {}
 
 func (x *BlockStoragePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[167]
+	mi := &file_dfspb_dfs_proto_msgTypes[171]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9991,7 +10310,7 @@ func (x *BlockStoragePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockStoragePolicy.ProtoReflect.Descriptor instead.
 func (*BlockStoragePolicy) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{167}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{171}
 }
 
 func (x *BlockStoragePolicy) GetPolicyId() uint32 {
@@ -10046,7 +10365,7 @@ type SetStoragePolicyRequest struct {
 
 func (x *SetStoragePolicyRequest) Reset() {
 	*x = SetStoragePolicyRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[168]
+	mi := &file_dfspb_dfs_proto_msgTypes[172]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10058,7 +10377,7 @@ func (x *SetStoragePolicyRequest) String() string {
 func (*SetStoragePolicyRequest) ProtoMessage() {}
 
 func (x *SetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[168]
+	mi := &file_dfspb_dfs_proto_msgTypes[172]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10071,7 +10390,7 @@ func (x *SetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoragePolicyRequest.ProtoReflect.Descriptor instead.
 func (*SetStoragePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{168}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{172}
 }
 
 func (x *SetStoragePolicyRequest) GetSrc() string {
@@ -10096,7 +10415,7 @@ type SetStoragePolicyResponse struct {
 
 func (x *SetStoragePolicyResponse) Reset() {
 	*x = SetStoragePolicyResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[169]
+	mi := &file_dfspb_dfs_proto_msgTypes[173]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10108,7 +10427,7 @@ func (x *SetStoragePolicyResponse) String() string {
 func (*SetStoragePolicyResponse) ProtoMessage() {}
 
 func (x *SetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[169]
+	mi := &file_dfspb_dfs_proto_msgTypes[173]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10121,7 +10440,7 @@ func (x *SetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoragePolicyResponse.ProtoReflect.Descriptor instead.
 func (*SetStoragePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{169}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{173}
 }
 
 type UnsetStoragePolicyRequest struct {
@@ -10133,7 +10452,7 @@ type UnsetStoragePolicyRequest struct {
 
 func (x *UnsetStoragePolicyRequest) Reset() {
 	*x = UnsetStoragePolicyRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[170]
+	mi := &file_dfspb_dfs_proto_msgTypes[174]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10145,7 +10464,7 @@ func (x *UnsetStoragePolicyRequest) String() string {
 func (*UnsetStoragePolicyRequest) ProtoMessage() {}
 
 func (x *UnsetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[170]
+	mi := &file_dfspb_dfs_proto_msgTypes[174]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10158,7 +10477,7 @@ func (x *UnsetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsetStoragePolicyRequest.ProtoReflect.Descriptor instead.
 func (*UnsetStoragePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{170}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{174}
 }
 
 func (x *UnsetStoragePolicyRequest) GetSrc() string {
@@ -10176,7 +10495,7 @@ type UnsetStoragePolicyResponse struct {
 
 func (x *UnsetStoragePolicyResponse) Reset() {
 	*x = UnsetStoragePolicyResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[171]
+	mi := &file_dfspb_dfs_proto_msgTypes[175]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10188,7 +10507,7 @@ func (x *UnsetStoragePolicyResponse) String() string {
 func (*UnsetStoragePolicyResponse) ProtoMessage() {}
 
 func (x *UnsetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[171]
+	mi := &file_dfspb_dfs_proto_msgTypes[175]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10201,7 +10520,7 @@ func (x *UnsetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsetStoragePolicyResponse.ProtoReflect.Descriptor instead.
 func (*UnsetStoragePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{171}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{175}
 }
 
 type GetStoragePolicyRequest struct {
@@ -10213,7 +10532,7 @@ type GetStoragePolicyRequest struct {
 
 func (x *GetStoragePolicyRequest) Reset() {
 	*x = GetStoragePolicyRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[172]
+	mi := &file_dfspb_dfs_proto_msgTypes[176]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10225,7 +10544,7 @@ func (x *GetStoragePolicyRequest) String() string {
 func (*GetStoragePolicyRequest) ProtoMessage() {}
 
 func (x *GetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[172]
+	mi := &file_dfspb_dfs_proto_msgTypes[176]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10238,7 +10557,7 @@ func (x *GetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetStoragePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{172}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{176}
 }
 
 func (x *GetStoragePolicyRequest) GetPath() string {
@@ -10258,7 +10577,7 @@ type GetStoragePolicyResponse struct {
 
 func (x *GetStoragePolicyResponse) Reset() {
 	*x = GetStoragePolicyResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[173]
+	mi := &file_dfspb_dfs_proto_msgTypes[177]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10270,7 +10589,7 @@ func (x *GetStoragePolicyResponse) String() string {
 func (*GetStoragePolicyResponse) ProtoMessage() {}
 
 func (x *GetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[173]
+	mi := &file_dfspb_dfs_proto_msgTypes[177]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10283,7 +10602,7 @@ func (x *GetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetStoragePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{173}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{177}
 }
 
 func (x *GetStoragePolicyResponse) GetStoragePolicy() *BlockStoragePolicy {
@@ -10301,7 +10620,7 @@ type GetStoragePoliciesRequest struct {
 
 func (x *GetStoragePoliciesRequest) Reset() {
 	*x = GetStoragePoliciesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[174]
+	mi := &file_dfspb_dfs_proto_msgTypes[178]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10313,7 +10632,7 @@ func (x *GetStoragePoliciesRequest) String() string {
 func (*GetStoragePoliciesRequest) ProtoMessage() {}
 
 func (x *GetStoragePoliciesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[174]
+	mi := &file_dfspb_dfs_proto_msgTypes[178]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10326,7 +10645,7 @@ func (x *GetStoragePoliciesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePoliciesRequest.ProtoReflect.Descriptor instead.
 func (*GetStoragePoliciesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{174}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{178}
 }
 
 type GetStoragePoliciesResponse struct {
@@ -10338,7 +10657,7 @@ type GetStoragePoliciesResponse struct {
 
 func (x *GetStoragePoliciesResponse) Reset() {
 	*x = GetStoragePoliciesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[175]
+	mi := &file_dfspb_dfs_proto_msgTypes[179]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10350,7 +10669,7 @@ func (x *GetStoragePoliciesResponse) String() string {
 func (*GetStoragePoliciesResponse) ProtoMessage() {}
 
 func (x *GetStoragePoliciesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[175]
+	mi := &file_dfspb_dfs_proto_msgTypes[179]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10363,7 +10682,7 @@ func (x *GetStoragePoliciesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePoliciesResponse.ProtoReflect.Descriptor instead.
 func (*GetStoragePoliciesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{175}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{179}
 }
 
 func (x *GetStoragePoliciesResponse) GetPolicies() []*BlockStoragePolicy {
@@ -10385,7 +10704,7 @@ type JobCacheStatusRequest_Job struct {
 
 func (x *JobCacheStatusRequest_Job) Reset() {
 	*x = JobCacheStatusRequest_Job{}
-	mi := &file_dfspb_dfs_proto_msgTypes[176]
+	mi := &file_dfspb_dfs_proto_msgTypes[180]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10397,7 +10716,7 @@ func (x *JobCacheStatusRequest_Job) String() string {
 func (*JobCacheStatusRequest_Job) ProtoMessage() {}
 
 func (x *JobCacheStatusRequest_Job) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[176]
+	mi := &file_dfspb_dfs_proto_msgTypes[180]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10410,7 +10729,7 @@ func (x *JobCacheStatusRequest_Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusRequest_Job.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusRequest_Job) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{80, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{83, 0}
 }
 
 func (x *JobCacheStatusRequest_Job) GetJobId() string {
@@ -10451,7 +10770,7 @@ type JobCacheStatusResponse_Block struct {
 
 func (x *JobCacheStatusResponse_Block) Reset() {
 	*x = JobCacheStatusResponse_Block{}
-	mi := &file_dfspb_dfs_proto_msgTypes[177]
+	mi := &file_dfspb_dfs_proto_msgTypes[181]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10463,7 +10782,7 @@ func (x *JobCacheStatusResponse_Block) String() string {
 func (*JobCacheStatusResponse_Block) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse_Block) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[177]
+	mi := &file_dfspb_dfs_proto_msgTypes[181]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10476,7 +10795,7 @@ func (x *JobCacheStatusResponse_Block) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusResponse_Block.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusResponse_Block) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{81, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{84, 0}
 }
 
 func (x *JobCacheStatusResponse_Block) GetBlockId() uint64 {
@@ -10504,7 +10823,7 @@ type JobCacheStatusResponse_Job struct {
 
 func (x *JobCacheStatusResponse_Job) Reset() {
 	*x = JobCacheStatusResponse_Job{}
-	mi := &file_dfspb_dfs_proto_msgTypes[178]
+	mi := &file_dfspb_dfs_proto_msgTypes[182]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10516,7 +10835,7 @@ func (x *JobCacheStatusResponse_Job) String() string {
 func (*JobCacheStatusResponse_Job) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse_Job) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[178]
+	mi := &file_dfspb_dfs_proto_msgTypes[182]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10529,7 +10848,7 @@ func (x *JobCacheStatusResponse_Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusResponse_Job.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusResponse_Job) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{81, 1}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{84, 1}
 }
 
 func (x *JobCacheStatusResponse_Job) GetJobId() string {
@@ -10565,7 +10884,7 @@ type TransferCommand_Item struct {
 
 func (x *TransferCommand_Item) Reset() {
 	*x = TransferCommand_Item{}
-	mi := &file_dfspb_dfs_proto_msgTypes[179]
+	mi := &file_dfspb_dfs_proto_msgTypes[183]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10577,7 +10896,7 @@ func (x *TransferCommand_Item) String() string {
 func (*TransferCommand_Item) ProtoMessage() {}
 
 func (x *TransferCommand_Item) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[179]
+	mi := &file_dfspb_dfs_proto_msgTypes[183]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10590,7 +10909,7 @@ func (x *TransferCommand_Item) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand_Item.ProtoReflect.Descriptor instead.
 func (*TransferCommand_Item) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{102, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{105, 0}
 }
 
 func (x *TransferCommand_Item) GetBlock() *ExtendedBlock {
@@ -10900,7 +11219,22 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x10under_replicated\x18\x03 \x01(\x03R\x0funderReplicated\x12\x18\n" +
 	"\amissing\x18\x04 \x01(\x03R\amissing\x12\x18\n" +
 	"\acorrupt\x18\x05 \x01(\x03R\acorrupt\x12\x18\n" +
-	"\ahealthy\x18\x06 \x01(\bR\ahealthy\"\x1a\n" +
+	"\ahealthy\x18\x06 \x01(\bR\ahealthy\"\x14\n" +
+	"\x12GetHAStatusRequest\"\xfc\x01\n" +
+	"\x13GetHAStatusResponse\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12)\n" +
+	"\x05state\x18\x02 \x01(\x0e2\x13.smarth.dfs.HAStateR\x05state\x12\x12\n" +
+	"\x04term\x18\x03 \x01(\x04R\x04term\x12!\n" +
+	"\fapplied_txid\x18\x04 \x01(\x04R\vappliedTxid\x12\x1b\n" +
+	"\tactive_id\x18\x05 \x01(\tR\bactiveId\x12,\n" +
+	"\x12active_rpc_address\x18\x06 \x01(\tR\x10activeRpcAddress\x12(\n" +
+	"\x05peers\x18\a \x03(\v2\x12.smarth.dfs.HAPeerR\x05peers\"r\n" +
+	"\x06HAPeer\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1f\n" +
+	"\vrpc_address\x18\x02 \x01(\tR\n" +
+	"rpcAddress\x12!\n" +
+	"\fhttp_address\x18\x03 \x01(\tR\vhttpAddress\x12\x14\n" +
+	"\x05voter\x18\x04 \x01(\bR\x05voter\"\x1a\n" +
 	"\x18GetServerDefaultsRequest\"\xb6\x02\n" +
 	"\x19GetServerDefaultsResponse\x12\x1d\n" +
 	"\n" +
@@ -11088,13 +11422,19 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\n" +
 	"cache_used\x18\a \x01(\x03R\tcacheUsed\x12(\n" +
 	"\x10cached_block_ids\x18\b \x03(\x04R\x0ecachedBlockIds\x12*\n" +
-	"\x11block_keys_serial\x18\t \x01(\x04R\x0fblockKeysSerial\"\xf5\x01\n" +
+	"\x11block_keys_serial\x18\t \x01(\x04R\x0fblockKeysSerial\"\xaa\x02\n" +
 	"\x11HeartbeatResponse\x127\n" +
 	"\bcommands\x18\x01 \x03(\v2\x1b.smarth.dfs.DatanodeCommandR\bcommands\x12=\n" +
 	"\x1bfull_block_report_requested\x18\x02 \x01(\bR\x18fullBlockReportRequested\x12<\n" +
 	"\n" +
 	"block_keys\x18\x03 \x01(\v2\x1d.smarth.dfs.ExportedBlockKeysR\tblockKeys\x12*\n" +
-	"\x11block_keys_serial\x18\x04 \x01(\x04R\x0fblockKeysSerial\"p\n" +
+	"\x11block_keys_serial\x18\x04 \x01(\x04R\x0fblockKeysSerial\x123\n" +
+	"\tha_status\x18\x05 \x01(\v2\x16.smarth.dfs.NNHAStatusR\bhaStatus\"n\n" +
+	"\n" +
+	"NNHAStatus\x12)\n" +
+	"\x05state\x18\x01 \x01(\x0e2\x13.smarth.dfs.HAStateR\x05state\x12\x12\n" +
+	"\x04term\x18\x02 \x01(\x04R\x04term\x12!\n" +
+	"\fapplied_txid\x18\x03 \x01(\x04R\vappliedTxid\"p\n" +
 	"\rReportedBlock\x12/\n" +
 	"\x05block\x18\x01 \x01(\v2\x19.smarth.dfs.ExtendedBlockR\x05block\x12.\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x18.smarth.dfs.ReplicaStateR\x05state\"h\n" +
@@ -11327,7 +11667,12 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x0eSafeModeAction\x12\x11\n" +
 	"\rSAFE_MODE_GET\x10\x00\x12\x13\n" +
 	"\x0fSAFE_MODE_ENTER\x10\x01\x12\x13\n" +
-	"\x0fSAFE_MODE_LEAVE\x10\x02*N\n" +
+	"\x0fSAFE_MODE_LEAVE\x10\x02*<\n" +
+	"\aHAState\x12\x18\n" +
+	"\x14HA_STATE_UNSPECIFIED\x10\x00\x12\n" +
+	"\n" +
+	"\x06ACTIVE\x10\x01\x12\v\n" +
+	"\aSTANDBY\x10\x02*N\n" +
 	"\fReplicaState\x12\x1d\n" +
 	"\x19REPLICA_STATE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tFINALIZED\x10\x01\x12\a\n" +
@@ -11366,7 +11711,7 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\bACL_USER\x10\x00\x12\r\n" +
 	"\tACL_GROUP\x10\x01\x12\f\n" +
 	"\bACL_MASK\x10\x02\x12\r\n" +
-	"\tACL_OTHER\x10\x032\xe7(\n" +
+	"\tACL_OTHER\x10\x032\xb7)\n" +
 	"\x0eClientProtocol\x12?\n" +
 	"\x06Mkdirs\x12\x19.smarth.dfs.MkdirsRequest\x1a\x1a.smarth.dfs.MkdirsResponse\x12?\n" +
 	"\x06Create\x12\x19.smarth.dfs.CreateRequest\x1a\x1a.smarth.dfs.CreateResponse\x12E\n" +
@@ -11399,7 +11744,8 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x0fReportBadBlocks\x12\".smarth.dfs.ReportBadBlocksRequest\x1a#.smarth.dfs.ReportBadBlocksResponse\x12`\n" +
 	"\x11GetDatanodeReport\x12$.smarth.dfs.GetDatanodeReportRequest\x1a%.smarth.dfs.GetDatanodeReportResponse\x129\n" +
 	"\x04Fsck\x12\x17.smarth.dfs.FsckRequest\x1a\x18.smarth.dfs.FsckResponse\x12`\n" +
-	"\x11GetServerDefaults\x12$.smarth.dfs.GetServerDefaultsRequest\x1a%.smarth.dfs.GetServerDefaultsResponse\x12Z\n" +
+	"\x11GetServerDefaults\x12$.smarth.dfs.GetServerDefaultsRequest\x1a%.smarth.dfs.GetServerDefaultsResponse\x12N\n" +
+	"\vGetHAStatus\x12\x1e.smarth.dfs.GetHAStatusRequest\x1a\x1f.smarth.dfs.GetHAStatusResponse\x12Z\n" +
 	"\x0fClientHeartbeat\x12\".smarth.dfs.ClientHeartbeatRequest\x1a#.smarth.dfs.ClientHeartbeatResponse\x12H\n" +
 	"\tGetSpeeds\x12\x1c.smarth.dfs.GetSpeedsRequest\x1a\x1d.smarth.dfs.GetSpeedsResponse\x12N\n" +
 	"\vSetSafeMode\x12\x1e.smarth.dfs.SetSafeModeRequest\x1a\x1f.smarth.dfs.SetSafeModeResponse\x12N\n" +
@@ -11455,452 +11801,463 @@ func file_dfspb_dfs_proto_rawDescGZIP() []byte {
 	return file_dfspb_dfs_proto_rawDescData
 }
 
-var file_dfspb_dfs_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 180)
+var file_dfspb_dfs_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
+var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 184)
 var file_dfspb_dfs_proto_goTypes = []any{
 	(DatanodeState)(0),                         // 0: smarth.dfs.DatanodeState
 	(FileType)(0),                              // 1: smarth.dfs.FileType
 	(SafeModeAction)(0),                        // 2: smarth.dfs.SafeModeAction
-	(ReplicaState)(0),                          // 3: smarth.dfs.ReplicaState
-	(ReceivedStatus)(0),                        // 4: smarth.dfs.ReceivedStatus
-	(WriteStage)(0),                            // 5: smarth.dfs.WriteStage
-	(WriteMode)(0),                             // 6: smarth.dfs.WriteMode
-	(OpStatus)(0),                              // 7: smarth.dfs.OpStatus
-	(AclEntryScope)(0),                         // 8: smarth.dfs.AclEntryScope
-	(AclEntryType)(0),                          // 9: smarth.dfs.AclEntryType
-	(*ExtendedBlock)(nil),                      // 10: smarth.dfs.ExtendedBlock
-	(*DatanodeInfo)(nil),                       // 11: smarth.dfs.DatanodeInfo
-	(*BlockToken)(nil),                         // 12: smarth.dfs.BlockToken
-	(*BlockKey)(nil),                           // 13: smarth.dfs.BlockKey
-	(*ExportedBlockKeys)(nil),                  // 14: smarth.dfs.ExportedBlockKeys
-	(*LocatedBlock)(nil),                       // 15: smarth.dfs.LocatedBlock
-	(*LocatedBlocks)(nil),                      // 16: smarth.dfs.LocatedBlocks
-	(*FileStatus)(nil),                         // 17: smarth.dfs.FileStatus
-	(*MkdirsRequest)(nil),                      // 18: smarth.dfs.MkdirsRequest
-	(*MkdirsResponse)(nil),                     // 19: smarth.dfs.MkdirsResponse
-	(*CreateRequest)(nil),                      // 20: smarth.dfs.CreateRequest
-	(*CreateResponse)(nil),                     // 21: smarth.dfs.CreateResponse
-	(*AddBlockRequest)(nil),                    // 22: smarth.dfs.AddBlockRequest
-	(*AddBlockResponse)(nil),                   // 23: smarth.dfs.AddBlockResponse
-	(*CompleteRequest)(nil),                    // 24: smarth.dfs.CompleteRequest
-	(*CompleteResponse)(nil),                   // 25: smarth.dfs.CompleteResponse
-	(*AbandonBlockRequest)(nil),                // 26: smarth.dfs.AbandonBlockRequest
-	(*AbandonBlockResponse)(nil),               // 27: smarth.dfs.AbandonBlockResponse
-	(*GetAdditionalDatanodeRequest)(nil),       // 28: smarth.dfs.GetAdditionalDatanodeRequest
-	(*GetAdditionalDatanodeResponse)(nil),      // 29: smarth.dfs.GetAdditionalDatanodeResponse
-	(*UpdateBlockForPipelineRequest)(nil),      // 30: smarth.dfs.UpdateBlockForPipelineRequest
-	(*UpdateBlockForPipelineResponse)(nil),     // 31: smarth.dfs.UpdateBlockForPipelineResponse
-	(*UpdatePipelineRequest)(nil),              // 32: smarth.dfs.UpdatePipelineRequest
-	(*UpdatePipelineResponse)(nil),             // 33: smarth.dfs.UpdatePipelineResponse
-	(*RenewLeaseRequest)(nil),                  // 34: smarth.dfs.RenewLeaseRequest
-	(*RenewLeaseResponse)(nil),                 // 35: smarth.dfs.RenewLeaseResponse
-	(*GetBlockLocationsRequest)(nil),           // 36: smarth.dfs.GetBlockLocationsRequest
-	(*GetBlockLocationsResponse)(nil),          // 37: smarth.dfs.GetBlockLocationsResponse
-	(*GetFileInfoRequest)(nil),                 // 38: smarth.dfs.GetFileInfoRequest
-	(*GetFileInfoResponse)(nil),                // 39: smarth.dfs.GetFileInfoResponse
-	(*GetListingRequest)(nil),                  // 40: smarth.dfs.GetListingRequest
-	(*GetListingResponse)(nil),                 // 41: smarth.dfs.GetListingResponse
-	(*DeleteRequest)(nil),                      // 42: smarth.dfs.DeleteRequest
-	(*DeleteResponse)(nil),                     // 43: smarth.dfs.DeleteResponse
-	(*RenameRequest)(nil),                      // 44: smarth.dfs.RenameRequest
-	(*RenameResponse)(nil),                     // 45: smarth.dfs.RenameResponse
-	(*SetReplicationRequest)(nil),              // 46: smarth.dfs.SetReplicationRequest
-	(*SetReplicationResponse)(nil),             // 47: smarth.dfs.SetReplicationResponse
-	(*SetPermissionRequest)(nil),               // 48: smarth.dfs.SetPermissionRequest
-	(*SetPermissionResponse)(nil),              // 49: smarth.dfs.SetPermissionResponse
-	(*SetOwnerRequest)(nil),                    // 50: smarth.dfs.SetOwnerRequest
-	(*SetOwnerResponse)(nil),                   // 51: smarth.dfs.SetOwnerResponse
-	(*SetTimesRequest)(nil),                    // 52: smarth.dfs.SetTimesRequest
-	(*SetTimesResponse)(nil),                   // 53: smarth.dfs.SetTimesResponse
-	(*XAttr)(nil),                              // 54: smarth.dfs.XAttr
-	(*SetXAttrRequest)(nil),                    // 55: smarth.dfs.SetXAttrRequest
-	(*SetXAttrResponse)(nil),                   // 56: smarth.dfs.SetXAttrResponse
-	(*RemoveXAttrRequest)(nil),                 // 57: smarth.dfs.RemoveXAttrRequest
-	(*RemoveXAttrResponse)(nil),                // 58: smarth.dfs.RemoveXAttrResponse
-	(*GetXAttrsRequest)(nil),                   // 59: smarth.dfs.GetXAttrsRequest
-	(*GetXAttrsResponse)(nil),                  // 60: smarth.dfs.GetXAttrsResponse
-	(*ListXAttrsRequest)(nil),                  // 61: smarth.dfs.ListXAttrsRequest
-	(*ListXAttrsResponse)(nil),                 // 62: smarth.dfs.ListXAttrsResponse
-	(*CreateSymlinkRequest)(nil),               // 63: smarth.dfs.CreateSymlinkRequest
-	(*CreateSymlinkResponse)(nil),              // 64: smarth.dfs.CreateSymlinkResponse
-	(*GetContentSummaryRequest)(nil),           // 65: smarth.dfs.GetContentSummaryRequest
-	(*GetContentSummaryResponse)(nil),          // 66: smarth.dfs.GetContentSummaryResponse
-	(*StorageTypeQuota)(nil),                   // 67: smarth.dfs.StorageTypeQuota
-	(*SetQuotaRequest)(nil),                    // 68: smarth.dfs.SetQuotaRequest
-	(*SetQuotaResponse)(nil),                   // 69: smarth.dfs.SetQuotaResponse
-	(*ReportBadBlocksRequest)(nil),             // 70: smarth.dfs.ReportBadBlocksRequest
-	(*ReportBadBlocksResponse)(nil),            // 71: smarth.dfs.ReportBadBlocksResponse
-	(*GetDatanodeReportRequest)(nil),           // 72: smarth.dfs.GetDatanodeReportRequest
-	(*GetDatanodeReportResponse)(nil),          // 73: smarth.dfs.GetDatanodeReportResponse
-	(*FsckRequest)(nil),                        // 74: smarth.dfs.FsckRequest
-	(*FsckBlock)(nil),                          // 75: smarth.dfs.FsckBlock
-	(*FsckFile)(nil),                           // 76: smarth.dfs.FsckFile
-	(*FsckResponse)(nil),                       // 77: smarth.dfs.FsckResponse
-	(*GetServerDefaultsRequest)(nil),           // 78: smarth.dfs.GetServerDefaultsRequest
-	(*GetServerDefaultsResponse)(nil),          // 79: smarth.dfs.GetServerDefaultsResponse
-	(*SpeedSample)(nil),                        // 80: smarth.dfs.SpeedSample
-	(*ClientHeartbeatRequest)(nil),             // 81: smarth.dfs.ClientHeartbeatRequest
-	(*ClientHeartbeatResponse)(nil),            // 82: smarth.dfs.ClientHeartbeatResponse
-	(*GetSpeedsRequest)(nil),                   // 83: smarth.dfs.GetSpeedsRequest
-	(*SpeedRecord)(nil),                        // 84: smarth.dfs.SpeedRecord
-	(*GetSpeedsResponse)(nil),                  // 85: smarth.dfs.GetSpeedsResponse
-	(*SetSafeModeRequest)(nil),                 // 86: smarth.dfs.SetSafeModeRequest
-	(*SetSafeModeResponse)(nil),                // 87: smarth.dfs.SetSafeModeResponse
-	(*CacheAccessRequest)(nil),                 // 88: smarth.dfs.CacheAccessRequest
-	(*CacheAccessResponse)(nil),                // 89: smarth.dfs.CacheAccessResponse
-	(*JobCacheStatusRequest)(nil),              // 90: smarth.dfs.JobCacheStatusRequest
-	(*JobCacheStatusResponse)(nil),             // 91: smarth.dfs.JobCacheStatusResponse
-	(*CachePoolInfo)(nil),                      // 92: smarth.dfs.CachePoolInfo
-	(*CacheDirectiveInfo)(nil),                 // 93: smarth.dfs.CacheDirectiveInfo
-	(*AddCachePoolRequest)(nil),                // 94: smarth.dfs.AddCachePoolRequest
-	(*AddCachePoolResponse)(nil),               // 95: smarth.dfs.AddCachePoolResponse
-	(*RemoveCachePoolRequest)(nil),             // 96: smarth.dfs.RemoveCachePoolRequest
-	(*RemoveCachePoolResponse)(nil),            // 97: smarth.dfs.RemoveCachePoolResponse
-	(*ListCachePoolsRequest)(nil),              // 98: smarth.dfs.ListCachePoolsRequest
-	(*ListCachePoolsResponse)(nil),             // 99: smarth.dfs.ListCachePoolsResponse
-	(*AddCacheDirectiveRequest)(nil),           // 100: smarth.dfs.AddCacheDirectiveRequest
-	(*AddCacheDirectiveResponse)(nil),          // 101: smarth.dfs.AddCacheDirectiveResponse
-	(*RemoveCacheDirectiveRequest)(nil),        // 102: smarth.dfs.RemoveCacheDirectiveRequest
-	(*RemoveCacheDirectiveResponse)(nil),       // 103: smarth.dfs.RemoveCacheDirectiveResponse
-	(*ListCacheDirectivesRequest)(nil),         // 104: smarth.dfs.ListCacheDirectivesRequest
-	(*ListCacheDirectivesResponse)(nil),        // 105: smarth.dfs.ListCacheDirectivesResponse
-	(*GetCacheStatsRequest)(nil),               // 106: smarth.dfs.GetCacheStatsRequest
-	(*NodeCacheStats)(nil),                     // 107: smarth.dfs.NodeCacheStats
-	(*AppCacheStats)(nil),                      // 108: smarth.dfs.AppCacheStats
-	(*GetCacheStatsResponse)(nil),              // 109: smarth.dfs.GetCacheStatsResponse
-	(*RegisterDatanodeRequest)(nil),            // 110: smarth.dfs.RegisterDatanodeRequest
-	(*RegisterDatanodeResponse)(nil),           // 111: smarth.dfs.RegisterDatanodeResponse
-	(*TransferCommand)(nil),                    // 112: smarth.dfs.TransferCommand
-	(*InvalidateCommand)(nil),                  // 113: smarth.dfs.InvalidateCommand
-	(*RecoverBlockCommand)(nil),                // 114: smarth.dfs.RecoverBlockCommand
-	(*CacheCommand)(nil),                       // 115: smarth.dfs.CacheCommand
-	(*UncacheCommand)(nil),                     // 116: smarth.dfs.UncacheCommand
-	(*DatanodeCommand)(nil),                    // 117: smarth.dfs.DatanodeCommand
-	(*HeartbeatRequest)(nil),                   // 118: smarth.dfs.HeartbeatRequest
-	(*HeartbeatResponse)(nil),                  // 119: smarth.dfs.HeartbeatResponse
-	(*ReportedBlock)(nil),                      // 120: smarth.dfs.ReportedBlock
-	(*BlockReportRequest)(nil),                 // 121: smarth.dfs.BlockReportRequest
-	(*BlockReportResponse)(nil),                // 122: smarth.dfs.BlockReportResponse
-	(*ReceivedDeletedBlock)(nil),               // 123: smarth.dfs.ReceivedDeletedBlock
-	(*BlockReceivedAndDeletedRequest)(nil),     // 124: smarth.dfs.BlockReceivedAndDeletedRequest
-	(*BlockReceivedAndDeletedResponse)(nil),    // 125: smarth.dfs.BlockReceivedAndDeletedResponse
-	(*DatanodeReportBadBlocksRequest)(nil),     // 126: smarth.dfs.DatanodeReportBadBlocksRequest
-	(*DatanodeReportBadBlocksResponse)(nil),    // 127: smarth.dfs.DatanodeReportBadBlocksResponse
-	(*CommitBlockSynchronizationRequest)(nil),  // 128: smarth.dfs.CommitBlockSynchronizationRequest
-	(*CommitBlockSynchronizationResponse)(nil), // 129: smarth.dfs.CommitBlockSynchronizationResponse
-	(*InitReplicaRecoveryRequest)(nil),         // 130: smarth.dfs.InitReplicaRecoveryRequest
-	(*InitReplicaRecoveryResponse)(nil),        // 131: smarth.dfs.InitReplicaRecoveryResponse
-	(*UpdateReplicaUnderRecoveryRequest)(nil),  // 132: smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	(*UpdateReplicaUnderRecoveryResponse)(nil), // 133: smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	(*WriteBlockOp)(nil),                       // 134: smarth.dfs.WriteBlockOp
-	(*ReadBlockOp)(nil),                        // 135: smarth.dfs.ReadBlockOp
-	(*BlockChecksumOp)(nil),                    // 136: smarth.dfs.BlockChecksumOp
-	(*BlockChecksum)(nil),                      // 137: smarth.dfs.BlockChecksum
-	(*TransferBlockOp)(nil),                    // 138: smarth.dfs.TransferBlockOp
-	(*OpResponse)(nil),                         // 139: smarth.dfs.OpResponse
-	(*AppendRequest)(nil),                      // 140: smarth.dfs.AppendRequest
-	(*AppendResponse)(nil),                     // 141: smarth.dfs.AppendResponse
-	(*TruncateRequest)(nil),                    // 142: smarth.dfs.TruncateRequest
-	(*TruncateResponse)(nil),                   // 143: smarth.dfs.TruncateResponse
-	(*ConcatRequest)(nil),                      // 144: smarth.dfs.ConcatRequest
-	(*ConcatResponse)(nil),                     // 145: smarth.dfs.ConcatResponse
-	(*AclEntry)(nil),                           // 146: smarth.dfs.AclEntry
-	(*AclStatus)(nil),                          // 147: smarth.dfs.AclStatus
-	(*GetAclStatusRequest)(nil),                // 148: smarth.dfs.GetAclStatusRequest
-	(*GetAclStatusResponse)(nil),               // 149: smarth.dfs.GetAclStatusResponse
-	(*ModifyAclEntriesRequest)(nil),            // 150: smarth.dfs.ModifyAclEntriesRequest
-	(*ModifyAclEntriesResponse)(nil),           // 151: smarth.dfs.ModifyAclEntriesResponse
-	(*RemoveAclEntriesRequest)(nil),            // 152: smarth.dfs.RemoveAclEntriesRequest
-	(*RemoveAclEntriesResponse)(nil),           // 153: smarth.dfs.RemoveAclEntriesResponse
-	(*RemoveDefaultAclRequest)(nil),            // 154: smarth.dfs.RemoveDefaultAclRequest
-	(*RemoveDefaultAclResponse)(nil),           // 155: smarth.dfs.RemoveDefaultAclResponse
-	(*RemoveAclRequest)(nil),                   // 156: smarth.dfs.RemoveAclRequest
-	(*RemoveAclResponse)(nil),                  // 157: smarth.dfs.RemoveAclResponse
-	(*SetAclRequest)(nil),                      // 158: smarth.dfs.SetAclRequest
-	(*SetAclResponse)(nil),                     // 159: smarth.dfs.SetAclResponse
-	(*AllowSnapshotRequest)(nil),               // 160: smarth.dfs.AllowSnapshotRequest
-	(*AllowSnapshotResponse)(nil),              // 161: smarth.dfs.AllowSnapshotResponse
-	(*DisallowSnapshotRequest)(nil),            // 162: smarth.dfs.DisallowSnapshotRequest
-	(*DisallowSnapshotResponse)(nil),           // 163: smarth.dfs.DisallowSnapshotResponse
-	(*CreateSnapshotRequest)(nil),              // 164: smarth.dfs.CreateSnapshotRequest
-	(*CreateSnapshotResponse)(nil),             // 165: smarth.dfs.CreateSnapshotResponse
-	(*DeleteSnapshotRequest)(nil),              // 166: smarth.dfs.DeleteSnapshotRequest
-	(*DeleteSnapshotResponse)(nil),             // 167: smarth.dfs.DeleteSnapshotResponse
-	(*RenameSnapshotRequest)(nil),              // 168: smarth.dfs.RenameSnapshotRequest
-	(*RenameSnapshotResponse)(nil),             // 169: smarth.dfs.RenameSnapshotResponse
-	(*SnapshottableDirectoryStatus)(nil),       // 170: smarth.dfs.SnapshottableDirectoryStatus
-	(*GetSnapshottableDirListingRequest)(nil),  // 171: smarth.dfs.GetSnapshottableDirListingRequest
-	(*GetSnapshottableDirListingResponse)(nil), // 172: smarth.dfs.GetSnapshottableDirListingResponse
-	(*GetSnapshotDiffReportRequest)(nil),       // 173: smarth.dfs.GetSnapshotDiffReportRequest
-	(*SnapshotDiffReportEntry)(nil),            // 174: smarth.dfs.SnapshotDiffReportEntry
-	(*SnapshotDiffReport)(nil),                 // 175: smarth.dfs.SnapshotDiffReport
-	(*GetSnapshotDiffReportResponse)(nil),      // 176: smarth.dfs.GetSnapshotDiffReportResponse
-	(*BlockStoragePolicy)(nil),                 // 177: smarth.dfs.BlockStoragePolicy
-	(*SetStoragePolicyRequest)(nil),            // 178: smarth.dfs.SetStoragePolicyRequest
-	(*SetStoragePolicyResponse)(nil),           // 179: smarth.dfs.SetStoragePolicyResponse
-	(*UnsetStoragePolicyRequest)(nil),          // 180: smarth.dfs.UnsetStoragePolicyRequest
-	(*UnsetStoragePolicyResponse)(nil),         // 181: smarth.dfs.UnsetStoragePolicyResponse
-	(*GetStoragePolicyRequest)(nil),            // 182: smarth.dfs.GetStoragePolicyRequest
-	(*GetStoragePolicyResponse)(nil),           // 183: smarth.dfs.GetStoragePolicyResponse
-	(*GetStoragePoliciesRequest)(nil),          // 184: smarth.dfs.GetStoragePoliciesRequest
-	(*GetStoragePoliciesResponse)(nil),         // 185: smarth.dfs.GetStoragePoliciesResponse
-	(*JobCacheStatusRequest_Job)(nil),          // 186: smarth.dfs.JobCacheStatusRequest.Job
-	(*JobCacheStatusResponse_Block)(nil),       // 187: smarth.dfs.JobCacheStatusResponse.Block
-	(*JobCacheStatusResponse_Job)(nil),         // 188: smarth.dfs.JobCacheStatusResponse.Job
-	(*TransferCommand_Item)(nil),               // 189: smarth.dfs.TransferCommand.Item
+	(HAState)(0),                               // 3: smarth.dfs.HAState
+	(ReplicaState)(0),                          // 4: smarth.dfs.ReplicaState
+	(ReceivedStatus)(0),                        // 5: smarth.dfs.ReceivedStatus
+	(WriteStage)(0),                            // 6: smarth.dfs.WriteStage
+	(WriteMode)(0),                             // 7: smarth.dfs.WriteMode
+	(OpStatus)(0),                              // 8: smarth.dfs.OpStatus
+	(AclEntryScope)(0),                         // 9: smarth.dfs.AclEntryScope
+	(AclEntryType)(0),                          // 10: smarth.dfs.AclEntryType
+	(*ExtendedBlock)(nil),                      // 11: smarth.dfs.ExtendedBlock
+	(*DatanodeInfo)(nil),                       // 12: smarth.dfs.DatanodeInfo
+	(*BlockToken)(nil),                         // 13: smarth.dfs.BlockToken
+	(*BlockKey)(nil),                           // 14: smarth.dfs.BlockKey
+	(*ExportedBlockKeys)(nil),                  // 15: smarth.dfs.ExportedBlockKeys
+	(*LocatedBlock)(nil),                       // 16: smarth.dfs.LocatedBlock
+	(*LocatedBlocks)(nil),                      // 17: smarth.dfs.LocatedBlocks
+	(*FileStatus)(nil),                         // 18: smarth.dfs.FileStatus
+	(*MkdirsRequest)(nil),                      // 19: smarth.dfs.MkdirsRequest
+	(*MkdirsResponse)(nil),                     // 20: smarth.dfs.MkdirsResponse
+	(*CreateRequest)(nil),                      // 21: smarth.dfs.CreateRequest
+	(*CreateResponse)(nil),                     // 22: smarth.dfs.CreateResponse
+	(*AddBlockRequest)(nil),                    // 23: smarth.dfs.AddBlockRequest
+	(*AddBlockResponse)(nil),                   // 24: smarth.dfs.AddBlockResponse
+	(*CompleteRequest)(nil),                    // 25: smarth.dfs.CompleteRequest
+	(*CompleteResponse)(nil),                   // 26: smarth.dfs.CompleteResponse
+	(*AbandonBlockRequest)(nil),                // 27: smarth.dfs.AbandonBlockRequest
+	(*AbandonBlockResponse)(nil),               // 28: smarth.dfs.AbandonBlockResponse
+	(*GetAdditionalDatanodeRequest)(nil),       // 29: smarth.dfs.GetAdditionalDatanodeRequest
+	(*GetAdditionalDatanodeResponse)(nil),      // 30: smarth.dfs.GetAdditionalDatanodeResponse
+	(*UpdateBlockForPipelineRequest)(nil),      // 31: smarth.dfs.UpdateBlockForPipelineRequest
+	(*UpdateBlockForPipelineResponse)(nil),     // 32: smarth.dfs.UpdateBlockForPipelineResponse
+	(*UpdatePipelineRequest)(nil),              // 33: smarth.dfs.UpdatePipelineRequest
+	(*UpdatePipelineResponse)(nil),             // 34: smarth.dfs.UpdatePipelineResponse
+	(*RenewLeaseRequest)(nil),                  // 35: smarth.dfs.RenewLeaseRequest
+	(*RenewLeaseResponse)(nil),                 // 36: smarth.dfs.RenewLeaseResponse
+	(*GetBlockLocationsRequest)(nil),           // 37: smarth.dfs.GetBlockLocationsRequest
+	(*GetBlockLocationsResponse)(nil),          // 38: smarth.dfs.GetBlockLocationsResponse
+	(*GetFileInfoRequest)(nil),                 // 39: smarth.dfs.GetFileInfoRequest
+	(*GetFileInfoResponse)(nil),                // 40: smarth.dfs.GetFileInfoResponse
+	(*GetListingRequest)(nil),                  // 41: smarth.dfs.GetListingRequest
+	(*GetListingResponse)(nil),                 // 42: smarth.dfs.GetListingResponse
+	(*DeleteRequest)(nil),                      // 43: smarth.dfs.DeleteRequest
+	(*DeleteResponse)(nil),                     // 44: smarth.dfs.DeleteResponse
+	(*RenameRequest)(nil),                      // 45: smarth.dfs.RenameRequest
+	(*RenameResponse)(nil),                     // 46: smarth.dfs.RenameResponse
+	(*SetReplicationRequest)(nil),              // 47: smarth.dfs.SetReplicationRequest
+	(*SetReplicationResponse)(nil),             // 48: smarth.dfs.SetReplicationResponse
+	(*SetPermissionRequest)(nil),               // 49: smarth.dfs.SetPermissionRequest
+	(*SetPermissionResponse)(nil),              // 50: smarth.dfs.SetPermissionResponse
+	(*SetOwnerRequest)(nil),                    // 51: smarth.dfs.SetOwnerRequest
+	(*SetOwnerResponse)(nil),                   // 52: smarth.dfs.SetOwnerResponse
+	(*SetTimesRequest)(nil),                    // 53: smarth.dfs.SetTimesRequest
+	(*SetTimesResponse)(nil),                   // 54: smarth.dfs.SetTimesResponse
+	(*XAttr)(nil),                              // 55: smarth.dfs.XAttr
+	(*SetXAttrRequest)(nil),                    // 56: smarth.dfs.SetXAttrRequest
+	(*SetXAttrResponse)(nil),                   // 57: smarth.dfs.SetXAttrResponse
+	(*RemoveXAttrRequest)(nil),                 // 58: smarth.dfs.RemoveXAttrRequest
+	(*RemoveXAttrResponse)(nil),                // 59: smarth.dfs.RemoveXAttrResponse
+	(*GetXAttrsRequest)(nil),                   // 60: smarth.dfs.GetXAttrsRequest
+	(*GetXAttrsResponse)(nil),                  // 61: smarth.dfs.GetXAttrsResponse
+	(*ListXAttrsRequest)(nil),                  // 62: smarth.dfs.ListXAttrsRequest
+	(*ListXAttrsResponse)(nil),                 // 63: smarth.dfs.ListXAttrsResponse
+	(*CreateSymlinkRequest)(nil),               // 64: smarth.dfs.CreateSymlinkRequest
+	(*CreateSymlinkResponse)(nil),              // 65: smarth.dfs.CreateSymlinkResponse
+	(*GetContentSummaryRequest)(nil),           // 66: smarth.dfs.GetContentSummaryRequest
+	(*GetContentSummaryResponse)(nil),          // 67: smarth.dfs.GetContentSummaryResponse
+	(*StorageTypeQuota)(nil),                   // 68: smarth.dfs.StorageTypeQuota
+	(*SetQuotaRequest)(nil),                    // 69: smarth.dfs.SetQuotaRequest
+	(*SetQuotaResponse)(nil),                   // 70: smarth.dfs.SetQuotaResponse
+	(*ReportBadBlocksRequest)(nil),             // 71: smarth.dfs.ReportBadBlocksRequest
+	(*ReportBadBlocksResponse)(nil),            // 72: smarth.dfs.ReportBadBlocksResponse
+	(*GetDatanodeReportRequest)(nil),           // 73: smarth.dfs.GetDatanodeReportRequest
+	(*GetDatanodeReportResponse)(nil),          // 74: smarth.dfs.GetDatanodeReportResponse
+	(*FsckRequest)(nil),                        // 75: smarth.dfs.FsckRequest
+	(*FsckBlock)(nil),                          // 76: smarth.dfs.FsckBlock
+	(*FsckFile)(nil),                           // 77: smarth.dfs.FsckFile
+	(*FsckResponse)(nil),                       // 78: smarth.dfs.FsckResponse
+	(*GetHAStatusRequest)(nil),                 // 79: smarth.dfs.GetHAStatusRequest
+	(*GetHAStatusResponse)(nil),                // 80: smarth.dfs.GetHAStatusResponse
+	(*HAPeer)(nil),                             // 81: smarth.dfs.HAPeer
+	(*GetServerDefaultsRequest)(nil),           // 82: smarth.dfs.GetServerDefaultsRequest
+	(*GetServerDefaultsResponse)(nil),          // 83: smarth.dfs.GetServerDefaultsResponse
+	(*SpeedSample)(nil),                        // 84: smarth.dfs.SpeedSample
+	(*ClientHeartbeatRequest)(nil),             // 85: smarth.dfs.ClientHeartbeatRequest
+	(*ClientHeartbeatResponse)(nil),            // 86: smarth.dfs.ClientHeartbeatResponse
+	(*GetSpeedsRequest)(nil),                   // 87: smarth.dfs.GetSpeedsRequest
+	(*SpeedRecord)(nil),                        // 88: smarth.dfs.SpeedRecord
+	(*GetSpeedsResponse)(nil),                  // 89: smarth.dfs.GetSpeedsResponse
+	(*SetSafeModeRequest)(nil),                 // 90: smarth.dfs.SetSafeModeRequest
+	(*SetSafeModeResponse)(nil),                // 91: smarth.dfs.SetSafeModeResponse
+	(*CacheAccessRequest)(nil),                 // 92: smarth.dfs.CacheAccessRequest
+	(*CacheAccessResponse)(nil),                // 93: smarth.dfs.CacheAccessResponse
+	(*JobCacheStatusRequest)(nil),              // 94: smarth.dfs.JobCacheStatusRequest
+	(*JobCacheStatusResponse)(nil),             // 95: smarth.dfs.JobCacheStatusResponse
+	(*CachePoolInfo)(nil),                      // 96: smarth.dfs.CachePoolInfo
+	(*CacheDirectiveInfo)(nil),                 // 97: smarth.dfs.CacheDirectiveInfo
+	(*AddCachePoolRequest)(nil),                // 98: smarth.dfs.AddCachePoolRequest
+	(*AddCachePoolResponse)(nil),               // 99: smarth.dfs.AddCachePoolResponse
+	(*RemoveCachePoolRequest)(nil),             // 100: smarth.dfs.RemoveCachePoolRequest
+	(*RemoveCachePoolResponse)(nil),            // 101: smarth.dfs.RemoveCachePoolResponse
+	(*ListCachePoolsRequest)(nil),              // 102: smarth.dfs.ListCachePoolsRequest
+	(*ListCachePoolsResponse)(nil),             // 103: smarth.dfs.ListCachePoolsResponse
+	(*AddCacheDirectiveRequest)(nil),           // 104: smarth.dfs.AddCacheDirectiveRequest
+	(*AddCacheDirectiveResponse)(nil),          // 105: smarth.dfs.AddCacheDirectiveResponse
+	(*RemoveCacheDirectiveRequest)(nil),        // 106: smarth.dfs.RemoveCacheDirectiveRequest
+	(*RemoveCacheDirectiveResponse)(nil),       // 107: smarth.dfs.RemoveCacheDirectiveResponse
+	(*ListCacheDirectivesRequest)(nil),         // 108: smarth.dfs.ListCacheDirectivesRequest
+	(*ListCacheDirectivesResponse)(nil),        // 109: smarth.dfs.ListCacheDirectivesResponse
+	(*GetCacheStatsRequest)(nil),               // 110: smarth.dfs.GetCacheStatsRequest
+	(*NodeCacheStats)(nil),                     // 111: smarth.dfs.NodeCacheStats
+	(*AppCacheStats)(nil),                      // 112: smarth.dfs.AppCacheStats
+	(*GetCacheStatsResponse)(nil),              // 113: smarth.dfs.GetCacheStatsResponse
+	(*RegisterDatanodeRequest)(nil),            // 114: smarth.dfs.RegisterDatanodeRequest
+	(*RegisterDatanodeResponse)(nil),           // 115: smarth.dfs.RegisterDatanodeResponse
+	(*TransferCommand)(nil),                    // 116: smarth.dfs.TransferCommand
+	(*InvalidateCommand)(nil),                  // 117: smarth.dfs.InvalidateCommand
+	(*RecoverBlockCommand)(nil),                // 118: smarth.dfs.RecoverBlockCommand
+	(*CacheCommand)(nil),                       // 119: smarth.dfs.CacheCommand
+	(*UncacheCommand)(nil),                     // 120: smarth.dfs.UncacheCommand
+	(*DatanodeCommand)(nil),                    // 121: smarth.dfs.DatanodeCommand
+	(*HeartbeatRequest)(nil),                   // 122: smarth.dfs.HeartbeatRequest
+	(*HeartbeatResponse)(nil),                  // 123: smarth.dfs.HeartbeatResponse
+	(*NNHAStatus)(nil),                         // 124: smarth.dfs.NNHAStatus
+	(*ReportedBlock)(nil),                      // 125: smarth.dfs.ReportedBlock
+	(*BlockReportRequest)(nil),                 // 126: smarth.dfs.BlockReportRequest
+	(*BlockReportResponse)(nil),                // 127: smarth.dfs.BlockReportResponse
+	(*ReceivedDeletedBlock)(nil),               // 128: smarth.dfs.ReceivedDeletedBlock
+	(*BlockReceivedAndDeletedRequest)(nil),     // 129: smarth.dfs.BlockReceivedAndDeletedRequest
+	(*BlockReceivedAndDeletedResponse)(nil),    // 130: smarth.dfs.BlockReceivedAndDeletedResponse
+	(*DatanodeReportBadBlocksRequest)(nil),     // 131: smarth.dfs.DatanodeReportBadBlocksRequest
+	(*DatanodeReportBadBlocksResponse)(nil),    // 132: smarth.dfs.DatanodeReportBadBlocksResponse
+	(*CommitBlockSynchronizationRequest)(nil),  // 133: smarth.dfs.CommitBlockSynchronizationRequest
+	(*CommitBlockSynchronizationResponse)(nil), // 134: smarth.dfs.CommitBlockSynchronizationResponse
+	(*InitReplicaRecoveryRequest)(nil),         // 135: smarth.dfs.InitReplicaRecoveryRequest
+	(*InitReplicaRecoveryResponse)(nil),        // 136: smarth.dfs.InitReplicaRecoveryResponse
+	(*UpdateReplicaUnderRecoveryRequest)(nil),  // 137: smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	(*UpdateReplicaUnderRecoveryResponse)(nil), // 138: smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	(*WriteBlockOp)(nil),                       // 139: smarth.dfs.WriteBlockOp
+	(*ReadBlockOp)(nil),                        // 140: smarth.dfs.ReadBlockOp
+	(*BlockChecksumOp)(nil),                    // 141: smarth.dfs.BlockChecksumOp
+	(*BlockChecksum)(nil),                      // 142: smarth.dfs.BlockChecksum
+	(*TransferBlockOp)(nil),                    // 143: smarth.dfs.TransferBlockOp
+	(*OpResponse)(nil),                         // 144: smarth.dfs.OpResponse
+	(*AppendRequest)(nil),                      // 145: smarth.dfs.AppendRequest
+	(*AppendResponse)(nil),                     // 146: smarth.dfs.AppendResponse
+	(*TruncateRequest)(nil),                    // 147: smarth.dfs.TruncateRequest
+	(*TruncateResponse)(nil),                   // 148: smarth.dfs.TruncateResponse
+	(*ConcatRequest)(nil),                      // 149: smarth.dfs.ConcatRequest
+	(*ConcatResponse)(nil),                     // 150: smarth.dfs.ConcatResponse
+	(*AclEntry)(nil),                           // 151: smarth.dfs.AclEntry
+	(*AclStatus)(nil),                          // 152: smarth.dfs.AclStatus
+	(*GetAclStatusRequest)(nil),                // 153: smarth.dfs.GetAclStatusRequest
+	(*GetAclStatusResponse)(nil),               // 154: smarth.dfs.GetAclStatusResponse
+	(*ModifyAclEntriesRequest)(nil),            // 155: smarth.dfs.ModifyAclEntriesRequest
+	(*ModifyAclEntriesResponse)(nil),           // 156: smarth.dfs.ModifyAclEntriesResponse
+	(*RemoveAclEntriesRequest)(nil),            // 157: smarth.dfs.RemoveAclEntriesRequest
+	(*RemoveAclEntriesResponse)(nil),           // 158: smarth.dfs.RemoveAclEntriesResponse
+	(*RemoveDefaultAclRequest)(nil),            // 159: smarth.dfs.RemoveDefaultAclRequest
+	(*RemoveDefaultAclResponse)(nil),           // 160: smarth.dfs.RemoveDefaultAclResponse
+	(*RemoveAclRequest)(nil),                   // 161: smarth.dfs.RemoveAclRequest
+	(*RemoveAclResponse)(nil),                  // 162: smarth.dfs.RemoveAclResponse
+	(*SetAclRequest)(nil),                      // 163: smarth.dfs.SetAclRequest
+	(*SetAclResponse)(nil),                     // 164: smarth.dfs.SetAclResponse
+	(*AllowSnapshotRequest)(nil),               // 165: smarth.dfs.AllowSnapshotRequest
+	(*AllowSnapshotResponse)(nil),              // 166: smarth.dfs.AllowSnapshotResponse
+	(*DisallowSnapshotRequest)(nil),            // 167: smarth.dfs.DisallowSnapshotRequest
+	(*DisallowSnapshotResponse)(nil),           // 168: smarth.dfs.DisallowSnapshotResponse
+	(*CreateSnapshotRequest)(nil),              // 169: smarth.dfs.CreateSnapshotRequest
+	(*CreateSnapshotResponse)(nil),             // 170: smarth.dfs.CreateSnapshotResponse
+	(*DeleteSnapshotRequest)(nil),              // 171: smarth.dfs.DeleteSnapshotRequest
+	(*DeleteSnapshotResponse)(nil),             // 172: smarth.dfs.DeleteSnapshotResponse
+	(*RenameSnapshotRequest)(nil),              // 173: smarth.dfs.RenameSnapshotRequest
+	(*RenameSnapshotResponse)(nil),             // 174: smarth.dfs.RenameSnapshotResponse
+	(*SnapshottableDirectoryStatus)(nil),       // 175: smarth.dfs.SnapshottableDirectoryStatus
+	(*GetSnapshottableDirListingRequest)(nil),  // 176: smarth.dfs.GetSnapshottableDirListingRequest
+	(*GetSnapshottableDirListingResponse)(nil), // 177: smarth.dfs.GetSnapshottableDirListingResponse
+	(*GetSnapshotDiffReportRequest)(nil),       // 178: smarth.dfs.GetSnapshotDiffReportRequest
+	(*SnapshotDiffReportEntry)(nil),            // 179: smarth.dfs.SnapshotDiffReportEntry
+	(*SnapshotDiffReport)(nil),                 // 180: smarth.dfs.SnapshotDiffReport
+	(*GetSnapshotDiffReportResponse)(nil),      // 181: smarth.dfs.GetSnapshotDiffReportResponse
+	(*BlockStoragePolicy)(nil),                 // 182: smarth.dfs.BlockStoragePolicy
+	(*SetStoragePolicyRequest)(nil),            // 183: smarth.dfs.SetStoragePolicyRequest
+	(*SetStoragePolicyResponse)(nil),           // 184: smarth.dfs.SetStoragePolicyResponse
+	(*UnsetStoragePolicyRequest)(nil),          // 185: smarth.dfs.UnsetStoragePolicyRequest
+	(*UnsetStoragePolicyResponse)(nil),         // 186: smarth.dfs.UnsetStoragePolicyResponse
+	(*GetStoragePolicyRequest)(nil),            // 187: smarth.dfs.GetStoragePolicyRequest
+	(*GetStoragePolicyResponse)(nil),           // 188: smarth.dfs.GetStoragePolicyResponse
+	(*GetStoragePoliciesRequest)(nil),          // 189: smarth.dfs.GetStoragePoliciesRequest
+	(*GetStoragePoliciesResponse)(nil),         // 190: smarth.dfs.GetStoragePoliciesResponse
+	(*JobCacheStatusRequest_Job)(nil),          // 191: smarth.dfs.JobCacheStatusRequest.Job
+	(*JobCacheStatusResponse_Block)(nil),       // 192: smarth.dfs.JobCacheStatusResponse.Block
+	(*JobCacheStatusResponse_Job)(nil),         // 193: smarth.dfs.JobCacheStatusResponse.Job
+	(*TransferCommand_Item)(nil),               // 194: smarth.dfs.TransferCommand.Item
 }
 var file_dfspb_dfs_proto_depIdxs = []int32{
 	0,   // 0: smarth.dfs.DatanodeInfo.state:type_name -> smarth.dfs.DatanodeState
-	13,  // 1: smarth.dfs.ExportedBlockKeys.keys:type_name -> smarth.dfs.BlockKey
-	10,  // 2: smarth.dfs.LocatedBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	11,  // 3: smarth.dfs.LocatedBlock.locations:type_name -> smarth.dfs.DatanodeInfo
-	12,  // 4: smarth.dfs.LocatedBlock.token:type_name -> smarth.dfs.BlockToken
-	15,  // 5: smarth.dfs.LocatedBlocks.blocks:type_name -> smarth.dfs.LocatedBlock
-	15,  // 6: smarth.dfs.LocatedBlocks.last_block:type_name -> smarth.dfs.LocatedBlock
+	14,  // 1: smarth.dfs.ExportedBlockKeys.keys:type_name -> smarth.dfs.BlockKey
+	11,  // 2: smarth.dfs.LocatedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 3: smarth.dfs.LocatedBlock.locations:type_name -> smarth.dfs.DatanodeInfo
+	13,  // 4: smarth.dfs.LocatedBlock.token:type_name -> smarth.dfs.BlockToken
+	16,  // 5: smarth.dfs.LocatedBlocks.blocks:type_name -> smarth.dfs.LocatedBlock
+	16,  // 6: smarth.dfs.LocatedBlocks.last_block:type_name -> smarth.dfs.LocatedBlock
 	1,   // 7: smarth.dfs.FileStatus.type:type_name -> smarth.dfs.FileType
-	17,  // 8: smarth.dfs.CreateResponse.status:type_name -> smarth.dfs.FileStatus
-	10,  // 9: smarth.dfs.AddBlockRequest.previous:type_name -> smarth.dfs.ExtendedBlock
-	15,  // 10: smarth.dfs.AddBlockResponse.block:type_name -> smarth.dfs.LocatedBlock
-	10,  // 11: smarth.dfs.CompleteRequest.last:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 12: smarth.dfs.CompleteRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 13: smarth.dfs.AbandonBlockRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 14: smarth.dfs.GetAdditionalDatanodeRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	15,  // 15: smarth.dfs.GetAdditionalDatanodeResponse.block:type_name -> smarth.dfs.LocatedBlock
-	10,  // 16: smarth.dfs.UpdateBlockForPipelineRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	15,  // 17: smarth.dfs.UpdateBlockForPipelineResponse.block:type_name -> smarth.dfs.LocatedBlock
-	10,  // 18: smarth.dfs.UpdatePipelineRequest.old_block:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 19: smarth.dfs.UpdatePipelineRequest.new_block:type_name -> smarth.dfs.ExtendedBlock
-	16,  // 20: smarth.dfs.GetBlockLocationsResponse.locations:type_name -> smarth.dfs.LocatedBlocks
-	17,  // 21: smarth.dfs.GetFileInfoResponse.status:type_name -> smarth.dfs.FileStatus
-	17,  // 22: smarth.dfs.GetListingResponse.entries:type_name -> smarth.dfs.FileStatus
-	54,  // 23: smarth.dfs.SetXAttrRequest.xattr:type_name -> smarth.dfs.XAttr
-	54,  // 24: smarth.dfs.GetXAttrsResponse.xattrs:type_name -> smarth.dfs.XAttr
-	67,  // 25: smarth.dfs.GetContentSummaryResponse.type_quotas:type_name -> smarth.dfs.StorageTypeQuota
-	15,  // 26: smarth.dfs.ReportBadBlocksRequest.blocks:type_name -> smarth.dfs.LocatedBlock
+	18,  // 8: smarth.dfs.CreateResponse.status:type_name -> smarth.dfs.FileStatus
+	11,  // 9: smarth.dfs.AddBlockRequest.previous:type_name -> smarth.dfs.ExtendedBlock
+	16,  // 10: smarth.dfs.AddBlockResponse.block:type_name -> smarth.dfs.LocatedBlock
+	11,  // 11: smarth.dfs.CompleteRequest.last:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 12: smarth.dfs.CompleteRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 13: smarth.dfs.AbandonBlockRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 14: smarth.dfs.GetAdditionalDatanodeRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	16,  // 15: smarth.dfs.GetAdditionalDatanodeResponse.block:type_name -> smarth.dfs.LocatedBlock
+	11,  // 16: smarth.dfs.UpdateBlockForPipelineRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	16,  // 17: smarth.dfs.UpdateBlockForPipelineResponse.block:type_name -> smarth.dfs.LocatedBlock
+	11,  // 18: smarth.dfs.UpdatePipelineRequest.old_block:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 19: smarth.dfs.UpdatePipelineRequest.new_block:type_name -> smarth.dfs.ExtendedBlock
+	17,  // 20: smarth.dfs.GetBlockLocationsResponse.locations:type_name -> smarth.dfs.LocatedBlocks
+	18,  // 21: smarth.dfs.GetFileInfoResponse.status:type_name -> smarth.dfs.FileStatus
+	18,  // 22: smarth.dfs.GetListingResponse.entries:type_name -> smarth.dfs.FileStatus
+	55,  // 23: smarth.dfs.SetXAttrRequest.xattr:type_name -> smarth.dfs.XAttr
+	55,  // 24: smarth.dfs.GetXAttrsResponse.xattrs:type_name -> smarth.dfs.XAttr
+	68,  // 25: smarth.dfs.GetContentSummaryResponse.type_quotas:type_name -> smarth.dfs.StorageTypeQuota
+	16,  // 26: smarth.dfs.ReportBadBlocksRequest.blocks:type_name -> smarth.dfs.LocatedBlock
 	0,   // 27: smarth.dfs.GetDatanodeReportRequest.state:type_name -> smarth.dfs.DatanodeState
-	11,  // 28: smarth.dfs.GetDatanodeReportResponse.datanodes:type_name -> smarth.dfs.DatanodeInfo
-	10,  // 29: smarth.dfs.FsckBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	17,  // 30: smarth.dfs.FsckFile.status:type_name -> smarth.dfs.FileStatus
-	75,  // 31: smarth.dfs.FsckFile.blocks:type_name -> smarth.dfs.FsckBlock
-	76,  // 32: smarth.dfs.FsckResponse.files:type_name -> smarth.dfs.FsckFile
-	80,  // 33: smarth.dfs.ClientHeartbeatRequest.samples:type_name -> smarth.dfs.SpeedSample
-	84,  // 34: smarth.dfs.GetSpeedsResponse.records:type_name -> smarth.dfs.SpeedRecord
-	2,   // 35: smarth.dfs.SetSafeModeRequest.action:type_name -> smarth.dfs.SafeModeAction
-	186, // 36: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
-	188, // 37: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
-	92,  // 38: smarth.dfs.AddCachePoolRequest.pool:type_name -> smarth.dfs.CachePoolInfo
-	92,  // 39: smarth.dfs.ListCachePoolsResponse.pools:type_name -> smarth.dfs.CachePoolInfo
-	93,  // 40: smarth.dfs.AddCacheDirectiveRequest.directive:type_name -> smarth.dfs.CacheDirectiveInfo
-	93,  // 41: smarth.dfs.ListCacheDirectivesResponse.directives:type_name -> smarth.dfs.CacheDirectiveInfo
-	107, // 42: smarth.dfs.GetCacheStatsResponse.nodes:type_name -> smarth.dfs.NodeCacheStats
-	108, // 43: smarth.dfs.GetCacheStatsResponse.apps:type_name -> smarth.dfs.AppCacheStats
-	188, // 44: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
-	11,  // 45: smarth.dfs.RegisterDatanodeRequest.datanode:type_name -> smarth.dfs.DatanodeInfo
-	11,  // 46: smarth.dfs.RegisterDatanodeResponse.datanode:type_name -> smarth.dfs.DatanodeInfo
-	14,  // 47: smarth.dfs.RegisterDatanodeResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
-	189, // 48: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
-	10,  // 49: smarth.dfs.InvalidateCommand.blocks:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 50: smarth.dfs.RecoverBlockCommand.block:type_name -> smarth.dfs.ExtendedBlock
-	11,  // 51: smarth.dfs.RecoverBlockCommand.replicas:type_name -> smarth.dfs.DatanodeInfo
-	112, // 52: smarth.dfs.DatanodeCommand.transfer:type_name -> smarth.dfs.TransferCommand
-	113, // 53: smarth.dfs.DatanodeCommand.invalidate:type_name -> smarth.dfs.InvalidateCommand
-	114, // 54: smarth.dfs.DatanodeCommand.recover:type_name -> smarth.dfs.RecoverBlockCommand
-	115, // 55: smarth.dfs.DatanodeCommand.cache:type_name -> smarth.dfs.CacheCommand
-	116, // 56: smarth.dfs.DatanodeCommand.uncache:type_name -> smarth.dfs.UncacheCommand
-	117, // 57: smarth.dfs.HeartbeatResponse.commands:type_name -> smarth.dfs.DatanodeCommand
-	14,  // 58: smarth.dfs.HeartbeatResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
-	10,  // 59: smarth.dfs.ReportedBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	3,   // 60: smarth.dfs.ReportedBlock.state:type_name -> smarth.dfs.ReplicaState
-	120, // 61: smarth.dfs.BlockReportRequest.blocks:type_name -> smarth.dfs.ReportedBlock
-	117, // 62: smarth.dfs.BlockReportResponse.commands:type_name -> smarth.dfs.DatanodeCommand
-	10,  // 63: smarth.dfs.ReceivedDeletedBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	4,   // 64: smarth.dfs.ReceivedDeletedBlock.status:type_name -> smarth.dfs.ReceivedStatus
-	123, // 65: smarth.dfs.BlockReceivedAndDeletedRequest.blocks:type_name -> smarth.dfs.ReceivedDeletedBlock
-	10,  // 66: smarth.dfs.DatanodeReportBadBlocksRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 67: smarth.dfs.CommitBlockSynchronizationRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 68: smarth.dfs.InitReplicaRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 69: smarth.dfs.InitReplicaRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
-	3,   // 70: smarth.dfs.InitReplicaRecoveryResponse.original_state:type_name -> smarth.dfs.ReplicaState
-	10,  // 71: smarth.dfs.UpdateReplicaUnderRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 72: smarth.dfs.UpdateReplicaUnderRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
-	10,  // 73: smarth.dfs.WriteBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	11,  // 74: smarth.dfs.WriteBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
-	5,   // 75: smarth.dfs.WriteBlockOp.stage:type_name -> smarth.dfs.WriteStage
-	6,   // 76: smarth.dfs.WriteBlockOp.mode:type_name -> smarth.dfs.WriteMode
-	12,  // 77: smarth.dfs.WriteBlockOp.token:type_name -> smarth.dfs.BlockToken
-	11,  // 78: smarth.dfs.WriteBlockOp.source:type_name -> smarth.dfs.DatanodeInfo
-	10,  // 79: smarth.dfs.ReadBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	12,  // 80: smarth.dfs.ReadBlockOp.token:type_name -> smarth.dfs.BlockToken
-	10,  // 81: smarth.dfs.BlockChecksumOp.block:type_name -> smarth.dfs.ExtendedBlock
-	12,  // 82: smarth.dfs.BlockChecksumOp.token:type_name -> smarth.dfs.BlockToken
-	10,  // 83: smarth.dfs.TransferBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	11,  // 84: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
-	12,  // 85: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
-	7,   // 86: smarth.dfs.OpResponse.status:type_name -> smarth.dfs.OpStatus
-	137, // 87: smarth.dfs.OpResponse.checksum:type_name -> smarth.dfs.BlockChecksum
-	17,  // 88: smarth.dfs.AppendResponse.status:type_name -> smarth.dfs.FileStatus
-	15,  // 89: smarth.dfs.AppendResponse.last_block:type_name -> smarth.dfs.LocatedBlock
-	10,  // 90: smarth.dfs.AppendResponse.previous:type_name -> smarth.dfs.ExtendedBlock
-	9,   // 91: smarth.dfs.AclEntry.type:type_name -> smarth.dfs.AclEntryType
-	8,   // 92: smarth.dfs.AclEntry.scope:type_name -> smarth.dfs.AclEntryScope
-	146, // 93: smarth.dfs.AclStatus.entries:type_name -> smarth.dfs.AclEntry
-	147, // 94: smarth.dfs.GetAclStatusResponse.result:type_name -> smarth.dfs.AclStatus
-	146, // 95: smarth.dfs.ModifyAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
-	146, // 96: smarth.dfs.RemoveAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
-	146, // 97: smarth.dfs.SetAclRequest.acl_spec:type_name -> smarth.dfs.AclEntry
-	17,  // 98: smarth.dfs.SnapshottableDirectoryStatus.dir_status:type_name -> smarth.dfs.FileStatus
-	170, // 99: smarth.dfs.GetSnapshottableDirListingResponse.snapshottable_dirs:type_name -> smarth.dfs.SnapshottableDirectoryStatus
-	174, // 100: smarth.dfs.SnapshotDiffReport.diff_report_entries:type_name -> smarth.dfs.SnapshotDiffReportEntry
-	175, // 101: smarth.dfs.GetSnapshotDiffReportResponse.diff_report:type_name -> smarth.dfs.SnapshotDiffReport
-	177, // 102: smarth.dfs.GetStoragePolicyResponse.storage_policy:type_name -> smarth.dfs.BlockStoragePolicy
-	177, // 103: smarth.dfs.GetStoragePoliciesResponse.policies:type_name -> smarth.dfs.BlockStoragePolicy
-	187, // 104: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
-	10,  // 105: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
-	11,  // 106: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
-	12,  // 107: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
-	18,  // 108: smarth.dfs.ClientProtocol.Mkdirs:input_type -> smarth.dfs.MkdirsRequest
-	20,  // 109: smarth.dfs.ClientProtocol.Create:input_type -> smarth.dfs.CreateRequest
-	22,  // 110: smarth.dfs.ClientProtocol.AddBlock:input_type -> smarth.dfs.AddBlockRequest
-	24,  // 111: smarth.dfs.ClientProtocol.Complete:input_type -> smarth.dfs.CompleteRequest
-	26,  // 112: smarth.dfs.ClientProtocol.AbandonBlock:input_type -> smarth.dfs.AbandonBlockRequest
-	28,  // 113: smarth.dfs.ClientProtocol.GetAdditionalDatanode:input_type -> smarth.dfs.GetAdditionalDatanodeRequest
-	30,  // 114: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:input_type -> smarth.dfs.UpdateBlockForPipelineRequest
-	32,  // 115: smarth.dfs.ClientProtocol.UpdatePipeline:input_type -> smarth.dfs.UpdatePipelineRequest
-	34,  // 116: smarth.dfs.ClientProtocol.RenewLease:input_type -> smarth.dfs.RenewLeaseRequest
-	36,  // 117: smarth.dfs.ClientProtocol.GetBlockLocations:input_type -> smarth.dfs.GetBlockLocationsRequest
-	38,  // 118: smarth.dfs.ClientProtocol.GetFileInfo:input_type -> smarth.dfs.GetFileInfoRequest
-	40,  // 119: smarth.dfs.ClientProtocol.GetListing:input_type -> smarth.dfs.GetListingRequest
-	42,  // 120: smarth.dfs.ClientProtocol.Delete:input_type -> smarth.dfs.DeleteRequest
-	44,  // 121: smarth.dfs.ClientProtocol.Rename:input_type -> smarth.dfs.RenameRequest
-	46,  // 122: smarth.dfs.ClientProtocol.SetReplication:input_type -> smarth.dfs.SetReplicationRequest
-	48,  // 123: smarth.dfs.ClientProtocol.SetPermission:input_type -> smarth.dfs.SetPermissionRequest
-	50,  // 124: smarth.dfs.ClientProtocol.SetOwner:input_type -> smarth.dfs.SetOwnerRequest
-	52,  // 125: smarth.dfs.ClientProtocol.SetTimes:input_type -> smarth.dfs.SetTimesRequest
-	68,  // 126: smarth.dfs.ClientProtocol.SetQuota:input_type -> smarth.dfs.SetQuotaRequest
-	63,  // 127: smarth.dfs.ClientProtocol.CreateSymlink:input_type -> smarth.dfs.CreateSymlinkRequest
-	55,  // 128: smarth.dfs.ClientProtocol.SetXAttr:input_type -> smarth.dfs.SetXAttrRequest
-	57,  // 129: smarth.dfs.ClientProtocol.RemoveXAttr:input_type -> smarth.dfs.RemoveXAttrRequest
-	59,  // 130: smarth.dfs.ClientProtocol.GetXAttrs:input_type -> smarth.dfs.GetXAttrsRequest
-	61,  // 131: smarth.dfs.ClientProtocol.ListXAttrs:input_type -> smarth.dfs.ListXAttrsRequest
-	65,  // 132: smarth.dfs.ClientProtocol.GetContentSummary:input_type -> smarth.dfs.GetContentSummaryRequest
-	70,  // 133: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
-	72,  // 134: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
-	74,  // 135: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
-	78,  // 136: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
-	81,  // 137: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
-	83,  // 138: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
-	86,  // 139: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
-	88,  // 140: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
-	90,  // 141: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
-	94,  // 142: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
-	96,  // 143: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
-	98,  // 144: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
-	100, // 145: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
-	102, // 146: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
-	104, // 147: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
-	106, // 148: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
-	148, // 149: smarth.dfs.ClientProtocol.GetAclStatus:input_type -> smarth.dfs.GetAclStatusRequest
-	150, // 150: smarth.dfs.ClientProtocol.ModifyAclEntries:input_type -> smarth.dfs.ModifyAclEntriesRequest
-	152, // 151: smarth.dfs.ClientProtocol.RemoveAclEntries:input_type -> smarth.dfs.RemoveAclEntriesRequest
-	154, // 152: smarth.dfs.ClientProtocol.RemoveDefaultAcl:input_type -> smarth.dfs.RemoveDefaultAclRequest
-	156, // 153: smarth.dfs.ClientProtocol.RemoveAcl:input_type -> smarth.dfs.RemoveAclRequest
-	158, // 154: smarth.dfs.ClientProtocol.SetAcl:input_type -> smarth.dfs.SetAclRequest
-	160, // 155: smarth.dfs.ClientProtocol.AllowSnapshot:input_type -> smarth.dfs.AllowSnapshotRequest
-	162, // 156: smarth.dfs.ClientProtocol.DisallowSnapshot:input_type -> smarth.dfs.DisallowSnapshotRequest
-	164, // 157: smarth.dfs.ClientProtocol.CreateSnapshot:input_type -> smarth.dfs.CreateSnapshotRequest
-	166, // 158: smarth.dfs.ClientProtocol.DeleteSnapshot:input_type -> smarth.dfs.DeleteSnapshotRequest
-	168, // 159: smarth.dfs.ClientProtocol.RenameSnapshot:input_type -> smarth.dfs.RenameSnapshotRequest
-	171, // 160: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:input_type -> smarth.dfs.GetSnapshottableDirListingRequest
-	173, // 161: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:input_type -> smarth.dfs.GetSnapshotDiffReportRequest
-	178, // 162: smarth.dfs.ClientProtocol.SetStoragePolicy:input_type -> smarth.dfs.SetStoragePolicyRequest
-	180, // 163: smarth.dfs.ClientProtocol.UnsetStoragePolicy:input_type -> smarth.dfs.UnsetStoragePolicyRequest
-	182, // 164: smarth.dfs.ClientProtocol.GetStoragePolicy:input_type -> smarth.dfs.GetStoragePolicyRequest
-	184, // 165: smarth.dfs.ClientProtocol.GetStoragePolicies:input_type -> smarth.dfs.GetStoragePoliciesRequest
-	140, // 166: smarth.dfs.ClientProtocol.Append:input_type -> smarth.dfs.AppendRequest
-	142, // 167: smarth.dfs.ClientProtocol.Truncate:input_type -> smarth.dfs.TruncateRequest
-	144, // 168: smarth.dfs.ClientProtocol.Concat:input_type -> smarth.dfs.ConcatRequest
-	110, // 169: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
-	118, // 170: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
-	121, // 171: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
-	124, // 172: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
-	126, // 173: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
-	128, // 174: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
-	130, // 175: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
-	132, // 176: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	19,  // 177: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
-	21,  // 178: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
-	23,  // 179: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
-	25,  // 180: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
-	27,  // 181: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
-	29,  // 182: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
-	31,  // 183: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
-	33,  // 184: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
-	35,  // 185: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
-	37,  // 186: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
-	39,  // 187: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
-	41,  // 188: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
-	43,  // 189: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
-	45,  // 190: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
-	47,  // 191: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
-	49,  // 192: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
-	51,  // 193: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
-	53,  // 194: smarth.dfs.ClientProtocol.SetTimes:output_type -> smarth.dfs.SetTimesResponse
-	69,  // 195: smarth.dfs.ClientProtocol.SetQuota:output_type -> smarth.dfs.SetQuotaResponse
-	64,  // 196: smarth.dfs.ClientProtocol.CreateSymlink:output_type -> smarth.dfs.CreateSymlinkResponse
-	56,  // 197: smarth.dfs.ClientProtocol.SetXAttr:output_type -> smarth.dfs.SetXAttrResponse
-	58,  // 198: smarth.dfs.ClientProtocol.RemoveXAttr:output_type -> smarth.dfs.RemoveXAttrResponse
-	60,  // 199: smarth.dfs.ClientProtocol.GetXAttrs:output_type -> smarth.dfs.GetXAttrsResponse
-	62,  // 200: smarth.dfs.ClientProtocol.ListXAttrs:output_type -> smarth.dfs.ListXAttrsResponse
-	66,  // 201: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
-	71,  // 202: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
-	73,  // 203: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
-	77,  // 204: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
-	79,  // 205: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
-	82,  // 206: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
-	85,  // 207: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
-	87,  // 208: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
-	89,  // 209: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
-	91,  // 210: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
-	95,  // 211: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
-	97,  // 212: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
-	99,  // 213: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
-	101, // 214: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
-	103, // 215: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
-	105, // 216: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
-	109, // 217: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
-	149, // 218: smarth.dfs.ClientProtocol.GetAclStatus:output_type -> smarth.dfs.GetAclStatusResponse
-	151, // 219: smarth.dfs.ClientProtocol.ModifyAclEntries:output_type -> smarth.dfs.ModifyAclEntriesResponse
-	153, // 220: smarth.dfs.ClientProtocol.RemoveAclEntries:output_type -> smarth.dfs.RemoveAclEntriesResponse
-	155, // 221: smarth.dfs.ClientProtocol.RemoveDefaultAcl:output_type -> smarth.dfs.RemoveDefaultAclResponse
-	157, // 222: smarth.dfs.ClientProtocol.RemoveAcl:output_type -> smarth.dfs.RemoveAclResponse
-	159, // 223: smarth.dfs.ClientProtocol.SetAcl:output_type -> smarth.dfs.SetAclResponse
-	161, // 224: smarth.dfs.ClientProtocol.AllowSnapshot:output_type -> smarth.dfs.AllowSnapshotResponse
-	163, // 225: smarth.dfs.ClientProtocol.DisallowSnapshot:output_type -> smarth.dfs.DisallowSnapshotResponse
-	165, // 226: smarth.dfs.ClientProtocol.CreateSnapshot:output_type -> smarth.dfs.CreateSnapshotResponse
-	167, // 227: smarth.dfs.ClientProtocol.DeleteSnapshot:output_type -> smarth.dfs.DeleteSnapshotResponse
-	169, // 228: smarth.dfs.ClientProtocol.RenameSnapshot:output_type -> smarth.dfs.RenameSnapshotResponse
-	172, // 229: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:output_type -> smarth.dfs.GetSnapshottableDirListingResponse
-	176, // 230: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:output_type -> smarth.dfs.GetSnapshotDiffReportResponse
-	179, // 231: smarth.dfs.ClientProtocol.SetStoragePolicy:output_type -> smarth.dfs.SetStoragePolicyResponse
-	181, // 232: smarth.dfs.ClientProtocol.UnsetStoragePolicy:output_type -> smarth.dfs.UnsetStoragePolicyResponse
-	183, // 233: smarth.dfs.ClientProtocol.GetStoragePolicy:output_type -> smarth.dfs.GetStoragePolicyResponse
-	185, // 234: smarth.dfs.ClientProtocol.GetStoragePolicies:output_type -> smarth.dfs.GetStoragePoliciesResponse
-	141, // 235: smarth.dfs.ClientProtocol.Append:output_type -> smarth.dfs.AppendResponse
-	143, // 236: smarth.dfs.ClientProtocol.Truncate:output_type -> smarth.dfs.TruncateResponse
-	145, // 237: smarth.dfs.ClientProtocol.Concat:output_type -> smarth.dfs.ConcatResponse
-	111, // 238: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
-	119, // 239: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
-	122, // 240: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
-	125, // 241: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
-	127, // 242: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
-	129, // 243: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
-	131, // 244: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
-	133, // 245: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	177, // [177:246] is the sub-list for method output_type
-	108, // [108:177] is the sub-list for method input_type
-	108, // [108:108] is the sub-list for extension type_name
-	108, // [108:108] is the sub-list for extension extendee
-	0,   // [0:108] is the sub-list for field type_name
+	12,  // 28: smarth.dfs.GetDatanodeReportResponse.datanodes:type_name -> smarth.dfs.DatanodeInfo
+	11,  // 29: smarth.dfs.FsckBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	18,  // 30: smarth.dfs.FsckFile.status:type_name -> smarth.dfs.FileStatus
+	76,  // 31: smarth.dfs.FsckFile.blocks:type_name -> smarth.dfs.FsckBlock
+	77,  // 32: smarth.dfs.FsckResponse.files:type_name -> smarth.dfs.FsckFile
+	3,   // 33: smarth.dfs.GetHAStatusResponse.state:type_name -> smarth.dfs.HAState
+	81,  // 34: smarth.dfs.GetHAStatusResponse.peers:type_name -> smarth.dfs.HAPeer
+	84,  // 35: smarth.dfs.ClientHeartbeatRequest.samples:type_name -> smarth.dfs.SpeedSample
+	88,  // 36: smarth.dfs.GetSpeedsResponse.records:type_name -> smarth.dfs.SpeedRecord
+	2,   // 37: smarth.dfs.SetSafeModeRequest.action:type_name -> smarth.dfs.SafeModeAction
+	191, // 38: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
+	193, // 39: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	96,  // 40: smarth.dfs.AddCachePoolRequest.pool:type_name -> smarth.dfs.CachePoolInfo
+	96,  // 41: smarth.dfs.ListCachePoolsResponse.pools:type_name -> smarth.dfs.CachePoolInfo
+	97,  // 42: smarth.dfs.AddCacheDirectiveRequest.directive:type_name -> smarth.dfs.CacheDirectiveInfo
+	97,  // 43: smarth.dfs.ListCacheDirectivesResponse.directives:type_name -> smarth.dfs.CacheDirectiveInfo
+	111, // 44: smarth.dfs.GetCacheStatsResponse.nodes:type_name -> smarth.dfs.NodeCacheStats
+	112, // 45: smarth.dfs.GetCacheStatsResponse.apps:type_name -> smarth.dfs.AppCacheStats
+	193, // 46: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	12,  // 47: smarth.dfs.RegisterDatanodeRequest.datanode:type_name -> smarth.dfs.DatanodeInfo
+	12,  // 48: smarth.dfs.RegisterDatanodeResponse.datanode:type_name -> smarth.dfs.DatanodeInfo
+	15,  // 49: smarth.dfs.RegisterDatanodeResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
+	194, // 50: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
+	11,  // 51: smarth.dfs.InvalidateCommand.blocks:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 52: smarth.dfs.RecoverBlockCommand.block:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 53: smarth.dfs.RecoverBlockCommand.replicas:type_name -> smarth.dfs.DatanodeInfo
+	116, // 54: smarth.dfs.DatanodeCommand.transfer:type_name -> smarth.dfs.TransferCommand
+	117, // 55: smarth.dfs.DatanodeCommand.invalidate:type_name -> smarth.dfs.InvalidateCommand
+	118, // 56: smarth.dfs.DatanodeCommand.recover:type_name -> smarth.dfs.RecoverBlockCommand
+	119, // 57: smarth.dfs.DatanodeCommand.cache:type_name -> smarth.dfs.CacheCommand
+	120, // 58: smarth.dfs.DatanodeCommand.uncache:type_name -> smarth.dfs.UncacheCommand
+	121, // 59: smarth.dfs.HeartbeatResponse.commands:type_name -> smarth.dfs.DatanodeCommand
+	15,  // 60: smarth.dfs.HeartbeatResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
+	124, // 61: smarth.dfs.HeartbeatResponse.ha_status:type_name -> smarth.dfs.NNHAStatus
+	3,   // 62: smarth.dfs.NNHAStatus.state:type_name -> smarth.dfs.HAState
+	11,  // 63: smarth.dfs.ReportedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	4,   // 64: smarth.dfs.ReportedBlock.state:type_name -> smarth.dfs.ReplicaState
+	125, // 65: smarth.dfs.BlockReportRequest.blocks:type_name -> smarth.dfs.ReportedBlock
+	121, // 66: smarth.dfs.BlockReportResponse.commands:type_name -> smarth.dfs.DatanodeCommand
+	11,  // 67: smarth.dfs.ReceivedDeletedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	5,   // 68: smarth.dfs.ReceivedDeletedBlock.status:type_name -> smarth.dfs.ReceivedStatus
+	128, // 69: smarth.dfs.BlockReceivedAndDeletedRequest.blocks:type_name -> smarth.dfs.ReceivedDeletedBlock
+	11,  // 70: smarth.dfs.DatanodeReportBadBlocksRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 71: smarth.dfs.CommitBlockSynchronizationRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 72: smarth.dfs.InitReplicaRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 73: smarth.dfs.InitReplicaRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
+	4,   // 74: smarth.dfs.InitReplicaRecoveryResponse.original_state:type_name -> smarth.dfs.ReplicaState
+	11,  // 75: smarth.dfs.UpdateReplicaUnderRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 76: smarth.dfs.UpdateReplicaUnderRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 77: smarth.dfs.WriteBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 78: smarth.dfs.WriteBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
+	6,   // 79: smarth.dfs.WriteBlockOp.stage:type_name -> smarth.dfs.WriteStage
+	7,   // 80: smarth.dfs.WriteBlockOp.mode:type_name -> smarth.dfs.WriteMode
+	13,  // 81: smarth.dfs.WriteBlockOp.token:type_name -> smarth.dfs.BlockToken
+	12,  // 82: smarth.dfs.WriteBlockOp.source:type_name -> smarth.dfs.DatanodeInfo
+	11,  // 83: smarth.dfs.ReadBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	13,  // 84: smarth.dfs.ReadBlockOp.token:type_name -> smarth.dfs.BlockToken
+	11,  // 85: smarth.dfs.BlockChecksumOp.block:type_name -> smarth.dfs.ExtendedBlock
+	13,  // 86: smarth.dfs.BlockChecksumOp.token:type_name -> smarth.dfs.BlockToken
+	11,  // 87: smarth.dfs.TransferBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 88: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
+	13,  // 89: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
+	8,   // 90: smarth.dfs.OpResponse.status:type_name -> smarth.dfs.OpStatus
+	142, // 91: smarth.dfs.OpResponse.checksum:type_name -> smarth.dfs.BlockChecksum
+	18,  // 92: smarth.dfs.AppendResponse.status:type_name -> smarth.dfs.FileStatus
+	16,  // 93: smarth.dfs.AppendResponse.last_block:type_name -> smarth.dfs.LocatedBlock
+	11,  // 94: smarth.dfs.AppendResponse.previous:type_name -> smarth.dfs.ExtendedBlock
+	10,  // 95: smarth.dfs.AclEntry.type:type_name -> smarth.dfs.AclEntryType
+	9,   // 96: smarth.dfs.AclEntry.scope:type_name -> smarth.dfs.AclEntryScope
+	151, // 97: smarth.dfs.AclStatus.entries:type_name -> smarth.dfs.AclEntry
+	152, // 98: smarth.dfs.GetAclStatusResponse.result:type_name -> smarth.dfs.AclStatus
+	151, // 99: smarth.dfs.ModifyAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
+	151, // 100: smarth.dfs.RemoveAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
+	151, // 101: smarth.dfs.SetAclRequest.acl_spec:type_name -> smarth.dfs.AclEntry
+	18,  // 102: smarth.dfs.SnapshottableDirectoryStatus.dir_status:type_name -> smarth.dfs.FileStatus
+	175, // 103: smarth.dfs.GetSnapshottableDirListingResponse.snapshottable_dirs:type_name -> smarth.dfs.SnapshottableDirectoryStatus
+	179, // 104: smarth.dfs.SnapshotDiffReport.diff_report_entries:type_name -> smarth.dfs.SnapshotDiffReportEntry
+	180, // 105: smarth.dfs.GetSnapshotDiffReportResponse.diff_report:type_name -> smarth.dfs.SnapshotDiffReport
+	182, // 106: smarth.dfs.GetStoragePolicyResponse.storage_policy:type_name -> smarth.dfs.BlockStoragePolicy
+	182, // 107: smarth.dfs.GetStoragePoliciesResponse.policies:type_name -> smarth.dfs.BlockStoragePolicy
+	192, // 108: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
+	11,  // 109: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 110: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
+	13,  // 111: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
+	19,  // 112: smarth.dfs.ClientProtocol.Mkdirs:input_type -> smarth.dfs.MkdirsRequest
+	21,  // 113: smarth.dfs.ClientProtocol.Create:input_type -> smarth.dfs.CreateRequest
+	23,  // 114: smarth.dfs.ClientProtocol.AddBlock:input_type -> smarth.dfs.AddBlockRequest
+	25,  // 115: smarth.dfs.ClientProtocol.Complete:input_type -> smarth.dfs.CompleteRequest
+	27,  // 116: smarth.dfs.ClientProtocol.AbandonBlock:input_type -> smarth.dfs.AbandonBlockRequest
+	29,  // 117: smarth.dfs.ClientProtocol.GetAdditionalDatanode:input_type -> smarth.dfs.GetAdditionalDatanodeRequest
+	31,  // 118: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:input_type -> smarth.dfs.UpdateBlockForPipelineRequest
+	33,  // 119: smarth.dfs.ClientProtocol.UpdatePipeline:input_type -> smarth.dfs.UpdatePipelineRequest
+	35,  // 120: smarth.dfs.ClientProtocol.RenewLease:input_type -> smarth.dfs.RenewLeaseRequest
+	37,  // 121: smarth.dfs.ClientProtocol.GetBlockLocations:input_type -> smarth.dfs.GetBlockLocationsRequest
+	39,  // 122: smarth.dfs.ClientProtocol.GetFileInfo:input_type -> smarth.dfs.GetFileInfoRequest
+	41,  // 123: smarth.dfs.ClientProtocol.GetListing:input_type -> smarth.dfs.GetListingRequest
+	43,  // 124: smarth.dfs.ClientProtocol.Delete:input_type -> smarth.dfs.DeleteRequest
+	45,  // 125: smarth.dfs.ClientProtocol.Rename:input_type -> smarth.dfs.RenameRequest
+	47,  // 126: smarth.dfs.ClientProtocol.SetReplication:input_type -> smarth.dfs.SetReplicationRequest
+	49,  // 127: smarth.dfs.ClientProtocol.SetPermission:input_type -> smarth.dfs.SetPermissionRequest
+	51,  // 128: smarth.dfs.ClientProtocol.SetOwner:input_type -> smarth.dfs.SetOwnerRequest
+	53,  // 129: smarth.dfs.ClientProtocol.SetTimes:input_type -> smarth.dfs.SetTimesRequest
+	69,  // 130: smarth.dfs.ClientProtocol.SetQuota:input_type -> smarth.dfs.SetQuotaRequest
+	64,  // 131: smarth.dfs.ClientProtocol.CreateSymlink:input_type -> smarth.dfs.CreateSymlinkRequest
+	56,  // 132: smarth.dfs.ClientProtocol.SetXAttr:input_type -> smarth.dfs.SetXAttrRequest
+	58,  // 133: smarth.dfs.ClientProtocol.RemoveXAttr:input_type -> smarth.dfs.RemoveXAttrRequest
+	60,  // 134: smarth.dfs.ClientProtocol.GetXAttrs:input_type -> smarth.dfs.GetXAttrsRequest
+	62,  // 135: smarth.dfs.ClientProtocol.ListXAttrs:input_type -> smarth.dfs.ListXAttrsRequest
+	66,  // 136: smarth.dfs.ClientProtocol.GetContentSummary:input_type -> smarth.dfs.GetContentSummaryRequest
+	71,  // 137: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
+	73,  // 138: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
+	75,  // 139: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
+	82,  // 140: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
+	79,  // 141: smarth.dfs.ClientProtocol.GetHAStatus:input_type -> smarth.dfs.GetHAStatusRequest
+	85,  // 142: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
+	87,  // 143: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
+	90,  // 144: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
+	92,  // 145: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
+	94,  // 146: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
+	98,  // 147: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
+	100, // 148: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
+	102, // 149: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
+	104, // 150: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
+	106, // 151: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
+	108, // 152: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
+	110, // 153: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
+	153, // 154: smarth.dfs.ClientProtocol.GetAclStatus:input_type -> smarth.dfs.GetAclStatusRequest
+	155, // 155: smarth.dfs.ClientProtocol.ModifyAclEntries:input_type -> smarth.dfs.ModifyAclEntriesRequest
+	157, // 156: smarth.dfs.ClientProtocol.RemoveAclEntries:input_type -> smarth.dfs.RemoveAclEntriesRequest
+	159, // 157: smarth.dfs.ClientProtocol.RemoveDefaultAcl:input_type -> smarth.dfs.RemoveDefaultAclRequest
+	161, // 158: smarth.dfs.ClientProtocol.RemoveAcl:input_type -> smarth.dfs.RemoveAclRequest
+	163, // 159: smarth.dfs.ClientProtocol.SetAcl:input_type -> smarth.dfs.SetAclRequest
+	165, // 160: smarth.dfs.ClientProtocol.AllowSnapshot:input_type -> smarth.dfs.AllowSnapshotRequest
+	167, // 161: smarth.dfs.ClientProtocol.DisallowSnapshot:input_type -> smarth.dfs.DisallowSnapshotRequest
+	169, // 162: smarth.dfs.ClientProtocol.CreateSnapshot:input_type -> smarth.dfs.CreateSnapshotRequest
+	171, // 163: smarth.dfs.ClientProtocol.DeleteSnapshot:input_type -> smarth.dfs.DeleteSnapshotRequest
+	173, // 164: smarth.dfs.ClientProtocol.RenameSnapshot:input_type -> smarth.dfs.RenameSnapshotRequest
+	176, // 165: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:input_type -> smarth.dfs.GetSnapshottableDirListingRequest
+	178, // 166: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:input_type -> smarth.dfs.GetSnapshotDiffReportRequest
+	183, // 167: smarth.dfs.ClientProtocol.SetStoragePolicy:input_type -> smarth.dfs.SetStoragePolicyRequest
+	185, // 168: smarth.dfs.ClientProtocol.UnsetStoragePolicy:input_type -> smarth.dfs.UnsetStoragePolicyRequest
+	187, // 169: smarth.dfs.ClientProtocol.GetStoragePolicy:input_type -> smarth.dfs.GetStoragePolicyRequest
+	189, // 170: smarth.dfs.ClientProtocol.GetStoragePolicies:input_type -> smarth.dfs.GetStoragePoliciesRequest
+	145, // 171: smarth.dfs.ClientProtocol.Append:input_type -> smarth.dfs.AppendRequest
+	147, // 172: smarth.dfs.ClientProtocol.Truncate:input_type -> smarth.dfs.TruncateRequest
+	149, // 173: smarth.dfs.ClientProtocol.Concat:input_type -> smarth.dfs.ConcatRequest
+	114, // 174: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
+	122, // 175: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
+	126, // 176: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
+	129, // 177: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
+	131, // 178: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
+	133, // 179: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
+	135, // 180: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
+	137, // 181: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	20,  // 182: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
+	22,  // 183: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
+	24,  // 184: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
+	26,  // 185: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
+	28,  // 186: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
+	30,  // 187: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
+	32,  // 188: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
+	34,  // 189: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
+	36,  // 190: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
+	38,  // 191: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
+	40,  // 192: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
+	42,  // 193: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
+	44,  // 194: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
+	46,  // 195: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
+	48,  // 196: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
+	50,  // 197: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
+	52,  // 198: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
+	54,  // 199: smarth.dfs.ClientProtocol.SetTimes:output_type -> smarth.dfs.SetTimesResponse
+	70,  // 200: smarth.dfs.ClientProtocol.SetQuota:output_type -> smarth.dfs.SetQuotaResponse
+	65,  // 201: smarth.dfs.ClientProtocol.CreateSymlink:output_type -> smarth.dfs.CreateSymlinkResponse
+	57,  // 202: smarth.dfs.ClientProtocol.SetXAttr:output_type -> smarth.dfs.SetXAttrResponse
+	59,  // 203: smarth.dfs.ClientProtocol.RemoveXAttr:output_type -> smarth.dfs.RemoveXAttrResponse
+	61,  // 204: smarth.dfs.ClientProtocol.GetXAttrs:output_type -> smarth.dfs.GetXAttrsResponse
+	63,  // 205: smarth.dfs.ClientProtocol.ListXAttrs:output_type -> smarth.dfs.ListXAttrsResponse
+	67,  // 206: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
+	72,  // 207: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
+	74,  // 208: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
+	78,  // 209: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
+	83,  // 210: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
+	80,  // 211: smarth.dfs.ClientProtocol.GetHAStatus:output_type -> smarth.dfs.GetHAStatusResponse
+	86,  // 212: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
+	89,  // 213: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
+	91,  // 214: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
+	93,  // 215: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
+	95,  // 216: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
+	99,  // 217: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
+	101, // 218: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
+	103, // 219: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
+	105, // 220: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
+	107, // 221: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
+	109, // 222: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
+	113, // 223: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
+	154, // 224: smarth.dfs.ClientProtocol.GetAclStatus:output_type -> smarth.dfs.GetAclStatusResponse
+	156, // 225: smarth.dfs.ClientProtocol.ModifyAclEntries:output_type -> smarth.dfs.ModifyAclEntriesResponse
+	158, // 226: smarth.dfs.ClientProtocol.RemoveAclEntries:output_type -> smarth.dfs.RemoveAclEntriesResponse
+	160, // 227: smarth.dfs.ClientProtocol.RemoveDefaultAcl:output_type -> smarth.dfs.RemoveDefaultAclResponse
+	162, // 228: smarth.dfs.ClientProtocol.RemoveAcl:output_type -> smarth.dfs.RemoveAclResponse
+	164, // 229: smarth.dfs.ClientProtocol.SetAcl:output_type -> smarth.dfs.SetAclResponse
+	166, // 230: smarth.dfs.ClientProtocol.AllowSnapshot:output_type -> smarth.dfs.AllowSnapshotResponse
+	168, // 231: smarth.dfs.ClientProtocol.DisallowSnapshot:output_type -> smarth.dfs.DisallowSnapshotResponse
+	170, // 232: smarth.dfs.ClientProtocol.CreateSnapshot:output_type -> smarth.dfs.CreateSnapshotResponse
+	172, // 233: smarth.dfs.ClientProtocol.DeleteSnapshot:output_type -> smarth.dfs.DeleteSnapshotResponse
+	174, // 234: smarth.dfs.ClientProtocol.RenameSnapshot:output_type -> smarth.dfs.RenameSnapshotResponse
+	177, // 235: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:output_type -> smarth.dfs.GetSnapshottableDirListingResponse
+	181, // 236: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:output_type -> smarth.dfs.GetSnapshotDiffReportResponse
+	184, // 237: smarth.dfs.ClientProtocol.SetStoragePolicy:output_type -> smarth.dfs.SetStoragePolicyResponse
+	186, // 238: smarth.dfs.ClientProtocol.UnsetStoragePolicy:output_type -> smarth.dfs.UnsetStoragePolicyResponse
+	188, // 239: smarth.dfs.ClientProtocol.GetStoragePolicy:output_type -> smarth.dfs.GetStoragePolicyResponse
+	190, // 240: smarth.dfs.ClientProtocol.GetStoragePolicies:output_type -> smarth.dfs.GetStoragePoliciesResponse
+	146, // 241: smarth.dfs.ClientProtocol.Append:output_type -> smarth.dfs.AppendResponse
+	148, // 242: smarth.dfs.ClientProtocol.Truncate:output_type -> smarth.dfs.TruncateResponse
+	150, // 243: smarth.dfs.ClientProtocol.Concat:output_type -> smarth.dfs.ConcatResponse
+	115, // 244: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
+	123, // 245: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
+	127, // 246: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
+	130, // 247: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
+	132, // 248: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
+	134, // 249: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
+	136, // 250: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
+	138, // 251: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	182, // [182:252] is the sub-list for method output_type
+	112, // [112:182] is the sub-list for method input_type
+	112, // [112:112] is the sub-list for extension type_name
+	112, // [112:112] is the sub-list for extension extendee
+	0,   // [0:112] is the sub-list for field type_name
 }
 
 func init() { file_dfspb_dfs_proto_init() }
@@ -11908,7 +12265,7 @@ func file_dfspb_dfs_proto_init() {
 	if File_dfspb_dfs_proto != nil {
 		return
 	}
-	file_dfspb_dfs_proto_msgTypes[107].OneofWrappers = []any{
+	file_dfspb_dfs_proto_msgTypes[110].OneofWrappers = []any{
 		(*DatanodeCommand_Transfer)(nil),
 		(*DatanodeCommand_Invalidate)(nil),
 		(*DatanodeCommand_Recover)(nil),
@@ -11921,8 +12278,8 @@ func file_dfspb_dfs_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_dfspb_dfs_proto_rawDesc), len(file_dfspb_dfs_proto_rawDesc)),
-			NumEnums:      10,
-			NumMessages:   180,
+			NumEnums:      11,
+			NumMessages:   184,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -65,6 +65,7 @@ const (
 	ClientProtocol_GetDatanodeReport_FullMethodName          = "/smarth.dfs.ClientProtocol/GetDatanodeReport"
 	ClientProtocol_Fsck_FullMethodName                       = "/smarth.dfs.ClientProtocol/Fsck"
 	ClientProtocol_GetServerDefaults_FullMethodName          = "/smarth.dfs.ClientProtocol/GetServerDefaults"
+	ClientProtocol_GetHAStatus_FullMethodName                = "/smarth.dfs.ClientProtocol/GetHAStatus"
 	ClientProtocol_ClientHeartbeat_FullMethodName            = "/smarth.dfs.ClientProtocol/ClientHeartbeat"
 	ClientProtocol_GetSpeeds_FullMethodName                  = "/smarth.dfs.ClientProtocol/GetSpeeds"
 	ClientProtocol_SetSafeMode_FullMethodName                = "/smarth.dfs.ClientProtocol/SetSafeMode"
@@ -132,6 +133,10 @@ type ClientProtocolClient interface {
 	GetDatanodeReport(ctx context.Context, in *GetDatanodeReportRequest, opts ...grpc.CallOption) (*GetDatanodeReportResponse, error)
 	Fsck(ctx context.Context, in *FsckRequest, opts ...grpc.CallOption) (*FsckResponse, error)
 	GetServerDefaults(ctx context.Context, in *GetServerDefaultsRequest, opts ...grpc.CallOption) (*GetServerDefaultsResponse, error)
+	// GetHAStatus is any namenode's view of its HA group (HDFS's
+	// HAServiceProtocol.getServiceStatus and haadmin -getAllServiceState):
+	// answered by standbys too, so a client or tool can find the active.
+	GetHAStatus(ctx context.Context, in *GetHAStatusRequest, opts ...grpc.CallOption) (*GetHAStatusResponse, error)
 	ClientHeartbeat(ctx context.Context, in *ClientHeartbeatRequest, opts ...grpc.CallOption) (*ClientHeartbeatResponse, error)
 	GetSpeeds(ctx context.Context, in *GetSpeedsRequest, opts ...grpc.CallOption) (*GetSpeedsResponse, error)
 	SetSafeMode(ctx context.Context, in *SetSafeModeRequest, opts ...grpc.CallOption) (*SetSafeModeResponse, error)
@@ -461,6 +466,16 @@ func (c *clientProtocolClient) GetServerDefaults(ctx context.Context, in *GetSer
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetServerDefaultsResponse)
 	err := c.cc.Invoke(ctx, ClientProtocol_GetServerDefaults_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) GetHAStatus(ctx context.Context, in *GetHAStatusRequest, opts ...grpc.CallOption) (*GetHAStatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetHAStatusResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_GetHAStatus_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -820,6 +835,10 @@ type ClientProtocolServer interface {
 	GetDatanodeReport(context.Context, *GetDatanodeReportRequest) (*GetDatanodeReportResponse, error)
 	Fsck(context.Context, *FsckRequest) (*FsckResponse, error)
 	GetServerDefaults(context.Context, *GetServerDefaultsRequest) (*GetServerDefaultsResponse, error)
+	// GetHAStatus is any namenode's view of its HA group (HDFS's
+	// HAServiceProtocol.getServiceStatus and haadmin -getAllServiceState):
+	// answered by standbys too, so a client or tool can find the active.
+	GetHAStatus(context.Context, *GetHAStatusRequest) (*GetHAStatusResponse, error)
 	ClientHeartbeat(context.Context, *ClientHeartbeatRequest) (*ClientHeartbeatResponse, error)
 	GetSpeeds(context.Context, *GetSpeedsRequest) (*GetSpeedsResponse, error)
 	SetSafeMode(context.Context, *SetSafeModeRequest) (*SetSafeModeResponse, error)
@@ -951,6 +970,9 @@ func (UnimplementedClientProtocolServer) Fsck(context.Context, *FsckRequest) (*F
 }
 func (UnimplementedClientProtocolServer) GetServerDefaults(context.Context, *GetServerDefaultsRequest) (*GetServerDefaultsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetServerDefaults not implemented")
+}
+func (UnimplementedClientProtocolServer) GetHAStatus(context.Context, *GetHAStatusRequest) (*GetHAStatusResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetHAStatus not implemented")
 }
 func (UnimplementedClientProtocolServer) ClientHeartbeat(context.Context, *ClientHeartbeatRequest) (*ClientHeartbeatResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ClientHeartbeat not implemented")
@@ -1587,6 +1609,24 @@ func _ClientProtocol_GetServerDefaults_Handler(srv interface{}, ctx context.Cont
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ClientProtocolServer).GetServerDefaults(ctx, req.(*GetServerDefaultsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_GetHAStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetHAStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).GetHAStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_GetHAStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).GetHAStatus(ctx, req.(*GetHAStatusRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -2289,6 +2329,10 @@ var ClientProtocol_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetServerDefaults",
 			Handler:    _ClientProtocol_GetServerDefaults_Handler,
+		},
+		{
+			MethodName: "GetHAStatus",
+			Handler:    _ClientProtocol_GetHAStatus_Handler,
 		},
 		{
 			MethodName: "ClientHeartbeat",
