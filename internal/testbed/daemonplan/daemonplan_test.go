@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -149,7 +150,8 @@ func TestPlanSecure(t *testing.T) {
 // intended: the generated values, the topology's keys over them (the
 // host's over the file's), and the daemon's defaults for the rest.
 func TestPlanConfigsLoadAsIntended(t *testing.T) {
-	ds := plan(t, strings.Replace(two, "block_size: 8388608}", "block_size: 8388608, permissions_enabled: false}", 1))
+	// The host's keys win over the file's: dn1 syncs on close, dn2 not.
+	ds := plan(t, strings.Replace(two, "block_size: 8388608}", "block_size: 8388608, permissions_enabled: false}\n  datanode: {sync_on_close: false, scan_interval: 1h}", 1))
 	load := func(d Daemon, into any) {
 		t.Helper()
 		b, err := yaml.Marshal(d.Config) // as the testbed writes it
@@ -178,9 +180,14 @@ func TestPlanConfigsLoadAsIntended(t *testing.T) {
 	load(ds[1], &dn1)
 	wantDN := daemonconf.DataNodeConfig{NameNode: "10.77.1.11:8020", Hostname: "dn1", AdvertiseIP: "10.77.1.12",
 		DataAddr: "10.77.1.12:9866", IPCAddr: "10.77.1.12:9867", HTTPAddr: "10.77.1.12:9864", DataDir: "/w/dn1/data/datanode",
-		Rack: "/rack-a", DatanodeKeyFile: "/w/dn1/keys/datanode.key", SyncOnClose: true}
+		Rack: "/rack-a", DatanodeKeyFile: "/w/dn1/keys/datanode.key", SyncOnClose: true, ScanInterval: time.Hour}
 	if !reflect.DeepEqual(dn1, wantDN) {
 		t.Errorf("dn1 config loads as\n%+v\nwant\n%+v", dn1, wantDN)
+	}
+	dn2 := daemonconf.DataNodeConfig{SyncOnClose: true} // stand-in default the file's false overrides
+	load(ds[2], &dn2)
+	if dn2.SyncOnClose || dn2.ScanInterval != time.Hour {
+		t.Errorf("dn2 config loads as %+v, want the file-wide sync_on_close: false and scan_interval: 1h", dn2)
 	}
 	var rm daemonconf.ResourceManagerConfig
 	load(ds[3], &rm)
