@@ -152,57 +152,53 @@ func TestPlanSecure(t *testing.T) {
 func TestPlanConfigsLoadAsIntended(t *testing.T) {
 	// The host's keys win over the file's: dn1 syncs on close, dn2 not.
 	ds := plan(t, strings.Replace(two, "block_size: 8388608}", "block_size: 8388608, permissions_enabled: false}\n  datanode: {sync_on_close: false, scan_interval: 1h}", 1))
-	load := func(d Daemon, into any) {
+	// loadAs loads d's config over into (stand-in defaults) and wants it
+	// to equal want.
+	loadAs := func(d Daemon, into, want any) {
 		t.Helper()
-		b, err := yaml.Marshal(d.Config) // as the testbed writes it
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(t.TempDir(), "c.yaml")
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := daemonconf.Load(path, into); err != nil {
-			t.Fatal(err)
+		load(t, d, into)
+		if got := reflect.ValueOf(into).Elem().Interface(); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s config loads as\n%+v\nwant\n%+v", d.Name(), got, want)
 		}
 	}
 	nn := daemonconf.NameNodeConfig{PermissionsEnabled: true, EditLogIO: "direct"} // stand-in defaults
-	load(ds[0], &nn)
-	want := daemonconf.NameNodeConfig{RPCAddr: "10.77.1.11:8020", HTTPAddr: "10.77.1.11:9870", MetaDir: "/w/nn/data/namenode",
+	loadAs(ds[0], &nn, daemonconf.NameNodeConfig{RPCAddr: "10.77.1.11:8020", HTTPAddr: "10.77.1.11:9870", MetaDir: "/w/nn/data/namenode",
 		EditLogIO: "direct", BlockSize: 8 << 20, Replication: 2, Placement: "speedaware", DefaultRack: "/default-rack",
 		Racks: map[string]string{"nn": "/rack-a", "10.77.1.11": "/rack-a", "dn1": "/rack-a", "10.77.1.12": "/rack-a",
 			"dn2": "/rack-b", "10.77.2.11": "/rack-b"},
-		Auth: "secure", AuthSecretFile: "/w/nn/keys/auth.key", DatanodeKeyFile: "/w/nn/keys/datanode.key"}
-	if !reflect.DeepEqual(nn, want) {
-		t.Errorf("namenode config loads as\n%+v\nwant\n%+v", nn, want)
-	}
+		Auth: "secure", AuthSecretFile: "/w/nn/keys/auth.key", DatanodeKeyFile: "/w/nn/keys/datanode.key"})
 	var dn1 daemonconf.DataNodeConfig
-	load(ds[1], &dn1)
-	wantDN := daemonconf.DataNodeConfig{NameNode: "10.77.1.11:8020", Hostname: "dn1", AdvertiseIP: "10.77.1.12",
+	loadAs(ds[1], &dn1, daemonconf.DataNodeConfig{NameNode: "10.77.1.11:8020", Hostname: "dn1", AdvertiseIP: "10.77.1.12",
 		DataAddr: "10.77.1.12:9866", IPCAddr: "10.77.1.12:9867", HTTPAddr: "10.77.1.12:9864", DataDir: "/w/dn1/data/datanode",
-		Rack: "/rack-a", DatanodeKeyFile: "/w/dn1/keys/datanode.key", SyncOnClose: true, ScanInterval: time.Hour}
-	if !reflect.DeepEqual(dn1, wantDN) {
-		t.Errorf("dn1 config loads as\n%+v\nwant\n%+v", dn1, wantDN)
-	}
+		Rack: "/rack-a", DatanodeKeyFile: "/w/dn1/keys/datanode.key", SyncOnClose: true, ScanInterval: time.Hour})
 	dn2 := daemonconf.DataNodeConfig{SyncOnClose: true} // stand-in default the file's false overrides
-	load(ds[2], &dn2)
+	load(t, ds[2], &dn2)
 	if dn2.SyncOnClose || dn2.ScanInterval != time.Hour {
 		t.Errorf("dn2 config loads as %+v, want the file-wide sync_on_close: false and scan_interval: 1h", dn2)
 	}
 	var rm daemonconf.ResourceManagerConfig
-	load(ds[3], &rm)
-	wantRM := daemonconf.ResourceManagerConfig{RPCAddr: "10.77.1.11:8032", HTTPAddr: "10.77.1.11:8088", NameNode: "10.77.1.11:8020",
-		Auth: "secure", AuthSecretFile: "/w/nn/keys/auth.key", TokenFile: "/w/nn/keys/service.token"}
-	if !reflect.DeepEqual(rm, wantRM) {
-		t.Errorf("resource manager config loads as\n%+v\nwant\n%+v", rm, wantRM)
-	}
+	loadAs(ds[3], &rm, daemonconf.ResourceManagerConfig{RPCAddr: "10.77.1.11:8032", HTTPAddr: "10.77.1.11:8088", NameNode: "10.77.1.11:8020",
+		Auth: "secure", AuthSecretFile: "/w/nn/keys/auth.key", TokenFile: "/w/nn/keys/service.token"})
 	var nm2 daemonconf.NodeManagerConfig
-	load(ds[5], &nm2)
-	wantNM := daemonconf.NodeManagerConfig{ResourceManager: "10.77.1.11:8032", NameNode: "10.77.1.11:8020", Hostname: "dn2",
+	loadAs(ds[5], &nm2, daemonconf.NodeManagerConfig{ResourceManager: "10.77.1.11:8032", NameNode: "10.77.1.11:8020", Hostname: "dn2",
 		Rack: "/rack-b", RPCAddr: "10.77.2.11:8040", ShuffleAddr: "10.77.2.11:13562", HTTPAddr: "10.77.2.11:8042",
-		WorkDir: "/w/dn2/data/nodemanager", TokenFile: "/w/dn2/keys/service.token"}
-	if !reflect.DeepEqual(nm2, wantNM) {
-		t.Errorf("node manager config loads as\n%+v\nwant\n%+v", nm2, wantNM)
+		WorkDir: "/w/dn2/data/nodemanager", TokenFile: "/w/dn2/keys/service.token"})
+}
+
+// load writes d's config as the testbed does and loads it over into with
+// the daemons' loader.
+func load(t *testing.T, d Daemon, into any) {
+	t.Helper()
+	b, err := yaml.Marshal(d.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := daemonconf.Load(path, into); err != nil {
+		t.Fatal(err)
 	}
 }
 
