@@ -133,7 +133,12 @@ func TestMarshalLoadRoundTrip(t *testing.T) {
 		t.Errorf("loaded %+v\nwant   %+v", got, want)
 	}
 	os.WriteFile(path, []byte("namenode: x:1\nhostnam: dn1\n"), 0o600)
-	if err := Load(path, &got); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "hostnam") {
-		t.Errorf("Load of a misspelt key = %v, want an error naming the file and the key", err)
+	err = Load(path, &got)
+	if err == nil || !strings.Contains(err.Error(), "config "+path+": line 2: unknown config key \"hostnam\" (did you mean hostname?); known keys: advertise_ip, auth, ") {
+		t.Errorf("Load of a misspelt key = %v, want an error naming the file, the key, the nearest one and the known ones", err)
+	}
+	os.WriteFile(path, []byte("scan_interval: soon\n"), 0o600)
+	if err := Load(path, &got); err == nil || !strings.Contains(err.Error(), "config "+path+": ") || !strings.Contains(err.Error(), "soon") {
+		t.Errorf("Load of a bad duration = %v, want an error naming the file and the value", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -188,15 +189,9 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// typeErr is err without YAML's "unmarshal errors: line 1:" framing,
-// which names a line of a document the user never saw.
-func typeErr(err error) string {
-	var te *yaml.TypeError
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		return strings.TrimPrefix(te.Errors[0], "line 1: ")
-	}
-	return err.Error()
-}
+// typeErr is err without its "line 1: ", which names a line of a
+// document the user never saw.
+func typeErr(err error) string { return strings.TrimPrefix(err.Error(), "line 1: ") }
 
 // Decode reads a daemon's config file over the values already in cfg (a
 // pointer to its Config, holding the defaults): a key the file leaves out
@@ -206,9 +201,46 @@ func Decode(data []byte, cfg any) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-		return err
+		return unknownKeys(err, cfg)
 	}
 	return nil
+}
+
+// notFound is how YAML says a key has no field: `line 3: field replicaton
+// not found in type namenode.Config`.
+var notFound = regexp.MustCompile(`^(line \d+: )field (\S+) not found in type \S+$`)
+
+// unknownKeys rewrites YAML's unknown-field errors in err into the
+// launchers' words: the key, the nearest known one and the keys cfg's
+// type has (its fields tagged yaml:"-" are no keys).
+func unknownKeys(err error, cfg any) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) || reflect.TypeOf(cfg).Kind() != reflect.Pointer {
+		return err
+	}
+	all, kerr := asKeys(reflect.Zero(reflect.TypeOf(cfg).Elem()).Interface())
+	if kerr != nil {
+		return err
+	}
+	known := slices.Sorted(maps.Keys(all))
+	msgs := make([]string, len(te.Errors))
+	listed := false
+	for i, e := range te.Errors {
+		m := notFound.FindStringSubmatch(e)
+		if m == nil {
+			msgs[i] = e
+			continue
+		}
+		msgs[i] = fmt.Sprintf("%sunknown config key %q", m[1], m[2])
+		if near := nearest(m[2], known); near != "" {
+			msgs[i] += fmt.Sprintf(" (did you mean %s?)", near)
+		}
+		listed = true
+	}
+	if listed {
+		msgs = append(msgs, "known keys: "+strings.Join(known, ", "))
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 // Load is Decode of the file at path, as the daemons read theirs.
