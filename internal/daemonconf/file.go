@@ -132,7 +132,7 @@ func Marshal(cfg any, overrides ...map[string]any) ([]byte, error) {
 func checkKeys(role string, cfg map[string]any) error {
 	z := zero(role)
 	if z == nil {
-		return fmt.Errorf("unknown daemon role %q (roles: %s)", role, strings.Join(Roles(), ", "))
+		return fmt.Errorf("%s: no daemon config of that name (daemons with one: %s)", role, strings.Join(Roles(), ", "))
 	}
 	known := Known(role)
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
