@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
-	"net/http"
-	"path/filepath"
 	"smarth/internal/auth"
 	"smarth/internal/bytesize"
 	"smarth/internal/daemonconf"

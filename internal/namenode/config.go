@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"os/user"
 	"slices"
 	"strings"
 	"time"
 
-	"os/user"
 	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
 	"smarth/internal/cache"
