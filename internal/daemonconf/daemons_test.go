@@ -45,9 +45,9 @@ func TestDaemonConfigsHaveTheKnownKeys(t *testing.T) {
 // zero one too), and the daemon's defaults for everything else.
 func TestMarshalThenDaemonLoad(t *testing.T) {
 	dir := t.TempDir()
-	load := func(t *testing.T, cfg any, into any, over map[string]any) {
+	// load writes the file Marshal made (b, err) and loads it into into.
+	load := func(t *testing.T, b []byte, err error, into any) {
 		t.Helper()
-		b, err := daemonconf.Marshal(cfg, over)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,8 @@ func TestMarshalThenDaemonLoad(t *testing.T) {
 
 	nn := daemonconf.NameNodeConfig{MetaDir: "/m", Replication: 2, Racks: map[string]string{"dn1": "/r1"}}
 	gotNN := namenode.DefaultConfig()
-	load(t, nn, &gotNN, map[string]any{"permissions_enabled": false})
+	b, err := daemonconf.Marshal(nn, map[string]any{"permissions_enabled": false})
+	load(t, b, err, &gotNN)
 	wantNN := namenode.DefaultConfig()
 	wantNN.MetaDir, wantNN.Replication, wantNN.Racks, wantNN.PermissionsEnabled = "/m", 2, nn.Racks, false
 	if !reflect.DeepEqual(gotNN, wantNN) {
@@ -71,7 +72,8 @@ func TestMarshalThenDaemonLoad(t *testing.T) {
 
 	dn := daemonconf.DataNodeConfig{NameNode: "10.0.0.1:8020", DataDir: "/d", CacheCapacity: 1 << 28}
 	gotDN := datanode.DefaultConfig()
-	load(t, dn, &gotDN, map[string]any{"heartbeat_interval": "1s"})
+	b, err = daemonconf.Marshal(dn, map[string]any{"heartbeat_interval": "1s"})
+	load(t, b, err, &gotDN)
 	wantDN := datanode.DefaultConfig()
 	wantDN.NameNode, wantDN.DataDir, wantDN.CacheCapacity, wantDN.HeartbeatInterval = "10.0.0.1:8020", "/d", 1<<28, 1e9
 	if !reflect.DeepEqual(gotDN.DataNodeConfig, wantDN.DataNodeConfig) {
@@ -80,7 +82,8 @@ func TestMarshalThenDaemonLoad(t *testing.T) {
 
 	rm := daemonconf.ResourceManagerConfig{NameNode: "10.0.0.1:8020", AllowStreaming: true}
 	gotRM := resourcemanager.DefaultConfig()
-	load(t, rm, &gotRM, map[string]any{"cache_skips": 0})
+	b, err = daemonconf.Marshal(rm, map[string]any{"cache_skips": 0})
+	load(t, b, err, &gotRM)
 	wantRM := resourcemanager.DefaultConfig()
 	wantRM.NameNode, wantRM.AllowStreaming, wantRM.CacheSkips = "10.0.0.1:8020", true, 0
 	if !reflect.DeepEqual(gotRM.ResourceManagerConfig, wantRM.ResourceManagerConfig) {
@@ -89,7 +92,8 @@ func TestMarshalThenDaemonLoad(t *testing.T) {
 
 	nm := daemonconf.NodeManagerConfig{WorkDir: "/w", Hostname: "dn1"}
 	gotNM := nodemanager.DefaultConfig()
-	load(t, nm, &gotNM, map[string]any{"run_as_user": "alice"})
+	b, err = daemonconf.Marshal(nm, map[string]any{"run_as_user": "alice"})
+	load(t, b, err, &gotNM)
 	wantNM := nodemanager.DefaultConfig()
 	wantNM.WorkDir, wantNM.Hostname, wantNM.Containers.RunAsUser = "/w", "dn1", "alice"
 	if !reflect.DeepEqual(gotNM.NodeManagerConfig, wantNM.NodeManagerConfig) {

@@ -41,14 +41,22 @@ func zero(role string) any {
 	return nil
 }
 
+// Config is a daemon's config file type.
+type Config interface {
+	NameNodeConfig | DataNodeConfig | ResourceManagerConfig | NodeManagerConfig
+}
+
 // roleOf is the role whose config cfg is.
-func roleOf(cfg any) (string, error) {
-	for _, r := range Roles() {
-		if reflect.TypeOf(cfg) == reflect.TypeOf(zero(r)) {
-			return r, nil
-		}
+func roleOf[C Config](cfg C) string {
+	switch any(cfg).(type) {
+	case NameNodeConfig:
+		return NameNode
+	case DataNodeConfig:
+		return DataNode
+	case ResourceManagerConfig:
+		return ResourceManager
 	}
-	return "", fmt.Errorf("daemonconf: %T is not a daemon config (want a NameNodeConfig, DataNodeConfig, ResourceManagerConfig or NodeManagerConfig)", cfg)
+	return NodeManager
 }
 
 // asKeys is v as the keys of a config file: what YAML makes of each
@@ -79,9 +87,8 @@ func Known(role string) []string {
 	return slices.Sorted(maps.Keys(m))
 }
 
-// Keys is cfg (a NameNodeConfig, DataNodeConfig, ResourceManagerConfig or
-// NodeManagerConfig) as the keys of the daemon's config file, with each
-// of overrides merged over them in turn (a later one wins).
+// Keys is cfg as the keys of the daemon's config file, with each of
+// overrides merged over them in turn (a later one wins).
 //
 // Only the fields of cfg that are not zero are written: the daemon reads
 // its file over its own defaults (see Load), so a zero field keeps the
@@ -93,11 +100,8 @@ func Known(role string) []string {
 // Each override is checked as Check checks it, so a misspelt key, a key
 // of another daemon or a value that does not fit the key's type fails
 // here, naming the key, before any daemon starts.
-func Keys(cfg any, overrides ...map[string]any) (map[string]any, error) {
-	role, err := roleOf(cfg)
-	if err != nil {
-		return nil, err
-	}
+func Keys[C Config](cfg C, overrides ...map[string]any) (map[string]any, error) {
+	role := roleOf(cfg)
 	all, err := asKeys(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s config: %w", role, err)
@@ -119,7 +123,7 @@ func Keys(cfg any, overrides ...map[string]any) (map[string]any, error) {
 }
 
 // Marshal is Keys as the YAML text of the config file.
-func Marshal(cfg any, overrides ...map[string]any) ([]byte, error) {
+func Marshal[C Config](cfg C, overrides ...map[string]any) ([]byte, error) {
 	keys, err := Keys(cfg, overrides...)
 	if err != nil {
 		return nil, err

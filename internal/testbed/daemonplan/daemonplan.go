@@ -187,10 +187,9 @@ func (p planner) key(d *Daemon, h *topo.Host, name string) string {
 	return KeyFile(p.workDir, h.Name, name)
 }
 
-// finish is d with its config file: cfg, the typed config the plan
-// makes, and the topology's extra keys (file-wide, then the host's)
-// merged over it.
-func (p planner) finish(d Daemon, h *topo.Host, cfg any) (Daemon, error) {
+// finish is d with its config file: cfg, the typed config p makes, and
+// the topology's extra keys (file-wide, then the host's) merged over it.
+func finish[C daemonconf.Config](p planner, d Daemon, h *topo.Host, cfg C) (Daemon, error) {
 	keys, err := daemonconf.Keys(cfg, p.t.Daemons[string(d.Role)], h.Config[string(d.Role)])
 	d.Config = keys
 	return d, err
@@ -223,7 +222,7 @@ func (p planner) nameNode(h *topo.Host) (Daemon, error) {
 		AuthSecretFile:  p.key(&d, h, AuthKey),
 		DatanodeKeyFile: p.key(&d, h, DataNodeKey),
 	}
-	return p.finish(d, h, c)
+	return finish(p, d, h, c)
 }
 
 func (p planner) rackOf(h *topo.Host) string {
@@ -244,7 +243,7 @@ func (p planner) dataNode(h, nn *topo.Host) (Daemon, error) {
 		Rack:            p.rackOf(h),
 		DatanodeKeyFile: p.key(&d, h, DataNodeKey),
 	}
-	return p.finish(d, h, c)
+	return finish(p, d, h, c)
 }
 
 func (p planner) resourceManager(h, nn *topo.Host) (Daemon, error) {
@@ -257,7 +256,7 @@ func (p planner) resourceManager(h, nn *topo.Host) (Daemon, error) {
 		AuthSecretFile: p.key(&d, h, AuthKey),
 		TokenFile:      p.key(&d, h, ServiceToken),
 	}
-	return p.finish(d, h, c)
+	return finish(p, d, h, c)
 }
 
 // nodeManager binds the host's address even in proxy mode: a node manager
@@ -276,7 +275,7 @@ func (p planner) nodeManager(h, rm, nn *topo.Host) (Daemon, error) {
 		WorkDir:         p.dataDir(h, "nodemanager"),
 		TokenFile:       p.key(&d, h, ServiceToken),
 	}
-	return p.finish(d, h, c)
+	return finish(p, d, h, c)
 }
 
 // Summary is one line per daemon saying where it listens, for `up`.
