@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"smarth/internal/cluster"
+	"smarth/internal/daemonconf"
 	"smarth/internal/units"
 )
 
@@ -105,6 +106,11 @@ they ran with; the flags that describe a new cluster are then ignored.`,
 				opts.NameNode["placement"] = placement
 			}
 			if err := parseConfPairs(nnConf, opts.NameNode); err != nil {
+				return usageErr("--namenode-conf: %v", err)
+			}
+			// A misspelt key is the flag's fault: said as such, before
+			// the launcher would refuse it too.
+			if err := daemonconf.Check(daemonconf.NameNode, opts.NameNode); err != nil {
 				return usageErr("--namenode-conf: %v", err)
 			}
 			if opts.DataNodes < 1 {

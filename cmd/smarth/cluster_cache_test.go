@@ -18,6 +18,9 @@ func TestClusterUpCacheFlagErrors(t *testing.T) {
 		{[]string{"--scheduler", "fair"}, `--scheduler: unknown scheduler "fair" (known: cachelocal, delay, fifo)`},
 		{[]string{"--cache-capacity", "lots"}, `--cache-capacity: invalid size "lots"`},
 		{[]string{"--disk-read-rate", "40"}, `--disk-read-rate: disk rate "40" has no unit`},
+		// Before, the namenode exited at start on the misspelt key.
+		{[]string{"--namenode-conf", "replicaton=2"}, `--namenode-conf: namenode: unknown config key "replicaton" (did you mean replication?`},
+		{[]string{"--namenode-conf", "replication=two"}, `--namenode-conf: namenode: replication: two does not fit`},
 	} {
 		root := newRootCmd()
 		home := t.TempDir()

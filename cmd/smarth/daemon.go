@@ -1,39 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
-
-	"gopkg.in/yaml.v3"
 
 	"smarth/internal/atomicfile"
 	"smarth/internal/diskperm"
 )
 
 // This file holds what `smarth namenode` and `smarth datanode` share: the
-// config file, the log destination and the ready file of the daemon
-// conventions.
-
-// loadDaemonConfig reads a YAML config over the defaults already in cfg (a
-// pointer to a daemon's Config); unknown keys are errors so that a typo does
-// not silently fall back to a default.
-func loadDaemonConfig(path string, cfg any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("config %s: %w", path, err)
-	}
-	return nil
-}
+// log destination and the ready file of the daemon conventions (the
+// config file is daemonconf.Load's).
 
 // daemonLogger logs text to stderr, or JSON appended to path when one is
 // given; the closer closes that file.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"smarth/internal/daemonconf"
 	"smarth/internal/datanode"
 	"smarth/internal/datanode/webhdfs"
 )
@@ -40,7 +41,7 @@ configured), and does not start without it. See docs/security.md.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := datanode.DefaultConfig()
 			if configFile != "" {
-				if err := loadDaemonConfig(configFile, &cfg); err != nil {
+				if err := daemonconf.Load(configFile, &cfg); err != nil {
 					return usageErr("%v", err)
 				}
 			}

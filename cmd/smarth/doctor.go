@@ -237,7 +237,10 @@ func doctorTestbed(ctx context.Context, f *doctorFlags, logw io.Writer) ([]docto
 	}
 	// The plan is rebuilt from the topology (the state does not keep the
 	// configs): each host's daemons, their ports and data directories.
-	plan := daemonplan.Plan(s.Topology, s.WorkDir)
+	plan, err := daemonplan.Plan(s.Topology, s.WorkDir)
+	if err != nil {
+		return nil, err
+	}
 	var out []doctor.Report
 	for _, host := range s.Topology.HostNames() {
 		hostArgv := slices.Clone(argv)

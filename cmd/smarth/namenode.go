@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"smarth/internal/daemonconf"
 	"smarth/internal/heapfloor"
 	"smarth/internal/namenode"
 )
@@ -43,7 +44,7 @@ the first start. See docs/security.md.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := namenode.DefaultConfig()
 			if configFile != "" {
-				if err := loadDaemonConfig(configFile, &cfg); err != nil {
+				if err := daemonconf.Load(configFile, &cfg); err != nil {
 					return usageErr("%v", err)
 				}
 			}

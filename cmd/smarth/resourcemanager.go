@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"smarth/internal/daemonconf"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/apps"
 	"smarth/internal/resourcemanager"
@@ -33,7 +34,7 @@ func (f *mrDaemonFlags) load(cfg any) error {
 	if f.config == "" {
 		return nil
 	}
-	return loadDaemonConfig(f.config, cfg)
+	return daemonconf.Load(f.config, cfg)
 }
 
 func (f *mrDaemonFlags) logger() (*slog.Logger, io.Closer, error) { return daemonLogger(f.logFile) }

@@ -65,43 +65,23 @@ func (c *CacheOptions) check() error {
 	return nil
 }
 
-// nameNodeKeys, dataNodeKeys and resourceManagerKeys are the config keys
-// the options set; the caller's extra keys are merged over them.
-func (c *CacheOptions) nameNodeKeys() map[string]any {
-	m := map[string]any{}
-	if c.CachePolicy != "" {
-		m["cache_policy"] = c.CachePolicy
-	}
-	if len(c.Affinity) > 0 {
-		m["cache_affinity"] = c.Affinity
-	}
-	return m
+// nameNode, dataNode and resourceManager set the config fields the
+// options select (zero ones leave each daemon's default); the caller's
+// extra keys are merged over them.
+func (c *CacheOptions) nameNode(cfg *daemonconf.NameNodeConfig) {
+	cfg.CachePolicy, cfg.CacheAffinity = c.CachePolicy, c.Affinity
 }
 
-func (c *CacheOptions) dataNodeKeys() map[string]any {
-	m := map[string]any{}
-	if c.CacheCapacity > 0 {
-		m["cache_capacity"] = c.CacheCapacity
-	}
+func (c *CacheOptions) dataNode(cfg *daemonconf.DataNodeConfig) {
+	cfg.CacheCapacity = c.CacheCapacity
 	if c.DropBehind {
-		m["drop_cache_behind_reads"] = true
-		m["drop_cache_behind_writes"] = true
-		if c.PageCache > 0 {
-			m["page_cache_budget"] = c.PageCache
-		}
+		cfg.DropCacheBehindReads, cfg.DropCacheBehindWrites = true, true
+		cfg.PageCacheBudget = c.PageCache
 	}
-	return m
 }
 
-func (c *CacheOptions) resourceManagerKeys() map[string]any {
-	m := map[string]any{}
-	if c.Scheduler != "" {
-		m["scheduler"] = c.Scheduler
-	}
-	if c.CacheSkips > 0 {
-		m["cache_skips"] = c.CacheSkips
-	}
-	return m
+func (c *CacheOptions) resourceManager(cfg *daemonconf.ResourceManagerConfig) {
+	cfg.Scheduler, cfg.CacheSkips = c.Scheduler, c.CacheSkips
 }
 
 // checkExtraKeys runs the seed 003 key checks over every daemon's final

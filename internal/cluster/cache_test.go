@@ -16,15 +16,15 @@ func TestCacheOptionsInConfigs(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := layout{o.Home}
-	nn := o.nameNodeConfig(l)
-	if nn["cache_policy"] != "bg" || nn["cache_affinity"].(map[string]float64)["grep"] != 0.638 {
+	nn := must(o.nameNodeConfig(l))
+	if nn["cache_policy"] != "bg" || nn["cache_affinity"].(map[string]any)["grep"] != 0.638 {
 		t.Errorf("namenode config %v: want cache_policy bg and the affinities", nn)
 	}
-	dn := o.dataNodeConfig(l, 1, "127.0.0.1:8020")
-	if dn["cache_capacity"] != int64(256<<20) || dn["drop_cache_behind_reads"] != true || dn["drop_cache_behind_writes"] != true {
+	dn := must(o.dataNodeConfig(l, 1, "127.0.0.1:8020"))
+	if dn["cache_capacity"] != 256<<20 || dn["drop_cache_behind_reads"] != true || dn["drop_cache_behind_writes"] != true {
 		t.Errorf("datanode config %v: want cache_capacity and both drop-behinds", dn)
 	}
-	rm := o.resourceManagerConfig(layout{o.Home}, "127.0.0.1:8020")
+	rm := must(o.resourceManagerConfig(layout{o.Home}, "127.0.0.1:8020"))
 	if rm["scheduler"] != "cachelocal" || rm["cache_skips"] != 5 { // the extra key wins over CacheSkips
 		t.Errorf("resource manager config %v: want scheduler cachelocal and the extra cache_skips", rm)
 	}
@@ -32,7 +32,7 @@ func TestCacheOptionsInConfigs(t *testing.T) {
 	if err := plain.setDefaults(); err != nil {
 		t.Fatal(err)
 	}
-	if dn := plain.dataNodeConfig(l, 0, "x"); dn["cache_capacity"] != nil || dn["drop_cache_behind_reads"] != nil {
+	if dn := must(plain.dataNodeConfig(l, 0, "x")); dn["cache_capacity"] != nil || dn["drop_cache_behind_reads"] != nil {
 		t.Errorf("a cluster without cache options got cache keys: %v", dn)
 	}
 }
@@ -55,4 +55,13 @@ func TestCacheOptionsRefusedUpFront(t *testing.T) {
 			t.Errorf("%+v %v: setDefaults = %v, want an error containing %q", c.cache, c.extra, err, c.want)
 		}
 	}
+}
+
+// must is a config's keys, or a panic: a config the test's options make
+// is refused only if the code under test is wrong.
+func must(keys map[string]any, err error) map[string]any {
+	if err != nil {
+		panic(err)
+	}
+	return keys
 }

@@ -107,7 +107,7 @@ func TestUpStatusDown(t *testing.T) {
 
 func TestUpFailureReportsAndCleansUp(t *testing.T) {
 	opts := fakeOptions(t)
-	opts.DataNode = map[string]any{"fake_fail": true}
+	t.Setenv(fakeFailEnv, "datanode")
 	_, err := Up(context.Background(), opts)
 	if err == nil {
 		t.Fatal("up with failing datanodes succeeded")
@@ -131,7 +131,7 @@ func TestUpFailureReportsAndCleansUp(t *testing.T) {
 func TestDownKillsWhatIgnoresSIGTERM(t *testing.T) {
 	opts := fakeOptions(t)
 	opts.DataNodes = 1
-	opts.DataNode = map[string]any{"fake_ignore_term": true}
+	t.Setenv(fakeIgnoreTermEnv, "datanode")
 	st, err := Up(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -196,8 +196,8 @@ func TestOptionsDefaults(t *testing.T) {
 	if err := bad.setDefaults(); err == nil {
 		t.Error("2 datanodes with 1 rack accepted")
 	}
-	nn := o.nameNodeConfig(layout{o.Home})
-	if racks := nn["racks"].(map[string]string); racks["dn2"] != "/rack-b" || racks["127.0.0.1"] != "/rack-a" {
+	nn := must(o.nameNodeConfig(layout{o.Home}))
+	if racks := nn["racks"].(map[string]any); racks["dn2"] != "/rack-b" || racks["127.0.0.1"] != "/rack-a" {
 		t.Errorf("namenode racks map %v", racks)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"smarth/internal/atomicfile"
 	"smarth/internal/auth"
+	"smarth/internal/daemonconf"
 )
 
 // Options describe the local cluster to start. Zero values take the
@@ -69,14 +70,12 @@ type Options struct {
 }
 
 func (o *Options) setDefaults() error {
-	if o.Home == "" {
-		o.Home = Home()
-	}
-	h, err := filepath.Abs(o.Home)
-	if err != nil {
+	// Home, timeouts and output default as for one daemon's control.
+	c := ControlOptions{Home: o.Home, ReadyTimeout: o.ReadyTimeout, StopGrace: o.StopGrace, Out: o.Out}
+	if err := c.setDefaults(); err != nil {
 		return err
 	}
-	o.Home = h
+	o.Home, o.ReadyTimeout, o.StopGrace, o.Out = c.Home, c.ReadyTimeout, c.StopGrace, c.Out
 	if o.Binary == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -122,15 +121,6 @@ func (o *Options) setDefaults() error {
 			o.ResourceManagerHTTP = freeOrAny("127.0.0.1:8088")
 		}
 	}
-	if o.ReadyTimeout <= 0 {
-		o.ReadyTimeout = 60 * time.Second
-	}
-	if o.StopGrace <= 0 {
-		o.StopGrace = 10 * time.Second
-	}
-	if o.Out == nil {
-		o.Out = io.Discard
-	}
 	return nil
 }
 
@@ -165,9 +155,11 @@ func (l layout) data(name string) string   { return filepath.Join(l.home, "data"
 // Hostname is the hostname of datanode i (0-based): dn1, dn2, ...
 func Hostname(i int) string { return fmt.Sprintf("dn%d", i+1) }
 
-// nameNodeConfig is the namenode's YAML config (keys of the daemon config
-// contract), with extra merged over it.
-func (o *Options) nameNodeConfig(l layout) map[string]any {
+// nameNodeConfig is the namenode's config file, as its keys: the typed
+// config the options make (a field left zero keeps the namenode's
+// default) with the caller's extra keys merged over it (daemonconf.Keys,
+// which refuses a key the namenode does not have).
+func (o *Options) nameNodeConfig(l layout) (map[string]any, error) {
 	racks := map[string]string{}
 	for i, r := range o.Racks {
 		racks[Hostname(i)] = r
@@ -180,75 +172,76 @@ func (o *Options) nameNodeConfig(l layout) map[string]any {
 	if len(o.Racks) > 0 {
 		racks["127.0.0.1"] = o.Racks[0]
 	}
-	c := map[string]any{
-		"rpc_addr":    o.NameNodeRPC,
-		"http_addr":   o.NameNodeHTTP,
-		"meta_dir":    l.data("namenode"),
-		"replication": o.Replication,
-		"racks":       racks,
+	c := daemonconf.NameNodeConfig{
+		RPCAddr:     o.NameNodeRPC,
+		HTTPAddr:    o.NameNodeHTTP,
+		MetaDir:     l.data("namenode"),
+		Replication: o.Replication,
+		Racks:       racks,
 		// Deletes go to the trash for a day, as most HDFS deployments
 		// configure it (HDFS's own default is off).
-		"trash_interval": "24h",
-	}
-	if o.BlockSize > 0 {
-		c["block_size"] = o.BlockSize
+		TrashInterval: 24 * time.Hour,
+		BlockSize:     o.BlockSize, // 0: the namenode's default
+		Wire:          o.wire(l, "namenode"),
 	}
 	if o.NodeManagers && o.ResourceManagerHTTP != "" && !anyPort(o.ResourceManagerHTTP) {
-		c["resourcemanager_web"] = o.ResourceManagerHTTP
+		c.ResourceManagerWeb = o.ResourceManagerHTTP
 	}
-	nnAuth, _, _, _ := o.authKeys(l)
-	return merge(merge(merge(merge(c, nnAuth), o.wireKeys(l, "namenode")), o.Cache.nameNodeKeys()), o.NameNode)
+	o.nameNodeAuth(l, &c)
+	o.Cache.nameNode(&c)
+	return daemonconf.Keys(c, o.NameNode)
 }
 
-func (o *Options) dataNodeConfig(l layout, i int, nn string) map[string]any {
+func (o *Options) dataNodeConfig(l layout, i int, nn string) (map[string]any, error) {
 	name := Hostname(i)
-	_, dnAuth, _, _ := o.authKeys(l)
-	return merge(merge(merge(map[string]any{
-		"namenode":  nn,
-		"hostname":  name,
-		"data_addr": "127.0.0.1:0",
-		"ipc_addr":  "127.0.0.1:0",
-		"http_addr": "127.0.0.1:0",
-		"data_dir":  l.data(name),
-		"rack":      o.Racks[i],
-	}, merge(dnAuth, o.wireKeys(l, name))), o.Cache.dataNodeKeys()), o.DataNode)
+	c := daemonconf.DataNodeConfig{
+		NameNode: nn,
+		Hostname: name,
+		DataAddr: "127.0.0.1:0",
+		IPCAddr:  "127.0.0.1:0",
+		HTTPAddr: "127.0.0.1:0",
+		DataDir:  l.data(name),
+		Rack:     o.Racks[i],
+		Wire:     o.wire(l, name),
+	}
+	o.dataNodeAuth(l, &c)
+	o.Cache.dataNode(&c)
+	return daemonconf.Keys(c, o.DataNode)
 }
 
-func (o *Options) resourceManagerConfig(l layout, nn string) map[string]any {
-	_, _, rmAuth, _ := o.authKeys(l)
-	return merge(merge(merge(map[string]any{
-		"rpc_addr":  "127.0.0.1:0",
-		"http_addr": cmp.Or(o.ResourceManagerHTTP, "127.0.0.1:0"),
-		"namenode":  nn,
+func (o *Options) resourceManagerConfig(l layout, nn string) (map[string]any, error) {
+	c := daemonconf.ResourceManagerConfig{
+		RPCAddr:  "127.0.0.1:0",
+		HTTPAddr: cmp.Or(o.ResourceManagerHTTP, "127.0.0.1:0"),
+		NameNode: nn,
 		// The local cluster is one user's machine: streaming jobs run
 		// commands as that user anyway.
-		"allow_streaming": true,
-	}, merge(rmAuth, o.wireKeys(l, "resourcemanager"))), o.Cache.resourceManagerKeys()), o.ResourceManager)
+		AllowStreaming: true,
+		Wire:           o.wire(l, "resourcemanager"),
+	}
+	o.resourceManagerAuth(l, &c)
+	o.Cache.resourceManager(&c)
+	return daemonconf.Keys(c, o.ResourceManager)
 }
 
-func (o *Options) nodeManagerConfig(l layout, i int, nn, nnHTTP, rm string) map[string]any {
-	_, _, _, nmAuth := o.authKeys(l)
+func (o *Options) nodeManagerConfig(l layout, i int, nn, nnHTTP, rm string) (map[string]any, error) {
+	c := daemonconf.NodeManagerConfig{
+		ResourceManager: rm,
+		NameNode:        nn,
+		Hostname:        Hostname(i),
+		Rack:            o.Racks[i],
+		RPCAddr:         "127.0.0.1:0",
+		ShuffleAddr:     "127.0.0.1:0",
+		HTTPAddr:        "127.0.0.1:0",
+		WorkDir:         l.data(fmt.Sprintf("nm%d", i+1)),
+		Wire:            o.wire(l, fmt.Sprintf("nm%d", i+1)),
+	}
+	o.nodeManagerAuth(l, &c)
 	if o.Auth != auth.Simple && nnHTTP != "" {
 		// Containers get a delegation token of their job's submitter.
-		nmAuth["namenode_http"] = nnHTTP
+		c.NameNodeHTTP = nnHTTP
 	}
-	return merge(merge(map[string]any{
-		"resourcemanager": rm,
-		"namenode":        nn,
-		"hostname":        Hostname(i),
-		"rack":            o.Racks[i],
-		"rpc_addr":        "127.0.0.1:0",
-		"shuffle_addr":    "127.0.0.1:0",
-		"http_addr":       "127.0.0.1:0",
-		"work_dir":        l.data(fmt.Sprintf("nm%d", i+1)),
-	}, merge(nmAuth, o.wireKeys(l, fmt.Sprintf("nm%d", i+1)))), o.NodeManager)
-}
-
-func merge(base, extra map[string]any) map[string]any {
-	for k, v := range extra {
-		base[k] = v
-	}
-	return base
+	return daemonconf.Keys(c, o.NodeManager)
 }
 
 func writeConfig(path string, c map[string]any) error {

@@ -23,6 +23,15 @@ import (
 // namenode readiness checks without the real daemons.
 const fakeDaemonEnv = "SMARTH_CLUSTER_FAKE_DAEMON"
 
+// These steer the fake daemons of one kind (the variable's value, e.g.
+// "datanode"): fakeFailEnv makes them exit 3 before ready, fakeIgnoreTermEnv
+// makes only SIGKILL stop them. The environment rather than config keys:
+// the launcher refuses keys the daemons do not have.
+const (
+	fakeFailEnv       = "SMARTH_CLUSTER_FAKE_FAIL"
+	fakeIgnoreTermEnv = "SMARTH_CLUSTER_FAKE_IGNORE_TERM"
+)
+
 func TestMain(m *testing.M) {
 	if os.Getenv(fakeDaemonEnv) == "1" {
 		os.Exit(fakeDaemon(os.Args[1:]))
@@ -30,9 +39,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// fakeDaemon: `<kind> --config C --ready-file R [--log-file L]`. Config keys
-// beyond the contract steer it: fake_fail (exit 3 before ready),
-// fake_ignore_term (only SIGKILL stops it).
+// fakeDaemon: `<kind> --config C --ready-file R [--log-file L]`, steered by
+// fakeFailEnv and fakeIgnoreTermEnv.
 func fakeDaemon(args []string) int {
 	kind := args[0]
 	flags := map[string]string{}
@@ -49,12 +57,12 @@ func fakeDaemon(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if cfg["fake_fail"] == true {
+	if os.Getenv(fakeFailEnv) == kind {
 		fmt.Fprintln(os.Stderr, "fake failure: cannot bind")
 		return 3
 	}
 	stop := make(chan os.Signal, 1)
-	if cfg["fake_ignore_term"] == true {
+	if os.Getenv(fakeIgnoreTermEnv) == kind {
 		signal.Ignore(syscall.SIGTERM)
 		signal.Notify(stop, syscall.SIGINT)
 	} else {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"smarth/internal/auth"
+	"smarth/internal/daemonconf"
 	"smarth/internal/diskperm"
 	"smarth/internal/pki"
 )
@@ -59,34 +60,56 @@ func (o *Options) checkAuth() error {
 	return fmt.Errorf("--auth must be %s or %s, not %q", auth.Secure, auth.Simple, o.Auth)
 }
 
-// authKeys are each daemon kind's config keys for o.Auth.
-func (o *Options) authKeys(l layout) (namenode, datanode, resourceManager, nodeManager map[string]any) {
-	if o.Auth == auth.Simple { // every daemon told: a config naming no auth is secure
-		return map[string]any{"auth": auth.Simple}, map[string]any{"auth": auth.Simple},
-			map[string]any{"auth": auth.Simple}, map[string]any{"auth": auth.Simple}
+// The auth keys of each daemon kind for o.Auth. In simple mode every
+// daemon is told: a config naming no auth is secure.
+
+func (o *Options) nameNodeAuth(l layout, c *daemonconf.NameNodeConfig) {
+	if o.Auth == auth.Simple {
+		c.Auth = auth.Simple
+		return
 	}
-	rm := map[string]any{"auth": auth.Secure, "auth_secret_file": l.key(identityKeyName), "token_file": l.key(serviceToken)}
+	c.Auth, c.AuthSecretFile, c.DatanodeKeyFile = auth.Secure, l.key(identityKeyName), l.key(datanodeKeyName)
+}
+
+func (o *Options) dataNodeAuth(l layout, c *daemonconf.DataNodeConfig) {
+	if o.Auth == auth.Simple {
+		c.Auth = auth.Simple
+		return
+	}
+	c.DatanodeKeyFile = l.key(datanodeKeyName)
+}
+
+func (o *Options) resourceManagerAuth(l layout, c *daemonconf.ResourceManagerConfig) {
+	if o.Auth == auth.Simple {
+		c.Auth = auth.Simple
+		return
+	}
+	c.Auth, c.AuthSecretFile, c.TokenFile = auth.Secure, l.key(identityKeyName), l.key(serviceToken)
 	// The node managers prove the owner (service.token); said here, not
 	// left to the resource manager's default, so the config shows who
 	// may heartbeat.
 	if u, err := user.Current(); err == nil {
-		rm["nodemanager_users"] = []string{u.Username}
+		c.NodeManagerUsers = []string{u.Username}
 	}
-	return map[string]any{"auth": auth.Secure, "auth_secret_file": l.key(identityKeyName), "datanode_key_file": l.key(datanodeKeyName)},
-		map[string]any{"datanode_key_file": l.key(datanodeKeyName)},
-		rm,
-		map[string]any{"token_file": l.key(serviceToken)}
 }
 
-// wireKeys are the tls keys of the daemon called name (none without
-// TLS): its certificate as prepareTLS issued it.
-func (o *Options) wireKeys(l layout, name string) map[string]any {
+func (o *Options) nodeManagerAuth(l layout, c *daemonconf.NodeManagerConfig) {
+	if o.Auth == auth.Simple {
+		c.Auth = auth.Simple
+		return
+	}
+	c.TokenFile = l.key(serviceToken)
+}
+
+// wire is the TLS switch of the daemon called name (off without TLS):
+// its certificate as prepareTLS issued it.
+func (o *Options) wire(l layout, name string) pki.Config {
 	if !o.TLS {
-		return nil
+		return pki.Config{}
 	}
 	ca, _ := pki.CAFiles(l.tlsDir())
-	return map[string]any{"tls": true, "tls_ca_file": ca,
-		"tls_cert_file": filepath.Join(l.tlsDir(), name+".pem"), "tls_key_file": filepath.Join(l.tlsDir(), name+".key")}
+	return pki.Config{TLS: true, CAFile: ca,
+		CertFile: filepath.Join(l.tlsDir(), name+".pem"), KeyFile: filepath.Join(l.tlsDir(), name+".key")}
 }
 
 // prepareTLS makes (or keeps) the cluster's CA and issues each daemon a

@@ -93,7 +93,11 @@ func (u *upper) run(ctx context.Context) error {
 	if u.opts.TLS {
 		fmt.Fprintf(u.opts.Out, "tls       on: CA %s (clients of this home trust it)\n", CAFile(u.l.home))
 	}
-	nn, err := u.start(ctx, "namenode", "namenode", "", "", u.opts.nameNodeConfig(u.l))
+	nnConf, err := u.opts.nameNodeConfig(u.l)
+	if err != nil {
+		return err
+	}
+	nn, err := u.start(ctx, "namenode", "namenode", "", "", nnConf)
 	if err != nil {
 		return err
 	}
@@ -106,7 +110,11 @@ func (u *upper) run(ctx context.Context) error {
 	for i := range u.opts.DataNodes {
 		hosts = append(hosts, Hostname(i))
 		wg.Go(func() {
-			r, err := u.start(ctx, Hostname(i), "datanode", Hostname(i), u.opts.Racks[i], u.opts.dataNodeConfig(u.l, i, nn.RPC))
+			cfg, err := u.opts.dataNodeConfig(u.l, i, nn.RPC)
+			var r Ready
+			if err == nil {
+				r, err = u.start(ctx, Hostname(i), "datanode", Hostname(i), u.opts.Racks[i], cfg)
+			}
 			if err == nil {
 				u.mu.Lock()
 				fmt.Fprintf(u.opts.Out, "%-9s ready  data %s  rack %s\n", Hostname(i), r.Data, u.opts.Racks[i])
@@ -138,7 +146,11 @@ func (u *upper) run(ctx context.Context) error {
 }
 
 func (u *upper) startMapReduce(ctx context.Context, nn string) error {
-	rm, err := u.start(ctx, "resourcemanager", "resourcemanager", "", "", u.opts.resourceManagerConfig(u.l, nn))
+	rmConf, err := u.opts.resourceManagerConfig(u.l, nn)
+	if err != nil {
+		return err
+	}
+	rm, err := u.start(ctx, "resourcemanager", "resourcemanager", "", "", rmConf)
 	if err != nil {
 		return err
 	}
@@ -155,7 +167,11 @@ func (u *upper) startMapReduce(ctx context.Context, nn string) error {
 			return err
 		}
 		wg.Go(func() {
-			_, errs[i] = u.start(ctx, name, "nodemanager", Hostname(i), u.opts.Racks[i], u.opts.nodeManagerConfig(u.l, i, nn, u.st.NameNodeHTTP, rm.RPC))
+			cfg, err := u.opts.nodeManagerConfig(u.l, i, nn, u.st.NameNodeHTTP, rm.RPC)
+			if err == nil {
+				_, err = u.start(ctx, name, "nodemanager", Hostname(i), u.opts.Racks[i], cfg)
+			}
+			errs[i] = err
 		})
 	}
 	wg.Wait()

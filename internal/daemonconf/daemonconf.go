@@ -1,25 +1,33 @@
-// Package daemonconf checks, before any daemon starts, the daemon config
-// keys that select a baseline of seed 003 (in-memory caching and
-// cache-local scheduling): the namenode's placement and cache policies and
-// the cache's window, TTL and affinities, the datanode's cache capacity,
-// memory budget and drop-behind switches, and the resource manager's
-// scheduler and its skip and allocation limits.
+// Package daemonconf is the daemons' config files: the typed configs
+// whose YAML keys are the contract between the daemons and the launchers
+// that write their files (NameNodeConfig, DataNodeConfig,
+// ResourceManagerConfig, NodeManagerConfig), the one writer and merge the
+// launchers use (Keys, Marshal), the one reader the daemons use (Load),
+// and the checks run before any daemon starts.
 //
-// What it decides: which values of those keys are well formed and under
-// which daemon each key belongs, so that `smarth cluster up` and a testbed
-// topology file fail at once with a message that lists the accepted
-// values, instead of a daemon failing minutes later or ignoring a key set
-// on the wrong role. The launchers (internal/cluster, internal/testbed/topo)
-// call it.
+// What it decides: which keys each daemon's file may hold, how a
+// launcher's typed config and a user's overrides become that file, and,
+// for the keys that select a baseline of seed 003 (in-memory caching and
+// cache-local scheduling: the namenode's placement and cache policies and
+// the cache's window, TTL
+// and affinities, the datanode's cache capacity, memory budget and
+// drop-behind switches, and the resource manager's scheduler and its skip
+// and allocation limits), which values are well formed and under which
+// daemon each key belongs. So `smarth cluster up` and a testbed topology
+// file fail at once with a message naming the key at fault and the keys
+// or values accepted, instead of a daemon failing minutes later or
+// ignoring a key set on the wrong role. The launchers (internal/cluster,
+// internal/testcluster, internal/testbed/topo and daemonplan) call it.
 //
-// What it leaves to others: what the values mean. The daemons own their
-// configs (internal/namenode, internal/datanode, internal/resourcemanager)
-// and validate them again when they load; this package does not import
-// them, so the launchers stay free of daemon code (see internal/layering).
-// The policy names come from the pure policy packages the daemons choose
-// from (internal/cache, internal/sched, internal/placement: no I/O, no
-// daemon code), so a policy added to one of their Policies maps is
-// accepted here at once.
+// What it leaves to others: what the values mean. Each daemon's Config
+// (internal/namenode, internal/datanode, internal/resourcemanager,
+// internal/nodemanager) embeds the type here and owns its defaults and
+// its Validate, run when it loads; the types live here, not there, so
+// that the launchers build them without importing daemon code (see
+// internal/layering). The policy names come from the pure policy
+// packages the daemons choose from (internal/cache, internal/sched,
+// internal/placement: no I/O, no daemon code), so a policy added to one
+// of their Policies maps is accepted here at once.
 package daemonconf
 
 import (
@@ -88,10 +96,11 @@ func owner() map[string]string {
 	}
 }
 
-// Check checks the seed 003 keys in one role's extra config keys (other
-// keys are left to the daemon): each must sit under its own role and have
-// a well-formed value. Values are as YAML decodes them: numbers, strings,
-// booleans and maps.
+// Check checks one role's extra config keys (a user's overrides): each
+// must be a key of that role's config, with a value that fits its type,
+// and the seed 003 keys must sit under their own role with a well-formed
+// value. Values are as YAML decodes them: numbers, strings, booleans and
+// maps.
 func Check(role string, cfg map[string]any) error {
 	own := owner()
 	keys := make([]string, 0, len(cfg))
@@ -110,6 +119,9 @@ func Check(role string, cfg map[string]any) error {
 		if err := checkValue(k, cfg[k]); err != nil {
 			return fmt.Errorf("%s: %s: %w", role, k, err)
 		}
+	}
+	if err := checkKeys(role, cfg); err != nil {
+		return err
 	}
 	if err := checkBudget(cfg); err != nil {
 		return fmt.Errorf("%s: %w", role, err)

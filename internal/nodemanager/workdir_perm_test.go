@@ -26,7 +26,9 @@ func TestWorkDirPassageJobsPrivate(t *testing.T) {
 	os.WriteFile(spill, []byte("bob's map output"), 0o644)
 	os.MkdirAll(filepath.Join(work, "containers"), 0o711)
 	logs := &syncbuf.Buffer{}
-	nm := &NodeManager{cfg: Config{WorkDir: work}, log: slog.New(slog.NewTextHandler(logs, nil))}
+	cfg := Config{}
+	cfg.WorkDir = work
+	nm := &NodeManager{cfg: cfg, log: slog.New(slog.NewTextHandler(logs, nil))}
 	if err := nm.privateWorkDir(); err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,10 @@ import (
 // startAll starts the proxies and daemons stage by stage, waiting for each
 // stage's ready files, and then for the datanodes to register.
 func (m *Manager) startAll(ctx context.Context, s *State) error {
-	plan := daemonplan.Plan(s.Topology, s.WorkDir)
+	plan, err := daemonplan.Plan(s.Topology, s.WorkDir)
+	if err != nil {
+		return err
+	}
 	if len(plan) == 0 {
 		return nil
 	}

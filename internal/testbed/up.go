@@ -30,8 +30,11 @@ func (m *Manager) DryRun(path string, netem bool) ([]netplan.Cmd, []daemonplan.D
 	if err != nil {
 		return nil, nil, err
 	}
-	return netplan.Up(t, netplan.Options{Netem: netem && t.LatencyMode == topo.LatencyNetem}),
-		daemonplan.Plan(t, filepath.Join(m.opt.WorkRoot, t.Name)), nil
+	plan, err := daemonplan.Plan(t, filepath.Join(m.opt.WorkRoot, t.Name))
+	if err != nil {
+		return nil, nil, err
+	}
+	return netplan.Up(t, netplan.Options{Netem: netem && t.LatencyMode == topo.LatencyNetem}), plan, nil
 }
 
 // Up builds the testbed described by the topology file at path and starts

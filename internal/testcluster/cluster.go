@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"smarth/internal/daemonconf"
 	"smarth/internal/datanode"
 	"smarth/internal/datanode/webhdfs"
 	"smarth/internal/namenode"
@@ -59,7 +60,11 @@ func Start(t testing.TB, opts Options) *Cluster {
 
 func (c *Cluster) startNameNode(rpcAddr, httpAddr string) error {
 	cfg := namenode.DefaultConfig()
-	if err := decodeKeys(c.opts.nameNodeKeys(nodeDir(c.root, "namenode"), rpcAddr, httpAddr), &cfg); err != nil {
+	file, err := c.opts.nameNodeConfig(nodeDir(c.root, "namenode"), rpcAddr, httpAddr)
+	if err == nil {
+		err = daemonconf.Decode(file, &cfg)
+	}
+	if err != nil {
 		return fmt.Errorf("testcluster: namenode config: %w", err)
 	}
 	nn, err := namenode.New(cfg, c.logs.logger("namenode"))
@@ -78,8 +83,11 @@ func (c *Cluster) startNameNode(rpcAddr, httpAddr string) error {
 
 func (c *Cluster) startDataNode(i int) error {
 	cfg := datanode.DefaultConfig()
-	keys := c.opts.dataNodeKeys(i, c.NameNodeAddr(), nodeDir(c.root, Hostname(i)))
-	if err := decodeKeys(keys, &cfg); err != nil {
+	file, err := c.opts.dataNodeConfig(i, c.NameNodeAddr(), nodeDir(c.root, Hostname(i)))
+	if err == nil {
+		err = daemonconf.Decode(file, &cfg)
+	}
+	if err != nil {
 		return fmt.Errorf("testcluster: %s config: %w", Hostname(i), err)
 	}
 	if c.opts.Links != nil {

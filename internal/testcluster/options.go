@@ -1,7 +1,6 @@
 package testcluster
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -11,10 +10,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"smarth/internal/auth"
 	"smarth/internal/client"
+	"smarth/internal/daemonconf"
 	"smarth/internal/datanode/store/vfs"
 	"smarth/internal/pki"
 )
@@ -136,89 +134,69 @@ func (o *Options) setDefaults() error {
 // Hostname is datanode i's hostname (0-based): dn1, dn2, ...
 func Hostname(i int) string { return fmt.Sprintf("dn%d", i+1) }
 
-// nameNodeKeys is the namenode's config as contract keys.
-func (o *Options) nameNodeKeys(metaDir, rpcAddr, httpAddr string) map[string]any {
+// nameNodeConfig is the namenode's config file: the typed config the
+// options make, with the caller's extra keys merged over it
+// (daemonconf.Marshal, which refuses a key the namenode does not have).
+// In-process clusters decode it as the namenode process reads its file.
+func (o *Options) nameNodeConfig(metaDir, rpcAddr, httpAddr string) ([]byte, error) {
 	racks := map[string]string{}
 	for i, r := range o.Racks {
 		racks[Hostname(i)] = r
 	}
-	k := map[string]any{
-		"rpc_addr":             rpcAddr,
-		"http_addr":            httpAddr,
-		"meta_dir":             metaDir,
-		"block_size":           o.BlockSize,
-		"replication":          o.Replication,
-		"min_replication":      o.MinReplication,
-		"heartbeat_interval":   o.HeartbeatInterval.String(),
-		"dead_node_timeout":    o.DeadNodeTimeout.String(),
-		"replication_interval": o.ReplicationInterval.String(),
-		"safe_mode_extension":  "0s",
-		"placement":            o.Placement,
-		"racks":                racks,
-	}
-	if o.LeaseSoftLimit > 0 {
-		k["lease_soft_limit"] = o.LeaseSoftLimit.String()
-	}
-	if o.LeaseHardLimit > 0 {
-		k["lease_hard_limit"] = o.LeaseHardLimit.String()
+	c := daemonconf.NameNodeConfig{
+		RPCAddr:             rpcAddr,
+		HTTPAddr:            httpAddr,
+		MetaDir:             metaDir,
+		BlockSize:           o.BlockSize,
+		Replication:         o.Replication,
+		MinReplication:      o.MinReplication,
+		HeartbeatInterval:   o.HeartbeatInterval,
+		DeadNodeTimeout:     o.DeadNodeTimeout,
+		ReplicationInterval: o.ReplicationInterval,
+		Placement:           o.Placement,
+		Racks:               racks,
+		LeaseSoftLimit:      o.LeaseSoftLimit, // 0: the namenode's
+		LeaseHardLimit:      o.LeaseHardLimit,
+		Wire:                o.wire("namenode"),
 	}
 	if o.keyDir != "" {
-		k["auth"] = auth.Secure
-		k["auth_secret_file"] = filepath.Join(o.keyDir, "auth.key")
-		k["datanode_key_file"] = filepath.Join(o.keyDir, "datanode.key")
+		c.Auth = auth.Secure
+		c.AuthSecretFile = filepath.Join(o.keyDir, "auth.key")
+		c.DatanodeKeyFile = filepath.Join(o.keyDir, "datanode.key")
 	} else {
-		k["auth"] = auth.Simple
+		c.Auth = auth.Simple
 	}
-	merge(k, o.wireKeys("namenode"))
-	return merge(k, o.NameNode)
+	// Said as a key: a zero field is not written, and a test cluster
+	// leaves safe mode at once whatever the namenode's default.
+	noWait := map[string]any{"safe_mode_extension": "0s"}
+	return daemonconf.Marshal(c, noWait, o.NameNode)
 }
 
-// dataNodeKeys is datanode i's config as contract keys.
-func (o *Options) dataNodeKeys(i int, nameNode, dataDir string) map[string]any {
-	k := map[string]any{
-		"namenode":           nameNode,
-		"hostname":           Hostname(i),
-		"advertise_ip":       "127.0.0.1",
-		"data_addr":          "127.0.0.1:0",
-		"ipc_addr":           "127.0.0.1:0",
-		"http_addr":          "127.0.0.1:0",
-		"data_dir":           dataDir,
-		"rack":               o.Racks[i],
-		"heartbeat_interval": o.HeartbeatInterval.String(),
-	}
-	if o.BlockReportInterval > 0 {
-		k["block_report_interval"] = o.BlockReportInterval.String()
+// dataNodeConfig is datanode i's config file, as nameNodeConfig.
+func (o *Options) dataNodeConfig(i int, nameNode, dataDir string) ([]byte, error) {
+	c := daemonconf.DataNodeConfig{
+		NameNode:            nameNode,
+		Hostname:            Hostname(i),
+		AdvertiseIP:         "127.0.0.1",
+		DataAddr:            "127.0.0.1:0",
+		IPCAddr:             "127.0.0.1:0",
+		HTTPAddr:            "127.0.0.1:0",
+		DataDir:             dataDir,
+		Rack:                o.Racks[i],
+		HeartbeatInterval:   o.HeartbeatInterval,
+		BlockReportInterval: o.BlockReportInterval, // 0: the datanode's
+		Wire:                o.wire(Hostname(i)),
 	}
 	if o.keyDir != "" {
-		k["datanode_key_file"] = filepath.Join(o.keyDir, "datanode.key")
+		c.DatanodeKeyFile = filepath.Join(o.keyDir, "datanode.key")
 	} else {
-		k["auth"] = auth.Simple // said explicitly: the default is secure
+		c.Auth = auth.Simple // said explicitly: the default is secure
 	}
-	merge(k, o.wireKeys(Hostname(i)))
-	merge(k, o.DataNode)
+	var forI map[string]any
 	if o.DataNodeFor != nil {
-		merge(k, o.DataNodeFor(i))
+		forI = o.DataNodeFor(i)
 	}
-	return k
-}
-
-func merge(base, extra map[string]any) map[string]any {
-	for k, v := range extra {
-		base[k] = v
-	}
-	return base
-}
-
-// decodeKeys fills cfg (already holding the daemon's defaults) from contract
-// keys, rejecting keys the Config does not know.
-func decodeKeys(keys map[string]any, cfg any) error {
-	b, err := yaml.Marshal(keys)
-	if err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	return dec.Decode(cfg)
+	return daemonconf.Marshal(c, o.DataNode, forI)
 }
 
 // ClientOption adjusts the client.Config of Client.
@@ -293,15 +271,12 @@ func (o *Options) Wire(name string) (pki.Config, error) {
 	return pki.Config{TLS: true, CertFile: cert, KeyFile: key, CAFile: ca}, nil
 }
 
-// wireKeys are the tls keys of a daemon's config (none without TLS).
+// wire is the TLS switch of a daemon's config (off without TLS).
 // Issuing cannot fail but for a broken temp dir: the daemon then fails
 // on its missing files with a message naming them.
-func (o *Options) wireKeys(name string) map[string]any {
-	w, err := o.Wire(name)
-	if err != nil || !w.TLS {
-		return nil
-	}
-	return map[string]any{"tls": true, "tls_cert_file": w.CertFile, "tls_key_file": w.KeyFile, "tls_ca_file": w.CAFile}
+func (o *Options) wire(name string) pki.Config {
+	w, _ := o.Wire(name)
+	return w
 }
 
 // ClientTLS is the TLS config of a client of the cluster: trusting its CA

@@ -4,36 +4,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"smarth/internal/auth"
+	"smarth/internal/daemonconf"
+	"smarth/internal/datanode"
+	"smarth/internal/namenode"
 )
-
-type fakeConfig struct {
-	RPCAddr   string            `yaml:"rpc_addr"`
-	Heartbeat time.Duration     `yaml:"heartbeat_interval"`
-	BlockSize int64             `yaml:"block_size"`
-	Racks     map[string]string `yaml:"racks"`
-	Keep      string            `yaml:"keep"`
-}
-
-func TestDecodeKeys(t *testing.T) {
-	cfg := fakeConfig{Keep: "default"}
-	err := decodeKeys(map[string]any{
-		"rpc_addr": "127.0.0.1:0", "heartbeat_interval": (200 * time.Millisecond).String(),
-		"block_size": int64(1 << 20), "racks": map[string]string{"dn1": "/r1"},
-	}, &cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.RPCAddr != "127.0.0.1:0" || cfg.Heartbeat != 200*time.Millisecond || cfg.BlockSize != 1<<20 || cfg.Racks["dn1"] != "/r1" {
-		t.Errorf("decoded %+v", cfg)
-	}
-	if cfg.Keep != "default" {
-		t.Errorf("a default not named in the keys was lost: %+v", cfg)
-	}
-	err = decodeKeys(map[string]any{"no_such_key": 1}, &cfg)
-	if err == nil || !strings.Contains(err.Error(), "no_such_key") {
-		t.Errorf("unknown key: %v", err)
-	}
-}
 
 func TestOptionsDefaultsAndKeys(t *testing.T) {
 	o := Options{DataNodes: 2, Racks: []string{"/a", "/b"}, NameNode: map[string]any{"placement": "speedaware"},
@@ -44,13 +20,29 @@ func TestOptionsDefaultsAndKeys(t *testing.T) {
 	if o.Replication != 2 || o.BlockSize != 1<<20 || o.HeartbeatInterval != 200*time.Millisecond {
 		t.Errorf("defaults %+v", o)
 	}
-	nn := o.nameNodeKeys("/m", "127.0.0.1:0", "127.0.0.1:0")
-	if nn["placement"] != "speedaware" || nn["racks"].(map[string]string)["dn2"] != "/b" || nn["dead_node_timeout"] != "3s" {
-		t.Errorf("namenode keys %v", nn)
+	// As the daemons load their files: over their defaults.
+	nn := namenode.DefaultConfig()
+	b, err := o.nameNodeConfig("/m", "127.0.0.1:0", "127.0.0.1:0")
+	if err == nil {
+		err = daemonconf.Decode(b, &nn)
 	}
-	dn := o.dataNodeKeys(1, "127.0.0.1:9", "/d")
-	if dn["hostname"] != "dn2" || dn["rack"] != "/b" || dn["sync_on_close"] != true || dn["namenode"] != "127.0.0.1:9" {
-		t.Errorf("datanode keys %v", dn)
+	if err != nil || nn.Placement != "speedaware" || nn.Racks["dn2"] != "/b" || nn.DeadNodeTimeout != 3*time.Second ||
+		nn.Auth != auth.Simple || nn.MetaDir != "/m" || nn.BlockSize != 1<<20 || nn.MaxReplication != namenode.DefaultConfig().MaxReplication {
+		t.Errorf("namenode config %+v (%v)", nn, err)
+	}
+	dn := datanode.DefaultConfig()
+	b, err = o.dataNodeConfig(1, "127.0.0.1:9", "/d")
+	if err == nil {
+		err = daemonconf.Decode(b, &dn)
+	}
+	if err != nil || dn.Hostname != "dn2" || dn.Rack != "/b" || !dn.SyncOnClose || dn.NameNode != "127.0.0.1:9" || dn.BlockReportInterval != time.Hour {
+		t.Errorf("datanode config %+v (%v)", dn, err)
+	}
+	// A misspelt extra key is refused naming it (before: yaml's "field
+	// replicaton not found in type namenode.Config").
+	o.NameNode = map[string]any{"replicaton": 2}
+	if _, err := o.nameNodeConfig("/m", "127.0.0.1:0", "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), `unknown config key "replicaton" (did you mean replication?`) {
+		t.Errorf("misspelt namenode key: %v", err)
 	}
 	bad := Options{DataNodes: 3, Racks: []string{"/a"}}
 	if err := bad.setDefaults(); err == nil {

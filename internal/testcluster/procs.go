@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"smarth/internal/cluster"
 )
 
@@ -81,12 +79,11 @@ func StartProcs(t testing.TB, opts Options) *Procs {
 }
 
 // launch writes a daemon's config and starts it, waiting for its ready file.
-func (p *Procs) launch(name, kind string, keys map[string]any) (*cluster.Proc, cluster.Ready, error) {
-	conf := filepath.Join(p.root, "conf", name+".yaml")
-	b, err := yaml.Marshal(keys)
+func (p *Procs) launch(name, kind string, b []byte, err error) (*cluster.Proc, cluster.Ready, error) {
 	if err != nil {
-		return nil, cluster.Ready{}, err
+		return nil, cluster.Ready{}, fmt.Errorf("testcluster: %s config: %w", name, err)
 	}
+	conf := filepath.Join(p.root, "conf", name+".yaml")
 	if err := os.MkdirAll(filepath.Dir(conf), 0o755); err != nil {
 		return nil, cluster.Ready{}, err
 	}
@@ -114,7 +111,8 @@ func (p *Procs) launch(name, kind string, keys map[string]any) (*cluster.Proc, c
 }
 
 func (p *Procs) startNameNode(rpcAddr, httpAddr string) error {
-	proc, r, err := p.launch("namenode", "namenode", p.opts.nameNodeKeys(nodeDir(p.root, "namenode"), rpcAddr, httpAddr))
+	b, err := p.opts.nameNodeConfig(nodeDir(p.root, "namenode"), rpcAddr, httpAddr)
+	proc, r, err := p.launch("namenode", "namenode", b, err)
 	if err != nil {
 		return err
 	}
@@ -125,8 +123,8 @@ func (p *Procs) startNameNode(rpcAddr, httpAddr string) error {
 }
 
 func (p *Procs) startDataNode(i int) error {
-	keys := p.opts.dataNodeKeys(i, p.NameNodeAddr(), nodeDir(p.root, Hostname(i)))
-	proc, _, err := p.launch(Hostname(i), "datanode", keys)
+	b, err := p.opts.dataNodeConfig(i, p.NameNodeAddr(), nodeDir(p.root, Hostname(i)))
+	proc, _, err := p.launch(Hostname(i), "datanode", b, err)
 	if err != nil {
 		return err
 	}

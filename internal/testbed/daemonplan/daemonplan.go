@@ -2,13 +2,14 @@ package daemonplan
 
 import (
 	"fmt"
-	"maps"
 	"net"
 	"net/netip"
 	"path/filepath"
 	"slices"
 	"strconv"
 
+	"smarth/internal/auth"
+	"smarth/internal/daemonconf"
 	"smarth/internal/testbed/topo"
 )
 
@@ -39,7 +40,7 @@ type Daemon struct {
 	Host       string         `json:"host"`
 	Role       topo.Role      `json:"role"`
 	Stage      int            `json:"stage"`
-	Config     map[string]any `json:"-"`
+	Config     map[string]any `json:"-"` // the keys of its config file (daemonconf.Keys)
 	ConfigFile string         `json:"config_file"`
 	ReadyFile  string         `json:"ready_file"`
 	LogFile    string         `json:"log_file"`
@@ -85,25 +86,42 @@ type Proxy struct {
 }
 
 // Plan lists the daemons of t, in start order. workDir holds one directory
-// per host (configs, data, logs, ready files).
-func Plan(t *topo.Topology, workDir string) []Daemon {
+// per host (configs, data, logs, ready files). It fails only on a
+// topology's extra key that the daemon's config does not have or whose
+// value does not fit (topo.Parse refuses those already).
+func Plan(t *topo.Topology, workDir string) ([]Daemon, error) {
 	p := planner{t: t, workDir: workDir, proxy: t.LatencyMode == topo.LatencyProxy}
 	nn := t.WithRole(topo.NameNode)
 	rm := t.WithRole(topo.ResourceManager)
 	var ds []Daemon
+	add := func(d Daemon, err error) error {
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.Name(), err)
+		}
+		ds = append(ds, d)
+		return nil
+	}
 	if len(nn) == 1 {
-		ds = append(ds, p.nameNode(nn[0]))
-	}
-	for _, h := range t.WithRole(topo.DataNode) {
-		ds = append(ds, p.dataNode(h, nn[0]))
-	}
-	if len(rm) == 1 {
-		ds = append(ds, p.resourceManager(rm[0], nn[0]))
-		for _, h := range t.WithRole(topo.NodeManager) {
-			ds = append(ds, p.nodeManager(h, rm[0], nn[0]))
+		if err := add(p.nameNode(nn[0])); err != nil {
+			return nil, err
 		}
 	}
-	return ds
+	for _, h := range t.WithRole(topo.DataNode) {
+		if err := add(p.dataNode(h, nn[0])); err != nil {
+			return nil, err
+		}
+	}
+	if len(rm) == 1 {
+		if err := add(p.resourceManager(rm[0], nn[0])); err != nil {
+			return nil, err
+		}
+		for _, h := range t.WithRole(topo.NodeManager) {
+			if err := add(p.nodeManager(h, rm[0], nn[0])); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ds, nil
 }
 
 // NameNodeAddr is the address clients use for the namenode ("" without one).
@@ -161,28 +179,20 @@ func (p planner) dataDir(h *topo.Host, what string) string {
 	return filepath.Join(p.workDir, h.Name, "data", what)
 }
 
-// secure points c's keys at the secrets in h's keys directory and
-// records them in d: every generated config is secure (auth: secure for
-// the namenode and the resource manager), as the local cluster's.
-func (p planner) secure(d *Daemon, h *topo.Host, c map[string]any, keys map[string]string) {
-	for key, name := range keys {
-		if name == "" {
-			c[key] = "secure"
-			continue
-		}
-		c[key] = KeyFile(p.workDir, h.Name, name)
-		d.Secrets = append(d.Secrets, name)
-	}
+// key is the path of h's copy of the secret file name, which d then
+// needs (the testbed copies it there before the start).
+func (p planner) key(d *Daemon, h *topo.Host, name string) string {
+	d.Secrets = append(d.Secrets, name)
 	slices.Sort(d.Secrets)
+	return KeyFile(p.workDir, h.Name, name)
 }
 
-// finish merges the topology's extra keys (file-wide, then the host's)
-// over the generated config.
-func (p planner) finish(d Daemon, h *topo.Host, c map[string]any) Daemon {
-	maps.Copy(c, p.t.Daemons[string(d.Role)])
-	maps.Copy(c, h.Config[string(d.Role)])
-	d.Config = c
-	return d
+// finish is d with its config file: cfg, the typed config p makes, and
+// the topology's extra keys (file-wide, then the host's) merged over it.
+func finish[C daemonconf.Config](p planner, d Daemon, h *topo.Host, cfg C) (Daemon, error) {
+	keys, err := daemonconf.Keys(cfg, p.t.Daemons[string(d.Role)], h.Config[string(d.Role)])
+	d.Config = keys
+	return d, err
 }
 
 func (p planner) racks() map[string]string {
@@ -195,18 +205,24 @@ func (p planner) racks() map[string]string {
 	return m
 }
 
-func (p planner) nameNode(h *topo.Host) Daemon {
+// Every generated config is secure (auth: secure for the namenode and the
+// resource manager, as the local cluster's): each daemon's keys point at
+// the secrets in its host's keys directory.
+
+func (p planner) nameNode(h *topo.Host) (Daemon, error) {
 	d := p.base(h, topo.NameNode, StageNameNode)
-	c := map[string]any{
-		"rpc_addr":     p.listen(&d, h, NameNodeRPC),
-		"http_addr":    p.listen(&d, h, NameNodeHTTP),
-		"meta_dir":     p.dataDir(h, "namenode"),
-		"racks":        p.racks(),
-		"default_rack": "/default-rack",
-		"replication":  min(3, max(1, len(p.t.WithRole(topo.DataNode)))),
+	c := daemonconf.NameNodeConfig{
+		RPCAddr:         p.listen(&d, h, NameNodeRPC),
+		HTTPAddr:        p.listen(&d, h, NameNodeHTTP),
+		MetaDir:         p.dataDir(h, "namenode"),
+		Racks:           p.racks(),
+		DefaultRack:     "/default-rack",
+		Replication:     min(3, max(1, len(p.t.WithRole(topo.DataNode)))),
+		Auth:            auth.Secure,
+		AuthSecretFile:  p.key(&d, h, AuthKey),
+		DatanodeKeyFile: p.key(&d, h, DataNodeKey),
 	}
-	p.secure(&d, h, c, map[string]string{"auth": "", "auth_secret_file": AuthKey, "datanode_key_file": DataNodeKey})
-	return p.finish(d, h, c)
+	return finish(p, d, h, c)
 }
 
 func (p planner) rackOf(h *topo.Host) string {
@@ -214,50 +230,52 @@ func (p planner) rackOf(h *topo.Host) string {
 	return r.Path()
 }
 
-func (p planner) dataNode(h, nn *topo.Host) Daemon {
+func (p planner) dataNode(h, nn *topo.Host) (Daemon, error) {
 	d := p.base(h, topo.DataNode, StageDataNodes)
-	c := map[string]any{
-		"namenode":     hostPort(nn.Addr, NameNodeRPC),
-		"hostname":     h.Name,
-		"advertise_ip": h.Addr.String(),
-		"data_addr":    p.listen(&d, h, DataNodeData),
-		"ipc_addr":     p.listen(&d, h, DataNodeIPC),
-		"http_addr":    p.listen(&d, h, DataNodeHTTP),
-		"data_dir":     p.dataDir(h, "datanode"),
-		"rack":         p.rackOf(h),
+	c := daemonconf.DataNodeConfig{
+		NameNode:        hostPort(nn.Addr, NameNodeRPC),
+		Hostname:        h.Name,
+		AdvertiseIP:     h.Addr.String(),
+		DataAddr:        p.listen(&d, h, DataNodeData),
+		IPCAddr:         p.listen(&d, h, DataNodeIPC),
+		HTTPAddr:        p.listen(&d, h, DataNodeHTTP),
+		DataDir:         p.dataDir(h, "datanode"),
+		Rack:            p.rackOf(h),
+		DatanodeKeyFile: p.key(&d, h, DataNodeKey),
 	}
-	p.secure(&d, h, c, map[string]string{"datanode_key_file": DataNodeKey})
-	return p.finish(d, h, c)
+	return finish(p, d, h, c)
 }
 
-func (p planner) resourceManager(h, nn *topo.Host) Daemon {
+func (p planner) resourceManager(h, nn *topo.Host) (Daemon, error) {
 	d := p.base(h, topo.ResourceManager, StageResourceManager)
-	c := map[string]any{
-		"rpc_addr":  p.listen(&d, h, ResourceManagerRPC),
-		"http_addr": p.listen(&d, h, ResourceManagerHTTP),
-		"namenode":  hostPort(nn.Addr, NameNodeRPC),
+	c := daemonconf.ResourceManagerConfig{
+		RPCAddr:        p.listen(&d, h, ResourceManagerRPC),
+		HTTPAddr:       p.listen(&d, h, ResourceManagerHTTP),
+		NameNode:       hostPort(nn.Addr, NameNodeRPC),
+		Auth:           auth.Secure,
+		AuthSecretFile: p.key(&d, h, AuthKey),
+		TokenFile:      p.key(&d, h, ServiceToken),
 	}
-	p.secure(&d, h, c, map[string]string{"auth": "", "auth_secret_file": AuthKey, "token_file": ServiceToken})
-	return p.finish(d, h, c)
+	return finish(p, d, h, c)
 }
 
 // nodeManager binds the host's address even in proxy mode: a node manager
 // reports its own addresses to the resource manager and to reducers, and
 // loopback would be useless to them.
-func (p planner) nodeManager(h, rm, nn *topo.Host) Daemon {
+func (p planner) nodeManager(h, rm, nn *topo.Host) (Daemon, error) {
 	d := p.base(h, topo.NodeManager, StageNodeManagers)
-	c := map[string]any{
-		"resourcemanager": hostPort(rm.Addr, ResourceManagerRPC),
-		"namenode":        hostPort(nn.Addr, NameNodeRPC),
-		"hostname":        h.Name,
-		"rack":            p.rackOf(h),
-		"rpc_addr":        hostPort(h.Addr, NodeManagerRPC),
-		"shuffle_addr":    hostPort(h.Addr, NodeManagerShuffle),
-		"http_addr":       hostPort(h.Addr, NodeManagerHTTP),
-		"work_dir":        p.dataDir(h, "nodemanager"),
+	c := daemonconf.NodeManagerConfig{
+		ResourceManager: hostPort(rm.Addr, ResourceManagerRPC),
+		NameNode:        hostPort(nn.Addr, NameNodeRPC),
+		Hostname:        h.Name,
+		Rack:            p.rackOf(h),
+		RPCAddr:         hostPort(h.Addr, NodeManagerRPC),
+		ShuffleAddr:     hostPort(h.Addr, NodeManagerShuffle),
+		HTTPAddr:        hostPort(h.Addr, NodeManagerHTTP),
+		WorkDir:         p.dataDir(h, "nodemanager"),
+		TokenFile:       p.key(&d, h, ServiceToken),
 	}
-	p.secure(&d, h, c, map[string]string{"token_file": ServiceToken})
-	return p.finish(d, h, c)
+	return finish(p, d, h, c)
 }
 
 // Summary is one line per daemon saying where it listens, for `up`.

@@ -1,11 +1,16 @@
 package daemonplan
 
 import (
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"smarth/internal/daemonconf"
 	"smarth/internal/testbed/topo"
 )
 
@@ -26,7 +31,11 @@ func plan(t *testing.T, src string) []Daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Plan(top, "/w")
+	ds, err := Plan(top, "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
 }
 
 func TestPlan(t *testing.T) {
@@ -100,7 +109,7 @@ func TestNoDaemons(t *testing.T) {
 // host that only runs clients is in the racks map, by name and address.
 func TestRacksMapHasClientOnlyHosts(t *testing.T) {
 	ds := plan(t, "name: edge\nracks: [{name: a}, {name: b}]\nhosts: [{name: nn, rack: a, roles: [namenode]}, {name: dn1, rack: a, roles: [datanode]}, {name: edge, rack: b, roles: [client]}]\n")
-	racks, _ := ds[0].Config["racks"].(map[string]string)
+	racks, _ := ds[0].Config["racks"].(map[string]any)
 	if racks["edge"] != "/b" || racks["10.77.2.11"] != "/b" {
 		t.Errorf("racks map %v lacks the client-only host edge (10.77.2.11) in /b", racks)
 	}
@@ -133,5 +142,75 @@ func TestPlanSecure(t *testing.T) {
 	if nn.Config["auth_secret_file"] != "/w/nn/keys/auth.key" || dn1.Config["datanode_key_file"] != "/w/dn1/keys/datanode.key" ||
 		nm2.Config["token_file"] != "/w/dn2/keys/service.token" {
 		t.Errorf("key paths: nn %v, dn1 %v, nm2 %v", nn.Config["auth_secret_file"], dn1.Config["datanode_key_file"], nm2.Config["token_file"])
+	}
+}
+
+// What the plan gives each daemon's config file, the daemons' loader
+// (daemonconf.Load, over defaults as the daemon holds them) reads as
+// intended: the generated values, the topology's keys over them (the
+// host's over the file's), and the daemon's defaults for the rest.
+func TestPlanConfigsLoadAsIntended(t *testing.T) {
+	// The host's keys win over the file's: dn1 syncs on close, dn2 not.
+	ds := plan(t, strings.Replace(two, "block_size: 8388608}", "block_size: 8388608, permissions_enabled: false}\n  datanode: {sync_on_close: false, scan_interval: 1h}", 1))
+	// loadAs loads d's config over into (stand-in defaults) and wants it
+	// to equal want.
+	loadAs := func(d Daemon, into, want any) {
+		t.Helper()
+		load(t, d, into)
+		if got := reflect.ValueOf(into).Elem().Interface(); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s config loads as\n%+v\nwant\n%+v", d.Name(), got, want)
+		}
+	}
+	nn := daemonconf.NameNodeConfig{PermissionsEnabled: true, EditLogIO: "direct"} // stand-in defaults
+	loadAs(ds[0], &nn, daemonconf.NameNodeConfig{RPCAddr: "10.77.1.11:8020", HTTPAddr: "10.77.1.11:9870", MetaDir: "/w/nn/data/namenode",
+		EditLogIO: "direct", BlockSize: 8 << 20, Replication: 2, Placement: "speedaware", DefaultRack: "/default-rack",
+		Racks: map[string]string{"nn": "/rack-a", "10.77.1.11": "/rack-a", "dn1": "/rack-a", "10.77.1.12": "/rack-a",
+			"dn2": "/rack-b", "10.77.2.11": "/rack-b"},
+		Auth: "secure", AuthSecretFile: "/w/nn/keys/auth.key", DatanodeKeyFile: "/w/nn/keys/datanode.key"})
+	var dn1 daemonconf.DataNodeConfig
+	loadAs(ds[1], &dn1, daemonconf.DataNodeConfig{NameNode: "10.77.1.11:8020", Hostname: "dn1", AdvertiseIP: "10.77.1.12",
+		DataAddr: "10.77.1.12:9866", IPCAddr: "10.77.1.12:9867", HTTPAddr: "10.77.1.12:9864", DataDir: "/w/dn1/data/datanode",
+		Rack: "/rack-a", DatanodeKeyFile: "/w/dn1/keys/datanode.key", SyncOnClose: true, ScanInterval: time.Hour})
+	dn2 := daemonconf.DataNodeConfig{SyncOnClose: true} // stand-in default the file's false overrides
+	load(t, ds[2], &dn2)
+	if dn2.SyncOnClose || dn2.ScanInterval != time.Hour {
+		t.Errorf("dn2 config loads as %+v, want the file-wide sync_on_close: false and scan_interval: 1h", dn2)
+	}
+	var rm daemonconf.ResourceManagerConfig
+	loadAs(ds[3], &rm, daemonconf.ResourceManagerConfig{RPCAddr: "10.77.1.11:8032", HTTPAddr: "10.77.1.11:8088", NameNode: "10.77.1.11:8020",
+		Auth: "secure", AuthSecretFile: "/w/nn/keys/auth.key", TokenFile: "/w/nn/keys/service.token"})
+	var nm2 daemonconf.NodeManagerConfig
+	loadAs(ds[5], &nm2, daemonconf.NodeManagerConfig{ResourceManager: "10.77.1.11:8032", NameNode: "10.77.1.11:8020", Hostname: "dn2",
+		Rack: "/rack-b", RPCAddr: "10.77.2.11:8040", ShuffleAddr: "10.77.2.11:13562", HTTPAddr: "10.77.2.11:8042",
+		WorkDir: "/w/dn2/data/nodemanager", TokenFile: "/w/dn2/keys/service.token"})
+}
+
+// load writes d's config as the testbed does and loads it over into with
+// the daemons' loader.
+func load(t *testing.T, d Daemon, into any) {
+	t.Helper()
+	b, err := yaml.Marshal(d.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := daemonconf.Load(path, into); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A topology built in code (not through topo.Parse) with a misspelt key
+// still fails the plan, naming the daemon and the key.
+func TestPlanRefusesUnknownKey(t *testing.T) {
+	top, err := topo.Parse([]byte(two))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top.Daemons["datanode"] = map[string]any{"sync_on_clos": true}
+	if _, err := Plan(top, "/w"); err == nil || !strings.Contains(err.Error(), `datanode@dn1: datanode: unknown config key "sync_on_clos"`) {
+		t.Errorf("Plan = %v, want the misspelt key refused", err)
 	}
 }

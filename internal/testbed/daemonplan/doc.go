@@ -12,7 +12,12 @@
 // delay proxy on the host's address forwards to it (see
 // internal/testbed/delayproxy).
 //
+// Each daemon's config is built as its typed config
+// (daemonconf.NameNodeConfig and the others) with the topology file's
+// extra keys merged over it by daemonconf.Keys, which refuses a key the
+// daemon does not have.
+//
 // What it leaves to others: writing the files and starting the processes
 // (internal/testbed), and the daemons' meaning of each key (their own
-// packages; the keys are the fixed ones of the daemon-config contract).
+// packages; the keys are daemonconf's, the daemon-config contract).
 package daemonplan

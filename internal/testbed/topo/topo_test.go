@@ -272,6 +272,12 @@ hosts:
 		{"size as text", base + "daemons: {datanode: {cache_capacity: 256MiB}}", `cache_capacity: want a whole number (bytes for sizes)`},
 		{"per host", "name: x\nracks: [{name: a}]\nhosts: [{name: h1, rack: a, roles: [namenode, datanode], config: {datanode: {drop_cache_behind_reads: maybe}}}]",
 			`host h1: config: datanode: drop_cache_behind_reads: want true or false`},
+		// A misspelt key is refused here, naming it; before, the daemon
+		// refused it at start, once the namespaces were built.
+		{"misspelt key", base + "daemons: {namenode: {replicaton: 2}}", `daemons: namenode: unknown config key "replicaton" (did you mean replication?`},
+		{"misspelt host key", "name: x\nracks: [{name: a}]\nhosts: [{name: h1, rack: a, roles: [namenode, datanode], config: {datanode: {data_dri: /x}}}]",
+			`host h1: config: datanode: unknown config key "data_dri" (did you mean data_dir?`},
+		{"value of the wrong type", base + "daemons: {namenode: {replication: three}}", `daemons: namenode: replication: three does not fit`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse([]byte(c.yaml))

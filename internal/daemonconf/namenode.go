@@ -1,0 +1,164 @@
+package daemonconf
+
+import (
+	"time"
+
+	"smarth/internal/httpserver"
+	"smarth/internal/pki"
+)
+
+// NameNodeConfig is the namenode's configuration file: the YAML keys are
+// the contract with the cluster launcher and the testbed. The namenode's
+// Config embeds it, with the defaults and Validate (internal/namenode).
+type NameNodeConfig struct {
+	RPCAddr  string `yaml:"rpc_addr"`  // gRPC ClientProtocol + DatanodeProtocol
+	HTTPAddr string `yaml:"http_addr"` // status page, /metrics
+	MetaDir  string `yaml:"meta_dir"`  // edit log and checkpoint images
+	// EditLogIO is how edit log segments are written: "direct" (the
+	// default), each group commit one O_DIRECT|O_DSYNC write that returns
+	// when the bytes are on stable storage; or "buffered", HDFS's way,
+	// through the page cache and then an fdatasync. Direct falls back to
+	// buffered, with a warning, where the file system refuses it.
+	EditLogIO string `yaml:"edit_log_io"`
+	// ResourceDuReserved is the free space, bytes, the file system of
+	// meta_dir must keep (HDFS's dfs.namenode.resource.du.reserved, and
+	// its default, 100 MiB): below it the namenode refuses mutations with
+	// an error saying so, before the edit log itself runs out of room,
+	// and accepts them again once space is freed. 0 turns the check off.
+	ResourceDuReserved int64 `yaml:"resource_du_reserved"`
+	// ResourceManagerWeb is the resource manager's web address
+	// (host:port), for the console's links to job pages; empty: no links.
+	ResourceManagerWeb string `yaml:"resourcemanager_web"`
+
+	BlockSize int64 `yaml:"block_size"`
+	// MaxBlockSize is the largest block size a create may ask for
+	// (HDFS's dfs.namenode.fs-limits.max-block-size, and its default,
+	// 32 GiB): bigger blocks are slow to re-replicate and recover, and
+	// it keeps a block's quota charge (block size x replication) far
+	// from int64's limit. Files created before a lower limit keep theirs.
+	MaxBlockSize   int64 `yaml:"max_block_size"`
+	Replication    int   `yaml:"replication"`
+	MinReplication int   `yaml:"min_replication"`
+	MaxReplication int   `yaml:"max_replication"`
+
+	HeartbeatInterval   time.Duration `yaml:"heartbeat_interval"`   // the datanodes' interval, for liveness math
+	DeadNodeTimeout     time.Duration `yaml:"dead_node_timeout"`    // no heartbeat this long: dead
+	ReplicationInterval time.Duration `yaml:"replication_interval"` // replication monitor period
+	LeaseSoftLimit      time.Duration `yaml:"lease_soft_limit"`     // after it another writer may take the file over
+	LeaseHardLimit      time.Duration `yaml:"lease_hard_limit"`     // after it the namenode recovers the file
+
+	SafeModeThreshold float64       `yaml:"safe_mode_threshold"` // fraction of complete blocks with min_replication reported
+	SafeModeExtension time.Duration `yaml:"safe_mode_extension"` // stay this long after reaching it
+
+	Placement string `yaml:"placement"` // a name in placement.Policies
+	// The topology mapping, for datanodes and clients alike (HDFS's
+	// net.topology.*): Racks inline, a table file of "address rack"
+	// lines, and a script run with addresses as arguments printing one
+	// rack each (cached; each run bounded by TopologyScriptTimeout). The
+	// inline table wins over the file, both over the script.
+	Racks                 map[string]string `yaml:"racks"` // hostname or IP -> rack
+	TopologyTableFile     string            `yaml:"topology_table_file"`
+	TopologyScript        string            `yaml:"topology_script"`
+	TopologyScriptTimeout time.Duration     `yaml:"topology_script_timeout"`
+	DefaultRack           string            `yaml:"default_rack"` // rack of datanodes nobody placed
+
+	PermissionsEnabled bool   `yaml:"permissions_enabled"`
+	Superuser          string `yaml:"superuser"`  // default: the OS user running the namenode
+	Supergroup         string `yaml:"supergroup"` // members are superusers too (membership resolved here, see Groups)
+
+	// Identity (docs/security.md). Auth is "secure" (the default, also
+	// when a config names no auth: callers prove their user with a
+	// credential signed by the secret in AuthSecretFile) or "simple" (the
+	// asserted name is trusted; opt-in, warned about at start). DatanodeKeyFile holds the
+	// key datanodes prove cluster membership with (required in secure
+	// mode; both files default under meta_dir and are created 0600).
+	// Groups maps users to groups; users not in it get their OS groups on
+	// this host. ProxyUsers (besides the superuser) may act for others,
+	// as the resource manager and node managers do for job submitters.
+	Auth            string              `yaml:"auth"`
+	AuthSecretFile  string              `yaml:"auth_secret_file"`
+	DatanodeKeyFile string              `yaml:"datanode_key_file"`
+	Groups          map[string][]string `yaml:"groups"`
+	ProxyUsers      []string            `yaml:"proxy_users"`
+	Umask           uint32              `yaml:"umask"` // applied to the modes clients ask for
+
+	// AccessTimePrecision (HDFS dfs.namenode.accesstime.precision): a
+	// file's access time is recorded on open only when the recorded one is
+	// older than this, so that reads rarely write the edit log; 0 turns
+	// access times off (setTimes then refuses to set one).
+	AccessTimePrecision time.Duration `yaml:"access_time_precision"`
+	// TrashInterval (HDFS fs.trash.interval) is how long deleted files
+	// stay in a user's trash. Clients move deletes to the trash (the
+	// trash lives in the namespace, the policy in the client, as HDFS);
+	// this value, given to them with the server defaults, overrides
+	// theirs. 0 (the default, as HDFS) leaves it to the clients.
+	TrashInterval time.Duration `yaml:"trash_interval"`
+	// TrashCheckpointInterval (HDFS fs.trash.checkpoint.interval) is how
+	// often the namenode checkpoints every user's trash and deletes the
+	// expired checkpoints; 0 (or more than TrashInterval) means
+	// TrashInterval.
+	TrashCheckpointInterval time.Duration `yaml:"trash_checkpoint_interval"`
+	// Extended attribute limits (HDFS dfs.namenode.fs-limits.max-xattrs-
+	// per-inode and max-xattr-size: name plus value bytes).
+	MaxXAttrsPerInode int `yaml:"max_xattrs_per_inode"`
+	MaxXAttrSize      int `yaml:"max_xattr_size"`
+
+	// Block access tokens (HDFS dfs.block.access.token.*): on by default;
+	// off only for compatibility with old clients, with a warning.
+	BlockAccessTokenEnable   bool          `yaml:"block_access_token_enable"`
+	BlockAccessTokenLifetime time.Duration `yaml:"block_access_token_lifetime"`
+	BlockKeyUpdateInterval   time.Duration `yaml:"block_key_update_interval"`
+
+	// Checkpoint after this many edits or this long since the last one,
+	// whichever comes first (HDFS: dfs.namenode.checkpoint.txns/period).
+	CheckpointTxns   uint64        `yaml:"checkpoint_txns"`
+	CheckpointPeriod time.Duration `yaml:"checkpoint_period"`
+
+	// SpeedRecordTTL forgets a client's speed records this long after its
+	// last client heartbeat.
+	SpeedRecordTTL time.Duration `yaml:"speed_record_ttl"`
+	// The RPC port's bounds (docs/security.md). RPCMaxConnections caps
+	// the connections open on the port, gRPC's and IPC's together
+	// (Hadoop's ipc.server.max.connections, unbounded there); beyond it a
+	// connection is reset at accept, counted in
+	// smarth_namenode_rpc_connections_refused_total. 0: ipc.DefaultMaxConns,
+	// 4096 or half the open-file limit if lower. IPCMaxCalls caps the IPC
+	// calls being handled at once across connections (Hadoop's handler
+	// count plus call queue); beyond it a connection's calls wait unread.
+	// 0: ipc.DefaultMaxCalls, 1024.
+	RPCMaxConnections int `yaml:"rpc_max_connections"`
+	IPCMaxCalls       int `yaml:"ipc_max_calls"`
+	// RPCMaxConnectionsPerHost caps the connections from one peer address,
+	// so that one host (a flood, a leak) cannot take the port from the
+	// others, datanodes among them. 0: ipc.DefaultMaxConnsPerHost, a
+	// quarter of the port's default.
+	RPCMaxConnectionsPerHost int `yaml:"rpc_max_connections_per_host"`
+	// MaxReplicationStreams bounds the re-replication transfers one
+	// datanode sends at a time (HDFS: dfs.namenode.replication.max-streams).
+	MaxReplicationStreams int `yaml:"max_replication_streams"`
+	// Pprof serves Go's profiler at /debug/pprof/ on the HTTP address,
+	// to loopback callers only (a profile shows paths and timings, and
+	// a CPU profile costs the namenode while it runs). Off by default.
+	Pprof bool `yaml:"pprof"`
+	// HeapMin is how far (bytes) the heap may grow before the garbage
+	// collector runs, as the JVM's -Xms for HDFS's NameNode: a small
+	// namespace under many RPCs is then not collected dozens of times a
+	// second (heapfloor.Keep). Above it GOGC paces. 0: Go's default pacing.
+	HeapMin int64 `yaml:"heap_min"`
+
+	// In-memory caching (seed 003). CachePolicy is a name in
+	// cache.Policies: none, pinned (path directives, no replacement),
+	// lru, ca (cache affinity with CacheTTL), bg (block goodness over
+	// CacheWindow). CacheAffinity is each application's CA in [0,1], used
+	// when an access does not carry its own; unknown apps count 0.
+	CachePolicy   string             `yaml:"cache_policy"`
+	CacheWindow   time.Duration      `yaml:"cache_window"`
+	CacheTTL      time.Duration      `yaml:"cache_ttl"`
+	CacheAffinity map[string]float64 `yaml:"cache_affinity"`
+
+	// Wire is the TLS switch (tls, tls_cert_file, tls_key_file,
+	// tls_ca_file): RPC and HTTP both, see internal/pki.
+	Wire pki.Config `yaml:",inline"`
+	// HTTP bounds the HTTP port(s): timeouts and connection caps (http_* keys, internal/httpserver).
+	HTTP httpserver.Limits `yaml:",inline"`
+}
