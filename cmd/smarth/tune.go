@@ -252,7 +252,7 @@ the host's.`,
 	fl.IntVar(&f.elites, "elites", 2, "best individuals kept unchanged (and re-measured)")
 	fl.IntVar(&f.samples, "max-samples", 3, "measurements of an elite genome (median)")
 	fl.IntVar(&f.repeats, "repeats", 3, "transfers per measurement (median)")
-	fl.IntVar(&f.abRuns, "ab-runs", 6, "interleaved rounds per side in the confirmation")
+	fl.IntVar(&f.abRuns, "ab-runs", 6, "interleaved rounds per side in the confirmation (at least 6; one value per side per round)")
 	fl.DurationVar(&f.budget, "budget", 0, "wall-clock budget of the search (0 = none)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed")
 	fl.BoolVar(&f.sysctl, "sysctl", false, "allow host-wide sysctl changes (revert file written first, restored after each measurement, on exit and at the next start)")
@@ -273,6 +273,9 @@ func runTuneGA(cmd *cobra.Command, f gaFlags) error {
 	}
 	if f.space == "sysctl" && !f.sysctl {
 		return usageErr("--space sysctl changes host-wide settings: add --sysctl to allow it")
+	}
+	if f.abRuns < tunemeasure.MinRounds { // before the search, not after it
+		return usageErr("--ab-runs %d: want at least %d rounds", f.abRuns, tunemeasure.MinRounds)
 	}
 	out := cmd.OutOrStdout()
 	opts := tunemeasure.Options{Size: size, PacketSize: packet, Repeats: f.repeats, Out: out}
@@ -396,8 +399,8 @@ with the statistics of 'smarth bench ab' (median speedup, Hodges-Lehmann
 			if len(pa.Level(tune.Sysctl))+len(pb.Level(tune.Sysctl)) > 0 {
 				return usageErr("tune ab compares socket and client settings; sysctl profiles go through 'tune ga --space sysctl --sysctl'")
 			}
-			if f.abRuns < 6 {
-				return usageErr("--ab-runs %d: want at least 6 rounds", f.abRuns)
+			if f.abRuns < tunemeasure.MinRounds {
+				return usageErr("--ab-runs %d: want at least %d rounds", f.abRuns, tunemeasure.MinRounds)
 			}
 			out := cmd.OutOrStdout()
 			opts := tunemeasure.Options{Size: size, PacketSize: packet, Repeats: f.repeats, Out: out}

@@ -23,6 +23,7 @@ func TestTuneUsageErrors(t *testing.T) {
 		{[]string{"tune", "ga", "--profile", "64MiB,1000"}, "not a multiple of 512"},
 		{[]string{"tune", "ga", "--profile", "64MiB,64KiB", "--space", "nic"}, `unknown search space "nic"`},
 		{[]string{"tune", "ga", "--profile", "64MiB,64KiB", "--space", "sysctl"}, "add --sysctl"},
+		{[]string{"tune", "ga", "--profile", "64MiB,64KiB", "--ab-runs", "3"}, "--ab-runs 3: want at least 6 rounds"},
 		{[]string{"tune", "check", "x:so_rcvbuff=1"}, `unknown setting "so_rcvbuff"`},
 		{[]string{"tune", "check", "x:so_busy_poll=-5"}, "out of range"},
 		{[]string{"tune", "report"}, "--log FILE or --cluster"},

@@ -9,29 +9,45 @@ import (
 	"smarth/internal/tune"
 )
 
-// Confirm runs a and b interleaved A B B A A B B A ... (runs rounds), so
+// MinRounds is the fewest interleaved rounds a confirmation takes: with
+// one value per side per round, Mann-Whitney cannot reach p < 0.05 on
+// fewer than 4 a side, and 6 leaves room for one odd round.
+const MinRounds = 6
+
+// Confirm runs a and b interleaved A B B A A B B A ... (rounds), so
 // that drift of the machine hits both alike, and judges b against a with
 // the A/B statistics of `smarth bench ab` (internal/bench/ab): medians,
 // Hodges-Lehmann speedup with its 95% interval, Mann-Whitney U and a
-// verdict at p < 0.05. Every transfer of a round counts as one run.
-func Confirm(ctx context.Context, bench *Bench, a, b tune.Profile, runs int, out io.Writer) (ab.Comparison, error) {
+// verdict at p < 0.05. Each round gives one value per side, the median
+// of its transfers: the transfers of one round share that round's state
+// of the machine, so counting each as a sample (as this once did, 6
+// rounds of 3 transfers judged as n = 18) makes the test far too sure
+// of itself when rounds differ.
+func Confirm(ctx context.Context, bench *Bench, a, b tune.Profile, rounds int, out io.Writer) (ab.Comparison, error) {
+	return confirm(ctx, bench.Measure, a, b, rounds, out)
+}
+
+func confirm(ctx context.Context, measure func(context.Context, tune.Profile) (Sample, error), a, b tune.Profile, rounds int, out io.Writer) (ab.Comparison, error) {
+	if rounds < MinRounds {
+		return ab.Comparison{}, fmt.Errorf("a/b confirmation: %d rounds; it takes at least %d", rounds, MinRounds)
+	}
 	var xa, xb []float64
-	for i := range runs {
+	for i := range rounds {
 		order := []tune.Profile{a, b}
 		if i%2 == 1 {
 			order = []tune.Profile{b, a}
 		}
 		for _, p := range order {
-			s, err := bench.Measure(ctx, p)
+			s, err := measure(ctx, p)
 			if err != nil {
 				return ab.Comparison{}, err
 			}
 			if p.Name == a.Name {
-				xa = append(xa, s.All...)
+				xa = append(xa, s.Mbps)
 			} else {
-				xb = append(xb, s.All...)
+				xb = append(xb, s.Mbps)
 			}
-			fmt.Fprintf(out, "  a/b round %d %-28s %8.1f Mbps\n", i+1, p.Name, s.Mbps)
+			fmt.Fprintf(out, "  a/b round %d %-28s %8.1f Mbps (median of %d transfers)\n", i+1, p.Name, s.Mbps, len(s.All))
 		}
 	}
 	return Judge(a.Name, b.Name, xa, xb)

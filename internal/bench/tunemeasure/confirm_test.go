@@ -1,6 +1,8 @@
 package tunemeasure
 
 import (
+	"context"
+	"io"
 	"testing"
 
 	"smarth/internal/bench/ab"
@@ -42,5 +44,39 @@ func TestNoopSpaceSetsNothing(t *testing.T) {
 	g[2] = 2
 	if p := ProfileOf(sock, g); p.Settings["so_busy_poll"] != "50" || p.Validate(tune.LocalHost()) != nil {
 		t.Fatalf("genome %v: %v", g, p)
+	}
+}
+
+// The confirmation counts one value per side per round (the median of the
+// round's transfers), never each transfer: with 6 rounds of 3 transfers,
+// n is 6 a side, not 18. A round effect shared by both sides must not
+// turn into a verdict; fewer than 6 rounds are refused.
+func TestConfirmCountsRoundsNotTransfers(t *testing.T) {
+	a, b := tune.Profile{Name: "a"}, tune.Profile{Name: "b"}
+	round := 0
+	// b is 1% faster than a within each round, and rounds differ by 10%:
+	// no real difference can be claimed from 6 rounds, but pooling the
+	// three near-identical transfers of each round as samples would.
+	measure := func(_ context.Context, p tune.Profile) (Sample, error) {
+		base := 100 * (1 + 0.1*float64(round/2%3))
+		if p.Name == "b" {
+			base *= 1.01
+		}
+		round++
+		all := []float64{base - 0.1, base, base + 0.1}
+		return Sample{All: all, Mbps: base}, nil
+	}
+	c, err := confirm(context.Background(), measure, a, b, 6, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.A.Values) != 6 || len(c.B.Values) != 6 {
+		t.Errorf("n = %d+%d, want one value per round (6+6)", len(c.A.Values), len(c.B.Values))
+	}
+	if c.Verdict != ab.NoDiff {
+		t.Errorf("a 1%% difference under a 10%% round effect judged %v from 6 rounds, want no difference", c.Verdict)
+	}
+	if _, err := confirm(context.Background(), measure, a, b, 5, io.Discard); err == nil {
+		t.Error("5 rounds accepted")
 	}
 }
