@@ -65,6 +65,10 @@ type Row struct {
 	ColdNorm   float64
 	CacheLocal float64 // share of maps that were cache-local, warm runs
 	WarmRuns   int
+	// Failed counts the app's runs that failed, cold or warm: they are
+	// in no mean, so the table shows them rather than a silently
+	// shorter sample.
+	Failed int
 }
 
 // Baseline is the combination every other one is normalized to.
@@ -86,7 +90,7 @@ func (r *Result) Rows() []Row {
 	for _, c := range r.Combos {
 		for _, l := range r.Labels {
 			cold, warm, n := means(c.Apps, l)
-			row := Row{Combo: c.Combo.Name, Label: l, ColdS: cold, WarmS: warm, WarmRuns: n, CacheLocal: cacheLocalShare(c.Apps, l)}
+			row := Row{Combo: c.Combo.Name, Label: l, ColdS: cold, WarmS: warm, WarmRuns: n, CacheLocal: cacheLocalShare(c.Apps, l), Failed: failures(c.Apps, l)}
 			if b, ok := base[l]; ok {
 				row.Norm, row.ColdNorm = ratio(warm, b[1]), ratio(cold, b[0])
 			}
@@ -127,6 +131,17 @@ func means(runs []AppRun, label string) (cold, warm float64, nWarm int) {
 	return cold, warm, nWarm
 }
 
+// failures counts label's runs that ended in an error.
+func failures(runs []AppRun, label string) int {
+	n := 0
+	for _, a := range runs {
+		if a.Label == label && a.Error != "" {
+			n++
+		}
+	}
+	return n
+}
+
 func cacheLocalShare(runs []AppRun, label string) float64 {
 	var maps, cl int64
 	for _, a := range runs {
@@ -156,7 +171,8 @@ func Average(rows []Row, combo string) float64 {
 	return s / float64(n)
 }
 
-// HitRatio is hits / (hits + misses) over the warm runs.
+// HitRatio is hits / (hits + misses) over the warm runs (every run but
+// the first), from the namenode's counters.
 func (c *ComboResult) HitRatio() float64 {
 	var h, m int64
 	for i := 1; i < len(c.Hits) && i < len(c.Misses); i++ {
@@ -173,15 +189,20 @@ func (r *Result) PrintTable(w io.Writer) {
 	rows := r.Rows()
 	fmt.Fprintf(w, "workload %s: warm = runs after the first (caches warmed up), normalized to %s (lower is better)\n", r.Workload, Baseline)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "combo\tapp\tcold s\twarm s\twarm runs\tnormalized\tcold normalized\tcache-local maps\t")
+	fmt.Fprintln(tw, "combo\tapp\tcold s\twarm s\twarm runs\tfailed runs\tnormalized\tcold normalized\tcache-local maps\t")
+	failed := 0
 	for _, row := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%d\t%s\t%s\t%.0f%%\t\n", row.Combo, row.Label, row.ColdS, row.WarmS, row.WarmRuns,
-			normText(row.Norm), normText(row.ColdNorm), row.CacheLocal*100)
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%d\t%d\t%s\t%s\t%.0f%%\t\n", row.Combo, row.Label, row.ColdS, row.WarmS, row.WarmRuns,
+			row.Failed, normText(row.Norm), normText(row.ColdNorm), row.CacheLocal*100)
+		failed += row.Failed
 	}
 	tw.Flush()
+	if failed > 0 {
+		fmt.Fprintf(w, "%d app runs FAILED: their times are in no mean above; compare the combinations with that in mind\n", failed)
+	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "combo\tpolicy\tscheduler\tmean normalized\tvs nocache\thit ratio\t")
+	fmt.Fprintln(tw, "combo\tpolicy\tscheduler\tmean normalized\tvs nocache\twarm hit ratio\t")
 	for _, c := range r.Combos {
 		avg := Average(rows, c.Combo.Name)
 		gain := "-"

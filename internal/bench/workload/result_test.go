@@ -127,3 +127,26 @@ func TestAppParams(t *testing.T) {
 		t.Errorf("text generator %s %v", app, gp)
 	}
 }
+
+// A failed app run is counted, in its row and in a line under the
+// table (the fixture has one already, in sort; this adds one in grep): it
+// was dropped from the means and shown nowhere.
+func TestFailedRunsAreShown(t *testing.T) {
+	r := testResult()
+	c := &r.Combos[len(r.Combos)-1]
+	c.Apps = append(c.Apps, AppRun{Label: c.Apps[0].Label, App: c.Apps[0].App, Run: 1, Error: "job failed"})
+	var failed int
+	for _, row := range r.Rows() {
+		if row.Combo == c.Combo.Name && row.Label == c.Apps[0].Label {
+			failed = row.Failed
+		}
+	}
+	if failed != 1 {
+		t.Errorf("row of the failed app: Failed = %d, want 1", failed)
+	}
+	var b bytes.Buffer
+	r.PrintTable(&b)
+	if !strings.Contains(b.String(), "2 app runs FAILED") || !strings.Contains(b.String(), "failed runs") {
+		t.Errorf("table does not show the failure:\n%s", b.String())
+	}
+}
