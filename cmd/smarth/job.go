@@ -16,6 +16,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"smarth/internal/client"
 	"smarth/internal/cluster"
@@ -226,6 +227,7 @@ func runJob(cmd *cobra.Command, appName string, args []string) error {
 		return submitDetached(cmd, reg, rf.jobFlags, appName, params)
 	}
 	bar := newJobBar(cmd.ErrOrStderr(), rf.noProgress)
+	bar.plain = !isTerminal(cmd.ErrOrStderr())
 	jc, closeAll, err := rf.client(reg, true, bar.update)
 	if err != nil {
 		return err
@@ -242,22 +244,45 @@ func runJob(cmd *cobra.Command, appName string, args []string) error {
 	if err != nil {
 		return paramUsage(err)
 	}
-	fmt.Fprintf(out, "%s %s in %.2fs\n", res.JobID, res.State, time.Since(start).Seconds())
+	if len(res.Counters) == 0 { // else printCounters said it, once
+		fmt.Fprintf(out, "%s %s in %.2fs\n", res.JobID, res.State, time.Since(start).Seconds())
+	}
 	return nil
 }
 
-// jobBar draws maps and reduces done and bytes read.
-type jobBar struct {
-	w   io.Writer
-	off bool
-	bar *progressbar.ProgressBar
-	job string
+// isTerminal says whether w is a terminal, where a progress bar may redraw
+// itself; in a log it would leave a carriage-return smear.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
+
+// jobBar shows a job's progress: on a terminal a bar of tasks done with
+// maps, reduces and bytes read; elsewhere (a log, a pipe) plain lines as
+// Hadoop's job client writes them, " map 50% reduce 0%", when the
+// percentages change and at most every plainEvery, and the outcome once.
+type jobBar struct {
+	w     io.Writer
+	off   bool
+	plain bool
+	bar   *progressbar.ProgressBar
+	job   string
+
+	lastLine string
+	lastAt   time.Time
+	state    string
+}
+
+const plainEvery = 5 * time.Second
 
 func newJobBar(w io.Writer, off bool) *jobBar { return &jobBar{w: w, off: off} }
 
 func (b *jobBar) update(st *mrpb.JobStatus) {
 	if b.off {
+		return
+	}
+	if b.plain {
+		b.line(st)
 		return
 	}
 	total := int64(st.GetMapsTotal() + st.GetReducesTotal())
@@ -273,6 +298,35 @@ func (b *jobBar) update(st *mrpb.JobStatus) {
 	b.bar.Set64(int64(st.GetMapsDone() + st.GetReducesDone()))
 }
 
+// line writes Hadoop's plain progress lines for st.
+func (b *jobBar) line(st *mrpb.JobStatus) {
+	if st.GetJobId() != b.job {
+		b.job, b.lastLine, b.state = st.GetJobId(), "", ""
+		fmt.Fprintf(b.w, "Running job: %s\n", b.job)
+	}
+	pct := func(done, total int32) int {
+		if total <= 0 {
+			return 0 // a map-only job: Hadoop's "reduce 0%" throughout
+		}
+		return int(100 * int64(done) / int64(total))
+	}
+	l := fmt.Sprintf(" map %d%% reduce %d%%", pct(st.GetMapsDone(), st.GetMapsTotal()), pct(st.GetReducesDone(), st.GetReducesTotal()))
+	ended := st.GetState() == mapreduce.StateSucceeded || st.GetState() == mapreduce.StateFailed || st.GetState() == mapreduce.StateKilled
+	if l != b.lastLine && (ended || time.Since(b.lastAt) >= plainEvery || b.lastLine == "") {
+		fmt.Fprintln(b.w, l)
+		b.lastLine, b.lastAt = l, time.Now()
+	}
+	if ended && b.state == "" {
+		b.state = st.GetState()
+		if b.state == mapreduce.StateSucceeded {
+			fmt.Fprintf(b.w, "Job %s completed successfully\n", b.job)
+		} else {
+			fmt.Fprintf(b.w, "Job %s failed with state %s\n", b.job, b.state)
+		}
+	}
+}
+
+// finish ends the bar at its last count; the terminal line is cleared.
 func (b *jobBar) finish() {
 	if b.bar != nil {
 		b.bar.Finish()

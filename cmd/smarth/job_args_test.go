@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"smarth/internal/mapreduce"
+	"smarth/internal/rpc/mrpb"
 )
 
 // `job run`'s common flags may precede the app's name, as job --help's own
@@ -87,5 +88,26 @@ func TestUnknownCommandsAndFlagsExit2(t *testing.T) {
 		if rc, _, msg := runSmarth(args...); rc != 0 {
 			t.Errorf("%q: rc %d %q, want its help and 0", args, rc, msg)
 		}
+	}
+}
+
+// Off a terminal, job run writes Hadoop's plain progress lines, each
+// change once, and the outcome once; no carriage returns.
+func TestJobProgressOffATerminal(t *testing.T) {
+	var b strings.Builder
+	bar := newJobBar(&b, false)
+	bar.plain = true
+	for _, st := range []*mrpb.JobStatus{
+		{JobId: "job_1", State: "RUNNING", MapsTotal: 4, ReducesTotal: 1},
+		{JobId: "job_1", State: "RUNNING", MapsTotal: 4, ReducesTotal: 1},
+		{JobId: "job_1", State: "SUCCEEDED", MapsTotal: 4, MapsDone: 4, ReducesTotal: 1, ReducesDone: 1},
+		{JobId: "job_1", State: "SUCCEEDED", MapsTotal: 4, MapsDone: 4, ReducesTotal: 1, ReducesDone: 1},
+	} {
+		bar.update(st)
+	}
+	bar.finish()
+	want := "Running job: job_1\n map 0% reduce 0%\n map 100% reduce 100%\nJob job_1 completed successfully\n"
+	if b.String() != want {
+		t.Errorf("printed %q, want %q", b.String(), want)
 	}
 }
