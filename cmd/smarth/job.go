@@ -228,7 +228,18 @@ func runJob(cmd *cobra.Command, appName string, args []string) error {
 	}
 	bar := newJobBar(cmd.ErrOrStderr(), rf.noProgress)
 	bar.plain = !isTerminal(cmd.ErrOrStderr())
-	jc, closeAll, err := rf.client(reg, true, bar.update)
+	// Each job's counters as it ends: a driver (grep, pi, pagerank) runs
+	// several, and its own result has none.
+	printed := map[string]bool{}
+	progress := func(st *mrpb.JobStatus) {
+		bar.update(st)
+		if jobEnded(st.GetState()) && !printed[st.GetJobId()] {
+			printed[st.GetJobId()] = true
+			bar.finish()
+			printCounters(out, jobclient.Result(st))
+		}
+	}
+	jc, closeAll, err := rf.client(reg, true, progress)
 	if err != nil {
 		return err
 	}
@@ -238,16 +249,21 @@ func runJob(cmd *cobra.Command, appName string, args []string) error {
 	start := time.Now()
 	res, err := jc.Run(ctx, appName, params)
 	bar.finish()
-	if res != nil && len(res.Counters) > 0 {
+	if res != nil && len(res.Counters) > 0 && !printed[res.JobID] {
 		printCounters(out, res)
+		printed[res.JobID] = true
 	}
 	if err != nil {
 		return paramUsage(err)
 	}
-	if len(res.Counters) == 0 { // else printCounters said it, once
+	if !printed[res.JobID] { // a driver's result; a job's was said once
 		fmt.Fprintf(out, "%s %s in %.2fs\n", res.JobID, res.State, time.Since(start).Seconds())
 	}
 	return nil
+}
+
+func jobEnded(state string) bool {
+	return state == mapreduce.StateSucceeded || state == mapreduce.StateFailed || state == mapreduce.StateKilled
 }
 
 // isTerminal says whether w is a terminal, where a progress bar may redraw
@@ -311,7 +327,7 @@ func (b *jobBar) line(st *mrpb.JobStatus) {
 		return int(100 * int64(done) / int64(total))
 	}
 	l := fmt.Sprintf(" map %d%% reduce %d%%", pct(st.GetMapsDone(), st.GetMapsTotal()), pct(st.GetReducesDone(), st.GetReducesTotal()))
-	ended := st.GetState() == mapreduce.StateSucceeded || st.GetState() == mapreduce.StateFailed || st.GetState() == mapreduce.StateKilled
+	ended := jobEnded(st.GetState())
 	if l != b.lastLine && (ended || time.Since(b.lastAt) >= plainEvery || b.lastLine == "") {
 		fmt.Fprintln(b.w, l)
 		b.lastLine, b.lastAt = l, time.Now()
