@@ -71,10 +71,12 @@ func checkNameNodes(setting string, addrs []string) error {
 // second block). The caller gets the error, as with a single namenode.
 //
 // Any other answer of a namenode (not found, permission denied, ...) is
-// the answer. Switching is bounded by Config.FailoverAttempts calls in
-// all; after trying every namenode without success it sleeps, from
+// the answer. A round ends when every namenode worth trying was tried
+// without success (each at most once: a standby naming an active already
+// tried ends it too); the client then sleeps, from
 // Config.FailoverSleepBase doubling to Config.FailoverSleepMax, so that an
-// election in progress is waited out rather than hammered. The final error
+// election in progress is waited out rather than hammered, and gives up
+// after Config.FailoverAttempts rounds. The final error
 // names every namenode tried and what each said last.
 type failoverConn struct {
 	members   []*failoverMember
@@ -175,7 +177,7 @@ func (c *failoverConn) Invoke(ctx context.Context, method string, req, reply any
 	tried := make([]bool, len(c.members))  // since the last sleep
 	sleep := c.sleepBase
 	var last error
-	for attempt := 1; ; attempt++ {
+	for rounds := 0; ; {
 		i := int(c.cur.Load())
 		m := c.members[i]
 		err := m.ic.Invoke(ctx, method, req, reply, opts...)
@@ -201,12 +203,15 @@ func (c *failoverConn) Invoke(ctx context.Context, method string, req, reply any
 		if c.cur.CompareAndSwap(int32(i), int32(next)) {
 			c.log.Info("namenode failover", "method", method, "from", m.addr, "to", c.members[next].addr, "err", said[i])
 		}
-		if attempt >= c.attempts || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			break
 		}
 		if tried[int(c.cur.Load())] {
-			// Every namenode worth trying was tried: wait for an election
-			// or a restart before the next round.
+			// Every namenode worth trying was tried: a round is over.
+			// Wait for an election or a restart before the next one.
+			if rounds++; rounds >= c.attempts {
+				break
+			}
 			select {
 			case <-ctx.Done():
 			case <-time.After(sleep):

@@ -31,6 +31,9 @@ type haNN struct {
 	role  string
 	hint  string
 	calls map[string]int // method name -> calls received
+	// standbyFor: refuse this many calls as a standby before serving (an
+	// election that ends while the client waits).
+	standbyFor int
 }
 
 func startHANN(t *testing.T, transport, role, hint string) *haNN {
@@ -72,6 +75,10 @@ func (n *haNN) serve(ctx context.Context, method, category string) error {
 	n.mu.Lock()
 	n.calls[method]++
 	role, hint := n.role, n.hint
+	if n.standbyFor > 0 {
+		n.standbyFor--
+		role = "standby"
+	}
 	n.mu.Unlock()
 	switch role {
 	case "standby":
@@ -144,9 +151,13 @@ func deadAddr(t *testing.T) string {
 }
 
 func haClient(t *testing.T, transport string, addrs ...string) *FileSystem {
+	return haClientRounds(t, transport, 2, addrs...)
+}
+
+func haClientRounds(t *testing.T, transport string, rounds int, addrs ...string) *FileSystem {
 	t.Helper()
 	f, err := New(Config{NameNode: strings.Join(addrs, ","), User: "alice", RPCTransport: transport,
-		RPCTimeout: 5 * time.Second, FailoverAttempts: 6, FailoverSleepBase: 10 * time.Millisecond, FailoverSleepMax: 50 * time.Millisecond})
+		RPCTimeout: 5 * time.Second, FailoverAttempts: rounds, FailoverSleepBase: 10 * time.Millisecond, FailoverSleepMax: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,8 +211,8 @@ func TestFailoverSkipsDeadNameNode(t *testing.T) {
 }
 
 // When every namenode is a standby naming no active, the call gives up
-// after FailoverAttempts calls, and the error names every namenode and
-// what it said.
+// after FailoverAttempts rounds through them, and the error names every
+// namenode and what it said.
 func TestFailoverAllStandbyNamesEach(t *testing.T) {
 	forTransports(t, func(t *testing.T, tr string) {
 		a, b := startHANN(t, tr, "standby", ""), startHANN(t, tr, "standby", "")
@@ -218,8 +229,27 @@ func TestFailoverAllStandbyNamesEach(t *testing.T) {
 				t.Errorf("error %q does not say %q", msg, want)
 			}
 		}
-		if n := a.count("GetFileInfo") + b.count("GetFileInfo"); n != 4 { // 6 attempts, 2 of them at the dead one
-			t.Errorf("the standbys got %d calls, want 4 (FailoverAttempts 6 over three namenodes)", n)
+		if na, nb := a.count("GetFileInfo"), b.count("GetFileInfo"); na != 2 || nb != 2 {
+			t.Errorf("the standbys got %d and %d calls, want 2 each (FailoverAttempts: 2 rounds)", na, nb)
+		}
+	})
+}
+
+// While the group elects an active every namenode says standby; the
+// call keeps going round them, with sleeps between rounds, until one
+// serves it.
+func TestFailoverWaitsOutAnElection(t *testing.T) {
+	forTransports(t, func(t *testing.T, tr string) {
+		a, b := startHANN(t, tr, "standby", ""), startHANN(t, tr, "active", "")
+		b.mu.Lock()
+		b.standbyFor = 3 // the election ends during the fourth round
+		b.mu.Unlock()
+		f := haClientRounds(t, tr, 5, a.addr, b.addr)
+		if err := f.Rename(context.Background(), "/a", "/b"); err != nil {
+			t.Fatalf("rename during an election that ends within 5 rounds: %v", err)
+		}
+		if na, nb := a.count("Rename"), b.count("Rename"); na != 4 || nb != 4 {
+			t.Errorf("renames at a and b = %d, %d; want 4, 4 (four rounds, the last one served by b)", na, nb)
 		}
 	})
 }

@@ -70,12 +70,14 @@ type Config struct {
 	// the call was never applied, so retrying is safe for every method.
 	// Default 20s; negative: never retry.
 	ConnectRetry time.Duration
-	// With several namenodes: how many calls one operation may make in
-	// all, moving between them (dfs.client.failover.max.attempts, 15),
-	// and the sleep after every namenode was tried without success,
+	// With several namenodes: how many rounds through them one call may
+	// make before it gives up (FailoverAttempts, 15, as HDFS's
+	// dfs.client.failover.max.attempts), and the sleep after each round,
 	// doubling from FailoverSleepBase (100ms; HDFS's
 	// dfs.client.failover.sleep.base.millis is 500) to FailoverSleepMax
-	// (2s; HDFS 15s): an election takes about a second here.
+	// (2s; HDFS 15s): about 20 s in all, as ConnectRetry for one
+	// namenode, while the first rounds come quickly, an election taking
+	// about a second.
 	FailoverAttempts  int
 	FailoverSleepBase time.Duration
 	FailoverSleepMax  time.Duration
