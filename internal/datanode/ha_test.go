@@ -1,6 +1,7 @@
 package datanode
 
 import (
+	"net"
 	"strings"
 	"testing"
 
@@ -107,4 +108,33 @@ func TestHANameNodeListChecked(t *testing.T) {
 			t.Errorf("namenode %q: %v, want an error saying %s", list, err, want)
 		}
 	}
+}
+
+// A namenode of the list that is down holds up nothing: the datanode
+// reports to the other, and obeys it, a namenode without HA (no status in
+// its replies) being obeyed as always.
+func TestHADeadNameNodeHoldsNothingUp(t *testing.T) {
+	nn := startFakeNameNode(t)
+	dead := deadNameNodeAddr(t)
+	dn, _ := startDataNode(t, nn, "", func(c *Config) { c.NameNode = dead + "," + nn.addr })
+	data := randomData(pkt, 29)
+	writeBlock(t, 7, 1, data, dn)
+	waitFor(t, "RECEIVED reported to the live namenode", func() bool {
+		return nn.hasReceived(dn.ID(), 7, 1, dfspb.ReceivedStatus_RECEIVED)
+	})
+	nn.command(dn.ID(), &dfspb.DatanodeCommand{Command: &dfspb.DatanodeCommand_Invalidate{Invalidate: &dfspb.InvalidateCommand{
+		Blocks: []*dfspb.ExtendedBlock{{BlockId: 7, GenerationStamp: 1, NumBytes: int64(len(data))}}}}})
+	waitFor(t, "block 7 deleted on the order of the live namenode without HA", func() bool {
+		return nn.hasReceived(dn.ID(), 7, 1, dfspb.ReceivedStatus_DELETED)
+	})
+}
+
+// deadNameNodeAddr is a port nothing listens on.
+func deadNameNodeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
