@@ -202,8 +202,9 @@ func (c *Config) setDefaults() error {
 	return nil
 }
 
-// FileSystem is a client of one smarth namenode. It is safe for concurrent
-// use; Close it when done.
+// FileSystem is a client of one smarth namenode, or of the namenodes of
+// an HA group (failover.go). It is safe for concurrent use; Close it when
+// done.
 type FileSystem struct {
 	cfg Config
 	log *slog.Logger
@@ -231,8 +232,8 @@ func (f *FileSystem) rand() *mrand.Rand {
 	return mrand.New(mrand.NewPCG(uint64(f.cfg.Seed), f.files.Add(1)))
 }
 
-// New connects lazily to cfg.NameNode; the first RPC reports an
-// unreachable namenode.
+// New connects lazily to cfg.NameNode (each namenode of a comma list);
+// the first RPC reports an unreachable namenode.
 func New(cfg Config) (*FileSystem, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
