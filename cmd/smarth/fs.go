@@ -110,7 +110,9 @@ from your shell); a glob that matches nothing is "No such file or directory".
 
 The namenode is the one a URI names, else --namenode, else $SMARTH_NAMENODE,
 else the local cluster started by "smarth cluster up" (under $SMARTH_HOME),
-else 127.0.0.1:8020.
+else 127.0.0.1:8020. --namenode and $SMARTH_NAMENODE may name the namenodes
+of an HA group as a comma list (a:8020,b:8020,c:8020): calls go to the
+active one and fail over when it changes.
 
 Messages read as hdfs dfs's: "ls: ` + "`/x'" + `: No such file or directory".
 Exit status: 0 success, 1 failure, 2 bad usage (unknown command or flag,
@@ -142,7 +144,7 @@ missing arguments).`,
 	c.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageErr("%s: %v; usage: %s", cmd.Name(), err, cmd.UseLine())
 	})
-	c.PersistentFlags().StringVar(&f.namenode, "namenode", "", "namenode HOST:PORT (default $SMARTH_NAMENODE, the local cluster, or 127.0.0.1:8020)")
+	c.PersistentFlags().StringVar(&f.namenode, "namenode", "", "namenode HOST:PORT, or an HA group's as a comma list (default $SMARTH_NAMENODE, the local cluster, or 127.0.0.1:8020)")
 	c.PersistentFlags().StringVar(&f.user, "user", "", "act as this user; relative paths start at /user/USER (default: the OS user)")
 	c.PersistentFlags().StringVar(&f.writeMode, "write-mode", "", "write path: classic, multipipeline (SMARTH), or multipipeline-paper (Algorithm 2 as printed) (default classic)")
 	c.PersistentFlags().StringVar(&f.progress, "progress", "auto", "progress bar on put/get: auto (terminal and large file), always, never")

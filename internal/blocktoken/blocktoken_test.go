@@ -187,3 +187,38 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+// A datanode of an HA group holds every namenode's keys: a token of
+// either passes; a namenode's new set replaces only its own; one
+// namenode without tokens does not turn them off for the others'.
+func TestKeysOfSeveralNamenodes(t *testing.T) {
+	a, _ := pair(t)
+	b, _ := pair(t)
+	tokA := a.Issue(Identifier{BlockID: 1, GS: 1, Modes: Read}, t0)
+	tokB := b.Issue(Identifier{BlockID: 1, GS: 1, Modes: Read}, t0)
+	v := NewVerifier()
+	ka, sa := a.Export()
+	kb, sb := b.Export()
+	v.UpdateFrom("nn-a", ka, sa)
+	v.UpdateFrom("nn-b", kb, sb)
+	for name, tok := range map[string]*dfspb.BlockToken{"nn-a": tokA, "nn-b": tokB} {
+		if _, err := v.Check(tok, readWant(1, 1), t0); err != nil {
+			t.Errorf("token of %s refused with both key sets installed: %v", name, err)
+		}
+	}
+	if v.SerialOf("nn-a") != sa || v.SerialOf("nn-b") != sb {
+		t.Errorf("serials %d, %d; want %d, %d", v.SerialOf("nn-a"), v.SerialOf("nn-b"), sa, sb)
+	}
+	v.UpdateFrom("nn-a", &dfspb.ExportedBlockKeys{Enabled: false}, sa+1)
+	if _, err := v.Check(tokB, readWant(1, 1), t0); err != nil {
+		t.Errorf("nn-b's token refused after nn-a's set was replaced: %v", err)
+	}
+	if _, err := v.Check(nil, readWant(1, 1), t0); !errors.Is(err, ErrDenied) {
+		t.Errorf("no token passed while nn-b enforces tokens: %v", err)
+	}
+	v.UpdateFrom("nn-a", ka, sa+2)
+	v.UpdateFrom("nn-b", &dfspb.ExportedBlockKeys{Enabled: true}, sb+1) // nn-b's keys gone
+	if _, err := v.Check(tokB, readWant(1, 1), t0); !errors.Is(err, ErrDenied) {
+		t.Errorf("a token of nn-b's replaced key set passed: %v", err)
+	}
+}

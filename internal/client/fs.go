@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -19,6 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc/metadata"
+
 	"smarth/internal/auth"
 	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
@@ -27,7 +30,10 @@ import (
 // Config configures a FileSystem. Zero values take the defaults named on
 // each field.
 type Config struct {
-	NameNode string // "host:port" of the namenode gRPC
+	// NameNode is the namenode's RPC "host:port", or the namenodes of an
+	// HA group as a comma list "a:8020,b:8020,c:8020": calls then fail
+	// over between them (failover.go).
+	NameNode string
 	User     string // default: the credential's user, else the current OS user name
 	// Credential proves the user to a secure namenode ("user:mac", see
 	// internal/auth); default: read from TokenFile, else $SMARTH_TOKEN_FILE,
@@ -64,6 +70,17 @@ type Config struct {
 	// the call was never applied, so retrying is safe for every method.
 	// Default 20s; negative: never retry.
 	ConnectRetry time.Duration
+	// With several namenodes: how many rounds through them one call may
+	// make before it gives up (FailoverAttempts, 15, as HDFS's
+	// dfs.client.failover.max.attempts), and the sleep after each round,
+	// doubling from FailoverSleepBase (100ms; HDFS's
+	// dfs.client.failover.sleep.base.millis is 500) to FailoverSleepMax
+	// (2s; HDFS 15s): about 20 s in all, as ConnectRetry for one
+	// namenode, while the first rounds come quickly, an election taking
+	// about a second.
+	FailoverAttempts  int
+	FailoverSleepBase time.Duration
+	FailoverSleepMax  time.Duration
 	// MaxPipelines caps the open pipelines of one multi-pipeline file on
 	// top of live datanodes / replication; each one holds up to a block of
 	// unacknowledged data in memory. Default 4.
@@ -146,6 +163,11 @@ func (c *Config) setDefaults() error {
 		c.ConnectRetry = 20 * time.Second
 	}
 	def(&c.DialTimeout, 10*time.Second)
+	def(&c.FailoverSleepBase, 100*time.Millisecond)
+	def(&c.FailoverSleepMax, 2*time.Second)
+	if c.FailoverAttempts <= 0 {
+		c.FailoverAttempts = 15
+	}
 	def(&c.IOTimeout, 60*time.Second)
 	def(&c.CompleteTimeout, 2*time.Minute)
 	def(&c.LeaseRenewal, 30*time.Second)
@@ -180,14 +202,16 @@ func (c *Config) setDefaults() error {
 	return nil
 }
 
-// FileSystem is a client of one smarth namenode. It is safe for concurrent
-// use; Close it when done.
+// FileSystem is a client of one smarth namenode, or of the namenodes of
+// an HA group (failover.go). It is safe for concurrent use; Close it when
+// done.
 type FileSystem struct {
-	cfg  Config
-	log  *slog.Logger
-	conn nnConn
-	// sharedConn: conn is the process's shared connection (nnconn.go),
-	// released rather than closed.
+	cfg Config
+	log *slog.Logger
+	// conns are the connections to each configured namenode.
+	conns []addrConn
+	// sharedConn: conns are the process's shared connections
+	// (nnconn.go), released rather than closed.
 	sharedConn bool
 	nn         dfspb.ClientProtocolClient
 
@@ -208,8 +232,8 @@ func (f *FileSystem) rand() *mrand.Rand {
 	return mrand.New(mrand.NewPCG(uint64(f.cfg.Seed), f.files.Add(1)))
 }
 
-// New connects lazily to cfg.NameNode; the first RPC reports an
-// unreachable namenode.
+// New connects lazily to cfg.NameNode (each namenode of a comma list);
+// the first RPC reports an unreachable namenode.
 func New(cfg Config) (*FileSystem, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
@@ -222,24 +246,74 @@ func New(cfg Config) (*FileSystem, error) {
 		caller.ProxyUser = cfg.User // act for the configured user (a proxy user's credential)
 	}
 	md := caller.MD()
-	var conn nnConn
-	var err error
-	reached := new(atomic.Bool)
-	shared := cfg.NameNodeDial == nil
-	if shared {
-		conn, reached, err = acquireNameNodeConn(cfg.NameNode, cfg.TLS, cfg.RPCTransport)
+	addrs := NameNodes(cfg.NameNode)
+	if len(addrs) > 1 {
+		if err := checkNameNodes(cfg.NameNode, addrs); err != nil {
+			return nil, err
+		}
+	}
+	f := &FileSystem{cfg: cfg, log: cfg.Logger, sharedConn: cfg.NameNodeDial == nil}
+	fc := &failoverConn{attempts: cfg.FailoverAttempts, sleepBase: cfg.FailoverSleepBase, sleepMax: cfg.FailoverSleepMax, log: cfg.Logger}
+	for _, addr := range addrs {
+		conn, ic, err := f.connect(addr, md)
+		if err != nil {
+			f.closeConns()
+			return nil, fmt.Errorf("namenode %s: %w", addr, err)
+		}
+		f.conns = append(f.conns, addrConn{addr, conn})
+		// With several namenodes a refused connection moves the call to
+		// the next one at once (failoverConn) instead of waiting here
+		// for this one to come back.
+		ic.failover = len(addrs) > 1
+		fc.members = append(fc.members, &failoverMember{addr: addr, ic: ic})
+	}
+	if len(fc.members) == 1 {
+		f.nn = dfspb.NewClientProtocolClient(fc.members[0].ic) // one namenode: no failover layer
 	} else {
-		conn, err = dialNameNode(cfg.NameNode, cfg.TLS, cfg.RPCTransport, cfg.NameNodeDial)
+		f.nn = dfspb.NewClientProtocolClient(fc)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("namenode %s: %w", cfg.NameNode, err)
-	}
-	ic := newIdentConn(conn, md)
-	ic.timeout, ic.addr, ic.retry, ic.reached = cfg.RPCTimeout, cfg.NameNode, cfg.ConnectRetry, reached
-	f := &FileSystem{cfg: cfg, log: cfg.Logger, conn: conn, sharedConn: shared, nn: dfspb.NewClientProtocolClient(ic)}
 	f.leases = newLeaseRenewer(f)
 	f.speeds = newSpeedReporter(f)
 	return f, nil
+}
+
+func (f *FileSystem) closeConns() error {
+	var err error
+	for _, c := range f.conns {
+		var e error
+		if f.sharedConn {
+			e = releaseNameNodeConn(c.addr, f.cfg.TLS, f.cfg.RPCTransport, c.conn)
+		} else {
+			e = c.conn.Close()
+		}
+		err = cmp.Or(err, e)
+	}
+	return err
+}
+
+type addrConn struct {
+	addr string
+	conn nnConn
+}
+
+// connect opens (or shares) the connection to one namenode and gives the
+// FileSystem's view of it.
+func (f *FileSystem) connect(addr string, md metadata.MD) (nnConn, *identConn, error) {
+	cfg := &f.cfg
+	var conn nnConn
+	var err error
+	reached := new(atomic.Bool)
+	if f.sharedConn {
+		conn, reached, err = acquireNameNodeConn(addr, cfg.TLS, cfg.RPCTransport)
+	} else {
+		conn, err = dialNameNode(addr, cfg.TLS, cfg.RPCTransport, cfg.NameNodeDial)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	ic := newIdentConn(conn, md)
+	ic.timeout, ic.addr, ic.retry, ic.reached = cfg.RPCTimeout, addr, cfg.ConnectRetry, reached
+	return conn, ic, nil
 }
 
 // NewWithClient builds a FileSystem over an existing ClientProtocol client
@@ -262,12 +336,7 @@ func (f *FileSystem) Close() error {
 		f.leases.stop()
 		f.speeds.stop()
 		f.speeds.report()
-		switch {
-		case f.conn != nil && f.sharedConn:
-			err = releaseNameNodeConn(f.cfg.NameNode, f.cfg.TLS, f.cfg.RPCTransport, f.conn)
-		case f.conn != nil:
-			err = f.conn.Close()
-		}
+		err = f.closeConns()
 	})
 	return err
 }

@@ -125,6 +125,9 @@ type identConn struct {
 	addr    string
 	retry   time.Duration // Config.ConnectRetry
 	reached *atomic.Bool  // the namenode has answered this connection before
+	// failover: this namenode is one of several (failoverConn), which
+	// moves a refused call to the next one rather than waiting here.
+	failover bool
 }
 
 func newIdentConn(cc grpc.ClientConnInterface, md metadata.MD) *identConn {
@@ -202,7 +205,7 @@ func (c *identConn) restarting(err error) bool {
 	if strings.Contains(msg, "is in safe mode") && strings.Contains(msg, "blocks reported") {
 		return true
 	}
-	return c.reached.Load() && strings.Contains(msg, "Error while dialing") && strings.Contains(msg, "connection refused")
+	return !c.failover && c.reached.Load() && strings.Contains(msg, "Error while dialing") && strings.Contains(msg, "connection refused")
 }
 
 func (c *identConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"strings"
 
 	"smarth/internal/auth"
 	"smarth/internal/pki"
@@ -128,6 +129,18 @@ func sameAddr(a, b string) bool {
 	}
 	if a == b {
 		return true
+	}
+	// An HA group's namenodes, as a comma list on either side: the same
+	// cluster when they share a namenode.
+	if strings.Contains(a, ",") || strings.Contains(b, ",") {
+		for _, x := range strings.Split(a, ",") {
+			for _, y := range strings.Split(b, ",") {
+				if sameAddr(strings.TrimSpace(x), strings.TrimSpace(y)) {
+					return true
+				}
+			}
+		}
+		return false
 	}
 	ha, pa, err1 := net.SplitHostPort(a)
 	hb, pb, err2 := net.SplitHostPort(b)

@@ -14,7 +14,7 @@ import (
 // defaults. The datanode's Config embeds it, with the test hooks, the
 // defaults and Validate (internal/datanode).
 type DataNodeConfig struct {
-	NameNode string `yaml:"namenode"` // host:port of the namenode's gRPC
+	NameNode string `yaml:"namenode"` // host:port of the namenode's gRPC; an HA group's namenodes as a comma list
 	// Auth is the cluster's auth mode, as on the namenode: "secure" (the
 	// default, also when unset) needs DatanodeKeyFile, checked at start;
 	// "simple" (opt-in, warned about at start) runs without one against a

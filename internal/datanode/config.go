@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"smarth/internal/auth"
@@ -62,14 +63,32 @@ func DefaultConfig() Config {
 	}}
 }
 
+// nameNodes are the namenodes to report to: the namenode setting is one
+// host:port, or every namenode of an HA group as a comma list.
+func (c Config) nameNodes() []string {
+	var out []string
+	for _, a := range strings.Split(c.NameNode, ",") {
+		out = append(out, strings.TrimSpace(a))
+	}
+	return out
+}
+
 // Validate checks the configuration and says what is wrong in terms of
 // the YAML keys.
 func (c Config) Validate() error {
 	var errs []error
 	if c.NameNode == "" {
 		errs = append(errs, errors.New("namenode: address required"))
-	} else if _, _, err := net.SplitHostPort(c.NameNode); err != nil {
-		errs = append(errs, fmt.Errorf("namenode: %q is not host:port", c.NameNode))
+	} else {
+		seen := map[string]bool{}
+		for _, a := range c.nameNodes() {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				errs = append(errs, fmt.Errorf("namenode: %q is not host:port (in %q)", a, c.NameNode))
+			} else if seen[a] {
+				errs = append(errs, fmt.Errorf("namenode: %s is named twice (in %q)", a, c.NameNode))
+			}
+			seen[a] = true
+		}
 	}
 	for _, a := range []struct{ key, v string }{{"data_addr", c.DataAddr}, {"ipc_addr", c.IPCAddr}, {"http_addr", c.HTTPAddr}} {
 		if _, _, err := net.SplitHostPort(a.v); err != nil {

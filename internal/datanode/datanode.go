@@ -1,6 +1,7 @@
 package datanode
 
 import (
+	"cmp"
 	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
 	"smarth/internal/connlimit"
@@ -67,10 +68,15 @@ type DataNode struct {
 	httpLn   net.Listener
 	grpcSrv  *grpc.Server
 	httpSrv  *http.Server
-	nnConn   *grpc.ClientConn
-	nn       dfspb.DatanodeProtocolClient
+	// actors talk to each namenode (one, or every namenode of an HA
+	// group), in the configured order.
+	actors []*bpActor
+	// haMu guards the fence (actor.go): the highest term any namenode
+	// reported and the actor of the namenode obeyed at that term.
+	haMu     sync.Mutex
+	haTerm   uint64
+	haActive *bpActor
 
-	ibr     *reportQueue // incremental block reports waiting to be sent
 	scanner *scanner
 	cache   *memcache.Cache // whole finalized replicas in memory (empty after a restart)
 	cacher  *cacher         // runs cache/uncache commands
@@ -158,7 +164,6 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 		return nil, fmt.Errorf("datanode: %w", err)
 	}
 	d.recv = newRecvBudget(cfg.ReceiveBufferBudget, func(delta int64) { d.metrics.receiveBuffers.Add(float64(delta)) })
-	d.ibr = newReportQueue()
 	d.reads = newReadWindow(cfg.PageCacheBudget, d.dropReplicaRange)
 	d.scanner = newScanner(d)
 	d.cache = cache
@@ -227,16 +232,26 @@ func (d *DataNode) Start() error {
 		ipcLn.Close()
 		return fmt.Errorf("datanode: listen http_addr: %w", err)
 	}
-	nnConn, err := grpc.NewClient(d.cfg.NameNode, pki.DialOption(d.cliTLS))
-	if err != nil {
-		dataLn.Close()
-		ipcLn.Close()
-		httpLn.Close()
-		return fmt.Errorf("datanode: namenode %s: %w", d.cfg.NameNode, err)
+	addrs := d.cfg.nameNodes()
+	for _, addr := range addrs {
+		conn, err := grpc.NewClient(addr, pki.DialOption(d.cliTLS))
+		if err != nil {
+			d.closeNameNodeConns()
+			dataLn.Close()
+			ipcLn.Close()
+			httpLn.Close()
+			return fmt.Errorf("datanode: namenode %s: %w", addr, err)
+		}
+		a := &bpActor{d: d, addr: addr, conn: conn, nn: dfspb.NewDatanodeProtocolClient(conn), ibr: newReportQueue()}
+		if len(addrs) > 1 {
+			a.source = addr
+		} else {
+			a.noHA.Store(true) // a single namenode is obeyed from the start, as it always was
+		}
+		d.actors = append(d.actors, a)
 	}
-	d.dataLn, d.ipcLn, d.httpLn, d.nnConn = dataLn, ipcLn, httpLn, nnConn
+	d.dataLn, d.ipcLn, d.httpLn = dataLn, ipcLn, httpLn
 	d.dataGate = connlimit.NewGate("data", d.cfg.MaxXceivers, d.cfg.MaxXceiversPerHost, d.log)
-	d.nn = dfspb.NewDatanodeProtocolClient(d.nnConn)
 	d.mu.Lock()
 	d.info = &dfspb.DatanodeInfo{
 		Id:            d.store.ID(),
@@ -258,8 +273,10 @@ func (d *DataNode) Start() error {
 	d.goRun(func() { d.serveData() })
 	d.goRun(func() { _ = d.grpcSrv.Serve(d.ipcLn) })
 	d.goRun(func() { _ = httpSrv.Serve(d.httpLn) })
-	d.goRun(d.runActor)
-	d.goRun(d.runReports)
+	for _, a := range d.actors {
+		d.goRun(a.run)
+		d.goRun(a.runReports)
+	}
 	d.goRun(d.scanner.run)
 	d.goRun(d.checkVolumesLoop)
 	for range d.cfg.CacheConcurrency {
@@ -308,7 +325,7 @@ func (d *DataNode) Close() error {
 	d.cache.Close()
 	d.net.close()
 	d.log.Info("datanode stopped")
-	return d.nnConn.Close()
+	return d.closeNameNodeConns()
 }
 
 // Kill stops the datanode abruptly, like a crash: listeners and every
@@ -324,7 +341,15 @@ func (d *DataNode) Kill() {
 	d.wg.Wait()
 	d.cache.Close()
 	d.net.close()
-	_ = d.nnConn.Close()
+	_ = d.closeNameNodeConns()
+}
+
+func (d *DataNode) closeNameNodeConns() error {
+	var err error
+	for _, a := range d.actors {
+		err = cmp.Or(err, a.conn.Close())
+	}
+	return err
 }
 
 // shutdown cancels everything and closes listeners and connections; it

@@ -35,6 +35,21 @@ type fakeNameNode struct {
 	pending       map[string][]*dfspb.DatanodeCommand
 	keys          *blocktoken.Manager // shared with the helpers' tokens (testKeys)
 	noKeys        bool                // guarded by mu: ship "tokens disabled"
+	ha            *dfspb.NNHAStatus   // guarded by mu: sent in heartbeat replies (nil: no HA)
+}
+
+// setHA makes the heartbeat replies from now on carry this HA status.
+func (f *fakeNameNode) setHA(state dfspb.HAState, term uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ha = &dfspb.NNHAStatus{State: state, Term: term}
+}
+
+// pendingFor is how many commands wait for dn's next heartbeat.
+func (f *fakeNameNode) pendingFor(dn string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.pending[dn])
 }
 
 // exportKeys is what the fake ships as block keys.
@@ -92,7 +107,11 @@ func (f *fakeNameNode) SendHeartbeat(_ context.Context, req *dfspb.HeartbeatRequ
 	delete(f.pending, req.GetDatanodeId())
 	f.signTransfers(cmds)
 	keys, serial := f.exportKeysLocked()
-	return &dfspb.HeartbeatResponse{Commands: cmds, BlockKeys: keys, BlockKeysSerial: serial}, nil
+	resp := &dfspb.HeartbeatResponse{Commands: cmds, BlockKeys: keys, BlockKeysSerial: serial}
+	if f.ha != nil {
+		resp.HaStatus = proto.CloneOf(f.ha)
+	}
+	return resp, nil
 }
 
 func (f *fakeNameNode) BlockReport(_ context.Context, req *dfspb.BlockReportRequest) (*dfspb.BlockReportResponse, error) {

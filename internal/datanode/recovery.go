@@ -137,7 +137,7 @@ func (d *DataNode) commitRecovery(req *dfspb.CommitBlockSynchronizationRequest) 
 	name := store.BlockName(req.GetBlock().GetBlockId(), req.GetBlock().GetGenerationStamp())
 	ctx, cancel := d.rpcContext(rpcTimeout)
 	defer cancel()
-	if _, err := d.nn.CommitBlockSynchronization(ctx, req); err != nil {
+	if _, err := d.activeNN().CommitBlockSynchronization(ctx, req); err != nil {
 		d.log.Error("lease recovery: commit failed", "block", name, "err", rpcError("commit block synchronization", err))
 		return
 	}

@@ -1,6 +1,7 @@
 package datanode
 
 import (
+	"cmp"
 	"errors"
 	"sync"
 	"syscall"
@@ -109,7 +110,7 @@ func (s *scanner) corrupt(r store.Replica, cause error) {
 }
 
 func (s *scanner) reportBad(r store.Replica) {
-	if s.d.killed.Load() || s.d.nn == nil {
+	if s.d.killed.Load() || len(s.d.actors) == 0 {
 		return
 	}
 	s.mu.Lock()
@@ -121,7 +122,13 @@ func (s *scanner) reportBad(r store.Replica) {
 	s.mu.Unlock()
 	ctx, cancel := s.d.rpcContext(rpcTimeout)
 	defer cancel()
-	_, err := s.d.nn.ReportBadBlocks(ctx, &dfspb.DatanodeReportBadBlocksRequest{DatanodeId: s.d.ID(), Blocks: []*dfspb.ExtendedBlock{extended(r)}})
+	// Every namenode hears of it, as of every replica (HDFS's
+	// BPOfferService.reportBadBlocks): the next active must not pick it.
+	var err error
+	for _, a := range s.d.actors {
+		_, e := a.nn.ReportBadBlocks(ctx, &dfspb.DatanodeReportBadBlocksRequest{DatanodeId: s.d.ID(), Blocks: []*dfspb.ExtendedBlock{extended(r)}})
+		err = cmp.Or(err, e)
+	}
 	if err != nil {
 		s.d.log.Warn("cannot report corrupt replica; the next scan retries", "block", r.Name(), "err", rpcError("report bad blocks", err))
 		s.mu.Lock()

@@ -1,0 +1,262 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"smarth/internal/rpc/dfspb"
+	"smarth/internal/rpc/standby"
+)
+
+// NameNodes splits a namenode setting (Config.NameNode, --namenode,
+// $SMARTH_NAMENODE) into its addresses: one "host:port", or the
+// namenodes of an HA group as a comma list "a:8020,b:8020,c:8020".
+func NameNodes(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		out = append(out, strings.TrimSpace(a))
+	}
+	return out
+}
+
+// checkNameNodes refuses a list with an empty, malformed or repeated
+// entry, naming it: a typo must not silently drop a namenode of the group.
+func checkNameNodes(setting string, addrs []string) error {
+	for i, a := range addrs {
+		if a == "" {
+			return fmt.Errorf("namenode list %q: entry %d is empty", setting, i+1)
+		}
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return fmt.Errorf("namenode list %q: %q is not host:port", setting, a)
+		}
+		if slices.Contains(addrs[:i], a) {
+			return fmt.Errorf("namenode list %q: %s is named twice", setting, a)
+		}
+	}
+	return nil
+}
+
+// failoverConn is the namenode connection of a client configured with the
+// namenodes of an HA group, as HDFS's ConfiguredFailoverProxyProvider with
+// its RetryPolicies.failoverOnNetworkException: every call of the
+// FileSystem (its own, the lease renewer's, the speed reporter's, the
+// writers') goes through it to the namenode it believes active, and moves
+// to another one when
+//
+//   - the namenode refuses the call as a standby (standby.Is): it goes to
+//     the active the refusal names, else to the next namenode in the list;
+//   - the call provably never reached the namenode (the connection could
+//     not be made: refused, unreachable, TLS handshake failed): the next
+//     namenode;
+//   - the outcome is unknown (the connection broke or the namenode did not
+//     answer in time after the call was sent) and the method is idempotent
+//     (reads, lease renewal, setters that leave the same state when
+//     applied twice; idempotentMethods): the next namenode.
+//
+// A non-idempotent call (create, delete, rename, addBlock, complete, ...)
+// whose outcome is unknown is NOT retried: HDFS retries those against the
+// namenode's retry cache, which answers a repeated call with the first
+// one's result; smarth's namenode has no retry cache yet, so a repeat
+// could apply the call twice (a rename that then fails as "not found", a
+// second block). The caller gets the error, as with a single namenode.
+//
+// Any other answer of a namenode (not found, permission denied, ...) is
+// the answer. A round ends when every namenode worth trying was tried
+// without success (each at most once: a standby naming an active already
+// tried ends it too); the client then sleeps, from
+// Config.FailoverSleepBase doubling to Config.FailoverSleepMax, so that an
+// election in progress is waited out rather than hammered, and gives up
+// after Config.FailoverAttempts rounds. The final error
+// names every namenode tried and what each said last.
+type failoverConn struct {
+	members   []*failoverMember
+	cur       atomic.Int32 // index of the namenode believed active
+	attempts  int
+	sleepBase time.Duration
+	sleepMax  time.Duration
+	log       *slog.Logger
+}
+
+type failoverMember struct {
+	addr string
+	ic   *identConn
+}
+
+var _ grpc.ClientConnInterface = (*failoverConn)(nil)
+
+// idempotentMethods may be repeated on another namenode when the first
+// attempt's outcome is unknown: applying them twice leaves what applying
+// them once does (HDFS's @Idempotent on ClientProtocol, less addBlock and
+// complete, which HDFS makes safe with checks our namenode lacks).
+var idempotentMethods = func() map[string]bool {
+	m := map[string]bool{}
+	for _, name := range []string{
+		dfspb.ClientProtocol_GetBlockLocations_FullMethodName,
+		dfspb.ClientProtocol_GetFileInfo_FullMethodName,
+		dfspb.ClientProtocol_GetListing_FullMethodName,
+		dfspb.ClientProtocol_GetXAttrs_FullMethodName,
+		dfspb.ClientProtocol_ListXAttrs_FullMethodName,
+		dfspb.ClientProtocol_GetContentSummary_FullMethodName,
+		dfspb.ClientProtocol_GetDatanodeReport_FullMethodName,
+		dfspb.ClientProtocol_Fsck_FullMethodName,
+		dfspb.ClientProtocol_GetServerDefaults_FullMethodName,
+		dfspb.ClientProtocol_GetHAStatus_FullMethodName,
+		dfspb.ClientProtocol_GetSpeeds_FullMethodName,
+		dfspb.ClientProtocol_ListCachePools_FullMethodName,
+		dfspb.ClientProtocol_ListCacheDirectives_FullMethodName,
+		dfspb.ClientProtocol_GetCacheStats_FullMethodName,
+		dfspb.ClientProtocol_JobCacheStatus_FullMethodName,
+		dfspb.ClientProtocol_GetAclStatus_FullMethodName,
+		dfspb.ClientProtocol_GetSnapshottableDirListing_FullMethodName,
+		dfspb.ClientProtocol_GetSnapshotDiffReport_FullMethodName,
+		dfspb.ClientProtocol_GetStoragePolicy_FullMethodName,
+		dfspb.ClientProtocol_GetStoragePolicies_FullMethodName,
+		dfspb.ClientProtocol_RenewLease_FullMethodName,
+		dfspb.ClientProtocol_ClientHeartbeat_FullMethodName,
+		dfspb.ClientProtocol_Mkdirs_FullMethodName, // an existing directory is success
+		dfspb.ClientProtocol_SetReplication_FullMethodName,
+		dfspb.ClientProtocol_SetPermission_FullMethodName,
+		dfspb.ClientProtocol_SetOwner_FullMethodName,
+		dfspb.ClientProtocol_SetTimes_FullMethodName,
+		dfspb.ClientProtocol_SetQuota_FullMethodName,
+		dfspb.ClientProtocol_SetAcl_FullMethodName,
+		dfspb.ClientProtocol_ModifyAclEntries_FullMethodName,
+		dfspb.ClientProtocol_RemoveAclEntries_FullMethodName,
+		dfspb.ClientProtocol_RemoveDefaultAcl_FullMethodName,
+		dfspb.ClientProtocol_RemoveAcl_FullMethodName,
+		dfspb.ClientProtocol_SetStoragePolicy_FullMethodName,
+		dfspb.ClientProtocol_UnsetStoragePolicy_FullMethodName,
+		dfspb.ClientProtocol_ReportBadBlocks_FullMethodName,
+		dfspb.ClientProtocol_SetSafeMode_FullMethodName,
+	} {
+		m[name] = true
+	}
+	return m
+}()
+
+// notSent reports whether err proves the call never reached the
+// namenode: the connection could not be made. Both transports word a
+// failed dial as gRPC does ("Error while dialing").
+func notSent(err error) bool {
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.Unavailable {
+		return false
+	}
+	msg := st.Message()
+	for _, s := range []string{"Error while dialing", "TLS handshake with", "authentication handshake failed", "keeps closing connections"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// unknownOutcome reports whether err leaves open whether the namenode
+// applied the call: the connection broke after the call was sent, or no
+// answer came in time.
+func unknownOutcome(err error) bool {
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded:
+		return true
+	}
+	return false
+}
+
+func (c *failoverConn) Invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
+	said := make([]string, len(c.members)) // what each namenode said last
+	tried := make([]bool, len(c.members))  // since the last sleep
+	sleep := c.sleepBase
+	var last error
+	for rounds := 0; ; {
+		i := int(c.cur.Load())
+		m := c.members[i]
+		err := m.ic.Invoke(ctx, method, req, reply, opts...)
+		if err == nil {
+			return nil
+		}
+		last = err
+		next := (i + 1) % len(c.members)
+		active, isStandby := standby.Is(err)
+		switch {
+		case isStandby:
+			if j := c.index(active); j >= 0 && j != i {
+				next = j
+			}
+		case notSent(err):
+		case unknownOutcome(err) && ctx.Err() == nil && idempotentMethods[method]:
+		default:
+			return err // the namenode's answer, or an unknown outcome not safe to repeat
+		}
+		said[i] = status.Convert(err).Message()
+		tried[i] = true
+		// Move on unless another call already did.
+		if c.cur.CompareAndSwap(int32(i), int32(next)) {
+			c.log.Info("namenode failover", "method", method, "from", m.addr, "to", c.members[next].addr, "err", said[i])
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if tried[int(c.cur.Load())] {
+			// Every namenode worth trying was tried: a round is over.
+			// Wait for an election or a restart before the next one.
+			if rounds++; rounds >= c.attempts {
+				break
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(sleep):
+			}
+			if ctx.Err() != nil {
+				break
+			}
+			sleep = min(2*sleep, c.sleepMax)
+			clear(tried)
+		}
+	}
+	return c.finalError(method, said, last)
+}
+
+// finalError names every namenode and what it said; the code is the last
+// error's (Unavailable when all were standbys or unreachable), so callers
+// sort it as they would a single namenode's.
+func (c *failoverConn) finalError(method string, said []string, last error) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "no namenode could serve %s (tried ", method[strings.LastIndex(method, "/")+1:])
+	for i, m := range c.members {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		s := said[i]
+		if s == "" {
+			s = "not tried"
+		}
+		fmt.Fprintf(&b, "%s: %s", m.addr, s)
+	}
+	b.WriteString(")")
+	return status.Error(status.Code(last), b.String())
+}
+
+func (c *failoverConn) index(addr string) int {
+	for i, m := range c.members {
+		if m.addr == addr {
+			return i
+		}
+	}
+	return -1
+}
+
+// NewStream goes to the namenode believed active; ClientProtocol has no
+// streaming methods.
+func (c *failoverConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	return c.members[c.cur.Load()].ic.NewStream(ctx, desc, method, opts...)
+}

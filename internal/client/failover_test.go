@@ -1,0 +1,296 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"smarth/internal/ipc"
+	"smarth/internal/rpc/dfspb"
+	"smarth/internal/rpc/standby"
+)
+
+// haNN is a fake namenode of an HA group on a real TCP port, served over
+// the transport under test. Its role decides every call: "active" serves
+// it, "standby" refuses it with standby.Error naming hint, "die" takes
+// the call and then dies before answering (every connection and the
+// listener closed), as a namenode process killed mid-call.
+type haNN struct {
+	dfspb.UnimplementedClientProtocolServer
+	addr string
+	lis  *trackingListener
+	stop func()
+
+	mu    sync.Mutex
+	role  string
+	hint  string
+	calls map[string]int // method name -> calls received
+	// standbyFor: refuse this many calls as a standby before serving (an
+	// election that ends while the client waits).
+	standbyFor int
+}
+
+func startHANN(t *testing.T, transport, role, hint string) *haNN {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &haNN{addr: l.Addr().String(), lis: &trackingListener{Listener: l}, role: role, hint: hint, calls: map[string]int{}}
+	if transport == TransportIPC {
+		srv := ipc.NewServer(ipc.ServerOptions{})
+		dfspb.RegisterClientProtocolServer(srv, n)
+		go srv.Serve(n.lis)
+		n.stop = srv.Stop
+	} else {
+		srv := grpc.NewServer()
+		dfspb.RegisterClientProtocolServer(srv, n)
+		go srv.Serve(n.lis)
+		n.stop = srv.Stop
+	}
+	t.Cleanup(func() { n.lis.kill(); n.stop() })
+	return n
+}
+
+func (n *haNN) set(role, hint string) {
+	n.mu.Lock()
+	n.role, n.hint = role, hint
+	n.mu.Unlock()
+}
+
+func (n *haNN) count(method string) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.calls[method]
+}
+
+// serve records the call and applies the role; nil: serve it.
+func (n *haNN) serve(ctx context.Context, method, category string) error {
+	n.mu.Lock()
+	n.calls[method]++
+	role, hint := n.role, n.hint
+	if n.standbyFor > 0 {
+		n.standbyFor--
+		role = "standby"
+	}
+	n.mu.Unlock()
+	switch role {
+	case "standby":
+		return standby.Error(category, hint)
+	case "die":
+		n.lis.kill()
+		<-ctx.Done() // the reply never leaves: the process is gone
+		return ctx.Err()
+	}
+	return nil
+}
+
+func (n *haNN) GetFileInfo(ctx context.Context, r *dfspb.GetFileInfoRequest) (*dfspb.GetFileInfoResponse, error) {
+	if err := n.serve(ctx, "GetFileInfo", standby.Read); err != nil {
+		return nil, err
+	}
+	return &dfspb.GetFileInfoResponse{Status: &dfspb.FileStatus{Path: r.Path, Type: dfspb.FileType_DIRECTORY}}, nil
+}
+
+func (n *haNN) Rename(ctx context.Context, r *dfspb.RenameRequest) (*dfspb.RenameResponse, error) {
+	if err := n.serve(ctx, "Rename", standby.Write); err != nil {
+		return nil, err
+	}
+	return &dfspb.RenameResponse{}, nil
+}
+
+// trackingListener remembers its connections so that kill can drop them
+// all at once, as the death of the namenode's process does.
+type trackingListener struct {
+	net.Listener
+	mu     sync.Mutex
+	conns  []net.Conn
+	killed bool
+}
+
+func (l *trackingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.killed {
+		c.Close()
+		return nil, net.ErrClosed
+	}
+	l.conns = append(l.conns, c)
+	return c, nil
+}
+
+func (l *trackingListener) kill() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.killed = true
+	l.Listener.Close()
+	for _, c := range l.conns {
+		c.Close()
+	}
+}
+
+// deadAddr is a port nothing listens on: connections are refused.
+func deadAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := l.Addr().String()
+	l.Close()
+	return a
+}
+
+func haClient(t *testing.T, transport string, addrs ...string) *FileSystem {
+	return haClientRounds(t, transport, 2, addrs...)
+}
+
+func haClientRounds(t *testing.T, transport string, rounds int, addrs ...string) *FileSystem {
+	t.Helper()
+	f, err := New(Config{NameNode: strings.Join(addrs, ","), User: "alice", RPCTransport: transport,
+		RPCTimeout: 5 * time.Second, FailoverAttempts: rounds, FailoverSleepBase: 10 * time.Millisecond, FailoverSleepMax: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func forTransports(t *testing.T, test func(t *testing.T, transport string)) {
+	for _, tr := range []string{TransportIPC, TransportGRPC} {
+		t.Run(tr, func(t *testing.T) { test(t, tr) })
+	}
+}
+
+// A standby's refusal sends the call to the active it names, not to the
+// next namenode of the list; later calls go straight to the active.
+func TestFailoverStandbyToNamedActive(t *testing.T) {
+	forTransports(t, func(t *testing.T, tr string) {
+		nn3 := startHANN(t, tr, "active", "")
+		nn1 := startHANN(t, tr, "standby", nn3.addr)
+		nn2 := startHANN(t, tr, "standby", nn3.addr)
+		f := haClient(t, tr, nn1.addr, nn2.addr, nn3.addr)
+		ctx := context.Background()
+		if _, err := f.Stat(ctx, "/a"); err != nil {
+			t.Fatalf("stat through a standby naming the active: %v", err)
+		}
+		if err := f.Rename(ctx, "/a", "/b"); err != nil {
+			t.Fatalf("rename after failover: %v", err)
+		}
+		if got := [3]int{nn1.count("GetFileInfo"), nn2.count("GetFileInfo"), nn3.count("GetFileInfo")}; got != [3]int{1, 0, 1} {
+			t.Errorf("GetFileInfo calls at nn1, nn2, nn3 = %v, want [1 0 1] (the refusal's hint followed, nn2 skipped)", got)
+		}
+		if got := [3]int{nn1.count("Rename"), nn2.count("Rename"), nn3.count("Rename")}; got != [3]int{0, 0, 1} {
+			t.Errorf("Rename calls at nn1, nn2, nn3 = %v, want [0 0 1] (the active remembered)", got)
+		}
+	})
+}
+
+// A namenode that refuses connections is skipped, for a write too: the
+// refused connection proves the call was never sent.
+func TestFailoverSkipsDeadNameNode(t *testing.T) {
+	forTransports(t, func(t *testing.T, tr string) {
+		nn := startHANN(t, tr, "active", "")
+		f := haClient(t, tr, deadAddr(t), nn.addr)
+		if err := f.Rename(context.Background(), "/a", "/b"); err != nil {
+			t.Fatalf("rename with the first namenode down: %v", err)
+		}
+		if nn.count("Rename") != 1 {
+			t.Errorf("the live namenode got %d renames, want 1", nn.count("Rename"))
+		}
+	})
+}
+
+// When every namenode is a standby naming no active, the call gives up
+// after FailoverAttempts rounds through them, and the error names every
+// namenode and what it said.
+func TestFailoverAllStandbyNamesEach(t *testing.T) {
+	forTransports(t, func(t *testing.T, tr string) {
+		a, b := startHANN(t, tr, "standby", ""), startHANN(t, tr, "standby", "")
+		dead := deadAddr(t)
+		f := haClient(t, tr, a.addr, b.addr, dead)
+		_, err := f.Stat(context.Background(), "/a")
+		if !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("stat with no active namenode: %v, want ErrUnavailable", err)
+		}
+		msg := err.Error()
+		for _, want := range []string{a.addr + ": Operation category READ is not supported in state standby",
+			b.addr + ": Operation category READ is not supported in state standby", dead + ": cannot reach the namenode"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("error %q does not say %q", msg, want)
+			}
+		}
+		if na, nb := a.count("GetFileInfo"), b.count("GetFileInfo"); na != 2 || nb != 2 {
+			t.Errorf("the standbys got %d and %d calls, want 2 each (FailoverAttempts: 2 rounds)", na, nb)
+		}
+	})
+}
+
+// While the group elects an active every namenode says standby; the
+// call keeps going round them, with sleeps between rounds, until one
+// serves it.
+func TestFailoverWaitsOutAnElection(t *testing.T) {
+	forTransports(t, func(t *testing.T, tr string) {
+		a, b := startHANN(t, tr, "standby", ""), startHANN(t, tr, "active", "")
+		b.mu.Lock()
+		b.standbyFor = 3 // the election ends during the fourth round
+		b.mu.Unlock()
+		f := haClientRounds(t, tr, 5, a.addr, b.addr)
+		if err := f.Rename(context.Background(), "/a", "/b"); err != nil {
+			t.Fatalf("rename during an election that ends within 5 rounds: %v", err)
+		}
+		if na, nb := a.count("Rename"), b.count("Rename"); na != 4 || nb != 4 {
+			t.Errorf("renames at a and b = %d, %d; want 4, 4 (four rounds, the last one served by b)", na, nb)
+		}
+	})
+}
+
+// A call that reached a namenode which then died has an unknown outcome:
+// a read is repeated on the next namenode, a rename is not (without a
+// retry cache a repeat could apply it twice), and its error is returned.
+func TestFailoverUnknownOutcomeNotRetried(t *testing.T) {
+	forTransports(t, func(t *testing.T, tr string) {
+		ctx := context.Background()
+
+		dying, next := startHANN(t, tr, "die", ""), startHANN(t, tr, "active", "")
+		f := haClient(t, tr, dying.addr, next.addr)
+		if err := f.Rename(ctx, "/a", "/b"); err == nil {
+			t.Fatal("a rename whose namenode died after taking it succeeded; want its error")
+		}
+		if dying.count("Rename") != 1 || next.count("Rename") != 0 {
+			t.Errorf("renames at the dying and the next namenode = %d, %d; want 1, 0 (not repeated)", dying.count("Rename"), next.count("Rename"))
+		}
+
+		dying, next = startHANN(t, tr, "die", ""), startHANN(t, tr, "active", "")
+		f = haClient(t, tr, dying.addr, next.addr)
+		if _, err := f.Stat(ctx, "/a"); err != nil {
+			t.Fatalf("a read whose namenode died after taking it: %v, want it served by the next", err)
+		}
+		if dying.count("GetFileInfo") != 1 || next.count("GetFileInfo") != 1 {
+			t.Errorf("reads at the dying and the next namenode = %d, %d; want 1, 1", dying.count("GetFileInfo"), next.count("GetFileInfo"))
+		}
+	})
+}
+
+// A namenode list with a hole or a repeat is refused, naming the entry.
+func TestFailoverBadList(t *testing.T) {
+	for list, want := range map[string]string{
+		"a:1,,b:2":    "entry 2 is empty",
+		"a:1,a:1":     "a:1 is named twice",
+		"a:1,nopport": `"nopport" is not host:port`,
+	} {
+		_, err := New(Config{NameNode: list, User: "alice"})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("namenode list %q: %v, want an error saying %q", list, err, want)
+		}
+	}
+}
