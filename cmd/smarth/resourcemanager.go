@@ -61,8 +61,8 @@ func newResourceManagerCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "resourcemanager",
 		Short: "Run the MapReduce resource manager (jobs, node heartbeats, scheduling)",
-		Long: `Run the MapReduce resource manager. Settings come from --config (YAML) with
-flags overriding them.
+		Long: `Run the MapReduce resource manager. Settings come from --config (YAML; every
+key, its default and meaning in docs/config.md) with flags overriding them.
 
 Authentication is secure unless the config says auth: simple (or --auth
 simple, which logs a warning): job callers prove their user with a
