@@ -59,7 +59,7 @@ configured), and does not start without it. See docs/security.md.`,
 			if err := cfg.Validate(); err != nil {
 				return usageErr("datanode: %v", err)
 			}
-			log, closeLog, err := daemonLogger(logFile)
+			log, closeLog, err := daemonLogger(logFile, cfg.Log)
 			if err != nil {
 				return err
 			}

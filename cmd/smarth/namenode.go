@@ -60,7 +60,7 @@ the first start. See docs/security.md.`,
 			if err := cfg.Validate(); err != nil {
 				return usageErr("namenode: %v", err)
 			}
-			log, closeLog, err := daemonLogger(logFile)
+			log, closeLog, err := daemonLogger(logFile, cfg.Log)
 			if err != nil {
 				return err
 			}

@@ -53,7 +53,7 @@ itself. See docs/security.md.`,
 				cfg.Containers.BannedUsers, _ = cmd.Flags().GetStringSlice("banned-users")
 			}
 			cfg.Registry = mrRegistry()
-			log, closer, err := df.logger()
+			log, closer, err := df.logger(cfg.Log)
 			if err != nil {
 				return err
 			}

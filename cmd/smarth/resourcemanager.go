@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"smarth/internal/daemonconf"
+	"smarth/internal/logfile"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/apps"
 	"smarth/internal/resourcemanager"
@@ -37,7 +38,9 @@ func (f *mrDaemonFlags) load(cfg any) error {
 	return daemonconf.Load(f.config, cfg)
 }
 
-func (f *mrDaemonFlags) logger() (*slog.Logger, io.Closer, error) { return daemonLogger(f.logFile) }
+func (f *mrDaemonFlags) logger(rot logfile.Rotation) (*slog.Logger, io.Closer, error) {
+	return daemonLogger(f.logFile, rot)
+}
 
 // ready writes the ready file atomically, with this process's pid.
 func (f *mrDaemonFlags) ready(keys map[string]any) error {
@@ -86,7 +89,7 @@ either. See docs/security.md.`,
 			if err := cfg.Validate(); err != nil {
 				return usageErr("resourcemanager config: %v", err)
 			}
-			log, closer, err := df.logger()
+			log, closer, err := df.logger(cfg.Log)
 			if err != nil {
 				return err
 			}

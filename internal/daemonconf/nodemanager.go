@@ -5,6 +5,7 @@ import (
 
 	"smarth/internal/container"
 	"smarth/internal/httpserver"
+	"smarth/internal/logfile"
 	"smarth/internal/pki"
 )
 
@@ -42,6 +43,8 @@ type NodeManagerConfig struct {
 	Wire pki.Config `yaml:",inline"`
 	// HTTP bounds the HTTP port(s): timeouts and connection caps (http_* keys, internal/httpserver).
 	HTTP httpserver.Limits `yaml:",inline"`
+	// Log rotates the daemon's --log-file (log_max_* keys, internal/logfile).
+	Log logfile.Rotation `yaml:",inline"`
 	// Pprof serves Go profiles under http_addr/debug/pprof/, to loopback
 	// callers only; off by default (profiles expose memory and burn CPU).
 	Pprof   bool   `yaml:"pprof"`
