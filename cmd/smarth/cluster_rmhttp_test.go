@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -15,31 +13,6 @@ import (
 	"smarth/internal/cluster"
 	"smarth/internal/testcluster"
 )
-
-// TestClusterUpResourceManagerHTTPFlagErrors: a --resourcemanager-http
-// that is not host:port, or given without node managers, is a usage
-// error naming the flag, before anything starts.
-func TestClusterUpResourceManagerHTTPFlagErrors(t *testing.T) {
-	for _, c := range []struct {
-		args []string
-		msg  string
-	}{
-		{[]string{"--resourcemanager-http", "8088"}, `--resourcemanager-http "8088": want host:port`},
-		{[]string{"--nodemanagers=false", "--resourcemanager-http", "127.0.0.1:8088"}, "--resourcemanager-http 127.0.0.1:8088: this cluster starts no resource manager"},
-	} {
-		root := newRootCmd()
-		// A binary that does not exist: were the check gone, the launch
-		// would fail at once instead of starting daemons.
-		root.SetArgs(append([]string{"cluster", "up", "--home", t.TempDir(), "--binary", "/nonexistent/smarth"}, c.args...))
-		root.SetOut(&bytes.Buffer{})
-		root.SetErr(&bytes.Buffer{})
-		err := root.Execute()
-		var ee *exitError
-		if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), c.msg) {
-			t.Errorf("cluster up %v: %v, want a usage error containing %q", c.args, err, c.msg)
-		}
-	}
-}
 
 // TestClusterUpResourceManagerHTTP: `smarth cluster up --resourcemanager-http
 // ADDR` puts the resource manager's console on ADDR (it answers there), and
