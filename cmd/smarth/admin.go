@@ -97,7 +97,7 @@ func newAdminCmd() *cobra.Command {
 	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
 	c.PersistentFlags().StringVar(&a.addr, "namenode", "", "namenode host:port (default $SMARTH_NAMENODE, the local cluster, else 127.0.0.1:8020)")
 	c.PersistentFlags().StringVar(&a.user, "user", "", "act as this user (default: the OS user)")
-	c.AddCommand(newAdminReportCmd(a), newAdminSpeedsCmd(a), newAdminSafeModeCmd(a), newAdminCacheCmd(a))
+	c.AddCommand(newAdminReportCmd(a), newAdminSpeedsCmd(a), newAdminSafeModeCmd(a), newAdminCacheCmd(a), newAdminSaveNamespaceCmd(a))
 	c.AddCommand(newAdminQuotaCmds(a)...)
 	c.AddCommand(newAdminFeatureCmds(a)...)
 	return c
@@ -145,12 +145,13 @@ func newAdminReportCmd(a *adminConn) *cobra.Command {
 }
 
 func printReport(w io.Writer, addr string, sm *dfspb.SetSafeModeResponse, nodes []*dfspb.DatanodeInfo, fsck *dfspb.FsckResponse) {
-	var capacity, used, remaining int64
+	var capacity, used, nonDFS, remaining int64
 	liveN, deadN := 0, 0
 	for _, d := range nodes {
 		if d.GetState() == dfspb.DatanodeState_LIVE {
 			liveN++
 			capacity, used, remaining = capacity+d.GetCapacity(), used+d.GetDfsUsed(), remaining+d.GetRemaining()
+			nonDFS += d.NonDfsUsed()
 		} else {
 			deadN++
 		}
@@ -161,7 +162,8 @@ func printReport(w io.Writer, addr string, sm *dfspb.SetSafeModeResponse, nodes 
 	} else {
 		fmt.Fprintln(w, "Safe mode: off")
 	}
-	fmt.Fprintf(w, "Capacity: %s, used %s, remaining %s (live datanodes)\n", units.FormatSize(capacity), units.FormatSize(used), units.FormatSize(remaining))
+	fmt.Fprintf(w, "Capacity: %s, used %s, non DFS used %s, remaining %s (live datanodes)\n", units.FormatSize(capacity),
+		units.FormatSize(used), units.FormatSize(nonDFS), units.FormatSize(remaining))
 	fmt.Fprintf(w, "Blocks: %d total, %d under-replicated, %d missing, %d corrupt — %s\n", fsck.GetTotalBlocks(),
 		fsck.GetUnderReplicated(), fsck.GetMissing(), fsck.GetCorrupt(), map[bool]string{true: "HEALTHY", false: "NOT HEALTHY"}[fsck.GetHealthy()])
 	fmt.Fprintf(w, "Datanodes: %d live, %d dead\n", liveN, deadN)
@@ -177,14 +179,15 @@ func printReport(w io.Writer, addr string, sm *dfspb.SetSafeModeResponse, nodes 
 	for _, r := range racks {
 		fmt.Fprintf(w, "\nRack %s\n", r)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  HOST\tADDRESS\tSTATE\tCAPACITY\tUSED\tREMAINING\tBLOCKS\tXCEIVERS\tLAST HEARTBEAT\tID")
+		fmt.Fprintln(tw, "  HOST\tADDRESS\tSTATE\tCAPACITY\tUSED\tNON DFS USED\tREMAINING\tBLOCKS\tXCEIVERS\tLAST HEARTBEAT\tID")
 		for _, d := range byRack[r] {
 			ago := "never"
 			if d.GetLastHeartbeatUnixMs() > 0 {
 				ago = time.Since(time.UnixMilli(d.GetLastHeartbeatUnixMs())).Round(time.Second).String() + " ago"
 			}
-			fmt.Fprintf(tw, "  %s\t%s:%d\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", d.GetHostname(), d.GetIpAddr(), d.GetDataPort(),
-				d.GetState(), units.FormatSize(d.GetCapacity()), units.FormatSize(d.GetDfsUsed()), units.FormatSize(d.GetRemaining()),
+			fmt.Fprintf(tw, "  %s\t%s:%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", d.GetHostname(), d.GetIpAddr(), d.GetDataPort(),
+				d.GetState(), units.FormatSize(d.GetCapacity()), units.FormatSize(d.GetDfsUsed()), units.FormatSize(d.NonDfsUsed()),
+				units.FormatSize(d.GetRemaining()),
 				d.GetNumBlocks(), d.GetXceiverCount(), ago, d.GetId())
 		}
 		tw.Flush()

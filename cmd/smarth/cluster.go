@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -94,6 +95,9 @@ they ran with; the flags that describe a new cluster are then ignored.`,
 			default:
 				return usageErr("--nodemanagers must be auto, true or false, not %q", nodeManagers)
 			}
+			if err := checkResourceManagerHTTP(opts); err != nil {
+				return err
+			}
 			if blockSize != "" {
 				n, err := units.ParseSize(blockSize)
 				if err != nil {
@@ -158,10 +162,28 @@ they ran with; the flags that describe a new cluster are then ignored.`,
 	cache.add(f)
 	f.StringVar(&opts.NameNodeRPC, "namenode-addr", "", "namenode RPC address (default 127.0.0.1:8020 if free, else a free port)")
 	f.StringVar(&opts.NameNodeHTTP, "namenode-http", "", "namenode web address (default 127.0.0.1:9870 if free, else a free port)")
+	f.StringVar(&opts.ResourceManagerHTTP, "resourcemanager-http", "", "resource manager web address, with node managers (default 127.0.0.1:8088 if free, else a free port)")
 	f.StringVar(&opts.Binary, "binary", "", "smarth binary the daemons run (default: this one)")
 	f.DurationVar(&timeout, "timeout", 60*time.Second, "how long to wait for each start-up step")
 	f.DurationVar(&grace, "grace", 10*time.Second, "on failure: SIGTERM to SIGKILL grace when stopping what was started")
 	return c
+}
+
+// checkResourceManagerHTTP refuses a --resourcemanager-http that is not
+// host:port, or given for a cluster without a resource manager (it would
+// be dropped without a word).
+func checkResourceManagerHTTP(opts cluster.Options) error {
+	addr := opts.ResourceManagerHTTP
+	if addr == "" {
+		return nil
+	}
+	if !opts.NodeManagers {
+		return usageErr("--resourcemanager-http %s: this cluster starts no resource manager (--nodemanagers is false)", addr)
+	}
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+		return usageErr("--resourcemanager-http %q: want host:port, e.g. 127.0.0.1:8088", addr)
+	}
+	return nil
 }
 
 // homeFlag repeats --home in printed advice when it was given.

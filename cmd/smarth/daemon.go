@@ -8,6 +8,7 @@ import (
 
 	"smarth/internal/atomicfile"
 	"smarth/internal/diskperm"
+	"smarth/internal/logfile"
 )
 
 // This file holds what `smarth namenode` and `smarth datanode` share: the
@@ -15,15 +16,15 @@ import (
 // config file is daemonconf.Load's).
 
 // daemonLogger logs text to stderr, or JSON appended to path when one is
-// given; the closer closes that file.
-func daemonLogger(path string) (*slog.Logger, io.Closer, error) {
+// given, rotated as the config's log_max_* keys say (the file and its
+// backups private, internal/logfile); the closer closes that file.
+func daemonLogger(path string, rot logfile.Rotation) (*slog.Logger, io.Closer, error) {
 	if path == "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, nil)), io.NopCloser(nil), nil
 	}
-	// The log names users' paths and jobs: the daemon's alone.
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, diskperm.File)
+	f, err := logfile.Open(path, rot)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, usageErr("--log-file %s: %v", path, err)
 	}
 	return slog.New(slog.NewJSONHandler(f, nil)), f, nil
 }

@@ -27,8 +27,9 @@ func newDatanodeCmd() *cobra.Command {
 		Long: `Run a datanode. It registers with the namenode (retrying while the namenode is
 down), heartbeats, reports its blocks, serves reads and pipeline writes on
 data_addr, lease recovery on ipc_addr and Prometheus metrics on
-http_addr/metrics. Settings come from --config (YAML, keys as in the datanode
-config contract) with flags overriding them. It stops on SIGTERM or SIGINT.
+http_addr/metrics. Settings come from --config (YAML; every key, its default
+and meaning in docs/config.md) with flags overriding them. It stops on
+SIGTERM or SIGINT.
 
 Authentication is secure unless the config says auth: simple (or --auth
 simple, which logs a warning). Secure, the datanode needs datanode_key_file, a
@@ -58,7 +59,7 @@ configured), and does not start without it. See docs/security.md.`,
 			if err := cfg.Validate(); err != nil {
 				return usageErr("datanode: %v", err)
 			}
-			log, closeLog, err := daemonLogger(logFile)
+			log, closeLog, err := daemonLogger(logFile, cfg.Log)
 			if err != nil {
 				return err
 			}

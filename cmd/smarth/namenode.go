@@ -27,9 +27,9 @@ directory is empty), serves ClientProtocol and DatanodeProtocol over gRPC on
 rpc_addr, and a status page and Prometheus metrics on http_addr. Every
 acknowledged change is in its edit log before the reply, so kill -9 loses
 nothing acknowledged. It starts in safe mode until the datanodes have
-reported enough blocks. Settings come from --config (YAML, keys as in the
-namenode config contract) with flags overriding them. It stops on SIGTERM or
-SIGINT.
+reported enough blocks. Settings come from --config (YAML; every key, its
+default and meaning in docs/config.md) with flags overriding them. It stops
+on SIGTERM or SIGINT.
 
 Authentication is secure unless the config says auth: simple (or --auth
 simple, which logs a warning): callers prove their user with a credential
@@ -60,7 +60,7 @@ the first start. See docs/security.md.`,
 			if err := cfg.Validate(); err != nil {
 				return usageErr("namenode: %v", err)
 			}
-			log, closeLog, err := daemonLogger(logFile)
+			log, closeLog, err := daemonLogger(logFile, cfg.Log)
 			if err != nil {
 				return err
 			}

@@ -14,8 +14,8 @@ func newNodeManagerCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "nodemanager",
 		Short: "Run a MapReduce node manager (runs tasks, serves map output)",
-		Long: `Run a MapReduce node manager. Settings come from --config (YAML) with flags
-overriding them.
+		Long: `Run a MapReduce node manager. Settings come from --config (YAML; every key,
+its default and meaning in docs/config.md) with flags overriding them.
 
 Authentication is secure unless the config says auth: simple (or --auth
 simple, which logs a warning): the node manager reaches the namenode with
@@ -53,7 +53,7 @@ itself. See docs/security.md.`,
 				cfg.Containers.BannedUsers, _ = cmd.Flags().GetStringSlice("banned-users")
 			}
 			cfg.Registry = mrRegistry()
-			log, closer, err := df.logger()
+			log, closer, err := df.logger(cfg.Log)
 			if err != nil {
 				return err
 			}

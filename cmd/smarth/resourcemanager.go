@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"smarth/internal/daemonconf"
+	"smarth/internal/logfile"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/apps"
 	"smarth/internal/resourcemanager"
@@ -37,7 +38,9 @@ func (f *mrDaemonFlags) load(cfg any) error {
 	return daemonconf.Load(f.config, cfg)
 }
 
-func (f *mrDaemonFlags) logger() (*slog.Logger, io.Closer, error) { return daemonLogger(f.logFile) }
+func (f *mrDaemonFlags) logger(rot logfile.Rotation) (*slog.Logger, io.Closer, error) {
+	return daemonLogger(f.logFile, rot)
+}
 
 // ready writes the ready file atomically, with this process's pid.
 func (f *mrDaemonFlags) ready(keys map[string]any) error {
@@ -61,8 +64,8 @@ func newResourceManagerCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "resourcemanager",
 		Short: "Run the MapReduce resource manager (jobs, node heartbeats, scheduling)",
-		Long: `Run the MapReduce resource manager. Settings come from --config (YAML) with
-flags overriding them.
+		Long: `Run the MapReduce resource manager. Settings come from --config (YAML; every
+key, its default and meaning in docs/config.md) with flags overriding them.
 
 Authentication is secure unless the config says auth: simple (or --auth
 simple, which logs a warning): job callers prove their user with a
@@ -86,7 +89,7 @@ either. See docs/security.md.`,
 			if err := cfg.Validate(); err != nil {
 				return usageErr("resourcemanager config: %v", err)
 			}
-			log, closer, err := df.logger()
+			log, closer, err := df.logger(cfg.Log)
 			if err != nil {
 				return err
 			}

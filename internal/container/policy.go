@@ -43,10 +43,10 @@ func DefaultBannedUsers() []string { return []string{"hdfs", "yarn", "mapred", "
 
 // Policy says which OS user a task may run as.
 type Policy struct {
-	RunAs       string   `yaml:"run_as"`
-	RunAsUser   string   `yaml:"run_as_user"`
-	MinUserID   int      `yaml:"min_user_id"`
-	BannedUsers []string `yaml:"banned_users"`
+	RunAs       string   `yaml:"run_as"`       // submitter (the OS account named like the job's submitter, else run_as_user) or local-user (always run_as_user)
+	RunAsUser   string   `yaml:"run_as_user"`  // the OS account tasks run as when not as their submitter (yarn.nodemanager.linux-container-executor.nonsecure-mode.local-user)
+	MinUserID   int      `yaml:"min_user_id"`  // accounts with a lower uid are refused, as system accounts (container-executor.cfg min.user.id)
+	BannedUsers []string `yaml:"banned_users"` // accounts tasks never run as (container-executor.cfg banned.users)
 }
 
 // DefaultPolicy is run_as: submitter, falling back to nobody.

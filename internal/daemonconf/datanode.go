@@ -5,6 +5,7 @@ import (
 
 	"smarth/internal/diskperm"
 	"smarth/internal/httpserver"
+	"smarth/internal/logfile"
 	"smarth/internal/pki"
 )
 
@@ -29,12 +30,14 @@ type DataNodeConfig struct {
 	// every connection this datanode makes (namenode, other datanodes).
 	Wire pki.Config `yaml:",inline"`
 	// HTTP bounds the HTTP port(s): timeouts and connection caps (http_* keys, internal/httpserver).
-	HTTP        httpserver.Limits `yaml:",inline"`
-	Hostname    string            `yaml:"hostname"`     // name reported to the namenode; default os.Hostname()
-	AdvertiseIP string            `yaml:"advertise_ip"` // IP others use; default from data_addr, else first non-loopback
-	DataAddr    string            `yaml:"data_addr"`    // streaming data-transfer protocol
-	IPCAddr     string            `yaml:"ipc_addr"`     // InterDatanodeProtocol gRPC
-	HTTPAddr    string            `yaml:"http_addr"`    // console, /metrics
+	HTTP httpserver.Limits `yaml:",inline"`
+	// Log rotates the daemon's --log-file (log_max_* keys, internal/logfile).
+	Log         logfile.Rotation `yaml:",inline"`
+	Hostname    string           `yaml:"hostname"`     // name reported to the namenode; default os.Hostname()
+	AdvertiseIP string           `yaml:"advertise_ip"` // IP others use; default from data_addr, else first non-loopback
+	DataAddr    string           `yaml:"data_addr"`    // streaming data-transfer protocol
+	IPCAddr     string           `yaml:"ipc_addr"`     // InterDatanodeProtocol gRPC
+	HTTPAddr    string           `yaml:"http_addr"`    // console, /metrics
 	// Pprof serves Go profiles under http_addr/debug/pprof/, to loopback
 	// callers only; off by default (profiles expose memory and burn CPU).
 	Pprof   bool   `yaml:"pprof"`

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"smarth/internal/httpserver"
+	"smarth/internal/logfile"
 	"smarth/internal/pki"
 )
 
@@ -30,16 +31,16 @@ type NameNodeConfig struct {
 	// (host:port), for the console's links to job pages; empty: no links.
 	ResourceManagerWeb string `yaml:"resourcemanager_web"`
 
-	BlockSize int64 `yaml:"block_size"`
+	BlockSize int64 `yaml:"block_size"` // block size of files whose create names none (HDFS dfs.blocksize)
 	// MaxBlockSize is the largest block size a create may ask for
 	// (HDFS's dfs.namenode.fs-limits.max-block-size, and its default,
 	// 32 GiB): bigger blocks are slow to re-replicate and recover, and
 	// it keeps a block's quota charge (block size x replication) far
 	// from int64's limit. Files created before a lower limit keep theirs.
 	MaxBlockSize   int64 `yaml:"max_block_size"`
-	Replication    int   `yaml:"replication"`
-	MinReplication int   `yaml:"min_replication"`
-	MaxReplication int   `yaml:"max_replication"`
+	Replication    int   `yaml:"replication"`     // replicas of files whose create names none (HDFS dfs.replication)
+	MinReplication int   `yaml:"min_replication"` // replicas a block needs before its file may close, and for safe mode (dfs.namenode.replication.min)
+	MaxReplication int   `yaml:"max_replication"` // the most replicas a file may ask for (dfs.replication.max)
 
 	HeartbeatInterval   time.Duration `yaml:"heartbeat_interval"`   // the datanodes' interval, for liveness math
 	DeadNodeTimeout     time.Duration `yaml:"dead_node_timeout"`    // no heartbeat this long: dead
@@ -56,15 +57,15 @@ type NameNodeConfig struct {
 	// lines, and a script run with addresses as arguments printing one
 	// rack each (cached; each run bounded by TopologyScriptTimeout). The
 	// inline table wins over the file, both over the script.
-	Racks                 map[string]string `yaml:"racks"` // hostname or IP -> rack
-	TopologyTableFile     string            `yaml:"topology_table_file"`
-	TopologyScript        string            `yaml:"topology_script"`
-	TopologyScriptTimeout time.Duration     `yaml:"topology_script_timeout"`
-	DefaultRack           string            `yaml:"default_rack"` // rack of datanodes nobody placed
+	Racks                 map[string]string `yaml:"racks"`                   // hostname or IP -> rack
+	TopologyTableFile     string            `yaml:"topology_table_file"`     // a file of "address rack" lines (net.topology.table.file.name)
+	TopologyScript        string            `yaml:"topology_script"`         // run with addresses, prints their racks (net.topology.script.file.name)
+	TopologyScriptTimeout time.Duration     `yaml:"topology_script_timeout"` // bound on one run of topology_script
+	DefaultRack           string            `yaml:"default_rack"`            // rack of datanodes nobody placed
 
-	PermissionsEnabled bool   `yaml:"permissions_enabled"`
-	Superuser          string `yaml:"superuser"`  // default: the OS user running the namenode
-	Supergroup         string `yaml:"supergroup"` // members are superusers too (membership resolved here, see Groups)
+	PermissionsEnabled bool   `yaml:"permissions_enabled"` // check permissions on every call (dfs.permissions.enabled)
+	Superuser          string `yaml:"superuser"`           // default: the OS user running the namenode
+	Supergroup         string `yaml:"supergroup"`          // members are superusers too (membership resolved here, see Groups)
 
 	// Identity (docs/security.md). Auth is "secure" (the default, also
 	// when a config names no auth: callers prove their user with a
@@ -100,19 +101,19 @@ type NameNodeConfig struct {
 	TrashCheckpointInterval time.Duration `yaml:"trash_checkpoint_interval"`
 	// Extended attribute limits (HDFS dfs.namenode.fs-limits.max-xattrs-
 	// per-inode and max-xattr-size: name plus value bytes).
-	MaxXAttrsPerInode int `yaml:"max_xattrs_per_inode"`
-	MaxXAttrSize      int `yaml:"max_xattr_size"`
+	MaxXAttrsPerInode int `yaml:"max_xattrs_per_inode"` // extended attributes one file or directory may hold
+	MaxXAttrSize      int `yaml:"max_xattr_size"`       // bytes of one attribute, name and value
 
 	// Block access tokens (HDFS dfs.block.access.token.*): on by default;
 	// off only for compatibility with old clients, with a warning.
 	BlockAccessTokenEnable   bool          `yaml:"block_access_token_enable"`
-	BlockAccessTokenLifetime time.Duration `yaml:"block_access_token_lifetime"`
-	BlockKeyUpdateInterval   time.Duration `yaml:"block_key_update_interval"`
+	BlockAccessTokenLifetime time.Duration `yaml:"block_access_token_lifetime"` // how long a token the namenode signs is good for
+	BlockKeyUpdateInterval   time.Duration `yaml:"block_key_update_interval"`   // how often the signing key rolls
 
 	// Checkpoint after this many edits or this long since the last one,
 	// whichever comes first (HDFS: dfs.namenode.checkpoint.txns/period).
-	CheckpointTxns   uint64        `yaml:"checkpoint_txns"`
-	CheckpointPeriod time.Duration `yaml:"checkpoint_period"`
+	CheckpointTxns   uint64        `yaml:"checkpoint_txns"`   // edits since the last checkpoint that trigger one
+	CheckpointPeriod time.Duration `yaml:"checkpoint_period"` // time since the last checkpoint that triggers one
 
 	// SpeedRecordTTL forgets a client's speed records this long after its
 	// last client heartbeat.
@@ -161,4 +162,6 @@ type NameNodeConfig struct {
 	Wire pki.Config `yaml:",inline"`
 	// HTTP bounds the HTTP port(s): timeouts and connection caps (http_* keys, internal/httpserver).
 	HTTP httpserver.Limits `yaml:",inline"`
+	// Log rotates the daemon's --log-file (log_max_* keys, internal/logfile).
+	Log logfile.Rotation `yaml:",inline"`
 }

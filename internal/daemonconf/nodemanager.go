@@ -5,6 +5,7 @@ import (
 
 	"smarth/internal/container"
 	"smarth/internal/httpserver"
+	"smarth/internal/logfile"
 	"smarth/internal/pki"
 )
 
@@ -13,8 +14,8 @@ import (
 // Validate (internal/nodemanager).
 type NodeManagerConfig struct {
 	ResourceManager string `yaml:"resourcemanager"` // host:port of the resource manager's gRPC
-	NameNode        string `yaml:"namenode"`
-	Hostname        string `yaml:"hostname"` // the co-located datanode's hostname; default os.Hostname()
+	NameNode        string `yaml:"namenode"`        // host:port of the namenode's RPC, for job files and tasks' input and output
+	Hostname        string `yaml:"hostname"`        // the co-located datanode's hostname; default os.Hostname()
 	// Rack is used only when the namenode knows no datanode with this
 	// Hostname: otherwise the node takes its datanode's rack from the
 	// namenode's report, the view block locations are given in.
@@ -42,6 +43,8 @@ type NodeManagerConfig struct {
 	Wire pki.Config `yaml:",inline"`
 	// HTTP bounds the HTTP port(s): timeouts and connection caps (http_* keys, internal/httpserver).
 	HTTP httpserver.Limits `yaml:",inline"`
+	// Log rotates the daemon's --log-file (log_max_* keys, internal/logfile).
+	Log logfile.Rotation `yaml:",inline"`
 	// Pprof serves Go profiles under http_addr/debug/pprof/, to loopback
 	// callers only; off by default (profiles expose memory and burn CPU).
 	Pprof   bool   `yaml:"pprof"`
@@ -54,8 +57,8 @@ type NodeManagerConfig struct {
 	// LogRetention: a job's logs are removed this long after they were
 	// last written (0: kept).
 	LogRetention time.Duration `yaml:"log_retention"`
-	MapSlots     int           `yaml:"map_slots"`
-	ReduceSlots  int           `yaml:"reduce_slots"`
+	MapSlots     int           `yaml:"map_slots"`    // map tasks run at once
+	ReduceSlots  int           `yaml:"reduce_slots"` // reduce tasks run at once
 	// HeartbeatInterval until the resource manager says otherwise.
 	HeartbeatInterval time.Duration `yaml:"heartbeat_interval"`
 	SortBufferBytes   int           `yaml:"sort_buffer_bytes"`   // map-side arena per map task

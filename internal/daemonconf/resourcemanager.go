@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"smarth/internal/httpserver"
+	"smarth/internal/logfile"
 	"smarth/internal/pki"
 )
 
@@ -86,4 +87,6 @@ type ResourceManagerConfig struct {
 	Wire pki.Config `yaml:",inline"`
 	// HTTP bounds the HTTP port(s): timeouts and connection caps (http_* keys, internal/httpserver).
 	HTTP httpserver.Limits `yaml:",inline"`
+	// Log rotates the daemon's --log-file (log_max_* keys, internal/logfile).
+	Log logfile.Rotation `yaml:",inline"`
 }

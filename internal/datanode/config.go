@@ -16,6 +16,7 @@ import (
 	"smarth/internal/datanode/store"
 	"smarth/internal/datanode/store/vfs"
 	"smarth/internal/diskperm"
+	"smarth/internal/logfile"
 	"smarth/internal/units"
 )
 
@@ -60,6 +61,7 @@ func DefaultConfig() Config {
 		IOTimeout:           60 * time.Second,
 		MaxXceivers:         4096,
 		CacheConcurrency:    2,
+		Log:                 logfile.Default(),
 	}}
 }
 

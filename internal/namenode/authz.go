@@ -37,6 +37,10 @@ const (
 	// ruleDatanode: the datanode protocol, with proof of the cluster's
 	// datanode key whenever one is configured (always in secure mode).
 	ruleDatanode
+	// ruleSuperuser: the superuser or a member of the supergroup only
+	// (HDFS's checkSuperuserPrivilege): administration of the whole
+	// namenode, such as saving its namespace.
+	ruleSuperuser
 )
 
 const (
@@ -75,6 +79,7 @@ var methodRules = func() map[string]rule {
 		m[clientProtocol+name] = ruleUser
 	}
 	m[clientProtocol+"JobCacheStatus"] = ruleService
+	m[clientProtocol+"SaveNamespace"] = ruleSuperuser
 	for _, name := range []string{"RegisterDatanode", "SendHeartbeat", "BlockReport", "BlockReceivedAndDeleted",
 		"ReportBadBlocks", "CommitBlockSynchronization"} {
 		m[datanodeProtocol+name] = ruleDatanode
@@ -96,6 +101,13 @@ func (nn *NameNode) authorize(ctx context.Context, method string, req any) (cont
 	ctx, err := nn.ident.authenticate(ctx, method, req)
 	if err != nil || r == ruleUser {
 		return ctx, err
+	}
+	if r == ruleSuperuser {
+		if c := callerOf(ctx); !nn.state.Tree().IsSuper(c) {
+			// HDFS's AccessControlException text.
+			return ctx, errDenied("Access denied for user %s. Superuser privilege is required", c.User)
+		}
+		return ctx, nil
 	}
 	if c := callerOf(ctx); !nn.ident.isService(c, nn.state.Tree()) {
 		return ctx, status.Errorf(codes.PermissionDenied, "%s: permission denied: user %s is not a service user (the namenode's superuser, a member of its supergroup, or one of its proxy_users)",

@@ -14,6 +14,7 @@ import (
 	"smarth/internal/blocktoken"
 	"smarth/internal/cache"
 	"smarth/internal/daemonconf"
+	"smarth/internal/logfile"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/placement"
 	"smarth/internal/topology"
@@ -74,6 +75,7 @@ func DefaultConfig() Config {
 		CachePolicy:              "none",
 		CacheWindow:              cache.DefaultWindow,
 		CacheTTL:                 cache.DefaultTTL,
+		Log:                      logfile.Default(),
 	}}
 }
 

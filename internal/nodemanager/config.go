@@ -8,6 +8,7 @@ import (
 	"smarth/internal/auth"
 	"smarth/internal/container"
 	"smarth/internal/daemonconf"
+	"smarth/internal/logfile"
 	"smarth/internal/mapreduce"
 )
 
@@ -52,6 +53,7 @@ func DefaultConfig() Config {
 		Containers:           container.DefaultPolicy(),
 		MaxMemoryMB:          8192,
 		MaxVCores:            4,
+		Log:                  logfile.Default(),
 	}}
 }
 

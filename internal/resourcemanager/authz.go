@@ -39,6 +39,7 @@ var methodRules = map[string]rule{
 	rmService + "GetJob":        ruleUser,
 	rmService + "ListJobs":      ruleUser,
 	rmService + "KillJob":       ruleUser,
+	rmService + "ListNodes":     ruleUser, // as YARN's getClusterNodes: any authenticated user
 	rmService + "Heartbeat":     ruleNodeManager,
 	rmService + "GetMapOutputs": ruleNodeManager,
 }

@@ -8,6 +8,7 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/daemonconf"
+	"smarth/internal/logfile"
 	"smarth/internal/mapreduce"
 	"smarth/internal/sched"
 )
@@ -58,6 +59,7 @@ func DefaultConfig() Config {
 		RetainJobs:        200,
 		AbortGrace:        30 * time.Second,
 		Auth:              auth.DefaultMode,
+		Log:               logfile.Default(),
 	}}
 }
 

@@ -36,6 +36,7 @@ func (rm *ResourceManager) Heartbeat(ctx context.Context, req *mrpb.HeartbeatReq
 	if n == nil {
 		n = &node{id: req.GetNodeId()}
 		rm.nodes[n.id] = n
+		delete(rm.lost, n.id)
 		rm.log.Info("node manager registered", "node", n.id, "user", who, "host", req.GetHostname(), "rack", req.GetRack(),
 			"map_slots", req.GetMapSlots(), "reduce_slots", req.GetReduceSlots())
 	}

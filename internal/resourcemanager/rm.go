@@ -54,11 +54,14 @@ type ResourceManager struct {
 
 	cacheKick chan struct{} // a submission asks the cache loop for a round now
 
-	mu    sync.Mutex // guards jobs, order, nodes, seq, reserved, cacheFailing
+	mu    sync.Mutex // guards jobs, order, nodes, lost, seq, reserved, cacheFailing
 	jobs  map[string]*job
 	order []*job // submission order, finished ones trimmed to RetainJobs
 	nodes map[string]*node
-	seq   int64
+	// lost remembers node managers lost to silence, for `job nodes --all`
+	// (YARN's LOST state), until they heartbeat again (nodes.go).
+	lost map[string]*mrpb.NodeReport
+	seq  int64
 	// reserved: outputs of jobs being set up (not yet in jobs).
 	reserved map[string]string
 	// cacheFailing: the last JobCacheStatus call failed (logged once).
@@ -126,7 +129,7 @@ func New(cfg Config, logger *slog.Logger) (*ResourceManager, error) {
 		return nil, err
 	}
 	rm := &ResourceManager{srvTLS: srvTLS, cliTLS: cliTLS, cfg: cfg, log: logger, policy: pol, fs: cfg.FS, jobs: map[string]*job{}, reserved: map[string]string{},
-		nodes: map[string]*node{}, nodeOwners: map[string]string{}, refused: map[string]struct{}{}, stop: make(chan struct{}), reg: prometheus.NewRegistry(),
+		nodes: map[string]*node{}, lost: map[string]*mrpb.NodeReport{}, nodeOwners: map[string]string{}, refused: map[string]struct{}{}, stop: make(chan struct{}), reg: prometheus.NewRegistry(),
 		epoch: time.Now().Format("20060102150405"), cacheKick: make(chan struct{}, 1)}
 	switch {
 	case cfg.UserFS != nil:
@@ -535,6 +538,7 @@ func (rm *ResourceManager) monitor() {
 // the map outputs it held for unfinished jobs are re-run.
 func (rm *ResourceManager) loseNode(id string) {
 	rm.log.Warn("node manager lost", "node", id)
+	rm.rememberLost(id)
 	delete(rm.nodes, id)
 	for _, j := range rm.order {
 		if j.terminal() {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"sort"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -190,28 +189,11 @@ func (rm *ResourceManager) serveNodes(w http.ResponseWriter, r *http.Request) {
 	var nodes []pageNode
 	now := time.Now()
 	rm.mu.Lock()
-	used := map[string][2]int{}
-	for _, j := range rm.order {
-		for _, ts := range [][]*task{j.maps, j.reduces} {
-			for _, t := range ts {
-				for _, a := range t.running {
-					u := used[a.node]
-					if t.isMap {
-						u[0]++
-					} else {
-						u[1]++
-					}
-					used[a.node] = u
-				}
-			}
-		}
-	}
-	for _, n := range rm.nodes {
-		u := used[n.id]
-		nodes = append(nodes, pageNode{n.id, n.host, n.rack, fmt.Sprintf("%d/%d", u[0], n.mapSlots),
-			fmt.Sprintf("%d/%d", u[1], n.reduceSlots), webui.Ago(n.lastSeen, now), n.httpAddr})
-	}
+	reports := rm.nodeReports(false)
 	rm.mu.Unlock()
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID < nodes[j].ID })
+	for _, n := range reports {
+		nodes = append(nodes, pageNode{n.NodeId, n.Hostname, n.Rack, fmt.Sprintf("%d/%d", n.RunningMaps, n.MapSlots),
+			fmt.Sprintf("%d/%d", n.RunningReduces, n.ReduceSlots), webui.Ago(time.UnixMilli(n.LastHeartbeatMs), now), n.HttpAddr})
+	}
 	rm.console().Page(w, "Node managers", webui.Render(nodesPage, nodes))
 }

@@ -244,6 +244,18 @@ func (c *Client) List(ctx context.Context, states ...string) ([]*mrpb.JobStatus,
 	return resp.GetJobs(), nil
 }
 
+// Nodes reports the node managers (YARN's getClusterNodes): the running
+// ones, and with all the lost ones the resource manager remembers.
+func (c *Client) Nodes(ctx context.Context, all bool) ([]*mrpb.NodeReport, error) {
+	rctx, cancel := c.rpcCtx(ctx)
+	defer cancel()
+	resp, err := c.rm.ListNodes(rctx, &mrpb.ListNodesRequest{All: all})
+	if err != nil {
+		return nil, c.rpcErr(err)
+	}
+	return resp.GetNodes(), nil
+}
+
 // Kill stops a job.
 func (c *Client) Kill(ctx context.Context, id string) error {
 	rctx, cancel := c.rpcCtx(ctx)

@@ -23,12 +23,15 @@ var now = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // records, a running job in the cache statistics, and a namespace of /d
 // (a directory holding the file f) and /private (the web user may not
 // look inside).
-type fakeNN struct{ health error }
+type fakeNN struct {
+	health error
+	nonDFS int64 // taken from each datanode's remaining by files other than replicas
+}
 
 func (f fakeNN) Overview() Overview {
 	node := func(id, rack string, capacity, used int64) *dfspb.DatanodeInfo {
 		return &dfspb.DatanodeInfo{Id: id, Hostname: "host-" + id, IpAddr: "10.0.0.1", DataPort: 50010, Rack: rack,
-			Capacity: capacity, DfsUsed: used, Remaining: capacity - used}
+			Capacity: capacity, DfsUsed: used, Remaining: max(0, capacity-used-f.nonDFS)}
 	}
 	return Overview{
 		Addr: "nn:8020", Placement: "speedaware", Started: now.Add(-time.Hour), LastTxID: 42, Files: 3, Dirs: 2, Blocks: 5,
@@ -160,5 +163,24 @@ func TestBrowseAndJournalPages(t *testing.T) {
 				t.Errorf("GET %s lacks %q:\n%s", tc.path, lacks, page)
 			}
 		})
+	}
+}
+
+// The overview shows HDFS's "Non DFS Used" (capacity less DFS used less
+// remaining), in total over the live datanodes and per datanode, so space
+// taken by other files on the disks is accounted for.
+func TestOverviewShowsNonDFSUsed(t *testing.T) {
+	get := serve(t, fakeNN{nonDFS: 768 << 20})
+	_, page := get("/")
+	for _, want := range []string{
+		"<th>configured capacity</th><th>DFS used</th><th>non DFS used</th><th>remaining</th>",
+		// live total: 8 GiB, 2 GiB used, 2 x 768 MiB non DFS, the rest remaining
+		`<td class="n">8.0 GiB</td><td class="n">2.0 GiB</td><td class="n">1.5 GiB</td><td class="n">4.5 GiB</td>`,
+		// dn1: 4 GiB, 1 GiB used, 768 MiB non DFS, 2.25 GiB remaining
+		`<td class="n">4.0 GiB</td><td class="n">1.0 GiB</td><td class="n">768.0 MiB</td><td class="n">2.2 GiB</td>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("overview lacks %q:\n%s", want, page)
+		}
 	}
 }

@@ -23,8 +23,8 @@ var webFS embed.FS
 var statusPage = template.Must(template.ParseFS(webFS, "web/status.html"))
 
 type statusNode struct {
-	ID, Host, Addr, State, Web          string
-	Capacity, Used, Remaining, LastSeen string
+	ID, Host, Addr, State, Web                  string
+	Capacity, Used, NonDFS, Remaining, LastSeen string
 	// Speed is the median of the clients' recent write speeds to this
 	// node (SMARTH's records), so an operator sees the slow node in the
 	// rack table itself rather than hunting through per-client rows.
@@ -58,6 +58,7 @@ type statusData struct {
 	Speeds                                      []statusSpeed
 	Cache                                       statusCache
 	CapTotal, CapUsed, CapRemaining, CapPercent string
+	CapNonDFS                                   string // HDFS's "Non DFS Used"
 	Health, RMWeb                               string
 }
 
@@ -95,7 +96,7 @@ func (c *console) statusData() statusData {
 		OpenFiles: o.OpenFiles, UnderReplicated: o.UnderReplicated, Missing: o.Missing,
 		Corrupt: o.Corrupt, Pending: o.Pending,
 	}
-	var capTotal, capUsed, capRemaining int64
+	var capTotal, capUsed, capRemaining, capNonDFS int64
 	racks := map[string][]statusNode{}
 	hosts := map[string]string{}
 	for _, dn := range o.Datanodes {
@@ -108,6 +109,7 @@ func (c *console) statusData() statusData {
 		} else {
 			d.Live++
 			capTotal, capUsed, capRemaining = capTotal+dn.Info.Capacity, capUsed+dn.Info.DfsUsed, capRemaining+dn.Info.Remaining
+			capNonDFS += dn.Info.NonDfsUsed()
 		}
 		web := ""
 		if dn.Info.HttpPort != 0 {
@@ -116,11 +118,12 @@ func (c *console) statusData() statusData {
 		racks[dn.Info.Rack] = append(racks[dn.Info.Rack], statusNode{
 			ID: id, Host: dn.Info.Hostname, Addr: fmt.Sprintf("%s:%d", dn.Info.IpAddr, dn.Info.DataPort),
 			State: state, Web: web, Dead: !dn.Live, Capacity: units.FormatSize(dn.Info.Capacity), Used: units.FormatSize(dn.Info.DfsUsed),
-			Remaining: units.FormatSize(dn.Info.Remaining), Blocks: dn.Blocks,
+			NonDFS: units.FormatSize(dn.Info.NonDfsUsed()), Remaining: units.FormatSize(dn.Info.Remaining), Blocks: dn.Blocks,
 			Xceivers: dn.Info.XceiverCount, LastSeen: now.Sub(dn.LastSeen).Round(time.Second).String(),
 		})
 	}
 	d.CapTotal, d.CapUsed, d.CapRemaining = units.FormatSize(capTotal), units.FormatSize(capUsed), units.FormatSize(capRemaining)
+	d.CapNonDFS = units.FormatSize(capNonDFS)
 	d.CapPercent = "-"
 	if capTotal > 0 {
 		d.CapPercent = fmt.Sprintf("%.1f%%", 100*float64(capUsed)/float64(capTotal))

@@ -69,6 +69,7 @@ const (
 	ClientProtocol_ClientHeartbeat_FullMethodName            = "/smarth.dfs.ClientProtocol/ClientHeartbeat"
 	ClientProtocol_GetSpeeds_FullMethodName                  = "/smarth.dfs.ClientProtocol/GetSpeeds"
 	ClientProtocol_SetSafeMode_FullMethodName                = "/smarth.dfs.ClientProtocol/SetSafeMode"
+	ClientProtocol_SaveNamespace_FullMethodName              = "/smarth.dfs.ClientProtocol/SaveNamespace"
 	ClientProtocol_CacheAccess_FullMethodName                = "/smarth.dfs.ClientProtocol/CacheAccess"
 	ClientProtocol_JobCacheStatus_FullMethodName             = "/smarth.dfs.ClientProtocol/JobCacheStatus"
 	ClientProtocol_AddCachePool_FullMethodName               = "/smarth.dfs.ClientProtocol/AddCachePool"
@@ -140,6 +141,10 @@ type ClientProtocolClient interface {
 	ClientHeartbeat(ctx context.Context, in *ClientHeartbeatRequest, opts ...grpc.CallOption) (*ClientHeartbeatResponse, error)
 	GetSpeeds(ctx context.Context, in *GetSpeedsRequest, opts ...grpc.CallOption) (*GetSpeedsResponse, error)
 	SetSafeMode(ctx context.Context, in *SetSafeModeRequest, opts ...grpc.CallOption) (*SetSafeModeResponse, error)
+	// SaveNamespace writes a checkpoint image of the namespace now and
+	// trims the edit log (HDFS's dfsadmin -saveNamespace): superusers only,
+	// in safe mode only, as HDFS.
+	SaveNamespace(ctx context.Context, in *SaveNamespaceRequest, opts ...grpc.CallOption) (*SaveNamespaceResponse, error)
 	// in-memory caching (seed 003)
 	CacheAccess(ctx context.Context, in *CacheAccessRequest, opts ...grpc.CallOption) (*CacheAccessResponse, error)
 	JobCacheStatus(ctx context.Context, in *JobCacheStatusRequest, opts ...grpc.CallOption) (*JobCacheStatusResponse, error)
@@ -512,6 +517,16 @@ func (c *clientProtocolClient) SetSafeMode(ctx context.Context, in *SetSafeModeR
 	return out, nil
 }
 
+func (c *clientProtocolClient) SaveNamespace(ctx context.Context, in *SaveNamespaceRequest, opts ...grpc.CallOption) (*SaveNamespaceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SaveNamespaceResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_SaveNamespace_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *clientProtocolClient) CacheAccess(ctx context.Context, in *CacheAccessRequest, opts ...grpc.CallOption) (*CacheAccessResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CacheAccessResponse)
@@ -842,6 +857,10 @@ type ClientProtocolServer interface {
 	ClientHeartbeat(context.Context, *ClientHeartbeatRequest) (*ClientHeartbeatResponse, error)
 	GetSpeeds(context.Context, *GetSpeedsRequest) (*GetSpeedsResponse, error)
 	SetSafeMode(context.Context, *SetSafeModeRequest) (*SetSafeModeResponse, error)
+	// SaveNamespace writes a checkpoint image of the namespace now and
+	// trims the edit log (HDFS's dfsadmin -saveNamespace): superusers only,
+	// in safe mode only, as HDFS.
+	SaveNamespace(context.Context, *SaveNamespaceRequest) (*SaveNamespaceResponse, error)
 	// in-memory caching (seed 003)
 	CacheAccess(context.Context, *CacheAccessRequest) (*CacheAccessResponse, error)
 	JobCacheStatus(context.Context, *JobCacheStatusRequest) (*JobCacheStatusResponse, error)
@@ -982,6 +1001,9 @@ func (UnimplementedClientProtocolServer) GetSpeeds(context.Context, *GetSpeedsRe
 }
 func (UnimplementedClientProtocolServer) SetSafeMode(context.Context, *SetSafeModeRequest) (*SetSafeModeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetSafeMode not implemented")
+}
+func (UnimplementedClientProtocolServer) SaveNamespace(context.Context, *SaveNamespaceRequest) (*SaveNamespaceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SaveNamespace not implemented")
 }
 func (UnimplementedClientProtocolServer) CacheAccess(context.Context, *CacheAccessRequest) (*CacheAccessResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CacheAccess not implemented")
@@ -1685,6 +1707,24 @@ func _ClientProtocol_SetSafeMode_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ClientProtocol_SaveNamespace_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SaveNamespaceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).SaveNamespace(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_SaveNamespace_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).SaveNamespace(ctx, req.(*SaveNamespaceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ClientProtocol_CacheAccess_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CacheAccessRequest)
 	if err := dec(in); err != nil {
@@ -2345,6 +2385,10 @@ var ClientProtocol_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetSafeMode",
 			Handler:    _ClientProtocol_SetSafeMode_Handler,
+		},
+		{
+			MethodName: "SaveNamespace",
+			Handler:    _ClientProtocol_SaveNamespace_Handler,
 		},
 		{
 			MethodName: "CacheAccess",

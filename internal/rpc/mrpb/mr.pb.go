@@ -902,6 +902,220 @@ func (x *ListJobsResponse) GetJobs() []*JobStatus {
 	return nil
 }
 
+// ListNodesRequest: the RUNNING node managers, or with all the LOST ones
+// the resource manager still remembers too (yarn node -list -all).
+type ListNodesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	All           bool                   `protobuf:"varint,1,opt,name=all,proto3" json:"all,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListNodesRequest) Reset() {
+	*x = ListNodesRequest{}
+	mi := &file_mrpb_mr_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListNodesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListNodesRequest) ProtoMessage() {}
+
+func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mrpb_mr_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListNodesRequest.ProtoReflect.Descriptor instead.
+func (*ListNodesRequest) Descriptor() ([]byte, []int) {
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ListNodesRequest) GetAll() bool {
+	if x != nil {
+		return x.All
+	}
+	return false
+}
+
+type NodeReport struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	NodeId          string                 `protobuf:"bytes,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	State           string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"` // RUNNING, or LOST: no heartbeat for node_timeout
+	Hostname        string                 `protobuf:"bytes,3,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	Rack            string                 `protobuf:"bytes,4,opt,name=rack,proto3" json:"rack,omitempty"`
+	HttpAddr        string                 `protobuf:"bytes,5,opt,name=http_addr,json=httpAddr,proto3" json:"http_addr,omitempty"` // the node manager's console
+	MapSlots        int32                  `protobuf:"varint,6,opt,name=map_slots,json=mapSlots,proto3" json:"map_slots,omitempty"`
+	ReduceSlots     int32                  `protobuf:"varint,7,opt,name=reduce_slots,json=reduceSlots,proto3" json:"reduce_slots,omitempty"`
+	RunningMaps     int32                  `protobuf:"varint,8,opt,name=running_maps,json=runningMaps,proto3" json:"running_maps,omitempty"` // attempts running in those slots
+	RunningReduces  int32                  `protobuf:"varint,9,opt,name=running_reduces,json=runningReduces,proto3" json:"running_reduces,omitempty"`
+	LastHeartbeatMs int64                  `protobuf:"varint,10,opt,name=last_heartbeat_ms,json=lastHeartbeatMs,proto3" json:"last_heartbeat_ms,omitempty"` // Unix milliseconds of the last heartbeat
+	HealthReport    string                 `protobuf:"bytes,11,opt,name=health_report,json=healthReport,proto3" json:"health_report,omitempty"`             // why a node is not RUNNING; empty when it is
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *NodeReport) Reset() {
+	*x = NodeReport{}
+	mi := &file_mrpb_mr_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeReport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeReport) ProtoMessage() {}
+
+func (x *NodeReport) ProtoReflect() protoreflect.Message {
+	mi := &file_mrpb_mr_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeReport.ProtoReflect.Descriptor instead.
+func (*NodeReport) Descriptor() ([]byte, []int) {
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *NodeReport) GetNodeId() string {
+	if x != nil {
+		return x.NodeId
+	}
+	return ""
+}
+
+func (x *NodeReport) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *NodeReport) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *NodeReport) GetRack() string {
+	if x != nil {
+		return x.Rack
+	}
+	return ""
+}
+
+func (x *NodeReport) GetHttpAddr() string {
+	if x != nil {
+		return x.HttpAddr
+	}
+	return ""
+}
+
+func (x *NodeReport) GetMapSlots() int32 {
+	if x != nil {
+		return x.MapSlots
+	}
+	return 0
+}
+
+func (x *NodeReport) GetReduceSlots() int32 {
+	if x != nil {
+		return x.ReduceSlots
+	}
+	return 0
+}
+
+func (x *NodeReport) GetRunningMaps() int32 {
+	if x != nil {
+		return x.RunningMaps
+	}
+	return 0
+}
+
+func (x *NodeReport) GetRunningReduces() int32 {
+	if x != nil {
+		return x.RunningReduces
+	}
+	return 0
+}
+
+func (x *NodeReport) GetLastHeartbeatMs() int64 {
+	if x != nil {
+		return x.LastHeartbeatMs
+	}
+	return 0
+}
+
+func (x *NodeReport) GetHealthReport() string {
+	if x != nil {
+		return x.HealthReport
+	}
+	return ""
+}
+
+type ListNodesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Nodes         []*NodeReport          `protobuf:"bytes,1,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListNodesResponse) Reset() {
+	*x = ListNodesResponse{}
+	mi := &file_mrpb_mr_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListNodesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListNodesResponse) ProtoMessage() {}
+
+func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mrpb_mr_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListNodesResponse.ProtoReflect.Descriptor instead.
+func (*ListNodesResponse) Descriptor() ([]byte, []int) {
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ListNodesResponse) GetNodes() []*NodeReport {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
 type KillJobRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -911,7 +1125,7 @@ type KillJobRequest struct {
 
 func (x *KillJobRequest) Reset() {
 	*x = KillJobRequest{}
-	mi := &file_mrpb_mr_proto_msgTypes[10]
+	mi := &file_mrpb_mr_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -923,7 +1137,7 @@ func (x *KillJobRequest) String() string {
 func (*KillJobRequest) ProtoMessage() {}
 
 func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[10]
+	mi := &file_mrpb_mr_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -936,7 +1150,7 @@ func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobRequest.ProtoReflect.Descriptor instead.
 func (*KillJobRequest) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{10}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *KillJobRequest) GetJobId() string {
@@ -954,7 +1168,7 @@ type KillJobResponse struct {
 
 func (x *KillJobResponse) Reset() {
 	*x = KillJobResponse{}
-	mi := &file_mrpb_mr_proto_msgTypes[11]
+	mi := &file_mrpb_mr_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -966,7 +1180,7 @@ func (x *KillJobResponse) String() string {
 func (*KillJobResponse) ProtoMessage() {}
 
 func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[11]
+	mi := &file_mrpb_mr_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -979,7 +1193,7 @@ func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobResponse.ProtoReflect.Descriptor instead.
 func (*KillJobResponse) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{11}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{14}
 }
 
 type TaskReport struct {
@@ -1002,7 +1216,7 @@ type TaskReport struct {
 
 func (x *TaskReport) Reset() {
 	*x = TaskReport{}
-	mi := &file_mrpb_mr_proto_msgTypes[12]
+	mi := &file_mrpb_mr_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1014,7 +1228,7 @@ func (x *TaskReport) String() string {
 func (*TaskReport) ProtoMessage() {}
 
 func (x *TaskReport) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[12]
+	mi := &file_mrpb_mr_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1027,7 +1241,7 @@ func (x *TaskReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskReport.ProtoReflect.Descriptor instead.
 func (*TaskReport) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{12}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TaskReport) GetJobId() string {
@@ -1118,7 +1332,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_mrpb_mr_proto_msgTypes[13]
+	mi := &file_mrpb_mr_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1130,7 +1344,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[13]
+	mi := &file_mrpb_mr_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1143,7 +1357,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{13}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HeartbeatRequest) GetNodeId() string {
@@ -1227,7 +1441,7 @@ type MapOutputLocation struct {
 
 func (x *MapOutputLocation) Reset() {
 	*x = MapOutputLocation{}
-	mi := &file_mrpb_mr_proto_msgTypes[14]
+	mi := &file_mrpb_mr_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1239,7 +1453,7 @@ func (x *MapOutputLocation) String() string {
 func (*MapOutputLocation) ProtoMessage() {}
 
 func (x *MapOutputLocation) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[14]
+	mi := &file_mrpb_mr_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1252,7 +1466,7 @@ func (x *MapOutputLocation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapOutputLocation.ProtoReflect.Descriptor instead.
 func (*MapOutputLocation) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{14}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *MapOutputLocation) GetMapIndex() int32 {
@@ -1301,7 +1515,7 @@ type TaskLaunch struct {
 
 func (x *TaskLaunch) Reset() {
 	*x = TaskLaunch{}
-	mi := &file_mrpb_mr_proto_msgTypes[15]
+	mi := &file_mrpb_mr_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1313,7 +1527,7 @@ func (x *TaskLaunch) String() string {
 func (*TaskLaunch) ProtoMessage() {}
 
 func (x *TaskLaunch) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[15]
+	mi := &file_mrpb_mr_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1326,7 +1540,7 @@ func (x *TaskLaunch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskLaunch.ProtoReflect.Descriptor instead.
 func (*TaskLaunch) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{15}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TaskLaunch) GetJobId() string {
@@ -1436,7 +1650,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_mrpb_mr_proto_msgTypes[16]
+	mi := &file_mrpb_mr_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1448,7 +1662,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[16]
+	mi := &file_mrpb_mr_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1461,7 +1675,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{16}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *HeartbeatResponse) GetLaunches() []*TaskLaunch {
@@ -1514,7 +1728,7 @@ type GetMapOutputsRequest struct {
 
 func (x *GetMapOutputsRequest) Reset() {
 	*x = GetMapOutputsRequest{}
-	mi := &file_mrpb_mr_proto_msgTypes[17]
+	mi := &file_mrpb_mr_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1526,7 +1740,7 @@ func (x *GetMapOutputsRequest) String() string {
 func (*GetMapOutputsRequest) ProtoMessage() {}
 
 func (x *GetMapOutputsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[17]
+	mi := &file_mrpb_mr_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1539,7 +1753,7 @@ func (x *GetMapOutputsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMapOutputsRequest.ProtoReflect.Descriptor instead.
 func (*GetMapOutputsRequest) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{17}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetMapOutputsRequest) GetJobId() string {
@@ -1585,7 +1799,7 @@ type GetMapOutputsResponse struct {
 
 func (x *GetMapOutputsResponse) Reset() {
 	*x = GetMapOutputsResponse{}
-	mi := &file_mrpb_mr_proto_msgTypes[18]
+	mi := &file_mrpb_mr_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1597,7 +1811,7 @@ func (x *GetMapOutputsResponse) String() string {
 func (*GetMapOutputsResponse) ProtoMessage() {}
 
 func (x *GetMapOutputsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[18]
+	mi := &file_mrpb_mr_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1610,7 +1824,7 @@ func (x *GetMapOutputsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMapOutputsResponse.ProtoReflect.Descriptor instead.
 func (*GetMapOutputsResponse) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{18}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetMapOutputsResponse) GetOutputs() []*MapOutputLocation {
@@ -1715,7 +1929,25 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	"\x0fListJobsRequest\x12\x16\n" +
 	"\x06states\x18\x01 \x03(\tR\x06states\"<\n" +
 	"\x10ListJobsResponse\x12(\n" +
-	"\x04jobs\x18\x01 \x03(\v2\x14.smarth.mr.JobStatusR\x04jobs\"'\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x14.smarth.mr.JobStatusR\x04jobs\"$\n" +
+	"\x10ListNodesRequest\x12\x10\n" +
+	"\x03all\x18\x01 \x01(\bR\x03all\"\xe5\x02\n" +
+	"\n" +
+	"NodeReport\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x12\x1a\n" +
+	"\bhostname\x18\x03 \x01(\tR\bhostname\x12\x12\n" +
+	"\x04rack\x18\x04 \x01(\tR\x04rack\x12\x1b\n" +
+	"\thttp_addr\x18\x05 \x01(\tR\bhttpAddr\x12\x1b\n" +
+	"\tmap_slots\x18\x06 \x01(\x05R\bmapSlots\x12!\n" +
+	"\freduce_slots\x18\a \x01(\x05R\vreduceSlots\x12!\n" +
+	"\frunning_maps\x18\b \x01(\x05R\vrunningMaps\x12'\n" +
+	"\x0frunning_reduces\x18\t \x01(\x05R\x0erunningReduces\x12*\n" +
+	"\x11last_heartbeat_ms\x18\n" +
+	" \x01(\x03R\x0flastHeartbeatMs\x12#\n" +
+	"\rhealth_report\x18\v \x01(\tR\fhealthReport\"@\n" +
+	"\x11ListNodesResponse\x12+\n" +
+	"\x05nodes\x18\x01 \x03(\v2\x15.smarth.mr.NodeReportR\x05nodes\"'\n" +
 	"\x0eKillJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x11\n" +
 	"\x0fKillJobResponse\"\xdc\x02\n" +
@@ -1795,14 +2027,15 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	"\fTASK_RUNNING\x10\x00\x12\x12\n" +
 	"\x0eTASK_SUCCEEDED\x10\x01\x12\x0f\n" +
 	"\vTASK_FAILED\x10\x02\x12\x0f\n" +
-	"\vTASK_KILLED\x10\x032\xb6\x03\n" +
+	"\vTASK_KILLED\x10\x032\xfe\x03\n" +
 	"\x0fResourceManager\x12F\n" +
 	"\tSubmitJob\x12\x1b.smarth.mr.SubmitJobRequest\x1a\x1c.smarth.mr.SubmitJobResponse\x128\n" +
 	"\x06GetJob\x12\x18.smarth.mr.GetJobRequest\x1a\x14.smarth.mr.JobStatus\x12C\n" +
 	"\bListJobs\x12\x1a.smarth.mr.ListJobsRequest\x1a\x1b.smarth.mr.ListJobsResponse\x12@\n" +
 	"\aKillJob\x12\x19.smarth.mr.KillJobRequest\x1a\x1a.smarth.mr.KillJobResponse\x12F\n" +
 	"\tHeartbeat\x12\x1b.smarth.mr.HeartbeatRequest\x1a\x1c.smarth.mr.HeartbeatResponse\x12R\n" +
-	"\rGetMapOutputs\x12\x1f.smarth.mr.GetMapOutputsRequest\x1a .smarth.mr.GetMapOutputsResponseB\x1aZ\x18smarth/internal/rpc/mrpbb\x06proto3"
+	"\rGetMapOutputs\x12\x1f.smarth.mr.GetMapOutputsRequest\x1a .smarth.mr.GetMapOutputsResponse\x12F\n" +
+	"\tListNodes\x12\x1b.smarth.mr.ListNodesRequest\x1a\x1c.smarth.mr.ListNodesResponseB\x1aZ\x18smarth/internal/rpc/mrpbb\x06proto3"
 
 var (
 	file_mrpb_mr_proto_rawDescOnce sync.Once
@@ -1817,7 +2050,7 @@ func file_mrpb_mr_proto_rawDescGZIP() []byte {
 }
 
 var file_mrpb_mr_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_mrpb_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_mrpb_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_mrpb_mr_proto_goTypes = []any{
 	(TaskState)(0),                // 0: smarth.mr.TaskState
 	(*Split)(nil),                 // 1: smarth.mr.Split
@@ -1830,50 +2063,56 @@ var file_mrpb_mr_proto_goTypes = []any{
 	(*AttemptStatus)(nil),         // 8: smarth.mr.AttemptStatus
 	(*ListJobsRequest)(nil),       // 9: smarth.mr.ListJobsRequest
 	(*ListJobsResponse)(nil),      // 10: smarth.mr.ListJobsResponse
-	(*KillJobRequest)(nil),        // 11: smarth.mr.KillJobRequest
-	(*KillJobResponse)(nil),       // 12: smarth.mr.KillJobResponse
-	(*TaskReport)(nil),            // 13: smarth.mr.TaskReport
-	(*HeartbeatRequest)(nil),      // 14: smarth.mr.HeartbeatRequest
-	(*MapOutputLocation)(nil),     // 15: smarth.mr.MapOutputLocation
-	(*TaskLaunch)(nil),            // 16: smarth.mr.TaskLaunch
-	(*HeartbeatResponse)(nil),     // 17: smarth.mr.HeartbeatResponse
-	(*GetMapOutputsRequest)(nil),  // 18: smarth.mr.GetMapOutputsRequest
-	(*GetMapOutputsResponse)(nil), // 19: smarth.mr.GetMapOutputsResponse
-	nil,                           // 20: smarth.mr.SubmitJobRequest.ParamsEntry
-	nil,                           // 21: smarth.mr.TaskLaunch.ParamsEntry
+	(*ListNodesRequest)(nil),      // 11: smarth.mr.ListNodesRequest
+	(*NodeReport)(nil),            // 12: smarth.mr.NodeReport
+	(*ListNodesResponse)(nil),     // 13: smarth.mr.ListNodesResponse
+	(*KillJobRequest)(nil),        // 14: smarth.mr.KillJobRequest
+	(*KillJobResponse)(nil),       // 15: smarth.mr.KillJobResponse
+	(*TaskReport)(nil),            // 16: smarth.mr.TaskReport
+	(*HeartbeatRequest)(nil),      // 17: smarth.mr.HeartbeatRequest
+	(*MapOutputLocation)(nil),     // 18: smarth.mr.MapOutputLocation
+	(*TaskLaunch)(nil),            // 19: smarth.mr.TaskLaunch
+	(*HeartbeatResponse)(nil),     // 20: smarth.mr.HeartbeatResponse
+	(*GetMapOutputsRequest)(nil),  // 21: smarth.mr.GetMapOutputsRequest
+	(*GetMapOutputsResponse)(nil), // 22: smarth.mr.GetMapOutputsResponse
+	nil,                           // 23: smarth.mr.SubmitJobRequest.ParamsEntry
+	nil,                           // 24: smarth.mr.TaskLaunch.ParamsEntry
 }
 var file_mrpb_mr_proto_depIdxs = []int32{
-	20, // 0: smarth.mr.SubmitJobRequest.params:type_name -> smarth.mr.SubmitJobRequest.ParamsEntry
+	23, // 0: smarth.mr.SubmitJobRequest.params:type_name -> smarth.mr.SubmitJobRequest.ParamsEntry
 	1,  // 1: smarth.mr.SubmitJobRequest.splits:type_name -> smarth.mr.Split
 	5,  // 2: smarth.mr.JobStatus.counters:type_name -> smarth.mr.Counter
 	7,  // 3: smarth.mr.JobStatus.tasks:type_name -> smarth.mr.TaskStatus
 	8,  // 4: smarth.mr.TaskStatus.attempts:type_name -> smarth.mr.AttemptStatus
 	6,  // 5: smarth.mr.ListJobsResponse.jobs:type_name -> smarth.mr.JobStatus
-	0,  // 6: smarth.mr.TaskReport.state:type_name -> smarth.mr.TaskState
-	5,  // 7: smarth.mr.TaskReport.counters:type_name -> smarth.mr.Counter
-	13, // 8: smarth.mr.HeartbeatRequest.tasks:type_name -> smarth.mr.TaskReport
-	21, // 9: smarth.mr.TaskLaunch.params:type_name -> smarth.mr.TaskLaunch.ParamsEntry
-	1,  // 10: smarth.mr.TaskLaunch.split:type_name -> smarth.mr.Split
-	15, // 11: smarth.mr.TaskLaunch.map_outputs:type_name -> smarth.mr.MapOutputLocation
-	16, // 12: smarth.mr.HeartbeatResponse.launches:type_name -> smarth.mr.TaskLaunch
-	15, // 13: smarth.mr.GetMapOutputsResponse.outputs:type_name -> smarth.mr.MapOutputLocation
-	2,  // 14: smarth.mr.ResourceManager.SubmitJob:input_type -> smarth.mr.SubmitJobRequest
-	4,  // 15: smarth.mr.ResourceManager.GetJob:input_type -> smarth.mr.GetJobRequest
-	9,  // 16: smarth.mr.ResourceManager.ListJobs:input_type -> smarth.mr.ListJobsRequest
-	11, // 17: smarth.mr.ResourceManager.KillJob:input_type -> smarth.mr.KillJobRequest
-	14, // 18: smarth.mr.ResourceManager.Heartbeat:input_type -> smarth.mr.HeartbeatRequest
-	18, // 19: smarth.mr.ResourceManager.GetMapOutputs:input_type -> smarth.mr.GetMapOutputsRequest
-	3,  // 20: smarth.mr.ResourceManager.SubmitJob:output_type -> smarth.mr.SubmitJobResponse
-	6,  // 21: smarth.mr.ResourceManager.GetJob:output_type -> smarth.mr.JobStatus
-	10, // 22: smarth.mr.ResourceManager.ListJobs:output_type -> smarth.mr.ListJobsResponse
-	12, // 23: smarth.mr.ResourceManager.KillJob:output_type -> smarth.mr.KillJobResponse
-	17, // 24: smarth.mr.ResourceManager.Heartbeat:output_type -> smarth.mr.HeartbeatResponse
-	19, // 25: smarth.mr.ResourceManager.GetMapOutputs:output_type -> smarth.mr.GetMapOutputsResponse
-	20, // [20:26] is the sub-list for method output_type
-	14, // [14:20] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	12, // 6: smarth.mr.ListNodesResponse.nodes:type_name -> smarth.mr.NodeReport
+	0,  // 7: smarth.mr.TaskReport.state:type_name -> smarth.mr.TaskState
+	5,  // 8: smarth.mr.TaskReport.counters:type_name -> smarth.mr.Counter
+	16, // 9: smarth.mr.HeartbeatRequest.tasks:type_name -> smarth.mr.TaskReport
+	24, // 10: smarth.mr.TaskLaunch.params:type_name -> smarth.mr.TaskLaunch.ParamsEntry
+	1,  // 11: smarth.mr.TaskLaunch.split:type_name -> smarth.mr.Split
+	18, // 12: smarth.mr.TaskLaunch.map_outputs:type_name -> smarth.mr.MapOutputLocation
+	19, // 13: smarth.mr.HeartbeatResponse.launches:type_name -> smarth.mr.TaskLaunch
+	18, // 14: smarth.mr.GetMapOutputsResponse.outputs:type_name -> smarth.mr.MapOutputLocation
+	2,  // 15: smarth.mr.ResourceManager.SubmitJob:input_type -> smarth.mr.SubmitJobRequest
+	4,  // 16: smarth.mr.ResourceManager.GetJob:input_type -> smarth.mr.GetJobRequest
+	9,  // 17: smarth.mr.ResourceManager.ListJobs:input_type -> smarth.mr.ListJobsRequest
+	14, // 18: smarth.mr.ResourceManager.KillJob:input_type -> smarth.mr.KillJobRequest
+	17, // 19: smarth.mr.ResourceManager.Heartbeat:input_type -> smarth.mr.HeartbeatRequest
+	21, // 20: smarth.mr.ResourceManager.GetMapOutputs:input_type -> smarth.mr.GetMapOutputsRequest
+	11, // 21: smarth.mr.ResourceManager.ListNodes:input_type -> smarth.mr.ListNodesRequest
+	3,  // 22: smarth.mr.ResourceManager.SubmitJob:output_type -> smarth.mr.SubmitJobResponse
+	6,  // 23: smarth.mr.ResourceManager.GetJob:output_type -> smarth.mr.JobStatus
+	10, // 24: smarth.mr.ResourceManager.ListJobs:output_type -> smarth.mr.ListJobsResponse
+	15, // 25: smarth.mr.ResourceManager.KillJob:output_type -> smarth.mr.KillJobResponse
+	20, // 26: smarth.mr.ResourceManager.Heartbeat:output_type -> smarth.mr.HeartbeatResponse
+	22, // 27: smarth.mr.ResourceManager.GetMapOutputs:output_type -> smarth.mr.GetMapOutputsResponse
+	13, // 28: smarth.mr.ResourceManager.ListNodes:output_type -> smarth.mr.ListNodesResponse
+	22, // [22:29] is the sub-list for method output_type
+	15, // [15:22] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_mrpb_mr_proto_init() }
@@ -1887,7 +2126,7 @@ func file_mrpb_mr_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mrpb_mr_proto_rawDesc), len(file_mrpb_mr_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   21,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

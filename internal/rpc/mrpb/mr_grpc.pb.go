@@ -29,6 +29,7 @@ const (
 	ResourceManager_KillJob_FullMethodName       = "/smarth.mr.ResourceManager/KillJob"
 	ResourceManager_Heartbeat_FullMethodName     = "/smarth.mr.ResourceManager/Heartbeat"
 	ResourceManager_GetMapOutputs_FullMethodName = "/smarth.mr.ResourceManager/GetMapOutputs"
+	ResourceManager_ListNodes_FullMethodName     = "/smarth.mr.ResourceManager/ListNodes"
 )
 
 // ResourceManagerClient is the client API for ResourceManager service.
@@ -44,6 +45,9 @@ type ResourceManagerClient interface {
 	// job's finished maps are, so it can fetch them while other maps still
 	// run (slow start), as Hadoop's map completion events do.
 	GetMapOutputs(ctx context.Context, in *GetMapOutputsRequest, opts ...grpc.CallOption) (*GetMapOutputsResponse, error)
+	// ListNodes reports the node managers, as YARN's getClusterNodes
+	// behind `yarn node -list` (any authenticated user may call it).
+	ListNodes(ctx context.Context, in *ListNodesRequest, opts ...grpc.CallOption) (*ListNodesResponse, error)
 }
 
 type resourceManagerClient struct {
@@ -114,6 +118,16 @@ func (c *resourceManagerClient) GetMapOutputs(ctx context.Context, in *GetMapOut
 	return out, nil
 }
 
+func (c *resourceManagerClient) ListNodes(ctx context.Context, in *ListNodesRequest, opts ...grpc.CallOption) (*ListNodesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListNodesResponse)
+	err := c.cc.Invoke(ctx, ResourceManager_ListNodes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ResourceManagerServer is the server API for ResourceManager service.
 // All implementations must embed UnimplementedResourceManagerServer
 // for forward compatibility.
@@ -127,6 +141,9 @@ type ResourceManagerServer interface {
 	// job's finished maps are, so it can fetch them while other maps still
 	// run (slow start), as Hadoop's map completion events do.
 	GetMapOutputs(context.Context, *GetMapOutputsRequest) (*GetMapOutputsResponse, error)
+	// ListNodes reports the node managers, as YARN's getClusterNodes
+	// behind `yarn node -list` (any authenticated user may call it).
+	ListNodes(context.Context, *ListNodesRequest) (*ListNodesResponse, error)
 	mustEmbedUnimplementedResourceManagerServer()
 }
 
@@ -154,6 +171,9 @@ func (UnimplementedResourceManagerServer) Heartbeat(context.Context, *HeartbeatR
 }
 func (UnimplementedResourceManagerServer) GetMapOutputs(context.Context, *GetMapOutputsRequest) (*GetMapOutputsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetMapOutputs not implemented")
+}
+func (UnimplementedResourceManagerServer) ListNodes(context.Context, *ListNodesRequest) (*ListNodesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListNodes not implemented")
 }
 func (UnimplementedResourceManagerServer) mustEmbedUnimplementedResourceManagerServer() {}
 func (UnimplementedResourceManagerServer) testEmbeddedByValue()                         {}
@@ -284,6 +304,24 @@ func _ResourceManager_GetMapOutputs_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ResourceManager_ListNodes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListNodesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResourceManagerServer).ListNodes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResourceManager_ListNodes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResourceManagerServer).ListNodes(ctx, req.(*ListNodesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ResourceManager_ServiceDesc is the grpc.ServiceDesc for ResourceManager service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -314,6 +352,10 @@ var ResourceManager_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetMapOutputs",
 			Handler:    _ResourceManager_GetMapOutputs_Handler,
+		},
+		{
+			MethodName: "ListNodes",
+			Handler:    _ResourceManager_ListNodes_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
