@@ -2782,12 +2782,17 @@ func (x *DeleteResponse) GetDeleted() bool {
 // existing dst is ALREADY_EXISTS unless overwrite, which replaces it in the
 // same journaled step (it must be of src's type, and empty if a directory).
 // overwrite without rename2 is INVALID_ARGUMENT.
+// to_trash (Options.Rename.TO_TRASH, Hadoop 3.4's trash move) is rename2
+// with delete's permission check on the source: a move to trash is a
+// delete deferred, so the caller must be allowed to delete the whole
+// subtree (else the trash emptier, a superuser, would delete for them).
 type RenameRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Src           string                 `protobuf:"bytes,1,opt,name=src,proto3" json:"src,omitempty"`
 	Dst           string                 `protobuf:"bytes,2,opt,name=dst,proto3" json:"dst,omitempty"`
 	Rename2       bool                   `protobuf:"varint,3,opt,name=rename2,proto3" json:"rename2,omitempty"`
 	Overwrite     bool                   `protobuf:"varint,4,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
+	ToTrash       bool                   `protobuf:"varint,5,opt,name=to_trash,json=toTrash,proto3" json:"to_trash,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2846,6 +2851,13 @@ func (x *RenameRequest) GetRename2() bool {
 func (x *RenameRequest) GetOverwrite() bool {
 	if x != nil {
 		return x.Overwrite
+	}
+	return false
+}
+
+func (x *RenameRequest) GetToTrash() bool {
+	if x != nil {
+		return x.ToTrash
 	}
 	return false
 }
@@ -11117,12 +11129,13 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1c\n" +
 	"\trecursive\x18\x02 \x01(\bR\trecursive\"*\n" +
 	"\x0eDeleteResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\bR\adeleted\"k\n" +
+	"\adeleted\x18\x01 \x01(\bR\adeleted\"\x86\x01\n" +
 	"\rRenameRequest\x12\x10\n" +
 	"\x03src\x18\x01 \x01(\tR\x03src\x12\x10\n" +
 	"\x03dst\x18\x02 \x01(\tR\x03dst\x12\x18\n" +
 	"\arename2\x18\x03 \x01(\bR\arename2\x12\x1c\n" +
-	"\toverwrite\x18\x04 \x01(\bR\toverwrite\"\x10\n" +
+	"\toverwrite\x18\x04 \x01(\bR\toverwrite\x12\x19\n" +
+	"\bto_trash\x18\x05 \x01(\bR\atoTrash\"\x10\n" +
 	"\x0eRenameResponse\"M\n" +
 	"\x15SetReplicationRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12 \n" +
