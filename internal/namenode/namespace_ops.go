@@ -135,7 +135,11 @@ func (nn *NameNode) create(ctx context.Context, req *dfspb.CreateRequest) (*dfsp
 		host = h
 	}
 	c := callerOf(ctx)
-	op := &fsstate.Create{Path: p, Perm: uint32(nn.mode(req.GetPermission(), 0o666)),
+	perm := nn.mode(req.GetPermission(), 0o666)
+	if req.GetMasked() {
+		perm = uint16(req.GetPermission() & 0o7777)
+	}
+	op := &fsstate.Create{Path: p, Perm: uint32(perm),
 		ParentPerm: uint32(nn.parentMode()), CreateParent: req.GetCreateParent(), Overwrite: req.GetOverwrite(),
 		Replication: repl, BlockSize: bs, User: c.User, Client: req.GetClientName(), Host: host}
 	var st *dfspb.FileStatus

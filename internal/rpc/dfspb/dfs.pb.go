@@ -1442,14 +1442,17 @@ func (*MkdirsResponse) Descriptor() ([]byte, []int) {
 }
 
 type CreateRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	Permission    uint32                 `protobuf:"varint,2,opt,name=permission,proto3" json:"permission,omitempty"`
-	ClientName    string                 `protobuf:"bytes,3,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
-	Overwrite     bool                   `protobuf:"varint,4,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
-	CreateParent  bool                   `protobuf:"varint,5,opt,name=create_parent,json=createParent,proto3" json:"create_parent,omitempty"`
-	Replication   uint32                 `protobuf:"varint,6,opt,name=replication,proto3" json:"replication,omitempty"`              // 0 = server default
-	BlockSize     int64                  `protobuf:"varint,7,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"` // 0 = server default
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Path         string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Permission   uint32                 `protobuf:"varint,2,opt,name=permission,proto3" json:"permission,omitempty"`
+	ClientName   string                 `protobuf:"bytes,3,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
+	Overwrite    bool                   `protobuf:"varint,4,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
+	CreateParent bool                   `protobuf:"varint,5,opt,name=create_parent,json=createParent,proto3" json:"create_parent,omitempty"`
+	Replication  uint32                 `protobuf:"varint,6,opt,name=replication,proto3" json:"replication,omitempty"`              // 0 = server default
+	BlockSize    int64                  `protobuf:"varint,7,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"` // 0 = server default
+	// masked: as MkdirsRequest's; WebHDFS CREATE (HDFS's datanode creates
+	// with umask 000: the permission parameter is the mode).
+	Masked        bool `protobuf:"varint,8,opt,name=masked,proto3" json:"masked,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1531,6 +1534,13 @@ func (x *CreateRequest) GetBlockSize() int64 {
 		return x.BlockSize
 	}
 	return 0
+}
+
+func (x *CreateRequest) GetMasked() bool {
+	if x != nil {
+		return x.Masked
+	}
+	return false
 }
 
 type CreateResponse struct {
@@ -11032,7 +11042,7 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"permission\x12#\n" +
 	"\rcreate_parent\x18\x03 \x01(\bR\fcreateParent\x12\x16\n" +
 	"\x06masked\x18\x04 \x01(\bR\x06masked\"\x10\n" +
-	"\x0eMkdirsResponse\"\xe8\x01\n" +
+	"\x0eMkdirsResponse\"\x80\x02\n" +
 	"\rCreateRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1e\n" +
 	"\n" +
@@ -11044,7 +11054,8 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\rcreate_parent\x18\x05 \x01(\bR\fcreateParent\x12 \n" +
 	"\vreplication\x18\x06 \x01(\rR\vreplication\x12\x1d\n" +
 	"\n" +
-	"block_size\x18\a \x01(\x03R\tblockSize\"@\n" +
+	"block_size\x18\a \x01(\x03R\tblockSize\x12\x16\n" +
+	"\x06masked\x18\b \x01(\bR\x06masked\"@\n" +
 	"\x0eCreateResponse\x12.\n" +
 	"\x06status\x18\x01 \x01(\v2\x16.smarth.dfs.FileStatusR\x06status\"\xfb\x01\n" +
 	"\x0fAddBlockRequest\x12\x12\n" +
