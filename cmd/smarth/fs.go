@@ -147,7 +147,7 @@ missing arguments).`,
 	c.PersistentFlags().StringVar(&f.writeMode, "write-mode", "", "write path: classic, multipipeline (SMARTH), or multipipeline-paper (Algorithm 2 as printed) (default classic)")
 	c.PersistentFlags().StringVar(&f.progress, "progress", "auto", "progress bar on put/get: auto (terminal and large file), always, never")
 	c.AddCommand(fsPutCmd(f, "put"), fsPutCmd(f, "copyFromLocal"), fsPutCmd(f, "moveFromLocal"),
-		fsGetCmd(f, "get"), fsGetCmd(f, "copyToLocal"), fsCatCmd(f), fsTextCmd(f), fsHeadCmd(f), fsTailCmd(f),
+		fsGetCmd(f, "get"), fsGetCmd(f, "copyToLocal"), fsGetmergeCmd(f), fsCatCmd(f), fsTextCmd(f), fsHeadCmd(f), fsTailCmd(f),
 		fsLsCmd(f), fsMkdirCmd(f), fsRmCmd(f), fsRmdirCmd(f), fsMvCmd(f), fsCpCmd(f), fsTouchzCmd(f), fsTouchCmd(f), fsExpungeCmd(f), fsChecksumCmd(f), fsGetfattrCmd(f), fsSetfattrCmd(f), fsTestCmd(f),
 		fsStatCmd(f), fsDuCmd(f), fsCountCmd(f), fsDfCmd(f), fsFindCmd(f), fsSetrepCmd(f), fsFsckCmd(f),
 		fsChmodCmd(f), fsChownCmd(f), fsChgrpCmd(f))
