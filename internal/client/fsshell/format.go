@@ -118,7 +118,7 @@ func (s *Shell) Du(ctx context.Context, paths []string, summary, human bool) err
 			if err != nil {
 				return fail("du", t.Path, err)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", size(cs.Length), size(cs.SpaceConsumed), t.Path)
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", size(cs.Length), size(cs.SpaceConsumed), s.show(t.Path))
 		}
 		return tw.Flush()
 	})
