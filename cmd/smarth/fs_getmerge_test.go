@@ -84,3 +84,40 @@ func TestFsGetmerge(t *testing.T) {
 		t.Fatalf("one argument: exit %d %q", code, msg)
 	}
 }
+
+// TestFsFsckHadoopOptions: fsck takes hdfs fsck's single-dash word options
+// after the path (they were "unknown shorthand flag: 'f' in -files"), in
+// both spellings of the command; -list-corruptfileblocks with -files is a
+// usage error (exit 2), and -move, which is not implemented, is unknown.
+func TestFsFsckHadoopOptions(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{DataNodes: 1})
+	t.Setenv("SMARTH_TOKEN_FILE", c.TokenFile(t, "root"))
+	nn := c.NameNodeAddr()
+	fsc := func(args ...string) (string, int, string) {
+		line := append([]string{"fs", "--namenode", nn, "--user", "root"}, args...)
+		return cliRun("", hadoopArgs(newRootCmd(), line)...)
+	}
+	local := filepath.Join(t.TempDir(), "x")
+	if err := os.WriteFile(local, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, code, msg := fsc("put", local, "/x"); code != 0 {
+		t.Fatal(msg)
+	}
+	for _, args := range [][]string{{"fsck", "/", "-files", "-blocks", "-locations"}, {"-fsck", "/", "-files", "-blocks", "-racks"}} {
+		out, code, msg := fsc(args...)
+		if code != 0 || !strings.Contains(out, "/x 5 bytes, replicated: replication=1, 1 block(s):  OK\n0. blk_") ||
+			!strings.Contains(out, "The filesystem under path '/' is HEALTHY") {
+			t.Fatalf("%v: exit %d %q\n%s", args, code, msg, out)
+		}
+	}
+	if out, code, _ := fsc("fsck", "/", "-list-corruptfileblocks"); code != 0 || out != "The filesystem under path '/' has 0 CORRUPT files\n" {
+		t.Fatalf("-list-corruptfileblocks: exit %d %q", code, out)
+	}
+	if _, code, msg := fsc("fsck", "/", "-list-corruptfileblocks", "-files"); code != 2 {
+		t.Fatalf("-list-corruptfileblocks -files: exit %d %q, want 2", code, msg)
+	}
+	if _, code, msg := fsc("fsck", "/", "-move"); code != 2 {
+		t.Fatalf("-move: exit %d %q, want 2", code, msg)
+	}
+}
