@@ -87,7 +87,8 @@ func TestFsGetmerge(t *testing.T) {
 
 // TestFsFsckHadoopOptions: fsck takes hdfs fsck's single-dash word options
 // after the path (they were "unknown shorthand flag: 'f' in -files"), in
-// both spellings of the command; -list-corruptfileblocks with -files is a
+// both spellings of the command; a generic -Dk=v before the command
+// reaches put (it was an unknown command); -list-corruptfileblocks with -files is a
 // usage error (exit 2), and -move, which is not implemented, is unknown.
 func TestFsFsckHadoopOptions(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{DataNodes: 1})
@@ -110,6 +111,13 @@ func TestFsFsckHadoopOptions(t *testing.T) {
 			!strings.Contains(out, "The filesystem under path '/' is HEALTHY") {
 			t.Fatalf("%v: exit %d %q\n%s", args, code, msg, out)
 		}
+	}
+	// Hadoop's generic -D before the command reaches put.
+	if _, code, msg := fsc("-Ddfs.replication=2", "-put", local, "/y"); code != 0 {
+		t.Fatalf("-Ddfs.replication=2 -put: exit %d %q", code, msg)
+	}
+	if out, code, msg := fsc("-stat", "%r", "/y"); code != 0 || out != "2\n" {
+		t.Fatalf("replication of the file put with -Ddfs.replication=2: %q %d %q", out, code, msg)
 	}
 	if out, code, _ := fsc("fsck", "/", "-list-corruptfileblocks"); code != 0 || out != "The filesystem under path '/' has 0 CORRUPT files\n" {
 		t.Fatalf("-list-corruptfileblocks: exit %d %q", code, out)
