@@ -15,13 +15,7 @@ import (
 // a missing source fails with HDFS's words and writes nothing; a local
 // directory as the destination is "Is a directory"; too few arguments exit 2.
 func TestFsGetmerge(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{DataNodes: 1})
-	t.Setenv("SMARTH_TOKEN_FILE", c.TokenFile(t, "root"))
-	nn := c.NameNodeAddr()
-	fsc := func(args ...string) (string, int, string) {
-		line := append([]string{"fs", "--namenode", nn, "--user", "root"}, args...)
-		return cliRun("", hadoopArgs(newRootCmd(), line)...) // as main routes it
-	}
+	fsc := rootFs(t)
 	dir := t.TempDir()
 	if _, code, msg := fsc("mkdir", "/m"); code != 0 {
 		t.Fatal(msg)
@@ -91,13 +85,7 @@ func TestFsGetmerge(t *testing.T) {
 // reaches put (it was an unknown command); -list-corruptfileblocks with -files is a
 // usage error (exit 2), and -move, which is not implemented, is unknown.
 func TestFsFsckHadoopOptions(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{DataNodes: 1})
-	t.Setenv("SMARTH_TOKEN_FILE", c.TokenFile(t, "root"))
-	nn := c.NameNodeAddr()
-	fsc := func(args ...string) (string, int, string) {
-		line := append([]string{"fs", "--namenode", nn, "--user", "root"}, args...)
-		return cliRun("", hadoopArgs(newRootCmd(), line)...)
-	}
+	fsc := rootFs(t)
 	local := filepath.Join(t.TempDir(), "x")
 	if err := os.WriteFile(local, []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
@@ -127,5 +115,18 @@ func TestFsFsckHadoopOptions(t *testing.T) {
 	}
 	if _, code, msg := fsc("fsck", "/", "-move"); code != 2 {
 		t.Fatalf("-move: exit %d %q, want 2", code, msg)
+	}
+}
+
+// rootFs starts a one-datanode cluster and returns a runner of `smarth fs
+// args...` against it as root, routed as main routes a line (hdfs dfs's
+// spelling included); it returns stdout, the exit status and the error.
+func rootFs(t *testing.T) func(args ...string) (string, int, string) {
+	c := testcluster.Start(t, testcluster.Options{DataNodes: 1})
+	t.Setenv("SMARTH_TOKEN_FILE", c.TokenFile(t, "root"))
+	nn := c.NameNodeAddr()
+	return func(args ...string) (string, int, string) {
+		line := append([]string{"fs", "--namenode", nn, "--user", "root"}, args...)
+		return cliRun("", hadoopArgs(newRootCmd(), line)...)
 	}
 }

@@ -50,18 +50,15 @@ func SplitURI(arg string) (addr, p string, err error) {
 // as typed ("hdfs://nn:8020", "hdfs://" for hdfs:///p), "" for a plain
 // path.
 func uriPrefix(arg string) string {
-	if _, _, err := SplitURI(arg); err != nil {
+	_, p, err := SplitURI(arg)
+	switch {
+	case err != nil || p == arg: // not a URI
 		return ""
+	case strings.HasSuffix(arg, p):
+		return arg[:len(arg)-len(p)]
+	default: // "hdfs://nn", whose path "/" was not typed
+		return arg
 	}
-	i := strings.Index(arg, "://")
-	if i <= 0 || strings.ContainsAny(arg[:i], "/*?[{") {
-		return ""
-	}
-	rest := arg[i+3:]
-	if j := strings.IndexByte(rest, '/'); j >= 0 {
-		rest = rest[:j]
-	}
-	return arg[:i+3+len(rest)]
 }
 
 // show is how a namespace path is printed: under the URI it was given as.
