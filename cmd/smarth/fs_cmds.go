@@ -461,7 +461,8 @@ func fsFsckCmd(f *fsFlags) *cobra.Command {
 		Use:   "fsck [PATH] [-list-corruptfileblocks | [-delete] [-files [-blocks [-locations | -racks]]]]",
 		Short: "Check block health: blocks, replicas, under-replicated/missing/corrupt summary",
 		Long: `Check the health of the files under PATH (default /) with hdfs fsck's options
-and words: problems are always reported; -files adds a line per file, -blocks each block (blk_ID_GS len=N Live_repl=R), -locations its
+and words: problems are always reported; -files adds a line per file and
+directory, -blocks each block (blk_ID_GS len=N Live_repl=R), -locations its
 replicas (ip:port), -racks them as /rack/ip:port. -list-corruptfileblocks only
 lists the blocks without a live replica and their files; -delete deletes the
 files holding such blocks. -v is -files -blocks -locations. The last line is
@@ -495,7 +496,7 @@ files holding such blocks. -v is -files -blocks -locations. The last line is
 		},
 	}
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "-files -blocks -locations")
-	c.Flags().BoolVar(&o.Files, "files", false, "a line per file")
+	c.Flags().BoolVar(&o.Files, "files", false, "a line per file and directory")
 	c.Flags().BoolVar(&o.Blocks, "blocks", false, "with -files, each block")
 	c.Flags().BoolVar(&o.Locations, "locations", false, "with -blocks, the replicas' ip:port")
 	c.Flags().BoolVar(&o.Racks, "racks", false, "with -blocks, the replicas as /rack/ip:port")

@@ -11,7 +11,7 @@ import (
 
 // FsckOptions are hdfs fsck's flags.
 type FsckOptions struct {
-	Files       bool // -files: a line per file
+	Files       bool // -files: a line per file and directory
 	Blocks      bool // -blocks: with -files, each block
 	Locations   bool // -locations: with -blocks, each block's replicas
 	Racks       bool // -racks: the replicas as /rack/ip:port
@@ -29,7 +29,11 @@ type FsckOptions struct {
 // (smarth has no storage ids for DatanodeInfoWithStorage), block names
 // have no block pool.
 func (s *Shell) Fsck(ctx context.Context, p string, o FsckOptions) error {
-	r, err := s.FS.Fsck(ctx, p)
+	fsck := s.FS.Fsck
+	if o.Files && !o.ListCorrupt {
+		fsck = s.FS.FsckTree
+	}
+	r, err := fsck(ctx, p)
 	if err != nil {
 		return fail("fsck", p, err)
 	}
@@ -65,7 +69,8 @@ func (s *Shell) Fsck(ctx context.Context, p string, o FsckOptions) error {
 		st := f.GetStatus()
 		path := st.GetPath()
 		if st.GetType() == dfspb.FileType_DIRECTORY {
-			continue // the namenode lists files only; HDFS's "PATH <dir>" lines are not printed
+			fmt.Fprintf(s.Out, "%s <dir>\n", path) // listed with -files only
+			continue
 		}
 		files++
 		size += st.GetLength()

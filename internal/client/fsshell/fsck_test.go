@@ -53,7 +53,7 @@ func TestFsckOptions(t *testing.T) {
 		addr[d.GetId()] = fmt.Sprintf("%s:%d", d.GetIpAddr(), d.GetDataPort())
 	}
 	for _, want := range []string{
-		"/d/lost 15 bytes, replicated: replication=1, 1 block(s):  OK\n",
+		"/d <dir>\n/d/lost 15 bytes, replicated: replication=1, 1 block(s):  OK\n",
 		fmt.Sprintf("0. blk_%d_%d len=15 Live_repl=1  [%s]\n\n", lostBlk.GetBlockId(), lostBlk.GetGenerationStamp(), addr[holder]),
 		"/d/ok 13 bytes, replicated: replication=2, 1 block(s):  OK\n",
 		"\n\nThe filesystem under path '/d' is HEALTHY\n",

@@ -4287,11 +4287,14 @@ func (x *GetDatanodeReportResponse) GetDatanodes() []*DatanodeInfo {
 	return nil
 }
 
+// include_directories lists each directory too, before what it holds
+// (hdfs fsck -files prints "PATH <dir>" lines in that order).
 type FsckRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	Path               string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	IncludeDirectories bool                   `protobuf:"varint,2,opt,name=include_directories,json=includeDirectories,proto3" json:"include_directories,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *FsckRequest) Reset() {
@@ -4329,6 +4332,13 @@ func (x *FsckRequest) GetPath() string {
 		return x.Path
 	}
 	return ""
+}
+
+func (x *FsckRequest) GetIncludeDirectories() bool {
+	if x != nil {
+		return x.IncludeDirectories
+	}
+	return false
 }
 
 type FsckBlock struct {
@@ -11226,9 +11236,10 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x18GetDatanodeReportRequest\x12/\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x19.smarth.dfs.DatanodeStateR\x05state\"S\n" +
 	"\x19GetDatanodeReportResponse\x126\n" +
-	"\tdatanodes\x18\x01 \x03(\v2\x18.smarth.dfs.DatanodeInfoR\tdatanodes\"!\n" +
+	"\tdatanodes\x18\x01 \x03(\v2\x18.smarth.dfs.DatanodeInfoR\tdatanodes\"R\n" +
 	"\vFsckRequest\x12\x12\n" +
-	"\x04path\x18\x01 \x01(\tR\x04path\"\xa8\x01\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12/\n" +
+	"\x13include_directories\x18\x02 \x01(\bR\x12includeDirectories\"\xa8\x01\n" +
 	"\tFsckBlock\x12/\n" +
 	"\x05block\x18\x01 \x01(\v2\x19.smarth.dfs.ExtendedBlockR\x05block\x12#\n" +
 	"\rlive_replicas\x18\x02 \x03(\tR\fliveReplicas\x12)\n" +
