@@ -125,7 +125,8 @@ missing arguments).`,
   smarth fs chmod -R go-w /data
   smarth fs get /data/big.dat ./copy.dat
   smarth fs --write-mode multipipeline put big.dat /data/big2.dat
-  smarth fs -ls /data          # hdfs dfs's spelling works too; -help CMD, -usage CMD`,
+  smarth fs -ls /data          # hdfs dfs's spelling works too; -help CMD, -usage CMD
+  smarth fs -fs hdfs://nn:8020 -D dfs.replication=1 -put a.txt /a.txt   # and its generic options`,
 		Args: cobra.ArbitraryArgs,
 		// Without RunE cobra prints help and exits 0 for "fs nosuch";
 		// an unknown command is an error, as in hdfs dfs.
@@ -149,7 +150,7 @@ missing arguments).`,
 	c.PersistentFlags().StringVar(&f.writeMode, "write-mode", "", "write path: classic, multipipeline (SMARTH), or multipipeline-paper (Algorithm 2 as printed) (default classic)")
 	c.PersistentFlags().StringVar(&f.progress, "progress", "auto", "progress bar on put/get: auto (terminal and large file), always, never")
 	c.AddCommand(fsPutCmd(f, "put"), fsPutCmd(f, "copyFromLocal"), fsPutCmd(f, "moveFromLocal"),
-		fsGetCmd(f, "get"), fsGetCmd(f, "copyToLocal"), fsCatCmd(f), fsTextCmd(f), fsHeadCmd(f), fsTailCmd(f),
+		fsGetCmd(f, "get"), fsGetCmd(f, "copyToLocal"), fsGetmergeCmd(f), fsCatCmd(f), fsTextCmd(f), fsHeadCmd(f), fsTailCmd(f),
 		fsLsCmd(f), fsMkdirCmd(f), fsRmCmd(f), fsRmdirCmd(f), fsMvCmd(f), fsCpCmd(f), fsTouchzCmd(f), fsTouchCmd(f), fsExpungeCmd(f), fsChecksumCmd(f), fsGetfattrCmd(f), fsSetfattrCmd(f), fsTestCmd(f),
 		fsStatCmd(f), fsDuCmd(f), fsCountCmd(f), fsDfCmd(f), fsFindCmd(f), fsSetrepCmd(f), fsFsckCmd(f),
 		fsChmodCmd(f), fsChownCmd(f), fsChgrpCmd(f))
@@ -161,7 +162,9 @@ missing arguments).`,
 // hadoopArgs rewrites a command line in hdfs dfs's spelling of an fs
 // command, "fs -ls /", "fs -help ls", "fs -usage ls", into ours ("fs ls /",
 // "fs ls --help"), keeping the flags before it (fs --namenode X -ls / is
-// fs ls / with --namenode X). It must run before cobra routes the line:
+// fs ls / with --namenode X) and turning Hadoop's generic options before
+// it into ours (fs -fs hdfs://nn:8020 -ls /, fs -D dfs.replication=1 -put
+// ... is fs --namenode nn:8020 ls /, fs put -D dfs.replication=1 ...). It must run before cobra routes the line:
 // cobra would take the first later word naming a command as the command
 // ("fs -mkdir test" ran fs test), and pflag reads "-ls" as -l -s.
 func hadoopArgs(root *cobra.Command, args []string) []string {
@@ -179,20 +182,55 @@ func hadoopArgs(root *cobra.Command, args []string) []string {
 }
 
 func hadoopFsArgs(cmd *cobra.Command, args []string) (rewritten []string, ok bool) {
+	var lead, defines []string // flags before the command; Hadoop's -D k=v
+	generic := false           // a generic option was rewritten
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		if generic && !strings.HasPrefix(a, "-") && findFsCmd(cmd, a) != nil {
+			a = "-" + a // fs -D k=v put ...: our spelling after generic options
+		}
 		if a == "--" || !strings.HasPrefix(a, "-") || a == "-" {
 			return nil, false
 		}
 		if strings.HasPrefix(a, "--") {
+			lead = append(lead, a)
 			name, _, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-			if f := cmd.PersistentFlags().Lookup(name); f != nil && !hasValue && f.NoOptDefVal == "" && f.Value.Type() != "bool" {
+			if f := cmd.PersistentFlags().Lookup(name); f != nil && !hasValue && f.NoOptDefVal == "" && f.Value.Type() != "bool" && i+1 < len(args) {
 				i++ // its value
+				lead = append(lead, args[i])
 			}
 			continue
 		}
 		word := a[1:]
-		lead := args[:i:i]
+		// Hadoop's generic options (GenericOptionsParser), before the
+		// command: -D k=v (or -Dk=v) and -fs URI. fs.defaultFS and -fs name
+		// the namenode; other keys go to the command when it takes -D
+		// (put's dfs.replication) and are otherwise ignored, as a
+		// Configuration key the command does not read.
+		if word == "D" || word == "fs" || strings.HasPrefix(word, "D") && strings.Contains(word, "=") {
+			v := strings.TrimPrefix(word, "D")
+			if word == "D" || word == "fs" {
+				if i+1 >= len(args) {
+					return nil, false // cobra reports the missing value
+				}
+				i++
+				v = args[i]
+			}
+			if k, uri, _ := strings.Cut(v, "="); word == "fs" || k == "fs.defaultFS" {
+				if word == "fs" {
+					uri = v
+				}
+				addr, _, err := fsshell.SplitURI(uri)
+				if err != nil || addr == "" {
+					return nil, false // not a namenode: left for cobra to refuse
+				}
+				lead = append(lead, "--namenode", addr)
+			} else {
+				defines = append(defines, v)
+			}
+			generic = true
+			continue
+		}
 		switch {
 		case word == "help" || word == "usage":
 			// hdfs dfs -help [cmd ...]: each command's help, or all.
@@ -201,14 +239,26 @@ func hadoopFsArgs(cmd *cobra.Command, args []string) (rewritten []string, ok boo
 			}
 			return append(lead, "--help"), true
 		case findFsCmd(cmd, word) != nil:
-			return append(append(lead, word), args[i+1:]...), true
+			out := append(lead, word)
+			if sub := findFsCmd(cmd, word); sub.Flags().Lookup("define") != nil {
+				for _, d := range defines {
+					out = append(out, "-D", d)
+				}
+			}
+			return append(out, args[i+1:]...), true
 		}
 		if len(word) > 1 && cmd.Flags().Lookup(word) == nil {
 			// "-nosuch": an unknown command, said as one (pflag would
 			// complain of an unknown shorthand flag 'n').
 			return append(append(lead, "--"), args[i:]...), true
 		}
+		if generic {
+			return append(lead, args[i:]...), true
+		}
 		return nil, false // a flag of fs's own (-h)
+	}
+	if generic {
+		return lead, true
 	}
 	return nil, false
 }

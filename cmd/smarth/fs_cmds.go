@@ -455,21 +455,53 @@ func fsSetrepCmd(f *fsFlags) *cobra.Command {
 }
 
 func fsFsckCmd(f *fsFlags) *cobra.Command {
+	var o fsshell.FsckOptions
 	var verbose bool
 	c := &cobra.Command{
-		Use: "fsck [PATH]", Short: "Check block health: blocks, replicas, under-replicated/missing/corrupt summary",
-		Example: "  smarth fs fsck /\n  smarth fs fsck -v /data", Args: cobra.MaximumNArgs(1),
-		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
-			p := "/"
-			if len(args) == 1 {
-				var err error
-				if p, err = sh.Resolve(args[0]); err != nil {
-					return err
-				}
+		Use:   "fsck [PATH] [-list-corruptfileblocks | [-delete] [-files [-blocks [-locations | -racks]]]]",
+		Short: "Check block health: blocks, replicas, under-replicated/missing/corrupt summary",
+		Long: `Check the health of the files under PATH (default /) with hdfs fsck's options
+and words: problems are always reported; -files adds a line per file and
+directory, -blocks each block (blk_ID_GS len=N Live_repl=R), -locations its
+replicas (ip:port), -racks them as /rack/ip:port. -list-corruptfileblocks only
+lists the blocks without a live replica and their files; -delete deletes the
+files holding such blocks. -v is -files -blocks -locations. The last line is
+"The filesystem under path 'PATH' is HEALTHY" or CORRUPT (exit status 1).`,
+		Example:            "  smarth fs fsck /\n  smarth fs fsck /data -files -blocks -locations\n  smarth fs fsck / -list-corruptfileblocks",
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			args, help, err := hdfsWords(cmd, args, "files", "blocks", "locations", "racks", "list-corruptfileblocks", "delete")
+			if help || err != nil {
+				return err
 			}
-			return sh.Fsck(ctx, p, verbose)
-		}),
+			if len(args) > 1 {
+				return usageErr("fsck: takes one path; usage: %s", cmd.UseLine())
+			}
+			if verbose {
+				o.Files, o.Blocks, o.Locations = true, true, true
+			}
+			if o.ListCorrupt && (o.Files || o.Delete) {
+				return usageErr("fsck: -list-corruptfileblocks goes alone; usage: %s", cmd.UseLine())
+			}
+			return f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
+				p := "/"
+				if len(args) == 1 {
+					var err error
+					if p, err = sh.Resolve(args[0]); err != nil {
+						return err
+					}
+				}
+				return sh.Fsck(ctx, p, o)
+			})(cmd, args)
+		},
 	}
-	c.Flags().BoolVarP(&verbose, "blocks", "v", false, "list every block with its replicas")
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "-files -blocks -locations")
+	c.Flags().BoolVar(&o.Files, "files", false, "a line per file and directory")
+	c.Flags().BoolVar(&o.Blocks, "blocks", false, "with -files, each block")
+	c.Flags().BoolVar(&o.Locations, "locations", false, "with -blocks, the replicas' ip:port")
+	c.Flags().BoolVar(&o.Racks, "racks", false, "with -blocks, the replicas as /rack/ip:port")
+	c.Flags().BoolVar(&o.ListCorrupt, "list-corruptfileblocks", false, "list only the blocks without a live replica, with their files")
+	c.Flags().BoolVar(&o.Delete, "delete", false, "delete the files that hold blocks without a live replica")
+	c.Flags().Bool("help", false, "help for fsck")
 	return c
 }

@@ -160,6 +160,37 @@ func fsGetCmd(f *fsFlags, name string) *cobra.Command {
 	return c
 }
 
+func fsGetmergeCmd(f *fsFlags) *cobra.Command {
+	var o fsshell.MergeOptions
+	c := &cobra.Command{
+		Use:   "getmerge [-nl] [-skip-empty-file] SRC... LOCALDST",
+		Short: "Concatenate files (a directory: its files in name order) into one local file",
+		Long: `Concatenate remote files into one local file, as hdfs dfs -getmerge. A
+source directory contributes its files (not its subdirectories) in name
+order. -nl adds a newline after each file, -skip-empty-file none after an
+empty one. A missing source is an error and nothing is written; an existing
+LOCALDST is replaced, a directory is an error.`,
+		Example:            "  smarth fs getmerge /out ./result.txt\n  smarth fs getmerge -nl '/logs/day-*' ./all.log",
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			args, help, err := hdfsWords(cmd, args, "nl", "skip-empty-file")
+			if help || err != nil {
+				return err
+			}
+			if len(args) < 2 {
+				return usageErr("getmerge: needs at least 2 argument(s); usage: %s", cmd.UseLine())
+			}
+			return f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
+				return sh.GetMerge(ctx, args[:len(args)-1], args[len(args)-1], o)
+			})(cmd, args)
+		},
+	}
+	c.Flags().BoolVar(&o.NewLine, "nl", false, "add a newline after each file")
+	c.Flags().BoolVar(&o.SkipEmptyFiles, "skip-empty-file", false, "with -nl, no newline after an empty file")
+	c.Flags().Bool("help", false, "help for getmerge")
+	return c
+}
+
 func fsCpCmd(f *fsFlags) *cobra.Command {
 	var o fsshell.CpOptions
 	c := &cobra.Command{

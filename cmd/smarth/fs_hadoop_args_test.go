@@ -25,6 +25,15 @@ func TestHadoopSpellingOfFsCommands(t *testing.T) {
 		{"fs ls /", "fs ls /"},
 		{"fs -h", "fs -h"},
 		{"job run -ls", "job run -ls"},
+		// Hadoop's generic options before the command.
+		{"fs -D dfs.replication=1 -put a /b", "fs put -D dfs.replication=1 a /b"},
+		{"fs -Ddfs.replication=1 -put a /b", "fs put -D dfs.replication=1 a /b"},
+		{"fs -D dfs.replication=1 put a /b", "fs put -D dfs.replication=1 a /b"},
+		{"fs -D dfs.replication=1 -ls /", "fs ls /"},
+		{"fs -fs hdfs://nn:9000 -ls /", "fs --namenode nn:9000 ls /"},
+		{"fs -D fs.defaultFS=hdfs://nn -ls /", "fs --namenode nn:8020 ls /"},
+		{"fs --user bob -Dx=y -cat /a", "fs --user bob cat /a"},
+		{"fs -fs file:/// -ls /", "fs -fs file:/// -ls /"},
 	} {
 		if got := strings.Join(hadoopArgs(root, strings.Fields(c.in)), " "); got != c.want {
 			t.Errorf("%q -> %q, want %q", c.in, got, c.want)

@@ -662,11 +662,21 @@ func dataAddr(d *dfspb.DatanodeInfo) string {
 
 // Fsck asks the namenode for the health of the blocks under path.
 func (f *FileSystem) Fsck(ctx context.Context, p string) (*dfspb.FsckResponse, error) {
+	return f.fsck(ctx, p, false)
+}
+
+// FsckTree is Fsck whose answer lists the directories too, each before
+// what it holds (fsck -files).
+func (f *FileSystem) FsckTree(ctx context.Context, p string) (*dfspb.FsckResponse, error) {
+	return f.fsck(ctx, p, true)
+}
+
+func (f *FileSystem) fsck(ctx context.Context, p string, dirs bool) (*dfspb.FsckResponse, error) {
 	p, err := cleanPath(p)
 	if err != nil {
 		return nil, err
 	}
-	r, err := f.nn.Fsck(ctx, &dfspb.FsckRequest{Path: p})
+	r, err := f.nn.Fsck(ctx, &dfspb.FsckRequest{Path: p, IncludeDirectories: dirs})
 	if err != nil {
 		return nil, mapError("fsck", p, err)
 	}

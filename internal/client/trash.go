@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"smarth/internal/rpc/dfspb"
 	"smarth/internal/trash"
 )
 
@@ -69,8 +70,13 @@ func (f *FileSystem) MoveToTrash(ctx context.Context, p string, now time.Time) (
 	if err != nil {
 		return "", false, err
 	}
-	if err := f.Rename(ctx, p, target); err != nil {
-		return "", false, err
+	// Rename.TO_TRASH, as Hadoop 3.4's TrashPolicyDefault: the namenode
+	// also requires what deleting p would (a plain rename let a user trash
+	// a tree holding directories they may not delete, which the trash
+	// emptier, a superuser, then deleted for them). target is free, so
+	// rename2's exact destination is where rename would have put it.
+	if _, err := f.nn.Rename(ctx, &dfspb.RenameRequest{Src: p, Dst: target, Rename2: true, ToTrash: true}); err != nil {
+		return "", false, mapError("rm", p, err)
 	}
 	return target, true, nil
 }

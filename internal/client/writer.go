@@ -25,10 +25,14 @@ func WriteModes() []string { return pipeline.ModeNames() }
 
 // CreateOptions tune Create. Zero values take the FileSystem's defaults.
 type CreateOptions struct {
-	Overwrite      bool
-	Replication    int
-	BlockSize      int64
-	Perm           fs.FileMode // default 0644
+	Overwrite   bool
+	Replication int
+	BlockSize   int64
+	Perm        fs.FileMode // default 0644
+	// Masked: Perm is the mode as given, the namenode's umask does not
+	// apply (the caller applied its own: WebHDFS CREATE, whose datanode
+	// HDFS runs with umask 000).
+	Masked         bool
 	NoCreateParent bool
 	WriteMode      string // "classic" or "multipipeline"; default Config.WriteMode
 	// ReplaceOnFailure is the datanode replacement policy of pipeline
@@ -104,12 +108,12 @@ func (f *FileSystem) Create(ctx context.Context, p string, opts CreateOptions) (
 			Msg: fmt.Sprintf("block size %d is not a positive multiple of %d", bs, f.cfg.BytesPerChecksum)}
 	}
 	perm := opts.Perm
-	if perm == 0 {
+	if perm == 0 && !opts.Masked {
 		perm = 0o644
 	}
 	resp, err := f.nn.Create(ctx, &dfspb.CreateRequest{
 		Path: p, Permission: uint32(perm.Perm()), ClientName: f.cfg.ClientName, Overwrite: opts.Overwrite,
-		CreateParent: !opts.NoCreateParent, Replication: uint32(max(repl, 0)), BlockSize: bs,
+		CreateParent: !opts.NoCreateParent, Replication: uint32(max(repl, 0)), BlockSize: bs, Masked: opts.Masked,
 	})
 	if err != nil {
 		return nil, mapError("create", p, err)

@@ -9,8 +9,9 @@ import (
 	"smarth/internal/rpc/dfspb"
 )
 
-// fsck reports the blocks and replicas of every file under path.
-func (nn *NameNode) fsck(ctx context.Context, path string) (*dfspb.FsckResponse, error) {
+// fsck reports the blocks and replicas of every file under path, with
+// dirs each directory too, before what it holds.
+func (nn *NameNode) fsck(ctx context.Context, path string, dirs bool) (*dfspb.FsckResponse, error) {
 	p, err := cleanPath("fsck", path)
 	if err != nil {
 		return nil, err
@@ -25,6 +26,9 @@ func (nn *NameNode) fsck(ctx context.Context, path string) (*dfspb.FsckResponse,
 	var walk func(n *namespace.INode)
 	walk = func(n *namespace.INode) {
 		if n.IsDir() {
+			if dirs {
+				resp.Files = append(resp.Files, &dfspb.FsckFile{Status: fileStatus(n)})
+			}
 			for _, c := range n.Children() {
 				walk(c)
 			}

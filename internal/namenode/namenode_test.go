@@ -54,6 +54,9 @@ func TestNamespaceOverRPC(t *testing.T) {
 	if err != nil || fi.GetStatus().GetUnderConstruction() {
 		t.Fatalf("stat after complete: %v %v", fi, err)
 	}
+	// to_trash, like overwrite, is an option of rename2 only.
+	_, err = cp.Rename(c.ctx(), &dfspb.RenameRequest{Src: "/a/b/f", Dst: "/a/t", ToTrash: true})
+	wantErr(t, err, codes.InvalidArgument, "overwrite and to_trash are options of rename2 only")
 	// Rename into a directory, list, summary, delete.
 	if _, err := cp.Rename(c.ctx(), &dfspb.RenameRequest{Src: "/a/b/f", Dst: "/a"}); err != nil {
 		t.Fatal(err)

@@ -135,7 +135,11 @@ func (nn *NameNode) create(ctx context.Context, req *dfspb.CreateRequest) (*dfsp
 		host = h
 	}
 	c := callerOf(ctx)
-	op := &fsstate.Create{Path: p, Perm: uint32(nn.mode(req.GetPermission(), 0o666)),
+	perm := nn.mode(req.GetPermission(), 0o666)
+	if req.GetMasked() {
+		perm = uint16(req.GetPermission() & 0o7777)
+	}
+	op := &fsstate.Create{Path: p, Perm: uint32(perm),
 		ParentPerm: uint32(nn.parentMode()), CreateParent: req.GetCreateParent(), Overwrite: req.GetOverwrite(),
 		Replication: repl, BlockSize: bs, User: c.User, Client: req.GetClientName(), Host: host}
 	var st *dfspb.FileStatus
@@ -206,10 +210,10 @@ func (nn *NameNode) rename(ctx context.Context, req *dfspb.RenameRequest) error 
 		return err
 	}
 	if req.GetRename2() {
-		return nn.rename2(ctx, src, dst, req.GetOverwrite())
+		return nn.rename2(ctx, src, dst, req.GetOverwrite(), req.GetToTrash())
 	}
-	if req.GetOverwrite() {
-		return errInvalid("rename %s to %s: overwrite is an option of rename2 only", src, dst)
+	if req.GetOverwrite() || req.GetToTrash() {
+		return errInvalid("rename %s to %s: overwrite and to_trash are options of rename2 only", src, dst)
 	}
 	c := callerOf(ctx)
 	op := &fsstate.Rename{Path: src, Dst: dst}
@@ -409,9 +413,16 @@ func (nn *NameNode) renewLease(client string, c namespace.Caller) error {
 // rename2 serves a RenameRequest with rename2 set (HDFS's rename with
 // Options.Rename): one record, so that OVERWRITE replaces the destination
 // atomically.
-func (nn *NameNode) rename2(ctx context.Context, src, dst string, overwrite bool) error {
+func (nn *NameNode) rename2(ctx context.Context, src, dst string, overwrite, toTrash bool) error {
 	c := callerOf(ctx)
 	op := &fsstate.Rename2{Path: src, Dst: dst, Overwrite: overwrite}
-	_, err := nn.mutate("rename", src, c, op, nil, nil)
+	var pre func() error
+	if toTrash {
+		// Checked under the same lock as the rename, so the subtree cannot
+		// change in between; a permission check only, so the journal record
+		// (replayed trusted) is plain rename2's.
+		pre = func() error { return nn.state.Tree().CheckTrashable(c, src) }
+	}
+	_, err := nn.mutate("rename", src, c, op, pre, nil)
 	return err
 }

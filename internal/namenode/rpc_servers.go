@@ -160,7 +160,7 @@ func (s *clientRPC) GetDatanodeReport(ctx context.Context, r *dfspb.GetDatanodeR
 }
 
 func (s *clientRPC) Fsck(ctx context.Context, r *dfspb.FsckRequest) (*dfspb.FsckResponse, error) {
-	return s.nn.fsck(ctx, r.GetPath())
+	return s.nn.fsck(ctx, r.GetPath(), r.GetIncludeDirectories())
 }
 
 func (s *clientRPC) GetServerDefaults(ctx context.Context, r *dfspb.GetServerDefaultsRequest) (*dfspb.GetServerDefaultsResponse, error) {

@@ -481,7 +481,7 @@ func (c *call) destination() (string, error) {
 
 // rename: without renameoptions, the old FileSystem.rename, which answers
 // {"boolean": false} when the source is missing or the destination exists
-// or has no parent; with renameoptions (NONE or OVERWRITE), rename2,
+// or has no parent; with renameoptions (NONE, OVERWRITE, TO_TRASH), rename2,
 // which raises those as exceptions.
 func (c *call) rename() error {
 	dst, err := c.destination()
@@ -500,19 +500,21 @@ func (c *call) rename() error {
 		}
 		return c.json(boolean(true))
 	}
-	overwrite := false
+	overwrite, toTrash := false, false
 	for _, o := range strings.Split(opts, ",") {
 		switch o {
 		case "NONE":
 		case "OVERWRITE":
 			overwrite = true
+		case "TO_TRASH": // Hadoop 3.4's TrashPolicyDefault moves with it
+			toTrash = true
 		default:
 			return paramError("renameoptions", fmt.Sprintf("No enum constant org.apache.hadoop.fs.Options.Rename.%s", o))
 		}
 	}
 	// One namenode operation: with OVERWRITE the destination is replaced
 	// in the same journal record, as HDFS's rename2 does it.
-	if _, err := c.h.cfg.RPC.Rename(c.ctx, &dfspb.RenameRequest{Src: c.path, Dst: dst, Rename2: true, Overwrite: overwrite}); err != nil {
+	if _, err := c.h.cfg.RPC.Rename(c.ctx, &dfspb.RenameRequest{Src: c.path, Dst: dst, Rename2: true, Overwrite: overwrite, ToTrash: toTrash}); err != nil {
 		return err
 	}
 	return c.ok()

@@ -119,6 +119,64 @@ func TestRenameOverwrite(t *testing.T) {
 	}
 }
 
+// TestRenameToTrash: renameoptions=TO_TRASH (Hadoop 3.4's TrashPolicyDefault
+// moves with it, so `hadoop fs -rm` over webhdfs:// sends it) is rename2
+// plus delete's permission check on the source: bob may move his directory
+// elsewhere, but not to the trash while it holds a non-empty directory he
+// may not delete; a root-owned file in a world-writable directory he may.
+func TestRenameToTrash(t *testing.T) {
+	c, w := startCluster(t, testcluster.Options{DataNodes: 1, Simple: true})
+	ctx := context.Background()
+	admin := c.Client(t)
+	su := "user.name=" + osUser(t)
+	bob := "user.name=bob"
+	w.op("PUT", "/shared/d/locked", "MKDIRS", su)
+	w.op("PUT", "/user/bob/.Trash/Current", "MKDIRS", su)
+	if r := w.twoStep("PUT", "/shared/d/locked/f", "CREATE", []byte("x"), su); r.code != 201 {
+		t.Fatalf("CREATE: %d %s", r.code, r.body)
+	}
+	if r := w.twoStep("PUT", "/shared/rootfile", "CREATE", []byte("y"), su); r.code != 201 {
+		t.Fatalf("CREATE: %d %s", r.code, r.body)
+	}
+	for p, owner := range map[string]string{"/shared/d": "bob", "/user/bob": "bob", "/user/bob/.Trash": "bob", "/user/bob/.Trash/Current": "bob"} {
+		if err := admin.SetOwner(ctx, p, owner, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := admin.SetPermission(ctx, "/shared", 0o777); err != nil {
+		t.Fatal(err)
+	}
+
+	// Root's directory inside bob's: a recursive delete by bob is refused,
+	// and so is the move to the trash; the old check (write on the
+	// parent) would let it through.
+	w.op("DELETE", "/shared/d", "DELETE", bob, "recursive=true").remote(t, 403, "AccessControlException")
+	w.op("PUT", "/shared/d", "RENAME", bob, "destination=/user/bob/.Trash/Current/d", "renameoptions=TO_TRASH").remote(t, 403, "AccessControlException")
+	if _, err := admin.Stat(ctx, "/shared/d/locked/f"); err != nil {
+		t.Fatalf("the refused trash move lost the file: %v", err)
+	}
+	// A plain rename needs only write on the parents.
+	if r := w.op("PUT", "/shared/d", "RENAME", bob, "destination=/shared/d2", "renameoptions=NONE"); r.code != 200 {
+		t.Fatalf("RENAME NONE of bob's directory: %d %s", r.code, r.body)
+	}
+	// A file, even root's, goes to the trash when its parent is writable.
+	if r := w.op("PUT", "/shared/rootfile", "RENAME", bob, "destination=/user/bob/.Trash/Current/rootfile", "renameoptions=TO_TRASH"); r.code != 200 {
+		t.Fatalf("RENAME TO_TRASH of a file: %d %s", r.code, r.body)
+	}
+	if r := w.twoStep("GET", "/user/bob/.Trash/Current/rootfile", "OPEN", nil, su); r.code != 200 || string(r.body) != "y" {
+		t.Fatalf("the trashed file: %d %q", r.code, r.body)
+	}
+	// rename2's rules hold: an existing destination without OVERWRITE.
+	if r := w.twoStep("PUT", "/shared/again", "CREATE", []byte("z"), su); r.code != 201 {
+		t.Fatalf("CREATE: %d %s", r.code, r.body)
+	}
+	w.op("PUT", "/shared/again", "RENAME", su, "destination=/user/bob/.Trash/Current/rootfile", "renameoptions=TO_TRASH").remote(t, 403, "FileAlreadyExistsException")
+	if r := w.op("PUT", "/shared/again", "RENAME", su, "destination=/user/bob/.Trash/Current/rootfile", "renameoptions=TO_TRASH,OVERWRITE"); r.code != 200 {
+		t.Fatalf("RENAME TO_TRASH,OVERWRITE: %d %s", r.code, r.body)
+	}
+	w.op("PUT", "/shared/d2", "RENAME", su, "destination=/x", "renameoptions=TO_TRAS").remote(t, 400, "IllegalArgumentException")
+}
+
 // TestCancelledTokenStaysCancelled: a delegation token cancelled before a
 // namenode restart is still refused after it (the cancellation is kept in
 // meta_dir), while a token that was not cancelled still works.

@@ -25,7 +25,7 @@ func (s *Shell) Checksum(ctx context.Context, args []string) error {
 		if err != nil {
 			return fail("checksum", p, err)
 		}
-		fmt.Fprintf(s.Out, "%s\t%s\t%s\n", p, sum.Algorithm(), sum)
+		fmt.Fprintf(s.Out, "%s\t%s\t%s\n", s.show(p), sum.Algorithm(), sum)
 		return nil
 	})
 }

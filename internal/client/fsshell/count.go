@@ -72,7 +72,7 @@ func (s *Shell) Count(ctx context.Context, args []string, o CountOptions) error 
 		if o.Quotas {
 			q = quotaColumns(cs, o.Human)
 		}
-		fmt.Fprintf(s.Out, "%s%12d %12d %18s %s\n", q, cs.DirectoryCount, cs.FileCount, size, p)
+		fmt.Fprintf(s.Out, "%s%12d %12d %18s %s\n", q, cs.DirectoryCount, cs.FileCount, size, s.show(p))
 		return nil
 	})
 }
@@ -152,7 +152,7 @@ func (s *Shell) countTypes(ctx context.Context, args []string, o CountOptions) e
 			}
 			fmt.Fprintf(&line, "%13s %17s ", quota, rem)
 		}
-		fmt.Fprintf(s.Out, "%s%s\n", line.String(), p)
+		fmt.Fprintf(s.Out, "%s%s\n", line.String(), s.show(p))
 		return nil
 	})
 }

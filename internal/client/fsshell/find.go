@@ -39,7 +39,7 @@ func (s *Shell) Find(ctx context.Context, args []string, o FindOptions) error {
 		}
 		visit := func(fi client.FileInfo) error {
 			if o.matches(fi) {
-				fmt.Fprint(s.Out, fi.Path, end)
+				fmt.Fprint(s.Out, s.show(fi.Path), end)
 			}
 			return nil
 		}

@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 
 	"smarth/internal/client"
-	"smarth/internal/rpc/dfspb"
 	"smarth/internal/units"
 )
 
@@ -118,94 +117,8 @@ func (s *Shell) Du(ctx context.Context, paths []string, summary, human bool) err
 			if err != nil {
 				return fail("du", t.Path, err)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", size(cs.Length), size(cs.SpaceConsumed), t.Path)
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", size(cs.Length), size(cs.SpaceConsumed), s.show(t.Path))
 		}
 		return tw.Flush()
 	})
-}
-
-// Fsck prints the blocks of every file under path with their replicas and
-// a health summary; it returns an error when the path is not healthy.
-func (s *Shell) Fsck(ctx context.Context, p string, verbose bool) error {
-	r, err := s.FS.Fsck(ctx, p)
-	if err != nil {
-		return fail("fsck", p, err)
-	}
-	names := map[string]string{}
-	if dns, err := s.FS.Datanodes(ctx, dfspb.DatanodeState_DATANODE_STATE_UNSPECIFIED); err == nil {
-		for _, d := range dns {
-			names[d.GetId()] = d.GetHostname()
-		}
-	}
-	name := func(id string) string {
-		if h, ok := names[id]; ok && h != "" {
-			return h
-		}
-		return id
-	}
-	var files, size int64
-	for _, f := range r.GetFiles() {
-		st := f.GetStatus()
-		if st.GetType() == dfspb.FileType_DIRECTORY {
-			continue
-		}
-		files++
-		size += st.GetLength()
-		state := ""
-		if st.GetUnderConstruction() {
-			state = " (open for write)"
-		}
-		fmt.Fprintf(s.Out, "%s %d bytes, replication %d, %d block(s)%s:", st.GetPath(), st.GetLength(), st.GetReplication(), len(f.GetBlocks()), state)
-		fmt.Fprintln(s.Out, blockHealth(f.GetBlocks()))
-		if !verbose {
-			continue
-		}
-		for i, b := range f.GetBlocks() {
-			live := make([]string, len(b.GetLiveReplicas()))
-			for j, id := range b.GetLiveReplicas() {
-				live[j] = name(id)
-			}
-			line := fmt.Sprintf("  %d. blk_%d_%d len=%d repl=%d/%d [%s]", i, b.GetBlock().GetBlockId(), b.GetBlock().GetGenerationStamp(),
-				b.GetBlock().GetNumBytes(), len(b.GetLiveReplicas()), b.GetExpected(), strings.Join(live, ", "))
-			if len(b.GetCorruptReplicas()) > 0 {
-				c := make([]string, len(b.GetCorruptReplicas()))
-				for j, id := range b.GetCorruptReplicas() {
-					c[j] = name(id)
-				}
-				line += " corrupt on [" + strings.Join(c, ", ") + "]"
-			}
-			fmt.Fprintln(s.Out, line)
-		}
-	}
-	fmt.Fprintln(s.Out)
-	fmt.Fprintf(s.Out, "Status: %s\n", map[bool]string{true: "HEALTHY", false: "CORRUPT"}[r.GetHealthy()])
-	fmt.Fprintf(s.Out, " Total size:\t%d B (%s)\n", size, HumanBytes(size))
-	fmt.Fprintf(s.Out, " Total files:\t%d\n", files)
-	fmt.Fprintf(s.Out, " Total blocks:\t%d\n", r.GetTotalBlocks())
-	fmt.Fprintf(s.Out, " Under-replicated blocks:\t%d\n", r.GetUnderReplicated())
-	fmt.Fprintf(s.Out, " Missing blocks:\t%d\n", r.GetMissing())
-	fmt.Fprintf(s.Out, " Corrupt blocks:\t%d\n", r.GetCorrupt())
-	if !r.GetHealthy() {
-		return fail("fsck", p, fmt.Errorf("%w: the file system under %s is not healthy", client.ErrCorrupt, p))
-	}
-	return nil
-}
-
-func blockHealth(bs []*dfspb.FsckBlock) string {
-	under, missing, corrupt := 0, 0, 0
-	for _, b := range bs {
-		switch live := len(b.GetLiveReplicas()); {
-		case live == 0:
-			missing++
-		case uint32(live) < b.GetExpected():
-			under++
-		}
-		if len(b.GetCorruptReplicas()) > 0 {
-			corrupt++
-		}
-	}
-	if under+missing+corrupt == 0 {
-		return " OK"
-	}
-	return fmt.Sprintf(" %d under-replicated, %d missing, %d with corrupt replicas", under, missing, corrupt)
 }

@@ -106,7 +106,7 @@ func sortEntries(ents []client.FileInfo, o LsOptions) {
 func (s *Shell) lsLines(ents []client.FileInfo, o LsOptions) {
 	if o.PathOnly {
 		for _, e := range ents {
-			fmt.Fprintln(s.Out, e.Path)
+			fmt.Fprintln(s.Out, s.show(e.Path))
 		}
 		return
 	}
@@ -136,7 +136,7 @@ func (s *Shell) lsLines(ents []client.FileInfo, o LsOptions) {
 		if ents[i].HasACL {
 			acl = "+"
 		}
-		fmt.Fprintf(s.Out, "%s%s%*s %-*s %-*s %*s %s %s\n", r.perm, acl, wRepl, r.repl, wOwner, r.owner, wGroup, r.group, wSize, r.size, r.date, ents[i].Path)
+		fmt.Fprintf(s.Out, "%s%s%*s %-*s %-*s %*s %s %s\n", r.perm, acl, wRepl, r.repl, wOwner, r.owner, wGroup, r.group, wSize, r.size, r.date, s.show(ents[i].Path))
 	}
 }
 

@@ -69,7 +69,7 @@ func (s *Shell) Rm(ctx context.Context, args []string, o RmOptions) error {
 			}
 			return fail("rm", p, err)
 		}
-		fmt.Fprintln(s.Out, "Deleted", p)
+		fmt.Fprintln(s.Out, "Deleted", s.show(p))
 		return nil
 	})
 }

@@ -46,6 +46,24 @@ func SplitURI(arg string) (addr, p string, err error) {
 	return auth, p, nil
 }
 
+// uriPrefix is the "scheme://authority" of an hdfs:// or smarth:// URI
+// as typed ("hdfs://nn:8020", "hdfs://" for hdfs:///p), "" for a plain
+// path.
+func uriPrefix(arg string) string {
+	_, p, err := SplitURI(arg)
+	switch {
+	case err != nil || p == arg: // not a URI
+		return ""
+	case strings.HasSuffix(arg, p):
+		return arg[:len(arg)-len(p)]
+	default: // "hdfs://nn", whose path "/" was not typed
+		return arg
+	}
+}
+
+// show is how a namespace path is printed: under the URI it was given as.
+func (s *Shell) show(p string) string { return s.shown + p }
+
 // NameNodeOf is the namenode the URIs among args name, "" if none does.
 // One command talks to one namenode, so two different ones are an error.
 func NameNodeOf(args []string) (string, error) {
@@ -173,6 +191,7 @@ func (s *Shell) eachPathOpt(ctx context.Context, cmd string, args []string, igno
 	var errs []error
 	runs := 0
 	for _, a := range args {
+		s.shown = uriPrefix(a)
 		ps, err := s.Expand(ctx, a)
 		if ignoreMissing && errors.Is(err, fs.ErrNotExist) {
 			continue

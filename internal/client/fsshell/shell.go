@@ -28,6 +28,11 @@ type Shell struct {
 	// Home is where relative paths start; default /user/<the client's
 	// user>, HDFS's home directory.
 	Home string
+
+	// shown is the "scheme://authority" of the URI argument being worked
+	// on ("" for a plain path): listings print paths under it, as hdfs
+	// dfs prints them in the form they were given (PathData).
+	shown string
 }
 
 // ErrSome is returned by multi-path commands when some paths failed

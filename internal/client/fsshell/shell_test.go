@@ -133,8 +133,8 @@ func TestShellPutGetLsRmMv(t *testing.T) {
 	e.reset()
 	must(t, e.sh.Setrep(ctx, 2, []string{"/out/big2"}, true, 30*time.Second))
 	e.reset()
-	must(t, e.sh.Fsck(ctx, "/out", true))
-	if s := e.out.String(); !strings.Contains(s, "Status: HEALTHY") || !strings.Contains(s, "/out/big2 3200000 bytes, replication 2, 4 block(s): OK") {
+	must(t, e.sh.Fsck(ctx, "/out", fsshell.FsckOptions{Files: true, Blocks: true, Locations: true}))
+	if s := e.out.String(); !strings.Contains(s, "Status: HEALTHY") || !strings.Contains(s, "/out/big2 3200000 bytes, replicated: replication=2, 4 block(s):  OK") {
 		t.Fatalf("fsck:\n%s", s)
 	}
 }

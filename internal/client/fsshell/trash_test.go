@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"smarth/internal/client"
 	"smarth/internal/client/fsshell"
 	"smarth/internal/testcluster"
 )
@@ -139,5 +140,44 @@ func TestRmMovesToTrash(t *testing.T) {
 	must(t, e.sh.Expunge(ctx, true))
 	if exists(t, e, trash+"/240301100000") || exists(t, e, trash+"/240301100000-1") || exists(t, e, trash+"/240301093000") {
 		t.Fatalf("expunge -immediate left checkpoints: %s", e.out)
+	}
+}
+
+// TestRmToTrashNeedsDelete: rm's move to the trash asks what a delete
+// would (Rename.TO_TRASH): bob may not trash his directory while it holds
+// root's non-empty directory, which he could not delete either; the tree
+// stays where it was. A plain rename let the move through, and the trash
+// emptier, a superuser, deleted root's files later.
+func TestRmToTrashNeedsDelete(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{DataNodes: 1, Simple: true,
+		NameNode: map[string]any{"trash_interval": time.Hour.String()}})
+	ctx := context.Background()
+	admin := c.Client(t)
+	must(t, admin.Mkdir(ctx, "/shared/d/locked", 0o755, true))
+	must(t, admin.SetPermission(ctx, "/shared", 0o777))
+	must(t, admin.Mkdir(ctx, "/user/bob", 0o755, true))
+	for _, p := range []string{"/shared/d", "/user/bob"} {
+		must(t, admin.SetOwner(ctx, p, "bob", ""))
+	}
+	fw, err := admin.Create(ctx, "/shared/d/locked/f", client.CreateOptions{})
+	must(t, err)
+	must(t, fw.Close())
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	bob := &fsshell.Shell{FS: c.Client(t, testcluster.WithUser("bob")), Out: out, Err: errOut, Progress: fsshell.ProgressNever}
+
+	err = bob.Rm(ctx, []string{"/shared/d"}, fsshell.RmOptions{Recursive: true})
+	if err == nil || !strings.HasPrefix(err.Error(), "rm: Failed to move to trash: `/shared/d': Permission denied") {
+		t.Fatalf("bob's rm -r of a tree holding root's directory: %v (out %q)", err, out)
+	}
+	if _, err := admin.Stat(ctx, "/shared/d/locked/f"); err != nil {
+		t.Fatalf("the refused trash move moved root's file: %v", err)
+	}
+	// bob's own file still goes to his trash.
+	fw, err = bob.FS.Create(ctx, "/shared/d/mine", client.CreateOptions{})
+	must(t, err)
+	must(t, fw.Close())
+	must(t, bob.Rm(ctx, []string{"/shared/d/mine"}, fsshell.RmOptions{}))
+	if _, err := admin.Stat(ctx, "/user/bob/.Trash/Current/shared/d/mine"); err != nil {
+		t.Fatalf("bob's file is not in his trash (%q): %v", out, err)
 	}
 }

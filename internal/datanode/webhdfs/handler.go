@@ -150,11 +150,11 @@ func (h *Handler) create(ctx context.Context, fsys *client.FileSystem, w http.Re
 	if err != nil {
 		return err
 	}
-	// As HDFS's datanode (WebHdfsHandler, then DFSClient.create): the
-	// permission (default 644) gets the umask, here the namenode's.
-	// HDFS skips the umask when unmaskedpermission is sent (the client
-	// masked permission itself); this one applies the namenode's umask
-	// then too, which gives the same mode when both umasks agree.
+	// As HDFS's datanode (WebHdfsHandler, then DFSClient.create with its
+	// confForCreate's umask 000): the permission (default 644) is the
+	// mode as given, WebHdfsFileSystem having applied its umask and sent
+	// the original as unmaskedpermission, which only matters to HDFS under
+	// a default ACL; here it is checked and unused.
 	perm, err := p.Permission("permission", 0o644)
 	if err != nil {
 		return err
@@ -170,7 +170,7 @@ func (h *Handler) create(ctx context.Context, fsys *client.FileSystem, w http.Re
 	if err != nil {
 		return err
 	}
-	fw, err := fsys.Create(ctx, path, client.CreateOptions{Overwrite: overwrite, Perm: fs.FileMode(perm), BlockSize: bs, Replication: int(repl)})
+	fw, err := fsys.Create(ctx, path, client.CreateOptions{Overwrite: overwrite, Perm: fs.FileMode(perm), Masked: true, BlockSize: bs, Replication: int(repl)})
 	if err != nil {
 		return err
 	}

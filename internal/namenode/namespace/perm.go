@@ -89,6 +89,20 @@ func (t *Tree) checkSticky(op, path string, c Caller, dir, entry *INode) error {
 	return errorf(op, path, Denied, "permission denied: %s has the sticky bit; only the owner of %s (%s) may remove it", dir.Path(), entry.Path(), entry.Owner())
 }
 
+// CheckTrashable requires of c what deleting path recursively would (rwx
+// on every non-empty directory of its subtree): HDFS's check for a rename
+// with Options.Rename.TO_TRASH, since what goes to the trash is deleted
+// later by the emptier, a superuser. A missing path passes; the rename
+// that follows reports it.
+func (t *Tree) CheckTrashable(c Caller, path string) error {
+	const op = "rename"
+	r, err := t.resolve(op, path)
+	if err != nil || !r.found() {
+		return err
+	}
+	return t.checkSubtree(op, r.path, c, r.last())
+}
+
 // checkSubtree requires read, write and execute on every directory below
 // and including n, as HDFS does for a recursive delete.
 func (t *Tree) checkSubtree(op, path string, c Caller, n *INode) error {

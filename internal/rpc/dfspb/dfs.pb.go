@@ -1442,14 +1442,17 @@ func (*MkdirsResponse) Descriptor() ([]byte, []int) {
 }
 
 type CreateRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	Permission    uint32                 `protobuf:"varint,2,opt,name=permission,proto3" json:"permission,omitempty"`
-	ClientName    string                 `protobuf:"bytes,3,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
-	Overwrite     bool                   `protobuf:"varint,4,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
-	CreateParent  bool                   `protobuf:"varint,5,opt,name=create_parent,json=createParent,proto3" json:"create_parent,omitempty"`
-	Replication   uint32                 `protobuf:"varint,6,opt,name=replication,proto3" json:"replication,omitempty"`              // 0 = server default
-	BlockSize     int64                  `protobuf:"varint,7,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"` // 0 = server default
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Path         string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Permission   uint32                 `protobuf:"varint,2,opt,name=permission,proto3" json:"permission,omitempty"`
+	ClientName   string                 `protobuf:"bytes,3,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
+	Overwrite    bool                   `protobuf:"varint,4,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
+	CreateParent bool                   `protobuf:"varint,5,opt,name=create_parent,json=createParent,proto3" json:"create_parent,omitempty"`
+	Replication  uint32                 `protobuf:"varint,6,opt,name=replication,proto3" json:"replication,omitempty"`              // 0 = server default
+	BlockSize    int64                  `protobuf:"varint,7,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"` // 0 = server default
+	// masked: as MkdirsRequest's; WebHDFS CREATE (HDFS's datanode creates
+	// with umask 000: the permission parameter is the mode).
+	Masked        bool `protobuf:"varint,8,opt,name=masked,proto3" json:"masked,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1531,6 +1534,13 @@ func (x *CreateRequest) GetBlockSize() int64 {
 		return x.BlockSize
 	}
 	return 0
+}
+
+func (x *CreateRequest) GetMasked() bool {
+	if x != nil {
+		return x.Masked
+	}
+	return false
 }
 
 type CreateResponse struct {
@@ -2782,12 +2792,17 @@ func (x *DeleteResponse) GetDeleted() bool {
 // existing dst is ALREADY_EXISTS unless overwrite, which replaces it in the
 // same journaled step (it must be of src's type, and empty if a directory).
 // overwrite without rename2 is INVALID_ARGUMENT.
+// to_trash (Options.Rename.TO_TRASH, Hadoop 3.4's trash move) is rename2
+// with delete's permission check on the source: a move to trash is a
+// delete deferred, so the caller must be allowed to delete the whole
+// subtree (else the trash emptier, a superuser, would delete for them).
 type RenameRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Src           string                 `protobuf:"bytes,1,opt,name=src,proto3" json:"src,omitempty"`
 	Dst           string                 `protobuf:"bytes,2,opt,name=dst,proto3" json:"dst,omitempty"`
 	Rename2       bool                   `protobuf:"varint,3,opt,name=rename2,proto3" json:"rename2,omitempty"`
 	Overwrite     bool                   `protobuf:"varint,4,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
+	ToTrash       bool                   `protobuf:"varint,5,opt,name=to_trash,json=toTrash,proto3" json:"to_trash,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2846,6 +2861,13 @@ func (x *RenameRequest) GetRename2() bool {
 func (x *RenameRequest) GetOverwrite() bool {
 	if x != nil {
 		return x.Overwrite
+	}
+	return false
+}
+
+func (x *RenameRequest) GetToTrash() bool {
+	if x != nil {
+		return x.ToTrash
 	}
 	return false
 }
@@ -4265,11 +4287,14 @@ func (x *GetDatanodeReportResponse) GetDatanodes() []*DatanodeInfo {
 	return nil
 }
 
+// include_directories lists each directory too, before what it holds
+// (hdfs fsck -files prints "PATH <dir>" lines in that order).
 type FsckRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	Path               string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	IncludeDirectories bool                   `protobuf:"varint,2,opt,name=include_directories,json=includeDirectories,proto3" json:"include_directories,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *FsckRequest) Reset() {
@@ -4307,6 +4332,13 @@ func (x *FsckRequest) GetPath() string {
 		return x.Path
 	}
 	return ""
+}
+
+func (x *FsckRequest) GetIncludeDirectories() bool {
+	if x != nil {
+		return x.IncludeDirectories
+	}
+	return false
 }
 
 type FsckBlock struct {
@@ -11100,7 +11132,7 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"permission\x12#\n" +
 	"\rcreate_parent\x18\x03 \x01(\bR\fcreateParent\x12\x16\n" +
 	"\x06masked\x18\x04 \x01(\bR\x06masked\"\x10\n" +
-	"\x0eMkdirsResponse\"\xe8\x01\n" +
+	"\x0eMkdirsResponse\"\x80\x02\n" +
 	"\rCreateRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1e\n" +
 	"\n" +
@@ -11112,7 +11144,8 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\rcreate_parent\x18\x05 \x01(\bR\fcreateParent\x12 \n" +
 	"\vreplication\x18\x06 \x01(\rR\vreplication\x12\x1d\n" +
 	"\n" +
-	"block_size\x18\a \x01(\x03R\tblockSize\"@\n" +
+	"block_size\x18\a \x01(\x03R\tblockSize\x12\x16\n" +
+	"\x06masked\x18\b \x01(\bR\x06masked\"@\n" +
 	"\x0eCreateResponse\x12.\n" +
 	"\x06status\x18\x01 \x01(\v2\x16.smarth.dfs.FileStatusR\x06status\"\xfb\x01\n" +
 	"\x0fAddBlockRequest\x12\x12\n" +
@@ -11197,12 +11230,13 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1c\n" +
 	"\trecursive\x18\x02 \x01(\bR\trecursive\"*\n" +
 	"\x0eDeleteResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\bR\adeleted\"k\n" +
+	"\adeleted\x18\x01 \x01(\bR\adeleted\"\x86\x01\n" +
 	"\rRenameRequest\x12\x10\n" +
 	"\x03src\x18\x01 \x01(\tR\x03src\x12\x10\n" +
 	"\x03dst\x18\x02 \x01(\tR\x03dst\x12\x18\n" +
 	"\arename2\x18\x03 \x01(\bR\arename2\x12\x1c\n" +
-	"\toverwrite\x18\x04 \x01(\bR\toverwrite\"\x10\n" +
+	"\toverwrite\x18\x04 \x01(\bR\toverwrite\x12\x19\n" +
+	"\bto_trash\x18\x05 \x01(\bR\atoTrash\"\x10\n" +
 	"\x0eRenameResponse\"M\n" +
 	"\x15SetReplicationRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12 \n" +
@@ -11282,9 +11316,10 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x18GetDatanodeReportRequest\x12/\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x19.smarth.dfs.DatanodeStateR\x05state\"S\n" +
 	"\x19GetDatanodeReportResponse\x126\n" +
-	"\tdatanodes\x18\x01 \x03(\v2\x18.smarth.dfs.DatanodeInfoR\tdatanodes\"!\n" +
+	"\tdatanodes\x18\x01 \x03(\v2\x18.smarth.dfs.DatanodeInfoR\tdatanodes\"R\n" +
 	"\vFsckRequest\x12\x12\n" +
-	"\x04path\x18\x01 \x01(\tR\x04path\"\xa8\x01\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12/\n" +
+	"\x13include_directories\x18\x02 \x01(\bR\x12includeDirectories\"\xa8\x01\n" +
 	"\tFsckBlock\x12/\n" +
 	"\x05block\x18\x01 \x01(\v2\x19.smarth.dfs.ExtendedBlockR\x05block\x12#\n" +
 	"\rlive_replicas\x18\x02 \x03(\tR\fliveReplicas\x12)\n" +

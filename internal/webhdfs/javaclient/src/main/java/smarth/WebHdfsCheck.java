@@ -25,7 +25,7 @@ import org.apache.hadoop.util.ToolRunner;
  * against a smarth namenode: mkdirs, create, read back, listStatus,
  * append, rename, getFileChecksum, setPermission, delete (leaving the
  * checksummed file at /javakeep/g), then `fs -put`,
- * `-ls`, `-appendToFile`, `-get`, `-cat`, `-rm -r`. Exits 1 on the first
+ * `-ls`, `-appendToFile`, `-get`, `-cat`, `-rm` to the trash, `-rm -r`. Exits 1 on the first
  * mismatch; prints "CHECKSUM /javakeep/g <algorithm> <hex>" for the Go
  * test to compare with the native client.
  *
@@ -139,6 +139,13 @@ public final class WebHdfsCheck {
     check(new String(Files.readAllBytes(back.toPath()), "UTF-8").equals("line one\nline two\nline three\n"),
         "fs -put, -appendToFile, -get round trip");
     shell(conf, "-cat", base + "/t.txt");
+    // With the trash on, Hadoop 3.4's -rm renames with Rename.TO_TRASH
+    // (renameoptions=TO_TRASH) into the caller's home's .Trash/Current.
+    Configuration trashConf = new Configuration(conf);
+    trashConf.setLong("fs.trash.interval", 60);
+    shell(trashConf, "-rm", "-r", base + "/t.txt");
+    Path trashed = new Path(fs.getHomeDirectory(), ".Trash/Current/javatest/shell/t.txt");
+    check(!fs.exists(new Path(base + "/t.txt")) && fs.exists(trashed), "fs -rm moved the file to " + trashed);
     shell(conf, "-rm", "-r", "-skipTrash", uri + "/javatest");
     check(!fs.exists(new Path("/javatest")), "fs -rm -r removed it");
   }

@@ -1,0 +1,120 @@
+package fsshell_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"smarth/internal/client"
+	"smarth/internal/client/fsshell"
+	"smarth/internal/rpc/dfspb"
+	"smarth/internal/testcluster"
+)
+
+// TestFsckOptions: fsck's hdfs options and NamenodeFsck's words, with a
+// real fault: the only datanode holding /lost's block is stopped, leaving
+// the block missing and /ok (replication 2) under-replicated. -files
+// -blocks -locations list each file, block and replica; without -files
+// only the problems are printed; -racks names replicas /rack/ip:port;
+// -list-corruptfileblocks lists the missing block; -delete removes /lost
+// and the next fsck is healthy.
+func TestFsckOptions(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{DataNodes: 2})
+	ctx := context.Background()
+	fsys := c.Client(t)
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	sh := &fsshell.Shell{FS: fsys, Out: out, Err: errOut, Progress: fsshell.ProgressNever}
+	write := func(p string, repl int) {
+		t.Helper()
+		fw, err := fsys.Create(ctx, p, client.CreateOptions{Replication: repl})
+		must(t, err)
+		_, err = fw.Write([]byte("data of " + p))
+		must(t, err)
+		must(t, fw.Close())
+	}
+	must(t, fsys.Mkdir(ctx, "/d", 0o755, false))
+	write("/d/ok", 2)
+	write("/d/lost", 1)
+	r, err := fsys.Fsck(ctx, "/d/lost")
+	must(t, err)
+	holder := r.GetFiles()[0].GetBlocks()[0].GetLiveReplicas()[0]
+	lostBlk := r.GetFiles()[0].GetBlocks()[0].GetBlock()
+
+	// Healthy, every option.
+	out.Reset()
+	must(t, sh.Fsck(ctx, "/d", fsshell.FsckOptions{Files: true, Blocks: true, Locations: true}))
+	dns, err := fsys.Datanodes(ctx, dfspb.DatanodeState_LIVE)
+	must(t, err)
+	addr := map[string]string{}
+	for _, d := range dns {
+		addr[d.GetId()] = fmt.Sprintf("%s:%d", d.GetIpAddr(), d.GetDataPort())
+	}
+	for _, want := range []string{
+		"/d <dir>\n/d/lost 15 bytes, replicated: replication=1, 1 block(s):  OK\n",
+		fmt.Sprintf("0. blk_%d_%d len=15 Live_repl=1  [%s]\n\n", lostBlk.GetBlockId(), lostBlk.GetGenerationStamp(), addr[holder]),
+		"/d/ok 13 bytes, replicated: replication=2, 1 block(s):  OK\n",
+		"\n\nThe filesystem under path '/d' is HEALTHY\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("fsck -files -blocks -locations lacks %q:\n%s", want, out)
+		}
+	}
+
+	// The fault: stop the one holder of /lost's block.
+	for i := 0; i < 2; i++ {
+		if c.DataNode(i) != nil && c.DataNode(i).ID() == holder {
+			c.StopDataNode(i)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r, err := fsys.Fsck(ctx, "/d")
+		must(t, err)
+		if r.GetMissing() == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 30s for the namenode to count /d/lost's block missing after its datanode stopped: %+v", r)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	out.Reset()
+	err = sh.Fsck(ctx, "/d", fsshell.FsckOptions{})
+	s := out.String()
+	if err == nil || !strings.Contains(s, "\n/d/lost: MISSING 1 blocks of total size 15 B.") ||
+		!strings.Contains(s, "\n/d/ok:  Under replicated blk_") || !strings.Contains(s, "Target Replicas is 2 but found 1 live replica(s)") ||
+		strings.Contains(s, "bytes, replicated") || !strings.HasSuffix(s, "The filesystem under path '/d' is CORRUPT\n") {
+		t.Fatalf("fsck without options after the fault (err %v):\n%s", err, s)
+	}
+	out.Reset()
+	_ = sh.Fsck(ctx, "/d", fsshell.FsckOptions{Files: true, Blocks: true, Racks: true})
+	s = out.String()
+	if !strings.Contains(s, "/d/lost 15 bytes, replicated: replication=1, 1 block(s):  MISSING 1 blocks of total size 15 B\n") ||
+		!strings.Contains(s, " len=15 MISSING!\n") || !strings.Contains(s, "Live_repl=1  [/default-rack/") {
+		t.Fatalf("fsck -files -blocks -racks after the fault:\n%s", s)
+	}
+	out.Reset()
+	err = sh.Fsck(ctx, "/", fsshell.FsckOptions{ListCorrupt: true})
+	want := fmt.Sprintf("The list of corrupt files under path '/' are:\nblk_%d\t/d/lost\nThe filesystem under path '/' has 1 CORRUPT files\n", lostBlk.GetBlockId())
+	if err == nil || out.String() != want {
+		t.Fatalf("fsck -list-corruptfileblocks (err %v):\n%q\nwant\n%q", err, out, want)
+	}
+	out.Reset()
+	if err := sh.Fsck(ctx, "/d", fsshell.FsckOptions{Delete: true}); err == nil {
+		t.Fatal("fsck -delete reported the run that found the missing block healthy")
+	}
+	if _, err := fsys.Stat(ctx, "/d/lost"); err == nil {
+		t.Fatal("fsck -delete left /d/lost")
+	}
+	if _, err := fsys.Stat(ctx, "/d/ok"); err != nil {
+		t.Fatalf("fsck -delete touched the under-replicated /d/ok: %v", err)
+	}
+	out.Reset()
+	must(t, sh.Fsck(ctx, "/", fsshell.FsckOptions{ListCorrupt: true}))
+	if out.String() != "The filesystem under path '/' has 0 CORRUPT files\n" {
+		t.Fatalf("after -delete: %q", out)
+	}
+}
