@@ -1,0 +1,320 @@
+package namenode
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"smarth/internal/daemonconf"
+	"smarth/internal/pki"
+	"smarth/internal/rpc/dfspb"
+	"smarth/internal/rpc/standby"
+)
+
+// haGroup is a group of namenodes in this process, over loopback with
+// TLS (the raft port is mutual TLS with a test CA; the RPC port TLS).
+type haGroup struct {
+	t    *testing.T
+	cfgs []Config
+	nns  []*NameNode
+	cli  []*rpcClient // acting as the superuser hdfs, one per member
+	tls  pki.Config
+}
+
+func haPorts(t *testing.T, n int) []string {
+	t.Helper()
+	var addrs []string
+	var lns []net.Listener
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		addrs = append(addrs, ln.Addr().String())
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return addrs
+}
+
+func haCerts(t *testing.T, dir string) pki.Config {
+	t.Helper()
+	ca, err := pki.LoadOrCreateCA(filepath.Join(dir, "ca"), "test-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key, err := ca.Issue(filepath.Join(dir, "certs"), "nn", []string{"127.0.0.1", "localhost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile, _ := pki.CAFiles(filepath.Join(dir, "ca"))
+	return pki.Config{TLS: true, CertFile: cert, KeyFile: key, CAFile: caFile}
+}
+
+// startHAGroup starts n members; the first bootstraps the group.
+func startHAGroup(t *testing.T, n int) *haGroup {
+	t.Helper()
+	g := &haGroup{t: t, tls: haCerts(t, t.TempDir())}
+	ports := haPorts(t, 2*n)
+	peers := map[string]daemonconf.NameNodeHAPeer{}
+	for i := range n {
+		peers[fmt.Sprintf("nn%d", i)] = daemonconf.NameNodeHAPeer{RPC: ports[2*i], Raft: ports[2*i+1]}
+	}
+	for i := range n {
+		cfg := testConfig(t)
+		cfg.RPCAddr = ports[2*i]
+		cfg.Wire = g.tls
+		cfg.HA = daemonconf.NameNodeHA{ID: fmt.Sprintf("nn%d", i), Peers: peers, Bootstrap: i == 0,
+			HeartbeatTimeout: 200 * time.Millisecond, ElectionTimeout: 200 * time.Millisecond, LeaderLeaseTimeout: 150 * time.Millisecond}
+		g.cfgs = append(g.cfgs, cfg)
+		g.nns = append(g.nns, startNN(t, cfg))
+		g.cli = append(g.cli, g.dial(ports[2*i], "hdfs"))
+	}
+	return g
+}
+
+func (g *haGroup) dial(addr, user string) *rpcClient {
+	g.t.Helper()
+	tc, err := g.tls.Client()
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	conn, err := grpc.NewClient(addr, pki.DialOption(tc))
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	g.t.Cleanup(func() { conn.Close() })
+	return &rpcClient{conn: conn, cp: dfspb.NewClientProtocolClient(conn), dp: dfspb.NewDatanodeProtocolClient(conn), user: user}
+}
+
+// active waits until exactly one live member says ACTIVE (and the others
+// STANDBY naming it) and returns its index.
+func (g *haGroup) active(closed map[int]bool) int {
+	g.t.Helper()
+	leader := -1
+	waitFor(g.t, "one active namenode, the others standby naming it", func() bool {
+		leader = -1
+		states := map[int]*dfspb.GetHAStatusResponse{}
+		for i, c := range g.cli {
+			if closed[i] {
+				continue
+			}
+			st, err := c.cp.GetHAStatus(c.ctx(), &dfspb.GetHAStatusRequest{})
+			if err != nil {
+				return false
+			}
+			states[i] = st
+			if st.State == dfspb.HAState_ACTIVE {
+				if leader >= 0 {
+					return false
+				}
+				leader = i
+			}
+		}
+		if leader < 0 {
+			return false
+		}
+		for _, st := range states {
+			if st.ActiveRpcAddress != g.cfgs[leader].RPCAddr {
+				return false
+			}
+		}
+		return true
+	})
+	return leader
+}
+
+func (g *haGroup) has(i int, path string) bool {
+	nn := g.nns[i]
+	nn.mu.RLock()
+	defer nn.mu.RUnlock()
+	_, err := nn.state.Tree().Lookup(path)
+	return err == nil
+}
+
+// TestHAStandbyRefusesAndFollows: a mutation acknowledged by the active
+// is applied by the standbys; a standby refuses reads and writes with
+// HDFS's StandbyException naming the active, and still answers
+// GetHAStatus.
+func TestHAStandbyRefusesAndFollows(t *testing.T) {
+	g := startHAGroup(t, 3)
+	l := g.active(nil)
+	f := (l + 1) % 3
+	for i := range 5 {
+		if _, err := g.cli[l].cp.Mkdirs(g.cli[l].ctx(), &dfspb.MkdirsRequest{Path: fmt.Sprintf("/d/%d", i), CreateParent: true}); err != nil {
+			t.Fatalf("mkdirs on the active: %v", err)
+		}
+	}
+	if _, err := g.cli[l].cp.GetFileInfo(g.cli[l].ctx(), &dfspb.GetFileInfoRequest{Path: "/d/4"}); err != nil {
+		t.Fatalf("control: the active serves getFileInfo: %v", err)
+	}
+	for i := range 3 {
+		waitFor(t, fmt.Sprintf("member %d to apply /d/4", i), func() bool { return g.has(i, "/d/4") })
+	}
+	_, err := g.cli[f].cp.GetFileInfo(g.cli[f].ctx(), &dfspb.GetFileInfoRequest{Path: "/d/4"})
+	if active, ok := standby.Is(err); !ok || active != g.cfgs[l].RPCAddr {
+		t.Fatalf("getFileInfo on a standby: %v; want a standby refusal naming %s", err, g.cfgs[l].RPCAddr)
+	}
+	wantErr(t, err, 14 /* Unavailable */, "Operation category READ is not supported in state standby")
+	_, err = g.cli[f].cp.Mkdirs(g.cli[f].ctx(), &dfspb.MkdirsRequest{Path: "/x"})
+	if active, ok := standby.Is(err); !ok || active != g.cfgs[l].RPCAddr {
+		t.Fatalf("mkdirs on a standby: %v; want a standby refusal naming %s", err, g.cfgs[l].RPCAddr)
+	}
+	wantErr(t, err, 14, "Operation category WRITE is not supported")
+	if g.has(f, "/x") {
+		t.Fatal("a standby applied a refused mkdirs")
+	}
+	st, err := g.cli[f].cp.GetHAStatus(g.cli[f].ctx(), &dfspb.GetHAStatusRequest{})
+	if err != nil || st.Id != fmt.Sprintf("nn%d", f) || st.State != dfspb.HAState_STANDBY || st.ActiveId != fmt.Sprintf("nn%d", l) ||
+		st.Term == 0 || len(st.Peers) != 3 || st.AppliedTxid == 0 {
+		t.Fatalf("GetHAStatus on a standby: %v, %v", st, err)
+	}
+}
+
+// TestHAFailoverLosesNoAcknowledgedWrite: a writer creates directories
+// in a loop through whichever member is active, following the standby's
+// hint; the active is closed under it; another member becomes active at
+// a higher term, and every acknowledged mkdir is there.
+func TestHAFailoverLosesNoAcknowledgedWrite(t *testing.T) {
+	g := startHAGroup(t, 3)
+	l := g.active(nil)
+	st0, _ := g.cli[l].cp.GetHAStatus(g.cli[l].ctx(), &dfspb.GetHAStatusRequest{})
+	closed := map[int]bool{}
+	var mu sync.Mutex
+	var acked []string
+	failures := 0
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	byAddr := map[string]int{}
+	for i, c := range g.cfgs {
+		byAddr[c.RPCAddr] = i
+	}
+	go func() {
+		defer close(done)
+		cur := l
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			p := fmt.Sprintf("/w/%d", n)
+			c := g.cli[cur]
+			_, err := c.cp.Mkdirs(c.ctx(), &dfspb.MkdirsRequest{Path: p, CreateParent: true})
+			mu.Lock()
+			if err == nil {
+				acked = append(acked, p)
+			} else {
+				failures++
+				if a, ok := standby.Is(err); ok && a != "" {
+					cur = byAddr[a]
+				} else {
+					cur = (cur + 1) % len(g.cli) // closed, or no leader known yet
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			mu.Unlock()
+		}
+	}()
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(acked) }
+	waitFor(t, "20 mkdirs acknowledged before the failover", func() bool { return count() >= 20 })
+	if err := g.nns[l].Close(); err != nil {
+		t.Logf("close of the old active: %v", err)
+	}
+	closed[l] = true
+	before := count()
+	nl := g.active(closed)
+	waitFor(t, "20 more mkdirs acknowledged after the failover", func() bool { return count() >= before+20 })
+	close(stop)
+	<-done
+	st1, err := g.cli[nl].cp.GetHAStatus(g.cli[nl].ctx(), &dfspb.GetHAStatusRequest{})
+	if err != nil || st1.Term <= st0.Term {
+		t.Fatalf("new active's term %d (err %v); the old one's was %d", st1.GetTerm(), err, st0.GetTerm())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range acked {
+		if _, err := g.cli[nl].cp.GetFileInfo(g.cli[nl].ctx(), &dfspb.GetFileInfoRequest{Path: p}); err != nil {
+			t.Fatalf("acknowledged mkdir %s lost after the failover: %v", p, err)
+		}
+	}
+	t.Logf("%d mkdirs acknowledged, %d refused or failed during the failover; old term %d, new %d", len(acked), failures, st0.Term, st1.Term)
+}
+
+// TestHAHeartbeatStatusAndFencing: heartbeat replies carry the member's
+// state and term; the same queued deletion goes out from the active and
+// not from a standby.
+func TestHAHeartbeatStatusAndFencing(t *testing.T) {
+	g := startHAGroup(t, 3)
+	l := g.active(nil)
+	f := (l + 1) % 3
+	info := &dfspb.DatanodeInfo{Id: "id-dn1", Hostname: "dn1", IpAddr: "10.0.0.1", DataPort: 20000, IpcPort: 20001, Capacity: 100 << 30, Remaining: 90 << 30}
+	dn := map[int]*rpcClient{l: g.dial(g.cfgs[l].RPCAddr, "dn"), f: g.dial(g.cfgs[f].RPCAddr, "dn")}
+	var term uint64
+	for _, i := range []int{l, f} {
+		c := dn[i]
+		if _, err := c.dp.RegisterDatanode(c.ctx(), &dfspb.RegisterDatanodeRequest{Datanode: info}); err != nil {
+			t.Fatalf("register with member %d: %v", i, err)
+		}
+		// A replica of a block nobody knows: each member queues its deletion.
+		if _, err := c.dp.BlockReceivedAndDeleted(c.ctx(), &dfspb.BlockReceivedAndDeletedRequest{DatanodeId: info.Id,
+			Blocks: []*dfspb.ReceivedDeletedBlock{{Block: &dfspb.ExtendedBlock{BlockId: 1 << 40, GenerationStamp: 1}, Status: dfspb.ReceivedStatus_RECEIVED}}}); err != nil {
+			t.Fatalf("incremental report to member %d: %v", i, err)
+		}
+	}
+	for _, i := range []int{l, f} {
+		c := dn[i]
+		resp, err := c.dp.SendHeartbeat(c.ctx(), &dfspb.HeartbeatRequest{DatanodeId: info.Id, Capacity: info.Capacity, Remaining: info.Remaining})
+		if err != nil {
+			t.Fatalf("heartbeat to member %d: %v", i, err)
+		}
+		hs := resp.GetHaStatus()
+		if hs == nil || hs.Term == 0 {
+			t.Fatalf("member %d: heartbeat reply without HA status or term: %v", i, resp)
+		}
+		if term == 0 {
+			term = hs.Term
+		} else if hs.Term != term {
+			t.Fatalf("terms differ: %d vs %d", term, hs.Term)
+		}
+		invalidates := 0
+		for _, cmd := range resp.Commands {
+			if cmd.GetInvalidate() != nil {
+				invalidates++
+			}
+		}
+		switch i {
+		case l:
+			if hs.State != dfspb.HAState_ACTIVE || invalidates != 1 {
+				t.Fatalf("active's heartbeat reply: state %v, %d invalidate commands; want ACTIVE and 1 (%v)", hs.State, invalidates, resp)
+			}
+		case f:
+			if hs.State != dfspb.HAState_STANDBY || len(resp.Commands) != 0 {
+				t.Fatalf("standby's heartbeat reply: state %v, commands %v; want STANDBY and none", hs.State, resp.Commands)
+			}
+		}
+	}
+}
+
+// TestHAConfigChecks: the ha keys are checked in their own words.
+func TestHAConfigChecks(t *testing.T) {
+	cfg := testConfig(t)
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("control: a config without HA: %v", err)
+	}
+	cfg.HA = daemonconf.NameNodeHA{ID: "a", Peers: map[string]daemonconf.NameNodeHAPeer{"b": {RPC: "127.0.0.1:1", Raft: "nope"}}}
+	err := cfg.Validate()
+	for _, want := range []string{`does not name this namenode's ha_id "a"`, `b: raft: "nope" is not host:port`, "needs tls: true"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("validate: %v; want it to say %q", err, want)
+		}
+	}
+}
