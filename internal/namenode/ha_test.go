@@ -318,3 +318,43 @@ func TestHAConfigChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestHAActiveWithoutMajority: an active whose followers are gone cannot
+// acknowledge a mutation; it steps down, and since its memory now holds
+// an edit the group may never have, it reports a fatal error (the daemon
+// exits and reloads from the group).
+func TestHAActiveWithoutMajority(t *testing.T) {
+	g := startHAGroup(t, 3)
+	l := g.active(nil)
+	c := g.cli[l]
+	if _, err := c.cp.Mkdirs(c.ctx(), &dfspb.MkdirsRequest{Path: "/before"}); err != nil {
+		t.Fatalf("control: mkdirs with a majority: %v", err)
+	}
+	select {
+	case err := <-g.nns[l].Fatal():
+		t.Fatalf("control: fatal error with a majority: %v", err)
+	default:
+	}
+	for i := range g.nns {
+		if i != l {
+			g.nns[i].Close()
+		}
+	}
+	_, err := c.cp.Mkdirs(c.ctx(), &dfspb.MkdirsRequest{Path: "/alone"})
+	if err == nil {
+		t.Fatal("an active without a majority acknowledged mkdirs /alone")
+	}
+	if _, ok := standby.Is(err); !ok {
+		t.Logf("refusal: %v", err)
+	}
+	select {
+	case ferr := <-g.nns[l].Fatal():
+		t.Logf("fatal: %v", ferr)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the deposed active with an unacknowledged edit in memory reported no fatal error")
+	}
+	st, err := c.cp.GetHAStatus(c.ctx(), &dfspb.GetHAStatusRequest{})
+	if err != nil || st.State != dfspb.HAState_STANDBY {
+		t.Fatalf("the deposed active says %v (%v); want STANDBY", st.GetState(), err)
+	}
+}
