@@ -1,8 +1,10 @@
 package namenode
 
 import (
+	"context"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -356,5 +358,67 @@ func TestHAActiveWithoutMajority(t *testing.T) {
 	st, err := c.cp.GetHAStatus(c.ctx(), &dfspb.GetHAStatusRequest{})
 	if err != nil || st.State != dfspb.HAState_STANDBY {
 		t.Fatalf("the deposed active says %v (%v); want STANDBY", st.GetState(), err)
+	}
+}
+
+// TestHAMemberRejoins: a standby restarted with its whole meta_dir
+// deleted, and the member that bootstrapped the group restarted with its
+// own, both catch up from the active (snapshot and log) with every edit,
+// those made while they were down included.
+func TestHAMemberRejoins(t *testing.T) {
+	g := startHAGroup(t, 3)
+	l := g.active(nil)
+	if l == 0 { // the bootstrap member must be one that restarts
+		if err := g.nns[0].ha.log.TransferLeadership(context.Background(), "nn1"); err != nil {
+			t.Fatalf("transfer leadership to nn1: %v", err)
+		}
+		if l = g.active(nil); l == 0 {
+			t.Fatal("nn0 is still active after a transfer")
+		}
+	}
+	mkdir := func(p string) {
+		t.Helper()
+		c := g.cli[l]
+		if _, err := c.cp.Mkdirs(c.ctx(), &dfspb.MkdirsRequest{Path: p, CreateParent: true}); err != nil {
+			t.Fatalf("mkdirs %s: %v", p, err)
+		}
+	}
+	mkdir("/early")
+	// /early is in the active's snapshot, and its log behind the snapshot
+	// is what a member without state cannot be sent: it installs the
+	// snapshot (the namespace image).
+	if err := g.nns[l].ha.log.Snapshot(context.Background()); err != nil {
+		t.Fatalf("snapshot on the active: %v", err)
+	}
+	var down []int
+	for i := range g.nns {
+		if i != l {
+			down = append(down, i)
+		}
+	}
+	// One at a time, so that the group keeps its majority.
+	for _, i := range down {
+		g.nns[i].Close()
+		wiped := i != 0 // nn0 bootstrapped the group: it restarts with its meta_dir
+		if wiped {
+			if err := os.RemoveAll(g.cfgs[i].MetaDir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(g.cfgs[i].MetaDir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := fmt.Sprintf("/while-down/%d", i)
+		mkdir(p)
+		if g.has(i, p) {
+			t.Fatalf("control: closed member %d has %s", i, p)
+		}
+		g.nns[i] = startNN(t, g.cfgs[i])
+		for _, want := range []string{"/early", p} {
+			waitFor(t, fmt.Sprintf("member %d (meta_dir wiped: %v) to have %s", i, wiped, want), func() bool { return g.has(i, want) })
+		}
+	}
+	if got := g.active(nil); got != l {
+		t.Fatalf("the active moved from %d to %d while standbys restarted", l, got)
 	}
 }
