@@ -192,6 +192,8 @@ func TestHAFailoverLosesNoAcknowledgedWrite(t *testing.T) {
 	closed := map[int]bool{}
 	var mu sync.Mutex
 	var acked []string
+	var ackedAt []time.Time
+	var ackedBy []int
 	failures := 0
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -214,6 +216,8 @@ func TestHAFailoverLosesNoAcknowledgedWrite(t *testing.T) {
 			mu.Lock()
 			if err == nil {
 				acked = append(acked, p)
+				ackedAt = append(ackedAt, time.Now())
+				ackedBy = append(ackedBy, cur)
 			} else {
 				failures++
 				if a, ok := standby.Is(err); ok && a != "" {
@@ -228,6 +232,7 @@ func TestHAFailoverLosesNoAcknowledgedWrite(t *testing.T) {
 	}()
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(acked) }
 	waitFor(t, "20 mkdirs acknowledged before the failover", func() bool { return count() >= 20 })
+	killed := time.Now()
 	if err := g.nns[l].Close(); err != nil {
 		t.Logf("close of the old active: %v", err)
 	}
@@ -248,7 +253,15 @@ func TestHAFailoverLosesNoAcknowledgedWrite(t *testing.T) {
 			t.Fatalf("acknowledged mkdir %s lost after the failover: %v", p, err)
 		}
 	}
-	t.Logf("%d mkdirs acknowledged, %d refused or failed during the failover; old term %d, new %d", len(acked), failures, st0.Term, st1.Term)
+	var firstAfter time.Duration
+	for i, at := range ackedAt {
+		if ackedBy[i] != l {
+			firstAfter = at.Sub(killed)
+			break
+		}
+	}
+	t.Logf("%d mkdirs acknowledged, %d refused or failed during the failover; old term %d, new %d; first mkdir acknowledged by the new active %v after the old one's close began",
+		len(acked), failures, st0.Term, st1.Term, firstAfter.Round(time.Millisecond))
 }
 
 // TestHAHeartbeatStatusAndFencing: heartbeat replies carry the member's
