@@ -210,7 +210,7 @@ func (nn *NameNode) loadHA(fs journal.FS) error {
 		}
 		nn.jnl = nil
 	} else {
-		nn.state = nn.emptyState()
+		nn.state = nn.emptyState(nn.clock())
 		nn.initSafeMode(nn.clock())
 	}
 	ha := &haNode{nn: nn, peers: hc.Peers, fatal: make(chan error, 1)}
@@ -240,11 +240,12 @@ func (nn *NameNode) loadHA(fs journal.FS) error {
 	return nil
 }
 
-// emptyState is a new namespace (root only), as a format makes.
-func (nn *NameNode) emptyState() *fsstate.State {
+// emptyState is a new namespace (root only), as a format makes: what a
+// load starts from.
+func (nn *NameNode) emptyState(now time.Time) *fsstate.State {
 	return fsstate.New(namespace.New(namespace.Config{
 		Superuser: nn.cfg.Superuser, Supergroup: nn.cfg.Supergroup,
-		Permissions: nn.cfg.PermissionsEnabled, Now: nn.clock().UnixMilli(),
+		Permissions: nn.cfg.PermissionsEnabled, Now: now.UnixMilli(),
 		MaxXAttrsPerInode: nn.cfg.MaxXAttrsPerInode, MaxXAttrSize: nn.cfg.MaxXAttrSize,
 	}), blockmap.New(), nn.logger)
 }
@@ -506,7 +507,7 @@ func (f *haFSM) Restore(txid uint64, r io.Reader) error {
 		}
 		recs = append(recs, rec)
 	}
-	st := nn.emptyState()
+	st := nn.emptyState(nn.clock())
 	if err := st.LoadImage(txid, recs); err != nil {
 		return fmt.Errorf("snapshot at txid %d: %w", txid, err)
 	}

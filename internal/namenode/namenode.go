@@ -20,7 +20,6 @@ import (
 	"smarth/internal/diskperm"
 	"smarth/internal/httpserver"
 	"smarth/internal/ipc"
-	"smarth/internal/namenode/blockmap"
 	"smarth/internal/namenode/cachemgr"
 	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/journal"
@@ -186,11 +185,7 @@ func (nn *NameNode) rebuildLeasesLocked(now time.Time) {
 // load reads the image and edit log, or formats an empty directory.
 func (nn *NameNode) load(fs journal.FS) error {
 	now := nn.clock()
-	nn.state = fsstate.New(namespace.New(namespace.Config{
-		Superuser: nn.cfg.Superuser, Supergroup: nn.cfg.Supergroup,
-		Permissions: nn.cfg.PermissionsEnabled, Now: now.UnixMilli(),
-		MaxXAttrsPerInode: nn.cfg.MaxXAttrsPerInode, MaxXAttrSize: nn.cfg.MaxXAttrSize,
-	}), blockmap.New(), nn.logger)
+	nn.state = nn.emptyState(now)
 	j, err := journal.Open(fs, nn.cfg.MetaDir, nn.logger)
 	if err != nil {
 		return err
