@@ -181,87 +181,111 @@ func TestHAStandbyRefusesAndFollows(t *testing.T) {
 	}
 }
 
-// TestHAFailoverLosesNoAcknowledgedWrite: a writer creates directories
-// in a loop through whichever member is active, following the standby's
-// hint; the active is closed under it; another member becomes active at
-// a higher term, and every acknowledged mkdir is there.
-func TestHAFailoverLosesNoAcknowledgedWrite(t *testing.T) {
-	g := startHAGroup(t, 3)
-	l := g.active(nil)
-	st0, _ := g.cli[l].cp.GetHAStatus(g.cli[l].ctx(), &dfspb.GetHAStatusRequest{})
-	closed := map[int]bool{}
-	var mu sync.Mutex
-	var acked []string
-	var ackedAt []time.Time
-	var ackedBy []int
-	failures := 0
-	stop := make(chan struct{})
-	done := make(chan struct{})
+// haWriter makes directories in a loop through whichever member is
+// active, following a standby's hint (or the next member when the one it
+// called is gone or knows no leader), and records what was acknowledged,
+// when and by whom.
+type haWriter struct {
+	mu       sync.Mutex
+	acked    []string
+	ackedAt  []time.Time
+	ackedBy  []int
+	failures int
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+func startHAWriter(cli []*rpcClient, addrs []string, cur int) *haWriter {
+	w := &haWriter{stop: make(chan struct{}), done: make(chan struct{})}
 	byAddr := map[string]int{}
-	for i, c := range g.cfgs {
-		byAddr[c.RPCAddr] = i
+	for i, a := range addrs {
+		byAddr[a] = i
 	}
 	go func() {
-		defer close(done)
-		cur := l
+		defer close(w.done)
 		for n := 0; ; n++ {
 			select {
-			case <-stop:
+			case <-w.stop:
 				return
 			default:
 			}
 			p := fmt.Sprintf("/w/%d", n)
-			c := g.cli[cur]
+			c := cli[cur]
 			_, err := c.cp.Mkdirs(c.ctx(), &dfspb.MkdirsRequest{Path: p, CreateParent: true})
-			mu.Lock()
+			w.mu.Lock()
 			if err == nil {
-				acked = append(acked, p)
-				ackedAt = append(ackedAt, time.Now())
-				ackedBy = append(ackedBy, cur)
+				w.acked, w.ackedAt, w.ackedBy = append(w.acked, p), append(w.ackedAt, time.Now()), append(w.ackedBy, cur)
 			} else {
-				failures++
+				w.failures++
 				if a, ok := standby.Is(err); ok && a != "" {
 					cur = byAddr[a]
 				} else {
-					cur = (cur + 1) % len(g.cli) // closed, or no leader known yet
+					cur = (cur + 1) % len(cli)
 				}
+			}
+			w.mu.Unlock()
+			if err != nil {
 				time.Sleep(5 * time.Millisecond)
 			}
-			mu.Unlock()
 		}
 	}()
-	count := func() int { mu.Lock(); defer mu.Unlock(); return len(acked) }
-	waitFor(t, "20 mkdirs acknowledged before the failover", func() bool { return count() >= 20 })
+	return w
+}
+
+func (w *haWriter) count() int { w.mu.Lock(); defer w.mu.Unlock(); return len(w.acked) }
+
+// finish stops the writer and returns the time from since to the first
+// write acknowledged by a member other than old.
+func (w *haWriter) finish(old int, since time.Time) time.Duration {
+	close(w.stop)
+	<-w.done
+	for i, by := range w.ackedBy {
+		if by != old {
+			return w.ackedAt[i].Sub(since)
+		}
+	}
+	return 0
+}
+
+// check demands every acknowledged directory from c.
+func (w *haWriter) check(t *testing.T, c *rpcClient) {
+	t.Helper()
+	for _, p := range w.acked {
+		if _, err := c.cp.GetFileInfo(c.ctx(), &dfspb.GetFileInfoRequest{Path: p}); err != nil {
+			t.Fatalf("acknowledged mkdir %s lost after the failover: %v", p, err)
+		}
+	}
+}
+
+// TestHAFailoverLosesNoAcknowledgedWrite: a writer creates directories
+// through whichever member is active; the active is closed under it;
+// another member becomes active at a higher term, and every acknowledged
+// mkdir is there.
+func TestHAFailoverLosesNoAcknowledgedWrite(t *testing.T) {
+	g := startHAGroup(t, 3)
+	l := g.active(nil)
+	st0, _ := g.cli[l].cp.GetHAStatus(g.cli[l].ctx(), &dfspb.GetHAStatusRequest{})
+	var addrs []string
+	for _, c := range g.cfgs {
+		addrs = append(addrs, c.RPCAddr)
+	}
+	w := startHAWriter(g.cli, addrs, l)
+	waitFor(t, "20 mkdirs acknowledged before the failover", func() bool { return w.count() >= 20 })
 	killed := time.Now()
 	if err := g.nns[l].Close(); err != nil {
 		t.Logf("close of the old active: %v", err)
 	}
-	closed[l] = true
-	before := count()
-	nl := g.active(closed)
-	waitFor(t, "20 more mkdirs acknowledged after the failover", func() bool { return count() >= before+20 })
-	close(stop)
-	<-done
+	before := w.count()
+	nl := g.active(map[int]bool{l: true})
+	waitFor(t, "20 more mkdirs acknowledged after the failover", func() bool { return w.count() >= before+20 })
+	took := w.finish(l, killed)
 	st1, err := g.cli[nl].cp.GetHAStatus(g.cli[nl].ctx(), &dfspb.GetHAStatusRequest{})
 	if err != nil || st1.Term <= st0.Term {
 		t.Fatalf("new active's term %d (err %v); the old one's was %d", st1.GetTerm(), err, st0.GetTerm())
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range acked {
-		if _, err := g.cli[nl].cp.GetFileInfo(g.cli[nl].ctx(), &dfspb.GetFileInfoRequest{Path: p}); err != nil {
-			t.Fatalf("acknowledged mkdir %s lost after the failover: %v", p, err)
-		}
-	}
-	var firstAfter time.Duration
-	for i, at := range ackedAt {
-		if ackedBy[i] != l {
-			firstAfter = at.Sub(killed)
-			break
-		}
-	}
+	w.check(t, g.cli[nl])
 	t.Logf("%d mkdirs acknowledged, %d refused or failed during the failover; old term %d, new %d; first mkdir acknowledged by the new active %v after the old one's close began",
-		len(acked), failures, st0.Term, st1.Term, firstAfter.Round(time.Millisecond))
+		len(w.acked), w.failures, st0.Term, st1.Term, took.Round(time.Millisecond))
 }
 
 // TestHAHeartbeatStatusAndFencing: heartbeat replies carry the member's
