@@ -61,8 +61,9 @@ func haCerts(t *testing.T, dir string) pki.Config {
 	return pki.Config{TLS: true, CertFile: cert, KeyFile: key, CAFile: caFile}
 }
 
-// startHAGroup starts n members; the first bootstraps the group.
-func startHAGroup(t *testing.T, n int) *haGroup {
+// startHAGroup starts n members (each config changed by tweaks); the
+// first bootstraps the group.
+func startHAGroup(t *testing.T, n int, tweaks ...func(*Config)) *haGroup {
 	t.Helper()
 	g := &haGroup{t: t, tls: haCerts(t, t.TempDir())}
 	ports := haPorts(t, 2*n)
@@ -76,6 +77,9 @@ func startHAGroup(t *testing.T, n int) *haGroup {
 		cfg.Wire = g.tls
 		cfg.HA = daemonconf.NameNodeHA{ID: fmt.Sprintf("nn%d", i), Peers: peers, Bootstrap: i == 0,
 			HeartbeatTimeout: 200 * time.Millisecond, ElectionTimeout: 200 * time.Millisecond, LeaderLeaseTimeout: 150 * time.Millisecond}
+		for _, tw := range tweaks {
+			tw(&cfg)
+		}
 		g.cfgs = append(g.cfgs, cfg)
 		g.nns = append(g.nns, startNN(t, cfg))
 		g.cli = append(g.cli, g.dial(ports[2*i], "hdfs"))
@@ -458,4 +462,36 @@ func TestHAMemberRejoins(t *testing.T) {
 	if got := g.active(nil); got != l {
 		t.Fatalf("the active moved from %d to %d while standbys restarted", l, got)
 	}
+}
+
+// TestHANewActiveTakesOverOpenFiles: files open on the old active stay
+// open through a failover: their writer completes one on the new active,
+// and the new active recovers the other, whose writer is silent past the
+// hard limit (leases are rebuilt on takeover, as after a restart).
+func TestHANewActiveTakesOverOpenFiles(t *testing.T) {
+	g := startHAGroup(t, 3, func(c *Config) { c.LeaseSoftLimit, c.LeaseHardLimit = 500*time.Millisecond, time.Second })
+	l := g.active(nil)
+	c := g.cli[l]
+	files := map[string]uint64{}
+	for _, p := range []string{"/open/kept", "/open/orphan"} {
+		r, err := c.cp.Create(c.ctx(), &dfspb.CreateRequest{Path: p, ClientName: "writer-" + filepath.Base(p), CreateParent: true, Replication: 1})
+		if err != nil {
+			t.Fatalf("create %s: %v", p, err)
+		}
+		files[p] = r.GetStatus().GetFileId()
+	}
+	for i := range g.nns {
+		waitFor(t, fmt.Sprintf("member %d to have /open/orphan", i), func() bool { return g.has(i, "/open/orphan") })
+	}
+	g.nns[l].Close()
+	nl := g.active(map[int]bool{l: true})
+	c = g.cli[nl]
+	r, err := c.cp.Complete(c.ctx(), &dfspb.CompleteRequest{Path: "/open/kept", ClientName: "writer-kept", FileId: files["/open/kept"]})
+	if err != nil || !r.GetCompleted() {
+		t.Fatalf("complete of a file opened on the old active, on the new one: %v, %v", r, err)
+	}
+	waitFor(t, "the new active to recover /open/orphan (its writer silent past the hard limit)", func() bool {
+		fi, err := c.cp.GetFileInfo(c.ctx(), &dfspb.GetFileInfoRequest{Path: "/open/orphan"})
+		return err == nil && !fi.GetStatus().GetUnderConstruction()
+	})
 }
