@@ -9,11 +9,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"google.golang.org/grpc/status"
 
 	"smarth/internal/daemonconf"
 	"smarth/internal/namenode/blockmap"
@@ -23,6 +26,7 @@ import (
 	"smarth/internal/namenode/replog"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/rpc/standby"
+	"smarth/internal/webhdfs"
 )
 
 // High availability (issue 28). With ha_id set, the namenode is a member
@@ -392,6 +396,24 @@ func (nn *NameNode) standbyRefusal(method string) error {
 		cat = standby.Read
 	}
 	return standby.Error(cat, nn.ha.activeRPC())
+}
+
+// webhdfsGate refuses WebHDFS on a standby as the RPC port does, with
+// Hadoop's StandbyException (HTTP 403, which WebHDFS clients answer by
+// trying the next namenode): WebHDFS calls the handlers directly, not
+// through the interceptor.
+func (h *haNode) webhdfsGate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.active.Load() {
+			next.ServeHTTP(w, r)
+			return
+		}
+		cat := standby.Write
+		if r.Method == http.MethodGet {
+			cat = standby.Read
+		}
+		webhdfs.WriteError(w, webhdfs.Exception("StandbyException", status.Convert(standby.Error(cat, h.activeRPC())).Message()))
+	})
 }
 
 // haHeartbeatLocked is what a heartbeat reply says of the group: the

@@ -3,7 +3,9 @@ package namenode
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -494,4 +496,38 @@ func TestHANewActiveTakesOverOpenFiles(t *testing.T) {
 		fi, err := c.cp.GetFileInfo(c.ctx(), &dfspb.GetFileInfoRequest{Path: "/open/orphan"})
 		return err == nil && !fi.GetStatus().GetUnderConstruction()
 	})
+}
+
+// TestHAStandbyRefusesWebHDFS: WebHDFS on a standby answers Hadoop's
+// StandbyException (403) naming the active, as its RPC port does; the
+// active serves the same request.
+func TestHAStandbyRefusesWebHDFS(t *testing.T) {
+	g := startHAGroup(t, 3)
+	l := g.active(nil)
+	f := (l + 1) % 3
+	tc, err := g.tls.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: tc}, Timeout: 10 * time.Second}
+	get := func(i int) (int, string) {
+		t.Helper()
+		resp, err := hc.Get("https://" + g.nns[i].HTTPAddr() + "/webhdfs/v1/?op=GETFILESTATUS&user.name=hdfs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get(l); code != http.StatusOK {
+		t.Fatalf("control: GETFILESTATUS on the active: %d %s", code, body)
+	}
+	code, body := get(f)
+	for _, want := range []string{`"exception":"StandbyException"`, `"javaClassName":"org.apache.hadoop.ipc.StandbyException"`,
+		"Operation category READ is not supported in state standby", g.cfgs[l].RPCAddr} {
+		if code != http.StatusForbidden || !strings.Contains(body, want) {
+			t.Fatalf("GETFILESTATUS on a standby: %d %s; want 403 with %s", code, body, want)
+		}
+	}
 }
