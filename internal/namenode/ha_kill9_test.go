@@ -7,7 +7,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"smarth/internal/rpc/dfspb"
 )
@@ -47,27 +46,13 @@ func TestHAKill9OfTheActive(t *testing.T) {
 		cfg.RPCAddr = ports[2*i]
 		g.cfgs = append(g.cfgs, cfg)
 	}
-	l := g.active(nil)
-	st0, _ := g.cli[l].cp.GetHAStatus(g.cli[l].ctx(), &dfspb.GetHAStatusRequest{})
 	addrs := []string{ports[0], ports[2], ports[4]}
-	w := startHAWriter(g.cli, addrs, l)
-	waitFor(t, "50 mkdirs acknowledged before the kill", func() bool { return w.count() >= 50 })
-	killed := time.Now()
-	if err := procs[l].cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-procs[l].exited
-	before := w.count()
-	nl := g.active(map[int]bool{l: true})
-	waitFor(t, "50 more mkdirs acknowledged after the kill", func() bool { return w.count() >= before+50 })
-	took := w.finish(l, killed)
-	st1, err := g.cli[nl].cp.GetHAStatus(g.cli[nl].ctx(), &dfspb.GetHAStatusRequest{})
-	if err != nil || st1.Term <= st0.Term {
-		t.Fatalf("new active's term %d (err %v); the killed one's was %d", st1.GetTerm(), err, st0.GetTerm())
-	}
-	w.check(t, g.cli[nl])
-	t.Logf("%d mkdirs acknowledged, %d refused or failed; first acknowledged by the new active %v after kill -9 of the active",
-		len(w.acked), w.failures, took.Round(time.Millisecond))
+	l, nl, _ := g.failover(addrs, 50, "kill -9", func(l int) {
+		if err := procs[l].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		<-procs[l].exited
+	})
 
 	// The killed member restarts from its disk and follows the new
 	// active up to its last edit (txids are contiguous across the group:

@@ -269,29 +269,46 @@ func (w *haWriter) check(t *testing.T, c *rpcClient) {
 // mkdir is there.
 func TestHAFailoverLosesNoAcknowledgedWrite(t *testing.T) {
 	g := startHAGroup(t, 3)
-	l := g.active(nil)
-	st0, _ := g.cli[l].cp.GetHAStatus(g.cli[l].ctx(), &dfspb.GetHAStatusRequest{})
 	var addrs []string
 	for _, c := range g.cfgs {
 		addrs = append(addrs, c.RPCAddr)
 	}
-	w := startHAWriter(g.cli, addrs, l)
-	waitFor(t, "20 mkdirs acknowledged before the failover", func() bool { return w.count() >= 20 })
-	killed := time.Now()
-	if err := g.nns[l].Close(); err != nil {
-		t.Logf("close of the old active: %v", err)
+	g.failover(addrs, 20, "close", func(l int) {
+		if err := g.nns[l].Close(); err != nil {
+			t.Logf("close of the old active: %v", err)
+		}
+	})
+}
+
+// failover runs a writer through the active (members at addrs), takes
+// the active down with kill after n acknowledged writes, and demands a
+// new active at a higher term that acknowledges n more and has every
+// acknowledged write. It returns the old and the new active and the new
+// one's status.
+func (g *haGroup) failover(addrs []string, n int, how string, kill func(active int)) (int, int, *dfspb.GetHAStatusResponse) {
+	t := g.t
+	t.Helper()
+	l := g.active(nil)
+	st0, err := g.cli[l].cp.GetHAStatus(g.cli[l].ctx(), &dfspb.GetHAStatusRequest{})
+	if err != nil {
+		t.Fatal(err)
 	}
+	w := startHAWriter(g.cli, addrs, l)
+	waitFor(t, fmt.Sprintf("%d mkdirs acknowledged before the %s", n, how), func() bool { return w.count() >= n })
+	killed := time.Now()
+	kill(l)
 	before := w.count()
 	nl := g.active(map[int]bool{l: true})
-	waitFor(t, "20 more mkdirs acknowledged after the failover", func() bool { return w.count() >= before+20 })
+	waitFor(t, fmt.Sprintf("%d more mkdirs acknowledged after the %s", n, how), func() bool { return w.count() >= before+n })
 	took := w.finish(l, killed)
 	st1, err := g.cli[nl].cp.GetHAStatus(g.cli[nl].ctx(), &dfspb.GetHAStatusRequest{})
 	if err != nil || st1.Term <= st0.Term {
 		t.Fatalf("new active's term %d (err %v); the old one's was %d", st1.GetTerm(), err, st0.GetTerm())
 	}
 	w.check(t, g.cli[nl])
-	t.Logf("%d mkdirs acknowledged, %d refused or failed during the failover; old term %d, new %d; first mkdir acknowledged by the new active %v after the old one's close began",
-		len(w.acked), w.failures, st0.Term, st1.Term, took.Round(time.Millisecond))
+	t.Logf("%d mkdirs acknowledged, %d refused or failed; old term %d, new %d; first mkdir acknowledged by the new active %v after the %s of the old one began",
+		len(w.acked), w.failures, st0.Term, st1.Term, took.Round(time.Millisecond), how)
+	return l, nl, st1
 }
 
 // TestHAHeartbeatStatusAndFencing: heartbeat replies carry the member's
