@@ -97,7 +97,7 @@ func newAdminCmd() *cobra.Command {
 	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
 	c.PersistentFlags().StringVar(&a.addr, "namenode", "", "namenode host:port (default $SMARTH_NAMENODE, the local cluster, else 127.0.0.1:8020)")
 	c.PersistentFlags().StringVar(&a.user, "user", "", "act as this user (default: the OS user)")
-	c.AddCommand(newAdminReportCmd(a), newAdminSpeedsCmd(a), newAdminSafeModeCmd(a), newAdminCacheCmd(a), newAdminSaveNamespaceCmd(a))
+	c.AddCommand(newAdminReportCmd(a), newAdminSpeedsCmd(a), newAdminSafeModeCmd(a), newAdminCacheCmd(a), newAdminSaveNamespaceCmd(a), newAdminHACmd(a))
 	c.AddCommand(newAdminQuotaCmds(a)...)
 	c.AddCommand(newAdminFeatureCmds(a)...)
 	return c

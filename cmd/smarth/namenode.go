@@ -104,7 +104,12 @@ func runNamenode(cfg namenode.Config, log *slog.Logger, readyFile string) error 
 		nn.Close()
 		return fmt.Errorf("ready file: %w", err)
 	}
-	s := <-sig
-	log.Info("namenode stopping", "signal", s.String())
-	return nn.Close()
+	select {
+	case s := <-sig:
+		log.Info("namenode stopping", "signal", s.String())
+		return nn.Close()
+	case ferr := <-nn.Fatal(): // HA: memory ahead of the group; a restart reloads it
+		nn.Close()
+		return ferr
+	}
 }

@@ -205,7 +205,7 @@ func (s *sources) keys(importPath, typeName string, v reflect.Value) ([]field, e
 		for _, id := range f.Names {
 			fv := v.FieldByName(id.Name)
 			if opts == "inline" {
-				path, typ, err := selector(file, f.Type)
+				path, typ, err := selector(file, importPath, f.Type)
 				if err != nil {
 					return nil, fmt.Errorf("%s.%s: %w", owner, id.Name, err)
 				}
@@ -225,11 +225,15 @@ func (s *sources) keys(importPath, typeName string, v reflect.Value) ([]field, e
 	return out, nil
 }
 
-// selector resolves an inlined field's type, pkg.Type, to its import path.
-func selector(f *ast.File, expr ast.Expr) (string, string, error) {
+// selector resolves an inlined field's type to its import path: pkg.Type
+// through the file's imports, a bare Type to the package it is in.
+func selector(f *ast.File, importPath string, expr ast.Expr) (string, string, error) {
+	if id, ok := expr.(*ast.Ident); ok {
+		return importPath, id.Name, nil
+	}
 	sel, ok := expr.(*ast.SelectorExpr)
 	if !ok {
-		return "", "", fmt.Errorf("inline field of type %T: want pkg.Type", expr)
+		return "", "", fmt.Errorf("inline field of type %T: want Type or pkg.Type", expr)
 	}
 	pkg := sel.X.(*ast.Ident).Name
 	for _, imp := range f.Imports {

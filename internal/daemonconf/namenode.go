@@ -164,4 +164,49 @@ type NameNodeConfig struct {
 	HTTP httpserver.Limits `yaml:",inline"`
 	// Log rotates the daemon's --log-file (log_max_* keys, internal/logfile).
 	Log logfile.Rotation `yaml:",inline"`
+	// HA makes the namenode a member of a replicated group (ha_* keys);
+	// without ha_id it is a single namenode with its own edit log.
+	HA NameNodeHA `yaml:",inline"`
+}
+
+// NameNodeHA is a namenode's place in an HA group (issue 28): its id, the
+// group's members, and the replicated log's timeouts (zero: replog's
+// defaults, a failover in about a second). The group's log, its term and
+// its snapshots live under meta_dir/ha; TLS (tls_* keys) must be on, since
+// the group's port is mutual TLS with the cluster CA.
+type NameNodeHA struct {
+	// ID is this namenode's id in the group (HDFS's dfs.ha.namenode.id);
+	// empty: no HA.
+	ID string `yaml:"ha_id"`
+	// Peers is every member, this one included, by id (HDFS's
+	// dfs.ha.namenodes.<ns> with each one's rpc-address and
+	// http-address): rpc and http are what clients are sent to, raft the
+	// address of the group's log (bound by this member, dialled by the
+	// others; its host must be in the member's certificate).
+	Peers map[string]NameNodeHAPeer `yaml:"ha_peers"`
+	// Bootstrap creates the group from this namenode's existing metadata
+	// (or a new namespace) when meta_dir/ha holds no group yet: exactly
+	// one member of a new group sets it; the others receive its image.
+	Bootstrap bool `yaml:"ha_bootstrap"`
+	// HeartbeatTimeout: a follower that has not heard from the leader
+	// for between this and twice this starts an election (zero:
+	// replog's default).
+	HeartbeatTimeout time.Duration `yaml:"ha_heartbeat_timeout"`
+	// ElectionTimeout: a candidate that won no election in between this
+	// and twice this starts another (zero: replog's default).
+	ElectionTimeout time.Duration `yaml:"ha_election_timeout"`
+	// LeaderLeaseTimeout: a leader that heard from no majority for this
+	// long steps down, so a cut-off active stops acknowledging (zero:
+	// replog's default).
+	LeaderLeaseTimeout time.Duration `yaml:"ha_leader_lease_timeout"`
+	// SnapshotThreshold is how many edits since the last snapshot (the
+	// HA checkpoint) make the next one.
+	SnapshotThreshold uint64 `yaml:"ha_snapshot_threshold"`
+}
+
+// NameNodeHAPeer is one member's addresses.
+type NameNodeHAPeer struct {
+	RPC  string `yaml:"rpc"`
+	Raft string `yaml:"raft"`
+	HTTP string `yaml:"http"`
 }

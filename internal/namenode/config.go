@@ -196,6 +196,7 @@ func (c Config) Validate() error {
 		bad("max_replication_streams: %d must be at least 1", c.MaxReplicationStreams)
 	}
 	errs = append(errs, c.validateCache()...)
+	errs = append(errs, c.validateHA()...)
 	errs = append(errs, c.Wire.Validate())
 	return errors.Join(errs...)
 }

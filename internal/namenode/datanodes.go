@@ -136,7 +136,11 @@ func (nn *NameNode) heartbeatLocked(req *dfspb.HeartbeatRequest) (*dfspb.Heartbe
 	defer nn.mu.Unlock()
 	dn := nn.nodes[req.GetDatanodeId()]
 	if dn == nil || !dn.live {
-		return &dfspb.HeartbeatResponse{Commands: []*dfspb.DatanodeCommand{{Command: &dfspb.DatanodeCommand_Reregister{Reregister: true}}}}, 0
+		// Any member asks a datanode it does not know to register.
+		resp := &dfspb.HeartbeatResponse{}
+		nn.haHeartbeatLocked(resp)
+		resp.Commands = []*dfspb.DatanodeCommand{{Command: &dfspb.DatanodeCommand_Reregister{Reregister: true}}}
+		return resp, 0
 	}
 	dn.lastSeen = now
 	dn.info.Capacity, dn.info.DfsUsed, dn.info.Remaining = req.GetCapacity(), req.GetDfsUsed(), req.GetRemaining()
@@ -171,6 +175,7 @@ func (nn *NameNode) heartbeatLocked(req *dfspb.HeartbeatRequest) (*dfspb.Heartbe
 	}
 	dn.recoveries = nil
 	nn.cache.HeartbeatLocked(dn.info.Id, req, resp)
+	nn.haHeartbeatLocked(resp)
 	return resp, tx
 }
 

@@ -36,6 +36,12 @@
 //     cache_affinity[app], else 0. Cache pools and directives are
 //     namespace edits (fsstate's cache records), which cachemgr asks this
 //     package to authorize, log and apply (views.go).
+//   - High availability (ha.go, issue 28; off unless ha_id is set): the
+//     edit log is then replog/, a raft group of namenodes, behind the
+//     same editLog interface as journal/; the leader is the active
+//     namenode, the others apply its committed edits and refuse client
+//     calls with HDFS's StandbyException (internal/rpc/standby) while
+//     serving the datanode protocol.
 //
 // The RPC contract is internal/rpc/dfspb (ClientProtocol and
 // DatanodeProtocol on one port, over gRPC and internal/ipc). identity.go

@@ -20,7 +20,6 @@ import (
 	"smarth/internal/diskperm"
 	"smarth/internal/httpserver"
 	"smarth/internal/ipc"
-	"smarth/internal/namenode/blockmap"
 	"smarth/internal/namenode/cachemgr"
 	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/journal"
@@ -48,7 +47,8 @@ type NameNode struct {
 
 	mu         sync.RWMutex         // guards the fields below up to the blank line
 	state      *fsstate.State       // namespace, block map, cache pools and directives
-	journal    *journal.Journal     // Append under mu (defines the order); Sync outside
+	journal    editLog              // Append under mu (defines the order); Sync outside
+	jnl        *journal.Journal     // the file edit log behind journal; nil with HA (replog instead)
 	nodes      map[string]*datanode // by datanode id
 	leases     *leaseTable
 	pending    map[uint64]*pendingTransfer // block id → re-replication in flight
@@ -66,6 +66,8 @@ type NameNode struct {
 	ckptMu sync.Mutex // serialises checkpoints
 
 	unlockMeta func() error // releases the meta_dir lock
+
+	ha *haNode // the HA group's member (ha.go); nil without HA
 
 	grpc     *grpc.Server
 	ipc      *ipc.Server // the lean transport of internal/client, on the same port
@@ -156,21 +158,34 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 			return nil, fmt.Errorf("namenode: meta_dir: %w", err)
 		}
 	}
-	if err := nn.load(fs); err != nil {
+	load := nn.load
+	if cfg.HA.ID != "" {
+		load = nn.loadHA
+	}
+	if err := load(fs); err != nil {
 		nn.unlockMeta()
 		return nil, err
 	}
 	return nn, nil
 }
 
+// rebuildLeasesLocked gives every open file a fresh lease for its writer.
+// Leases are not persisted (nor replicated): after a restart, as after an
+// HDFS restart, and on a namenode that becomes the active one.
+func (nn *NameNode) rebuildLeasesLocked(now time.Time) {
+	nn.leases = newLeaseTable()
+	nn.state.Tree().Walk(func(n *namespace.INode) bool {
+		if n.Writer() != nil {
+			nn.leases.add(n.Writer().Client, n.ID, now)
+		}
+		return true
+	})
+}
+
 // load reads the image and edit log, or formats an empty directory.
 func (nn *NameNode) load(fs journal.FS) error {
 	now := nn.clock()
-	nn.state = fsstate.New(namespace.New(namespace.Config{
-		Superuser: nn.cfg.Superuser, Supergroup: nn.cfg.Supergroup,
-		Permissions: nn.cfg.PermissionsEnabled, Now: now.UnixMilli(),
-		MaxXAttrsPerInode: nn.cfg.MaxXAttrsPerInode, MaxXAttrSize: nn.cfg.MaxXAttrSize,
-	}), blockmap.New(), nn.logger)
+	nn.state = nn.emptyState(now)
 	j, err := journal.Open(fs, nn.cfg.MetaDir, nn.logger)
 	if err != nil {
 		return err
@@ -188,7 +203,7 @@ func (nn *NameNode) load(fs journal.FS) error {
 	if err != nil {
 		return fmt.Errorf("namenode: load metadata from %s: %w", nn.cfg.MetaDir, err)
 	}
-	nn.journal = j
+	nn.journal, nn.jnl = j, j
 	nn.ckptTx, nn.ckptAt = last, now
 	if !hadImage {
 		nn.logger.Info("formatting a new namespace", "meta_dir", nn.cfg.MetaDir, "superuser", nn.cfg.Superuser)
@@ -196,14 +211,7 @@ func (nn *NameNode) load(fs journal.FS) error {
 			return err
 		}
 	}
-	// Leases are not persisted: every open file gets a fresh lease for its
-	// writer, as after an HDFS restart.
-	nn.state.Tree().Walk(func(n *namespace.INode) bool {
-		if n.Writer() != nil {
-			nn.leases.add(n.Writer().Client, n.ID, now)
-		}
-		return true
-	})
+	nn.rebuildLeasesLocked(now)
 	nn.initSafeMode(now)
 	// Loading decoded the whole image into short-lived buffers and records
 	// (as large as the namespace itself); collect them and give the pages
@@ -280,10 +288,14 @@ func (nn *NameNode) Start() error {
 		}
 	}()
 	go nn.loop(nn.monitorInterval(), nn.monitor)
-	go nn.loop(nn.cfg.ReplicationInterval, nn.replicationTick)
+	go nn.loop(nn.cfg.ReplicationInterval, nn.activeOnly(nn.replicationTick))
 	if every := nn.trashEmptierInterval(); every > 0 {
 		nn.wg.Add(1)
-		go nn.loop(every, nn.emptyTrashTick)
+		go nn.loop(every, nn.activeOnly(nn.emptyTrashTick))
+	}
+	if nn.ha != nil {
+		nn.wg.Add(1)
+		go nn.ha.watch()
 	}
 	nn.logger.Info("namenode started", "rpc", nn.Addr(), "http", nn.HTTPAddr(), "placement", nn.cfg.Placement)
 	return nil
@@ -353,12 +365,16 @@ func (nn *NameNode) Close() error {
 			cancel()
 		}
 		nn.wg.Wait()
-		if nn.journal.Err() == nil && nn.journal.LastTxID() > nn.ckptTx {
-			if err := nn.checkpoint(); err != nil {
-				nn.logger.Warn("checkpoint at shutdown failed; the edit log still has everything", "error", err)
+		if nn.ha != nil {
+			nn.closeErr = nn.ha.log.Close()
+		} else {
+			if nn.journal.Err() == nil && nn.journal.LastTxID() > nn.ckptTx {
+				if err := nn.checkpoint(); err != nil {
+					nn.logger.Warn("checkpoint at shutdown failed; the edit log still has everything", "error", err)
+				}
 			}
+			nn.closeErr = nn.jnl.Close()
 		}
-		nn.closeErr = nn.journal.Close()
 		nn.unlockMeta()
 		nn.logger.Info("namenode stopped")
 	})
@@ -369,14 +385,20 @@ func (nn *NameNode) Close() error {
 func (nn *NameNode) monitor() {
 	now := nn.clock()
 	nn.checkDatanodes(now)
-	nn.checkLeases(now)
+	active := nn.isActive()
+	if active {
+		nn.checkLeases(now)
+	}
 	nn.checkEditsSpace()
 	nn.mu.Lock()
 	nn.checkSafeMode(now)
-	due := nn.journal.LastTxID()-nn.ckptTx >= nn.cfg.CheckpointTxns ||
-		(now.Sub(nn.ckptAt) >= nn.cfg.CheckpointPeriod && nn.journal.LastTxID() > nn.ckptTx)
+	// With HA the group's snapshots are the checkpoints (replog).
+	due := nn.jnl != nil && (nn.journal.LastTxID()-nn.ckptTx >= nn.cfg.CheckpointTxns ||
+		(now.Sub(nn.ckptAt) >= nn.cfg.CheckpointPeriod && nn.journal.LastTxID() > nn.ckptTx))
 	nn.mu.Unlock()
-	nn.cache.Tick(now)
+	if active {
+		nn.cache.Tick(now)
+	}
 	nn.rollKeys(now)
 	if n := nn.speeds.Expire(now, nn.cfg.SpeedRecordTTL); n > 0 {
 		nn.logger.Info("forgot speed records of silent clients", "clients", n)
@@ -394,7 +416,7 @@ func (nn *NameNode) checkpoint() error {
 	defer nn.ckptMu.Unlock()
 	start := time.Now()
 	nn.mu.Lock()
-	tx, err := nn.journal.Roll()
+	tx, err := nn.jnl.Roll()
 	if err != nil {
 		nn.mu.Unlock()
 		return err
@@ -402,7 +424,7 @@ func (nn *NameNode) checkpoint() error {
 	im := nn.state.Image(tx)
 	now := nn.clock()
 	nn.mu.Unlock()
-	if err := nn.journal.SaveImage(im); err != nil {
+	if err := nn.jnl.SaveImage(im); err != nil {
 		return err
 	}
 	nn.mu.Lock()
@@ -422,6 +444,11 @@ func (nn *NameNode) sync(txid uint64) error {
 		return nil
 	}
 	if err := nn.journal.Sync(txid); err != nil {
+		if nn.ha != nil {
+			if refusal := nn.ha.syncError(err); refusal != nil {
+				return refusal
+			}
+		}
 		if errors.Is(err, syscall.ENOSPC) {
 			return errUnavailable("the namenode's edit log is out of space, so this operation is not acknowledged; it is held in memory and may still take effect once space is freed on meta_dir (%v)", err)
 		}

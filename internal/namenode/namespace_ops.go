@@ -11,6 +11,11 @@ import (
 // writableLocked refuses mutations in safe mode or after an edit log
 // failure. Callers hold nn.mu.
 func (nn *NameNode) writableLocked(op, path string) error {
+	if nn.ha != nil {
+		if err := nn.ha.writableLocked(); err != nil {
+			return err
+		}
+	}
 	if nn.safe.on {
 		return errUnavailable("%s %s: %s", op, path, nn.safe.reason(nn.cfg))
 	}
@@ -351,7 +356,11 @@ func (nn *NameNode) haStatus() *dfspb.GetHAStatusResponse {
 	nn.mu.RLock()
 	applied := nn.journal.LastTxID()
 	nn.mu.RUnlock()
-	return &dfspb.GetHAStatusResponse{State: dfspb.HAState_ACTIVE, AppliedTxid: applied, ActiveRpcAddress: nn.Addr()}
+	resp := &dfspb.GetHAStatusResponse{State: dfspb.HAState_ACTIVE, AppliedTxid: applied, ActiveRpcAddress: nn.Addr()}
+	if nn.ha != nil {
+		nn.ha.status(resp)
+	}
+	return resp
 }
 
 func (nn *NameNode) serverDefaults() *dfspb.GetServerDefaultsResponse {

@@ -96,6 +96,9 @@ func (nn *NameNode) interceptor(ctx context.Context, req any, info *grpc.UnarySe
 		nn.logger.Warn("call refused", "method", method, "peer", peerHost(ctx), "error", err)
 		return nil, err
 	}
+	if err := nn.standbyRefusal(info.FullMethod); err != nil {
+		return nil, err
+	}
 	return handler(ctx, req)
 }
 

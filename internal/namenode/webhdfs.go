@@ -45,8 +45,12 @@ func (nn *NameNode) webhdfsRoutes(mux *http.ServeMux) {
 		RPC: &clientRPC{nn: nn}, Auth: nn.ident.web, CheckAccess: nn.checkAccess, TrashRoot: trash.Root,
 		NameNodeRPC: nn.Addr(), Logger: nn.logger.With("component", "webhdfs"),
 	})
-	mux.Handle(webhdfs.Prefix+"/", h)
-	mux.Handle(webhdfs.Prefix, h)
+	var hh http.Handler = h
+	if nn.ha != nil {
+		hh = nn.ha.webhdfsGate(h)
+	}
+	mux.Handle(webhdfs.Prefix+"/", hh)
+	mux.Handle(webhdfs.Prefix, hh)
 }
 
 // checkAccess answers CHECKACCESS with the namespace's own permission

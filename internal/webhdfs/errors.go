@@ -45,6 +45,7 @@ var javaClass = map[string]string{
 	"AlreadyBeingCreatedException":        "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException",
 	"SafeModeException":                   "org.apache.hadoop.hdfs.server.namenode.SafeModeException",
 	"RetriableException":                  "org.apache.hadoop.ipc.RetriableException",
+	"StandbyException":                    "org.apache.hadoop.ipc.StandbyException",
 	"InvalidToken":                        "org.apache.hadoop.security.token.SecretManager$InvalidToken",
 	"HadoopIllegalArgumentException":      "org.apache.hadoop.HadoopIllegalArgumentException",
 	"SnapshotException":                   "org.apache.hadoop.hdfs.protocol.SnapshotException",

@@ -90,9 +90,17 @@ func (s *State) Apply(r Record, c namespace.Caller) (Applied, error) {
 // applies it as a trusted caller (acting for the user the record names,
 // if any). txid only names the record in warnings.
 func (s *State) ApplyEdit(txid uint64, payload []byte) error {
+	_, err := s.ReplayEdit(txid, payload)
+	return err
+}
+
+// ReplayEdit is ApplyEdit returning what the record changed beyond the
+// tree: an HA follower applies the leader's records with it and keeps its
+// runtime state (leases, the cache plan) in step.
+func (s *State) ReplayEdit(txid uint64, payload []byte) (Applied, error) {
 	r, err := Decode(payload)
 	if err != nil {
-		return err
+		return Applied{}, err
 	}
 	if c, ok := r.(*Create); ok && c.BlockSize > namespace.MaxBlockSize {
 		// An older build's create (see cappedBlockSize).
@@ -103,10 +111,11 @@ func (s *State) ApplyEdit(txid uint64, payload []byte) error {
 	if o, ok := r.(owned); ok {
 		c.User = o.owner()
 	}
-	if _, err := s.Apply(r, c); err != nil {
-		return fmt.Errorf("%s: %w", r.Kind(), err)
+	res, err := s.Apply(r, c)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", r.Kind(), err)
 	}
-	return nil
+	return res, nil
 }
 
 // dropFiles lists the blocks of removed files, to leave the block map.
