@@ -120,6 +120,25 @@ func indexOf(l []string, rec string) int {
 // pending Syncs fail, and it steps down, reloads its diverged state and
 // converges.
 func TestFrozenLeaderAcknowledgesNothingUncommitted(t *testing.T) {
+	// Whether the freeze lands while some append is still uncommitted is
+	// up to timing (the 12 writers usually have one in flight, not
+	// always); a round that caught none proves nothing, so it is run
+	// again, and the test fails only if three rounds caught none.
+	for round := 1; ; round++ {
+		if frozenLeaderRound(t) > 0 {
+			return
+		}
+		if round == 3 {
+			t.Fatal("in 3 rounds no append sent to the leader before the freeze failed: the test caught no Sync in flight")
+		}
+		t.Logf("round %d caught no Sync in flight; again", round)
+	}
+}
+
+// frozenLeaderRound runs the frozen-leader scenario on a fresh group and
+// returns how many appends sent to the old leader before the freeze
+// failed.
+func frozenLeaderRound(t *testing.T) int {
 	g := startProcGroup(t, 3)
 	old := g.leader()
 	stop := make(chan struct{})
@@ -163,6 +182,11 @@ func TestFrozenLeaderAcknowledgesNothingUncommitted(t *testing.T) {
 	for s := 0; s < stuffers; s++ {
 		<-started
 	}
+	st0, err := g.stats(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frozenTerm := st0.Term
 	frozenAt := time.Now()
 	frozenNs.Store(frozenAt.UnixNano())
 	old.cmd.Process.Signal(syscall.SIGSTOP)
@@ -196,9 +220,13 @@ func TestFrozenLeaderAcknowledgesNothingUncommitted(t *testing.T) {
 	t.Logf("new leader %s acknowledged writes %v after the freeze", newLeader, time.Since(frozenAt))
 
 	old.cmd.Process.Signal(syscall.SIGCONT)
-	waitFor(t, 30*time.Second, old.id+" to step down after resuming", func() bool {
+	// Stepping down is learning the newer term: once it has, the term it
+	// led is over whatever role it holds next (it may even win a later
+	// election on its own merits, which once made a wait for "a follower
+	// of another leader" time out).
+	waitFor(t, 30*time.Second, old.id+" to learn a term after the one it led frozen", func() bool {
 		st, err := g.stats(old)
-		return err == nil && !st.Ready && st.Leader != "" && st.Leader != old.id
+		return err == nil && st.Term > frozenTerm
 	})
 	close(stop)
 	close(wstop)
@@ -228,9 +256,12 @@ func TestFrozenLeaderAcknowledgesNothingUncommitted(t *testing.T) {
 	st, _ := g.stats(old)
 	t.Logf("old leader %s: %d appends acked, %d failed (%d of them sent before the freeze); reloaded its state %d times; %d records in all",
 		old.id, frozenAcked, frozenFailed, pendingFailed, st.Reloads, len(lists[0]))
-	if pendingFailed == 0 {
-		t.Fatal("no append sent to the leader before the freeze failed: the test caught no Sync in flight")
+	for _, p := range g.nodes { // a next round must not share the cores with this group
+		if p.cmd != nil {
+			g.kill(p)
+		}
 	}
+	return pendingFailed
 }
 
 func itoa(i int) string {
