@@ -280,12 +280,7 @@ func TestBitFlipOnReadFoundByScanner(t *testing.T) {
 func TestVolumeEIOIsTakenOutAndReReplicated(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	c, disks := faultyCluster(t, testcluster.Options{DataNodes: 3, BlockSize: 1 << 20, Replication: 2,
-		DataNodeFor: func(i int) map[string]any {
-			if i != 0 {
-				return nil
-			}
-			return map[string]any{"data_dir": "", "data_dirs": []string{a, b}, "failed_volumes_tolerated": 1, "disk_check_interval": "100ms"}
-		}})
+		DataNodeFor: dn1TwoVolumes(a, b)})
 	f := c.Client(t)
 	const size = 2<<20 + 1000
 	paths := writeFiles(t, f, 6, size)

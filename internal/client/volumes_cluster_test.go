@@ -72,6 +72,18 @@ func checkFiles(t *testing.T, f *client.FileSystem, paths []string, size int) {
 	}
 }
 
+// dn1TwoVolumes gives the first datanode two data directories, a and b,
+// tolerating the loss of one and checking them every 100 ms; the others
+// keep their defaults.
+func dn1TwoVolumes(a, b string) func(i int) map[string]any {
+	return func(i int) map[string]any {
+		if i != 0 {
+			return nil
+		}
+		return map[string]any{"data_dir": "", "data_dirs": []string{a, b}, "failed_volumes_tolerated": 1, "disk_check_interval": "100ms"}
+	}
+}
+
 // A data directory of dn1 disappears (failed_volumes_tolerated 1): dn1
 // takes it out of service and reports its replicas lost, the namenode
 // copies each of them back to two live replicas elsewhere, and dn1 keeps
@@ -79,12 +91,7 @@ func checkFiles(t *testing.T, f *client.FileSystem, paths []string, size int) {
 func TestVolumeLossIsReReplicated(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	c := testcluster.Start(t, testcluster.Options{DataNodes: 3, BlockSize: 1 << 20, Replication: 2,
-		DataNodeFor: func(i int) map[string]any {
-			if i != 0 {
-				return nil
-			}
-			return map[string]any{"data_dir": "", "data_dirs": []string{a, b}, "failed_volumes_tolerated": 1, "disk_check_interval": "100ms"}
-		}})
+		DataNodeFor: dn1TwoVolumes(a, b)})
 	f := c.Client(t)
 	const size = 2<<20 + 1000
 	paths := writeFiles(t, f, 6, size)
