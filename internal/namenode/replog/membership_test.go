@@ -35,6 +35,13 @@ func TestTransferRemoveAdd(t *testing.T) {
 		t.Fatalf("transfer to %s: %v", to.id, err)
 	}
 	waitFor(t, 10*time.Second, to.id+" to be the ready leader", to.log.IsLeader)
+	// The new leader is ready once a majority has its barrier, which may
+	// be it and the third node: the old leader learns who leads from the
+	// new leader's next heartbeat, and only then can its refusal name it.
+	waitFor(t, 10*time.Second, ld.id+" to learn that "+to.id+" leads", func() bool {
+		id, _ := ld.log.Leader()
+		return id == to.id
+	})
 	var nl ErrNotLeader
 	if err := write(ctx, ld.log, ld.fsm, "refused"); !errors.As(err, &nl) || nl.LeaderID != to.id {
 		t.Fatalf("write on the old leader after the transfer: %v, want ErrNotLeader naming %s", err, to.id)
