@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -228,9 +229,12 @@ func pidAlive(pid int) bool {
 	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
 		return false
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	b, err := readProc(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return true // no procfs: trust kill(0)
+		// The pid can vanish between kill(0) and the read (a zombie of
+		// ours reaped meanwhile): with procfs present that means gone.
+		// Only without procfs do we have to trust kill(0).
+		return !haveProcfs()
 	}
 	// Field 3 is the state; a zombie has exited already.
 	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'Z' {
@@ -246,12 +250,23 @@ func pidRuns(pid int, marker string) bool {
 	if !pidAlive(pid) {
 		return false
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	b, err := readProc(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
-		return true // no procfs: cannot tell, trust the pid
+		return !haveProcfs() // gone since pidAlive, unless we cannot tell
 	}
 	return marker == "" || bytes.Contains(b, []byte(marker))
 }
+
+// readProc reads a /proc file; a test replaces it to stand in for a
+// process that vanishes between two reads.
+var readProc = os.ReadFile
+
+// haveProcfs reports whether /proc describes processes here, so that a
+// missing /proc/<pid> file means the process is gone.
+var haveProcfs = sync.OnceValue(func() bool {
+	_, err := os.Stat("/proc/self/stat")
+	return err == nil
+})
 
 // stopPID stops a process that is not our child (it was started by an
 // earlier `smarth cluster up`): SIGTERM, wait up to grace for it to go,
