@@ -107,13 +107,15 @@ func newJobRunCmd() *cobra.Command {
   smarth job run terasort --input /tera/in --output /tera/out --reduces 2
   smarth job run pi --maps 4 --samples 1000000
   smarth job run --detach wordcount --input /data/text --output /out/wc   # prints the job ID and returns
+  smarth job run streaming --files mapper.py --archives libs.zip#libs \
+      --input /data/text --output /out/py --mapper 'python3 mapper.py' --reducer NONE
   smarth job run wordcount --help        # the app's own flags`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
 				return cmd.Help()
 			}
-			app, rest, err := splitJobArgs(args)
+			app, rest, err := splitJobArgs(hadoopJobArgs(args))
 			if err != nil {
 				return err
 			}
@@ -130,6 +132,8 @@ type runFlags struct {
 	noProgress bool
 	detach     bool
 	affinity   string
+	files      []string
+	archives   []string
 }
 
 func (rf *runFlags) add(fs *pflag.FlagSet) {
@@ -138,6 +142,26 @@ func (rf *runFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&rf.detach, "detach", false, "submit, print the job ID and return (follow it with: smarth job status ID)")
 	fs.StringArrayVar(&rf.params, "param", nil, "app parameter k=v (repeatable)")
 	fs.StringVar(&rf.affinity, "cache-affinity", "", "the app's cache affinity in [0,1] sent with its cache accesses (default: the namenode's configured value)")
+	fs.StringArrayVar(&rf.files, "files", nil, "local files to ship to every task's work directory, comma-separated, each as path[#name] (Hadoop's -files)")
+	fs.StringArrayVar(&rf.archives, "archives", nil, "local archives (.zip .jar .tar .tar.gz .tgz) to unpack in every task's work directory, as path[#name] (Hadoop's -archives)")
+}
+
+// hadoopJobArgs accepts Hadoop's single-dash generic options of
+// `hadoop jar`/streaming (-files, -archives) as their double-dash forms.
+func hadoopJobArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		name, val, hasVal := strings.Cut(a, "=")
+		switch name {
+		case "-files", "-archives":
+			a = "-" + name
+			if hasVal {
+				a += "=" + val
+			}
+		}
+		out[i] = a
+	}
+	return out
 }
 
 // splitJobArgs finds the app's name in `job run`'s arguments: the common
@@ -224,7 +248,7 @@ func runJob(cmd *cobra.Command, appName string, args []string) error {
 	}
 
 	if rf.detach {
-		return submitDetached(cmd, reg, rf.jobFlags, appName, params)
+		return submitDetached(cmd, reg, rf, appName, params)
 	}
 	bar := newJobBar(cmd.ErrOrStderr(), rf.noProgress)
 	bar.plain = !isTerminal(cmd.ErrOrStderr())
@@ -246,6 +270,15 @@ func runJob(cmd *cobra.Command, appName string, args []string) error {
 	defer closeAll()
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
+	staging, err := rf.ship(ctx, jc, params)
+	if err != nil {
+		return err
+	}
+	if staging != "" {
+		// The job is over when Run returns (or was killed with ctx), as
+		// Hadoop's application master removes its staging directory.
+		defer jc.FS().Delete(context.WithoutCancel(ctx), staging, true)
+	}
 	start := time.Now()
 	res, err := jc.Run(ctx, appName, params)
 	bar.finish()
@@ -260,6 +293,30 @@ func runJob(cmd *cobra.Command, appName string, args []string) error {
 		fmt.Fprintf(out, "%s %s in %.2fs\n", res.JobID, res.State, time.Since(start).Seconds())
 	}
 	return nil
+}
+
+// ship uploads the --files and --archives to a staging directory and
+// adds the job parameters naming them; it returns the directory ("" when
+// nothing is shipped).
+func (rf *runFlags) ship(ctx context.Context, jc *jobclient.Client, params map[string]string) (string, error) {
+	if len(rf.files) == 0 && len(rf.archives) == 0 {
+		return "", nil
+	}
+	home := "/"
+	if h, ok := jc.FS().(mapreduce.Homed); ok {
+		home = h.Home()
+	}
+	add, staging, err := jobclient.Ship(ctx, jc.FS(), home, rf.files, rf.archives)
+	if err != nil {
+		return "", err
+	}
+	for k, v := range add {
+		if old := params[k]; old != "" { // also given as --param
+			v = old + "," + v
+		}
+		params[k] = v
+	}
+	return staging, nil
 }
 
 func jobEnded(state string) bool {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -15,17 +16,28 @@ import (
 
 // submitDetached submits a job and prints its ID (alone on stdout, for
 // scripts) and where to follow it (on stderr).
-func submitDetached(cmd *cobra.Command, reg *mapreduce.Registry, jf jobFlags, app string, params map[string]string) error {
-	jc, closeAll, err := jf.client(reg, true, nil)
+func submitDetached(cmd *cobra.Command, reg *mapreduce.Registry, rf runFlags, app string, params map[string]string) error {
+	jc, closeAll, err := rf.client(reg, true, nil)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
+	staging, err := rf.ship(cmd.Context(), jc, params)
+	if err != nil {
+		return err
+	}
 	id, err := jc.Submit(cmd.Context(), app, params)
 	if err != nil {
+		if staging != "" {
+			jc.FS().Delete(context.WithoutCancel(cmd.Context()), staging, true)
+		}
 		return paramUsage(err)
 	}
 	fmt.Fprintln(cmd.OutOrStdout(), id)
+	if staging != "" {
+		// Nobody follows the job to remove them when it ends.
+		fmt.Fprintf(cmd.ErrOrStderr(), "shipped files staged in %s; remove it once the job has ended (smarth fs rm -r -skipTrash %s)\n", staging, staging)
+	}
 	if st, err := jc.Status(cmd.Context(), id); err == nil && st.GetTrackingUrl() != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "follow it with `smarth job status %s` or at %s\n", id, st.GetTrackingUrl())
 	}

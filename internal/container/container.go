@@ -176,6 +176,12 @@ type Spec struct {
 	// the container's TokenFile (0600, the container user's) and named
 	// by HADOOP_TOKEN_FILE_LOCATION.
 	Credential func(context.Context) (string, error)
+	// Localize, if set, puts the job's shipped files (Hadoop's
+	// distributed cache) into the container's work directory before its
+	// first command: dir is that directory, uid and gid its user's (-1
+	// with the default executor, whose commands run as the node
+	// manager).
+	Localize func(dir string, uid, gid int) error
 }
 
 // TokenFile is where a container's credential is, relative to its work
@@ -217,6 +223,15 @@ func (c *Container) Start(cmd *exec.Cmd, env []string) error {
 	}
 	if !c.l.linux {
 		cmd.Env = append(os.Environ(), env...)
+		if c.spec.Localize != nil {
+			// Shipped files need a directory to be found by their
+			// names: one of the attempt's own, as its cwd.
+			dir, err := c.defaultWorkDir()
+			if err != nil {
+				return err
+			}
+			cmd.Dir = dir
+		}
 		return c.record(cmd, cmd.Start())
 	}
 	cmd.Env = c.env(env)
@@ -338,6 +353,13 @@ func (c *Container) prepareLocked() error {
 		}
 	}
 	c.workDir = dir
+	if c.spec.Localize != nil {
+		if err := c.spec.Localize(dir, int(id.UID), int(id.GID)); err != nil {
+			os.RemoveAll(dir)
+			c.workDir = ""
+			return fmt.Errorf("container %s: localize shipped files: %w", c.spec.ID, err)
+		}
+	}
 	if c.spec.Credential != nil {
 		// Most commands never talk to the cluster: one that cannot get
 		// its credential runs without, and its log says why.
@@ -357,6 +379,38 @@ func (c *Container) prepareLocked() error {
 	c.spec.Logger.Info("container prepared", "container", c.spec.ID, "user", id.Name, "uid", id.UID,
 		"work_dir", dir, "memory_bytes", c.spec.MemoryBytes, "vcores", c.spec.VCores, "cgroups", c.l.Cgroups())
 	return nil
+}
+
+// defaultWorkDir makes, once, the work directory of a container of the
+// default executor that ships files (it runs as the node manager, so the
+// directory is the node manager's, 0700) and localizes them there.
+func (c *Container) defaultWorkDir() (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.workDir != "" || c.err != nil {
+		return c.workDir, c.err
+	}
+	if c.l.cfg.Dir == "" {
+		c.err = fmt.Errorf("container %s: no work directory for shipped files (the node manager's work_dir)", c.spec.ID)
+		return "", c.err
+	}
+	if err := os.MkdirAll(c.l.cfg.Dir, 0o700); err != nil {
+		c.err = fmt.Errorf("container %s: %w", c.spec.ID, err)
+		return "", c.err
+	}
+	var r [8]byte
+	rand.Read(r[:])
+	dir := filepath.Join(c.l.cfg.Dir, c.spec.ID+"-"+hex.EncodeToString(r[:]))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		c.err = fmt.Errorf("container %s: %w", c.spec.ID, err)
+		return "", c.err
+	}
+	c.workDir = dir // Destroy removes it
+	if err := c.spec.Localize(dir, -1, -1); err != nil {
+		c.err = fmt.Errorf("container %s: localize shipped files: %w", c.spec.ID, err)
+		return "", c.err
+	}
+	return dir, nil
 }
 
 // writeCredential puts the container's credential in its home, for its

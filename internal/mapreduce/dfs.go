@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"sync"
 
 	"smarth/internal/client"
@@ -53,6 +54,10 @@ func (d dfs) Mkdir(ctx context.Context, p string) error { return d.c.Mkdir(ctx, 
 
 func (d dfs) Delete(ctx context.Context, p string, recursive bool) error {
 	return d.c.Delete(ctx, p, recursive)
+}
+
+func (d dfs) SetPermission(ctx context.Context, p string, mode fs.FileMode) error {
+	return d.c.SetPermission(ctx, p, mode)
 }
 
 func (d dfs) Rename(ctx context.Context, src, dst string) error { return d.c.Rename(ctx, src, dst) }

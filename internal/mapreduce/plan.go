@@ -78,6 +78,9 @@ func checkJob(app App, job *Job) error {
 	if job.Params == nil {
 		job.Params = map[string]string{}
 	}
+	if _, err := ShippedOf(job.Params); err != nil {
+		return err
+	}
 	switch {
 	case job.Output == "":
 		return fmt.Errorf("%s: no output directory (--output)", job.App)

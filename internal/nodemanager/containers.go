@@ -16,7 +16,7 @@ import (
 // container is the attempt's container, with the job's request
 // (memory-mb, vcores; defaults when the app has none), refused above
 // this node's max_memory_mb and max_vcores.
-func (nm *NodeManager) container(l *mrpb.TaskLaunch, logger *slog.Logger) (*container.Container, error) {
+func (nm *NodeManager) container(l *mrpb.TaskLaunch, logger *slog.Logger, localize func(dir string, uid, gid int) error) (*container.Container, error) {
 	req := func(name string, def, most int) (int, error) {
 		v, ok := l.Params[name]
 		if !ok || v == "" {
@@ -39,7 +39,7 @@ func (nm *NodeManager) container(l *mrpb.TaskLaunch, logger *slog.Logger) (*cont
 	if err != nil {
 		return nil, err
 	}
-	spec := container.Spec{ID: l.AttemptId, User: l.User, MemoryBytes: int64(mb) << 20, VCores: vcores, Logger: logger}
+	spec := container.Spec{ID: l.AttemptId, User: l.User, MemoryBytes: int64(mb) << 20, VCores: vcores, Logger: logger, Localize: localize}
 	if nm.tokens != nil {
 		spec.Credential = func(ctx context.Context) (string, error) { return nm.tokens.get(ctx, l.JobId, l.User) }
 	}

@@ -61,6 +61,8 @@ type NodeManager struct {
 	// tokens are the jobs' delegation tokens for containers (nil: none;
 	// namenode_http unset or auth: simple).
 	tokens *jobTokens
+	// shipped holds each job's localized -files and -archives.
+	shipped shippedCache
 
 	buffers *mapreduce.SortBuffers  // map tasks' sort arenas, recycled
 	memory  *mapreduce.MemoryBudget // map outputs held in memory
@@ -484,6 +486,7 @@ func (nm *NodeManager) heartbeat() {
 	}
 	nm.mu.Unlock()
 	for _, j := range gone {
+		nm.shipped.forget(j)
 		os.RemoveAll(filepath.Join(nm.cfg.WorkDir, j))
 		if nm.tokens != nil {
 			nm.serve(func() {
@@ -618,7 +621,19 @@ func (nm *NodeManager) runTask(ctx context.Context, rt *runningTask, workDir str
 	if err != nil {
 		return nil, err
 	}
-	ctr, err := nm.container(l, logger)
+	items, err := mapreduce.ShippedOf(l.Params)
+	if err != nil {
+		return nil, err
+	}
+	var localize func(dir string, uid, gid int) error
+	if len(items) > 0 {
+		src, err := nm.shipped.fetch(ctx, l.JobId, filepath.Join(nm.cfg.WorkDir, l.JobId), fsys, items)
+		if err != nil {
+			return nil, fmt.Errorf("localize the job's shipped files: %w", err)
+		}
+		localize = func(dir string, uid, gid int) error { return linkShipped(src, dir, items, uid, gid) }
+	}
+	ctr, err := nm.container(l, logger, localize)
 	if err != nil {
 		return nil, err
 	}
