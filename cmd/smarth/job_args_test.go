@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"smarth/internal/mapreduce"
 	"smarth/internal/rpc/mrpb"
 )
@@ -109,5 +111,33 @@ func TestJobProgressOffATerminal(t *testing.T) {
 	want := "Running job: job_1\n map 0% reduce 0%\n map 100% reduce 100%\nJob job_1 completed successfully\n"
 	if b.String() != want {
 		t.Errorf("printed %q, want %q", b.String(), want)
+	}
+}
+
+// Hadoop's streaming spelling (-files, -archives) is the double-dash
+// flag, before the app's name or after it.
+func TestJobRunTakesHadoopFilesOptions(t *testing.T) {
+	app, rest, err := splitJobArgs(hadoopJobArgs([]string{"-files", "m.py,r.py", "-archives=libs.zip#libs", "streaming", "--mapper", "python3 m.py", "-files", "x.txt"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if app != "streaming" {
+		t.Fatalf("app %q", app)
+	}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	var rf runFlags
+	rf.add(fs)
+	mapper := fs.String("mapper", "", "")
+	if err := fs.Parse(rest); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(rf.files, "|"); got != "m.py,r.py|x.txt" {
+		t.Errorf("files %q", got)
+	}
+	if got := strings.Join(rf.archives, "|"); got != "libs.zip#libs" {
+		t.Errorf("archives %q", got)
+	}
+	if *mapper != "python3 m.py" {
+		t.Errorf("mapper %q", *mapper)
 	}
 }

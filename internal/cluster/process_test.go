@@ -20,7 +20,9 @@ func TestPidVanishingBetweenChecksIsGone(t *testing.T) {
 		t.Fatal("this process does not count as running")
 	}
 	defer func(orig func(string) ([]byte, error)) { readProc = orig }(readProc)
-	readProc = func(string) ([]byte, error) { return nil, &fs.PathError{Op: "open", Path: "/proc/x", Err: syscall.ENOENT} }
+	readProc = func(string) ([]byte, error) {
+		return nil, &fs.PathError{Op: "open", Path: "/proc/x", Err: syscall.ENOENT}
+	}
 	if pidRuns(self, "") {
 		t.Error("a pid whose /proc entry is gone counts as running")
 	}

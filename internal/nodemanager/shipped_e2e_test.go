@@ -39,7 +39,14 @@ func TestStreamingShipsFilesAndArchives(t *testing.T) {
 		}
 		t.Skipf("no %s", python)
 	}
+	// On a path open to all (0711), as a node's local dirs are: Python
+	// opens its script by the absolute path of its work directory.
 	root := t.TempDir()
+	for _, d := range []string{filepath.Dir(root), root} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
 	lfs, err := mapreduce.NewLocalFS(filepath.Join(root, "fs"))
 	if err != nil {
 		t.Fatal(err)
