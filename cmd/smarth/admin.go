@@ -97,7 +97,7 @@ func newAdminCmd() *cobra.Command {
 	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
 	c.PersistentFlags().StringVar(&a.addr, "namenode", "", "namenode host:port (default $SMARTH_NAMENODE, the local cluster, else 127.0.0.1:8020)")
 	c.PersistentFlags().StringVar(&a.user, "user", "", "act as this user (default: the OS user)")
-	c.AddCommand(newAdminReportCmd(a), newAdminSpeedsCmd(a), newAdminSafeModeCmd(a), newAdminCacheCmd(a), newAdminSaveNamespaceCmd(a), newAdminHACmd(a))
+	c.AddCommand(newAdminReportCmd(a), newAdminSpeedsCmd(a), newAdminSafeModeCmd(a), newAdminCacheCmd(a), newAdminSaveNamespaceCmd(a), newAdminRefreshNodesCmd(a), newAdminHACmd(a))
 	c.AddCommand(newAdminQuotaCmds(a)...)
 	c.AddCommand(newAdminFeatureCmds(a)...)
 	return c
@@ -179,19 +179,30 @@ func printReport(w io.Writer, addr string, sm *dfspb.SetSafeModeResponse, nodes 
 	for _, r := range racks {
 		fmt.Fprintf(w, "\nRack %s\n", r)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  HOST\tADDRESS\tSTATE\tCAPACITY\tUSED\tNON DFS USED\tREMAINING\tBLOCKS\tXCEIVERS\tLAST HEARTBEAT\tID")
+		fmt.Fprintln(tw, "  HOST\tADDRESS\tSTATE\tDECOMMISSION STATUS\tCAPACITY\tUSED\tNON DFS USED\tREMAINING\tBLOCKS\tXCEIVERS\tLAST HEARTBEAT\tID")
 		for _, d := range byRack[r] {
 			ago := "never"
 			if d.GetLastHeartbeatUnixMs() > 0 {
 				ago = time.Since(time.UnixMilli(d.GetLastHeartbeatUnixMs())).Round(time.Second).String() + " ago"
 			}
-			fmt.Fprintf(tw, "  %s\t%s:%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", d.GetHostname(), d.GetIpAddr(), d.GetDataPort(),
-				d.GetState(), units.FormatSize(d.GetCapacity()), units.FormatSize(d.GetDfsUsed()), units.FormatSize(d.NonDfsUsed()),
+			fmt.Fprintf(tw, "  %s\t%s:%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", d.GetHostname(), d.GetIpAddr(), d.GetDataPort(),
+				d.GetState(), decommissionStatus(d.GetAdminState()), units.FormatSize(d.GetCapacity()), units.FormatSize(d.GetDfsUsed()), units.FormatSize(d.NonDfsUsed()),
 				units.FormatSize(d.GetRemaining()),
 				d.GetNumBlocks(), d.GetXceiverCount(), ago, d.GetId())
 		}
 		tw.Flush()
 	}
+}
+
+// decommissionStatus is HDFS's "Decommission Status" wording.
+func decommissionStatus(s dfspb.AdminState) string {
+	switch s {
+	case dfspb.AdminState_DECOMMISSION_IN_PROGRESS:
+		return "Decommission in progress"
+	case dfspb.AdminState_DECOMMISSIONED:
+		return "Decommissioned"
+	}
+	return "Normal"
 }
 
 func newAdminCacheCmd(a *adminConn) *cobra.Command {

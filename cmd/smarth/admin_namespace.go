@@ -35,3 +35,40 @@ the namespace at the moment chosen.`,
 		},
 	}
 }
+
+// newAdminRefreshNodesCmd is HDFS's dfsadmin -refreshNodes.
+func newAdminRefreshNodesCmd(a *adminConn) *cobra.Command {
+	return &cobra.Command{
+		Use:   "refreshNodes",
+		Short: "Re-read the namenode's hosts_exclude_file: decommission the datanodes it lists (superusers)",
+		Long: `Make the namenode re-read its hosts_exclude_file (HDFS's dfs.hosts.exclude),
+as hdfs dfsadmin -refreshNodes does. Datanodes listed there (hostname or IP,
+one per line) start decommissioning: they take no new replicas, and their
+replicas are copied to the other datanodes until every block they hold is
+fully replicated without them; smarth admin report then shows them as
+Decommissioned and they can be shut down. Datanodes removed from the file
+return to service. With HA, run it against each namenode (each reads its own
+file).`,
+		Example: `  echo dn4 >> /etc/smarth/exclude      # the namenode's hosts_exclude_file
+  smarth admin refreshNodes
+  smarth admin report                    # DECOMMISSION STATUS: in progress, then Decommissioned`,
+		Aliases: []string{"refreshnodes"},
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := a.ctx(cmd)
+			defer cancel()
+			resp, err := a.rpc.RefreshNodes(ctx, &dfspb.RefreshNodesRequest{})
+			if err != nil {
+				return fmt.Errorf("refreshNodes: %w", a.explain(err))
+			}
+			for _, h := range resp.GetDecommissioning() {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: decommissioning\n", h)
+			}
+			for _, h := range resp.GetRecommissioned() {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: back in service\n", h)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "Refresh nodes successful")
+			return nil
+		},
+	}
+}

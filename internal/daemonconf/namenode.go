@@ -63,6 +63,11 @@ type NameNodeConfig struct {
 	TopologyScriptTimeout time.Duration     `yaml:"topology_script_timeout"` // bound on one run of topology_script
 	DefaultRack           string            `yaml:"default_rack"`            // rack of datanodes nobody placed
 
+	// HostsExcludeFile lists datanodes (hostname or IP, one per line, #
+	// comments) to decommission, read at start and on `smarth admin
+	// refreshNodes` (HDFS's dfs.hosts.exclude).
+	HostsExcludeFile string `yaml:"hosts_exclude_file"`
+
 	PermissionsEnabled bool   `yaml:"permissions_enabled"` // check permissions on every call (dfs.permissions.enabled)
 	Superuser          string `yaml:"superuser"`           // default: the OS user running the namenode
 	Supergroup         string `yaml:"supergroup"`          // members are superusers too (membership resolved here, see Groups)

@@ -80,6 +80,7 @@ var methodRules = func() map[string]rule {
 	}
 	m[clientProtocol+"JobCacheStatus"] = ruleService
 	m[clientProtocol+"SaveNamespace"] = ruleSuperuser
+	m[clientProtocol+"RefreshNodes"] = ruleSuperuser
 	for _, name := range []string{"RegisterDatanode", "SendHeartbeat", "BlockReport", "BlockReceivedAndDeleted",
 		"ReportBadBlocks", "CommitBlockSynchronization"} {
 		m[datanodeProtocol+name] = ruleDatanode

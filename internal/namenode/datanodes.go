@@ -30,7 +30,8 @@ type datanode struct {
 	invalidate []*dfspb.ExtendedBlock
 	transfers  []*dfspb.TransferCommand_Item
 	recoveries []*dfspb.RecoverBlockCommand
-	streams    int // re-replications it is sending now
+	streams    int              // re-replications it is sending now
+	admin      dfspb.AdminState // decommissioning (decommission.go)
 	space      spaceEstimate
 }
 
@@ -46,6 +47,7 @@ func (dn *datanode) snapshot() *dfspb.DatanodeInfo {
 		info.State = dfspb.DatanodeState_LIVE
 	}
 	info.LastHeartbeatUnixMs = dn.lastSeen.UnixMilli()
+	info.AdminState = dn.admin
 	return info
 }
 
@@ -104,6 +106,10 @@ func (nn *NameNode) registerDatanode(req *dfspb.RegisterDatanodeRequest, peer st
 	// Writes scheduled on the old process died with it; what they left
 	// on disk is in the space it registers with.
 	dn.space = spaceEstimate{}
+	if dn.admin == dfspb.AdminState_NORMAL && nn.excludedLocked(dn) {
+		dn.admin = dfspb.AdminState_DECOMMISSION_IN_PROGRESS
+		nn.logger.Info("datanode decommissioning (it is in hosts_exclude_file)", "id", in.GetId(), "host", in.GetHostname())
+	}
 	nn.dirty = true
 	return dn.snapshot(), nil
 }

@@ -50,6 +50,7 @@ type NameNode struct {
 	journal    editLog              // Append under mu (defines the order); Sync outside
 	jnl        *journal.Journal     // the file edit log behind journal; nil with HA (replog instead)
 	nodes      map[string]*datanode // by datanode id
+	excluded   map[string]bool      // hosts_exclude_file's names (decommission.go)
 	leases     *leaseTable
 	pending    map[uint64]*pendingTransfer // block id → re-replication in flight
 	recovering map[uint64]time.Time        // block id → when its lease recovery was sent
@@ -119,8 +120,13 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 	if err != nil {
 		return nil, err
 	}
+	excluded, err := readExcludeFile(cfg.HostsExcludeFile)
+	if err != nil {
+		return nil, fmt.Errorf("namenode config: %w", err)
+	}
 	nn := &NameNode{
-		cfg: cfg, logger: logger, clock: clock, racks: racks,
+		excluded: excluded,
+		cfg:      cfg, logger: logger, clock: clock, racks: racks,
 		policy:     placement.Policies[cfg.Placement](),
 		speeds:     speeds.New(),
 		nodes:      map[string]*datanode{},

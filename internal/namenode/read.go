@@ -158,6 +158,9 @@ func (nn *NameNode) sortByDistanceLocked(ids []string, client topology.Location,
 		if !cached[id] {
 			dist[id]++
 		}
+		if nn.nodes[id].admin != dfspb.AdminState_NORMAL {
+			dist[id] += 1 << 20 // a leaving node's replica last, as HDFS sorts decommissioned ones
+		}
 	}
 	sort.SliceStable(ids, func(i, j int) bool { return dist[ids[i]] < dist[ids[j]] })
 }

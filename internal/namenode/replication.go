@@ -33,8 +33,9 @@ type replStats struct {
 // need is a block that wants more replicas.
 type need struct {
 	b        *blockmap.Block
-	good     []string
-	priority int // 0: one replica left; 1: fewer than a third; 2: others
+	good     []string // in-service holders of a good replica
+	sources  []string // good's and decommissioning holders: any may send a copy
+	priority int      // 0: one replica left; 1: fewer than a third; 2: others
 }
 
 // pendingTimeout is how long a transfer may take before it is retried
@@ -70,6 +71,7 @@ func (nn *NameNode) replicationTick() {
 	}
 	// A full scan costs time under the lock; skip it while nothing changed
 	// and the last one left nothing to do.
+	nn.decommissionTickLocked()
 	if !nn.dirty && len(nn.pending) == 0 && !nn.stats.unsettled {
 		return
 	}
@@ -93,11 +95,13 @@ func (nn *NameNode) scanLocked(now time.Time, act bool) {
 			return true // being written: its pipeline is in charge
 		}
 		st.blocks++
-		c := b.Count(nn.isLive)
+		// Replicas on decommissioning nodes do not count (inService), but
+		// a block they alone hold is not missing: they are its source.
+		c := b.Count(nn.inService)
 		if c.Corrupt > 0 {
 			st.corrupt++
 		}
-		if c.Live == 0 {
+		if c.Live == 0 && b.Count(nn.isLive).Live == 0 {
 			st.missing++
 			return true
 		}
@@ -114,7 +118,7 @@ func (nn *NameNode) scanLocked(now time.Time, act bool) {
 	})
 	slices.SortFunc(todo, func(x, y *blockmap.Block) int { return cmp.Compare(x.ID, y.ID) })
 	for _, b := range todo {
-		c := b.Count(nn.isLive)
+		c := b.Count(nn.inService)
 		if c.Writing > 0 && nn.fileClosedLocked(b) {
 			// Leftovers of a pipeline that failed before it finalized them:
 			// nothing will finish them now. Delete them, and place new
@@ -135,10 +139,10 @@ func (nn *NameNode) scanLocked(now time.Time, act bool) {
 		// leaves the replication of an open file's blocks until it is
 		// closed.
 		coming := pend + c.Writing
-		good := b.Good(nn.isLive)
+		good := b.Good(nn.inService)
 		switch {
 		case c.Live+coming < b.Expected && pend == 0:
-			needs = append(needs, need{b: b, good: good, priority: priorityOf(c.Live, b.Expected)})
+			needs = append(needs, need{b: b, good: good, sources: b.Good(nn.isLive), priority: priorityOf(c.Live, b.Expected)})
 		case c.Live > b.Expected && pend == 0:
 			nn.removeExcessLocked(b, good, c.Live-b.Expected)
 		}
@@ -174,7 +178,7 @@ func priorityOf(live, expected int) int {
 func (nn *NameNode) scheduleLocked(n need, now time.Time) bool {
 	b := n.b
 	var sources []string
-	for _, id := range n.good {
+	for _, id := range n.sources {
 		if nn.nodes[id].streams < nn.cfg.MaxReplicationStreams {
 			sources = append(sources, id)
 		}

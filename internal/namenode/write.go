@@ -126,7 +126,7 @@ func (nn *NameNode) placementViewLocked() []placement.Node {
 		}
 		out = append(out, placement.Node{
 			ID: dn.info.Id, Host: dn.info.Hostname, IP: dn.info.IpAddr, Rack: dn.info.Rack,
-			Live: dn.live, Xceivers: int(dn.info.XceiverCount), Remaining: remaining,
+			Live: dn.live && dn.admin == dfspb.AdminState_NORMAL, Xceivers: int(dn.info.XceiverCount), Remaining: remaining,
 		})
 	}
 	return out

@@ -70,6 +70,7 @@ const (
 	ClientProtocol_GetSpeeds_FullMethodName                  = "/smarth.dfs.ClientProtocol/GetSpeeds"
 	ClientProtocol_SetSafeMode_FullMethodName                = "/smarth.dfs.ClientProtocol/SetSafeMode"
 	ClientProtocol_SaveNamespace_FullMethodName              = "/smarth.dfs.ClientProtocol/SaveNamespace"
+	ClientProtocol_RefreshNodes_FullMethodName               = "/smarth.dfs.ClientProtocol/RefreshNodes"
 	ClientProtocol_CacheAccess_FullMethodName                = "/smarth.dfs.ClientProtocol/CacheAccess"
 	ClientProtocol_JobCacheStatus_FullMethodName             = "/smarth.dfs.ClientProtocol/JobCacheStatus"
 	ClientProtocol_AddCachePool_FullMethodName               = "/smarth.dfs.ClientProtocol/AddCachePool"
@@ -145,6 +146,10 @@ type ClientProtocolClient interface {
 	// trims the edit log (HDFS's dfsadmin -saveNamespace): superusers only,
 	// in safe mode only, as HDFS.
 	SaveNamespace(ctx context.Context, in *SaveNamespaceRequest, opts ...grpc.CallOption) (*SaveNamespaceResponse, error)
+	// RefreshNodes re-reads the namenode's hosts_exclude_file: datanodes
+	// listed there start decommissioning, those no longer listed return to
+	// service (superusers only).
+	RefreshNodes(ctx context.Context, in *RefreshNodesRequest, opts ...grpc.CallOption) (*RefreshNodesResponse, error)
 	// in-memory caching (seed 003)
 	CacheAccess(ctx context.Context, in *CacheAccessRequest, opts ...grpc.CallOption) (*CacheAccessResponse, error)
 	JobCacheStatus(ctx context.Context, in *JobCacheStatusRequest, opts ...grpc.CallOption) (*JobCacheStatusResponse, error)
@@ -527,6 +532,16 @@ func (c *clientProtocolClient) SaveNamespace(ctx context.Context, in *SaveNamesp
 	return out, nil
 }
 
+func (c *clientProtocolClient) RefreshNodes(ctx context.Context, in *RefreshNodesRequest, opts ...grpc.CallOption) (*RefreshNodesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RefreshNodesResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_RefreshNodes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *clientProtocolClient) CacheAccess(ctx context.Context, in *CacheAccessRequest, opts ...grpc.CallOption) (*CacheAccessResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CacheAccessResponse)
@@ -861,6 +876,10 @@ type ClientProtocolServer interface {
 	// trims the edit log (HDFS's dfsadmin -saveNamespace): superusers only,
 	// in safe mode only, as HDFS.
 	SaveNamespace(context.Context, *SaveNamespaceRequest) (*SaveNamespaceResponse, error)
+	// RefreshNodes re-reads the namenode's hosts_exclude_file: datanodes
+	// listed there start decommissioning, those no longer listed return to
+	// service (superusers only).
+	RefreshNodes(context.Context, *RefreshNodesRequest) (*RefreshNodesResponse, error)
 	// in-memory caching (seed 003)
 	CacheAccess(context.Context, *CacheAccessRequest) (*CacheAccessResponse, error)
 	JobCacheStatus(context.Context, *JobCacheStatusRequest) (*JobCacheStatusResponse, error)
@@ -1004,6 +1023,9 @@ func (UnimplementedClientProtocolServer) SetSafeMode(context.Context, *SetSafeMo
 }
 func (UnimplementedClientProtocolServer) SaveNamespace(context.Context, *SaveNamespaceRequest) (*SaveNamespaceResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SaveNamespace not implemented")
+}
+func (UnimplementedClientProtocolServer) RefreshNodes(context.Context, *RefreshNodesRequest) (*RefreshNodesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RefreshNodes not implemented")
 }
 func (UnimplementedClientProtocolServer) CacheAccess(context.Context, *CacheAccessRequest) (*CacheAccessResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CacheAccess not implemented")
@@ -1725,6 +1747,24 @@ func _ClientProtocol_SaveNamespace_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ClientProtocol_RefreshNodes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RefreshNodesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).RefreshNodes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_RefreshNodes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).RefreshNodes(ctx, req.(*RefreshNodesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ClientProtocol_CacheAccess_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CacheAccessRequest)
 	if err := dec(in); err != nil {
@@ -2389,6 +2429,10 @@ var ClientProtocol_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SaveNamespace",
 			Handler:    _ClientProtocol_SaveNamespace_Handler,
+		},
+		{
+			MethodName: "RefreshNodes",
+			Handler:    _ClientProtocol_RefreshNodes_Handler,
 		},
 		{
 			MethodName: "CacheAccess",

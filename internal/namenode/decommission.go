@@ -1,0 +1,140 @@
+package namenode
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"smarth/internal/rpc/dfspb"
+)
+
+// Decommissioning, as HDFS's DatanodeAdminManager: a datanode named in
+// hosts_exclude_file takes no new replicas, its replicas stop counting
+// towards their blocks' replication, so the replication monitor copies
+// them elsewhere (the leaving node may be the source), and once every
+// block it holds has its full replication on in-service nodes it is
+// DECOMMISSIONED. Its replicas still serve reads, last among a block's
+// locations. The admin state is each namenode's own, from its file, as in
+// HDFS; it is not in the edit log.
+
+// maxExcludeFile bounds the exclude file read into memory.
+const maxExcludeFile = 4 << 20
+
+// readExcludeFile returns the set of names in the exclude file: one
+// hostname or IP per line (a host:port is taken as its host), # starts a
+// comment.
+func readExcludeFile(path string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if path == "" {
+		return out, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("hosts_exclude_file: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxExcludeFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("hosts_exclude_file %s: %w", path, err)
+	}
+	if len(b) > maxExcludeFile {
+		return nil, fmt.Errorf("hosts_exclude_file %s: larger than %d bytes", path, maxExcludeFile)
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for sc.Scan() {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		for _, name := range strings.Fields(line) {
+			if h, _, ok := strings.Cut(name, ":"); ok && !strings.Contains(name[len(h)+1:], ":") {
+				name = h // host:port; an IPv6 address has more colons
+			}
+			out[strings.ToLower(name)] = true
+		}
+	}
+	return out, sc.Err()
+}
+
+// excludedLocked reports whether dn is named in the exclude set.
+func (nn *NameNode) excludedLocked(dn *datanode) bool {
+	return nn.excluded[strings.ToLower(dn.info.GetHostname())] || nn.excluded[dn.info.GetIpAddr()]
+}
+
+// applyExcludesLocked moves every datanode to the admin state the
+// exclude set asks for and returns the hostnames that changed.
+func (nn *NameNode) applyExcludesLocked() (started, back []string) {
+	for id, dn := range nn.nodes {
+		switch ex := nn.excludedLocked(dn); {
+		case ex && dn.admin == dfspb.AdminState_NORMAL:
+			dn.admin = dfspb.AdminState_DECOMMISSION_IN_PROGRESS
+			started = append(started, dn.info.GetHostname())
+			nn.logger.Info("datanode decommissioning", "id", id, "host", dn.info.GetHostname(), "blocks", nn.state.Blocks().NodeBlockCount(id))
+		case !ex && dn.admin != dfspb.AdminState_NORMAL:
+			dn.admin = dfspb.AdminState_NORMAL
+			back = append(back, dn.info.GetHostname())
+			nn.logger.Info("datanode back in service", "id", id, "host", dn.info.GetHostname())
+		}
+	}
+	sort.Strings(started)
+	sort.Strings(back)
+	nn.dirty = true
+	return started, back
+}
+
+// refreshNodes re-reads the exclude file.
+func (nn *NameNode) refreshNodes() (*dfspb.RefreshNodesResponse, error) {
+	ex, err := readExcludeFile(nn.cfg.HostsExcludeFile)
+	if err != nil {
+		return nil, errUnavailable("refreshNodes: %v", err)
+	}
+	nn.mu.Lock()
+	defer nn.mu.Unlock()
+	nn.excluded = ex
+	started, back := nn.applyExcludesLocked()
+	return &dfspb.RefreshNodesResponse{Decommissioning: started, Recommissioned: back}, nil
+}
+
+// RefreshNodes is HDFS's dfsadmin -refreshNodes; the superuser rule is
+// authz.go's.
+func (s *clientRPC) RefreshNodes(ctx context.Context, _ *dfspb.RefreshNodesRequest) (*dfspb.RefreshNodesResponse, error) {
+	if s.nn.cfg.HostsExcludeFile == "" {
+		return nil, errPrecondition("refreshNodes: the namenode has no hosts_exclude_file configured")
+	}
+	return s.nn.refreshNodes()
+}
+
+// inService reports whether id's replicas count towards replication: a
+// live datanode that is not leaving.
+func (nn *NameNode) inService(id string) bool {
+	dn := nn.nodes[id]
+	return dn != nil && dn.live && dn.admin == dfspb.AdminState_NORMAL
+}
+
+// decommissionTickLocked marks DECOMMISSIONED each decommissioning
+// datanode all of whose blocks are fully replicated on in-service nodes.
+// A block being written waits for its file to close; a block whose
+// expected replication cannot be met (too few in-service nodes) keeps the
+// node in progress, as HDFS does.
+func (nn *NameNode) decommissionTickLocked() {
+	for id, dn := range nn.nodes {
+		if dn.admin != dfspb.AdminState_DECOMMISSION_IN_PROGRESS || !dn.live || !dn.reported {
+			continue
+		}
+		left := 0
+		for _, bid := range nn.state.Blocks().NodeBlocks(id) {
+			b := nn.state.Blocks().Get(bid)
+			if b == nil {
+				continue
+			}
+			if b.Count(nn.inService).Live < b.Expected {
+				left++
+			}
+		}
+		if left == 0 {
+			dn.admin = dfspb.AdminState_DECOMMISSIONED
+			nn.logger.Info("datanode decommissioned: every block it holds is fully replicated elsewhere", "id", id, "host", dn.info.GetHostname())
+		}
+	}
+}
