@@ -126,7 +126,7 @@ func (v consoleView) Overview() console.Overview {
 		Corrupt: nn.stats.corrupt, Pending: len(nn.pending),
 	}
 	for id, dn := range nn.nodes {
-		o.Datanodes = append(o.Datanodes, console.Datanode{Info: dn.info, Live: dn.live, LastSeen: dn.lastSeen,
+		o.Datanodes = append(o.Datanodes, console.Datanode{Info: dn.snapshot(), Live: dn.live, LastSeen: dn.lastSeen,
 			Blocks: nn.state.Blocks().NodeBlockCount(id)})
 	}
 	nn.mu.RUnlock()

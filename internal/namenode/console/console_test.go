@@ -33,10 +33,12 @@ func (f fakeNN) Overview() Overview {
 		return &dfspb.DatanodeInfo{Id: id, Hostname: "host-" + id, IpAddr: "10.0.0.1", DataPort: 50010, Rack: rack,
 			Capacity: capacity, DfsUsed: used, Remaining: max(0, capacity-used-f.nonDFS)}
 	}
+	leaving := node("dn2", "/rack-b", 4<<30, 1<<30)
+	leaving.AdminState = dfspb.AdminState_DECOMMISSION_IN_PROGRESS
 	return Overview{
 		Addr: "nn:8020", Placement: "speedaware", Started: now.Add(-time.Hour), LastTxID: 42, Files: 3, Dirs: 2, Blocks: 5,
 		Datanodes: []Datanode{
-			{Info: node("dn2", "/rack-b", 4<<30, 1<<30), Live: true, LastSeen: now.Add(-2 * time.Second), Blocks: 5},
+			{Info: leaving, Live: true, LastSeen: now.Add(-2 * time.Second), Blocks: 5},
 			{Info: node("dn1", "/rack-a", 4<<30, 1<<30), Live: true, LastSeen: now, Blocks: 4},
 			{Info: node("dn3", "/rack-a", 8<<30, 8<<30), Live: false, LastSeen: now.Add(-time.Minute)},
 		},
@@ -110,6 +112,7 @@ func TestOverviewPage(t *testing.T) {
 		"8.0 GiB", "2.0 GiB", "25.0%", // live capacity, used, used %: dn3 is dead
 		"20.0 MB/s (n=3)", // dn1's median
 		"healthy", "policy bg", "hits 7", "up since 2026-01-02T02:04:05Z", "2s ago",
+		"decommission in progress", // dn2's admin state
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("overview lacks %q:\n%s", want, page)

@@ -107,6 +107,12 @@ func (c *console) statusData() statusData {
 			state = "dead"
 			d.Dead++
 		} else {
+			switch dn.Info.AdminState { // HDFS's console says the same
+			case dfspb.AdminState_DECOMMISSION_IN_PROGRESS:
+				state = "decommission in progress"
+			case dfspb.AdminState_DECOMMISSIONED:
+				state = "decommissioned"
+			}
 			d.Live++
 			capTotal, capUsed, capRemaining = capTotal+dn.Info.Capacity, capUsed+dn.Info.DfsUsed, capRemaining+dn.Info.Remaining
 			capNonDFS += dn.Info.NonDfsUsed()
