@@ -34,7 +34,13 @@ type adminConn struct {
 }
 
 func (a *adminConn) ctx(cmd *cobra.Command) (context.Context, context.CancelFunc) {
-	ctx := auth.Caller{User: a.user, Credential: a.cred, Client: "smarth-admin"}.Outgoing(cmd.Context())
+	return a.callCtx(cmd.Context())
+}
+
+// callCtx is one call's context under parent: the caller's credentials
+// and a deadline.
+func (a *adminConn) callCtx(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx := auth.Caller{User: a.user, Credential: a.cred, Client: "smarth-admin"}.Outgoing(parent)
 	return context.WithTimeout(ctx, 30*time.Second)
 }
 
@@ -53,6 +59,33 @@ func (a *adminConn) explain(err error) error {
 	return fmt.Errorf("%s", st.Message())
 }
 
+// connect dials the namenode named by --namenode (else $SMARTH_NAMENODE,
+// else the local cluster) as --user (else the OS user).
+func (a *adminConn) connect() error {
+	if a.addr == "" {
+		// $SMARTH_NAMENODE, else the local cluster of $SMARTH_HOME,
+		// as every other command finds it.
+		a.addr = cluster.DefaultNameNode()
+	}
+	if a.user == "" {
+		a.user = "smarth"
+		if u, err := user.Current(); err == nil {
+			a.user = u.Username
+		}
+	}
+	cred, tlsCfg, err := adminCredential(a.addr)
+	if err != nil {
+		return err
+	}
+	a.cred = cred
+	conn, err := grpc.NewClient(a.addr, pki.DialOption(tlsCfg))
+	if err != nil {
+		return usageErr("--namenode %q: %v", a.addr, err)
+	}
+	a.conn, a.rpc = conn, dfspb.NewClientProtocolClient(conn)
+	return nil
+}
+
 func newAdminCmd() *cobra.Command {
 	a := &adminConn{}
 	c := &cobra.Command{
@@ -63,30 +96,7 @@ func newAdminCmd() *cobra.Command {
   smarth admin safemode get
   smarth admin cache
   smarth admin --namenode 10.0.0.1:8020 safemode leave`,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if a.addr == "" {
-				// $SMARTH_NAMENODE, else the local cluster of $SMARTH_HOME,
-				// as every other command finds it.
-				a.addr = cluster.DefaultNameNode()
-			}
-			if a.user == "" {
-				a.user = "smarth"
-				if u, err := user.Current(); err == nil {
-					a.user = u.Username
-				}
-			}
-			cred, tlsCfg, err := adminCredential(a.addr)
-			if err != nil {
-				return err
-			}
-			a.cred = cred
-			conn, err := grpc.NewClient(a.addr, pki.DialOption(tlsCfg))
-			if err != nil {
-				return usageErr("--namenode %q: %v", a.addr, err)
-			}
-			a.conn, a.rpc = conn, dfspb.NewClientProtocolClient(conn)
-			return nil
-		},
+		PersistentPreRunE: func(*cobra.Command, []string) error { return a.connect() },
 		PersistentPostRunE: func(*cobra.Command, []string) error {
 			if a.conn != nil {
 				return a.conn.Close()
@@ -97,7 +107,7 @@ func newAdminCmd() *cobra.Command {
 	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
 	c.PersistentFlags().StringVar(&a.addr, "namenode", "", "namenode host:port (default $SMARTH_NAMENODE, the local cluster, else 127.0.0.1:8020)")
 	c.PersistentFlags().StringVar(&a.user, "user", "", "act as this user (default: the OS user)")
-	c.AddCommand(newAdminReportCmd(a), newAdminSpeedsCmd(a), newAdminSafeModeCmd(a), newAdminCacheCmd(a), newAdminSaveNamespaceCmd(a), newAdminRefreshNodesCmd(a), newAdminHACmd(a))
+	c.AddCommand(newAdminReportCmd(a), newAdminSpeedsCmd(a), newAdminSafeModeCmd(a), newAdminCacheCmd(a), newAdminSaveNamespaceCmd(a), newAdminRefreshNodesCmd(a), newAdminBalancerCmd(a), newAdminHACmd(a))
 	c.AddCommand(newAdminQuotaCmds(a)...)
 	c.AddCommand(newAdminFeatureCmds(a)...)
 	return c

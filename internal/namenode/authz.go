@@ -81,6 +81,8 @@ var methodRules = func() map[string]rule {
 	m[clientProtocol+"JobCacheStatus"] = ruleService
 	m[clientProtocol+"SaveNamespace"] = ruleSuperuser
 	m[clientProtocol+"RefreshNodes"] = ruleSuperuser
+	m[clientProtocol+"GetBlocks"] = ruleSuperuser
+	m[clientProtocol+"MoveReplica"] = ruleSuperuser
 	for _, name := range []string{"RegisterDatanode", "SendHeartbeat", "BlockReport", "BlockReceivedAndDeleted",
 		"ReportBadBlocks", "CommitBlockSynchronization"} {
 		m[datanodeProtocol+name] = ruleDatanode

@@ -51,6 +51,7 @@ type NameNode struct {
 	jnl        *journal.Journal     // the file edit log behind journal; nil with HA (replog instead)
 	nodes      map[string]*datanode // by datanode id
 	excluded   map[string]bool      // hosts_exclude_file's names (decommission.go)
+	moves      map[uint64]string    // block -> source of a balancer move in flight (balance.go)
 	leases     *leaseTable
 	pending    map[uint64]*pendingTransfer // block id → re-replication in flight
 	recovering map[uint64]time.Time        // block id → when its lease recovery was sent

@@ -67,6 +67,7 @@ func (nn *NameNode) replicationTick() {
 		if now.After(p.deadline) {
 			nn.logger.Warn("re-replication timed out; will retry", "block", id, "source", p.source)
 			nn.cancelPendingLocked(id)
+			delete(nn.moves, id) // a balancer move: the balancer picks again
 		}
 	}
 	// A full scan costs time under the lock; skip it while nothing changed
@@ -144,6 +145,13 @@ func (nn *NameNode) scanLocked(now time.Time, act bool) {
 		case c.Live+coming < b.Expected && pend == 0:
 			needs = append(needs, need{b: b, good: good, sources: b.Good(nn.isLive), priority: priorityOf(c.Live, b.Expected)})
 		case c.Live > b.Expected && pend == 0:
+			if victim, ok := nn.moveVictimLocked(b.ID, good); ok {
+				nn.removeMovedLocked(victim, fsstate.BlockRef{ID: b.ID, GS: b.GS, Len: b.NumBytes})
+				if c.Live-1 > b.Expected {
+					nn.removeExcessLocked(b, slices.DeleteFunc(good, func(id string) bool { return id == victim }), c.Live-1-b.Expected)
+				}
+				break
+			}
 			nn.removeExcessLocked(b, good, c.Live-b.Expected)
 		}
 		if c.Corrupt > 0 && c.Live >= b.Expected {

@@ -5459,6 +5459,262 @@ func (x *RefreshNodesResponse) GetRecommissioned() []string {
 	return nil
 }
 
+// GetBlocksRequest: the balancer asks for blocks a datanode holds, up to
+// max_bytes of them (HDFS's NamenodeProtocol.getBlocks).
+type GetBlocksRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DatanodeId    string                 `protobuf:"bytes,1,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
+	MaxBytes      int64                  `protobuf:"varint,2,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBlocksRequest) Reset() {
+	*x = GetBlocksRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBlocksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBlocksRequest) ProtoMessage() {}
+
+func (x *GetBlocksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBlocksRequest.ProtoReflect.Descriptor instead.
+func (*GetBlocksRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{83}
+}
+
+func (x *GetBlocksRequest) GetDatanodeId() string {
+	if x != nil {
+		return x.DatanodeId
+	}
+	return ""
+}
+
+func (x *GetBlocksRequest) GetMaxBytes() int64 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+type BalancerBlock struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	BlockId       uint64                 `protobuf:"varint,1,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`
+	NumBytes      int64                  `protobuf:"varint,2,opt,name=num_bytes,json=numBytes,proto3" json:"num_bytes,omitempty"`
+	Holders       []string               `protobuf:"bytes,3,rep,name=holders,proto3" json:"holders,omitempty"` // datanode ids with a good replica
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BalancerBlock) Reset() {
+	*x = BalancerBlock{}
+	mi := &file_dfspb_dfs_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BalancerBlock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BalancerBlock) ProtoMessage() {}
+
+func (x *BalancerBlock) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BalancerBlock.ProtoReflect.Descriptor instead.
+func (*BalancerBlock) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *BalancerBlock) GetBlockId() uint64 {
+	if x != nil {
+		return x.BlockId
+	}
+	return 0
+}
+
+func (x *BalancerBlock) GetNumBytes() int64 {
+	if x != nil {
+		return x.NumBytes
+	}
+	return 0
+}
+
+func (x *BalancerBlock) GetHolders() []string {
+	if x != nil {
+		return x.Holders
+	}
+	return nil
+}
+
+type GetBlocksResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Blocks        []*BalancerBlock       `protobuf:"bytes,1,rep,name=blocks,proto3" json:"blocks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBlocksResponse) Reset() {
+	*x = GetBlocksResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBlocksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBlocksResponse) ProtoMessage() {}
+
+func (x *GetBlocksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBlocksResponse.ProtoReflect.Descriptor instead.
+func (*GetBlocksResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{85}
+}
+
+func (x *GetBlocksResponse) GetBlocks() []*BalancerBlock {
+	if x != nil {
+		return x.Blocks
+	}
+	return nil
+}
+
+// MoveReplicaRequest: copy block_id's replica from source to target, then
+// delete the source's (the balancer's move, HDFS's replaceBlock).
+type MoveReplicaRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	BlockId       uint64                 `protobuf:"varint,1,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`
+	SourceId      string                 `protobuf:"bytes,2,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
+	TargetId      string                 `protobuf:"bytes,3,opt,name=target_id,json=targetId,proto3" json:"target_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveReplicaRequest) Reset() {
+	*x = MoveReplicaRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveReplicaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveReplicaRequest) ProtoMessage() {}
+
+func (x *MoveReplicaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveReplicaRequest.ProtoReflect.Descriptor instead.
+func (*MoveReplicaRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{86}
+}
+
+func (x *MoveReplicaRequest) GetBlockId() uint64 {
+	if x != nil {
+		return x.BlockId
+	}
+	return 0
+}
+
+func (x *MoveReplicaRequest) GetSourceId() string {
+	if x != nil {
+		return x.SourceId
+	}
+	return ""
+}
+
+func (x *MoveReplicaRequest) GetTargetId() string {
+	if x != nil {
+		return x.TargetId
+	}
+	return ""
+}
+
+type MoveReplicaResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveReplicaResponse) Reset() {
+	*x = MoveReplicaResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[87]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveReplicaResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveReplicaResponse) ProtoMessage() {}
+
+func (x *MoveReplicaResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[87]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveReplicaResponse.ProtoReflect.Descriptor instead.
+func (*MoveReplicaResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{87}
+}
+
 type SaveNamespaceRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -5467,7 +5723,7 @@ type SaveNamespaceRequest struct {
 
 func (x *SaveNamespaceRequest) Reset() {
 	*x = SaveNamespaceRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[83]
+	mi := &file_dfspb_dfs_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5479,7 +5735,7 @@ func (x *SaveNamespaceRequest) String() string {
 func (*SaveNamespaceRequest) ProtoMessage() {}
 
 func (x *SaveNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[83]
+	mi := &file_dfspb_dfs_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5492,7 +5748,7 @@ func (x *SaveNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*SaveNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{83}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{88}
 }
 
 type SaveNamespaceResponse struct {
@@ -5504,7 +5760,7 @@ type SaveNamespaceResponse struct {
 
 func (x *SaveNamespaceResponse) Reset() {
 	*x = SaveNamespaceResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[84]
+	mi := &file_dfspb_dfs_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5516,7 +5772,7 @@ func (x *SaveNamespaceResponse) String() string {
 func (*SaveNamespaceResponse) ProtoMessage() {}
 
 func (x *SaveNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[84]
+	mi := &file_dfspb_dfs_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5529,7 +5785,7 @@ func (x *SaveNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*SaveNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{84}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *SaveNamespaceResponse) GetTxid() uint64 {
@@ -5559,7 +5815,7 @@ type CacheAccessRequest struct {
 
 func (x *CacheAccessRequest) Reset() {
 	*x = CacheAccessRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[85]
+	mi := &file_dfspb_dfs_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5571,7 +5827,7 @@ func (x *CacheAccessRequest) String() string {
 func (*CacheAccessRequest) ProtoMessage() {}
 
 func (x *CacheAccessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[85]
+	mi := &file_dfspb_dfs_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5584,7 +5840,7 @@ func (x *CacheAccessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheAccessRequest.ProtoReflect.Descriptor instead.
 func (*CacheAccessRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{85}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *CacheAccessRequest) GetBlockId() uint64 {
@@ -5639,7 +5895,7 @@ type CacheAccessResponse struct {
 
 func (x *CacheAccessResponse) Reset() {
 	*x = CacheAccessResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[86]
+	mi := &file_dfspb_dfs_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5651,7 +5907,7 @@ func (x *CacheAccessResponse) String() string {
 func (*CacheAccessResponse) ProtoMessage() {}
 
 func (x *CacheAccessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[86]
+	mi := &file_dfspb_dfs_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5664,7 +5920,7 @@ func (x *CacheAccessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheAccessResponse.ProtoReflect.Descriptor instead.
 func (*CacheAccessResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{86}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *CacheAccessResponse) GetCached() bool {
@@ -5693,7 +5949,7 @@ type JobCacheStatusRequest struct {
 
 func (x *JobCacheStatusRequest) Reset() {
 	*x = JobCacheStatusRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[87]
+	mi := &file_dfspb_dfs_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5705,7 +5961,7 @@ func (x *JobCacheStatusRequest) String() string {
 func (*JobCacheStatusRequest) ProtoMessage() {}
 
 func (x *JobCacheStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[87]
+	mi := &file_dfspb_dfs_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5718,7 +5974,7 @@ func (x *JobCacheStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusRequest.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{87}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *JobCacheStatusRequest) GetJobs() []*JobCacheStatusRequest_Job {
@@ -5737,7 +5993,7 @@ type JobCacheStatusResponse struct {
 
 func (x *JobCacheStatusResponse) Reset() {
 	*x = JobCacheStatusResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[88]
+	mi := &file_dfspb_dfs_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5749,7 +6005,7 @@ func (x *JobCacheStatusResponse) String() string {
 func (*JobCacheStatusResponse) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[88]
+	mi := &file_dfspb_dfs_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5762,7 +6018,7 @@ func (x *JobCacheStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusResponse.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{88}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *JobCacheStatusResponse) GetJobs() []*JobCacheStatusResponse_Job {
@@ -5792,7 +6048,7 @@ type CachePoolInfo struct {
 
 func (x *CachePoolInfo) Reset() {
 	*x = CachePoolInfo{}
-	mi := &file_dfspb_dfs_proto_msgTypes[89]
+	mi := &file_dfspb_dfs_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5804,7 +6060,7 @@ func (x *CachePoolInfo) String() string {
 func (*CachePoolInfo) ProtoMessage() {}
 
 func (x *CachePoolInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[89]
+	mi := &file_dfspb_dfs_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5817,7 +6073,7 @@ func (x *CachePoolInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachePoolInfo.ProtoReflect.Descriptor instead.
 func (*CachePoolInfo) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{89}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *CachePoolInfo) GetName() string {
@@ -5891,7 +6147,7 @@ type CacheDirectiveInfo struct {
 
 func (x *CacheDirectiveInfo) Reset() {
 	*x = CacheDirectiveInfo{}
-	mi := &file_dfspb_dfs_proto_msgTypes[90]
+	mi := &file_dfspb_dfs_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5903,7 +6159,7 @@ func (x *CacheDirectiveInfo) String() string {
 func (*CacheDirectiveInfo) ProtoMessage() {}
 
 func (x *CacheDirectiveInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[90]
+	mi := &file_dfspb_dfs_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5916,7 +6172,7 @@ func (x *CacheDirectiveInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheDirectiveInfo.ProtoReflect.Descriptor instead.
 func (*CacheDirectiveInfo) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{90}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *CacheDirectiveInfo) GetId() int64 {
@@ -5977,7 +6233,7 @@ type AddCachePoolRequest struct {
 
 func (x *AddCachePoolRequest) Reset() {
 	*x = AddCachePoolRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[91]
+	mi := &file_dfspb_dfs_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5989,7 +6245,7 @@ func (x *AddCachePoolRequest) String() string {
 func (*AddCachePoolRequest) ProtoMessage() {}
 
 func (x *AddCachePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[91]
+	mi := &file_dfspb_dfs_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6002,7 +6258,7 @@ func (x *AddCachePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCachePoolRequest.ProtoReflect.Descriptor instead.
 func (*AddCachePoolRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{91}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *AddCachePoolRequest) GetPool() *CachePoolInfo {
@@ -6020,7 +6276,7 @@ type AddCachePoolResponse struct {
 
 func (x *AddCachePoolResponse) Reset() {
 	*x = AddCachePoolResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[92]
+	mi := &file_dfspb_dfs_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6032,7 +6288,7 @@ func (x *AddCachePoolResponse) String() string {
 func (*AddCachePoolResponse) ProtoMessage() {}
 
 func (x *AddCachePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[92]
+	mi := &file_dfspb_dfs_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6045,7 +6301,7 @@ func (x *AddCachePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCachePoolResponse.ProtoReflect.Descriptor instead.
 func (*AddCachePoolResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{92}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{97}
 }
 
 type RemoveCachePoolRequest struct {
@@ -6057,7 +6313,7 @@ type RemoveCachePoolRequest struct {
 
 func (x *RemoveCachePoolRequest) Reset() {
 	*x = RemoveCachePoolRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[93]
+	mi := &file_dfspb_dfs_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6069,7 +6325,7 @@ func (x *RemoveCachePoolRequest) String() string {
 func (*RemoveCachePoolRequest) ProtoMessage() {}
 
 func (x *RemoveCachePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[93]
+	mi := &file_dfspb_dfs_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6082,7 +6338,7 @@ func (x *RemoveCachePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCachePoolRequest.ProtoReflect.Descriptor instead.
 func (*RemoveCachePoolRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{93}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *RemoveCachePoolRequest) GetName() string {
@@ -6100,7 +6356,7 @@ type RemoveCachePoolResponse struct {
 
 func (x *RemoveCachePoolResponse) Reset() {
 	*x = RemoveCachePoolResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[94]
+	mi := &file_dfspb_dfs_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6112,7 +6368,7 @@ func (x *RemoveCachePoolResponse) String() string {
 func (*RemoveCachePoolResponse) ProtoMessage() {}
 
 func (x *RemoveCachePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[94]
+	mi := &file_dfspb_dfs_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6125,7 +6381,7 @@ func (x *RemoveCachePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCachePoolResponse.ProtoReflect.Descriptor instead.
 func (*RemoveCachePoolResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{94}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{99}
 }
 
 type ListCachePoolsRequest struct {
@@ -6136,7 +6392,7 @@ type ListCachePoolsRequest struct {
 
 func (x *ListCachePoolsRequest) Reset() {
 	*x = ListCachePoolsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[95]
+	mi := &file_dfspb_dfs_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6148,7 +6404,7 @@ func (x *ListCachePoolsRequest) String() string {
 func (*ListCachePoolsRequest) ProtoMessage() {}
 
 func (x *ListCachePoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[95]
+	mi := &file_dfspb_dfs_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6161,7 +6417,7 @@ func (x *ListCachePoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachePoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListCachePoolsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{95}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{100}
 }
 
 type ListCachePoolsResponse struct {
@@ -6173,7 +6429,7 @@ type ListCachePoolsResponse struct {
 
 func (x *ListCachePoolsResponse) Reset() {
 	*x = ListCachePoolsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[96]
+	mi := &file_dfspb_dfs_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6185,7 +6441,7 @@ func (x *ListCachePoolsResponse) String() string {
 func (*ListCachePoolsResponse) ProtoMessage() {}
 
 func (x *ListCachePoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[96]
+	mi := &file_dfspb_dfs_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6198,7 +6454,7 @@ func (x *ListCachePoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachePoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListCachePoolsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{96}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *ListCachePoolsResponse) GetPools() []*CachePoolInfo {
@@ -6217,7 +6473,7 @@ type AddCacheDirectiveRequest struct {
 
 func (x *AddCacheDirectiveRequest) Reset() {
 	*x = AddCacheDirectiveRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[97]
+	mi := &file_dfspb_dfs_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6229,7 +6485,7 @@ func (x *AddCacheDirectiveRequest) String() string {
 func (*AddCacheDirectiveRequest) ProtoMessage() {}
 
 func (x *AddCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[97]
+	mi := &file_dfspb_dfs_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6242,7 +6498,7 @@ func (x *AddCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCacheDirectiveRequest.ProtoReflect.Descriptor instead.
 func (*AddCacheDirectiveRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{97}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *AddCacheDirectiveRequest) GetDirective() *CacheDirectiveInfo {
@@ -6261,7 +6517,7 @@ type AddCacheDirectiveResponse struct {
 
 func (x *AddCacheDirectiveResponse) Reset() {
 	*x = AddCacheDirectiveResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[98]
+	mi := &file_dfspb_dfs_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6273,7 +6529,7 @@ func (x *AddCacheDirectiveResponse) String() string {
 func (*AddCacheDirectiveResponse) ProtoMessage() {}
 
 func (x *AddCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[98]
+	mi := &file_dfspb_dfs_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6286,7 +6542,7 @@ func (x *AddCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCacheDirectiveResponse.ProtoReflect.Descriptor instead.
 func (*AddCacheDirectiveResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{98}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *AddCacheDirectiveResponse) GetId() int64 {
@@ -6305,7 +6561,7 @@ type RemoveCacheDirectiveRequest struct {
 
 func (x *RemoveCacheDirectiveRequest) Reset() {
 	*x = RemoveCacheDirectiveRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[99]
+	mi := &file_dfspb_dfs_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6317,7 +6573,7 @@ func (x *RemoveCacheDirectiveRequest) String() string {
 func (*RemoveCacheDirectiveRequest) ProtoMessage() {}
 
 func (x *RemoveCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[99]
+	mi := &file_dfspb_dfs_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6330,7 +6586,7 @@ func (x *RemoveCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCacheDirectiveRequest.ProtoReflect.Descriptor instead.
 func (*RemoveCacheDirectiveRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{99}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *RemoveCacheDirectiveRequest) GetId() int64 {
@@ -6348,7 +6604,7 @@ type RemoveCacheDirectiveResponse struct {
 
 func (x *RemoveCacheDirectiveResponse) Reset() {
 	*x = RemoveCacheDirectiveResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[100]
+	mi := &file_dfspb_dfs_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6360,7 +6616,7 @@ func (x *RemoveCacheDirectiveResponse) String() string {
 func (*RemoveCacheDirectiveResponse) ProtoMessage() {}
 
 func (x *RemoveCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[100]
+	mi := &file_dfspb_dfs_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6373,7 +6629,7 @@ func (x *RemoveCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCacheDirectiveResponse.ProtoReflect.Descriptor instead.
 func (*RemoveCacheDirectiveResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{100}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{105}
 }
 
 type ListCacheDirectivesRequest struct {
@@ -6386,7 +6642,7 @@ type ListCacheDirectivesRequest struct {
 
 func (x *ListCacheDirectivesRequest) Reset() {
 	*x = ListCacheDirectivesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[101]
+	mi := &file_dfspb_dfs_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6398,7 +6654,7 @@ func (x *ListCacheDirectivesRequest) String() string {
 func (*ListCacheDirectivesRequest) ProtoMessage() {}
 
 func (x *ListCacheDirectivesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[101]
+	mi := &file_dfspb_dfs_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6411,7 +6667,7 @@ func (x *ListCacheDirectivesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCacheDirectivesRequest.ProtoReflect.Descriptor instead.
 func (*ListCacheDirectivesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{101}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *ListCacheDirectivesRequest) GetPool() string {
@@ -6437,7 +6693,7 @@ type ListCacheDirectivesResponse struct {
 
 func (x *ListCacheDirectivesResponse) Reset() {
 	*x = ListCacheDirectivesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[102]
+	mi := &file_dfspb_dfs_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6449,7 +6705,7 @@ func (x *ListCacheDirectivesResponse) String() string {
 func (*ListCacheDirectivesResponse) ProtoMessage() {}
 
 func (x *ListCacheDirectivesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[102]
+	mi := &file_dfspb_dfs_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6462,7 +6718,7 @@ func (x *ListCacheDirectivesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCacheDirectivesResponse.ProtoReflect.Descriptor instead.
 func (*ListCacheDirectivesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{102}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *ListCacheDirectivesResponse) GetDirectives() []*CacheDirectiveInfo {
@@ -6481,7 +6737,7 @@ type GetCacheStatsRequest struct {
 
 func (x *GetCacheStatsRequest) Reset() {
 	*x = GetCacheStatsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[103]
+	mi := &file_dfspb_dfs_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6493,7 +6749,7 @@ func (x *GetCacheStatsRequest) String() string {
 func (*GetCacheStatsRequest) ProtoMessage() {}
 
 func (x *GetCacheStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[103]
+	mi := &file_dfspb_dfs_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6506,7 +6762,7 @@ func (x *GetCacheStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCacheStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetCacheStatsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{103}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{108}
 }
 
 type NodeCacheStats struct {
@@ -6524,7 +6780,7 @@ type NodeCacheStats struct {
 
 func (x *NodeCacheStats) Reset() {
 	*x = NodeCacheStats{}
-	mi := &file_dfspb_dfs_proto_msgTypes[104]
+	mi := &file_dfspb_dfs_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6536,7 +6792,7 @@ func (x *NodeCacheStats) String() string {
 func (*NodeCacheStats) ProtoMessage() {}
 
 func (x *NodeCacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[104]
+	mi := &file_dfspb_dfs_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6549,7 +6805,7 @@ func (x *NodeCacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeCacheStats.ProtoReflect.Descriptor instead.
 func (*NodeCacheStats) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{104}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *NodeCacheStats) GetDatanodeId() string {
@@ -6615,7 +6871,7 @@ type AppCacheStats struct {
 
 func (x *AppCacheStats) Reset() {
 	*x = AppCacheStats{}
-	mi := &file_dfspb_dfs_proto_msgTypes[105]
+	mi := &file_dfspb_dfs_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6627,7 +6883,7 @@ func (x *AppCacheStats) String() string {
 func (*AppCacheStats) ProtoMessage() {}
 
 func (x *AppCacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[105]
+	mi := &file_dfspb_dfs_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6640,7 +6896,7 @@ func (x *AppCacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppCacheStats.ProtoReflect.Descriptor instead.
 func (*AppCacheStats) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{105}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{110}
 }
 
 func (x *AppCacheStats) GetApp() string {
@@ -6700,7 +6956,7 @@ type GetCacheStatsResponse struct {
 
 func (x *GetCacheStatsResponse) Reset() {
 	*x = GetCacheStatsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[106]
+	mi := &file_dfspb_dfs_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6712,7 +6968,7 @@ func (x *GetCacheStatsResponse) String() string {
 func (*GetCacheStatsResponse) ProtoMessage() {}
 
 func (x *GetCacheStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[106]
+	mi := &file_dfspb_dfs_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6725,7 +6981,7 @@ func (x *GetCacheStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCacheStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetCacheStatsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{106}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *GetCacheStatsResponse) GetPolicy() string {
@@ -6786,7 +7042,7 @@ type RegisterDatanodeRequest struct {
 
 func (x *RegisterDatanodeRequest) Reset() {
 	*x = RegisterDatanodeRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[107]
+	mi := &file_dfspb_dfs_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6798,7 +7054,7 @@ func (x *RegisterDatanodeRequest) String() string {
 func (*RegisterDatanodeRequest) ProtoMessage() {}
 
 func (x *RegisterDatanodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[107]
+	mi := &file_dfspb_dfs_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6811,7 +7067,7 @@ func (x *RegisterDatanodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterDatanodeRequest.ProtoReflect.Descriptor instead.
 func (*RegisterDatanodeRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{107}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{112}
 }
 
 func (x *RegisterDatanodeRequest) GetDatanode() *DatanodeInfo {
@@ -6831,7 +7087,7 @@ type RegisterDatanodeResponse struct {
 
 func (x *RegisterDatanodeResponse) Reset() {
 	*x = RegisterDatanodeResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[108]
+	mi := &file_dfspb_dfs_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6843,7 +7099,7 @@ func (x *RegisterDatanodeResponse) String() string {
 func (*RegisterDatanodeResponse) ProtoMessage() {}
 
 func (x *RegisterDatanodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[108]
+	mi := &file_dfspb_dfs_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6856,7 +7112,7 @@ func (x *RegisterDatanodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterDatanodeResponse.ProtoReflect.Descriptor instead.
 func (*RegisterDatanodeResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{108}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{113}
 }
 
 func (x *RegisterDatanodeResponse) GetDatanode() *DatanodeInfo {
@@ -6882,7 +7138,7 @@ type TransferCommand struct {
 
 func (x *TransferCommand) Reset() {
 	*x = TransferCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[109]
+	mi := &file_dfspb_dfs_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6894,7 +7150,7 @@ func (x *TransferCommand) String() string {
 func (*TransferCommand) ProtoMessage() {}
 
 func (x *TransferCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[109]
+	mi := &file_dfspb_dfs_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6907,7 +7163,7 @@ func (x *TransferCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand.ProtoReflect.Descriptor instead.
 func (*TransferCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{109}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{114}
 }
 
 func (x *TransferCommand) GetItems() []*TransferCommand_Item {
@@ -6926,7 +7182,7 @@ type InvalidateCommand struct {
 
 func (x *InvalidateCommand) Reset() {
 	*x = InvalidateCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[110]
+	mi := &file_dfspb_dfs_proto_msgTypes[115]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6938,7 +7194,7 @@ func (x *InvalidateCommand) String() string {
 func (*InvalidateCommand) ProtoMessage() {}
 
 func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[110]
+	mi := &file_dfspb_dfs_proto_msgTypes[115]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6951,7 +7207,7 @@ func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidateCommand.ProtoReflect.Descriptor instead.
 func (*InvalidateCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{110}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{115}
 }
 
 func (x *InvalidateCommand) GetBlocks() []*ExtendedBlock {
@@ -6983,7 +7239,7 @@ type RecoverBlockCommand struct {
 
 func (x *RecoverBlockCommand) Reset() {
 	*x = RecoverBlockCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[111]
+	mi := &file_dfspb_dfs_proto_msgTypes[116]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6995,7 +7251,7 @@ func (x *RecoverBlockCommand) String() string {
 func (*RecoverBlockCommand) ProtoMessage() {}
 
 func (x *RecoverBlockCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[111]
+	mi := &file_dfspb_dfs_proto_msgTypes[116]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7008,7 +7264,7 @@ func (x *RecoverBlockCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverBlockCommand.ProtoReflect.Descriptor instead.
 func (*RecoverBlockCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{111}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{116}
 }
 
 func (x *RecoverBlockCommand) GetBlock() *ExtendedBlock {
@@ -7062,7 +7318,7 @@ type CacheCommand struct {
 
 func (x *CacheCommand) Reset() {
 	*x = CacheCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[112]
+	mi := &file_dfspb_dfs_proto_msgTypes[117]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7074,7 +7330,7 @@ func (x *CacheCommand) String() string {
 func (*CacheCommand) ProtoMessage() {}
 
 func (x *CacheCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[112]
+	mi := &file_dfspb_dfs_proto_msgTypes[117]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7087,7 +7343,7 @@ func (x *CacheCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheCommand.ProtoReflect.Descriptor instead.
 func (*CacheCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{112}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{117}
 }
 
 func (x *CacheCommand) GetBlockIds() []uint64 {
@@ -7106,7 +7362,7 @@ type UncacheCommand struct {
 
 func (x *UncacheCommand) Reset() {
 	*x = UncacheCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[113]
+	mi := &file_dfspb_dfs_proto_msgTypes[118]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7118,7 +7374,7 @@ func (x *UncacheCommand) String() string {
 func (*UncacheCommand) ProtoMessage() {}
 
 func (x *UncacheCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[113]
+	mi := &file_dfspb_dfs_proto_msgTypes[118]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7131,7 +7387,7 @@ func (x *UncacheCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncacheCommand.ProtoReflect.Descriptor instead.
 func (*UncacheCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{113}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{118}
 }
 
 func (x *UncacheCommand) GetBlockIds() []uint64 {
@@ -7158,7 +7414,7 @@ type DatanodeCommand struct {
 
 func (x *DatanodeCommand) Reset() {
 	*x = DatanodeCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[114]
+	mi := &file_dfspb_dfs_proto_msgTypes[119]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7170,7 +7426,7 @@ func (x *DatanodeCommand) String() string {
 func (*DatanodeCommand) ProtoMessage() {}
 
 func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[114]
+	mi := &file_dfspb_dfs_proto_msgTypes[119]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7183,7 +7439,7 @@ func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeCommand.ProtoReflect.Descriptor instead.
 func (*DatanodeCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{114}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{119}
 }
 
 func (x *DatanodeCommand) GetCommand() isDatanodeCommand_Command {
@@ -7304,7 +7560,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[115]
+	mi := &file_dfspb_dfs_proto_msgTypes[120]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7316,7 +7572,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[115]
+	mi := &file_dfspb_dfs_proto_msgTypes[120]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7329,7 +7585,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{115}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{120}
 }
 
 func (x *HeartbeatRequest) GetDatanodeId() string {
@@ -7411,7 +7667,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[116]
+	mi := &file_dfspb_dfs_proto_msgTypes[121]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7423,7 +7679,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[116]
+	mi := &file_dfspb_dfs_proto_msgTypes[121]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7436,7 +7692,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{116}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{121}
 }
 
 func (x *HeartbeatResponse) GetCommands() []*DatanodeCommand {
@@ -7489,7 +7745,7 @@ type NNHAStatus struct {
 
 func (x *NNHAStatus) Reset() {
 	*x = NNHAStatus{}
-	mi := &file_dfspb_dfs_proto_msgTypes[117]
+	mi := &file_dfspb_dfs_proto_msgTypes[122]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7501,7 +7757,7 @@ func (x *NNHAStatus) String() string {
 func (*NNHAStatus) ProtoMessage() {}
 
 func (x *NNHAStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[117]
+	mi := &file_dfspb_dfs_proto_msgTypes[122]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7514,7 +7770,7 @@ func (x *NNHAStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NNHAStatus.ProtoReflect.Descriptor instead.
 func (*NNHAStatus) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{117}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{122}
 }
 
 func (x *NNHAStatus) GetState() HAState {
@@ -7548,7 +7804,7 @@ type ReportedBlock struct {
 
 func (x *ReportedBlock) Reset() {
 	*x = ReportedBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[118]
+	mi := &file_dfspb_dfs_proto_msgTypes[123]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7560,7 +7816,7 @@ func (x *ReportedBlock) String() string {
 func (*ReportedBlock) ProtoMessage() {}
 
 func (x *ReportedBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[118]
+	mi := &file_dfspb_dfs_proto_msgTypes[123]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7573,7 +7829,7 @@ func (x *ReportedBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportedBlock.ProtoReflect.Descriptor instead.
 func (*ReportedBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{118}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{123}
 }
 
 func (x *ReportedBlock) GetBlock() *ExtendedBlock {
@@ -7600,7 +7856,7 @@ type BlockReportRequest struct {
 
 func (x *BlockReportRequest) Reset() {
 	*x = BlockReportRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[119]
+	mi := &file_dfspb_dfs_proto_msgTypes[124]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7612,7 +7868,7 @@ func (x *BlockReportRequest) String() string {
 func (*BlockReportRequest) ProtoMessage() {}
 
 func (x *BlockReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[119]
+	mi := &file_dfspb_dfs_proto_msgTypes[124]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7625,7 +7881,7 @@ func (x *BlockReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReportRequest.ProtoReflect.Descriptor instead.
 func (*BlockReportRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{119}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{124}
 }
 
 func (x *BlockReportRequest) GetDatanodeId() string {
@@ -7651,7 +7907,7 @@ type BlockReportResponse struct {
 
 func (x *BlockReportResponse) Reset() {
 	*x = BlockReportResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[120]
+	mi := &file_dfspb_dfs_proto_msgTypes[125]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7663,7 +7919,7 @@ func (x *BlockReportResponse) String() string {
 func (*BlockReportResponse) ProtoMessage() {}
 
 func (x *BlockReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[120]
+	mi := &file_dfspb_dfs_proto_msgTypes[125]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7676,7 +7932,7 @@ func (x *BlockReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReportResponse.ProtoReflect.Descriptor instead.
 func (*BlockReportResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{120}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{125}
 }
 
 func (x *BlockReportResponse) GetCommands() []*DatanodeCommand {
@@ -7696,7 +7952,7 @@ type ReceivedDeletedBlock struct {
 
 func (x *ReceivedDeletedBlock) Reset() {
 	*x = ReceivedDeletedBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[121]
+	mi := &file_dfspb_dfs_proto_msgTypes[126]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7708,7 +7964,7 @@ func (x *ReceivedDeletedBlock) String() string {
 func (*ReceivedDeletedBlock) ProtoMessage() {}
 
 func (x *ReceivedDeletedBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[121]
+	mi := &file_dfspb_dfs_proto_msgTypes[126]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7721,7 +7977,7 @@ func (x *ReceivedDeletedBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceivedDeletedBlock.ProtoReflect.Descriptor instead.
 func (*ReceivedDeletedBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{121}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{126}
 }
 
 func (x *ReceivedDeletedBlock) GetBlock() *ExtendedBlock {
@@ -7748,7 +8004,7 @@ type BlockReceivedAndDeletedRequest struct {
 
 func (x *BlockReceivedAndDeletedRequest) Reset() {
 	*x = BlockReceivedAndDeletedRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[122]
+	mi := &file_dfspb_dfs_proto_msgTypes[127]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7760,7 +8016,7 @@ func (x *BlockReceivedAndDeletedRequest) String() string {
 func (*BlockReceivedAndDeletedRequest) ProtoMessage() {}
 
 func (x *BlockReceivedAndDeletedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[122]
+	mi := &file_dfspb_dfs_proto_msgTypes[127]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7773,7 +8029,7 @@ func (x *BlockReceivedAndDeletedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReceivedAndDeletedRequest.ProtoReflect.Descriptor instead.
 func (*BlockReceivedAndDeletedRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{122}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{127}
 }
 
 func (x *BlockReceivedAndDeletedRequest) GetDatanodeId() string {
@@ -7798,7 +8054,7 @@ type BlockReceivedAndDeletedResponse struct {
 
 func (x *BlockReceivedAndDeletedResponse) Reset() {
 	*x = BlockReceivedAndDeletedResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[123]
+	mi := &file_dfspb_dfs_proto_msgTypes[128]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7810,7 +8066,7 @@ func (x *BlockReceivedAndDeletedResponse) String() string {
 func (*BlockReceivedAndDeletedResponse) ProtoMessage() {}
 
 func (x *BlockReceivedAndDeletedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[123]
+	mi := &file_dfspb_dfs_proto_msgTypes[128]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7823,7 +8079,7 @@ func (x *BlockReceivedAndDeletedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReceivedAndDeletedResponse.ProtoReflect.Descriptor instead.
 func (*BlockReceivedAndDeletedResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{123}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{128}
 }
 
 type DatanodeReportBadBlocksRequest struct {
@@ -7836,7 +8092,7 @@ type DatanodeReportBadBlocksRequest struct {
 
 func (x *DatanodeReportBadBlocksRequest) Reset() {
 	*x = DatanodeReportBadBlocksRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[124]
+	mi := &file_dfspb_dfs_proto_msgTypes[129]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7848,7 +8104,7 @@ func (x *DatanodeReportBadBlocksRequest) String() string {
 func (*DatanodeReportBadBlocksRequest) ProtoMessage() {}
 
 func (x *DatanodeReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[124]
+	mi := &file_dfspb_dfs_proto_msgTypes[129]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7861,7 +8117,7 @@ func (x *DatanodeReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeReportBadBlocksRequest.ProtoReflect.Descriptor instead.
 func (*DatanodeReportBadBlocksRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{124}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{129}
 }
 
 func (x *DatanodeReportBadBlocksRequest) GetDatanodeId() string {
@@ -7886,7 +8142,7 @@ type DatanodeReportBadBlocksResponse struct {
 
 func (x *DatanodeReportBadBlocksResponse) Reset() {
 	*x = DatanodeReportBadBlocksResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[125]
+	mi := &file_dfspb_dfs_proto_msgTypes[130]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7898,7 +8154,7 @@ func (x *DatanodeReportBadBlocksResponse) String() string {
 func (*DatanodeReportBadBlocksResponse) ProtoMessage() {}
 
 func (x *DatanodeReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[125]
+	mi := &file_dfspb_dfs_proto_msgTypes[130]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7911,7 +8167,7 @@ func (x *DatanodeReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeReportBadBlocksResponse.ProtoReflect.Descriptor instead.
 func (*DatanodeReportBadBlocksResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{125}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{130}
 }
 
 type CommitBlockSynchronizationRequest struct {
@@ -7928,7 +8184,7 @@ type CommitBlockSynchronizationRequest struct {
 
 func (x *CommitBlockSynchronizationRequest) Reset() {
 	*x = CommitBlockSynchronizationRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[126]
+	mi := &file_dfspb_dfs_proto_msgTypes[131]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7940,7 +8196,7 @@ func (x *CommitBlockSynchronizationRequest) String() string {
 func (*CommitBlockSynchronizationRequest) ProtoMessage() {}
 
 func (x *CommitBlockSynchronizationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[126]
+	mi := &file_dfspb_dfs_proto_msgTypes[131]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7953,7 +8209,7 @@ func (x *CommitBlockSynchronizationRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CommitBlockSynchronizationRequest.ProtoReflect.Descriptor instead.
 func (*CommitBlockSynchronizationRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{126}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{131}
 }
 
 func (x *CommitBlockSynchronizationRequest) GetBlock() *ExtendedBlock {
@@ -8006,7 +8262,7 @@ type CommitBlockSynchronizationResponse struct {
 
 func (x *CommitBlockSynchronizationResponse) Reset() {
 	*x = CommitBlockSynchronizationResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[127]
+	mi := &file_dfspb_dfs_proto_msgTypes[132]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8018,7 +8274,7 @@ func (x *CommitBlockSynchronizationResponse) String() string {
 func (*CommitBlockSynchronizationResponse) ProtoMessage() {}
 
 func (x *CommitBlockSynchronizationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[127]
+	mi := &file_dfspb_dfs_proto_msgTypes[132]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8031,7 +8287,7 @@ func (x *CommitBlockSynchronizationResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use CommitBlockSynchronizationResponse.ProtoReflect.Descriptor instead.
 func (*CommitBlockSynchronizationResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{127}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{132}
 }
 
 type InitReplicaRecoveryRequest struct {
@@ -8044,7 +8300,7 @@ type InitReplicaRecoveryRequest struct {
 
 func (x *InitReplicaRecoveryRequest) Reset() {
 	*x = InitReplicaRecoveryRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[128]
+	mi := &file_dfspb_dfs_proto_msgTypes[133]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8056,7 +8312,7 @@ func (x *InitReplicaRecoveryRequest) String() string {
 func (*InitReplicaRecoveryRequest) ProtoMessage() {}
 
 func (x *InitReplicaRecoveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[128]
+	mi := &file_dfspb_dfs_proto_msgTypes[133]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8069,7 +8325,7 @@ func (x *InitReplicaRecoveryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitReplicaRecoveryRequest.ProtoReflect.Descriptor instead.
 func (*InitReplicaRecoveryRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{128}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{133}
 }
 
 func (x *InitReplicaRecoveryRequest) GetBlock() *ExtendedBlock {
@@ -8097,7 +8353,7 @@ type InitReplicaRecoveryResponse struct {
 
 func (x *InitReplicaRecoveryResponse) Reset() {
 	*x = InitReplicaRecoveryResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[129]
+	mi := &file_dfspb_dfs_proto_msgTypes[134]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8109,7 +8365,7 @@ func (x *InitReplicaRecoveryResponse) String() string {
 func (*InitReplicaRecoveryResponse) ProtoMessage() {}
 
 func (x *InitReplicaRecoveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[129]
+	mi := &file_dfspb_dfs_proto_msgTypes[134]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8122,7 +8378,7 @@ func (x *InitReplicaRecoveryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitReplicaRecoveryResponse.ProtoReflect.Descriptor instead.
 func (*InitReplicaRecoveryResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{129}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{134}
 }
 
 func (x *InitReplicaRecoveryResponse) GetExists() bool {
@@ -8159,7 +8415,7 @@ type UpdateReplicaUnderRecoveryRequest struct {
 
 func (x *UpdateReplicaUnderRecoveryRequest) Reset() {
 	*x = UpdateReplicaUnderRecoveryRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[130]
+	mi := &file_dfspb_dfs_proto_msgTypes[135]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8171,7 +8427,7 @@ func (x *UpdateReplicaUnderRecoveryRequest) String() string {
 func (*UpdateReplicaUnderRecoveryRequest) ProtoMessage() {}
 
 func (x *UpdateReplicaUnderRecoveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[130]
+	mi := &file_dfspb_dfs_proto_msgTypes[135]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8184,7 +8440,7 @@ func (x *UpdateReplicaUnderRecoveryRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use UpdateReplicaUnderRecoveryRequest.ProtoReflect.Descriptor instead.
 func (*UpdateReplicaUnderRecoveryRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{130}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{135}
 }
 
 func (x *UpdateReplicaUnderRecoveryRequest) GetBlock() *ExtendedBlock {
@@ -8231,7 +8487,7 @@ type UpdateReplicaUnderRecoveryResponse struct {
 
 func (x *UpdateReplicaUnderRecoveryResponse) Reset() {
 	*x = UpdateReplicaUnderRecoveryResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[131]
+	mi := &file_dfspb_dfs_proto_msgTypes[136]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8243,7 +8499,7 @@ func (x *UpdateReplicaUnderRecoveryResponse) String() string {
 func (*UpdateReplicaUnderRecoveryResponse) ProtoMessage() {}
 
 func (x *UpdateReplicaUnderRecoveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[131]
+	mi := &file_dfspb_dfs_proto_msgTypes[136]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8256,7 +8512,7 @@ func (x *UpdateReplicaUnderRecoveryResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use UpdateReplicaUnderRecoveryResponse.ProtoReflect.Descriptor instead.
 func (*UpdateReplicaUnderRecoveryResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{131}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{136}
 }
 
 func (x *UpdateReplicaUnderRecoveryResponse) GetBlock() *ExtendedBlock {
@@ -8283,7 +8539,7 @@ type WriteBlockOp struct {
 
 func (x *WriteBlockOp) Reset() {
 	*x = WriteBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[132]
+	mi := &file_dfspb_dfs_proto_msgTypes[137]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8295,7 +8551,7 @@ func (x *WriteBlockOp) String() string {
 func (*WriteBlockOp) ProtoMessage() {}
 
 func (x *WriteBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[132]
+	mi := &file_dfspb_dfs_proto_msgTypes[137]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8308,7 +8564,7 @@ func (x *WriteBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteBlockOp.ProtoReflect.Descriptor instead.
 func (*WriteBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{132}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{137}
 }
 
 func (x *WriteBlockOp) GetBlock() *ExtendedBlock {
@@ -8388,7 +8644,7 @@ type ReadBlockOp struct {
 
 func (x *ReadBlockOp) Reset() {
 	*x = ReadBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[133]
+	mi := &file_dfspb_dfs_proto_msgTypes[138]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8400,7 +8656,7 @@ func (x *ReadBlockOp) String() string {
 func (*ReadBlockOp) ProtoMessage() {}
 
 func (x *ReadBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[133]
+	mi := &file_dfspb_dfs_proto_msgTypes[138]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8413,7 +8669,7 @@ func (x *ReadBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadBlockOp.ProtoReflect.Descriptor instead.
 func (*ReadBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{133}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{138}
 }
 
 func (x *ReadBlockOp) GetBlock() *ExtendedBlock {
@@ -8472,7 +8728,7 @@ type BlockChecksumOp struct {
 
 func (x *BlockChecksumOp) Reset() {
 	*x = BlockChecksumOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[134]
+	mi := &file_dfspb_dfs_proto_msgTypes[139]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8484,7 +8740,7 @@ func (x *BlockChecksumOp) String() string {
 func (*BlockChecksumOp) ProtoMessage() {}
 
 func (x *BlockChecksumOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[134]
+	mi := &file_dfspb_dfs_proto_msgTypes[139]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8497,7 +8753,7 @@ func (x *BlockChecksumOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockChecksumOp.ProtoReflect.Descriptor instead.
 func (*BlockChecksumOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{134}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{139}
 }
 
 func (x *BlockChecksumOp) GetBlock() *ExtendedBlock {
@@ -8533,7 +8789,7 @@ type BlockChecksum struct {
 
 func (x *BlockChecksum) Reset() {
 	*x = BlockChecksum{}
-	mi := &file_dfspb_dfs_proto_msgTypes[135]
+	mi := &file_dfspb_dfs_proto_msgTypes[140]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8545,7 +8801,7 @@ func (x *BlockChecksum) String() string {
 func (*BlockChecksum) ProtoMessage() {}
 
 func (x *BlockChecksum) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[135]
+	mi := &file_dfspb_dfs_proto_msgTypes[140]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8558,7 +8814,7 @@ func (x *BlockChecksum) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockChecksum.ProtoReflect.Descriptor instead.
 func (*BlockChecksum) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{135}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{140}
 }
 
 func (x *BlockChecksum) GetBytesPerCrc() uint32 {
@@ -8596,7 +8852,7 @@ type TransferBlockOp struct {
 
 func (x *TransferBlockOp) Reset() {
 	*x = TransferBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[136]
+	mi := &file_dfspb_dfs_proto_msgTypes[141]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8608,7 +8864,7 @@ func (x *TransferBlockOp) String() string {
 func (*TransferBlockOp) ProtoMessage() {}
 
 func (x *TransferBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[136]
+	mi := &file_dfspb_dfs_proto_msgTypes[141]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8621,7 +8877,7 @@ func (x *TransferBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferBlockOp.ProtoReflect.Descriptor instead.
 func (*TransferBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{136}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{141}
 }
 
 func (x *TransferBlockOp) GetBlock() *ExtendedBlock {
@@ -8665,7 +8921,7 @@ type OpResponse struct {
 
 func (x *OpResponse) Reset() {
 	*x = OpResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[137]
+	mi := &file_dfspb_dfs_proto_msgTypes[142]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8677,7 +8933,7 @@ func (x *OpResponse) String() string {
 func (*OpResponse) ProtoMessage() {}
 
 func (x *OpResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[137]
+	mi := &file_dfspb_dfs_proto_msgTypes[142]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8690,7 +8946,7 @@ func (x *OpResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpResponse.ProtoReflect.Descriptor instead.
 func (*OpResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{137}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{142}
 }
 
 func (x *OpResponse) GetStatus() OpStatus {
@@ -8740,7 +8996,7 @@ type AppendRequest struct {
 
 func (x *AppendRequest) Reset() {
 	*x = AppendRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[138]
+	mi := &file_dfspb_dfs_proto_msgTypes[143]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8752,7 +9008,7 @@ func (x *AppendRequest) String() string {
 func (*AppendRequest) ProtoMessage() {}
 
 func (x *AppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[138]
+	mi := &file_dfspb_dfs_proto_msgTypes[143]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8765,7 +9021,7 @@ func (x *AppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
 func (*AppendRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{138}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{143}
 }
 
 func (x *AppendRequest) GetPath() string {
@@ -8798,7 +9054,7 @@ type AppendResponse struct {
 
 func (x *AppendResponse) Reset() {
 	*x = AppendResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[139]
+	mi := &file_dfspb_dfs_proto_msgTypes[144]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8810,7 +9066,7 @@ func (x *AppendResponse) String() string {
 func (*AppendResponse) ProtoMessage() {}
 
 func (x *AppendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[139]
+	mi := &file_dfspb_dfs_proto_msgTypes[144]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8823,7 +9079,7 @@ func (x *AppendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendResponse.ProtoReflect.Descriptor instead.
 func (*AppendResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{139}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{144}
 }
 
 func (x *AppendResponse) GetStatus() *FileStatus {
@@ -8861,7 +9117,7 @@ type TruncateRequest struct {
 
 func (x *TruncateRequest) Reset() {
 	*x = TruncateRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[140]
+	mi := &file_dfspb_dfs_proto_msgTypes[145]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8873,7 +9129,7 @@ func (x *TruncateRequest) String() string {
 func (*TruncateRequest) ProtoMessage() {}
 
 func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[140]
+	mi := &file_dfspb_dfs_proto_msgTypes[145]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8886,7 +9142,7 @@ func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateRequest.ProtoReflect.Descriptor instead.
 func (*TruncateRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{140}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{145}
 }
 
 func (x *TruncateRequest) GetPath() string {
@@ -8919,7 +9175,7 @@ type TruncateResponse struct {
 
 func (x *TruncateResponse) Reset() {
 	*x = TruncateResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[141]
+	mi := &file_dfspb_dfs_proto_msgTypes[146]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8931,7 +9187,7 @@ func (x *TruncateResponse) String() string {
 func (*TruncateResponse) ProtoMessage() {}
 
 func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[141]
+	mi := &file_dfspb_dfs_proto_msgTypes[146]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8944,7 +9200,7 @@ func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateResponse.ProtoReflect.Descriptor instead.
 func (*TruncateResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{141}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{146}
 }
 
 func (x *TruncateResponse) GetReady() bool {
@@ -8966,7 +9222,7 @@ type ConcatRequest struct {
 
 func (x *ConcatRequest) Reset() {
 	*x = ConcatRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[142]
+	mi := &file_dfspb_dfs_proto_msgTypes[147]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8978,7 +9234,7 @@ func (x *ConcatRequest) String() string {
 func (*ConcatRequest) ProtoMessage() {}
 
 func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[142]
+	mi := &file_dfspb_dfs_proto_msgTypes[147]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8991,7 +9247,7 @@ func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatRequest.ProtoReflect.Descriptor instead.
 func (*ConcatRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{142}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{147}
 }
 
 func (x *ConcatRequest) GetTarget() string {
@@ -9016,7 +9272,7 @@ type ConcatResponse struct {
 
 func (x *ConcatResponse) Reset() {
 	*x = ConcatResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[143]
+	mi := &file_dfspb_dfs_proto_msgTypes[148]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9028,7 +9284,7 @@ func (x *ConcatResponse) String() string {
 func (*ConcatResponse) ProtoMessage() {}
 
 func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[143]
+	mi := &file_dfspb_dfs_proto_msgTypes[148]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9041,7 +9297,7 @@ func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatResponse.ProtoReflect.Descriptor instead.
 func (*ConcatResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{143}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{148}
 }
 
 type AclEntry struct {
@@ -9056,7 +9312,7 @@ type AclEntry struct {
 
 func (x *AclEntry) Reset() {
 	*x = AclEntry{}
-	mi := &file_dfspb_dfs_proto_msgTypes[144]
+	mi := &file_dfspb_dfs_proto_msgTypes[149]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9068,7 +9324,7 @@ func (x *AclEntry) String() string {
 func (*AclEntry) ProtoMessage() {}
 
 func (x *AclEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[144]
+	mi := &file_dfspb_dfs_proto_msgTypes[149]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9081,7 +9337,7 @@ func (x *AclEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclEntry.ProtoReflect.Descriptor instead.
 func (*AclEntry) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{144}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{149}
 }
 
 func (x *AclEntry) GetType() AclEntryType {
@@ -9129,7 +9385,7 @@ type AclStatus struct {
 
 func (x *AclStatus) Reset() {
 	*x = AclStatus{}
-	mi := &file_dfspb_dfs_proto_msgTypes[145]
+	mi := &file_dfspb_dfs_proto_msgTypes[150]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9141,7 +9397,7 @@ func (x *AclStatus) String() string {
 func (*AclStatus) ProtoMessage() {}
 
 func (x *AclStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[145]
+	mi := &file_dfspb_dfs_proto_msgTypes[150]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9154,7 +9410,7 @@ func (x *AclStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclStatus.ProtoReflect.Descriptor instead.
 func (*AclStatus) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{145}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{150}
 }
 
 func (x *AclStatus) GetOwner() string {
@@ -9201,7 +9457,7 @@ type GetAclStatusRequest struct {
 
 func (x *GetAclStatusRequest) Reset() {
 	*x = GetAclStatusRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[146]
+	mi := &file_dfspb_dfs_proto_msgTypes[151]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9213,7 +9469,7 @@ func (x *GetAclStatusRequest) String() string {
 func (*GetAclStatusRequest) ProtoMessage() {}
 
 func (x *GetAclStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[146]
+	mi := &file_dfspb_dfs_proto_msgTypes[151]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9226,7 +9482,7 @@ func (x *GetAclStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetAclStatusRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{146}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{151}
 }
 
 func (x *GetAclStatusRequest) GetSrc() string {
@@ -9245,7 +9501,7 @@ type GetAclStatusResponse struct {
 
 func (x *GetAclStatusResponse) Reset() {
 	*x = GetAclStatusResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[147]
+	mi := &file_dfspb_dfs_proto_msgTypes[152]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9257,7 +9513,7 @@ func (x *GetAclStatusResponse) String() string {
 func (*GetAclStatusResponse) ProtoMessage() {}
 
 func (x *GetAclStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[147]
+	mi := &file_dfspb_dfs_proto_msgTypes[152]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9270,7 +9526,7 @@ func (x *GetAclStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetAclStatusResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{147}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{152}
 }
 
 func (x *GetAclStatusResponse) GetResult() *AclStatus {
@@ -9290,7 +9546,7 @@ type ModifyAclEntriesRequest struct {
 
 func (x *ModifyAclEntriesRequest) Reset() {
 	*x = ModifyAclEntriesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[148]
+	mi := &file_dfspb_dfs_proto_msgTypes[153]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9302,7 +9558,7 @@ func (x *ModifyAclEntriesRequest) String() string {
 func (*ModifyAclEntriesRequest) ProtoMessage() {}
 
 func (x *ModifyAclEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[148]
+	mi := &file_dfspb_dfs_proto_msgTypes[153]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9315,7 +9571,7 @@ func (x *ModifyAclEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAclEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ModifyAclEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{148}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{153}
 }
 
 func (x *ModifyAclEntriesRequest) GetSrc() string {
@@ -9340,7 +9596,7 @@ type ModifyAclEntriesResponse struct {
 
 func (x *ModifyAclEntriesResponse) Reset() {
 	*x = ModifyAclEntriesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[149]
+	mi := &file_dfspb_dfs_proto_msgTypes[154]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9352,7 +9608,7 @@ func (x *ModifyAclEntriesResponse) String() string {
 func (*ModifyAclEntriesResponse) ProtoMessage() {}
 
 func (x *ModifyAclEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[149]
+	mi := &file_dfspb_dfs_proto_msgTypes[154]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9365,7 +9621,7 @@ func (x *ModifyAclEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAclEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ModifyAclEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{149}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{154}
 }
 
 type RemoveAclEntriesRequest struct {
@@ -9378,7 +9634,7 @@ type RemoveAclEntriesRequest struct {
 
 func (x *RemoveAclEntriesRequest) Reset() {
 	*x = RemoveAclEntriesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[150]
+	mi := &file_dfspb_dfs_proto_msgTypes[155]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9390,7 +9646,7 @@ func (x *RemoveAclEntriesRequest) String() string {
 func (*RemoveAclEntriesRequest) ProtoMessage() {}
 
 func (x *RemoveAclEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[150]
+	mi := &file_dfspb_dfs_proto_msgTypes[155]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9403,7 +9659,7 @@ func (x *RemoveAclEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclEntriesRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{150}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{155}
 }
 
 func (x *RemoveAclEntriesRequest) GetSrc() string {
@@ -9428,7 +9684,7 @@ type RemoveAclEntriesResponse struct {
 
 func (x *RemoveAclEntriesResponse) Reset() {
 	*x = RemoveAclEntriesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[151]
+	mi := &file_dfspb_dfs_proto_msgTypes[156]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9440,7 +9696,7 @@ func (x *RemoveAclEntriesResponse) String() string {
 func (*RemoveAclEntriesResponse) ProtoMessage() {}
 
 func (x *RemoveAclEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[151]
+	mi := &file_dfspb_dfs_proto_msgTypes[156]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9453,7 +9709,7 @@ func (x *RemoveAclEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclEntriesResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{151}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{156}
 }
 
 type RemoveDefaultAclRequest struct {
@@ -9465,7 +9721,7 @@ type RemoveDefaultAclRequest struct {
 
 func (x *RemoveDefaultAclRequest) Reset() {
 	*x = RemoveDefaultAclRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[152]
+	mi := &file_dfspb_dfs_proto_msgTypes[157]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9477,7 +9733,7 @@ func (x *RemoveDefaultAclRequest) String() string {
 func (*RemoveDefaultAclRequest) ProtoMessage() {}
 
 func (x *RemoveDefaultAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[152]
+	mi := &file_dfspb_dfs_proto_msgTypes[157]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9490,7 +9746,7 @@ func (x *RemoveDefaultAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveDefaultAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveDefaultAclRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{152}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{157}
 }
 
 func (x *RemoveDefaultAclRequest) GetSrc() string {
@@ -9508,7 +9764,7 @@ type RemoveDefaultAclResponse struct {
 
 func (x *RemoveDefaultAclResponse) Reset() {
 	*x = RemoveDefaultAclResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[153]
+	mi := &file_dfspb_dfs_proto_msgTypes[158]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9520,7 +9776,7 @@ func (x *RemoveDefaultAclResponse) String() string {
 func (*RemoveDefaultAclResponse) ProtoMessage() {}
 
 func (x *RemoveDefaultAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[153]
+	mi := &file_dfspb_dfs_proto_msgTypes[158]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9533,7 +9789,7 @@ func (x *RemoveDefaultAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveDefaultAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveDefaultAclResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{153}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{158}
 }
 
 type RemoveAclRequest struct {
@@ -9545,7 +9801,7 @@ type RemoveAclRequest struct {
 
 func (x *RemoveAclRequest) Reset() {
 	*x = RemoveAclRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[154]
+	mi := &file_dfspb_dfs_proto_msgTypes[159]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9557,7 +9813,7 @@ func (x *RemoveAclRequest) String() string {
 func (*RemoveAclRequest) ProtoMessage() {}
 
 func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[154]
+	mi := &file_dfspb_dfs_proto_msgTypes[159]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9570,7 +9826,7 @@ func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{154}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{159}
 }
 
 func (x *RemoveAclRequest) GetSrc() string {
@@ -9588,7 +9844,7 @@ type RemoveAclResponse struct {
 
 func (x *RemoveAclResponse) Reset() {
 	*x = RemoveAclResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[155]
+	mi := &file_dfspb_dfs_proto_msgTypes[160]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9600,7 +9856,7 @@ func (x *RemoveAclResponse) String() string {
 func (*RemoveAclResponse) ProtoMessage() {}
 
 func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[155]
+	mi := &file_dfspb_dfs_proto_msgTypes[160]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9613,7 +9869,7 @@ func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{155}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{160}
 }
 
 type SetAclRequest struct {
@@ -9626,7 +9882,7 @@ type SetAclRequest struct {
 
 func (x *SetAclRequest) Reset() {
 	*x = SetAclRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[156]
+	mi := &file_dfspb_dfs_proto_msgTypes[161]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9638,7 +9894,7 @@ func (x *SetAclRequest) String() string {
 func (*SetAclRequest) ProtoMessage() {}
 
 func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[156]
+	mi := &file_dfspb_dfs_proto_msgTypes[161]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9651,7 +9907,7 @@ func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclRequest.ProtoReflect.Descriptor instead.
 func (*SetAclRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{156}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{161}
 }
 
 func (x *SetAclRequest) GetSrc() string {
@@ -9676,7 +9932,7 @@ type SetAclResponse struct {
 
 func (x *SetAclResponse) Reset() {
 	*x = SetAclResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[157]
+	mi := &file_dfspb_dfs_proto_msgTypes[162]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9688,7 +9944,7 @@ func (x *SetAclResponse) String() string {
 func (*SetAclResponse) ProtoMessage() {}
 
 func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[157]
+	mi := &file_dfspb_dfs_proto_msgTypes[162]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9701,7 +9957,7 @@ func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclResponse.ProtoReflect.Descriptor instead.
 func (*SetAclResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{157}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{162}
 }
 
 type AllowSnapshotRequest struct {
@@ -9713,7 +9969,7 @@ type AllowSnapshotRequest struct {
 
 func (x *AllowSnapshotRequest) Reset() {
 	*x = AllowSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[158]
+	mi := &file_dfspb_dfs_proto_msgTypes[163]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9725,7 +9981,7 @@ func (x *AllowSnapshotRequest) String() string {
 func (*AllowSnapshotRequest) ProtoMessage() {}
 
 func (x *AllowSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[158]
+	mi := &file_dfspb_dfs_proto_msgTypes[163]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9738,7 +9994,7 @@ func (x *AllowSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllowSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*AllowSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{158}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{163}
 }
 
 func (x *AllowSnapshotRequest) GetSnapshotRoot() string {
@@ -9756,7 +10012,7 @@ type AllowSnapshotResponse struct {
 
 func (x *AllowSnapshotResponse) Reset() {
 	*x = AllowSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[159]
+	mi := &file_dfspb_dfs_proto_msgTypes[164]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9768,7 +10024,7 @@ func (x *AllowSnapshotResponse) String() string {
 func (*AllowSnapshotResponse) ProtoMessage() {}
 
 func (x *AllowSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[159]
+	mi := &file_dfspb_dfs_proto_msgTypes[164]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9781,7 +10037,7 @@ func (x *AllowSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllowSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*AllowSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{159}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{164}
 }
 
 type DisallowSnapshotRequest struct {
@@ -9793,7 +10049,7 @@ type DisallowSnapshotRequest struct {
 
 func (x *DisallowSnapshotRequest) Reset() {
 	*x = DisallowSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[160]
+	mi := &file_dfspb_dfs_proto_msgTypes[165]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9805,7 +10061,7 @@ func (x *DisallowSnapshotRequest) String() string {
 func (*DisallowSnapshotRequest) ProtoMessage() {}
 
 func (x *DisallowSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[160]
+	mi := &file_dfspb_dfs_proto_msgTypes[165]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9818,7 +10074,7 @@ func (x *DisallowSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisallowSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*DisallowSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{160}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{165}
 }
 
 func (x *DisallowSnapshotRequest) GetSnapshotRoot() string {
@@ -9836,7 +10092,7 @@ type DisallowSnapshotResponse struct {
 
 func (x *DisallowSnapshotResponse) Reset() {
 	*x = DisallowSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[161]
+	mi := &file_dfspb_dfs_proto_msgTypes[166]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9848,7 +10104,7 @@ func (x *DisallowSnapshotResponse) String() string {
 func (*DisallowSnapshotResponse) ProtoMessage() {}
 
 func (x *DisallowSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[161]
+	mi := &file_dfspb_dfs_proto_msgTypes[166]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9861,7 +10117,7 @@ func (x *DisallowSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisallowSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*DisallowSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{161}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{166}
 }
 
 // An empty snapshot_name gets HDFS's default, "s" + yyyyMMdd-HHmmss.SSS (UTC).
@@ -9875,7 +10131,7 @@ type CreateSnapshotRequest struct {
 
 func (x *CreateSnapshotRequest) Reset() {
 	*x = CreateSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[162]
+	mi := &file_dfspb_dfs_proto_msgTypes[167]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9887,7 +10143,7 @@ func (x *CreateSnapshotRequest) String() string {
 func (*CreateSnapshotRequest) ProtoMessage() {}
 
 func (x *CreateSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[162]
+	mi := &file_dfspb_dfs_proto_msgTypes[167]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9900,7 +10156,7 @@ func (x *CreateSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*CreateSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{162}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{167}
 }
 
 func (x *CreateSnapshotRequest) GetSnapshotRoot() string {
@@ -9926,7 +10182,7 @@ type CreateSnapshotResponse struct {
 
 func (x *CreateSnapshotResponse) Reset() {
 	*x = CreateSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[163]
+	mi := &file_dfspb_dfs_proto_msgTypes[168]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9938,7 +10194,7 @@ func (x *CreateSnapshotResponse) String() string {
 func (*CreateSnapshotResponse) ProtoMessage() {}
 
 func (x *CreateSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[163]
+	mi := &file_dfspb_dfs_proto_msgTypes[168]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9951,7 +10207,7 @@ func (x *CreateSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*CreateSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{163}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{168}
 }
 
 func (x *CreateSnapshotResponse) GetSnapshotPath() string {
@@ -9971,7 +10227,7 @@ type DeleteSnapshotRequest struct {
 
 func (x *DeleteSnapshotRequest) Reset() {
 	*x = DeleteSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[164]
+	mi := &file_dfspb_dfs_proto_msgTypes[169]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9983,7 +10239,7 @@ func (x *DeleteSnapshotRequest) String() string {
 func (*DeleteSnapshotRequest) ProtoMessage() {}
 
 func (x *DeleteSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[164]
+	mi := &file_dfspb_dfs_proto_msgTypes[169]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9996,7 +10252,7 @@ func (x *DeleteSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{164}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{169}
 }
 
 func (x *DeleteSnapshotRequest) GetSnapshotRoot() string {
@@ -10021,7 +10277,7 @@ type DeleteSnapshotResponse struct {
 
 func (x *DeleteSnapshotResponse) Reset() {
 	*x = DeleteSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[165]
+	mi := &file_dfspb_dfs_proto_msgTypes[170]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10033,7 +10289,7 @@ func (x *DeleteSnapshotResponse) String() string {
 func (*DeleteSnapshotResponse) ProtoMessage() {}
 
 func (x *DeleteSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[165]
+	mi := &file_dfspb_dfs_proto_msgTypes[170]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10046,7 +10302,7 @@ func (x *DeleteSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{165}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{170}
 }
 
 type RenameSnapshotRequest struct {
@@ -10060,7 +10316,7 @@ type RenameSnapshotRequest struct {
 
 func (x *RenameSnapshotRequest) Reset() {
 	*x = RenameSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[166]
+	mi := &file_dfspb_dfs_proto_msgTypes[171]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10072,7 +10328,7 @@ func (x *RenameSnapshotRequest) String() string {
 func (*RenameSnapshotRequest) ProtoMessage() {}
 
 func (x *RenameSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[166]
+	mi := &file_dfspb_dfs_proto_msgTypes[171]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10085,7 +10341,7 @@ func (x *RenameSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*RenameSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{166}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{171}
 }
 
 func (x *RenameSnapshotRequest) GetSnapshotRoot() string {
@@ -10117,7 +10373,7 @@ type RenameSnapshotResponse struct {
 
 func (x *RenameSnapshotResponse) Reset() {
 	*x = RenameSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[167]
+	mi := &file_dfspb_dfs_proto_msgTypes[172]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10129,7 +10385,7 @@ func (x *RenameSnapshotResponse) String() string {
 func (*RenameSnapshotResponse) ProtoMessage() {}
 
 func (x *RenameSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[167]
+	mi := &file_dfspb_dfs_proto_msgTypes[172]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10142,7 +10398,7 @@ func (x *RenameSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*RenameSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{167}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{172}
 }
 
 type SnapshottableDirectoryStatus struct {
@@ -10158,7 +10414,7 @@ type SnapshottableDirectoryStatus struct {
 
 func (x *SnapshottableDirectoryStatus) Reset() {
 	*x = SnapshottableDirectoryStatus{}
-	mi := &file_dfspb_dfs_proto_msgTypes[168]
+	mi := &file_dfspb_dfs_proto_msgTypes[173]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10170,7 +10426,7 @@ func (x *SnapshottableDirectoryStatus) String() string {
 func (*SnapshottableDirectoryStatus) ProtoMessage() {}
 
 func (x *SnapshottableDirectoryStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[168]
+	mi := &file_dfspb_dfs_proto_msgTypes[173]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10183,7 +10439,7 @@ func (x *SnapshottableDirectoryStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshottableDirectoryStatus.ProtoReflect.Descriptor instead.
 func (*SnapshottableDirectoryStatus) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{168}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{173}
 }
 
 func (x *SnapshottableDirectoryStatus) GetDirStatus() *FileStatus {
@@ -10229,7 +10485,7 @@ type GetSnapshottableDirListingRequest struct {
 
 func (x *GetSnapshottableDirListingRequest) Reset() {
 	*x = GetSnapshottableDirListingRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[169]
+	mi := &file_dfspb_dfs_proto_msgTypes[174]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10241,7 +10497,7 @@ func (x *GetSnapshottableDirListingRequest) String() string {
 func (*GetSnapshottableDirListingRequest) ProtoMessage() {}
 
 func (x *GetSnapshottableDirListingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[169]
+	mi := &file_dfspb_dfs_proto_msgTypes[174]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10254,7 +10510,7 @@ func (x *GetSnapshottableDirListingRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetSnapshottableDirListingRequest.ProtoReflect.Descriptor instead.
 func (*GetSnapshottableDirListingRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{169}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{174}
 }
 
 type GetSnapshottableDirListingResponse struct {
@@ -10266,7 +10522,7 @@ type GetSnapshottableDirListingResponse struct {
 
 func (x *GetSnapshottableDirListingResponse) Reset() {
 	*x = GetSnapshottableDirListingResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[170]
+	mi := &file_dfspb_dfs_proto_msgTypes[175]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10278,7 +10534,7 @@ func (x *GetSnapshottableDirListingResponse) String() string {
 func (*GetSnapshottableDirListingResponse) ProtoMessage() {}
 
 func (x *GetSnapshottableDirListingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[170]
+	mi := &file_dfspb_dfs_proto_msgTypes[175]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10291,7 +10547,7 @@ func (x *GetSnapshottableDirListingResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetSnapshottableDirListingResponse.ProtoReflect.Descriptor instead.
 func (*GetSnapshottableDirListingResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{170}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{175}
 }
 
 func (x *GetSnapshottableDirListingResponse) GetSnapshottableDirs() []*SnapshottableDirectoryStatus {
@@ -10313,7 +10569,7 @@ type GetSnapshotDiffReportRequest struct {
 
 func (x *GetSnapshotDiffReportRequest) Reset() {
 	*x = GetSnapshotDiffReportRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[171]
+	mi := &file_dfspb_dfs_proto_msgTypes[176]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10325,7 +10581,7 @@ func (x *GetSnapshotDiffReportRequest) String() string {
 func (*GetSnapshotDiffReportRequest) ProtoMessage() {}
 
 func (x *GetSnapshotDiffReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[171]
+	mi := &file_dfspb_dfs_proto_msgTypes[176]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10338,7 +10594,7 @@ func (x *GetSnapshotDiffReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSnapshotDiffReportRequest.ProtoReflect.Descriptor instead.
 func (*GetSnapshotDiffReportRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{171}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{176}
 }
 
 func (x *GetSnapshotDiffReportRequest) GetSnapshotRoot() string {
@@ -10373,7 +10629,7 @@ type SnapshotDiffReportEntry struct {
 
 func (x *SnapshotDiffReportEntry) Reset() {
 	*x = SnapshotDiffReportEntry{}
-	mi := &file_dfspb_dfs_proto_msgTypes[172]
+	mi := &file_dfspb_dfs_proto_msgTypes[177]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10385,7 +10641,7 @@ func (x *SnapshotDiffReportEntry) String() string {
 func (*SnapshotDiffReportEntry) ProtoMessage() {}
 
 func (x *SnapshotDiffReportEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[172]
+	mi := &file_dfspb_dfs_proto_msgTypes[177]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10398,7 +10654,7 @@ func (x *SnapshotDiffReportEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDiffReportEntry.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReportEntry) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{172}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{177}
 }
 
 func (x *SnapshotDiffReportEntry) GetFullpath() string {
@@ -10434,7 +10690,7 @@ type SnapshotDiffReport struct {
 
 func (x *SnapshotDiffReport) Reset() {
 	*x = SnapshotDiffReport{}
-	mi := &file_dfspb_dfs_proto_msgTypes[173]
+	mi := &file_dfspb_dfs_proto_msgTypes[178]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10446,7 +10702,7 @@ func (x *SnapshotDiffReport) String() string {
 func (*SnapshotDiffReport) ProtoMessage() {}
 
 func (x *SnapshotDiffReport) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[173]
+	mi := &file_dfspb_dfs_proto_msgTypes[178]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10459,7 +10715,7 @@ func (x *SnapshotDiffReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDiffReport.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReport) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{173}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{178}
 }
 
 func (x *SnapshotDiffReport) GetSnapshotRoot() string {
@@ -10499,7 +10755,7 @@ type GetSnapshotDiffReportResponse struct {
 
 func (x *GetSnapshotDiffReportResponse) Reset() {
 	*x = GetSnapshotDiffReportResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[174]
+	mi := &file_dfspb_dfs_proto_msgTypes[179]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10511,7 +10767,7 @@ func (x *GetSnapshotDiffReportResponse) String() string {
 func (*GetSnapshotDiffReportResponse) ProtoMessage() {}
 
 func (x *GetSnapshotDiffReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[174]
+	mi := &file_dfspb_dfs_proto_msgTypes[179]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10524,7 +10780,7 @@ func (x *GetSnapshotDiffReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSnapshotDiffReportResponse.ProtoReflect.Descriptor instead.
 func (*GetSnapshotDiffReportResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{174}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{179}
 }
 
 func (x *GetSnapshotDiffReportResponse) GetDiffReport() *SnapshotDiffReport {
@@ -10550,7 +10806,7 @@ type BlockStoragePolicy struct {
 
 func (x *BlockStoragePolicy) Reset() {
 	*x = BlockStoragePolicy{}
-	mi := &file_dfspb_dfs_proto_msgTypes[175]
+	mi := &file_dfspb_dfs_proto_msgTypes[180]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10562,7 +10818,7 @@ func (x *BlockStoragePolicy) String() string {
 func (*BlockStoragePolicy) ProtoMessage() {}
 
 func (x *BlockStoragePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[175]
+	mi := &file_dfspb_dfs_proto_msgTypes[180]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10575,7 +10831,7 @@ func (x *BlockStoragePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockStoragePolicy.ProtoReflect.Descriptor instead.
 func (*BlockStoragePolicy) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{175}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{180}
 }
 
 func (x *BlockStoragePolicy) GetPolicyId() uint32 {
@@ -10630,7 +10886,7 @@ type SetStoragePolicyRequest struct {
 
 func (x *SetStoragePolicyRequest) Reset() {
 	*x = SetStoragePolicyRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[176]
+	mi := &file_dfspb_dfs_proto_msgTypes[181]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10642,7 +10898,7 @@ func (x *SetStoragePolicyRequest) String() string {
 func (*SetStoragePolicyRequest) ProtoMessage() {}
 
 func (x *SetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[176]
+	mi := &file_dfspb_dfs_proto_msgTypes[181]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10655,7 +10911,7 @@ func (x *SetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoragePolicyRequest.ProtoReflect.Descriptor instead.
 func (*SetStoragePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{176}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{181}
 }
 
 func (x *SetStoragePolicyRequest) GetSrc() string {
@@ -10680,7 +10936,7 @@ type SetStoragePolicyResponse struct {
 
 func (x *SetStoragePolicyResponse) Reset() {
 	*x = SetStoragePolicyResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[177]
+	mi := &file_dfspb_dfs_proto_msgTypes[182]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10692,7 +10948,7 @@ func (x *SetStoragePolicyResponse) String() string {
 func (*SetStoragePolicyResponse) ProtoMessage() {}
 
 func (x *SetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[177]
+	mi := &file_dfspb_dfs_proto_msgTypes[182]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10705,7 +10961,7 @@ func (x *SetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoragePolicyResponse.ProtoReflect.Descriptor instead.
 func (*SetStoragePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{177}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{182}
 }
 
 type UnsetStoragePolicyRequest struct {
@@ -10717,7 +10973,7 @@ type UnsetStoragePolicyRequest struct {
 
 func (x *UnsetStoragePolicyRequest) Reset() {
 	*x = UnsetStoragePolicyRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[178]
+	mi := &file_dfspb_dfs_proto_msgTypes[183]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10729,7 +10985,7 @@ func (x *UnsetStoragePolicyRequest) String() string {
 func (*UnsetStoragePolicyRequest) ProtoMessage() {}
 
 func (x *UnsetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[178]
+	mi := &file_dfspb_dfs_proto_msgTypes[183]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10742,7 +10998,7 @@ func (x *UnsetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsetStoragePolicyRequest.ProtoReflect.Descriptor instead.
 func (*UnsetStoragePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{178}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{183}
 }
 
 func (x *UnsetStoragePolicyRequest) GetSrc() string {
@@ -10760,7 +11016,7 @@ type UnsetStoragePolicyResponse struct {
 
 func (x *UnsetStoragePolicyResponse) Reset() {
 	*x = UnsetStoragePolicyResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[179]
+	mi := &file_dfspb_dfs_proto_msgTypes[184]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10772,7 +11028,7 @@ func (x *UnsetStoragePolicyResponse) String() string {
 func (*UnsetStoragePolicyResponse) ProtoMessage() {}
 
 func (x *UnsetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[179]
+	mi := &file_dfspb_dfs_proto_msgTypes[184]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10785,7 +11041,7 @@ func (x *UnsetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsetStoragePolicyResponse.ProtoReflect.Descriptor instead.
 func (*UnsetStoragePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{179}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{184}
 }
 
 type GetStoragePolicyRequest struct {
@@ -10797,7 +11053,7 @@ type GetStoragePolicyRequest struct {
 
 func (x *GetStoragePolicyRequest) Reset() {
 	*x = GetStoragePolicyRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[180]
+	mi := &file_dfspb_dfs_proto_msgTypes[185]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10809,7 +11065,7 @@ func (x *GetStoragePolicyRequest) String() string {
 func (*GetStoragePolicyRequest) ProtoMessage() {}
 
 func (x *GetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[180]
+	mi := &file_dfspb_dfs_proto_msgTypes[185]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10822,7 +11078,7 @@ func (x *GetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetStoragePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{180}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{185}
 }
 
 func (x *GetStoragePolicyRequest) GetPath() string {
@@ -10842,7 +11098,7 @@ type GetStoragePolicyResponse struct {
 
 func (x *GetStoragePolicyResponse) Reset() {
 	*x = GetStoragePolicyResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[181]
+	mi := &file_dfspb_dfs_proto_msgTypes[186]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10854,7 +11110,7 @@ func (x *GetStoragePolicyResponse) String() string {
 func (*GetStoragePolicyResponse) ProtoMessage() {}
 
 func (x *GetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[181]
+	mi := &file_dfspb_dfs_proto_msgTypes[186]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10867,7 +11123,7 @@ func (x *GetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetStoragePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{181}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{186}
 }
 
 func (x *GetStoragePolicyResponse) GetStoragePolicy() *BlockStoragePolicy {
@@ -10885,7 +11141,7 @@ type GetStoragePoliciesRequest struct {
 
 func (x *GetStoragePoliciesRequest) Reset() {
 	*x = GetStoragePoliciesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[182]
+	mi := &file_dfspb_dfs_proto_msgTypes[187]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10897,7 +11153,7 @@ func (x *GetStoragePoliciesRequest) String() string {
 func (*GetStoragePoliciesRequest) ProtoMessage() {}
 
 func (x *GetStoragePoliciesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[182]
+	mi := &file_dfspb_dfs_proto_msgTypes[187]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10910,7 +11166,7 @@ func (x *GetStoragePoliciesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePoliciesRequest.ProtoReflect.Descriptor instead.
 func (*GetStoragePoliciesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{182}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{187}
 }
 
 type GetStoragePoliciesResponse struct {
@@ -10922,7 +11178,7 @@ type GetStoragePoliciesResponse struct {
 
 func (x *GetStoragePoliciesResponse) Reset() {
 	*x = GetStoragePoliciesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[183]
+	mi := &file_dfspb_dfs_proto_msgTypes[188]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10934,7 +11190,7 @@ func (x *GetStoragePoliciesResponse) String() string {
 func (*GetStoragePoliciesResponse) ProtoMessage() {}
 
 func (x *GetStoragePoliciesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[183]
+	mi := &file_dfspb_dfs_proto_msgTypes[188]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10947,7 +11203,7 @@ func (x *GetStoragePoliciesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePoliciesResponse.ProtoReflect.Descriptor instead.
 func (*GetStoragePoliciesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{183}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{188}
 }
 
 func (x *GetStoragePoliciesResponse) GetPolicies() []*BlockStoragePolicy {
@@ -10969,7 +11225,7 @@ type JobCacheStatusRequest_Job struct {
 
 func (x *JobCacheStatusRequest_Job) Reset() {
 	*x = JobCacheStatusRequest_Job{}
-	mi := &file_dfspb_dfs_proto_msgTypes[184]
+	mi := &file_dfspb_dfs_proto_msgTypes[189]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10981,7 +11237,7 @@ func (x *JobCacheStatusRequest_Job) String() string {
 func (*JobCacheStatusRequest_Job) ProtoMessage() {}
 
 func (x *JobCacheStatusRequest_Job) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[184]
+	mi := &file_dfspb_dfs_proto_msgTypes[189]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10994,7 +11250,7 @@ func (x *JobCacheStatusRequest_Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusRequest_Job.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusRequest_Job) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{87, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{92, 0}
 }
 
 func (x *JobCacheStatusRequest_Job) GetJobId() string {
@@ -11035,7 +11291,7 @@ type JobCacheStatusResponse_Block struct {
 
 func (x *JobCacheStatusResponse_Block) Reset() {
 	*x = JobCacheStatusResponse_Block{}
-	mi := &file_dfspb_dfs_proto_msgTypes[185]
+	mi := &file_dfspb_dfs_proto_msgTypes[190]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11047,7 +11303,7 @@ func (x *JobCacheStatusResponse_Block) String() string {
 func (*JobCacheStatusResponse_Block) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse_Block) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[185]
+	mi := &file_dfspb_dfs_proto_msgTypes[190]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11060,7 +11316,7 @@ func (x *JobCacheStatusResponse_Block) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusResponse_Block.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusResponse_Block) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{88, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{93, 0}
 }
 
 func (x *JobCacheStatusResponse_Block) GetBlockId() uint64 {
@@ -11088,7 +11344,7 @@ type JobCacheStatusResponse_Job struct {
 
 func (x *JobCacheStatusResponse_Job) Reset() {
 	*x = JobCacheStatusResponse_Job{}
-	mi := &file_dfspb_dfs_proto_msgTypes[186]
+	mi := &file_dfspb_dfs_proto_msgTypes[191]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11100,7 +11356,7 @@ func (x *JobCacheStatusResponse_Job) String() string {
 func (*JobCacheStatusResponse_Job) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse_Job) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[186]
+	mi := &file_dfspb_dfs_proto_msgTypes[191]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11113,7 +11369,7 @@ func (x *JobCacheStatusResponse_Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusResponse_Job.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusResponse_Job) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{88, 1}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{93, 1}
 }
 
 func (x *JobCacheStatusResponse_Job) GetJobId() string {
@@ -11149,7 +11405,7 @@ type TransferCommand_Item struct {
 
 func (x *TransferCommand_Item) Reset() {
 	*x = TransferCommand_Item{}
-	mi := &file_dfspb_dfs_proto_msgTypes[187]
+	mi := &file_dfspb_dfs_proto_msgTypes[192]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11161,7 +11417,7 @@ func (x *TransferCommand_Item) String() string {
 func (*TransferCommand_Item) ProtoMessage() {}
 
 func (x *TransferCommand_Item) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[187]
+	mi := &file_dfspb_dfs_proto_msgTypes[192]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11174,7 +11430,7 @@ func (x *TransferCommand_Item) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand_Item.ProtoReflect.Descriptor instead.
 func (*TransferCommand_Item) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{109, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{114, 0}
 }
 
 func (x *TransferCommand_Item) GetBlock() *ExtendedBlock {
@@ -11552,7 +11808,22 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x13RefreshNodesRequest\"h\n" +
 	"\x14RefreshNodesResponse\x12(\n" +
 	"\x0fdecommissioning\x18\x01 \x03(\tR\x0fdecommissioning\x12&\n" +
-	"\x0erecommissioned\x18\x02 \x03(\tR\x0erecommissioned\"\x16\n" +
+	"\x0erecommissioned\x18\x02 \x03(\tR\x0erecommissioned\"P\n" +
+	"\x10GetBlocksRequest\x12\x1f\n" +
+	"\vdatanode_id\x18\x01 \x01(\tR\n" +
+	"datanodeId\x12\x1b\n" +
+	"\tmax_bytes\x18\x02 \x01(\x03R\bmaxBytes\"a\n" +
+	"\rBalancerBlock\x12\x19\n" +
+	"\bblock_id\x18\x01 \x01(\x04R\ablockId\x12\x1b\n" +
+	"\tnum_bytes\x18\x02 \x01(\x03R\bnumBytes\x12\x18\n" +
+	"\aholders\x18\x03 \x03(\tR\aholders\"F\n" +
+	"\x11GetBlocksResponse\x121\n" +
+	"\x06blocks\x18\x01 \x03(\v2\x19.smarth.dfs.BalancerBlockR\x06blocks\"i\n" +
+	"\x12MoveReplicaRequest\x12\x19\n" +
+	"\bblock_id\x18\x01 \x01(\x04R\ablockId\x12\x1b\n" +
+	"\tsource_id\x18\x02 \x01(\tR\bsourceId\x12\x1b\n" +
+	"\ttarget_id\x18\x03 \x01(\tR\btargetId\"\x15\n" +
+	"\x13MoveReplicaResponse\"\x16\n" +
 	"\x14SaveNamespaceRequest\"+\n" +
 	"\x15SaveNamespaceResponse\x12\x12\n" +
 	"\x04txid\x18\x01 \x01(\x04R\x04txid\"\xb6\x01\n" +
@@ -11994,7 +12265,7 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\bACL_USER\x10\x00\x12\r\n" +
 	"\tACL_GROUP\x10\x01\x12\f\n" +
 	"\bACL_MASK\x10\x02\x12\r\n" +
-	"\tACL_OTHER\x10\x032\xe0*\n" +
+	"\tACL_OTHER\x10\x032\xfa+\n" +
 	"\x0eClientProtocol\x12?\n" +
 	"\x06Mkdirs\x12\x19.smarth.dfs.MkdirsRequest\x1a\x1a.smarth.dfs.MkdirsResponse\x12?\n" +
 	"\x06Create\x12\x19.smarth.dfs.CreateRequest\x1a\x1a.smarth.dfs.CreateResponse\x12E\n" +
@@ -12033,7 +12304,9 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\tGetSpeeds\x12\x1c.smarth.dfs.GetSpeedsRequest\x1a\x1d.smarth.dfs.GetSpeedsResponse\x12N\n" +
 	"\vSetSafeMode\x12\x1e.smarth.dfs.SetSafeModeRequest\x1a\x1f.smarth.dfs.SetSafeModeResponse\x12T\n" +
 	"\rSaveNamespace\x12 .smarth.dfs.SaveNamespaceRequest\x1a!.smarth.dfs.SaveNamespaceResponse\x12Q\n" +
-	"\fRefreshNodes\x12\x1f.smarth.dfs.RefreshNodesRequest\x1a .smarth.dfs.RefreshNodesResponse\x12N\n" +
+	"\fRefreshNodes\x12\x1f.smarth.dfs.RefreshNodesRequest\x1a .smarth.dfs.RefreshNodesResponse\x12H\n" +
+	"\tGetBlocks\x12\x1c.smarth.dfs.GetBlocksRequest\x1a\x1d.smarth.dfs.GetBlocksResponse\x12N\n" +
+	"\vMoveReplica\x12\x1e.smarth.dfs.MoveReplicaRequest\x1a\x1f.smarth.dfs.MoveReplicaResponse\x12N\n" +
 	"\vCacheAccess\x12\x1e.smarth.dfs.CacheAccessRequest\x1a\x1f.smarth.dfs.CacheAccessResponse\x12W\n" +
 	"\x0eJobCacheStatus\x12!.smarth.dfs.JobCacheStatusRequest\x1a\".smarth.dfs.JobCacheStatusResponse\x12Q\n" +
 	"\fAddCachePool\x12\x1f.smarth.dfs.AddCachePoolRequest\x1a .smarth.dfs.AddCachePoolResponse\x12Z\n" +
@@ -12087,7 +12360,7 @@ func file_dfspb_dfs_proto_rawDescGZIP() []byte {
 }
 
 var file_dfspb_dfs_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
-var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 188)
+var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 193)
 var file_dfspb_dfs_proto_goTypes = []any{
 	(DatanodeState)(0),                         // 0: smarth.dfs.DatanodeState
 	(AdminState)(0),                            // 1: smarth.dfs.AdminState
@@ -12184,111 +12457,116 @@ var file_dfspb_dfs_proto_goTypes = []any{
 	(*SetSafeModeResponse)(nil),                // 92: smarth.dfs.SetSafeModeResponse
 	(*RefreshNodesRequest)(nil),                // 93: smarth.dfs.RefreshNodesRequest
 	(*RefreshNodesResponse)(nil),               // 94: smarth.dfs.RefreshNodesResponse
-	(*SaveNamespaceRequest)(nil),               // 95: smarth.dfs.SaveNamespaceRequest
-	(*SaveNamespaceResponse)(nil),              // 96: smarth.dfs.SaveNamespaceResponse
-	(*CacheAccessRequest)(nil),                 // 97: smarth.dfs.CacheAccessRequest
-	(*CacheAccessResponse)(nil),                // 98: smarth.dfs.CacheAccessResponse
-	(*JobCacheStatusRequest)(nil),              // 99: smarth.dfs.JobCacheStatusRequest
-	(*JobCacheStatusResponse)(nil),             // 100: smarth.dfs.JobCacheStatusResponse
-	(*CachePoolInfo)(nil),                      // 101: smarth.dfs.CachePoolInfo
-	(*CacheDirectiveInfo)(nil),                 // 102: smarth.dfs.CacheDirectiveInfo
-	(*AddCachePoolRequest)(nil),                // 103: smarth.dfs.AddCachePoolRequest
-	(*AddCachePoolResponse)(nil),               // 104: smarth.dfs.AddCachePoolResponse
-	(*RemoveCachePoolRequest)(nil),             // 105: smarth.dfs.RemoveCachePoolRequest
-	(*RemoveCachePoolResponse)(nil),            // 106: smarth.dfs.RemoveCachePoolResponse
-	(*ListCachePoolsRequest)(nil),              // 107: smarth.dfs.ListCachePoolsRequest
-	(*ListCachePoolsResponse)(nil),             // 108: smarth.dfs.ListCachePoolsResponse
-	(*AddCacheDirectiveRequest)(nil),           // 109: smarth.dfs.AddCacheDirectiveRequest
-	(*AddCacheDirectiveResponse)(nil),          // 110: smarth.dfs.AddCacheDirectiveResponse
-	(*RemoveCacheDirectiveRequest)(nil),        // 111: smarth.dfs.RemoveCacheDirectiveRequest
-	(*RemoveCacheDirectiveResponse)(nil),       // 112: smarth.dfs.RemoveCacheDirectiveResponse
-	(*ListCacheDirectivesRequest)(nil),         // 113: smarth.dfs.ListCacheDirectivesRequest
-	(*ListCacheDirectivesResponse)(nil),        // 114: smarth.dfs.ListCacheDirectivesResponse
-	(*GetCacheStatsRequest)(nil),               // 115: smarth.dfs.GetCacheStatsRequest
-	(*NodeCacheStats)(nil),                     // 116: smarth.dfs.NodeCacheStats
-	(*AppCacheStats)(nil),                      // 117: smarth.dfs.AppCacheStats
-	(*GetCacheStatsResponse)(nil),              // 118: smarth.dfs.GetCacheStatsResponse
-	(*RegisterDatanodeRequest)(nil),            // 119: smarth.dfs.RegisterDatanodeRequest
-	(*RegisterDatanodeResponse)(nil),           // 120: smarth.dfs.RegisterDatanodeResponse
-	(*TransferCommand)(nil),                    // 121: smarth.dfs.TransferCommand
-	(*InvalidateCommand)(nil),                  // 122: smarth.dfs.InvalidateCommand
-	(*RecoverBlockCommand)(nil),                // 123: smarth.dfs.RecoverBlockCommand
-	(*CacheCommand)(nil),                       // 124: smarth.dfs.CacheCommand
-	(*UncacheCommand)(nil),                     // 125: smarth.dfs.UncacheCommand
-	(*DatanodeCommand)(nil),                    // 126: smarth.dfs.DatanodeCommand
-	(*HeartbeatRequest)(nil),                   // 127: smarth.dfs.HeartbeatRequest
-	(*HeartbeatResponse)(nil),                  // 128: smarth.dfs.HeartbeatResponse
-	(*NNHAStatus)(nil),                         // 129: smarth.dfs.NNHAStatus
-	(*ReportedBlock)(nil),                      // 130: smarth.dfs.ReportedBlock
-	(*BlockReportRequest)(nil),                 // 131: smarth.dfs.BlockReportRequest
-	(*BlockReportResponse)(nil),                // 132: smarth.dfs.BlockReportResponse
-	(*ReceivedDeletedBlock)(nil),               // 133: smarth.dfs.ReceivedDeletedBlock
-	(*BlockReceivedAndDeletedRequest)(nil),     // 134: smarth.dfs.BlockReceivedAndDeletedRequest
-	(*BlockReceivedAndDeletedResponse)(nil),    // 135: smarth.dfs.BlockReceivedAndDeletedResponse
-	(*DatanodeReportBadBlocksRequest)(nil),     // 136: smarth.dfs.DatanodeReportBadBlocksRequest
-	(*DatanodeReportBadBlocksResponse)(nil),    // 137: smarth.dfs.DatanodeReportBadBlocksResponse
-	(*CommitBlockSynchronizationRequest)(nil),  // 138: smarth.dfs.CommitBlockSynchronizationRequest
-	(*CommitBlockSynchronizationResponse)(nil), // 139: smarth.dfs.CommitBlockSynchronizationResponse
-	(*InitReplicaRecoveryRequest)(nil),         // 140: smarth.dfs.InitReplicaRecoveryRequest
-	(*InitReplicaRecoveryResponse)(nil),        // 141: smarth.dfs.InitReplicaRecoveryResponse
-	(*UpdateReplicaUnderRecoveryRequest)(nil),  // 142: smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	(*UpdateReplicaUnderRecoveryResponse)(nil), // 143: smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	(*WriteBlockOp)(nil),                       // 144: smarth.dfs.WriteBlockOp
-	(*ReadBlockOp)(nil),                        // 145: smarth.dfs.ReadBlockOp
-	(*BlockChecksumOp)(nil),                    // 146: smarth.dfs.BlockChecksumOp
-	(*BlockChecksum)(nil),                      // 147: smarth.dfs.BlockChecksum
-	(*TransferBlockOp)(nil),                    // 148: smarth.dfs.TransferBlockOp
-	(*OpResponse)(nil),                         // 149: smarth.dfs.OpResponse
-	(*AppendRequest)(nil),                      // 150: smarth.dfs.AppendRequest
-	(*AppendResponse)(nil),                     // 151: smarth.dfs.AppendResponse
-	(*TruncateRequest)(nil),                    // 152: smarth.dfs.TruncateRequest
-	(*TruncateResponse)(nil),                   // 153: smarth.dfs.TruncateResponse
-	(*ConcatRequest)(nil),                      // 154: smarth.dfs.ConcatRequest
-	(*ConcatResponse)(nil),                     // 155: smarth.dfs.ConcatResponse
-	(*AclEntry)(nil),                           // 156: smarth.dfs.AclEntry
-	(*AclStatus)(nil),                          // 157: smarth.dfs.AclStatus
-	(*GetAclStatusRequest)(nil),                // 158: smarth.dfs.GetAclStatusRequest
-	(*GetAclStatusResponse)(nil),               // 159: smarth.dfs.GetAclStatusResponse
-	(*ModifyAclEntriesRequest)(nil),            // 160: smarth.dfs.ModifyAclEntriesRequest
-	(*ModifyAclEntriesResponse)(nil),           // 161: smarth.dfs.ModifyAclEntriesResponse
-	(*RemoveAclEntriesRequest)(nil),            // 162: smarth.dfs.RemoveAclEntriesRequest
-	(*RemoveAclEntriesResponse)(nil),           // 163: smarth.dfs.RemoveAclEntriesResponse
-	(*RemoveDefaultAclRequest)(nil),            // 164: smarth.dfs.RemoveDefaultAclRequest
-	(*RemoveDefaultAclResponse)(nil),           // 165: smarth.dfs.RemoveDefaultAclResponse
-	(*RemoveAclRequest)(nil),                   // 166: smarth.dfs.RemoveAclRequest
-	(*RemoveAclResponse)(nil),                  // 167: smarth.dfs.RemoveAclResponse
-	(*SetAclRequest)(nil),                      // 168: smarth.dfs.SetAclRequest
-	(*SetAclResponse)(nil),                     // 169: smarth.dfs.SetAclResponse
-	(*AllowSnapshotRequest)(nil),               // 170: smarth.dfs.AllowSnapshotRequest
-	(*AllowSnapshotResponse)(nil),              // 171: smarth.dfs.AllowSnapshotResponse
-	(*DisallowSnapshotRequest)(nil),            // 172: smarth.dfs.DisallowSnapshotRequest
-	(*DisallowSnapshotResponse)(nil),           // 173: smarth.dfs.DisallowSnapshotResponse
-	(*CreateSnapshotRequest)(nil),              // 174: smarth.dfs.CreateSnapshotRequest
-	(*CreateSnapshotResponse)(nil),             // 175: smarth.dfs.CreateSnapshotResponse
-	(*DeleteSnapshotRequest)(nil),              // 176: smarth.dfs.DeleteSnapshotRequest
-	(*DeleteSnapshotResponse)(nil),             // 177: smarth.dfs.DeleteSnapshotResponse
-	(*RenameSnapshotRequest)(nil),              // 178: smarth.dfs.RenameSnapshotRequest
-	(*RenameSnapshotResponse)(nil),             // 179: smarth.dfs.RenameSnapshotResponse
-	(*SnapshottableDirectoryStatus)(nil),       // 180: smarth.dfs.SnapshottableDirectoryStatus
-	(*GetSnapshottableDirListingRequest)(nil),  // 181: smarth.dfs.GetSnapshottableDirListingRequest
-	(*GetSnapshottableDirListingResponse)(nil), // 182: smarth.dfs.GetSnapshottableDirListingResponse
-	(*GetSnapshotDiffReportRequest)(nil),       // 183: smarth.dfs.GetSnapshotDiffReportRequest
-	(*SnapshotDiffReportEntry)(nil),            // 184: smarth.dfs.SnapshotDiffReportEntry
-	(*SnapshotDiffReport)(nil),                 // 185: smarth.dfs.SnapshotDiffReport
-	(*GetSnapshotDiffReportResponse)(nil),      // 186: smarth.dfs.GetSnapshotDiffReportResponse
-	(*BlockStoragePolicy)(nil),                 // 187: smarth.dfs.BlockStoragePolicy
-	(*SetStoragePolicyRequest)(nil),            // 188: smarth.dfs.SetStoragePolicyRequest
-	(*SetStoragePolicyResponse)(nil),           // 189: smarth.dfs.SetStoragePolicyResponse
-	(*UnsetStoragePolicyRequest)(nil),          // 190: smarth.dfs.UnsetStoragePolicyRequest
-	(*UnsetStoragePolicyResponse)(nil),         // 191: smarth.dfs.UnsetStoragePolicyResponse
-	(*GetStoragePolicyRequest)(nil),            // 192: smarth.dfs.GetStoragePolicyRequest
-	(*GetStoragePolicyResponse)(nil),           // 193: smarth.dfs.GetStoragePolicyResponse
-	(*GetStoragePoliciesRequest)(nil),          // 194: smarth.dfs.GetStoragePoliciesRequest
-	(*GetStoragePoliciesResponse)(nil),         // 195: smarth.dfs.GetStoragePoliciesResponse
-	(*JobCacheStatusRequest_Job)(nil),          // 196: smarth.dfs.JobCacheStatusRequest.Job
-	(*JobCacheStatusResponse_Block)(nil),       // 197: smarth.dfs.JobCacheStatusResponse.Block
-	(*JobCacheStatusResponse_Job)(nil),         // 198: smarth.dfs.JobCacheStatusResponse.Job
-	(*TransferCommand_Item)(nil),               // 199: smarth.dfs.TransferCommand.Item
+	(*GetBlocksRequest)(nil),                   // 95: smarth.dfs.GetBlocksRequest
+	(*BalancerBlock)(nil),                      // 96: smarth.dfs.BalancerBlock
+	(*GetBlocksResponse)(nil),                  // 97: smarth.dfs.GetBlocksResponse
+	(*MoveReplicaRequest)(nil),                 // 98: smarth.dfs.MoveReplicaRequest
+	(*MoveReplicaResponse)(nil),                // 99: smarth.dfs.MoveReplicaResponse
+	(*SaveNamespaceRequest)(nil),               // 100: smarth.dfs.SaveNamespaceRequest
+	(*SaveNamespaceResponse)(nil),              // 101: smarth.dfs.SaveNamespaceResponse
+	(*CacheAccessRequest)(nil),                 // 102: smarth.dfs.CacheAccessRequest
+	(*CacheAccessResponse)(nil),                // 103: smarth.dfs.CacheAccessResponse
+	(*JobCacheStatusRequest)(nil),              // 104: smarth.dfs.JobCacheStatusRequest
+	(*JobCacheStatusResponse)(nil),             // 105: smarth.dfs.JobCacheStatusResponse
+	(*CachePoolInfo)(nil),                      // 106: smarth.dfs.CachePoolInfo
+	(*CacheDirectiveInfo)(nil),                 // 107: smarth.dfs.CacheDirectiveInfo
+	(*AddCachePoolRequest)(nil),                // 108: smarth.dfs.AddCachePoolRequest
+	(*AddCachePoolResponse)(nil),               // 109: smarth.dfs.AddCachePoolResponse
+	(*RemoveCachePoolRequest)(nil),             // 110: smarth.dfs.RemoveCachePoolRequest
+	(*RemoveCachePoolResponse)(nil),            // 111: smarth.dfs.RemoveCachePoolResponse
+	(*ListCachePoolsRequest)(nil),              // 112: smarth.dfs.ListCachePoolsRequest
+	(*ListCachePoolsResponse)(nil),             // 113: smarth.dfs.ListCachePoolsResponse
+	(*AddCacheDirectiveRequest)(nil),           // 114: smarth.dfs.AddCacheDirectiveRequest
+	(*AddCacheDirectiveResponse)(nil),          // 115: smarth.dfs.AddCacheDirectiveResponse
+	(*RemoveCacheDirectiveRequest)(nil),        // 116: smarth.dfs.RemoveCacheDirectiveRequest
+	(*RemoveCacheDirectiveResponse)(nil),       // 117: smarth.dfs.RemoveCacheDirectiveResponse
+	(*ListCacheDirectivesRequest)(nil),         // 118: smarth.dfs.ListCacheDirectivesRequest
+	(*ListCacheDirectivesResponse)(nil),        // 119: smarth.dfs.ListCacheDirectivesResponse
+	(*GetCacheStatsRequest)(nil),               // 120: smarth.dfs.GetCacheStatsRequest
+	(*NodeCacheStats)(nil),                     // 121: smarth.dfs.NodeCacheStats
+	(*AppCacheStats)(nil),                      // 122: smarth.dfs.AppCacheStats
+	(*GetCacheStatsResponse)(nil),              // 123: smarth.dfs.GetCacheStatsResponse
+	(*RegisterDatanodeRequest)(nil),            // 124: smarth.dfs.RegisterDatanodeRequest
+	(*RegisterDatanodeResponse)(nil),           // 125: smarth.dfs.RegisterDatanodeResponse
+	(*TransferCommand)(nil),                    // 126: smarth.dfs.TransferCommand
+	(*InvalidateCommand)(nil),                  // 127: smarth.dfs.InvalidateCommand
+	(*RecoverBlockCommand)(nil),                // 128: smarth.dfs.RecoverBlockCommand
+	(*CacheCommand)(nil),                       // 129: smarth.dfs.CacheCommand
+	(*UncacheCommand)(nil),                     // 130: smarth.dfs.UncacheCommand
+	(*DatanodeCommand)(nil),                    // 131: smarth.dfs.DatanodeCommand
+	(*HeartbeatRequest)(nil),                   // 132: smarth.dfs.HeartbeatRequest
+	(*HeartbeatResponse)(nil),                  // 133: smarth.dfs.HeartbeatResponse
+	(*NNHAStatus)(nil),                         // 134: smarth.dfs.NNHAStatus
+	(*ReportedBlock)(nil),                      // 135: smarth.dfs.ReportedBlock
+	(*BlockReportRequest)(nil),                 // 136: smarth.dfs.BlockReportRequest
+	(*BlockReportResponse)(nil),                // 137: smarth.dfs.BlockReportResponse
+	(*ReceivedDeletedBlock)(nil),               // 138: smarth.dfs.ReceivedDeletedBlock
+	(*BlockReceivedAndDeletedRequest)(nil),     // 139: smarth.dfs.BlockReceivedAndDeletedRequest
+	(*BlockReceivedAndDeletedResponse)(nil),    // 140: smarth.dfs.BlockReceivedAndDeletedResponse
+	(*DatanodeReportBadBlocksRequest)(nil),     // 141: smarth.dfs.DatanodeReportBadBlocksRequest
+	(*DatanodeReportBadBlocksResponse)(nil),    // 142: smarth.dfs.DatanodeReportBadBlocksResponse
+	(*CommitBlockSynchronizationRequest)(nil),  // 143: smarth.dfs.CommitBlockSynchronizationRequest
+	(*CommitBlockSynchronizationResponse)(nil), // 144: smarth.dfs.CommitBlockSynchronizationResponse
+	(*InitReplicaRecoveryRequest)(nil),         // 145: smarth.dfs.InitReplicaRecoveryRequest
+	(*InitReplicaRecoveryResponse)(nil),        // 146: smarth.dfs.InitReplicaRecoveryResponse
+	(*UpdateReplicaUnderRecoveryRequest)(nil),  // 147: smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	(*UpdateReplicaUnderRecoveryResponse)(nil), // 148: smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	(*WriteBlockOp)(nil),                       // 149: smarth.dfs.WriteBlockOp
+	(*ReadBlockOp)(nil),                        // 150: smarth.dfs.ReadBlockOp
+	(*BlockChecksumOp)(nil),                    // 151: smarth.dfs.BlockChecksumOp
+	(*BlockChecksum)(nil),                      // 152: smarth.dfs.BlockChecksum
+	(*TransferBlockOp)(nil),                    // 153: smarth.dfs.TransferBlockOp
+	(*OpResponse)(nil),                         // 154: smarth.dfs.OpResponse
+	(*AppendRequest)(nil),                      // 155: smarth.dfs.AppendRequest
+	(*AppendResponse)(nil),                     // 156: smarth.dfs.AppendResponse
+	(*TruncateRequest)(nil),                    // 157: smarth.dfs.TruncateRequest
+	(*TruncateResponse)(nil),                   // 158: smarth.dfs.TruncateResponse
+	(*ConcatRequest)(nil),                      // 159: smarth.dfs.ConcatRequest
+	(*ConcatResponse)(nil),                     // 160: smarth.dfs.ConcatResponse
+	(*AclEntry)(nil),                           // 161: smarth.dfs.AclEntry
+	(*AclStatus)(nil),                          // 162: smarth.dfs.AclStatus
+	(*GetAclStatusRequest)(nil),                // 163: smarth.dfs.GetAclStatusRequest
+	(*GetAclStatusResponse)(nil),               // 164: smarth.dfs.GetAclStatusResponse
+	(*ModifyAclEntriesRequest)(nil),            // 165: smarth.dfs.ModifyAclEntriesRequest
+	(*ModifyAclEntriesResponse)(nil),           // 166: smarth.dfs.ModifyAclEntriesResponse
+	(*RemoveAclEntriesRequest)(nil),            // 167: smarth.dfs.RemoveAclEntriesRequest
+	(*RemoveAclEntriesResponse)(nil),           // 168: smarth.dfs.RemoveAclEntriesResponse
+	(*RemoveDefaultAclRequest)(nil),            // 169: smarth.dfs.RemoveDefaultAclRequest
+	(*RemoveDefaultAclResponse)(nil),           // 170: smarth.dfs.RemoveDefaultAclResponse
+	(*RemoveAclRequest)(nil),                   // 171: smarth.dfs.RemoveAclRequest
+	(*RemoveAclResponse)(nil),                  // 172: smarth.dfs.RemoveAclResponse
+	(*SetAclRequest)(nil),                      // 173: smarth.dfs.SetAclRequest
+	(*SetAclResponse)(nil),                     // 174: smarth.dfs.SetAclResponse
+	(*AllowSnapshotRequest)(nil),               // 175: smarth.dfs.AllowSnapshotRequest
+	(*AllowSnapshotResponse)(nil),              // 176: smarth.dfs.AllowSnapshotResponse
+	(*DisallowSnapshotRequest)(nil),            // 177: smarth.dfs.DisallowSnapshotRequest
+	(*DisallowSnapshotResponse)(nil),           // 178: smarth.dfs.DisallowSnapshotResponse
+	(*CreateSnapshotRequest)(nil),              // 179: smarth.dfs.CreateSnapshotRequest
+	(*CreateSnapshotResponse)(nil),             // 180: smarth.dfs.CreateSnapshotResponse
+	(*DeleteSnapshotRequest)(nil),              // 181: smarth.dfs.DeleteSnapshotRequest
+	(*DeleteSnapshotResponse)(nil),             // 182: smarth.dfs.DeleteSnapshotResponse
+	(*RenameSnapshotRequest)(nil),              // 183: smarth.dfs.RenameSnapshotRequest
+	(*RenameSnapshotResponse)(nil),             // 184: smarth.dfs.RenameSnapshotResponse
+	(*SnapshottableDirectoryStatus)(nil),       // 185: smarth.dfs.SnapshottableDirectoryStatus
+	(*GetSnapshottableDirListingRequest)(nil),  // 186: smarth.dfs.GetSnapshottableDirListingRequest
+	(*GetSnapshottableDirListingResponse)(nil), // 187: smarth.dfs.GetSnapshottableDirListingResponse
+	(*GetSnapshotDiffReportRequest)(nil),       // 188: smarth.dfs.GetSnapshotDiffReportRequest
+	(*SnapshotDiffReportEntry)(nil),            // 189: smarth.dfs.SnapshotDiffReportEntry
+	(*SnapshotDiffReport)(nil),                 // 190: smarth.dfs.SnapshotDiffReport
+	(*GetSnapshotDiffReportResponse)(nil),      // 191: smarth.dfs.GetSnapshotDiffReportResponse
+	(*BlockStoragePolicy)(nil),                 // 192: smarth.dfs.BlockStoragePolicy
+	(*SetStoragePolicyRequest)(nil),            // 193: smarth.dfs.SetStoragePolicyRequest
+	(*SetStoragePolicyResponse)(nil),           // 194: smarth.dfs.SetStoragePolicyResponse
+	(*UnsetStoragePolicyRequest)(nil),          // 195: smarth.dfs.UnsetStoragePolicyRequest
+	(*UnsetStoragePolicyResponse)(nil),         // 196: smarth.dfs.UnsetStoragePolicyResponse
+	(*GetStoragePolicyRequest)(nil),            // 197: smarth.dfs.GetStoragePolicyRequest
+	(*GetStoragePolicyResponse)(nil),           // 198: smarth.dfs.GetStoragePolicyResponse
+	(*GetStoragePoliciesRequest)(nil),          // 199: smarth.dfs.GetStoragePoliciesRequest
+	(*GetStoragePoliciesResponse)(nil),         // 200: smarth.dfs.GetStoragePoliciesResponse
+	(*JobCacheStatusRequest_Job)(nil),          // 201: smarth.dfs.JobCacheStatusRequest.Job
+	(*JobCacheStatusResponse_Block)(nil),       // 202: smarth.dfs.JobCacheStatusResponse.Block
+	(*JobCacheStatusResponse_Job)(nil),         // 203: smarth.dfs.JobCacheStatusResponse.Job
+	(*TransferCommand_Item)(nil),               // 204: smarth.dfs.TransferCommand.Item
 }
 var file_dfspb_dfs_proto_depIdxs = []int32{
 	0,   // 0: smarth.dfs.DatanodeInfo.state:type_name -> smarth.dfs.DatanodeState
@@ -12330,229 +12608,234 @@ var file_dfspb_dfs_proto_depIdxs = []int32{
 	85,  // 36: smarth.dfs.ClientHeartbeatRequest.samples:type_name -> smarth.dfs.SpeedSample
 	89,  // 37: smarth.dfs.GetSpeedsResponse.records:type_name -> smarth.dfs.SpeedRecord
 	3,   // 38: smarth.dfs.SetSafeModeRequest.action:type_name -> smarth.dfs.SafeModeAction
-	196, // 39: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
-	198, // 40: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
-	101, // 41: smarth.dfs.AddCachePoolRequest.pool:type_name -> smarth.dfs.CachePoolInfo
-	101, // 42: smarth.dfs.ListCachePoolsResponse.pools:type_name -> smarth.dfs.CachePoolInfo
-	102, // 43: smarth.dfs.AddCacheDirectiveRequest.directive:type_name -> smarth.dfs.CacheDirectiveInfo
-	102, // 44: smarth.dfs.ListCacheDirectivesResponse.directives:type_name -> smarth.dfs.CacheDirectiveInfo
-	116, // 45: smarth.dfs.GetCacheStatsResponse.nodes:type_name -> smarth.dfs.NodeCacheStats
-	117, // 46: smarth.dfs.GetCacheStatsResponse.apps:type_name -> smarth.dfs.AppCacheStats
-	198, // 47: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
-	13,  // 48: smarth.dfs.RegisterDatanodeRequest.datanode:type_name -> smarth.dfs.DatanodeInfo
-	13,  // 49: smarth.dfs.RegisterDatanodeResponse.datanode:type_name -> smarth.dfs.DatanodeInfo
-	16,  // 50: smarth.dfs.RegisterDatanodeResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
-	199, // 51: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
-	12,  // 52: smarth.dfs.InvalidateCommand.blocks:type_name -> smarth.dfs.ExtendedBlock
-	12,  // 53: smarth.dfs.RecoverBlockCommand.block:type_name -> smarth.dfs.ExtendedBlock
-	13,  // 54: smarth.dfs.RecoverBlockCommand.replicas:type_name -> smarth.dfs.DatanodeInfo
-	121, // 55: smarth.dfs.DatanodeCommand.transfer:type_name -> smarth.dfs.TransferCommand
-	122, // 56: smarth.dfs.DatanodeCommand.invalidate:type_name -> smarth.dfs.InvalidateCommand
-	123, // 57: smarth.dfs.DatanodeCommand.recover:type_name -> smarth.dfs.RecoverBlockCommand
-	124, // 58: smarth.dfs.DatanodeCommand.cache:type_name -> smarth.dfs.CacheCommand
-	125, // 59: smarth.dfs.DatanodeCommand.uncache:type_name -> smarth.dfs.UncacheCommand
-	126, // 60: smarth.dfs.HeartbeatResponse.commands:type_name -> smarth.dfs.DatanodeCommand
-	16,  // 61: smarth.dfs.HeartbeatResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
-	129, // 62: smarth.dfs.HeartbeatResponse.ha_status:type_name -> smarth.dfs.NNHAStatus
-	4,   // 63: smarth.dfs.NNHAStatus.state:type_name -> smarth.dfs.HAState
-	12,  // 64: smarth.dfs.ReportedBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	5,   // 65: smarth.dfs.ReportedBlock.state:type_name -> smarth.dfs.ReplicaState
-	130, // 66: smarth.dfs.BlockReportRequest.blocks:type_name -> smarth.dfs.ReportedBlock
-	126, // 67: smarth.dfs.BlockReportResponse.commands:type_name -> smarth.dfs.DatanodeCommand
-	12,  // 68: smarth.dfs.ReceivedDeletedBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	6,   // 69: smarth.dfs.ReceivedDeletedBlock.status:type_name -> smarth.dfs.ReceivedStatus
-	133, // 70: smarth.dfs.BlockReceivedAndDeletedRequest.blocks:type_name -> smarth.dfs.ReceivedDeletedBlock
-	12,  // 71: smarth.dfs.DatanodeReportBadBlocksRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
-	12,  // 72: smarth.dfs.CommitBlockSynchronizationRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	12,  // 73: smarth.dfs.InitReplicaRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	12,  // 74: smarth.dfs.InitReplicaRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
-	5,   // 75: smarth.dfs.InitReplicaRecoveryResponse.original_state:type_name -> smarth.dfs.ReplicaState
-	12,  // 76: smarth.dfs.UpdateReplicaUnderRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	12,  // 77: smarth.dfs.UpdateReplicaUnderRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
-	12,  // 78: smarth.dfs.WriteBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	13,  // 79: smarth.dfs.WriteBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
-	7,   // 80: smarth.dfs.WriteBlockOp.stage:type_name -> smarth.dfs.WriteStage
-	8,   // 81: smarth.dfs.WriteBlockOp.mode:type_name -> smarth.dfs.WriteMode
-	14,  // 82: smarth.dfs.WriteBlockOp.token:type_name -> smarth.dfs.BlockToken
-	13,  // 83: smarth.dfs.WriteBlockOp.source:type_name -> smarth.dfs.DatanodeInfo
-	12,  // 84: smarth.dfs.ReadBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	14,  // 85: smarth.dfs.ReadBlockOp.token:type_name -> smarth.dfs.BlockToken
-	12,  // 86: smarth.dfs.BlockChecksumOp.block:type_name -> smarth.dfs.ExtendedBlock
-	14,  // 87: smarth.dfs.BlockChecksumOp.token:type_name -> smarth.dfs.BlockToken
-	12,  // 88: smarth.dfs.TransferBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	13,  // 89: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
-	14,  // 90: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
-	9,   // 91: smarth.dfs.OpResponse.status:type_name -> smarth.dfs.OpStatus
-	147, // 92: smarth.dfs.OpResponse.checksum:type_name -> smarth.dfs.BlockChecksum
-	19,  // 93: smarth.dfs.AppendResponse.status:type_name -> smarth.dfs.FileStatus
-	17,  // 94: smarth.dfs.AppendResponse.last_block:type_name -> smarth.dfs.LocatedBlock
-	12,  // 95: smarth.dfs.AppendResponse.previous:type_name -> smarth.dfs.ExtendedBlock
-	11,  // 96: smarth.dfs.AclEntry.type:type_name -> smarth.dfs.AclEntryType
-	10,  // 97: smarth.dfs.AclEntry.scope:type_name -> smarth.dfs.AclEntryScope
-	156, // 98: smarth.dfs.AclStatus.entries:type_name -> smarth.dfs.AclEntry
-	157, // 99: smarth.dfs.GetAclStatusResponse.result:type_name -> smarth.dfs.AclStatus
-	156, // 100: smarth.dfs.ModifyAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
-	156, // 101: smarth.dfs.RemoveAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
-	156, // 102: smarth.dfs.SetAclRequest.acl_spec:type_name -> smarth.dfs.AclEntry
-	19,  // 103: smarth.dfs.SnapshottableDirectoryStatus.dir_status:type_name -> smarth.dfs.FileStatus
-	180, // 104: smarth.dfs.GetSnapshottableDirListingResponse.snapshottable_dirs:type_name -> smarth.dfs.SnapshottableDirectoryStatus
-	184, // 105: smarth.dfs.SnapshotDiffReport.diff_report_entries:type_name -> smarth.dfs.SnapshotDiffReportEntry
-	185, // 106: smarth.dfs.GetSnapshotDiffReportResponse.diff_report:type_name -> smarth.dfs.SnapshotDiffReport
-	187, // 107: smarth.dfs.GetStoragePolicyResponse.storage_policy:type_name -> smarth.dfs.BlockStoragePolicy
-	187, // 108: smarth.dfs.GetStoragePoliciesResponse.policies:type_name -> smarth.dfs.BlockStoragePolicy
-	197, // 109: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
-	12,  // 110: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
-	13,  // 111: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
-	14,  // 112: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
-	20,  // 113: smarth.dfs.ClientProtocol.Mkdirs:input_type -> smarth.dfs.MkdirsRequest
-	22,  // 114: smarth.dfs.ClientProtocol.Create:input_type -> smarth.dfs.CreateRequest
-	24,  // 115: smarth.dfs.ClientProtocol.AddBlock:input_type -> smarth.dfs.AddBlockRequest
-	26,  // 116: smarth.dfs.ClientProtocol.Complete:input_type -> smarth.dfs.CompleteRequest
-	28,  // 117: smarth.dfs.ClientProtocol.AbandonBlock:input_type -> smarth.dfs.AbandonBlockRequest
-	30,  // 118: smarth.dfs.ClientProtocol.GetAdditionalDatanode:input_type -> smarth.dfs.GetAdditionalDatanodeRequest
-	32,  // 119: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:input_type -> smarth.dfs.UpdateBlockForPipelineRequest
-	34,  // 120: smarth.dfs.ClientProtocol.UpdatePipeline:input_type -> smarth.dfs.UpdatePipelineRequest
-	36,  // 121: smarth.dfs.ClientProtocol.RenewLease:input_type -> smarth.dfs.RenewLeaseRequest
-	38,  // 122: smarth.dfs.ClientProtocol.GetBlockLocations:input_type -> smarth.dfs.GetBlockLocationsRequest
-	40,  // 123: smarth.dfs.ClientProtocol.GetFileInfo:input_type -> smarth.dfs.GetFileInfoRequest
-	42,  // 124: smarth.dfs.ClientProtocol.GetListing:input_type -> smarth.dfs.GetListingRequest
-	44,  // 125: smarth.dfs.ClientProtocol.Delete:input_type -> smarth.dfs.DeleteRequest
-	46,  // 126: smarth.dfs.ClientProtocol.Rename:input_type -> smarth.dfs.RenameRequest
-	48,  // 127: smarth.dfs.ClientProtocol.SetReplication:input_type -> smarth.dfs.SetReplicationRequest
-	50,  // 128: smarth.dfs.ClientProtocol.SetPermission:input_type -> smarth.dfs.SetPermissionRequest
-	52,  // 129: smarth.dfs.ClientProtocol.SetOwner:input_type -> smarth.dfs.SetOwnerRequest
-	54,  // 130: smarth.dfs.ClientProtocol.SetTimes:input_type -> smarth.dfs.SetTimesRequest
-	70,  // 131: smarth.dfs.ClientProtocol.SetQuota:input_type -> smarth.dfs.SetQuotaRequest
-	65,  // 132: smarth.dfs.ClientProtocol.CreateSymlink:input_type -> smarth.dfs.CreateSymlinkRequest
-	57,  // 133: smarth.dfs.ClientProtocol.SetXAttr:input_type -> smarth.dfs.SetXAttrRequest
-	59,  // 134: smarth.dfs.ClientProtocol.RemoveXAttr:input_type -> smarth.dfs.RemoveXAttrRequest
-	61,  // 135: smarth.dfs.ClientProtocol.GetXAttrs:input_type -> smarth.dfs.GetXAttrsRequest
-	63,  // 136: smarth.dfs.ClientProtocol.ListXAttrs:input_type -> smarth.dfs.ListXAttrsRequest
-	67,  // 137: smarth.dfs.ClientProtocol.GetContentSummary:input_type -> smarth.dfs.GetContentSummaryRequest
-	72,  // 138: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
-	74,  // 139: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
-	76,  // 140: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
-	83,  // 141: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
-	80,  // 142: smarth.dfs.ClientProtocol.GetHAStatus:input_type -> smarth.dfs.GetHAStatusRequest
-	86,  // 143: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
-	88,  // 144: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
-	91,  // 145: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
-	95,  // 146: smarth.dfs.ClientProtocol.SaveNamespace:input_type -> smarth.dfs.SaveNamespaceRequest
-	93,  // 147: smarth.dfs.ClientProtocol.RefreshNodes:input_type -> smarth.dfs.RefreshNodesRequest
-	97,  // 148: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
-	99,  // 149: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
-	103, // 150: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
-	105, // 151: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
-	107, // 152: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
-	109, // 153: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
-	111, // 154: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
-	113, // 155: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
-	115, // 156: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
-	158, // 157: smarth.dfs.ClientProtocol.GetAclStatus:input_type -> smarth.dfs.GetAclStatusRequest
-	160, // 158: smarth.dfs.ClientProtocol.ModifyAclEntries:input_type -> smarth.dfs.ModifyAclEntriesRequest
-	162, // 159: smarth.dfs.ClientProtocol.RemoveAclEntries:input_type -> smarth.dfs.RemoveAclEntriesRequest
-	164, // 160: smarth.dfs.ClientProtocol.RemoveDefaultAcl:input_type -> smarth.dfs.RemoveDefaultAclRequest
-	166, // 161: smarth.dfs.ClientProtocol.RemoveAcl:input_type -> smarth.dfs.RemoveAclRequest
-	168, // 162: smarth.dfs.ClientProtocol.SetAcl:input_type -> smarth.dfs.SetAclRequest
-	170, // 163: smarth.dfs.ClientProtocol.AllowSnapshot:input_type -> smarth.dfs.AllowSnapshotRequest
-	172, // 164: smarth.dfs.ClientProtocol.DisallowSnapshot:input_type -> smarth.dfs.DisallowSnapshotRequest
-	174, // 165: smarth.dfs.ClientProtocol.CreateSnapshot:input_type -> smarth.dfs.CreateSnapshotRequest
-	176, // 166: smarth.dfs.ClientProtocol.DeleteSnapshot:input_type -> smarth.dfs.DeleteSnapshotRequest
-	178, // 167: smarth.dfs.ClientProtocol.RenameSnapshot:input_type -> smarth.dfs.RenameSnapshotRequest
-	181, // 168: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:input_type -> smarth.dfs.GetSnapshottableDirListingRequest
-	183, // 169: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:input_type -> smarth.dfs.GetSnapshotDiffReportRequest
-	188, // 170: smarth.dfs.ClientProtocol.SetStoragePolicy:input_type -> smarth.dfs.SetStoragePolicyRequest
-	190, // 171: smarth.dfs.ClientProtocol.UnsetStoragePolicy:input_type -> smarth.dfs.UnsetStoragePolicyRequest
-	192, // 172: smarth.dfs.ClientProtocol.GetStoragePolicy:input_type -> smarth.dfs.GetStoragePolicyRequest
-	194, // 173: smarth.dfs.ClientProtocol.GetStoragePolicies:input_type -> smarth.dfs.GetStoragePoliciesRequest
-	150, // 174: smarth.dfs.ClientProtocol.Append:input_type -> smarth.dfs.AppendRequest
-	152, // 175: smarth.dfs.ClientProtocol.Truncate:input_type -> smarth.dfs.TruncateRequest
-	154, // 176: smarth.dfs.ClientProtocol.Concat:input_type -> smarth.dfs.ConcatRequest
-	119, // 177: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
-	127, // 178: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
-	131, // 179: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
-	134, // 180: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
-	136, // 181: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
-	138, // 182: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
-	140, // 183: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
-	142, // 184: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	21,  // 185: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
-	23,  // 186: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
-	25,  // 187: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
-	27,  // 188: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
-	29,  // 189: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
-	31,  // 190: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
-	33,  // 191: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
-	35,  // 192: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
-	37,  // 193: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
-	39,  // 194: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
-	41,  // 195: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
-	43,  // 196: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
-	45,  // 197: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
-	47,  // 198: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
-	49,  // 199: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
-	51,  // 200: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
-	53,  // 201: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
-	55,  // 202: smarth.dfs.ClientProtocol.SetTimes:output_type -> smarth.dfs.SetTimesResponse
-	71,  // 203: smarth.dfs.ClientProtocol.SetQuota:output_type -> smarth.dfs.SetQuotaResponse
-	66,  // 204: smarth.dfs.ClientProtocol.CreateSymlink:output_type -> smarth.dfs.CreateSymlinkResponse
-	58,  // 205: smarth.dfs.ClientProtocol.SetXAttr:output_type -> smarth.dfs.SetXAttrResponse
-	60,  // 206: smarth.dfs.ClientProtocol.RemoveXAttr:output_type -> smarth.dfs.RemoveXAttrResponse
-	62,  // 207: smarth.dfs.ClientProtocol.GetXAttrs:output_type -> smarth.dfs.GetXAttrsResponse
-	64,  // 208: smarth.dfs.ClientProtocol.ListXAttrs:output_type -> smarth.dfs.ListXAttrsResponse
-	68,  // 209: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
-	73,  // 210: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
-	75,  // 211: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
-	79,  // 212: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
-	84,  // 213: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
-	81,  // 214: smarth.dfs.ClientProtocol.GetHAStatus:output_type -> smarth.dfs.GetHAStatusResponse
-	87,  // 215: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
-	90,  // 216: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
-	92,  // 217: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
-	96,  // 218: smarth.dfs.ClientProtocol.SaveNamespace:output_type -> smarth.dfs.SaveNamespaceResponse
-	94,  // 219: smarth.dfs.ClientProtocol.RefreshNodes:output_type -> smarth.dfs.RefreshNodesResponse
-	98,  // 220: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
-	100, // 221: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
-	104, // 222: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
-	106, // 223: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
-	108, // 224: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
-	110, // 225: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
-	112, // 226: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
-	114, // 227: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
-	118, // 228: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
-	159, // 229: smarth.dfs.ClientProtocol.GetAclStatus:output_type -> smarth.dfs.GetAclStatusResponse
-	161, // 230: smarth.dfs.ClientProtocol.ModifyAclEntries:output_type -> smarth.dfs.ModifyAclEntriesResponse
-	163, // 231: smarth.dfs.ClientProtocol.RemoveAclEntries:output_type -> smarth.dfs.RemoveAclEntriesResponse
-	165, // 232: smarth.dfs.ClientProtocol.RemoveDefaultAcl:output_type -> smarth.dfs.RemoveDefaultAclResponse
-	167, // 233: smarth.dfs.ClientProtocol.RemoveAcl:output_type -> smarth.dfs.RemoveAclResponse
-	169, // 234: smarth.dfs.ClientProtocol.SetAcl:output_type -> smarth.dfs.SetAclResponse
-	171, // 235: smarth.dfs.ClientProtocol.AllowSnapshot:output_type -> smarth.dfs.AllowSnapshotResponse
-	173, // 236: smarth.dfs.ClientProtocol.DisallowSnapshot:output_type -> smarth.dfs.DisallowSnapshotResponse
-	175, // 237: smarth.dfs.ClientProtocol.CreateSnapshot:output_type -> smarth.dfs.CreateSnapshotResponse
-	177, // 238: smarth.dfs.ClientProtocol.DeleteSnapshot:output_type -> smarth.dfs.DeleteSnapshotResponse
-	179, // 239: smarth.dfs.ClientProtocol.RenameSnapshot:output_type -> smarth.dfs.RenameSnapshotResponse
-	182, // 240: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:output_type -> smarth.dfs.GetSnapshottableDirListingResponse
-	186, // 241: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:output_type -> smarth.dfs.GetSnapshotDiffReportResponse
-	189, // 242: smarth.dfs.ClientProtocol.SetStoragePolicy:output_type -> smarth.dfs.SetStoragePolicyResponse
-	191, // 243: smarth.dfs.ClientProtocol.UnsetStoragePolicy:output_type -> smarth.dfs.UnsetStoragePolicyResponse
-	193, // 244: smarth.dfs.ClientProtocol.GetStoragePolicy:output_type -> smarth.dfs.GetStoragePolicyResponse
-	195, // 245: smarth.dfs.ClientProtocol.GetStoragePolicies:output_type -> smarth.dfs.GetStoragePoliciesResponse
-	151, // 246: smarth.dfs.ClientProtocol.Append:output_type -> smarth.dfs.AppendResponse
-	153, // 247: smarth.dfs.ClientProtocol.Truncate:output_type -> smarth.dfs.TruncateResponse
-	155, // 248: smarth.dfs.ClientProtocol.Concat:output_type -> smarth.dfs.ConcatResponse
-	120, // 249: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
-	128, // 250: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
-	132, // 251: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
-	135, // 252: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
-	137, // 253: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
-	139, // 254: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
-	141, // 255: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
-	143, // 256: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	185, // [185:257] is the sub-list for method output_type
-	113, // [113:185] is the sub-list for method input_type
-	113, // [113:113] is the sub-list for extension type_name
-	113, // [113:113] is the sub-list for extension extendee
-	0,   // [0:113] is the sub-list for field type_name
+	96,  // 39: smarth.dfs.GetBlocksResponse.blocks:type_name -> smarth.dfs.BalancerBlock
+	201, // 40: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
+	203, // 41: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	106, // 42: smarth.dfs.AddCachePoolRequest.pool:type_name -> smarth.dfs.CachePoolInfo
+	106, // 43: smarth.dfs.ListCachePoolsResponse.pools:type_name -> smarth.dfs.CachePoolInfo
+	107, // 44: smarth.dfs.AddCacheDirectiveRequest.directive:type_name -> smarth.dfs.CacheDirectiveInfo
+	107, // 45: smarth.dfs.ListCacheDirectivesResponse.directives:type_name -> smarth.dfs.CacheDirectiveInfo
+	121, // 46: smarth.dfs.GetCacheStatsResponse.nodes:type_name -> smarth.dfs.NodeCacheStats
+	122, // 47: smarth.dfs.GetCacheStatsResponse.apps:type_name -> smarth.dfs.AppCacheStats
+	203, // 48: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	13,  // 49: smarth.dfs.RegisterDatanodeRequest.datanode:type_name -> smarth.dfs.DatanodeInfo
+	13,  // 50: smarth.dfs.RegisterDatanodeResponse.datanode:type_name -> smarth.dfs.DatanodeInfo
+	16,  // 51: smarth.dfs.RegisterDatanodeResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
+	204, // 52: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
+	12,  // 53: smarth.dfs.InvalidateCommand.blocks:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 54: smarth.dfs.RecoverBlockCommand.block:type_name -> smarth.dfs.ExtendedBlock
+	13,  // 55: smarth.dfs.RecoverBlockCommand.replicas:type_name -> smarth.dfs.DatanodeInfo
+	126, // 56: smarth.dfs.DatanodeCommand.transfer:type_name -> smarth.dfs.TransferCommand
+	127, // 57: smarth.dfs.DatanodeCommand.invalidate:type_name -> smarth.dfs.InvalidateCommand
+	128, // 58: smarth.dfs.DatanodeCommand.recover:type_name -> smarth.dfs.RecoverBlockCommand
+	129, // 59: smarth.dfs.DatanodeCommand.cache:type_name -> smarth.dfs.CacheCommand
+	130, // 60: smarth.dfs.DatanodeCommand.uncache:type_name -> smarth.dfs.UncacheCommand
+	131, // 61: smarth.dfs.HeartbeatResponse.commands:type_name -> smarth.dfs.DatanodeCommand
+	16,  // 62: smarth.dfs.HeartbeatResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
+	134, // 63: smarth.dfs.HeartbeatResponse.ha_status:type_name -> smarth.dfs.NNHAStatus
+	4,   // 64: smarth.dfs.NNHAStatus.state:type_name -> smarth.dfs.HAState
+	12,  // 65: smarth.dfs.ReportedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	5,   // 66: smarth.dfs.ReportedBlock.state:type_name -> smarth.dfs.ReplicaState
+	135, // 67: smarth.dfs.BlockReportRequest.blocks:type_name -> smarth.dfs.ReportedBlock
+	131, // 68: smarth.dfs.BlockReportResponse.commands:type_name -> smarth.dfs.DatanodeCommand
+	12,  // 69: smarth.dfs.ReceivedDeletedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	6,   // 70: smarth.dfs.ReceivedDeletedBlock.status:type_name -> smarth.dfs.ReceivedStatus
+	138, // 71: smarth.dfs.BlockReceivedAndDeletedRequest.blocks:type_name -> smarth.dfs.ReceivedDeletedBlock
+	12,  // 72: smarth.dfs.DatanodeReportBadBlocksRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 73: smarth.dfs.CommitBlockSynchronizationRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 74: smarth.dfs.InitReplicaRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 75: smarth.dfs.InitReplicaRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
+	5,   // 76: smarth.dfs.InitReplicaRecoveryResponse.original_state:type_name -> smarth.dfs.ReplicaState
+	12,  // 77: smarth.dfs.UpdateReplicaUnderRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 78: smarth.dfs.UpdateReplicaUnderRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 79: smarth.dfs.WriteBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	13,  // 80: smarth.dfs.WriteBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
+	7,   // 81: smarth.dfs.WriteBlockOp.stage:type_name -> smarth.dfs.WriteStage
+	8,   // 82: smarth.dfs.WriteBlockOp.mode:type_name -> smarth.dfs.WriteMode
+	14,  // 83: smarth.dfs.WriteBlockOp.token:type_name -> smarth.dfs.BlockToken
+	13,  // 84: smarth.dfs.WriteBlockOp.source:type_name -> smarth.dfs.DatanodeInfo
+	12,  // 85: smarth.dfs.ReadBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	14,  // 86: smarth.dfs.ReadBlockOp.token:type_name -> smarth.dfs.BlockToken
+	12,  // 87: smarth.dfs.BlockChecksumOp.block:type_name -> smarth.dfs.ExtendedBlock
+	14,  // 88: smarth.dfs.BlockChecksumOp.token:type_name -> smarth.dfs.BlockToken
+	12,  // 89: smarth.dfs.TransferBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	13,  // 90: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
+	14,  // 91: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
+	9,   // 92: smarth.dfs.OpResponse.status:type_name -> smarth.dfs.OpStatus
+	152, // 93: smarth.dfs.OpResponse.checksum:type_name -> smarth.dfs.BlockChecksum
+	19,  // 94: smarth.dfs.AppendResponse.status:type_name -> smarth.dfs.FileStatus
+	17,  // 95: smarth.dfs.AppendResponse.last_block:type_name -> smarth.dfs.LocatedBlock
+	12,  // 96: smarth.dfs.AppendResponse.previous:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 97: smarth.dfs.AclEntry.type:type_name -> smarth.dfs.AclEntryType
+	10,  // 98: smarth.dfs.AclEntry.scope:type_name -> smarth.dfs.AclEntryScope
+	161, // 99: smarth.dfs.AclStatus.entries:type_name -> smarth.dfs.AclEntry
+	162, // 100: smarth.dfs.GetAclStatusResponse.result:type_name -> smarth.dfs.AclStatus
+	161, // 101: smarth.dfs.ModifyAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
+	161, // 102: smarth.dfs.RemoveAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
+	161, // 103: smarth.dfs.SetAclRequest.acl_spec:type_name -> smarth.dfs.AclEntry
+	19,  // 104: smarth.dfs.SnapshottableDirectoryStatus.dir_status:type_name -> smarth.dfs.FileStatus
+	185, // 105: smarth.dfs.GetSnapshottableDirListingResponse.snapshottable_dirs:type_name -> smarth.dfs.SnapshottableDirectoryStatus
+	189, // 106: smarth.dfs.SnapshotDiffReport.diff_report_entries:type_name -> smarth.dfs.SnapshotDiffReportEntry
+	190, // 107: smarth.dfs.GetSnapshotDiffReportResponse.diff_report:type_name -> smarth.dfs.SnapshotDiffReport
+	192, // 108: smarth.dfs.GetStoragePolicyResponse.storage_policy:type_name -> smarth.dfs.BlockStoragePolicy
+	192, // 109: smarth.dfs.GetStoragePoliciesResponse.policies:type_name -> smarth.dfs.BlockStoragePolicy
+	202, // 110: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
+	12,  // 111: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
+	13,  // 112: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
+	14,  // 113: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
+	20,  // 114: smarth.dfs.ClientProtocol.Mkdirs:input_type -> smarth.dfs.MkdirsRequest
+	22,  // 115: smarth.dfs.ClientProtocol.Create:input_type -> smarth.dfs.CreateRequest
+	24,  // 116: smarth.dfs.ClientProtocol.AddBlock:input_type -> smarth.dfs.AddBlockRequest
+	26,  // 117: smarth.dfs.ClientProtocol.Complete:input_type -> smarth.dfs.CompleteRequest
+	28,  // 118: smarth.dfs.ClientProtocol.AbandonBlock:input_type -> smarth.dfs.AbandonBlockRequest
+	30,  // 119: smarth.dfs.ClientProtocol.GetAdditionalDatanode:input_type -> smarth.dfs.GetAdditionalDatanodeRequest
+	32,  // 120: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:input_type -> smarth.dfs.UpdateBlockForPipelineRequest
+	34,  // 121: smarth.dfs.ClientProtocol.UpdatePipeline:input_type -> smarth.dfs.UpdatePipelineRequest
+	36,  // 122: smarth.dfs.ClientProtocol.RenewLease:input_type -> smarth.dfs.RenewLeaseRequest
+	38,  // 123: smarth.dfs.ClientProtocol.GetBlockLocations:input_type -> smarth.dfs.GetBlockLocationsRequest
+	40,  // 124: smarth.dfs.ClientProtocol.GetFileInfo:input_type -> smarth.dfs.GetFileInfoRequest
+	42,  // 125: smarth.dfs.ClientProtocol.GetListing:input_type -> smarth.dfs.GetListingRequest
+	44,  // 126: smarth.dfs.ClientProtocol.Delete:input_type -> smarth.dfs.DeleteRequest
+	46,  // 127: smarth.dfs.ClientProtocol.Rename:input_type -> smarth.dfs.RenameRequest
+	48,  // 128: smarth.dfs.ClientProtocol.SetReplication:input_type -> smarth.dfs.SetReplicationRequest
+	50,  // 129: smarth.dfs.ClientProtocol.SetPermission:input_type -> smarth.dfs.SetPermissionRequest
+	52,  // 130: smarth.dfs.ClientProtocol.SetOwner:input_type -> smarth.dfs.SetOwnerRequest
+	54,  // 131: smarth.dfs.ClientProtocol.SetTimes:input_type -> smarth.dfs.SetTimesRequest
+	70,  // 132: smarth.dfs.ClientProtocol.SetQuota:input_type -> smarth.dfs.SetQuotaRequest
+	65,  // 133: smarth.dfs.ClientProtocol.CreateSymlink:input_type -> smarth.dfs.CreateSymlinkRequest
+	57,  // 134: smarth.dfs.ClientProtocol.SetXAttr:input_type -> smarth.dfs.SetXAttrRequest
+	59,  // 135: smarth.dfs.ClientProtocol.RemoveXAttr:input_type -> smarth.dfs.RemoveXAttrRequest
+	61,  // 136: smarth.dfs.ClientProtocol.GetXAttrs:input_type -> smarth.dfs.GetXAttrsRequest
+	63,  // 137: smarth.dfs.ClientProtocol.ListXAttrs:input_type -> smarth.dfs.ListXAttrsRequest
+	67,  // 138: smarth.dfs.ClientProtocol.GetContentSummary:input_type -> smarth.dfs.GetContentSummaryRequest
+	72,  // 139: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
+	74,  // 140: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
+	76,  // 141: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
+	83,  // 142: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
+	80,  // 143: smarth.dfs.ClientProtocol.GetHAStatus:input_type -> smarth.dfs.GetHAStatusRequest
+	86,  // 144: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
+	88,  // 145: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
+	91,  // 146: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
+	100, // 147: smarth.dfs.ClientProtocol.SaveNamespace:input_type -> smarth.dfs.SaveNamespaceRequest
+	93,  // 148: smarth.dfs.ClientProtocol.RefreshNodes:input_type -> smarth.dfs.RefreshNodesRequest
+	95,  // 149: smarth.dfs.ClientProtocol.GetBlocks:input_type -> smarth.dfs.GetBlocksRequest
+	98,  // 150: smarth.dfs.ClientProtocol.MoveReplica:input_type -> smarth.dfs.MoveReplicaRequest
+	102, // 151: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
+	104, // 152: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
+	108, // 153: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
+	110, // 154: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
+	112, // 155: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
+	114, // 156: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
+	116, // 157: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
+	118, // 158: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
+	120, // 159: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
+	163, // 160: smarth.dfs.ClientProtocol.GetAclStatus:input_type -> smarth.dfs.GetAclStatusRequest
+	165, // 161: smarth.dfs.ClientProtocol.ModifyAclEntries:input_type -> smarth.dfs.ModifyAclEntriesRequest
+	167, // 162: smarth.dfs.ClientProtocol.RemoveAclEntries:input_type -> smarth.dfs.RemoveAclEntriesRequest
+	169, // 163: smarth.dfs.ClientProtocol.RemoveDefaultAcl:input_type -> smarth.dfs.RemoveDefaultAclRequest
+	171, // 164: smarth.dfs.ClientProtocol.RemoveAcl:input_type -> smarth.dfs.RemoveAclRequest
+	173, // 165: smarth.dfs.ClientProtocol.SetAcl:input_type -> smarth.dfs.SetAclRequest
+	175, // 166: smarth.dfs.ClientProtocol.AllowSnapshot:input_type -> smarth.dfs.AllowSnapshotRequest
+	177, // 167: smarth.dfs.ClientProtocol.DisallowSnapshot:input_type -> smarth.dfs.DisallowSnapshotRequest
+	179, // 168: smarth.dfs.ClientProtocol.CreateSnapshot:input_type -> smarth.dfs.CreateSnapshotRequest
+	181, // 169: smarth.dfs.ClientProtocol.DeleteSnapshot:input_type -> smarth.dfs.DeleteSnapshotRequest
+	183, // 170: smarth.dfs.ClientProtocol.RenameSnapshot:input_type -> smarth.dfs.RenameSnapshotRequest
+	186, // 171: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:input_type -> smarth.dfs.GetSnapshottableDirListingRequest
+	188, // 172: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:input_type -> smarth.dfs.GetSnapshotDiffReportRequest
+	193, // 173: smarth.dfs.ClientProtocol.SetStoragePolicy:input_type -> smarth.dfs.SetStoragePolicyRequest
+	195, // 174: smarth.dfs.ClientProtocol.UnsetStoragePolicy:input_type -> smarth.dfs.UnsetStoragePolicyRequest
+	197, // 175: smarth.dfs.ClientProtocol.GetStoragePolicy:input_type -> smarth.dfs.GetStoragePolicyRequest
+	199, // 176: smarth.dfs.ClientProtocol.GetStoragePolicies:input_type -> smarth.dfs.GetStoragePoliciesRequest
+	155, // 177: smarth.dfs.ClientProtocol.Append:input_type -> smarth.dfs.AppendRequest
+	157, // 178: smarth.dfs.ClientProtocol.Truncate:input_type -> smarth.dfs.TruncateRequest
+	159, // 179: smarth.dfs.ClientProtocol.Concat:input_type -> smarth.dfs.ConcatRequest
+	124, // 180: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
+	132, // 181: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
+	136, // 182: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
+	139, // 183: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
+	141, // 184: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
+	143, // 185: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
+	145, // 186: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
+	147, // 187: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	21,  // 188: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
+	23,  // 189: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
+	25,  // 190: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
+	27,  // 191: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
+	29,  // 192: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
+	31,  // 193: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
+	33,  // 194: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
+	35,  // 195: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
+	37,  // 196: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
+	39,  // 197: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
+	41,  // 198: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
+	43,  // 199: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
+	45,  // 200: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
+	47,  // 201: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
+	49,  // 202: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
+	51,  // 203: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
+	53,  // 204: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
+	55,  // 205: smarth.dfs.ClientProtocol.SetTimes:output_type -> smarth.dfs.SetTimesResponse
+	71,  // 206: smarth.dfs.ClientProtocol.SetQuota:output_type -> smarth.dfs.SetQuotaResponse
+	66,  // 207: smarth.dfs.ClientProtocol.CreateSymlink:output_type -> smarth.dfs.CreateSymlinkResponse
+	58,  // 208: smarth.dfs.ClientProtocol.SetXAttr:output_type -> smarth.dfs.SetXAttrResponse
+	60,  // 209: smarth.dfs.ClientProtocol.RemoveXAttr:output_type -> smarth.dfs.RemoveXAttrResponse
+	62,  // 210: smarth.dfs.ClientProtocol.GetXAttrs:output_type -> smarth.dfs.GetXAttrsResponse
+	64,  // 211: smarth.dfs.ClientProtocol.ListXAttrs:output_type -> smarth.dfs.ListXAttrsResponse
+	68,  // 212: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
+	73,  // 213: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
+	75,  // 214: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
+	79,  // 215: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
+	84,  // 216: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
+	81,  // 217: smarth.dfs.ClientProtocol.GetHAStatus:output_type -> smarth.dfs.GetHAStatusResponse
+	87,  // 218: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
+	90,  // 219: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
+	92,  // 220: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
+	101, // 221: smarth.dfs.ClientProtocol.SaveNamespace:output_type -> smarth.dfs.SaveNamespaceResponse
+	94,  // 222: smarth.dfs.ClientProtocol.RefreshNodes:output_type -> smarth.dfs.RefreshNodesResponse
+	97,  // 223: smarth.dfs.ClientProtocol.GetBlocks:output_type -> smarth.dfs.GetBlocksResponse
+	99,  // 224: smarth.dfs.ClientProtocol.MoveReplica:output_type -> smarth.dfs.MoveReplicaResponse
+	103, // 225: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
+	105, // 226: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
+	109, // 227: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
+	111, // 228: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
+	113, // 229: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
+	115, // 230: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
+	117, // 231: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
+	119, // 232: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
+	123, // 233: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
+	164, // 234: smarth.dfs.ClientProtocol.GetAclStatus:output_type -> smarth.dfs.GetAclStatusResponse
+	166, // 235: smarth.dfs.ClientProtocol.ModifyAclEntries:output_type -> smarth.dfs.ModifyAclEntriesResponse
+	168, // 236: smarth.dfs.ClientProtocol.RemoveAclEntries:output_type -> smarth.dfs.RemoveAclEntriesResponse
+	170, // 237: smarth.dfs.ClientProtocol.RemoveDefaultAcl:output_type -> smarth.dfs.RemoveDefaultAclResponse
+	172, // 238: smarth.dfs.ClientProtocol.RemoveAcl:output_type -> smarth.dfs.RemoveAclResponse
+	174, // 239: smarth.dfs.ClientProtocol.SetAcl:output_type -> smarth.dfs.SetAclResponse
+	176, // 240: smarth.dfs.ClientProtocol.AllowSnapshot:output_type -> smarth.dfs.AllowSnapshotResponse
+	178, // 241: smarth.dfs.ClientProtocol.DisallowSnapshot:output_type -> smarth.dfs.DisallowSnapshotResponse
+	180, // 242: smarth.dfs.ClientProtocol.CreateSnapshot:output_type -> smarth.dfs.CreateSnapshotResponse
+	182, // 243: smarth.dfs.ClientProtocol.DeleteSnapshot:output_type -> smarth.dfs.DeleteSnapshotResponse
+	184, // 244: smarth.dfs.ClientProtocol.RenameSnapshot:output_type -> smarth.dfs.RenameSnapshotResponse
+	187, // 245: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:output_type -> smarth.dfs.GetSnapshottableDirListingResponse
+	191, // 246: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:output_type -> smarth.dfs.GetSnapshotDiffReportResponse
+	194, // 247: smarth.dfs.ClientProtocol.SetStoragePolicy:output_type -> smarth.dfs.SetStoragePolicyResponse
+	196, // 248: smarth.dfs.ClientProtocol.UnsetStoragePolicy:output_type -> smarth.dfs.UnsetStoragePolicyResponse
+	198, // 249: smarth.dfs.ClientProtocol.GetStoragePolicy:output_type -> smarth.dfs.GetStoragePolicyResponse
+	200, // 250: smarth.dfs.ClientProtocol.GetStoragePolicies:output_type -> smarth.dfs.GetStoragePoliciesResponse
+	156, // 251: smarth.dfs.ClientProtocol.Append:output_type -> smarth.dfs.AppendResponse
+	158, // 252: smarth.dfs.ClientProtocol.Truncate:output_type -> smarth.dfs.TruncateResponse
+	160, // 253: smarth.dfs.ClientProtocol.Concat:output_type -> smarth.dfs.ConcatResponse
+	125, // 254: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
+	133, // 255: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
+	137, // 256: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
+	140, // 257: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
+	142, // 258: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
+	144, // 259: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
+	146, // 260: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
+	148, // 261: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	188, // [188:262] is the sub-list for method output_type
+	114, // [114:188] is the sub-list for method input_type
+	114, // [114:114] is the sub-list for extension type_name
+	114, // [114:114] is the sub-list for extension extendee
+	0,   // [0:114] is the sub-list for field type_name
 }
 
 func init() { file_dfspb_dfs_proto_init() }
@@ -12560,7 +12843,7 @@ func file_dfspb_dfs_proto_init() {
 	if File_dfspb_dfs_proto != nil {
 		return
 	}
-	file_dfspb_dfs_proto_msgTypes[114].OneofWrappers = []any{
+	file_dfspb_dfs_proto_msgTypes[119].OneofWrappers = []any{
 		(*DatanodeCommand_Transfer)(nil),
 		(*DatanodeCommand_Invalidate)(nil),
 		(*DatanodeCommand_Recover)(nil),
@@ -12574,7 +12857,7 @@ func file_dfspb_dfs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_dfspb_dfs_proto_rawDesc), len(file_dfspb_dfs_proto_rawDesc)),
 			NumEnums:      12,
-			NumMessages:   188,
+			NumMessages:   193,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -71,6 +71,8 @@ const (
 	ClientProtocol_SetSafeMode_FullMethodName                = "/smarth.dfs.ClientProtocol/SetSafeMode"
 	ClientProtocol_SaveNamespace_FullMethodName              = "/smarth.dfs.ClientProtocol/SaveNamespace"
 	ClientProtocol_RefreshNodes_FullMethodName               = "/smarth.dfs.ClientProtocol/RefreshNodes"
+	ClientProtocol_GetBlocks_FullMethodName                  = "/smarth.dfs.ClientProtocol/GetBlocks"
+	ClientProtocol_MoveReplica_FullMethodName                = "/smarth.dfs.ClientProtocol/MoveReplica"
 	ClientProtocol_CacheAccess_FullMethodName                = "/smarth.dfs.ClientProtocol/CacheAccess"
 	ClientProtocol_JobCacheStatus_FullMethodName             = "/smarth.dfs.ClientProtocol/JobCacheStatus"
 	ClientProtocol_AddCachePool_FullMethodName               = "/smarth.dfs.ClientProtocol/AddCachePool"
@@ -150,6 +152,9 @@ type ClientProtocolClient interface {
 	// listed there start decommissioning, those no longer listed return to
 	// service (superusers only).
 	RefreshNodes(ctx context.Context, in *RefreshNodesRequest, opts ...grpc.CallOption) (*RefreshNodesResponse, error)
+	// GetBlocks and MoveReplica are the balancer's (superusers only).
+	GetBlocks(ctx context.Context, in *GetBlocksRequest, opts ...grpc.CallOption) (*GetBlocksResponse, error)
+	MoveReplica(ctx context.Context, in *MoveReplicaRequest, opts ...grpc.CallOption) (*MoveReplicaResponse, error)
 	// in-memory caching (seed 003)
 	CacheAccess(ctx context.Context, in *CacheAccessRequest, opts ...grpc.CallOption) (*CacheAccessResponse, error)
 	JobCacheStatus(ctx context.Context, in *JobCacheStatusRequest, opts ...grpc.CallOption) (*JobCacheStatusResponse, error)
@@ -542,6 +547,26 @@ func (c *clientProtocolClient) RefreshNodes(ctx context.Context, in *RefreshNode
 	return out, nil
 }
 
+func (c *clientProtocolClient) GetBlocks(ctx context.Context, in *GetBlocksRequest, opts ...grpc.CallOption) (*GetBlocksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetBlocksResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_GetBlocks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) MoveReplica(ctx context.Context, in *MoveReplicaRequest, opts ...grpc.CallOption) (*MoveReplicaResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MoveReplicaResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_MoveReplica_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *clientProtocolClient) CacheAccess(ctx context.Context, in *CacheAccessRequest, opts ...grpc.CallOption) (*CacheAccessResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CacheAccessResponse)
@@ -880,6 +905,9 @@ type ClientProtocolServer interface {
 	// listed there start decommissioning, those no longer listed return to
 	// service (superusers only).
 	RefreshNodes(context.Context, *RefreshNodesRequest) (*RefreshNodesResponse, error)
+	// GetBlocks and MoveReplica are the balancer's (superusers only).
+	GetBlocks(context.Context, *GetBlocksRequest) (*GetBlocksResponse, error)
+	MoveReplica(context.Context, *MoveReplicaRequest) (*MoveReplicaResponse, error)
 	// in-memory caching (seed 003)
 	CacheAccess(context.Context, *CacheAccessRequest) (*CacheAccessResponse, error)
 	JobCacheStatus(context.Context, *JobCacheStatusRequest) (*JobCacheStatusResponse, error)
@@ -1026,6 +1054,12 @@ func (UnimplementedClientProtocolServer) SaveNamespace(context.Context, *SaveNam
 }
 func (UnimplementedClientProtocolServer) RefreshNodes(context.Context, *RefreshNodesRequest) (*RefreshNodesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RefreshNodes not implemented")
+}
+func (UnimplementedClientProtocolServer) GetBlocks(context.Context, *GetBlocksRequest) (*GetBlocksResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetBlocks not implemented")
+}
+func (UnimplementedClientProtocolServer) MoveReplica(context.Context, *MoveReplicaRequest) (*MoveReplicaResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MoveReplica not implemented")
 }
 func (UnimplementedClientProtocolServer) CacheAccess(context.Context, *CacheAccessRequest) (*CacheAccessResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CacheAccess not implemented")
@@ -1765,6 +1799,42 @@ func _ClientProtocol_RefreshNodes_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ClientProtocol_GetBlocks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetBlocksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).GetBlocks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_GetBlocks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).GetBlocks(ctx, req.(*GetBlocksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_MoveReplica_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MoveReplicaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).MoveReplica(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_MoveReplica_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).MoveReplica(ctx, req.(*MoveReplicaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ClientProtocol_CacheAccess_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CacheAccessRequest)
 	if err := dec(in); err != nil {
@@ -2433,6 +2503,14 @@ var ClientProtocol_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RefreshNodes",
 			Handler:    _ClientProtocol_RefreshNodes_Handler,
+		},
+		{
+			MethodName: "GetBlocks",
+			Handler:    _ClientProtocol_GetBlocks_Handler,
+		},
+		{
+			MethodName: "MoveReplica",
+			Handler:    _ClientProtocol_MoveReplica_Handler,
 		},
 		{
 			MethodName: "CacheAccess",
