@@ -43,7 +43,8 @@ func TestJobHistoryAndAggregatedLogs(t *testing.T) {
 	st, err := cluster.Up(ctx, cluster.Options{Home: home, Binary: bin, DataNodes: 2, NodeManagers: true,
 		NameNodeRPC: "127.0.0.1:0", NameNodeHTTP: "127.0.0.1:0", Detach: true})
 	if err != nil {
-		t.Fatal(err)
+		b, _ := os.ReadFile(filepath.Join(home, "logs", "resourcemanager.out"))
+		t.Fatalf("%v\nresourcemanager.out:\n%s", err, b)
 	}
 	sec, err := st.Security()
 	if err != nil {
@@ -68,12 +69,18 @@ func TestJobHistoryAndAggregatedLogs(t *testing.T) {
 	if err := owner.SetOwner(ctx, "/alice", "alice", ""); err != nil {
 		t.Fatal(err)
 	}
+	if err := owner.Mkdir(ctx, "/carol", 0o755, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.SetOwner(ctx, "/carol", "carol", ""); err != nil {
+		t.Fatal(err)
+	}
 	secret, err := auth.LoadKey(cluster.IdentitySecretFile(home))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tokens := map[string]string{}
-	for _, u := range []string{"alice", "bob"} {
+	for _, u := range []string{"alice", "bob", "carol"} {
 		tokens[u] = filepath.Join(t.TempDir(), u+".token")
 		if err := auth.WriteTokenFile(tokens[u], auth.UserCredential(secret, u)); err != nil {
 			t.Fatal(err)
@@ -222,6 +229,57 @@ func TestJobHistoryAndAggregatedLogs(t *testing.T) {
 		// hers: /app-logs is sticky.
 		if out, err := as("bob", "fs", "-mv", "/app-logs/alice", "/app-logs/alice-old"); err == nil {
 			t.Errorf("bob moved alice's log directory aside:\n%s", out)
+		}
+	})
+
+	// bob, with a valid login, makes the directory carol's logs would go
+	// to before carol ever ran a job (/app-logs is 1777): her node
+	// managers refuse to write into it, so bob gets nothing of hers, and
+	// her logs stay on the nodes, where job logs still finds them.
+	t.Run("PlantedUserDirectory", func(t *testing.T) {
+		if out, err := as("bob", "fs", "-mkdir", "/app-logs/carol"); err != nil {
+			t.Fatalf("bob's mkdir /app-logs/carol: %v\n%s", err, out)
+		}
+		if out, err := as("bob", "fs", "-chmod", "777", "/app-logs/carol"); err != nil {
+			t.Fatalf("bob's chmod: %v\n%s", err, out)
+		}
+		st, err := cluster.LoadState(home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		carol, err := client.New(client.Config{NameNode: st.NameNode, Credential: auth.UserCredential(secret, "carol"), TLS: sec.TLS})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer carol.Close()
+		jc, err := jobclient.New(jobclient.Config{ResourceManager: st.ResourceManager, FS: mapreduce.DFS(carol),
+			Registry: mapreduce.NewRegistry(apps.All()...), Credential: auth.UserCredential(secret, "carol"), TLS: sec.TLS})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer jc.Close()
+		id, err := jc.Submit(ctx, "wordcount", map[string]string{"input": "/hist-in", "output": "/carol/out", "reduces": "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := jc.Wait(ctx, id); err != nil || res.State != mapreduce.StateSucceeded {
+			t.Fatalf("carol's job %s: %v %v", id, res, err)
+		}
+		waitFor(t, "a node manager to refuse bob's /app-logs/carol", func() bool {
+			for _, nm := range []string{"nm1", "nm2"} {
+				b, _ := os.ReadFile(filepath.Join(home, "logs", nm+".log"))
+				if strings.Contains(string(b), "/app-logs/carol is owned by bob, not carol") {
+					return true
+				}
+			}
+			return false
+		})
+		if ls, err := owner.List(ctx, "/app-logs/carol"); err != nil || len(ls) != 0 {
+			t.Fatalf("bob's /app-logs/carol holds %v (%v), want nothing of carol's", ls, err)
+		}
+		out, err := as("carol", "job", "logs", id)
+		if err != nil || !strings.Contains(out, `task attempt starting" attempt=`) || strings.Contains(out, "aggregated in") {
+			t.Fatalf("carol's job logs, not aggregated, from the node managers: %v\n%s", err, out)
 		}
 	})
 
