@@ -60,22 +60,43 @@ func (nm *NodeManager) aggregateJob(ctx context.Context, pool *mapreduce.DFSPool
 		nm.log.Warn("log aggregation request ignored: directory not ROOT/USER/JOB", "job", job, "user", user, "dir", dir)
 		return
 	}
-	if err := applogs.EnsureRoot(ctx, nm.dfs, root); err != nil {
-		nm.log.Error("task logs not aggregated; they stay on this node for log_retention", "job", job, "err", err)
-		return
-	}
-	fsys, err := pool.Client(user)
-	if err != nil {
-		nm.log.Error("task logs not aggregated; they stay on this node for log_retention", "job", job, "err", err)
-		return
-	}
-	n, err := applogs.Upload(ctx, fsys, root, user, job, applogs.NodeFile(nm.nodeID), filepath.Join(nm.logDir(), job))
-	if err != nil {
-		nm.log.Error("task logs not aggregated; they stay on this node for log_retention", "job", job, "user", user, "err", err)
-		return
+	var n int
+	var err error
+	for try := 1; ; try++ {
+		if n, err = nm.upload(ctx, pool, root, user, job); err == nil {
+			break
+		}
+		if try == aggregateTries || ctx.Err() != nil {
+			nm.log.Error("task logs not aggregated; they stay on this node for log_retention", "job", job, "user", user, "err", err)
+			return
+		}
+		nm.log.Warn("task log aggregation failed; trying again", "job", job, "user", user, "try", try, "err", err)
+		t := time.NewTimer(time.Duration(try) * time.Second)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
 	}
 	if n > 0 {
 		nm.log.Info("task logs aggregated", "job", job, "user", user, "attempts", n,
 			"path", path.Join(dir, applogs.NodeFile(nm.nodeID)))
 	}
+}
+
+// aggregateTries is how often one job's upload is tried (a namenode
+// failing over, a datanode pipeline lost) before its logs stay local.
+const aggregateTries = 3
+
+// upload is one try of a job's upload: the root made or checked as the
+// node manager, the rest as the job's user.
+func (nm *NodeManager) upload(ctx context.Context, pool *mapreduce.DFSPool, root, user, job string) (int, error) {
+	if err := applogs.EnsureRoot(ctx, nm.dfs, root); err != nil {
+		return 0, err
+	}
+	fsys, err := pool.Client(user)
+	if err != nil {
+		return 0, err
+	}
+	return applogs.Upload(ctx, fsys, root, user, job, applogs.NodeFile(nm.nodeID), filepath.Join(nm.logDir(), job))
 }

@@ -85,6 +85,16 @@ func EnsureRoot(ctx context.Context, self *client.FileSystem, root string) error
 	if !st.IsDir {
 		return fmt.Errorf("remote_app_log_dir %s is not a directory", root)
 	}
+	if st.Mode.Perm() == 0o777 && st.Mode&fs.ModeSticky != 0 {
+		return nil
+	}
+	// Not 1777: another node manager may have made it a moment ago and
+	// not set its mode yet (users could not make their directories in
+	// it), or an operator made it otherwise. Set it, where this user may
+	// (the node managers' service user made it).
+	if err := self.SetPermission(ctx, root, 0o777|fs.ModeSticky); err == nil {
+		return nil
+	}
 	if st.Mode.Perm()&0o022 != 0 && st.Mode&fs.ModeSticky == 0 {
 		return fmt.Errorf("remote_app_log_dir %s is writable by others (%v) without the sticky bit: any user could replace another's log directory; chmod 1777 it",
 			root, st.Mode)
