@@ -378,8 +378,8 @@ func newJobListCmd() *cobra.Command {
 	var jf jobFlags
 	var states []string
 	c := &cobra.Command{
-		Use:     "list",
-		Short:   "List the jobs the resource manager knows, newest first",
+		Use:   "list",
+		Short: "List the jobs the resource manager knows, newest first",
 		Long: `List your jobs (every job for an admin of the resource manager), newest first:
 the running ones and the finished ones its job history keeps (history_dir, for
 history_retention, 7 days by default), also after it restarted; a job that
@@ -425,8 +425,8 @@ func elapsed(st *mrpb.JobStatus) string {
 func newJobStatusCmd() *cobra.Command {
 	var jf jobFlags
 	c := &cobra.Command{
-		Use:     "status JOB_ID",
-		Short:   "Show a job's state, progress and counters",
+		Use:   "status JOB_ID",
+		Short: "Show a job's state, progress and counters",
 		Long: `Show a job's state, progress, counters, diagnostics and every task attempt with
 the node it ran on. A finished job is read from the resource manager's job
 history (history_dir), so it answers after a restart until history_retention

@@ -63,17 +63,15 @@ func TestJobHistoryAndAggregatedLogs(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := owner.Mkdir(ctx, "/alice", 0o755, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := owner.SetOwner(ctx, "/alice", "alice", ""); err != nil {
-		t.Fatal(err)
-	}
-	if err := owner.Mkdir(ctx, "/carol", 0o755, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := owner.SetOwner(ctx, "/carol", "carol", ""); err != nil {
-		t.Fatal(err)
+	// alice and carol are not the cluster's owner: their jobs write under
+	// /alice and /carol.
+	for _, u := range []string{"alice", "carol"} {
+		if err := owner.Mkdir(ctx, "/"+u, 0o755, true); err != nil {
+			t.Fatal(err)
+		}
+		if err := owner.SetOwner(ctx, "/"+u, u, ""); err != nil {
+			t.Fatal(err)
+		}
 	}
 	secret, err := auth.LoadKey(cluster.IdentitySecretFile(home))
 	if err != nil {
@@ -100,27 +98,35 @@ func TestJobHistoryAndAggregatedLogs(t *testing.T) {
 	}
 	defer alice.Close()
 
-	// runJob runs alice's wordcount and waits until every node that ran
-	// one of its attempts has uploaded their logs.
-	runJob := func(output string) *mrpb.JobStatus {
+	// wordcount runs user's wordcount to success over fsys, the user's
+	// DFS client; it returns the job client (closed with the test) and
+	// the job's id.
+	wordcount := func(user string, fsys *client.FileSystem, output string) (*jobclient.Client, string) {
 		t.Helper()
 		st, err := cluster.LoadState(home)
 		if err != nil {
 			t.Fatal(err)
 		}
-		jc, err := jobclient.New(jobclient.Config{ResourceManager: st.ResourceManager, FS: mapreduce.DFS(alice),
-			Registry: mapreduce.NewRegistry(apps.All()...), Credential: auth.UserCredential(secret, "alice"), TLS: sec.TLS})
+		jc, err := jobclient.New(jobclient.Config{ResourceManager: st.ResourceManager, FS: mapreduce.DFS(fsys),
+			Registry: mapreduce.NewRegistry(apps.All()...), Credential: auth.UserCredential(secret, user), TLS: sec.TLS})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer jc.Close()
+		t.Cleanup(func() { jc.Close() })
 		id, err := jc.Submit(ctx, "wordcount", map[string]string{"input": "/hist-in", "output": output, "reduces": "2"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res, err := jc.Wait(ctx, id); err != nil || res.State != mapreduce.StateSucceeded {
-			t.Fatalf("alice's job %s: %v %v", id, res, err)
+			t.Fatalf("%s's job %s: %v %v", user, id, res, err)
 		}
+		return jc, id
+	}
+	// runJob runs alice's wordcount and waits until every node that ran
+	// one of its attempts has uploaded their logs.
+	runJob := func(output string) *mrpb.JobStatus {
+		t.Helper()
+		jc, id := wordcount("alice", alice, output)
 		js, err := jc.Status(ctx, id)
 		if err != nil {
 			t.Fatal(err)
@@ -243,28 +249,12 @@ func TestJobHistoryAndAggregatedLogs(t *testing.T) {
 		if out, err := as("bob", "fs", "-chmod", "777", "/app-logs/carol"); err != nil {
 			t.Fatalf("bob's chmod: %v\n%s", err, out)
 		}
-		st, err := cluster.LoadState(home)
-		if err != nil {
-			t.Fatal(err)
-		}
 		carol, err := client.New(client.Config{NameNode: st.NameNode, Credential: auth.UserCredential(secret, "carol"), TLS: sec.TLS})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer carol.Close()
-		jc, err := jobclient.New(jobclient.Config{ResourceManager: st.ResourceManager, FS: mapreduce.DFS(carol),
-			Registry: mapreduce.NewRegistry(apps.All()...), Credential: auth.UserCredential(secret, "carol"), TLS: sec.TLS})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer jc.Close()
-		id, err := jc.Submit(ctx, "wordcount", map[string]string{"input": "/hist-in", "output": "/carol/out", "reduces": "1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res, err := jc.Wait(ctx, id); err != nil || res.State != mapreduce.StateSucceeded {
-			t.Fatalf("carol's job %s: %v %v", id, res, err)
-		}
+		_, id := wordcount("carol", carol, "/carol/out")
 		waitFor(t, "a node manager to refuse bob's /app-logs/carol", func() bool {
 			for _, nm := range []string{"nm1", "nm2"} {
 				b, _ := os.ReadFile(filepath.Join(home, "logs", nm+".log"))
