@@ -271,11 +271,12 @@ func (rm *ResourceManager) forget(id string) {
 	}
 }
 
-// closeHistory closes the store (once).
+// closeHistory closes the store. rm.history stays set: a commit still
+// finishing in the background (maybeFinish) may record its job after
+// Close, which bbolt refuses (database not open) and finishJob logs.
 func (rm *ResourceManager) closeHistory() {
 	if rm.history != nil {
 		rm.history.close()
-		rm.history = nil
 	}
 }
 

@@ -136,6 +136,10 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	if id := r.GetJobId(); id == ended || id == running {
 		t.Fatalf("new job %s reuses a recorded id", id)
 	}
+	// Its commit runs in the background: done before the test's files go.
+	waitCond(t, "job "+r.GetJobId()+" to end", func() bool {
+		return terminalState(getJob(t, rm, "tester", r.GetJobId()).GetState())
+	})
 }
 
 // Retention deletes a job that ended longer ago than history_retention,
