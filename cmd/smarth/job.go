@@ -435,8 +435,12 @@ func newJobListCmd() *cobra.Command {
 	var jf jobFlags
 	var states []string
 	c := &cobra.Command{
-		Use:     "list",
-		Short:   "List the jobs the resource manager knows, newest first",
+		Use:   "list",
+		Short: "List the jobs the resource manager knows, newest first",
+		Long: `List your jobs (every job for an admin of the resource manager), newest first:
+the running ones and the finished ones its job history keeps (history_dir, for
+history_retention, 7 days by default), also after it restarted; a job that
+was running when it stopped shows FAILED.`,
 		Example: "  smarth job list\n  smarth job list --state RUNNING\n  smarth job list --state FAILED,KILLED",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -478,8 +482,13 @@ func elapsed(st *mrpb.JobStatus) string {
 func newJobStatusCmd() *cobra.Command {
 	var jf jobFlags
 	c := &cobra.Command{
-		Use:     "status JOB_ID",
-		Short:   "Show a job's state, progress and counters",
+		Use:   "status JOB_ID",
+		Short: "Show a job's state, progress and counters",
+		Long: `Show a job's state, progress, counters, diagnostics and every task attempt with
+the node it ran on. A finished job is read from the resource manager's job
+history (history_dir), so it answers after a restart until history_retention
+(7 days by default) removes it; only the job's owner and the resource
+manager's admins may see it.`,
 		Example: "  smarth job status job_20250101120000_0001",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {

@@ -3,17 +3,24 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os/user"
+	"path"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"smarth/internal/auth"
+	"smarth/internal/client"
 	"smarth/internal/cluster"
+	"smarth/internal/mapreduce"
+	"smarth/internal/mapreduce/applogs"
 	"smarth/internal/pki"
 	"smarth/internal/rpc/mrpb"
 )
@@ -24,9 +31,15 @@ func newJobLogsCmd() *cobra.Command {
 	var last bool
 	c := &cobra.Command{
 		Use:   "logs JOB_ID [TASK]",
-		Short: "Print the stdout/stderr of a job's task attempts, fetched from the node managers that ran them",
-		Long: `Print the logs a job's task attempts left on the node managers that ran them
-(kept there after the job ended, for the node managers' log_retention).
+		Short: "Print the stdout/stderr of a job's task attempts: their aggregated copy in the DFS, else from the node managers that ran them",
+		Long: `Print the logs a job's task attempts wrote. When a job ends, each node manager
+that ran its attempts uploads their logs to the DFS, as the job's user, under
+the resource manager's remote_app_log_dir (/app-logs/USER/JOB/HOST_PORT, 0600;
+YARN's log aggregation): those are read, as you, so they are there after the
+resource manager restarted or the node is gone, and only for the job's owner
+(and the superuser). Attempts not aggregated (a running job, aggregation off
+or not done yet) are fetched from their node manager, which keeps them for
+its log_retention. Each header says where its log came from.
 
 TASK picks one task or attempt: an attempt ID (attempt_JOB_m_000003_0), a task
 ID (task_JOB_m_000003), or its short form m_000003 / r_000000 (also m3, r0).
@@ -69,7 +82,8 @@ Without TASK every attempt of the job is printed.`,
 			if err != nil {
 				return err
 			}
-			return printJobLogs(cmd.Context(), cmd.OutOrStdout(), st, pick, files, last, tlsCfg, proof)
+			agg := aggregatedLogs(cmd.Context(), cmd.ErrOrStderr(), nn, st, pick, files)
+			return printJobLogs(cmd.Context(), cmd.OutOrStdout(), st, pick, files, last, tlsCfg, proof, agg)
 		},
 	}
 	jf.add(c.Flags())
@@ -158,7 +172,7 @@ func (p webProof) apply(req *http.Request) {
 // printJobLogs fetches and prints the picked attempts' logs, each under a
 // header naming the attempt, its node and its state.
 // With TLS on (tlsCfg, the cluster's CA), the node managers serve HTTPS.
-func printJobLogs(ctx context.Context, w io.Writer, st *mrpb.JobStatus, pick attemptFilter, files []string, last bool, tlsCfg *tls.Config, proof webProof) error {
+func printJobLogs(ctx context.Context, w io.Writer, st *mrpb.JobStatus, pick attemptFilter, files []string, last bool, tlsCfg *tls.Config, proof webProof, agg map[string]applogs.Log) error {
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
 	scheme := pki.Scheme(tlsCfg)
 	found := 0
@@ -173,6 +187,13 @@ func printJobLogs(ctx context.Context, w io.Writer, st *mrpb.JobStatus, pick att
 			}
 			found++
 			for _, f := range files {
+				if l, ok := agg[a.GetAttemptId()+"/"+f]; ok {
+					fmt.Fprintf(w, "==> %s on %s (%s) %s, aggregated in %s <==\n", a.GetAttemptId(), a.GetNodeHost(), a.GetState(), f,
+						path.Join(st.GetAggregatedLogDir(), l.Node))
+					w.Write(l.Data)
+					fmt.Fprintln(w)
+					continue
+				}
 				fmt.Fprintf(w, "==> %s on %s (%s) %s <==\n", a.GetAttemptId(), a.GetNodeHost(), a.GetState(), f)
 				if err := fetchLog(ctx, hc, scheme, w, st.GetJobId(), a, f, proof); err != nil {
 					fmt.Fprintf(w, "[%v]\n", err)
@@ -214,4 +235,49 @@ func fetchLog(ctx context.Context, hc *http.Client, scheme string, w io.Writer, 
 	}
 	_, err = io.Copy(w, resp.Body)
 	return err
+}
+
+// aggregatedLogs reads the picked attempts' aggregated logs of a job that
+// ended, as the caller (the namenode refuses another user's), keyed
+// ATTEMPT/FILE. Nothing aggregated yet, or off, is no error: those
+// attempts come from their node managers; any other failure is said on
+// errw and the node managers are asked instead.
+func aggregatedLogs(ctx context.Context, errw io.Writer, nn string, st *mrpb.JobStatus, pick attemptFilter, files []string) map[string]applogs.Log {
+	dir := st.GetAggregatedLogDir()
+	if dir == "" || !finished(st.GetState()) {
+		return nil
+	}
+	wanted := map[string]bool{}
+	for _, t := range st.GetTasks() {
+		for _, a := range t.GetAttempts() {
+			if pick.wants(t, a) {
+				wanted[a.GetAttemptId()] = true
+			}
+		}
+	}
+	fsys, err := newClient(client.Config{NameNode: nn})
+	if err != nil {
+		fmt.Fprintf(errw, "aggregated logs %s: %v (asking the node managers)\n", dir, err)
+		return nil
+	}
+	defer fsys.Close()
+	logs, err := applogs.Read(ctx, fsys, dir, func(attempt, file string) bool {
+		return wanted[attempt] && slices.Contains(files, file)
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(errw, "aggregated logs %s: %v (asking the node managers)\n", dir, err)
+	}
+	out := make(map[string]applogs.Log, len(logs))
+	for _, l := range logs {
+		out[l.Attempt+"/"+l.File] = l
+	}
+	return out
+}
+
+func finished(state string) bool {
+	switch state {
+	case mapreduce.StateSucceeded, mapreduce.StateFailed, mapreduce.StateKilled:
+		return true
+	}
+	return false
 }

@@ -217,7 +217,9 @@ func (o *Options) resourceManagerConfig(l layout, nn string) (map[string]any, er
 		// The local cluster is one user's machine: streaming jobs run
 		// commands as that user anyway.
 		AllowStreaming: true,
-		Wire:           o.wire(l, "resourcemanager"),
+		// Jobs outlive a restart of the resource manager (job history).
+		HistoryDir: l.data("resourcemanager"),
+		Wire:       o.wire(l, "resourcemanager"),
 	}
 	o.resourceManagerAuth(l, &c)
 	o.Cache.resourceManager(&c)

@@ -50,6 +50,27 @@ type ResourceManagerConfig struct {
 	// stop before its output is removed anyway.
 	AbortGrace time.Duration `yaml:"abort_grace"`
 
+	// HistoryDir keeps the job history (a bbolt file, 0600 in a 0700
+	// directory): every job's spec when submitted and, when it ends, its
+	// state, counters, tasks and attempts (node, state) and diagnostics, so
+	// `job list|status|logs` answer for earlier jobs after a restart (YARN's
+	// RM state store and JobHistoryServer). Jobs that were running when the
+	// resource manager stopped are reported FAILED after it restarts.
+	// Empty: jobs are remembered in memory only, until a restart.
+	HistoryDir string `yaml:"history_dir"`
+	// HistoryRetention is how long a finished job's history entry and its
+	// aggregated logs are kept (yarn.log-aggregation.retain-seconds);
+	// older ones are deleted. 0 keeps them.
+	HistoryRetention time.Duration `yaml:"history_retention"`
+	// LogAggregation has the node managers upload a finished job's task
+	// logs to the DFS under RemoteAppLogDir/USER/JOB, as the job's user
+	// (yarn.log-aggregation-enable).
+	LogAggregation bool `yaml:"log_aggregation"`
+	// RemoteAppLogDir is the DFS directory of aggregated logs
+	// (yarn.nodemanager.remote-app-log-dir), made mode 1777 by the first
+	// node manager that needs it.
+	RemoteAppLogDir string `yaml:"remote_app_log_dir"`
+
 	// AdminUsers and members of AdminGroup (resolved on this host, never
 	// taken from the caller) may kill any job; others only their own.
 	AdminUsers []string `yaml:"admin_users"`

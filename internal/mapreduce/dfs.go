@@ -123,6 +123,16 @@ func NewDFSPool(base client.Config) *DFSPool {
 // establishes depends on the cluster's identity mode (today the name is
 // asserted in the RPC metadata, Hadoop's simple mode).
 func (p *DFSPool) For(user string) (FS, error) {
+	c, err := p.Client(user)
+	if err != nil {
+		return nil, err
+	}
+	return DFS(c), nil
+}
+
+// Client is the pool's DFS client acting as user, for what FS does not
+// carry (modes and owners: log aggregation).
+func (p *DFSPool) Client(user string) (*client.FileSystem, error) {
 	if user == "" {
 		return nil, errors.New("a job's file system access needs a user")
 	}
@@ -132,7 +142,7 @@ func (p *DFSPool) For(user string) (FS, error) {
 		return nil, errors.New("DFS client pool closed")
 	}
 	if c := p.clients[user]; c != nil {
-		return DFS(c), nil
+		return c, nil
 	}
 	cfg := p.base
 	cfg.User = user
@@ -144,7 +154,7 @@ func (p *DFSPool) For(user string) (FS, error) {
 		return nil, fmt.Errorf("DFS client for user %s: %w", user, err)
 	}
 	p.clients[user] = c
-	return DFS(c), nil
+	return c, nil
 }
 
 // Close closes every client.

@@ -16,9 +16,10 @@ import (
 // a caller itself: it hands the request's proof (webui.CallerContext's
 // bearer or basic credential, or simple mode's user.name) to the
 // resource manager, whose GetJob and ListJobs answer only to whoever may
-// view the job. A job the resource manager has forgotten (beyond its
-// retain_jobs) has no one left to vouch for its owner, so its logs are
-// refused rather than served to anyone.
+// view the job (from its job history after a restart, history_dir). A
+// job the resource manager has forgotten (past history_retention, or
+// beyond retain_jobs without a history) has no one left to vouch for its
+// owner, so its logs are refused rather than served to anyone.
 
 // aclTimeout bounds the resource manager's answer to a log request.
 const aclTimeout = 10 * time.Second

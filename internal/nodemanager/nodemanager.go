@@ -496,6 +496,9 @@ func (nm *NodeManager) heartbeat() {
 			})
 		}
 	}
+	if agg := resp.GetAggregateLogs(); len(agg) > 0 {
+		nm.serve(func() { nm.aggregate(agg) })
+	}
 	for _, l := range resp.GetLaunches() {
 		nm.start(l)
 	}

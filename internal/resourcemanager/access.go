@@ -112,12 +112,13 @@ func (rm *ResourceManager) isAdmin(name string) bool {
 
 // mayView refuses a caller who neither owns j nor is an admin: a job's
 // status names its input, output, counters and where its task logs are.
-func (rm *ResourceManager) mayView(j *job, caller string) error {
-	if caller == j.user || rm.isAdmin(caller) {
+// The same rule holds for a job read from the history store.
+func (rm *ResourceManager) mayView(id, owner, caller string) error {
+	if caller == owner || rm.isAdmin(caller) {
 		return nil
 	}
 	return status.Errorf(codes.PermissionDenied, "view %s: user %s is neither the job's owner nor an admin of the resource manager",
-		j.id, caller)
+		id, caller)
 }
 
 // mayModify refuses a caller who neither owns j nor is an admin.

@@ -3,6 +3,7 @@ package resourcemanager
 import (
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"smarth/internal/daemonconf"
 	"smarth/internal/logfile"
 	"smarth/internal/mapreduce"
+	"smarth/internal/mapreduce/applogs"
 	"smarth/internal/sched"
 )
 
@@ -58,6 +60,9 @@ func DefaultConfig() Config {
 		ReduceSlowStart:   0.05,
 		RetainJobs:        200,
 		AbortGrace:        30 * time.Second,
+		HistoryRetention:  7 * 24 * time.Hour,
+		LogAggregation:    true,
+		RemoteAppLogDir:   applogs.Default,
 		Auth:              auth.DefaultMode,
 		Log:               logfile.Default(),
 	}}
@@ -114,6 +119,12 @@ func (c Config) Validate() error {
 	}
 	if c.ReduceSlowStart < 0 || c.ReduceSlowStart > 1 {
 		errs = append(errs, fmt.Errorf("reduce_slowstart %v must be between 0 and 1", c.ReduceSlowStart))
+	}
+	if c.HistoryRetention < 0 {
+		errs = append(errs, fmt.Errorf("history_retention %v must not be negative (0 keeps finished jobs)", c.HistoryRetention))
+	}
+	if c.LogAggregation && (!path.IsAbs(c.RemoteAppLogDir) || path.Clean(c.RemoteAppLogDir) != c.RemoteAppLogDir || c.RemoteAppLogDir == "/") {
+		errs = append(errs, fmt.Errorf("remote_app_log_dir %q: want a clean absolute DFS directory other than / (log_aggregation is on)", c.RemoteAppLogDir))
 	}
 	errs = append(errs, c.Wire.Validate())
 	return errors.Join(errs...)

@@ -39,6 +39,7 @@ func (rm *ResourceManager) Heartbeat(ctx context.Context, req *mrpb.HeartbeatReq
 		delete(rm.lost, n.id)
 		rm.log.Info("node manager registered", "node", n.id, "user", who, "host", req.GetHostname(), "rack", req.GetRack(),
 			"map_slots", req.GetMapSlots(), "reduce_slots", req.GetReduceSlots())
+		rm.registered(n)
 	}
 	n.host, n.rack, n.shuffleAddr, n.httpAddr = req.GetHostname(), req.GetRack(), req.GetShuffleAddr(), req.GetHttpAddr()
 	n.mapSlots, n.reduceSlots, n.lastSeen = int(req.GetMapSlots()), int(req.GetReduceSlots()), time.Now()
@@ -48,6 +49,7 @@ func (rm *ResourceManager) Heartbeat(ctx context.Context, req *mrpb.HeartbeatReq
 	}
 	resp.KillAttempts, n.kills = n.kills, nil
 	resp.FinishedJobs, n.cleanup = n.cleanup, nil
+	resp.AggregateLogs, n.aggregate = n.aggregate, nil
 	rm.schedule(n, int(req.GetFreeMapSlots())-countKind(resp, true), int(req.GetFreeReduceSlots())-countKind(resp, false), resp)
 	return resp, nil
 }

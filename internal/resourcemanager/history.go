@@ -129,6 +129,7 @@ func (rm *ResourceManager) trackingURL(id string) string {
 func (rm *ResourceManager) jobStatus(j *job, withTasks bool) *mrpb.JobStatus {
 	st := j.status()
 	st.TrackingUrl = rm.trackingURL(j.id)
+	st.AggregatedLogDir = rm.aggregatedDir(j.user, j.id)
 	if withTasks {
 		st.Tasks = j.taskStatuses()
 	}

@@ -77,6 +77,8 @@ type job struct {
 	// max_running_maps; 0 = no cap): seed 003's workloads give each of
 	// four apps 25% of the cluster.
 	maxRunningMaps int
+	// spec is the submission without its splits, for the job history.
+	spec *mrpb.SubmitJobRequest
 }
 
 // MaxRunningMapsParam is the job parameter that caps how many of a job's

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"smarth/internal/auth"
 	"smarth/internal/client"
@@ -70,6 +71,13 @@ type ResourceManager struct {
 	// (secure mode; kept after the node is lost).
 	nodeOwners map[string]string
 
+	// history is the durable job history (nil without history_dir);
+	// lostJobs are the jobs it recorded running when this resource
+	// manager started, which the nodes are told to clean up as they
+	// register (jobhistory.go).
+	history  *jobStore
+	lostJobs []*mrpb.AggregateLogs
+
 	refusedMu   sync.Mutex // guards refused, refusedFull
 	refused     map[string]struct{}
 	refusedFull bool
@@ -79,8 +87,9 @@ type node struct {
 	id, host, rack, shuffleAddr, httpAddr string
 	lastSeen                              time.Time
 	mapSlots, reduceSlots                 int
-	kills                                 []string // attempts to kill, sent in the next reply
-	cleanup                               []string // finished jobs whose map output the node may delete
+	kills                                 []string              // attempts to kill, sent in the next reply
+	cleanup                               []string              // finished jobs whose map output the node may delete
+	aggregate                             []*mrpb.AggregateLogs // finished jobs whose logs the node uploads
 }
 
 // New returns a resource manager; Start binds its addresses.
@@ -170,13 +179,20 @@ func (rm *ResourceManager) Start() error {
 		}
 		rm.dfs, rm.fs = c, mapreduce.DFS(c)
 	}
+	if rm.cfg.HistoryDir != "" {
+		if err := rm.recoverHistory(); err != nil {
+			return err
+		}
+	}
 	var err error
 	if rm.rpcLn, err = net.Listen("tcp", rm.cfg.RPCAddr); err != nil {
+		rm.closeHistory()
 		return fmt.Errorf("rpc_addr: %w", err)
 	}
 	if rm.cfg.HTTPAddr != "" {
 		if rm.httpLn, err = pki.Listen(rm.cfg.HTTPAddr, rm.srvTLS); err != nil {
 			rm.rpcLn.Close()
+			rm.closeHistory()
 			return fmt.Errorf("http_addr: %w", err)
 		}
 	}
@@ -185,6 +201,10 @@ func (rm *ResourceManager) Start() error {
 	rm.wg.Add(2)
 	go func() { defer rm.wg.Done(); rm.grpcSrv.Serve(rm.rpcLn) }()
 	go func() { defer rm.wg.Done(); rm.monitor() }()
+	if rm.history != nil && rm.cfg.HistoryRetention > 0 {
+		rm.wg.Add(1)
+		go func() { defer rm.wg.Done(); rm.pruneLoop() }()
+	}
 	if src := rm.cacheSource(); src != nil {
 		rm.wg.Add(1)
 		go rm.cacheLoop(src)
@@ -250,6 +270,7 @@ func (rm *ResourceManager) Close() error {
 		rm.httpSrv.Close()
 	}
 	rm.wg.Wait()
+	rm.closeHistory()
 	if rm.dfs != nil {
 		rm.dfs.Close()
 	}
@@ -312,19 +333,30 @@ func (rm *ResourceManager) SubmitJob(ctx context.Context, req *mrpb.SubmitJobReq
 	if err != nil {
 		return nil, err
 	}
+	j := newJob(id, seq, req, time.Now(), rm.cfg.ReduceSlowStart)
+	j.maxRunningMaps, j.secret = maxMaps, secret
+	j.spec = proto.Clone(req).(*mrpb.SubmitJobRequest)
+	j.spec.Splits = nil
+	// Recorded before anything is made: a restart from here on reports
+	// the job (as lost) rather than forgetting it.
+	if err := rm.record(j); err != nil {
+		rm.mu.Lock()
+		delete(rm.reserved, output)
+		rm.mu.Unlock()
+		return nil, status.Errorf(codes.Unavailable, "job %s not accepted: %v", id, err)
+	}
 	// The staging directory is made as the submitter, before any task
 	// runs: a user who may not write there learns it now.
 	if err := rm.setupJob(ctx, user, output, id); err != nil {
 		rm.mu.Lock()
 		delete(rm.reserved, output)
 		rm.mu.Unlock()
+		rm.forget(id)
 		return nil, err
 	}
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
 	delete(rm.reserved, output)
-	j := newJob(id, seq, req, time.Now(), rm.cfg.ReduceSlowStart)
-	j.maxRunningMaps, j.secret = maxMaps, secret
 	rm.jobs[id] = j
 	rm.order = append(rm.order, j)
 	rm.log.Info("job submitted", "job", id, "app", j.app, "maps", len(j.maps), "reduces", len(j.reduces), "user", j.user)
@@ -350,15 +382,19 @@ func (rm *ResourceManager) GetJob(ctx context.Context, req *mrpb.GetJobRequest) 
 		return nil, err
 	}
 	rm.mu.Lock()
-	defer rm.mu.Unlock()
-	j, err := rm.lookup(req.GetJobId())
+	if j := rm.jobs[req.GetJobId()]; j != nil {
+		defer rm.mu.Unlock()
+		if err := rm.mayView(j.id, j.user, caller); err != nil {
+			return nil, err
+		}
+		return rm.jobStatus(j, true), nil
+	}
+	rm.mu.Unlock()
+	rec, err := rm.pastJob(caller, req.GetJobId())
 	if err != nil {
 		return nil, err
 	}
-	if err := rm.mayView(j, caller); err != nil {
-		return nil, err
-	}
-	return rm.jobStatus(j, true), nil
+	return rec.GetStatus(), nil
 }
 
 // ListJobs reports the remembered jobs the caller may view, newest
@@ -370,12 +406,23 @@ func (rm *ResourceManager) ListJobs(ctx context.Context, req *mrpb.ListJobsReque
 	}
 	all := rm.isAdmin(caller)
 	rm.mu.Lock()
-	defer rm.mu.Unlock()
 	out := &mrpb.ListJobsResponse{}
+	inMemory := make(map[string]bool, len(rm.jobs))
 	for i := len(rm.order) - 1; i >= 0; i-- {
-		if j := rm.order[i]; (all || j.user == caller) && stateWanted(req.GetStates(), j.state) {
+		j := rm.order[i]
+		inMemory[j.id] = true
+		if (all || j.user == caller) && stateWanted(req.GetStates(), j.state) {
 			out.Jobs = append(out.Jobs, rm.jobStatus(j, false))
 		}
+	}
+	rm.mu.Unlock()
+	past, err := rm.pastJobs(caller, all, req.GetStates(), inMemory)
+	if err != nil {
+		return nil, err
+	}
+	if len(past) > 0 {
+		out.Jobs = append(out.Jobs, past...)
+		newestFirst(out.Jobs)
 	}
 	return out, nil
 }
@@ -390,6 +437,9 @@ func (rm *ResourceManager) KillJob(ctx context.Context, req *mrpb.KillJobRequest
 	defer rm.mu.Unlock()
 	j, err := rm.lookup(req.GetJobId())
 	if err != nil {
+		if rec, perr := rm.pastJob(caller, req.GetJobId()); perr == nil {
+			return nil, status.Errorf(codes.FailedPrecondition, "job %s has already finished (%s)", rec.GetStatus().GetJobId(), rec.GetStatus().GetState())
+		}
 		return nil, err
 	}
 	if err := rm.mayModify("kill", j, caller); err != nil {
@@ -484,8 +534,17 @@ func (rm *ResourceManager) finishJob(j *job, state string) {
 	j.closeAttempts("job "+state, j.finished) // those still running were killed with it
 	j.notify()
 	j.counters.Add(mapreduce.GroupJob, mapreduce.ElapsedMillis, j.finished.Sub(j.submitted).Milliseconds())
+	// On disk before anyone can see the job ended: a restart from here on
+	// reports it as it ended.
+	if err := rm.record(j); err != nil {
+		rm.log.Error("finished job not recorded in the job history; a restart will report it lost", "job", j.id, "err", err)
+	}
+	ran := j.nodesRan()
 	for _, n := range rm.nodes {
 		n.cleanup = append(n.cleanup, j.id)
+		if dir := rm.aggregatedDir(j.user, j.id); dir != "" && ran[n.id] {
+			n.aggregate = append(n.aggregate, &mrpb.AggregateLogs{JobId: j.id, User: j.user, Dir: dir})
+		}
 	}
 	rm.log.Info("job finished", "job", j.id, "state", state, "error", j.err, "elapsed", j.finished.Sub(j.submitted))
 	rm.trim()

@@ -453,9 +453,13 @@ type JobStatus struct {
 	// The resource manager's web page of the job.
 	TrackingUrl string `protobuf:"bytes,21,opt,name=tracking_url,json=trackingUrl,proto3" json:"tracking_url,omitempty"`
 	// Every task with its attempts (GetJob only; ListJobs leaves it empty).
-	Tasks         []*TaskStatus `protobuf:"bytes,22,rep,name=tasks,proto3" json:"tasks,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Tasks []*TaskStatus `protobuf:"bytes,22,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	// Where the node managers upload the job's task logs when it ends
+	// (remote_app_log_dir/USER/JOB, YARN's log aggregation): one file per
+	// node that ran an attempt. Empty when log aggregation is off.
+	AggregatedLogDir string `protobuf:"bytes,23,opt,name=aggregated_log_dir,json=aggregatedLogDir,proto3" json:"aggregated_log_dir,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *JobStatus) Reset() {
@@ -640,6 +644,13 @@ func (x *JobStatus) GetTasks() []*TaskStatus {
 		return x.Tasks
 	}
 	return nil
+}
+
+func (x *JobStatus) GetAggregatedLogDir() string {
+	if x != nil {
+		return x.AggregatedLogDir
+	}
+	return ""
 }
 
 // TaskStatus is one map or reduce task of a job.
@@ -1644,8 +1655,11 @@ type HeartbeatResponse struct {
 	// node drops its running work and reports again from scratch.
 	Reregister          bool  `protobuf:"varint,4,opt,name=reregister,proto3" json:"reregister,omitempty"`
 	HeartbeatIntervalMs int64 `protobuf:"varint,5,opt,name=heartbeat_interval_ms,json=heartbeatIntervalMs,proto3" json:"heartbeat_interval_ms,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Jobs that are over whose task logs the node uploads to the DFS, as
+	// the job's user (log aggregation); sent with finished_jobs.
+	AggregateLogs []*AggregateLogs `protobuf:"bytes,6,rep,name=aggregate_logs,json=aggregateLogs,proto3" json:"aggregate_logs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HeartbeatResponse) Reset() {
@@ -1711,6 +1725,13 @@ func (x *HeartbeatResponse) GetHeartbeatIntervalMs() int64 {
 		return x.HeartbeatIntervalMs
 	}
 	return 0
+}
+
+func (x *HeartbeatResponse) GetAggregateLogs() []*AggregateLogs {
+	if x != nil {
+		return x.AggregateLogs
+	}
+	return nil
 }
 
 type GetMapOutputsRequest struct {
@@ -1848,6 +1869,123 @@ func (x *GetMapOutputsResponse) GetStop() bool {
 	return false
 }
 
+// AggregateLogs asks a node manager to upload what its attempts of a
+// finished job logged to dir (remote_app_log_dir/USER/JOB), as user.
+type AggregateLogs struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	User          string                 `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"`
+	Dir           string                 `protobuf:"bytes,3,opt,name=dir,proto3" json:"dir,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AggregateLogs) Reset() {
+	*x = AggregateLogs{}
+	mi := &file_mrpb_mr_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AggregateLogs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AggregateLogs) ProtoMessage() {}
+
+func (x *AggregateLogs) ProtoReflect() protoreflect.Message {
+	mi := &file_mrpb_mr_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AggregateLogs.ProtoReflect.Descriptor instead.
+func (*AggregateLogs) Descriptor() ([]byte, []int) {
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *AggregateLogs) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *AggregateLogs) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *AggregateLogs) GetDir() string {
+	if x != nil {
+		return x.Dir
+	}
+	return ""
+}
+
+// JobHistoryRecord is a job as the resource manager's history store keeps
+// it (history_dir): its spec (the submission without its splits) and its
+// last status with every task and attempt.
+type JobHistoryRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Spec          *SubmitJobRequest      `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	Status        *JobStatus             `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobHistoryRecord) Reset() {
+	*x = JobHistoryRecord{}
+	mi := &file_mrpb_mr_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobHistoryRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobHistoryRecord) ProtoMessage() {}
+
+func (x *JobHistoryRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_mrpb_mr_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobHistoryRecord.ProtoReflect.Descriptor instead.
+func (*JobHistoryRecord) Descriptor() ([]byte, []int) {
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *JobHistoryRecord) GetSpec() *SubmitJobRequest {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *JobHistoryRecord) GetStatus() *JobStatus {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
 var File_mrpb_mr_proto protoreflect.FileDescriptor
 
 const file_mrpb_mr_proto_rawDesc = "" +
@@ -1882,7 +2020,7 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	"\aCounter\x12\x14\n" +
 	"\x05group\x18\x01 \x01(\tR\x05group\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
-	"\x05value\x18\x03 \x01(\x03R\x05value\"\xc9\x05\n" +
+	"\x05value\x18\x03 \x01(\x03R\x05value\"\xf7\x05\n" +
 	"\tJobStatus\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
@@ -1909,7 +2047,8 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	"\x0fcached_fraction\x18\x13 \x01(\x01R\x0ecachedFraction\x12\"\n" +
 	"\rstart_time_ms\x18\x14 \x01(\x03R\vstartTimeMs\x12!\n" +
 	"\ftracking_url\x18\x15 \x01(\tR\vtrackingUrl\x12+\n" +
-	"\x05tasks\x18\x16 \x03(\v2\x15.smarth.mr.TaskStatusR\x05tasks\"\x85\x01\n" +
+	"\x05tasks\x18\x16 \x03(\v2\x15.smarth.mr.TaskStatusR\x05tasks\x12,\n" +
+	"\x12aggregated_log_dir\x18\x17 \x01(\tR\x10aggregatedLogDir\"\x85\x01\n" +
 	"\n" +
 	"TaskStatus\x12\x15\n" +
 	"\x06is_map\x18\x01 \x01(\bR\x05isMap\x12\x14\n" +
@@ -2004,7 +2143,7 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	"\x0eshuffle_secret\x18\r \x01(\fR\rshuffleSecret\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe4\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa5\x02\n" +
 	"\x11HeartbeatResponse\x121\n" +
 	"\blaunches\x18\x01 \x03(\v2\x15.smarth.mr.TaskLaunchR\blaunches\x12#\n" +
 	"\rkill_attempts\x18\x02 \x03(\tR\fkillAttempts\x12#\n" +
@@ -2012,7 +2151,8 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	"\n" +
 	"reregister\x18\x04 \x01(\bR\n" +
 	"reregister\x122\n" +
-	"\x15heartbeat_interval_ms\x18\x05 \x01(\x03R\x13heartbeatIntervalMs\"{\n" +
+	"\x15heartbeat_interval_ms\x18\x05 \x01(\x03R\x13heartbeatIntervalMs\x12?\n" +
+	"\x0eaggregate_logs\x18\x06 \x03(\v2\x18.smarth.mr.AggregateLogsR\raggregateLogs\"{\n" +
 	"\x14GetMapOutputsRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
 	"\n" +
@@ -2022,7 +2162,14 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	"\x15GetMapOutputsResponse\x126\n" +
 	"\aoutputs\x18\x01 \x03(\v2\x1c.smarth.mr.MapOutputLocationR\aoutputs\x12\x19\n" +
 	"\bnum_maps\x18\x02 \x01(\x05R\anumMaps\x12\x12\n" +
-	"\x04stop\x18\x03 \x01(\bR\x04stop*S\n" +
+	"\x04stop\x18\x03 \x01(\bR\x04stop\"L\n" +
+	"\rAggregateLogs\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
+	"\x04user\x18\x02 \x01(\tR\x04user\x12\x10\n" +
+	"\x03dir\x18\x03 \x01(\tR\x03dir\"q\n" +
+	"\x10JobHistoryRecord\x12/\n" +
+	"\x04spec\x18\x01 \x01(\v2\x1b.smarth.mr.SubmitJobRequestR\x04spec\x12,\n" +
+	"\x06status\x18\x02 \x01(\v2\x14.smarth.mr.JobStatusR\x06status*S\n" +
 	"\tTaskState\x12\x10\n" +
 	"\fTASK_RUNNING\x10\x00\x12\x12\n" +
 	"\x0eTASK_SUCCEEDED\x10\x01\x12\x0f\n" +
@@ -2050,7 +2197,7 @@ func file_mrpb_mr_proto_rawDescGZIP() []byte {
 }
 
 var file_mrpb_mr_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_mrpb_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_mrpb_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_mrpb_mr_proto_goTypes = []any{
 	(TaskState)(0),                // 0: smarth.mr.TaskState
 	(*Split)(nil),                 // 1: smarth.mr.Split
@@ -2075,11 +2222,13 @@ var file_mrpb_mr_proto_goTypes = []any{
 	(*HeartbeatResponse)(nil),     // 20: smarth.mr.HeartbeatResponse
 	(*GetMapOutputsRequest)(nil),  // 21: smarth.mr.GetMapOutputsRequest
 	(*GetMapOutputsResponse)(nil), // 22: smarth.mr.GetMapOutputsResponse
-	nil,                           // 23: smarth.mr.SubmitJobRequest.ParamsEntry
-	nil,                           // 24: smarth.mr.TaskLaunch.ParamsEntry
+	(*AggregateLogs)(nil),         // 23: smarth.mr.AggregateLogs
+	(*JobHistoryRecord)(nil),      // 24: smarth.mr.JobHistoryRecord
+	nil,                           // 25: smarth.mr.SubmitJobRequest.ParamsEntry
+	nil,                           // 26: smarth.mr.TaskLaunch.ParamsEntry
 }
 var file_mrpb_mr_proto_depIdxs = []int32{
-	23, // 0: smarth.mr.SubmitJobRequest.params:type_name -> smarth.mr.SubmitJobRequest.ParamsEntry
+	25, // 0: smarth.mr.SubmitJobRequest.params:type_name -> smarth.mr.SubmitJobRequest.ParamsEntry
 	1,  // 1: smarth.mr.SubmitJobRequest.splits:type_name -> smarth.mr.Split
 	5,  // 2: smarth.mr.JobStatus.counters:type_name -> smarth.mr.Counter
 	7,  // 3: smarth.mr.JobStatus.tasks:type_name -> smarth.mr.TaskStatus
@@ -2089,30 +2238,33 @@ var file_mrpb_mr_proto_depIdxs = []int32{
 	0,  // 7: smarth.mr.TaskReport.state:type_name -> smarth.mr.TaskState
 	5,  // 8: smarth.mr.TaskReport.counters:type_name -> smarth.mr.Counter
 	16, // 9: smarth.mr.HeartbeatRequest.tasks:type_name -> smarth.mr.TaskReport
-	24, // 10: smarth.mr.TaskLaunch.params:type_name -> smarth.mr.TaskLaunch.ParamsEntry
+	26, // 10: smarth.mr.TaskLaunch.params:type_name -> smarth.mr.TaskLaunch.ParamsEntry
 	1,  // 11: smarth.mr.TaskLaunch.split:type_name -> smarth.mr.Split
 	18, // 12: smarth.mr.TaskLaunch.map_outputs:type_name -> smarth.mr.MapOutputLocation
 	19, // 13: smarth.mr.HeartbeatResponse.launches:type_name -> smarth.mr.TaskLaunch
-	18, // 14: smarth.mr.GetMapOutputsResponse.outputs:type_name -> smarth.mr.MapOutputLocation
-	2,  // 15: smarth.mr.ResourceManager.SubmitJob:input_type -> smarth.mr.SubmitJobRequest
-	4,  // 16: smarth.mr.ResourceManager.GetJob:input_type -> smarth.mr.GetJobRequest
-	9,  // 17: smarth.mr.ResourceManager.ListJobs:input_type -> smarth.mr.ListJobsRequest
-	14, // 18: smarth.mr.ResourceManager.KillJob:input_type -> smarth.mr.KillJobRequest
-	17, // 19: smarth.mr.ResourceManager.Heartbeat:input_type -> smarth.mr.HeartbeatRequest
-	21, // 20: smarth.mr.ResourceManager.GetMapOutputs:input_type -> smarth.mr.GetMapOutputsRequest
-	11, // 21: smarth.mr.ResourceManager.ListNodes:input_type -> smarth.mr.ListNodesRequest
-	3,  // 22: smarth.mr.ResourceManager.SubmitJob:output_type -> smarth.mr.SubmitJobResponse
-	6,  // 23: smarth.mr.ResourceManager.GetJob:output_type -> smarth.mr.JobStatus
-	10, // 24: smarth.mr.ResourceManager.ListJobs:output_type -> smarth.mr.ListJobsResponse
-	15, // 25: smarth.mr.ResourceManager.KillJob:output_type -> smarth.mr.KillJobResponse
-	20, // 26: smarth.mr.ResourceManager.Heartbeat:output_type -> smarth.mr.HeartbeatResponse
-	22, // 27: smarth.mr.ResourceManager.GetMapOutputs:output_type -> smarth.mr.GetMapOutputsResponse
-	13, // 28: smarth.mr.ResourceManager.ListNodes:output_type -> smarth.mr.ListNodesResponse
-	22, // [22:29] is the sub-list for method output_type
-	15, // [15:22] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	23, // 14: smarth.mr.HeartbeatResponse.aggregate_logs:type_name -> smarth.mr.AggregateLogs
+	18, // 15: smarth.mr.GetMapOutputsResponse.outputs:type_name -> smarth.mr.MapOutputLocation
+	2,  // 16: smarth.mr.JobHistoryRecord.spec:type_name -> smarth.mr.SubmitJobRequest
+	6,  // 17: smarth.mr.JobHistoryRecord.status:type_name -> smarth.mr.JobStatus
+	2,  // 18: smarth.mr.ResourceManager.SubmitJob:input_type -> smarth.mr.SubmitJobRequest
+	4,  // 19: smarth.mr.ResourceManager.GetJob:input_type -> smarth.mr.GetJobRequest
+	9,  // 20: smarth.mr.ResourceManager.ListJobs:input_type -> smarth.mr.ListJobsRequest
+	14, // 21: smarth.mr.ResourceManager.KillJob:input_type -> smarth.mr.KillJobRequest
+	17, // 22: smarth.mr.ResourceManager.Heartbeat:input_type -> smarth.mr.HeartbeatRequest
+	21, // 23: smarth.mr.ResourceManager.GetMapOutputs:input_type -> smarth.mr.GetMapOutputsRequest
+	11, // 24: smarth.mr.ResourceManager.ListNodes:input_type -> smarth.mr.ListNodesRequest
+	3,  // 25: smarth.mr.ResourceManager.SubmitJob:output_type -> smarth.mr.SubmitJobResponse
+	6,  // 26: smarth.mr.ResourceManager.GetJob:output_type -> smarth.mr.JobStatus
+	10, // 27: smarth.mr.ResourceManager.ListJobs:output_type -> smarth.mr.ListJobsResponse
+	15, // 28: smarth.mr.ResourceManager.KillJob:output_type -> smarth.mr.KillJobResponse
+	20, // 29: smarth.mr.ResourceManager.Heartbeat:output_type -> smarth.mr.HeartbeatResponse
+	22, // 30: smarth.mr.ResourceManager.GetMapOutputs:output_type -> smarth.mr.GetMapOutputsResponse
+	13, // 31: smarth.mr.ResourceManager.ListNodes:output_type -> smarth.mr.ListNodesResponse
+	25, // [25:32] is the sub-list for method output_type
+	18, // [18:25] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_mrpb_mr_proto_init() }
@@ -2126,7 +2278,7 @@ func file_mrpb_mr_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mrpb_mr_proto_rawDesc), len(file_mrpb_mr_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   24,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
