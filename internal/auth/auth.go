@@ -158,8 +158,12 @@ func LoadCredential(tokenFile string) (string, error) {
 	return cred, nil
 }
 
-// CredentialUser is the user a credential names (unverified).
+// CredentialUser is the user a credential names (unverified): a Hadoop
+// delegation token's owner, else what precedes the ':'.
 func CredentialUser(cred string) string {
+	if u := hadoopTokenOwner(cred); u != "" {
+		return u
+	}
 	u, _, _ := strings.Cut(cred, ":")
 	return u
 }
