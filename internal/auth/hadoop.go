@@ -72,7 +72,10 @@ func DecodeHadoopToken(s string) (HadoopToken, error) {
 	if len(s) > maxTokenLen {
 		return t, fmt.Errorf("%w: %w: longer than %d bytes", ErrUnauthenticated, ErrNotHadoopToken, maxTokenLen)
 	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	if err == nil && strings.ContainsAny(s, "\r\n") { // the decoder skips them
+		err = errors.New("line break in the token")
+	}
 	if err != nil {
 		return t, fmt.Errorf("%w: %w: %v", ErrUnauthenticated, ErrNotHadoopToken, err)
 	}
@@ -285,6 +288,12 @@ func (r *writableReader) vlong() int64 {
 	r.off += n
 	if neg {
 		v ^= -1
+	}
+	// Only the shortest form, as Java writes it: one value, one spelling,
+	// so no two strings carry the same token.
+	if len(AppendVLong(nil, v)) != n+1 {
+		r.fail("overlong number at byte %d", r.off-n-1)
+		return 0
 	}
 	return v
 }
