@@ -13,10 +13,13 @@ import (
 func FuzzHadoopToken(f *testing.F) {
 	id := DelegationIdentifier{Owner: "alice", Renewer: "yarn", IssueDate: 1764072000000, MaxDate: 1764676800000, Seq: 12345, MasterKeyID: 20417}
 	tok := HadoopToken{Identifier: id.Marshal(), Password: DelegationPassword([]byte("k"), id.Marshal()), Kind: KindWebHDFS, Service: "127.0.0.1:9870"}
-	for _, s := range []string{tok.URLString(), tok.URLString() + "A", "", "AAAA", "_w", "gP____8"} {
+	// Seeds: a real token, trailing bytes, truncations, a negative length,
+	// a length beyond what is left ("fw": 127 and nothing after).
+	for _, s := range []string{tok.URLString(), tok.URLString() + "A", "", "AAAA", "_w", "gP____8", "fw"} {
 		f.Add(s, []byte(s))
 	}
 	f.Add("", tok.Identifier)
+	f.Add("", []byte{0, 0x8f, 0x01, 'a', 0, 0, 0, 0, 0, 0}) // owner's length spelled in two bytes
 	f.Add("", MarshalTokenStorage([]StoredToken{{Alias: "a", Token: tok}}))
 	f.Add("", append([]byte("HDTS\x00\x01\x01a"), tok.Writable()...))
 	f.Fuzz(func(t *testing.T, s string, b []byte) {
