@@ -221,6 +221,10 @@ func TestHdfsCLITokenClientSecure(t *testing.T) {
 	if st, err := c.Client(t).Stat(context.Background(), "/user/alice/py/up.bin"); err != nil || st.Owner != "alice" {
 		t.Fatalf("HdfsCLI's upload as the native client sees it: %+v %v", st, err)
 	}
+	// Renewed by its renewer (alice: fetchdt's default), then cancelled.
+	if out, err := smarthCmd(t, cred, "fs", "fetchdt", "--renew", file); err != nil || !strings.HasPrefix(out, "Renewed token for "+c.NameNodeHTTPAddr()+" until: ") {
+		t.Fatalf("fetchdt --renew: %v\n%s", err, out)
+	}
 	if out, err := smarthCmd(t, cred, "fs", "fetchdt", "--cancel", file); err != nil {
 		t.Fatalf("fetchdt --cancel: %v\n%s", err, out)
 	}
