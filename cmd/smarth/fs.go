@@ -152,7 +152,7 @@ missing arguments).`,
 	c.AddCommand(fsPutCmd(f, "put"), fsPutCmd(f, "copyFromLocal"), fsPutCmd(f, "moveFromLocal"),
 		fsGetCmd(f, "get"), fsGetCmd(f, "copyToLocal"), fsGetmergeCmd(f), fsCatCmd(f), fsTextCmd(f), fsHeadCmd(f), fsTailCmd(f),
 		fsLsCmd(f), fsMkdirCmd(f), fsRmCmd(f), fsRmdirCmd(f), fsMvCmd(f), fsCpCmd(f), fsTouchzCmd(f), fsTouchCmd(f), fsExpungeCmd(f), fsChecksumCmd(f), fsGetfattrCmd(f), fsSetfattrCmd(f), fsTestCmd(f),
-		fsStatCmd(f), fsDuCmd(f), fsCountCmd(f), fsDfCmd(f), fsFindCmd(f), fsSetrepCmd(f), fsFsckCmd(f),
+		fsStatCmd(f), fsDuCmd(f), fsCountCmd(f), fsDfCmd(f), fsFindCmd(f), fsSetrepCmd(f), fsFsckCmd(f), fsFetchdtCmd(f),
 		fsChmodCmd(f), fsChownCmd(f), fsChgrpCmd(f))
 	c.AddCommand(fsFeatureCmds(f)...)
 	c.AddCommand(fsFileDataCmds(f)...)

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -126,12 +127,26 @@ func WriteTokenFile(path, cred string) error {
 	return atomicfile.Write(path, []byte(cred+"\n"), 0o600)
 }
 
-// ReadTokenFile reads a credential written by WriteTokenFile, refusing a
-// file others can read (anyone who can read it can act as its user).
+// ReadTokenFile reads a credential written by WriteTokenFile, or the
+// first delegation token of a Hadoop token file (`smarth fs fetchdt`'s),
+// refusing a file others can read (anyone who can read it can act as its
+// user).
 func ReadTokenFile(path string) (string, error) {
 	b, err := ReadPrivateFile(path, "token file")
 	if err != nil {
 		return "", err
+	}
+	if bytes.HasPrefix(b, tokenStorageMagic) {
+		toks, err := ParseTokenStorage(b)
+		if err != nil {
+			return "", fmt.Errorf("token file %s: %w", path, err)
+		}
+		for _, st := range toks {
+			if IsDelegationKind(st.Token.Kind) {
+				return st.Token.URLString(), nil
+			}
+		}
+		return "", fmt.Errorf("token file %s: no delegation token in it", path)
 	}
 	return strings.TrimSpace(string(b)), nil
 }
@@ -158,8 +173,12 @@ func LoadCredential(tokenFile string) (string, error) {
 	return cred, nil
 }
 
-// CredentialUser is the user a credential names (unverified).
+// CredentialUser is the user a credential names (unverified): a Hadoop
+// delegation token's owner, else what precedes the ':'.
 func CredentialUser(cred string) string {
+	if u := hadoopTokenOwner(cred); u != "" {
+		return u
+	}
 	u, _, _ := strings.Cut(cred, ":")
 	return u
 }

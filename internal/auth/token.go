@@ -54,10 +54,11 @@ type Token struct {
 	ParentExpires int64  `json:"pe,omitempty"`
 }
 
-// IsToken says whether cred is a token (not a plain user credential).
+// IsToken says whether cred is a token (not a plain user credential):
+// smarth's form or a Hadoop delegation token's URL string.
 func IsToken(cred string) bool {
 	_, rest, ok := strings.Cut(cred, ":")
-	return ok && strings.HasPrefix(rest, tokenTag)
+	return ok && strings.HasPrefix(rest, tokenTag) || IsHadoopToken(cred)
 }
 
 // Encode signs t under key.

@@ -28,7 +28,7 @@ func newCacheTestAuth(t *testing.T) (*identity, *time.Time) {
 // only.
 func TestCredCacheHonoursCancellationAndExpiry(t *testing.T) {
 	id, now := newCacheTestAuth(t)
-	tok, err := id.web.IssueDelegation("alice", "alice")
+	tok, err := id.web.IssueDelegation("alice", "alice", auth.KindWebHDFS, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestCredCacheHonoursCancellationAndExpiry(t *testing.T) {
 // not the one signed into the token, decides.
 func TestCredCacheSeesRenewal(t *testing.T) {
 	id, now := newCacheTestAuth(t)
-	tok, err := id.web.IssueDelegation("alice", "alice")
+	tok, err := id.web.IssueDelegation("alice", "alice", auth.KindWebHDFS, "")
 	if err != nil {
 		t.Fatal(err)
 	}

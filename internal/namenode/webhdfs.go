@@ -165,7 +165,7 @@ func (a *webAuth) check(cred string) (string, *auth.Token, error) {
 		}
 		return u, nil, err
 	}
-	t, err := auth.ParseToken(a.key, cred)
+	t, err := a.parseToken(cred)
 	if err != nil {
 		return "", nil, err
 	}
@@ -276,30 +276,27 @@ func (a *webAuth) IssueRedirect(user string, scope webhdfs.RedirectScope) string
 		Expires: now.Add(redirectLifetime).UnixMilli(), Seq: newSeq(),
 		Op: scope.Op, Path: scope.Path, Datanode: scope.Datanode}
 	if auth.IsToken(scope.Via) {
-		if d, err := auth.ParseToken(a.key, scope.Via); err == nil && d.Kind == auth.KindDelegation {
+		if d, err := a.parseToken(scope.Via); err == nil && d.Kind == auth.KindDelegation {
 			t.Parent, t.ParentExpires = d.Seq, d.Expires
 		}
 	}
 	return t.Encode(a.key)
 }
 
-// IssueDelegation: a simple-mode namenode issues none (Hadoop answers
-// {"Token": null} there).
-func (a *webAuth) IssueDelegation(user, renewer string) (string, error) {
+// IssueDelegation mints a Hadoop delegation token (delegation.go); a
+// simple-mode namenode issues none (Hadoop answers {"Token": null} there).
+func (a *webAuth) IssueDelegation(user, renewer, kind, service string) (string, error) {
 	if !a.Secure() {
 		return "", nil
 	}
-	now := a.clock()
-	t := auth.Token{Kind: auth.KindDelegation, User: user, Renewer: renewer, Issued: now.UnixMilli(),
-		Expires: now.Add(delegationRenewInterval).UnixMilli(), MaxDate: now.Add(delegationMaxLifetime).UnixMilli(), Seq: newSeq()}
-	return t.Encode(a.key), nil
+	return a.issueHadoop(user, renewer, kind, service), nil
 }
 
 func (a *webAuth) delegation(s string) (auth.Token, error) {
 	if !a.Secure() {
 		return auth.Token{}, webhdfs.Exception("IOException", "Delegation tokens are issued only in secure mode (this namenode runs auth: simple)")
 	}
-	t, err := auth.ParseToken(a.key, s)
+	t, err := a.parseToken(s)
 	if err != nil {
 		return t, webhdfs.Exception("InvalidToken", err.Error())
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"smarth/internal/auth"
 	"strings"
 	"testing"
 	"time"
@@ -93,8 +94,8 @@ func TestContainerGetsAJobScopedDelegationToken(t *testing.T) {
 		token = strings.TrimSpace(string(b))
 		return err == nil
 	})
-	if !strings.HasPrefix(token, "alice:") {
-		t.Fatalf("the container's token is not alice's: %q", token)
+	if !auth.IsToken(token) || auth.CredentialUser(token) != "alice" {
+		t.Fatalf("the container's token is not a delegation token of alice's: %q", token)
 	}
 	stat := func(p string) int {
 		u := "http://" + web + "/webhdfs/v1" + p + "?" + url.Values{"op": {"GETFILESTATUS"}, "delegation": {token}}.Encode()

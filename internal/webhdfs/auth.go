@@ -22,9 +22,11 @@ type Authority interface {
 	// Caller returns ctx carrying user as the established caller of the
 	// namenode's ClientProtocol methods.
 	Caller(ctx context.Context, user string) context.Context
-	// IssueDelegation mints a delegation token for user ("" with no
-	// error in simple mode, where a Hadoop namenode returns a null token).
-	IssueDelegation(user, renewer string) (string, error)
+	// IssueDelegation mints a Hadoop delegation token of kind (WEBHDFS
+	// or SWEBHDFS delegation) for user, naming service as Hadoop's
+	// namenode names its RPC address ("" with no error in simple mode,
+	// where a Hadoop namenode returns a null token).
+	IssueDelegation(user, renewer, kind, service string) (string, error)
 	// IssueRedirect mints the short-lived token a datanode passes back
 	// as user's credential for one redirected operation, good only for
 	// that operation, path and datanode, and never at the namenode's

@@ -112,7 +112,10 @@ func run(t *testing.T, timeout time.Duration, dir string, name string, args ...s
 	return string(out)
 }
 
-func TestHadoopJavaClient(t *testing.T) {
+// javaClasspath builds the Maven project in javaclient (cached by its
+// sources' hash) and returns the class path that runs it and Hadoop's
+// own classes (FsShell, as `hadoop fs`).
+func javaClasspath(t *testing.T) string {
 	need(t, "java", "mvn")
 	src, err := filepath.Abs("javaclient")
 	if err != nil {
@@ -137,8 +140,12 @@ func TestHadoopJavaClient(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return filepath.Join(build, "target", "classes") + string(os.PathListSeparator) + filepath.Join(build, "target", "lib", "*")
+}
+
+func TestHadoopJavaClient(t *testing.T) {
+	cp := javaClasspath(t)
 	c, user := clientCluster(t)
-	cp := filepath.Join(build, "target", "classes") + string(os.PathListSeparator) + filepath.Join(build, "target", "lib", "*")
 	out := run(t, 3*time.Minute, t.TempDir(), "java", "-cp", cp, "smarth.WebHdfsCheck", "webhdfs://"+c.NameNodeHTTPAddr(), user, t.TempDir())
 	t.Logf("WebHdfsCheck:\n%s", out)
 	checkChecksums(t, c, out)
@@ -148,17 +155,24 @@ func TestHadoopJavaClient(t *testing.T) {
 	}
 }
 
-func TestPythonHdfsCLI(t *testing.T) {
+// hdfsCLIPython is a python with HdfsCLI (the `hdfs` package) and its
+// Avro extension installed, in a venv kept between runs.
+func hdfsCLIPython(t *testing.T) string {
 	need(t, "python3")
 	venv := filepath.Join(cacheDir(t), "pyvenv")
 	py := filepath.Join(venv, "bin", "python")
 	if _, err := os.Stat(py); err != nil {
 		run(t, 5*time.Minute, "", "python3", "-m", "venv", venv)
 	}
-	if out, err := exec.Command(py, "-c", "import hdfs").CombinedOutput(); err != nil {
-		t.Logf("installing HdfsCLI into %s (%v: %s)", venv, err, out)
-		run(t, 10*time.Minute, "", filepath.Join(venv, "bin", "pip"), "install", "-q", "hdfs==2.7.3")
+	if out, err := exec.Command(py, "-c", "import hdfs, fastavro").CombinedOutput(); err != nil {
+		t.Logf("installing HdfsCLI with its Avro extension into %s (%v: %s)", venv, err, out)
+		run(t, 10*time.Minute, "", filepath.Join(venv, "bin", "pip"), "install", "-q", "hdfs[avro]==2.7.3")
 	}
+	return py
+}
+
+func TestPythonHdfsCLI(t *testing.T) {
+	py := hdfsCLIPython(t)
 	c, user := clientCluster(t)
 	script, err := filepath.Abs(filepath.Join("testdata", "pyclient.py"))
 	if err != nil {

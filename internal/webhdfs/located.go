@@ -1,13 +1,13 @@
 package webhdfs
 
 import (
-	"encoding/base64"
 	"math"
 	"net"
 	"sort"
 	"strconv"
 	"strings"
 
+	"smarth/internal/auth"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -125,35 +125,5 @@ func datanodeJSON(d *dfspb.DatanodeInfo) map[string]any {
 // the Writable form (identifier, password, kind, service, each length-
 // prefixed by a WritableUtils vint) in unpadded URL-safe base64.
 func encodeBlockToken(t *dfspb.BlockToken) string {
-	var b []byte
-	for _, f := range [][]byte{t.GetIdentifier(), t.GetPassword(), []byte("HDFS_BLOCK_TOKEN"), nil} {
-		b = appendVInt(b, int64(len(f)))
-		b = append(b, f...)
-	}
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// appendVInt is WritableUtils.writeVLong.
-func appendVInt(b []byte, i int64) []byte {
-	if i >= -112 && i <= 127 {
-		return append(b, byte(i))
-	}
-	n := int64(-112)
-	if i < 0 {
-		i ^= -1
-		n = -120
-	}
-	for t := i; t != 0; t >>= 8 {
-		n--
-	}
-	b = append(b, byte(n))
-	size := -(n + 112)
-	if n < -120 {
-		size = -(n + 120)
-	}
-	for idx := size; idx != 0; idx-- {
-		shift := (idx - 1) * 8
-		b = append(b, byte(i>>shift))
-	}
-	return b
+	return auth.HadoopToken{Identifier: t.GetIdentifier(), Password: t.GetPassword(), Kind: "HDFS_BLOCK_TOKEN"}.URLString()
 }

@@ -149,7 +149,11 @@ func (c *call) getDelegationToken() error {
 	if renewer == "" {
 		renewer = c.user
 	}
-	tok, err := c.h.cfg.Auth.IssueDelegation(c.user, renewer)
+	kind := auth.KindWebHDFS
+	if c.r.TLS != nil {
+		kind = auth.KindSWebHDFS
+	}
+	tok, err := c.h.cfg.Auth.IssueDelegation(c.user, renewer, kind, c.h.cfg.NameNodeRPC)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package webhdfs
+package auth
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ func TestAppendVInt(t *testing.T) {
 		{0, []byte{0}}, {127, []byte{127}}, {-112, []byte{0x90}},
 		{128, []byte{0x8f, 0x80}}, {300, []byte{0x8e, 0x01, 0x2c}}, {-113, []byte{0x87, 0x70}},
 	} {
-		if got := appendVInt(nil, c.v); !bytes.Equal(got, c.want) {
-			t.Errorf("appendVInt(%d) = % x, want % x", c.v, got, c.want)
+		if got := AppendVLong(nil, c.v); !bytes.Equal(got, c.want) {
+			t.Errorf("AppendVLong(%d) = % x, want % x", c.v, got, c.want)
 		}
 	}
 }
