@@ -106,7 +106,7 @@ func TestHAHungActiveCreateLoop(t *testing.T) {
 	// and the others standbys naming it.
 	settle := func() int {
 		leader := -1
-		waitFor(t, "every member running, one active and the others standbys naming it", func() bool {
+		waitLong(t, "every member running, one active and the others standbys naming it", func() bool {
 			revive()
 			leader = -1
 			var named []string
@@ -138,7 +138,7 @@ func TestHAHungActiveCreateLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		var first time.Duration
-		waitFor(t, fmt.Sprintf("trial %d: a create applied after the freeze of %s acknowledged", trial, g.addrs[l]), func() bool {
+		waitLong(t, fmt.Sprintf("trial %d: a create applied after the freeze of %s acknowledged", trial, g.addrs[l]), func() bool {
 			revive() // a member that answered as a standby and then exited
 			mu.Lock()
 			defer mu.Unlock()
@@ -198,4 +198,18 @@ func base(p string) string { return p[strings.LastIndex(p, "/")+1:] }
 func metadataCtx(ctx context.Context, c *rpcClient) context.Context {
 	md, _ := metadata.FromOutgoingContext(c.ctx())
 	return metadata.NewOutgoingContext(ctx, md)
+}
+
+// waitLong is waitFor with a minute's deadline: a failover with the
+// client's watch off waits its whole RPC timeout (20 s here), and
+// restarts on a loaded machine take their time.
+func waitLong(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after a minute waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
