@@ -13,7 +13,9 @@
 // Config.MaxPerUser: a user who floods the cache with calls pushes out
 // only its own oldest entries, never another user's. The key includes
 // the user, so that one user who learns another's ids cannot read or
-// replay the other's outcome.
+// replay the other's outcome. Entries of calls still running are not
+// counted against the caps: there are at most as many as calls in
+// flight, which the RPC server bounds (ipc_max_calls, connections).
 package retrycache
 
 import (
