@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"smarth/internal/rpc/callid"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/rpc/standby"
 )
@@ -61,14 +62,21 @@ func checkNameNodes(setting string, addrs []string) error {
 //   - the outcome is unknown (the connection broke or the namenode did not
 //     answer in time after the call was sent) and the method is idempotent
 //     (reads, lease renewal, setters that leave the same state when
-//     applied twice; idempotentMethods): the next namenode.
+//     applied twice; idempotentMethods) or at most once (create, append,
+//     delete, rename, concat, xattrs; atMostOnceMethods): the next
+//     namenode. An at-most-once call carries its client's and call's ids
+//     (package callid), the same on every attempt, and the namenode's
+//     retry cache, which the group rebuilds from its replicated log,
+//     answers a repeat with the first attempt's outcome (HDFS's
+//     RetryCache with @AtMostOnce);
+//   - the namenode has not answered within Config.FailoverProbeAfter and
+//     another one says it is the active at a higher term (hung, e.g. a
+//     frozen process or host): the call is abandoned there and repeated
+//     on the new active (watchHung).
 //
-// A non-idempotent call (create, delete, rename, addBlock, complete, ...)
-// whose outcome is unknown is NOT retried: HDFS retries those against the
-// namenode's retry cache, which answers a repeated call with the first
-// one's result; smarth's namenode has no retry cache yet, so a repeat
-// could apply the call twice (a rename that then fails as "not found", a
-// second block). The caller gets the error, as with a single namenode.
+// Other non-idempotent calls (addBlock, complete, ...) whose outcome is
+// unknown are NOT retried: a repeat could apply the call twice (a second
+// block); the caller gets the error, as with a single namenode.
 //
 // Any other answer of a namenode (not found, permission denied, ...) is
 // the answer. A round ends when every namenode worth trying was tried
@@ -85,12 +93,36 @@ type failoverConn struct {
 	sleepBase time.Duration
 	sleepMax  time.Duration
 	log       *slog.Logger
+	ids       *callid.Source // the FileSystem's client id and call counter
+	// probeAfter: how long a call waits for an answer before the other
+	// namenodes are asked whether one of them is the active now
+	// (Config.FailoverProbeAfter; <= 0: never).
+	probeAfter time.Duration
 }
 
 type failoverMember struct {
 	addr string
 	ic   *identConn
+	term atomic.Uint64 // the highest term it said it had (GetHAStatus)
 }
+
+// atMostOnceMethods are ClientProtocol's @AtMostOnce methods that smarth
+// has: they are sent with call ids (callid), and the namenode's retry
+// cache answers a repeat with the first outcome, so they may be repeated
+// on another namenode when the first attempt's outcome is unknown.
+var atMostOnceMethods = map[string]bool{
+	dfspb.ClientProtocol_Create_FullMethodName:      true,
+	dfspb.ClientProtocol_Append_FullMethodName:      true,
+	dfspb.ClientProtocol_Delete_FullMethodName:      true,
+	dfspb.ClientProtocol_Rename_FullMethodName:      true,
+	dfspb.ClientProtocol_Concat_FullMethodName:      true,
+	dfspb.ClientProtocol_SetXAttr_FullMethodName:    true,
+	dfspb.ClientProtocol_RemoveXAttr_FullMethodName: true,
+}
+
+// repeatable: a repeat of the method after an unknown outcome does what
+// one call does.
+func repeatable(method string) bool { return idempotentMethods[method] || atMostOnceMethods[method] }
 
 var _ grpc.ClientConnInterface = (*failoverConn)(nil)
 
@@ -173,6 +205,11 @@ func unknownOutcome(err error) bool {
 }
 
 func (c *failoverConn) Invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
+	if atMostOnceMethods[method] {
+		if _, ok := callid.From(ctx); !ok {
+			ctx = callid.With(ctx, c.ids.Next()) // one id for every attempt
+		}
+	}
 	said := make([]string, len(c.members)) // what each namenode said last
 	tried := make([]bool, len(c.members))  // since the last sleep
 	sleep := c.sleepBase
@@ -180,7 +217,7 @@ func (c *failoverConn) Invoke(ctx context.Context, method string, req, reply any
 	for rounds := 0; ; {
 		i := int(c.cur.Load())
 		m := c.members[i]
-		err := m.ic.Invoke(ctx, method, req, reply, opts...)
+		moved, err := c.attempt(ctx, i, method, req, reply, opts)
 		if err == nil {
 			return nil
 		}
@@ -188,12 +225,17 @@ func (c *failoverConn) Invoke(ctx context.Context, method string, req, reply any
 		next := (i + 1) % len(c.members)
 		active, isStandby := standby.Is(err)
 		switch {
+		case moved >= 0:
+			next = moved
+			err = status.Errorf(codes.DeadlineExceeded, "no answer within %v, and %s is the active at a higher term (%d)",
+				c.probeAfter, c.members[moved].addr, c.members[moved].term.Load())
+			last = err
 		case isStandby:
 			if j := c.index(active); j >= 0 && j != i {
 				next = j
 			}
 		case notSent(err):
-		case unknownOutcome(err) && ctx.Err() == nil && idempotentMethods[method]:
+		case unknownOutcome(err) && ctx.Err() == nil && repeatable(method):
 		default:
 			return err // the namenode's answer, or an unknown outcome not safe to repeat
 		}
@@ -244,6 +286,100 @@ func (c *failoverConn) finalError(method string, said []string, last error) erro
 	}
 	b.WriteString(")")
 	return status.Error(status.Code(last), b.String())
+}
+
+// attempt is one try of the call on member i. A repeatable call that has
+// no answer after probeAfter is watched (watchHung): if another member
+// turns out to be the active at a higher term, the attempt is abandoned
+// and moved is that member; else (-1) the call waits for its answer, as
+// long as it takes (a slow but healthy active is not abandoned: a big
+// listing still completes).
+func (c *failoverConn) attempt(ctx context.Context, i int, method string, req, reply any, opts []grpc.CallOption) (moved int, err error) {
+	ic := c.members[i].ic
+	if c.probeAfter <= 0 || !repeatable(method) {
+		return -1, ic.Invoke(ctx, method, req, reply, opts...)
+	}
+	actx, abandon := context.WithCancel(ctx)
+	defer abandon()
+	var to atomic.Int32
+	to.Store(-1)
+	watch := time.AfterFunc(c.probeAfter, func() {
+		if j := c.watchHung(actx, i); j >= 0 {
+			to.Store(int32(j))
+			abandon()
+		}
+	})
+	err = ic.Invoke(actx, method, req, reply, opts...)
+	watch.Stop()
+	abandon() // ends a watch still running
+	if err != nil && ctx.Err() == nil {
+		if j := int(to.Load()); j >= 0 {
+			return j, err
+		}
+	}
+	return -1, err
+}
+
+// probeEvery is how often a hung call's watch asks the group again while
+// no other member is the active (an election in progress).
+const probeEvery = 100 * time.Millisecond
+
+// watchHung asks every member for its HA status (HDFS's
+// getServiceStatus) in parallel with a short deadline, again every
+// probeEvery, until another member says it is the active at a term
+// higher than member i has said it had (its index is returned), or ctx
+// ends (the call got its answer: -1). Member i is asked too, with a
+// shorter deadline: a slow but live active answers at its own term,
+// which a deposed active still claiming the role cannot beat; a hung one
+// does not answer.
+func (c *failoverConn) watchHung(ctx context.Context, i int) int {
+	type answer struct {
+		j  int
+		st *dfspb.GetHAStatusResponse
+	}
+	others := max(min(c.probeAfter, 500*time.Millisecond), 100*time.Millisecond)
+	for {
+		answers := make(chan answer, len(c.members))
+		for j, m := range c.members {
+			deadline := others
+			if j == i {
+				deadline = others / 2
+			}
+			go func() {
+				pctx, cancel := context.WithTimeout(ctx, deadline)
+				defer cancel()
+				st := &dfspb.GetHAStatusResponse{}
+				if err := m.ic.Invoke(pctx, dfspb.ClientProtocol_GetHAStatus_FullMethodName, &dfspb.GetHAStatusRequest{}, st); err != nil {
+					st = nil
+				} else {
+					for t := m.term.Load(); st.GetTerm() > t && !m.term.CompareAndSwap(t, st.GetTerm()); t = m.term.Load() {
+					}
+				}
+				answers <- answer{j, st}
+			}()
+		}
+		var active *answer
+		for range c.members {
+			select {
+			case <-ctx.Done():
+				return -1
+			case a := <-answers:
+				if a.j != i && a.st.GetState() == dfspb.HAState_ACTIVE && (active == nil || a.st.GetTerm() > active.st.GetTerm()) {
+					active = &a
+				}
+			}
+		}
+		if active != nil && active.st.GetTerm() > c.members[i].term.Load() {
+			c.log.Info("namenode not answering; another is the active at a higher term", "hung", c.members[i].addr,
+				"after", c.probeAfter, "active", c.members[active.j].addr, "term", active.st.GetTerm())
+			return active.j
+		}
+		select {
+		case <-ctx.Done():
+			return -1
+		case <-time.After(probeEvery):
+		}
+	}
 }
 
 func (c *failoverConn) index(addr string) int {

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
 	"smarth/internal/ipc"
+	"smarth/internal/rpc/callid"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/rpc/standby"
 )
@@ -20,17 +22,24 @@ import (
 // the transport under test. Its role decides every call: "active" serves
 // it, "standby" refuses it with standby.Error naming hint, "die" takes
 // the call and then dies before answering (every connection and the
-// listener closed), as a namenode process killed mid-call.
+// listener closed), as a namenode process killed mid-call; "hang" takes
+// every call, GetHAStatus too, and never answers, as a frozen process;
+// "slow" answers calls after slowFor, and GetHAStatus at once, as a live
+// active with a long call. GetHAStatus says ACTIVE at term for "active"
+// and "slow", STANDBY for "standby".
 type haNN struct {
 	dfspb.UnimplementedClientProtocolServer
 	addr string
 	lis  *trackingListener
 	stop func()
 
-	mu    sync.Mutex
-	role  string
-	hint  string
-	calls map[string]int // method name -> calls received
+	mu      sync.Mutex
+	role    string
+	hint    string
+	calls   map[string]int      // method name -> calls received
+	ids     map[string][]string // method name -> the call ids each call carried
+	term    uint64
+	slowFor time.Duration
 	// standbyFor: refuse this many calls as a standby before serving (an
 	// election that ends while the client waits).
 	standbyFor int
@@ -42,7 +51,7 @@ func startHANN(t *testing.T, transport, role, hint string) *haNN {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &haNN{addr: l.Addr().String(), lis: &trackingListener{Listener: l}, role: role, hint: hint, calls: map[string]int{}}
+	n := &haNN{addr: l.Addr().String(), lis: &trackingListener{Listener: l}, role: role, hint: hint, calls: map[string]int{}, ids: map[string][]string{}}
 	if transport == TransportIPC {
 		srv := ipc.NewServer(ipc.ServerOptions{})
 		dfspb.RegisterClientProtocolServer(srv, n)
@@ -74,6 +83,7 @@ func (n *haNN) count(method string) int {
 func (n *haNN) serve(ctx context.Context, method, category string) error {
 	n.mu.Lock()
 	n.calls[method]++
+	n.ids[method] = append(n.ids[method], first(metadata.ValueFromIncomingContext(ctx, callid.Key)))
 	role, hint := n.role, n.hint
 	if n.standbyFor > 0 {
 		n.standbyFor--
@@ -87,8 +97,52 @@ func (n *haNN) serve(ctx context.Context, method, category string) error {
 		n.lis.kill()
 		<-ctx.Done() // the reply never leaves: the process is gone
 		return ctx.Err()
+	case "hang":
+		<-ctx.Done() // the client gives up (its deadline, or it abandons the call)
+		return ctx.Err()
+	case "slow":
+		select {
+		case <-time.After(n.slowFor):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	return nil
+}
+
+func (n *haNN) idsOf(method string) []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]string(nil), n.ids[method]...)
+}
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+func (n *haNN) GetHAStatus(ctx context.Context, r *dfspb.GetHAStatusRequest) (*dfspb.GetHAStatusResponse, error) {
+	n.mu.Lock()
+	n.calls["GetHAStatus"]++
+	role, term := n.role, n.term
+	n.mu.Unlock()
+	switch role {
+	case "hang":
+		<-ctx.Done()
+		return nil, ctx.Err()
+	case "active", "slow":
+		return &dfspb.GetHAStatusResponse{State: dfspb.HAState_ACTIVE, Term: term}, nil
+	}
+	return &dfspb.GetHAStatusResponse{State: dfspb.HAState_STANDBY, Term: term}, nil
+}
+
+func (n *haNN) AddBlock(ctx context.Context, r *dfspb.AddBlockRequest) (*dfspb.AddBlockResponse, error) {
+	if err := n.serve(ctx, "AddBlock", standby.Write); err != nil {
+		return nil, err
+	}
+	return &dfspb.AddBlockResponse{}, nil
 }
 
 func (n *haNN) GetFileInfo(ctx context.Context, r *dfspb.GetFileInfoRequest) (*dfspb.GetFileInfoResponse, error) {
@@ -255,19 +309,39 @@ func TestFailoverWaitsOutAnElection(t *testing.T) {
 }
 
 // A call that reached a namenode which then died has an unknown outcome:
-// a read is repeated on the next namenode, a rename is not (without a
-// retry cache a repeat could apply it twice), and its error is returned.
-func TestFailoverUnknownOutcomeNotRetried(t *testing.T) {
+// a read is repeated on the next namenode; so is a rename, at most once,
+// with the same call ids (the namenode's retry cache answers a repeat of
+// an applied one); addBlock, neither idempotent nor cached, is not, and
+// its error is returned.
+func TestFailoverUnknownOutcome(t *testing.T) {
 	forTransports(t, func(t *testing.T, tr string) {
 		ctx := context.Background()
 
 		dying, next := startHANN(t, tr, "die", ""), startHANN(t, tr, "active", "")
 		f := haClient(t, tr, dying.addr, next.addr)
-		if err := f.Rename(ctx, "/a", "/b"); err == nil {
-			t.Fatal("a rename whose namenode died after taking it succeeded; want its error")
+		if err := f.Rename(ctx, "/a", "/b"); err != nil {
+			t.Fatalf("a rename whose namenode died after taking it: %v; want it repeated on the next", err)
 		}
-		if dying.count("Rename") != 1 || next.count("Rename") != 0 {
-			t.Errorf("renames at the dying and the next namenode = %d, %d; want 1, 0 (not repeated)", dying.count("Rename"), next.count("Rename"))
+		if dying.count("Rename") != 1 || next.count("Rename") != 1 {
+			t.Errorf("renames at the dying and the next namenode = %d, %d; want 1, 1", dying.count("Rename"), next.count("Rename"))
+		}
+		if a, b := dying.idsOf("Rename")[0], next.idsOf("Rename")[0]; a == "" || a != b {
+			t.Errorf("the rename's call ids at the dying and the next namenode: %x, %x; want the same ids on both", a, b)
+		}
+		if err := f.Rename(ctx, "/b", "/c"); err != nil {
+			t.Fatal(err)
+		}
+		if ids := next.idsOf("Rename"); len(ids) != 2 || ids[1] == ids[0] {
+			t.Errorf("call ids of two renames: %x; want two different ones", ids)
+		}
+
+		dying, next = startHANN(t, tr, "die", ""), startHANN(t, tr, "active", "")
+		f = haClient(t, tr, dying.addr, next.addr)
+		if _, err := f.nn.AddBlock(ctx, &dfspb.AddBlockRequest{Path: "/a"}); err == nil {
+			t.Fatal("an addBlock whose namenode died after taking it succeeded; want its error")
+		}
+		if dying.count("AddBlock") != 1 || next.count("AddBlock") != 0 {
+			t.Errorf("addBlocks at the dying and the next namenode = %d, %d; want 1, 0 (not repeated)", dying.count("AddBlock"), next.count("AddBlock"))
 		}
 
 		dying, next = startHANN(t, tr, "die", ""), startHANN(t, tr, "active", "")
@@ -293,4 +367,63 @@ func TestFailoverBadList(t *testing.T) {
 			t.Errorf("namenode list %q: %v, want an error saying %q", list, err, want)
 		}
 	}
+}
+
+// haClientProbe is haClient with a long RPC timeout and the hung-call
+// watch after probe.
+func haClientProbe(t *testing.T, transport string, probe time.Duration, addrs ...string) *FileSystem {
+	t.Helper()
+	f, err := New(Config{NameNode: strings.Join(addrs, ","), User: "alice", RPCTransport: transport,
+		RPCTimeout: 10 * time.Minute, FailoverAttempts: 2, FailoverSleepBase: 10 * time.Millisecond, FailoverSleepMax: 50 * time.Millisecond,
+		FailoverProbeAfter: probe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// A call to a namenode that takes it and never answers (frozen) is
+// abandoned once another says it is the active at a higher term, and
+// repeated there with the same call ids, long before the RPC timeout
+// (10 minutes here; the context's 2 minutes only bound the test).
+func TestFailoverLeavesHungActive(t *testing.T) {
+	forTransports(t, func(t *testing.T, tr string) {
+		hung, next := startHANN(t, tr, "hang", ""), startHANN(t, tr, "active", "")
+		hung.term, next.term = 1, 2
+		f := haClientProbe(t, tr, 50*time.Millisecond, hung.addr, next.addr)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := f.Rename(ctx, "/a", "/b"); err != nil {
+			t.Fatalf("rename with a hung active and another active at a higher term: %v", err)
+		}
+		if hung.count("Rename") != 1 || next.count("Rename") != 1 {
+			t.Errorf("renames at the hung and the new active = %d, %d; want 1, 1", hung.count("Rename"), next.count("Rename"))
+		}
+		if a, b := hung.idsOf("Rename")[0], next.idsOf("Rename")[0]; a == "" || a != b {
+			t.Errorf("call ids at the hung and the new active: %x, %x; want the same", a, b)
+		}
+	})
+}
+
+// A slow but live active is not abandoned: the others are standbys, or
+// one still claims to be the active at a lower term (a deposed active
+// that has not learnt of it yet); the call waits for the slow answer.
+func TestFailoverKeepsSlowActive(t *testing.T) {
+	forTransports(t, func(t *testing.T, tr string) {
+		slow, stale, sb := startHANN(t, tr, "slow", ""), startHANN(t, tr, "active", ""), startHANN(t, tr, "standby", "")
+		slow.term, stale.term, sb.term = 5, 3, 5
+		slow.slowFor = time.Second
+		f := haClientProbe(t, tr, 50*time.Millisecond, slow.addr, stale.addr, sb.addr)
+		if err := f.Rename(context.Background(), "/a", "/b"); err != nil {
+			t.Fatalf("rename on a slow active: %v", err)
+		}
+		if slow.count("Rename") != 1 || stale.count("Rename") != 0 || sb.count("Rename") != 0 {
+			t.Errorf("renames at the slow active, the stale one and the standby = %d, %d, %d; want 1, 0, 0",
+				slow.count("Rename"), stale.count("Rename"), sb.count("Rename"))
+		}
+		if slow.count("GetHAStatus") == 0 {
+			t.Errorf("the slow call was never watched (no GetHAStatus probe)")
+		}
+	})
 }

@@ -24,6 +24,7 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/pki"
+	"smarth/internal/rpc/callid"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -81,6 +82,14 @@ type Config struct {
 	FailoverAttempts  int
 	FailoverSleepBase time.Duration
 	FailoverSleepMax  time.Duration
+	// FailoverProbeAfter: with several namenodes, a create, delete,
+	// rename or read that has had no answer for this long makes the
+	// client ask the other namenodes whether one of them is the active
+	// now (a frozen or hung active: no broken connection tells the
+	// client); if one is, at a higher term, the call is repeated there,
+	// else it keeps waiting (a slow active is not abandoned). Default 1s;
+	// negative: wait the whole RPCTimeout, as HDFS does.
+	FailoverProbeAfter time.Duration
 	// MaxPipelines caps the open pipelines of one multi-pipeline file on
 	// top of live datanodes / replication; each one holds up to a block of
 	// unacknowledged data in memory. Default 4.
@@ -165,6 +174,9 @@ func (c *Config) setDefaults() error {
 	def(&c.DialTimeout, 10*time.Second)
 	def(&c.FailoverSleepBase, 100*time.Millisecond)
 	def(&c.FailoverSleepMax, 2*time.Second)
+	if c.FailoverProbeAfter == 0 {
+		c.FailoverProbeAfter = time.Second
+	}
 	if c.FailoverAttempts <= 0 {
 		c.FailoverAttempts = 15
 	}
@@ -253,7 +265,9 @@ func New(cfg Config) (*FileSystem, error) {
 		}
 	}
 	f := &FileSystem{cfg: cfg, log: cfg.Logger, sharedConn: cfg.NameNodeDial == nil}
-	fc := &failoverConn{attempts: cfg.FailoverAttempts, sleepBase: cfg.FailoverSleepBase, sleepMax: cfg.FailoverSleepMax, log: cfg.Logger}
+	ids := callid.NewSource() // this FileSystem's client id
+	fc := &failoverConn{attempts: cfg.FailoverAttempts, sleepBase: cfg.FailoverSleepBase, sleepMax: cfg.FailoverSleepMax, log: cfg.Logger,
+		ids: ids, probeAfter: cfg.FailoverProbeAfter}
 	for _, addr := range addrs {
 		conn, ic, err := f.connect(addr, md)
 		if err != nil {
@@ -265,6 +279,7 @@ func New(cfg Config) (*FileSystem, error) {
 		// the next one at once (failoverConn) instead of waiting here
 		// for this one to come back.
 		ic.failover = len(addrs) > 1
+		ic.ids = ids
 		fc.members = append(fc.members, &failoverMember{addr: addr, ic: ic})
 	}
 	if len(fc.members) == 1 {

@@ -16,6 +16,7 @@ import (
 
 	"smarth/internal/ipc"
 	"smarth/internal/pki"
+	"smarth/internal/rpc/callid"
 )
 
 // Every FileSystem of a process talking to the same namenode address
@@ -128,6 +129,9 @@ type identConn struct {
 	// failover: this namenode is one of several (failoverConn), which
 	// moves a refused call to the next one rather than waiting here.
 	failover bool
+	// ids gives at-most-once calls their ids (callid) when failoverConn
+	// has not: the FileSystem's client id, shared by its members.
+	ids *callid.Source
 }
 
 func newIdentConn(cc grpc.ClientConnInterface, md metadata.MD) *identConn {
@@ -145,17 +149,35 @@ func (c *identConn) Invoke(ctx context.Context, method string, req, reply any, o
 	// (InvokeHeader): the context's when it has one (as over gRPC,
 	// restart retries then wait up to it), else the default timeout.
 	var deadline time.Time
+	hdr := c.hdr
+	var callID string // the call's ids, for the namenode's retry cache
+	if atMostOnceMethods[method] && c.ids != nil {
+		id, ok := callid.From(ctx)
+		if !ok {
+			id = c.ids.Next()
+			ctx = callid.With(ctx, id)
+		}
+		callID = id.Encode()
+	}
 	if c.ipc == nil {
 		ctx = metadata.NewOutgoingContext(ctx, c.md)
+		if callID != "" {
+			ctx = metadata.AppendToOutgoingContext(ctx, callid.Key, callID)
+		}
 		if _, ok := ctx.Deadline(); !ok {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, c.timeout)
 			defer cancel()
 		}
-	} else if dl, ok := ctx.Deadline(); ok {
-		deadline = dl
 	} else {
-		deadline = time.Now().Add(c.timeout)
+		if callID != "" {
+			hdr = hdr.With(callid.Key, callID)
+		}
+		if dl, ok := ctx.Deadline(); ok {
+			deadline = dl
+		} else {
+			deadline = time.Now().Add(c.timeout)
+		}
 	}
 	var err error
 	for start, pause := time.Now(), 250*time.Millisecond; ; pause = min(2*pause, time.Second) {
@@ -165,7 +187,7 @@ func (c *identConn) Invoke(ctx context.Context, method string, req, reply any, o
 				err = status.Error(codes.DeadlineExceeded, "context deadline exceeded")
 				break
 			}
-			err = c.ipc.InvokeHeader(ctx, c.hdr, left, method, req, reply)
+			err = c.ipc.InvokeHeader(ctx, hdr, left, method, req, reply)
 		} else {
 			err = c.cc.Invoke(ctx, method, req, reply, opts...)
 		}

@@ -151,6 +151,17 @@ type NameNodeConfig struct {
 	// namespace under many RPCs is then not collected dozens of times a
 	// second (heapfloor.Keep). Above it GOGC paces. 0: Go's default pacing.
 	HeapMin int64 `yaml:"heap_min"`
+	// The retry cache (HDFS's dfs.namenode.enable.retrycache, on by
+	// default): the outcome of each at-most-once call (create, delete,
+	// rename, ...) by its client and call ids, so that a call repeated
+	// after a lost reply or a failover is answered with the first
+	// attempt's outcome, not applied twice. Entries expire after
+	// RetryCacheExpiry (dfs.namenode.retrycache.expirytime.millis, 10
+	// minutes); at most RetryCacheMaxEntries are held, a quarter of them
+	// per user.
+	RetryCacheEnable     bool          `yaml:"retry_cache_enable"`
+	RetryCacheExpiry     time.Duration `yaml:"retry_cache_expiry"`
+	RetryCacheMaxEntries int           `yaml:"retry_cache_max_entries"`
 
 	// In-memory caching (seed 003). CachePolicy is a name in
 	// cache.Policies: none, pinned (path directives, no replacement),

@@ -368,6 +368,24 @@ func NewHeader(md metadata.MD) Header {
 	return Header{raw: b}
 }
 
+// With is h and one more pair: a value that changes per call (a call's
+// ids) beside metadata encoded once. Keys must be lower case; a pair gRPC
+// would refuse makes calls with the header fail, as NewHeader's do.
+func (h Header) With(k, v string) Header {
+	if h.err != nil {
+		return h
+	}
+	if err := validPair([]byte(k), []byte(v)); err != nil {
+		return Header{err: err}
+	}
+	n, m := binary.Uvarint(h.raw) // 0, 0 for an empty header
+	b := make([]byte, 0, len(h.raw)+len(k)+len(v)+8)
+	b = binary.AppendUvarint(b, n+1)
+	b = append(b, h.raw[m:]...)
+	b = appendString(b, k)
+	return Header{raw: appendString(b, v)}
+}
+
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)

@@ -16,6 +16,7 @@ import (
 	"smarth/internal/daemonconf"
 	"smarth/internal/logfile"
 	"smarth/internal/namenode/namespace"
+	"smarth/internal/namenode/retrycache"
 	"smarth/internal/placement"
 	"smarth/internal/topology"
 )
@@ -66,6 +67,9 @@ func DefaultConfig() Config {
 		MaxXAttrSize:          namespace.DefaultMaxXAttrSize,
 
 		BlockAccessTokenEnable:   true,
+		RetryCacheEnable:         true,
+		RetryCacheExpiry:         retrycache.DefaultExpiry,
+		RetryCacheMaxEntries:     retrycache.DefaultMaxEntries,
 		BlockAccessTokenLifetime: blocktoken.DefaultLifetime,
 		BlockKeyUpdateInterval:   blocktoken.DefaultRoll,
 		CheckpointTxns:           1_000_000,
@@ -113,6 +117,9 @@ func (c Config) Validate() error {
 	if c.MaxBlockSize < c.BlockSize || c.MaxBlockSize > namespace.MaxBlockSize {
 		// Below block_size every create taking the default would fail.
 		bad("max_block_size: %d must be at least block_size (%d) and at most %d (48 bits, what an inode holds)", c.MaxBlockSize, c.BlockSize, int64(namespace.MaxBlockSize))
+	}
+	if c.RetryCacheExpiry < 0 || c.RetryCacheMaxEntries < 0 {
+		bad("retry_cache_expiry, retry_cache_max_entries: %v, %d cannot be negative (0: the default)", c.RetryCacheExpiry, c.RetryCacheMaxEntries)
 	}
 	if c.HeapMin < 0 {
 		bad("heap_min: %d bytes cannot be negative (0: Go's default collector pacing)", c.HeapMin)

@@ -14,7 +14,9 @@ import (
 // Truncate and Concat records hold what their edits do.
 
 func (s *clientRPC) Append(ctx context.Context, r *dfspb.AppendRequest) (*dfspb.AppendResponse, error) {
-	return s.nn.appendFile(ctx, r)
+	return atMostOnce(ctx, s.nn, "append", func(ctx context.Context) (*dfspb.AppendResponse, error) {
+		return s.nn.appendFile(ctx, r)
+	})
 }
 
 func (s *clientRPC) Truncate(ctx context.Context, r *dfspb.TruncateRequest) (*dfspb.TruncateResponse, error) {
@@ -23,7 +25,9 @@ func (s *clientRPC) Truncate(ctx context.Context, r *dfspb.TruncateRequest) (*df
 }
 
 func (s *clientRPC) Concat(ctx context.Context, r *dfspb.ConcatRequest) (*dfspb.ConcatResponse, error) {
-	return &dfspb.ConcatResponse{}, s.nn.concat(ctx, r)
+	return atMostOnce(ctx, s.nn, "concat", func(ctx context.Context) (*dfspb.ConcatResponse, error) {
+		return &dfspb.ConcatResponse{}, s.nn.concat(ctx, r)
+	})
 }
 
 // writerName checks a client name that is to hold a lease.
@@ -57,7 +61,7 @@ func (nn *NameNode) appendFile(ctx context.Context, req *dfspb.AppendRequest) (*
 	c := callerOf(ctx)
 	op := &fsstate.Append{Path: p, Client: client, Host: host, User: c.User}
 	var resp *dfspb.AppendResponse
-	_, err = nn.mutate(opName, p, c, op, func() error {
+	_, err = nn.mutateCall(loggedCall(ctx), opName, p, c, op, func() error {
 		return nn.checkReopenLeaseLocked(opName, p, client, c)
 	}, func(res fsstate.Applied) {
 		nn.leases.add(client, res.File.ID, nn.clock())
@@ -257,7 +261,7 @@ func (nn *NameNode) concat(ctx context.Context, req *dfspb.ConcatRequest) error 
 	}
 	c := callerOf(ctx)
 	op := &fsstate.Concat{Path: target, Srcs: srcs}
-	_, err = nn.mutate(opName, target, c, op, nil, func(fsstate.Applied) { nn.dirty = true })
+	_, err = nn.mutateCall(loggedCall(ctx), opName, target, c, op, nil, func(fsstate.Applied) { nn.dirty = true })
 	return err
 }
 

@@ -472,6 +472,7 @@ func (f *haFSM) Apply(txid uint64, payload []byte) error {
 		return fmt.Errorf("edit txid %d: %w", txid, err)
 	}
 	nn.ha.edits.applied(txid)
+	nn.rememberReplayedLocked(res)
 	for _, r := range res.Removed {
 		nn.leases.remove(r.ID)
 	}

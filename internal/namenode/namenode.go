@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
 	"smarth/internal/auth"
@@ -24,6 +25,7 @@ import (
 	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/journal"
 	"smarth/internal/namenode/namespace"
+	"smarth/internal/namenode/retrycache"
 	"smarth/internal/namenode/speeds"
 	"smarth/internal/pki"
 	"smarth/internal/placement"
@@ -44,6 +46,8 @@ type NameNode struct {
 	startedAt time.Time
 	tokens    *blocktoken.Manager // block keys; nil when block_access_token_enable is off
 	ident     *identity           // who is calling
+	retry     *retrycache.Cache   // outcomes of at-most-once calls (retry.go); nil when retry_cache_enable is off
+	retryHits prometheus.Counter
 
 	mu         sync.RWMutex         // guards the fields below up to the blank line
 	state      *fsstate.State       // namespace, block map, cache pools and directives
@@ -154,6 +158,7 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 		return nil, fmt.Errorf("namenode config: cache_policy: %w", err)
 	}
 	nn.metrics = newMetrics(nn)
+	nn.initRetryCache()
 	nn.unlockMeta = func() error { return nil }
 	if _, real := fs.(journal.OS); real {
 		// meta_dir holds the namespace (every name, owner and block) and
@@ -205,7 +210,7 @@ func (nn *NameNode) load(fs journal.FS) error {
 	// and again (over 40% of a 1M-file load's CPU) and free next to
 	// nothing, so the collector waits until the load is done.
 	gc := debug.SetGCPercent(-1)
-	hadImage, last, err := j.Load(nn.state)
+	hadImage, last, err := j.Load(retryLoader{nn.state, nn})
 	debug.SetGCPercent(gc)
 	if err != nil {
 		return fmt.Errorf("namenode: load metadata from %s: %w", nn.cfg.MetaDir, err)
@@ -465,8 +470,16 @@ func (nn *NameNode) sync(txid uint64) error {
 }
 
 // logOp appends op to the edit log. Callers hold nn.mu.
-func (nn *NameNode) logOp(op fsstate.Record) uint64 {
+func (nn *NameNode) logOp(op fsstate.Record) uint64 { return nn.logCall(nil, op) }
+
+// logCall appends op, wrapped with the ids of the client call that made
+// it when there are any (call, from loggedCall): the other members and a
+// restart rebuild the retry cache from them (retry.go).
+func (nn *NameNode) logCall(call *fsstate.Call, op fsstate.Record) uint64 {
 	nn.metrics.edits.WithLabelValues(op.Kind().String()).Inc()
+	if call != nil {
+		return nn.journal.Append(fsstate.Encode(&fsstate.Call{ID: call.ID, User: call.User, Op: op}))
+	}
 	return nn.journal.Append(fsstate.Encode(op))
 }
 

@@ -30,6 +30,12 @@ func (nn *NameNode) writableLocked(op, path string) error {
 // caller's permissions, logs it and runs after; then, without the lock, it
 // waits until the record is durable.
 func (nn *NameNode) mutate(opName, path string, c namespace.Caller, op fsstate.Record, pre func() error, after func(fsstate.Applied)) (fsstate.Applied, error) {
+	return nn.mutateCall(nil, opName, path, c, op, pre, after)
+}
+
+// mutateCall is mutate logging the record with the ids of the client
+// call that made it (call, from loggedCall; nil: none).
+func (nn *NameNode) mutateCall(call *fsstate.Call, opName, path string, c namespace.Caller, op fsstate.Record, pre func() error, after func(fsstate.Applied)) (fsstate.Applied, error) {
 	nn.mu.Lock()
 	if err := nn.writableLocked(opName, path); err != nil {
 		nn.mu.Unlock()
@@ -52,7 +58,7 @@ func (nn *NameNode) mutate(opName, path string, c namespace.Caller, op fsstate.R
 		nn.mu.Unlock()
 		return res, statusOf(err)
 	}
-	tx := nn.logOp(op)
+	tx := nn.logCall(call, op)
 	nn.afterApplyLocked(res)
 	if after != nil {
 		after(res)
@@ -148,7 +154,7 @@ func (nn *NameNode) create(ctx context.Context, req *dfspb.CreateRequest) (*dfsp
 		ParentPerm: uint32(nn.parentMode()), CreateParent: req.GetCreateParent(), Overwrite: req.GetOverwrite(),
 		Replication: repl, BlockSize: bs, User: c.User, Client: req.GetClientName(), Host: host}
 	var st *dfspb.FileStatus
-	_, err = nn.mutate("create", p, c, op, func() error {
+	_, err = nn.mutateCall(loggedCall(ctx), "create", p, c, op, func() error {
 		return nn.checkOverwriteLeaseLocked(p, req, c)
 	}, func(res fsstate.Applied) {
 		nn.leases.add(req.GetClientName(), res.File.ID, nn.clock())
@@ -201,7 +207,7 @@ func (nn *NameNode) delete(ctx context.Context, req *dfspb.DeleteRequest) error 
 	}
 	c := callerOf(ctx)
 	op := &fsstate.Delete{Path: p, Recursive: req.GetRecursive()}
-	_, err = nn.mutate("delete", p, c, op, nil, nil)
+	_, err = nn.mutateCall(loggedCall(ctx), "delete", p, c, op, nil, nil)
 	return err
 }
 
@@ -222,7 +228,7 @@ func (nn *NameNode) rename(ctx context.Context, req *dfspb.RenameRequest) error 
 	}
 	c := callerOf(ctx)
 	op := &fsstate.Rename{Path: src, Dst: dst}
-	_, err = nn.mutate("rename", src, c, op, nil, nil)
+	_, err = nn.mutateCall(loggedCall(ctx), "rename", src, c, op, nil, nil)
 	return err
 }
 
@@ -432,6 +438,6 @@ func (nn *NameNode) rename2(ctx context.Context, src, dst string, overwrite, toT
 		// (replayed trusted) is plain rename2's.
 		pre = func() error { return nn.state.Tree().CheckTrashable(c, src) }
 	}
-	_, err := nn.mutate("rename", src, c, op, pre, nil)
+	_, err := nn.mutateCall(loggedCall(ctx), "rename", src, c, op, pre, nil)
 	return err
 }

@@ -23,11 +23,13 @@ func (s *clientRPC) Mkdirs(ctx context.Context, r *dfspb.MkdirsRequest) (*dfspb.
 }
 
 func (s *clientRPC) Create(ctx context.Context, r *dfspb.CreateRequest) (*dfspb.CreateResponse, error) {
-	st, err := s.nn.create(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	return &dfspb.CreateResponse{Status: st}, nil
+	return atMostOnce(ctx, s.nn, "create", func(ctx context.Context) (*dfspb.CreateResponse, error) {
+		st, err := s.nn.create(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		return &dfspb.CreateResponse{Status: st}, nil
+	})
 }
 
 func (s *clientRPC) AddBlock(ctx context.Context, r *dfspb.AddBlockRequest) (*dfspb.AddBlockResponse, error) {
@@ -95,14 +97,21 @@ func (s *clientRPC) GetListing(ctx context.Context, r *dfspb.GetListingRequest) 
 }
 
 func (s *clientRPC) Delete(ctx context.Context, r *dfspb.DeleteRequest) (*dfspb.DeleteResponse, error) {
-	if err := s.nn.delete(ctx, r); err != nil {
-		return nil, err
-	}
-	return &dfspb.DeleteResponse{Deleted: true}, nil
+	return atMostOnce(ctx, s.nn, "delete", func(ctx context.Context) (*dfspb.DeleteResponse, error) {
+		if err := s.nn.delete(ctx, r); err != nil {
+			return nil, err
+		}
+		return &dfspb.DeleteResponse{Deleted: true}, nil
+	})
 }
 
 func (s *clientRPC) Rename(ctx context.Context, r *dfspb.RenameRequest) (*dfspb.RenameResponse, error) {
-	return &dfspb.RenameResponse{}, s.nn.rename(ctx, r)
+	return atMostOnce(ctx, s.nn, "rename", func(ctx context.Context) (*dfspb.RenameResponse, error) {
+		if err := s.nn.rename(ctx, r); err != nil {
+			return nil, err
+		}
+		return &dfspb.RenameResponse{}, nil
+	})
 }
 
 func (s *clientRPC) SetReplication(ctx context.Context, r *dfspb.SetReplicationRequest) (*dfspb.SetReplicationResponse, error) {
@@ -132,11 +141,15 @@ func (s *clientRPC) CreateSymlink(ctx context.Context, r *dfspb.CreateSymlinkReq
 }
 
 func (s *clientRPC) SetXAttr(ctx context.Context, r *dfspb.SetXAttrRequest) (*dfspb.SetXAttrResponse, error) {
-	return &dfspb.SetXAttrResponse{}, s.nn.setXAttr(ctx, r)
+	return atMostOnce(ctx, s.nn, "setXAttr", func(ctx context.Context) (*dfspb.SetXAttrResponse, error) {
+		return &dfspb.SetXAttrResponse{}, s.nn.setXAttr(ctx, r)
+	})
 }
 
 func (s *clientRPC) RemoveXAttr(ctx context.Context, r *dfspb.RemoveXAttrRequest) (*dfspb.RemoveXAttrResponse, error) {
-	return &dfspb.RemoveXAttrResponse{}, s.nn.removeXAttr(ctx, r)
+	return atMostOnce(ctx, s.nn, "removeXAttr", func(ctx context.Context) (*dfspb.RemoveXAttrResponse, error) {
+		return &dfspb.RemoveXAttrResponse{}, s.nn.removeXAttr(ctx, r)
+	})
 }
 
 func (s *clientRPC) GetXAttrs(ctx context.Context, r *dfspb.GetXAttrsRequest) (*dfspb.GetXAttrsResponse, error) {

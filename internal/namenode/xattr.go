@@ -25,7 +25,7 @@ func (nn *NameNode) setXAttr(ctx context.Context, req *dfspb.SetXAttrRequest) er
 	if n := namespace.NormalizeXAttrName(x.GetName()); n != "" {
 		op.XAttr.Name = n // logged normalised
 	}
-	_, err = nn.mutate("setXAttr", p, c, op, nil, nil)
+	_, err = nn.mutateCall(loggedCall(ctx), "setXAttr", p, c, op, nil, nil)
 	return err
 }
 
@@ -40,7 +40,7 @@ func (nn *NameNode) removeXAttr(ctx context.Context, req *dfspb.RemoveXAttrReque
 	if n := namespace.NormalizeXAttrName(req.GetName()); n != "" {
 		op.Name = n
 	}
-	_, err = nn.mutate("removeXAttr", p, c, op, nil, nil)
+	_, err = nn.mutateCall(loggedCall(ctx), "removeXAttr", p, c, op, nil, nil)
 	return err
 }
 

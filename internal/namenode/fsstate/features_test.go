@@ -15,6 +15,7 @@ import (
 
 func featureSampleOps() []Record {
 	return []Record{
+		sampleCall(),
 		&ACL{Path: "/d", Op: namespace.ACLModify, Entries: []namespace.ACLEntry{
 			{Scope: namespace.ScopeDefault, Type: namespace.ACLUser, Name: "bob", Perm: 7}, {Type: namespace.ACLMask, Perm: 5}}},
 		&ACL{Path: "/d", Op: namespace.ACLRemoveAll},

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"smarth/internal/namenode/namespace"
+	"smarth/internal/rpc/callid"
 )
 
 // The golden files pin the on-disk format of edit records and images as
@@ -63,6 +64,8 @@ func goldenRecords() []Record {
 		&RenameSnapshot{Path: "/b", Snapshot: "s0", NewName: "later"},
 		&Rename2{Path: "/b/x", Dst: "/b/y", Overwrite: true, Now: 1700000000014},
 		&SetTypeQuota{Path: "/b", StorageType: "SSD", Quota: 1 << 35},
+		&Call{ID: callid.ID{Client: [16]byte{0xc1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0xc2}, Call: 1 << 33},
+			User: "alice", Op: &Rename2{Path: "/b/y", Dst: "/b/z", Overwrite: true, Now: 1700000000015}},
 	}
 }
 

@@ -96,6 +96,7 @@ var kinds = map[Kind]struct {
 	kindRenameSnapshot:       {"renameSnapshot", func() Record { return new(RenameSnapshot) }},
 	kindRename2:              {"rename2", func() Record { return new(Rename2) }},
 	kindSetTypeQuota:         {"setTypeQuota", func() Record { return new(SetTypeQuota) }},
+	kindCall:                 {"call", func() Record { return new(Call) }},
 }
 
 func (k Kind) String() string {

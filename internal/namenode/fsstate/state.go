@@ -48,6 +48,7 @@ type Applied struct {
 	Dropped []*blockmap.Block  // blocks that left the namespace (and the block map)
 	Orphans []Orphan           // their replicas, which the datanodes must delete
 	Path    string             // rename: the resulting path; createSnapshot: the snapshot's
+	Call    *Call              // the record's call ids, when it came with them (replay)
 }
 
 // Orphan is a replica of a block that no longer exists.
@@ -61,6 +62,8 @@ type Orphan struct {
 // one: both run the same code, so a follower applying the leader's records
 // reaches the leader's state.
 func (s *State) Apply(r Record, c namespace.Caller) (Applied, error) {
+	call, _ := r.(*Call)
+	r = unwrap(r)
 	// Block operations change what their file charges against space
 	// quotas; the difference is charged once the operation is done.
 	var f *namespace.INode
@@ -77,6 +80,7 @@ func (s *State) Apply(r Record, c namespace.Caller) (Applied, error) {
 	if f != nil && err == nil {
 		s.tree.ChargeSpace(f, namespace.DiskCharge(f)-before)
 	}
+	res.Call = call
 	res.Dropped = s.keepSnapshotted(res.Dropped)
 	for _, b := range res.Dropped {
 		for _, rep := range s.blocks.Remove(b.ID) {
@@ -102,13 +106,13 @@ func (s *State) ReplayEdit(txid uint64, payload []byte) (Applied, error) {
 	if err != nil {
 		return Applied{}, err
 	}
-	if c, ok := r.(*Create); ok && c.BlockSize > namespace.MaxBlockSize {
+	if c, ok := unwrap(r).(*Create); ok && c.BlockSize > namespace.MaxBlockSize {
 		// An older build's create (see cappedBlockSize).
 		s.warnCappedBlockSize(fmt.Sprintf("edit txid %d", txid), c.Path, c.BlockSize)
 		c.BlockSize = cappedBlockSize
 	}
 	c := namespace.Caller{Trusted: true}
-	if o, ok := r.(owned); ok {
+	if o, ok := unwrap(r).(owned); ok {
 		c.User = o.owner()
 	}
 	res, err := s.Apply(r, c)

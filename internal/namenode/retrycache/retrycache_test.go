@@ -1,0 +1,167 @@
+package retrycache
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"smarth/internal/rpc/callid"
+)
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func id(n uint64) callid.ID { return callid.ID{Client: [16]byte{1}, Call: n} }
+
+// run is one attempt of a call: the outcome from the cache, or fn's.
+func run(t *testing.T, c *Cache, i callid.ID, user string, fn func() (string, bool)) (string, bool) {
+	t.Helper()
+	call, out, hit, err := c.Begin(context.Background(), i, user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hit {
+		return out.(string), true
+	}
+	v, ok := fn()
+	call.End(ok, v)
+	return v, false
+}
+
+func TestRepeatGetsFirstOutcome(t *testing.T) {
+	c := New(Config{})
+	runs := 0
+	do := func() (string, bool) { runs++; return fmt.Sprintf("run %d", runs), true }
+	if v, hit := run(t, c, id(1), "alice", do); hit || v != "run 1" {
+		t.Fatalf("first attempt: %q hit %v", v, hit)
+	}
+	if v, hit := run(t, c, id(1), "alice", do); !hit || v != "run 1" || runs != 1 {
+		t.Fatalf("repeat: %q hit %v after %d runs; want the first outcome, run once", v, hit, runs)
+	}
+	if _, hit := run(t, c, id(2), "alice", do); hit || runs != 2 {
+		t.Fatalf("another call id was answered from the cache")
+	}
+}
+
+func TestFailureIsNotRemembered(t *testing.T) {
+	c := New(Config{})
+	run(t, c, id(1), "alice", func() (string, bool) { return "no", false })
+	if v, hit := run(t, c, id(1), "alice", func() (string, bool) { return "yes", true }); hit || v != "yes" {
+		t.Fatalf("repeat of a failed call: %q hit %v; want it run again", v, hit)
+	}
+}
+
+// TestKeyedByUser: another user with the same ids neither gets the
+// outcome nor is refused: the call runs for it.
+func TestKeyedByUser(t *testing.T) {
+	c := New(Config{})
+	run(t, c, id(1), "alice", func() (string, bool) { return "alice's file", true })
+	if v, hit := run(t, c, id(1), "mallory", func() (string, bool) { return "mallory's", true }); hit || v != "mallory's" {
+		t.Fatalf("mallory with alice's ids: %q hit %v; want her own call run", v, hit)
+	}
+	if v, hit := run(t, c, id(1), "alice", nil); !hit || v != "alice's file" {
+		t.Fatalf("alice's entry after mallory's call: %q hit %v", v, hit)
+	}
+}
+
+func TestExpiry(t *testing.T) {
+	clk := &clock{now: time.Unix(1000, 0)}
+	c := New(Config{Expiry: time.Minute, Now: clk.Now})
+	run(t, c, id(1), "alice", func() (string, bool) { return "a", true })
+	clk.add(59 * time.Second)
+	if _, hit := run(t, c, id(1), "alice", nil); !hit {
+		t.Fatalf("entry gone before its expiry")
+	}
+	clk.add(2 * time.Second)
+	if v, hit := run(t, c, id(1), "alice", func() (string, bool) { return "again", true }); hit || v != "again" {
+		t.Fatalf("entry answered after its expiry: %q", v)
+	}
+	clk.add(2 * time.Minute)
+	if n := c.Len(); n != 0 {
+		t.Fatalf("%d entries held after every one expired", n)
+	}
+}
+
+// TestCapPerUser: a user filling the cache pushes out its own oldest
+// entries, and another user's entry stays.
+func TestCapPerUser(t *testing.T) {
+	c := New(Config{MaxEntries: 100, MaxPerUser: 10})
+	run(t, c, id(1), "alice", func() (string, bool) { return "alice's", true })
+	for n := range uint64(1000) {
+		run(t, c, id(1000+n), "mallory", func() (string, bool) { return "m", true })
+	}
+	if n := c.Len(); n != 11 {
+		t.Fatalf("%d entries after mallory's 1000 calls; want her 10 and alice's 1", n)
+	}
+	if v, hit := run(t, c, id(1), "alice", nil); !hit || v != "alice's" {
+		t.Fatalf("alice's entry was pushed out by another user's calls")
+	}
+	if _, hit := run(t, c, id(1999), "mallory", nil); !hit {
+		t.Fatalf("mallory's newest entry is gone")
+	}
+	if _, hit := run(t, c, id(1000), "mallory", func() (string, bool) { return "m", false }); hit {
+		t.Fatalf("mallory's oldest entry is still held past her share")
+	}
+}
+
+// TestCapTotal: with many users the whole cache holds MaxEntries, the
+// oldest leaving first.
+func TestCapTotal(t *testing.T) {
+	c := New(Config{MaxEntries: 50, MaxPerUser: 50})
+	for u := range 100 {
+		run(t, c, id(1), fmt.Sprintf("u%d", u), func() (string, bool) { return "x", true })
+	}
+	if n := c.Len(); n != 50 {
+		t.Fatalf("%d entries, cap 50", n)
+	}
+	if _, hit := run(t, c, id(1), "u99", nil); !hit {
+		t.Fatalf("newest entry gone")
+	}
+	if _, hit := run(t, c, id(1), "u0", func() (string, bool) { return "x", false }); hit {
+		t.Fatalf("oldest entry kept past the cap")
+	}
+}
+
+// TestRepeatWaitsForTheFirstAttempt: a repeat arriving while the first
+// attempt runs waits for it and gets its outcome (HDFS's
+// waitForCompletion); its context ending ends the wait.
+func TestRepeatWaitsForTheFirstAttempt(t *testing.T) {
+	c := New(Config{})
+	first, _, _, _ := c.Begin(context.Background(), id(1), "alice")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, _, err := c.Begin(ctx, id(1), "alice"); err == nil {
+		t.Fatalf("a repeat with an ended context did not give up waiting")
+	}
+	got := make(chan any)
+	go func() {
+		_, out, hit, err := c.Begin(context.Background(), id(1), "alice")
+		if !hit || err != nil {
+			out = fmt.Sprintf("hit %v err %v", hit, err)
+		}
+		got <- out
+	}()
+	first.End(true, "done")
+	if v := <-got; v != "done" {
+		t.Fatalf("the waiting repeat got %v", v)
+	}
+}
+
+func TestAddFromReplay(t *testing.T) {
+	c := New(Config{})
+	c.Add(id(5), "alice", "replayed")
+	if v, hit := run(t, c, id(5), "alice", nil); !hit || v != "replayed" {
+		t.Fatalf("replayed entry: %q hit %v", v, hit)
+	}
+}
