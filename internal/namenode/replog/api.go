@@ -86,11 +86,13 @@ func (l *Log) addrOf(id string) (raft.ServerAddress, error) {
 // AddVoter adds a node (or changes its address); it first catches up as
 // raft replicates to it, then votes. Only the leader can.
 func (l *Log) AddVoter(ctx context.Context, id, addr string) error {
+	l.followers.forget(raft.ServerID(id))
 	return l.wait(ctx, l.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0))
 }
 
 // RemoveServer removes a node from the group. Only the leader can.
 func (l *Log) RemoveServer(ctx context.Context, id string) error {
+	defer l.followers.forget(raft.ServerID(id))
 	return l.wait(ctx, l.raft.RemoveServer(raft.ServerID(id), 0, 0))
 }
 
@@ -126,9 +128,8 @@ type Stats struct {
 	Batches, Records uint64
 }
 
-// Stats reads the node's state. Per-follower lag in entries is not
-// exposed by the library; each node's AppliedTxID (read from each
-// namenode) gives it.
+// Stats reads the node's state. Per-follower lag in entries is the
+// leader's Followers (followers.go): the library does not expose it.
 func (l *Log) Stats() Stats {
 	s := l.raft.Stats()
 	u := func(k string) uint64 { v, _ := strconv.ParseUint(s[k], 10, 64); return v }
