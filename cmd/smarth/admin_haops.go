@@ -45,9 +45,11 @@ names the active, and the command asks it instead. Superusers only.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
 			from := ""
-			if st, err := a.rpc.GetHAStatus(cmd.Context(), &dfspb.GetHAStatusRequest{}); err == nil {
+			sctx, cancel := a.ctx(cmd)
+			if st, err := a.rpc.GetHAStatus(sctx, &dfspb.GetHAStatusRequest{}); err == nil {
 				from = st.GetActiveId()
 			}
+			cancel()
 			var resp *dfspb.TransferHALeaderResponse
 			err := a.onActive(cmd, func(ctx context.Context, c dfspb.ClientProtocolClient) (err error) {
 				resp, err = c.TransferHALeader(ctx, &dfspb.TransferHALeaderRequest{Id: id})
