@@ -3,14 +3,20 @@ package namenode
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
+	"smarth/internal/ipc"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/rpc/standby"
 )
@@ -189,4 +195,171 @@ func TestHAAdminRemoveAndAddBack(t *testing.T) {
 	}
 	<-g.procs[up].exited
 	mkdir("/with-the-re-added-only")
+}
+
+// TestHAOpsAuthorizedOverBothTransports: the HA operations are the
+// superuser's on gRPC and IPC alike (one authorization point); a standby
+// refuses them naming the active; the superuser's transfer over IPC
+// moves the active role; a namenode without HA says it has no group.
+func TestHAOpsAuthorizedOverBothTransports(t *testing.T) {
+	g := startHAGroup(t, 3)
+	l := g.active(nil)
+	f := (l + 1) % 3
+	tc, err := g.tls.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	overIPC := func(i int, user string) *rpcClient {
+		ic := ipc.NewConn(g.cfgs[i].RPCAddr, ipc.ClientOptions{TLS: tc})
+		t.Cleanup(func() { ic.Close() })
+		return &rpcClient{cp: dfspb.NewClientProtocolClient(ic), user: user}
+	}
+	for name, c := range map[string]*rpcClient{"grpc": g.dial(g.cfgs[l].RPCAddr, "alice"), "ipc": overIPC(l, "alice")} {
+		t.Run(name, func(t *testing.T) {
+			const denied = "Access denied for user alice. Superuser privilege is required"
+			_, err := c.cp.TransferHALeader(c.ctx(), &dfspb.TransferHALeaderRequest{Id: nnID(f)})
+			wantErr(t, err, codes.PermissionDenied, denied)
+			_, err = c.cp.AddHAMember(c.ctx(), &dfspb.AddHAMemberRequest{Id: "nn7", RaftAddress: "127.0.0.1:1", RpcAddress: "127.0.0.1:2"})
+			wantErr(t, err, codes.PermissionDenied, denied)
+			_, err = c.cp.RemoveHAMember(c.ctx(), &dfspb.RemoveHAMemberRequest{Id: nnID(f)})
+			wantErr(t, err, codes.PermissionDenied, denied)
+		})
+	}
+	if got := g.active(nil); got != l {
+		t.Fatalf("the active moved from %s to %s on refused calls", nnID(l), nnID(got))
+	}
+	c := overIPC(f, "hdfs")
+	_, err = c.cp.RemoveHAMember(c.ctx(), &dfspb.RemoveHAMemberRequest{Id: nnID(l)})
+	if a, ok := standby.Is(err); !ok || a != g.cfgs[l].RPCAddr {
+		t.Fatalf("remove on a standby: %v; want a standby refusal naming %s", err, g.cfgs[l].RPCAddr)
+	}
+	c = overIPC(l, "hdfs")
+	resp, err := c.cp.TransferHALeader(c.ctx(), &dfspb.TransferHALeaderRequest{Id: nnID(f)})
+	if err != nil || resp.ActiveId != nnID(f) || resp.ActiveRpcAddress != g.cfgs[f].RPCAddr {
+		t.Fatalf("transfer-leader to %s over IPC: %v, %v", nnID(f), resp, err)
+	}
+	if got := g.active(nil); got != f {
+		t.Fatalf("after transfer-leader to %s the active is %s", nnID(f), nnID(got))
+	}
+	single := startNN(t, testConfig(t))
+	sc := dial(t, single.Addr(), "hdfs")
+	_, err = sc.cp.TransferHALeader(sc.ctx(), &dfspb.TransferHALeaderRequest{Id: "nn1"})
+	wantErr(t, err, codes.FailedPrecondition, "transfer-leader: this namenode is not a member of an HA group")
+}
+
+// metricValue reads one series' value from Prometheus text.
+func metricValue(text, series string) (float64, bool) {
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
+}
+
+// TestHAMetricsAndConsole: the active exports its state and each
+// follower's lag, which grows while a follower is down (by at least the
+// edits made meanwhile) and returns to 0 once it is back; a standby
+// exports its own state only; both consoles show the group. A namenode
+// without HA shows none of it.
+func TestHAMetricsAndConsole(t *testing.T) {
+	g := startHAGroup(t, 3)
+	l := g.active(nil)
+	up, down := (l+1)%3, (l+2)%3
+	tc, err := g.tls.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: tc}, Timeout: 10 * time.Second}
+	get := func(scheme, addr, path string) string {
+		t.Helper()
+		c := hc
+		if scheme == "http" {
+			c = &http.Client{Timeout: 10 * time.Second}
+		}
+		resp, err := c.Get(scheme + "://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s%s: %d %s", addr, path, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	lag := func(member string) (float64, bool) {
+		return metricValue(get("https", g.nns[l].HTTPAddr(), "/metrics"), `smarth_namenode_ha_follower_lag_entries{member="`+member+`"}`)
+	}
+	mkdirs := func(prefix string, n int) {
+		t.Helper()
+		for i := range n {
+			if _, err := g.cli[l].cp.Mkdirs(g.cli[l].ctx(), &dfspb.MkdirsRequest{Path: fmt.Sprintf("/%s/%d", prefix, i), CreateParent: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mkdirs("a", 5)
+	for _, i := range []int{up, down} {
+		waitFor(t, "the active's metrics to show "+nnID(i)+" at lag 0", func() bool { v, ok := lag(nnID(i)); return ok && v == 0 })
+	}
+	st, err := g.cli[l].cp.GetHAStatus(g.cli[l].ctx(), &dfspb.GetHAStatusRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := get("https", g.nns[l].HTTPAddr(), "/metrics")
+	for series, want := range map[string]float64{"smarth_namenode_ha_state": 1, "smarth_namenode_ha_members": 3,
+		"smarth_namenode_ha_last_contact_seconds": 0} {
+		if v, ok := metricValue(m, series); !ok || v != want {
+			t.Errorf("active: %s = %v (present %v); want %v", series, v, ok, want)
+		}
+	}
+	if v, ok := metricValue(m, "smarth_namenode_ha_term"); !ok || v < float64(st.Term) {
+		t.Errorf("active: smarth_namenode_ha_term = %v; want at least %d", v, st.Term)
+	}
+	if v, ok := metricValue(m, "smarth_namenode_ha_applied_txid"); !ok || v < float64(st.AppliedTxid) {
+		t.Errorf("active: smarth_namenode_ha_applied_txid = %v; want at least %d", v, st.AppliedTxid)
+	}
+	fm := get("https", g.nns[up].HTTPAddr(), "/metrics")
+	if v, ok := metricValue(fm, "smarth_namenode_ha_state"); !ok || v != 0 {
+		t.Errorf("standby: smarth_namenode_ha_state = %v (present %v); want 0", v, ok)
+	}
+	if v, ok := metricValue(fm, "smarth_namenode_ha_applied_index"); !ok || v == 0 {
+		t.Errorf("standby: smarth_namenode_ha_applied_index = %v (present %v); want > 0", v, ok)
+	}
+	if strings.Contains(fm, "smarth_namenode_ha_follower_lag_entries") {
+		t.Errorf("a standby exports follower lag:\n%s", fm)
+	}
+
+	// The fault: a follower down while the active writes.
+	g.nns[down].Close()
+	mkdirs("b", 10)
+	waitFor(t, "the active's metrics to show "+nnID(up)+" back at lag 0", func() bool { v, ok := lag(nnID(up)); return ok && v == 0 })
+	if v, ok := lag(nnID(down)); !ok || v < 10 {
+		t.Fatalf("lag of %s, down during 10 mkdirs: %v (present %v); want at least 10", nnID(down), v, ok)
+	}
+	page := get("https", g.nns[l].HTTPAddr(), "/")
+	for _, want := range []string{"<h2>High availability</h2>", nnID(l) + " (this namenode)</td><td>active</td>",
+		"<td>" + nnID(up) + "</td><td>standby</td>", "<td>" + nnID(down) + "</td><td>standby</td>", g.cfgs[up].RPCAddr} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("the active's console lacks %q:\n%s", want, page)
+		}
+	}
+	fpage := get("https", g.nns[up].HTTPAddr(), "/")
+	for _, want := range []string{"<h2>High availability</h2>", nnID(up) + " (this namenode)</td><td>standby</td>", "<td>" + nnID(l) + "</td><td>active</td>"} {
+		if !strings.Contains(fpage, want) {
+			t.Fatalf("a standby's console lacks %q:\n%s", want, fpage)
+		}
+	}
+	g.nns[down] = startNN(t, g.cfgs[down])
+	waitFor(t, "the active's metrics to show the restarted "+nnID(down)+" back at lag 0", func() bool { v, ok := lag(nnID(down)); return ok && v == 0 })
+
+	single := startNN(t, testConfig(t))
+	if m := get("http", single.HTTPAddr(), "/metrics"); strings.Contains(m, "smarth_namenode_ha_") {
+		t.Errorf("a namenode without HA exports HA series")
+	}
+	if p := get("http", single.HTTPAddr(), "/"); strings.Contains(p, "High availability") {
+		t.Errorf("a namenode without HA shows an HA section")
+	}
 }
