@@ -186,7 +186,17 @@ func (nn *NameNode) transferHALeader(ctx context.Context, id string) (*dfspb.Tra
 	nn.mu.Unlock()
 	nn.logger.Info("HA transfer-leader: mutations stopped; waiting for the last edit to commit", "to", id, "txid", last)
 	if err = nn.journal.Sync(last); err == nil {
-		err = h.log.TransferLeadership(ctx, id)
+		// raft gives a transfer one election timeout to catch the target
+		// up and start its election; on a loaded host that can pass
+		// with nothing wrong. Try again while still the leader, as an
+		// operator would.
+		for try := 1; ; try++ {
+			err = h.log.TransferLeadership(ctx, id)
+			if err == nil || try == 3 || ctx.Err() != nil || !h.log.IsLeader() {
+				break
+			}
+			nn.logger.Info("HA transfer-leader: attempt failed; trying again", "to", id, "attempt", try, "err", err)
+		}
 	}
 	if err != nil {
 		nn.mu.Lock()
