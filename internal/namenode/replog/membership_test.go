@@ -35,6 +35,8 @@ func TestTransferRemoveAdd(t *testing.T) {
 		t.Fatalf("transfer to %s: %v", to.id, err)
 	}
 	waitFor(t, 10*time.Second, to.id+" to be the ready leader", to.log.IsLeader)
+	// The old leader learns its successor from the first heartbeat.
+	waitFor(t, 10*time.Second, ld.id+" to know "+to.id+" leads", func() bool { id, _ := ld.log.Leader(); return id == to.id })
 	var nl ErrNotLeader
 	if err := write(ctx, ld.log, ld.fsm, "refused"); !errors.As(err, &nl) || nl.LeaderID != to.id {
 		t.Fatalf("write on the old leader after the transfer: %v, want ErrNotLeader naming %s", err, to.id)
