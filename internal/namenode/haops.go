@@ -199,10 +199,17 @@ func (nn *NameNode) transferHALeader(ctx context.Context, id string) (*dfspb.Tra
 		}
 	}
 	if err != nil {
+		// raft refuses entries until its failed transfer has wound down
+		// (seconds, when the target is dead): an edit applied in memory
+		// and refused by the log would stop this namenode. Mutations
+		// resume only once a barrier commits.
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		serr := h.log.Settle(sctx)
+		cancel()
 		nn.mu.Lock()
 		// Still the leader: take mutations again (stepDown, if the stint
 		// did end, sets active back to false under the same lock).
-		if h.log.Writable() == nil {
+		if serr == nil && h.log.Writable() == nil {
 			h.active.Store(true)
 		}
 		h.transferTo.Store(nil)
