@@ -131,6 +131,24 @@ func (nn *NameNode) activeOp(op string) (*haNode, error) {
 	return nn.ha, nil
 }
 
+// memberOp starts an operation on existing member id (what the id
+// names, for the error when it is missing) on the active: its view of
+// the group, or the refusal.
+func (nn *NameNode) memberOp(op, id, what string) (*haNode, groupView, error) {
+	if id == "" {
+		return nil, groupView{}, errInvalid("%s: the id of %s is required", op, what)
+	}
+	h, err := nn.activeOp(op)
+	if err != nil {
+		return nil, groupView{}, err
+	}
+	v := h.view()
+	if !v.has(id) {
+		return nil, groupView{}, v.notMember(op, id)
+	}
+	return h, v, nil
+}
+
 func (s *clientRPC) TransferHALeader(ctx context.Context, r *dfspb.TransferHALeaderRequest) (*dfspb.TransferHALeaderResponse, error) {
 	return s.nn.transferHALeader(ctx, r.GetId())
 }
@@ -159,17 +177,11 @@ func (s *clientRPC) RemoveHAMember(ctx context.Context, r *dfspb.RemoveHAMemberR
 // fails leaves this namenode active.
 func (nn *NameNode) transferHALeader(ctx context.Context, id string) (*dfspb.TransferHALeaderResponse, error) {
 	const op = "transfer-leader"
-	if id == "" {
-		return nil, errInvalid("%s: the id of the member to make active is required", op)
-	}
-	h, err := nn.activeOp(op)
+	h, v, err := nn.memberOp(op, id, "the member to make active")
 	if err != nil {
 		return nil, err
 	}
-	v := h.view()
 	switch {
-	case !v.has(id):
-		return nil, v.notMember(op, id)
 	case id == v.self:
 		return nil, errPrecondition("%s: %s is already the active namenode", op, id)
 	case !v.up(id):
@@ -281,18 +293,11 @@ func (nn *NameNode) addHAMember(ctx context.Context, id string, p daemonconf.Nam
 // that answer are no majority of it.
 func (nn *NameNode) removeHAMember(ctx context.Context, id string) ([]*dfspb.HAPeer, error) {
 	const op = "remove"
-	if id == "" {
-		return nil, errInvalid("%s: the id of the member to remove is required", op)
-	}
-	h, err := nn.activeOp(op)
+	h, v, err := nn.memberOp(op, id, "the member to remove")
 	if err != nil {
 		return nil, err
 	}
-	v := h.view()
-	switch {
-	case !v.has(id):
-		return nil, v.notMember(op, id)
-	case id == v.self:
+	if id == v.self {
 		return nil, errPrecondition("%s: %s is the active namenode; make another member active first (smarth admin ha transfer-leader <id>), then remove %s through it", op, id, id)
 	}
 	rest := slices.DeleteFunc(slices.Clone(v.members), func(m string) bool { return m == id })
