@@ -12,13 +12,14 @@ import (
 	"smarth/internal/rpc/dfspb"
 )
 
-// newAdminHACmd is HDFS's haadmin, as far as it goes today: the state of
-// every member of the namenode's HA group.
+// newAdminHACmd is HDFS's haadmin: the state of every member of the
+// namenode's HA group, and its operations (admin_haops.go).
 func newAdminHACmd(a *adminConn) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "ha",
-		Short: "Namenode high availability: the state of each namenode of the group",
+		Short: "Namenode high availability: the state of each namenode of the group, failover, membership",
 	}
+	c.AddCommand(newAdminHAOpsCmds(a)...)
 	c.AddCommand(&cobra.Command{
 		Use:   "status",
 		Short: "Show each configured namenode's state (active or standby), term and last applied edit",
@@ -43,6 +44,11 @@ of itself, at term 0.`,
 				return tw.Flush()
 			}
 			for _, p := range self.GetPeers() {
+				if p.GetRpcAddress() == "" {
+					// Added through another namenode, missing from this one's ha_peers.
+					fmt.Fprintf(tw, "%s\trpc address unknown to %s (not in its ha_peers)\n", p.GetId(), a.addr)
+					continue
+				}
 				st, err := a.haStatusOf(cmd, p.GetRpcAddress())
 				if err != nil {
 					fmt.Fprintf(tw, "%s\tFailed to connect: %v\n", p.GetRpcAddress(), err)

@@ -83,6 +83,10 @@ var methodRules = func() map[string]rule {
 	m[clientProtocol+"RefreshNodes"] = ruleSuperuser
 	m[clientProtocol+"GetBlocks"] = ruleSuperuser
 	m[clientProtocol+"MoveReplica"] = ruleSuperuser
+	// the HA group's membership and its active (haops.go)
+	for _, name := range []string{"TransferHALeader", "AddHAMember", "RemoveHAMember"} {
+		m[clientProtocol+name] = ruleSuperuser
+	}
 	for _, name := range []string{"RegisterDatanode", "SendHeartbeat", "BlockReport", "BlockReceivedAndDeleted",
 		"ReportBadBlocks", "CommitBlockSynchronization"} {
 		m[datanodeProtocol+name] = ruleDatanode

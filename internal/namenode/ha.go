@@ -8,10 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"path/filepath"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -169,9 +169,18 @@ type haNode struct {
 	nn     *NameNode
 	log    *replog.Log
 	edits  *haLog
-	peers  map[string]daemonconf.NameNodeHAPeer
 	active atomic.Bool // the log is writable and takeOver has run
 	fatal  chan error  // the daemon must exit (Fatal)
+
+	// peers are the members' addresses: ha_peers, then what add and
+	// remove through this namenode changed (haops.go). The group's
+	// membership itself is raft's configuration.
+	peersMu sync.RWMutex
+	peers   map[string]daemonconf.NameNodeHAPeer
+	// transferTo is the member a transfer-leader in progress hands the
+	// active role to (nil: none): mutations are refused naming it, and
+	// watch does not take over again while it runs.
+	transferTo atomic.Pointer[string]
 }
 
 // Fatal delivers an error after which the namenode must stop and be
@@ -217,7 +226,7 @@ func (nn *NameNode) loadHA(fs journal.FS) error {
 		nn.state = nn.emptyState(nn.clock())
 		nn.initSafeMode(nn.clock())
 	}
-	ha := &haNode{nn: nn, peers: hc.Peers, fatal: make(chan error, 1)}
+	ha := &haNode{nn: nn, peers: maps.Clone(hc.Peers), fatal: make(chan error, 1)}
 	ha.edits = &haLog{fatal: ha.fail}
 	if nn.journal != nil {
 		ha.edits.applied(nn.journal.LastTxID())
@@ -276,7 +285,7 @@ func (h *haNode) watch() {
 		case lost := <-h.log.LeadershipLost():
 			h.stepDown(lost)
 		case <-tick.C:
-			if !h.active.Load() && h.log.IsLeader() {
+			if !h.active.Load() && h.transferTo.Load() == nil && h.log.IsLeader() {
 				h.takeOver()
 			}
 		}
@@ -337,10 +346,14 @@ func (h *haNode) forgetCommandsLocked() {
 	nn.postponed = nil
 }
 
-// activeRPC is the RPC address of the leader this member knows of ("").
+// activeRPC is the RPC address of the leader this member knows of (""),
+// or of the member a transfer in progress hands the role to.
 func (h *haNode) activeRPC() string {
+	if to := h.transferTo.Load(); to != nil {
+		return h.peer(*to).RPC
+	}
 	id, _ := h.log.Leader()
-	return h.peers[id].RPC
+	return h.peer(id).RPC
 }
 
 // writableLocked refuses a mutation on a member that is not the active.
@@ -357,7 +370,7 @@ func (h *haNode) writableLocked() error {
 func (h *haNode) syncError(err error) error {
 	var nl replog.ErrNotLeader
 	if errors.As(err, &nl) {
-		return standby.Error(standby.Write, h.peers[nl.LeaderID].RPC)
+		return standby.Error(standby.Write, h.peer(nl.LeaderID).RPC)
 	}
 	return nil
 }
@@ -442,16 +455,8 @@ func (h *haNode) status(resp *dfspb.GetHAStatusResponse) {
 	}
 	resp.Term = h.log.Term()
 	id, _ := h.log.Leader()
-	resp.ActiveId, resp.ActiveRpcAddress = id, h.peers[id].RPC
-	ids := make([]string, 0, len(h.peers))
-	for id := range h.peers {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		p := h.peers[id]
-		resp.Peers = append(resp.Peers, &dfspb.HAPeer{Id: id, RpcAddress: p.RPC, HttpAddress: p.HTTP, Voter: true})
-	}
+	resp.ActiveId, resp.ActiveRpcAddress = id, h.peer(id).RPC
+	resp.Peers = h.memberPeers()
 }
 
 // haFSM is the namenode seen by replog: followers apply the leader's

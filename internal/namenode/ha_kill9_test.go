@@ -21,6 +21,7 @@ type haProcs struct {
 	configs  []string
 	procs    []*nnProcess
 	addrs    []string
+	raft     []string // each member's raft address
 }
 
 func startHAProcs(t *testing.T) *haProcs {
@@ -49,6 +50,7 @@ func startHAProcs(t *testing.T) *haProcs {
 		cfg.RPCAddr = ports[2*i]
 		p.cfgs = append(p.cfgs, cfg)
 		p.addrs = append(p.addrs, ports[2*i])
+		p.raft = append(p.raft, ports[2*i+1])
 	}
 	return p
 }

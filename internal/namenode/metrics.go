@@ -92,6 +92,7 @@ func newMetrics(nn *NameNode) *metrics {
 	nn.cache.Register(m.reg)
 	nn.registerCapacityGauges(m.reg, locked)
 	gauge("speed_clients", "Client hosts with speed records.", nil, func() float64 { return float64(nn.speeds.Hosts()) })
+	m.reg.MustRegister(haCollector{nn}) // nothing without HA (haview.go)
 	return m
 }
 

@@ -133,6 +133,9 @@ func (v consoleView) Overview() console.Overview {
 	o.Health = nn.health()
 	o.Cache = nn.cache.Stats()
 	o.Speeds = nn.speeds.Records("")
+	if nn.ha != nil {
+		o.HA = nn.ha.consoleHA()
+	}
 	return o
 }
 

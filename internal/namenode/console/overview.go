@@ -60,6 +60,7 @@ type statusData struct {
 	CapTotal, CapUsed, CapRemaining, CapPercent string
 	CapNonDFS                                   string // HDFS's "Non DFS Used"
 	Health, RMWeb                               string
+	HA                                          *statusHA // nil without HA
 }
 
 // Overview is what the overview page shows of the namenode, as figures:
@@ -76,6 +77,7 @@ type Overview struct {
 	Health                                     error // the namenode's health check (nil: healthy)
 	Cache                                      *dfspb.GetCacheStatsResponse
 	Speeds                                     []speeds.Record // the clients' speed records
+	HA                                         *HA             // nil without HA (ha.go)
 }
 
 // Datanode is one row of the datanode table.
@@ -94,7 +96,7 @@ func (c *console) statusData() statusData {
 		SafeMode: o.SafeMode, SafeModeReason: o.SafeModeReason, LastTxID: o.LastTxID,
 		Files: o.Files, Dirs: o.Dirs, Blocks: o.Blocks,
 		OpenFiles: o.OpenFiles, UnderReplicated: o.UnderReplicated, Missing: o.Missing,
-		Corrupt: o.Corrupt, Pending: o.Pending,
+		Corrupt: o.Corrupt, Pending: o.Pending, HA: haStatus(o.HA),
 	}
 	var capTotal, capUsed, capRemaining, capNonDFS int64
 	racks := map[string][]statusNode{}

@@ -61,13 +61,40 @@ func (l *Log) wait(ctx context.Context, f raft.Future) error {
 // Syncs of this node fail with ErrNotLeader.
 func (l *Log) TransferLeadership(ctx context.Context, id string) error {
 	if id == "" {
-		return l.wait(ctx, l.raft.LeadershipTransfer())
+		return l.untilNoTransfer(ctx, l.raft.LeadershipTransfer)
 	}
 	addr, err := l.addrOf(id)
 	if err != nil {
 		return err
 	}
-	return l.wait(ctx, l.raft.LeadershipTransferToServer(raft.ServerID(id), addr))
+	return l.untilNoTransfer(ctx, func() raft.Future { return l.raft.LeadershipTransferToServer(raft.ServerID(id), addr) })
+}
+
+// untilNoTransfer runs op again while raft refuses it because a
+// leadership transfer is in progress. raft keeps that state until its
+// transfer goroutine ends, which can be seconds after a failed transfer
+// returned (a TimeoutNow to a dead node waits for the transport's
+// timeout), and refuses appends, barriers and membership changes until
+// then.
+func (l *Log) untilNoTransfer(ctx context.Context, op func() raft.Future) error {
+	for {
+		err := l.wait(ctx, op())
+		if !errors.Is(err, raft.ErrLeadershipTransferInProgress) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (waiting for it to end: %v)", err, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Settle returns once this leader takes entries again after a
+// leadership transfer that failed (a barrier entry is committed), or
+// with the error that stops it (not the leader any more, ctx).
+func (l *Log) Settle(ctx context.Context) error {
+	return l.untilNoTransfer(ctx, func() raft.Future { return l.raft.Barrier(0) })
 }
 
 func (l *Log) addrOf(id string) (raft.ServerAddress, error) {
@@ -86,12 +113,14 @@ func (l *Log) addrOf(id string) (raft.ServerAddress, error) {
 // AddVoter adds a node (or changes its address); it first catches up as
 // raft replicates to it, then votes. Only the leader can.
 func (l *Log) AddVoter(ctx context.Context, id, addr string) error {
-	return l.wait(ctx, l.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0))
+	l.followers.forget(raft.ServerID(id))
+	return l.untilNoTransfer(ctx, func() raft.Future { return l.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0) })
 }
 
 // RemoveServer removes a node from the group. Only the leader can.
 func (l *Log) RemoveServer(ctx context.Context, id string) error {
-	return l.wait(ctx, l.raft.RemoveServer(raft.ServerID(id), 0, 0))
+	defer l.followers.forget(raft.ServerID(id))
+	return l.untilNoTransfer(ctx, func() raft.Future { return l.raft.RemoveServer(raft.ServerID(id), 0, 0) })
 }
 
 // Snapshot takes a snapshot now (as a checkpoint does) and compacts the
@@ -126,9 +155,8 @@ type Stats struct {
 	Batches, Records uint64
 }
 
-// Stats reads the node's state. Per-follower lag in entries is not
-// exposed by the library; each node's AppliedTxID (read from each
-// namenode) gives it.
+// Stats reads the node's state. Per-follower lag in entries is the
+// leader's Followers (followers.go): the library does not expose it.
 func (l *Log) Stats() Stats {
 	s := l.raft.Stats()
 	u := func(k string) uint64 { v, _ := strconv.ParseUint(s[k], 10, 64); return v }

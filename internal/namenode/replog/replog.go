@@ -162,6 +162,8 @@ type Log struct {
 	err      error
 	// proposed counts batches and their records, for Stats.
 	batches, records uint64
+
+	followers followerTracker // the leader's view of each follower (followers.go)
 }
 
 // pending is a batch being filled or waiting for commit.
@@ -251,7 +253,7 @@ func Open(cfg Config) (*Log, error) {
 			return nil, err
 		}
 	}
-	r, err := raft.NewRaft(rc, (*fsm)(l), l.store, l.store, l.snaps, l.trans)
+	r, err := raft.NewRaft(rc, (*fsm)(l), l.store, l.store, l.snaps, &trackingTransport{l.trans, &l.followers})
 	if err != nil {
 		l.trans.Close()
 		l.store.Close()

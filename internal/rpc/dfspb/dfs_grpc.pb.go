@@ -102,6 +102,9 @@ const (
 	ClientProtocol_Append_FullMethodName                     = "/smarth.dfs.ClientProtocol/Append"
 	ClientProtocol_Truncate_FullMethodName                   = "/smarth.dfs.ClientProtocol/Truncate"
 	ClientProtocol_Concat_FullMethodName                     = "/smarth.dfs.ClientProtocol/Concat"
+	ClientProtocol_TransferHALeader_FullMethodName           = "/smarth.dfs.ClientProtocol/TransferHALeader"
+	ClientProtocol_AddHAMember_FullMethodName                = "/smarth.dfs.ClientProtocol/AddHAMember"
+	ClientProtocol_RemoveHAMember_FullMethodName             = "/smarth.dfs.ClientProtocol/RemoveHAMember"
 )
 
 // ClientProtocolClient is the client API for ClientProtocol service.
@@ -187,6 +190,11 @@ type ClientProtocolClient interface {
 	Append(ctx context.Context, in *AppendRequest, opts ...grpc.CallOption) (*AppendResponse, error)
 	Truncate(ctx context.Context, in *TruncateRequest, opts ...grpc.CallOption) (*TruncateResponse, error)
 	Concat(ctx context.Context, in *ConcatRequest, opts ...grpc.CallOption) (*ConcatResponse, error)
+	// HA operations (haadmin; messages at the end of the file): the
+	// active's, superusers only; a standby refuses them naming the active.
+	TransferHALeader(ctx context.Context, in *TransferHALeaderRequest, opts ...grpc.CallOption) (*TransferHALeaderResponse, error)
+	AddHAMember(ctx context.Context, in *AddHAMemberRequest, opts ...grpc.CallOption) (*AddHAMemberResponse, error)
+	RemoveHAMember(ctx context.Context, in *RemoveHAMemberRequest, opts ...grpc.CallOption) (*RemoveHAMemberResponse, error)
 }
 
 type clientProtocolClient struct {
@@ -857,6 +865,36 @@ func (c *clientProtocolClient) Concat(ctx context.Context, in *ConcatRequest, op
 	return out, nil
 }
 
+func (c *clientProtocolClient) TransferHALeader(ctx context.Context, in *TransferHALeaderRequest, opts ...grpc.CallOption) (*TransferHALeaderResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TransferHALeaderResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_TransferHALeader_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) AddHAMember(ctx context.Context, in *AddHAMemberRequest, opts ...grpc.CallOption) (*AddHAMemberResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AddHAMemberResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_AddHAMember_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) RemoveHAMember(ctx context.Context, in *RemoveHAMemberRequest, opts ...grpc.CallOption) (*RemoveHAMemberResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemoveHAMemberResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_RemoveHAMember_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ClientProtocolServer is the server API for ClientProtocol service.
 // All implementations must embed UnimplementedClientProtocolServer
 // for forward compatibility.
@@ -940,6 +978,11 @@ type ClientProtocolServer interface {
 	Append(context.Context, *AppendRequest) (*AppendResponse, error)
 	Truncate(context.Context, *TruncateRequest) (*TruncateResponse, error)
 	Concat(context.Context, *ConcatRequest) (*ConcatResponse, error)
+	// HA operations (haadmin; messages at the end of the file): the
+	// active's, superusers only; a standby refuses them naming the active.
+	TransferHALeader(context.Context, *TransferHALeaderRequest) (*TransferHALeaderResponse, error)
+	AddHAMember(context.Context, *AddHAMemberRequest) (*AddHAMemberResponse, error)
+	RemoveHAMember(context.Context, *RemoveHAMemberRequest) (*RemoveHAMemberResponse, error)
 	mustEmbedUnimplementedClientProtocolServer()
 }
 
@@ -1147,6 +1190,15 @@ func (UnimplementedClientProtocolServer) Truncate(context.Context, *TruncateRequ
 }
 func (UnimplementedClientProtocolServer) Concat(context.Context, *ConcatRequest) (*ConcatResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Concat not implemented")
+}
+func (UnimplementedClientProtocolServer) TransferHALeader(context.Context, *TransferHALeaderRequest) (*TransferHALeaderResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TransferHALeader not implemented")
+}
+func (UnimplementedClientProtocolServer) AddHAMember(context.Context, *AddHAMemberRequest) (*AddHAMemberResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddHAMember not implemented")
+}
+func (UnimplementedClientProtocolServer) RemoveHAMember(context.Context, *RemoveHAMemberRequest) (*RemoveHAMemberResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveHAMember not implemented")
 }
 func (UnimplementedClientProtocolServer) mustEmbedUnimplementedClientProtocolServer() {}
 func (UnimplementedClientProtocolServer) testEmbeddedByValue()                        {}
@@ -2357,6 +2409,60 @@ func _ClientProtocol_Concat_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ClientProtocol_TransferHALeader_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TransferHALeaderRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).TransferHALeader(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_TransferHALeader_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).TransferHALeader(ctx, req.(*TransferHALeaderRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_AddHAMember_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddHAMemberRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).AddHAMember(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_AddHAMember_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).AddHAMember(ctx, req.(*AddHAMemberRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_RemoveHAMember_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveHAMemberRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).RemoveHAMember(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_RemoveHAMember_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).RemoveHAMember(ctx, req.(*RemoveHAMemberRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ClientProtocol_ServiceDesc is the grpc.ServiceDesc for ClientProtocol service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -2627,6 +2733,18 @@ var ClientProtocol_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Concat",
 			Handler:    _ClientProtocol_Concat_Handler,
+		},
+		{
+			MethodName: "TransferHALeader",
+			Handler:    _ClientProtocol_TransferHALeader_Handler,
+		},
+		{
+			MethodName: "AddHAMember",
+			Handler:    _ClientProtocol_AddHAMember_Handler,
+		},
+		{
+			MethodName: "RemoveHAMember",
+			Handler:    _ClientProtocol_RemoveHAMember_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
