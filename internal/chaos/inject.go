@@ -39,6 +39,18 @@ type Killer struct {
 	MaxDown time.Duration // longest outage before the restart (at least 200ms)
 	Logf    func(format string, a ...any)
 	Warn    func(format string, a ...any) // what the report lists as warnings
+	// NameNodeFaults are the faults a namenode of an HA cluster gets, in
+	// turn (FaultKill, FaultStop; default both); the victim is always the
+	// active. A single namenode is SIGKILLed.
+	NameNodeFaults []string
+	// Probe, if set, makes one write and returns nil once it is
+	// acknowledged: what a failover is timed by (failover.go).
+	Probe func(ctx context.Context) error
+	// StopHold is how long a SIGSTOPped active stays frozen after another
+	// member is active; default 10s.
+	StopHold time.Duration
+
+	nnFaults int // namenode faults made: the next kind in turn
 }
 
 func (k *Killer) Inject(ctx context.Context, rng *rand.Rand) (Fault, error) {
@@ -50,6 +62,9 @@ func (k *Killer) Inject(ctx context.Context, rng *rand.Rand) (Fault, error) {
 	if !ok {
 		return Fault{}, fmt.Errorf("chaos: no running daemon of kinds %v to kill", k.Kinds)
 	}
+	if victim.Kind == "namenode" && st.HA() {
+		return k.injectNameNode(ctx, rng, st)
+	}
 	f := Fault{At: time.Now(), Kind: "SIGKILL", Daemon: victim.Name, PID: victim.PID}
 	if err := syscall.Kill(victim.PID, syscall.SIGKILL); err != nil {
 		return Fault{}, fmt.Errorf("chaos: kill %s (pid %d): %w", victim.Name, victim.PID, err)
@@ -60,24 +75,8 @@ func (k *Killer) Inject(ctx context.Context, rng *rand.Rand) (Fault, error) {
 	}
 	// The pause is the outage under test, not a wait for a condition.
 	time.Sleep(outage(rng, 200*time.Millisecond, k.MaxDown))
-	// Restart even when the load is over: verification wants every
-	// daemon back, and a start cut short by ctx would leave it down.
-	for attempt := 1; ; attempt++ {
-		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		_, err := cluster.Start(sctx, victim.Name, cluster.ControlOptions{Home: k.Home, ReadyTimeout: 2 * time.Minute})
-		cancel()
-		if err == nil {
-			break
-		}
-		f.StartErrs = append(f.StartErrs, err.Error())
-		k.Logf("start %s, attempt %d: %v", victim.Name, attempt, err)
-		if attempt == 5 {
-			return f, fmt.Errorf("chaos: %s would not start again after SIGKILL: %v", victim.Name, err)
-		}
-		// A daemon that half started (its ready wait timed out) may
-		// still run; stop it so the next attempt starts afresh.
-		_, _ = cluster.Stop(victim.Name, cluster.ControlOptions{Home: k.Home, StopGrace: 5 * time.Second})
-		time.Sleep(2 * time.Second) // back-off between start attempts
+	if err := k.restart(victim.Name, &f); err != nil {
+		return f, err
 	}
 	f.Down = time.Since(f.At)
 	return f, nil
