@@ -44,19 +44,19 @@ promise is checked against what the cluster serves: each file whole under
 its name, every old name of an acknowledged rename absent, every acknowledged
 delete still deleted, every job's output as expected. A file the load owns
 that is found missing during the load (by a get, rename or delete) is lost at
-once. On an HA cluster (smarth cluster up --namenodes 3) a namenode fault always hits
-the active namenode, found by asking each member: SIGKILL and SIGSTOP in turn
-(--namenode-faults), the stopped one frozen for --stop-hold after another is active. For every such failover it times, from the signal, the
-first write acknowledged through the group (a client creating empty files, as
-HDFS failover measurements do) and another namenode answering ACTIVE, and
-prints p50, p99 and max of each per fault kind. A SIGSTOPped namenode is
-resumed --stop-hold after another is active; it must step down
-(or exit, if it held edits never committed, and is then restarted).
-
-It prints ops done, faults injected, the unverifiable promises (a file
+once. It prints ops done, faults injected, the unverifiable promises (a file
 absent after a delete of it failed without a verdict) and the lost ones, each
 with the history of operations on its file, and exits 1 if any was lost (or a
 get served wrong bytes), 2 on bad usage.
+
+On an HA cluster (smarth cluster up --namenodes 3) a namenode fault always hits
+the active namenode, found by asking each member: SIGKILL and SIGSTOP in turn
+(--namenode-faults). A SIGSTOPped active is resumed --stop-hold after another
+namenode is active; it must step down (or exit, if it held edits never
+committed, and is then restarted). For every failover the run times, from the
+signal, the first write acknowledged through the group (a client creating empty
+files, as HDFS failover measurements do) and another namenode answering ACTIVE,
+and prints p50, p99 and max of each per fault kind.
 
 The run works under --dir in the DFS (default /chaos/<start time>) and leaves
 it there for inspection. Its data stays bounded: beyond --max-files acknowledged
