@@ -49,7 +49,7 @@ func TestFailoversReport(t *testing.T) {
 		{Kind: FaultKill, Daemon: "nn2", Term: 3, Elected: 1 * s, Failover: 4 * s},
 		{Kind: FaultKill, Daemon: "nn3", Term: 4, Elected: 3 * s, Failover: 3 * s},
 		{Kind: FaultStop, Daemon: "nn1", Term: 5, Elected: 2 * s, Failover: 12 * s},
-		{Kind: FaultStop, Daemon: "nn2", Term: 6, Elected: 2 * s},          // no write acknowledged
+		{Kind: FaultStop, Daemon: "nn2", Term: 6, Elected: 2 * s},           // no write acknowledged
 		{Kind: FaultKill, Daemon: "dn1", Failover: 50 * s, Elected: 50 * s}, // a datanode: no term
 	}
 	got := Failovers(faults)
