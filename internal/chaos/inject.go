@@ -58,6 +58,9 @@ func (k *Killer) Inject(ctx context.Context, rng *rand.Rand) (Fault, error) {
 	if err != nil {
 		return Fault{}, err
 	}
+	if st, err = k.revive(st); err != nil {
+		return Fault{}, err
+	}
 	victim, ok := pickVictim(rng, st, k.Kinds)
 	if !ok {
 		return Fault{}, fmt.Errorf("chaos: no running daemon of kinds %v to kill", k.Kinds)
@@ -113,4 +116,31 @@ func (k *Killer) Settle(ctx context.Context) error {
 func outage(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 	hi = max(hi, lo)
 	return lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
+}
+
+// revive starts, before the next fault, any daemon that exited on its own
+// since the last one, as a supervisor would (systemd, or an operator's
+// `smarth cluster start`), and reports it as a warning: one fault at a
+// time must stay one daemon down at a time. The case in point is an HA
+// group's active deposed by an election it did not lose to a fault (a
+// loaded machine missing heartbeats) while it held uncommitted edits: it
+// exits so that its restart reloads the group's state, as HDFS's active
+// does when it loses its journal quorum.
+func (k *Killer) revive(st *cluster.State) (*cluster.State, error) {
+	revived := false
+	for _, d := range st.Daemons {
+		if d.Running() {
+			continue
+		}
+		k.Warn("%s (pid %d) had exited on its own before the next fault (see %s); starting it", d.Name, d.PID, d.LogFile)
+		f := Fault{Kind: "restart", Daemon: d.Name}
+		if err := k.restart(d.Name, &f); err != nil {
+			return st, err
+		}
+		revived = true
+	}
+	if !revived {
+		return st, nil
+	}
+	return cluster.LoadState(k.Home)
 }
