@@ -2,6 +2,8 @@ package chaos
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -75,5 +77,26 @@ func TestFailoversReport(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// measure times a failover from the signal to the first acknowledged
+// probe write, not to the first attempt: a probe that fails until the
+// group has a leader again (here: until 300ms after the signal) gives a
+// failover of at least that long, after several attempts.
+func TestMeasureTimesTheFirstAcknowledgedWrite(t *testing.T) {
+	at := time.Now()
+	attempts := 0
+	k := &Killer{Probe: func(context.Context) error {
+		attempts++
+		if time.Since(at) < 300*time.Millisecond {
+			return errors.New("no active namenode yet")
+		}
+		return nil
+	}}
+	f := Fault{At: at, Kind: FaultKill}
+	<-k.measure(&f)
+	if f.Failover < 300*time.Millisecond || attempts < 2 {
+		t.Fatalf("failover %v after %d probe attempts; want at least 300ms, the time until a write was acknowledged", f.Failover, attempts)
 	}
 }
