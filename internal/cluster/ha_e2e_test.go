@@ -110,6 +110,9 @@ func TestHAClusterUpSurvivesKillOfTheActive(t *testing.T) {
 		return back != nil && active != nil && back.GetState() == dfspb.HAState_STANDBY && back.GetAppliedTxid() == active.GetAppliedTxid()
 	})
 	readWith(ctx, t, fs, files)
+	if got := client.NameNodes(cluster.DefaultNameNode()); len(got) != 3 {
+		t.Errorf("after cluster start %s: DefaultNameNode() = %v; want the three members still", victim.Name, got)
+	}
 	status = smarth(t, bin, "cluster", "status", "--home", home)
 	if n := len(regexp.MustCompile(`(?m)^nn[123]\s+\S+\s+active\s`).FindAllString(status, -1)); n != 1 || !strings.Contains(status, victim.Name) {
 		t.Fatalf("cluster status after the restart names %d active namenodes, want 1:\n%s", n, status)
