@@ -240,16 +240,8 @@ func Open(cfg Config) (*Log, error) {
 	l.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  stream,
 		MaxPool: 3,
-		// No pipelined replication (1 disables it): raft v1.7.3's
-		// netPipeline can park its sender on inprogressCh after a
-		// follower's Success=false while the decoder parks on doneCh,
-		// so replicate() never returns and Shutdown waits for it for
-		// ever (hashicorp/raft#612). A 30-minute chaos run hit it: a
-		// deposed active that had to exit hung in Close for minutes,
-		// holding one member of three down.
-		MaxRPCsInFlight: 1,
-		Timeout:         5 * time.Second,
-		Logger:          newHclog(l.log),
+		Timeout: 5 * time.Second,
+		Logger:  newHclog(l.log),
 	})
 	rc := l.raftConfig()
 	if cfg.Bootstrap {
