@@ -536,6 +536,9 @@ func (r *run) faults(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if f.Daemon == "" {
+			continue // none made (the load ended while choosing the victim)
+		}
 		if len(f.StartErrs) > 0 {
 			r.warn("%s needed %d start attempts after SIGKILL: %s", f.Daemon, len(f.StartErrs)+1, f.StartErrs[0])
 		}

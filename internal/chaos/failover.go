@@ -53,6 +53,9 @@ func (k *Killer) injectNameNode(ctx context.Context, rng *rand.Rand, st *cluster
 	_, m, err := cluster.WaitActive(actx, st)
 	cancel()
 	if err != nil {
+		if ctx.Err() != nil {
+			return Fault{}, nil // the load ended first: no fault made
+		}
 		return Fault{}, fmt.Errorf("chaos: find the active namenode: %w", err)
 	}
 	victim, ok := st.Daemon(m.Name)
@@ -69,6 +72,9 @@ func (k *Killer) injectNameNode(ctx context.Context, rng *rand.Rand, st *cluster
 	// load does: its first call after the fault goes to the victim.
 	if k.Probe != nil {
 		if err := k.warmProbe(ctx); err != nil {
+			if ctx.Err() != nil {
+				return Fault{}, nil // the load ended first: no fault made
+			}
 			return Fault{}, err
 		}
 	}
@@ -168,9 +174,13 @@ const probeLimit = 3 * time.Minute
 
 // waitElected polls the members other than the victim until one says
 // ACTIVE at a term above the victim's, and records when (f.Elected).
-func (k *Killer) waitElected(ctx context.Context, others *cluster.State, f *Fault) {
-	deadline := time.Now().Add(probeLimit)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
+//
+// It outlives the load phase (ctx is the load's only for the record): a
+// fault made just before the load ends is still a failover to time.
+func (k *Killer) waitElected(_ context.Context, others *cluster.State, f *Fault) {
+	ctx, cancel := context.WithTimeout(context.Background(), probeLimit)
+	defer cancel()
+	for ctx.Err() == nil {
 		ms, err := cluster.HAStatus(ctx, others)
 		if err == nil {
 			for _, m := range ms {
