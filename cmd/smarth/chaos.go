@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -19,9 +20,11 @@ var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newCh
 
 func newChaosCmd() *cobra.Command {
 	var (
-		o     chaos.Options
-		kinds string
-		tb    testbedChaos
+		o        chaos.Options
+		kinds    string
+		nnFaults string
+		jsonOut  string
+		tb       testbedChaos
 	)
 	c := &cobra.Command{
 		Use:   "chaos",
@@ -46,6 +49,15 @@ absent after a delete of it failed without a verdict) and the lost ones, each
 with the history of operations on its file, and exits 1 if any was lost (or a
 get served wrong bytes), 2 on bad usage.
 
+On an HA cluster (smarth cluster up --namenodes 3) a namenode fault always hits
+the active namenode, found by asking each member: SIGKILL and SIGSTOP in turn
+(--namenode-faults). A SIGSTOPped active is resumed --stop-hold after another
+namenode is active; it must step down (or exit, if it held edits never
+committed, and is then restarted). For every failover the run times, from the
+signal, the first write acknowledged through the group (a client creating empty
+files, as HDFS failover measurements do) and another namenode answering ACTIVE,
+and prints p50, p99 and max of each per fault kind.
+
 The run works under --dir in the DFS (default /chaos/<start time>) and leaves
 it there for inspection. Its data stays bounded: beyond --max-files acknowledged
 files the load also deletes (an acknowledged delete must stay deleted), and a
@@ -65,6 +77,8 @@ during each cut. The load runs inside the testbed's first client host (the
 command re-runs itself there), so a cut of that host partitions the client.`,
 		Example: `  smarth cluster up --datanodes 3 --block-size 1MiB
   smarth chaos --duration 30m --interval 20s
+  smarth cluster up --namenodes 3 --nodemanagers=false --home /tmp/ha
+  smarth chaos --home /tmp/ha --duration 30m --interval 10s --kinds namenode --report-json ha.json
   smarth chaos --home /tmp/c1 --duration 2m --interval 5s --kinds datanode --seed 42 --no-jobs
   sudo smarth testbed up testbed/two-rack-100.yaml
   sudo smarth chaos --testbed two-rack-100 --duration 15m --interval 60s`,
@@ -87,6 +101,14 @@ command re-runs itself there), so a cut of that host partitions the client.`,
 				for _, k := range o.Kinds {
 					if k != "namenode" && k != "datanode" && k != "nodemanager" {
 						return usageErr("--kinds: %q is not namenode, datanode or nodemanager", k)
+					}
+				}
+			}
+			if nnFaults != "" {
+				o.NameNodeFaults = strings.Split(strings.ToUpper(nnFaults), ",")
+				for _, k := range o.NameNodeFaults {
+					if k != chaos.FaultKill && k != chaos.FaultStop {
+						return usageErr("--namenode-faults: %q is not sigkill or sigstop", strings.ToLower(k))
 					}
 				}
 			}
@@ -116,6 +138,11 @@ command re-runs itself there), so a cut of that host partitions the client.`,
 			rep, err := chaos.Run(ctx, o)
 			if rep != nil {
 				rep.Print(cmd.OutOrStdout())
+				if jsonOut != "" {
+					if werr := writeReportJSON(jsonOut, rep); werr != nil {
+						err = errors.Join(err, werr)
+					}
+				}
 			}
 			if err != nil {
 				return err
@@ -138,6 +165,9 @@ command re-runs itself there), so a cut of that host partitions the client.`,
 	f.IntVar(&o.Workers, "workers", 3, "file-load goroutines (odd ones write in multipipeline mode)")
 	f.BoolVar(&o.NoJobs, "no-jobs", false, "run no MapReduce jobs")
 	f.StringVar(&kinds, "kinds", "", "comma-separated kinds of daemon to kill (default namenode,datanode,nodemanager)")
+	f.StringVar(&nnFaults, "namenode-faults", "sigkill,sigstop", "on an HA cluster (cluster up --namenodes 3): faults of the active namenode, made in turn: sigkill (a crash; restarted after the outage), sigstop (a hung host; SIGCONT after the others elected and the outage)")
+	f.DurationVar(&o.StopHold, "stop-hold", 10*time.Second, "with sigstop: how long the frozen active stays frozen after another namenode is active")
+	f.StringVar(&jsonOut, "report-json", "", "also write the report (ops, faults, failover percentiles, losses) as JSON to this file")
 	f.StringVar(&o.Dir, "dir", "", "DFS directory of the run (default /chaos/<start time>)")
 	f.Int64Var(&o.MaxFileSize, "max-file-size", 3<<20, "largest file a put writes, in bytes")
 	f.IntVar(&o.MaxFiles, "max-files", 300, "acknowledged files kept; beyond it the load deletes files too")
@@ -148,4 +178,17 @@ command re-runs itself there), so a cut of that host partitions the client.`,
 	f.DurationVar(&tb.maxCut, "max-cut", 60*time.Second, "with --testbed: longest partition (longer than the namenode's dead_node_timeout, 30s by default, gets datanodes declared dead)")
 	f.DurationVar(&o.Settle, "settle", 5*time.Minute, "after the load: how long to wait for daemons and replicas to come back while verifying")
 	return c
+}
+
+// writeReportJSON writes a chaos report as indented JSON (durations in
+// nanoseconds, as Go encodes them).
+func writeReportJSON(path string, rep *chaos.Report) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("--report-json: %w", err)
+	}
+	return nil
 }

@@ -24,7 +24,8 @@ func newClusterCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "cluster",
 		Short: "Start, inspect and stop a local cluster of smarth daemons on loopback",
-		Long: `A local cluster runs each daemon as its own process on 127.0.0.1: one namenode,
+		Long: `A local cluster runs each daemon as its own process on 127.0.0.1: one namenode
+(or, with --namenodes 3 or 5, an HA group nn1..nnN of which one is active),
 N datanodes (hostnames dn1..dnN) and, with --nodemanagers, a resource manager and
 one node manager per datanode host. Configs, logs, data and the state file
 cluster.json live under the cluster home: --home, else $SMARTH_HOME, else ./.smarth.
@@ -71,6 +72,7 @@ and every datanode registered. If the home's cluster partly runs (a daemon
 crashed or was stopped), only its missing daemons are started, with the configs
 they ran with; the flags that describe a new cluster are then ignored.`,
 		Example: `  smarth cluster up
+  smarth cluster up --namenodes 3
   smarth cluster up --datanodes 5 --racks /r1,/r1,/r2,/r2,/r2
   smarth cluster up --home /tmp/c1 --nodemanagers=false --block-size 8MiB
   smarth cluster up --datanodes 4 --cache-capacity 256MiB --cache-policy bg --scheduler cachelocal
@@ -117,6 +119,12 @@ they ran with; the flags that describe a new cluster are then ignored.`,
 			if err := daemonconf.Check(daemonconf.NameNode, opts.NameNode); err != nil {
 				return usageErr("--namenode-conf: %v", err)
 			}
+			if !cmd.Flags().Changed("namenodes") {
+				opts.NameNodes = 0 // a new cluster's one, or whatever the home's has
+			}
+			if opts.NameNodes > 1 && cmd.Flags().Changed("tls") && !opts.TLS {
+				return usageErr("--namenodes %d needs TLS: the HA group's members speak mutual TLS (drop --tls=false)", opts.NameNodes)
+			}
 			if opts.DataNodes < 1 {
 				return usageErr("--datanodes must be at least 1")
 			}
@@ -139,7 +147,11 @@ they ran with; the flags that describe a new cluster are then ignored.`,
 			default:
 				fmt.Fprintf(cmd.OutOrStdout(), "\ncluster up in %s\n", st.Home)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "  namenode %s   web UI %s://%s/\n", st.NameNode, st.WebScheme(), st.NameNodeHTTP)
+			if st.HA() {
+				fmt.Fprintf(cmd.OutOrStdout(), "  namenodes %s (an HA group; clients fail over across them)   nn1 web UI %s://%s/\n", st.NameNode, st.WebScheme(), st.NameNodeHTTP)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "  namenode %s   web UI %s://%s/\n", st.NameNode, st.WebScheme(), st.NameNodeHTTP)
+			}
 			if st.ResourceManager != "" {
 				fmt.Fprintf(cmd.OutOrStdout(), "  resource manager %s\n", st.ResourceManager)
 			}
@@ -149,6 +161,7 @@ they ran with; the flags that describe a new cluster are then ignored.`,
 	}
 	f := c.Flags()
 	f.StringVar(&opts.Home, "home", "", "cluster home (default $SMARTH_HOME, else ./.smarth)")
+	f.IntVar(&opts.NameNodes, "namenodes", 1, "number of namenodes: 1, or an HA group of 3 or 5 (nn1..nnN, with TLS) that clients fail over across")
 	f.IntVar(&opts.DataNodes, "datanodes", 3, "number of datanodes (hostnames dn1..dnN)")
 	f.StringVar(&racks, "racks", "", "comma-separated rack of each datanode (default alternating /rack-a,/rack-b)")
 	f.StringVar(&nodeManagers, "nodemanagers", "auto", "also start a resource manager and a node manager per datanode: auto (when this binary has them), true, false")
@@ -236,7 +249,7 @@ func newClusterStatusCmd() *cobra.Command {
 	var home string
 	c := &cobra.Command{
 		Use:     "status",
-		Short:   "Show each daemon of the local cluster (pid, alive, addresses) and the datanode report",
+		Short:   "Show each daemon of the local cluster (pid, alive, addresses), each namenode's HA role, and the datanode report",
 		Example: `  smarth cluster status`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -270,7 +283,7 @@ func newClusterDaemonCmd(verb string) *cobra.Command {
 		Use:   verb + " NAME",
 		Short: short,
 		Long: short + `.
-NAME is a daemon as ` + "`smarth cluster status`" + ` lists it: namenode (or nn), dn1..dnN,
+NAME is a daemon as ` + "`smarth cluster status`" + ` lists it: namenode (or nn; nn1..nnN in an HA group), dn1..dnN,
 resourcemanager (or rm), nm1..nmN. A started namenode or resource manager comes
 back on the address it had, so the daemons still running find it; a started
 datanode counts as ready once the namenode lists it as live again.`,

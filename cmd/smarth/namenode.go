@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -109,7 +110,26 @@ func runNamenode(cfg namenode.Config, log *slog.Logger, readyFile string) error 
 		log.Info("namenode stopping", "signal", s.String())
 		return nn.Close()
 	case ferr := <-nn.Fatal(): // HA: memory ahead of the group; a restart reloads it
-		nn.Close()
+		// The exit must not wait on a close that hangs: raft v1.7.3's
+		// pipelined replication can wedge its shutdown
+		// (hashicorp/raft#612), and a chaos run saw a deposed active
+		// wait in Close for minutes, one member of its group down
+		// and unrestartable. What it has is on disk (the group's log
+		// is fsynced), so leaving without the close is a crash the
+		// restart recovers from, as after kill -9.
+		closed := make(chan struct{})
+		go func() {
+			nn.Close()
+			close(closed)
+		}()
+		select {
+		case <-closed:
+		case <-time.After(fatalCloseGrace):
+			log.Error("namenode close did not finish after a fatal error; exiting without it", "grace", fatalCloseGrace)
+		}
 		return ferr
 	}
 }
+
+// fatalCloseGrace bounds the close of a namenode that must exit.
+const fatalCloseGrace = 10 * time.Second

@@ -35,6 +35,12 @@ type Options struct {
 	// Kinds are the daemon kinds that may be killed; default namenode,
 	// datanode, nodemanager.
 	Kinds []string
+	// NameNodeFaults are the faults of an HA cluster's active namenode,
+	// made in turn: FaultKill, FaultStop (default both).
+	NameNodeFaults []string
+	// StopHold is how long a SIGSTOPped active namenode stays frozen
+	// after another is active; default 10s.
+	StopHold time.Duration
 	// Dir is the DFS directory the run works in; default
 	// /chaos/<start time>. It must not exist.
 	Dir         string
@@ -138,6 +144,17 @@ type Fault struct {
 	// partition.
 	DeclaredDead []string
 	StartErrs    []string // failed start attempts
+
+	// A namenode fault of an HA cluster (failover.go): the victim was
+	// the active at Term; Elected is when another member (NewActive)
+	// answered ACTIVE, Failover when the first write after the signal
+	// was acknowledged (0: none within the probe's limit); Resumed is
+	// what a SIGSTOPped one did after SIGCONT.
+	Term      uint64
+	Elected   time.Duration
+	Failover  time.Duration
+	NewActive string
+	Resumed   string
 }
 
 // Report is what a run did and found.
@@ -160,6 +177,9 @@ type Report struct {
 	// from one another or from the acknowledged bytes.
 	BlocksChecked, ReplicasChecked int
 	Diverged                       []string
+	// FailoverStats are the namenode failovers of an HA cluster by fault
+	// kind (Failovers of Faults), filled in at the end of the load.
+	FailoverStats map[string]FailoverStats `json:",omitempty"`
 }
 
 // faultSummary counts faults by kind and target: "SIGKILL + restart:
@@ -176,9 +196,9 @@ func faultSummary(fs []Fault) string {
 		}
 		by[k][f.Daemon]++
 	}
-	label := map[string]string{"SIGKILL": "SIGKILL + restart", "partition": "partition + heal"}
+	label := map[string]string{"SIGKILL": "SIGKILL + restart", "SIGSTOP": "SIGSTOP + SIGCONT", "partition": "partition + heal"}
 	var kinds []string
-	for _, k := range []string{"SIGKILL", "partition"} {
+	for _, k := range []string{"SIGKILL", "SIGSTOP", "partition"} {
 		if by[k] == nil {
 			continue
 		}
@@ -226,6 +246,7 @@ func (r *Report) Print(w io.Writer) {
 			fmt.Fprintf(w, "  %s %s for %s: namenode declared %s dead\n", f.At.Format("15:04:05"), f.Daemon, f.Down.Round(time.Second), strings.Join(f.DeclaredDead, ", "))
 		}
 	}
+	printFailovers(w, r.FailoverStats)
 	if r.ReplicasChecked > 0 || len(r.Diverged) > 0 {
 		fmt.Fprintf(w, "replicas compared: %d of %d blocks; diverged: %d\n", r.ReplicasChecked, r.BlocksChecked, len(r.Diverged))
 		for _, d := range r.Diverged {
@@ -368,7 +389,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	r := &run{o: o, st: st, runCtx: ctx, rep: &Report{Dir: o.Dir, Seed: o.Seed, Ops: map[string]*OpCount{}},
 		files: map[int]*ackedFile{}, busy: map[int]bool{}}
 	if inj == nil {
-		inj = &Killer{Home: o.Home, Kinds: o.Kinds, MaxDown: o.MaxDown, Logf: r.logf, Warn: r.warn}
+		inj = &Killer{Home: o.Home, Kinds: o.Kinds, MaxDown: o.MaxDown, Logf: r.logf, Warn: r.warn, NameNodeFaults: o.NameNodeFaults, StopHold: o.StopHold}
+	}
+	if k, ok := inj.(*Killer); ok && k.Probe == nil && st.HA() {
+		probe, err := r.newProbe(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer probe.Close()
+		k.Probe = r.probe(probe)
 	}
 	if p, ok := inj.(*Partitioner); ok {
 		if p.Logf == nil {
@@ -424,6 +453,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	wg.Wait()
 	r.rep.Elapsed = time.Since(r.start)
+	r.rep.FailoverStats = Failovers(r.rep.Faults)
 	if ctx.Err() != nil {
 		return r.rep, ctx.Err()
 	}
@@ -505,6 +535,9 @@ func (r *run) faults(ctx context.Context) error {
 		}
 		if err != nil {
 			return err
+		}
+		if f.Daemon == "" {
+			continue // none made (the load ended while choosing the victim)
 		}
 		if len(f.StartErrs) > 0 {
 			r.warn("%s needed %d start attempts after SIGKILL: %s", f.Daemon, len(f.StartErrs)+1, f.StartErrs[0])

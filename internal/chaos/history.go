@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -46,7 +47,7 @@ func (l Loss) print(w io.Writer, tag string, faults []Fault) {
 	flush := func(until time.Time) {
 		for ; fi < len(faults) && !faults[fi].At.After(until); fi++ {
 			if f := faults[fi]; !f.At.Before(from) {
-				fmt.Fprintf(w, "      %s fault  SIGKILL %s (pid %d), back after %s\n", f.At.Format("15:04:05.000"), f.Daemon, f.PID, f.Down.Round(10*time.Millisecond))
+				fmt.Fprintf(w, "      %s fault  %s %s (pid %d), back after %s\n", f.At.Format("15:04:05.000"), cmp.Or(f.Kind, "SIGKILL"), f.Daemon, f.PID, f.Down.Round(10*time.Millisecond))
 			}
 		}
 	}

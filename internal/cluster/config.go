@@ -22,6 +22,10 @@ type Options struct {
 	Home   string // configs, logs, data, cluster.json; default Home()
 	Binary string // the smarth executable; default the running one
 
+	// NameNodes is how many namenodes: 1 (the default: one namenode
+	// called namenode, today's layout) or an HA group of 3 or 5 called
+	// nn1..nnN (see ha.go; it turns TLS on).
+	NameNodes int
 	DataNodes int      // default 3
 	Racks     []string // rack of dn1..dnN; default alternating /rack-a, /rack-b
 	// NodeManagers also starts a resource manager and one node manager
@@ -97,6 +101,9 @@ func (o *Options) setDefaults() error {
 	if len(o.Racks) != o.DataNodes {
 		return fmt.Errorf("%d racks given for %d datanodes", len(o.Racks), o.DataNodes)
 	}
+	if err := o.checkNameNodes(); err != nil {
+		return err
+	}
 	if err := o.Cache.check(); err != nil {
 		return err
 	}
@@ -160,6 +167,13 @@ func Hostname(i int) string { return fmt.Sprintf("dn%d", i+1) }
 // default) with the caller's extra keys merged over it (daemonconf.Keys,
 // which refuses a key the namenode does not have).
 func (o *Options) nameNodeConfig(l layout) (map[string]any, error) {
+	return o.nameNodeConfigFor(l, "namenode", o.NameNodeRPC, o.NameNodeHTTP, daemonconf.NameNodeHA{})
+}
+
+// nameNodeConfigFor is the config of the namenode called name (its
+// metadata under data/<name>, its certificate <name>.pem) at the given
+// addresses, a member of an HA group when ha has an id.
+func (o *Options) nameNodeConfigFor(l layout, name, rpc, http string, ha daemonconf.NameNodeHA) (map[string]any, error) {
 	racks := map[string]string{}
 	for i, r := range o.Racks {
 		racks[Hostname(i)] = r
@@ -173,16 +187,17 @@ func (o *Options) nameNodeConfig(l layout) (map[string]any, error) {
 		racks["127.0.0.1"] = o.Racks[0]
 	}
 	c := daemonconf.NameNodeConfig{
-		RPCAddr:     o.NameNodeRPC,
-		HTTPAddr:    o.NameNodeHTTP,
-		MetaDir:     l.data("namenode"),
+		RPCAddr:     rpc,
+		HTTPAddr:    http,
+		MetaDir:     l.data(name),
 		Replication: o.Replication,
 		Racks:       racks,
 		// Deletes go to the trash for a day, as most HDFS deployments
 		// configure it (HDFS's own default is off).
 		TrashInterval: 24 * time.Hour,
 		BlockSize:     o.BlockSize, // 0: the namenode's default
-		Wire:          o.wire(l, "namenode"),
+		Wire:          o.wire(l, name),
+		HA:            ha,
 	}
 	if o.NodeManagers && o.ResourceManagerHTTP != "" && !anyPort(o.ResourceManagerHTTP) {
 		c.ResourceManagerWeb = o.ResourceManagerHTTP

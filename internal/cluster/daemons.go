@@ -194,6 +194,11 @@ func (u *upper) restartRecorded(ctx context.Context, names []string) error {
 		if err := errors.Join(errs...); err != nil {
 			return err
 		}
+		if kind == "namenode" && len(byKind[kind]) > 0 && u.st.HA() {
+			if err := u.waitMembers(ctx, byKind[kind]); err != nil {
+				return err
+			}
+		}
 	}
 	if err := u.waitRegistered(ctx); err != nil {
 		return err
@@ -216,7 +221,16 @@ func (u *upper) startRecorded(ctx context.Context, d Daemon) error {
 	u.mu.Lock()
 	switch d.Kind {
 	case "namenode":
-		u.st.NameNode, u.st.NameNodeHTTP = r.RPC, r.HTTP
+		if u.st.HA() {
+			// Clients keep the whole group's list; nn1's web address
+			// stays the one recorded.
+			u.st.NameNode = u.st.nameNodeList()
+			if d.Name == NameNodeName(0, 2) {
+				u.st.NameNodeHTTP = r.HTTP
+			}
+		} else {
+			u.st.NameNode, u.st.NameNodeHTTP = r.RPC, r.HTTP
+		}
 	case "resourcemanager":
 		u.st.ResourceManager = r.RPC
 	}
@@ -231,8 +245,7 @@ func (u *upper) startRecorded(ctx context.Context, d Daemon) error {
 // datanode counts as started only then: before, clients cannot read its
 // replicas.
 func (u *upper) waitRegistered(ctx context.Context) error {
-	nn, ok := u.st.Daemon("namenode")
-	if !ok || !nn.Running() || u.st.NameNode == "" {
+	if !slices.ContainsFunc(u.st.NameNodeDaemons(), func(d Daemon) bool { return d.Running() }) || u.st.NameNode == "" {
 		fmt.Fprintln(u.opts.Out, "the namenode is not running: not waiting for datanodes to register")
 		return nil
 	}
@@ -247,7 +260,7 @@ func (u *upper) waitRegistered(ctx context.Context) error {
 	if err := WaitDataNodes(wctx, u.st, hosts); err != nil {
 		return err
 	}
-	fmt.Fprintf(u.opts.Out, "%d datanodes registered with the namenode\n", len(hosts))
+	fmt.Fprintf(u.opts.Out, "%d datanodes registered with the %s\n", len(hosts), u.st.activeWord())
 	return nil
 }
 

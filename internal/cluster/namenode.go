@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os/user"
@@ -23,16 +24,17 @@ type nameNode struct {
 	cred string // the launching user's credential ("": none, a simple cluster)
 }
 
-// dialNameNode connects to the namenode of the cluster in st, with the
-// launching user's credential and the cluster's CA.
-func dialNameNode(st *State) (*nameNode, error) {
+// dialNameNode connects to the namenode at addr of the cluster in st
+// (its active one, for an HA group), with the launching user's
+// credential and the cluster's CA.
+func dialNameNode(st *State, addr string) (*nameNode, error) {
 	sec, err := st.Security()
 	if err != nil {
 		return nil, err
 	}
-	conn, err := grpc.NewClient(st.NameNode, pki.DialOption(sec.TLS))
+	conn, err := grpc.NewClient(addr, pki.DialOption(sec.TLS))
 	if err != nil {
-		return nil, fmt.Errorf("namenode %s: %w", st.NameNode, err)
+		return nil, fmt.Errorf("namenode %s: %w", addr, err)
 	}
 	return &nameNode{conn: conn, rpc: dfspb.NewClientProtocolClient(conn), cred: sec.credential()}, nil
 }
@@ -86,43 +88,65 @@ func missingLive(report []*dfspb.DatanodeInfo, want []string) []string {
 	return missing
 }
 
-// WaitDataNodes polls the namenode of the cluster in st until every
-// hostname in want is registered and live and safe mode is off, or ctx
-// ends.
+// WaitDataNodes polls the namenode of the cluster in st (the active one
+// of an HA group, whichever it is at each poll) until every hostname in
+// want is registered and live and safe mode is off, or ctx ends.
 func WaitDataNodes(ctx context.Context, st *State, want []string) error {
-	addr := st.NameNode
-	nn, err := dialNameNode(st)
-	if err != nil {
-		return err
-	}
-	defer nn.Close()
+	var (
+		addr string
+		nn   *nameNode
+	)
+	defer func() {
+		if nn != nil {
+			nn.Close()
+		}
+	}()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	var last string
 	for {
-		report, err := nn.Datanodes(ctx)
-		switch {
-		case err != nil:
-			last = err.Error()
-		default:
-			if m := missingLive(report, want); len(m) > 0 {
-				last = fmt.Sprintf("datanodes %v not registered yet (%d live)", m, len(want)-len(m))
-				break
+		a, _, err := ActiveNameNode(ctx, st)
+		if err == nil && a != addr {
+			if nn != nil {
+				nn.Close()
+				nn = nil
 			}
-			on, why, err := nn.SafeMode(ctx)
-			if err != nil {
-				last = err.Error()
-				break
-			}
-			if !on {
+			addr = a
+			nn, err = dialNameNode(st, addr)
+		}
+		if err == nil {
+			last, err = nn.ready(ctx, want)
+			if err == nil && last == "" {
 				return nil
 			}
-			last = "namenode still in safe mode: " + why
+		}
+		if err != nil {
+			last = err.Error()
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for datanodes %v to register with the namenode at %s: %s", want, addr, last)
+			return fmt.Errorf("waiting for datanodes %v to register with the namenode at %s: %s", want, cmp.Or(addr, st.NameNode), last)
 		case <-tick.C:
 		}
 	}
+}
+
+// ready says what the namenode still lacks before the datanodes in want
+// count as up ("" when nothing): one not live, or safe mode on.
+func (n *nameNode) ready(ctx context.Context, want []string) (string, error) {
+	report, err := n.Datanodes(ctx)
+	if err != nil {
+		return "", err
+	}
+	if m := missingLive(report, want); len(m) > 0 {
+		return fmt.Sprintf("datanodes %v not registered yet (%d live)", m, len(want)-len(m)), nil
+	}
+	on, why, err := n.SafeMode(ctx)
+	if err != nil {
+		return "", err
+	}
+	if on {
+		return "namenode still in safe mode: " + why, nil
+	}
+	return "", nil
 }

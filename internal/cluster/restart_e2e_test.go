@@ -114,14 +114,20 @@ func writeFiles(ctx context.Context, t *testing.T, home, nn string, n int) map[s
 		t.Fatal(err)
 	}
 	defer fs.Close()
-	rng := rand.New(rand.NewPCG(1, 2))
+	return writeWith(ctx, t, fs, "/restart", n)
+}
+
+// writeWith writes n such files under dir with the client fs.
+func writeWith(ctx context.Context, t *testing.T, fs *client.FileSystem, dir string, n int) map[string][]byte {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(1, uint64(len(dir))))
 	files := map[string][]byte{}
 	for i := range n {
 		data := make([]byte, (1+i%4)*(256<<10)+rng.IntN(100<<10))
 		for j := range data {
 			data[j] = byte(rng.Uint32())
 		}
-		p := fmt.Sprintf("/restart/f%02d", i)
+		p := fmt.Sprintf("%s/f%02d", dir, i)
 		w, err := fs.Create(ctx, p, client.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -144,6 +150,12 @@ func readAll(ctx context.Context, t *testing.T, home, nn string, files map[strin
 		t.Fatal(err)
 	}
 	defer fs.Close()
+	readWith(ctx, t, fs, files)
+}
+
+// readWith reads every file back with fs and compares it byte for byte.
+func readWith(ctx context.Context, t *testing.T, fs *client.FileSystem, files map[string][]byte) {
+	t.Helper()
 	for p, want := range files {
 		r, err := fs.Open(ctx, p)
 		if err != nil {

@@ -132,8 +132,10 @@ func (o *Options) prepareTLS(l layout) error {
 		}
 		return nil
 	}
-	if err := issue("namenode", ""); err != nil {
-		return err
+	for i := range max(o.NameNodes, 1) {
+		if err := issue(NameNodeName(i, o.NameNodes), ""); err != nil {
+			return err
+		}
 	}
 	if err := issue("resourcemanager", ""); err != nil {
 		return err

@@ -20,6 +20,9 @@ type Status struct {
 	Datanodes []*dfspb.DatanodeInfo
 	SafeMode  string // "" when off, else the namenode's reason
 	ReportErr error  // why the namenode could not be asked, if it could not
+	// Members are the HA group's namenodes with their role, term and
+	// applied txid (nil for a single namenode).
+	Members []MemberStatus
 }
 
 // GetStatus reads the state file of home and asks the namenode for its
@@ -37,14 +40,25 @@ func GetStatus(ctx context.Context, home string) (*Status, error) {
 		s.ReportErr = fmt.Errorf("the cluster in %s is down", st.Home)
 		return s, nil
 	}
-	nn, err := dialNameNode(st)
+	if st.HA() {
+		if s.Members, err = HAStatus(ctx, st); err != nil {
+			s.ReportErr = err
+			return s, nil
+		}
+	}
+	addr, _, err := ActiveNameNode(ctx, st)
+	if err != nil {
+		s.ReportErr = err
+		return s, nil
+	}
+	nn, err := dialNameNode(st, addr)
 	if err != nil {
 		s.ReportErr = err
 		return s, nil
 	}
 	defer nn.Close()
 	if s.Datanodes, err = nn.Datanodes(ctx); err != nil {
-		s.ReportErr = fmt.Errorf("namenode %s: %w", st.NameNode, err)
+		s.ReportErr = fmt.Errorf("namenode %s: %w", addr, err)
 		return s, nil
 	}
 	sort.Slice(s.Datanodes, func(i, j int) bool { return s.Datanodes[i].GetHostname() < s.Datanodes[j].GetHostname() })
@@ -65,7 +79,11 @@ func (s *Status) Print(w io.Writer) {
 		fmt.Fprintln(w, "the cluster is down (start it with `smarth cluster up`); last run:")
 	}
 	if st.NameNode != "" {
-		fmt.Fprintf(w, "namenode %s", st.NameNode)
+		if st.HA() {
+			fmt.Fprintf(w, "namenodes %s (an HA group)", st.NameNode)
+		} else {
+			fmt.Fprintf(w, "namenode %s", st.NameNode)
+		}
 		if st.NameNodeHTTP != "" {
 			fmt.Fprintf(w, "   web UI %s://%s/", st.WebScheme(), st.NameNodeHTTP)
 		}
@@ -92,6 +110,9 @@ func (s *Status) Print(w io.Writer) {
 	fmt.Fprintln(w)
 	if st.NameNode == "" {
 		return
+	}
+	if len(s.Members) > 0 {
+		s.printMembers(w)
 	}
 	if s.ReportErr != nil {
 		fmt.Fprintf(w, "datanode report: unavailable: %v\n", s.ReportErr)
@@ -139,4 +160,22 @@ func addresses(r Ready) string {
 	add("shuffle", r.Shuffle)
 	add("http", r.HTTP)
 	return dash(out)
+}
+
+// printMembers is the HA group's table: each namenode's role (as HDFS's
+// haadmin -getAllServiceState says it), term, applied txid and the active
+// it follows.
+func (s *Status) printMembers(w io.Writer) {
+	fmt.Fprintf(w, "HA group (%d namenodes):\n", len(s.Members))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAMENODE\tRPC\tROLE\tTERM\tAPPLIED TXID\tACTIVE")
+	for _, m := range s.Members {
+		if m.Err != nil {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t%v\n", m.Name, dash(m.Addr), m.Role(), m.Err)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", m.Name, m.Addr, m.Role(), m.HA.GetTerm(), m.HA.GetAppliedTxid(), dash(m.HA.GetActiveId()))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
 }

@@ -28,17 +28,28 @@ var ErrRunning = errors.New("a cluster is already running")
 // not run, from their recorded configs, and leaves the others (and opts'
 // description of a new cluster) alone; if all run it returns ErrRunning.
 func Up(ctx context.Context, opts Options) (*State, error) {
+	asked := opts.NameNodes // 0: whatever the home has
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
 	if err := privateHome(opts.Home, opts.Out); err != nil {
 		return nil, err
 	}
-	if old, err := LoadState(opts.Home); err == nil && slices.ContainsFunc(old.Daemons, func(d Daemon) bool { return d.Running() }) {
-		// Part of it runs (one daemon crashed or was stopped): start
-		// just the missing daemons, as `hdfs --daemon start` would
-		// one by one.
-		return resume(ctx, old, opts)
+	if old, err := LoadState(opts.Home); err == nil {
+		if err := sameNameNodes(old, asked); err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(old.Daemons, func(d Daemon) bool { return d.Running() }) {
+			// Part of it runs (one daemon crashed or was stopped): start
+			// just the missing daemons, as `hdfs --daemon start` would
+			// one by one.
+			return resume(ctx, old, opts)
+		}
+		if old.HA() {
+			// An HA group stopped by down: its members come back on the
+			// addresses the group's log records, from their configs.
+			return resume(ctx, old, opts)
+		}
 	}
 	var dc *diskCap
 	if opts.Cache.DiskReadRate > 0 {
@@ -93,16 +104,10 @@ func (u *upper) run(ctx context.Context) error {
 	if u.opts.TLS {
 		fmt.Fprintf(u.opts.Out, "tls       on: CA %s (clients of this home trust it)\n", CAFile(u.l.home))
 	}
-	nnConf, err := u.opts.nameNodeConfig(u.l)
-	if err != nil {
+	if err := u.startNameNodes(ctx); err != nil {
 		return err
 	}
-	nn, err := u.start(ctx, "namenode", "namenode", "", "", nnConf)
-	if err != nil {
-		return err
-	}
-	u.st.NameNode, u.st.NameNodeHTTP = nn.RPC, nn.HTTP
-	fmt.Fprintf(u.opts.Out, "namenode  ready  rpc %s  web %s://%s/\n", nn.RPC, u.st.WebScheme(), nn.HTTP)
+	nnList := u.st.NameNode
 
 	var hosts []string
 	errs := make([]error, u.opts.DataNodes)
@@ -110,7 +115,7 @@ func (u *upper) run(ctx context.Context) error {
 	for i := range u.opts.DataNodes {
 		hosts = append(hosts, Hostname(i))
 		wg.Go(func() {
-			cfg, err := u.opts.dataNodeConfig(u.l, i, nn.RPC)
+			cfg, err := u.opts.dataNodeConfig(u.l, i, nnList)
 			var r Ready
 			if err == nil {
 				r, err = u.start(ctx, Hostname(i), "datanode", Hostname(i), u.opts.Racks[i], cfg)
@@ -132,10 +137,10 @@ func (u *upper) run(ctx context.Context) error {
 	if err := WaitDataNodes(wctx, u.st, hosts); err != nil {
 		return err
 	}
-	fmt.Fprintf(u.opts.Out, "%d datanodes registered with the namenode\n", len(hosts))
+	fmt.Fprintf(u.opts.Out, "%d datanodes registered with the %s\n", len(hosts), u.st.activeWord())
 
 	if u.opts.NodeManagers {
-		if err := u.startMapReduce(ctx, nn.RPC); err != nil {
+		if err := u.startMapReduce(ctx, nnList); err != nil {
 			return err
 		}
 	}
@@ -143,6 +148,70 @@ func (u *upper) run(ctx context.Context) error {
 	defer u.mu.Unlock()
 	u.st.Ready = true
 	return u.st.save()
+}
+
+// startNameNodes starts the single namenode, or every member of an HA
+// group at once (a member waits for the others to form the group), and
+// for a group waits until one member is active.
+func (u *upper) startNameNodes(ctx context.Context) error {
+	if u.opts.NameNodes <= 1 {
+		nnConf, err := u.opts.nameNodeConfig(u.l)
+		if err != nil {
+			return err
+		}
+		nn, err := u.start(ctx, "namenode", "namenode", "", "", nnConf)
+		if err != nil {
+			return err
+		}
+		u.st.NameNode, u.st.NameNodeHTTP = nn.RPC, nn.HTTP
+		fmt.Fprintf(u.opts.Out, "namenode  ready  rpc %s  web %s://%s/\n", nn.RPC, u.st.WebScheme(), nn.HTTP)
+		return nil
+	}
+	ports, err := u.opts.pickHAPorts()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(u.opts.Out, "namenodes an HA group of %d (nn1 bootstraps it); TLS is on: the group's members speak mutual TLS\n", len(ports))
+	errs := make([]error, len(ports))
+	var wg sync.WaitGroup
+	for i := range ports {
+		name := NameNodeName(i, len(ports))
+		wg.Go(func() {
+			cfg, err := u.opts.haConfig(u.l, i, ports)
+			var r Ready
+			if err == nil {
+				r, err = u.start(ctx, name, "namenode", "", "", cfg)
+			}
+			if err == nil {
+				u.mu.Lock()
+				fmt.Fprintf(u.opts.Out, "%-9s ready  rpc %s  web %s://%s/  raft %s\n", name, r.RPC, u.st.WebScheme(), r.HTTP, ports[i].raft)
+				u.mu.Unlock()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	u.mu.Lock()
+	u.st.NameNode, u.st.NameNodeHTTP = u.st.nameNodeList(), ""
+	if d, ok := u.st.Daemon(NameNodeName(0, len(ports))); ok {
+		u.st.NameNodeHTTP = d.Ready.HTTP
+	}
+	err = u.st.save()
+	u.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, u.opts.ReadyTimeout)
+	defer cancel()
+	_, m, err := WaitActive(wctx, u.st)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(u.opts.Out, "%s is active (term %d)\n", m.Name, m.HA.GetTerm())
+	return nil
 }
 
 func (u *upper) startMapReduce(ctx context.Context, nn string) error {

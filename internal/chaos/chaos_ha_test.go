@@ -1,0 +1,122 @@
+package chaos_test
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"smarth/internal/chaos"
+	"smarth/internal/client"
+	"smarth/internal/cluster"
+	"smarth/internal/testcluster"
+)
+
+// TestChaosHANameNodeFaults runs the chaos load on a 3-namenode local
+// cluster (real processes) with namenode faults only: the active is
+// SIGKILLed and SIGSTOPped in turn. Every fault must have hit the active
+// of its term, another member must have become active, and a write must
+// have been acknowledged after it (the failover time). The control: two
+// acknowledged writes are undone behind the load's back before the
+// verification — a failover probe's file deleted, a put's content
+// replaced — and the run must report exactly those two as lost (so the
+// strict check holds with namenode faults: anything else lost would be
+// reported too).
+func TestChaosHANameNodeFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-binary cluster of three namenodes and a timed chaos run skipped in -short mode")
+	}
+	bin := testcluster.Binary(t)
+	home := t.TempDir()
+	t.Setenv("SMARTH_TOKEN_FILE", filepath.Join(home, "token"))
+	t.Cleanup(func() { _, _ = cluster.Down(home, 5*time.Second) })
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	if _, err := cluster.Up(ctx, cluster.Options{
+		Home: home, Binary: bin, NameNodes: 3, DataNodes: 3, BlockSize: 1 << 20,
+		NameNodeRPC: "127.0.0.1:0", NameNodeHTTP: "127.0.0.1:0", Detach: true, ReadyTimeout: 2 * time.Minute,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	var broken []string
+	rep, err := chaos.Run(ctx, chaos.Options{Home: home, Duration: 30 * time.Second, Interval: 3 * time.Second,
+		MaxDown: time.Second, StopHold: time.Second, Seed: 28, Kinds: []string{"namenode"}, NoJobs: true,
+		MaxFileSize: 256 << 10, Dir: "/chaos/ha", Out: &log,
+		BeforeVerify: func(ctx context.Context, fs *client.FileSystem, p chaos.Promises) error {
+			broken = breakProbeAndPut(ctx, t, fs, p)
+			return nil
+		}})
+	if err != nil {
+		t.Fatalf("chaos run: %v\n%s", err, log.String())
+	}
+	var sum bytes.Buffer
+	rep.Print(&sum)
+	t.Logf("\n%s", sum.String())
+	kinds := map[string]int{}
+	for _, f := range rep.Faults {
+		kinds[f.Kind]++
+		if f.Term == 0 || f.NewActive == "" || f.NewActive == f.Daemon || f.Failover <= 0 || f.Elected <= 0 {
+			t.Errorf("fault %+v: not a failover of the active to another member with a write acknowledged after it", f)
+		}
+		if !strings.HasPrefix(f.Daemon, "nn") {
+			t.Errorf("fault %+v: the victim is not a namenode", f)
+		}
+		if f.Kind == chaos.FaultStop && f.Resumed == "" {
+			t.Errorf("fault %+v: what the resumed namenode did is not recorded", f)
+		}
+	}
+	if kinds[chaos.FaultKill] == 0 || kinds[chaos.FaultStop] == 0 {
+		t.Fatalf("faults by kind %v; want SIGKILL and SIGSTOP both\n%s", kinds, log.String())
+	}
+	for kind, n := range kinds {
+		if s := rep.FailoverStats[kind]; s.Count != n || s.WriteMax <= 0 || s.WriteP50 > s.WriteMax {
+			t.Errorf("failover stats for %s: %+v, want %d failovers measured", kind, s, n)
+		}
+	}
+	var lost []string
+	for _, l := range rep.Lost {
+		lost = append(lost, l.What)
+	}
+	for _, b := range broken {
+		if !slices.ContainsFunc(lost, func(l string) bool { return strings.Contains(l, b) }) {
+			t.Errorf("control: %s was broken on purpose and not reported lost", b)
+		}
+	}
+	if len(rep.Lost) != len(broken) {
+		t.Errorf("lost %d, broke %d on purpose (%v):\n%s\n%s", len(rep.Lost), len(broken), broken, sum.String(), log.String())
+	}
+}
+
+// breakProbeAndPut undoes two acknowledged writes with the run's client:
+// it deletes a failover probe's file and rewrites a put's content. It
+// returns the two paths the losses must name.
+func breakProbeAndPut(ctx context.Context, t *testing.T, fs *client.FileSystem, p chaos.Promises) []string {
+	var probe, put string
+	for _, f := range p.Files {
+		switch {
+		case strings.Contains(f, "/failover/") && probe == "":
+			probe = f
+		case strings.Contains(f, "/files/") && put == "":
+			put = f
+		}
+	}
+	if probe == "" || put == "" {
+		t.Fatalf("control: promises %+v; need a probe's file and a put's", p)
+	}
+	if err := fs.Delete(ctx, probe, false); err != nil {
+		t.Fatal(err)
+	}
+	w, err := fs.Create(ctx, put, client.CreateOptions{Overwrite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("not what was acknowledged"))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return []string{probe, put}
+}

@@ -1,0 +1,102 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Nearest-rank percentiles: p50 of 1..10 is the 5th value, p99 of a
+// handful is the largest (no interpolated time no failover took), the
+// input is not reordered, and none gives 0.
+func TestPercentile(t *testing.T) {
+	var ds []time.Duration
+	for _, s := range []int{7, 3, 10, 1, 9, 2, 8, 4, 6, 5} {
+		ds = append(ds, time.Duration(s)*time.Second)
+	}
+	for _, c := range []struct {
+		p    float64
+		want time.Duration
+	}{{50, 5 * time.Second}, {90, 9 * time.Second}, {99, 10 * time.Second}, {100, 10 * time.Second}, {1, time.Second}, {0, time.Second}} {
+		if got := Percentile(ds, c.p); got != c.want {
+			t.Errorf("p%v of 1s..10s = %v, want %v", c.p, got, c.want)
+		}
+	}
+	if ds[0] != 7*time.Second {
+		t.Errorf("Percentile sorted its input in place: %v", ds)
+	}
+	if got := Percentile(nil, 99); got != 0 {
+		t.Errorf("p99 of none = %v, want 0", got)
+	}
+	var many []time.Duration
+	for i := 1; i <= 200; i++ {
+		many = append(many, time.Duration(i)*time.Millisecond)
+	}
+	if got := Percentile(many, 99); got != 198*time.Millisecond {
+		t.Errorf("p99 of 1..200ms = %v, want 198ms", got)
+	}
+}
+
+// Failovers summarises namenode faults of an HA group by kind: a fault
+// with no acknowledged write counts as unmeasured and stays out of the
+// percentiles; faults of other daemons (no term) are not failovers. The
+// report prints a line per kind with its p50, p99 and max.
+func TestFailoversReport(t *testing.T) {
+	s := time.Second
+	faults := []Fault{
+		{Kind: FaultKill, Daemon: "nn1", Term: 2, Elected: 1 * s, Failover: 2 * s},
+		{Kind: FaultKill, Daemon: "nn2", Term: 3, Elected: 1 * s, Failover: 4 * s},
+		{Kind: FaultKill, Daemon: "nn3", Term: 4, Elected: 3 * s, Failover: 3 * s},
+		{Kind: FaultStop, Daemon: "nn1", Term: 5, Elected: 2 * s, Failover: 12 * s},
+		{Kind: FaultStop, Daemon: "nn2", Term: 6, Elected: 2 * s},           // no write acknowledged
+		{Kind: FaultKill, Daemon: "dn1", Failover: 50 * s, Elected: 50 * s}, // a datanode: no term
+	}
+	got := Failovers(faults)
+	k, st := got[FaultKill], got[FaultStop]
+	if k.Count != 3 || k.Unmeasured != 0 || k.WriteP50 != 3*s || k.WriteP99 != 4*s || k.WriteMax != 4*s || k.ElectP50 != 1*s || k.ElectMax != 3*s {
+		t.Errorf("SIGKILL stats %+v", k)
+	}
+	if st.Count != 2 || st.Unmeasured != 1 || st.WriteP50 != 12*s || st.WriteMax != 12*s || st.ElectP99 != 2*s {
+		t.Errorf("SIGSTOP stats %+v", st)
+	}
+	if len(got) != 2 {
+		t.Errorf("kinds %v; want SIGKILL and SIGSTOP only", got)
+	}
+	rep := &Report{Ops: map[string]*OpCount{}, Faults: faults, FailoverStats: got}
+	var b bytes.Buffer
+	rep.Print(&b)
+	out := b.String()
+	for _, want := range []string{
+		"failovers after SIGKILL of the active namenode: 3\n  sigkill to the first acknowledged write: p50 3s  p99 4s  max 4s",
+		"failovers after SIGSTOP of the active namenode (hung host): 2 (1 with no write acknowledged within 3m0s)",
+		"SIGSTOP + SIGCONT: nn1 1, nn2 1",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// measure times a failover from the signal to the first acknowledged
+// probe write, not to the first attempt: a probe that fails until the
+// group has a leader again (here: until 300ms after the signal) gives a
+// failover of at least that long, after several attempts.
+func TestMeasureTimesTheFirstAcknowledgedWrite(t *testing.T) {
+	at := time.Now()
+	attempts := 0
+	k := &Killer{Probe: func(context.Context) error {
+		attempts++
+		if time.Since(at) < 300*time.Millisecond {
+			return errors.New("no active namenode yet")
+		}
+		return nil
+	}}
+	f := Fault{At: at, Kind: FaultKill}
+	<-k.measure(&f)
+	if f.Failover < 300*time.Millisecond || attempts < 2 {
+		t.Fatalf("failover %v after %d probe attempts; want at least 300ms, the time until a write was acknowledged", f.Failover, attempts)
+	}
+}
