@@ -5,14 +5,15 @@
 # interleaved rounds (docs/benchmarks.md, "Namespace ops/s with HA").
 #   bench/nn-ha-compare.sh SMARTH_BINARY OUT_DIR [ROUNDS]
 # Needs bench/nnjava built: (cd bench/nnjava && mvn -o -q -B package -DskipTests).
-# VARIANTS (default "hdfsha ha single plain hdfs": hdfs is HDFS's single NameNode, bench/nnjava serve)
+# VARIANTS (default "hdfsha ha single plain"; add hdfs for HDFS's single NameNode, bench/nnjava serve)
 # picks which run; THREADS (default "8 64"), N (5000).
 # Writes OUT_DIR/runs.log (one line per invocation: each op's ops/s, the servers' CPU seconds and the
-# load average), then the tables. Every process it starts is stopped on exit.
+# load average), then the tables. Every process it starts is stopped on exit. Creating OUT_DIR/stop
+# ends the run after the round in progress (the tables cover the rounds done).
 set -u
 B=${1:?usage: nn-ha-compare.sh SMARTH_BINARY OUT_DIR [ROUNDS]}; C=${2:?out dir}; R=${3:-5}
 B=$(realpath "$B")
-VARIANTS=${VARIANTS:-hdfsha ha single plain hdfs}; THREADS=${THREADS:-8 64}; N=${N:-5000}
+VARIANTS=${VARIANTS:-hdfsha ha single plain}; THREADS=${THREADS:-8 64}; N=${N:-5000}
 HERE=$(cd "$(dirname "$0")" && pwd)
 W=$HERE/nnjava
 CP="$W/target/nnjava-1.0.jar:$W/target/lib/*"
@@ -128,5 +129,7 @@ for r in $(seq 1 "$R"); do for T in $THREADS; do for v in $VARIANTS; do
     ops=$(echo "$out" | awk '/^ *(mkdir|create|stat|rename|delete) +[0-9]+ +[0-9]+ /{printf "%s=%s ", $1, $5}')
   fi
   echo "$v T=$T $ops server_cpu=$(echo "($b - $a) / $HZ" | bc -l | xargs printf '%.2f') wall=$(echo "$(date +%s.%N) - $t0" | bc | xargs printf '%.1f') load=$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$C/runs.log"
-done; done; done
+done; done
+  [ -e "$C/stop" ] && { echo "stopped after round $r (OUT_DIR/stop)"; break; }
+done
 python3 "$HERE/nnruns.py" ha "$C/runs.log" "$VARIANTS"
