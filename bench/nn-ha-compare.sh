@@ -6,7 +6,8 @@
 #   bench/nn-ha-compare.sh SMARTH_BINARY OUT_DIR [ROUNDS]
 # Needs bench/nnjava built: (cd bench/nnjava && mvn -o -q -B package -DskipTests).
 # VARIANTS (default "hdfsha ha single plain"; add hdfs for HDFS's single NameNode, bench/nnjava serve)
-# picks which run; THREADS (default "8 64"), N (5000).
+# picks which run; THREADS (default "8 64"), N (5000); HA_EXTRA, lines added to each group member's
+# config (e.g. HA_EXTRA='pprof: true' to profile them).
 # Writes OUT_DIR/runs.log (one line per invocation: each op's ops/s, the servers' CPU seconds and the
 # load average), then the tables. Every process it starts is stopped on exit. Creating OUT_DIR/stop
 # ends the run after the round in progress (the tables cover the rounds done).
@@ -74,6 +75,7 @@ print(f'ha_id: nn{me}\nha_bootstrap: {"true" if me == 0 else "false"}\nha_peers:
 for i in range(3):
     print(f'  nn{i}: {{rpc: "127.0.0.1:{ports[2 * i]}", raft: "127.0.0.1:{ports[2 * i + 1]}"}}')
 PY
+    [ -n "${HA_EXTRA:-}" ] && printf '%b\n' "$HA_EXTRA" >> "$C/ha/nn$i.yaml"
     "$B" namenode --config "$C/ha/nn$i.yaml" --ready-file "$C/ha/nn$i.ready" --log-file "$C/ha/nn$i.log" 2> "$C/ha/nn$i.err" &
     HAPIDS+=($!)
     HA_ADDRS+="${HA_ADDRS:+,}127.0.0.1:${PORTS[2 * i]}"
