@@ -119,6 +119,12 @@ runone() { # variant threads
   esac
 }
 HZ=$(getconf CLK_TCK)
+# One untimed invocation per variant first: the clients warm up within each invocation, but HDFS's
+# five server JVMs compile their paths only once, during the first (in the run of 2026-11-28 it
+# took 129 s against 53-64 s for the later ones), which would favour the other sides in round 1.
+for v in $VARIANTS; do
+  runone "$v" "${THREADS%% *}" > "$C/warm.$v.out" 2>&1 || { echo "$v warm-up failed:"; cat "$C/warm.$v.out"; exit 1; }
+done
 for r in $(seq 1 "$R"); do for T in $THREADS; do for v in $VARIANTS; do
   # settle: let the previous invocation's processes finish exiting before the next one starts.
   sleep "${SETTLE:-2}"
