@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
@@ -128,11 +129,12 @@ final class ServeHA {
     Files.move(tmp.toPath(), confFile.toPath(), StandardCopyOption.ATOMIC_MOVE);
     System.err.println("HDFS HA serving: nameservice " + NS + " (nn1 active, nn2 standby, journals " + jns
         + "), client configuration in " + confFile);
-    for (Process p : children) {
-      p.waitFor();
-      System.err.println("a child exited (" + p.pid() + ", status " + p.exitValue() + "): stopping");
-      System.exit(1);
-    }
+    // Serve until killed; a daemon that dies ends the whole service (its
+    // figures would be a degraded cluster's).
+    Process died = (Process) CompletableFuture.anyOf(children.stream().map(Process::onExit)
+        .toArray(CompletableFuture[]::new)).get();
+    System.err.println("a daemon exited (pid " + died.pid() + ", status " + died.exitValue() + "): stopping");
+    System.exit(1);
   }
 
   /** One JournalNode, run until killed. */
