@@ -33,10 +33,16 @@ trap cleanup EXIT
 want() { [[ " $VARIANTS " == *" $1 "* ]]; }
 
 # HDFS HA: 3 JournalNodes and 2 NameNodes, each its own JVM, nn1 made active by hand.
-if want hdfsha; then
+# serve-ha picks free ports before its daemons bind them; on a busy machine another process can
+# take one in between (a BindException), so a start that fails is tried again, up to 3 times.
+HDFSHA_TRIES=0
+start_hdfsha() {
+  HDFSHA_TRIES=$((HDFSHA_TRIES + 1))
+  rm -rf "$C/hdfsha"
   java -Xmx1g -cp "$CP" smarth.nnbench.Main serve-ha --dir "$C/hdfsha" --conf-file "$C/hdfsha.xml" > "$C/hdfsha.serve.log" 2>&1 &
   JPID=$!
-fi
+}
+want hdfsha && start_hdfsha
 if want hdfs; then
   java -Xmx4g -cp "$CP" smarth.nnbench.Main serve --dir "$C/hdfs" --addr-file "$C/hdfs.addr" > "$C/hdfs.serve.log" 2>&1 &
   SPID=$!
@@ -83,7 +89,10 @@ PY
 fi
 deadline=$((SECONDS + 300))
 while want hdfsha && [ ! -s "$C/hdfsha.xml" ]; do
-  kill -0 "$JPID" 2>/dev/null || { cat "$C/hdfsha.serve.log"; exit 1; }
+  if ! kill -0 "$JPID" 2>/dev/null; then
+    [ $HDFSHA_TRIES -lt 3 ] || { cat "$C/hdfsha.serve.log"; exit 1; }
+    cp "$C/hdfsha.serve.log" "$C/hdfsha.serve.$HDFSHA_TRIES.log"; start_hdfsha
+  fi
   [ $SECONDS -lt $deadline ] || { echo "HDFS HA did not come up in 5 minutes" >&2; exit 1; }
   sleep 1
 done
