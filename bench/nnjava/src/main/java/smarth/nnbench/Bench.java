@@ -58,7 +58,12 @@ final class Bench {
         throw new IllegalArgumentException("unknown op " + op + " (want " + OPS + ")");
       }
     }
-    Bench b = new Bench(new Configuration(), addr, threads, n, flags.get("dir", "/benchmarks/nn"));
+    Configuration conf = new Configuration();
+    String confFile = flags.get("conf", "");
+    if (!confFile.isEmpty()) {
+      conf.addResource(new org.apache.hadoop.fs.Path(new java.io.File(confFile).toURI()));
+    }
+    Bench b = new Bench(conf, addr, threads, n, flags.get("dir", "/benchmarks/nn"));
     // The JIT compiles the client and server paths during this round; its
     // figures are printed but are not results.
     b.round("warmup", ops, threads);

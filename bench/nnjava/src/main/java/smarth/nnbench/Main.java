@@ -17,6 +17,9 @@ public final class Main {
     switch (args[0]) {
       case "serve" -> Serve.run(Flags.parse(rest));
       case "bench" -> Bench.run(Flags.parse(rest));
+      case "serve-ha" -> ServeHA.run(Flags.parse(rest));
+      case "journalnode" -> ServeHA.journalNode(Flags.parse(rest));
+      case "namenode-ha" -> ServeHA.nameNode(Flags.parse(rest));
       default -> usage();
     }
   }
@@ -27,7 +30,13 @@ public final class Main {
           nnjava serve --dir DIR --addr-file FILE
               format DIR and run a NameNode on 127.0.0.1 (a free port), write
               host:port to FILE once it serves, run until killed
-          nnjava bench --nn HOST:PORT [--threads 8] [--n 10000] [--rounds 1]
+          nnjava serve-ha --dir DIR --conf-file FILE [--pid-file FILE]
+                          [--nn-heap 4g] [--jn-heap 1g]
+              HDFS HA on 127.0.0.1: three JournalNodes and two NameNodes
+              (QJM), each in its own JVM, nn1 made active by hand; writes
+              the client configuration (nameservice hans) to FILE once nn1
+              is active and the daemons' pids to DIR/pids; runs until killed
+          nnjava bench --nn HOST:PORT|NAMESERVICE [--conf FILE] [--threads 8] [--n 10000] [--rounds 1]
                        [--ops mkdir,create,stat,rename,delete] [--dir /benchmarks/nn]
               one untimed warm-up round, then ROUNDS timed rounds of N ops of
               each kind over THREADS threads, each with its own DFSClient""");
