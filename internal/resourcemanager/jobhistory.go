@@ -61,7 +61,7 @@ func (rm *ResourceManager) record(j *job) error {
 // when the resource manager stopped; their nodes are asked to clean up
 // and aggregate their logs as they register (lostJobs).
 func (rm *ResourceManager) recoverHistory() error {
-	st, err := openJobStore(rm.cfg.HistoryDir)
+	st, err := openJobStore(rm.cfg.HistoryDir, rm.log)
 	if err != nil {
 		return err
 	}

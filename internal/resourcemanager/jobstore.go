@@ -2,6 +2,7 @@ package resourcemanager
 
 import (
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"time"
 
@@ -32,8 +33,13 @@ var (
 // historyFile is the store's file in history_dir.
 const historyFile = "jobs.db"
 
-func openJobStore(dir string) (*jobStore, error) {
+func openJobStore(dir string, log *slog.Logger) (*jobStore, error) {
 	if err := diskperm.MkdirAll(dir, diskperm.Dir); err != nil {
+		return nil, fmt.Errorf("history_dir %s: %w", dir, err)
+	}
+	// What an older release or a hand-made directory left wider is
+	// narrowed (bbolt keeps an existing file's mode), with a warning.
+	if _, err := diskperm.Fix(dir, diskperm.Dir, log.With("key", "history_dir")); err != nil {
 		return nil, fmt.Errorf("history_dir %s: %w", dir, err)
 	}
 	p := filepath.Join(dir, historyFile)

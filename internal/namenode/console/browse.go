@@ -46,7 +46,7 @@ var explorerPage = template.Must(template.New("explorer").Parse(`
 <p>Browsing as <b>{{.User}}</b>, read-only; to act as yourself (upload, download, mkdir, delete) use <a href="/files?path={{.Path}}">files</a>, which works over WebHDFS.</p>
 {{if .Err}}<p class=err>{{.Err}}</p>{{else}}
 <table><tr><th>name</th><th>permission</th><th>owner</th><th>group</th><th>size</th><th>replication</th><th>block size</th><th>modified</th></tr>
-{{range .Entries}}<tr><td><a href="{{.Href}}">{{.Name}}</a></td><td>{{.Perm}}</td><td>{{.Owner}}</td><td>{{.Group}}</td><td class=n>{{.Size}}</td>
+{{range .Entries}}<tr><td>{{if .Href}}<a href="{{.Href}}">{{.Name}}</a>{{else}}<span title="not readable as {{$.User}}">{{.Name}}</span>{{end}}</td><td>{{.Perm}}</td><td>{{.Owner}}</td><td>{{.Group}}</td><td class=n>{{.Size}}</td>
 <td class=n>{{.Repl}}</td><td class=n>{{.BlockSize}}</td><td>{{.Mod}}</td></tr>
 {{else}}<tr><td colspan=8>empty directory</td></tr>{{end}}</table>
 {{if .More}}<p><a href="{{.More}}">next page</a></p>{{end}}{{end}}`))
@@ -91,7 +91,25 @@ func statusEntry(st *dfspb.FileStatus) browseEntry {
 		e.Href = "/file?path=" + url.QueryEscape(st.GetPath())
 		e.Size, e.Repl, e.BlockSize = units.FormatSize(st.GetLength()), fmt.Sprint(st.GetReplication()), units.FormatSize(st.GetBlockSize())
 	}
+	if !webUserMay(st) {
+		e.Href = "" // a link that could only answer 403: the name alone
+	}
 	return e
+}
+
+// webUserMay reports whether WebUser, who is in no group, may open st:
+// list a directory (r and x) or read a file (r), by the owner's bits if
+// it is WebUser's, else the others' (ACLs aside: the namenode decides on
+// the click all the same).
+func webUserMay(st *dfspb.FileStatus) bool {
+	bits := st.GetPermission() & 0o7
+	if st.GetOwner() == WebUser {
+		bits = st.GetPermission() >> 6 & 0o7
+	}
+	if st.GetType() == dfspb.FileType_DIRECTORY {
+		return bits&0o5 == 0o5
+	}
+	return bits&0o4 != 0
 }
 
 // serveExplorer lists a directory (a page of up to 1000 entries).

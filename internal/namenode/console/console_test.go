@@ -77,7 +77,8 @@ func (fakeNN) Listing(ctx context.Context, req *dfspb.GetListingRequest) (*dfspb
 	if req.GetPath() == "/private" {
 		return nil, status.Errorf(codes.PermissionDenied, "getListing /private: Permission denied: user=%s", WebUser)
 	}
-	return &dfspb.GetListingResponse{Entries: []*dfspb.FileStatus{{Path: "/d/f", Type: dfspb.FileType_FILE, Permission: 0o644}}}, nil
+	return &dfspb.GetListingResponse{Entries: []*dfspb.FileStatus{{Path: "/d/f", Type: dfspb.FileType_FILE, Permission: 0o644},
+		{Path: "/d/mine", Type: dfspb.FileType_DIRECTORY, Permission: 0o700, Owner: "alice"}}}, nil
 }
 
 func serve(t *testing.T, nn Namenode) func(path string) (int, string) {
@@ -141,7 +142,8 @@ func TestBrowseAndJournalPages(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"/explorer?path=/d", 200, []string{`href="/file?path=%2Fd%2Ff"`, "-rw-r--r--", "Browsing as <b>dr.who</b>"}},
+		{"/explorer?path=/d", 200, []string{`href="/file?path=%2Fd%2Ff"`, "-rw-r--r--", "Browsing as <b>dr.who</b>",
+			`<span title="not readable as dr.who">mine/</span>`}}, // alice's 0700: named, no dead link
 		{"/explorer?path=/d/f", 302, nil},
 		{"/explorer?path=/private", 403, []string{"Permission denied: user=dr.who"}},
 		{"/file?path=/d/f", 200, []string{"blk_1073741824", "host-dn1 (/rack-a)", "<td>host-dn1 </td>", "2.0 KiB (2048 bytes)"}},

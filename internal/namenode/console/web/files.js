@@ -205,6 +205,10 @@
         const r = await fetch('/webhdfs/v1/?op=GETDELEGATIONTOKEN', { headers: { Authorization: 'Bearer ' + cred } });
         const j = await answer(r);
         store.setItem('webhdfs.delegation', j.Token.urlString);
+        // Who the token acts as, from the namenode (a Hadoop token's
+        // urlString does not show it): the user's home directory.
+        const home = await call('GET', '/', 'GETHOMEDIRECTORY');
+        store.setItem('webhdfs.who', home.Path.split('/').pop());
         $('cred').value = '';
       } catch (e) { say('sign in: ' + e.message, true); return; }
     }
@@ -215,7 +219,7 @@
   function showWho() {
     const dt = store.getItem('webhdfs.delegation');
     if (secure) {
-      $('whoami').textContent = dt ? 'signed in as ' + dt.split(':')[0] : 'not signed in';
+      $('whoami').textContent = dt ? 'signed in as ' + (store.getItem('webhdfs.who') || '?') : 'not signed in';
     } else {
       $('user').value = store.getItem('webhdfs.user') || 'dr.who';
       $('whoami').textContent = 'acting as ' + $('user').value + ' (user.name: simple authentication)';
