@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -148,6 +149,11 @@ func TestDeploymentDocOnTestbed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Only its config tells a daemon where the others and its
+		// credentials are: drop the testbed's client variables.
+		c.Env = slices.DeleteFunc(c.Env, func(kv string) bool {
+			return strings.HasPrefix(kv, "SMARTH_NAMENODE=") || strings.HasPrefix(kv, "SMARTH_RESOURCEMANAGER=") || strings.HasPrefix(kv, "SMARTH_TOKEN_FILE=")
+		})
 		var out bytes.Buffer
 		c.Stdout, c.Stderr = &out, &out
 		if err := c.Start(); err != nil {
