@@ -128,31 +128,32 @@ func loadDaemonConfig(role, path string) (dirs []string, err error) {
 	switch role {
 	case "namenode":
 		c := namenode.DefaultConfig()
-		if err := daemonconf.Load(path, &c); err != nil {
-			return nil, err
-		}
-		return []string{c.MetaDir}, c.Validate()
+		err := loadValid(path, &c)
+		return []string{c.MetaDir}, err
 	case "datanode":
 		c := datanode.DefaultConfig()
-		if err := daemonconf.Load(path, &c); err != nil {
-			return nil, err
-		}
-		return append([]string{c.DataDir}, c.DataDirs...), c.Validate()
+		err := loadValid(path, &c)
+		return append([]string{c.DataDir}, c.DataDirs...), err
 	case "resourcemanager":
 		c := resourcemanager.DefaultConfig()
-		if err := daemonconf.Load(path, &c); err != nil {
-			return nil, err
-		}
-		return []string{c.HistoryDir}, c.Validate()
+		err := loadValid(path, &c)
+		return []string{c.HistoryDir}, err
 	case "nodemanager":
 		c := nodemanager.DefaultConfig()
-		if err := daemonconf.Load(path, &c); err != nil {
-			return nil, err
-		}
 		c.Registry = mrRegistry() // as the nodemanager command does
-		return []string{c.WorkDir}, c.Validate()
+		err := loadValid(path, &c)
+		return []string{c.WorkDir}, err
 	}
 	return nil, os.ErrNotExist
+}
+
+// loadValid is daemonconf.Load of path over the defaults in c, then c's
+// Validate, as each daemon command does.
+func loadValid[C interface{ Validate() error }](path string, c *C) error {
+	if err := daemonconf.Load(path, c); err != nil {
+		return err
+	}
+	return (*c).Validate()
 }
 
 // TestDeploymentDocConfigsLoad loads every example config of the doc with
