@@ -191,10 +191,7 @@ func TestDeploymentDocOnTestbed(t *testing.T) {
 	}
 
 	// Install layout on every host, and TLS: a CA, a certificate per host.
-	ca, err := pki.LoadOrCreateCA(t.TempDir(), "smarth cluster CA")
-	if err != nil {
-		t.Fatal(err)
-	}
+	makeTLS := docTLS(t)
 	for host := range ip {
 		for _, d := range []string{"/etc/smarth/keys", "/etc/smarth/tls", "/var/log/smarth", "/run",
 			"/var/lib/smarth/namenode", "/var/lib/smarth/datanode", "/var/lib/smarth/resourcemanager", "/var/lib/smarth/nodemanager"} {
@@ -202,12 +199,7 @@ func TestDeploymentDocOnTestbed(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, _, err := ca.Issue(at(host, "/etc/smarth/tls"), host, []string{ip[host], host + ".example.com"}); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(at(host, "/etc/smarth/tls/ca.pem"), ca.CertPEM, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		makeTLS(host, ip[host], at(host, "/etc/smarth/tls"))
 	}
 
 	// 1. The namenode, whose first start makes the cluster's secrets.
@@ -266,5 +258,62 @@ func TestDeploymentDocOnTestbed(t *testing.T) {
 		if !strings.Contains(report, ip[h]) {
 			t.Errorf("admin report does not list %s's datanode at %s:\n%s", h, ip[h], report)
 		}
+	}
+}
+
+// docTLS returns what makes a host's TLS files (ca.pem, HOST.pem,
+// HOST.key in dir): the doc's openssl commands, the CA part run once and
+// the per-host part for each host with its name and address, where
+// openssl is installed; else internal/pki's CA, which makes the same
+// kind of files (ECDSA P-256, both key usages).
+func docTLS(t *testing.T) func(host, ip, dir string) {
+	t.Helper()
+	caDir := t.TempDir()
+	copyTo := func(dir string, files map[string]string) {
+		for src, dst := range files {
+			b, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, dst), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Log("no openssl: certificates from internal/pki instead of the doc's openssl commands")
+		ca, err := pki.LoadOrCreateCA(caDir, "smarth cluster CA")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func(host, ip, dir string) {
+			if _, _, err := ca.Issue(dir, host, []string{ip, host + ".example.com"}); err != nil {
+				t.Fatal(err)
+			}
+			copyTo(dir, map[string]string{filepath.Join(caDir, "ca.pem"): "ca.pem"})
+		}
+	}
+	var script []string
+	for _, b := range docBlocks(t, deploymentDoc) {
+		if b.lang == "sh" && strings.Contains(strings.Join(b.lines, "\n"), "openssl req -x509") {
+			script = b.lines
+		}
+	}
+	split := slices.IndexFunc(script, func(l string) bool { return strings.HasPrefix(l, "# per host") })
+	if split < 0 {
+		t.Fatalf("%s: no openssl block with a `# per host` part", deploymentDoc)
+	}
+	sh := func(dir, text string) {
+		c := exec.Command("bash", "-e", "-c", text)
+		c.Dir = dir
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("the doc's openssl commands in %s:\n%s\n%v\n%s", dir, text, err, out)
+		}
+	}
+	sh(caDir, strings.Join(script[:split], "\n"))
+	return func(host, ip, dir string) {
+		sh(caDir, strings.NewReplacer("dn1", host, "10.0.0.21", ip).Replace(strings.Join(script[split:], "\n")))
+		copyTo(dir, map[string]string{filepath.Join(caDir, "ca.pem"): "ca.pem",
+			filepath.Join(caDir, host+".pem"): host + ".pem", filepath.Join(caDir, host+".key"): host + ".key"})
 	}
 }
