@@ -192,6 +192,14 @@ func smarthCommand(line string) []string {
 		line = line[:i]
 	}
 	words := shellWords(line)
+	if len(words) > 2 && words[0] == "docker" && words[1] == "run" {
+		// The image's entrypoint is smarth: what follows the image name
+		// (smarth) is a smarth command line.
+		if i := slices.Index(words, "smarth"); i > 0 {
+			return words[i+1:]
+		}
+		return nil
+	}
 	for i, w := range words {
 		if w == "smarth" || w == "/usr/local/bin/smarth" {
 			// smarth must be the command word: only sudo or VAR=value before it.
