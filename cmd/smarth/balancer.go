@@ -213,7 +213,7 @@ func (a *adminConn) scheduleMoves(ctx context.Context, sources, targets map[*bal
 	return out, nil
 }
 
-// waitMoves waits until every move's source no longer lists its block
+// waitMoves waits until every move's source no longer holds its block
 // (the namenode deletes the source's replica once the target reported
 // the copy), then for two more heartbeats so that the next iteration
 // sees the datanodes' new use.
@@ -233,7 +233,7 @@ func (a *adminConn) waitMoves(ctx context.Context, batch []move, wait time.Durat
 		}
 		for src, ids := range bySource {
 			rctx, cancel := a.callCtx(ctx)
-			resp, err := a.rpc.GetBlocks(rctx, &dfspb.GetBlocksRequest{DatanodeId: src, MaxBytes: 1 << 62})
+			resp, err := a.rpc.GetBlocks(rctx, &dfspb.GetBlocksRequest{DatanodeId: src, MaxBytes: 1 << 62, Only: ids})
 			cancel()
 			if err != nil {
 				return a.explain(err)

@@ -32,6 +32,11 @@ func (s *clientRPC) GetBlocks(ctx context.Context, req *dfspb.GetBlocksRequest) 
 		return nil, errNotFound("getBlocks: no datanode %q", req.GetDatanodeId())
 	}
 	ids := nn.state.Blocks().NodeBlocks(req.GetDatanodeId())
+	if only := req.GetOnly(); len(only) > 0 {
+		// Asked by id: every listed block is looked at, not a random
+		// window of the node's (which could miss one it still holds).
+		ids = only[:min(len(only), maxGetBlocks)]
+	}
 	resp := &dfspb.GetBlocksResponse{}
 	if len(ids) == 0 {
 		return resp, nil

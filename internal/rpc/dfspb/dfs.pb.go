@@ -5462,9 +5462,12 @@ func (x *RefreshNodesResponse) GetRecommissioned() []string {
 // GetBlocksRequest: the balancer asks for blocks a datanode holds, up to
 // max_bytes of them (HDFS's NamenodeProtocol.getBlocks).
 type GetBlocksRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	DatanodeId    string                 `protobuf:"bytes,1,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
-	MaxBytes      int64                  `protobuf:"varint,2,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	DatanodeId string                 `protobuf:"bytes,1,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"`
+	MaxBytes   int64                  `protobuf:"varint,2,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	// only, when set, restricts the answer to these blocks (those the
+	// datanode still holds): the balancer's check that its moves are done.
+	Only          []uint64 `protobuf:"varint,3,rep,packed,name=only,proto3" json:"only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5511,6 +5514,13 @@ func (x *GetBlocksRequest) GetMaxBytes() int64 {
 		return x.MaxBytes
 	}
 	return 0
+}
+
+func (x *GetBlocksRequest) GetOnly() []uint64 {
+	if x != nil {
+		return x.Only
+	}
+	return nil
 }
 
 type BalancerBlock struct {
@@ -12118,11 +12128,12 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x13RefreshNodesRequest\"h\n" +
 	"\x14RefreshNodesResponse\x12(\n" +
 	"\x0fdecommissioning\x18\x01 \x03(\tR\x0fdecommissioning\x12&\n" +
-	"\x0erecommissioned\x18\x02 \x03(\tR\x0erecommissioned\"P\n" +
+	"\x0erecommissioned\x18\x02 \x03(\tR\x0erecommissioned\"d\n" +
 	"\x10GetBlocksRequest\x12\x1f\n" +
 	"\vdatanode_id\x18\x01 \x01(\tR\n" +
 	"datanodeId\x12\x1b\n" +
-	"\tmax_bytes\x18\x02 \x01(\x03R\bmaxBytes\"a\n" +
+	"\tmax_bytes\x18\x02 \x01(\x03R\bmaxBytes\x12\x12\n" +
+	"\x04only\x18\x03 \x03(\x04R\x04only\"a\n" +
 	"\rBalancerBlock\x12\x19\n" +
 	"\bblock_id\x18\x01 \x01(\x04R\ablockId\x12\x1b\n" +
 	"\tnum_bytes\x18\x02 \x01(\x03R\bnumBytes\x12\x18\n" +
