@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -58,8 +59,13 @@ func TestJobDetachStatusListAndLogs(t *testing.T) {
 		t.Errorf("list --state RUNNING,FAILED shows the finished job:\n%s", out)
 	}
 	out, code, msg = jobRun(append([]string{"logs", id, "m_000000"}, at...)...)
-	if code != 0 || !strings.Contains(out, "==> attempt_"+id+"_m_000000_0 on "+testcluster.Hostname(0)+" (SUCCEEDED) stderr <==") ||
-		!strings.Contains(out, "task attempt ended") {
+	// The header names where the log came from: the node, or (once the
+	// node manager has uploaded it at the job's end, which may come
+	// first) the aggregated copy in the job's /app-logs directory.
+	head := "==> attempt_" + id + "_m_000000_0 on " + testcluster.Hostname(0) + " (SUCCEEDED) stderr"
+	fromNode := strings.Contains(out, head+" <==")
+	aggregated := regexp.MustCompile(regexp.QuoteMeta(head+", aggregated in /app-logs/") + `[^/]+/` + regexp.QuoteMeta(id) + `/[^ ]+ <==`).MatchString(out)
+	if code != 0 || !(fromNode || aggregated) || !strings.Contains(out, "task attempt ended") {
 		t.Errorf("logs m_000000: exit %d %s\n%s", code, msg, out)
 	}
 	for _, bad := range [][]string{{"list", "--state", "DONE"}, {"logs", id, "x9"}, {"logs"}, {"logs", id, "--file", "syslog"}} {
