@@ -9,7 +9,10 @@
 //   - how a write pipeline runs through this node (receiver.go, and
 //     writemode.go for what the write mode changes): classic HDFS
 //     behaviour — forward each packet downstream as it arrives, then
-//     verify and store it; a responder acks a packet upstream only when it is
+//     store it, verified only on the last node of a client's pipeline (and
+//     on a multi-pipeline first node, on datanode-to-datanode copies and
+//     for a packet starting inside a chunk; see receiver.verifies); a
+//     responder acks a packet upstream only when it is
 //     stored here and acked downstream, prepending this node's status; the
 //     first failure is sent upstream as an error status at the failing node's
 //     position and the connection closes. In multi-pipeline mode the first

@@ -72,6 +72,7 @@ type receiver struct {
 	packets    int64 // data packets stored (for the transfer log)
 	packetSize int64 // largest packet data length seen
 	checksumK  bool  // disk stage: a checksum mismatch was found, discard the replica (read after it ends)
+	verify     bool  // this node checks every packet's checksums (see verifies)
 }
 
 // ackItem is one packet handled locally, waiting for its downstream ack.
@@ -159,6 +160,7 @@ func (r *receiver) setup(br *bufio.Reader) *dfspb.OpResponse {
 			return resp
 		}
 	}
+	r.verify = r.verifies()
 	r.upR = br
 	r.pr = datatransfer.NewPacketReader(br)
 	r.pr.BytesPerChecksum = bpc
@@ -167,6 +169,30 @@ func (r *receiver) setup(br *bufio.Reader) *dfspb.OpResponse {
 		return errResponse(statusError, "sending write response: "+err.Error())
 	}
 	return nil
+}
+
+// verifies says whether this node checks the checksums of every packet
+// it stores. As in HDFS (BlockReceiver.shouldVerifyChecksum), a node that
+// forwards a client's packets down a classic pipeline stores them
+// unverified and the last node checks them: every byte a client sees
+// acknowledged, and every byte a reader can see (the visible length moves
+// with the acks), was checked by the last node, which got the very bytes
+// stored upstream (a node forwards and stores one buffer). A corrupt
+// packet is reported by the last node (ERROR_CHECKSUM at its position);
+// the client drops that node and recovers the rest, which truncates the
+// unverified tail away (PIPELINE_SETUP_STREAMING_RECOVERY goes back to
+// the acknowledged length). The nodes that verify anyway: the last one; a
+// copy between datanodes (no client name: re-replication, a recovery
+// transfer), whose source cannot resend; and a multi-pipeline first node,
+// which tells the client the block is stored (FNFA) before its downstream
+// has checked anything. storePacket also verifies a packet that starts
+// inside a chunk, whose on-disk checksums are recomputed from its data.
+func (r *receiver) verifies() bool {
+	if r.down == nil || r.op.GetClientName() == "" {
+		return true
+	}
+	_, multi := r.mode.(*multiPipelineMode)
+	return multi
 }
 
 // openReplica creates or reopens the replica for the request's stage.
@@ -482,7 +508,12 @@ func (r *receiver) storePacket(p *datatransfer.Packet, arrived time.Time) error 
 		}
 		return nil
 	}
-	if err := p.Verify(); err != nil {
+	// A packet that starts inside a chunk is verified everywhere: the
+	// store recomputes its on-disk checksums from the data
+	// (Writer.realign), so a corrupt chunk would be stored with a matching
+	// checksum.
+	unaligned := h.Offset%int64(h.BytesPerChecksum) != 0
+	if err := r.verifyPacket(p, unaligned); err != nil {
 		p.Release()
 		r.checksumK = true
 		r.d.metrics.checksumFailures.Inc()
@@ -522,6 +553,15 @@ func (r *receiver) storePacket(p *datatransfer.Packet, arrived time.Time) error 
 		return errStopped
 	}
 	return nil
+}
+
+// verifyPacket checks p's checksums if this node verifies (see verifies)
+// or must.
+func (r *receiver) verifyPacket(p *datatransfer.Packet, must bool) error {
+	if !r.verify && !must {
+		return nil
+	}
+	return p.Verify()
 }
 
 func (r *receiver) writeDown(b []byte) error {
