@@ -81,6 +81,9 @@
 //	cpu_seconds CPU time (user + system) the whole datanode process used
 //	            from start to end; exact only when this was its only
 //	            transfer (seed 001 reads CPU time from this log)
+//	packets     data packets stored
+//	disk_writes writes of the block file that stored them (the disk stage
+//	            writes the packets queued behind a slow disk together)
 //
 // plus "datanode" (this node's id) from the logger. A failed receive logs
 // "block receive failed" at Warn instead.

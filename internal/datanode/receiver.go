@@ -69,10 +69,12 @@ type receiver struct {
 	start      time.Time
 	startCPU   time.Duration // process CPU time at start
 	bytes      int64
-	packets    int64 // data packets stored (for the transfer log)
-	packetSize int64 // largest packet data length seen
-	checksumK  bool  // disk stage: a checksum mismatch was found, discard the replica (read after it ends)
-	verify     bool  // this node checks every packet's checksums (see verifies)
+	packets    int64     // data packets stored (for the transfer log)
+	diskWrites int64     // block-file writes that stored them (batches)
+	packetSize int64     // largest packet data length seen
+	checksumK  bool      // disk stage: a checksum mismatch was found, discard the replica (read after it ends)
+	verify     bool      // this node checks every packet's checksums (see verifies)
+	batch      diskBatch // disk stage only: verified packets not yet written
 }
 
 // ackItem is one packet handled locally, waiting for its downstream ack.
@@ -474,87 +476,6 @@ func (r *receiver) toDisk(it diskItem) bool {
 	}
 }
 
-// storePackets is the disk stage. After a failure it only releases what
-// still arrives.
-func (r *receiver) storePackets() error {
-	var failed error
-	for it := range r.disk {
-		switch {
-		case failed != nil:
-			if it.p != nil {
-				it.p.Release()
-			}
-		case it.p == nil:
-			r.push(ackItem{seqno: it.seqno, status: it.status})
-			failed = it.err
-		default:
-			failed = r.storePacket(it.p, it.arrived)
-		}
-	}
-	return failed
-}
-
-// storePacket verifies and stores one packet, hands it to the write mode
-// (which forwards it in multi-pipeline mode) and queues it for the
-// responder; it owns p.
-func (r *receiver) storePacket(p *datatransfer.Packet, arrived time.Time) error {
-	h := p.Header
-	if h.Heartbeat() {
-		if err := r.mode.stored(p); err != nil {
-			return err
-		}
-		if !r.push(ackItem{seqno: datatransfer.HeartbeatSeqno, received: arrived}) {
-			return errStopped
-		}
-		return nil
-	}
-	// A packet that starts inside a chunk is verified everywhere: the
-	// store recomputes its on-disk checksums from the data
-	// (Writer.realign), so a corrupt chunk would be stored with a matching
-	// checksum.
-	unaligned := h.Offset%int64(h.BytesPerChecksum) != 0
-	if err := r.verifyPacket(p, unaligned); err != nil {
-		p.Release()
-		r.checksumK = true
-		r.d.metrics.checksumFailures.Inc()
-		return r.localFailure(h.Seqno, dfspb.OpStatus_OP_STATUS_ERROR_CHECKSUM, fmt.Errorf("%s: %w", r.name, err))
-	}
-	if err := r.w.Write(h.Offset, p.Data(), p.Checksums()); err != nil {
-		p.Release()
-		r.d.checkVolumesSoon() // the disk may be failing, not just this block
-		return r.localFailure(h.Seqno, statusError, err)
-	}
-	if h.Flags&datatransfer.FlagSync != 0 {
-		if err := r.w.Sync(); err != nil {
-			p.Release()
-			r.d.checkVolumesSoon()
-			return r.localFailure(h.Seqno, statusError, err)
-		}
-	}
-	r.bytes += int64(h.DataLen)
-	if h.DataLen > 0 { // the empty last packet only ends the block
-		r.packets++
-		r.packetSize = max(r.packetSize, int64(h.DataLen))
-	}
-	r.d.metrics.bytesWritten.Add(float64(h.DataLen))
-	if h.Last() {
-		if err := r.complete(); err != nil {
-			p.Release()
-			return r.localFailure(h.Seqno, statusError, err)
-		}
-	}
-	if err := r.mode.stored(p); err != nil {
-		return err
-	}
-	if h.Last() {
-		r.mode.blockStored(h.Seqno)
-	}
-	if !r.push(ackItem{seqno: h.Seqno, end: h.Offset + int64(h.DataLen), last: h.Last(), received: arrived}) {
-		return errStopped
-	}
-	return nil
-}
-
 // verifyPacket checks p's checksums if this node verifies (see verifies)
 // or must.
 func (r *receiver) verifyPacket(p *datatransfer.Packet, must bool) error {
@@ -768,6 +689,8 @@ func (d *DataNode) logBlockReceived(r *receiver, rep store.Replica, end time.Tim
 		"client", r.op.GetClientName(),
 		"downstream", len(r.op.GetTargets()),
 		"cpu_seconds", cpu.Seconds(),
+		"packets", r.packets,
+		"disk_writes", r.diskWrites,
 	)
 }
 

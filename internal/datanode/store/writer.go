@@ -253,6 +253,79 @@ func (w *Writer) Write(offset int64, data, sums []byte) error {
 	return nil
 }
 
+// WriteBatch is Write of consecutive packets at offset in one system
+// call per file (writevAt): data[i] and sums[i] are one packet's data and
+// its checksums. offset must be chunk-aligned and every data[i] but the
+// last a whole number of chunks, so that the checksums are contiguous in
+// the meta file; a batch of one is Write.
+func (w *Writer) WriteBatch(offset int64, data, sums [][]byte) error {
+	if len(data) == 1 {
+		return w.Write(offset, data[0], sums[0])
+	}
+	bpc := int64(w.bpc)
+	if offset != w.length {
+		return fmt.Errorf("write at offset %d of %s, which has %d bytes", offset, w.name(), w.length)
+	}
+	if offset%bpc != 0 {
+		return fmt.Errorf("batched write of %s at offset %d, inside a %d-byte chunk", w.name(), offset, bpc)
+	}
+	var n int64
+	for i, d := range data {
+		if i < len(data)-1 && int64(len(d))%bpc != 0 {
+			return fmt.Errorf("batched write of %s: packet %d of %d bytes ends inside a chunk", w.name(), i, len(d))
+		}
+		if len(sums[i]) != (len(d)+w.bpc-1)/w.bpc*checksumSize {
+			return fmt.Errorf("batched write of %s: packet %d has %d bytes of checksums for %d bytes", w.name(), i, len(sums[i]), len(d))
+		}
+		n += int64(len(d))
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := writevAt(w.data, data, offset); err != nil {
+		return err
+	}
+	if err := writevAt(w.meta, sums, MetaHeaderLen+offset/bpc*checksumSize); err != nil {
+		return err
+	}
+	w.length += n
+	if w.length%bpc != 0 {
+		last := sums[len(sums)-1]
+		w.lastCRC = binary.BigEndian.Uint32(last[len(last)-checksumSize:])
+	}
+	w.s.mu.Lock()
+	w.r.Length = w.length
+	w.s.mu.Unlock()
+	return nil
+}
+
+// writeEachAt writes bufs one after another at off, one WriteAt each.
+func writeEachAt(f vfs.File, bufs [][]byte, off int64) error {
+	for _, b := range bufs {
+		if _, err := f.WriteAt(b, off); err != nil {
+			return err
+		}
+		off += int64(len(b))
+	}
+	return nil
+}
+
+// skipWritten drops the first n bytes of bufs (a short pwritev).
+func skipWritten(bufs [][]byte, n int) [][]byte {
+	for n > 0 && len(bufs) > 0 {
+		if n < len(bufs[0]) {
+			bufs[0] = bufs[0][n:]
+			return bufs
+		}
+		n -= len(bufs[0])
+		bufs = bufs[1:]
+	}
+	for len(bufs) > 0 && len(bufs[0]) == 0 {
+		bufs = bufs[1:]
+	}
+	return bufs
+}
+
 // realign computes on-disk checksums for data appended at an offset inside
 // a chunk: the partial chunk's CRC is extended with crc32.Update, so the
 // bytes already on disk need not be read back.
