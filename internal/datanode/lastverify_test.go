@@ -141,3 +141,35 @@ func equalStatuses(a, b []dfspb.OpStatus) bool {
 	}
 	return true
 }
+
+// The nodes that verify although they forward: a multi-pipeline first node
+// (it tells the client the block is stored, FNFA, before its downstream
+// has checked anything) and any node of a datanode-to-datanode copy (no
+// client name: its source cannot resend). Each refuses a corrupt packet
+// itself: the ack's first status.
+func TestForwardingNodesThatVerify(t *testing.T) {
+	nn := startFakeNameNode(t)
+	dn1, _ := startDataNode(t, nn, "", nil)
+	dn2, _ := startDataNode(t, nn, "", nil)
+	for i, op := range []*dfspb.WriteBlockOp{
+		multiOp(150, "smarth-client-a"),
+		{Block: &dfspb.ExtendedBlock{BlockId: 151, GenerationStamp: 1}, Stage: dfspb.WriteStage_PIPELINE_SETUP_CREATE, Mode: dfspb.WriteMode_CLASSIC},
+	} {
+		p, resp := openPipeline(t, op, dn1, dn2)
+		if err := datatransfer.ResponseError(resp); err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if err := p.send(randomData(datatransfer.DefaultPacketDataLen, 16)); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.sendCorrupt(randomData(datatransfer.DefaultPacketDataLen, 17)); err != nil {
+			t.Fatal(err)
+		}
+		acks, _ := p.result()
+		last := acks[len(acks)-1]
+		if last.Seqno != 1 || last.FirstFailed() != 0 || last.Statuses[0] != dfspb.OpStatus_OP_STATUS_ERROR_CHECKSUM {
+			t.Fatalf("case %d (mode %s, client %q): ack of the corrupt packet %+v, want ERROR_CHECKSUM from the first node",
+				i, op.GetMode(), op.GetClientName(), last)
+		}
+	}
+}
