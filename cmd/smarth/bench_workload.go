@@ -29,15 +29,19 @@ func newBenchWorkloadCmd() *cobra.Command {
 		Use:   "workload FILE|W1..W7|dynamic",
 		Short: "Run a seed 003 workload under each cache policy combination and print normalized runtimes",
 		Long: `Runs a workload of seed 003 (Table 3's W1-W7, or the dynamic workload of section
-5.5) under each policy combination, each on a fresh local cluster:
+5.5) under each policy combination, each on its own fresh local cluster, all started
+first and then run interleaved round by round (forward, then backward: bench ab's
+A B B A), so that a drift of the machine hits every combination alike:
   nocache  cache policy none,   scheduler delay        (baseline)
   dlnr     cache policy pinned, scheduler delay        (directives on every input)
   cllru    cache policy lru,    scheduler cachelocal
   clca     cache policy ca,     scheduler cachelocal
   clbg     cache policy bg,     scheduler cachelocal
 Drop-behind is on for all of them, so uncached reads reach the disk. The workload
-runs --runs times back to back; the first run is reported as cold, the others as
-warm, normalized to nocache. Each app asks for a 25% share of the map slots with the
+runs --runs rounds; the first is reported as cold, the others as warm, normalized
+to nocache, and each app's ratio to nocache is taken within each warm round and
+given as a geometric mean with a 95% interval over the rounds (a failed app run
+counts in "failed runs" and pairs nothing). Each app asks for a 25% share of the map slots with the
 job parameter max_running_maps, which the resource manager's scheduler enforces.
 Workload files are documented in internal/bench/workload (package doc); the shipped
 ones are testbed/workloads/*.yaml.`,
@@ -85,7 +89,7 @@ ones are testbed/workloads/*.yaml.`,
 	}
 	f := c.Flags()
 	f.StringVar(&combos, "policies", "nocache,dlnr,cllru,clca,clbg", "policy combinations to compare, in order")
-	f.IntVar(&opts.Runs, "runs", 0, "runs back to back per combination; the first is the cold one (default 4, dynamic 1)")
+	f.IntVar(&opts.Runs, "runs", 0, "interleaved rounds per combination; the first is the cold one (default 4, dynamic 1)")
 	f.IntVar(&opts.DataNodes, "datanodes", 4, "datanodes (and node managers) of each cluster")
 	f.IntVar(&opts.MapSlots, "map-slots", 2, "map slots per node manager")
 	f.StringVar(&capacity, "cache-capacity", "200MiB", "block cache per datanode")

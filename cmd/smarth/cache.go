@@ -286,6 +286,7 @@ func printCacheStats(w io.Writer, st *dfspb.GetCacheStatsResponse) {
 			units.FormatSize(a.GetCachedBytes()), a.GetAccesses(), a.GetHits())
 	}
 	tw.Flush()
+	printAffinityEstimates(w, st)
 	if len(st.GetJobs()) == 0 {
 		return
 	}
@@ -294,6 +295,25 @@ func printCacheStats(w io.Writer, st *dfspb.GetCacheStatsResponse) {
 	fmt.Fprintln(tw, "JOB\tR_j\tCACHED_BLOCKS")
 	for _, j := range st.GetJobs() {
 		fmt.Fprintf(tw, "%s\t%.2f\t%d\n", j.GetJobId(), j.GetCachedFraction(), len(j.GetBlocks()))
+	}
+	tw.Flush()
+}
+
+// printAffinityEstimates lists the learned cache affinities (the caller's
+// own; a service sees everyone's) and the reads behind each: an estimate
+// steers the cache once it is "used" (3 hot and 3 cold reads in the
+// window) and the source is learned.
+func printAffinityEstimates(w io.Writer, st *dfspb.GetCacheStatsResponse) {
+	fmt.Fprintf(w, "\nLearned cache affinity (source %s): CA = 1 - hot/cold read time, median over the window\n", st.GetAffinitySource())
+	if len(st.GetAffinityEstimates()) == 0 {
+		fmt.Fprintln(w, "no reads sampled yet")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "USER\tAPP\tESTIMATE\tN_HOT\tN_COLD\tHOT_MiB/s\tCOLD_MiB/s\tUSED")
+	for _, e := range st.GetAffinityEstimates() {
+		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%d\t%d\t%.1f\t%.1f\t%v\n", e.GetUser(), e.GetApp(), e.GetAffinity(),
+			e.GetHotSamples(), e.GetColdSamples(), e.GetHotMibPerSec(), e.GetColdMibPerSec(), e.GetUsed())
 	}
 	tw.Flush()
 }

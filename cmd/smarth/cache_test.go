@@ -6,6 +6,7 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/namenode"
+	"smarth/internal/rpc/dfspb"
 )
 
 // cacheRun runs `smarth cache args...` (see runSmarth).
@@ -57,5 +58,24 @@ func TestCacheAgainstANamenode(t *testing.T) {
 		if code != c.code || !strings.Contains(text, c.out) {
 			t.Errorf("smarth cache %s: exit %d, output %q, error %q; want exit %d with %q", strings.Join(c.args, " "), code, out, msg, c.code, c.out)
 		}
+	}
+}
+
+// cache stats shows each learned estimate with the reads behind it.
+func TestPrintCacheStatsAffinityEstimates(t *testing.T) {
+	var b strings.Builder
+	printCacheStats(&b, &dfspb.GetCacheStatsResponse{Policy: "bg", AffinitySource: "learned",
+		AffinityEstimates: []*dfspb.AffinityEstimate{{User: "alice", App: "grep", Affinity: 0.612, HotSamples: 12, ColdSamples: 9,
+			HotMibPerSec: 812.5, ColdMibPerSec: 315.2, Used: true}}})
+	out := b.String()
+	for _, want := range []string{"Learned cache affinity (source learned)", "N_HOT", "alice", "grep", "0.612", "12", "9", "812.5", "315.2", "true"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("cache stats lacks %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	printCacheStats(&b, &dfspb.GetCacheStatsResponse{Policy: "bg", AffinitySource: "table"})
+	if !strings.Contains(b.String(), "source table") || !strings.Contains(b.String(), "no reads sampled yet") {
+		t.Errorf("cache stats without estimates:\n%s", b.String())
 	}
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"time"
 
 	"smarth/internal/rpc/dfspb"
 )
@@ -14,9 +15,11 @@ type CacheAccess struct {
 	BlockID    uint64
 	App        string
 	JobID      string
-	ReaderHost string  // canonical hostname of the node the task ran on
-	DatanodeID string  // datanode that served the read; "" if unknown
-	Affinity   float64 // the app's cache affinity in [0,1]; < 0: the namenode's configured value
+	ReaderHost string        // canonical hostname of the node the task ran on
+	DatanodeID string        // datanode that served the read; "" if unknown
+	Affinity   float64       // the app's cache affinity in [0,1]; < 0: the namenode's configured value
+	ReadBytes  int64         // bytes the task read of its input; 0: not measured
+	ReadTime   time.Duration // time spent inside those reads
 }
 
 // ReportCacheAccess sends an access to the namenode and says whether the
@@ -24,7 +27,7 @@ type CacheAccess struct {
 func (f *FileSystem) ReportCacheAccess(ctx context.Context, a CacheAccess) (cached bool, datanodeID string, err error) {
 	r, err := f.nn.CacheAccess(ctx, &dfspb.CacheAccessRequest{
 		BlockId: a.BlockID, App: a.App, JobId: a.JobID, ReaderHost: a.ReaderHost,
-		DatanodeId: a.DatanodeID, Affinity: a.Affinity,
+		DatanodeId: a.DatanodeID, Affinity: a.Affinity, ReadBytes: a.ReadBytes, ReadNanos: int64(a.ReadTime),
 	})
 	if err != nil {
 		return false, "", mapError("cache access", "", err)

@@ -85,6 +85,7 @@ func owner() map[string]string {
 		"cache_window":             NameNode,
 		"cache_ttl":                NameNode,
 		"cache_affinity":           NameNode,
+		"cache_affinity_source":    NameNode,
 		"cache_capacity":           DataNode,
 		"memory_budget":            DataNode,
 		"drop_cache_behind_reads":  DataNode,
@@ -141,6 +142,13 @@ func checkValue(key string, v any) error {
 		return duration(v)
 	case "cache_affinity":
 		return affinities(v)
+	case "cache_affinity_source":
+		return str(v, func(s string) error {
+			if s != "learned" && s != "table" {
+				return fmt.Errorf("want learned or table, got %q", s)
+			}
+			return nil
+		})
 	case "cache_capacity", "memory_budget", "page_cache_budget":
 		_, err := integer(v, 0)
 		return err

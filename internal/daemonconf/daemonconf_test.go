@@ -21,7 +21,7 @@ func TestCheckAcceptsEveryKeyUnderItsRole(t *testing.T) {
 		cfg  map[string]any
 	}{
 		{NameNode, map[string]any{"cache_policy": "bg", "cache_window": "30m", "cache_ttl": "10m",
-			"cache_affinity": map[string]any{"grep": 0.638, "kmeans": 0}, "placement": "speedaware"}},
+			"cache_affinity": map[string]any{"grep": 0.638, "kmeans": 0}, "placement": "speedaware", "cache_affinity_source": "table"}},
 		{NameNode, map[string]any{"cache_affinity": map[string]float64{"grep": 0.5}}},
 		{DataNode, map[string]any{"cache_capacity": 268435456, "memory_budget": int64(1 << 30),
 			"drop_cache_behind_reads": true, "drop_cache_behind_writes": false}},
@@ -46,6 +46,7 @@ func TestCheckRefusesBadValuesClearly(t *testing.T) {
 		{NameNode, map[string]any{"scheduler": "delay"}, "scheduler is a resourcemanager key, not a namenode one"},
 		{DataNode, map[string]any{"cache_policy": "lru"}, "cache_policy is a namenode key"},
 		{NameNode, map[string]any{"cache_window": "soon"}, "positive duration"},
+		{NameNode, map[string]any{"cache_affinity_source": "guess"}, "want learned or table"},
 		{NameNode, map[string]any{"cache_affinity": map[string]any{"grep": 1.5}}, "grep: want an affinity between 0 and 1"},
 		{DataNode, map[string]any{"cache_capacity": "256MiB"}, "want a whole number (bytes for sizes)"},
 		{DataNode, map[string]any{"cache_capacity": -1}, "want at least 0"},

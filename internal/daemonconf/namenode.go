@@ -168,10 +168,16 @@ type NameNodeConfig struct {
 	// lru, ca (cache affinity with CacheTTL), bg (block goodness over
 	// CacheWindow). CacheAffinity is each application's CA in [0,1], used
 	// when an access does not carry its own; unknown apps count 0.
-	CachePolicy   string             `yaml:"cache_policy"`
-	CacheWindow   time.Duration      `yaml:"cache_window"`
-	CacheTTL      time.Duration      `yaml:"cache_ttl"`
-	CacheAffinity map[string]float64 `yaml:"cache_affinity"`
+	// CacheAffinitySource is where an access's CA comes from: "learned"
+	// (the default) estimates it per user and app from the map tasks'
+	// hot and cold read times over CacheWindow and uses the estimate once
+	// 3 reads of each kind back it, CacheAffinity until then; "table" is
+	// the paper's, the job's cache_affinity or CacheAffinity only.
+	CachePolicy         string             `yaml:"cache_policy"`
+	CacheWindow         time.Duration      `yaml:"cache_window"`
+	CacheTTL            time.Duration      `yaml:"cache_ttl"`
+	CacheAffinity       map[string]float64 `yaml:"cache_affinity"`
+	CacheAffinitySource string             `yaml:"cache_affinity_source"`
 
 	// Wire is the TLS switch (tls, tls_cert_file, tls_key_file,
 	// tls_ca_file): RPC and HTTP both, see internal/pki.

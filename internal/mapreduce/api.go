@@ -268,6 +268,10 @@ type CacheAccess struct {
 	Host     string  // the node the task ran on (its node manager's hostname)
 	Datanode string  // ID of the datanode that served the read; "" if unknown
 	Affinity float64 // the app's cache affinity in [0,1]; < 0 lets the DFS use its configured value
+	// The task's reads of its input: bytes, and the time spent inside
+	// the reads (the learned cache affinity's sample).
+	ReadBytes int64
+	ReadTime  time.Duration
 }
 
 // CacheReporter is an optional FS capability, discovered by type

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,20 +20,49 @@ const cacheAccessTimeout = 10 * time.Second
 // inputFS is the FS an InputFormat opens a map's split on: it remembers
 // the files opened, so that the task can ask which datanode served its
 // block afterwards.
+//
+// It also times the reads, for the namenode's learned cache affinity: the
+// time spent inside Read and ReadAt and the bytes they returned, not the
+// mapper's own work between them.
 type inputFS struct {
 	FS
 	mu     sync.Mutex // guards opened
 	opened []File
+
+	readNanos, readBytes atomic.Int64
 }
 
 func (i *inputFS) Open(ctx context.Context, p string) (File, error) {
 	f, err := i.FS.Open(ctx, p)
-	if err == nil {
-		i.mu.Lock()
-		i.opened = append(i.opened, f)
-		i.mu.Unlock()
+	if err != nil {
+		return nil, err
 	}
-	return f, err
+	i.mu.Lock()
+	i.opened = append(i.opened, f)
+	i.mu.Unlock()
+	return &timedFile{File: f, in: i}, nil
+}
+
+// timedFile adds each read's time and bytes to its inputFS.
+type timedFile struct {
+	File
+	in *inputFS
+}
+
+func (t *timedFile) Read(p []byte) (int, error) {
+	start := time.Now()
+	n, err := t.File.Read(p)
+	t.in.readNanos.Add(int64(time.Since(start)))
+	t.in.readBytes.Add(int64(n))
+	return n, err
+}
+
+func (t *timedFile) ReadAt(p []byte, off int64) (int, error) {
+	start := time.Now()
+	n, err := t.File.ReadAt(p, off)
+	t.in.readNanos.Add(int64(time.Since(start)))
+	t.in.readBytes.Add(int64(n))
+	return n, err
 }
 
 // servedBy is the datanode that served the last read of block through
@@ -60,7 +90,8 @@ func reportCacheAccess(ctx context.Context, env TaskEnv, spec TaskSpec, in *inpu
 		return
 	}
 	a := CacheAccess{BlockID: spec.Split.BlockID, App: spec.Job.App, JobID: spec.JobID, Host: env.Host,
-		Datanode: in.servedBy(spec.Split.BlockID), Affinity: cacheAffinity(spec.Job.Params)}
+		Datanode: in.servedBy(spec.Split.BlockID), Affinity: cacheAffinity(spec.Job.Params),
+		ReadBytes: in.readBytes.Load(), ReadTime: time.Duration(in.readNanos.Load())}
 	ctx, cancel := context.WithTimeout(ctx, cacheAccessTimeout)
 	defer cancel()
 	if err := cr.ReportCacheAccess(ctx, a); err != nil && env.Logger != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"smarth/internal/rpc/dfspb"
 )
@@ -321,5 +322,55 @@ func TestCacheConfigErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate: %v; want %q", err, want)
 		}
+	}
+}
+
+// The learned affinity over RPC, as an attacker with a login of their
+// own would try it: mallory's read times under alice's app name land in
+// mallory's estimate, never alice's; each sees only their own estimates
+// in cache stats (a service, here the superuser, sees both); a negative
+// read time is refused with a message naming it.
+func TestLearnedAffinityPerUser(t *testing.T) {
+	// Policy none: nothing is ever cached, so every read is cold
+	// whatever the fake datanodes' heartbeats do meanwhile.
+	nn, fc, c := cacheCluster(t, "none", 4)
+	b := writeFile(t, c, fc, "/in/a", 3, 1<<20)[0].GetBlock().GetBlockId()
+	read := func(cl *rpcClient, nanos int64) error {
+		_, err := cl.cp.CacheAccess(cl.ctx(), &dfspb.CacheAccessRequest{BlockId: b, App: "grep", JobId: "job_1",
+			ReaderHost: "dn1", DatanodeId: "id-dn1", Affinity: -1, ReadBytes: 1 << 20, ReadNanos: nanos})
+		return err
+	}
+	alice, mallory := dial(t, nn.Addr(), "alice"), dial(t, nn.Addr(), "mallory")
+	for range 3 {
+		if err := read(alice, 10e6); err != nil {
+			t.Fatal(err)
+		}
+		if err := read(mallory, 1e6); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := read(mallory, -5); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "read_nanos -5") {
+		t.Errorf("negative read time: %v, want InvalidArgument naming read_nanos", err)
+	}
+	rows := func(cl *rpcClient) map[string]*dfspb.AffinityEstimate {
+		st, err := cl.cp.GetCacheStats(cl.ctx(), &dfspb.GetCacheStatsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]*dfspb.AffinityEstimate{}
+		for _, e := range st.GetAffinityEstimates() {
+			out[e.GetUser()+"/"+e.GetApp()] = e
+		}
+		return out
+	}
+	a := rows(alice)
+	if len(a) != 1 || a["alice/grep"].GetColdSamples() != 3 || int(a["alice/grep"].GetColdMibPerSec()+0.5) != 100 {
+		t.Errorf("alice's stats: %v, want only her grep: 3 cold reads at 100 MiB/s (mallory's 1000 MiB/s not among them)", a)
+	}
+	if m := rows(mallory); len(m) != 1 || m["mallory/grep"] == nil {
+		t.Errorf("mallory's stats: %v, want only her own grep", m)
+	}
+	if s := rows(c); len(s) != 2 {
+		t.Errorf("the superuser's stats: %v, want both users' estimates", s)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"smarth/internal/cache"
 	"smarth/internal/daemonconf"
 	"smarth/internal/logfile"
+	"smarth/internal/namenode/cachemgr"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/namenode/retrycache"
 	"smarth/internal/placement"
@@ -79,6 +80,7 @@ func DefaultConfig() Config {
 		CachePolicy:              "none",
 		CacheWindow:              cache.DefaultWindow,
 		CacheTTL:                 cache.DefaultTTL,
+		CacheAffinitySource:      cachemgr.AffinityLearned,
 		Log:                      logfile.Default(),
 	}}
 }
@@ -216,6 +218,9 @@ func (c Config) validateCache() []error {
 	}
 	if c.CacheWindow <= 0 {
 		errs = append(errs, fmt.Errorf("cache_window: %v must be positive", c.CacheWindow))
+	}
+	if c.CacheAffinitySource != cachemgr.AffinityLearned && c.CacheAffinitySource != cachemgr.AffinityTable {
+		errs = append(errs, fmt.Errorf("cache_affinity_source: %q is neither %s nor %s", c.CacheAffinitySource, cachemgr.AffinityLearned, cachemgr.AffinityTable))
 	}
 	if c.CacheTTL <= 0 {
 		errs = append(errs, fmt.Errorf("cache_ttl: %v must be positive", c.CacheTTL))

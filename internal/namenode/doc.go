@@ -32,7 +32,9 @@
 //   - In-memory caching (seed 003): cachemgr/ keeps a plan from the pure
 //     internal/cache policies (cache_policy) and reconciles it with the
 //     datanodes' cache reports; only a report counts as cached. A
-//     CacheAccess's affinity is the request's when >= 0, else
+//     CacheAccess's affinity is the caller's learned estimate for the app
+//     (cachemgr/affinity.go, cache_affinity_source learned) once enough
+//     reads back it, else the request's when >= 0, else
 //     cache_affinity[app], else 0. Cache pools and directives are
 //     namespace edits (fsstate's cache records), which cachemgr asks this
 //     package to authorize, log and apply (views.go).

@@ -153,7 +153,7 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 		logger.Warn("block_access_token_enable is off: any peer that can reach a datanode reads and writes any block by id; use only for compatibility on a trusted network")
 	}
 	nn.cache, err = cachemgr.New(cachemgr.Config{Policy: cfg.CachePolicy, Window: cfg.CacheWindow, TTL: cfg.CacheTTL,
-		Affinity: cfg.CacheAffinity, MaxReplication: cfg.MaxReplication}, cacheView{nn}, &nn.mu, clock, logger)
+		Affinity: cfg.CacheAffinity, AffinitySource: cfg.CacheAffinitySource, MaxReplication: cfg.MaxReplication}, cacheView{nn}, &nn.mu, clock, logger)
 	if err != nil {
 		return nil, fmt.Errorf("namenode config: cache_policy: %w", err)
 	}

@@ -257,7 +257,7 @@ func (s *clientRPC) ListCacheDirectives(ctx context.Context, r *dfspb.ListCacheD
 
 func (s *clientRPC) CacheAccess(ctx context.Context, r *dfspb.CacheAccessRequest) (*dfspb.CacheAccessResponse, error) {
 	c := callerOf(ctx)
-	return s.nn.cache.Access(r, func(b *blockmap.Block) error { return s.nn.mayCacheBlockLocked(c, b) })
+	return s.nn.cache.Access(r, c.User, func(b *blockmap.Block) error { return s.nn.mayCacheBlockLocked(c, b) })
 }
 
 func (s *clientRPC) JobCacheStatus(ctx context.Context, r *dfspb.JobCacheStatusRequest) (*dfspb.JobCacheStatusResponse, error) {
@@ -274,6 +274,14 @@ func (s *clientRPC) GetCacheStats(ctx context.Context, r *dfspb.GetCacheStatsReq
 	s.nn.mu.RUnlock()
 	if !service {
 		st.Jobs = nil
+		// Another user's estimates name their apps and how they read.
+		mine := st.AffinityEstimates[:0]
+		for _, e := range st.AffinityEstimates {
+			if e.GetUser() == callerOf(ctx).User {
+				mine = append(mine, e)
+			}
+		}
+		st.AffinityEstimates = mine
 	}
 	return st, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os/exec"
@@ -365,5 +366,29 @@ func TestSetupSwitchRestoresOnFailure(t *testing.T) {
 	out, _ := exec.Command("cat", dir+"/log").Output()
 	if string(out) != "a\nb\na\n" {
 		t.Errorf("setups run %q, want a b a", out)
+	}
+}
+
+// Rounds run forward then backward; two sides give A B B A.
+func TestRoundOrder(t *testing.T) {
+	if got := fmt.Sprint(RoundOrder(3, 0), RoundOrder(3, 1), RoundOrder(3, 2)); got != "[0 1 2] [2 1 0] [0 1 2]" {
+		t.Errorf("3 sides, rounds 0-2: %s", got)
+	}
+	if got := fmt.Sprint(Schedule(3)); got != "[A B B A A B]" {
+		t.Errorf("Schedule(3) = %s", got)
+	}
+}
+
+// The ratio interval is the t interval of the log ratios: for ratios
+// e^-0.1, 1, e^0.1 the mean log is 0, sd 0.1, t(0.975, 2) = 4.303, so
+// the 95% interval is e^(±4.303·0.1/√3).
+func TestRatioInterval(t *testing.T) {
+	gm, lo, hi := RatioInterval([]float64{math.Exp(-0.1), 1, math.Exp(0.1)}, 0.95)
+	half := 4.302653 * 0.1 / math.Sqrt(3)
+	if math.Abs(gm-1) > 1e-9 || math.Abs(lo-math.Exp(-half)) > 1e-5 || math.Abs(hi-math.Exp(half)) > 1e-5 {
+		t.Errorf("gm %v [%v, %v], want 1 [%v, %v]", gm, lo, hi, math.Exp(-half), math.Exp(half))
+	}
+	if gm, lo, hi := RatioInterval([]float64{0.8}, 0.95); gm != 0.8 || lo != 0 || hi != 0 {
+		t.Errorf("one ratio: %v [%v, %v], want 0.8 and no interval", gm, lo, hi)
 	}
 }

@@ -28,10 +28,24 @@ func (s Side) String() string {
 func Schedule(runs int) []Side {
 	out := make([]Side, 0, 2*runs)
 	for i := range runs {
-		if i%2 == 0 {
-			out = append(out, SideA, SideB)
-		} else {
-			out = append(out, SideB, SideA)
+		for _, s := range RoundOrder(2, i) {
+			out = append(out, Side(s))
+		}
+	}
+	return out
+}
+
+// RoundOrder is the order in which round round runs n sides (0..n-1):
+// forward in even rounds, backward in odd ones (A B C, C B A, A B C ...),
+// Schedule's A B B A for more than two sides. Each side runs as often
+// first as last, and a drift of the machine over two rounds hits every
+// side alike; `bench workload` runs its policy combinations so.
+func RoundOrder(n, round int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+		if round%2 == 1 {
+			out[i] = n - 1 - i
 		}
 	}
 	return out

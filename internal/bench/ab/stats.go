@@ -3,6 +3,9 @@ package ab
 import (
 	"math"
 	"slices"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // median of xs; xs is not modified. NaN for an empty slice.
@@ -58,4 +61,28 @@ func ranks(pooled []float64) (r []float64, tieTerm float64) {
 		i = j
 	}
 	return r, tieTerm
+}
+
+// RatioInterval is the geometric mean of per-round ratios (B/A of one
+// round each, e.g. a policy's run time over the baseline's in the same
+// round) with its confidence interval: Student's t on the logs, the
+// rounds being the independent samples. With fewer than 2 ratios there
+// is no interval (lo = hi = 0).
+func RatioInterval(ratios []float64, confidence float64) (gm, lo, hi float64) {
+	n := len(ratios)
+	if n == 0 {
+		return 0, 0, 0
+	}
+	logs := make([]float64, n)
+	for i, r := range ratios {
+		logs[i] = math.Log(r)
+	}
+	mean, sd := stat.MeanStdDev(logs, nil)
+	gm = math.Exp(mean)
+	if n < 2 {
+		return gm, 0, 0
+	}
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - (1-confidence)/2)
+	half := t * sd / math.Sqrt(float64(n))
+	return gm, math.Exp(mean - half), math.Exp(mean + half)
 }

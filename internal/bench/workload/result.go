@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"sort"
 	"text/tabwriter"
+
+	"smarth/internal/bench/ab"
 )
 
 // AppRun is one completion of one app.
@@ -69,6 +72,13 @@ type Row struct {
 	// in no mean, so the table shows them rather than a silently
 	// shorter sample.
 	Failed int
+	// Ratio is the geometric mean over warm rounds of the app's time
+	// under this combination over the baseline's in the same round (the
+	// combinations run interleaved, round by round), with its 95%
+	// interval over the Pairs rounds in which both runs succeeded (no
+	// interval below 2).
+	Ratio, RatioLo, RatioHi float64
+	Pairs                   int
 }
 
 // Baseline is the combination every other one is normalized to.
@@ -86,6 +96,12 @@ func (r *Result) Rows() []Row {
 			}
 		}
 	}
+	var baseRuns []AppRun
+	for _, c := range r.Combos {
+		if c.Combo.Name == Baseline {
+			baseRuns = c.Apps
+		}
+	}
 	var rows []Row
 	for _, c := range r.Combos {
 		for _, l := range r.Labels {
@@ -94,10 +110,46 @@ func (r *Result) Rows() []Row {
 			if b, ok := base[l]; ok {
 				row.Norm, row.ColdNorm = ratio(warm, b[1]), ratio(cold, b[0])
 			}
+			if baseRuns != nil {
+				ratios := roundRatios(c.Apps, baseRuns, l)
+				row.Pairs = len(ratios)
+				row.Ratio, row.RatioLo, row.RatioHi = ab.RatioInterval(ratios, 0.95)
+			}
 			rows = append(rows, row)
 		}
 	}
 	return rows
+}
+
+// roundRatios pairs label's warm runs with the baseline's of the same
+// round: one ratio per round in which both succeeded. A round with more
+// than one completion of the label (the dynamic workload) pairs nothing.
+func roundRatios(runs, base []AppRun, label string) []float64 {
+	byRound := func(rs []AppRun) map[int]float64 {
+		out, n := map[int]float64{}, map[int]int{}
+		for _, a := range rs {
+			if a.Label == label && a.Run > 0 {
+				n[a.Run]++
+				if a.Error == "" && a.Seconds > 0 {
+					out[a.Run] = a.Seconds
+				}
+			}
+		}
+		for run, k := range n {
+			if k > 1 {
+				delete(out, run)
+			}
+		}
+		return out
+	}
+	mine, theirs := byRound(runs), byRound(base)
+	var out []float64
+	for _, run := range slices.Sorted(maps.Keys(mine)) {
+		if b, ok := theirs[run]; ok {
+			out = append(out, mine[run]/b)
+		}
+	}
+	return out
 }
 
 func ratio(a, b float64) float64 {
@@ -189,11 +241,11 @@ func (r *Result) PrintTable(w io.Writer) {
 	rows := r.Rows()
 	fmt.Fprintf(w, "workload %s: warm = runs after the first (caches warmed up), normalized to %s (lower is better)\n", r.Workload, Baseline)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "combo\tapp\tcold s\twarm s\twarm runs\tfailed runs\tnormalized\tcold normalized\tcache-local maps\t")
+	fmt.Fprintln(tw, "combo\tapp\tcold s\twarm s\twarm runs\tfailed runs\tnormalized\tcold normalized\tratio/round (95% CI, rounds)\tcache-local maps\t")
 	failed := 0
 	for _, row := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%d\t%d\t%s\t%s\t%.0f%%\t\n", row.Combo, row.Label, row.ColdS, row.WarmS, row.WarmRuns,
-			row.Failed, normText(row.Norm), normText(row.ColdNorm), row.CacheLocal*100)
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%d\t%d\t%s\t%s\t%s\t%.0f%%\t\n", row.Combo, row.Label, row.ColdS, row.WarmS, row.WarmRuns,
+			row.Failed, normText(row.Norm), normText(row.ColdNorm), ratioText(row), row.CacheLocal*100)
 		failed += row.Failed
 	}
 	tw.Flush()
@@ -217,6 +269,18 @@ func (r *Result) PrintTable(w io.Writer) {
 			fmt.Fprintf(w, "%s failed: %s\n", c.Combo.Name, c.Error)
 		}
 	}
+}
+
+// ratioText is a row's per-round ratio with its interval, "-" without
+// pairs.
+func ratioText(r Row) string {
+	switch {
+	case r.Pairs == 0:
+		return "-"
+	case r.Pairs < 2:
+		return fmt.Sprintf("%.3f (1 round)", r.Ratio)
+	}
+	return fmt.Sprintf("%.3f [%.3f, %.3f] n=%d", r.Ratio, r.RatioLo, r.RatioHi, r.Pairs)
 }
 
 func normText(v float64) string {

@@ -150,3 +150,32 @@ func TestFailedRunsAreShown(t *testing.T) {
 		t.Errorf("table does not show the failure:\n%s", b.String())
 	}
 }
+
+// Each app's ratio to no cache is one ratio per round (both runs of the
+// same round), geometric mean with a 95% interval; a round in which
+// either run failed pairs nothing and its failure is counted.
+func TestRowsRatioPerRound(t *testing.T) {
+	run := func(run int, secs float64, err string) AppRun {
+		return AppRun{Label: "grep", App: "grep", Run: run, Seconds: secs, Error: err}
+	}
+	r := &Result{Workload: "t", Labels: []string{"grep"}, Combos: []ComboResult{
+		{Combo: Combos()[0], Apps: []AppRun{run(0, 12, ""), run(1, 10, ""), run(2, 20, ""), run(3, 10, ""), run(4, 10, "")}},
+		{Combo: Combos()[4], Apps: []AppRun{run(0, 13, ""), run(1, 5, ""), run(2, 10, ""), run(3, 6, ""), run(4, 0, "job failed")}},
+	}}
+	for _, row := range r.Rows() {
+		if row.Combo != "clbg" {
+			continue
+		}
+		// Rounds 1-3 pair: 0.5, 0.5, 0.6; round 4 failed.
+		logs := []float64{math.Log(0.5), math.Log(0.5), math.Log(0.6)}
+		gm := math.Exp((logs[0] + logs[1] + logs[2]) / 3)
+		if row.Pairs != 3 || !near(row.Ratio, gm) || row.Failed != 1 || !(row.RatioLo < gm && gm < row.RatioHi && row.RatioHi < 1) {
+			t.Errorf("clbg grep: %+v, want 3 rounds, ratio %.4f inside an interval below 1, 1 failed run", row, gm)
+		}
+	}
+	var b strings.Builder
+	r.PrintTable(&b)
+	if !strings.Contains(b.String(), "n=3") || !strings.Contains(b.String(), "1 app runs FAILED") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}

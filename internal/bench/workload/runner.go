@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"smarth/internal/bench/ab"
 	"smarth/internal/client"
 	"smarth/internal/cluster"
 	"smarth/internal/mapreduce"
@@ -83,9 +84,14 @@ func MaxRunningMaps(share float64, nodes, slotsPerNode int) int {
 	return max(1, int(share*float64(nodes*slotsPerNode)))
 }
 
-// Run runs w under every combination: a fresh cluster each (so no cache
-// or page-cache state carries over), inputs generated, DL-NR's
-// directives added and waited for, then opts.Runs runs back to back.
+// Run runs w under every combination, interleaved: a fresh cluster per
+// combination (so no cache or page-cache state carries over), all started
+// first, inputs generated and DL-NR's directives added and waited for;
+// then opts.Runs rounds, each running the workload once on every
+// combination's cluster, forward in even rounds and backward in odd ones
+// (ab.RoundOrder, `bench ab`'s A B B A), so that a drift of the loaded
+// machine hits every combination alike and each app's ratio to no cache
+// is taken within a round.
 func Run(ctx context.Context, w *Workload, opts Options) (*Result, error) {
 	opts.setDefaults(w)
 	for name, a := range opts.Affinity {
@@ -113,16 +119,46 @@ func Run(ctx context.Context, w *Workload, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("--home %s: not a directory", opts.Home)
 		}
 	}
-	res := &Result{Workload: w.Name, Labels: w.Labels()}
-	var failed []string
-	for _, c := range opts.Combos {
-		cr := runCombo(ctx, w, c, opts)
-		res.Combos = append(res.Combos, cr)
+	res := &Result{Workload: w.Name, Labels: w.Labels(), Combos: make([]ComboResult, len(opts.Combos))}
+	var live []*comboRun
+	defer func() {
+		for _, r := range live {
+			r.stop()
+		}
+	}()
+	for i, c := range opts.Combos {
+		res.Combos[i] = ComboResult{Combo: c}
+		r := &comboRun{cr: &res.Combos[i]}
+		r.logf = func(f string, a ...any) { fmt.Fprintf(opts.Out, "[%s] "+f+"\n", append([]any{c.Name}, a...)...) }
+		if err := r.prepare(ctx, w, c, opts); err != nil {
+			r.cr.Error = err.Error()
+			r.logf("failed: %v", err)
+		} else {
+			live = append(live, r)
+		}
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
+	}
+	for run := range opts.Runs {
+		for _, i := range ab.RoundOrder(len(live), run) {
+			r := live[i]
+			if r.cr.Error != "" {
+				continue // failed in an earlier round
+			}
+			if err := r.round(ctx, w, opts, run); err != nil {
+				r.cr.Error = err.Error()
+				r.logf("failed: %v", err)
+			}
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+		}
+	}
+	var failed []string
+	for _, cr := range res.Combos {
 		if cr.Error != "" {
-			failed = append(failed, c.Name+": "+cr.Error)
+			failed = append(failed, cr.Combo.Name+": "+cr.Error)
 		}
 	}
 	if len(failed) > 0 {
@@ -141,20 +177,53 @@ type env struct {
 	home string
 }
 
-func runCombo(ctx context.Context, w *Workload, c Combo, opts Options) ComboResult {
-	cr := ComboResult{Combo: c}
-	logf := func(f string, a ...any) { fmt.Fprintf(opts.Out, "[%s] "+f+"\n", append([]any{c.Name}, a...)...) }
-	e, stop, err := startCluster(ctx, c, opts, logf)
+// comboRun is one combination's cluster, kept up across the rounds.
+type comboRun struct {
+	cr    *ComboResult
+	e     *env
+	stop  func()
+	paths map[string]string
+	logf  func(string, ...any)
+}
+
+// prepare starts the combination's cluster, generates the inputs and, for
+// DL-NR, adds the directives. On failure nothing is left running.
+func (r *comboRun) prepare(ctx context.Context, w *Workload, c Combo, opts Options) error {
+	e, stop, err := startCluster(ctx, c, opts, r.logf)
 	if err != nil {
-		cr.Error = err.Error()
-		return cr
+		return err
 	}
-	defer stop()
-	if err := runAll(ctx, w, c, opts, e, &cr, logf); err != nil {
-		cr.Error = err.Error()
-		logf("failed: %v", err)
+	if r.paths, err = ensureInputs(ctx, e.jc, w, "/workload/inputs", opts.DataNodes, r.logf); err == nil && c.Pin {
+		err = pinInputs(ctx, cacheAdmin{e.fs.Namenode()}, w, r.paths, r.logf)
 	}
-	return cr
+	if err != nil {
+		stop()
+		return err
+	}
+	r.e, r.stop = e, stop
+	return nil
+}
+
+// round runs the workload once (round run) on the combination's cluster.
+func (r *comboRun) round(ctx context.Context, w *Workload, opts Options, run int) error {
+	admin := cacheAdmin{r.e.fs.Namenode()}
+	maxMaps := MaxRunningMaps(w.Share, opts.DataNodes, opts.MapSlots)
+	h0, m0 := cacheCounters(ctx, admin)
+	stopSampling := sample(ctx, admin, run, &r.cr.Samples)
+	var got []AppRun
+	if w.Dynamic() {
+		got = runDynamic(ctx, w, r.e, r.paths, maxMaps, run)
+	} else {
+		got = runStatic(ctx, w, r.e, r.paths, maxMaps, run)
+	}
+	stopSampling()
+	h1, m1 := cacheCounters(ctx, admin)
+	r.cr.Hits, r.cr.Misses = append(r.cr.Hits, h1-h0), append(r.cr.Misses, m1-m0)
+	for _, a := range got {
+		r.logf("run %d %-12s %7.1fs  maps %d, cache-local %d, data-local %d %s", run, a.Label, a.Seconds, a.Maps, a.CacheLocal, a.DataLocal, a.Error)
+	}
+	r.cr.Apps = append(r.cr.Apps, got...)
+	return ctx.Err()
 }
 
 func startCluster(ctx context.Context, c Combo, opts Options, logf func(string, ...any)) (*env, func(), error) {
@@ -203,41 +272,6 @@ func startCluster(ctx context.Context, c Combo, opts Options, logf func(string, 
 		return nil, nil, err
 	}
 	return &env{fs: fs, jc: jc, reg: reg, home: home}, func() { jc.Close(); fs.Close(); down() }, nil
-}
-
-func runAll(ctx context.Context, w *Workload, c Combo, opts Options, e *env, cr *ComboResult, logf func(string, ...any)) error {
-	paths, err := ensureInputs(ctx, e.jc, w, "/workload/inputs", opts.DataNodes, logf)
-	if err != nil {
-		return err
-	}
-	admin := cacheAdmin{e.fs.Namenode()}
-	if c.Pin {
-		if err := pinInputs(ctx, admin, w, paths, logf); err != nil {
-			return err
-		}
-	}
-	maxMaps := MaxRunningMaps(w.Share, opts.DataNodes, opts.MapSlots)
-	for run := range opts.Runs {
-		h0, m0 := cacheCounters(ctx, admin)
-		stopSampling := sample(ctx, admin, run, &cr.Samples)
-		var got []AppRun
-		if w.Dynamic() {
-			got = runDynamic(ctx, w, e, paths, maxMaps, run)
-		} else {
-			got = runStatic(ctx, w, e, paths, maxMaps, run)
-		}
-		stopSampling()
-		h1, m1 := cacheCounters(ctx, admin)
-		cr.Hits, cr.Misses = append(cr.Hits, h1-h0), append(cr.Misses, m1-m0)
-		for _, a := range got {
-			logf("run %d %-12s %7.1fs  maps %d, cache-local %d, data-local %d %s", run, a.Label, a.Seconds, a.Maps, a.CacheLocal, a.DataLocal, a.Error)
-		}
-		cr.Apps = append(cr.Apps, got...)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-	}
-	return nil
 }
 
 // pinInputs is DL-NR's preparation: a directive on every input, added

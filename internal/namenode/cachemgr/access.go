@@ -22,7 +22,13 @@ import (
 //
 // authorize is the namenode's answer to whether the caller may ask to
 // cache the block (authz.go), run under the lock once the block is known.
-func (m *Manager) Access(req *dfspb.CacheAccessRequest, authorize func(*blockmap.Block) error) (*dfspb.CacheAccessResponse, error) {
+// user is the authenticated caller: a read time the request carries is a
+// sample of that user's app only (affinity.go).
+func (m *Manager) Access(req *dfspb.CacheAccessRequest, user string, authorize func(*blockmap.Block) error) (*dfspb.CacheAccessResponse, error) {
+	if req.GetReadBytes() < 0 || req.GetReadNanos() < 0 {
+		return nil, errorf(codes.InvalidArgument, "cache access: block %d: read_bytes %d, read_nanos %d: a read cannot be negative",
+			req.GetBlockId(), req.GetReadBytes(), req.GetReadNanos())
+	}
 	now := m.clock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -35,7 +41,8 @@ func (m *Manager) Access(req *dfspb.CacheAccessRequest, authorize func(*blockmap
 	}
 	target := m.cacheTargetLocked(b, req.GetReaderHost(), req.GetDatanodeId())
 	hit := len(m.CachedOnLocked(b.ID)) > 0
-	aff := m.affinityOf(req.GetApp(), req.GetAffinity())
+	m.sampleReadLocked(user, req, b, now)
+	aff := m.affinityOf(user, req.GetApp(), req.GetAffinity(), now)
 	m.countAccessLocked(req.GetApp(), aff, hit, now)
 	size := b.NumBytes
 	if b.State != blockmap.Complete {
@@ -52,6 +59,24 @@ func (m *Manager) Access(req *dfspb.CacheAccessRequest, authorize func(*blockmap
 	}
 	return resp, nil
 }
+
+// sampleReadLocked adds the access's read time to the app's learned
+// affinity. Hot or cold is the namenode's call: hot when the datanode
+// that served the read reports the block in memory. A read whose server
+// is unknown, or longer than the block (the task read other blocks too),
+// measures nothing this block can speak for and is left out.
+func (m *Manager) sampleReadLocked(user string, req *dfspb.CacheAccessRequest, b *blockmap.Block, now time.Time) {
+	served := req.GetDatanodeId()
+	if served == "" || req.GetReadBytes() == 0 || req.GetReadBytes() > b.NumBytes+maxSplitOverread {
+		return
+	}
+	hot := m.reported[served][b.ID] && m.nn.IsLive(served)
+	m.learned.add(user, req.GetApp(), hot, req.GetReadBytes(), time.Duration(req.GetReadNanos()), now)
+}
+
+// maxSplitOverread is how far past its block a map's read may go: a line
+// record reader finishes the last line from the next block.
+const maxSplitOverread = 1 << 20
 
 // cacheTargetLocked chooses the datanode an access asks to cache on.
 func (m *Manager) cacheTargetLocked(b *blockmap.Block, readerHost, servedBy string) string {
@@ -151,6 +176,12 @@ func (m *Manager) Stats() *dfspb.GetCacheStatsResponse {
 		})
 	}
 	resp.Apps = m.appStatsLocked()
+	resp.AffinitySource = m.cfg.AffinitySource
+	for _, e := range m.learned.all(m.clock()) {
+		resp.AffinityEstimates = append(resp.AffinityEstimates, &dfspb.AffinityEstimate{
+			User: e.User, App: e.App, Affinity: e.Affinity, HotSamples: int32(e.Hot), ColdSamples: int32(e.Cold),
+			HotMibPerSec: e.HotMiBps, ColdMibPerSec: e.ColdMiBps, Used: e.Used})
+	}
 	for _, id := range slices.Sorted(maps.Keys(m.jobs)) {
 		resp.Jobs = append(resp.Jobs, m.jobStatusLocked(id, m.jobs[id]))
 	}

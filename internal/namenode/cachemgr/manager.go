@@ -1,6 +1,7 @@
 package cachemgr
 
 import (
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -28,6 +29,7 @@ type Config struct {
 	Policy         string             // cache_policy: a name in cache.Policies
 	Window, TTL    time.Duration      // cache_window, cache_ttl (0: the policy's defaults)
 	Affinity       map[string]float64 // cache_affinity: configured CA per app
+	AffinitySource string             // cache_affinity_source: AffinityLearned (default) or AffinityTable
 	MaxReplication int                // bounds a directive's replication
 }
 
@@ -51,6 +53,7 @@ type Manager struct {
 
 	jobs         map[string]*cacheJob
 	apps         map[string]*appCacheStats
+	learned      *affinityEstimator
 	hits, misses int64
 }
 
@@ -96,18 +99,36 @@ func New(cfg Config, nn Namenode, mu *sync.RWMutex, clock func() time.Time, logg
 	if err != nil {
 		return nil, err
 	}
+	switch cfg.AffinitySource {
+	case "":
+		cfg.AffinitySource = AffinityLearned
+	case AffinityLearned, AffinityTable:
+	default:
+		return nil, fmt.Errorf("cache_affinity_source: %q is neither %s nor %s", cfg.AffinitySource, AffinityLearned, AffinityTable)
+	}
+	window := cfg.Window
+	if window <= 0 {
+		window = cache.DefaultWindow
+	}
 	return &Manager{
 		nn: nn, mu: mu, clock: clock, logger: logger, metrics: newMetrics(), cfg: cfg,
 		plan:     plan,
 		reported: map[string]map[uint64]bool{}, toCache: map[string][]uint64{}, toUncache: map[string][]uint64{},
 		sent: map[string]map[uint64]int{}, unsent: map[string]map[uint64]int{}, beats: map[string]int{},
-		jobs: map[string]*cacheJob{}, apps: map[string]*appCacheStats{},
+		jobs: map[string]*cacheJob{}, apps: map[string]*appCacheStats{}, learned: newAffinityEstimator(window),
 	}, nil
 }
 
-// affinityOf is the CA of an access: the request's if it carries one
-// (>= 0), else the configured one for the app, else 0.
-func (m *Manager) affinityOf(app string, requested float64) float64 {
+// affinityOf is the CA of user's access for app: with the learned source,
+// the estimate once it is backed by AffinityMinSamples hot and cold reads;
+// else (and always with the table source, the paper's) the request's if
+// it carries one (>= 0), else the configured one for the app, else 0.
+func (m *Manager) affinityOf(user, app string, requested float64, now time.Time) float64 {
+	if m.cfg.AffinitySource == AffinityLearned {
+		if est, ok := m.learned.estimate(user, app, now); ok && est.Used {
+			return est.Affinity
+		}
+	}
 	if requested >= 0 {
 		return min(requested, 1)
 	}

@@ -118,7 +118,7 @@ func TestQueuedCacheOfDeletedBlockNotSent(t *testing.T) {
 	m, f := newTestManager(t, "lru")
 	heartbeat(m, "n1")
 	for _, id := range []uint64{1, 2} {
-		r, err := m.Access(&dfspb.CacheAccessRequest{BlockId: id, App: "grep", ReaderHost: "host-n1", Affinity: -1}, allow)
+		r, err := m.Access(&dfspb.CacheAccessRequest{BlockId: id, App: "grep", ReaderHost: "host-n1", Affinity: -1}, "alice", allow)
 		if err != nil || r.GetCachedOn() != "n1" {
 			t.Fatalf("access to block %d from n1: %v %v; want planned on n1", id, r, err)
 		}

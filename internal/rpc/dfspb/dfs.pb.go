@@ -5812,13 +5812,19 @@ func (x *SaveNamespaceResponse) GetTxid() uint64 {
 // also when the block is already cached: it refreshes the access time and
 // the block goodness.
 type CacheAccessRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	BlockId       uint64                 `protobuf:"varint,1,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`
-	App           string                 `protobuf:"bytes,2,opt,name=app,proto3" json:"app,omitempty"` // application name, e.g. "grep"
-	JobId         string                 `protobuf:"bytes,3,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	ReaderHost    string                 `protobuf:"bytes,4,opt,name=reader_host,json=readerHost,proto3" json:"reader_host,omitempty"` // host the task ran on (canonical hostname)
-	DatanodeId    string                 `protobuf:"bytes,5,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"` // datanode that served the read ("" = unknown)
-	Affinity      float64                `protobuf:"fixed64,6,opt,name=affinity,proto3" json:"affinity,omitempty"`                     // CA of the app in [0,1]; < 0 = unknown (namenode's configured value or default)
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	BlockId    uint64                 `protobuf:"varint,1,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`
+	App        string                 `protobuf:"bytes,2,opt,name=app,proto3" json:"app,omitempty"` // application name, e.g. "grep"
+	JobId      string                 `protobuf:"bytes,3,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	ReaderHost string                 `protobuf:"bytes,4,opt,name=reader_host,json=readerHost,proto3" json:"reader_host,omitempty"` // host the task ran on (canonical hostname)
+	DatanodeId string                 `protobuf:"bytes,5,opt,name=datanode_id,json=datanodeId,proto3" json:"datanode_id,omitempty"` // datanode that served the read ("" = unknown)
+	Affinity   float64                `protobuf:"fixed64,6,opt,name=affinity,proto3" json:"affinity,omitempty"`                     // CA of the app in [0,1]; < 0 = unknown (namenode's configured value or default)
+	// How long the task spent reading its input and how many bytes: with
+	// whether the serving datanode held the block in memory (the namenode's
+	// cache reports say, not the task), a sample of the app's hot or cold
+	// read time for the learned cache affinity. 0 = not measured.
+	ReadBytes     int64 `protobuf:"varint,7,opt,name=read_bytes,json=readBytes,proto3" json:"read_bytes,omitempty"`
+	ReadNanos     int64 `protobuf:"varint,8,opt,name=read_nanos,json=readNanos,proto3" json:"read_nanos,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5891,6 +5897,20 @@ func (x *CacheAccessRequest) GetDatanodeId() string {
 func (x *CacheAccessRequest) GetAffinity() float64 {
 	if x != nil {
 		return x.Affinity
+	}
+	return 0
+}
+
+func (x *CacheAccessRequest) GetReadBytes() int64 {
+	if x != nil {
+		return x.ReadBytes
+	}
+	return 0
+}
+
+func (x *CacheAccessRequest) GetReadNanos() int64 {
+	if x != nil {
+		return x.ReadNanos
 	}
 	return 0
 }
@@ -6951,22 +6971,126 @@ func (x *AppCacheStats) GetHits() int64 {
 	return 0
 }
 
-type GetCacheStatsResponse struct {
-	state         protoimpl.MessageState        `protogen:"open.v1"`
-	Policy        string                        `protobuf:"bytes,1,opt,name=policy,proto3" json:"policy,omitempty"`
-	Nodes         []*NodeCacheStats             `protobuf:"bytes,2,rep,name=nodes,proto3" json:"nodes,omitempty"`
-	Apps          []*AppCacheStats              `protobuf:"bytes,3,rep,name=apps,proto3" json:"apps,omitempty"`
-	Hits          int64                         `protobuf:"varint,4,opt,name=hits,proto3" json:"hits,omitempty"`
-	Misses        int64                         `protobuf:"varint,5,opt,name=misses,proto3" json:"misses,omitempty"`
-	Evictions     int64                         `protobuf:"varint,6,opt,name=evictions,proto3" json:"evictions,omitempty"`
-	Jobs          []*JobCacheStatusResponse_Job `protobuf:"bytes,7,rep,name=jobs,proto3" json:"jobs,omitempty"` // running jobs' R_j
+// AffinityEstimate is one user's application's learned cache affinity:
+// 1 - median hot / median cold read time per byte over the window.
+type AffinityEstimate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	User          string                 `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	App           string                 `protobuf:"bytes,2,opt,name=app,proto3" json:"app,omitempty"`
+	Affinity      float64                `protobuf:"fixed64,3,opt,name=affinity,proto3" json:"affinity,omitempty"`
+	HotSamples    int32                  `protobuf:"varint,4,opt,name=hot_samples,json=hotSamples,proto3" json:"hot_samples,omitempty"`
+	ColdSamples   int32                  `protobuf:"varint,5,opt,name=cold_samples,json=coldSamples,proto3" json:"cold_samples,omitempty"`
+	HotMibPerSec  float64                `protobuf:"fixed64,6,opt,name=hot_mib_per_sec,json=hotMibPerSec,proto3" json:"hot_mib_per_sec,omitempty"` // median throughput of the hot (in-memory) reads
+	ColdMibPerSec float64                `protobuf:"fixed64,7,opt,name=cold_mib_per_sec,json=coldMibPerSec,proto3" json:"cold_mib_per_sec,omitempty"`
+	Used          bool                   `protobuf:"varint,8,opt,name=used,proto3" json:"used,omitempty"` // enough samples for the cache to use it
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
+func (x *AffinityEstimate) Reset() {
+	*x = AffinityEstimate{}
+	mi := &file_dfspb_dfs_proto_msgTypes[111]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AffinityEstimate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AffinityEstimate) ProtoMessage() {}
+
+func (x *AffinityEstimate) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[111]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AffinityEstimate.ProtoReflect.Descriptor instead.
+func (*AffinityEstimate) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{111}
+}
+
+func (x *AffinityEstimate) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *AffinityEstimate) GetApp() string {
+	if x != nil {
+		return x.App
+	}
+	return ""
+}
+
+func (x *AffinityEstimate) GetAffinity() float64 {
+	if x != nil {
+		return x.Affinity
+	}
+	return 0
+}
+
+func (x *AffinityEstimate) GetHotSamples() int32 {
+	if x != nil {
+		return x.HotSamples
+	}
+	return 0
+}
+
+func (x *AffinityEstimate) GetColdSamples() int32 {
+	if x != nil {
+		return x.ColdSamples
+	}
+	return 0
+}
+
+func (x *AffinityEstimate) GetHotMibPerSec() float64 {
+	if x != nil {
+		return x.HotMibPerSec
+	}
+	return 0
+}
+
+func (x *AffinityEstimate) GetColdMibPerSec() float64 {
+	if x != nil {
+		return x.ColdMibPerSec
+	}
+	return 0
+}
+
+func (x *AffinityEstimate) GetUsed() bool {
+	if x != nil {
+		return x.Used
+	}
+	return false
+}
+
+type GetCacheStatsResponse struct {
+	state             protoimpl.MessageState        `protogen:"open.v1"`
+	Policy            string                        `protobuf:"bytes,1,opt,name=policy,proto3" json:"policy,omitempty"`
+	Nodes             []*NodeCacheStats             `protobuf:"bytes,2,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	Apps              []*AppCacheStats              `protobuf:"bytes,3,rep,name=apps,proto3" json:"apps,omitempty"`
+	Hits              int64                         `protobuf:"varint,4,opt,name=hits,proto3" json:"hits,omitempty"`
+	Misses            int64                         `protobuf:"varint,5,opt,name=misses,proto3" json:"misses,omitempty"`
+	Evictions         int64                         `protobuf:"varint,6,opt,name=evictions,proto3" json:"evictions,omitempty"`
+	Jobs              []*JobCacheStatusResponse_Job `protobuf:"bytes,7,rep,name=jobs,proto3" json:"jobs,omitempty"`                                                    // running jobs' R_j
+	AffinitySource    string                        `protobuf:"bytes,8,opt,name=affinity_source,json=affinitySource,proto3" json:"affinity_source,omitempty"`          // cache_affinity_source: learned or table
+	AffinityEstimates []*AffinityEstimate           `protobuf:"bytes,9,rep,name=affinity_estimates,json=affinityEstimates,proto3" json:"affinity_estimates,omitempty"` // the caller's own (a service: everyone's)
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
 func (x *GetCacheStatsResponse) Reset() {
 	*x = GetCacheStatsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[111]
+	mi := &file_dfspb_dfs_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6978,7 +7102,7 @@ func (x *GetCacheStatsResponse) String() string {
 func (*GetCacheStatsResponse) ProtoMessage() {}
 
 func (x *GetCacheStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[111]
+	mi := &file_dfspb_dfs_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6991,7 +7115,7 @@ func (x *GetCacheStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCacheStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetCacheStatsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{111}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{112}
 }
 
 func (x *GetCacheStatsResponse) GetPolicy() string {
@@ -7043,6 +7167,20 @@ func (x *GetCacheStatsResponse) GetJobs() []*JobCacheStatusResponse_Job {
 	return nil
 }
 
+func (x *GetCacheStatsResponse) GetAffinitySource() string {
+	if x != nil {
+		return x.AffinitySource
+	}
+	return ""
+}
+
+func (x *GetCacheStatsResponse) GetAffinityEstimates() []*AffinityEstimate {
+	if x != nil {
+		return x.AffinityEstimates
+	}
+	return nil
+}
+
 type RegisterDatanodeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Datanode      *DatanodeInfo          `protobuf:"bytes,1,opt,name=datanode,proto3" json:"datanode,omitempty"`
@@ -7052,7 +7190,7 @@ type RegisterDatanodeRequest struct {
 
 func (x *RegisterDatanodeRequest) Reset() {
 	*x = RegisterDatanodeRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[112]
+	mi := &file_dfspb_dfs_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7064,7 +7202,7 @@ func (x *RegisterDatanodeRequest) String() string {
 func (*RegisterDatanodeRequest) ProtoMessage() {}
 
 func (x *RegisterDatanodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[112]
+	mi := &file_dfspb_dfs_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7077,7 +7215,7 @@ func (x *RegisterDatanodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterDatanodeRequest.ProtoReflect.Descriptor instead.
 func (*RegisterDatanodeRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{112}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{113}
 }
 
 func (x *RegisterDatanodeRequest) GetDatanode() *DatanodeInfo {
@@ -7097,7 +7235,7 @@ type RegisterDatanodeResponse struct {
 
 func (x *RegisterDatanodeResponse) Reset() {
 	*x = RegisterDatanodeResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[113]
+	mi := &file_dfspb_dfs_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7109,7 +7247,7 @@ func (x *RegisterDatanodeResponse) String() string {
 func (*RegisterDatanodeResponse) ProtoMessage() {}
 
 func (x *RegisterDatanodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[113]
+	mi := &file_dfspb_dfs_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7122,7 +7260,7 @@ func (x *RegisterDatanodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterDatanodeResponse.ProtoReflect.Descriptor instead.
 func (*RegisterDatanodeResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{113}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{114}
 }
 
 func (x *RegisterDatanodeResponse) GetDatanode() *DatanodeInfo {
@@ -7148,7 +7286,7 @@ type TransferCommand struct {
 
 func (x *TransferCommand) Reset() {
 	*x = TransferCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[114]
+	mi := &file_dfspb_dfs_proto_msgTypes[115]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7160,7 +7298,7 @@ func (x *TransferCommand) String() string {
 func (*TransferCommand) ProtoMessage() {}
 
 func (x *TransferCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[114]
+	mi := &file_dfspb_dfs_proto_msgTypes[115]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7173,7 +7311,7 @@ func (x *TransferCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand.ProtoReflect.Descriptor instead.
 func (*TransferCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{114}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{115}
 }
 
 func (x *TransferCommand) GetItems() []*TransferCommand_Item {
@@ -7192,7 +7330,7 @@ type InvalidateCommand struct {
 
 func (x *InvalidateCommand) Reset() {
 	*x = InvalidateCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[115]
+	mi := &file_dfspb_dfs_proto_msgTypes[116]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7204,7 +7342,7 @@ func (x *InvalidateCommand) String() string {
 func (*InvalidateCommand) ProtoMessage() {}
 
 func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[115]
+	mi := &file_dfspb_dfs_proto_msgTypes[116]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7217,7 +7355,7 @@ func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidateCommand.ProtoReflect.Descriptor instead.
 func (*InvalidateCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{115}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{116}
 }
 
 func (x *InvalidateCommand) GetBlocks() []*ExtendedBlock {
@@ -7249,7 +7387,7 @@ type RecoverBlockCommand struct {
 
 func (x *RecoverBlockCommand) Reset() {
 	*x = RecoverBlockCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[116]
+	mi := &file_dfspb_dfs_proto_msgTypes[117]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7261,7 +7399,7 @@ func (x *RecoverBlockCommand) String() string {
 func (*RecoverBlockCommand) ProtoMessage() {}
 
 func (x *RecoverBlockCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[116]
+	mi := &file_dfspb_dfs_proto_msgTypes[117]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7274,7 +7412,7 @@ func (x *RecoverBlockCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverBlockCommand.ProtoReflect.Descriptor instead.
 func (*RecoverBlockCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{116}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{117}
 }
 
 func (x *RecoverBlockCommand) GetBlock() *ExtendedBlock {
@@ -7328,7 +7466,7 @@ type CacheCommand struct {
 
 func (x *CacheCommand) Reset() {
 	*x = CacheCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[117]
+	mi := &file_dfspb_dfs_proto_msgTypes[118]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7340,7 +7478,7 @@ func (x *CacheCommand) String() string {
 func (*CacheCommand) ProtoMessage() {}
 
 func (x *CacheCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[117]
+	mi := &file_dfspb_dfs_proto_msgTypes[118]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7353,7 +7491,7 @@ func (x *CacheCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheCommand.ProtoReflect.Descriptor instead.
 func (*CacheCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{117}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{118}
 }
 
 func (x *CacheCommand) GetBlockIds() []uint64 {
@@ -7372,7 +7510,7 @@ type UncacheCommand struct {
 
 func (x *UncacheCommand) Reset() {
 	*x = UncacheCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[118]
+	mi := &file_dfspb_dfs_proto_msgTypes[119]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7384,7 +7522,7 @@ func (x *UncacheCommand) String() string {
 func (*UncacheCommand) ProtoMessage() {}
 
 func (x *UncacheCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[118]
+	mi := &file_dfspb_dfs_proto_msgTypes[119]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7397,7 +7535,7 @@ func (x *UncacheCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncacheCommand.ProtoReflect.Descriptor instead.
 func (*UncacheCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{118}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{119}
 }
 
 func (x *UncacheCommand) GetBlockIds() []uint64 {
@@ -7424,7 +7562,7 @@ type DatanodeCommand struct {
 
 func (x *DatanodeCommand) Reset() {
 	*x = DatanodeCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[119]
+	mi := &file_dfspb_dfs_proto_msgTypes[120]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7436,7 +7574,7 @@ func (x *DatanodeCommand) String() string {
 func (*DatanodeCommand) ProtoMessage() {}
 
 func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[119]
+	mi := &file_dfspb_dfs_proto_msgTypes[120]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7449,7 +7587,7 @@ func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeCommand.ProtoReflect.Descriptor instead.
 func (*DatanodeCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{119}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{120}
 }
 
 func (x *DatanodeCommand) GetCommand() isDatanodeCommand_Command {
@@ -7570,7 +7708,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[120]
+	mi := &file_dfspb_dfs_proto_msgTypes[121]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7582,7 +7720,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[120]
+	mi := &file_dfspb_dfs_proto_msgTypes[121]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7595,7 +7733,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{120}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{121}
 }
 
 func (x *HeartbeatRequest) GetDatanodeId() string {
@@ -7677,7 +7815,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[121]
+	mi := &file_dfspb_dfs_proto_msgTypes[122]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7689,7 +7827,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[121]
+	mi := &file_dfspb_dfs_proto_msgTypes[122]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7702,7 +7840,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{121}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{122}
 }
 
 func (x *HeartbeatResponse) GetCommands() []*DatanodeCommand {
@@ -7755,7 +7893,7 @@ type NNHAStatus struct {
 
 func (x *NNHAStatus) Reset() {
 	*x = NNHAStatus{}
-	mi := &file_dfspb_dfs_proto_msgTypes[122]
+	mi := &file_dfspb_dfs_proto_msgTypes[123]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7767,7 +7905,7 @@ func (x *NNHAStatus) String() string {
 func (*NNHAStatus) ProtoMessage() {}
 
 func (x *NNHAStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[122]
+	mi := &file_dfspb_dfs_proto_msgTypes[123]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7780,7 +7918,7 @@ func (x *NNHAStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NNHAStatus.ProtoReflect.Descriptor instead.
 func (*NNHAStatus) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{122}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{123}
 }
 
 func (x *NNHAStatus) GetState() HAState {
@@ -7814,7 +7952,7 @@ type ReportedBlock struct {
 
 func (x *ReportedBlock) Reset() {
 	*x = ReportedBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[123]
+	mi := &file_dfspb_dfs_proto_msgTypes[124]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7826,7 +7964,7 @@ func (x *ReportedBlock) String() string {
 func (*ReportedBlock) ProtoMessage() {}
 
 func (x *ReportedBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[123]
+	mi := &file_dfspb_dfs_proto_msgTypes[124]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7839,7 +7977,7 @@ func (x *ReportedBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportedBlock.ProtoReflect.Descriptor instead.
 func (*ReportedBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{123}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{124}
 }
 
 func (x *ReportedBlock) GetBlock() *ExtendedBlock {
@@ -7866,7 +8004,7 @@ type BlockReportRequest struct {
 
 func (x *BlockReportRequest) Reset() {
 	*x = BlockReportRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[124]
+	mi := &file_dfspb_dfs_proto_msgTypes[125]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7878,7 +8016,7 @@ func (x *BlockReportRequest) String() string {
 func (*BlockReportRequest) ProtoMessage() {}
 
 func (x *BlockReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[124]
+	mi := &file_dfspb_dfs_proto_msgTypes[125]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7891,7 +8029,7 @@ func (x *BlockReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReportRequest.ProtoReflect.Descriptor instead.
 func (*BlockReportRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{124}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{125}
 }
 
 func (x *BlockReportRequest) GetDatanodeId() string {
@@ -7917,7 +8055,7 @@ type BlockReportResponse struct {
 
 func (x *BlockReportResponse) Reset() {
 	*x = BlockReportResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[125]
+	mi := &file_dfspb_dfs_proto_msgTypes[126]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7929,7 +8067,7 @@ func (x *BlockReportResponse) String() string {
 func (*BlockReportResponse) ProtoMessage() {}
 
 func (x *BlockReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[125]
+	mi := &file_dfspb_dfs_proto_msgTypes[126]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7942,7 +8080,7 @@ func (x *BlockReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReportResponse.ProtoReflect.Descriptor instead.
 func (*BlockReportResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{125}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{126}
 }
 
 func (x *BlockReportResponse) GetCommands() []*DatanodeCommand {
@@ -7962,7 +8100,7 @@ type ReceivedDeletedBlock struct {
 
 func (x *ReceivedDeletedBlock) Reset() {
 	*x = ReceivedDeletedBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[126]
+	mi := &file_dfspb_dfs_proto_msgTypes[127]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7974,7 +8112,7 @@ func (x *ReceivedDeletedBlock) String() string {
 func (*ReceivedDeletedBlock) ProtoMessage() {}
 
 func (x *ReceivedDeletedBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[126]
+	mi := &file_dfspb_dfs_proto_msgTypes[127]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7987,7 +8125,7 @@ func (x *ReceivedDeletedBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceivedDeletedBlock.ProtoReflect.Descriptor instead.
 func (*ReceivedDeletedBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{126}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{127}
 }
 
 func (x *ReceivedDeletedBlock) GetBlock() *ExtendedBlock {
@@ -8014,7 +8152,7 @@ type BlockReceivedAndDeletedRequest struct {
 
 func (x *BlockReceivedAndDeletedRequest) Reset() {
 	*x = BlockReceivedAndDeletedRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[127]
+	mi := &file_dfspb_dfs_proto_msgTypes[128]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8026,7 +8164,7 @@ func (x *BlockReceivedAndDeletedRequest) String() string {
 func (*BlockReceivedAndDeletedRequest) ProtoMessage() {}
 
 func (x *BlockReceivedAndDeletedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[127]
+	mi := &file_dfspb_dfs_proto_msgTypes[128]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8039,7 +8177,7 @@ func (x *BlockReceivedAndDeletedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReceivedAndDeletedRequest.ProtoReflect.Descriptor instead.
 func (*BlockReceivedAndDeletedRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{127}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{128}
 }
 
 func (x *BlockReceivedAndDeletedRequest) GetDatanodeId() string {
@@ -8064,7 +8202,7 @@ type BlockReceivedAndDeletedResponse struct {
 
 func (x *BlockReceivedAndDeletedResponse) Reset() {
 	*x = BlockReceivedAndDeletedResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[128]
+	mi := &file_dfspb_dfs_proto_msgTypes[129]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8076,7 +8214,7 @@ func (x *BlockReceivedAndDeletedResponse) String() string {
 func (*BlockReceivedAndDeletedResponse) ProtoMessage() {}
 
 func (x *BlockReceivedAndDeletedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[128]
+	mi := &file_dfspb_dfs_proto_msgTypes[129]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8089,7 +8227,7 @@ func (x *BlockReceivedAndDeletedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReceivedAndDeletedResponse.ProtoReflect.Descriptor instead.
 func (*BlockReceivedAndDeletedResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{128}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{129}
 }
 
 type DatanodeReportBadBlocksRequest struct {
@@ -8102,7 +8240,7 @@ type DatanodeReportBadBlocksRequest struct {
 
 func (x *DatanodeReportBadBlocksRequest) Reset() {
 	*x = DatanodeReportBadBlocksRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[129]
+	mi := &file_dfspb_dfs_proto_msgTypes[130]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8114,7 +8252,7 @@ func (x *DatanodeReportBadBlocksRequest) String() string {
 func (*DatanodeReportBadBlocksRequest) ProtoMessage() {}
 
 func (x *DatanodeReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[129]
+	mi := &file_dfspb_dfs_proto_msgTypes[130]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8127,7 +8265,7 @@ func (x *DatanodeReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeReportBadBlocksRequest.ProtoReflect.Descriptor instead.
 func (*DatanodeReportBadBlocksRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{129}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{130}
 }
 
 func (x *DatanodeReportBadBlocksRequest) GetDatanodeId() string {
@@ -8152,7 +8290,7 @@ type DatanodeReportBadBlocksResponse struct {
 
 func (x *DatanodeReportBadBlocksResponse) Reset() {
 	*x = DatanodeReportBadBlocksResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[130]
+	mi := &file_dfspb_dfs_proto_msgTypes[131]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8164,7 +8302,7 @@ func (x *DatanodeReportBadBlocksResponse) String() string {
 func (*DatanodeReportBadBlocksResponse) ProtoMessage() {}
 
 func (x *DatanodeReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[130]
+	mi := &file_dfspb_dfs_proto_msgTypes[131]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8177,7 +8315,7 @@ func (x *DatanodeReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeReportBadBlocksResponse.ProtoReflect.Descriptor instead.
 func (*DatanodeReportBadBlocksResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{130}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{131}
 }
 
 type CommitBlockSynchronizationRequest struct {
@@ -8194,7 +8332,7 @@ type CommitBlockSynchronizationRequest struct {
 
 func (x *CommitBlockSynchronizationRequest) Reset() {
 	*x = CommitBlockSynchronizationRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[131]
+	mi := &file_dfspb_dfs_proto_msgTypes[132]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8206,7 +8344,7 @@ func (x *CommitBlockSynchronizationRequest) String() string {
 func (*CommitBlockSynchronizationRequest) ProtoMessage() {}
 
 func (x *CommitBlockSynchronizationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[131]
+	mi := &file_dfspb_dfs_proto_msgTypes[132]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8219,7 +8357,7 @@ func (x *CommitBlockSynchronizationRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CommitBlockSynchronizationRequest.ProtoReflect.Descriptor instead.
 func (*CommitBlockSynchronizationRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{131}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{132}
 }
 
 func (x *CommitBlockSynchronizationRequest) GetBlock() *ExtendedBlock {
@@ -8272,7 +8410,7 @@ type CommitBlockSynchronizationResponse struct {
 
 func (x *CommitBlockSynchronizationResponse) Reset() {
 	*x = CommitBlockSynchronizationResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[132]
+	mi := &file_dfspb_dfs_proto_msgTypes[133]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8284,7 +8422,7 @@ func (x *CommitBlockSynchronizationResponse) String() string {
 func (*CommitBlockSynchronizationResponse) ProtoMessage() {}
 
 func (x *CommitBlockSynchronizationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[132]
+	mi := &file_dfspb_dfs_proto_msgTypes[133]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8297,7 +8435,7 @@ func (x *CommitBlockSynchronizationResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use CommitBlockSynchronizationResponse.ProtoReflect.Descriptor instead.
 func (*CommitBlockSynchronizationResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{132}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{133}
 }
 
 type InitReplicaRecoveryRequest struct {
@@ -8310,7 +8448,7 @@ type InitReplicaRecoveryRequest struct {
 
 func (x *InitReplicaRecoveryRequest) Reset() {
 	*x = InitReplicaRecoveryRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[133]
+	mi := &file_dfspb_dfs_proto_msgTypes[134]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8322,7 +8460,7 @@ func (x *InitReplicaRecoveryRequest) String() string {
 func (*InitReplicaRecoveryRequest) ProtoMessage() {}
 
 func (x *InitReplicaRecoveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[133]
+	mi := &file_dfspb_dfs_proto_msgTypes[134]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8335,7 +8473,7 @@ func (x *InitReplicaRecoveryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitReplicaRecoveryRequest.ProtoReflect.Descriptor instead.
 func (*InitReplicaRecoveryRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{133}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{134}
 }
 
 func (x *InitReplicaRecoveryRequest) GetBlock() *ExtendedBlock {
@@ -8363,7 +8501,7 @@ type InitReplicaRecoveryResponse struct {
 
 func (x *InitReplicaRecoveryResponse) Reset() {
 	*x = InitReplicaRecoveryResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[134]
+	mi := &file_dfspb_dfs_proto_msgTypes[135]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8375,7 +8513,7 @@ func (x *InitReplicaRecoveryResponse) String() string {
 func (*InitReplicaRecoveryResponse) ProtoMessage() {}
 
 func (x *InitReplicaRecoveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[134]
+	mi := &file_dfspb_dfs_proto_msgTypes[135]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8388,7 +8526,7 @@ func (x *InitReplicaRecoveryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitReplicaRecoveryResponse.ProtoReflect.Descriptor instead.
 func (*InitReplicaRecoveryResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{134}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{135}
 }
 
 func (x *InitReplicaRecoveryResponse) GetExists() bool {
@@ -8425,7 +8563,7 @@ type UpdateReplicaUnderRecoveryRequest struct {
 
 func (x *UpdateReplicaUnderRecoveryRequest) Reset() {
 	*x = UpdateReplicaUnderRecoveryRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[135]
+	mi := &file_dfspb_dfs_proto_msgTypes[136]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8437,7 +8575,7 @@ func (x *UpdateReplicaUnderRecoveryRequest) String() string {
 func (*UpdateReplicaUnderRecoveryRequest) ProtoMessage() {}
 
 func (x *UpdateReplicaUnderRecoveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[135]
+	mi := &file_dfspb_dfs_proto_msgTypes[136]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8450,7 +8588,7 @@ func (x *UpdateReplicaUnderRecoveryRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use UpdateReplicaUnderRecoveryRequest.ProtoReflect.Descriptor instead.
 func (*UpdateReplicaUnderRecoveryRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{135}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{136}
 }
 
 func (x *UpdateReplicaUnderRecoveryRequest) GetBlock() *ExtendedBlock {
@@ -8497,7 +8635,7 @@ type UpdateReplicaUnderRecoveryResponse struct {
 
 func (x *UpdateReplicaUnderRecoveryResponse) Reset() {
 	*x = UpdateReplicaUnderRecoveryResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[136]
+	mi := &file_dfspb_dfs_proto_msgTypes[137]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8509,7 +8647,7 @@ func (x *UpdateReplicaUnderRecoveryResponse) String() string {
 func (*UpdateReplicaUnderRecoveryResponse) ProtoMessage() {}
 
 func (x *UpdateReplicaUnderRecoveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[136]
+	mi := &file_dfspb_dfs_proto_msgTypes[137]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8522,7 +8660,7 @@ func (x *UpdateReplicaUnderRecoveryResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use UpdateReplicaUnderRecoveryResponse.ProtoReflect.Descriptor instead.
 func (*UpdateReplicaUnderRecoveryResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{136}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{137}
 }
 
 func (x *UpdateReplicaUnderRecoveryResponse) GetBlock() *ExtendedBlock {
@@ -8549,7 +8687,7 @@ type WriteBlockOp struct {
 
 func (x *WriteBlockOp) Reset() {
 	*x = WriteBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[137]
+	mi := &file_dfspb_dfs_proto_msgTypes[138]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8561,7 +8699,7 @@ func (x *WriteBlockOp) String() string {
 func (*WriteBlockOp) ProtoMessage() {}
 
 func (x *WriteBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[137]
+	mi := &file_dfspb_dfs_proto_msgTypes[138]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8574,7 +8712,7 @@ func (x *WriteBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteBlockOp.ProtoReflect.Descriptor instead.
 func (*WriteBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{137}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{138}
 }
 
 func (x *WriteBlockOp) GetBlock() *ExtendedBlock {
@@ -8654,7 +8792,7 @@ type ReadBlockOp struct {
 
 func (x *ReadBlockOp) Reset() {
 	*x = ReadBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[138]
+	mi := &file_dfspb_dfs_proto_msgTypes[139]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8666,7 +8804,7 @@ func (x *ReadBlockOp) String() string {
 func (*ReadBlockOp) ProtoMessage() {}
 
 func (x *ReadBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[138]
+	mi := &file_dfspb_dfs_proto_msgTypes[139]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8679,7 +8817,7 @@ func (x *ReadBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadBlockOp.ProtoReflect.Descriptor instead.
 func (*ReadBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{138}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{139}
 }
 
 func (x *ReadBlockOp) GetBlock() *ExtendedBlock {
@@ -8738,7 +8876,7 @@ type BlockChecksumOp struct {
 
 func (x *BlockChecksumOp) Reset() {
 	*x = BlockChecksumOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[139]
+	mi := &file_dfspb_dfs_proto_msgTypes[140]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8750,7 +8888,7 @@ func (x *BlockChecksumOp) String() string {
 func (*BlockChecksumOp) ProtoMessage() {}
 
 func (x *BlockChecksumOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[139]
+	mi := &file_dfspb_dfs_proto_msgTypes[140]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8763,7 +8901,7 @@ func (x *BlockChecksumOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockChecksumOp.ProtoReflect.Descriptor instead.
 func (*BlockChecksumOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{139}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{140}
 }
 
 func (x *BlockChecksumOp) GetBlock() *ExtendedBlock {
@@ -8799,7 +8937,7 @@ type BlockChecksum struct {
 
 func (x *BlockChecksum) Reset() {
 	*x = BlockChecksum{}
-	mi := &file_dfspb_dfs_proto_msgTypes[140]
+	mi := &file_dfspb_dfs_proto_msgTypes[141]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8811,7 +8949,7 @@ func (x *BlockChecksum) String() string {
 func (*BlockChecksum) ProtoMessage() {}
 
 func (x *BlockChecksum) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[140]
+	mi := &file_dfspb_dfs_proto_msgTypes[141]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8824,7 +8962,7 @@ func (x *BlockChecksum) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockChecksum.ProtoReflect.Descriptor instead.
 func (*BlockChecksum) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{140}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{141}
 }
 
 func (x *BlockChecksum) GetBytesPerCrc() uint32 {
@@ -8862,7 +9000,7 @@ type TransferBlockOp struct {
 
 func (x *TransferBlockOp) Reset() {
 	*x = TransferBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[141]
+	mi := &file_dfspb_dfs_proto_msgTypes[142]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8874,7 +9012,7 @@ func (x *TransferBlockOp) String() string {
 func (*TransferBlockOp) ProtoMessage() {}
 
 func (x *TransferBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[141]
+	mi := &file_dfspb_dfs_proto_msgTypes[142]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8887,7 +9025,7 @@ func (x *TransferBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferBlockOp.ProtoReflect.Descriptor instead.
 func (*TransferBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{141}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{142}
 }
 
 func (x *TransferBlockOp) GetBlock() *ExtendedBlock {
@@ -8931,7 +9069,7 @@ type OpResponse struct {
 
 func (x *OpResponse) Reset() {
 	*x = OpResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[142]
+	mi := &file_dfspb_dfs_proto_msgTypes[143]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8943,7 +9081,7 @@ func (x *OpResponse) String() string {
 func (*OpResponse) ProtoMessage() {}
 
 func (x *OpResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[142]
+	mi := &file_dfspb_dfs_proto_msgTypes[143]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8956,7 +9094,7 @@ func (x *OpResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpResponse.ProtoReflect.Descriptor instead.
 func (*OpResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{142}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{143}
 }
 
 func (x *OpResponse) GetStatus() OpStatus {
@@ -9006,7 +9144,7 @@ type AppendRequest struct {
 
 func (x *AppendRequest) Reset() {
 	*x = AppendRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[143]
+	mi := &file_dfspb_dfs_proto_msgTypes[144]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9018,7 +9156,7 @@ func (x *AppendRequest) String() string {
 func (*AppendRequest) ProtoMessage() {}
 
 func (x *AppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[143]
+	mi := &file_dfspb_dfs_proto_msgTypes[144]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9031,7 +9169,7 @@ func (x *AppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
 func (*AppendRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{143}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{144}
 }
 
 func (x *AppendRequest) GetPath() string {
@@ -9064,7 +9202,7 @@ type AppendResponse struct {
 
 func (x *AppendResponse) Reset() {
 	*x = AppendResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[144]
+	mi := &file_dfspb_dfs_proto_msgTypes[145]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9076,7 +9214,7 @@ func (x *AppendResponse) String() string {
 func (*AppendResponse) ProtoMessage() {}
 
 func (x *AppendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[144]
+	mi := &file_dfspb_dfs_proto_msgTypes[145]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9089,7 +9227,7 @@ func (x *AppendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendResponse.ProtoReflect.Descriptor instead.
 func (*AppendResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{144}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{145}
 }
 
 func (x *AppendResponse) GetStatus() *FileStatus {
@@ -9127,7 +9265,7 @@ type TruncateRequest struct {
 
 func (x *TruncateRequest) Reset() {
 	*x = TruncateRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[145]
+	mi := &file_dfspb_dfs_proto_msgTypes[146]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9139,7 +9277,7 @@ func (x *TruncateRequest) String() string {
 func (*TruncateRequest) ProtoMessage() {}
 
 func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[145]
+	mi := &file_dfspb_dfs_proto_msgTypes[146]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9152,7 +9290,7 @@ func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateRequest.ProtoReflect.Descriptor instead.
 func (*TruncateRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{145}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{146}
 }
 
 func (x *TruncateRequest) GetPath() string {
@@ -9185,7 +9323,7 @@ type TruncateResponse struct {
 
 func (x *TruncateResponse) Reset() {
 	*x = TruncateResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[146]
+	mi := &file_dfspb_dfs_proto_msgTypes[147]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9197,7 +9335,7 @@ func (x *TruncateResponse) String() string {
 func (*TruncateResponse) ProtoMessage() {}
 
 func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[146]
+	mi := &file_dfspb_dfs_proto_msgTypes[147]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9210,7 +9348,7 @@ func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateResponse.ProtoReflect.Descriptor instead.
 func (*TruncateResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{146}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{147}
 }
 
 func (x *TruncateResponse) GetReady() bool {
@@ -9232,7 +9370,7 @@ type ConcatRequest struct {
 
 func (x *ConcatRequest) Reset() {
 	*x = ConcatRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[147]
+	mi := &file_dfspb_dfs_proto_msgTypes[148]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9244,7 +9382,7 @@ func (x *ConcatRequest) String() string {
 func (*ConcatRequest) ProtoMessage() {}
 
 func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[147]
+	mi := &file_dfspb_dfs_proto_msgTypes[148]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9257,7 +9395,7 @@ func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatRequest.ProtoReflect.Descriptor instead.
 func (*ConcatRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{147}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{148}
 }
 
 func (x *ConcatRequest) GetTarget() string {
@@ -9282,7 +9420,7 @@ type ConcatResponse struct {
 
 func (x *ConcatResponse) Reset() {
 	*x = ConcatResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[148]
+	mi := &file_dfspb_dfs_proto_msgTypes[149]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9294,7 +9432,7 @@ func (x *ConcatResponse) String() string {
 func (*ConcatResponse) ProtoMessage() {}
 
 func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[148]
+	mi := &file_dfspb_dfs_proto_msgTypes[149]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9307,7 +9445,7 @@ func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatResponse.ProtoReflect.Descriptor instead.
 func (*ConcatResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{148}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{149}
 }
 
 type AclEntry struct {
@@ -9322,7 +9460,7 @@ type AclEntry struct {
 
 func (x *AclEntry) Reset() {
 	*x = AclEntry{}
-	mi := &file_dfspb_dfs_proto_msgTypes[149]
+	mi := &file_dfspb_dfs_proto_msgTypes[150]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9334,7 +9472,7 @@ func (x *AclEntry) String() string {
 func (*AclEntry) ProtoMessage() {}
 
 func (x *AclEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[149]
+	mi := &file_dfspb_dfs_proto_msgTypes[150]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9347,7 +9485,7 @@ func (x *AclEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclEntry.ProtoReflect.Descriptor instead.
 func (*AclEntry) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{149}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{150}
 }
 
 func (x *AclEntry) GetType() AclEntryType {
@@ -9395,7 +9533,7 @@ type AclStatus struct {
 
 func (x *AclStatus) Reset() {
 	*x = AclStatus{}
-	mi := &file_dfspb_dfs_proto_msgTypes[150]
+	mi := &file_dfspb_dfs_proto_msgTypes[151]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9407,7 +9545,7 @@ func (x *AclStatus) String() string {
 func (*AclStatus) ProtoMessage() {}
 
 func (x *AclStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[150]
+	mi := &file_dfspb_dfs_proto_msgTypes[151]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9420,7 +9558,7 @@ func (x *AclStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclStatus.ProtoReflect.Descriptor instead.
 func (*AclStatus) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{150}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{151}
 }
 
 func (x *AclStatus) GetOwner() string {
@@ -9467,7 +9605,7 @@ type GetAclStatusRequest struct {
 
 func (x *GetAclStatusRequest) Reset() {
 	*x = GetAclStatusRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[151]
+	mi := &file_dfspb_dfs_proto_msgTypes[152]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9479,7 +9617,7 @@ func (x *GetAclStatusRequest) String() string {
 func (*GetAclStatusRequest) ProtoMessage() {}
 
 func (x *GetAclStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[151]
+	mi := &file_dfspb_dfs_proto_msgTypes[152]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9492,7 +9630,7 @@ func (x *GetAclStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetAclStatusRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{151}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{152}
 }
 
 func (x *GetAclStatusRequest) GetSrc() string {
@@ -9511,7 +9649,7 @@ type GetAclStatusResponse struct {
 
 func (x *GetAclStatusResponse) Reset() {
 	*x = GetAclStatusResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[152]
+	mi := &file_dfspb_dfs_proto_msgTypes[153]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9523,7 +9661,7 @@ func (x *GetAclStatusResponse) String() string {
 func (*GetAclStatusResponse) ProtoMessage() {}
 
 func (x *GetAclStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[152]
+	mi := &file_dfspb_dfs_proto_msgTypes[153]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9536,7 +9674,7 @@ func (x *GetAclStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetAclStatusResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{152}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{153}
 }
 
 func (x *GetAclStatusResponse) GetResult() *AclStatus {
@@ -9556,7 +9694,7 @@ type ModifyAclEntriesRequest struct {
 
 func (x *ModifyAclEntriesRequest) Reset() {
 	*x = ModifyAclEntriesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[153]
+	mi := &file_dfspb_dfs_proto_msgTypes[154]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9568,7 +9706,7 @@ func (x *ModifyAclEntriesRequest) String() string {
 func (*ModifyAclEntriesRequest) ProtoMessage() {}
 
 func (x *ModifyAclEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[153]
+	mi := &file_dfspb_dfs_proto_msgTypes[154]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9581,7 +9719,7 @@ func (x *ModifyAclEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAclEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ModifyAclEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{153}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{154}
 }
 
 func (x *ModifyAclEntriesRequest) GetSrc() string {
@@ -9606,7 +9744,7 @@ type ModifyAclEntriesResponse struct {
 
 func (x *ModifyAclEntriesResponse) Reset() {
 	*x = ModifyAclEntriesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[154]
+	mi := &file_dfspb_dfs_proto_msgTypes[155]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9618,7 +9756,7 @@ func (x *ModifyAclEntriesResponse) String() string {
 func (*ModifyAclEntriesResponse) ProtoMessage() {}
 
 func (x *ModifyAclEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[154]
+	mi := &file_dfspb_dfs_proto_msgTypes[155]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9631,7 +9769,7 @@ func (x *ModifyAclEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAclEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ModifyAclEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{154}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{155}
 }
 
 type RemoveAclEntriesRequest struct {
@@ -9644,7 +9782,7 @@ type RemoveAclEntriesRequest struct {
 
 func (x *RemoveAclEntriesRequest) Reset() {
 	*x = RemoveAclEntriesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[155]
+	mi := &file_dfspb_dfs_proto_msgTypes[156]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9656,7 +9794,7 @@ func (x *RemoveAclEntriesRequest) String() string {
 func (*RemoveAclEntriesRequest) ProtoMessage() {}
 
 func (x *RemoveAclEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[155]
+	mi := &file_dfspb_dfs_proto_msgTypes[156]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9669,7 +9807,7 @@ func (x *RemoveAclEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclEntriesRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{155}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{156}
 }
 
 func (x *RemoveAclEntriesRequest) GetSrc() string {
@@ -9694,7 +9832,7 @@ type RemoveAclEntriesResponse struct {
 
 func (x *RemoveAclEntriesResponse) Reset() {
 	*x = RemoveAclEntriesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[156]
+	mi := &file_dfspb_dfs_proto_msgTypes[157]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9706,7 +9844,7 @@ func (x *RemoveAclEntriesResponse) String() string {
 func (*RemoveAclEntriesResponse) ProtoMessage() {}
 
 func (x *RemoveAclEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[156]
+	mi := &file_dfspb_dfs_proto_msgTypes[157]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9719,7 +9857,7 @@ func (x *RemoveAclEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclEntriesResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{156}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{157}
 }
 
 type RemoveDefaultAclRequest struct {
@@ -9731,7 +9869,7 @@ type RemoveDefaultAclRequest struct {
 
 func (x *RemoveDefaultAclRequest) Reset() {
 	*x = RemoveDefaultAclRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[157]
+	mi := &file_dfspb_dfs_proto_msgTypes[158]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9743,7 +9881,7 @@ func (x *RemoveDefaultAclRequest) String() string {
 func (*RemoveDefaultAclRequest) ProtoMessage() {}
 
 func (x *RemoveDefaultAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[157]
+	mi := &file_dfspb_dfs_proto_msgTypes[158]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9756,7 +9894,7 @@ func (x *RemoveDefaultAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveDefaultAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveDefaultAclRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{157}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{158}
 }
 
 func (x *RemoveDefaultAclRequest) GetSrc() string {
@@ -9774,7 +9912,7 @@ type RemoveDefaultAclResponse struct {
 
 func (x *RemoveDefaultAclResponse) Reset() {
 	*x = RemoveDefaultAclResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[158]
+	mi := &file_dfspb_dfs_proto_msgTypes[159]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9786,7 +9924,7 @@ func (x *RemoveDefaultAclResponse) String() string {
 func (*RemoveDefaultAclResponse) ProtoMessage() {}
 
 func (x *RemoveDefaultAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[158]
+	mi := &file_dfspb_dfs_proto_msgTypes[159]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9799,7 +9937,7 @@ func (x *RemoveDefaultAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveDefaultAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveDefaultAclResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{158}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{159}
 }
 
 type RemoveAclRequest struct {
@@ -9811,7 +9949,7 @@ type RemoveAclRequest struct {
 
 func (x *RemoveAclRequest) Reset() {
 	*x = RemoveAclRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[159]
+	mi := &file_dfspb_dfs_proto_msgTypes[160]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9823,7 +9961,7 @@ func (x *RemoveAclRequest) String() string {
 func (*RemoveAclRequest) ProtoMessage() {}
 
 func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[159]
+	mi := &file_dfspb_dfs_proto_msgTypes[160]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9836,7 +9974,7 @@ func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{159}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{160}
 }
 
 func (x *RemoveAclRequest) GetSrc() string {
@@ -9854,7 +9992,7 @@ type RemoveAclResponse struct {
 
 func (x *RemoveAclResponse) Reset() {
 	*x = RemoveAclResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[160]
+	mi := &file_dfspb_dfs_proto_msgTypes[161]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9866,7 +10004,7 @@ func (x *RemoveAclResponse) String() string {
 func (*RemoveAclResponse) ProtoMessage() {}
 
 func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[160]
+	mi := &file_dfspb_dfs_proto_msgTypes[161]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9879,7 +10017,7 @@ func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{160}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{161}
 }
 
 type SetAclRequest struct {
@@ -9892,7 +10030,7 @@ type SetAclRequest struct {
 
 func (x *SetAclRequest) Reset() {
 	*x = SetAclRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[161]
+	mi := &file_dfspb_dfs_proto_msgTypes[162]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9904,7 +10042,7 @@ func (x *SetAclRequest) String() string {
 func (*SetAclRequest) ProtoMessage() {}
 
 func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[161]
+	mi := &file_dfspb_dfs_proto_msgTypes[162]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9917,7 +10055,7 @@ func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclRequest.ProtoReflect.Descriptor instead.
 func (*SetAclRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{161}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{162}
 }
 
 func (x *SetAclRequest) GetSrc() string {
@@ -9942,7 +10080,7 @@ type SetAclResponse struct {
 
 func (x *SetAclResponse) Reset() {
 	*x = SetAclResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[162]
+	mi := &file_dfspb_dfs_proto_msgTypes[163]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9954,7 +10092,7 @@ func (x *SetAclResponse) String() string {
 func (*SetAclResponse) ProtoMessage() {}
 
 func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[162]
+	mi := &file_dfspb_dfs_proto_msgTypes[163]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9967,7 +10105,7 @@ func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclResponse.ProtoReflect.Descriptor instead.
 func (*SetAclResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{162}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{163}
 }
 
 type AllowSnapshotRequest struct {
@@ -9979,7 +10117,7 @@ type AllowSnapshotRequest struct {
 
 func (x *AllowSnapshotRequest) Reset() {
 	*x = AllowSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[163]
+	mi := &file_dfspb_dfs_proto_msgTypes[164]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9991,7 +10129,7 @@ func (x *AllowSnapshotRequest) String() string {
 func (*AllowSnapshotRequest) ProtoMessage() {}
 
 func (x *AllowSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[163]
+	mi := &file_dfspb_dfs_proto_msgTypes[164]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10004,7 +10142,7 @@ func (x *AllowSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllowSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*AllowSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{163}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{164}
 }
 
 func (x *AllowSnapshotRequest) GetSnapshotRoot() string {
@@ -10022,7 +10160,7 @@ type AllowSnapshotResponse struct {
 
 func (x *AllowSnapshotResponse) Reset() {
 	*x = AllowSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[164]
+	mi := &file_dfspb_dfs_proto_msgTypes[165]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10034,7 +10172,7 @@ func (x *AllowSnapshotResponse) String() string {
 func (*AllowSnapshotResponse) ProtoMessage() {}
 
 func (x *AllowSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[164]
+	mi := &file_dfspb_dfs_proto_msgTypes[165]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10047,7 +10185,7 @@ func (x *AllowSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllowSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*AllowSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{164}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{165}
 }
 
 type DisallowSnapshotRequest struct {
@@ -10059,7 +10197,7 @@ type DisallowSnapshotRequest struct {
 
 func (x *DisallowSnapshotRequest) Reset() {
 	*x = DisallowSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[165]
+	mi := &file_dfspb_dfs_proto_msgTypes[166]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10071,7 +10209,7 @@ func (x *DisallowSnapshotRequest) String() string {
 func (*DisallowSnapshotRequest) ProtoMessage() {}
 
 func (x *DisallowSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[165]
+	mi := &file_dfspb_dfs_proto_msgTypes[166]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10084,7 +10222,7 @@ func (x *DisallowSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisallowSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*DisallowSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{165}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{166}
 }
 
 func (x *DisallowSnapshotRequest) GetSnapshotRoot() string {
@@ -10102,7 +10240,7 @@ type DisallowSnapshotResponse struct {
 
 func (x *DisallowSnapshotResponse) Reset() {
 	*x = DisallowSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[166]
+	mi := &file_dfspb_dfs_proto_msgTypes[167]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10114,7 +10252,7 @@ func (x *DisallowSnapshotResponse) String() string {
 func (*DisallowSnapshotResponse) ProtoMessage() {}
 
 func (x *DisallowSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[166]
+	mi := &file_dfspb_dfs_proto_msgTypes[167]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10127,7 +10265,7 @@ func (x *DisallowSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisallowSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*DisallowSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{166}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{167}
 }
 
 // An empty snapshot_name gets HDFS's default, "s" + yyyyMMdd-HHmmss.SSS (UTC).
@@ -10141,7 +10279,7 @@ type CreateSnapshotRequest struct {
 
 func (x *CreateSnapshotRequest) Reset() {
 	*x = CreateSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[167]
+	mi := &file_dfspb_dfs_proto_msgTypes[168]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10153,7 +10291,7 @@ func (x *CreateSnapshotRequest) String() string {
 func (*CreateSnapshotRequest) ProtoMessage() {}
 
 func (x *CreateSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[167]
+	mi := &file_dfspb_dfs_proto_msgTypes[168]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10166,7 +10304,7 @@ func (x *CreateSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*CreateSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{167}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{168}
 }
 
 func (x *CreateSnapshotRequest) GetSnapshotRoot() string {
@@ -10192,7 +10330,7 @@ type CreateSnapshotResponse struct {
 
 func (x *CreateSnapshotResponse) Reset() {
 	*x = CreateSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[168]
+	mi := &file_dfspb_dfs_proto_msgTypes[169]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10204,7 +10342,7 @@ func (x *CreateSnapshotResponse) String() string {
 func (*CreateSnapshotResponse) ProtoMessage() {}
 
 func (x *CreateSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[168]
+	mi := &file_dfspb_dfs_proto_msgTypes[169]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10217,7 +10355,7 @@ func (x *CreateSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*CreateSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{168}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{169}
 }
 
 func (x *CreateSnapshotResponse) GetSnapshotPath() string {
@@ -10237,7 +10375,7 @@ type DeleteSnapshotRequest struct {
 
 func (x *DeleteSnapshotRequest) Reset() {
 	*x = DeleteSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[169]
+	mi := &file_dfspb_dfs_proto_msgTypes[170]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10249,7 +10387,7 @@ func (x *DeleteSnapshotRequest) String() string {
 func (*DeleteSnapshotRequest) ProtoMessage() {}
 
 func (x *DeleteSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[169]
+	mi := &file_dfspb_dfs_proto_msgTypes[170]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10262,7 +10400,7 @@ func (x *DeleteSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{169}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{170}
 }
 
 func (x *DeleteSnapshotRequest) GetSnapshotRoot() string {
@@ -10287,7 +10425,7 @@ type DeleteSnapshotResponse struct {
 
 func (x *DeleteSnapshotResponse) Reset() {
 	*x = DeleteSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[170]
+	mi := &file_dfspb_dfs_proto_msgTypes[171]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10299,7 +10437,7 @@ func (x *DeleteSnapshotResponse) String() string {
 func (*DeleteSnapshotResponse) ProtoMessage() {}
 
 func (x *DeleteSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[170]
+	mi := &file_dfspb_dfs_proto_msgTypes[171]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10312,7 +10450,7 @@ func (x *DeleteSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{170}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{171}
 }
 
 type RenameSnapshotRequest struct {
@@ -10326,7 +10464,7 @@ type RenameSnapshotRequest struct {
 
 func (x *RenameSnapshotRequest) Reset() {
 	*x = RenameSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[171]
+	mi := &file_dfspb_dfs_proto_msgTypes[172]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10338,7 +10476,7 @@ func (x *RenameSnapshotRequest) String() string {
 func (*RenameSnapshotRequest) ProtoMessage() {}
 
 func (x *RenameSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[171]
+	mi := &file_dfspb_dfs_proto_msgTypes[172]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10351,7 +10489,7 @@ func (x *RenameSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*RenameSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{171}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{172}
 }
 
 func (x *RenameSnapshotRequest) GetSnapshotRoot() string {
@@ -10383,7 +10521,7 @@ type RenameSnapshotResponse struct {
 
 func (x *RenameSnapshotResponse) Reset() {
 	*x = RenameSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[172]
+	mi := &file_dfspb_dfs_proto_msgTypes[173]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10395,7 +10533,7 @@ func (x *RenameSnapshotResponse) String() string {
 func (*RenameSnapshotResponse) ProtoMessage() {}
 
 func (x *RenameSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[172]
+	mi := &file_dfspb_dfs_proto_msgTypes[173]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10408,7 +10546,7 @@ func (x *RenameSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*RenameSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{172}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{173}
 }
 
 type SnapshottableDirectoryStatus struct {
@@ -10424,7 +10562,7 @@ type SnapshottableDirectoryStatus struct {
 
 func (x *SnapshottableDirectoryStatus) Reset() {
 	*x = SnapshottableDirectoryStatus{}
-	mi := &file_dfspb_dfs_proto_msgTypes[173]
+	mi := &file_dfspb_dfs_proto_msgTypes[174]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10436,7 +10574,7 @@ func (x *SnapshottableDirectoryStatus) String() string {
 func (*SnapshottableDirectoryStatus) ProtoMessage() {}
 
 func (x *SnapshottableDirectoryStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[173]
+	mi := &file_dfspb_dfs_proto_msgTypes[174]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10449,7 +10587,7 @@ func (x *SnapshottableDirectoryStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshottableDirectoryStatus.ProtoReflect.Descriptor instead.
 func (*SnapshottableDirectoryStatus) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{173}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{174}
 }
 
 func (x *SnapshottableDirectoryStatus) GetDirStatus() *FileStatus {
@@ -10495,7 +10633,7 @@ type GetSnapshottableDirListingRequest struct {
 
 func (x *GetSnapshottableDirListingRequest) Reset() {
 	*x = GetSnapshottableDirListingRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[174]
+	mi := &file_dfspb_dfs_proto_msgTypes[175]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10507,7 +10645,7 @@ func (x *GetSnapshottableDirListingRequest) String() string {
 func (*GetSnapshottableDirListingRequest) ProtoMessage() {}
 
 func (x *GetSnapshottableDirListingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[174]
+	mi := &file_dfspb_dfs_proto_msgTypes[175]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10520,7 +10658,7 @@ func (x *GetSnapshottableDirListingRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetSnapshottableDirListingRequest.ProtoReflect.Descriptor instead.
 func (*GetSnapshottableDirListingRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{174}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{175}
 }
 
 type GetSnapshottableDirListingResponse struct {
@@ -10532,7 +10670,7 @@ type GetSnapshottableDirListingResponse struct {
 
 func (x *GetSnapshottableDirListingResponse) Reset() {
 	*x = GetSnapshottableDirListingResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[175]
+	mi := &file_dfspb_dfs_proto_msgTypes[176]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10544,7 +10682,7 @@ func (x *GetSnapshottableDirListingResponse) String() string {
 func (*GetSnapshottableDirListingResponse) ProtoMessage() {}
 
 func (x *GetSnapshottableDirListingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[175]
+	mi := &file_dfspb_dfs_proto_msgTypes[176]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10557,7 +10695,7 @@ func (x *GetSnapshottableDirListingResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetSnapshottableDirListingResponse.ProtoReflect.Descriptor instead.
 func (*GetSnapshottableDirListingResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{175}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{176}
 }
 
 func (x *GetSnapshottableDirListingResponse) GetSnapshottableDirs() []*SnapshottableDirectoryStatus {
@@ -10579,7 +10717,7 @@ type GetSnapshotDiffReportRequest struct {
 
 func (x *GetSnapshotDiffReportRequest) Reset() {
 	*x = GetSnapshotDiffReportRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[176]
+	mi := &file_dfspb_dfs_proto_msgTypes[177]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10591,7 +10729,7 @@ func (x *GetSnapshotDiffReportRequest) String() string {
 func (*GetSnapshotDiffReportRequest) ProtoMessage() {}
 
 func (x *GetSnapshotDiffReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[176]
+	mi := &file_dfspb_dfs_proto_msgTypes[177]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10604,7 +10742,7 @@ func (x *GetSnapshotDiffReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSnapshotDiffReportRequest.ProtoReflect.Descriptor instead.
 func (*GetSnapshotDiffReportRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{176}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{177}
 }
 
 func (x *GetSnapshotDiffReportRequest) GetSnapshotRoot() string {
@@ -10639,7 +10777,7 @@ type SnapshotDiffReportEntry struct {
 
 func (x *SnapshotDiffReportEntry) Reset() {
 	*x = SnapshotDiffReportEntry{}
-	mi := &file_dfspb_dfs_proto_msgTypes[177]
+	mi := &file_dfspb_dfs_proto_msgTypes[178]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10651,7 +10789,7 @@ func (x *SnapshotDiffReportEntry) String() string {
 func (*SnapshotDiffReportEntry) ProtoMessage() {}
 
 func (x *SnapshotDiffReportEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[177]
+	mi := &file_dfspb_dfs_proto_msgTypes[178]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10664,7 +10802,7 @@ func (x *SnapshotDiffReportEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDiffReportEntry.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReportEntry) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{177}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{178}
 }
 
 func (x *SnapshotDiffReportEntry) GetFullpath() string {
@@ -10700,7 +10838,7 @@ type SnapshotDiffReport struct {
 
 func (x *SnapshotDiffReport) Reset() {
 	*x = SnapshotDiffReport{}
-	mi := &file_dfspb_dfs_proto_msgTypes[178]
+	mi := &file_dfspb_dfs_proto_msgTypes[179]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10712,7 +10850,7 @@ func (x *SnapshotDiffReport) String() string {
 func (*SnapshotDiffReport) ProtoMessage() {}
 
 func (x *SnapshotDiffReport) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[178]
+	mi := &file_dfspb_dfs_proto_msgTypes[179]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10725,7 +10863,7 @@ func (x *SnapshotDiffReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDiffReport.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReport) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{178}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{179}
 }
 
 func (x *SnapshotDiffReport) GetSnapshotRoot() string {
@@ -10765,7 +10903,7 @@ type GetSnapshotDiffReportResponse struct {
 
 func (x *GetSnapshotDiffReportResponse) Reset() {
 	*x = GetSnapshotDiffReportResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[179]
+	mi := &file_dfspb_dfs_proto_msgTypes[180]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10777,7 +10915,7 @@ func (x *GetSnapshotDiffReportResponse) String() string {
 func (*GetSnapshotDiffReportResponse) ProtoMessage() {}
 
 func (x *GetSnapshotDiffReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[179]
+	mi := &file_dfspb_dfs_proto_msgTypes[180]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10790,7 +10928,7 @@ func (x *GetSnapshotDiffReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSnapshotDiffReportResponse.ProtoReflect.Descriptor instead.
 func (*GetSnapshotDiffReportResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{179}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{180}
 }
 
 func (x *GetSnapshotDiffReportResponse) GetDiffReport() *SnapshotDiffReport {
@@ -10816,7 +10954,7 @@ type BlockStoragePolicy struct {
 
 func (x *BlockStoragePolicy) Reset() {
 	*x = BlockStoragePolicy{}
-	mi := &file_dfspb_dfs_proto_msgTypes[180]
+	mi := &file_dfspb_dfs_proto_msgTypes[181]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10828,7 +10966,7 @@ func (x *BlockStoragePolicy) String() string {
 func (*BlockStoragePolicy) ProtoMessage() {}
 
 func (x *BlockStoragePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[180]
+	mi := &file_dfspb_dfs_proto_msgTypes[181]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10841,7 +10979,7 @@ func (x *BlockStoragePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockStoragePolicy.ProtoReflect.Descriptor instead.
 func (*BlockStoragePolicy) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{180}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{181}
 }
 
 func (x *BlockStoragePolicy) GetPolicyId() uint32 {
@@ -10896,7 +11034,7 @@ type SetStoragePolicyRequest struct {
 
 func (x *SetStoragePolicyRequest) Reset() {
 	*x = SetStoragePolicyRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[181]
+	mi := &file_dfspb_dfs_proto_msgTypes[182]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10908,7 +11046,7 @@ func (x *SetStoragePolicyRequest) String() string {
 func (*SetStoragePolicyRequest) ProtoMessage() {}
 
 func (x *SetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[181]
+	mi := &file_dfspb_dfs_proto_msgTypes[182]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10921,7 +11059,7 @@ func (x *SetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoragePolicyRequest.ProtoReflect.Descriptor instead.
 func (*SetStoragePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{181}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{182}
 }
 
 func (x *SetStoragePolicyRequest) GetSrc() string {
@@ -10946,7 +11084,7 @@ type SetStoragePolicyResponse struct {
 
 func (x *SetStoragePolicyResponse) Reset() {
 	*x = SetStoragePolicyResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[182]
+	mi := &file_dfspb_dfs_proto_msgTypes[183]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10958,7 +11096,7 @@ func (x *SetStoragePolicyResponse) String() string {
 func (*SetStoragePolicyResponse) ProtoMessage() {}
 
 func (x *SetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[182]
+	mi := &file_dfspb_dfs_proto_msgTypes[183]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10971,7 +11109,7 @@ func (x *SetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoragePolicyResponse.ProtoReflect.Descriptor instead.
 func (*SetStoragePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{182}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{183}
 }
 
 type UnsetStoragePolicyRequest struct {
@@ -10983,7 +11121,7 @@ type UnsetStoragePolicyRequest struct {
 
 func (x *UnsetStoragePolicyRequest) Reset() {
 	*x = UnsetStoragePolicyRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[183]
+	mi := &file_dfspb_dfs_proto_msgTypes[184]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10995,7 +11133,7 @@ func (x *UnsetStoragePolicyRequest) String() string {
 func (*UnsetStoragePolicyRequest) ProtoMessage() {}
 
 func (x *UnsetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[183]
+	mi := &file_dfspb_dfs_proto_msgTypes[184]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11008,7 +11146,7 @@ func (x *UnsetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsetStoragePolicyRequest.ProtoReflect.Descriptor instead.
 func (*UnsetStoragePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{183}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{184}
 }
 
 func (x *UnsetStoragePolicyRequest) GetSrc() string {
@@ -11026,7 +11164,7 @@ type UnsetStoragePolicyResponse struct {
 
 func (x *UnsetStoragePolicyResponse) Reset() {
 	*x = UnsetStoragePolicyResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[184]
+	mi := &file_dfspb_dfs_proto_msgTypes[185]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11038,7 +11176,7 @@ func (x *UnsetStoragePolicyResponse) String() string {
 func (*UnsetStoragePolicyResponse) ProtoMessage() {}
 
 func (x *UnsetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[184]
+	mi := &file_dfspb_dfs_proto_msgTypes[185]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11051,7 +11189,7 @@ func (x *UnsetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsetStoragePolicyResponse.ProtoReflect.Descriptor instead.
 func (*UnsetStoragePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{184}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{185}
 }
 
 type GetStoragePolicyRequest struct {
@@ -11063,7 +11201,7 @@ type GetStoragePolicyRequest struct {
 
 func (x *GetStoragePolicyRequest) Reset() {
 	*x = GetStoragePolicyRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[185]
+	mi := &file_dfspb_dfs_proto_msgTypes[186]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11075,7 +11213,7 @@ func (x *GetStoragePolicyRequest) String() string {
 func (*GetStoragePolicyRequest) ProtoMessage() {}
 
 func (x *GetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[185]
+	mi := &file_dfspb_dfs_proto_msgTypes[186]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11088,7 +11226,7 @@ func (x *GetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetStoragePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{185}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{186}
 }
 
 func (x *GetStoragePolicyRequest) GetPath() string {
@@ -11108,7 +11246,7 @@ type GetStoragePolicyResponse struct {
 
 func (x *GetStoragePolicyResponse) Reset() {
 	*x = GetStoragePolicyResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[186]
+	mi := &file_dfspb_dfs_proto_msgTypes[187]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11120,7 +11258,7 @@ func (x *GetStoragePolicyResponse) String() string {
 func (*GetStoragePolicyResponse) ProtoMessage() {}
 
 func (x *GetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[186]
+	mi := &file_dfspb_dfs_proto_msgTypes[187]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11133,7 +11271,7 @@ func (x *GetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetStoragePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{186}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{187}
 }
 
 func (x *GetStoragePolicyResponse) GetStoragePolicy() *BlockStoragePolicy {
@@ -11151,7 +11289,7 @@ type GetStoragePoliciesRequest struct {
 
 func (x *GetStoragePoliciesRequest) Reset() {
 	*x = GetStoragePoliciesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[187]
+	mi := &file_dfspb_dfs_proto_msgTypes[188]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11163,7 +11301,7 @@ func (x *GetStoragePoliciesRequest) String() string {
 func (*GetStoragePoliciesRequest) ProtoMessage() {}
 
 func (x *GetStoragePoliciesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[187]
+	mi := &file_dfspb_dfs_proto_msgTypes[188]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11176,7 +11314,7 @@ func (x *GetStoragePoliciesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePoliciesRequest.ProtoReflect.Descriptor instead.
 func (*GetStoragePoliciesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{187}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{188}
 }
 
 type GetStoragePoliciesResponse struct {
@@ -11188,7 +11326,7 @@ type GetStoragePoliciesResponse struct {
 
 func (x *GetStoragePoliciesResponse) Reset() {
 	*x = GetStoragePoliciesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[188]
+	mi := &file_dfspb_dfs_proto_msgTypes[189]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11200,7 +11338,7 @@ func (x *GetStoragePoliciesResponse) String() string {
 func (*GetStoragePoliciesResponse) ProtoMessage() {}
 
 func (x *GetStoragePoliciesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[188]
+	mi := &file_dfspb_dfs_proto_msgTypes[189]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11213,7 +11351,7 @@ func (x *GetStoragePoliciesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePoliciesResponse.ProtoReflect.Descriptor instead.
 func (*GetStoragePoliciesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{188}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{189}
 }
 
 func (x *GetStoragePoliciesResponse) GetPolicies() []*BlockStoragePolicy {
@@ -11235,7 +11373,7 @@ type TransferHALeaderRequest struct {
 
 func (x *TransferHALeaderRequest) Reset() {
 	*x = TransferHALeaderRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[189]
+	mi := &file_dfspb_dfs_proto_msgTypes[190]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11247,7 +11385,7 @@ func (x *TransferHALeaderRequest) String() string {
 func (*TransferHALeaderRequest) ProtoMessage() {}
 
 func (x *TransferHALeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[189]
+	mi := &file_dfspb_dfs_proto_msgTypes[190]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11260,7 +11398,7 @@ func (x *TransferHALeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferHALeaderRequest.ProtoReflect.Descriptor instead.
 func (*TransferHALeaderRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{189}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{190}
 }
 
 func (x *TransferHALeaderRequest) GetId() string {
@@ -11281,7 +11419,7 @@ type TransferHALeaderResponse struct {
 
 func (x *TransferHALeaderResponse) Reset() {
 	*x = TransferHALeaderResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[190]
+	mi := &file_dfspb_dfs_proto_msgTypes[191]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11293,7 +11431,7 @@ func (x *TransferHALeaderResponse) String() string {
 func (*TransferHALeaderResponse) ProtoMessage() {}
 
 func (x *TransferHALeaderResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[190]
+	mi := &file_dfspb_dfs_proto_msgTypes[191]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11306,7 +11444,7 @@ func (x *TransferHALeaderResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferHALeaderResponse.ProtoReflect.Descriptor instead.
 func (*TransferHALeaderResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{190}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{191}
 }
 
 func (x *TransferHALeaderResponse) GetActiveId() string {
@@ -11345,7 +11483,7 @@ type AddHAMemberRequest struct {
 
 func (x *AddHAMemberRequest) Reset() {
 	*x = AddHAMemberRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[191]
+	mi := &file_dfspb_dfs_proto_msgTypes[192]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11357,7 +11495,7 @@ func (x *AddHAMemberRequest) String() string {
 func (*AddHAMemberRequest) ProtoMessage() {}
 
 func (x *AddHAMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[191]
+	mi := &file_dfspb_dfs_proto_msgTypes[192]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11370,7 +11508,7 @@ func (x *AddHAMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddHAMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddHAMemberRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{191}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{192}
 }
 
 func (x *AddHAMemberRequest) GetId() string {
@@ -11410,7 +11548,7 @@ type AddHAMemberResponse struct {
 
 func (x *AddHAMemberResponse) Reset() {
 	*x = AddHAMemberResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[192]
+	mi := &file_dfspb_dfs_proto_msgTypes[193]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11422,7 +11560,7 @@ func (x *AddHAMemberResponse) String() string {
 func (*AddHAMemberResponse) ProtoMessage() {}
 
 func (x *AddHAMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[192]
+	mi := &file_dfspb_dfs_proto_msgTypes[193]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11435,7 +11573,7 @@ func (x *AddHAMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddHAMemberResponse.ProtoReflect.Descriptor instead.
 func (*AddHAMemberResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{192}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{193}
 }
 
 func (x *AddHAMemberResponse) GetPeers() []*HAPeer {
@@ -11454,7 +11592,7 @@ type RemoveHAMemberRequest struct {
 
 func (x *RemoveHAMemberRequest) Reset() {
 	*x = RemoveHAMemberRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[193]
+	mi := &file_dfspb_dfs_proto_msgTypes[194]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11466,7 +11604,7 @@ func (x *RemoveHAMemberRequest) String() string {
 func (*RemoveHAMemberRequest) ProtoMessage() {}
 
 func (x *RemoveHAMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[193]
+	mi := &file_dfspb_dfs_proto_msgTypes[194]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11479,7 +11617,7 @@ func (x *RemoveHAMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveHAMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveHAMemberRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{193}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{194}
 }
 
 func (x *RemoveHAMemberRequest) GetId() string {
@@ -11498,7 +11636,7 @@ type RemoveHAMemberResponse struct {
 
 func (x *RemoveHAMemberResponse) Reset() {
 	*x = RemoveHAMemberResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[194]
+	mi := &file_dfspb_dfs_proto_msgTypes[195]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11510,7 +11648,7 @@ func (x *RemoveHAMemberResponse) String() string {
 func (*RemoveHAMemberResponse) ProtoMessage() {}
 
 func (x *RemoveHAMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[194]
+	mi := &file_dfspb_dfs_proto_msgTypes[195]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11523,7 +11661,7 @@ func (x *RemoveHAMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveHAMemberResponse.ProtoReflect.Descriptor instead.
 func (*RemoveHAMemberResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{194}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{195}
 }
 
 func (x *RemoveHAMemberResponse) GetPeers() []*HAPeer {
@@ -11545,7 +11683,7 @@ type JobCacheStatusRequest_Job struct {
 
 func (x *JobCacheStatusRequest_Job) Reset() {
 	*x = JobCacheStatusRequest_Job{}
-	mi := &file_dfspb_dfs_proto_msgTypes[195]
+	mi := &file_dfspb_dfs_proto_msgTypes[196]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11557,7 +11695,7 @@ func (x *JobCacheStatusRequest_Job) String() string {
 func (*JobCacheStatusRequest_Job) ProtoMessage() {}
 
 func (x *JobCacheStatusRequest_Job) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[195]
+	mi := &file_dfspb_dfs_proto_msgTypes[196]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11611,7 +11749,7 @@ type JobCacheStatusResponse_Block struct {
 
 func (x *JobCacheStatusResponse_Block) Reset() {
 	*x = JobCacheStatusResponse_Block{}
-	mi := &file_dfspb_dfs_proto_msgTypes[196]
+	mi := &file_dfspb_dfs_proto_msgTypes[197]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11623,7 +11761,7 @@ func (x *JobCacheStatusResponse_Block) String() string {
 func (*JobCacheStatusResponse_Block) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse_Block) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[196]
+	mi := &file_dfspb_dfs_proto_msgTypes[197]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11664,7 +11802,7 @@ type JobCacheStatusResponse_Job struct {
 
 func (x *JobCacheStatusResponse_Job) Reset() {
 	*x = JobCacheStatusResponse_Job{}
-	mi := &file_dfspb_dfs_proto_msgTypes[197]
+	mi := &file_dfspb_dfs_proto_msgTypes[198]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11676,7 +11814,7 @@ func (x *JobCacheStatusResponse_Job) String() string {
 func (*JobCacheStatusResponse_Job) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse_Job) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[197]
+	mi := &file_dfspb_dfs_proto_msgTypes[198]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11725,7 +11863,7 @@ type TransferCommand_Item struct {
 
 func (x *TransferCommand_Item) Reset() {
 	*x = TransferCommand_Item{}
-	mi := &file_dfspb_dfs_proto_msgTypes[198]
+	mi := &file_dfspb_dfs_proto_msgTypes[199]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11737,7 +11875,7 @@ func (x *TransferCommand_Item) String() string {
 func (*TransferCommand_Item) ProtoMessage() {}
 
 func (x *TransferCommand_Item) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[198]
+	mi := &file_dfspb_dfs_proto_msgTypes[199]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11750,7 +11888,7 @@ func (x *TransferCommand_Item) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand_Item.ProtoReflect.Descriptor instead.
 func (*TransferCommand_Item) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{114, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{115, 0}
 }
 
 func (x *TransferCommand_Item) GetBlock() *ExtendedBlock {
@@ -12147,7 +12285,7 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x13MoveReplicaResponse\"\x16\n" +
 	"\x14SaveNamespaceRequest\"+\n" +
 	"\x15SaveNamespaceResponse\x12\x12\n" +
-	"\x04txid\x18\x01 \x01(\x04R\x04txid\"\xb6\x01\n" +
+	"\x04txid\x18\x01 \x01(\x04R\x04txid\"\xf4\x01\n" +
 	"\x12CacheAccessRequest\x12\x19\n" +
 	"\bblock_id\x18\x01 \x01(\x04R\ablockId\x12\x10\n" +
 	"\x03app\x18\x02 \x01(\tR\x03app\x12\x15\n" +
@@ -12156,7 +12294,11 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"readerHost\x12\x1f\n" +
 	"\vdatanode_id\x18\x05 \x01(\tR\n" +
 	"datanodeId\x12\x1a\n" +
-	"\baffinity\x18\x06 \x01(\x01R\baffinity\"J\n" +
+	"\baffinity\x18\x06 \x01(\x01R\baffinity\x12\x1d\n" +
+	"\n" +
+	"read_bytes\x18\a \x01(\x03R\treadBytes\x12\x1d\n" +
+	"\n" +
+	"read_nanos\x18\b \x01(\x03R\treadNanos\"J\n" +
 	"\x13CacheAccessResponse\x12\x16\n" +
 	"\x06cached\x18\x01 \x01(\bR\x06cached\x12\x1b\n" +
 	"\tcached_on\x18\x02 \x01(\tR\bcachedOn\"\xbb\x01\n" +
@@ -12232,7 +12374,17 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\rcached_blocks\x18\x03 \x01(\x03R\fcachedBlocks\x12!\n" +
 	"\fcached_bytes\x18\x04 \x01(\x03R\vcachedBytes\x12\x1a\n" +
 	"\baccesses\x18\x05 \x01(\x03R\baccesses\x12\x12\n" +
-	"\x04hits\x18\x06 \x01(\x03R\x04hits\"\x96\x02\n" +
+	"\x04hits\x18\x06 \x01(\x03R\x04hits\"\xfc\x01\n" +
+	"\x10AffinityEstimate\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\x12\x10\n" +
+	"\x03app\x18\x02 \x01(\tR\x03app\x12\x1a\n" +
+	"\baffinity\x18\x03 \x01(\x01R\baffinity\x12\x1f\n" +
+	"\vhot_samples\x18\x04 \x01(\x05R\n" +
+	"hotSamples\x12!\n" +
+	"\fcold_samples\x18\x05 \x01(\x05R\vcoldSamples\x12%\n" +
+	"\x0fhot_mib_per_sec\x18\x06 \x01(\x01R\fhotMibPerSec\x12'\n" +
+	"\x10cold_mib_per_sec\x18\a \x01(\x01R\rcoldMibPerSec\x12\x12\n" +
+	"\x04used\x18\b \x01(\bR\x04used\"\x8c\x03\n" +
 	"\x15GetCacheStatsResponse\x12\x16\n" +
 	"\x06policy\x18\x01 \x01(\tR\x06policy\x120\n" +
 	"\x05nodes\x18\x02 \x03(\v2\x1a.smarth.dfs.NodeCacheStatsR\x05nodes\x12-\n" +
@@ -12240,7 +12392,9 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x04hits\x18\x04 \x01(\x03R\x04hits\x12\x16\n" +
 	"\x06misses\x18\x05 \x01(\x03R\x06misses\x12\x1c\n" +
 	"\tevictions\x18\x06 \x01(\x03R\tevictions\x12:\n" +
-	"\x04jobs\x18\a \x03(\v2&.smarth.dfs.JobCacheStatusResponse.JobR\x04jobs\"O\n" +
+	"\x04jobs\x18\a \x03(\v2&.smarth.dfs.JobCacheStatusResponse.JobR\x04jobs\x12'\n" +
+	"\x0faffinity_source\x18\b \x01(\tR\x0eaffinitySource\x12K\n" +
+	"\x12affinity_estimates\x18\t \x03(\v2\x1c.smarth.dfs.AffinityEstimateR\x11affinityEstimates\"O\n" +
 	"\x17RegisterDatanodeRequest\x124\n" +
 	"\bdatanode\x18\x01 \x01(\v2\x18.smarth.dfs.DatanodeInfoR\bdatanode\"\x8e\x01\n" +
 	"\x18RegisterDatanodeResponse\x124\n" +
@@ -12702,7 +12856,7 @@ func file_dfspb_dfs_proto_rawDescGZIP() []byte {
 }
 
 var file_dfspb_dfs_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
-var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 199)
+var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 200)
 var file_dfspb_dfs_proto_goTypes = []any{
 	(DatanodeState)(0),                         // 0: smarth.dfs.DatanodeState
 	(AdminState)(0),                            // 1: smarth.dfs.AdminState
@@ -12827,94 +12981,95 @@ var file_dfspb_dfs_proto_goTypes = []any{
 	(*GetCacheStatsRequest)(nil),               // 120: smarth.dfs.GetCacheStatsRequest
 	(*NodeCacheStats)(nil),                     // 121: smarth.dfs.NodeCacheStats
 	(*AppCacheStats)(nil),                      // 122: smarth.dfs.AppCacheStats
-	(*GetCacheStatsResponse)(nil),              // 123: smarth.dfs.GetCacheStatsResponse
-	(*RegisterDatanodeRequest)(nil),            // 124: smarth.dfs.RegisterDatanodeRequest
-	(*RegisterDatanodeResponse)(nil),           // 125: smarth.dfs.RegisterDatanodeResponse
-	(*TransferCommand)(nil),                    // 126: smarth.dfs.TransferCommand
-	(*InvalidateCommand)(nil),                  // 127: smarth.dfs.InvalidateCommand
-	(*RecoverBlockCommand)(nil),                // 128: smarth.dfs.RecoverBlockCommand
-	(*CacheCommand)(nil),                       // 129: smarth.dfs.CacheCommand
-	(*UncacheCommand)(nil),                     // 130: smarth.dfs.UncacheCommand
-	(*DatanodeCommand)(nil),                    // 131: smarth.dfs.DatanodeCommand
-	(*HeartbeatRequest)(nil),                   // 132: smarth.dfs.HeartbeatRequest
-	(*HeartbeatResponse)(nil),                  // 133: smarth.dfs.HeartbeatResponse
-	(*NNHAStatus)(nil),                         // 134: smarth.dfs.NNHAStatus
-	(*ReportedBlock)(nil),                      // 135: smarth.dfs.ReportedBlock
-	(*BlockReportRequest)(nil),                 // 136: smarth.dfs.BlockReportRequest
-	(*BlockReportResponse)(nil),                // 137: smarth.dfs.BlockReportResponse
-	(*ReceivedDeletedBlock)(nil),               // 138: smarth.dfs.ReceivedDeletedBlock
-	(*BlockReceivedAndDeletedRequest)(nil),     // 139: smarth.dfs.BlockReceivedAndDeletedRequest
-	(*BlockReceivedAndDeletedResponse)(nil),    // 140: smarth.dfs.BlockReceivedAndDeletedResponse
-	(*DatanodeReportBadBlocksRequest)(nil),     // 141: smarth.dfs.DatanodeReportBadBlocksRequest
-	(*DatanodeReportBadBlocksResponse)(nil),    // 142: smarth.dfs.DatanodeReportBadBlocksResponse
-	(*CommitBlockSynchronizationRequest)(nil),  // 143: smarth.dfs.CommitBlockSynchronizationRequest
-	(*CommitBlockSynchronizationResponse)(nil), // 144: smarth.dfs.CommitBlockSynchronizationResponse
-	(*InitReplicaRecoveryRequest)(nil),         // 145: smarth.dfs.InitReplicaRecoveryRequest
-	(*InitReplicaRecoveryResponse)(nil),        // 146: smarth.dfs.InitReplicaRecoveryResponse
-	(*UpdateReplicaUnderRecoveryRequest)(nil),  // 147: smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	(*UpdateReplicaUnderRecoveryResponse)(nil), // 148: smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	(*WriteBlockOp)(nil),                       // 149: smarth.dfs.WriteBlockOp
-	(*ReadBlockOp)(nil),                        // 150: smarth.dfs.ReadBlockOp
-	(*BlockChecksumOp)(nil),                    // 151: smarth.dfs.BlockChecksumOp
-	(*BlockChecksum)(nil),                      // 152: smarth.dfs.BlockChecksum
-	(*TransferBlockOp)(nil),                    // 153: smarth.dfs.TransferBlockOp
-	(*OpResponse)(nil),                         // 154: smarth.dfs.OpResponse
-	(*AppendRequest)(nil),                      // 155: smarth.dfs.AppendRequest
-	(*AppendResponse)(nil),                     // 156: smarth.dfs.AppendResponse
-	(*TruncateRequest)(nil),                    // 157: smarth.dfs.TruncateRequest
-	(*TruncateResponse)(nil),                   // 158: smarth.dfs.TruncateResponse
-	(*ConcatRequest)(nil),                      // 159: smarth.dfs.ConcatRequest
-	(*ConcatResponse)(nil),                     // 160: smarth.dfs.ConcatResponse
-	(*AclEntry)(nil),                           // 161: smarth.dfs.AclEntry
-	(*AclStatus)(nil),                          // 162: smarth.dfs.AclStatus
-	(*GetAclStatusRequest)(nil),                // 163: smarth.dfs.GetAclStatusRequest
-	(*GetAclStatusResponse)(nil),               // 164: smarth.dfs.GetAclStatusResponse
-	(*ModifyAclEntriesRequest)(nil),            // 165: smarth.dfs.ModifyAclEntriesRequest
-	(*ModifyAclEntriesResponse)(nil),           // 166: smarth.dfs.ModifyAclEntriesResponse
-	(*RemoveAclEntriesRequest)(nil),            // 167: smarth.dfs.RemoveAclEntriesRequest
-	(*RemoveAclEntriesResponse)(nil),           // 168: smarth.dfs.RemoveAclEntriesResponse
-	(*RemoveDefaultAclRequest)(nil),            // 169: smarth.dfs.RemoveDefaultAclRequest
-	(*RemoveDefaultAclResponse)(nil),           // 170: smarth.dfs.RemoveDefaultAclResponse
-	(*RemoveAclRequest)(nil),                   // 171: smarth.dfs.RemoveAclRequest
-	(*RemoveAclResponse)(nil),                  // 172: smarth.dfs.RemoveAclResponse
-	(*SetAclRequest)(nil),                      // 173: smarth.dfs.SetAclRequest
-	(*SetAclResponse)(nil),                     // 174: smarth.dfs.SetAclResponse
-	(*AllowSnapshotRequest)(nil),               // 175: smarth.dfs.AllowSnapshotRequest
-	(*AllowSnapshotResponse)(nil),              // 176: smarth.dfs.AllowSnapshotResponse
-	(*DisallowSnapshotRequest)(nil),            // 177: smarth.dfs.DisallowSnapshotRequest
-	(*DisallowSnapshotResponse)(nil),           // 178: smarth.dfs.DisallowSnapshotResponse
-	(*CreateSnapshotRequest)(nil),              // 179: smarth.dfs.CreateSnapshotRequest
-	(*CreateSnapshotResponse)(nil),             // 180: smarth.dfs.CreateSnapshotResponse
-	(*DeleteSnapshotRequest)(nil),              // 181: smarth.dfs.DeleteSnapshotRequest
-	(*DeleteSnapshotResponse)(nil),             // 182: smarth.dfs.DeleteSnapshotResponse
-	(*RenameSnapshotRequest)(nil),              // 183: smarth.dfs.RenameSnapshotRequest
-	(*RenameSnapshotResponse)(nil),             // 184: smarth.dfs.RenameSnapshotResponse
-	(*SnapshottableDirectoryStatus)(nil),       // 185: smarth.dfs.SnapshottableDirectoryStatus
-	(*GetSnapshottableDirListingRequest)(nil),  // 186: smarth.dfs.GetSnapshottableDirListingRequest
-	(*GetSnapshottableDirListingResponse)(nil), // 187: smarth.dfs.GetSnapshottableDirListingResponse
-	(*GetSnapshotDiffReportRequest)(nil),       // 188: smarth.dfs.GetSnapshotDiffReportRequest
-	(*SnapshotDiffReportEntry)(nil),            // 189: smarth.dfs.SnapshotDiffReportEntry
-	(*SnapshotDiffReport)(nil),                 // 190: smarth.dfs.SnapshotDiffReport
-	(*GetSnapshotDiffReportResponse)(nil),      // 191: smarth.dfs.GetSnapshotDiffReportResponse
-	(*BlockStoragePolicy)(nil),                 // 192: smarth.dfs.BlockStoragePolicy
-	(*SetStoragePolicyRequest)(nil),            // 193: smarth.dfs.SetStoragePolicyRequest
-	(*SetStoragePolicyResponse)(nil),           // 194: smarth.dfs.SetStoragePolicyResponse
-	(*UnsetStoragePolicyRequest)(nil),          // 195: smarth.dfs.UnsetStoragePolicyRequest
-	(*UnsetStoragePolicyResponse)(nil),         // 196: smarth.dfs.UnsetStoragePolicyResponse
-	(*GetStoragePolicyRequest)(nil),            // 197: smarth.dfs.GetStoragePolicyRequest
-	(*GetStoragePolicyResponse)(nil),           // 198: smarth.dfs.GetStoragePolicyResponse
-	(*GetStoragePoliciesRequest)(nil),          // 199: smarth.dfs.GetStoragePoliciesRequest
-	(*GetStoragePoliciesResponse)(nil),         // 200: smarth.dfs.GetStoragePoliciesResponse
-	(*TransferHALeaderRequest)(nil),            // 201: smarth.dfs.TransferHALeaderRequest
-	(*TransferHALeaderResponse)(nil),           // 202: smarth.dfs.TransferHALeaderResponse
-	(*AddHAMemberRequest)(nil),                 // 203: smarth.dfs.AddHAMemberRequest
-	(*AddHAMemberResponse)(nil),                // 204: smarth.dfs.AddHAMemberResponse
-	(*RemoveHAMemberRequest)(nil),              // 205: smarth.dfs.RemoveHAMemberRequest
-	(*RemoveHAMemberResponse)(nil),             // 206: smarth.dfs.RemoveHAMemberResponse
-	(*JobCacheStatusRequest_Job)(nil),          // 207: smarth.dfs.JobCacheStatusRequest.Job
-	(*JobCacheStatusResponse_Block)(nil),       // 208: smarth.dfs.JobCacheStatusResponse.Block
-	(*JobCacheStatusResponse_Job)(nil),         // 209: smarth.dfs.JobCacheStatusResponse.Job
-	(*TransferCommand_Item)(nil),               // 210: smarth.dfs.TransferCommand.Item
+	(*AffinityEstimate)(nil),                   // 123: smarth.dfs.AffinityEstimate
+	(*GetCacheStatsResponse)(nil),              // 124: smarth.dfs.GetCacheStatsResponse
+	(*RegisterDatanodeRequest)(nil),            // 125: smarth.dfs.RegisterDatanodeRequest
+	(*RegisterDatanodeResponse)(nil),           // 126: smarth.dfs.RegisterDatanodeResponse
+	(*TransferCommand)(nil),                    // 127: smarth.dfs.TransferCommand
+	(*InvalidateCommand)(nil),                  // 128: smarth.dfs.InvalidateCommand
+	(*RecoverBlockCommand)(nil),                // 129: smarth.dfs.RecoverBlockCommand
+	(*CacheCommand)(nil),                       // 130: smarth.dfs.CacheCommand
+	(*UncacheCommand)(nil),                     // 131: smarth.dfs.UncacheCommand
+	(*DatanodeCommand)(nil),                    // 132: smarth.dfs.DatanodeCommand
+	(*HeartbeatRequest)(nil),                   // 133: smarth.dfs.HeartbeatRequest
+	(*HeartbeatResponse)(nil),                  // 134: smarth.dfs.HeartbeatResponse
+	(*NNHAStatus)(nil),                         // 135: smarth.dfs.NNHAStatus
+	(*ReportedBlock)(nil),                      // 136: smarth.dfs.ReportedBlock
+	(*BlockReportRequest)(nil),                 // 137: smarth.dfs.BlockReportRequest
+	(*BlockReportResponse)(nil),                // 138: smarth.dfs.BlockReportResponse
+	(*ReceivedDeletedBlock)(nil),               // 139: smarth.dfs.ReceivedDeletedBlock
+	(*BlockReceivedAndDeletedRequest)(nil),     // 140: smarth.dfs.BlockReceivedAndDeletedRequest
+	(*BlockReceivedAndDeletedResponse)(nil),    // 141: smarth.dfs.BlockReceivedAndDeletedResponse
+	(*DatanodeReportBadBlocksRequest)(nil),     // 142: smarth.dfs.DatanodeReportBadBlocksRequest
+	(*DatanodeReportBadBlocksResponse)(nil),    // 143: smarth.dfs.DatanodeReportBadBlocksResponse
+	(*CommitBlockSynchronizationRequest)(nil),  // 144: smarth.dfs.CommitBlockSynchronizationRequest
+	(*CommitBlockSynchronizationResponse)(nil), // 145: smarth.dfs.CommitBlockSynchronizationResponse
+	(*InitReplicaRecoveryRequest)(nil),         // 146: smarth.dfs.InitReplicaRecoveryRequest
+	(*InitReplicaRecoveryResponse)(nil),        // 147: smarth.dfs.InitReplicaRecoveryResponse
+	(*UpdateReplicaUnderRecoveryRequest)(nil),  // 148: smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	(*UpdateReplicaUnderRecoveryResponse)(nil), // 149: smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	(*WriteBlockOp)(nil),                       // 150: smarth.dfs.WriteBlockOp
+	(*ReadBlockOp)(nil),                        // 151: smarth.dfs.ReadBlockOp
+	(*BlockChecksumOp)(nil),                    // 152: smarth.dfs.BlockChecksumOp
+	(*BlockChecksum)(nil),                      // 153: smarth.dfs.BlockChecksum
+	(*TransferBlockOp)(nil),                    // 154: smarth.dfs.TransferBlockOp
+	(*OpResponse)(nil),                         // 155: smarth.dfs.OpResponse
+	(*AppendRequest)(nil),                      // 156: smarth.dfs.AppendRequest
+	(*AppendResponse)(nil),                     // 157: smarth.dfs.AppendResponse
+	(*TruncateRequest)(nil),                    // 158: smarth.dfs.TruncateRequest
+	(*TruncateResponse)(nil),                   // 159: smarth.dfs.TruncateResponse
+	(*ConcatRequest)(nil),                      // 160: smarth.dfs.ConcatRequest
+	(*ConcatResponse)(nil),                     // 161: smarth.dfs.ConcatResponse
+	(*AclEntry)(nil),                           // 162: smarth.dfs.AclEntry
+	(*AclStatus)(nil),                          // 163: smarth.dfs.AclStatus
+	(*GetAclStatusRequest)(nil),                // 164: smarth.dfs.GetAclStatusRequest
+	(*GetAclStatusResponse)(nil),               // 165: smarth.dfs.GetAclStatusResponse
+	(*ModifyAclEntriesRequest)(nil),            // 166: smarth.dfs.ModifyAclEntriesRequest
+	(*ModifyAclEntriesResponse)(nil),           // 167: smarth.dfs.ModifyAclEntriesResponse
+	(*RemoveAclEntriesRequest)(nil),            // 168: smarth.dfs.RemoveAclEntriesRequest
+	(*RemoveAclEntriesResponse)(nil),           // 169: smarth.dfs.RemoveAclEntriesResponse
+	(*RemoveDefaultAclRequest)(nil),            // 170: smarth.dfs.RemoveDefaultAclRequest
+	(*RemoveDefaultAclResponse)(nil),           // 171: smarth.dfs.RemoveDefaultAclResponse
+	(*RemoveAclRequest)(nil),                   // 172: smarth.dfs.RemoveAclRequest
+	(*RemoveAclResponse)(nil),                  // 173: smarth.dfs.RemoveAclResponse
+	(*SetAclRequest)(nil),                      // 174: smarth.dfs.SetAclRequest
+	(*SetAclResponse)(nil),                     // 175: smarth.dfs.SetAclResponse
+	(*AllowSnapshotRequest)(nil),               // 176: smarth.dfs.AllowSnapshotRequest
+	(*AllowSnapshotResponse)(nil),              // 177: smarth.dfs.AllowSnapshotResponse
+	(*DisallowSnapshotRequest)(nil),            // 178: smarth.dfs.DisallowSnapshotRequest
+	(*DisallowSnapshotResponse)(nil),           // 179: smarth.dfs.DisallowSnapshotResponse
+	(*CreateSnapshotRequest)(nil),              // 180: smarth.dfs.CreateSnapshotRequest
+	(*CreateSnapshotResponse)(nil),             // 181: smarth.dfs.CreateSnapshotResponse
+	(*DeleteSnapshotRequest)(nil),              // 182: smarth.dfs.DeleteSnapshotRequest
+	(*DeleteSnapshotResponse)(nil),             // 183: smarth.dfs.DeleteSnapshotResponse
+	(*RenameSnapshotRequest)(nil),              // 184: smarth.dfs.RenameSnapshotRequest
+	(*RenameSnapshotResponse)(nil),             // 185: smarth.dfs.RenameSnapshotResponse
+	(*SnapshottableDirectoryStatus)(nil),       // 186: smarth.dfs.SnapshottableDirectoryStatus
+	(*GetSnapshottableDirListingRequest)(nil),  // 187: smarth.dfs.GetSnapshottableDirListingRequest
+	(*GetSnapshottableDirListingResponse)(nil), // 188: smarth.dfs.GetSnapshottableDirListingResponse
+	(*GetSnapshotDiffReportRequest)(nil),       // 189: smarth.dfs.GetSnapshotDiffReportRequest
+	(*SnapshotDiffReportEntry)(nil),            // 190: smarth.dfs.SnapshotDiffReportEntry
+	(*SnapshotDiffReport)(nil),                 // 191: smarth.dfs.SnapshotDiffReport
+	(*GetSnapshotDiffReportResponse)(nil),      // 192: smarth.dfs.GetSnapshotDiffReportResponse
+	(*BlockStoragePolicy)(nil),                 // 193: smarth.dfs.BlockStoragePolicy
+	(*SetStoragePolicyRequest)(nil),            // 194: smarth.dfs.SetStoragePolicyRequest
+	(*SetStoragePolicyResponse)(nil),           // 195: smarth.dfs.SetStoragePolicyResponse
+	(*UnsetStoragePolicyRequest)(nil),          // 196: smarth.dfs.UnsetStoragePolicyRequest
+	(*UnsetStoragePolicyResponse)(nil),         // 197: smarth.dfs.UnsetStoragePolicyResponse
+	(*GetStoragePolicyRequest)(nil),            // 198: smarth.dfs.GetStoragePolicyRequest
+	(*GetStoragePolicyResponse)(nil),           // 199: smarth.dfs.GetStoragePolicyResponse
+	(*GetStoragePoliciesRequest)(nil),          // 200: smarth.dfs.GetStoragePoliciesRequest
+	(*GetStoragePoliciesResponse)(nil),         // 201: smarth.dfs.GetStoragePoliciesResponse
+	(*TransferHALeaderRequest)(nil),            // 202: smarth.dfs.TransferHALeaderRequest
+	(*TransferHALeaderResponse)(nil),           // 203: smarth.dfs.TransferHALeaderResponse
+	(*AddHAMemberRequest)(nil),                 // 204: smarth.dfs.AddHAMemberRequest
+	(*AddHAMemberResponse)(nil),                // 205: smarth.dfs.AddHAMemberResponse
+	(*RemoveHAMemberRequest)(nil),              // 206: smarth.dfs.RemoveHAMemberRequest
+	(*RemoveHAMemberResponse)(nil),             // 207: smarth.dfs.RemoveHAMemberResponse
+	(*JobCacheStatusRequest_Job)(nil),          // 208: smarth.dfs.JobCacheStatusRequest.Job
+	(*JobCacheStatusResponse_Block)(nil),       // 209: smarth.dfs.JobCacheStatusResponse.Block
+	(*JobCacheStatusResponse_Job)(nil),         // 210: smarth.dfs.JobCacheStatusResponse.Job
+	(*TransferCommand_Item)(nil),               // 211: smarth.dfs.TransferCommand.Item
 }
 var file_dfspb_dfs_proto_depIdxs = []int32{
 	0,   // 0: smarth.dfs.DatanodeInfo.state:type_name -> smarth.dfs.DatanodeState
@@ -12957,241 +13112,242 @@ var file_dfspb_dfs_proto_depIdxs = []int32{
 	89,  // 37: smarth.dfs.GetSpeedsResponse.records:type_name -> smarth.dfs.SpeedRecord
 	3,   // 38: smarth.dfs.SetSafeModeRequest.action:type_name -> smarth.dfs.SafeModeAction
 	96,  // 39: smarth.dfs.GetBlocksResponse.blocks:type_name -> smarth.dfs.BalancerBlock
-	207, // 40: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
-	209, // 41: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	208, // 40: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
+	210, // 41: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
 	106, // 42: smarth.dfs.AddCachePoolRequest.pool:type_name -> smarth.dfs.CachePoolInfo
 	106, // 43: smarth.dfs.ListCachePoolsResponse.pools:type_name -> smarth.dfs.CachePoolInfo
 	107, // 44: smarth.dfs.AddCacheDirectiveRequest.directive:type_name -> smarth.dfs.CacheDirectiveInfo
 	107, // 45: smarth.dfs.ListCacheDirectivesResponse.directives:type_name -> smarth.dfs.CacheDirectiveInfo
 	121, // 46: smarth.dfs.GetCacheStatsResponse.nodes:type_name -> smarth.dfs.NodeCacheStats
 	122, // 47: smarth.dfs.GetCacheStatsResponse.apps:type_name -> smarth.dfs.AppCacheStats
-	209, // 48: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
-	13,  // 49: smarth.dfs.RegisterDatanodeRequest.datanode:type_name -> smarth.dfs.DatanodeInfo
-	13,  // 50: smarth.dfs.RegisterDatanodeResponse.datanode:type_name -> smarth.dfs.DatanodeInfo
-	16,  // 51: smarth.dfs.RegisterDatanodeResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
-	210, // 52: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
-	12,  // 53: smarth.dfs.InvalidateCommand.blocks:type_name -> smarth.dfs.ExtendedBlock
-	12,  // 54: smarth.dfs.RecoverBlockCommand.block:type_name -> smarth.dfs.ExtendedBlock
-	13,  // 55: smarth.dfs.RecoverBlockCommand.replicas:type_name -> smarth.dfs.DatanodeInfo
-	126, // 56: smarth.dfs.DatanodeCommand.transfer:type_name -> smarth.dfs.TransferCommand
-	127, // 57: smarth.dfs.DatanodeCommand.invalidate:type_name -> smarth.dfs.InvalidateCommand
-	128, // 58: smarth.dfs.DatanodeCommand.recover:type_name -> smarth.dfs.RecoverBlockCommand
-	129, // 59: smarth.dfs.DatanodeCommand.cache:type_name -> smarth.dfs.CacheCommand
-	130, // 60: smarth.dfs.DatanodeCommand.uncache:type_name -> smarth.dfs.UncacheCommand
-	131, // 61: smarth.dfs.HeartbeatResponse.commands:type_name -> smarth.dfs.DatanodeCommand
-	16,  // 62: smarth.dfs.HeartbeatResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
-	134, // 63: smarth.dfs.HeartbeatResponse.ha_status:type_name -> smarth.dfs.NNHAStatus
-	4,   // 64: smarth.dfs.NNHAStatus.state:type_name -> smarth.dfs.HAState
-	12,  // 65: smarth.dfs.ReportedBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	5,   // 66: smarth.dfs.ReportedBlock.state:type_name -> smarth.dfs.ReplicaState
-	135, // 67: smarth.dfs.BlockReportRequest.blocks:type_name -> smarth.dfs.ReportedBlock
-	131, // 68: smarth.dfs.BlockReportResponse.commands:type_name -> smarth.dfs.DatanodeCommand
-	12,  // 69: smarth.dfs.ReceivedDeletedBlock.block:type_name -> smarth.dfs.ExtendedBlock
-	6,   // 70: smarth.dfs.ReceivedDeletedBlock.status:type_name -> smarth.dfs.ReceivedStatus
-	138, // 71: smarth.dfs.BlockReceivedAndDeletedRequest.blocks:type_name -> smarth.dfs.ReceivedDeletedBlock
-	12,  // 72: smarth.dfs.DatanodeReportBadBlocksRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
-	12,  // 73: smarth.dfs.CommitBlockSynchronizationRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	12,  // 74: smarth.dfs.InitReplicaRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	12,  // 75: smarth.dfs.InitReplicaRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
-	5,   // 76: smarth.dfs.InitReplicaRecoveryResponse.original_state:type_name -> smarth.dfs.ReplicaState
-	12,  // 77: smarth.dfs.UpdateReplicaUnderRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
-	12,  // 78: smarth.dfs.UpdateReplicaUnderRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
-	12,  // 79: smarth.dfs.WriteBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	13,  // 80: smarth.dfs.WriteBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
-	7,   // 81: smarth.dfs.WriteBlockOp.stage:type_name -> smarth.dfs.WriteStage
-	8,   // 82: smarth.dfs.WriteBlockOp.mode:type_name -> smarth.dfs.WriteMode
-	14,  // 83: smarth.dfs.WriteBlockOp.token:type_name -> smarth.dfs.BlockToken
-	13,  // 84: smarth.dfs.WriteBlockOp.source:type_name -> smarth.dfs.DatanodeInfo
-	12,  // 85: smarth.dfs.ReadBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	14,  // 86: smarth.dfs.ReadBlockOp.token:type_name -> smarth.dfs.BlockToken
-	12,  // 87: smarth.dfs.BlockChecksumOp.block:type_name -> smarth.dfs.ExtendedBlock
-	14,  // 88: smarth.dfs.BlockChecksumOp.token:type_name -> smarth.dfs.BlockToken
-	12,  // 89: smarth.dfs.TransferBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
-	13,  // 90: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
-	14,  // 91: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
-	9,   // 92: smarth.dfs.OpResponse.status:type_name -> smarth.dfs.OpStatus
-	152, // 93: smarth.dfs.OpResponse.checksum:type_name -> smarth.dfs.BlockChecksum
-	19,  // 94: smarth.dfs.AppendResponse.status:type_name -> smarth.dfs.FileStatus
-	17,  // 95: smarth.dfs.AppendResponse.last_block:type_name -> smarth.dfs.LocatedBlock
-	12,  // 96: smarth.dfs.AppendResponse.previous:type_name -> smarth.dfs.ExtendedBlock
-	11,  // 97: smarth.dfs.AclEntry.type:type_name -> smarth.dfs.AclEntryType
-	10,  // 98: smarth.dfs.AclEntry.scope:type_name -> smarth.dfs.AclEntryScope
-	161, // 99: smarth.dfs.AclStatus.entries:type_name -> smarth.dfs.AclEntry
-	162, // 100: smarth.dfs.GetAclStatusResponse.result:type_name -> smarth.dfs.AclStatus
-	161, // 101: smarth.dfs.ModifyAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
-	161, // 102: smarth.dfs.RemoveAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
-	161, // 103: smarth.dfs.SetAclRequest.acl_spec:type_name -> smarth.dfs.AclEntry
-	19,  // 104: smarth.dfs.SnapshottableDirectoryStatus.dir_status:type_name -> smarth.dfs.FileStatus
-	185, // 105: smarth.dfs.GetSnapshottableDirListingResponse.snapshottable_dirs:type_name -> smarth.dfs.SnapshottableDirectoryStatus
-	189, // 106: smarth.dfs.SnapshotDiffReport.diff_report_entries:type_name -> smarth.dfs.SnapshotDiffReportEntry
-	190, // 107: smarth.dfs.GetSnapshotDiffReportResponse.diff_report:type_name -> smarth.dfs.SnapshotDiffReport
-	192, // 108: smarth.dfs.GetStoragePolicyResponse.storage_policy:type_name -> smarth.dfs.BlockStoragePolicy
-	192, // 109: smarth.dfs.GetStoragePoliciesResponse.policies:type_name -> smarth.dfs.BlockStoragePolicy
-	82,  // 110: smarth.dfs.AddHAMemberResponse.peers:type_name -> smarth.dfs.HAPeer
-	82,  // 111: smarth.dfs.RemoveHAMemberResponse.peers:type_name -> smarth.dfs.HAPeer
-	208, // 112: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
-	12,  // 113: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
-	13,  // 114: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
-	14,  // 115: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
-	20,  // 116: smarth.dfs.ClientProtocol.Mkdirs:input_type -> smarth.dfs.MkdirsRequest
-	22,  // 117: smarth.dfs.ClientProtocol.Create:input_type -> smarth.dfs.CreateRequest
-	24,  // 118: smarth.dfs.ClientProtocol.AddBlock:input_type -> smarth.dfs.AddBlockRequest
-	26,  // 119: smarth.dfs.ClientProtocol.Complete:input_type -> smarth.dfs.CompleteRequest
-	28,  // 120: smarth.dfs.ClientProtocol.AbandonBlock:input_type -> smarth.dfs.AbandonBlockRequest
-	30,  // 121: smarth.dfs.ClientProtocol.GetAdditionalDatanode:input_type -> smarth.dfs.GetAdditionalDatanodeRequest
-	32,  // 122: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:input_type -> smarth.dfs.UpdateBlockForPipelineRequest
-	34,  // 123: smarth.dfs.ClientProtocol.UpdatePipeline:input_type -> smarth.dfs.UpdatePipelineRequest
-	36,  // 124: smarth.dfs.ClientProtocol.RenewLease:input_type -> smarth.dfs.RenewLeaseRequest
-	38,  // 125: smarth.dfs.ClientProtocol.GetBlockLocations:input_type -> smarth.dfs.GetBlockLocationsRequest
-	40,  // 126: smarth.dfs.ClientProtocol.GetFileInfo:input_type -> smarth.dfs.GetFileInfoRequest
-	42,  // 127: smarth.dfs.ClientProtocol.GetListing:input_type -> smarth.dfs.GetListingRequest
-	44,  // 128: smarth.dfs.ClientProtocol.Delete:input_type -> smarth.dfs.DeleteRequest
-	46,  // 129: smarth.dfs.ClientProtocol.Rename:input_type -> smarth.dfs.RenameRequest
-	48,  // 130: smarth.dfs.ClientProtocol.SetReplication:input_type -> smarth.dfs.SetReplicationRequest
-	50,  // 131: smarth.dfs.ClientProtocol.SetPermission:input_type -> smarth.dfs.SetPermissionRequest
-	52,  // 132: smarth.dfs.ClientProtocol.SetOwner:input_type -> smarth.dfs.SetOwnerRequest
-	54,  // 133: smarth.dfs.ClientProtocol.SetTimes:input_type -> smarth.dfs.SetTimesRequest
-	70,  // 134: smarth.dfs.ClientProtocol.SetQuota:input_type -> smarth.dfs.SetQuotaRequest
-	65,  // 135: smarth.dfs.ClientProtocol.CreateSymlink:input_type -> smarth.dfs.CreateSymlinkRequest
-	57,  // 136: smarth.dfs.ClientProtocol.SetXAttr:input_type -> smarth.dfs.SetXAttrRequest
-	59,  // 137: smarth.dfs.ClientProtocol.RemoveXAttr:input_type -> smarth.dfs.RemoveXAttrRequest
-	61,  // 138: smarth.dfs.ClientProtocol.GetXAttrs:input_type -> smarth.dfs.GetXAttrsRequest
-	63,  // 139: smarth.dfs.ClientProtocol.ListXAttrs:input_type -> smarth.dfs.ListXAttrsRequest
-	67,  // 140: smarth.dfs.ClientProtocol.GetContentSummary:input_type -> smarth.dfs.GetContentSummaryRequest
-	72,  // 141: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
-	74,  // 142: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
-	76,  // 143: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
-	83,  // 144: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
-	80,  // 145: smarth.dfs.ClientProtocol.GetHAStatus:input_type -> smarth.dfs.GetHAStatusRequest
-	86,  // 146: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
-	88,  // 147: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
-	91,  // 148: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
-	100, // 149: smarth.dfs.ClientProtocol.SaveNamespace:input_type -> smarth.dfs.SaveNamespaceRequest
-	93,  // 150: smarth.dfs.ClientProtocol.RefreshNodes:input_type -> smarth.dfs.RefreshNodesRequest
-	95,  // 151: smarth.dfs.ClientProtocol.GetBlocks:input_type -> smarth.dfs.GetBlocksRequest
-	98,  // 152: smarth.dfs.ClientProtocol.MoveReplica:input_type -> smarth.dfs.MoveReplicaRequest
-	102, // 153: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
-	104, // 154: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
-	108, // 155: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
-	110, // 156: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
-	112, // 157: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
-	114, // 158: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
-	116, // 159: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
-	118, // 160: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
-	120, // 161: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
-	163, // 162: smarth.dfs.ClientProtocol.GetAclStatus:input_type -> smarth.dfs.GetAclStatusRequest
-	165, // 163: smarth.dfs.ClientProtocol.ModifyAclEntries:input_type -> smarth.dfs.ModifyAclEntriesRequest
-	167, // 164: smarth.dfs.ClientProtocol.RemoveAclEntries:input_type -> smarth.dfs.RemoveAclEntriesRequest
-	169, // 165: smarth.dfs.ClientProtocol.RemoveDefaultAcl:input_type -> smarth.dfs.RemoveDefaultAclRequest
-	171, // 166: smarth.dfs.ClientProtocol.RemoveAcl:input_type -> smarth.dfs.RemoveAclRequest
-	173, // 167: smarth.dfs.ClientProtocol.SetAcl:input_type -> smarth.dfs.SetAclRequest
-	175, // 168: smarth.dfs.ClientProtocol.AllowSnapshot:input_type -> smarth.dfs.AllowSnapshotRequest
-	177, // 169: smarth.dfs.ClientProtocol.DisallowSnapshot:input_type -> smarth.dfs.DisallowSnapshotRequest
-	179, // 170: smarth.dfs.ClientProtocol.CreateSnapshot:input_type -> smarth.dfs.CreateSnapshotRequest
-	181, // 171: smarth.dfs.ClientProtocol.DeleteSnapshot:input_type -> smarth.dfs.DeleteSnapshotRequest
-	183, // 172: smarth.dfs.ClientProtocol.RenameSnapshot:input_type -> smarth.dfs.RenameSnapshotRequest
-	186, // 173: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:input_type -> smarth.dfs.GetSnapshottableDirListingRequest
-	188, // 174: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:input_type -> smarth.dfs.GetSnapshotDiffReportRequest
-	193, // 175: smarth.dfs.ClientProtocol.SetStoragePolicy:input_type -> smarth.dfs.SetStoragePolicyRequest
-	195, // 176: smarth.dfs.ClientProtocol.UnsetStoragePolicy:input_type -> smarth.dfs.UnsetStoragePolicyRequest
-	197, // 177: smarth.dfs.ClientProtocol.GetStoragePolicy:input_type -> smarth.dfs.GetStoragePolicyRequest
-	199, // 178: smarth.dfs.ClientProtocol.GetStoragePolicies:input_type -> smarth.dfs.GetStoragePoliciesRequest
-	155, // 179: smarth.dfs.ClientProtocol.Append:input_type -> smarth.dfs.AppendRequest
-	157, // 180: smarth.dfs.ClientProtocol.Truncate:input_type -> smarth.dfs.TruncateRequest
-	159, // 181: smarth.dfs.ClientProtocol.Concat:input_type -> smarth.dfs.ConcatRequest
-	201, // 182: smarth.dfs.ClientProtocol.TransferHALeader:input_type -> smarth.dfs.TransferHALeaderRequest
-	203, // 183: smarth.dfs.ClientProtocol.AddHAMember:input_type -> smarth.dfs.AddHAMemberRequest
-	205, // 184: smarth.dfs.ClientProtocol.RemoveHAMember:input_type -> smarth.dfs.RemoveHAMemberRequest
-	124, // 185: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
-	132, // 186: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
-	136, // 187: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
-	139, // 188: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
-	141, // 189: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
-	143, // 190: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
-	145, // 191: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
-	147, // 192: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	21,  // 193: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
-	23,  // 194: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
-	25,  // 195: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
-	27,  // 196: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
-	29,  // 197: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
-	31,  // 198: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
-	33,  // 199: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
-	35,  // 200: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
-	37,  // 201: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
-	39,  // 202: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
-	41,  // 203: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
-	43,  // 204: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
-	45,  // 205: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
-	47,  // 206: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
-	49,  // 207: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
-	51,  // 208: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
-	53,  // 209: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
-	55,  // 210: smarth.dfs.ClientProtocol.SetTimes:output_type -> smarth.dfs.SetTimesResponse
-	71,  // 211: smarth.dfs.ClientProtocol.SetQuota:output_type -> smarth.dfs.SetQuotaResponse
-	66,  // 212: smarth.dfs.ClientProtocol.CreateSymlink:output_type -> smarth.dfs.CreateSymlinkResponse
-	58,  // 213: smarth.dfs.ClientProtocol.SetXAttr:output_type -> smarth.dfs.SetXAttrResponse
-	60,  // 214: smarth.dfs.ClientProtocol.RemoveXAttr:output_type -> smarth.dfs.RemoveXAttrResponse
-	62,  // 215: smarth.dfs.ClientProtocol.GetXAttrs:output_type -> smarth.dfs.GetXAttrsResponse
-	64,  // 216: smarth.dfs.ClientProtocol.ListXAttrs:output_type -> smarth.dfs.ListXAttrsResponse
-	68,  // 217: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
-	73,  // 218: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
-	75,  // 219: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
-	79,  // 220: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
-	84,  // 221: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
-	81,  // 222: smarth.dfs.ClientProtocol.GetHAStatus:output_type -> smarth.dfs.GetHAStatusResponse
-	87,  // 223: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
-	90,  // 224: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
-	92,  // 225: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
-	101, // 226: smarth.dfs.ClientProtocol.SaveNamespace:output_type -> smarth.dfs.SaveNamespaceResponse
-	94,  // 227: smarth.dfs.ClientProtocol.RefreshNodes:output_type -> smarth.dfs.RefreshNodesResponse
-	97,  // 228: smarth.dfs.ClientProtocol.GetBlocks:output_type -> smarth.dfs.GetBlocksResponse
-	99,  // 229: smarth.dfs.ClientProtocol.MoveReplica:output_type -> smarth.dfs.MoveReplicaResponse
-	103, // 230: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
-	105, // 231: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
-	109, // 232: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
-	111, // 233: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
-	113, // 234: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
-	115, // 235: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
-	117, // 236: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
-	119, // 237: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
-	123, // 238: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
-	164, // 239: smarth.dfs.ClientProtocol.GetAclStatus:output_type -> smarth.dfs.GetAclStatusResponse
-	166, // 240: smarth.dfs.ClientProtocol.ModifyAclEntries:output_type -> smarth.dfs.ModifyAclEntriesResponse
-	168, // 241: smarth.dfs.ClientProtocol.RemoveAclEntries:output_type -> smarth.dfs.RemoveAclEntriesResponse
-	170, // 242: smarth.dfs.ClientProtocol.RemoveDefaultAcl:output_type -> smarth.dfs.RemoveDefaultAclResponse
-	172, // 243: smarth.dfs.ClientProtocol.RemoveAcl:output_type -> smarth.dfs.RemoveAclResponse
-	174, // 244: smarth.dfs.ClientProtocol.SetAcl:output_type -> smarth.dfs.SetAclResponse
-	176, // 245: smarth.dfs.ClientProtocol.AllowSnapshot:output_type -> smarth.dfs.AllowSnapshotResponse
-	178, // 246: smarth.dfs.ClientProtocol.DisallowSnapshot:output_type -> smarth.dfs.DisallowSnapshotResponse
-	180, // 247: smarth.dfs.ClientProtocol.CreateSnapshot:output_type -> smarth.dfs.CreateSnapshotResponse
-	182, // 248: smarth.dfs.ClientProtocol.DeleteSnapshot:output_type -> smarth.dfs.DeleteSnapshotResponse
-	184, // 249: smarth.dfs.ClientProtocol.RenameSnapshot:output_type -> smarth.dfs.RenameSnapshotResponse
-	187, // 250: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:output_type -> smarth.dfs.GetSnapshottableDirListingResponse
-	191, // 251: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:output_type -> smarth.dfs.GetSnapshotDiffReportResponse
-	194, // 252: smarth.dfs.ClientProtocol.SetStoragePolicy:output_type -> smarth.dfs.SetStoragePolicyResponse
-	196, // 253: smarth.dfs.ClientProtocol.UnsetStoragePolicy:output_type -> smarth.dfs.UnsetStoragePolicyResponse
-	198, // 254: smarth.dfs.ClientProtocol.GetStoragePolicy:output_type -> smarth.dfs.GetStoragePolicyResponse
-	200, // 255: smarth.dfs.ClientProtocol.GetStoragePolicies:output_type -> smarth.dfs.GetStoragePoliciesResponse
-	156, // 256: smarth.dfs.ClientProtocol.Append:output_type -> smarth.dfs.AppendResponse
-	158, // 257: smarth.dfs.ClientProtocol.Truncate:output_type -> smarth.dfs.TruncateResponse
-	160, // 258: smarth.dfs.ClientProtocol.Concat:output_type -> smarth.dfs.ConcatResponse
-	202, // 259: smarth.dfs.ClientProtocol.TransferHALeader:output_type -> smarth.dfs.TransferHALeaderResponse
-	204, // 260: smarth.dfs.ClientProtocol.AddHAMember:output_type -> smarth.dfs.AddHAMemberResponse
-	206, // 261: smarth.dfs.ClientProtocol.RemoveHAMember:output_type -> smarth.dfs.RemoveHAMemberResponse
-	125, // 262: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
-	133, // 263: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
-	137, // 264: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
-	140, // 265: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
-	142, // 266: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
-	144, // 267: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
-	146, // 268: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
-	148, // 269: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	193, // [193:270] is the sub-list for method output_type
-	116, // [116:193] is the sub-list for method input_type
-	116, // [116:116] is the sub-list for extension type_name
-	116, // [116:116] is the sub-list for extension extendee
-	0,   // [0:116] is the sub-list for field type_name
+	210, // 48: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	123, // 49: smarth.dfs.GetCacheStatsResponse.affinity_estimates:type_name -> smarth.dfs.AffinityEstimate
+	13,  // 50: smarth.dfs.RegisterDatanodeRequest.datanode:type_name -> smarth.dfs.DatanodeInfo
+	13,  // 51: smarth.dfs.RegisterDatanodeResponse.datanode:type_name -> smarth.dfs.DatanodeInfo
+	16,  // 52: smarth.dfs.RegisterDatanodeResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
+	211, // 53: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
+	12,  // 54: smarth.dfs.InvalidateCommand.blocks:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 55: smarth.dfs.RecoverBlockCommand.block:type_name -> smarth.dfs.ExtendedBlock
+	13,  // 56: smarth.dfs.RecoverBlockCommand.replicas:type_name -> smarth.dfs.DatanodeInfo
+	127, // 57: smarth.dfs.DatanodeCommand.transfer:type_name -> smarth.dfs.TransferCommand
+	128, // 58: smarth.dfs.DatanodeCommand.invalidate:type_name -> smarth.dfs.InvalidateCommand
+	129, // 59: smarth.dfs.DatanodeCommand.recover:type_name -> smarth.dfs.RecoverBlockCommand
+	130, // 60: smarth.dfs.DatanodeCommand.cache:type_name -> smarth.dfs.CacheCommand
+	131, // 61: smarth.dfs.DatanodeCommand.uncache:type_name -> smarth.dfs.UncacheCommand
+	132, // 62: smarth.dfs.HeartbeatResponse.commands:type_name -> smarth.dfs.DatanodeCommand
+	16,  // 63: smarth.dfs.HeartbeatResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
+	135, // 64: smarth.dfs.HeartbeatResponse.ha_status:type_name -> smarth.dfs.NNHAStatus
+	4,   // 65: smarth.dfs.NNHAStatus.state:type_name -> smarth.dfs.HAState
+	12,  // 66: smarth.dfs.ReportedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	5,   // 67: smarth.dfs.ReportedBlock.state:type_name -> smarth.dfs.ReplicaState
+	136, // 68: smarth.dfs.BlockReportRequest.blocks:type_name -> smarth.dfs.ReportedBlock
+	132, // 69: smarth.dfs.BlockReportResponse.commands:type_name -> smarth.dfs.DatanodeCommand
+	12,  // 70: smarth.dfs.ReceivedDeletedBlock.block:type_name -> smarth.dfs.ExtendedBlock
+	6,   // 71: smarth.dfs.ReceivedDeletedBlock.status:type_name -> smarth.dfs.ReceivedStatus
+	139, // 72: smarth.dfs.BlockReceivedAndDeletedRequest.blocks:type_name -> smarth.dfs.ReceivedDeletedBlock
+	12,  // 73: smarth.dfs.DatanodeReportBadBlocksRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 74: smarth.dfs.CommitBlockSynchronizationRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 75: smarth.dfs.InitReplicaRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 76: smarth.dfs.InitReplicaRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
+	5,   // 77: smarth.dfs.InitReplicaRecoveryResponse.original_state:type_name -> smarth.dfs.ReplicaState
+	12,  // 78: smarth.dfs.UpdateReplicaUnderRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 79: smarth.dfs.UpdateReplicaUnderRecoveryResponse.block:type_name -> smarth.dfs.ExtendedBlock
+	12,  // 80: smarth.dfs.WriteBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	13,  // 81: smarth.dfs.WriteBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
+	7,   // 82: smarth.dfs.WriteBlockOp.stage:type_name -> smarth.dfs.WriteStage
+	8,   // 83: smarth.dfs.WriteBlockOp.mode:type_name -> smarth.dfs.WriteMode
+	14,  // 84: smarth.dfs.WriteBlockOp.token:type_name -> smarth.dfs.BlockToken
+	13,  // 85: smarth.dfs.WriteBlockOp.source:type_name -> smarth.dfs.DatanodeInfo
+	12,  // 86: smarth.dfs.ReadBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	14,  // 87: smarth.dfs.ReadBlockOp.token:type_name -> smarth.dfs.BlockToken
+	12,  // 88: smarth.dfs.BlockChecksumOp.block:type_name -> smarth.dfs.ExtendedBlock
+	14,  // 89: smarth.dfs.BlockChecksumOp.token:type_name -> smarth.dfs.BlockToken
+	12,  // 90: smarth.dfs.TransferBlockOp.block:type_name -> smarth.dfs.ExtendedBlock
+	13,  // 91: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
+	14,  // 92: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
+	9,   // 93: smarth.dfs.OpResponse.status:type_name -> smarth.dfs.OpStatus
+	153, // 94: smarth.dfs.OpResponse.checksum:type_name -> smarth.dfs.BlockChecksum
+	19,  // 95: smarth.dfs.AppendResponse.status:type_name -> smarth.dfs.FileStatus
+	17,  // 96: smarth.dfs.AppendResponse.last_block:type_name -> smarth.dfs.LocatedBlock
+	12,  // 97: smarth.dfs.AppendResponse.previous:type_name -> smarth.dfs.ExtendedBlock
+	11,  // 98: smarth.dfs.AclEntry.type:type_name -> smarth.dfs.AclEntryType
+	10,  // 99: smarth.dfs.AclEntry.scope:type_name -> smarth.dfs.AclEntryScope
+	162, // 100: smarth.dfs.AclStatus.entries:type_name -> smarth.dfs.AclEntry
+	163, // 101: smarth.dfs.GetAclStatusResponse.result:type_name -> smarth.dfs.AclStatus
+	162, // 102: smarth.dfs.ModifyAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
+	162, // 103: smarth.dfs.RemoveAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
+	162, // 104: smarth.dfs.SetAclRequest.acl_spec:type_name -> smarth.dfs.AclEntry
+	19,  // 105: smarth.dfs.SnapshottableDirectoryStatus.dir_status:type_name -> smarth.dfs.FileStatus
+	186, // 106: smarth.dfs.GetSnapshottableDirListingResponse.snapshottable_dirs:type_name -> smarth.dfs.SnapshottableDirectoryStatus
+	190, // 107: smarth.dfs.SnapshotDiffReport.diff_report_entries:type_name -> smarth.dfs.SnapshotDiffReportEntry
+	191, // 108: smarth.dfs.GetSnapshotDiffReportResponse.diff_report:type_name -> smarth.dfs.SnapshotDiffReport
+	193, // 109: smarth.dfs.GetStoragePolicyResponse.storage_policy:type_name -> smarth.dfs.BlockStoragePolicy
+	193, // 110: smarth.dfs.GetStoragePoliciesResponse.policies:type_name -> smarth.dfs.BlockStoragePolicy
+	82,  // 111: smarth.dfs.AddHAMemberResponse.peers:type_name -> smarth.dfs.HAPeer
+	82,  // 112: smarth.dfs.RemoveHAMemberResponse.peers:type_name -> smarth.dfs.HAPeer
+	209, // 113: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
+	12,  // 114: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
+	13,  // 115: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
+	14,  // 116: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
+	20,  // 117: smarth.dfs.ClientProtocol.Mkdirs:input_type -> smarth.dfs.MkdirsRequest
+	22,  // 118: smarth.dfs.ClientProtocol.Create:input_type -> smarth.dfs.CreateRequest
+	24,  // 119: smarth.dfs.ClientProtocol.AddBlock:input_type -> smarth.dfs.AddBlockRequest
+	26,  // 120: smarth.dfs.ClientProtocol.Complete:input_type -> smarth.dfs.CompleteRequest
+	28,  // 121: smarth.dfs.ClientProtocol.AbandonBlock:input_type -> smarth.dfs.AbandonBlockRequest
+	30,  // 122: smarth.dfs.ClientProtocol.GetAdditionalDatanode:input_type -> smarth.dfs.GetAdditionalDatanodeRequest
+	32,  // 123: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:input_type -> smarth.dfs.UpdateBlockForPipelineRequest
+	34,  // 124: smarth.dfs.ClientProtocol.UpdatePipeline:input_type -> smarth.dfs.UpdatePipelineRequest
+	36,  // 125: smarth.dfs.ClientProtocol.RenewLease:input_type -> smarth.dfs.RenewLeaseRequest
+	38,  // 126: smarth.dfs.ClientProtocol.GetBlockLocations:input_type -> smarth.dfs.GetBlockLocationsRequest
+	40,  // 127: smarth.dfs.ClientProtocol.GetFileInfo:input_type -> smarth.dfs.GetFileInfoRequest
+	42,  // 128: smarth.dfs.ClientProtocol.GetListing:input_type -> smarth.dfs.GetListingRequest
+	44,  // 129: smarth.dfs.ClientProtocol.Delete:input_type -> smarth.dfs.DeleteRequest
+	46,  // 130: smarth.dfs.ClientProtocol.Rename:input_type -> smarth.dfs.RenameRequest
+	48,  // 131: smarth.dfs.ClientProtocol.SetReplication:input_type -> smarth.dfs.SetReplicationRequest
+	50,  // 132: smarth.dfs.ClientProtocol.SetPermission:input_type -> smarth.dfs.SetPermissionRequest
+	52,  // 133: smarth.dfs.ClientProtocol.SetOwner:input_type -> smarth.dfs.SetOwnerRequest
+	54,  // 134: smarth.dfs.ClientProtocol.SetTimes:input_type -> smarth.dfs.SetTimesRequest
+	70,  // 135: smarth.dfs.ClientProtocol.SetQuota:input_type -> smarth.dfs.SetQuotaRequest
+	65,  // 136: smarth.dfs.ClientProtocol.CreateSymlink:input_type -> smarth.dfs.CreateSymlinkRequest
+	57,  // 137: smarth.dfs.ClientProtocol.SetXAttr:input_type -> smarth.dfs.SetXAttrRequest
+	59,  // 138: smarth.dfs.ClientProtocol.RemoveXAttr:input_type -> smarth.dfs.RemoveXAttrRequest
+	61,  // 139: smarth.dfs.ClientProtocol.GetXAttrs:input_type -> smarth.dfs.GetXAttrsRequest
+	63,  // 140: smarth.dfs.ClientProtocol.ListXAttrs:input_type -> smarth.dfs.ListXAttrsRequest
+	67,  // 141: smarth.dfs.ClientProtocol.GetContentSummary:input_type -> smarth.dfs.GetContentSummaryRequest
+	72,  // 142: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
+	74,  // 143: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
+	76,  // 144: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
+	83,  // 145: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
+	80,  // 146: smarth.dfs.ClientProtocol.GetHAStatus:input_type -> smarth.dfs.GetHAStatusRequest
+	86,  // 147: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
+	88,  // 148: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
+	91,  // 149: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
+	100, // 150: smarth.dfs.ClientProtocol.SaveNamespace:input_type -> smarth.dfs.SaveNamespaceRequest
+	93,  // 151: smarth.dfs.ClientProtocol.RefreshNodes:input_type -> smarth.dfs.RefreshNodesRequest
+	95,  // 152: smarth.dfs.ClientProtocol.GetBlocks:input_type -> smarth.dfs.GetBlocksRequest
+	98,  // 153: smarth.dfs.ClientProtocol.MoveReplica:input_type -> smarth.dfs.MoveReplicaRequest
+	102, // 154: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
+	104, // 155: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
+	108, // 156: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
+	110, // 157: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
+	112, // 158: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
+	114, // 159: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
+	116, // 160: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
+	118, // 161: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
+	120, // 162: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
+	164, // 163: smarth.dfs.ClientProtocol.GetAclStatus:input_type -> smarth.dfs.GetAclStatusRequest
+	166, // 164: smarth.dfs.ClientProtocol.ModifyAclEntries:input_type -> smarth.dfs.ModifyAclEntriesRequest
+	168, // 165: smarth.dfs.ClientProtocol.RemoveAclEntries:input_type -> smarth.dfs.RemoveAclEntriesRequest
+	170, // 166: smarth.dfs.ClientProtocol.RemoveDefaultAcl:input_type -> smarth.dfs.RemoveDefaultAclRequest
+	172, // 167: smarth.dfs.ClientProtocol.RemoveAcl:input_type -> smarth.dfs.RemoveAclRequest
+	174, // 168: smarth.dfs.ClientProtocol.SetAcl:input_type -> smarth.dfs.SetAclRequest
+	176, // 169: smarth.dfs.ClientProtocol.AllowSnapshot:input_type -> smarth.dfs.AllowSnapshotRequest
+	178, // 170: smarth.dfs.ClientProtocol.DisallowSnapshot:input_type -> smarth.dfs.DisallowSnapshotRequest
+	180, // 171: smarth.dfs.ClientProtocol.CreateSnapshot:input_type -> smarth.dfs.CreateSnapshotRequest
+	182, // 172: smarth.dfs.ClientProtocol.DeleteSnapshot:input_type -> smarth.dfs.DeleteSnapshotRequest
+	184, // 173: smarth.dfs.ClientProtocol.RenameSnapshot:input_type -> smarth.dfs.RenameSnapshotRequest
+	187, // 174: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:input_type -> smarth.dfs.GetSnapshottableDirListingRequest
+	189, // 175: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:input_type -> smarth.dfs.GetSnapshotDiffReportRequest
+	194, // 176: smarth.dfs.ClientProtocol.SetStoragePolicy:input_type -> smarth.dfs.SetStoragePolicyRequest
+	196, // 177: smarth.dfs.ClientProtocol.UnsetStoragePolicy:input_type -> smarth.dfs.UnsetStoragePolicyRequest
+	198, // 178: smarth.dfs.ClientProtocol.GetStoragePolicy:input_type -> smarth.dfs.GetStoragePolicyRequest
+	200, // 179: smarth.dfs.ClientProtocol.GetStoragePolicies:input_type -> smarth.dfs.GetStoragePoliciesRequest
+	156, // 180: smarth.dfs.ClientProtocol.Append:input_type -> smarth.dfs.AppendRequest
+	158, // 181: smarth.dfs.ClientProtocol.Truncate:input_type -> smarth.dfs.TruncateRequest
+	160, // 182: smarth.dfs.ClientProtocol.Concat:input_type -> smarth.dfs.ConcatRequest
+	202, // 183: smarth.dfs.ClientProtocol.TransferHALeader:input_type -> smarth.dfs.TransferHALeaderRequest
+	204, // 184: smarth.dfs.ClientProtocol.AddHAMember:input_type -> smarth.dfs.AddHAMemberRequest
+	206, // 185: smarth.dfs.ClientProtocol.RemoveHAMember:input_type -> smarth.dfs.RemoveHAMemberRequest
+	125, // 186: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
+	133, // 187: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
+	137, // 188: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
+	140, // 189: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
+	142, // 190: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
+	144, // 191: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
+	146, // 192: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
+	148, // 193: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	21,  // 194: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
+	23,  // 195: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
+	25,  // 196: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
+	27,  // 197: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
+	29,  // 198: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
+	31,  // 199: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
+	33,  // 200: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
+	35,  // 201: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
+	37,  // 202: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
+	39,  // 203: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
+	41,  // 204: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
+	43,  // 205: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
+	45,  // 206: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
+	47,  // 207: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
+	49,  // 208: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
+	51,  // 209: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
+	53,  // 210: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
+	55,  // 211: smarth.dfs.ClientProtocol.SetTimes:output_type -> smarth.dfs.SetTimesResponse
+	71,  // 212: smarth.dfs.ClientProtocol.SetQuota:output_type -> smarth.dfs.SetQuotaResponse
+	66,  // 213: smarth.dfs.ClientProtocol.CreateSymlink:output_type -> smarth.dfs.CreateSymlinkResponse
+	58,  // 214: smarth.dfs.ClientProtocol.SetXAttr:output_type -> smarth.dfs.SetXAttrResponse
+	60,  // 215: smarth.dfs.ClientProtocol.RemoveXAttr:output_type -> smarth.dfs.RemoveXAttrResponse
+	62,  // 216: smarth.dfs.ClientProtocol.GetXAttrs:output_type -> smarth.dfs.GetXAttrsResponse
+	64,  // 217: smarth.dfs.ClientProtocol.ListXAttrs:output_type -> smarth.dfs.ListXAttrsResponse
+	68,  // 218: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
+	73,  // 219: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
+	75,  // 220: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
+	79,  // 221: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
+	84,  // 222: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
+	81,  // 223: smarth.dfs.ClientProtocol.GetHAStatus:output_type -> smarth.dfs.GetHAStatusResponse
+	87,  // 224: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
+	90,  // 225: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
+	92,  // 226: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
+	101, // 227: smarth.dfs.ClientProtocol.SaveNamespace:output_type -> smarth.dfs.SaveNamespaceResponse
+	94,  // 228: smarth.dfs.ClientProtocol.RefreshNodes:output_type -> smarth.dfs.RefreshNodesResponse
+	97,  // 229: smarth.dfs.ClientProtocol.GetBlocks:output_type -> smarth.dfs.GetBlocksResponse
+	99,  // 230: smarth.dfs.ClientProtocol.MoveReplica:output_type -> smarth.dfs.MoveReplicaResponse
+	103, // 231: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
+	105, // 232: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
+	109, // 233: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
+	111, // 234: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
+	113, // 235: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
+	115, // 236: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
+	117, // 237: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
+	119, // 238: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
+	124, // 239: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
+	165, // 240: smarth.dfs.ClientProtocol.GetAclStatus:output_type -> smarth.dfs.GetAclStatusResponse
+	167, // 241: smarth.dfs.ClientProtocol.ModifyAclEntries:output_type -> smarth.dfs.ModifyAclEntriesResponse
+	169, // 242: smarth.dfs.ClientProtocol.RemoveAclEntries:output_type -> smarth.dfs.RemoveAclEntriesResponse
+	171, // 243: smarth.dfs.ClientProtocol.RemoveDefaultAcl:output_type -> smarth.dfs.RemoveDefaultAclResponse
+	173, // 244: smarth.dfs.ClientProtocol.RemoveAcl:output_type -> smarth.dfs.RemoveAclResponse
+	175, // 245: smarth.dfs.ClientProtocol.SetAcl:output_type -> smarth.dfs.SetAclResponse
+	177, // 246: smarth.dfs.ClientProtocol.AllowSnapshot:output_type -> smarth.dfs.AllowSnapshotResponse
+	179, // 247: smarth.dfs.ClientProtocol.DisallowSnapshot:output_type -> smarth.dfs.DisallowSnapshotResponse
+	181, // 248: smarth.dfs.ClientProtocol.CreateSnapshot:output_type -> smarth.dfs.CreateSnapshotResponse
+	183, // 249: smarth.dfs.ClientProtocol.DeleteSnapshot:output_type -> smarth.dfs.DeleteSnapshotResponse
+	185, // 250: smarth.dfs.ClientProtocol.RenameSnapshot:output_type -> smarth.dfs.RenameSnapshotResponse
+	188, // 251: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:output_type -> smarth.dfs.GetSnapshottableDirListingResponse
+	192, // 252: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:output_type -> smarth.dfs.GetSnapshotDiffReportResponse
+	195, // 253: smarth.dfs.ClientProtocol.SetStoragePolicy:output_type -> smarth.dfs.SetStoragePolicyResponse
+	197, // 254: smarth.dfs.ClientProtocol.UnsetStoragePolicy:output_type -> smarth.dfs.UnsetStoragePolicyResponse
+	199, // 255: smarth.dfs.ClientProtocol.GetStoragePolicy:output_type -> smarth.dfs.GetStoragePolicyResponse
+	201, // 256: smarth.dfs.ClientProtocol.GetStoragePolicies:output_type -> smarth.dfs.GetStoragePoliciesResponse
+	157, // 257: smarth.dfs.ClientProtocol.Append:output_type -> smarth.dfs.AppendResponse
+	159, // 258: smarth.dfs.ClientProtocol.Truncate:output_type -> smarth.dfs.TruncateResponse
+	161, // 259: smarth.dfs.ClientProtocol.Concat:output_type -> smarth.dfs.ConcatResponse
+	203, // 260: smarth.dfs.ClientProtocol.TransferHALeader:output_type -> smarth.dfs.TransferHALeaderResponse
+	205, // 261: smarth.dfs.ClientProtocol.AddHAMember:output_type -> smarth.dfs.AddHAMemberResponse
+	207, // 262: smarth.dfs.ClientProtocol.RemoveHAMember:output_type -> smarth.dfs.RemoveHAMemberResponse
+	126, // 263: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
+	134, // 264: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
+	138, // 265: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
+	141, // 266: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
+	143, // 267: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
+	145, // 268: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
+	147, // 269: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
+	149, // 270: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	194, // [194:271] is the sub-list for method output_type
+	117, // [117:194] is the sub-list for method input_type
+	117, // [117:117] is the sub-list for extension type_name
+	117, // [117:117] is the sub-list for extension extendee
+	0,   // [0:117] is the sub-list for field type_name
 }
 
 func init() { file_dfspb_dfs_proto_init() }
@@ -13199,7 +13355,7 @@ func file_dfspb_dfs_proto_init() {
 	if File_dfspb_dfs_proto != nil {
 		return
 	}
-	file_dfspb_dfs_proto_msgTypes[119].OneofWrappers = []any{
+	file_dfspb_dfs_proto_msgTypes[120].OneofWrappers = []any{
 		(*DatanodeCommand_Transfer)(nil),
 		(*DatanodeCommand_Invalidate)(nil),
 		(*DatanodeCommand_Recover)(nil),
@@ -13213,7 +13369,7 @@ func file_dfspb_dfs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_dfspb_dfs_proto_rawDesc), len(file_dfspb_dfs_proto_rawDesc)),
 			NumEnums:      12,
-			NumMessages:   199,
+			NumMessages:   200,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
