@@ -220,3 +220,22 @@ func TestSparkWebHDFSSecure(t *testing.T) {
 		t.Fatalf("Spark listed %s/user/alice/spark with a cancelled token", base)
 	}
 }
+
+// TestSparkWebHDFSSimple: the same on an --auth simple cluster, where
+// Spark names its user with HADOOP_USER_NAME and holds no token.
+func TestSparkWebHDFSSimple(t *testing.T) {
+	py := sparkPython(t)
+	c, user := clientCluster(t)
+	ctx := context.Background()
+	admin := c.Client(t)
+	if err := admin.Mkdir(ctx, "/user/alice", 0o755, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.SetOwner(ctx, "/user/alice", user, user); err != nil {
+		t.Fatal(err)
+	}
+	base := "webhdfs://" + c.NameNodeHTTPAddr()
+	input := sparkInput(t, admin, "/user/alice/in.txt")
+	out := runSpark(t, py, []string{"HADOOP_USER_NAME=" + user}, nil, base+"/user/alice/spark", base+"/user/alice/in.txt")
+	checkSparkOutput(t, c, out, base, "/user/alice/spark", input)
+}
