@@ -114,7 +114,7 @@ func runSpark(t *testing.T, py string, env []string, onCancel func(), args ...st
 // sparkLines is what sparkclient.py writes as text, one line each.
 func sparkLines() string {
 	var b strings.Builder
-	for i := range 20000 {
+	for i := range 30000 {
 		fmt.Fprintf(&b, "%06d %s\n", i, strings.Repeat("spark over webhdfs ", 4))
 	}
 	return b.String()
@@ -149,7 +149,7 @@ func sparkInput(t *testing.T, fs *client.FileSystem, p string) string {
 func checkSparkOutput(t *testing.T, c *testcluster.Cluster, out, base, dir, inputLine string) {
 	t.Helper()
 	for _, want := range []string{
-		"TEXT 20000 lines 2 splits\n",
+		"TEXT 30000 lines 2 splits\n",
 		"PARQUET 714 rows\n",
 		inputLine + "\n",
 		"MISSING [PATH_NOT_FOUND] Path does not exist: " + base + dir + "/nosuch.\n",
@@ -184,8 +184,8 @@ func checkSparkOutput(t *testing.T, c *testcluster.Cluster, out, base, dir, inpu
 			if st.Owner != "alice" || strings.Contains(st.Name, "_temporary") {
 				t.Fatalf("%s: owner %s; Spark's files must be alice's, with no _temporary left", full, st.Owner)
 			}
-			if st.Name == "part-00000" && (st.BlockSize != 1<<20 || st.Size <= st.BlockSize) {
-				t.Fatalf("%s: %d bytes in blocks of %d: the text file must span blocks (Spark's dfs.blocksize=1m)", full, st.Size, st.BlockSize)
+			if st.Name == "part-00000" && (st.BlockSize != 2<<20 || st.Size <= st.BlockSize) {
+				t.Fatalf("%s: %d bytes in blocks of %d: the text file must span blocks of the size Spark asked for (dfs.blocksize=2m; the cluster's default is 1 MiB)", full, st.Size, st.BlockSize)
 			}
 			if st.IsDir {
 				walk(full)

@@ -35,21 +35,23 @@ def main():
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "1")
-             # Files of 1 MiB blocks (Hadoop's client names the block
-             # size at CREATE), so the text file spans blocks.
-             .config("spark.hadoop.dfs.blocksize", "1m")
+             # Files of 2 MiB blocks (Hadoop's client names the block
+             # size at CREATE; the cluster's own is 1 MiB), so the text file
+             # spans blocks.
+             .config("spark.hadoop.dfs.blocksize", "2m")
              .getOrCreate())
     sc = spark.sparkContext
     sc.setLogLevel("WARN")
     step("started")
 
-    # Text, more than one block (the test's block size is 1 MiB), written
+    # Text, more than one block (the block size asked for is 2 MiB), written
     # through Hadoop's mapred FileOutputCommitter (task and job commit are
-    # renames out of _temporary) and read back by offset (one split per
-    # block, each starting inside a block on its datanode).
+    # renames out of _temporary) and read back in two splits, the second
+    # an OPEN at an offset inside the first block that reads on into the
+    # second.
     line = lambda i: "%06d %s" % (i, "spark over webhdfs " * 4)
-    sc.range(20000, numSlices=1).map(line).saveAsTextFile(base + "/text")
-    lines = [line(i) for i in range(20000)]
+    sc.range(30000, numSlices=1).map(line).saveAsTextFile(base + "/text")
+    lines = [line(i) for i in range(30000)]
     text = sc.textFile(base + "/text", 2)
     got = text.collect()
     if got != lines:
