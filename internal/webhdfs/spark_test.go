@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,9 +61,21 @@ func runSpark(t *testing.T, py string, env []string, onCancel func(), args ...st
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	// Spark gets what is left of the test's time less a minute, so a
+	// stuck run is killed and its output logged before the test binary's
+	// own timeout panics without it.
+	limit := 15 * time.Minute
+	if d, ok := t.Deadline(); ok && time.Until(d)-time.Minute < limit {
+		limit = time.Until(d) - time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, append([]string{script}, args...)...)
+	// pyspark starts Spark's JVM as its child: kill the whole process
+	// group, and stop waiting for output a JVM that outlived it holds.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
 	cmd.Dir = t.TempDir() // Spark's spark-warehouse and the like
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); k != "HADOOP_TOKEN_FILE_LOCATION" && k != "HADOOP_USER_NAME" && k != "SPARK_HOME" && k != "PYSPARK_SUBMIT_ARGS" {
@@ -75,8 +88,8 @@ func runSpark(t *testing.T, py string, env []string, onCancel func(), args ...st
 		"SPARK_LOCAL_DIRS="+t.TempDir(),
 		"PYSPARK_PYTHON="+py,
 		// A short run: the JVM's C1 compiler alone and the serial
-		// collector take half the CPU time on a loaded machine; nothing
-		// the file system sees changes.
+		// collector cut it by a quarter to a half on a loaded machine
+		// here; nothing the file system sees changes.
 		"PYSPARK_SUBMIT_ARGS=--driver-java-options '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC' pyspark-shell")
 	cmd.Env = append(cmd.Env, env...)
 	stdin, err := cmd.StdinPipe()
@@ -105,6 +118,9 @@ func runSpark(t *testing.T, py string, env []string, onCancel func(), args ...st
 	io.Copy(io.Discard, pr) // a line too long for the scanner: drain, so Wait ends
 	err = <-waited
 	t.Logf("sparkclient.py (%v):\n%s", time.Since(start).Round(time.Second), out.String())
+	if ctx.Err() != nil {
+		t.Fatalf("sparkclient.py did not finish in %v (output above): %v", limit, err)
+	}
 	if err != nil {
 		t.Fatalf("sparkclient.py: %v (output above)", err)
 	}
