@@ -100,6 +100,11 @@ const (
 	DefaultMaxInflight        = 2
 )
 
+// logCacheEntries is how many of the newest raft entries stay in memory
+// for the reads that follow their store (Consul keeps 512 of its smaller
+// entries; one of ours is a group commit's batch of edits).
+const logCacheEntries = 256
+
 // ErrNotLeader is the answer of a node that is not the group's ready
 // leader: the client should retry at LeaderID (HDFS's StandbyException).
 // LeaderID may be empty during an election, or this node's own ID while
@@ -253,7 +258,18 @@ func Open(cfg Config) (*Log, error) {
 			return nil, err
 		}
 	}
-	r, err := raft.NewRaft(rc, (*fsm)(l), l.store, l.store, l.snaps, &trackingTransport{l.trans, &l.followers})
+	// The newest entries are kept in memory as well (raft's LogCache):
+	// each entry is read back right after it is stored, by the leader's
+	// replicator for every follower (the entry and the one before it) and
+	// by a follower's commit (to apply it), and raft-wal serves every
+	// read with a pread of 64 KiB and a decode.
+	logs, err := raft.NewLogCache(logCacheEntries, l.store)
+	if err != nil {
+		l.trans.Close()
+		l.store.Close()
+		return nil, err
+	}
+	r, err := raft.NewRaft(rc, (*fsm)(l), logs, l.store, l.snaps, &trackingTransport{l.trans, &l.followers})
 	if err != nil {
 		l.trans.Close()
 		l.store.Close()
