@@ -1,6 +1,7 @@
 package pki
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -78,16 +80,44 @@ func (c Config) Client() (*tls.Config, error) {
 }
 
 // ClientConfig trusts the CA in caFile, and only it.
+//
+// Calls that find the same CA (same file, same bytes) get the same
+// *tls.Config, which callers must therefore Clone before changing (every
+// dialer here does). The pointer is what keys a process's shared
+// namenode connection (internal/client's nnConns): when each client of
+// `smarth bench nn --threads 64` loaded its own copy, a TLS cluster got
+// 64 connections where a plaintext one gets one, and the namenode
+// answered each group commit with 64 TLS writes instead of one.
 func ClientConfig(caFile string) (*tls.Config, error) {
 	pem, err := os.ReadFile(caFile)
 	if err != nil {
 		return nil, fmt.Errorf("tls: CA: %w", err)
 	}
+	clientConfigs.Lock()
+	defer clientConfigs.Unlock()
+	if c, ok := clientConfigs.m[caFile]; ok && bytes.Equal(c.pem, pem) {
+		return c.cfg, nil
+	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
 		return nil, fmt.Errorf("tls: CA file %s holds no PEM certificate", caFile)
 	}
-	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS13}, nil
+	cfg := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS13}
+	// One entry per CA file: a CA rewritten in place replaces its entry,
+	// so the map grows only with the number of CA paths a process uses.
+	clientConfigs.m[caFile] = clientConfigEntry{pem: pem, cfg: cfg}
+	return cfg, nil
+}
+
+// clientConfigs is ClientConfig's cache, by CA file path.
+var clientConfigs = struct {
+	sync.Mutex
+	m map[string]clientConfigEntry
+}{m: map[string]clientConfigEntry{}}
+
+type clientConfigEntry struct {
+	pem []byte
+	cfg *tls.Config
 }
 
 // Listen binds addr and, with t non-nil, wraps the listener in TLS: every

@@ -157,3 +157,56 @@ func TestValidateNamesMissingFiles(t *testing.T) {
 		t.Fatalf("missing CA: %v", err)
 	}
 }
+
+// Clients that load the same CA get one *tls.Config: a process's
+// namenode connection is shared per config pointer (internal/client's
+// nnConns), so a copy per client gave a TLS cluster one connection per
+// client where a plaintext one has one in all. A CA file rewritten with
+// another CA gives a new config trusting only the new one.
+func TestClientConfigSharedPerCA(t *testing.T) {
+	dir := t.TempDir()
+	cfg := issue(t, dir)
+	a, err := ClientConfig(cfg.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ClientConfig(cfg.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Fatalf("two loads of the unchanged CA %s gave two configs: each client would dial its own connection", cfg.CAFile)
+	}
+
+	// Another CA written over the file: the old config must not be
+	// handed out for it.
+	other := issue(t, t.TempDir())
+	pem, err := os.ReadFile(other.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg.CAFile, pem, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ClientConfig(cfg.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c == a {
+		t.Fatal("the CA file now holds another CA, yet the config of the old one came back")
+	}
+	srv, err := other.Server()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := echoServer(t, srv)
+	conn, err := tls.Dial("tcp", addr, c)
+	if err != nil {
+		t.Fatalf("the config of the rewritten CA file does not trust its CA: %v", err)
+	}
+	conn.Close()
+	if conn, err := tls.Dial("tcp", addr, a); err == nil {
+		conn.Close()
+		t.Fatal("the old CA's config trusts a server of the other CA")
+	}
+}

@@ -203,7 +203,14 @@ func (l *Log) Close() error {
 		l.failLocked(l.open, raft.ErrRaftShutdown)
 		l.open = nil
 	}
+	// raft has stopped: what it has not answered it never will (see
+	// await). The outcome is unknown, as for any failed Sync.
+	for b := range l.inflight {
+		l.failLocked(b, raft.ErrRaftShutdown)
+	}
+	clear(l.inflight)
 	l.token = 0
+	l.gen++ // a becomeReady still waiting on its barrier must not make this node ready
 	l.mu.Unlock()
 	// The transport's Close stops accepting but leaves the connections
 	// peers already hold being served; a closed node must fall silent.

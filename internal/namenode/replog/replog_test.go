@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/raft"
 )
 
 // Three nodes: records written on the leader are applied on all three in
@@ -236,5 +238,53 @@ func TestLeaderSnapshotRefusedWhileAhead(t *testing.T) {
 	}
 	if err := ld.log.Snapshot(ctx); err != nil {
 		t.Fatalf("snapshot once committed: %v", err)
+	}
+}
+
+// An entry raft took into its apply channel after it shut down is never
+// answered (with BatchApplyCh the channel is buffered, and Apply may pick
+// it over the shutdown). Close must not wait for it, and the Sync of its
+// batch must fail (outcome unknown), not hang or succeed. A Close that
+// waited left a node reloading after a lost leadership silent for good.
+func TestCloseEndsAnEntryRaftNeverAnswers(t *testing.T) {
+	nodes := group(t, t.TempDir(), 1, nil)
+	n := leaderOf(t, nodes)
+	l := n.log
+	l.raft.Shutdown().Error()
+	// The real fault: Apply after the shutdown, until one is taken into
+	// the channel (an errorFuture is the refusal; each try is a coin
+	// toss between the closed shutdown channel and the buffer's room).
+	var orphan raft.ApplyFuture
+	for i := 0; i < 1000 && orphan == nil; i++ {
+		if f := l.raft.Apply([]byte("x"), 0); fmt.Sprintf("%T", f) != "raft.errorFuture" {
+			orphan = f
+		}
+	}
+	if orphan == nil {
+		t.Fatal("raft refused 1000 applies after shutdown; none was left in its channel")
+	}
+	// Proposed as the flush loop proposes a batch.
+	b := &pending{first: 1, recs: [][]byte{[]byte("x")}, sent: true, done: make(chan struct{})}
+	l.mu.Lock()
+	l.inflight[b] = struct{}{}
+	l.mu.Unlock()
+	l.slots <- struct{}{}
+	go l.await(b, orphan)
+
+	closed := make(chan struct{})
+	go func() { l.Close(); close(closed) }()
+	waitFor(t, 30*time.Second, "Close to return with an entry raft will never answer in flight", func() bool {
+		select {
+		case <-closed:
+			return true
+		default:
+			return false
+		}
+	})
+	n.log = nil // closed
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := l.Sync(ctx, Handle{b: b, txid: 1}); err == nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Sync of the never-answered entry after Close: %v; want a shutdown error", err)
 	}
 }
