@@ -23,6 +23,10 @@ const (
 	// FirstNodeFinished: the first datanode sent FIRST_NODE_FINISH_ACK;
 	// the pipeline keeps forwarding and acking in the background.
 	FirstNodeFinished
+	// Queued: the block's last packet is queued on its pipeline, whose own
+	// sender writes it out; the next block starts on another first
+	// datanode at once, so several first hops share the client's NIC.
+	Queued
 )
 
 // Strategy is the write-path policy of one file: what the datanodes are
@@ -67,6 +71,11 @@ var Strategies = map[string]func(Options) Strategy{
 		m := NewMulti(o)
 		m.name, m.remeasureAfter = "multipipeline-paper", 0
 		return m
+	},
+	"multipipeline-concurrent": func(o Options) Strategy {
+		m := NewMulti(o)
+		m.name = "multipipeline-concurrent"
+		return &Concurrent{Multi: m}
 	},
 }
 
@@ -323,8 +332,33 @@ func (o *oneSlot) Window(n int) int      { return o.classic.Window(n) }
 // Effective is the strategy a stream uses once it knows how many
 // pipelines it may open.
 func Effective(s Strategy, maxOpen, window int) Strategy {
-	if m, ok := s.(*Multi); ok && maxOpen <= 1 {
+	if maxOpen > 1 {
+		return s
+	}
+	switch m := s.(type) {
+	case *Multi:
 		return &oneSlot{Multi: m, classic: Classic{window: window}}
+	case *Concurrent:
+		return &oneSlot{Multi: m.Multi, classic: Classic{window: window}}
 	}
 	return s
 }
+
+// Concurrent is multi-pipeline writing beyond SMARTH: the client does not
+// wait for a block's FIRST_NODE_FINISH_ACK before starting the next one.
+// Once a block's packets are all queued (the stream holds at most one
+// block per open pipeline, as Multi does), the next block gets its own
+// pipeline on another first datanode, and each pipeline's sender writes
+// its queue at whatever rate its first hop takes. Where the client's rack
+// has fewer datanodes than the client may open pipelines, SMARTH's one
+// block at a time leaves the client's rack-mates idle while a block
+// crosses the client's own cross-rack link (and the cross-rack link idle
+// while a rack-mate absorbs a block); here both run at once, which is what
+// the min-cut bound (scenario.IdealOf) counts. The limits stay the
+// paper's: n = live / replication pipelines (and the client's cap), a
+// datanode in at most one open pipeline, one block buffered per pipeline.
+type Concurrent struct{ *Multi }
+
+var _ Strategy = (*Concurrent)(nil)
+
+func (*Concurrent) Handoff() Handoff { return Queued }
