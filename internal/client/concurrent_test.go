@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"testing"
+	"time"
 )
 
 // In multipipeline-concurrent mode the next block starts on another first
@@ -13,6 +14,11 @@ import (
 // hold stops multipipeline-paper at block 1 (the control below).
 func TestConcurrentFirstHopsInFlight(t *testing.T) {
 	c := newFake(t, 6, "multipipeline-concurrent") // n = 6/3 = 2 pipelines
+	// Every datanode measured alike (as on one loopback): block 1's first
+	// hop is no slower than any, so the next block may start at once.
+	for _, d := range c.dns {
+		c.fs.speeds.book.Seed(d.Info.GetId(), 100e6, time.Now())
+	}
 	var releases []func()
 	for _, d := range c.dns[:3] { // pipeline 1 is dn1 dn2 dn3 in some order
 		r := d.HoldReceive()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"smarth/internal/client"
+	"smarth/internal/rpc/dfspb"
 	"smarth/internal/testcluster"
 )
 
@@ -48,6 +50,38 @@ func TestProcsConcurrentFirstHops(t *testing.T) {
 		cfg.Logger = slog.New(slog.NewJSONHandler(&plog.buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}))
 	ctx := context.Background()
+	// Warm-up uploads until this client has measured at least four of the
+	// six datanodes, so that while block 1's first hop is stalled a
+	// measured datanode is free for block 2 (the mode admits a second
+	// block in flight only onto a datanode it knows to be fast).
+	measured := func() int {
+		resp, err := f.Namenode().GetSpeeds(ctx, &dfspb.GetSpeedsRequest{ClientName: f.ClientName()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := map[string]bool{}
+		for _, r := range resp.GetRecords() {
+			ids[r.GetDatanodeId()] = true
+		}
+		return len(ids)
+	}
+	for i := 0; measured() < 4; i++ {
+		if i == 8 {
+			t.Fatalf("after %d warm-up uploads the client has measured %d datanodes", i, measured())
+		}
+		if err := writeFile(ctx, f, fmt.Sprintf("/warm%d", i), data(6*block, uint64(i))); err != nil {
+			t.Fatal(err)
+		}
+		c.WaitFor(t, "the warm-up's speed records at the namenode", func() bool {
+			resp, err := f.Namenode().GetSpeeds(ctx, &dfspb.GetSpeedsRequest{ClientName: f.ClientName()})
+			return err == nil && len(resp.GetRecords()) > 0
+		})
+	}
+	_, before := plog.opened()
+	mine := func() ([]uint64, [][]string) { // this write's pipelines
+		b, p := plog.opened()
+		return b[len(before):], p[len(before):]
+	}
 	want := data(3*block+4321, 77)
 	w, err := f.Create(ctx, "/c", client.CreateOptions{Replication: 3})
 	if err != nil {
@@ -58,7 +92,7 @@ func TestProcsConcurrentFirstHops(t *testing.T) {
 	}
 	var first []string
 	c.WaitFor(t, "block 1's pipeline open", func() bool {
-		_, pipes := plog.opened()
+		_, pipes := mine()
 		if len(pipes) == 0 || len(pipes[0]) != 3 {
 			return false
 		}
@@ -84,7 +118,7 @@ func TestProcsConcurrentFirstHops(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.WaitFor(t, "block 2's pipeline open on a first datanode outside block 1's pipeline, with block 2's bytes on its disk, while "+first[0]+" is stopped", func() bool {
-		blocks, pipes := plog.opened()
+		blocks, pipes := mine()
 		if len(pipes) < 2 || len(pipes[1]) == 0 {
 			return false
 		}
@@ -107,6 +141,18 @@ func TestProcsConcurrentFirstHops(t *testing.T) {
 	if err := eachReplica(ctx, t, c, "/c", want); err != nil {
 		t.Fatal(err)
 	}
-	blocks, pipes := plog.opened()
+	blocks, pipes := mine()
 	t.Logf("pipelines: %v %v", blocks, pipes)
+}
+
+func writeFile(ctx context.Context, f *client.FileSystem, p string, b []byte) error {
+	w, err := f.Create(ctx, p, client.CreateOptions{Replication: 3})
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(b); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
 }

@@ -362,3 +362,78 @@ type Concurrent struct{ *Multi }
 var _ Strategy = (*Concurrent)(nil)
 
 func (*Concurrent) Handoff() Handoff { return Queued }
+
+// Admitter is a strategy that decides, with a free pipeline slot, whether
+// the next block may start now or should wait for a first hop to finish.
+type Admitter interface {
+	// Admit is asked with the first datanodes of the pipelines whose first
+	// hop is still in progress (no FNFA yet), the datanodes busy in open
+	// pipelines and the client's speed records.
+	Admit(inFlight []string, busy map[string]bool, speeds Speeds) bool
+}
+
+// slowerThan is the share of the fastest first datanode's record below
+// which a datanode counts as behind a slower link (the client's cross-rack
+// link, a slow NIC): records of one link class differ by far less.
+const slowerThan = 0.6
+
+// Admit implements Admitter. Several blocks in flight pay where first hops
+// leave through different links: a rack-mate absorbs a block at the NIC
+// rate while another block crosses the client's own cross-rack link. Two
+// first hops behind that one link only share it, and each holds a pipeline
+// slot and a block of memory twice as long, which can keep the rack-mates
+// idle when their pipelines drain. So the next block starts at once while
+// no first hop in progress is slow; with one in progress it starts only
+// when a datanode this client measured fast is free (the namenode offers
+// it first: speedaware ranks by the client's records and keeps a second
+// first hop off a link already carrying one), and otherwise waits, like
+// SMARTH, for a first hop to finish. A datanode never measured counts as
+// slow until measured.
+func (c *Concurrent) Admit(inFlight []string, busy map[string]bool, s Speeds) bool {
+	fast := fastNodes(s)
+	slow := false
+	for _, id := range inFlight {
+		if !fast(id) {
+			slow = true
+		}
+	}
+	if !slow {
+		return true
+	}
+	for _, id := range knownNodes(s) {
+		if fast(id) && !busy[id] {
+			return true
+		}
+	}
+	return false
+}
+
+// known is a speed book that can list the datanodes it has records of.
+type known interface {
+	Known() []string
+}
+
+func knownNodes(s Speeds) []string {
+	if k, ok := s.(known); ok {
+		return k.Known()
+	}
+	return nil
+}
+
+// fastNodes says whether a datanode's record is within slowerThan of the
+// fastest record.
+func fastNodes(s Speeds) func(string) bool {
+	best := 0.0
+	for _, id := range knownNodes(s) {
+		if v, ok := s.Speed(id); ok {
+			best = max(best, v)
+		}
+	}
+	return func(id string) bool {
+		if s == nil || best <= 0 {
+			return false
+		}
+		v, ok := s.Speed(id)
+		return ok && v >= slowerThan*best
+	}
+}

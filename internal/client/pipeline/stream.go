@@ -507,10 +507,10 @@ func (s *Stream) waitSlot() error {
 			}
 			return n
 		}
-		for open() >= s.maxOpen && !s.anyFailedLocked() && !s.aborted {
+		for !(open() < s.maxOpen && s.admitLocked()) && !s.anyFailedLocked() && !s.aborted {
 			s.cond.Wait()
 		}
-		failed, aborted, free := s.anyFailedLocked(), s.aborted, open() < s.maxOpen
+		failed, aborted, free := s.anyFailedLocked(), s.aborted, open() < s.maxOpen && s.admitLocked()
 		s.mu.Unlock()
 		switch {
 		case aborted:
@@ -524,6 +524,33 @@ func (s *Stream) waitSlot() error {
 			return nil
 		}
 	}
+}
+
+// admitLocked asks an Admitter strategy whether the next block may start
+// now (true for the others).
+func (s *Stream) admitLocked() bool {
+	a, ok := s.cfg.Strategy.(Admitter)
+	if !ok {
+		return true
+	}
+	var inFlight []string
+	busy := map[string]bool{}
+	for _, p := range s.pipes {
+		if p.done {
+			continue
+		}
+		if !p.fnfa && p.mode != dfspb.WriteMode_CLASSIC {
+			inFlight = append(inFlight, p.nodes[0].GetId())
+		}
+		for _, n := range p.nodes {
+			busy[n.GetId()] = true
+		}
+	}
+	var sp Speeds
+	if s.cfg.Speeds != nil {
+		sp = s.cfg.Speeds
+	}
+	return a.Admit(inFlight, busy, sp)
 }
 
 func nodeLabel(d *dfspb.DatanodeInfo) string {
