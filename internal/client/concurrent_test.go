@@ -82,3 +82,31 @@ func TestConcurrentRecovery(t *testing.T) {
 		})
 	}
 }
+
+// Blocks far larger than the sockets' buffers, so acknowledgements arrive
+// while a pipeline's sender is still writing its block: the sender must
+// keep its place in the shrinking ack queue (losing it skips a packet, and
+// the datanode's refusal sends the pipeline through recovery). The put
+// must complete (within a minute, against seconds normally) with no
+// pipeline recovered, and the replicas hold the file.
+func TestConcurrentLargeBlocks(t *testing.T) {
+	c := newFake(t, 6, "multipipeline-concurrent")
+	c.nn.BlockSize = 4 << 20
+	for _, d := range c.dns {
+		c.fs.speeds.book.Seed(d.Info.GetId(), 100e6, time.Now())
+	}
+	data := testData(3*(4<<20)+4097, 41)
+	done := asyncPut(t, c.fs, "/big", data)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the put of 3 blocks of 4 MiB did not complete within a minute")
+	}
+	c.checkReplicas(t, "/big", data)
+	if up := c.nn.Calls("UpdatePipeline"); len(up) != 0 {
+		t.Fatalf("a write without faults recovered pipelines: %v", up)
+	}
+}
