@@ -270,35 +270,28 @@ func Rate(l Links, writerRack string, pipes [][]*Node) float64 {
 }
 
 // RecordLinks estimates the links from the writer's speed records alone,
-// which is all the namenode measures: the writer's NIC is its fastest
-// record to a datanode of its own rack, its cross-rack rate its fastest
-// record to another rack, and every datanode is taken to reach other racks
-// at the writer's cross-rack rate (hosts of one cluster are alike until
-// measured otherwise); NICs of datanodes and rack uplinks are unknown.
+// which is all the namenode measures. A record is the rate a block reached
+// its first datanode, which a pipeline behind it may have held down (a
+// classic write's first hop runs at its slowest hop's pace), so a record
+// is a lower bound of a link, never a cap: the writer's NIC stays unknown.
+// Its cross-rack rate is its fastest record to another rack, and every
+// datanode is taken to reach other racks at that rate (hosts of one
+// cluster are alike until measured otherwise); rack uplinks are unknown.
+// What the estimate keeps is the structure of the cut: first hops behind
+// the writer's one cross-rack link share it, rack-mates each bring their
+// own.
 func RecordLinks(speeds map[string]float64, live []*Node, writerRack string) Links {
 	l := recordLinks{}
 	for _, n := range live {
-		v, ok := speeds[n.ID]
-		if !ok {
-			continue
-		}
-		if writerRack != "" && n.Rack == writerRack {
-			l.nic = max(l.nic, v)
-		} else {
+		if v, ok := speeds[n.ID]; ok && (writerRack == "" || n.Rack != writerRack) {
 			l.cross = max(l.cross, v)
 		}
 	}
 	return l
 }
 
-type recordLinks struct{ nic, cross float64 }
+type recordLinks struct{ cross float64 }
 
-func (l recordLinks) NIC(id string) float64 {
-	if id == "" {
-		return l.nic
-	}
-	return 0
-}
-
+func (recordLinks) NIC(string) float64         { return 0 }
 func (l recordLinks) CrossRack(string) float64 { return l.cross }
 func (recordLinks) Uplink(string) float64      { return 0 }

@@ -202,3 +202,37 @@ func TestRate(t *testing.T) {
 		t.Errorf("with a 30 uplink into /x: %v", got)
 	}
 }
+
+// With only speed records, MinCut still keeps first hops off the writer's
+// one cross-rack link while rack-mates are free, even when the records
+// are all alike (a classic write's first hop runs at its pipeline's pace,
+// so a rack-mate's record says nothing of the writer's NIC): the writer in
+// r0 with two rack-mates, three pipelines, every record 75.
+func TestMinCutFromRecords(t *testing.T) {
+	sizes := []int{2, 3, 3, 4}
+	nodes := cluster(sizes)
+	speeds := map[string]float64{}
+	for _, n := range nodes {
+		speeds[n.ID] = 75
+	}
+	pol := Policies["mincut"]()
+	for seed := range int64(30) {
+		rng := rand.New(rand.NewSource(seed))
+		var open [][]Node
+		for range 3 {
+			req := Request{Replicas: 3, Replication: 3, Exclude: map[string]bool{}, WriterRack: rackName(0), Speeds: speeds}
+			for _, p := range open {
+				var ids []string
+				for _, n := range p {
+					ids = append(ids, n.ID)
+					req.Exclude[n.ID] = true
+				}
+				req.Open = append(req.Open, ids)
+			}
+			open = append(open, pol.ChooseTargets(nodes, req, rng))
+		}
+		if c := crossings(open, rackName(0)); c != 3 {
+			t.Fatalf("seed %d: pipelines %v leave the writer's rack over %v links, want 3 (two rack-mates and the writer's)", seed, firsts(open), c)
+		}
+	}
+}
