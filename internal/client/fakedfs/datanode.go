@@ -83,10 +83,13 @@ func (d *Datanode) KillAfter(n int64) { d.killAfter.Store(d.stored.Load() + n) }
 
 // HoldAcks makes the node withhold its pipeline acks until release is
 // called (FNFA is not held).
-func (d *Datanode) HoldAcks() (release func()) {
+func (d *Datanode) HoldAcks() (release func()) { return d.hold(&d.holdAcks) }
+
+// hold sets *slot (guarded by mu) to a channel that release closes.
+func (d *Datanode) hold(slot *chan struct{}) (release func()) {
 	ch := make(chan struct{})
 	d.mu.Lock()
-	d.holdAcks = ch
+	*slot = ch
 	d.mu.Unlock()
 	var once sync.Once
 	return func() { once.Do(func() { close(ch) }) }
@@ -95,14 +98,7 @@ func (d *Datanode) HoldAcks() (release func()) {
 // HoldReceive makes the node stop reading data packets (of new blocks
 // and ones in progress) until release is called, as a first datanode
 // behind a stalled link: the sender's socket fills and no FNFA comes.
-func (d *Datanode) HoldReceive() (release func()) {
-	ch := make(chan struct{})
-	d.mu.Lock()
-	d.holdRecv = ch
-	d.mu.Unlock()
-	var once sync.Once
-	return func() { once.Do(func() { close(ch) }) }
-}
+func (d *Datanode) HoldReceive() (release func()) { return d.hold(&d.holdRecv) }
 
 // Corrupt makes reads of block id return data that fails its checksum.
 func (d *Datanode) Corrupt(id uint64) {
