@@ -168,7 +168,7 @@ they ran with; the flags that describe a new cluster are then ignored.`,
 	f.Lookup("nodemanagers").NoOptDefVal = "true" // a bare --nodemanagers means true
 	f.IntVar(&opts.Replication, "replication", 0, "default replication (default min(3, datanodes))")
 	f.StringVar(&blockSize, "block-size", "", "default block size, e.g. 64MiB (default: the namenode's)")
-	f.StringVar(&placement, "placement", "", "namenode placement policy: rackaware, speedaware or speedaware-paper")
+	f.StringVar(&placement, "placement", "", "namenode placement policy: rackaware, speedaware, speedaware-paper or mincut")
 	f.StringVar(&opts.Auth, "auth", "secure", "auth: secure (the cluster's keys under HOME/keys, your token in HOME/tokens) or simple (the namenode trusts asserted user names; trusted networks only)")
 	f.BoolVar(&opts.TLS, "tls", false, "TLS on every RPC, data-transfer, shuffle and HTTP connection, with a CA and per-daemon certificates made under HOME/tls")
 	f.StringArrayVar(&nnConf, "namenode-conf", nil, "extra namenode config KEY=VALUE (YAML value; repeatable), e.g. block_access_token_enable=false")

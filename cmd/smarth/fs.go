@@ -147,7 +147,7 @@ missing arguments).`,
 	})
 	c.PersistentFlags().StringVar(&f.namenode, "namenode", "", "namenode HOST:PORT, or an HA group's as a comma list (default $SMARTH_NAMENODE, the local cluster, or 127.0.0.1:8020)")
 	c.PersistentFlags().StringVar(&f.user, "user", "", "act as this user; relative paths start at /user/USER (default: the OS user)")
-	c.PersistentFlags().StringVar(&f.writeMode, "write-mode", "", "write path: classic, multipipeline (SMARTH), or multipipeline-paper (Algorithm 2 as printed) (default classic)")
+	c.PersistentFlags().StringVar(&f.writeMode, "write-mode", "", "write path: classic, multipipeline (SMARTH), multipipeline-paper (Algorithm 2 as printed), or multipipeline-concurrent (several blocks in flight, each on its own first datanode) (default classic)")
 	c.PersistentFlags().StringVar(&f.progress, "progress", "auto", "progress bar on put/get: auto (terminal and large file), always, never")
 	c.AddCommand(fsPutCmd(f, "put"), fsPutCmd(f, "copyFromLocal"), fsPutCmd(f, "moveFromLocal"),
 		fsGetCmd(f, "get"), fsGetCmd(f, "copyToLocal"), fsGetmergeCmd(f), fsCatCmd(f), fsTextCmd(f), fsHeadCmd(f), fsTailCmd(f),

@@ -27,7 +27,7 @@ func TestFsExitCodes(t *testing.T) {
 		{[]string{"put", "only-one"}, 2, "put: needs at least 2 argument(s)"},
 		{[]string{"setrep", "zero", "/x"}, 2, `setrep: replication "zero" must be a positive number`},
 		{[]string{"--progress", "sometimes", "ls", "/"}, 2, "--progress must be auto, always or never"},
-		{[]string{"--write-mode", "fast", "ls", "/"}, 2, "--write-mode must be one of classic, multipipeline, multipipeline-paper"},
+		{[]string{"--write-mode", "fast", "ls", "/"}, 2, "--write-mode must be one of classic, multipipeline, multipipeline-concurrent, multipipeline-paper"},
 		{[]string{"put", "--block-size", "lots", "a", "/b"}, 2, "--block-size"},
 		{[]string{"--namenode", "127.0.0.1:1", "ls", "/"}, 1, "ls: `/': cannot reach the namenode at 127.0.0.1:1"},
 		{[]string{"nosuch", "/"}, 2, `fs: unknown command "nosuch"`},

@@ -77,7 +77,7 @@ the first start. See docs/security.md.`,
 		{"rpc-addr", "gRPC listen address (rpc_addr)"},
 		{"http-addr", "status page and metrics listen address (http_addr)"},
 		{"meta-dir", "directory of the edit log and checkpoints (meta_dir)"},
-		{"placement", "replica placement policy: rackaware, speedaware or speedaware-paper (placement)"},
+		{"placement", "replica placement policy: rackaware, speedaware, speedaware-paper or mincut (placement)"},
 		{"auth", "secure (the default) or simple: trust asserted user names, trusted networks only (auth)"},
 	} {
 		overrides[f.name] = c.Flags().String(f.name, "", f.usage)

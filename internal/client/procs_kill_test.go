@@ -79,7 +79,7 @@ func rbwSize(c *testcluster.Procs, i int, id uint64) int64 {
 // victim returns with its stale replica. The control flips a byte in one
 // listed replica on disk and the same per-replica check must catch it.
 func TestProcsDatanodeKilledInPipeline(t *testing.T) {
-	for _, mode := range []string{"classic", "multipipeline"} {
+	for _, mode := range []string{"classic", "multipipeline", "multipipeline-concurrent"} {
 		for pos, name := range []string{"first", "middle", "last"} {
 			t.Run(mode+"/"+name, func(t *testing.T) {
 				killInPipeline(t, mode, pos)
@@ -91,7 +91,7 @@ func TestProcsDatanodeKilledInPipeline(t *testing.T) {
 func killInPipeline(t *testing.T, mode string, pos int) {
 	// Multi-pipeline mode keeps two pipelines open only with live >= 2 x
 	// replication datanodes; with fewer it writes like classic.
-	n := map[string]int{"classic": 4, "multipipeline": 6}[mode]
+	n := map[string]int{"classic": 4, "multipipeline": 6, "multipipeline-concurrent": 6}[mode]
 	c := testcluster.StartProcs(t, testcluster.Options{DataNodes: n, BlockSize: 1 << 20,
 		LeaseSoftLimit: time.Second, LeaseHardLimit: 2 * time.Second})
 	var plog pipelineLog

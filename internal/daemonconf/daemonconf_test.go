@@ -41,7 +41,7 @@ func TestCheckRefusesBadValuesClearly(t *testing.T) {
 	}{
 		{NameNode, map[string]any{"cache_policy": "lfu"}, `unknown cache policy "lfu" (known: bg, ca, lru, none, pinned)`},
 		{ResourceManager, map[string]any{"scheduler": "fair"}, `unknown scheduler "fair" (known: cachelocal, delay, fifo)`},
-		{NameNode, map[string]any{"placement": "random"}, `unknown placement policy "random" (known: rackaware, speedaware, speedaware-paper)`},
+		{NameNode, map[string]any{"placement": "random"}, `unknown placement policy "random" (known: mincut, rackaware, speedaware, speedaware-paper)`},
 		{DataNode, map[string]any{"placement": "rackaware"}, "placement is a namenode key"},
 		{NameNode, map[string]any{"scheduler": "delay"}, "scheduler is a resourcemanager key, not a namenode one"},
 		{DataNode, map[string]any{"cache_policy": "lru"}, "cache_policy is a namenode key"},

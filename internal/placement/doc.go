@@ -33,6 +33,12 @@
 //     hop off a host that already carries one of the writer's open
 //     pipelines (Request.Open). "speedaware-paper" is the algorithm as
 //     printed.
+//   - MinCut ("mincut"): for writes that keep several blocks in flight
+//     (multipipeline-concurrent), the pipeline that maximises the fair-share
+//     rate (Rate) of the writer's open pipelines, the new one and those
+//     still to come on free rack-mates, over the writer's NIC, every host's
+//     cross-rack rate and the racks' uplinks (Links; estimated from the
+//     speed records by RecordLinks when not given).
 //
 // It leaves to others: where the speed records come from (the namenode keeps
 // them per client host from client heartbeats), where the writer is (the

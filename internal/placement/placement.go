@@ -58,8 +58,11 @@ type Request struct {
 	// BlockSize skips nodes with less free space than one block.
 	BlockSize int64
 	// Speeds are the writer's recent transfer speeds to datanodes, bytes/s,
-	// by datanode id. Only SpeedAware reads them.
+	// by datanode id. Only SpeedAware and MinCut read them.
 	Speeds map[string]float64
+	// Links are the link rates MinCut plans with; nil: estimated from
+	// Speeds (RecordLinks).
+	Links Links
 }
 
 // Policy chooses replica targets. The result holds at most req.Replicas
@@ -75,6 +78,7 @@ var Policies = map[string]func() Policy{
 	"rackaware":        func() Policy { return &RackAware{} },
 	"speedaware":       func() Policy { return &SpeedAware{Reserve: true, Explore: true, Topology: true} },
 	"speedaware-paper": func() Policy { return &SpeedAware{} },
+	"mincut":           func() Policy { return &MinCut{SpeedAware{Reserve: true, Explore: true, Topology: true}} },
 }
 
 // Names lists the policy names in a stable order, for error messages.

@@ -113,6 +113,9 @@ func TestRunRandom(t *testing.T) {
 		if want := 4 / res.Topology.Ideal.Speedup; math.Abs(res.OfIdeal-want) > 1e-9 {
 			t.Errorf("result %d: of ideal %v, want %v", i, res.OfIdeal, want)
 		}
+		if res.Concurrent != 0.8 || math.Abs(res.ConcSpeedup-5) > 1e-9 || math.Abs(res.ConcOfIdeal-5/res.Topology.Ideal.Speedup) > 1e-9 {
+			t.Errorf("result %d: concurrent %v s, %vx, %v of ideal; want 0.8 s, 5x", i, res.Concurrent, res.ConcSpeedup, res.ConcOfIdeal)
+		}
 		for _, cell := range res.Report.Cells {
 			if cell.Placement == "speedaware" && cell.Mode == "classic" {
 				t.Errorf("result %d ran classic under speedaware", i)

@@ -28,9 +28,14 @@ type RandomResult struct {
 	OfSchedule   float64 `json:"of_schedule"` // Speedup / Ideal.ScheduleSpeedup
 	RackOfIdeal  float64 `json:"rackaware_multi_of_ideal"`
 	SlowFirstPct float64 `json:"smarth_slow_first_pct"` // SMARTH's blocks begun behind a slower first hop
-	Load         float64 `json:"load1"`
-	Err          string  `json:"error,omitempty"`
-	Report       *Report `json:"report,omitempty"`
+	// Concurrent is multipipeline-concurrent (speedaware): several first
+	// hops at once, beyond SMARTH's one block at a time.
+	Concurrent  float64 `json:"concurrent_s,omitempty"`
+	ConcSpeedup float64 `json:"concurrent_speedup,omitempty"`
+	ConcOfIdeal float64 `json:"concurrent_of_ideal,omitempty"`
+	Load        float64 `json:"load1"`
+	Err         string  `json:"error,omitempty"`
+	Report      *Report `json:"report,omitempty"`
 }
 
 // Quartiles are a distribution's summary.
@@ -88,12 +93,16 @@ func RunRandom(ctx context.Context, newBed func(RandomTopology) Bed, spec Random
 		o := base
 		o.Scenario, o.Description = t.Name, t.Shape()
 		o.BlockSize, o.Warmup, o.Runs, o.PhaseRuns = spec.BlockSize, 0, 1, 1
-		o.Modes = []string{"classic", "multipipeline"}
+		o.Modes = []string{"classic", "multipipeline", "multipipeline-concurrent"}
 		o.Placements = []string{"rackaware", "speedaware"}
 		if t.Index%2 == 0 {
 			slices.Reverse(o.Placements)
 		}
-		o.PlacementModes = map[string][]string{"speedaware": {"multipipeline"}}
+		o.PlacementModes = map[string][]string{"rackaware": {"classic", "multipipeline"},
+			"speedaware": {"multipipeline", "multipipeline-concurrent"}}
+		if t.Index%2 == 0 {
+			slices.Reverse(o.PlacementModes["speedaware"])
+		}
 		r, err := Run(ctx, newBed(t), o)
 		res := resultOf(t, r)
 		if err != nil {
@@ -121,6 +130,8 @@ func resultOf(t RandomTopology, r *Report) RandomResult {
 			res.RackMulti = c.Mean
 		case "speedaware/multipipeline":
 			res.SMARTH, res.SlowFirstPct = c.Mean, c.SlowFirstPct
+		case "speedaware/multipipeline-concurrent":
+			res.Concurrent = c.Mean
 		}
 	}
 	res.Load = r.LoadMax
@@ -130,6 +141,10 @@ func resultOf(t RandomTopology, r *Report) RandomResult {
 		if t.Ideal.ScheduleSpeedup > 0 {
 			res.OfSchedule = res.Speedup / t.Ideal.ScheduleSpeedup
 		}
+	}
+	if res.HDFS > 0 && res.Concurrent > 0 {
+		res.ConcSpeedup = res.HDFS / res.Concurrent
+		res.ConcOfIdeal = res.ConcSpeedup / t.Ideal.Speedup
 	}
 	if res.HDFS > 0 && res.RackMulti > 0 {
 		res.RackSpeedup = res.HDFS / res.RackMulti
@@ -142,7 +157,7 @@ func resultOf(t RandomTopology, r *Report) RandomResult {
 // ideal's, and SMARTH's share of it; then the same for rackaware
 // multi-pipeline.
 func (r *RandomReport) Distribution() Distribution {
-	var d struct{ s, id, sc, of, os, rs, ro []float64 }
+	var d struct{ s, id, sc, of, os, rs, ro, cs, co []float64 }
 	for _, res := range r.Results {
 		if res.Speedup > 0 {
 			d.s, d.id, d.of = append(d.s, res.Speedup), append(d.id, res.Topology.Ideal.Speedup), append(d.of, res.OfIdeal)
@@ -151,14 +166,19 @@ func (r *RandomReport) Distribution() Distribution {
 		if res.RackSpeedup > 0 {
 			d.rs, d.ro = append(d.rs, res.RackSpeedup), append(d.ro, res.RackOfIdeal)
 		}
+		if res.ConcSpeedup > 0 {
+			d.cs, d.co = append(d.cs, res.ConcSpeedup), append(d.co, res.ConcOfIdeal)
+		}
 	}
 	return Distribution{Speedup: quartiles(d.s), Ideal: quartiles(d.id), Schedule: quartiles(d.sc), OfIdeal: quartiles(d.of),
-		OfSchedule: quartiles(d.os), RackSpeedup: quartiles(d.rs), RackOfIdeal: quartiles(d.ro)}
+		OfSchedule: quartiles(d.os), RackSpeedup: quartiles(d.rs), RackOfIdeal: quartiles(d.ro),
+		ConcSpeedup: quartiles(d.cs), ConcOfIdeal: quartiles(d.co)}
 }
 
 // Distribution are the quartiles of a random-topology run.
 type Distribution struct {
 	Speedup, Ideal, Schedule, OfIdeal, OfSchedule, RackSpeedup, RackOfIdeal Quartiles
+	ConcSpeedup, ConcOfIdeal                                                Quartiles
 }
 
 // PrintTable writes one row per topology and the distributions.
@@ -166,16 +186,17 @@ func (r *RandomReport) PrintTable(w io.Writer) {
 	fmt.Fprintf(w, "random topologies (seed %d): put of %s in %s blocks, replication 3, one upload per cell, no warm-up\n",
 		r.Spec.Seed, sizeText(r.Size), sizeText(r.Spec.BlockSize))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "#\ttopology\tk\tP\tideal\tschedule\tHDFS s\trackaware multi s\tSMARTH s\trackaware multi\tSMARTH\tof ideal\tof schedule\tslow 1st\tload\t")
+	fmt.Fprintln(tw, "#\ttopology\tk\tP\tideal\tschedule\tHDFS s\trackaware multi s\tSMARTH s\trackaware multi\tSMARTH\tof ideal\tof schedule\tslow 1st\tconcurrent s\tconcurrent\tof ideal\tload\t")
 	for _, res := range r.Results {
 		t := res.Topology
 		if res.Err != "" && res.Speedup == 0 {
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.2fx\t%.2fx\tfailed: %s\t\t\t\t\t\t\t\t\t\n", t.Index, t.Shape(), t.Ideal.Local, t.Ideal.Pipelines, t.Ideal.Speedup, t.Ideal.ScheduleSpeedup, res.Err)
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.2fx\t%.2fx\tfailed: %s\t\t\t\t\t\t\t\t\t\t\t\t\n", t.Index, t.Shape(), t.Ideal.Local, t.Ideal.Pipelines, t.Ideal.Speedup, t.Ideal.ScheduleSpeedup, res.Err)
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.2fx\t%.2fx\t%.2f\t%.2f\t%.2f\t%.2fx\t%.2fx\t%.0f%%\t%.0f%%\t%.0f%%\t%.1f\t\n", t.Index, t.Shape(),
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.2fx\t%.2fx\t%.2f\t%.2f\t%.2f\t%.2fx\t%.2fx\t%.0f%%\t%.0f%%\t%.0f%%\t%.2f\t%.2fx\t%.0f%%\t%.1f\t\n", t.Index, t.Shape(),
 			t.Ideal.Local, t.Ideal.Pipelines, t.Ideal.Speedup, t.Ideal.ScheduleSpeedup, res.HDFS, res.RackMulti, res.SMARTH,
-			res.RackSpeedup, res.Speedup, res.OfIdeal*100, res.OfSchedule*100, res.SlowFirstPct, res.Load)
+			res.RackSpeedup, res.Speedup, res.OfIdeal*100, res.OfSchedule*100, res.SlowFirstPct,
+			res.Concurrent, res.ConcSpeedup, res.ConcOfIdeal*100, res.Load)
 	}
 	tw.Flush()
 	d := r.Distribution()
@@ -194,6 +215,8 @@ func (r *RandomReport) PrintTable(w io.Writer) {
 	q("SMARTH share of the schedule", d.OfSchedule, true)
 	q("rackaware multi speedup", d.RackSpeedup, false)
 	q("rackaware multi share of ideal", d.RackOfIdeal, true)
+	q("concurrent speedup over HDFS", d.ConcSpeedup, false)
+	q("concurrent share of the ideal", d.ConcOfIdeal, true)
 	fmt.Fprintln(w, "topology: datanodes per rack (* the client's rack) @ NIC/cross-rack Mbit/s; k: datanodes in the client's rack;")
 	fmt.Fprintln(w, "P: most pipelines open; ideal: min-cut speedup bound (IdealOf); schedule: what the protocol can reach on the links (ScheduleSpeedup);")
 	fmt.Fprintln(w, "slow 1st: SMARTH blocks begun on a node slower than the client's link")

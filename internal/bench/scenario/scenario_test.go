@@ -34,7 +34,7 @@ var _ Bed = (*fakeBed)(nil)
 // seconds an upload takes per placement and mode.
 var fakeSeconds = map[string]float64{
 	"rackaware/classic": 4, "rackaware/multipipeline": 2,
-	"speedaware/classic": 4, "speedaware/multipipeline": 1,
+	"speedaware/classic": 4, "speedaware/multipipeline": 1, "speedaware/multipipeline-concurrent": 0.8,
 }
 
 func (f *fakeBed) Up(_ context.Context, o Overrides) (Layout, error) {

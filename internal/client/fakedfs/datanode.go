@@ -28,6 +28,7 @@ type Datanode struct {
 	conns    map[net.Conn]struct{} // guarded by mu
 	dead     bool                  // guarded by mu
 	holdAcks chan struct{}         // guarded by mu: acks wait until closed, nil = no hold
+	holdRecv chan struct{}         // guarded by mu: packets are not read until closed, nil = no hold
 	corrupt  map[uint64]bool       // guarded by mu: reads of these blocks flip a byte
 	wg       sync.WaitGroup
 
@@ -82,14 +83,22 @@ func (d *Datanode) KillAfter(n int64) { d.killAfter.Store(d.stored.Load() + n) }
 
 // HoldAcks makes the node withhold its pipeline acks until release is
 // called (FNFA is not held).
-func (d *Datanode) HoldAcks() (release func()) {
+func (d *Datanode) HoldAcks() (release func()) { return d.hold(&d.holdAcks) }
+
+// hold sets *slot (guarded by mu) to a channel that release closes.
+func (d *Datanode) hold(slot *chan struct{}) (release func()) {
 	ch := make(chan struct{})
 	d.mu.Lock()
-	d.holdAcks = ch
+	*slot = ch
 	d.mu.Unlock()
 	var once sync.Once
 	return func() { once.Do(func() { close(ch) }) }
 }
+
+// HoldReceive makes the node stop reading data packets (of new blocks
+// and ones in progress) until release is called, as a first datanode
+// behind a stalled link: the sender's socket fills and no FNFA comes.
+func (d *Datanode) HoldReceive() (release func()) { return d.hold(&d.holdRecv) }
 
 // Corrupt makes reads of block id return data that fails its checksum.
 func (d *Datanode) Corrupt(id uint64) {
@@ -223,6 +232,12 @@ func (d *Datanode) write(c net.Conn, r *bufio.Reader, op *dfspb.WriteBlockOp) {
 	defer func() { close(seqs); <-respDone }()
 	pr := datatransfer.NewPacketReader(r)
 	for {
+		d.mu.Lock()
+		hold := d.holdRecv
+		d.mu.Unlock()
+		if hold != nil {
+			<-hold
+		}
 		pkt, err := pr.Next()
 		if err != nil {
 			return

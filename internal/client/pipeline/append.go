@@ -78,6 +78,9 @@ func (s *Stream) startAppend() error {
 		s.mu.Lock()
 		s.pipes = append(s.pipes, p)
 		s.mu.Unlock()
+		if s.cfg.Strategy.Handoff() == Queued {
+			s.startSender(p)
+		}
 		s.cur = p
 		s.log.Debug("append pipeline open", "block", blk.GetBlockId(), "gs", newGS, "bytes", blk.GetNumBytes(), "nodes", labels(nodes))
 		return nil

@@ -20,6 +20,10 @@
 //     30 s old, so it spends no block re-measuring a node it has just
 //     measured or one behind the client's cross-rack link. Its speed book
 //     starts from the records the namenode keeps for the client's host.
+//   - Concurrent ("multipipeline-concurrent", beyond SMARTH): Multi's
+//     limits and order, but the next block starts as soon as the current
+//     one is queued (handoff Queued), each open pipeline with a sender
+//     goroutine of its own, so several first hops share the client's NIC.
 //
 // Stream does the I/O for either strategy: the data queue, one streamer
 // goroutine, and per open pipeline a connection, an ack queue and a

@@ -27,6 +27,10 @@ type pipe struct {
 	conn          net.Conn
 	closeOnce     *sync.Once
 	responderDone chan struct{} // closed when the current connection's responder exits
+	// senderDone is closed when the current connection's sender exits; nil
+	// unless the strategy hands off on Queued (see sendLoop).
+	senderDone chan struct{}
+	wmu        sync.Mutex // one Write at a time on conn: a sender's packets, the streamer's heartbeats
 
 	sent       int64 // streamer: bytes queued on this block so far
 	lastQueued bool  // streamer: the last-flag packet is queued
@@ -37,6 +41,7 @@ type pipe struct {
 
 	// guarded by Stream.mu
 	unacked   []*datatransfer.Packet // sent, not acknowledged by every node, in seqno order
+	written   int                    // Queued handoff: how many of unacked the sender has written on conn
 	nextSeq   int64                  // next seqno on the current connection
 	acked     int64                  // bytes acknowledged by every node
 	firstSent time.Time
@@ -93,9 +98,22 @@ func labels(ns []node) string {
 }
 
 func (p *pipe) write(b []byte, timeout time.Duration) error {
-	_ = p.conn.SetWriteDeadline(time.Now().Add(timeout))
-	_, err := p.conn.Write(b)
+	return p.writeTo(p.conn, b, timeout)
+}
+
+func (p *pipe) writeTo(conn net.Conn, b []byte, timeout time.Duration) error {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	_ = conn.SetWriteDeadline(time.Now().Add(timeout))
+	_, err := conn.Write(b)
 	return err
+}
+
+// waitSender waits for the current connection's sender, if any, to exit.
+func (p *pipe) waitSender() {
+	if p.senderDone != nil {
+		<-p.senderDone
+	}
 }
 
 func (p *pipe) close() {
@@ -127,8 +145,8 @@ func (s *Stream) releaseAllLocked(p *pipe) {
 // responder's ack read. Reusing the buffer then would let the writer seal
 // a new packet into bytes a send still reads.
 func (s *Stream) releaseLocked(pkt *datatransfer.Packet) {
-	if pkt == s.inSend {
-		s.inSendDone = true
+	if _, ok := s.inSend[pkt]; ok {
+		s.inSend[pkt] = true
 		return
 	}
 	pkt.Release()
@@ -140,16 +158,78 @@ func (s *Stream) releaseLocked(pkt *datatransfer.Packet) {
 func (s *Stream) writePacket(p *pipe, pkt *datatransfer.Packet) error {
 	s.mu.Lock()
 	wire := pkt.Wire()
-	s.inSend, s.inSendDone = pkt, false
+	s.inSend[pkt] = false
 	s.mu.Unlock()
 	err := p.write(wire, s.cfg.IOTimeout)
+	s.finishWriteOf(pkt)
+	return err
+}
+
+// finishWriteOf releases pkt if it was acknowledged or abandoned while its
+// Write ran.
+func (s *Stream) finishWriteOf(pkt *datatransfer.Packet) {
 	s.mu.Lock()
-	if s.inSendDone {
+	if s.inSend[pkt] {
 		pkt.Release()
 	}
-	s.inSend, s.inSendDone = nil, false
+	delete(s.inSend, pkt)
 	s.mu.Unlock()
-	return err
+}
+
+// startSender starts the goroutine that writes p's queued packets on its
+// current connection (Queued handoff): the streamer only queues them, so
+// it can go on to the next block while this one's first hop is slow.
+func (s *Stream) startSender(p *pipe) {
+	s.mu.Lock()
+	gen, conn, rd := p.gen, p.conn, p.responderDone
+	done := make(chan struct{})
+	p.senderDone = done
+	s.mu.Unlock()
+	go s.sendLoop(p, gen, conn, rd, done)
+}
+
+// sendLoop writes p's packets in order as the streamer queues them, until
+// the block is acknowledged, the pipeline fails or is rebuilt (a new
+// connection gets a new sender), or the stream stops. A write error fails
+// the pipeline as the streamer's own writes do (see writeFailed).
+func (s *Stream) sendLoop(p *pipe, gen int, conn net.Conn, responderDone, done chan struct{}) {
+	defer close(done)
+	for {
+		s.mu.Lock()
+		for p.gen == gen && !p.done && p.failed == nil && !s.aborted && !s.stopping && p.written >= len(p.unacked) {
+			s.cond.Wait()
+		}
+		if p.gen != gen || p.done || p.failed != nil || s.aborted || s.stopping {
+			s.mu.Unlock()
+			return
+		}
+		pkt := p.unacked[p.written]
+		p.written++
+		s.inSend[pkt] = false
+		wire := pkt.Wire()
+		s.mu.Unlock()
+		err := p.writeTo(conn, wire, s.cfg.IOTimeout)
+		s.finishWriteOf(pkt)
+		if err == nil {
+			continue
+		}
+		// The responder may still read an ack naming the node that really
+		// failed downstream: give it a moment before closing.
+		select {
+		case <-responderDone:
+		case <-time.After(min(s.cfg.IOTimeout, 5*time.Second)):
+		}
+		conn.Close()
+		<-responderDone
+		s.mu.Lock()
+		if p.gen == gen && p.failed == nil && !p.done {
+			p.failed, p.bad = fmt.Errorf("sending to %s: %w", p.nodes[0].label(), err), -1
+		}
+		s.cond.Broadcast()
+		s.mu.Unlock()
+		s.poke()
+		return
+	}
 }
 
 // setupError is a pipeline that could not be built; bad is the index of
@@ -212,6 +292,8 @@ func (s *Stream) attach(p *pipe, conn net.Conn) {
 	p.closeOnce = new(sync.Once)
 	p.responderDone = make(chan struct{})
 	p.nextSeq = 0
+	p.written = 0
+	p.senderDone = nil
 	p.failed, p.bad = nil, -1
 	first := p.nodes[0].GetId()
 	s.mu.Unlock()
@@ -280,6 +362,9 @@ func (s *Stream) applyAckLocked(p *pipe, ack datatransfer.Ack, err error, firstI
 	pkt := p.unacked[0]
 	p.unacked[0] = nil
 	p.unacked = p.unacked[1:]
+	if p.written > 0 {
+		p.written--
+	}
 	p.acked = pkt.Header.Offset + int64(pkt.Header.DataLen)
 	last := pkt.Header.Last()
 	s.releaseLocked(pkt)

@@ -49,6 +49,7 @@ const maxRecoveryRounds = 2
 func (s *Stream) recoverPipe(p *pipe) error {
 	p.close()
 	<-p.responderDone
+	p.waitSender()
 	s.mu.Lock()
 	cause, bad := p.failed, p.bad
 	p.recovered = true
@@ -150,6 +151,10 @@ func (s *Stream) resend(p *pipe) error {
 	s.mu.Unlock()
 	s.log.Info("pipeline recovered", "block", p.block.GetBlockId(), "gs", p.block.GetGenerationStamp(),
 		"nodes", labels(p.nodes), "resend_packets", len(pkts))
+	if s.cfg.Strategy.Handoff() == Queued {
+		s.startSender(p) // it writes the ack queue from its start
+		return nil
+	}
 	for _, pkt := range pkts {
 		if err := s.writePacket(p, pkt); err != nil {
 			s.writeFailed(p, err)

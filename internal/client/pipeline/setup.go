@@ -58,6 +58,9 @@ func (s *Stream) startBlock() error {
 			s.mu.Lock()
 			s.pipes = append(s.pipes, p)
 			s.mu.Unlock()
+			if s.cfg.Strategy.Handoff() == Queued {
+				s.startSender(p)
+			}
 			s.blocks = append(s.blocks, blk)
 			s.cur = p
 			s.log.Debug("pipeline open", "block", blk.GetBlockId(), "nodes", labels(nodes))

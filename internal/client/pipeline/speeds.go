@@ -88,6 +88,20 @@ func (b *SpeedBook) Speed(id string) (float64, bool) {
 	return v, ok
 }
 
+// Known lists the datanodes the book has a record of.
+func (b *SpeedBook) Known() []string {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ids := make([]string, 0, len(b.avg))
+	for id := range b.avg {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
 // Take removes and returns the samples not yet reported.
 func (b *SpeedBook) Take() []*dfspb.SpeedSample {
 	b.mu.Lock()

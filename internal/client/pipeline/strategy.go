@@ -23,6 +23,10 @@ const (
 	// FirstNodeFinished: the first datanode sent FIRST_NODE_FINISH_ACK;
 	// the pipeline keeps forwarding and acking in the background.
 	FirstNodeFinished
+	// Queued: the block's last packet is queued on its pipeline, whose own
+	// sender writes it out; the next block starts on another first
+	// datanode at once, so several first hops share the client's NIC.
+	Queued
 )
 
 // Strategy is the write-path policy of one file: what the datanodes are
@@ -67,6 +71,11 @@ var Strategies = map[string]func(Options) Strategy{
 		m := NewMulti(o)
 		m.name, m.remeasureAfter = "multipipeline-paper", 0
 		return m
+	},
+	"multipipeline-concurrent": func(o Options) Strategy {
+		m := NewMulti(o)
+		m.name = "multipipeline-concurrent"
+		return &Concurrent{Multi: m}
 	},
 }
 
@@ -323,8 +332,108 @@ func (o *oneSlot) Window(n int) int      { return o.classic.Window(n) }
 // Effective is the strategy a stream uses once it knows how many
 // pipelines it may open.
 func Effective(s Strategy, maxOpen, window int) Strategy {
-	if m, ok := s.(*Multi); ok && maxOpen <= 1 {
+	if maxOpen > 1 {
+		return s
+	}
+	switch m := s.(type) {
+	case *Multi:
 		return &oneSlot{Multi: m, classic: Classic{window: window}}
+	case *Concurrent:
+		return &oneSlot{Multi: m.Multi, classic: Classic{window: window}}
 	}
 	return s
+}
+
+// Concurrent is multi-pipeline writing beyond SMARTH: the client does not
+// wait for a block's FIRST_NODE_FINISH_ACK before starting the next one.
+// Once a block's packets are all queued (the stream holds at most one
+// block per open pipeline, as Multi does), the next block gets its own
+// pipeline on another first datanode, and each pipeline's sender writes
+// its queue at whatever rate its first hop takes. Where the client's rack
+// has fewer datanodes than the client may open pipelines, SMARTH's one
+// block at a time leaves the client's rack-mates idle while a block
+// crosses the client's own cross-rack link (and the cross-rack link idle
+// while a rack-mate absorbs a block); here both run at once, which is what
+// the min-cut bound (scenario.IdealOf) counts. The limits stay the
+// paper's: n = live / replication pipelines (and the client's cap), a
+// datanode in at most one open pipeline, one block buffered per pipeline.
+type Concurrent struct{ *Multi }
+
+var _ Strategy = (*Concurrent)(nil)
+
+func (*Concurrent) Handoff() Handoff { return Queued }
+
+// Admitter is a strategy that decides, with a free pipeline slot, whether
+// the next block may start now or should wait for a first hop to finish.
+type Admitter interface {
+	// Admit is asked with the first datanodes of the pipelines whose first
+	// hop is still in progress (no FNFA yet), the datanodes busy in open
+	// pipelines and the client's speed records.
+	Admit(inFlight []string, busy map[string]bool, speeds Speeds) bool
+}
+
+// slowerThan is the share of the fastest first datanode's record below
+// which a datanode counts as behind a slower link (the client's cross-rack
+// link, a slow NIC): records of one link class differ by far less.
+const slowerThan = 0.6
+
+// Admit implements Admitter. Several blocks in flight pay where first hops
+// leave through different links: a rack-mate absorbs a block at the NIC
+// rate while another block crosses the client's own cross-rack link. Two
+// first hops behind that one link only share it, and each holds a pipeline
+// slot and a block of memory twice as long, which can keep the rack-mates
+// idle when their pipelines drain. So the next block starts at once while
+// no first hop in progress is slow; with one in progress it starts only
+// when a datanode this client measured fast is free (the namenode offers
+// it first: speedaware ranks by the client's records and keeps a second
+// first hop off a link already carrying one), and otherwise waits, like
+// SMARTH, for a first hop to finish. A datanode never measured counts as
+// slow until measured.
+func (c *Concurrent) Admit(inFlight []string, busy map[string]bool, s Speeds) bool {
+	fast := fastNodes(s)
+	slow := false
+	for _, id := range inFlight {
+		if !fast(id) {
+			slow = true
+		}
+	}
+	if !slow {
+		return true
+	}
+	for _, id := range knownNodes(s) {
+		if fast(id) && !busy[id] {
+			return true
+		}
+	}
+	return false
+}
+
+// known is a speed book that can list the datanodes it has records of.
+type known interface {
+	Known() []string
+}
+
+func knownNodes(s Speeds) []string {
+	if k, ok := s.(known); ok {
+		return k.Known()
+	}
+	return nil
+}
+
+// fastNodes says whether a datanode's record is within slowerThan of the
+// fastest record.
+func fastNodes(s Speeds) func(string) bool {
+	best := 0.0
+	for _, id := range knownNodes(s) {
+		if v, ok := s.Speed(id); ok {
+			best = max(best, v)
+		}
+	}
+	return func(id string) bool {
+		if s == nil || best <= 0 {
+			return false
+		}
+		v, ok := s.Speed(id)
+		return ok && v >= slowerThan*best
+	}
 }

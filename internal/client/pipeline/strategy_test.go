@@ -148,8 +148,10 @@ func TestStrategiesByName(t *testing.T) {
 		handoff Handoff
 		window  int
 	}{
-		"classic":       {dfspb.WriteMode_CLASSIC, AllAcked, 80},
-		"multipipeline": {dfspb.WriteMode_MULTI_PIPELINE, FirstNodeFinished, 1025},
+		"classic":                  {dfspb.WriteMode_CLASSIC, AllAcked, 80},
+		"multipipeline":            {dfspb.WriteMode_MULTI_PIPELINE, FirstNodeFinished, 1025},
+		"multipipeline-paper":      {dfspb.WriteMode_MULTI_PIPELINE, FirstNodeFinished, 1025},
+		"multipipeline-concurrent": {dfspb.WriteMode_MULTI_PIPELINE, Queued, 1025},
 	} {
 		s, err := New(name, Options{Window: 80})
 		if err != nil {
@@ -158,6 +160,11 @@ func TestStrategiesByName(t *testing.T) {
 		if s.Name() != name || s.Mode() != want.mode || s.Handoff() != want.handoff || s.Window(1024) != want.window {
 			t.Errorf("%s: got name %s mode %v handoff %v window %d", name, s.Name(), s.Mode(), s.Handoff(), s.Window(1024))
 		}
+	}
+	// With one pipeline possible the concurrent mode writes like classic
+	// too (Effective), so it is never slower than classic.
+	if one := Effective(must(New("multipipeline-concurrent", Options{})), 1, 80); one.Handoff() != AllAcked || one.Mode() != dfspb.WriteMode_CLASSIC {
+		t.Errorf("concurrent with one slot: handoff %v mode %v", one.Handoff(), one.Mode())
 	}
 	if _, err := New("fast", Options{}); err == nil || !strings.Contains(err.Error(), "unknown write mode") {
 		t.Fatalf("unknown mode error = %v", err)
@@ -299,4 +306,11 @@ func TestSpeedBookSeed(t *testing.T) {
 	if n := len(b.Take()); n != 1 {
 		t.Errorf("%d pending samples; seeds must not be reported", n)
 	}
+}
+
+func must(s Strategy, err error) Strategy {
+	if err != nil {
+		panic(err)
+	}
+	return s
 }

@@ -69,11 +69,14 @@ type Stream struct {
 	pipes   []*pipe    // guarded by mu: open pipelines, oldest first
 	err     error      // guarded by mu: why the stream failed
 	aborted bool       // guarded by mu
-	// inSend is the packet whose Write has not returned, guarded by mu;
-	// inSendDone says it was acknowledged (or abandoned) meanwhile and is
-	// released when the Write returns (see releaseLocked).
-	inSend     *datatransfer.Packet
-	inSendDone bool
+	// inSend are the packets whose Write has not returned (one per
+	// pipeline sender at most), guarded by mu; true says it was
+	// acknowledged (or abandoned) meanwhile and is released when the Write
+	// returns (see releaseLocked).
+	inSend map[*datatransfer.Packet]bool
+	// stopping is set once the streamer has stopped, guarded by mu: the
+	// pipelines' senders (Queued handoff) exit.
+	stopping bool
 
 	// Owned by the streamer goroutine.
 	cur      *pipe
@@ -108,7 +111,7 @@ func Start(cfg Config) *Stream {
 	s := &Stream{
 		cfg: cfg, log: cfg.Logger.With("path", cfg.Path), ctx: ctx, cancel: cancel,
 		queue: make(chan *datatransfer.Packet, queueLen), wake: make(chan struct{}, 1),
-		done: make(chan struct{}), excluded: map[string]bool{},
+		done: make(chan struct{}), excluded: map[string]bool{}, inSend: map[*datatransfer.Packet]bool{},
 	}
 	s.cond = sync.NewCond(&s.mu)
 	s.startAfter(cfg.Append, cfg.Previous)
@@ -188,10 +191,13 @@ func (s *Stream) run() {
 	}
 	pipes := s.pipes
 	s.pipes = nil
+	s.stopping = true
+	s.cond.Broadcast()
 	s.mu.Unlock()
 	for _, p := range pipes {
 		p.close()
 		<-p.responderDone
+		p.waitSender()
 		s.mu.Lock()
 		s.releaseAllLocked(p)
 		s.mu.Unlock()
@@ -211,7 +217,7 @@ func (s *Stream) run() {
 }
 
 func (s *Stream) loop() error {
-	if s.cfg.Strategy.Handoff() == FirstNodeFinished && s.cfg.Live != nil {
+	if s.cfg.Strategy.Handoff() != AllAcked && s.cfg.Live != nil {
 		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.RPCTimeout)
 		live, err := s.cfg.Live(ctx)
 		cancel()
@@ -340,7 +346,14 @@ func (s *Stream) send(pkt *datatransfer.Packet) error {
 		p.lastQueued = true
 		p.block.NumBytes = p.sent
 	}
+	queued := s.cfg.Strategy.Handoff() == Queued
+	if queued {
+		s.cond.Broadcast() // the pipeline's sender writes it
+	}
 	s.mu.Unlock()
+	if queued {
+		return nil
+	}
 	s.lastSend = time.Now()
 	if err := s.writePacket(p, pkt); err != nil {
 		s.writeFailed(p, err)
@@ -374,11 +387,11 @@ func (s *Stream) handoff() error {
 	var fnfa, done bool // as seen under the lock: the responder writes them
 	for {
 		s.mu.Lock()
-		for !p.done && !(want == FirstNodeFinished && p.fnfa) && !s.anyFailedLocked() && !s.aborted {
+		for !p.done && !(want == FirstNodeFinished && p.fnfa) && want != Queued && !s.anyFailedLocked() && !s.aborted {
 			s.cond.Wait()
 		}
 		fnfa, done = p.fnfa, p.done
-		ready := done || (want == FirstNodeFinished && fnfa)
+		ready := done || (want == FirstNodeFinished && fnfa) || want == Queued
 		failed, aborted := s.anyFailedLocked(), s.aborted
 		s.mu.Unlock()
 		if aborted {
@@ -461,6 +474,7 @@ func (s *Stream) reap() {
 	for _, p := range closed {
 		p.close()
 		<-p.responderDone
+		p.waitSender()
 	}
 }
 
@@ -493,10 +507,10 @@ func (s *Stream) waitSlot() error {
 			}
 			return n
 		}
-		for open() >= s.maxOpen && !s.anyFailedLocked() && !s.aborted {
+		for !(open() < s.maxOpen && s.admitLocked()) && !s.anyFailedLocked() && !s.aborted {
 			s.cond.Wait()
 		}
-		failed, aborted, free := s.anyFailedLocked(), s.aborted, open() < s.maxOpen
+		failed, aborted, free := s.anyFailedLocked(), s.aborted, open() < s.maxOpen && s.admitLocked()
 		s.mu.Unlock()
 		switch {
 		case aborted:
@@ -510,6 +524,33 @@ func (s *Stream) waitSlot() error {
 			return nil
 		}
 	}
+}
+
+// admitLocked asks an Admitter strategy whether the next block may start
+// now (true for the others).
+func (s *Stream) admitLocked() bool {
+	a, ok := s.cfg.Strategy.(Admitter)
+	if !ok {
+		return true
+	}
+	var inFlight []string
+	busy := map[string]bool{}
+	for _, p := range s.pipes {
+		if p.done {
+			continue
+		}
+		if !p.fnfa && p.mode != dfspb.WriteMode_CLASSIC {
+			inFlight = append(inFlight, p.nodes[0].GetId())
+		}
+		for _, n := range p.nodes {
+			busy[n.GetId()] = true
+		}
+	}
+	var sp Speeds
+	if s.cfg.Speeds != nil {
+		sp = s.cfg.Speeds
+	}
+	return a.Admit(inFlight, busy, sp)
 }
 
 func nodeLabel(d *dfspb.DatanodeInfo) string {
