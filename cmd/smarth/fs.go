@@ -53,7 +53,7 @@ func (f *fsFlags) shell(cmd *cobra.Command, args []string) (*fsshell.Shell, func
 		return nil, nil, err
 	}
 	sh := &fsshell.Shell{
-		FS: fsys, Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr(), Stdin: cmd.InOrStdin(),
+		FS: fsys, URI: "hdfs://" + nn, Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr(), Stdin: cmd.InOrStdin(),
 		Progress: mode, IsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
 	}
 	return sh, func() { fsys.Close() }, nil
@@ -69,10 +69,18 @@ func (f *fsFlags) run(body func(ctx context.Context, sh *fsshell.Shell, args []s
 		}
 		defer done()
 		err = body(cmd.Context(), sh, args)
-		if errors.Is(err, fsshell.ErrSome) {
+		var ee *exitError
+		switch {
+		case err == nil || errors.As(err, &ee):
+			return err
+		case errors.Is(err, fsshell.ErrSome):
 			return &exitError{code: 1, err: err, quiet: true}
 		}
-		return err
+		// hdfs dfs's form, "CMD: ...", with no "smarth: " before it.
+		if !strings.HasPrefix(err.Error(), cmd.Name()+": ") {
+			err = fmt.Errorf("%s: %w", cmd.Name(), err)
+		}
+		return &exitError{code: 1, err: err, bare: true}
 	}
 }
 
@@ -134,11 +142,11 @@ missing arguments).`,
 			if len(args) == 0 {
 				return cmd.Help()
 			}
-			msg := fmt.Sprintf("fs: unknown command %q", args[0])
+			msg := "Usage: smarth fs [generic options] COMMAND [ARGS...]"
 			if s := cmd.SuggestionsFor(strings.TrimPrefix(args[0], "-")); len(s) > 0 {
 				msg += "; did you mean " + strings.Join(s, " or ") + "?"
 			}
-			return usageErr("%s (see 'smarth fs --help')", msg)
+			return hadoopUsageErr(args[0]+": Unknown command", "%s (see 'smarth fs --help')", msg)
 		},
 	}
 	c.SuggestionsMinimumDistance = 2 // cobra's own default, which SuggestionsFor does not apply

@@ -118,8 +118,9 @@ func fsRmCmd(f *fsFlags) *cobra.Command {
 		Short: "Delete files, or directories with -r",
 		Long: `Delete files, or directories and what they hold with -r. When the trash is on
 (the namenode's trash_interval, on in a local cluster; HDFS's fs.trash.interval)
-each path moves to /user/USER/.Trash/Current/PATH instead ("Moved: 'PATH' to
-trash at: ..."), to be deleted by expunge once older than the interval.
+each path moves to /user/USER/.Trash/Current/PATH instead (on stderr, as HDFS's
+log line: "Moved: 'hdfs://NN/PATH' to trash at: hdfs://NN/user/USER/.Trash/..."),
+to be deleted by expunge once older than the interval.
 -skipTrash deletes at once ("Deleted PATH"), as does rm inside the trash.`,
 		Example:            "  smarth fs rm /tmp/x\n  smarth fs rm -r -f -skipTrash /out\n  smarth fs rm '/tmp/job-*'",
 		DisableFlagParsing: true,

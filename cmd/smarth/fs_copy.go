@@ -79,7 +79,7 @@ func fsPutCmd(f *fsFlags, name string) *cobra.Command {
 		Example: example,
 		Args:    nArgs(2),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			p.o.WriteMode = f.writeMode
+			p.o.WriteMode, p.o.Cmd = f.writeMode, name
 			return p.check(name)
 		},
 		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {

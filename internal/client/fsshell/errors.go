@@ -16,6 +16,9 @@ type Error struct {
 	Cmd  string
 	Path string
 	Err  error
+	// Qualified, when set, is the path again as a full URI, said after
+	// the message as HDFS says it for a missing destination.
+	Qualified string
 }
 
 func (e *Error) Error() string {
@@ -25,6 +28,9 @@ func (e *Error) Error() string {
 		p = pe.Path
 	}
 	msg := hdfsMessage(e.Err)
+	if e.Qualified != "" {
+		msg += ": `" + e.Qualified + "'"
+	}
 	if p == "" {
 		return e.Cmd + ": " + msg
 	}

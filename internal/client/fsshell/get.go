@@ -72,7 +72,7 @@ func (s *Shell) getOne(ctx context.Context, remote, dst string, o GetOptions) er
 		if lst.IsDir() {
 			return fail("get", dst, client.ErrIsDir)
 		}
-		return fail("get", dst, fmt.Errorf("%w: local file exists (-f replaces it)", fs.ErrExist))
+		return fail("get", dst, fs.ErrExist) // HDFS's words alone, as hdfs dfs -get says them
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".smarth-get-*")
 	if err != nil {

@@ -27,7 +27,13 @@ func (s *Shell) Mkdir(ctx context.Context, args []string, parents bool) error {
 				return fail("mkdir", p, fs.ErrExist)
 			}
 		}
-		return fail("mkdir", p, s.FS.Mkdir(ctx, p, 0o755, parents))
+		err := s.FS.Mkdir(ctx, p, 0o755, parents)
+		if !parents && errors.Is(err, fs.ErrNotExist) {
+			// HDFS names the missing parent, fully qualified:
+			// "mkdir: `hdfs://nn:8020/a': No such file or directory".
+			return &Error{Cmd: "mkdir", Path: s.qualify(path.Dir(p)), Err: fs.ErrNotExist}
+		}
+		return fail("mkdir", p, err)
 	})
 }
 
