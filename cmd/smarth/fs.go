@@ -250,7 +250,11 @@ func hadoopFsArgs(cmd *cobra.Command, args []string) (rewritten []string, ok boo
 			out := append(lead, word)
 			if sub := findFsCmd(cmd, word); sub.Flags().Lookup("define") != nil {
 				for _, d := range defines {
-					out = append(out, "-D", d)
+					// Only the keys the command reads: Hadoop takes any
+					// generic -D and ignores what no one reads.
+					if k, _, _ := strings.Cut(d, "="); slices.Contains(putDefineKeys, k) {
+						out = append(out, "-D", d)
+					}
 				}
 			}
 			return append(out, args[i+1:]...), true

@@ -335,15 +335,16 @@ time (UTC text "2006-01-02 15:04:05", ms). Default %y.`,
 }
 
 func fsDuCmd(f *fsFlags) *cobra.Command {
-	var summary, human bool
+	var summary, human, header bool
 	c := &cobra.Command{
-		Use: "du [-s] [-h] PATH...", Short: "Show sizes and space consumed (size x replication)",
+		Use: "du [-s] [-h] [-v] PATH...", Short: "Show sizes and space consumed (size x replication)",
 		Example: "  smarth fs du -s -h /data\n  smarth fs du '/data/*'", Args: nArgs(1),
 		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
-			return sh.Du(ctx, args, summary, human)
+			return sh.Du(ctx, args, summary, human, header)
 		}),
 	}
 	c.Flags().BoolVarP(&summary, "summary", "s", false, "one total per path")
+	c.Flags().BoolVarP(&header, "header", "v", false, "a header line")
 	humanFlag(c, &human)
 	return c
 }

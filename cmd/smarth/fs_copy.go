@@ -21,6 +21,9 @@ type putFlags struct {
 	oldR      bool // -r: replication before, nothing in hdfs dfs; refused
 }
 
+// putDefineKeys are the -D keys put reads.
+var putDefineKeys = []string{"dfs.replication", "dfs.blocksize", "dfs.block.size"}
+
 // check turns the flags into PutOptions: -D dfs.replication and
 // dfs.blocksize as Hadoop spells them, --replication and --block-size as
 // smarth does.

@@ -30,6 +30,7 @@ func TestHadoopSpellingOfFsCommands(t *testing.T) {
 		{"fs -Ddfs.replication=1 -put a /b", "fs put -D dfs.replication=1 a /b"},
 		{"fs -D dfs.replication=1 put a /b", "fs put -D dfs.replication=1 a /b"},
 		{"fs -D dfs.replication=1 -ls /", "fs ls /"},
+		{"fs -D io.file.buffer.size=8192 -D dfs.blocksize=1m -put a /b", "fs put -D dfs.blocksize=1m a /b"},
 		{"fs -fs hdfs://nn:9000 -ls /", "fs --namenode nn:9000 ls /"},
 		{"fs -D fs.defaultFS=hdfs://nn -ls /", "fs --namenode nn:8020 ls /"},
 		{"fs --user bob -Dx=y -cat /a", "fs --user bob cat /a"},

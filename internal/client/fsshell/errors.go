@@ -39,6 +39,19 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// notDirTarget is the error for several sources whose destination is not
+// a directory (statErr: what its stat said), in hdfs dfs's words: "No such
+// file or directory" when it is missing, else "Is not a directory".
+func notDirTarget(cmd, p string, statErr error) error {
+	switch {
+	case statErr == nil:
+		return fail(cmd, p, client.ErrNotDir)
+	case errors.Is(statErr, fs.ErrNotExist):
+		return fail(cmd, p, fs.ErrNotExist)
+	}
+	return fail(cmd, p, statErr)
+}
+
 func fail(cmd, p string, err error) error {
 	if err == nil {
 		return nil
@@ -60,7 +73,8 @@ var hdfsWords = []struct {
 	{fs.ErrNotExist, "No such file or directory", "no such file or directory"},
 	{fs.ErrExist, "File exists", "file exists"},
 	{client.ErrIsDir, "Is a directory", "is a directory"},
-	{client.ErrNotDir, "Not a directory", "not a directory"},
+	// HDFS's shell says PathIsNotDirectoryException's words.
+	{client.ErrNotDir, "Is not a directory", "not a directory"},
 	{client.ErrNotEmpty, "Directory is not empty", "directory not empty"},
 	{fs.ErrPermission, "Permission denied", "permission denied"},
 }

@@ -45,7 +45,7 @@ func TestParityMessagesPathsGlobs(t *testing.T) {
 	wantErr(t, "mkdir existing", sh.Mkdir(ctx, []string{"data"}, false), fs.ErrExist, "mkdir: `data': File exists")
 	wantErr(t, "cat dir", sh.Cat(ctx, []string{"data"}), client.ErrIsDir, "cat: `data': Is a directory")
 	wantErr(t, "rm dir", sh.Rm(ctx, []string{"data"}, fsshell.RmOptions{}), client.ErrIsDir, "rm: `data': Is a directory")
-	wantErr(t, "rmdir file", sh.Rmdir(ctx, []string{"data/x.csv"}, false), client.ErrNotDir, "rmdir: `data/x.csv': Not a directory")
+	wantErr(t, "rmdir file", sh.Rmdir(ctx, []string{"data/x.csv"}, false), client.ErrNotDir, "rmdir: `data/x.csv': Is not a directory")
 	wantErr(t, "rmdir non-empty", sh.Rmdir(ctx, []string{"data"}, false), client.ErrNotEmpty, "rmdir: `data': Directory is not empty")
 	must(t, sh.Rmdir(ctx, []string{"data"}, true))
 	wantErr(t, "mv into a missing dir", sh.Mv(ctx, []string{"data/x.csv"}, "/user/alice/missing/x.csv"), fs.ErrNotExist,

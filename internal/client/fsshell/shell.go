@@ -93,10 +93,7 @@ func (s *Shell) Put(ctx context.Context, locals []string, remote string, o PutOp
 	if st, err := s.FS.Stat(ctx, remote); err == nil && st.IsDir {
 		dirTarget = true
 	} else if len(locals) > 1 {
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fail(o.cmd(), remote, err)
-		}
-		return fail(o.cmd(), remote, fmt.Errorf("%w: several sources need an existing directory as the target", client.ErrNotDir))
+		return notDirTarget(o.cmd(), remote, err)
 	}
 	return s.each(locals, func(local string) error {
 		dst := remote

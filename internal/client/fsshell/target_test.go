@@ -27,7 +27,7 @@ func TestDestinationMustHaveItsParent(t *testing.T) {
 		{"/newdir/", "put: `/newdir/': No such file or directory: `hdfs://nn:8020/newdir'", fs.ErrNotExist},
 		{"/n2/sub/", "put: `/n2/sub/': No such file or directory: `hdfs://nn:8020/n2/sub'", fs.ErrNotExist},
 		{"/n2/sub", "put: `/n2/sub': No such file or directory: `hdfs://nn:8020/n2/sub'", fs.ErrNotExist},
-		{"/d/f/x", "put: `/d/f/x': Not a directory", client.ErrNotDir},
+		{"/d/f/x", "put: `/d/f/x': Is not a directory", client.ErrNotDir},
 		{"/d/new/.", "put: `/d/new/.': No such file or directory: `hdfs://nn:8020/d/new'", fs.ErrNotExist},
 	} {
 		_, err := e.sh.Target(ctx, "put", c.arg)
