@@ -460,19 +460,21 @@ func fsFsckCmd(f *fsFlags) *cobra.Command {
 	var o fsshell.FsckOptions
 	var verbose bool
 	c := &cobra.Command{
-		Use:   "fsck [PATH] [-list-corruptfileblocks | [-delete] [-files [-blocks [-locations | -racks]]]]",
+		Use:   "fsck [PATH] [-list-corruptfileblocks | [-delete] [-openforwrite] [-files [-blocks [-locations | -racks]]]]",
 		Short: "Check block health: blocks, replicas, under-replicated/missing/corrupt summary",
 		Long: `Check the health of the files under PATH (default /) with hdfs fsck's options
 and words: problems are always reported; -files adds a line per file and
 directory, -blocks each block (blk_ID_GS len=N Live_repl=R), -locations its
 replicas (ip:port), -racks them as /rack/ip:port. -list-corruptfileblocks only
 lists the blocks without a live replica and their files; -delete deletes the
-files holding such blocks. -v is -files -blocks -locations. The last line is
+files holding such blocks; files still being written are left out unless
+-openforwrite. -v is -files -blocks -locations. It starts "FSCK started by
+USER (auth:SIMPLE|TOKEN) from /IP for path PATH at DATE", as HDFS's; the last line is
 "The filesystem under path 'PATH' is HEALTHY" or CORRUPT (exit status 1).`,
 		Example:            "  smarth fs fsck /\n  smarth fs fsck /data -files -blocks -locations\n  smarth fs fsck / -list-corruptfileblocks",
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			args, help, err := hdfsWords(cmd, args, "files", "blocks", "locations", "racks", "list-corruptfileblocks", "delete")
+			args, help, err := hdfsWords(cmd, args, "files", "blocks", "locations", "racks", "list-corruptfileblocks", "delete", "openforwrite")
 			if help || err != nil {
 				return err
 			}
@@ -504,6 +506,7 @@ files holding such blocks. -v is -files -blocks -locations. The last line is
 	c.Flags().BoolVar(&o.Racks, "racks", false, "with -blocks, the replicas as /rack/ip:port")
 	c.Flags().BoolVar(&o.ListCorrupt, "list-corruptfileblocks", false, "list only the blocks without a live replica, with their files")
 	c.Flags().BoolVar(&o.Delete, "delete", false, "delete the files that hold blocks without a live replica")
+	c.Flags().BoolVar(&o.OpenForWrite, "openforwrite", false, "check files still being written too (left out without it), marked OPENFORWRITE")
 	c.Flags().Bool("help", false, "help for fsck")
 	return c
 }
