@@ -122,9 +122,22 @@ else 127.0.0.1:8020. --namenode and $SMARTH_NAMENODE may name the namenodes
 of an HA group as a comma list (a:8020,b:8020,c:8020): calls go to the
 active one and fail over when it changes.
 
-Messages read as hdfs dfs's: "ls: ` + "`/x'" + `: No such file or directory".
-Exit status: 0 success, 1 failure, 2 bad usage (unknown command or flag,
-missing arguments).`,
+Messages, output and exit codes are hdfs dfs's: "ls: ` + "`/x'" + `: No such file or
+directory" on stderr, relative paths printed relative, rm's "Moved: ... to
+trash at: ..." on stderr with full URIs. A test runs 116 command lines through
+Hadoop's own FsShell and through smarth fs and compares them
+(internal/webhdfs/fsshell_compare_test.go).
+
+Exit status, one rule for every smarth command: 0 success, 1 failure (a path
+that failed, test's "false", an unhealthy fsck), 2 bad usage (unknown command
+or flag, bad arguments). Where Hadoop differs, by design:
+  - bad usage: hdfs dfs exits 255 (-1) and lists all its commands; smarth exits
+    2 and points to --help. The first line of the message is HDFS's
+    ("-nosuch: Unknown command", "-chmod: chmod : mode 'x' does not match
+    the expected pattern.").
+  - -help CMD and -usage CMD describe smarth's options of CMD, not Hadoop's.
+  - getmerge and get write no .NAME.crc side file (Hadoop's LocalFileSystem
+    checksums, which only it reads).`,
 		Example: `  smarth fs put big.dat /data/big.dat
   smarth fs put --replication 2 --block-size 128M logs/ /logs
   cat x | smarth fs put - /x
