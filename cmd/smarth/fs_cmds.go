@@ -118,8 +118,9 @@ func fsRmCmd(f *fsFlags) *cobra.Command {
 		Short: "Delete files, or directories with -r",
 		Long: `Delete files, or directories and what they hold with -r. When the trash is on
 (the namenode's trash_interval, on in a local cluster; HDFS's fs.trash.interval)
-each path moves to /user/USER/.Trash/Current/PATH instead ("Moved: 'PATH' to
-trash at: ..."), to be deleted by expunge once older than the interval.
+each path moves to /user/USER/.Trash/Current/PATH instead (on stderr, as HDFS's
+log line: "Moved: 'hdfs://NN/PATH' to trash at: hdfs://NN/user/USER/.Trash/..."),
+to be deleted by expunge once older than the interval.
 -skipTrash deletes at once ("Deleted PATH"), as does rm inside the trash.`,
 		Example:            "  smarth fs rm /tmp/x\n  smarth fs rm -r -f -skipTrash /out\n  smarth fs rm '/tmp/job-*'",
 		DisableFlagParsing: true,
@@ -334,15 +335,16 @@ time (UTC text "2006-01-02 15:04:05", ms). Default %y.`,
 }
 
 func fsDuCmd(f *fsFlags) *cobra.Command {
-	var summary, human bool
+	var summary, human, header bool
 	c := &cobra.Command{
-		Use: "du [-s] [-h] PATH...", Short: "Show sizes and space consumed (size x replication)",
+		Use: "du [-s] [-h] [-v] PATH...", Short: "Show sizes and space consumed (size x replication)",
 		Example: "  smarth fs du -s -h /data\n  smarth fs du '/data/*'", Args: nArgs(1),
 		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
-			return sh.Du(ctx, args, summary, human)
+			return sh.Du(ctx, args, summary, human, header)
 		}),
 	}
 	c.Flags().BoolVarP(&summary, "summary", "s", false, "one total per path")
+	c.Flags().BoolVarP(&header, "header", "v", false, "a header line")
 	humanFlag(c, &human)
 	return c
 }
@@ -458,19 +460,21 @@ func fsFsckCmd(f *fsFlags) *cobra.Command {
 	var o fsshell.FsckOptions
 	var verbose bool
 	c := &cobra.Command{
-		Use:   "fsck [PATH] [-list-corruptfileblocks | [-delete] [-files [-blocks [-locations | -racks]]]]",
+		Use:   "fsck [PATH] [-list-corruptfileblocks | [-delete] [-openforwrite] [-files [-blocks [-locations | -racks]]]]",
 		Short: "Check block health: blocks, replicas, under-replicated/missing/corrupt summary",
 		Long: `Check the health of the files under PATH (default /) with hdfs fsck's options
 and words: problems are always reported; -files adds a line per file and
 directory, -blocks each block (blk_ID_GS len=N Live_repl=R), -locations its
 replicas (ip:port), -racks them as /rack/ip:port. -list-corruptfileblocks only
 lists the blocks without a live replica and their files; -delete deletes the
-files holding such blocks. -v is -files -blocks -locations. The last line is
+files holding such blocks; files still being written are left out unless
+-openforwrite. -v is -files -blocks -locations. It starts "FSCK started by
+USER (auth:SIMPLE|TOKEN) from /IP for path PATH at DATE", as HDFS's; the last line is
 "The filesystem under path 'PATH' is HEALTHY" or CORRUPT (exit status 1).`,
 		Example:            "  smarth fs fsck /\n  smarth fs fsck /data -files -blocks -locations\n  smarth fs fsck / -list-corruptfileblocks",
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			args, help, err := hdfsWords(cmd, args, "files", "blocks", "locations", "racks", "list-corruptfileblocks", "delete")
+			args, help, err := hdfsWords(cmd, args, "files", "blocks", "locations", "racks", "list-corruptfileblocks", "delete", "openforwrite")
 			if help || err != nil {
 				return err
 			}
@@ -502,6 +506,7 @@ files holding such blocks. -v is -files -blocks -locations. The last line is
 	c.Flags().BoolVar(&o.Racks, "racks", false, "with -blocks, the replicas as /rack/ip:port")
 	c.Flags().BoolVar(&o.ListCorrupt, "list-corruptfileblocks", false, "list only the blocks without a live replica, with their files")
 	c.Flags().BoolVar(&o.Delete, "delete", false, "delete the files that hold blocks without a live replica")
+	c.Flags().BoolVar(&o.OpenForWrite, "openforwrite", false, "check files still being written too (left out without it), marked OPENFORWRITE")
 	c.Flags().Bool("help", false, "help for fsck")
 	return c
 }

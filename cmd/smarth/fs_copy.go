@@ -21,6 +21,9 @@ type putFlags struct {
 	oldR      bool // -r: replication before, nothing in hdfs dfs; refused
 }
 
+// putDefineKeys are the -D keys put reads.
+var putDefineKeys = []string{"dfs.replication", "dfs.blocksize", "dfs.block.size"}
+
 // check turns the flags into PutOptions: -D dfs.replication and
 // dfs.blocksize as Hadoop spells them, --replication and --block-size as
 // smarth does.
@@ -79,7 +82,7 @@ func fsPutCmd(f *fsFlags, name string) *cobra.Command {
 		Example: example,
 		Args:    nArgs(2),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			p.o.WriteMode = f.writeMode
+			p.o.WriteMode, p.o.Cmd = f.writeMode, name
 			return p.check(name)
 		},
 		RunE: f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {

@@ -25,7 +25,7 @@ may change a mode; the namenode enforces it.`,
 		Args:    nArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := fsshell.ParseMode(args[0]); err != nil {
-				return usageErr("chmod: %v", err)
+				return hadoopUsageErr("-chmod: chmod : mode '"+args[0]+"' does not match the expected pattern.", "chmod: %v; usage: %s", err, cmd.UseLine())
 			}
 			return f.run(func(ctx context.Context, sh *fsshell.Shell, paths []string) error {
 				return sh.Chmod(ctx, args[0], paths, rec)
@@ -46,7 +46,7 @@ func fsChownCmd(f *fsFlags) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			owner, group, err := fsshell.ParseOwner(args[0])
 			if err != nil {
-				return usageErr("chown: %v", err)
+				return hadoopUsageErr("-chown: '"+args[0]+"' does not match expected pattern for [owner][:group].", "chown: %v; usage: %s", err, cmd.UseLine())
 			}
 			return f.run(func(ctx context.Context, sh *fsshell.Shell, paths []string) error {
 				return sh.Chown(ctx, "chown", owner, group, paths, rec)

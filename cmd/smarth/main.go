@@ -20,6 +20,9 @@ type exitError struct {
 	// quiet: the code says it all, or the details are printed already
 	// (fs test's false, a multi-path command's per-path errors).
 	quiet bool
+	// bare: printed as it is, without "smarth: " in front (fs's messages,
+	// worded as hdfs dfs words them: "ls: `/x': No such file or directory").
+	bare bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -27,6 +30,13 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func usageErr(format string, a ...any) error {
 	return &exitError{code: 2, err: fmt.Errorf(format, a...)}
+}
+
+// hadoopUsageErr is a bad-usage error (exit 2) whose first line is the
+// one hdfs dfs prints for it ("-nosuch: Unknown command"), so scripts and
+// people reading stderr see HDFS's words; ours follows on the next line.
+func hadoopUsageErr(hadoopLine string, format string, a ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf("%s\n"+format, append([]any{hadoopLine}, a...)...), bare: true}
 }
 
 func newRootCmd() *cobra.Command {
@@ -103,7 +113,11 @@ func main() {
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if !ee.quiet {
+		switch {
+		case ee.quiet:
+		case ee.bare:
+			fmt.Fprintln(os.Stderr, err)
+		default:
 			fmt.Fprintln(os.Stderr, "smarth:", err)
 		}
 		os.Exit(ee.code)

@@ -11,6 +11,10 @@ import (
 // shell resolves relative paths against /user/<User>.
 func (f *FileSystem) User() string { return f.cfg.User }
 
+// HasCredential says whether the client proves its user with a
+// credential (a secure cluster) rather than asserting it (simple auth).
+func (f *FileSystem) HasCredential() bool { return f.cfg.Credential != "" }
+
 // NameNodeAddr is the "host:port" of the namenode this client talks to.
 func (f *FileSystem) NameNodeAddr() string { return f.cfg.NameNode }
 

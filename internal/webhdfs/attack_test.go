@@ -90,7 +90,7 @@ func TestAttackRedirectTokenIsSinglePurpose(t *testing.T) {
 	w.op("GET", "/", "GETDELEGATIONTOKEN").remote(t, 401, "SecurityException")
 	w.op("GET", "/user/alice", "LISTSTATUS").remote(t, 401, "SecurityException")
 	w.auth = ""
-	w.op("GET", "/user/alice/f", "OPEN", "noredirect=true", "delegation="+redirect).remote(t, 401, "SecurityException")
+	w.op("GET", "/user/alice/f", "OPEN", "noredirect=true", "delegation="+redirect).remote(t, 403, "InvalidToken")
 
 	// On the datanode: not for another path, nor another operation.
 	w.do("GET", withPath(loc, "/user/alice/g", "OPEN"), nil).remote(t, 401, "SecurityException")

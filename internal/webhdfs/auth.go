@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"smarth/internal/auth"
 )
 
 // Authority is the namenode's knowledge of who calls: it checks proofs
@@ -67,6 +69,15 @@ func authenticate(a Authority, r *http.Request, p Params) (string, *RemoteExcept
 			return "", Exception("SecurityException", "Authentication required: this namenode runs in secure mode; pass a delegation token (delegation=, from op=GETDELEGATIONTOKEN) or your credential (Authorization: Bearer <the contents of your token file>)")
 		}
 		u, err := a.Verify(cred)
+		if err != nil && p.Str("delegation") != "" {
+			// HDFS refuses a bad, expired or cancelled delegation token
+			// with InvalidToken, an IOException: 403, which Hadoop's
+			// WebHdfsFileSystem recognises by its class (and answers by
+			// fetching a new token when it can).
+			// HDFS's message is the token's fault alone ("token (...)
+			// is invalid, password doesn't match"), without our prefix.
+			return "", Exception("InvalidToken", strings.TrimPrefix(err.Error(), auth.ErrUnauthenticated.Error()+": "))
+		}
 		if err != nil {
 			return "", Exception("SecurityException", "Failed to obtain user group information: "+err.Error())
 		}

@@ -17,7 +17,8 @@ import (
 // RemoteException is WebHDFS's error body and the HTTP status it goes
 // with (Hadoop's ExceptionHandler: IllegalArgumentException and
 // UnsupportedOperationException 400, SecurityException 401, IOException
-// 403, FileNotFoundException 404, RuntimeException 500).
+// 403 (SecretManager.InvalidToken is one), FileNotFoundException 404,
+// RuntimeException 500).
 type RemoteException struct {
 	Status        int    `json:"-"`
 	Exception     string `json:"exception"`
@@ -62,7 +63,7 @@ func statusOf(exception string) int {
 	switch exception {
 	case "IllegalArgumentException", "UnsupportedOperationException", "HadoopIllegalArgumentException", "InvalidPathException":
 		return http.StatusBadRequest
-	case "SecurityException", "InvalidToken":
+	case "SecurityException":
 		return http.StatusUnauthorized
 	case "FileNotFoundException":
 		return http.StatusNotFound

@@ -201,20 +201,20 @@ func TestCancelledTokenStaysCancelled(t *testing.T) {
 	}
 	w.auth = ""
 	list := func(tok string) resp { return w.op("GET", "/user/alice", "LISTSTATUS", "delegation="+tok) }
-	list(cancelled).remote(t, 401, "SecurityException")
+	list(cancelled).remote(t, 403, "InvalidToken")
 	if r := list(kept); r.code != 200 {
 		t.Fatalf("the other token before the restart: %d %s", r.code, r.body)
 	}
 
 	c.RestartNameNode()
 	w = newWeb(t, c)
-	list(cancelled).remote(t, 401, "SecurityException")
+	list(cancelled).remote(t, 403, "InvalidToken")
 	if r := list(kept); r.code != 200 {
 		t.Fatalf("the token not cancelled, after the restart: %d %s", r.code, r.body)
 	}
 	// Nor can the cancelled token be renewed back to life.
 	w.auth = "Bearer " + c.Credential("alice")
-	w.op("PUT", "/", "RENEWDELEGATIONTOKEN", "token="+cancelled).remote(t, 401, "InvalidToken")
+	w.op("PUT", "/", "RENEWDELEGATIONTOKEN", "token="+cancelled).remote(t, 403, "InvalidToken")
 }
 
 // countBlockFiles counts datanode i's block files (blk_N, not the metas).

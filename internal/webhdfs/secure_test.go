@@ -76,14 +76,14 @@ func TestSecure(t *testing.T) {
 	if d := time.Until(time.UnixMilli(int64(exp))); d < 23*time.Hour || d > 25*time.Hour {
 		t.Fatalf("renewed expiry %v away", d)
 	}
-	w.op("PUT", "/", "RENEWDELEGATIONTOKEN", "token=alice:tok.bogus.00").remote(t, 401, "InvalidToken")
+	w.op("PUT", "/", "RENEWDELEGATIONTOKEN", "token=alice:tok.bogus.00").remote(t, 403, "InvalidToken")
 
 	// Cancel: the token stops working, also on the RPC path a datanode uses.
 	if r := w.op("PUT", "/", "CANCELDELEGATIONTOKEN", "token="+tok); r.code != 200 {
 		t.Fatalf("CANCELDELEGATIONTOKEN: %d %s", r.code, r.body)
 	}
 	w.auth = ""
-	w.op("GET", "/user/alice", "LISTSTATUS", "delegation="+tok).remote(t, 401, "SecurityException")
+	w.op("GET", "/user/alice", "LISTSTATUS", "delegation="+tok).remote(t, 403, "InvalidToken")
 	q.Set("delegation", tok)
 	u.RawQuery = q.Encode()
 	w.do("GET", u.String(), nil).remote(t, 401, "SecurityException")

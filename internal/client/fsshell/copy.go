@@ -42,7 +42,7 @@ func (s *Shell) Cp(ctx context.Context, srcArgs []string, dstArg string, o CpOpt
 	dstSt, dstErr := s.FS.Stat(ctx, dst)
 	dstDir := dstErr == nil && dstSt.IsDir
 	if len(srcs) > 1 && !dstDir {
-		return fail("cp", dstArg, fmt.Errorf("%w: several sources need an existing directory as the target", client.ErrNotDir))
+		return notDirTarget("cp", dstArg, dstErr)
 	}
 	return s.each(srcs, func(src string) error {
 		target := dst

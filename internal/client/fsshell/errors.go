@@ -16,6 +16,9 @@ type Error struct {
 	Cmd  string
 	Path string
 	Err  error
+	// Qualified, when set, is the path again as a full URI, said after
+	// the message as HDFS says it for a missing destination.
+	Qualified string
 }
 
 func (e *Error) Error() string {
@@ -25,6 +28,9 @@ func (e *Error) Error() string {
 		p = pe.Path
 	}
 	msg := hdfsMessage(e.Err)
+	if e.Qualified != "" {
+		msg += ": `" + e.Qualified + "'"
+	}
 	if p == "" {
 		return e.Cmd + ": " + msg
 	}
@@ -32,6 +38,19 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// notDirTarget is the error for several sources whose destination is not
+// a directory (statErr: what its stat said), in hdfs dfs's words: "No such
+// file or directory" when it is missing, else "Is not a directory".
+func notDirTarget(cmd, p string, statErr error) error {
+	switch {
+	case statErr == nil:
+		return fail(cmd, p, client.ErrNotDir)
+	case errors.Is(statErr, fs.ErrNotExist):
+		return fail(cmd, p, fs.ErrNotExist)
+	}
+	return fail(cmd, p, statErr)
+}
 
 func fail(cmd, p string, err error) error {
 	if err == nil {
@@ -54,7 +73,8 @@ var hdfsWords = []struct {
 	{fs.ErrNotExist, "No such file or directory", "no such file or directory"},
 	{fs.ErrExist, "File exists", "file exists"},
 	{client.ErrIsDir, "Is a directory", "is a directory"},
-	{client.ErrNotDir, "Not a directory", "not a directory"},
+	// HDFS's shell says PathIsNotDirectoryException's words.
+	{client.ErrNotDir, "Is not a directory", "not a directory"},
 	{client.ErrNotEmpty, "Directory is not empty", "directory not empty"},
 	{fs.ErrPermission, "Permission denied", "permission denied"},
 }

@@ -1,6 +1,7 @@
 package fsshell
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -92,15 +93,22 @@ func FormatStat(format string, st client.FileInfo) string {
 }
 
 // Du prints size, space consumed (size x replication) and path for each
-// entry of a directory, or one summary line per path with summary.
-func (s *Shell) Du(ctx context.Context, paths []string, summary, human bool) error {
+// entry of a directory, or one summary line per path with summary. As hdfs
+// dfs -du, the lines of every path form one table, aligned together and
+// printed at the end (errors come first), under a header with -v.
+func (s *Shell) Du(ctx context.Context, paths []string, summary, human, header bool) error {
 	size := func(n int64) string {
 		if human {
 			return HumanBytes(n)
 		}
 		return strconv.FormatInt(n, 10)
 	}
-	return s.eachPath(ctx, "du", paths, func(p string) error {
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+	if header {
+		fmt.Fprintf(tw, "SIZE\tDISK_SPACE_CONSUMED_WITH_ALL_REPLICAS\tFULL_PATH_NAME\n")
+	}
+	err := s.eachPath(ctx, "du", paths, func(p string) error {
 		st, err := s.FS.Stat(ctx, p)
 		if err != nil {
 			return fail("du", p, err)
@@ -111,7 +119,6 @@ func (s *Shell) Du(ctx context.Context, paths []string, summary, human bool) err
 				return fail("du", p, err)
 			}
 		}
-		tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
 		for _, t := range targets {
 			cs, err := s.FS.ContentSummary(ctx, t.Path)
 			if err != nil {
@@ -119,6 +126,13 @@ func (s *Shell) Du(ctx context.Context, paths []string, summary, human bool) err
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", size(cs.Length), size(cs.SpaceConsumed), s.show(t.Path))
 		}
-		return tw.Flush()
+		return nil
 	})
+	if ferr := tw.Flush(); ferr != nil {
+		return ferr
+	}
+	if _, werr := s.Out.Write(table.Bytes()); werr != nil {
+		return werr
+	}
+	return err
 }

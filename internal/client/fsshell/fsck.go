@@ -3,7 +3,9 @@ package fsshell
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
+	"time"
 
 	"smarth/internal/client"
 	"smarth/internal/rpc/dfspb"
@@ -17,6 +19,32 @@ type FsckOptions struct {
 	Racks       bool // -racks: the replicas as /rack/ip:port
 	ListCorrupt bool // -list-corruptfileblocks: only the blocks without a live replica and their files
 	Delete      bool // -delete: delete the files with such blocks
+	// OpenForWrite (-openforwrite) checks files still being written too;
+	// without it they are left out, as HDFS leaves them out.
+	OpenForWrite bool
+}
+
+// javaDate is java.util.Date's toString, which HDFS's fsck prints.
+const javaDate = "Mon Jan 02 15:04:05 MST 2006"
+
+// fsckHeader is NamenodeFsck's first line: "FSCK started by alice
+// (auth:SIMPLE) from /127.0.0.1 for path /d at Sun Nov 29 ...". The
+// address is this host's on the route to the namenode (a UDP "dial"
+// sends nothing), as the namenode would see the caller.
+func (s *Shell) fsckHeader(p string, now time.Time) string {
+	method := "SIMPLE"
+	if s.FS.HasCredential() {
+		method = "TOKEN"
+	}
+	from := ""
+	nn, _, _ := strings.Cut(s.FS.NameNodeAddr(), ",")
+	if c, err := net.Dial("udp", nn); err == nil {
+		if a, ok := c.LocalAddr().(*net.UDPAddr); ok {
+			from = " from /" + a.IP.String()
+		}
+		c.Close()
+	}
+	return fmt.Sprintf("FSCK started by %s (auth:%s)%s for path %s at %s\n", s.FS.User(), method, from, p, now.Format(javaDate))
 }
 
 // Fsck reports the health of the files under p in HDFS's NamenodeFsck
@@ -33,6 +61,7 @@ func (s *Shell) Fsck(ctx context.Context, p string, o FsckOptions) error {
 	if o.Files && !o.ListCorrupt {
 		fsck = s.FS.FsckTree
 	}
+	start := s.now()
 	r, err := fsck(ctx, p)
 	if err != nil {
 		return fail("fsck", p, err)
@@ -40,6 +69,7 @@ func (s *Shell) Fsck(ctx context.Context, p string, o FsckOptions) error {
 	if o.ListCorrupt {
 		return s.listCorrupt(p, r)
 	}
+	fmt.Fprint(s.Out, s.fsckHeader(p, start))
 	nodes := map[string]*dfspb.DatanodeInfo{}
 	if o.Locations || o.Racks {
 		if dns, err := s.FS.Datanodes(ctx, dfspb.DatanodeState_DATANODE_STATE_UNSPECIFIED); err == nil {
@@ -63,7 +93,7 @@ func (s *Shell) Fsck(ctx context.Context, p string, o FsckOptions) error {
 		}
 		return addr
 	}
-	var files, size int64
+	var files, size, open int64
 	var toDelete []string
 	for _, f := range r.GetFiles() {
 		st := f.GetStatus()
@@ -71,6 +101,12 @@ func (s *Shell) Fsck(ctx context.Context, p string, o FsckOptions) error {
 		if st.GetType() == dfspb.FileType_DIRECTORY {
 			fmt.Fprintf(s.Out, "%s <dir>\n", path) // listed with -files only
 			continue
+		}
+		if st.GetUnderConstruction() {
+			if !o.OpenForWrite {
+				continue // HDFS checks files being written only with -openforwrite
+			}
+			open++
 		}
 		files++
 		size += st.GetLength()
@@ -161,11 +197,17 @@ func (s *Shell) Fsck(ctx context.Context, p string, o FsckOptions) error {
 	fmt.Fprintln(s.Out)
 	fmt.Fprintf(s.Out, "Status: %s\n", status)
 	fmt.Fprintf(s.Out, " Total size:\t%d B (%s)\n", size, HumanBytes(size))
-	fmt.Fprintf(s.Out, " Total files:\t%d\n", files)
+	if o.OpenForWrite {
+		fmt.Fprintf(s.Out, " Total files:\t%d (Files currently being written: %d)\n", files, open)
+	} else {
+		fmt.Fprintf(s.Out, " Total files:\t%d\n", files)
+	}
 	fmt.Fprintf(s.Out, " Total blocks:\t%d\n", r.GetTotalBlocks())
 	fmt.Fprintf(s.Out, " Under-replicated blocks:\t%d\n", r.GetUnderReplicated())
 	fmt.Fprintf(s.Out, " Missing blocks:\t%d\n", r.GetMissing())
 	fmt.Fprintf(s.Out, " Corrupt blocks:\t%d\n", r.GetCorrupt())
+	end := s.now()
+	fmt.Fprintf(s.Out, "FSCK ended at %s in %d milliseconds\n", end.Format(javaDate), end.Sub(start).Milliseconds())
 	fmt.Fprintf(s.Out, "\n\nThe filesystem under path '%s' is %s\n", p, status)
 	if !r.GetHealthy() {
 		return fail("fsck", p, fmt.Errorf("%w: the file system under %s is not healthy", client.ErrCorrupt, p))

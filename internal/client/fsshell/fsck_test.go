@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +117,43 @@ func TestFsckOptions(t *testing.T) {
 	must(t, sh.Fsck(ctx, "/", fsshell.FsckOptions{ListCorrupt: true}))
 	if out.String() != "The filesystem under path '/' has 0 CORRUPT files\n" {
 		t.Fatalf("after -delete: %q", out)
+	}
+}
+
+// TestFsckHeaderAndOpenFiles: fsck starts with NamenodeFsck's line
+// "FSCK started by USER (auth:SIMPLE) from /IP for path P at DATE" and
+// says when it ended; a file still being written is left out unless
+// -openforwrite, which checks it, marks it OPENFORWRITE and counts it in
+// "Files currently being written", as HDFS's fsck does.
+func TestFsckHeaderAndOpenFiles(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{DataNodes: 1, Simple: true})
+	ctx := context.Background()
+	fsys := c.Client(t, testcluster.WithUser("alice"))
+	must(t, c.Client(t).SetPermission(ctx, "/", 0o777))
+	out := &bytes.Buffer{}
+	sh := &fsshell.Shell{FS: fsys, Out: out, Err: out, Progress: fsshell.ProgressNever}
+	must(t, fsys.Mkdir(ctx, "/f", 0o755, false))
+	done, err := fsys.Create(ctx, "/f/done", client.CreateOptions{})
+	must(t, err)
+	_, err = done.Write([]byte("closed"))
+	must(t, err)
+	must(t, done.Close())
+	w, err := fsys.Create(ctx, "/f/open", client.CreateOptions{})
+	must(t, err)
+	defer w.Close()
+	_, err = w.Write([]byte("still being written"))
+	must(t, err)
+
+	header := regexp.MustCompile(`^FSCK started by alice \(auth:SIMPLE\) from /[0-9.:a-f]+ for path /f at [A-Z][a-z]{2} [A-Z][a-z]{2} \d\d \d\d:\d\d:\d\d \S+ \d{4}\n`)
+	must(t, sh.Fsck(ctx, "/f", fsshell.FsckOptions{Files: true}))
+	if got := out.String(); !header.MatchString(got) || strings.Contains(got, "/f/open") || !strings.Contains(got, " Total files:\t1\n") ||
+		!regexp.MustCompile(`\nFSCK ended at .* in \d+ milliseconds\n\n\nThe filesystem under path '/f' is HEALTHY\n$`).MatchString(got) {
+		t.Fatalf("fsck -files without -openforwrite:\n%s", got)
+	}
+	out.Reset()
+	must(t, sh.Fsck(ctx, "/f", fsshell.FsckOptions{Files: true, OpenForWrite: true}))
+	if got := out.String(); !regexp.MustCompile(`\n/f/open \d+ bytes, replicated: replication=1, \d+ block\(s\), OPENFORWRITE: `).MatchString(got) ||
+		!strings.Contains(got, " Total files:\t2 (Files currently being written: 1)\n") {
+		t.Fatalf("fsck -files -openforwrite:\n%s", got)
 	}
 }

@@ -2,7 +2,6 @@ package fsshell
 
 import (
 	"context"
-	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -30,7 +29,10 @@ func (s *Shell) Get(ctx context.Context, remoteArgs []string, local string, o Ge
 		if st, err := os.Stat(local); err == nil && st.IsDir() {
 			dirTarget = true
 		} else if len(remotes) > 1 {
-			return fail("get", local, fmt.Errorf("%w: several sources need an existing local directory", client.ErrNotDir))
+			if err != nil {
+				err = localErr(err)
+			}
+			return notDirTarget("get", local, err)
 		}
 	}
 	return s.each(remotes, func(remote string) error {
@@ -72,7 +74,7 @@ func (s *Shell) getOne(ctx context.Context, remote, dst string, o GetOptions) er
 		if lst.IsDir() {
 			return fail("get", dst, client.ErrIsDir)
 		}
-		return fail("get", dst, fmt.Errorf("%w: local file exists (-f replaces it)", fs.ErrExist))
+		return fail("get", dst, fs.ErrExist) // HDFS's words alone, as hdfs dfs -get says them
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".smarth-get-*")
 	if err != nil {

@@ -1,6 +1,7 @@
 package fsshell
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
@@ -76,6 +77,10 @@ func (s *Shell) lsTree(ctx context.Context, ents []client.FileInfo, o LsOptions)
 	return nil
 }
 
+// sortEntries orders a listing as hdfs dfs -ls: by name, or with -t/-S
+// by time/size alone, stable, so entries that tie keep their name order;
+// -r reverses the comparison, not the list, so ties stay in name order
+// (-S -r lists an empty file "dir" before an empty file "empty").
 func sortEntries(ents []client.FileInfo, o LsOptions) {
 	when := func(e client.FileInfo) time.Time {
 		if o.AccessTime {
@@ -83,22 +88,22 @@ func sortEntries(ents []client.FileInfo, o LsOptions) {
 		}
 		return e.ModTime
 	}
+	sign := 1
+	if o.Reverse {
+		sign = -1
+	}
+	slices.SortStableFunc(ents, func(a, b client.FileInfo) int {
+		return strings.Compare(a.Name, b.Name)
+	})
 	slices.SortStableFunc(ents, func(a, b client.FileInfo) int {
 		switch {
 		case o.ByTime:
-			if c := when(b).Compare(when(a)); c != 0 {
-				return c
-			}
+			return sign * when(b).Compare(when(a))
 		case o.BySize:
-			if a.Size != b.Size {
-				return map[bool]int{true: -1, false: 1}[a.Size > b.Size]
-			}
+			return sign * cmp.Compare(b.Size, a.Size)
 		}
-		return strings.Compare(a.Name, b.Name)
+		return sign * strings.Compare(a.Name, b.Name)
 	})
-	if o.Reverse {
-		slices.Reverse(ents)
-	}
 }
 
 // lsLines prints entries with Hadoop's column widths: replication at

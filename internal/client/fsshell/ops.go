@@ -20,14 +20,21 @@ func (s *Shell) Cat(ctx context.Context, args []string) error {
 // if a directory is there already.
 func (s *Shell) Mkdir(ctx context.Context, args []string, parents bool) error {
 	return s.eachPath(ctx, "mkdir", args, func(p string) error {
-		if !parents {
-			// The namenode's Mkdirs succeeds on an existing directory;
-			// mkdir without -p says "File exists", as HDFS.
-			if _, err := s.FS.Stat(ctx, p); err == nil {
-				return fail("mkdir", p, fs.ErrExist)
-			}
+		// The namenode's Mkdirs succeeds on an existing directory;
+		// mkdir without -p says "File exists", and on a file, with or
+		// without -p, "Is not a directory", as HDFS.
+		if st, err := s.FS.Stat(ctx, p); err == nil && !st.IsDir {
+			return fail("mkdir", p, client.ErrNotDir)
+		} else if err == nil && !parents {
+			return fail("mkdir", p, fs.ErrExist)
 		}
-		return fail("mkdir", p, s.FS.Mkdir(ctx, p, 0o755, parents))
+		err := s.FS.Mkdir(ctx, p, 0o755, parents)
+		if !parents && errors.Is(err, fs.ErrNotExist) {
+			// HDFS names the missing parent, fully qualified:
+			// "mkdir: `hdfs://nn:8020/a': No such file or directory".
+			return &Error{Cmd: "mkdir", Path: s.qualify(path.Dir(p)), Err: fs.ErrNotExist}
+		}
+		return fail("mkdir", p, err)
 	})
 }
 
@@ -108,7 +115,7 @@ func (s *Shell) Mv(ctx context.Context, srcArgs []string, dstArg string) error {
 		return err
 	}
 	if len(srcs) > 1 && !dstDir {
-		return fail("mv", dstArg, fmt.Errorf("%w: several sources need an existing directory as the target", client.ErrNotDir))
+		return notDirTarget("mv", dstArg, dstErr)
 	}
 	return s.each(srcs, func(src string) error {
 		err := s.FS.Rename(ctx, src, dst)

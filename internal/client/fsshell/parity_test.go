@@ -45,11 +45,11 @@ func TestParityMessagesPathsGlobs(t *testing.T) {
 	wantErr(t, "mkdir existing", sh.Mkdir(ctx, []string{"data"}, false), fs.ErrExist, "mkdir: `data': File exists")
 	wantErr(t, "cat dir", sh.Cat(ctx, []string{"data"}), client.ErrIsDir, "cat: `data': Is a directory")
 	wantErr(t, "rm dir", sh.Rm(ctx, []string{"data"}, fsshell.RmOptions{}), client.ErrIsDir, "rm: `data': Is a directory")
-	wantErr(t, "rmdir file", sh.Rmdir(ctx, []string{"data/x.csv"}, false), client.ErrNotDir, "rmdir: `data/x.csv': Not a directory")
+	wantErr(t, "rmdir file", sh.Rmdir(ctx, []string{"data/x.csv"}, false), client.ErrNotDir, "rmdir: `data/x.csv': Is not a directory")
 	wantErr(t, "rmdir non-empty", sh.Rmdir(ctx, []string{"data"}, false), client.ErrNotEmpty, "rmdir: `data': Directory is not empty")
 	must(t, sh.Rmdir(ctx, []string{"data"}, true))
 	wantErr(t, "mv into a missing dir", sh.Mv(ctx, []string{"data/x.csv"}, "/user/alice/missing/x.csv"), fs.ErrNotExist,
-		"mv: `/user/alice/missing/x.csv': No such file or directory")
+		"mv: `/user/alice/missing/x.csv': No such file or directory: `/user/alice/missing/x.csv'")
 	wantErr(t, "mv missing source", sh.Mv(ctx, []string{"gone"}, "data/y"), fs.ErrNotExist, "mv: `gone': No such file or directory")
 	wantErr(t, "touchz non-empty", func() error {
 		sh.Stdin = strings.NewReader("x")
@@ -60,7 +60,7 @@ func TestParityMessagesPathsGlobs(t *testing.T) {
 	// Globs against the namespace, in every command that takes paths.
 	out.Reset()
 	must(t, sh.Ls(ctx, []string{"logs/*/*.log"}, fsshell.LsOptions{PathOnly: true}))
-	if got := out.String(); got != "/user/alice/logs/2024/a.log\n/user/alice/logs/2024/b.log\n/user/alice/logs/2025/c.log\n" {
+	if got := out.String(); got != "logs/2024/a.log\nlogs/2024/b.log\nlogs/2025/c.log\n" { // relative as given, as hdfs dfs
 		t.Fatalf("ls glob:\n%s", got)
 	}
 	out.Reset()
@@ -73,7 +73,7 @@ func TestParityMessagesPathsGlobs(t *testing.T) {
 	must(t, sh.Rm(ctx, []string{"nothing*"}, fsshell.RmOptions{Force: true}))
 	out.Reset()
 	must(t, sh.Rm(ctx, []string{"logs/2024/*.log"}, fsshell.RmOptions{}))
-	if got := out.String(); got != "Deleted /user/alice/logs/2024/a.log\nDeleted /user/alice/logs/2024/b.log\n" {
+	if got := out.String(); got != "Deleted logs/2024/a.log\nDeleted logs/2024/b.log\n" {
 		t.Fatalf("rm glob:\n%s", got)
 	}
 
@@ -81,7 +81,7 @@ func TestParityMessagesPathsGlobs(t *testing.T) {
 	out.Reset()
 	err := sh.Ls(ctx, []string{"nope", "logs"}, fsshell.LsOptions{})
 	if !errors.Is(err, fsshell.ErrSome) || !strings.Contains(out.String(), "ls: `nope': No such file or directory") ||
-		!strings.Contains(out.String(), "/user/alice/logs/2025") {
+		!strings.Contains(out.String(), " logs/2025\n") {
 		t.Fatalf("ls of a missing and a present path: %v\n%s", err, out)
 	}
 
@@ -222,7 +222,7 @@ func TestParityNewCommands(t *testing.T) {
 	local := filepath.Join(dir, "back.txt")
 	must(t, os.WriteFile(local, []byte("old"), 0o644))
 	wantErr(t, "get onto a local file", e.sh.Get(ctx, []string{"/d/f.txt"}, local, fsshell.GetOptions{}), fs.ErrExist,
-		"get: `"+local+"': File exists: local file exists (-f replaces it)")
+		"get: `"+local+"': File exists")
 	must(t, e.sh.Get(ctx, []string{"/d/f.txt"}, local, fsshell.GetOptions{Overwrite: true, Preserve: true}))
 	st, err := os.Stat(local)
 	remote, _ := e.c.Client(t).Stat(ctx, "/d/f.txt")

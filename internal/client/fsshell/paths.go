@@ -61,8 +61,36 @@ func uriPrefix(arg string) string {
 	}
 }
 
-// show is how a namespace path is printed: under the URI it was given as.
-func (s *Shell) show(p string) string { return s.shown + p }
+// show is how a namespace path is printed: under the URI it was given
+// as, or relative to the home directory when it was given relative.
+func (s *Shell) show(p string) string {
+	if s.relTo != "" {
+		if p == s.relTo {
+			return "."
+		}
+		if rel, ok := strings.CutPrefix(p, strings.TrimSuffix(s.relTo, "/")+"/"); ok {
+			return rel
+		}
+	}
+	return s.shown + p
+}
+
+// qualify is p as a fully qualified URI (hdfs://nn:8020/p), as HDFS
+// prints a path in some messages: under the URI the argument gave, else
+// the file system's.
+func (s *Shell) qualify(p string) string {
+	if s.shown != "" {
+		return s.shown + p
+	}
+	return s.URI + p
+}
+
+// relativeArg says whether a path argument is relative (to the home
+// directory), as typed.
+func relativeArg(arg string) bool {
+	_, p, err := SplitURI(arg)
+	return err == nil && !strings.HasPrefix(p, "/")
+}
 
 // NameNodeOf is the namenode the URIs among args name, "" if none does.
 // One command talks to one namenode, so two different ones are an error.
@@ -124,14 +152,18 @@ func (s *Shell) Target(ctx context.Context, op, arg string) (string, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", fail(op, arg, err)
 	}
+	// HDFS names the missing destination a second time, fully
+	// qualified: "put: `/n/': No such file or directory: `hdfs://nn:8020/n'".
+	s.shown = uriPrefix(arg)
+	missing := &Error{Cmd: op, Path: arg, Err: fs.ErrNotExist, Qualified: s.qualify(dst)}
 	_, p, _ := SplitURI(arg)
 	if base := p[strings.LastIndex(p, "/")+1:]; base == "" || base == "." || base == ".." {
-		return "", fail(op, arg, fs.ErrNotExist) // a directory that is not there
+		return "", missing // a directory that is not there
 	}
 	st, err := s.FS.Stat(ctx, path.Dir(dst))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", fail(op, arg, fs.ErrNotExist)
+		return "", missing
 	case err != nil:
 		return "", fail(op, arg, err)
 	case !st.IsDir:
@@ -192,6 +224,10 @@ func (s *Shell) eachPathOpt(ctx context.Context, cmd string, args []string, igno
 	runs := 0
 	for _, a := range args {
 		s.shown = uriPrefix(a)
+		s.relTo = ""
+		if relativeArg(a) {
+			s.relTo = s.home()
+		}
 		ps, err := s.Expand(ctx, a)
 		if ignoreMissing && errors.Is(err, fs.ErrNotExist) {
 			continue

@@ -29,10 +29,19 @@ type Shell struct {
 	// user>, HDFS's home directory.
 	Home string
 
+	// URI is the file system's "scheme://authority" (hdfs://nn:8020), for
+	// the messages HDFS words with fully qualified paths (rm's trash
+	// line, a destination whose parent is missing); "" prints plain paths.
+	URI string
+
 	// shown is the "scheme://authority" of the URI argument being worked
 	// on ("" for a plain path): listings print paths under it, as hdfs
 	// dfs prints them in the form they were given (PathData).
 	shown string
+	// relTo is the home directory while the argument being worked on is
+	// a relative path ("" otherwise): hdfs dfs prints what a relative
+	// argument names relative too ("ls rel" lists rel/r.txt).
+	relTo string
 }
 
 // ErrSome is returned by multi-path commands when some paths failed
@@ -60,10 +69,20 @@ func (s *Shell) each(paths []string, f func(p string) error) error {
 
 // PutOptions tune Put.
 type PutOptions struct {
+	// Cmd names the command in messages: put (the default),
+	// copyFromLocal or moveFromLocal.
+	Cmd         string
 	Overwrite   bool
 	Replication int
 	BlockSize   int64
 	WriteMode   string
+}
+
+func (o PutOptions) cmd() string {
+	if o.Cmd == "" {
+		return "put"
+	}
+	return o.Cmd
 }
 
 // Put copies local files, directories (recursively) or "-" (stdin) to
@@ -74,16 +93,13 @@ func (s *Shell) Put(ctx context.Context, locals []string, remote string, o PutOp
 	if st, err := s.FS.Stat(ctx, remote); err == nil && st.IsDir {
 		dirTarget = true
 	} else if len(locals) > 1 {
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fail("put", remote, err)
-		}
-		return fail("put", remote, fmt.Errorf("%w: several sources need an existing directory as the target", client.ErrNotDir))
+		return notDirTarget(o.cmd(), remote, err)
 	}
 	return s.each(locals, func(local string) error {
 		dst := remote
 		if dirTarget {
 			if local == "-" {
-				return fail("put", remote, fmt.Errorf("%w: stdin needs a file name as the target", client.ErrIsDir))
+				return fail(o.cmd(), remote, fmt.Errorf("%w: stdin needs a file name as the target", client.ErrIsDir))
 			}
 			dst = path.Join(remote, filepath.Base(local))
 		}
@@ -97,15 +113,15 @@ func (s *Shell) putOne(ctx context.Context, local, dst string, o PutOptions) err
 	}
 	st, err := os.Stat(local)
 	if err != nil {
-		return fail("put", local, localErr(err))
+		return fail(o.cmd(), local, localErr(err))
 	}
 	if st.IsDir() {
 		if err := s.FS.Mkdir(ctx, dst, 0o755, true); err != nil {
-			return fail("put", dst, err)
+			return fail(o.cmd(), dst, err)
 		}
 		ents, err := os.ReadDir(local)
 		if err != nil {
-			return fail("put", local, localErr(err))
+			return fail(o.cmd(), local, localErr(err))
 		}
 		for _, e := range ents {
 			if err := s.putOne(ctx, filepath.Join(local, e.Name()), path.Join(dst, e.Name()), o); err != nil {
@@ -116,7 +132,7 @@ func (s *Shell) putOne(ctx context.Context, local, dst string, o PutOptions) err
 	}
 	f, err := os.Open(local)
 	if err != nil {
-		return fail("put", local, localErr(err))
+		return fail(o.cmd(), local, localErr(err))
 	}
 	defer f.Close()
 	return s.putReader(ctx, f, st.Size(), filepath.Base(local), dst, o)
@@ -129,16 +145,16 @@ func (s *Shell) putOne(ctx context.Context, local, dst string, o PutOptions) err
 func (s *Shell) putReader(ctx context.Context, r io.Reader, size int64, name, dst string, o PutOptions) error {
 	if old, err := s.FS.Stat(ctx, dst); err == nil {
 		if old.IsDir {
-			return fail("put", dst, client.ErrIsDir)
+			return fail(o.cmd(), dst, client.ErrIsDir)
 		}
 		if !o.Overwrite {
-			return fail("put", dst, fs.ErrExist)
+			return fail(o.cmd(), dst, fs.ErrExist)
 		}
 	}
 	tmp := dst + copyingSuffix
 	w, err := s.createCopying(ctx, tmp, o)
 	if err != nil {
-		return fail("put", dst, err)
+		return fail(o.cmd(), dst, err)
 	}
 	// Whatever ends this put early (an error, Ctrl-C cancelling ctx),
 	// the temporary file goes; the deletion must outlive ctx.
@@ -162,22 +178,22 @@ func (s *Shell) putReader(ctx context.Context, r io.Reader, size int64, name, ds
 		if !errors.As(err, &pe) {
 			err = localErr(err) // the local read failed
 		}
-		return fail("put", dst, err)
+		return fail(o.cmd(), dst, err)
 	}
 	if err := w.Close(); err != nil {
 		bar.stop()
-		return fail("put", dst, err)
+		return fail(o.cmd(), dst, err)
 	}
 	if o.Overwrite {
 		// Rename never replaces a file (HDFS semantics): make room.
 		if err := s.FS.Delete(ctx, dst, false); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			bar.stop()
-			return fail("put", dst, err)
+			return fail(o.cmd(), dst, err)
 		}
 	}
 	if err := s.FS.Rename(ctx, tmp, dst); err != nil {
 		bar.stop()
-		return fail("put", dst, err)
+		return fail(o.cmd(), dst, err)
 	}
 	done = true
 	bar.finish()

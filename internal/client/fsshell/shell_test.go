@@ -125,7 +125,7 @@ func TestShellPutGetLsRmMv(t *testing.T) {
 	}
 
 	e.reset()
-	must(t, e.sh.Du(ctx, []string{"/out"}, true, false))
+	must(t, e.sh.Du(ctx, []string{"/out"}, true, false, false))
 	if f := strings.Fields(e.out.String()); len(f) != 3 || f[0] != "3200000" || f[1] != "9600000" || f[2] != "/out" {
 		t.Fatalf("du -s = %q", e.out)
 	}

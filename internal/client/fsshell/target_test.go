@@ -12,9 +12,11 @@ import (
 // A destination that does not exist follows hdfs dfs's rule: its parent
 // must exist, and one written with a trailing "/" names a directory that
 // must exist itself. put, cp and mv made a file /newdir of "/newdir/",
-// and put made missing parents on the way.
+// and put made missing parents on the way. A missing one is named a
+// second time fully qualified, as hdfs dfs names it.
 func TestDestinationMustHaveItsParent(t *testing.T) {
 	e := newEnv(t)
+	e.sh.URI = "hdfs://nn:8020"
 	ctx := context.Background()
 	must(t, e.sh.Mkdir(ctx, []string{"/d"}, true))
 	must(t, e.sh.Touchz(ctx, []string{"/d/f"}))
@@ -22,11 +24,11 @@ func TestDestinationMustHaveItsParent(t *testing.T) {
 		arg, want string
 		kind      error
 	}{
-		{"/newdir/", "put: `/newdir/': No such file or directory", fs.ErrNotExist},
-		{"/n2/sub/", "put: `/n2/sub/': No such file or directory", fs.ErrNotExist},
-		{"/n2/sub", "put: `/n2/sub': No such file or directory", fs.ErrNotExist},
-		{"/d/f/x", "put: `/d/f/x': Not a directory", client.ErrNotDir},
-		{"/d/new/.", "put: `/d/new/.': No such file or directory", fs.ErrNotExist},
+		{"/newdir/", "put: `/newdir/': No such file or directory: `hdfs://nn:8020/newdir'", fs.ErrNotExist},
+		{"/n2/sub/", "put: `/n2/sub/': No such file or directory: `hdfs://nn:8020/n2/sub'", fs.ErrNotExist},
+		{"/n2/sub", "put: `/n2/sub': No such file or directory: `hdfs://nn:8020/n2/sub'", fs.ErrNotExist},
+		{"/d/f/x", "put: `/d/f/x': Is not a directory", client.ErrNotDir},
+		{"/d/new/.", "put: `/d/new/.': No such file or directory: `hdfs://nn:8020/d/new'", fs.ErrNotExist},
 	} {
 		_, err := e.sh.Target(ctx, "put", c.arg)
 		wantErr(t, c.arg, err, c.kind, c.want)
@@ -36,8 +38,8 @@ func TestDestinationMustHaveItsParent(t *testing.T) {
 			t.Errorf("Target(%q) = %q, %v; want %q", arg, got, err, want)
 		}
 	}
-	wantErr(t, "cp to a missing dir/", e.sh.Cp(ctx, []string{"/d/f"}, "/newdir/", fsshell.CpOptions{}), fs.ErrNotExist, "cp: `/newdir/': No such file or directory")
-	wantErr(t, "mv to a missing dir/", e.sh.Mv(ctx, []string{"/d/f"}, "/newdir/"), fs.ErrNotExist, "mv: `/newdir/': No such file or directory")
+	wantErr(t, "cp to a missing dir/", e.sh.Cp(ctx, []string{"/d/f"}, "/newdir/", fsshell.CpOptions{}), fs.ErrNotExist, "cp: `/newdir/': No such file or directory: `hdfs://nn:8020/newdir'")
+	wantErr(t, "mv to a missing dir/", e.sh.Mv(ctx, []string{"/d/f"}, "/newdir/"), fs.ErrNotExist, "mv: `/newdir/': No such file or directory: `hdfs://nn:8020/newdir'")
 	for _, p := range []string{"/newdir", "/n2"} {
 		if _, err := e.c.Client(t).Stat(ctx, p); err == nil {
 			t.Errorf("%s was made by a refused command", p)

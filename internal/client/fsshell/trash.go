@@ -21,7 +21,9 @@ func (s *Shell) moveToTrash(ctx context.Context, p string) (done bool, err error
 		return false, &Error{Cmd: "rm", Err: fmt.Errorf("Failed to move to trash: `%s': %s. Consider using -skipTrash option", p, hdfsMessage(err))} //nolint:staticcheck // HDFS's capitalised message
 	}
 	if moved {
-		fmt.Fprintf(s.Out, "Moved: '%s' to trash at: %s\n", p, dst)
+		// HDFS's TrashPolicyDefault logs this line (to stderr, as
+		// `hadoop fs` sets up its log) with both paths fully qualified.
+		fmt.Fprintf(s.Err, "Moved: '%s' to trash at: %s\n", s.qualify(p), s.qualify(dst))
 	}
 	return moved, nil
 }

@@ -55,7 +55,7 @@ func TestRmMovesToTrash(t *testing.T) {
 	put("/data/d/b")
 
 	must(t, e.sh.Rm(ctx, []string{"/data/a"}, fsshell.RmOptions{}))
-	if got, want := e.out.String(), "Moved: '/data/a' to trash at: "+trash+"/Current/data/a\n"; got != want {
+	if got, want := e.err.String(), "Moved: '/data/a' to trash at: "+trash+"/Current/data/a\n"; got != want {
 		t.Fatalf("rm printed %q; want %q", got, want)
 	}
 	if exists(t, e, "/data/a") || !exists(t, e, trash+"/Current/data/a") {

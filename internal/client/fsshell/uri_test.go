@@ -28,7 +28,7 @@ func TestURIPathsShownAsGiven(t *testing.T) {
 		{"ls -C glob", func() error { return e.sh.Ls(ctx, []string{u + "/p/*"}, fsshell.LsOptions{PathOnly: true}) }, []string{u + "/p/x"}},
 		{"ls -R", func() error { return e.sh.Ls(ctx, []string{"hdfs:///"}, fsshell.LsOptions{Recursive: true}) }, []string{" hdfs:///p", " hdfs:///p/x"}},
 		{"find", func() error { return e.sh.Find(ctx, []string{u + "/p"}, fsshell.FindOptions{}) }, []string{u + "/p", u + "/p/x"}},
-		{"du", func() error { return e.sh.Du(ctx, []string{u + "/p"}, false, false) }, []string{" " + u + "/p/x"}},
+		{"du", func() error { return e.sh.Du(ctx, []string{u + "/p"}, false, false, false) }, []string{" " + u + "/p/x"}},
 		{"count", func() error { return e.sh.Count(ctx, []string{u + "/p"}, fsshell.CountOptions{}) }, []string{" " + u + "/p"}},
 		{"checksum", func() error { return e.sh.Checksum(ctx, []string{"smarth://nn.example/p/x"}) }, []string{"smarth://nn.example/p/x\tMD5-of-"}},
 		{"ls after", func() error { return e.sh.Ls(ctx, []string{"/p"}, fsshell.LsOptions{}) }, []string{"Found 1 items", " /p/x"}},

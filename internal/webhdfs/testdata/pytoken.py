@@ -58,8 +58,9 @@ def cancelled(c):
             call()
             check(False, "%s with a cancelled token is refused" % what)
         except HdfsError as e:
-            # HdfsCLI says this for every 401, without the server's message.
-            check("Authentication failure" in str(e), "%s with a cancelled token is refused: %s" % (what, e))
+            # HDFS's answer to a cancelled token: 403 InvalidToken, whose
+            # class HdfsCLI keeps (a 401 would be "Authentication failure").
+            check(getattr(e, "exception", None) == "InvalidToken", "%s with a cancelled token is refused as InvalidToken: %s (%s)" % (what, e, getattr(e, "exception", None)))
 
 
 def main():

@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.List;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FsShell;
 import org.apache.hadoop.security.Credentials;
 import org.apache.hadoop.security.UserGroupInformation;
@@ -22,7 +23,9 @@ import org.apache.hadoop.util.ToolRunner;
  * A command line without --token runs as the login user, who holds the
  * tokens Hadoop itself reads from HADOOP_TOKEN_FILE_LOCATION. One with
  * --token FILE runs as a user holding only FILE's tokens (none for "").
- * After each, prints "== rc N" (FsShell's exit code) on stdout.
+ * After each, prints "== rc N" (FsShell's exit code) on stdout; with
+ * -Dsmarth.fsshells.mark=true also "== rc N" on stderr, so a caller
+ * reading the two streams apart can split each into the lines' parts.
  */
 public final class FsShells {
   public static void main(String[] args) throws Exception {
@@ -49,6 +52,14 @@ public final class FsShells {
       }
       final String[] argv = line.toArray(new String[0]);
       int rc = ugi.doAs((PrivilegedExceptionAction<Integer>) () -> ToolRunner.run(new FsShell(new Configuration(conf)), argv));
+      // Each line as its own `hadoop fs` process: FileSystem.get caches
+      // instances with the Configuration they were made with, so a later
+      // line's -D dfs.replication=1 would otherwise meet an earlier
+      // line's client.
+      FileSystem.closeAll();
+      if (Boolean.getBoolean("smarth.fsshells.mark")) {
+        System.err.println("== rc " + rc);
+      }
       System.err.flush();
       System.out.println("== rc " + rc + " " + String.join(" ", Arrays.asList(argv)));
       System.out.flush();
