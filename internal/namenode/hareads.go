@@ -59,8 +59,12 @@ type readIndex struct {
 	verify func(context.Context) error // replog's VerifyLeader
 	stop   <-chan struct{}             // the namenode stops: fail verifications
 
+	// depth is how many verifications may be in flight at once; readers
+	// beyond share the next.
+	depth int
+
 	mu       sync.Mutex
-	inFlight bool
+	inFlight int
 	next     *verification // the one readers arriving now wait for
 }
 
@@ -71,27 +75,38 @@ type verification struct {
 	readers int // how many wait for it (under readIndex.mu)
 }
 
+// readIndexDepth is one verification in flight. Two (a reader arriving
+// just after one was proposed starts the next at once, waiting about one
+// round instead of up to two) measured no better: getFileInfo with 8
+// threads at 0.236x the leader mode's rate against 0.226x with one (load
+// average 20 on 2 cores); the round itself (a barrier entry made durable
+// on a majority) is the cost.
+const readIndexDepth = 1
+
 func newReadIndex(verify func(context.Context) error, stop <-chan struct{}) *readIndex {
-	return &readIndex{verify: verify, stop: stop}
+	return &readIndex{verify: verify, stop: stop, depth: readIndexDepth}
 }
 
 // wait returns once a verification that began after the call has ended,
 // with its outcome, or when ctx ends.
 func (r *readIndex) wait(ctx context.Context) error {
 	r.mu.Lock()
-	v := r.next
-	if v == nil {
+	var v *verification
+	if r.inFlight < r.depth {
+		// A slot is free: a verification starts now, after this reader
+		// arrived.
 		v = &verification{done: make(chan struct{})}
-		r.next = v
+		r.inFlight++
+		go r.run(v)
+	} else {
+		// Else the next one, which starts when one in flight ends (run),
+		// so after this reader arrived too.
+		if r.next == nil {
+			r.next = &verification{done: make(chan struct{})}
+		}
+		v = r.next
 	}
 	v.readers++
-	if !r.inFlight {
-		// None running: v starts now, after this reader arrived.
-		r.inFlight, r.next = true, nil
-		go r.run(v)
-	}
-	// Else v starts when the one in flight ends (run), so after this
-	// reader arrived too.
 	r.mu.Unlock()
 	select {
 	case <-v.done:
@@ -101,7 +116,7 @@ func (r *readIndex) wait(ctx context.Context) error {
 	}
 }
 
-// run verifies for v and the batches queued behind it, one at a time.
+// run verifies for v, then for the batches queued meanwhile.
 func (r *readIndex) run(v *verification) {
 	for v != nil {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -117,7 +132,9 @@ func (r *readIndex) run(v *verification) {
 		close(v.done)
 		r.mu.Lock()
 		v, r.next = r.next, nil
-		r.inFlight = v != nil
+		if v == nil {
+			r.inFlight--
+		}
 		r.mu.Unlock()
 	}
 }

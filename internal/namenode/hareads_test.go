@@ -32,6 +32,7 @@ func TestReadIndexSharesVerifications(t *testing.T) {
 		started <- int(calls.Add(1))
 		return <-release
 	}, stop)
+	r.depth = 1
 
 	first := make(chan error, 1)
 	go func() { first <- r.wait(context.Background()) }()
@@ -255,7 +256,7 @@ func deposedActiveRead(t *testing.T, mode string) {
 		if rx := g.nns[old].ha.reads; rx != nil {
 			rx.mu.Lock()
 			defer rx.mu.Unlock()
-			return rx.inFlight
+			return rx.inFlight > 0
 		}
 		return false
 	})
