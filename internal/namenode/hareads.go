@@ -145,34 +145,40 @@ func (h *haNode) linearizable() bool { return h.reads != nil }
 // readGate waits for the read index before a namespace read on the
 // active. A failed verification is a standby refusal naming the leader the
 // member knows of: the client retries there.
-func (h *haNode) readGate(ctx context.Context) error {
+func (h *haNode) readGate(ctx context.Context) error { return h.gate(ctx, standby.Read) }
+
+// gate is readGate refusing in category (a mutation's refusal is a
+// WRITE's).
+func (h *haNode) gate(ctx context.Context, category string) error {
 	if err := h.reads.wait(ctx); err != nil {
 		if ctx.Err() != nil {
 			return err
 		}
-		return h.readRefusal(err)
+		return h.refusal(err, category)
 	}
 	return nil
 }
 
-// readRefusal maps a failed verification or commit wait of a read.
+// refusal maps a failed verification or commit wait.
 // Whatever stopped it, this member cannot vouch for its namespace: it
 // answers as a standby, naming the leader it learnt of if any.
-func (h *haNode) readRefusal(err error) error {
+func (h *haNode) refusal(err error, category string) error {
 	var nl replog.ErrNotLeader
 	if errors.As(err, &nl) {
-		return standby.Error(standby.Read, h.peer(nl.LeaderID).RPC)
+		return standby.Error(category, h.peer(nl.LeaderID).RPC)
 	}
-	return standby.Error(standby.Read, h.activeRPC())
+	return standby.Error(category, h.activeRPC())
 }
 
 // readCommitted waits, after a read ran, until every edit it could have
 // seen is committed: the active applies an edit to memory before the
 // group has it (its group commit), and a reply must not reveal one that
 // a lost leadership would undo.
-func (nn *NameNode) readCommitted() error {
+func (nn *NameNode) readCommitted() error { return nn.committed(standby.Read) }
+
+func (nn *NameNode) committed(category string) error {
 	if err := nn.journal.Sync(nn.journal.LastTxID()); err != nil {
-		return nn.ha.readRefusal(err)
+		return nn.ha.refusal(err, category)
 	}
 	return nil
 }
@@ -207,4 +213,18 @@ func (h *haNode) webhdfsReadGate(r *http.Request) error {
 		return err
 	}
 	return h.nn.readCommitted()
+}
+
+// vouch is the read index for a mutation refused on the namespace's
+// state (the file does not exist, already exists, a permission): the
+// refusal was read from memory, so a deposed active must not give it.
+// A mutation that changed something needs none: its commit proves it.
+func (nn *NameNode) vouch() error {
+	if nn.ha == nil || !nn.ha.linearizable() {
+		return nil
+	}
+	if err := nn.ha.gate(context.Background(), standby.Write); err != nil {
+		return err
+	}
+	return nn.committed(standby.Write)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -146,10 +147,11 @@ func (c *cutConn) Close() error {
 // it leads until its lease runs out, long here (30 s) so that the others
 // elect a successor, which acknowledges a new directory, well inside
 // it. A getFileInfo of that directory sent straight to the old active
-// then must not say it does not exist: with ha_read_consistency:
-// linearizable it waits for a read index that cannot pass, and once the
-// partition heals it is refused as a standby (the client goes to the
-// new active); with leader (the control) it answers from memory, stale.
+// then must not say it does not exist, nor a delete of it that it is not
+// found: with ha_read_consistency: linearizable both wait for a read
+// index that cannot pass, and once the partition heals they are refused
+// as a standby (the client goes to the new active); with leader (the
+// control) both are answered from memory, stale.
 func TestHAReadIndexDeposedActive(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two groups of three namenodes, each through an election after a partition (about 15 s)")
@@ -236,6 +238,38 @@ func deposedActiveRead(t *testing.T, mode string) {
 		t.Fatalf("the cut-off member no longer believes it is the active (%v, %v): its lease ran out before the test's read, which then proves nothing", st, err)
 	}
 
+	// Sent straight to the old active while it is cut off: a delete of
+	// /after, which its stale namespace refuses (not found), then a
+	// getFileInfo of /after. Each either replies or waits in the read
+	// index (the delete's verification in flight, the read queued for
+	// the next); then the partition heals.
+	delErr := make(chan error, 1)
+	go func() {
+		_, err := a.cp.Delete(a.ctx(), &dfspb.DeleteRequest{Path: "/after"})
+		delErr <- err
+	}()
+	gate := func(cond func(r *readIndex) bool) func() bool {
+		return func() bool {
+			rx := g.nns[old].ha.reads
+			if rx == nil {
+				return false
+			}
+			rx.mu.Lock()
+			defer rx.mu.Unlock()
+			return cond(rx)
+		}
+	}
+	var del error
+	delDone := false
+	waitFor(t, "the delete sent to the old active to reply or to wait for a read index", func() bool {
+		select {
+		case del = <-delErr:
+			delDone = true
+			return true
+		default:
+		}
+		return gate(func(r *readIndex) bool { return r.inFlight > 0 })()
+	})
 	type reply struct {
 		st  *dfspb.GetFileInfoResponse
 		err error
@@ -253,29 +287,36 @@ func deposedActiveRead(t *testing.T, mode string) {
 			return true
 		default:
 		}
-		if rx := g.nns[old].ha.reads; rx != nil {
-			rx.mu.Lock()
-			defer rx.mu.Unlock()
-			return rx.inFlight > 0
+		if delDone {
+			return gate(func(r *readIndex) bool { return r.inFlight > 0 })()
 		}
-		return false
+		return gate(func(r *readIndex) bool { return r.next != nil && r.next.readers > 0 })()
 	})
 	cut.heal()
 	if rep == nil {
 		r := <-got
 		rep = &r
 	}
+	if !delDone {
+		del = <-delErr
+	}
 	switch mode {
 	case readsLeader:
 		if status.Code(rep.err) != codes.NotFound {
 			t.Fatalf("control (leader reads): getFileInfo /after on the deposed active: %v, %v; want its stale answer, not found", rep.st, rep.err)
 		}
-		t.Logf("control: the deposed active answered from its stale namespace: %v", rep.err)
+		if status.Code(del) != codes.NotFound {
+			t.Fatalf("control (leader reads): delete /after on the deposed active: %v; want its stale refusal, not found", del)
+		}
+		t.Logf("control: the deposed active answered from its stale namespace: %v; delete: %v", rep.err, del)
 	case readsLinearizable:
 		if _, ok := standby.Is(rep.err); !ok {
 			t.Fatalf("getFileInfo /after on the deposed active: %v, %v; want a standby refusal", rep.st, rep.err)
 		}
-		t.Logf("the deposed active refused the read: %v", rep.err)
+		if _, ok := standby.Is(del); !ok || !strings.Contains(status.Convert(del).Message(), "category WRITE") {
+			t.Fatalf("delete /after on the deposed active: %v; want a standby refusal of a WRITE, not its stale not found", del)
+		}
+		t.Logf("the deposed active refused the read: %v; and the delete: %v", rep.err, del)
 	}
 
 	// Healed, the old active follows the new one and has /after.
