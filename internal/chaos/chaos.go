@@ -155,6 +155,10 @@ type Fault struct {
 	Failover  time.Duration
 	NewActive string
 	Resumed   string
+	// StopLag: a SIGSTOP was in force (every thread of the victim
+	// stopped) this long after the signal (stopped.go); Elected and
+	// Failover of a SIGSTOP count from then.
+	StopLag time.Duration
 }
 
 // Report is what a run did and found.

@@ -87,6 +87,19 @@ func (k *Killer) injectNameNode(ctx context.Context, rng *rand.Rand, st *cluster
 		return Fault{}, fmt.Errorf("chaos: %s %s (pid %d): %w", kind, victim.Name, victim.PID, err)
 	}
 	k.Logf("%s the active namenode %s (pid %d, term %d)", kind, victim.Name, victim.PID, f.Term)
+	if kind == FaultStop {
+		// The hung host counts from when the victim is stopped (see
+		// stopped.go): a write it served before is not a failover.
+		stopped, err := awaitStopped(victim.PID, time.Minute)
+		if err != nil {
+			k.Warn("SIGSTOP of %s: %v; timing the failover from the signal", victim.Name, err)
+		} else {
+			f.StopLag = stopped.Sub(f.At)
+			if f.StopLag > 5*time.Millisecond {
+				k.Logf("%s stopped %s after the SIGSTOP", victim.Name, f.StopLag.Round(time.Millisecond))
+			}
+		}
+	}
 	probed := k.measure(&f)
 	others := *st
 	others.Daemons = slices.DeleteFunc(slices.Clone(st.Daemons), func(d cluster.Daemon) bool { return d.Name == victim.Name })
@@ -137,8 +150,9 @@ func (k *Killer) warmProbe(ctx context.Context) error {
 }
 
 // measure starts the probe loop of fault f: writes one after another
-// until one is acknowledged; f.Failover is the time from the signal to
-// that acknowledgement. The channel is closed when it is done (a probe
+// until one is acknowledged; f.Failover is the time from the signal (a
+// SIGSTOP: from when it was in force, f.StopLag after it) to that
+// acknowledgement. The channel is closed when it is done (a probe
 // that is not acknowledged within probeLimit leaves f.Failover zero and
 // is reported as unmeasured).
 func (k *Killer) measure(f *Fault) <-chan struct{} {
@@ -147,7 +161,7 @@ func (k *Killer) measure(f *Fault) <-chan struct{} {
 		close(done)
 		return done
 	}
-	at := f.At
+	at := f.At.Add(f.StopLag)
 	go func() {
 		defer close(done)
 		ctx, cancel := context.WithTimeout(context.Background(), probeLimit)
@@ -185,7 +199,7 @@ func (k *Killer) waitElected(_ context.Context, others *cluster.State, f *Fault)
 		if err == nil {
 			for _, m := range ms {
 				if m.Err == nil && m.HA.GetState() == dfspb.HAState_ACTIVE && m.HA.GetTerm() > f.Term {
-					f.Elected, f.NewActive = time.Since(f.At), m.Name
+					f.Elected, f.NewActive = time.Since(f.At.Add(f.StopLag)), m.Name
 					k.Logf("%s is active (term %d) %s after the %s", m.Name, m.HA.GetTerm(), f.Elected.Round(time.Millisecond), f.Kind)
 					return
 				}

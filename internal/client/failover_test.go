@@ -427,3 +427,35 @@ func TestFailoverKeepsSlowActive(t *testing.T) {
 		}
 	})
 }
+
+// While an election runs (the other member still a standby), a hung
+// call's watch asks the others again and again, but the hung member only
+// once: waiting for its deadline in every round found a new active up to
+// a round late. Once the other says ACTIVE at a higher term, the call
+// moves there.
+func TestFailoverWatchAsksHungMemberOnce(t *testing.T) {
+	forTransports(t, func(t *testing.T, tr string) {
+		hung, next := startHANN(t, tr, "hang", ""), startHANN(t, tr, "standby", "")
+		hung.term, next.term = 1, 1
+		f := haClientProbe(t, tr, 50*time.Millisecond, hung.addr, next.addr)
+		done := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			done <- f.Rename(ctx, "/a", "/b")
+		}()
+		waitFor(t, "the watch to ask the standby 4 times during the election", func() bool { return next.count("GetHAStatus") >= 4 })
+		next.mu.Lock()
+		next.role, next.term = "active", 2
+		next.mu.Unlock()
+		if err := <-done; err != nil {
+			t.Fatalf("rename with a hung active and a new active elected meanwhile: %v", err)
+		}
+		if n := hung.count("GetHAStatus"); n != 1 {
+			t.Errorf("the hung member was asked its HA status %d times by one watch; want once", n)
+		}
+		if next.count("Rename") != 1 {
+			t.Errorf("renames at the new active = %d; want 1", next.count("Rename"))
+		}
+	})
+}

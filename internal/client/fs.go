@@ -87,8 +87,11 @@ type Config struct {
 	// client ask the other namenodes whether one of them is the active
 	// now (a frozen or hung active: no broken connection tells the
 	// client); if one is, at a higher term, the call is repeated there,
-	// else it keeps waiting (a slow active is not abandoned). Default 1s;
-	// negative: wait the whole RPCTimeout, as HDFS does.
+	// else it keeps waiting (a slow active is not abandoned). Default
+	// 500ms: the group cannot have elected a new active sooner (its
+	// followers wait replog's HeartbeatTimeout, 500 ms, before an
+	// election), and from then on the probe finds it within a round
+	// (probeEvery); negative: wait the whole RPCTimeout, as HDFS does.
 	FailoverProbeAfter time.Duration
 	// MaxPipelines caps the open pipelines of one multi-pipeline file on
 	// top of live datanodes / replication; each one holds up to a block of
@@ -175,7 +178,7 @@ func (c *Config) setDefaults() error {
 	def(&c.FailoverSleepBase, 100*time.Millisecond)
 	def(&c.FailoverSleepMax, 2*time.Second)
 	if c.FailoverProbeAfter == 0 {
-		c.FailoverProbeAfter = time.Second
+		c.FailoverProbeAfter = 500 * time.Millisecond
 	}
 	if c.FailoverAttempts <= 0 {
 		c.FailoverAttempts = 15

@@ -224,6 +224,16 @@ type NameNodeHA struct {
 	// SnapshotThreshold is how many edits since the last snapshot (the
 	// HA checkpoint) make the next one.
 	SnapshotThreshold uint64 `yaml:"ha_snapshot_threshold"`
+	// ReadConsistency is what a read on the active promises:
+	// "linearizable" (empty: the default) makes every namespace read
+	// (getFileInfo, listing, getBlockLocations, content summary, xattrs,
+	// ACLs, fsck, WebHDFS GETs, ...) wait for a read index, one raft round
+	// shared by the reads that arrived meanwhile, so an active that was
+	// deposed without noticing (frozen, cut off) refuses it as a standby
+	// instead of answering from a stale namespace; "leader" answers from
+	// the active's memory at once, which is not linearizable (HDFS's
+	// active does the same).
+	ReadConsistency string `yaml:"ha_read_consistency"`
 }
 
 // NameNodeHAPeer is one member's addresses.

@@ -28,6 +28,9 @@ import (
 // the defaults and the checks are here.
 type Config struct {
 	daemonconf.NameNodeConfig `yaml:",inline"`
+	// raftConn wraps the HA group's raft connections (replog's
+	// WrapConn): tests cut a member off its group with it.
+	raftConn func(net.Conn) net.Conn
 }
 
 // DefaultConfig returns the documented defaults.

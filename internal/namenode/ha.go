@@ -181,6 +181,9 @@ type haNode struct {
 	// active role to (nil: none): mutations are refused naming it, and
 	// watch does not take over again while it runs.
 	transferTo atomic.Pointer[string]
+	// reads is the read index of namespace reads (hareads.go); nil with
+	// ha_read_consistency: leader.
+	reads *readIndex
 }
 
 // Fatal delivers an error after which the namenode must stop and be
@@ -242,12 +245,15 @@ func (nn *NameNode) loadHA(fs journal.FS) error {
 		Bootstrap: hc.Bootstrap, SeedFromFSM: hc.Bootstrap,
 		HeartbeatTimeout: hc.HeartbeatTimeout, ElectionTimeout: hc.ElectionTimeout,
 		LeaderLeaseTimeout: hc.LeaderLeaseTimeout, SnapshotThreshold: hc.SnapshotThreshold,
-		Logger: nn.logger,
+		Logger: nn.logger, WrapConn: nn.cfg.raftConn,
 	})
 	if err != nil {
 		return fmt.Errorf("namenode: ha: %w", err)
 	}
 	ha.log, ha.edits.log = l, l
+	if hc.ReadConsistency != readsLeader {
+		ha.reads = newReadIndex(l.VerifyLeader, nn.stop)
+	}
 	nn.logger.Info("namenode is a member of an HA group", "ha_id", hc.ID, "raft", hc.Peers[hc.ID].Raft, "members", len(hc.Peers),
 		"last_txid", nn.journal.LastTxID())
 	return nil
@@ -417,15 +423,19 @@ func (nn *NameNode) standbyRefusal(method string) error {
 // through the interceptor.
 func (h *haNode) webhdfsGate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h.active.Load() {
+		refusal := h.webhdfsReadGate(r)
+		if refusal == nil && h.active.Load() {
 			next.ServeHTTP(w, r)
 			return
 		}
-		cat := standby.Write
-		if r.Method == http.MethodGet {
-			cat = standby.Read
+		if refusal == nil {
+			cat := standby.Write
+			if r.Method == http.MethodGet {
+				cat = standby.Read
+			}
+			refusal = standby.Error(cat, h.activeRPC())
 		}
-		webhdfs.WriteError(w, webhdfs.Exception("StandbyException", status.Convert(standby.Error(cat, h.activeRPC())).Message()))
+		webhdfs.WriteError(w, webhdfs.Exception("StandbyException", status.Convert(refusal).Message()))
 	})
 }
 
@@ -578,6 +588,9 @@ func (c Config) validateHA() []error {
 	}
 	if !c.Wire.TLS {
 		bad("ha_id: an HA group needs tls: true (its members speak mutual TLS with the cluster CA)")
+	}
+	if rc := h.ReadConsistency; rc != "" && rc != readsLinearizable && rc != readsLeader {
+		bad("ha_read_consistency: %q is not %s or %s", rc, readsLinearizable, readsLeader)
 	}
 	for key, d := range map[string]time.Duration{"ha_heartbeat_timeout": h.HeartbeatTimeout,
 		"ha_election_timeout": h.ElectionTimeout, "ha_leader_lease_timeout": h.LeaderLeaseTimeout} {

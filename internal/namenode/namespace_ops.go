@@ -47,6 +47,9 @@ func (nn *NameNode) mutateCall(call *fsstate.Call, opName, path string, c namesp
 			tx := nn.journal.LastTxID()
 			nn.mu.Unlock()
 			_ = nn.sync(tx)
+			if verr := nn.vouch(); verr != nil {
+				return fsstate.Applied{}, verr
+			}
 			return fsstate.Applied{}, statusOf(err)
 		}
 	}
@@ -56,6 +59,9 @@ func (nn *NameNode) mutateCall(call *fsstate.Call, opName, path string, c namesp
 	res, err := nn.state.Apply(op, c)
 	if err != nil {
 		nn.mu.Unlock()
+		if verr := nn.vouch(); verr != nil {
+			return res, verr
+		}
 		return res, statusOf(err)
 	}
 	tx := nn.logCall(call, op)

@@ -99,6 +99,9 @@ func (nn *NameNode) interceptor(ctx context.Context, req any, info *grpc.UnarySe
 	if err := nn.standbyRefusal(info.FullMethod); err != nil {
 		return nil, err
 	}
+	if nn.ha != nil && nn.ha.linearizable() && linearRead[info.FullMethod] {
+		return nn.gatedRead(ctx, func() (any, error) { return handler(ctx, req) })
+	}
 	return handler(ctx, req)
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"runtime"
 	"sync"
 	"time"
@@ -84,6 +85,10 @@ type Config struct {
 	// NoSync skips fsync of the log (bolt only; tests of logic only).
 	NoSync bool
 	Logger *slog.Logger
+	// WrapConn, when set, wraps every raft connection of this node, in
+	// and out, once its handshake is done: tests use it to cut a running
+	// member off its group (a partition) without stopping it.
+	WrapConn func(net.Conn) net.Conn
 }
 
 // Defaults, chosen for failover in about a second on a LAN: a follower
@@ -247,6 +252,7 @@ func Open(cfg Config) (*Log, error) {
 		l.store.Close()
 		return nil, err
 	}
+	stream.wrap = cfg.WrapConn
 	l.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  stream,
 		MaxPool: 3,

@@ -24,6 +24,14 @@ import (
 type tlsStream struct {
 	net.Listener
 	client *tls.Config
+	wrap   func(net.Conn) net.Conn // Config.WrapConn
+}
+
+func (s *tlsStream) wrapped(c net.Conn) net.Conn {
+	if s.wrap == nil {
+		return c
+	}
+	return s.wrap(c)
 }
 
 // mutualTLS builds the server and client configs from the daemon's TLS
@@ -85,7 +93,7 @@ func (s *tlsStream) Accept() (net.Conn, error) {
 			continue
 		}
 		tc.SetDeadline(time.Time{})
-		return tc, nil
+		return s.wrapped(tc), nil
 	}
 }
 
@@ -103,5 +111,5 @@ func (s *tlsStream) Dial(address raft.ServerAddress, timeout time.Duration) (net
 	if err != nil {
 		return nil, fmt.Errorf("replog: dial %s: %w", address, err)
 	}
-	return c, nil
+	return s.wrapped(c), nil
 }
