@@ -1,14 +1,10 @@
 package namenode
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"io"
-	"os"
 	"sort"
-	"strings"
 
+	"smarth/internal/hostsfile"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -21,45 +17,9 @@ import (
 // locations. The admin state is each namenode's own, from its file, as in
 // HDFS; it is not in the edit log.
 
-// maxExcludeFile bounds the exclude file read into memory.
-const maxExcludeFile = 4 << 20
-
-// readExcludeFile returns the set of names in the exclude file: one
-// hostname or IP per line (a host:port is taken as its host), # starts a
-// comment.
-func readExcludeFile(path string) (map[string]bool, error) {
-	out := map[string]bool{}
-	if path == "" {
-		return out, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("hosts_exclude_file: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxExcludeFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("hosts_exclude_file %s: %w", path, err)
-	}
-	if len(b) > maxExcludeFile {
-		return nil, fmt.Errorf("hosts_exclude_file %s: larger than %d bytes", path, maxExcludeFile)
-	}
-	sc := bufio.NewScanner(strings.NewReader(string(b)))
-	for sc.Scan() {
-		line, _, _ := strings.Cut(sc.Text(), "#")
-		for _, name := range strings.Fields(line) {
-			if h, _, ok := strings.Cut(name, ":"); ok && !strings.Contains(name[len(h)+1:], ":") {
-				name = h // host:port; an IPv6 address has more colons
-			}
-			out[strings.ToLower(name)] = true
-		}
-	}
-	return out, sc.Err()
-}
-
 // excludedLocked reports whether dn is named in the exclude set.
 func (nn *NameNode) excludedLocked(dn *datanode) bool {
-	return nn.excluded[strings.ToLower(dn.info.GetHostname())] || nn.excluded[dn.info.GetIpAddr()]
+	return nn.excluded.Has(dn.info.GetHostname(), dn.info.GetIpAddr())
 }
 
 // applyExcludesLocked moves every datanode to the admin state the
@@ -85,7 +45,7 @@ func (nn *NameNode) applyExcludesLocked() (started, back []string) {
 
 // refreshNodes re-reads the exclude file.
 func (nn *NameNode) refreshNodes() (*dfspb.RefreshNodesResponse, error) {
-	ex, err := readExcludeFile(nn.cfg.HostsExcludeFile)
+	ex, err := hostsfile.Read("hosts_exclude_file", nn.cfg.HostsExcludeFile)
 	if err != nil {
 		return nil, errUnavailable("refreshNodes: %v", err)
 	}
