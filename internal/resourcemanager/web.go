@@ -124,6 +124,8 @@ var jobPage = template.Must(template.New("job").Funcs(funcs).Parse(`
 <tr><td>input</td><td>{{.Input}} ({{.Read}} read)</td></tr>
 <tr><td>input cached (R<sub>j</sub>)</td><td>{{.Cached}}</td></tr>
 <tr><td>REST</td><td><a href="/ws/v1/cluster/apps/{{.St.JobId}}">/ws/v1/cluster/apps/{{.St.JobId}}</a></td></tr>
+{{if .St.AggregatedLogDir}}<tr><td>aggregated logs</td><td>{{.St.AggregatedLogDir}} in the DFS, one file per node
+(<code>smarth job logs {{.St.JobId}}</code>); the node links below last while the nodes keep the logs</td></tr>{{end}}
 </table>
 <h2>Map locality</h2>
 <table><tr><th>cache-local</th><th>node-local (not cached)</th><th>rack-local</th><th>off-rack</th></tr>
