@@ -28,11 +28,11 @@ func (nn *NameNode) applyExcludesLocked() (started, back []string) {
 	for id, dn := range nn.nodes {
 		switch ex := nn.excludedLocked(dn); {
 		case ex && dn.admin == dfspb.AdminState_NORMAL:
-			dn.admin = dfspb.AdminState_DECOMMISSION_IN_PROGRESS
+			dn.admin, dn.decom = dfspb.AdminState_DECOMMISSION_IN_PROGRESS, nil
 			started = append(started, dn.info.GetHostname())
 			nn.logger.Info("datanode decommissioning", "id", id, "host", dn.info.GetHostname(), "blocks", nn.state.Blocks().NodeBlockCount(id))
 		case !ex && dn.admin != dfspb.AdminState_NORMAL:
-			dn.admin = dfspb.AdminState_NORMAL
+			dn.admin, dn.decom = dfspb.AdminState_NORMAL, nil
 			back = append(back, dn.info.GetHostname())
 			nn.logger.Info("datanode back in service", "id", id, "host", dn.info.GetHostname())
 		}
@@ -73,28 +73,47 @@ func (nn *NameNode) inService(id string) bool {
 }
 
 // decommissionTickLocked marks DECOMMISSIONED each decommissioning
-// datanode all of whose blocks are fully replicated on in-service nodes.
-// A block being written waits for its file to close; a block whose
-// expected replication cannot be met (too few in-service nodes) keeps the
-// node in progress, as HDFS does.
+// datanode all of whose blocks are fully replicated on in-service nodes,
+// checking at most decommission_blocks_per_interval blocks per tick over
+// all such nodes (decomscan.go). A block being written waits for its file
+// to close; a block whose expected replication cannot be met (too few
+// in-service nodes) keeps the node in progress, as HDFS does.
 func (nn *NameNode) decommissionTickLocked() {
+	budget := nn.cfg.DecommissionBlocksPerInterval
+	if budget <= 0 {
+		budget = defaultDecommissionBlocksPerInterval
+	}
+	ids := make([]string, 0, len(nn.nodes))
 	for id, dn := range nn.nodes {
-		if dn.admin != dfspb.AdminState_DECOMMISSION_IN_PROGRESS || !dn.live || !dn.reported {
-			continue
+		if dn.admin == dfspb.AdminState_DECOMMISSION_IN_PROGRESS && dn.live && dn.reported {
+			ids = append(ids, id)
 		}
-		left := 0
-		for _, bid := range nn.state.Blocks().NodeBlocks(id) {
-			b := nn.state.Blocks().Get(bid)
-			if b == nil {
-				continue
-			}
-			if b.Count(nn.inService).Live < b.Expected {
-				left++
-			}
+	}
+	sort.Strings(ids)
+	// Start after the node the last tick's budget ran out on, so every
+	// node progresses when the budget is smaller than their blocks.
+	if i := sort.SearchStrings(ids, nn.decomNext); i < len(ids) {
+		ids = append(ids[i:], ids[:i]...)
+	}
+	short := func(bid uint64) bool {
+		b := nn.state.Blocks().Get(bid)
+		return b != nil && b.Count(nn.inService).Live < b.Expected
+	}
+	for _, id := range ids {
+		if budget <= 0 {
+			nn.decomNext = id
+			return
 		}
-		if left == 0 {
-			dn.admin = dfspb.AdminState_DECOMMISSIONED
+		dn := nn.nodes[id]
+		if dn.decom == nil {
+			dn.decom = &decomScan{full: true, todo: nn.state.Blocks().NodeBlocks(id)}
+		}
+		used, done := dn.decom.step(budget, func() []uint64 { return nn.state.Blocks().NodeBlocks(id) }, short)
+		budget -= used
+		if done {
+			dn.admin, dn.decom = dfspb.AdminState_DECOMMISSIONED, nil
 			nn.logger.Info("datanode decommissioned: every block it holds is fully replicated elsewhere", "id", id, "host", dn.info.GetHostname())
 		}
 	}
+	nn.decomNext = ""
 }

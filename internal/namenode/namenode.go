@@ -56,6 +56,7 @@ type NameNode struct {
 	jnl        *journal.Journal     // the file edit log behind journal; nil with HA (replog instead)
 	nodes      map[string]*datanode // by datanode id
 	excluded   hostsfile.Set        // hosts_exclude_file's names (decommission.go)
+	decomNext  string               // the decommissioning datanode the monitor's next tick starts at (decommission.go)
 	moves      map[uint64]string    // block -> source of a balancer move in flight (balance.go)
 	leases     *leaseTable
 	pending    map[uint64]*pendingTransfer // block id → re-replication in flight
