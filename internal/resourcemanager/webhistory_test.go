@@ -74,6 +74,12 @@ func TestConsoleReadsHistoryAfterRestart(t *testing.T) {
 			t.Errorf("job page after the restart (%d) lacks %q:\n%s", code, want, body)
 		}
 	}
+	if strings.Contains(body, `http-equiv="refresh"`) {
+		t.Errorf("the page of a finished job reloads itself")
+	}
+	if _, list := getPage(t, rm, "/?user.name=tester"); !strings.Contains(list, `http-equiv="refresh"`) {
+		t.Errorf("the job list does not reload itself")
+	}
 	code, body = getPage(t, rm, "/ws/v1/cluster/apps/"+id+"?user.name=tester")
 	if code != http.StatusOK || !strings.Contains(body, `"finalStatus": "SUCCEEDED"`) {
 		t.Errorf("REST app after the restart (%d): %s", code, body)
