@@ -106,6 +106,15 @@ func TestBalancerEvensAnEmptyNewDatanode(t *testing.T) {
 		_, src, tgt := balancePlan(report(), 10)
 		return len(src) == 0 || len(tgt) == 0
 	})
+	// The moves were the balancer's: their sources paced them through
+	// their balance_bandwidth throttles.
+	var paced int64
+	for i := range 4 {
+		paced += c.DataNode(i).BalanceBytes()
+	}
+	if paced == 0 {
+		t.Errorf("no datanode sent a byte through its balance_bandwidth throttle: moves are not marked as the balancer's")
+	}
 	avg, _, _ := balancePlan(report(), 10)
 	for _, d := range report() {
 		t.Logf("%s: %.1f%% used (cluster %.1f%%)", d.GetHostname(), 100*float64(d.GetDfsUsed())/float64(d.GetCapacity()), avg)

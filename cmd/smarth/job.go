@@ -78,7 +78,7 @@ func newJobCmd() *cobra.Command {
   smarth job logs job_20250101120000_0001 m_000000
   smarth job kill job_20250101120000_0001`,
 	}
-	c.AddCommand(newJobRunCmd(), newJobAppsCmd(), newJobListCmd(), newJobStatusCmd(), newJobKillCmd(), newJobAffinityCmd(), newJobLogsCmd(), newJobNodesCmd())
+	c.AddCommand(newJobRunCmd(), newJobAppsCmd(), newJobListCmd(), newJobStatusCmd(), newJobKillCmd(), newJobAffinityCmd(), newJobLogsCmd(), newJobNodesCmd(), newJobRefreshNodesCmd())
 	return c
 }
 

@@ -38,8 +38,8 @@ func TestPrintNodesAsYarnNodeList(t *testing.T) {
 }
 
 func TestJobNodesRefusesUnknownState(t *testing.T) {
-	code, _, errText := runSmarth("job", "nodes", "--states", "DECOMMISSIONED", "--resourcemanager", "127.0.0.1:1")
-	if code == 0 || !strings.Contains(errText, `--states "DECOMMISSIONED": want RUNNING or LOST`) {
-		t.Errorf("job nodes --states DECOMMISSIONED: exit %d, %q; want a usage error naming the states", code, errText)
+	code, _, errText := runSmarth("job", "nodes", "--states", "SHUTDOWN", "--resourcemanager", "127.0.0.1:1")
+	if code == 0 || !strings.Contains(errText, `--states "SHUTDOWN": want one of RUNNING, DECOMMISSIONING, DECOMMISSIONED, LOST`) {
+		t.Errorf("job nodes --states SHUTDOWN: exit %d, %q; want a usage error naming the states", code, errText)
 	}
 }

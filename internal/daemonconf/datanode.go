@@ -86,6 +86,10 @@ type DataNodeConfig struct {
 
 	// ScanBandwidth limits the block scanner's reads, bytes per second.
 	ScanBandwidth int64 `yaml:"scan_bandwidth"`
+	// BalanceBandwidth bounds what the balancer's moves from this
+	// datanode send, bytes per second, all moves together (HDFS's
+	// dfs.datanode.balance.bandwidthPerSec); 0: no bound.
+	BalanceBandwidth int64 `yaml:"balance_bandwidth"`
 	// VerifyReads makes READ_BLOCK verify checksums before sending (the
 	// client verifies anyway); off, data goes out with sendfile.
 	VerifyReads bool `yaml:"verify_reads"`

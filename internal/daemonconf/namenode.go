@@ -67,6 +67,10 @@ type NameNodeConfig struct {
 	// comments) to decommission, read at start and on `smarth admin
 	// refreshNodes` (HDFS's dfs.hosts.exclude).
 	HostsExcludeFile string `yaml:"hosts_exclude_file"`
+	// DecommissionBlocksPerInterval bounds the blocks of decommissioning
+	// datanodes the monitor checks per replication tick, all nodes
+	// together (dfs.namenode.decommission.blocks.per.interval).
+	DecommissionBlocksPerInterval int `yaml:"decommission_blocks_per_interval"`
 
 	PermissionsEnabled bool   `yaml:"permissions_enabled"` // check permissions on every call (dfs.permissions.enabled)
 	Superuser          string `yaml:"superuser"`           // default: the OS user running the namenode

@@ -31,6 +31,10 @@ type ResourceManagerConfig struct {
 	HeartbeatInterval time.Duration `yaml:"heartbeat_interval"`
 	// NodeTimeout: a node manager silent this long is lost.
 	NodeTimeout time.Duration `yaml:"node_timeout"`
+	// HostsExcludeFile lists node managers (hostname or node id, one per
+	// line, # comments) to decommission gracefully, read at start and on
+	// `smarth job refreshNodes` (yarn.resourcemanager.nodes.exclude-path).
+	HostsExcludeFile string `yaml:"hosts_exclude_file"`
 	// MaxAttempts per task before the job fails.
 	MaxAttempts int `yaml:"max_attempts"`
 	// MaxFetchFailures: a reduce whose attempts have failed this many times

@@ -58,6 +58,7 @@ func DefaultConfig() Config {
 		ScanInterval:        24 * time.Hour,
 		PerClientBuffer:     64 << 20,
 		ScanBandwidth:       64 << 20,
+		BalanceBandwidth:    100 << 20, // Hadoop 3's 100m
 		IOTimeout:           60 * time.Second,
 		MaxXceivers:         4096,
 		CacheConcurrency:    2,
@@ -155,9 +156,9 @@ func (c Config) Validate() error {
 	if c.ReceiveBufferBudget != 0 && c.ReceiveBufferBudget < c.PerClientBuffer {
 		errs = append(errs, fmt.Errorf("receive_buffer_budget: %d is smaller than per_client_buffer %d (one multi-pipeline client's lead would not fit)", c.ReceiveBufferBudget, c.PerClientBuffer))
 	}
-	if c.CacheCapacity < 0 || c.ScanBandwidth < 0 || c.SocketRecvBuffer < 0 || c.SocketSendBuffer < 0 || c.IOTimeout < 0 || c.MaxXceivers < 0 || c.MaxXceiversPerHost < 0 ||
+	if c.CacheCapacity < 0 || c.ScanBandwidth < 0 || c.BalanceBandwidth < 0 || c.SocketRecvBuffer < 0 || c.SocketSendBuffer < 0 || c.IOTimeout < 0 || c.MaxXceivers < 0 || c.MaxXceiversPerHost < 0 ||
 		c.MemoryBudget < 0 || c.CacheConcurrency < 0 || c.PageCacheBudget < 0 {
-		errs = append(errs, errors.New("cache_capacity, memory_budget, page_cache_budget, cache_concurrency, scan_bandwidth, socket buffers, io_timeout and max_xceivers must not be negative"))
+		errs = append(errs, errors.New("cache_capacity, memory_budget, page_cache_budget, cache_concurrency, scan_bandwidth, balance_bandwidth, socket buffers, io_timeout and max_xceivers must not be negative"))
 	}
 	if err := c.validateMemory(physicalMemory()); err != nil {
 		errs = append(errs, err)

@@ -36,6 +36,7 @@ import (
 // stop it with Close (or Kill to simulate a crash).
 type DataNode struct {
 	cfg     Config
+	balance *throttle // balancer moves' shared budget (nil: unlimited)
 	log     *slog.Logger
 	store   *store.Store
 	metrics *metrics
@@ -166,6 +167,7 @@ func New(cfg Config, logger *slog.Logger) (*DataNode, error) {
 	d.recv = newRecvBudget(cfg.ReceiveBufferBudget, func(delta int64) { d.metrics.receiveBuffers.Add(float64(delta)) })
 	d.reads = newReadWindow(cfg.PageCacheBudget, d.dropReplicaRange)
 	d.scanner = newScanner(d)
+	d.balance = newThrottle(cfg.BalanceBandwidth)
 	d.cache = cache
 	k = newCacher(d, cache)
 	d.cacher = k

@@ -22,7 +22,7 @@ func (d *DataNode) transferBlockOp(c net.Conn, op *dfspb.TransferBlockOp) {
 		_ = d.writeResponse(c, errResponse(dfspb.OpStatus_OP_STATUS_ERROR_INVALID, "transfer request needs a block and a target"))
 		return
 	}
-	err := d.pushReplica(d.ctx, b, b.GetNumBytes(), op.GetTargets()[:1], dfspb.WriteStage_TRANSFER_RBW, op.GetClientName(), op.GetToken())
+	err := d.pushReplica(d.ctx, b, b.GetNumBytes(), op.GetTargets()[:1], dfspb.WriteStage_TRANSFER_RBW, op.GetClientName(), op.GetToken(), nil)
 	if err != nil {
 		d.log.Warn("transfer failed", "block", store.BlockName(b.GetBlockId(), b.GetGenerationStamp()),
 			"target", dataAddr(op.GetTargets()[0]), "client", op.GetClientName(), "err", err)
@@ -55,7 +55,11 @@ func (d *DataNode) transferBlocks(items []*dfspb.TransferCommand_Item) {
 			continue
 		}
 		start := time.Now()
-		err := d.pushReplica(d.ctx, b, -1, it.GetTargets(), dfspb.WriteStage_TRANSFER_FINALIZED, "", it.GetToken())
+		var pace *throttle
+		if it.GetBalance() {
+			pace = d.balance // a balancer move: within balance_bandwidth
+		}
+		err := d.pushReplica(d.ctx, b, -1, it.GetTargets(), dfspb.WriteStage_TRANSFER_FINALIZED, "", it.GetToken(), pace)
 		if err != nil {
 			d.log.Warn("re-replication failed", "block", name, "target", dataAddr(it.GetTargets()[0]), "err", err)
 			continue
@@ -71,8 +75,9 @@ func (d *DataNode) transferBlocks(items []*dfspb.TransferCommand_Item) {
 // pipeline, and waits until every node has acknowledged the last packet.
 // Stored checksums are verified on the way: a corrupt replica is reported
 // and not propagated. token is the namenode's (a transfer command's, or the
-// client's that asked for the copy): the receivers check it.
-func (d *DataNode) pushReplica(ctx context.Context, b *dfspb.ExtendedBlock, length int64, targets []*dfspb.DatanodeInfo, stage dfspb.WriteStage, client string, token *dfspb.BlockToken) error {
+// client's that asked for the copy): the receivers check it. pace, if
+// set, paces the packets (a balancer move's throttle).
+func (d *DataNode) pushReplica(ctx context.Context, b *dfspb.ExtendedBlock, length int64, targets []*dfspb.DatanodeInfo, stage dfspb.WriteStage, client string, token *dfspb.BlockToken, pace *throttle) error {
 	h, err := d.store.Open(b.GetBlockId(), b.GetGenerationStamp())
 	if err != nil {
 		return err
@@ -122,7 +127,11 @@ func (d *DataNode) pushReplica(ctx context.Context, b *dfspb.ExtendedBlock, leng
 	acked := make(chan error, 1)
 	last := src.lastSeqno()
 	go func() { acked <- d.awaitAcks(c, br, targets, last) }()
-	if _, err := d.streamPackets(c, src, true); err != nil {
+	var out net.Conn = c
+	if pace != nil {
+		out = &throttledConn{Conn: c, ctx: ctx, t: pace}
+	}
+	if _, err := d.streamPackets(out, src, true); err != nil {
 		c.Close()
 		<-acked
 		var ce *datatransfer.ChecksumError

@@ -70,9 +70,20 @@ type Cleaner interface {
 // produced before combining (in) and what it emitted after (out), so
 // MAP_OUTPUT_RECORDS keeps Hadoop's meaning — what map() emitted, before
 // any combining — and the combining shows in COMBINE_INPUT_RECORDS and
-// COMBINE_OUTPUT_RECORDS as a combiner's would. Called once, after Cleanup.
+// COMBINE_OUTPUT_RECORDS as a combiner's would. MAP_OUTPUT_BYTES likewise
+// counts what map() produced (key and value bytes, as the collector
+// counts a record), so the stats carry bytes in and out too. Called once,
+// after Cleanup.
 type CombiningMapper interface {
-	Combined() (in, out int64)
+	Combined() CombineStats
+}
+
+// CombineStats is what an in-mapper combiner took in (what map()
+// produced) and emitted (what reached the collector), in records and in
+// key plus value bytes.
+type CombineStats struct {
+	InRecords, OutRecords int64
+	InBytes, OutBytes     int64
 }
 
 // Split is one map task's share of the input.

@@ -87,9 +87,10 @@ func (c *Counters) Snapshot() map[string]map[string]int64 {
 }
 
 // CounterGroups returns the group names of m in a stable print order: the
-// framework groups first, then the apps' own, alphabetically.
+// framework groups first (File System Counters leading, as Hadoop prints
+// them), then the apps' own, alphabetically.
 func CounterGroups(m map[string]map[string]int64) []string {
-	rank := map[string]int{GroupJob: 0, GroupTask: 1, GroupInput: 2, GroupOutput: 3}
+	rank := map[string]int{GroupFS: 0, GroupJob: 1, GroupTask: 2, GroupInput: 3, GroupOutput: 4}
 	var gs []string
 	for g := range m {
 		gs = append(gs, g)

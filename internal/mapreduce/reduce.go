@@ -173,6 +173,9 @@ func fetchOne(tctx *taskContext, env TaskEnv, spec TaskSpec, ref MapOutputRef, r
 	}
 	defer f.Close()
 	n, err := io.Copy(f, rc)
+	if tctx.counters != nil {
+		tctx.counters.Add(GroupFS, FileBytesWritten, n)
+	}
 	if err == nil && n != size {
 		err = fmt.Errorf("short segment: got %d of %d bytes", n, size)
 	}
@@ -204,11 +207,14 @@ func runReduce(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters
 	}()
 	counters.Add(GroupTask, ReduceShuffleBytes, shuffled)
 	streams := make([]recordStream, 0, len(segs))
+	var inMemory int64
 	for _, s := range segs {
 		switch {
 		case s.mem != nil:
 			streams = append(streams, &memSegment{b: s.mem})
+			inMemory += int64(len(s.mem))
 		case s.file != "":
+			counters.Add(GroupFS, FileBytesRead, s.size) // the merge reads the spilled segment once
 			f, err := os.Open(s.file)
 			if err != nil {
 				return err
@@ -217,6 +223,7 @@ func runReduce(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters
 			streams = append(streams, &readerSegment{br: bufio.NewReaderSize(f, 256<<10), remaining: s.size})
 		}
 	}
+	tctx.usage.held(inMemory)
 	cmp, bo := defaultCompare(job)
 	m, err := newMerger(cmp, bo, streams)
 	if err != nil {
@@ -224,11 +231,11 @@ func runReduce(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters
 	}
 
 	dir := AttemptDir(job.Output, spec.JobID, spec.AttemptID)
-	if err := setupAttempt(tctx, env.FS, dir); err != nil {
+	if err := setupAttempt(tctx, tctx.fs, dir); err != nil {
 		return err
 	}
 	p := path.Join(dir, OutputName(false, spec.Index))
-	ofs := &outputFS{FS: env.FS}
+	ofs := &outputFS{FS: tctx.fs}
 	w, err := outputFormat(job).Create(tctx, ofs, job, p)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", p, err)

@@ -47,6 +47,7 @@ type collector struct {
 	spills []*MapOutput
 
 	counters  *Counters
+	usage     *taskUsage    // nil: resources not measured
 	nspills   int           // spills during the map (not the final sort)
 	spillTime time.Duration // spent sorting and writing those spills
 	outRecs   int64
@@ -177,16 +178,19 @@ func (c *collector) spill() error {
 // writeSorted sorts the arena and writes it, partition by partition, to
 // path, through the combiner if the job has one.
 func (c *collector) writeSorted(path string) (*MapOutput, error) {
+	c.usage.held(int64(len(c.data) + len(c.meta)*metaSize))
 	c.sort()
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	out, err := c.writeSortedTo(newSegmentWriter(f))
+	sw := newSegmentWriter(f)
+	out, err := c.writeSortedTo(sw)
 	if err != nil {
 		return nil, err
 	}
+	c.counters.Add(GroupFS, FileBytesWritten, sw.off) // spills and the final output are local-disk I/O, as Hadoop counts them
 	out.Path = path
 	return out, f.Close()
 }
@@ -238,6 +242,8 @@ func (c *collector) keepInMemory() (*MapOutput, error) {
 	if c.memory == nil || !c.memory.Reserve(size) {
 		return nil, nil
 	}
+	// The arena and the output it is copied into are both resident.
+	c.usage.held(int64(len(c.data)+len(c.meta)*metaSize) + size)
 	c.sort()
 	sw := &segmentWriter{buf: make([]byte, 0, size), inMemory: true}
 	out, err := c.writeSortedTo(sw)
@@ -358,6 +364,7 @@ func (c *collector) mergeSpills(path string) (*MapOutput, error) {
 			seg := s.Index[p]
 			streams[i] = newReaderSegment(io.NewSectionReader(files[i], seg.Offset, seg.Length), seg.Length)
 			n += seg.Records
+			c.counters.Add(GroupFS, FileBytesRead, seg.Length)
 		}
 		m, err := newMerger(c.cmp, c.bytesOrder, streams)
 		if err != nil {
@@ -373,6 +380,7 @@ func (c *collector) mergeSpills(path string) (*MapOutput, error) {
 		return nil, err
 	}
 	c.spilled += sw.recs
+	c.counters.Add(GroupFS, FileBytesWritten, sw.off)
 	return out, f.Close()
 }
 

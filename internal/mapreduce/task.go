@@ -173,6 +173,7 @@ type taskContext struct {
 	fs       FS
 	index    int
 	commands CommandStarter // nil: none
+	usage    *taskUsage     // nil outside RunTask
 }
 
 func (t *taskContext) Param(name string) string          { return t.params[name] }
@@ -214,7 +215,14 @@ func RunTask(ctx context.Context, env TaskEnv, spec TaskSpec) (*TaskResult, erro
 		return nil, err
 	}
 	counters := &Counters{}
-	tctx := &taskContext{Context: ctx, params: spec.Job.Params, counters: counters, fs: env.FS, index: spec.Index, stderr: env.Stderr, commands: env.Commands}
+	usage := startUsage()
+	defer usage.stop() // after a failure too
+	// The task's own reads and writes go through fsys and are counted;
+	// env.FS stays as given for what the runtime asks of it (cache
+	// access reports).
+	fsys := &statsFS{FS: env.FS}
+	tctx := &taskContext{Context: ctx, params: spec.Job.Params, counters: counters, fs: fsys, index: spec.Index,
+		stderr: env.Stderr, commands: env.Commands, usage: usage}
 	var out *MapOutput
 	var err error
 	if spec.IsMap {
@@ -225,6 +233,8 @@ func RunTask(ctx context.Context, env TaskEnv, spec TaskSpec) (*TaskResult, erro
 	if err != nil {
 		return nil, err
 	}
+	fsys.book(counters)
+	usage.finish(counters)
 	return &TaskResult{Counters: counters.Snapshot(), Output: out}, nil
 }
 
@@ -300,16 +310,21 @@ func mapAll(tctx *taskContext, env TaskEnv, spec TaskSpec, rr RecordReader, mapp
 
 // countCombined books a mapper's own combining: the collector (or the
 // output writer) counted only what was emitted after it, so the records
-// combined away are added back to MAP_OUTPUT_RECORDS.
-func countCombined(mapper Mapper, counters *Counters) {
+// combined away are added back to MAP_OUTPUT_RECORDS, and their bytes to
+// MAP_OUTPUT_BYTES when there is a collector that counts bytes (Hadoop
+// counts map output before the combiner).
+func countCombined(mapper Mapper, counters *Counters, collected bool) {
 	c, ok := mapper.(CombiningMapper)
 	if !ok {
 		return
 	}
-	in, out := c.Combined()
-	counters.Add(GroupTask, MapOutputRecords, in-out)
-	counters.Add(GroupTask, CombineInputRecords, in)
-	counters.Add(GroupTask, CombineOutputRecords, out)
+	st := c.Combined()
+	counters.Add(GroupTask, MapOutputRecords, st.InRecords-st.OutRecords)
+	if collected {
+		counters.Add(GroupTask, MapOutputBytes, st.InBytes-st.OutBytes)
+	}
+	counters.Add(GroupTask, CombineInputRecords, st.InRecords)
+	counters.Add(GroupTask, CombineOutputRecords, st.OutRecords)
 }
 
 // countingWriter counts output records for the counters.
@@ -356,7 +371,7 @@ func (c *countingFile) Write(b []byte) (int, error) {
 func runMap(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters) (*MapOutput, error) {
 	job := spec.Job
 	start := time.Now()
-	in := &inputFS{FS: env.FS}
+	in := &inputFS{FS: tctx.fs}
 	rr, err := inputFormat(job).Open(tctx, in, job, spec.Split)
 	if err != nil {
 		return nil, fmt.Errorf("open split %d: %w", spec.Split.Index, err)
@@ -371,15 +386,16 @@ func runMap(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters) (
 	if job.NumReduces > 0 {
 		col = newCollector(job, tctx, env.WorkDir, env.SortBufferBytes, counters, env.SortBuffers)
 		col.memory = env.MapOutputMemory
+		col.usage = tctx.usage
 		defer col.release() // after a failure too
 		emit = col
 	} else {
 		dir := AttemptDir(job.Output, spec.JobID, spec.AttemptID)
-		if err := setupAttempt(tctx, env.FS, dir); err != nil {
+		if err := setupAttempt(tctx, tctx.fs, dir); err != nil {
 			return nil, err
 		}
 		p := path.Join(dir, OutputName(true, spec.Index))
-		ofs = &outputFS{FS: env.FS}
+		ofs = &outputFS{FS: tctx.fs}
 		w, err := outputFormat(job).Create(tctx, ofs, job, p)
 		if err != nil {
 			return nil, fmt.Errorf("create %s: %w", p, err)
@@ -395,7 +411,7 @@ func runMap(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters) (
 	if err := mapAll(tctx, env, spec, rr, mapper, emit, counters); err != nil {
 		return nil, err
 	}
-	countCombined(mapper, counters)
+	countCombined(mapper, counters, col != nil)
 	reportCacheAccess(tctx, env, spec, in)
 	if cw != nil {
 		w := cw.w

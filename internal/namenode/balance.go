@@ -108,7 +108,7 @@ func (nn *NameNode) moveReplica(id uint64, source, target string) error {
 		return errUnavailable("moveReplica: datanode %s is already sending %d copies; try again", src.info.GetHostname(), src.streams)
 	}
 	now := nn.clock()
-	item := &dfspb.TransferCommand_Item{Block: ext(b), Targets: []*dfspb.DatanodeInfo{tgt.snapshot()}}
+	item := &dfspb.TransferCommand_Item{Block: ext(b), Targets: []*dfspb.DatanodeInfo{tgt.snapshot()}, Balance: true}
 	nn.pending[id] = &pendingTransfer{source: source, targets: map[string]bool{target: true}, deadline: now.Add(nn.pendingTimeout())}
 	nn.scheduleSpaceLocked([]string{target}, id, b.NumBytes)
 	src.transfers = append(src.transfers, item)

@@ -70,21 +70,22 @@ func DefaultConfig() Config {
 		MaxXAttrsPerInode:     namespace.DefaultMaxXAttrsPerInode,
 		MaxXAttrSize:          namespace.DefaultMaxXAttrSize,
 
-		BlockAccessTokenEnable:   true,
-		RetryCacheEnable:         true,
-		RetryCacheExpiry:         retrycache.DefaultExpiry,
-		RetryCacheMaxEntries:     retrycache.DefaultMaxEntries,
-		BlockAccessTokenLifetime: blocktoken.DefaultLifetime,
-		BlockKeyUpdateInterval:   blocktoken.DefaultRoll,
-		CheckpointTxns:           1_000_000,
-		CheckpointPeriod:         time.Hour,
-		SpeedRecordTTL:           10 * time.Minute,
-		MaxReplicationStreams:    2,
-		CachePolicy:              "none",
-		CacheWindow:              cache.DefaultWindow,
-		CacheTTL:                 cache.DefaultTTL,
-		CacheAffinitySource:      cachemgr.AffinityLearned,
-		Log:                      logfile.Default(),
+		BlockAccessTokenEnable:        true,
+		RetryCacheEnable:              true,
+		RetryCacheExpiry:              retrycache.DefaultExpiry,
+		RetryCacheMaxEntries:          retrycache.DefaultMaxEntries,
+		BlockAccessTokenLifetime:      blocktoken.DefaultLifetime,
+		BlockKeyUpdateInterval:        blocktoken.DefaultRoll,
+		CheckpointTxns:                1_000_000,
+		CheckpointPeriod:              time.Hour,
+		SpeedRecordTTL:                10 * time.Minute,
+		MaxReplicationStreams:         2,
+		DecommissionBlocksPerInterval: defaultDecommissionBlocksPerInterval,
+		CachePolicy:                   "none",
+		CacheWindow:                   cache.DefaultWindow,
+		CacheTTL:                      cache.DefaultTTL,
+		CacheAffinitySource:           cachemgr.AffinityLearned,
+		Log:                           logfile.Default(),
 	}}
 }
 
@@ -203,6 +204,9 @@ func (c Config) Validate() error {
 	}
 	if c.RPCMaxConnectionsPerHost < 0 {
 		bad("rpc_max_connections_per_host %d: a limit cannot be negative (0: the default)", c.RPCMaxConnectionsPerHost)
+	}
+	if c.DecommissionBlocksPerInterval < 0 {
+		bad("decommission_blocks_per_interval: %d must not be negative (0: the default, %d)", c.DecommissionBlocksPerInterval, defaultDecommissionBlocksPerInterval)
 	}
 	if c.MaxReplicationStreams < 1 {
 		bad("max_replication_streams: %d must be at least 1", c.MaxReplicationStreams)

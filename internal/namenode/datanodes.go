@@ -32,6 +32,7 @@ type datanode struct {
 	recoveries []*dfspb.RecoverBlockCommand
 	streams    int              // re-replications it is sending now
 	admin      dfspb.AdminState // decommissioning (decommission.go)
+	decom      *decomScan       // the decommission monitor's progress on it (decomscan.go)
 	space      spaceEstimate
 }
 

@@ -1,14 +1,10 @@
 package namenode
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"io"
-	"os"
 	"sort"
-	"strings"
 
+	"smarth/internal/hostsfile"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -21,45 +17,9 @@ import (
 // locations. The admin state is each namenode's own, from its file, as in
 // HDFS; it is not in the edit log.
 
-// maxExcludeFile bounds the exclude file read into memory.
-const maxExcludeFile = 4 << 20
-
-// readExcludeFile returns the set of names in the exclude file: one
-// hostname or IP per line (a host:port is taken as its host), # starts a
-// comment.
-func readExcludeFile(path string) (map[string]bool, error) {
-	out := map[string]bool{}
-	if path == "" {
-		return out, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("hosts_exclude_file: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxExcludeFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("hosts_exclude_file %s: %w", path, err)
-	}
-	if len(b) > maxExcludeFile {
-		return nil, fmt.Errorf("hosts_exclude_file %s: larger than %d bytes", path, maxExcludeFile)
-	}
-	sc := bufio.NewScanner(strings.NewReader(string(b)))
-	for sc.Scan() {
-		line, _, _ := strings.Cut(sc.Text(), "#")
-		for _, name := range strings.Fields(line) {
-			if h, _, ok := strings.Cut(name, ":"); ok && !strings.Contains(name[len(h)+1:], ":") {
-				name = h // host:port; an IPv6 address has more colons
-			}
-			out[strings.ToLower(name)] = true
-		}
-	}
-	return out, sc.Err()
-}
-
 // excludedLocked reports whether dn is named in the exclude set.
 func (nn *NameNode) excludedLocked(dn *datanode) bool {
-	return nn.excluded[strings.ToLower(dn.info.GetHostname())] || nn.excluded[dn.info.GetIpAddr()]
+	return nn.excluded.Has(dn.info.GetHostname(), dn.info.GetIpAddr())
 }
 
 // applyExcludesLocked moves every datanode to the admin state the
@@ -68,11 +28,11 @@ func (nn *NameNode) applyExcludesLocked() (started, back []string) {
 	for id, dn := range nn.nodes {
 		switch ex := nn.excludedLocked(dn); {
 		case ex && dn.admin == dfspb.AdminState_NORMAL:
-			dn.admin = dfspb.AdminState_DECOMMISSION_IN_PROGRESS
+			dn.admin, dn.decom = dfspb.AdminState_DECOMMISSION_IN_PROGRESS, nil
 			started = append(started, dn.info.GetHostname())
 			nn.logger.Info("datanode decommissioning", "id", id, "host", dn.info.GetHostname(), "blocks", nn.state.Blocks().NodeBlockCount(id))
 		case !ex && dn.admin != dfspb.AdminState_NORMAL:
-			dn.admin = dfspb.AdminState_NORMAL
+			dn.admin, dn.decom = dfspb.AdminState_NORMAL, nil
 			back = append(back, dn.info.GetHostname())
 			nn.logger.Info("datanode back in service", "id", id, "host", dn.info.GetHostname())
 		}
@@ -85,7 +45,7 @@ func (nn *NameNode) applyExcludesLocked() (started, back []string) {
 
 // refreshNodes re-reads the exclude file.
 func (nn *NameNode) refreshNodes() (*dfspb.RefreshNodesResponse, error) {
-	ex, err := readExcludeFile(nn.cfg.HostsExcludeFile)
+	ex, err := hostsfile.Read("hosts_exclude_file", nn.cfg.HostsExcludeFile)
 	if err != nil {
 		return nil, errUnavailable("refreshNodes: %v", err)
 	}
@@ -113,28 +73,47 @@ func (nn *NameNode) inService(id string) bool {
 }
 
 // decommissionTickLocked marks DECOMMISSIONED each decommissioning
-// datanode all of whose blocks are fully replicated on in-service nodes.
-// A block being written waits for its file to close; a block whose
-// expected replication cannot be met (too few in-service nodes) keeps the
-// node in progress, as HDFS does.
+// datanode all of whose blocks are fully replicated on in-service nodes,
+// checking at most decommission_blocks_per_interval blocks per tick over
+// all such nodes (decomscan.go). A block being written waits for its file
+// to close; a block whose expected replication cannot be met (too few
+// in-service nodes) keeps the node in progress, as HDFS does.
 func (nn *NameNode) decommissionTickLocked() {
+	budget := nn.cfg.DecommissionBlocksPerInterval
+	if budget <= 0 {
+		budget = defaultDecommissionBlocksPerInterval
+	}
+	ids := make([]string, 0, len(nn.nodes))
 	for id, dn := range nn.nodes {
-		if dn.admin != dfspb.AdminState_DECOMMISSION_IN_PROGRESS || !dn.live || !dn.reported {
-			continue
+		if dn.admin == dfspb.AdminState_DECOMMISSION_IN_PROGRESS && dn.live && dn.reported {
+			ids = append(ids, id)
 		}
-		left := 0
-		for _, bid := range nn.state.Blocks().NodeBlocks(id) {
-			b := nn.state.Blocks().Get(bid)
-			if b == nil {
-				continue
-			}
-			if b.Count(nn.inService).Live < b.Expected {
-				left++
-			}
+	}
+	sort.Strings(ids)
+	// Start after the node the last tick's budget ran out on, so every
+	// node progresses when the budget is smaller than their blocks.
+	if i := sort.SearchStrings(ids, nn.decomNext); i < len(ids) {
+		ids = append(ids[i:], ids[:i]...)
+	}
+	short := func(bid uint64) bool {
+		b := nn.state.Blocks().Get(bid)
+		return b != nil && b.Count(nn.inService).Live < b.Expected
+	}
+	for _, id := range ids {
+		if budget <= 0 {
+			nn.decomNext = id
+			return
 		}
-		if left == 0 {
-			dn.admin = dfspb.AdminState_DECOMMISSIONED
+		dn := nn.nodes[id]
+		if dn.decom == nil {
+			dn.decom = &decomScan{full: true, todo: nn.state.Blocks().NodeBlocks(id)}
+		}
+		used, done := dn.decom.step(budget, func() []uint64 { return nn.state.Blocks().NodeBlocks(id) }, short)
+		budget -= used
+		if done {
+			dn.admin, dn.decom = dfspb.AdminState_DECOMMISSIONED, nil
 			nn.logger.Info("datanode decommissioned: every block it holds is fully replicated elsewhere", "id", id, "host", dn.info.GetHostname())
 		}
 	}
+	nn.decomNext = ""
 }

@@ -19,6 +19,7 @@ import (
 	"smarth/internal/auth"
 	"smarth/internal/blocktoken"
 	"smarth/internal/diskperm"
+	"smarth/internal/hostsfile"
 	"smarth/internal/httpserver"
 	"smarth/internal/ipc"
 	"smarth/internal/namenode/cachemgr"
@@ -54,7 +55,8 @@ type NameNode struct {
 	journal    editLog              // Append under mu (defines the order); Sync outside
 	jnl        *journal.Journal     // the file edit log behind journal; nil with HA (replog instead)
 	nodes      map[string]*datanode // by datanode id
-	excluded   map[string]bool      // hosts_exclude_file's names (decommission.go)
+	excluded   hostsfile.Set        // hosts_exclude_file's names (decommission.go)
+	decomNext  string               // the decommissioning datanode the monitor's next tick starts at (decommission.go)
 	moves      map[uint64]string    // block -> source of a balancer move in flight (balance.go)
 	leases     *leaseTable
 	pending    map[uint64]*pendingTransfer // block id → re-replication in flight
@@ -125,7 +127,7 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 	if err != nil {
 		return nil, err
 	}
-	excluded, err := readExcludeFile(cfg.HostsExcludeFile)
+	excluded, err := hostsfile.Read("hosts_exclude_file", cfg.HostsExcludeFile)
 	if err != nil {
 		return nil, fmt.Errorf("namenode config: %w", err)
 	}

@@ -217,6 +217,17 @@ func TestWordCountOnDFS(t *testing.T) {
 	if got := res.Counters[mapreduce.GroupOutput][mapreduce.BytesWritten]; got != outBytes {
 		t.Errorf("BYTES_WRITTEN = %d, want the output files' %d bytes", got, outBytes)
 	}
+	// File System Counters: the tasks read the input from the DFS (each
+	// split's reader reads on to the end of its last line, through a
+	// 256 KiB buffer, so a little more than the input) and wrote the
+	// output files to it, byte for byte.
+	fsc := res.Counters[mapreduce.GroupFS]
+	if got := fsc[mapreduce.HDFSBytesRead]; got < st.Size || got > st.Size+maps*(256<<10) {
+		t.Errorf("HDFS_BYTES_READ = %d, want the input's %d bytes plus at most a read buffer per map (%d maps)", got, st.Size, maps)
+	}
+	if got := fsc[mapreduce.HDFSBytesWritten]; got != outBytes {
+		t.Errorf("HDFS_BYTES_WRITTEN = %d, want the output files' %d bytes", got, outBytes)
+	}
 }
 
 func TestNodeManagerStoppedMidJobOnDFS(t *testing.T) {

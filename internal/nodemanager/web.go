@@ -236,7 +236,7 @@ func (nm *NodeManager) serveTasks(w http.ResponseWriter, r *http.Request) {
 	}
 	nm.mu.Unlock()
 	sort.Slice(data.Tasks, func(i, j int) bool { return data.Tasks[i].ID < data.Tasks[j].ID })
-	nm.console().Page(w, "Node manager "+nm.cfg.Hostname, webui.Render(tasksPage, data))
+	nm.console().LivePage(w, r, "Node manager "+nm.cfg.Hostname, webui.Render(tasksPage, data))
 }
 
 // slotsUsed counts running map and reduce attempts.

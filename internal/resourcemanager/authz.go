@@ -40,6 +40,7 @@ var methodRules = map[string]rule{
 	rmService + "ListJobs":      ruleUser,
 	rmService + "KillJob":       ruleUser,
 	rmService + "ListNodes":     ruleUser, // as YARN's getClusterNodes: any authenticated user
+	rmService + "RefreshNodes":  ruleUser, // the handler admits admins only
 	rmService + "Heartbeat":     ruleNodeManager,
 	rmService + "GetMapOutputs": ruleNodeManager,
 }

@@ -41,6 +41,11 @@ func (rm *ResourceManager) Heartbeat(ctx context.Context, req *mrpb.HeartbeatReq
 			"map_slots", req.GetMapSlots(), "reduce_slots", req.GetReduceSlots())
 		rm.registered(n)
 	}
+	if n.admin == "" && rm.excludedNode(n) {
+		// Registered excluded (or it came back): decommission it at once.
+		n.admin = NodeDecommissioning
+		rm.log.Info("node manager decommissioning (it is in hosts_exclude_file)", "node", n.id, "host", req.GetHostname())
+	}
 	n.host, n.rack, n.shuffleAddr, n.httpAddr = req.GetHostname(), req.GetRack(), req.GetShuffleAddr(), req.GetHttpAddr()
 	n.mapSlots, n.reduceSlots, n.lastSeen = int(req.GetMapSlots()), int(req.GetReduceSlots()), time.Now()
 
@@ -50,6 +55,11 @@ func (rm *ResourceManager) Heartbeat(ctx context.Context, req *mrpb.HeartbeatReq
 	resp.KillAttempts, n.kills = n.kills, nil
 	resp.FinishedJobs, n.cleanup = n.cleanup, nil
 	resp.AggregateLogs, n.aggregate = n.aggregate, nil
+	if n.admin != "" {
+		// Decommissioning: no new containers; what runs finishes.
+		rm.decommissionTick()
+		return resp, nil
+	}
 	rm.schedule(n, int(req.GetFreeMapSlots())-countKind(resp, true), int(req.GetFreeReduceSlots())-countKind(resp, false), resp)
 	return resp, nil
 }

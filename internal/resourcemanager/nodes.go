@@ -1,6 +1,7 @@
 package resourcemanager
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -36,9 +37,9 @@ func (rm *ResourceManager) nodeReports(all bool) []*mrpb.NodeReport {
 	out := make([]*mrpb.NodeReport, 0, len(rm.nodes))
 	for _, n := range rm.nodes {
 		u := used[n.id]
-		out = append(out, &mrpb.NodeReport{NodeId: n.id, State: NodeRunning, Hostname: n.host, Rack: n.rack, HttpAddr: n.httpAddr,
+		out = append(out, &mrpb.NodeReport{NodeId: n.id, State: cmp.Or(n.admin, NodeRunning), Hostname: n.host, Rack: n.rack, HttpAddr: n.httpAddr,
 			MapSlots: int32(n.mapSlots), ReduceSlots: int32(n.reduceSlots), RunningMaps: int32(u[0]), RunningReduces: int32(u[1]),
-			LastHeartbeatMs: n.lastSeen.UnixMilli()})
+			LastHeartbeatMs: n.lastSeen.UnixMilli(), HealthReport: rm.healthOf(n, u)})
 	}
 	if all {
 		for _, r := range rm.lost {

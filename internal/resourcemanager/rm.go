@@ -1,6 +1,7 @@
 package resourcemanager
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -20,6 +21,7 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/client"
+	"smarth/internal/hostsfile"
 	"smarth/internal/httpserver"
 	"smarth/internal/mapreduce"
 	"smarth/internal/mapreduce/shuffle"
@@ -55,7 +57,7 @@ type ResourceManager struct {
 
 	cacheKick chan struct{} // a submission asks the cache loop for a round now
 
-	mu    sync.Mutex // guards jobs, order, nodes, lost, seq, reserved, cacheFailing
+	mu    sync.Mutex // guards jobs, order, nodes, lost, seq, reserved, excluded, cacheFailing
 	jobs  map[string]*job
 	order []*job // submission order, finished ones trimmed to RetainJobs
 	nodes map[string]*node
@@ -65,6 +67,8 @@ type ResourceManager struct {
 	seq  int64
 	// reserved: outputs of jobs being set up (not yet in jobs).
 	reserved map[string]string
+	// excluded: hosts_exclude_file's names (decommission.go).
+	excluded hostsfile.Set
 	// cacheFailing: the last JobCacheStatus call failed (logged once).
 	cacheFailing bool
 	// nodeOwners binds each node id to the user that registered it
@@ -90,6 +94,9 @@ type node struct {
 	kills                                 []string              // attempts to kill, sent in the next reply
 	cleanup                               []string              // finished jobs whose map output the node may delete
 	aggregate                             []*mrpb.AggregateLogs // finished jobs whose logs the node uploads
+	// admin is "" in service, else NodeDecommissioning or
+	// NodeDecommissioned (decommission.go).
+	admin string
 }
 
 // New returns a resource manager; Start binds its addresses.
@@ -137,7 +144,11 @@ func New(cfg Config, logger *slog.Logger) (*ResourceManager, error) {
 	if err != nil {
 		return nil, err
 	}
-	rm := &ResourceManager{srvTLS: srvTLS, cliTLS: cliTLS, cfg: cfg, log: logger, policy: pol, fs: cfg.FS, jobs: map[string]*job{}, reserved: map[string]string{},
+	excluded, err := hostsfile.Read("hosts_exclude_file", cfg.HostsExcludeFile)
+	if err != nil {
+		return nil, err
+	}
+	rm := &ResourceManager{excluded: excluded, srvTLS: srvTLS, cliTLS: cliTLS, cfg: cfg, log: logger, policy: pol, fs: cfg.FS, jobs: map[string]*job{}, reserved: map[string]string{},
 		nodes: map[string]*node{}, lost: map[string]*mrpb.NodeReport{}, nodeOwners: map[string]string{}, refused: map[string]struct{}{}, stop: make(chan struct{}), reg: prometheus.NewRegistry(),
 		epoch: time.Now().Format("20060102150405"), cacheKick: make(chan struct{}, 1)}
 	switch {
@@ -240,6 +251,7 @@ type NodeInfo struct {
 	ID, Host, Rack, ShuffleAddr string
 	MapSlots, ReduceSlots       int
 	LastSeen                    time.Time
+	State                       string // NodeRunning, NodeDecommissioning or NodeDecommissioned
 }
 
 // Nodes lists the live node managers, by ID.
@@ -249,7 +261,7 @@ func (rm *ResourceManager) Nodes() []NodeInfo {
 	out := make([]NodeInfo, 0, len(rm.nodes))
 	for _, n := range rm.nodes {
 		out = append(out, NodeInfo{ID: n.id, Host: n.host, Rack: n.rack, ShuffleAddr: n.shuffleAddr,
-			MapSlots: n.mapSlots, ReduceSlots: n.reduceSlots, LastSeen: n.lastSeen})
+			MapSlots: n.mapSlots, ReduceSlots: n.reduceSlots, LastSeen: n.lastSeen, State: cmp.Or(n.admin, NodeRunning)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
@@ -589,6 +601,7 @@ func (rm *ResourceManager) monitor() {
 		for _, j := range rm.order {
 			rm.maybeAbort(j)
 		}
+		rm.decommissionTick()
 		rm.mu.Unlock()
 	}
 }

@@ -108,7 +108,7 @@ func (rm *ResourceManager) serveJobs(w http.ResponseWriter, r *http.Request) {
 	if len(states) > 0 {
 		title += " " + states[0]
 	}
-	rm.console().Page(w, title, webui.Render(jobsPage, data))
+	rm.console().LivePage(w, r, title, webui.Render(jobsPage, data))
 }
 
 var jobPage = template.Must(template.New("job").Funcs(funcs).Parse(`
@@ -124,6 +124,8 @@ var jobPage = template.Must(template.New("job").Funcs(funcs).Parse(`
 <tr><td>input</td><td>{{.Input}} ({{.Read}} read)</td></tr>
 <tr><td>input cached (R<sub>j</sub>)</td><td>{{.Cached}}</td></tr>
 <tr><td>REST</td><td><a href="/ws/v1/cluster/apps/{{.St.JobId}}">/ws/v1/cluster/apps/{{.St.JobId}}</a></td></tr>
+{{if .St.AggregatedLogDir}}<tr><td>aggregated logs</td><td>{{.St.AggregatedLogDir}} in the DFS, one file per node
+(<code>smarth job logs {{.St.JobId}}</code>); the node links below last while the nodes keep the logs</td></tr>{{end}}
 </table>
 <h2>Map locality</h2>
 <table><tr><th>cache-local</th><th>node-local (not cached)</th><th>rack-local</th><th>off-rack</th></tr>
@@ -173,7 +175,11 @@ func (rm *ResourceManager) serveJob(w http.ResponseWriter, r *http.Request) {
 		// DATA_LOCAL_MAPS counts cache-local maps too (they are node-local).
 		Loc: locality{c[mapreduce.CacheLocalMaps], c[mapreduce.DataLocalMaps] - c[mapreduce.CacheLocalMaps],
 			c[mapreduce.RackLocalMaps], c[mapreduce.OtherLocalMaps]}}
-	rm.console().Page(w, "Job "+st.GetJobId(), webui.Render(jobPage, data))
+	if terminalState(st.GetState()) {
+		rm.console().Page(w, "Job "+st.GetJobId(), webui.Render(jobPage, data)) // nothing will change
+		return
+	}
+	rm.console().LivePage(w, r, "Job "+st.GetJobId(), webui.Render(jobPage, data))
 }
 
 var nodesPage = template.Must(template.New("nodes").Parse(`
@@ -195,5 +201,5 @@ func (rm *ResourceManager) serveNodes(w http.ResponseWriter, r *http.Request) {
 		nodes = append(nodes, pageNode{n.NodeId, n.Hostname, n.Rack, fmt.Sprintf("%d/%d", n.RunningMaps, n.MapSlots),
 			fmt.Sprintf("%d/%d", n.RunningReduces, n.ReduceSlots), webui.Ago(time.UnixMilli(n.LastHeartbeatMs), now), n.HttpAddr})
 	}
-	rm.console().Page(w, "Node managers", webui.Render(nodesPage, nodes))
+	rm.console().LivePage(w, r, "Node managers", webui.Render(nodesPage, nodes))
 }

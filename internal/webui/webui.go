@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,14 +27,14 @@ type Link struct{ Name, Href string }
 // frame wraps a page body: every console page has the same head, the
 // daemon's name and its navigation, so pages differ only in content.
 var frame = template.Must(template.New("frame").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{{.Title}} · smarth {{.Daemon}}</title>
+<html lang="en"><head><meta charset="utf-8">{{if .Refresh}}<meta http-equiv="refresh" content="{{.Refresh}}">{{end}}<title>{{.Title}} · smarth {{.Daemon}}</title>
 <link rel="stylesheet" href="` + CSSPath + `"><link rel="icon" href="data:,">
 </head><body>
 <header><b>smarth {{.Daemon}}</b>{{range .Nav}} <a href="{{.Href}}">{{.Name}}</a>{{end}}</header>
 <main><h1>{{.Title}}</h1>
 {{.Body}}
 </main>
-<footer>rendered {{.Now}}</footer>
+<footer>rendered {{.Now}}{{if .Refresh}} · reloads every {{.Refresh}} s (?refresh=0 stops it){{end}}</footer>
 </body></html>
 `))
 
@@ -76,12 +77,37 @@ func (c Console) Handle(mux *http.ServeMux, cfg func() any, health func() error)
 
 // Page renders body (already safe HTML) inside the console frame.
 func (c Console) Page(w http.ResponseWriter, title string, body template.HTML) {
+	c.page(w, title, body, 0)
+}
+
+// LiveRefresh is how often a live page (one whose figures change while
+// it is watched: running jobs, nodes, the namenode's overview) reloads
+// itself, unless the URL says otherwise (?refresh=SECONDS, 0 to stop).
+const LiveRefresh = 5
+
+// maxRefresh bounds ?refresh: an hour.
+const maxRefresh = 3600
+
+// LivePage is Page for a live page: it reloads every LiveRefresh seconds,
+// or as r's ?refresh=SECONDS asks (0: not at all).
+func (c Console) LivePage(w http.ResponseWriter, r *http.Request, title string, body template.HTML) {
+	every := LiveRefresh
+	if v := r.URL.Query().Get("refresh"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+			every = min(n, maxRefresh)
+		}
+	}
+	c.page(w, title, body, every)
+}
+
+func (c Console) page(w http.ResponseWriter, title string, body template.HTML, refresh int) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	frame.Execute(w, struct {
 		Daemon, Title, Now string
 		Nav                []Link
 		Body               template.HTML
-	}{c.Daemon, title, time.Now().Format(time.RFC3339), c.Nav, body})
+		Refresh            int
+	}{c.Daemon, title, time.Now().Format(time.RFC3339), c.Nav, body, refresh})
 }
 
 // Render executes t with data into safe HTML for Page; an error is shown

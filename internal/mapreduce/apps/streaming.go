@@ -129,11 +129,11 @@ func (m *streamMapper) Map(_ mapreduce.TaskContext, _, line []byte, out mapreduc
 
 var _ mapreduce.CombiningMapper = (*streamMapper)(nil)
 
-func (m *streamMapper) Combined() (in, out int64) {
+func (m *streamMapper) Combined() mapreduce.CombineStats {
 	if m.comb == nil {
-		return 0, 0
+		return mapreduce.CombineStats{}
 	}
-	return m.comb.added, m.comb.emitted
+	return m.comb.stats
 }
 
 func (m *streamMapper) Cleanup(ctx mapreduce.TaskContext, out mapreduce.Emitter) error {
@@ -180,12 +180,13 @@ type combineBuffer struct {
 	arena []byte
 	recs  [][4]int // key start, key end, value end (value starts at key end)
 	size  int
-	// added and emitted count records into and out of the combiner.
-	added, emitted int64
+	// stats count records and bytes into and out of the combiner.
+	stats mapreduce.CombineStats
 }
 
 func (c *combineBuffer) add(k, v []byte) error {
-	c.added++
+	c.stats.InRecords++
+	c.stats.InBytes += int64(len(k) + len(v))
 	start := len(c.arena)
 	c.arena = append(append(c.arena, k...), v...)
 	c.recs = append(c.recs, [4]int{start, start + len(k), len(c.arena)})
@@ -203,7 +204,8 @@ func (c *combineBuffer) run(ctx context.Context, cmd string, out mapreduce.Emitt
 		return bytes.Compare(c.arena[a[0]:a[1]], c.arena[b[0]:b[1]])
 	})
 	p, err := startStream(ctx, "combiner", cmd, func(k, v []byte) error {
-		c.emitted++
+		c.stats.OutRecords++
+		c.stats.OutBytes += int64(len(k) + len(v))
 		return out.Emit(k, v)
 	})
 	if err != nil {
@@ -428,6 +430,7 @@ func (p *streamProc) finish() error {
 	<-p.done
 	<-p.errs.done
 	werr := p.cmd.Wait()
+	mapreduce.BookProcess(p.ctx, p.cmd.ProcessState)
 	// What the command left running in the background goes with the task,
 	// as Hadoop kills a task's whole process tree.
 	killGroup(p.cmd)

@@ -52,7 +52,7 @@ var _ mapreduce.CombiningMapper = (*wordCounter)(nil)
 
 // Combined: every word is a record map() produced (Hadoop's WordCount
 // emits (word, 1) for each), the table's flushes what it emitted.
-func (m *wordCounter) Combined() (in, out int64) { return m.t.added, m.t.emitted }
+func (m *wordCounter) Combined() mapreduce.CombineStats { return m.t.stats }
 
 func newWordCounter() *wordCounter { return &wordCounter{t: newCountTable()} }
 
@@ -89,15 +89,16 @@ type countTable struct {
 	keys   []string
 	counts []int64
 	buf    []byte
-	// added and emitted count records in (per add) and out (per flushed
-	// key), for the combine counters.
-	added, emitted int64
+	// stats count records and bytes in (per add, as the record "key\tn"
+	// map() stands for) and out (per flushed key), for the counters.
+	stats mapreduce.CombineStats
 }
 
 func newCountTable() countTable { return countTable{index: make(map[string]int32, 1024)} }
 
 func (t *countTable) add(key []byte, n int64, out mapreduce.Emitter) error {
-	t.added++
+	t.stats.InRecords++
+	t.stats.InBytes += int64(len(key) + decimalLen(n))
 	if k, ok := t.index[string(key)]; ok {
 		t.counts[k] += n
 		return nil
@@ -113,9 +114,10 @@ func (t *countTable) add(key []byte, n int64, out mapreduce.Emitter) error {
 }
 
 func (t *countTable) flush(out mapreduce.Emitter) error {
-	t.emitted += int64(len(t.keys))
+	t.stats.OutRecords += int64(len(t.keys))
 	for k, w := range t.keys {
 		t.buf = strconv.AppendInt(t.buf[:0], t.counts[k], 10)
+		t.stats.OutBytes += int64(len(w) + len(t.buf))
 		if err := out.Emit([]byte(w), t.buf); err != nil {
 			return err
 		}
@@ -149,5 +151,11 @@ var (
 	_ mapreduce.CombiningMapper = (*aggMapper)(nil)
 )
 
-func (m *grepMapper) Combined() (in, out int64) { return m.t.added, m.t.emitted }
-func (m *aggMapper) Combined() (in, out int64)  { return m.t.added, m.t.emitted }
+func (m *grepMapper) Combined() mapreduce.CombineStats { return m.t.stats }
+func (m *aggMapper) Combined() mapreduce.CombineStats  { return m.t.stats }
+
+// decimalLen is the length of n in decimal, the bytes of a count value.
+func decimalLen(n int64) int {
+	var b [20]byte
+	return len(strconv.AppendInt(b[:0], n, 10))
+}

@@ -256,6 +256,18 @@ func (c *Client) Nodes(ctx context.Context, all bool) ([]*mrpb.NodeReport, error
 	return resp.GetNodes(), nil
 }
 
+// RefreshNodes has the resource manager re-read its hosts_exclude_file
+// (`yarn rmadmin -refreshNodes`); admins only.
+func (c *Client) RefreshNodes(ctx context.Context) (*mrpb.RefreshNodesResponse, error) {
+	rctx, cancel := c.rpcCtx(ctx)
+	defer cancel()
+	resp, err := c.rm.RefreshNodes(rctx, &mrpb.RefreshNodesRequest{})
+	if err != nil {
+		return nil, c.rpcErr(err)
+	}
+	return resp, nil
+}
+
 // Kill stops a job.
 func (c *Client) Kill(ctx context.Context, id string) error {
 	rctx, cancel := c.rpcCtx(ctx)

@@ -60,7 +60,7 @@ func Register(mux *http.ServeMux, cfg Config, nn Namenode) {
 	c := &console{cfg: cfg, nn: nn}
 	c.page().Handle(mux, nn.Conf, nn.Health)
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
-		c.page().Page(w, "Overview", webui.Render(statusPage, c.statusData()))
+		c.page().LivePage(w, r, "Overview", webui.Render(statusPage, c.statusData()))
 	})
 	mux.HandleFunc("GET /explorer", c.serveExplorer)
 	mux.HandleFunc("GET /file", c.serveFile)

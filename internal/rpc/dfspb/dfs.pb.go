@@ -11853,10 +11853,13 @@ func (x *JobCacheStatusResponse_Job) GetBlocks() []*JobCacheStatusResponse_Block
 
 // Copy each finalized block to its targets (re-replication).
 type TransferCommand_Item struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Block         *ExtendedBlock         `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
-	Targets       []*DatanodeInfo        `protobuf:"bytes,2,rep,name=targets,proto3" json:"targets,omitempty"`
-	Token         *BlockToken            `protobuf:"bytes,3,opt,name=token,proto3" json:"token,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Block   *ExtendedBlock         `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
+	Targets []*DatanodeInfo        `protobuf:"bytes,2,rep,name=targets,proto3" json:"targets,omitempty"`
+	Token   *BlockToken            `protobuf:"bytes,3,opt,name=token,proto3" json:"token,omitempty"`
+	// A balancer move: the source sends it within its balance_bandwidth
+	// (HDFS's dfs.datanode.balance.bandwidthPerSec).
+	Balance       bool `protobuf:"varint,4,opt,name=balance,proto3" json:"balance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -11910,6 +11913,13 @@ func (x *TransferCommand_Item) GetToken() *BlockToken {
 		return x.Token
 	}
 	return nil
+}
+
+func (x *TransferCommand_Item) GetBalance() bool {
+	if x != nil {
+		return x.Balance
+	}
+	return false
 }
 
 var File_dfspb_dfs_proto protoreflect.FileDescriptor
@@ -12400,13 +12410,14 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x18RegisterDatanodeResponse\x124\n" +
 	"\bdatanode\x18\x01 \x01(\v2\x18.smarth.dfs.DatanodeInfoR\bdatanode\x12<\n" +
 	"\n" +
-	"block_keys\x18\x02 \x01(\v2\x1d.smarth.dfs.ExportedBlockKeysR\tblockKeys\"\xe5\x01\n" +
+	"block_keys\x18\x02 \x01(\v2\x1d.smarth.dfs.ExportedBlockKeysR\tblockKeys\"\xff\x01\n" +
 	"\x0fTransferCommand\x126\n" +
-	"\x05items\x18\x01 \x03(\v2 .smarth.dfs.TransferCommand.ItemR\x05items\x1a\x99\x01\n" +
+	"\x05items\x18\x01 \x03(\v2 .smarth.dfs.TransferCommand.ItemR\x05items\x1a\xb3\x01\n" +
 	"\x04Item\x12/\n" +
 	"\x05block\x18\x01 \x01(\v2\x19.smarth.dfs.ExtendedBlockR\x05block\x122\n" +
 	"\atargets\x18\x02 \x03(\v2\x18.smarth.dfs.DatanodeInfoR\atargets\x12,\n" +
-	"\x05token\x18\x03 \x01(\v2\x16.smarth.dfs.BlockTokenR\x05token\"F\n" +
+	"\x05token\x18\x03 \x01(\v2\x16.smarth.dfs.BlockTokenR\x05token\x12\x18\n" +
+	"\abalance\x18\x04 \x01(\bR\abalance\"F\n" +
 	"\x11InvalidateCommand\x121\n" +
 	"\x06blocks\x18\x01 \x03(\v2\x19.smarth.dfs.ExtendedBlockR\x06blocks\"\xf0\x01\n" +
 	"\x13RecoverBlockCommand\x12/\n" +

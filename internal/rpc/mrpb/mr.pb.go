@@ -962,7 +962,7 @@ func (x *ListNodesRequest) GetAll() bool {
 type NodeReport struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	NodeId          string                 `protobuf:"bytes,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
-	State           string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"` // RUNNING, or LOST: no heartbeat for node_timeout
+	State           string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"` // RUNNING, DECOMMISSIONING, DECOMMISSIONED, or LOST: no heartbeat for node_timeout
 	Hostname        string                 `protobuf:"bytes,3,opt,name=hostname,proto3" json:"hostname,omitempty"`
 	Rack            string                 `protobuf:"bytes,4,opt,name=rack,proto3" json:"rack,omitempty"`
 	HttpAddr        string                 `protobuf:"bytes,5,opt,name=http_addr,json=httpAddr,proto3" json:"http_addr,omitempty"` // the node manager's console
@@ -1127,6 +1127,94 @@ func (x *ListNodesResponse) GetNodes() []*NodeReport {
 	return nil
 }
 
+type RefreshNodesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RefreshNodesRequest) Reset() {
+	*x = RefreshNodesRequest{}
+	mi := &file_mrpb_mr_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefreshNodesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefreshNodesRequest) ProtoMessage() {}
+
+func (x *RefreshNodesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mrpb_mr_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefreshNodesRequest.ProtoReflect.Descriptor instead.
+func (*RefreshNodesRequest) Descriptor() ([]byte, []int) {
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{13}
+}
+
+type RefreshNodesResponse struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Decommissioning []string               `protobuf:"bytes,1,rep,name=decommissioning,proto3" json:"decommissioning,omitempty"` // node ids that now take no new containers
+	Recommissioned  []string               `protobuf:"bytes,2,rep,name=recommissioned,proto3" json:"recommissioned,omitempty"`   // node ids back in service
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *RefreshNodesResponse) Reset() {
+	*x = RefreshNodesResponse{}
+	mi := &file_mrpb_mr_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefreshNodesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefreshNodesResponse) ProtoMessage() {}
+
+func (x *RefreshNodesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mrpb_mr_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefreshNodesResponse.ProtoReflect.Descriptor instead.
+func (*RefreshNodesResponse) Descriptor() ([]byte, []int) {
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *RefreshNodesResponse) GetDecommissioning() []string {
+	if x != nil {
+		return x.Decommissioning
+	}
+	return nil
+}
+
+func (x *RefreshNodesResponse) GetRecommissioned() []string {
+	if x != nil {
+		return x.Recommissioned
+	}
+	return nil
+}
+
 type KillJobRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -1136,7 +1224,7 @@ type KillJobRequest struct {
 
 func (x *KillJobRequest) Reset() {
 	*x = KillJobRequest{}
-	mi := &file_mrpb_mr_proto_msgTypes[13]
+	mi := &file_mrpb_mr_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1148,7 +1236,7 @@ func (x *KillJobRequest) String() string {
 func (*KillJobRequest) ProtoMessage() {}
 
 func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[13]
+	mi := &file_mrpb_mr_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1161,7 +1249,7 @@ func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobRequest.ProtoReflect.Descriptor instead.
 func (*KillJobRequest) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{13}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *KillJobRequest) GetJobId() string {
@@ -1179,7 +1267,7 @@ type KillJobResponse struct {
 
 func (x *KillJobResponse) Reset() {
 	*x = KillJobResponse{}
-	mi := &file_mrpb_mr_proto_msgTypes[14]
+	mi := &file_mrpb_mr_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1191,7 +1279,7 @@ func (x *KillJobResponse) String() string {
 func (*KillJobResponse) ProtoMessage() {}
 
 func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[14]
+	mi := &file_mrpb_mr_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1204,7 +1292,7 @@ func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobResponse.ProtoReflect.Descriptor instead.
 func (*KillJobResponse) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{14}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{16}
 }
 
 type TaskReport struct {
@@ -1227,7 +1315,7 @@ type TaskReport struct {
 
 func (x *TaskReport) Reset() {
 	*x = TaskReport{}
-	mi := &file_mrpb_mr_proto_msgTypes[15]
+	mi := &file_mrpb_mr_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1239,7 +1327,7 @@ func (x *TaskReport) String() string {
 func (*TaskReport) ProtoMessage() {}
 
 func (x *TaskReport) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[15]
+	mi := &file_mrpb_mr_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1252,7 +1340,7 @@ func (x *TaskReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskReport.ProtoReflect.Descriptor instead.
 func (*TaskReport) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{15}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *TaskReport) GetJobId() string {
@@ -1343,7 +1431,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_mrpb_mr_proto_msgTypes[16]
+	mi := &file_mrpb_mr_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1355,7 +1443,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[16]
+	mi := &file_mrpb_mr_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1368,7 +1456,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{16}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *HeartbeatRequest) GetNodeId() string {
@@ -1452,7 +1540,7 @@ type MapOutputLocation struct {
 
 func (x *MapOutputLocation) Reset() {
 	*x = MapOutputLocation{}
-	mi := &file_mrpb_mr_proto_msgTypes[17]
+	mi := &file_mrpb_mr_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1464,7 +1552,7 @@ func (x *MapOutputLocation) String() string {
 func (*MapOutputLocation) ProtoMessage() {}
 
 func (x *MapOutputLocation) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[17]
+	mi := &file_mrpb_mr_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1477,7 +1565,7 @@ func (x *MapOutputLocation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapOutputLocation.ProtoReflect.Descriptor instead.
 func (*MapOutputLocation) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{17}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *MapOutputLocation) GetMapIndex() int32 {
@@ -1526,7 +1614,7 @@ type TaskLaunch struct {
 
 func (x *TaskLaunch) Reset() {
 	*x = TaskLaunch{}
-	mi := &file_mrpb_mr_proto_msgTypes[18]
+	mi := &file_mrpb_mr_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1538,7 +1626,7 @@ func (x *TaskLaunch) String() string {
 func (*TaskLaunch) ProtoMessage() {}
 
 func (x *TaskLaunch) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[18]
+	mi := &file_mrpb_mr_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1551,7 +1639,7 @@ func (x *TaskLaunch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskLaunch.ProtoReflect.Descriptor instead.
 func (*TaskLaunch) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{18}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *TaskLaunch) GetJobId() string {
@@ -1664,7 +1752,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_mrpb_mr_proto_msgTypes[19]
+	mi := &file_mrpb_mr_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1676,7 +1764,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[19]
+	mi := &file_mrpb_mr_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1689,7 +1777,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{19}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *HeartbeatResponse) GetLaunches() []*TaskLaunch {
@@ -1749,7 +1837,7 @@ type GetMapOutputsRequest struct {
 
 func (x *GetMapOutputsRequest) Reset() {
 	*x = GetMapOutputsRequest{}
-	mi := &file_mrpb_mr_proto_msgTypes[20]
+	mi := &file_mrpb_mr_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1761,7 +1849,7 @@ func (x *GetMapOutputsRequest) String() string {
 func (*GetMapOutputsRequest) ProtoMessage() {}
 
 func (x *GetMapOutputsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[20]
+	mi := &file_mrpb_mr_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1774,7 +1862,7 @@ func (x *GetMapOutputsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMapOutputsRequest.ProtoReflect.Descriptor instead.
 func (*GetMapOutputsRequest) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{20}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetMapOutputsRequest) GetJobId() string {
@@ -1820,7 +1908,7 @@ type GetMapOutputsResponse struct {
 
 func (x *GetMapOutputsResponse) Reset() {
 	*x = GetMapOutputsResponse{}
-	mi := &file_mrpb_mr_proto_msgTypes[21]
+	mi := &file_mrpb_mr_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1832,7 +1920,7 @@ func (x *GetMapOutputsResponse) String() string {
 func (*GetMapOutputsResponse) ProtoMessage() {}
 
 func (x *GetMapOutputsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[21]
+	mi := &file_mrpb_mr_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1845,7 +1933,7 @@ func (x *GetMapOutputsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMapOutputsResponse.ProtoReflect.Descriptor instead.
 func (*GetMapOutputsResponse) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{21}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetMapOutputsResponse) GetOutputs() []*MapOutputLocation {
@@ -1882,7 +1970,7 @@ type AggregateLogs struct {
 
 func (x *AggregateLogs) Reset() {
 	*x = AggregateLogs{}
-	mi := &file_mrpb_mr_proto_msgTypes[22]
+	mi := &file_mrpb_mr_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1894,7 +1982,7 @@ func (x *AggregateLogs) String() string {
 func (*AggregateLogs) ProtoMessage() {}
 
 func (x *AggregateLogs) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[22]
+	mi := &file_mrpb_mr_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1907,7 +1995,7 @@ func (x *AggregateLogs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AggregateLogs.ProtoReflect.Descriptor instead.
 func (*AggregateLogs) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{22}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AggregateLogs) GetJobId() string {
@@ -1944,7 +2032,7 @@ type JobHistoryRecord struct {
 
 func (x *JobHistoryRecord) Reset() {
 	*x = JobHistoryRecord{}
-	mi := &file_mrpb_mr_proto_msgTypes[23]
+	mi := &file_mrpb_mr_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1956,7 +2044,7 @@ func (x *JobHistoryRecord) String() string {
 func (*JobHistoryRecord) ProtoMessage() {}
 
 func (x *JobHistoryRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_mrpb_mr_proto_msgTypes[23]
+	mi := &file_mrpb_mr_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1969,7 +2057,7 @@ func (x *JobHistoryRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobHistoryRecord.ProtoReflect.Descriptor instead.
 func (*JobHistoryRecord) Descriptor() ([]byte, []int) {
-	return file_mrpb_mr_proto_rawDescGZIP(), []int{23}
+	return file_mrpb_mr_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *JobHistoryRecord) GetSpec() *SubmitJobRequest {
@@ -2086,7 +2174,11 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	" \x01(\x03R\x0flastHeartbeatMs\x12#\n" +
 	"\rhealth_report\x18\v \x01(\tR\fhealthReport\"@\n" +
 	"\x11ListNodesResponse\x12+\n" +
-	"\x05nodes\x18\x01 \x03(\v2\x15.smarth.mr.NodeReportR\x05nodes\"'\n" +
+	"\x05nodes\x18\x01 \x03(\v2\x15.smarth.mr.NodeReportR\x05nodes\"\x15\n" +
+	"\x13RefreshNodesRequest\"h\n" +
+	"\x14RefreshNodesResponse\x12(\n" +
+	"\x0fdecommissioning\x18\x01 \x03(\tR\x0fdecommissioning\x12&\n" +
+	"\x0erecommissioned\x18\x02 \x03(\tR\x0erecommissioned\"'\n" +
 	"\x0eKillJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x11\n" +
 	"\x0fKillJobResponse\"\xdc\x02\n" +
@@ -2174,7 +2266,7 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	"\fTASK_RUNNING\x10\x00\x12\x12\n" +
 	"\x0eTASK_SUCCEEDED\x10\x01\x12\x0f\n" +
 	"\vTASK_FAILED\x10\x02\x12\x0f\n" +
-	"\vTASK_KILLED\x10\x032\xfe\x03\n" +
+	"\vTASK_KILLED\x10\x032\xcf\x04\n" +
 	"\x0fResourceManager\x12F\n" +
 	"\tSubmitJob\x12\x1b.smarth.mr.SubmitJobRequest\x1a\x1c.smarth.mr.SubmitJobResponse\x128\n" +
 	"\x06GetJob\x12\x18.smarth.mr.GetJobRequest\x1a\x14.smarth.mr.JobStatus\x12C\n" +
@@ -2182,7 +2274,8 @@ const file_mrpb_mr_proto_rawDesc = "" +
 	"\aKillJob\x12\x19.smarth.mr.KillJobRequest\x1a\x1a.smarth.mr.KillJobResponse\x12F\n" +
 	"\tHeartbeat\x12\x1b.smarth.mr.HeartbeatRequest\x1a\x1c.smarth.mr.HeartbeatResponse\x12R\n" +
 	"\rGetMapOutputs\x12\x1f.smarth.mr.GetMapOutputsRequest\x1a .smarth.mr.GetMapOutputsResponse\x12F\n" +
-	"\tListNodes\x12\x1b.smarth.mr.ListNodesRequest\x1a\x1c.smarth.mr.ListNodesResponseB\x1aZ\x18smarth/internal/rpc/mrpbb\x06proto3"
+	"\tListNodes\x12\x1b.smarth.mr.ListNodesRequest\x1a\x1c.smarth.mr.ListNodesResponse\x12O\n" +
+	"\fRefreshNodes\x12\x1e.smarth.mr.RefreshNodesRequest\x1a\x1f.smarth.mr.RefreshNodesResponseB\x1aZ\x18smarth/internal/rpc/mrpbb\x06proto3"
 
 var (
 	file_mrpb_mr_proto_rawDescOnce sync.Once
@@ -2197,7 +2290,7 @@ func file_mrpb_mr_proto_rawDescGZIP() []byte {
 }
 
 var file_mrpb_mr_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_mrpb_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_mrpb_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_mrpb_mr_proto_goTypes = []any{
 	(TaskState)(0),                // 0: smarth.mr.TaskState
 	(*Split)(nil),                 // 1: smarth.mr.Split
@@ -2213,22 +2306,24 @@ var file_mrpb_mr_proto_goTypes = []any{
 	(*ListNodesRequest)(nil),      // 11: smarth.mr.ListNodesRequest
 	(*NodeReport)(nil),            // 12: smarth.mr.NodeReport
 	(*ListNodesResponse)(nil),     // 13: smarth.mr.ListNodesResponse
-	(*KillJobRequest)(nil),        // 14: smarth.mr.KillJobRequest
-	(*KillJobResponse)(nil),       // 15: smarth.mr.KillJobResponse
-	(*TaskReport)(nil),            // 16: smarth.mr.TaskReport
-	(*HeartbeatRequest)(nil),      // 17: smarth.mr.HeartbeatRequest
-	(*MapOutputLocation)(nil),     // 18: smarth.mr.MapOutputLocation
-	(*TaskLaunch)(nil),            // 19: smarth.mr.TaskLaunch
-	(*HeartbeatResponse)(nil),     // 20: smarth.mr.HeartbeatResponse
-	(*GetMapOutputsRequest)(nil),  // 21: smarth.mr.GetMapOutputsRequest
-	(*GetMapOutputsResponse)(nil), // 22: smarth.mr.GetMapOutputsResponse
-	(*AggregateLogs)(nil),         // 23: smarth.mr.AggregateLogs
-	(*JobHistoryRecord)(nil),      // 24: smarth.mr.JobHistoryRecord
-	nil,                           // 25: smarth.mr.SubmitJobRequest.ParamsEntry
-	nil,                           // 26: smarth.mr.TaskLaunch.ParamsEntry
+	(*RefreshNodesRequest)(nil),   // 14: smarth.mr.RefreshNodesRequest
+	(*RefreshNodesResponse)(nil),  // 15: smarth.mr.RefreshNodesResponse
+	(*KillJobRequest)(nil),        // 16: smarth.mr.KillJobRequest
+	(*KillJobResponse)(nil),       // 17: smarth.mr.KillJobResponse
+	(*TaskReport)(nil),            // 18: smarth.mr.TaskReport
+	(*HeartbeatRequest)(nil),      // 19: smarth.mr.HeartbeatRequest
+	(*MapOutputLocation)(nil),     // 20: smarth.mr.MapOutputLocation
+	(*TaskLaunch)(nil),            // 21: smarth.mr.TaskLaunch
+	(*HeartbeatResponse)(nil),     // 22: smarth.mr.HeartbeatResponse
+	(*GetMapOutputsRequest)(nil),  // 23: smarth.mr.GetMapOutputsRequest
+	(*GetMapOutputsResponse)(nil), // 24: smarth.mr.GetMapOutputsResponse
+	(*AggregateLogs)(nil),         // 25: smarth.mr.AggregateLogs
+	(*JobHistoryRecord)(nil),      // 26: smarth.mr.JobHistoryRecord
+	nil,                           // 27: smarth.mr.SubmitJobRequest.ParamsEntry
+	nil,                           // 28: smarth.mr.TaskLaunch.ParamsEntry
 }
 var file_mrpb_mr_proto_depIdxs = []int32{
-	25, // 0: smarth.mr.SubmitJobRequest.params:type_name -> smarth.mr.SubmitJobRequest.ParamsEntry
+	27, // 0: smarth.mr.SubmitJobRequest.params:type_name -> smarth.mr.SubmitJobRequest.ParamsEntry
 	1,  // 1: smarth.mr.SubmitJobRequest.splits:type_name -> smarth.mr.Split
 	5,  // 2: smarth.mr.JobStatus.counters:type_name -> smarth.mr.Counter
 	7,  // 3: smarth.mr.JobStatus.tasks:type_name -> smarth.mr.TaskStatus
@@ -2237,31 +2332,33 @@ var file_mrpb_mr_proto_depIdxs = []int32{
 	12, // 6: smarth.mr.ListNodesResponse.nodes:type_name -> smarth.mr.NodeReport
 	0,  // 7: smarth.mr.TaskReport.state:type_name -> smarth.mr.TaskState
 	5,  // 8: smarth.mr.TaskReport.counters:type_name -> smarth.mr.Counter
-	16, // 9: smarth.mr.HeartbeatRequest.tasks:type_name -> smarth.mr.TaskReport
-	26, // 10: smarth.mr.TaskLaunch.params:type_name -> smarth.mr.TaskLaunch.ParamsEntry
+	18, // 9: smarth.mr.HeartbeatRequest.tasks:type_name -> smarth.mr.TaskReport
+	28, // 10: smarth.mr.TaskLaunch.params:type_name -> smarth.mr.TaskLaunch.ParamsEntry
 	1,  // 11: smarth.mr.TaskLaunch.split:type_name -> smarth.mr.Split
-	18, // 12: smarth.mr.TaskLaunch.map_outputs:type_name -> smarth.mr.MapOutputLocation
-	19, // 13: smarth.mr.HeartbeatResponse.launches:type_name -> smarth.mr.TaskLaunch
-	23, // 14: smarth.mr.HeartbeatResponse.aggregate_logs:type_name -> smarth.mr.AggregateLogs
-	18, // 15: smarth.mr.GetMapOutputsResponse.outputs:type_name -> smarth.mr.MapOutputLocation
+	20, // 12: smarth.mr.TaskLaunch.map_outputs:type_name -> smarth.mr.MapOutputLocation
+	21, // 13: smarth.mr.HeartbeatResponse.launches:type_name -> smarth.mr.TaskLaunch
+	25, // 14: smarth.mr.HeartbeatResponse.aggregate_logs:type_name -> smarth.mr.AggregateLogs
+	20, // 15: smarth.mr.GetMapOutputsResponse.outputs:type_name -> smarth.mr.MapOutputLocation
 	2,  // 16: smarth.mr.JobHistoryRecord.spec:type_name -> smarth.mr.SubmitJobRequest
 	6,  // 17: smarth.mr.JobHistoryRecord.status:type_name -> smarth.mr.JobStatus
 	2,  // 18: smarth.mr.ResourceManager.SubmitJob:input_type -> smarth.mr.SubmitJobRequest
 	4,  // 19: smarth.mr.ResourceManager.GetJob:input_type -> smarth.mr.GetJobRequest
 	9,  // 20: smarth.mr.ResourceManager.ListJobs:input_type -> smarth.mr.ListJobsRequest
-	14, // 21: smarth.mr.ResourceManager.KillJob:input_type -> smarth.mr.KillJobRequest
-	17, // 22: smarth.mr.ResourceManager.Heartbeat:input_type -> smarth.mr.HeartbeatRequest
-	21, // 23: smarth.mr.ResourceManager.GetMapOutputs:input_type -> smarth.mr.GetMapOutputsRequest
+	16, // 21: smarth.mr.ResourceManager.KillJob:input_type -> smarth.mr.KillJobRequest
+	19, // 22: smarth.mr.ResourceManager.Heartbeat:input_type -> smarth.mr.HeartbeatRequest
+	23, // 23: smarth.mr.ResourceManager.GetMapOutputs:input_type -> smarth.mr.GetMapOutputsRequest
 	11, // 24: smarth.mr.ResourceManager.ListNodes:input_type -> smarth.mr.ListNodesRequest
-	3,  // 25: smarth.mr.ResourceManager.SubmitJob:output_type -> smarth.mr.SubmitJobResponse
-	6,  // 26: smarth.mr.ResourceManager.GetJob:output_type -> smarth.mr.JobStatus
-	10, // 27: smarth.mr.ResourceManager.ListJobs:output_type -> smarth.mr.ListJobsResponse
-	15, // 28: smarth.mr.ResourceManager.KillJob:output_type -> smarth.mr.KillJobResponse
-	20, // 29: smarth.mr.ResourceManager.Heartbeat:output_type -> smarth.mr.HeartbeatResponse
-	22, // 30: smarth.mr.ResourceManager.GetMapOutputs:output_type -> smarth.mr.GetMapOutputsResponse
-	13, // 31: smarth.mr.ResourceManager.ListNodes:output_type -> smarth.mr.ListNodesResponse
-	25, // [25:32] is the sub-list for method output_type
-	18, // [18:25] is the sub-list for method input_type
+	14, // 25: smarth.mr.ResourceManager.RefreshNodes:input_type -> smarth.mr.RefreshNodesRequest
+	3,  // 26: smarth.mr.ResourceManager.SubmitJob:output_type -> smarth.mr.SubmitJobResponse
+	6,  // 27: smarth.mr.ResourceManager.GetJob:output_type -> smarth.mr.JobStatus
+	10, // 28: smarth.mr.ResourceManager.ListJobs:output_type -> smarth.mr.ListJobsResponse
+	17, // 29: smarth.mr.ResourceManager.KillJob:output_type -> smarth.mr.KillJobResponse
+	22, // 30: smarth.mr.ResourceManager.Heartbeat:output_type -> smarth.mr.HeartbeatResponse
+	24, // 31: smarth.mr.ResourceManager.GetMapOutputs:output_type -> smarth.mr.GetMapOutputsResponse
+	13, // 32: smarth.mr.ResourceManager.ListNodes:output_type -> smarth.mr.ListNodesResponse
+	15, // 33: smarth.mr.ResourceManager.RefreshNodes:output_type -> smarth.mr.RefreshNodesResponse
+	26, // [26:34] is the sub-list for method output_type
+	18, // [18:26] is the sub-list for method input_type
 	18, // [18:18] is the sub-list for extension type_name
 	18, // [18:18] is the sub-list for extension extendee
 	0,  // [0:18] is the sub-list for field type_name
@@ -2278,7 +2375,7 @@ func file_mrpb_mr_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mrpb_mr_proto_rawDesc), len(file_mrpb_mr_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   26,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,7 @@ const (
 	ResourceManager_Heartbeat_FullMethodName     = "/smarth.mr.ResourceManager/Heartbeat"
 	ResourceManager_GetMapOutputs_FullMethodName = "/smarth.mr.ResourceManager/GetMapOutputs"
 	ResourceManager_ListNodes_FullMethodName     = "/smarth.mr.ResourceManager/ListNodes"
+	ResourceManager_RefreshNodes_FullMethodName  = "/smarth.mr.ResourceManager/RefreshNodes"
 )
 
 // ResourceManagerClient is the client API for ResourceManager service.
@@ -48,6 +49,10 @@ type ResourceManagerClient interface {
 	// ListNodes reports the node managers, as YARN's getClusterNodes
 	// behind `yarn node -list` (any authenticated user may call it).
 	ListNodes(ctx context.Context, in *ListNodesRequest, opts ...grpc.CallOption) (*ListNodesResponse, error)
+	// RefreshNodes re-reads hosts_exclude_file and starts a graceful
+	// decommission of every node manager it names, as `yarn rmadmin
+	// -refreshNodes` (admins only).
+	RefreshNodes(ctx context.Context, in *RefreshNodesRequest, opts ...grpc.CallOption) (*RefreshNodesResponse, error)
 }
 
 type resourceManagerClient struct {
@@ -128,6 +133,16 @@ func (c *resourceManagerClient) ListNodes(ctx context.Context, in *ListNodesRequ
 	return out, nil
 }
 
+func (c *resourceManagerClient) RefreshNodes(ctx context.Context, in *RefreshNodesRequest, opts ...grpc.CallOption) (*RefreshNodesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RefreshNodesResponse)
+	err := c.cc.Invoke(ctx, ResourceManager_RefreshNodes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ResourceManagerServer is the server API for ResourceManager service.
 // All implementations must embed UnimplementedResourceManagerServer
 // for forward compatibility.
@@ -144,6 +159,10 @@ type ResourceManagerServer interface {
 	// ListNodes reports the node managers, as YARN's getClusterNodes
 	// behind `yarn node -list` (any authenticated user may call it).
 	ListNodes(context.Context, *ListNodesRequest) (*ListNodesResponse, error)
+	// RefreshNodes re-reads hosts_exclude_file and starts a graceful
+	// decommission of every node manager it names, as `yarn rmadmin
+	// -refreshNodes` (admins only).
+	RefreshNodes(context.Context, *RefreshNodesRequest) (*RefreshNodesResponse, error)
 	mustEmbedUnimplementedResourceManagerServer()
 }
 
@@ -174,6 +193,9 @@ func (UnimplementedResourceManagerServer) GetMapOutputs(context.Context, *GetMap
 }
 func (UnimplementedResourceManagerServer) ListNodes(context.Context, *ListNodesRequest) (*ListNodesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListNodes not implemented")
+}
+func (UnimplementedResourceManagerServer) RefreshNodes(context.Context, *RefreshNodesRequest) (*RefreshNodesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RefreshNodes not implemented")
 }
 func (UnimplementedResourceManagerServer) mustEmbedUnimplementedResourceManagerServer() {}
 func (UnimplementedResourceManagerServer) testEmbeddedByValue()                         {}
@@ -322,6 +344,24 @@ func _ResourceManager_ListNodes_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ResourceManager_RefreshNodes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RefreshNodesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResourceManagerServer).RefreshNodes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResourceManager_RefreshNodes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResourceManagerServer).RefreshNodes(ctx, req.(*RefreshNodesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ResourceManager_ServiceDesc is the grpc.ServiceDesc for ResourceManager service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -356,6 +396,10 @@ var ResourceManager_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListNodes",
 			Handler:    _ResourceManager_ListNodes_Handler,
+		},
+		{
+			MethodName: "RefreshNodes",
+			Handler:    _ResourceManager_RefreshNodes_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

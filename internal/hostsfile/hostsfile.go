@@ -1,0 +1,69 @@
+// Package hostsfile reads the exclude files of HDFS and YARN
+// (dfs.hosts.exclude, yarn.resourcemanager.nodes.exclude-path): the
+// hosts an operator is taking out of service. Which daemon acts on the
+// set, and how, is the daemon's (the namenode decommissions datanodes,
+// the resource manager node managers); this package only says who is
+// named.
+package hostsfile
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// MaxSize bounds a file read into memory.
+const MaxSize = 4 << 20
+
+// Set is the names in a file, lower-cased.
+type Set map[string]bool
+
+// Has reports whether any of names (a hostname, an IP) is in the set,
+// case-insensitively.
+func (s Set) Has(names ...string) bool {
+	for _, n := range names {
+		if n != "" && s[strings.ToLower(n)] {
+			return true
+		}
+	}
+	return false
+}
+
+// Read returns the names in the file at path: hostnames or IPs separated
+// by white space or lines, a host:port taken as its host, # starting a
+// comment. key names the config key the path came from in errors. An
+// empty path is an empty set.
+func Read(key, path string) (Set, error) {
+	out := Set{}
+	if path == "" {
+		return out, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", key, path, err)
+	}
+	if len(b) > MaxSize {
+		return nil, fmt.Errorf("%s %s: larger than %d bytes", key, path, MaxSize)
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for sc.Scan() {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		for _, name := range strings.Fields(line) {
+			if h, _, ok := strings.Cut(name, ":"); ok && !strings.Contains(name[len(h)+1:], ":") {
+				name = h // host:port; an IPv6 address has more colons
+			}
+			out[strings.ToLower(name)] = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", key, path, err)
+	}
+	return out, nil
+}
