@@ -460,21 +460,22 @@ func fsFsckCmd(f *fsFlags) *cobra.Command {
 	var o fsshell.FsckOptions
 	var verbose bool
 	c := &cobra.Command{
-		Use:   "fsck [PATH] [-list-corruptfileblocks | [-delete] [-openforwrite] [-files [-blocks [-locations | -racks]]]]",
+		Use:   "fsck [PATH] [-list-corruptfileblocks | [-move | -delete] [-openforwrite] [-files [-blocks [-locations | -racks]]]]",
 		Short: "Check block health: blocks, replicas, under-replicated/missing/corrupt summary",
 		Long: `Check the health of the files under PATH (default /) with hdfs fsck's options
 and words: problems are always reported; -files adds a line per file and
 directory, -blocks each block (blk_ID_GS len=N Live_repl=R), -locations its
 replicas (ip:port), -racks them as /rack/ip:port. -list-corruptfileblocks only
-lists the blocks without a live replica and their files; -delete deletes the
-files holding such blocks; files still being written are left out unless
+lists the blocks without a live replica and their files; -move copies what can
+still be read of each such file to /lost+found/PATH/0, 1, ... (one file per run
+of readable blocks); -delete deletes the files holding such blocks; files still being written are left out unless
 -openforwrite. -v is -files -blocks -locations. It starts "FSCK started by
 USER (auth:SIMPLE|TOKEN) from /IP for path PATH at DATE", as HDFS's; the last line is
 "The filesystem under path 'PATH' is HEALTHY" or CORRUPT (exit status 1).`,
 		Example:            "  smarth fs fsck /\n  smarth fs fsck /data -files -blocks -locations\n  smarth fs fsck / -list-corruptfileblocks",
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			args, help, err := hdfsWords(cmd, args, "files", "blocks", "locations", "racks", "list-corruptfileblocks", "delete", "openforwrite")
+			args, help, err := hdfsWords(cmd, args, "files", "blocks", "locations", "racks", "list-corruptfileblocks", "move", "delete", "openforwrite")
 			if help || err != nil {
 				return err
 			}
@@ -484,7 +485,7 @@ USER (auth:SIMPLE|TOKEN) from /IP for path PATH at DATE", as HDFS's; the last li
 			if verbose {
 				o.Files, o.Blocks, o.Locations = true, true, true
 			}
-			if o.ListCorrupt && (o.Files || o.Delete) {
+			if o.ListCorrupt && (o.Files || o.Delete || o.Move) {
 				return usageErr("fsck: -list-corruptfileblocks goes alone; usage: %s", cmd.UseLine())
 			}
 			return f.run(func(ctx context.Context, sh *fsshell.Shell, args []string) error {
@@ -506,6 +507,7 @@ USER (auth:SIMPLE|TOKEN) from /IP for path PATH at DATE", as HDFS's; the last li
 	c.Flags().BoolVar(&o.Racks, "racks", false, "with -blocks, the replicas as /rack/ip:port")
 	c.Flags().BoolVar(&o.ListCorrupt, "list-corruptfileblocks", false, "list only the blocks without a live replica, with their files")
 	c.Flags().BoolVar(&o.Delete, "delete", false, "delete the files that hold blocks without a live replica")
+	c.Flags().BoolVar(&o.Move, "move", false, "copy the readable blocks of corrupt files to /lost+found/PATH")
 	c.Flags().BoolVar(&o.OpenForWrite, "openforwrite", false, "check files still being written too (left out without it), marked OPENFORWRITE")
 	c.Flags().Bool("help", false, "help for fsck")
 	return c

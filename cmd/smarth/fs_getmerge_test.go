@@ -113,8 +113,11 @@ func TestFsFsckHadoopOptions(t *testing.T) {
 	if _, code, msg := fsc("fsck", "/", "-list-corruptfileblocks", "-files"); code != 2 {
 		t.Fatalf("-list-corruptfileblocks -files: exit %d %q, want 2", code, msg)
 	}
-	if _, code, msg := fsc("fsck", "/", "-move"); code != 2 {
-		t.Fatalf("-move: exit %d %q, want 2", code, msg)
+	if _, code, msg := fsc("fsck", "/", "-list-corruptfileblocks", "-move"); code != 2 {
+		t.Fatalf("-list-corruptfileblocks -move: exit %d %q, want 2", code, msg)
+	}
+	if _, code, msg := fsc("fsck", "/", "-nosuch"); code != 2 {
+		t.Fatalf("-nosuch: exit %d %q, want 2", code, msg)
 	}
 }
 

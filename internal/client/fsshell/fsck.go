@@ -3,6 +3,8 @@ package fsshell
 import (
 	"context"
 	"fmt"
+	"io"
+	"io/fs"
 	"net"
 	"strings"
 	"time"
@@ -19,6 +21,11 @@ type FsckOptions struct {
 	Racks       bool // -racks: the replicas as /rack/ip:port
 	ListCorrupt bool // -list-corruptfileblocks: only the blocks without a live replica and their files
 	Delete      bool // -delete: delete the files with such blocks
+	// Move (-move) copies what can still be read of each corrupt file to
+	// /lost+found: every run of consecutive blocks with a live replica
+	// becomes a file /lost+found/PATH/0, 1, ..., as HDFS's fsck does. The
+	// corrupt file stays unless -delete is given too.
+	Move bool
 	// OpenForWrite (-openforwrite) checks files still being written too;
 	// without it they are left out, as HDFS leaves them out.
 	OpenForWrite bool
@@ -95,6 +102,7 @@ func (s *Shell) Fsck(ctx context.Context, p string, o FsckOptions) error {
 	}
 	var files, size, open int64
 	var toDelete []string
+	var toMove []*dfspb.FsckFile
 	for _, f := range r.GetFiles() {
 		st := f.GetStatus()
 		path := st.GetPath()
@@ -165,6 +173,9 @@ func (s *Shell) Fsck(ctx context.Context, p string, o FsckOptions) error {
 					fmt.Fprintf(s.Out, "\n%s: CORRUPT %d blocks of total size %d B.", path, corrupt, corruptSize)
 				}
 			}
+			if o.Move && !st.GetUnderConstruction() {
+				toMove = append(toMove, f)
+			}
 			if o.Delete && !st.GetUnderConstruction() {
 				toDelete = append(toDelete, path)
 			}
@@ -186,8 +197,13 @@ func (s *Shell) Fsck(ctx context.Context, p string, o FsckOptions) error {
 			}
 		}
 	}
-	// As HDFS: the corrupt files go after they were reported, and this
-	// run's status still counts them.
+	// As HDFS: the remains are copied, then the corrupt files go, after
+	// they were reported; this run's status still counts them.
+	for _, f := range toMove {
+		if err := s.toLostFound(ctx, f); err != nil {
+			fmt.Fprintln(s.Err, fail("fsck", f.GetStatus().GetPath(), err))
+		}
+	}
 	for _, d := range toDelete {
 		if err := s.FS.Delete(ctx, d, false); err != nil {
 			fmt.Fprintln(s.Err, fail("fsck", d, err))
@@ -236,5 +252,68 @@ func (s *Shell) listCorrupt(p string, r *dfspb.FsckResponse) error {
 	if n > 0 {
 		return fail("fsck", p, fmt.Errorf("%w: %d blocks under %s have no live replica", client.ErrCorrupt, n, p))
 	}
+	return nil
+}
+
+// lostFound is where fsck -move copies the remains of corrupt files.
+const lostFound = "/lost+found"
+
+// toLostFound copies each run of consecutive readable blocks (a live
+// replica) of the corrupt file f to /lost+found/PATH/N, N counting the
+// runs from 0, as HDFS's NamenodeFsck.copyBlocksToLostFound does; a
+// block without a live replica ends a run. A target that already exists
+// is left alone (HDFS: "can't copy the remains ... already exists").
+func (s *Shell) toLostFound(ctx context.Context, f *dfspb.FsckFile) error {
+	st := f.GetStatus()
+	path := st.GetPath()
+	target := lostFound + path
+	if _, err := s.FS.Stat(ctx, target); err == nil {
+		return fmt.Errorf("can't copy the remains of %s to lost+found, because %s already exists", path, target)
+	}
+	if err := s.FS.Mkdir(ctx, target, fs.FileMode(st.GetPermission()&0o777)|0o700, true); err != nil {
+		return fmt.Errorf("failed to move %s to /lost+found: %w", path, err)
+	}
+	r, err := s.FS.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var off int64
+	chain := 0
+	var w *client.FileWriter
+	closeRun := func() error {
+		if w == nil {
+			return nil
+		}
+		err := w.Close()
+		w = nil
+		return err
+	}
+	buf := make([]byte, 1<<20)
+	for _, b := range f.GetBlocks() {
+		n := int64(b.GetBlock().GetNumBytes())
+		start := off
+		off += n
+		if len(b.GetLiveReplicas()) == 0 {
+			if err := closeRun(); err != nil {
+				return err
+			}
+			continue
+		}
+		if w == nil {
+			if w, err = s.FS.Create(ctx, fmt.Sprintf("%s/%d", target, chain), client.CreateOptions{NoCreateParent: true}); err != nil {
+				return err
+			}
+			chain++
+		}
+		if _, err := io.CopyBuffer(w, io.NewSectionReader(r, start, n), buf); err != nil {
+			_ = w.Abort()
+			return fmt.Errorf("there were errors copying the remains of the corrupted file %s to /lost+found: %w", path, err)
+		}
+	}
+	if err := closeRun(); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Err, "fsck: copied the remains of the corrupted file %s to /lost+found\n", path)
 	return nil
 }

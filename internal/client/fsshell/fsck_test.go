@@ -157,3 +157,119 @@ func TestFsckHeaderAndOpenFiles(t *testing.T) {
 		t.Fatalf("fsck -files -openforwrite:\n%s", got)
 	}
 }
+
+// TestFsckMoveCopiesReadableRuns: with a real fault (the datanode holding
+// the first block of a 6-block file of replication 1 stopped), fsck
+// -move copies each run of consecutive readable blocks to
+// /lost+found/PATH/0, 1, ... byte for byte, as HDFS's fsck does, leaves
+// the corrupt file in place, and refuses to copy over remains already
+// there; -move -delete then removes the file.
+func TestFsckMoveCopiesReadableRuns(t *testing.T) {
+	const bs = 1 << 20
+	c := testcluster.Start(t, testcluster.Options{DataNodes: 2, BlockSize: bs})
+	ctx := context.Background()
+	fsys := c.Client(t)
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	sh := &fsshell.Shell{FS: fsys, Out: out, Err: errOut, Progress: fsshell.ProgressNever}
+	must(t, fsys.Mkdir(ctx, "/d", 0o755, false))
+	// Blocks land on either datanode; write until both hold some, so
+	// stopping one leaves readable and unreadable blocks.
+	var data []byte
+	var holders []string
+	for try := 0; ; try++ {
+		data = make([]byte, 6*bs)
+		for i := range data {
+			data[i] = byte(i*7 + i/bs + try)
+		}
+		fw, err := fsys.Create(ctx, "/d/f", client.CreateOptions{Replication: 1, Overwrite: true})
+		must(t, err)
+		_, err = fw.Write(data)
+		must(t, err)
+		must(t, fw.Close())
+		r, err := fsys.Fsck(ctx, "/d/f")
+		must(t, err)
+		holders = holders[:0]
+		for _, b := range r.GetFiles()[0].GetBlocks() {
+			holders = append(holders, b.GetLiveReplicas()[0])
+		}
+		mixed := false
+		for _, h := range holders {
+			mixed = mixed || h != holders[0]
+		}
+		if mixed {
+			break
+		}
+		if try == 5 {
+			t.Fatalf("six writes put every block of /d/f on one datanode: %v", holders)
+		}
+	}
+	stopped := holders[0]
+	for i := 0; i < 2; i++ {
+		if c.DataNode(i) != nil && c.DataNode(i).ID() == stopped {
+			c.StopDataNode(i)
+		}
+	}
+	// The runs fsck must copy: blocks not on the stopped datanode.
+	var runs [][]byte
+	inRun := false
+	for i, h := range holders {
+		if h == stopped {
+			inRun = false
+			continue
+		}
+		if !inRun {
+			runs = append(runs, nil)
+			inRun = true
+		}
+		runs[len(runs)-1] = append(runs[len(runs)-1], data[i*bs:(i+1)*bs]...)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r, err := fsys.Fsck(ctx, "/d")
+		must(t, err)
+		if r.GetMissing() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 30s for the namenode to count /d/f's blocks on %s missing: %+v", stopped, r)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	if err := sh.Fsck(ctx, "/d", fsshell.FsckOptions{Move: true}); err == nil {
+		t.Fatalf("fsck -move reported the run that found missing blocks healthy:\n%s", out)
+	}
+	for i, want := range runs {
+		p := fmt.Sprintf("/lost+found/d/f/%d", i)
+		r, err := fsys.Open(ctx, p)
+		if err != nil {
+			t.Fatalf("fsck -move (blocks by holder %v, %s stopped): %v\nstderr: %s", holders, stopped, err, errOut)
+		}
+		var got bytes.Buffer
+		_, err = got.ReadFrom(r)
+		r.Close()
+		must(t, err)
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("%s: %d bytes, want the %d bytes of run %d (holders %v)", p, got.Len(), len(want), i, holders)
+		}
+	}
+	if _, err := fsys.Stat(ctx, fmt.Sprintf("/lost+found/d/f/%d", len(runs))); err == nil {
+		t.Fatalf("fsck -move made more than the %d runs of readable blocks (holders %v)", len(runs), holders)
+	}
+	if !strings.Contains(errOut.String(), "copied the remains of the corrupted file /d/f to /lost+found") {
+		t.Fatalf("fsck -move said: %q", errOut)
+	}
+	if _, err := fsys.Stat(ctx, "/d/f"); err != nil {
+		t.Fatalf("fsck -move without -delete removed /d/f: %v", err)
+	}
+	// Again: the remains are there, so nothing is copied over them; with
+	// -delete the corrupt file goes.
+	errOut.Reset()
+	_ = sh.Fsck(ctx, "/d", fsshell.FsckOptions{Move: true, Delete: true})
+	if !strings.Contains(errOut.String(), "because /lost+found/d/f already exists") {
+		t.Fatalf("fsck -move over existing remains said: %q", errOut)
+	}
+	if _, err := fsys.Stat(ctx, "/d/f"); err == nil {
+		t.Fatal("fsck -move -delete left /d/f")
+	}
+}
