@@ -83,7 +83,7 @@ func TestFsGetmerge(t *testing.T) {
 // after the path (they were "unknown shorthand flag: 'f' in -files"), in
 // both spellings of the command; a generic -Dk=v before the command
 // reaches put (it was an unknown command); -list-corruptfileblocks with -files is a
-// usage error (exit 2), and -move, which is not implemented, is unknown.
+// usage error (exit 2), as is -move with it, and an unknown option.
 func TestFsFsckHadoopOptions(t *testing.T) {
 	fsc := rootFs(t)
 	local := filepath.Join(t.TempDir(), "x")
