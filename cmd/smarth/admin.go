@@ -211,6 +211,10 @@ func decommissionStatus(s dfspb.AdminState) string {
 		return "Decommission in progress"
 	case dfspb.AdminState_DECOMMISSIONED:
 		return "Decommissioned"
+	case dfspb.AdminState_ENTERING_MAINTENANCE:
+		return "Entering maintenance"
+	case dfspb.AdminState_IN_MAINTENANCE:
+		return "In maintenance"
 	}
 	return "Normal"
 }

@@ -47,11 +47,17 @@ one per line) start decommissioning: they take no new replicas, and their
 replicas are copied to the other datanodes until every block they hold is
 fully replicated without them; smarth admin report then shows them as
 Decommissioned and they can be shut down. Datanodes removed from the file
-return to service. With HA, run it against each namenode (each reads its own
-file).`,
+return to service. Datanodes listed in hosts_maintenance_file ("HOST
+[END-TIME]", RFC 3339) enter maintenance, as HDFS's IN_MAINTENANCE: once every
+block they hold has maintenance_replication_min replicas elsewhere they are In
+Maintenance and may go down without their replicas being copied, until they
+leave the file or the end time passes. With HA, run it against each namenode
+(each reads its own files).`,
 		Example: `  echo dn4 >> /etc/smarth/exclude      # the namenode's hosts_exclude_file
   smarth admin refreshNodes
-  smarth admin report                    # DECOMMISSION STATUS: in progress, then Decommissioned`,
+  smarth admin report                    # DECOMMISSION STATUS: in progress, then Decommissioned
+  echo "dn2 2026-12-01T06:00:00Z" > /etc/smarth/maintenance   # hosts_maintenance_file
+  smarth admin refreshNodes              # dn2: entering maintenance`,
 		Aliases: []string{"refreshnodes"},
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -66,6 +72,9 @@ file).`,
 			}
 			for _, h := range resp.GetRecommissioned() {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: back in service\n", h)
+			}
+			for _, h := range resp.GetEnteringMaintenance() {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: entering maintenance\n", h)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "Refresh nodes successful")
 			return nil

@@ -71,6 +71,16 @@ type NameNodeConfig struct {
 	// datanodes the monitor checks per replication tick, all nodes
 	// together (dfs.namenode.decommission.blocks.per.interval).
 	DecommissionBlocksPerInterval int `yaml:"decommission_blocks_per_interval"`
+	// HostsMaintenanceFile lists datanodes to put in maintenance, one per
+	// line: a hostname or IP, optionally followed by the RFC 3339 time the
+	// maintenance ends (none: until the line is removed); read at start
+	// and on refreshNodes (HDFS's combined hosts file, adminState
+	// IN_MAINTENANCE with maintenanceExpireTimeInMS).
+	HostsMaintenanceFile string `yaml:"hosts_maintenance_file"`
+	// MaintenanceReplicationMin is how many replicas of each block must be
+	// on in-service datanodes before a datanode is IN_MAINTENANCE (HDFS's
+	// dfs.namenode.maintenance.replication.min, default 1).
+	MaintenanceReplicationMin int `yaml:"maintenance_replication_min"`
 
 	PermissionsEnabled bool   `yaml:"permissions_enabled"` // check permissions on every call (dfs.permissions.enabled)
 	Superuser          string `yaml:"superuser"`           // default: the OS user running the namenode

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 )
 
 // MaxSize bounds a file read into memory.
@@ -64,6 +65,70 @@ func Read(key, path string) (Set, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", key, path, err)
+	}
+	return out, nil
+}
+
+// Maintenance is a maintenance file's hosts, each with the time its
+// maintenance ends (the zero time: none).
+type Maintenance map[string]time.Time
+
+// Until returns when the maintenance of any of names ends and whether
+// one is listed.
+func (m Maintenance) Until(names ...string) (time.Time, bool) {
+	for _, n := range names {
+		if n == "" {
+			continue
+		}
+		if t, ok := m[strings.ToLower(n)]; ok {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// ReadMaintenance reads a maintenance file: one host per line (a
+// hostname or IP, host:port taken as its host), optionally followed by
+// the RFC 3339 time its maintenance ends, # starting a comment. An
+// empty path is an empty set.
+func ReadMaintenance(key, path string) (Maintenance, error) {
+	out := Maintenance{}
+	if path == "" {
+		return out, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", key, path, err)
+	}
+	if len(b) > MaxSize {
+		return nil, fmt.Errorf("%s %s: larger than %d bytes", key, path, MaxSize)
+	}
+	for i, line := range strings.Split(string(b), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		fields := strings.Fields(line)
+		switch len(fields) {
+		case 0:
+			continue
+		case 1, 2:
+		default:
+			return nil, fmt.Errorf("%s %s line %d: %q is not HOST [END-TIME]", key, path, i+1, strings.TrimSpace(line))
+		}
+		name := fields[0]
+		if h, _, ok := strings.Cut(name, ":"); ok && !strings.Contains(name[len(h)+1:], ":") {
+			name = h
+		}
+		var until time.Time
+		if len(fields) == 2 {
+			if until, err = time.Parse(time.RFC3339, fields[1]); err != nil {
+				return nil, fmt.Errorf("%s %s line %d: the end time %q is not RFC 3339 (2006-01-02T15:04:05Z07:00)", key, path, i+1, fields[1])
+			}
+		}
+		out[strings.ToLower(name)] = until
 	}
 	return out, nil
 }

@@ -81,6 +81,7 @@ func DefaultConfig() Config {
 		SpeedRecordTTL:                10 * time.Minute,
 		MaxReplicationStreams:         2,
 		DecommissionBlocksPerInterval: defaultDecommissionBlocksPerInterval,
+		MaintenanceReplicationMin:     1,
 		CachePolicy:                   "none",
 		CacheWindow:                   cache.DefaultWindow,
 		CacheTTL:                      cache.DefaultTTL,
@@ -207,6 +208,9 @@ func (c Config) Validate() error {
 	}
 	if c.DecommissionBlocksPerInterval < 0 {
 		bad("decommission_blocks_per_interval: %d must not be negative (0: the default, %d)", c.DecommissionBlocksPerInterval, defaultDecommissionBlocksPerInterval)
+	}
+	if c.MaintenanceReplicationMin < 0 {
+		bad("maintenance_replication_min: %d must not be negative (0: the default, 1)", c.MaintenanceReplicationMin)
 	}
 	if c.MaxReplicationStreams < 1 {
 		bad("max_replication_streams: %d must be at least 1", c.MaxReplicationStreams)

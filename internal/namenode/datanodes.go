@@ -110,6 +110,9 @@ func (nn *NameNode) registerDatanode(req *dfspb.RegisterDatanodeRequest, peer st
 	if dn.admin == dfspb.AdminState_NORMAL && nn.excludedLocked(dn) {
 		dn.admin = dfspb.AdminState_DECOMMISSION_IN_PROGRESS
 		nn.logger.Info("datanode decommissioning (it is in hosts_exclude_file)", "id", in.GetId(), "host", in.GetHostname())
+	} else if dn.admin == dfspb.AdminState_NORMAL && nn.maintenanceAskedLocked(dn, now) {
+		dn.admin = dfspb.AdminState_ENTERING_MAINTENANCE
+		nn.logger.Info("datanode entering maintenance (it is in hosts_maintenance_file)", "id", in.GetId(), "host", in.GetHostname())
 	}
 	nn.dirty = true
 	return dn.snapshot(), nil
@@ -352,7 +355,14 @@ func (nn *NameNode) checkDatanodes(now time.Time) {
 // blocks become under-replicated and the replication monitor copies them.
 func (nn *NameNode) markDeadLocked(dn *datanode, why string) {
 	id := dn.info.Id
-	affected := nn.state.Blocks().RemoveNode(id)
+	var affected []uint64
+	if dn.admin == dfspb.AdminState_IN_MAINTENANCE {
+		// Down for maintenance, as its operator said: its replicas are
+		// kept and count as maintenance replicas (maintenance.go).
+		nn.logger.Info("datanode in maintenance is down: its replicas are kept", "id", id, "host", dn.info.Hostname, "why", why)
+	} else {
+		affected = nn.state.Blocks().RemoveNode(id)
+	}
 	dn.live, dn.reported = false, false
 	dn.invalidate, dn.transfers, dn.recoveries, dn.streams = nil, nil, nil, 0
 	nn.cache.NodeGoneLocked(id)

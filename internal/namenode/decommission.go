@@ -23,15 +23,25 @@ func (nn *NameNode) excludedLocked(dn *datanode) bool {
 }
 
 // applyExcludesLocked moves every datanode to the admin state the
-// exclude set asks for and returns the hostnames that changed.
-func (nn *NameNode) applyExcludesLocked() (started, back []string) {
+// exclude and maintenance sets ask for and returns the hostnames that
+// changed. Decommissioning wins over maintenance for a host in both.
+func (nn *NameNode) applyExcludesLocked() (started, back, maint []string) {
+	now := nn.clock()
 	for id, dn := range nn.nodes {
-		switch ex := nn.excludedLocked(dn); {
-		case ex && dn.admin == dfspb.AdminState_NORMAL:
+		ex := nn.excludedLocked(dn)
+		inMaint := !ex && nn.maintenanceAskedLocked(dn, now)
+		switch {
+		case ex && (dn.admin == dfspb.AdminState_NORMAL || inMaintenanceState(dn.admin)):
+			nn.leaveMaintenanceLocked(id, dn)
 			dn.admin, dn.decom = dfspb.AdminState_DECOMMISSION_IN_PROGRESS, nil
 			started = append(started, dn.info.GetHostname())
 			nn.logger.Info("datanode decommissioning", "id", id, "host", dn.info.GetHostname(), "blocks", nn.state.Blocks().NodeBlockCount(id))
-		case !ex && dn.admin != dfspb.AdminState_NORMAL:
+		case inMaint && dn.admin == dfspb.AdminState_NORMAL:
+			dn.admin, dn.decom = dfspb.AdminState_ENTERING_MAINTENANCE, nil
+			maint = append(maint, dn.info.GetHostname())
+			nn.logger.Info("datanode entering maintenance", "id", id, "host", dn.info.GetHostname(), "blocks", nn.state.Blocks().NodeBlockCount(id))
+		case !ex && !inMaint && dn.admin != dfspb.AdminState_NORMAL:
+			nn.leaveMaintenanceLocked(id, dn)
 			dn.admin, dn.decom = dfspb.AdminState_NORMAL, nil
 			back = append(back, dn.info.GetHostname())
 			nn.logger.Info("datanode back in service", "id", id, "host", dn.info.GetHostname())
@@ -39,28 +49,33 @@ func (nn *NameNode) applyExcludesLocked() (started, back []string) {
 	}
 	sort.Strings(started)
 	sort.Strings(back)
+	sort.Strings(maint)
 	nn.dirty = true
-	return started, back
+	return started, back, maint
 }
 
-// refreshNodes re-reads the exclude file.
+// refreshNodes re-reads the exclude and maintenance files.
 func (nn *NameNode) refreshNodes() (*dfspb.RefreshNodesResponse, error) {
 	ex, err := hostsfile.Read("hosts_exclude_file", nn.cfg.HostsExcludeFile)
 	if err != nil {
 		return nil, errUnavailable("refreshNodes: %v", err)
 	}
+	maint, err := hostsfile.ReadMaintenance("hosts_maintenance_file", nn.cfg.HostsMaintenanceFile)
+	if err != nil {
+		return nil, errUnavailable("refreshNodes: %v", err)
+	}
 	nn.mu.Lock()
 	defer nn.mu.Unlock()
-	nn.excluded = ex
-	started, back := nn.applyExcludesLocked()
-	return &dfspb.RefreshNodesResponse{Decommissioning: started, Recommissioned: back}, nil
+	nn.excluded, nn.maint = ex, maint
+	started, back, entering := nn.applyExcludesLocked()
+	return &dfspb.RefreshNodesResponse{Decommissioning: started, Recommissioned: back, EnteringMaintenance: entering}, nil
 }
 
 // RefreshNodes is HDFS's dfsadmin -refreshNodes; the superuser rule is
 // authz.go's.
 func (s *clientRPC) RefreshNodes(ctx context.Context, _ *dfspb.RefreshNodesRequest) (*dfspb.RefreshNodesResponse, error) {
-	if s.nn.cfg.HostsExcludeFile == "" {
-		return nil, errPrecondition("refreshNodes: the namenode has no hosts_exclude_file configured")
+	if s.nn.cfg.HostsExcludeFile == "" && s.nn.cfg.HostsMaintenanceFile == "" {
+		return nil, errPrecondition("refreshNodes: the namenode has no hosts_exclude_file or hosts_maintenance_file configured")
 	}
 	return s.nn.refreshNodes()
 }
@@ -83,9 +98,12 @@ func (nn *NameNode) decommissionTickLocked() {
 	if budget <= 0 {
 		budget = defaultDecommissionBlocksPerInterval
 	}
+	nn.maintenanceTickLocked()
+	// Nodes entering maintenance are scanned the same way, for the
+	// maintenance minimum instead of full replication (maintenance.go).
 	ids := make([]string, 0, len(nn.nodes))
 	for id, dn := range nn.nodes {
-		if dn.admin == dfspb.AdminState_DECOMMISSION_IN_PROGRESS && dn.live && dn.reported {
+		if (dn.admin == dfspb.AdminState_DECOMMISSION_IN_PROGRESS || dn.admin == dfspb.AdminState_ENTERING_MAINTENANCE) && dn.live && dn.reported {
 			ids = append(ids, id)
 		}
 	}
@@ -99,6 +117,10 @@ func (nn *NameNode) decommissionTickLocked() {
 		b := nn.state.Blocks().Get(bid)
 		return b != nil && b.Count(nn.inService).Live < b.Expected
 	}
+	shortOfMin := func(bid uint64) bool {
+		b := nn.state.Blocks().Get(bid)
+		return b != nil && b.Count(nn.inService).Live < nn.maintenanceMin(b)
+	}
 	for _, id := range ids {
 		if budget <= 0 {
 			nn.decomNext = id
@@ -108,8 +130,17 @@ func (nn *NameNode) decommissionTickLocked() {
 		if dn.decom == nil {
 			dn.decom = &decomScan{full: true, todo: nn.state.Blocks().NodeBlocks(id)}
 		}
-		used, done := dn.decom.step(budget, func() []uint64 { return nn.state.Blocks().NodeBlocks(id) }, short)
+		check := short
+		if dn.admin == dfspb.AdminState_ENTERING_MAINTENANCE {
+			check = shortOfMin
+		}
+		used, done := dn.decom.step(budget, func() []uint64 { return nn.state.Blocks().NodeBlocks(id) }, check)
 		budget -= used
+		if done && dn.admin == dfspb.AdminState_ENTERING_MAINTENANCE {
+			dn.admin, dn.decom = dfspb.AdminState_IN_MAINTENANCE, nil
+			nn.logger.Info("datanode in maintenance: every block it holds has its maintenance minimum elsewhere", "id", id, "host", dn.info.GetHostname())
+			continue
+		}
 		if done {
 			dn.admin, dn.decom = dfspb.AdminState_DECOMMISSIONED, nil
 			nn.logger.Info("datanode decommissioned: every block it holds is fully replicated elsewhere", "id", id, "host", dn.info.GetHostname())

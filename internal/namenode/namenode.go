@@ -56,6 +56,7 @@ type NameNode struct {
 	jnl        *journal.Journal     // the file edit log behind journal; nil with HA (replog instead)
 	nodes      map[string]*datanode // by datanode id
 	excluded   hostsfile.Set        // hosts_exclude_file's names (decommission.go)
+	maint      hostsfile.Maintenance // hosts_maintenance_file's hosts (maintenance.go)
 	decomNext  string               // the decommissioning datanode the monitor's next tick starts at (decommission.go)
 	moves      map[uint64]string    // block -> source of a balancer move in flight (balance.go)
 	leases     *leaseTable
@@ -131,8 +132,12 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 	if err != nil {
 		return nil, fmt.Errorf("namenode config: %w", err)
 	}
+	maint, err := hostsfile.ReadMaintenance("hosts_maintenance_file", cfg.HostsMaintenanceFile)
+	if err != nil {
+		return nil, fmt.Errorf("namenode config: %w", err)
+	}
 	nn := &NameNode{
-		excluded: excluded,
+		excluded: excluded, maint: maint,
 		cfg:      cfg, logger: logger, clock: clock, racks: racks,
 		policy:     placement.Policies[cfg.Placement](),
 		speeds:     speeds.New(),

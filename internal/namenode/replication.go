@@ -36,6 +36,7 @@ type need struct {
 	good     []string // in-service holders of a good replica
 	sources  []string // good's and decommissioning holders: any may send a copy
 	priority int      // 0: one replica left; 1: fewer than a third; 2: others
+	want     int      // live replicas it needs: its replication, less maintenance replicas
 }
 
 // pendingTimeout is how long a transfer may take before it is retried
@@ -91,6 +92,13 @@ func (nn *NameNode) scanLocked(now time.Time, act bool) {
 	// reproducible without sorting millions of ids under the lock at every
 	// tick (the sorted walk was 0.24 s of CPU at 1M blocks).
 	var todo []*blockmap.Block
+	maint := nn.anyInMaintenanceLocked()
+	want := func(b *blockmap.Block) int {
+		if maint {
+			return nn.wantLiveLocked(b)
+		}
+		return b.Expected
+	}
 	nn.state.Blocks().Range(func(b *blockmap.Block) bool {
 		if b.State != blockmap.Complete {
 			return true // being written: its pipeline is in charge
@@ -106,10 +114,11 @@ func (nn *NameNode) scanLocked(now time.Time, act bool) {
 			st.missing++
 			return true
 		}
-		if c.Live < b.Expected {
+		w := want(b)
+		if c.Live < w {
 			st.underReplicated++
 		}
-		if c.Live != b.Expected || c.Corrupt > 0 || c.Writing > 0 {
+		if c.Live < w || c.Live > b.Expected || c.Corrupt > 0 || c.Writing > 0 {
 			st.unsettled = true
 			if act {
 				todo = append(todo, b)
@@ -142,8 +151,8 @@ func (nn *NameNode) scanLocked(now time.Time, act bool) {
 		coming := pend + c.Writing
 		good := b.Good(nn.inService)
 		switch {
-		case c.Live+coming < b.Expected && pend == 0:
-			needs = append(needs, need{b: b, good: good, sources: b.Good(nn.isLive), priority: priorityOf(c.Live, b.Expected)})
+		case c.Live+coming < want(b) && pend == 0:
+			needs = append(needs, need{b: b, good: good, sources: b.Good(nn.isLive), priority: priorityOf(c.Live, want(b)), want: want(b)})
 		case c.Live > b.Expected && pend == 0:
 			if victim, ok := nn.moveVictimLocked(b.ID, good); ok {
 				nn.removeMovedLocked(victim, fsstate.BlockRef{ID: b.ID, GS: b.GS, Len: b.NumBytes})
@@ -200,7 +209,7 @@ func (nn *NameNode) scheduleLocked(n need, now time.Time) bool {
 		exclude[r.Node] = true
 	}
 	targets := nn.policy.ChooseTargets(nn.placementViewLocked(), placement.Request{
-		Replicas: b.Expected - len(n.good), Replication: b.Expected, Chosen: n.good,
+		Replicas: n.want - len(n.good), Replication: b.Expected, Chosen: n.good,
 		Exclude: exclude, BlockSize: b.NumBytes,
 	}, nn.rng)
 	if len(targets) == 0 {

@@ -107,6 +107,9 @@ func (c *console) statusData() statusData {
 		state := "live"
 		if !dn.Live {
 			state = "dead"
+			if dn.Info.AdminState == dfspb.AdminState_IN_MAINTENANCE {
+				state = "dead, in maintenance" // its replicas are kept
+			}
 			d.Dead++
 		} else {
 			switch dn.Info.AdminState { // HDFS's console says the same
@@ -114,6 +117,10 @@ func (c *console) statusData() statusData {
 				state = "decommission in progress"
 			case dfspb.AdminState_DECOMMISSIONED:
 				state = "decommissioned"
+			case dfspb.AdminState_ENTERING_MAINTENANCE:
+				state = "entering maintenance"
+			case dfspb.AdminState_IN_MAINTENANCE:
+				state = "in maintenance"
 			}
 			d.Live++
 			capTotal, capUsed, capRemaining = capTotal+dn.Info.Capacity, capUsed+dn.Info.DfsUsed, capRemaining+dn.Info.Remaining

@@ -95,13 +95,20 @@ func (DatanodeState) EnumDescriptor() ([]byte, []int) {
 // replicas while its replicas are copied to others; its own still serve
 // reads and sources the copies, and stop counting towards a block's
 // replication. It is DECOMMISSIONED once every block it holds has its
-// full replication elsewhere, and may then be shut down.
+// full replication elsewhere, and may then be shut down. A datanode
+// ENTERING_MAINTENANCE takes no new replicas while every block it holds
+// gets maintenance_replication_min replicas on in-service nodes; then it
+// is IN_MAINTENANCE and may go down for a while without its replicas
+// being copied: they are kept and still count, as HDFS's maintenance
+// state does, until it leaves hosts_maintenance_file or its time ends.
 type AdminState int32
 
 const (
 	AdminState_NORMAL                   AdminState = 0
 	AdminState_DECOMMISSION_IN_PROGRESS AdminState = 1
 	AdminState_DECOMMISSIONED           AdminState = 2
+	AdminState_ENTERING_MAINTENANCE     AdminState = 3
+	AdminState_IN_MAINTENANCE           AdminState = 4
 )
 
 // Enum value maps for AdminState.
@@ -110,11 +117,15 @@ var (
 		0: "NORMAL",
 		1: "DECOMMISSION_IN_PROGRESS",
 		2: "DECOMMISSIONED",
+		3: "ENTERING_MAINTENANCE",
+		4: "IN_MAINTENANCE",
 	}
 	AdminState_value = map[string]int32{
 		"NORMAL":                   0,
 		"DECOMMISSION_IN_PROGRESS": 1,
 		"DECOMMISSIONED":           2,
+		"ENTERING_MAINTENANCE":     3,
+		"IN_MAINTENANCE":           4,
 	}
 )
 
@@ -5408,11 +5419,12 @@ func (*RefreshNodesRequest) Descriptor() ([]byte, []int) {
 }
 
 type RefreshNodesResponse struct {
-	state           protoimpl.MessageState `protogen:"open.v1"`
-	Decommissioning []string               `protobuf:"bytes,1,rep,name=decommissioning,proto3" json:"decommissioning,omitempty"` // hostnames that began decommissioning
-	Recommissioned  []string               `protobuf:"bytes,2,rep,name=recommissioned,proto3" json:"recommissioned,omitempty"`   // hostnames back in service
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	Decommissioning     []string               `protobuf:"bytes,1,rep,name=decommissioning,proto3" json:"decommissioning,omitempty"`                                    // hostnames that began decommissioning
+	Recommissioned      []string               `protobuf:"bytes,2,rep,name=recommissioned,proto3" json:"recommissioned,omitempty"`                                      // hostnames back in service
+	EnteringMaintenance []string               `protobuf:"bytes,3,rep,name=entering_maintenance,json=enteringMaintenance,proto3" json:"entering_maintenance,omitempty"` // hostnames that began entering maintenance
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *RefreshNodesResponse) Reset() {
@@ -5455,6 +5467,13 @@ func (x *RefreshNodesResponse) GetDecommissioning() []string {
 func (x *RefreshNodesResponse) GetRecommissioned() []string {
 	if x != nil {
 		return x.Recommissioned
+	}
+	return nil
+}
+
+func (x *RefreshNodesResponse) GetEnteringMaintenance() []string {
+	if x != nil {
+		return x.EnteringMaintenance
 	}
 	return nil
 }
@@ -12273,10 +12292,11 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x13SetSafeModeResponse\x12\x0e\n" +
 	"\x02on\x18\x01 \x01(\bR\x02on\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x15\n" +
-	"\x13RefreshNodesRequest\"h\n" +
+	"\x13RefreshNodesRequest\"\x9b\x01\n" +
 	"\x14RefreshNodesResponse\x12(\n" +
 	"\x0fdecommissioning\x18\x01 \x03(\tR\x0fdecommissioning\x12&\n" +
-	"\x0erecommissioned\x18\x02 \x03(\tR\x0erecommissioned\"d\n" +
+	"\x0erecommissioned\x18\x02 \x03(\tR\x0erecommissioned\x121\n" +
+	"\x14entering_maintenance\x18\x03 \x03(\tR\x13enteringMaintenance\"d\n" +
 	"\x10GetBlocksRequest\x12\x1f\n" +
 	"\vdatanode_id\x18\x01 \x01(\tR\n" +
 	"datanodeId\x12\x1b\n" +
@@ -12711,13 +12731,15 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x1aDATANODE_STATE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04LIVE\x10\x01\x12\b\n" +
 	"\x04DEAD\x10\x02\x12\x13\n" +
-	"\x0fDECOMMISSIONING\x10\x03*J\n" +
+	"\x0fDECOMMISSIONING\x10\x03*x\n" +
 	"\n" +
 	"AdminState\x12\n" +
 	"\n" +
 	"\x06NORMAL\x10\x00\x12\x1c\n" +
 	"\x18DECOMMISSION_IN_PROGRESS\x10\x01\x12\x12\n" +
-	"\x0eDECOMMISSIONED\x10\x02*>\n" +
+	"\x0eDECOMMISSIONED\x10\x02\x12\x18\n" +
+	"\x14ENTERING_MAINTENANCE\x10\x03\x12\x12\n" +
+	"\x0eIN_MAINTENANCE\x10\x04*>\n" +
 	"\bFileType\x12\x19\n" +
 	"\x15FILE_TYPE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04FILE\x10\x01\x12\r\n" +
