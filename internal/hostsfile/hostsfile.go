@@ -3,7 +3,8 @@
 // hosts an operator is taking out of service. Which daemon acts on the
 // set, and how, is the daemon's (the namenode decommissions datanodes,
 // the resource manager node managers); this package only says who is
-// named.
+// named. The namenode's maintenance file (hosts_maintenance_file) lists
+// hosts with the time their maintenance ends.
 package hostsfile
 
 import (
