@@ -50,15 +50,15 @@ type NameNode struct {
 	retry     *retrycache.Cache   // outcomes of at-most-once calls (retry.go); nil when retry_cache_enable is off
 	retryHits prometheus.Counter
 
-	mu         sync.RWMutex         // guards the fields below up to the blank line
-	state      *fsstate.State       // namespace, block map, cache pools and directives
-	journal    editLog              // Append under mu (defines the order); Sync outside
-	jnl        *journal.Journal     // the file edit log behind journal; nil with HA (replog instead)
-	nodes      map[string]*datanode // by datanode id
-	excluded   hostsfile.Set        // hosts_exclude_file's names (decommission.go)
+	mu         sync.RWMutex          // guards the fields below up to the blank line
+	state      *fsstate.State        // namespace, block map, cache pools and directives
+	journal    editLog               // Append under mu (defines the order); Sync outside
+	jnl        *journal.Journal      // the file edit log behind journal; nil with HA (replog instead)
+	nodes      map[string]*datanode  // by datanode id
+	excluded   hostsfile.Set         // hosts_exclude_file's names (decommission.go)
 	maint      hostsfile.Maintenance // hosts_maintenance_file's hosts (maintenance.go)
-	decomNext  string               // the decommissioning datanode the monitor's next tick starts at (decommission.go)
-	moves      map[uint64]string    // block -> source of a balancer move in flight (balance.go)
+	decomNext  string                // the decommissioning datanode the monitor's next tick starts at (decommission.go)
+	moves      map[uint64]string     // block -> source of a balancer move in flight (balance.go)
 	leases     *leaseTable
 	pending    map[uint64]*pendingTransfer // block id → re-replication in flight
 	recovering map[uint64]time.Time        // block id → when its lease recovery was sent
@@ -138,7 +138,7 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 	}
 	nn := &NameNode{
 		excluded: excluded, maint: maint,
-		cfg:      cfg, logger: logger, clock: clock, racks: racks,
+		cfg: cfg, logger: logger, clock: clock, racks: racks,
 		policy:     placement.Policies[cfg.Placement](),
 		speeds:     speeds.New(),
 		nodes:      map[string]*datanode{},
