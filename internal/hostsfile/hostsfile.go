@@ -39,29 +39,15 @@ func (s Set) Has(names ...string) bool {
 // empty path is an empty set.
 func Read(key, path string) (Set, error) {
 	out := Set{}
-	if path == "" {
-		return out, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", key, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", key, path, err)
-	}
-	if len(b) > MaxSize {
-		return nil, fmt.Errorf("%s %s: larger than %d bytes", key, path, MaxSize)
+	b, err := readBounded(key, path)
+	if err != nil || b == nil {
+		return out, err
 	}
 	sc := bufio.NewScanner(strings.NewReader(string(b)))
 	for sc.Scan() {
 		line, _, _ := strings.Cut(sc.Text(), "#")
 		for _, name := range strings.Fields(line) {
-			if h, _, ok := strings.Cut(name, ":"); ok && !strings.Contains(name[len(h)+1:], ":") {
-				name = h // host:port; an IPv6 address has more colons
-			}
-			out[strings.ToLower(name)] = true
+			out[hostOf(name)] = true
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -94,8 +80,36 @@ func (m Maintenance) Until(names ...string) (time.Time, bool) {
 // empty path is an empty set.
 func ReadMaintenance(key, path string) (Maintenance, error) {
 	out := Maintenance{}
+	b, err := readBounded(key, path)
+	if err != nil || b == nil {
+		return out, err
+	}
+	for i, line := range strings.Split(string(b), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		fields := strings.Fields(line)
+		switch len(fields) {
+		case 0:
+			continue
+		case 1, 2:
+		default:
+			return nil, fmt.Errorf("%s %s line %d: %q is not HOST [END-TIME]", key, path, i+1, strings.TrimSpace(line))
+		}
+		var until time.Time
+		if len(fields) == 2 {
+			if until, err = time.Parse(time.RFC3339, fields[1]); err != nil {
+				return nil, fmt.Errorf("%s %s line %d: the end time %q is not RFC 3339 (2006-01-02T15:04:05Z07:00)", key, path, i+1, fields[1])
+			}
+		}
+		out[hostOf(fields[0])] = until
+	}
+	return out, nil
+}
+
+// readBounded reads the file at path, at most MaxSize bytes; an empty
+// path gives nil.
+func readBounded(key, path string) ([]byte, error) {
 	if path == "" {
-		return out, nil
+		return nil, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -109,27 +123,14 @@ func ReadMaintenance(key, path string) (Maintenance, error) {
 	if len(b) > MaxSize {
 		return nil, fmt.Errorf("%s %s: larger than %d bytes", key, path, MaxSize)
 	}
-	for i, line := range strings.Split(string(b), "\n") {
-		line, _, _ = strings.Cut(line, "#")
-		fields := strings.Fields(line)
-		switch len(fields) {
-		case 0:
-			continue
-		case 1, 2:
-		default:
-			return nil, fmt.Errorf("%s %s line %d: %q is not HOST [END-TIME]", key, path, i+1, strings.TrimSpace(line))
-		}
-		name := fields[0]
-		if h, _, ok := strings.Cut(name, ":"); ok && !strings.Contains(name[len(h)+1:], ":") {
-			name = h
-		}
-		var until time.Time
-		if len(fields) == 2 {
-			if until, err = time.Parse(time.RFC3339, fields[1]); err != nil {
-				return nil, fmt.Errorf("%s %s line %d: the end time %q is not RFC 3339 (2006-01-02T15:04:05Z07:00)", key, path, i+1, fields[1])
-			}
-		}
-		out[strings.ToLower(name)] = until
+	return b, nil
+}
+
+// hostOf is a listed name lower-cased, a host:port taken as its host (an
+// IPv6 address has more colons).
+func hostOf(name string) string {
+	if h, _, ok := strings.Cut(name, ":"); ok && !strings.Contains(name[len(h)+1:], ":") {
+		name = h
 	}
-	return out, nil
+	return strings.ToLower(name)
 }
