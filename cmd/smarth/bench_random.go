@@ -33,6 +33,7 @@ func parseRange(flag, v string) (scenario.Range, error) {
 func randomSpec(f *benchScenarioFlags, size, blockSize int64, maxPipelines int) (scenario.RandomSpec, error) {
 	s := scenario.DefaultRandomSpec()
 	s.Seed, s.Count, s.Size = f.seed, f.topologies, size
+	s.ConcurrentPlacement = f.concPlacement
 	if blockSize > 0 {
 		s.BlockSize = blockSize
 	}

@@ -44,6 +44,7 @@ type benchScenarioFlags struct {
 	racks, rackSize, dnCount, nicMbit, crossMb string
 	dryRun                                     bool
 	fromJSON                                   string
+	concPlacement                              string
 }
 
 func newBenchScenarioCmd() *cobra.Command {
@@ -74,8 +75,9 @@ With "random" it draws --topologies two- or three-rack topologies from --seed
 (--racks, datanodes per rack --rack-size, --datanodes in all, the client in one
 of the racks, every host's NIC from --nic and its cross-rack rate from
 --cross-rack, in Mbit/s), and on each compares HDFS (classic, rackaware) with
-multi-pipeline under rackaware and SMARTH (multi-pipeline, speedaware), one
-upload each, no warm-up. It prints each topology's speedups beside the ideal
+multi-pipeline under rackaware, SMARTH (multi-pipeline, speedaware) and
+multipipeline-concurrent (under --concurrent-placement), one upload each, no
+warm-up. It prints each topology's speedups beside the ideal
 speedup, the min-cut bound of the topology (see docs/benchmarks.md), and their
 distribution; --out writes random-SEED.json and random-SEED.svg. --dry-run
 only prints the topologies and their ideals.
@@ -122,6 +124,7 @@ command is interrupted.`,
 	fl.StringVar(&f.nicMbit, "nic", "200-400", "random: every host's NIC, Mbit/s, MIN-MAX")
 	fl.StringVar(&f.crossMb, "cross-rack", "40-150", "random: every host's rate between racks, Mbit/s, MIN-MAX")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "random: print the topologies and their ideals, run nothing")
+	fl.StringVar(&f.concPlacement, "concurrent-placement", "speedaware", "random: the placement of the multipipeline-concurrent upload (another than speedaware is a phase of its own, e.g. mincut)")
 	fl.StringVar(&f.fromJSON, "from-json", "", "random: print (and with --out, --json, --plot save) a saved report again, ideals recomputed; run nothing")
 	return c
 }
@@ -146,6 +149,9 @@ func runBenchScenario(cmd *cobra.Command, target string, f *benchScenarioFlags) 
 		return err
 	}
 	if o.Placements, err = listFlag("--placements", f.placements, placement.Names()); err != nil {
+		return err
+	}
+	if _, err := listFlag("--concurrent-placement", f.concPlacement, placement.Names()); err != nil {
 		return err
 	}
 	if f.runs < 1 || f.phaseRuns < 1 || f.runs%f.phaseRuns != 0 {

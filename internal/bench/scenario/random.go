@@ -42,6 +42,10 @@ type RandomSpec struct {
 	// Size is the upload's size, for ScheduleSpeedup's block count (0:
 	// eight blocks).
 	Size int64
+	// ConcurrentPlacement is the namenode placement of the
+	// multipipeline-concurrent cell: "" or "speedaware" runs it in
+	// SMARTH's phase; another (mincut) gives it a phase of its own.
+	ConcurrentPlacement string `json:",omitempty"`
 }
 
 // DefaultRandomSpec returns the ranges `smarth bench scenario random` uses

@@ -141,6 +141,40 @@ func TestRunRandom(t *testing.T) {
 	}
 }
 
+// With ConcurrentPlacement mincut the concurrent upload gets a phase of
+// its own under that placement, and the result takes its time from there.
+func TestRunRandomConcurrentPlacement(t *testing.T) {
+	spec := DefaultRandomSpec()
+	spec.Count, spec.ConcurrentPlacement = 2, "mincut"
+	var beds []*fakeBed
+	rep, err := RunRandom(context.Background(), func(RandomTopology) Bed {
+		b := &fakeBed{}
+		beds = append(beds, b)
+		return b
+	}, spec, Options{Size: 4 * mib, TempDir: t.TempDir(), LoadAvg: func() (float64, error) { return 0.5, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, res := range rep.Results {
+		if res.Concurrent != 0.5 || res.SMARTH != 1 || res.HDFS != 4 {
+			t.Errorf("result %d: HDFS %v SMARTH %v concurrent %v; want 4, 1 and mincut's 0.5", i, res.HDFS, res.SMARTH, res.Concurrent)
+		}
+		for _, cell := range res.Report.Cells {
+			if cell.Placement == "speedaware" && cell.Mode == "multipipeline-concurrent" {
+				t.Errorf("result %d: concurrent also ran under speedaware", i)
+			}
+		}
+	}
+	if got := strings.Join(beds[0].calls, " "); strings.Count(got, "up ") != 3 || !strings.Contains(got, "up mincut") {
+		t.Errorf("phases of the first topology: %s; want rackaware, speedaware and mincut", got)
+	}
+	var out bytes.Buffer
+	rep.PrintTable(&out)
+	if !strings.Contains(out.String(), "multipipeline-concurrent under mincut") {
+		t.Errorf("the table does not say the concurrent placement:\n%s", out.String())
+	}
+}
+
 func TestQuartiles(t *testing.T) {
 	q := quartiles([]float64{4, 1, 3, 2, 5})
 	if q.Min != 1 || q.Q1 != 2 || q.Median != 3 || q.Q3 != 4 || q.Max != 5 || q.N != 5 {

@@ -28,8 +28,9 @@ type RandomResult struct {
 	OfSchedule   float64 `json:"of_schedule"` // Speedup / Ideal.ScheduleSpeedup
 	RackOfIdeal  float64 `json:"rackaware_multi_of_ideal"`
 	SlowFirstPct float64 `json:"smarth_slow_first_pct"` // SMARTH's blocks begun behind a slower first hop
-	// Concurrent is multipipeline-concurrent (speedaware): several first
-	// hops at once, beyond SMARTH's one block at a time.
+	// Concurrent is multipipeline-concurrent (under the spec's
+	// ConcurrentPlacement, speedaware unless set): several first hops at
+	// once, beyond SMARTH's one block at a time.
 	Concurrent  float64 `json:"concurrent_s,omitempty"`
 	ConcSpeedup float64 `json:"concurrent_speedup,omitempty"`
 	ConcOfIdeal float64 `json:"concurrent_of_ideal,omitempty"`
@@ -95,16 +96,21 @@ func RunRandom(ctx context.Context, newBed func(RandomTopology) Bed, spec Random
 		o.BlockSize, o.Warmup, o.Runs, o.PhaseRuns = spec.BlockSize, 0, 1, 1
 		o.Modes = []string{"classic", "multipipeline", "multipipeline-concurrent"}
 		o.Placements = []string{"rackaware", "speedaware"}
-		if t.Index%2 == 0 {
-			slices.Reverse(o.Placements)
-		}
 		o.PlacementModes = map[string][]string{"rackaware": {"classic", "multipipeline"},
 			"speedaware": {"multipipeline", "multipipeline-concurrent"}}
+		if cp := spec.concurrentPlacement(); cp != "speedaware" {
+			// Its own phase (a cluster started with that placement),
+			// after SMARTH's in odd topologies and before it in even ones.
+			o.Placements = append(o.Placements, cp)
+			o.PlacementModes["speedaware"] = []string{"multipipeline"}
+			o.PlacementModes[cp] = []string{"multipipeline-concurrent"}
+		}
 		if t.Index%2 == 0 {
+			slices.Reverse(o.Placements)
 			slices.Reverse(o.PlacementModes["speedaware"])
 		}
 		r, err := Run(ctx, newBed(t), o)
-		res := resultOf(t, r)
+		res := resultOf(t, r, spec.concurrentPlacement())
 		if err != nil {
 			res.Err = err.Error()
 			fmt.Fprintf(base.Out, "   topology %s failed: %v\n", t.Name, err)
@@ -117,7 +123,15 @@ func RunRandom(ctx context.Context, newBed func(RandomTopology) Bed, spec Random
 	return rep, nil
 }
 
-func resultOf(t RandomTopology, r *Report) RandomResult {
+// concurrentPlacement is the placement of the concurrent cell.
+func (s RandomSpec) concurrentPlacement() string {
+	if s.ConcurrentPlacement == "" {
+		return "speedaware"
+	}
+	return s.ConcurrentPlacement
+}
+
+func resultOf(t RandomTopology, r *Report, concPlacement string) RandomResult {
 	res := RandomResult{Topology: t, Report: r}
 	if r == nil {
 		return res
@@ -130,7 +144,7 @@ func resultOf(t RandomTopology, r *Report) RandomResult {
 			res.RackMulti = c.Mean
 		case "speedaware/multipipeline":
 			res.SMARTH, res.SlowFirstPct = c.Mean, c.SlowFirstPct
-		case "speedaware/multipipeline-concurrent":
+		case concPlacement + "/multipipeline-concurrent":
 			res.Concurrent = c.Mean
 		}
 	}
@@ -219,7 +233,8 @@ func (r *RandomReport) PrintTable(w io.Writer) {
 	q("concurrent share of the ideal", d.ConcOfIdeal, true)
 	fmt.Fprintln(w, "topology: datanodes per rack (* the client's rack) @ NIC/cross-rack Mbit/s; k: datanodes in the client's rack;")
 	fmt.Fprintln(w, "P: most pipelines open; ideal: min-cut speedup bound (IdealOf); schedule: what the protocol can reach on the links (ScheduleSpeedup);")
-	fmt.Fprintln(w, "slow 1st: SMARTH blocks begun on a node slower than the client's link")
+	fmt.Fprintln(w, "slow 1st: SMARTH blocks begun on a node slower than the client's link;")
+	fmt.Fprintf(w, "concurrent: multipipeline-concurrent under %s placement\n", r.Spec.concurrentPlacement())
 }
 
 // Recompute refreshes every topology's ideals and the shares from the
@@ -237,7 +252,7 @@ func (r *RandomReport) Recompute() {
 		}
 		t.Ideal = IdealOf(t.NICMbit*1e6, t.CrossMbit*1e6, t.RackSizes[t.ClientRack], total, 3, spec.MaxPipelines)
 		t.Ideal.ScheduleSpeedup = ScheduleSpeedup(t.NICMbit*1e6, t.CrossMbit*1e6, t.Ideal.Local, t.Ideal.Pipelines, blocks(spec))
-		res := resultOf(*t, r.Results[i].Report)
+		res := resultOf(*t, r.Results[i].Report, spec.concurrentPlacement())
 		res.Err = r.Results[i].Err
 		r.Results[i] = res
 	}
