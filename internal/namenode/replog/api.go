@@ -34,11 +34,14 @@ func (l *Log) Term() uint64 { return l.raft.CurrentTerm() }
 // (TestVerifyLeader saw it pass in 65 µs on a leader whose followers had
 // just been closed). The barrier costs a raft round and waits for the
 // entries before it; the caller shares one among concurrent readers.
+//
+// With Config.ReadLease, its success also grants the read lease from
+// the moment it began (lease.go).
 func (l *Log) VerifyLeader(ctx context.Context) error {
 	if err := l.Writable(); err != nil {
 		return err
 	}
-	return l.wait(ctx, l.raft.Barrier(0))
+	return l.verifyLease(ctx, func() error { return l.wait(ctx, l.raft.Barrier(0)) })
 }
 
 // wait waits for f or ctx, and maps raft's leadership errors to ours.
@@ -118,7 +121,12 @@ func (l *Log) AddVoter(ctx context.Context, id, addr string) error {
 }
 
 // RemoveServer removes a node from the group. Only the leader can.
+// Removing itself, the leader steps down once the change commits, and
+// the others may elect at once: its read lease ends first.
 func (l *Log) RemoveServer(ctx context.Context, id string) error {
+	if id == l.cfg.ID {
+		l.endLease()
+	}
 	defer l.followers.forget(raft.ServerID(id))
 	return l.untilNoTransfer(ctx, func() raft.Future { return l.raft.RemoveServer(raft.ServerID(id), 0, 0) })
 }
