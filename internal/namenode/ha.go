@@ -185,12 +185,13 @@ type haNode struct {
 	// ha_read_consistency: leader.
 	reads *readIndex
 	// lease: ha_read_consistency: lease; reads pass under the active's
-	// read lease (hareads.go). leaseReads counts those that did.
-	lease      bool
-	leaseReads atomic.Int64
-	// beforeLeaseCheck, set by tests before any read, runs between a
-	// read's arrival and its lease check.
-	beforeLeaseCheck func()
+	// read lease (hareads.go). leaseReads counts those that did,
+	// leaseMisses those that found none and waited for a read index.
+	lease                   bool
+	leaseReads, leaseMisses atomic.Int64
+	// beforeLeaseCheck, set by tests, runs between a read's arrival and
+	// its lease check.
+	beforeLeaseCheck atomic.Pointer[func()]
 }
 
 // Fatal delivers an error after which the namenode must stop and be

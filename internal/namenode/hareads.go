@@ -193,11 +193,12 @@ func (h *haNode) leaseRead() bool {
 	if !h.lease {
 		return false
 	}
-	if h.beforeLeaseCheck != nil {
-		h.beforeLeaseCheck() // tests: a pause between arrival and check
+	if hook := h.beforeLeaseCheck.Load(); hook != nil {
+		(*hook)() // tests: a pause between arrival and check
 	}
 	left, ok := h.log.Lease()
 	if !ok {
+		h.leaseMisses.Add(1)
 		return false
 	}
 	if left < h.log.LeaseDuration()/2 {

@@ -61,8 +61,11 @@ func (l *Log) wait(ctx context.Context, f raft.Future) error {
 
 // TransferLeadership hands leadership to id (any up-to-date voter when
 // id is empty): the planned failover of `haadmin -failover`. Pending
-// Syncs of this node fail with ErrNotLeader.
+// Syncs of this node fail with ErrNotLeader. The read lease ends first,
+// for the rest of the term: the target's election ignores the
+// followers' loyalty to this leader (lease.go).
 func (l *Log) TransferLeadership(ctx context.Context, id string) error {
+	l.endLease()
 	if id == "" {
 		return l.untilNoTransfer(ctx, l.raft.LeadershipTransfer)
 	}
