@@ -41,7 +41,7 @@ func (l *Log) VerifyLeader(ctx context.Context) error {
 	if err := l.Writable(); err != nil {
 		return err
 	}
-	return l.verifyLease(ctx, func() error { return l.wait(ctx, l.raft.Barrier(0)) })
+	return l.verifyLease(func() error { return l.wait(ctx, l.raft.Barrier(0)) })
 }
 
 // wait waits for f or ctx, and maps raft's leadership errors to ours.

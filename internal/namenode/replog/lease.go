@@ -1,7 +1,6 @@
 package replog
 
 import (
-	"context"
 	"sync"
 	"time"
 
@@ -72,11 +71,9 @@ type lease struct {
 	mu    sync.Mutex
 	term  uint64        // the term it was granted in
 	until time.Duration // leaseClock reading at which it ends
-	// epoch counts transfers started: a VerifyLeader that saw one start
-	// while it ran grants nothing.
-	epoch uint64
 	// noLeaseTerm is a term in which this node started a transfer: no
-	// lease in it.
+	// lease is granted in it, not even by a VerifyLeader that began
+	// before the transfer.
 	noLeaseTerm uint64
 }
 
@@ -93,9 +90,9 @@ func (l *Log) Lease() (left time.Duration, ok bool) {
 		return 0, false
 	}
 	l.lease.mu.Lock()
-	term, until, noTerm := l.lease.term, l.lease.until, l.lease.noLeaseTerm
+	term, until := l.lease.term, l.lease.until
 	l.lease.mu.Unlock()
-	if term == 0 || term == noTerm {
+	if term == 0 {
 		return 0, false
 	}
 	// Raft's own state first: it turns Follower before this node votes
@@ -113,16 +110,13 @@ func (l *Log) Lease() (left time.Duration, ok bool) {
 }
 
 // verifyLease is VerifyLeader recording the lease its success grants.
-func (l *Log) verifyLease(ctx context.Context, verify func() error) error {
+func (l *Log) verifyLease(verify func() error) error {
 	if l.cfg.ReadLease <= 0 {
 		return verify()
 	}
 	// t0 and the term are read before the barrier is proposed.
 	t0, clockOK := leaseClock()
 	term := l.raft.CurrentTerm()
-	l.lease.mu.Lock()
-	epoch := l.lease.epoch
-	l.lease.mu.Unlock()
 	if err := verify(); err != nil {
 		return err
 	}
@@ -131,7 +125,7 @@ func (l *Log) verifyLease(ctx context.Context, verify func() error) error {
 	}
 	l.lease.mu.Lock()
 	defer l.lease.mu.Unlock()
-	if l.lease.epoch != epoch || l.lease.noLeaseTerm == term {
+	if l.lease.noLeaseTerm == term {
 		return nil
 	}
 	if until := t0 + l.cfg.ReadLease; l.lease.term != term || until > l.lease.until {
@@ -145,7 +139,6 @@ func (l *Log) verifyLease(ctx context.Context, verify func() error) error {
 func (l *Log) endLease() {
 	term := l.raft.CurrentTerm()
 	l.lease.mu.Lock()
-	l.lease.epoch++
 	l.lease.noLeaseTerm = term
 	l.lease.term, l.lease.until = 0, 0
 	l.lease.mu.Unlock()
