@@ -56,3 +56,31 @@ func TestReadLease(t *testing.T) {
 		t.Fatalf("a lease (%v left) granted in the term of a transfer this node started", left)
 	}
 }
+
+// TestReadLeaseEndsWithLeadership: a leader that stepped down (its
+// followers gone, check quorum) holds no lease, even one whose time has
+// not run out (stretched here to 30 s so that only the step-down can end
+// it): after a step-down it may vote for another at once.
+func TestReadLeaseEndsWithLeadership(t *testing.T) {
+	nodes := group(t, t.TempDir(), 3, func(_ int, c *Config) { c.ReadLease = 30 * time.Second })
+	ld := leaderOf(t, nodes)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := ld.log.VerifyLeader(ctx); err != nil {
+		t.Fatalf("VerifyLeader: %v", err)
+	}
+	if _, ok := ld.log.Lease(); !ok {
+		t.Fatal("no lease after VerifyLeader")
+	}
+	for _, n := range nodes {
+		if n != ld {
+			n.close()
+		}
+	}
+	waitFor(t, 20*time.Second, "the leader without followers to step down", func() bool {
+		return ld.log.Stats().Role != "Leader"
+	})
+	if left, ok := ld.log.Lease(); ok {
+		t.Fatalf("a lease (%v left) on a node that is no longer the leader", left)
+	}
+}
