@@ -79,71 +79,43 @@ func TestHALeaseEndsOnTransfer(t *testing.T) {
 // deafOnTimeoutNow wraps a member's raft connections: once armed, the
 // first TimeoutNow it writes to target (raft's net_transport frames an
 // RPC as its type byte, 3 for TimeoutNow, then msgpack, flushed in one
-// write) makes every read on every connection block until heal: the
-// member hears nothing more, while what it sends still goes out.
+// write) cuts it (raftCut) for reading only: every read on every
+// connection blocks until heal, so the member hears nothing more, while
+// what it sends still goes out.
 type deafOnTimeoutNow struct {
+	raftCut
+	armMu  sync.Mutex
 	target string
-	mu     sync.Mutex
 	armed  bool
-	deaf   chan struct{} // closed by heal; nil while hearing
 }
 
 const rpcTimeoutNow = 3 // hashicorp/raft net_transport.go
 
 func (d *deafOnTimeoutNow) arm(target string) {
-	d.mu.Lock()
+	d.armMu.Lock()
 	d.armed, d.target = true, target
-	d.mu.Unlock()
-}
-
-func (d *deafOnTimeoutNow) heal() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.armed = false
-	if d.deaf != nil {
-		close(d.deaf)
-		d.deaf = nil
-	}
+	d.armMu.Unlock()
 }
 
 func (d *deafOnTimeoutNow) wrap(c net.Conn) net.Conn {
-	return &deafConn{Conn: c, d: d, closed: make(chan struct{})}
+	return &deafConn{cutConn: d.raftCut.wrap(c).(*cutConn), d: d}
 }
 
+// deafConn reads as a cutConn (held while cut) and writes through.
 type deafConn struct {
-	net.Conn
-	d         *deafOnTimeoutNow
-	closeOnce sync.Once
-	closed    chan struct{}
-}
-
-func (c *deafConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.d.mu.Lock()
-	ch := c.d.deaf
-	c.d.mu.Unlock()
-	if ch != nil {
-		select {
-		case <-ch:
-		case <-c.closed:
-		}
-	}
-	return n, err
+	*cutConn
+	d *deafOnTimeoutNow
 }
 
 func (c *deafConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	if err == nil && len(p) > 0 && len(p) < 512 && p[0] == rpcTimeoutNow {
-		c.d.mu.Lock()
-		if c.d.armed && c.d.deaf == nil && c.RemoteAddr().String() == c.d.target {
-			c.d.deaf = make(chan struct{})
+		c.d.armMu.Lock()
+		if c.d.armed && c.RemoteAddr().String() == c.d.target {
+			c.d.armed = false
+			c.d.cut()
 		}
-		c.d.mu.Unlock()
+		c.d.armMu.Unlock()
 	}
 	return n, err
-}
-
-func (c *deafConn) Close() error {
-	c.closeOnce.Do(func() { close(c.closed) })
-	return c.Conn.Close()
 }
