@@ -21,7 +21,7 @@ import (
 //   - raft.go:runFollower forgets the leader (setLeader("", "")) only
 //     when its heartbeat timer (randomTimeout: HeartbeatTimeout to twice
 //     it) fires and time.Since(LastContact()) >= HeartbeatTimeout; and
-//     raft.go:appendEntries calls setLastContact before its deferred
+//     raft.go:appendEntries, on success, calls setLastContact before its deferred
 //     reply, so a follower that acknowledged the barrier had contact at
 //     or after t0 (the barrier entry did not exist before t0). A follower
 //     restarted after acknowledging starts its timer at its start, later
