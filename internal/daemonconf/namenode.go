@@ -226,7 +226,8 @@ type NameNodeHA struct {
 	Bootstrap bool `yaml:"ha_bootstrap"`
 	// HeartbeatTimeout: a follower that has not heard from the leader
 	// for between this and twice this starts an election (zero:
-	// replog's default).
+	// replog's default). Every member must have the same value, which
+	// ha_read_consistency: lease relies on.
 	HeartbeatTimeout time.Duration `yaml:"ha_heartbeat_timeout"`
 	// ElectionTimeout: a candidate that won no election in between this
 	// and twice this starts another (zero: replog's default).
@@ -246,7 +247,12 @@ type NameNodeHA struct {
 	// deposed without noticing (frozen, cut off) refuses it as a standby
 	// instead of answering from a stale namespace; "leader" answers from
 	// the active's memory at once, which is not linearizable (HDFS's
-	// active does the same).
+	// active does the same); "lease" answers at once while the active
+	// holds a read lease (ha_heartbeat_timeout × 0.8 from the start of
+	// its last successful read index, renewed in the background), which
+	// is linearizable if the members' clocks run at rates within 25% of
+	// each other and every member has the same ha_heartbeat_timeout, and
+	// waits for a read index like "linearizable" otherwise.
 	ReadConsistency string `yaml:"ha_read_consistency"`
 }
 

@@ -31,6 +31,10 @@ type Config struct {
 	// raftConn wraps the HA group's raft connections (replog's
 	// WrapConn): tests cut a member off its group with it.
 	raftConn func(net.Conn) net.Conn
+	// readLease, when positive, replaces the read lease derived from
+	// ha_heartbeat_timeout (ha_read_consistency: lease): tests whose
+	// members' raft timers differ give it the group's timing.
+	readLease time.Duration
 }
 
 // DefaultConfig returns the documented defaults.

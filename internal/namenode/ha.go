@@ -184,6 +184,14 @@ type haNode struct {
 	// reads is the read index of namespace reads (hareads.go); nil with
 	// ha_read_consistency: leader.
 	reads *readIndex
+	// lease: ha_read_consistency: lease; reads pass under the active's
+	// read lease (hareads.go). leaseReads counts those that did,
+	// leaseMisses those that found none and waited for a read index.
+	lease                   bool
+	leaseReads, leaseMisses atomic.Int64
+	// beforeLeaseCheck, set by tests, runs between a read's arrival and
+	// its lease check.
+	beforeLeaseCheck atomic.Pointer[func()]
 }
 
 // Fatal delivers an error after which the namenode must stop and be
@@ -245,7 +253,7 @@ func (nn *NameNode) loadHA(fs journal.FS) error {
 		Bootstrap: hc.Bootstrap, SeedFromFSM: hc.Bootstrap,
 		HeartbeatTimeout: hc.HeartbeatTimeout, ElectionTimeout: hc.ElectionTimeout,
 		LeaderLeaseTimeout: hc.LeaderLeaseTimeout, SnapshotThreshold: hc.SnapshotThreshold,
-		Logger: nn.logger, WrapConn: nn.cfg.raftConn,
+		ReadLease: nn.readLease(), Logger: nn.logger, WrapConn: nn.cfg.raftConn,
 	})
 	if err != nil {
 		return fmt.Errorf("namenode: ha: %w", err)
@@ -254,9 +262,30 @@ func (nn *NameNode) loadHA(fs journal.FS) error {
 	if hc.ReadConsistency != readsLeader {
 		ha.reads = newReadIndex(l.VerifyLeader, nn.stop)
 	}
+	ha.lease = hc.ReadConsistency == readsLease
 	nn.logger.Info("namenode is a member of an HA group", "ha_id", hc.ID, "raft", hc.Peers[hc.ID].Raft, "members", len(hc.Peers),
 		"last_txid", nn.journal.LastTxID())
 	return nil
+}
+
+// readLease is the read lease of ha_read_consistency: lease, zero in the
+// other modes: this member's heartbeat timeout less the drift margin.
+// Every member must have the same ha_heartbeat_timeout (see
+// replog/lease.go): a follower with a shorter one could help elect a
+// successor before the lease ends.
+func (nn *NameNode) readLease() time.Duration {
+	hc := nn.cfg.HA
+	if hc.ReadConsistency != readsLease {
+		return 0
+	}
+	if nn.cfg.readLease > 0 {
+		return nn.cfg.readLease
+	}
+	hb := hc.HeartbeatTimeout
+	if hb == 0 {
+		hb = replog.DefaultHeartbeatTimeout
+	}
+	return time.Duration(float64(hb) * (1 - replog.LeaseDriftMargin))
 }
 
 // emptyState is a new namespace (root only), as a format makes: what a
@@ -589,8 +618,8 @@ func (c Config) validateHA() []error {
 	if !c.Wire.TLS {
 		bad("ha_id: an HA group needs tls: true (its members speak mutual TLS with the cluster CA)")
 	}
-	if rc := h.ReadConsistency; rc != "" && rc != readsLinearizable && rc != readsLeader {
-		bad("ha_read_consistency: %q is not %s or %s", rc, readsLinearizable, readsLeader)
+	if rc := h.ReadConsistency; rc != "" && rc != readsLinearizable && rc != readsLeader && rc != readsLease {
+		bad("ha_read_consistency: %q is not %s, %s or %s", rc, readsLinearizable, readsLease, readsLeader)
 	}
 	for key, d := range map[string]time.Duration{"ha_heartbeat_timeout": h.HeartbeatTimeout,
 		"ha_election_timeout": h.ElectionTimeout, "ha_leader_lease_timeout": h.LeaderLeaseTimeout} {

@@ -379,6 +379,14 @@ func TestHAConfigChecks(t *testing.T) {
 			t.Errorf("validate: %v; want it to say %q", err, want)
 		}
 	}
+	for mode, want := range map[string]string{readsLease: "", readsLinearizable: "", readsLeader: "",
+		"leased": `ha_read_consistency: "leased" is not linearizable, lease or leader`} {
+		cfg.HA.ReadConsistency = mode
+		err := cfg.Validate()
+		if got := err != nil && strings.Contains(err.Error(), "ha_read_consistency"); got != (want != "") || (got && !strings.Contains(err.Error(), want)) {
+			t.Errorf("validate ha_read_consistency %q: %v; want %q", mode, err, want)
+		}
+	}
 }
 
 // TestHAActiveWithoutMajority: an active whose followers are gone cannot

@@ -18,11 +18,16 @@ import (
 
 // TestHAReadIndexCost measures what the read index costs: getFileInfo
 // calls per second on the active of a three-member group (in this
-// process, over the client's default transport) with the gate
-// (linearizable) and without it (leader), interleaved: A then B in each
-// round, one ratio per round, the geometric mean with a 95% interval
-// printed beside the load average. A measurement, not a check: it runs
-// only with HA_READ_COST=1 (HA_READ_COST_ROUNDS, HA_READ_COST_SECONDS).
+// process, over the client's default transport) in the three modes of
+// ha_read_consistency, switched on the active between runs: lease (a
+// read lease, renewed in the background), linearizable (a read index per
+// batch of reads) and leader (no gate). Interleaved: each round runs the
+// three, in an order that rotates, one ratio per round (lease/
+// linearizable, lease/leader, linearizable/leader), the geometric mean
+// with a 95% interval printed beside the load average. A measurement,
+// not a check: it runs only with HA_READ_COST=1 (HA_READ_COST_ROUNDS,
+// HA_READ_COST_SECONDS, HA_READ_COST_THREADS: a comma list, default
+// 8,64).
 func TestHAReadIndexCost(t *testing.T) {
 	if os.Getenv("HA_READ_COST") != "1" {
 		t.Skip("a measurement: set HA_READ_COST=1")
@@ -34,9 +39,22 @@ func TestHAReadIndexCost(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("HA_READ_COST_SECONDS")); err == nil && v > 0 {
 		secs = v
 	}
+	threadCounts := []int{8, 64}
+	if v := os.Getenv("HA_READ_COST_THREADS"); v != "" {
+		threadCounts = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 {
+				t.Fatalf("HA_READ_COST_THREADS: %q is not a thread count", f)
+			}
+			threadCounts = append(threadCounts, n)
+		}
+	}
 	g := startHAGroup(t, 3, func(c *Config) {
-		// replog's defaults, as a deployed group has.
+		// replog's defaults, as a deployed group has; lease mode so that
+		// the log grants leases (the other modes are switched to below).
 		c.HA.HeartbeatTimeout, c.HA.ElectionTimeout, c.HA.LeaderLeaseTimeout = 0, 0, 0
+		c.HA.ReadConsistency = readsLease
 	})
 	l := g.active(nil)
 	tc, err := g.tls.Client()
@@ -49,18 +67,19 @@ func TestHAReadIndexCost(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	gate := g.nns[l].ha.reads
-	for _, threads := range []int{8, 64} {
+	h := g.nns[l].ha
+	gate := h.reads
+	modes := []string{readsLease, readsLinearizable, readsLeader}
+	for _, threads := range threadCounts {
 		fs, err := client.New(client.Config{NameNode: g.cfgs[l].RPCAddr, User: "hdfs", TLS: tc})
 		if err != nil {
 			t.Fatal(err)
 		}
-		run := func(linear bool) float64 {
+		run := func(mode string) float64 {
 			// Switched between runs, with no call in flight.
-			if linear {
-				g.nns[l].ha.reads = gate
-			} else {
-				g.nns[l].ha.reads = nil
+			h.reads, h.lease = gate, mode == readsLease
+			if mode == readsLeader {
+				h.reads = nil
 			}
 			var n atomic.Int64
 			var wg sync.WaitGroup
@@ -82,24 +101,33 @@ func TestHAReadIndexCost(t *testing.T) {
 			wg.Wait()
 			return float64(n.Load()) / time.Since(start).Seconds()
 		}
-		run(true) // warm-up
-		run(false)
-		var logs []float64
-		var lines []string
-		for r := range rounds {
-			a, b := run(true), run(false)
-			if r%2 == 1 { // alternate which goes first
-				b, a = run(false), run(true)
-			}
-			logs = append(logs, math.Log(a/b))
-			lines = append(lines, fmt.Sprintf("%.0f/%.0f", a, b))
+		for _, m := range modes { // warm-up
+			run(m)
 		}
-		g.nns[l].ha.reads = gate
+		pairs := [][2]int{{0, 1}, {0, 2}, {1, 2}}
+		logs := make([][]float64, len(pairs))
+		var lines []string
+		leaseReads := h.leaseReads.Load()
+		for r := range rounds {
+			ops := make([]float64, len(modes))
+			for k := range modes { // rotate which goes first
+				m := (k + r) % len(modes)
+				ops[m] = run(modes[m])
+			}
+			for p, ab := range pairs {
+				logs[p] = append(logs[p], math.Log(ops[ab[0]]/ops[ab[1]]))
+			}
+			lines = append(lines, fmt.Sprintf("%.0f/%.0f/%.0f", ops[0], ops[1], ops[2]))
+		}
+		h.reads, h.lease = gate, true
 		fs.Close()
-		mean, half := meanCI95(logs)
 		load, _ := os.ReadFile("/proc/loadavg")
-		t.Logf("getFileInfo, %d threads, %d rounds of %d s: linearizable/leader ops/s per round %s; ratio geometric mean %.3f (95%% interval %.3f-%.3f); load average %s",
-			threads, rounds, secs, strings.Join(lines, " "), math.Exp(mean), math.Exp(mean-half), math.Exp(mean+half), strings.Fields(string(load))[:3])
+		t.Logf("getFileInfo, %d threads, %d rounds of %d s: lease/linearizable/leader ops/s per round %s; %d reads served under the lease; load average %s",
+			threads, rounds, secs, strings.Join(lines, " "), h.leaseReads.Load()-leaseReads, strings.Fields(string(load))[:3])
+		for p, ab := range pairs {
+			mean, half := meanCI95(logs[p])
+			t.Logf("  %s/%s: geometric mean %.3f (95%% interval %.3f-%.3f)", modes[ab[0]], modes[ab[1]], math.Exp(mean), math.Exp(mean-half), math.Exp(mean+half))
+		}
 	}
 }
 

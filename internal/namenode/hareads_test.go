@@ -152,11 +152,21 @@ func (c *cutConn) Close() error {
 // index that cannot pass, and once the partition heals they are refused
 // as a standby (the client goes to the new active); with leader (the
 // control) both are answered from memory, stale.
+//
+// With lease (its members' raft timers as above, its read lease 1.6 s:
+// the 2 s heartbeat timeout the others elect by, less the drift margin)
+// the old active first serves reads under its lease; cut off, it cannot
+// renew it, so once the others elected and acknowledged /after, the
+// delete and the read find it expired and wait for a read index as in
+// linearizable mode. A third read, which arrived before the partition,
+// is held between its arrival and its lease check (a pause, as of a
+// stopped process) until /after is acknowledged: its check, after the
+// pause, must not pass either.
 func TestHAReadIndexDeposedActive(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two groups of three namenodes, each through an election after a partition (about 15 s)")
 	}
-	for _, mode := range []string{readsLinearizable, readsLeader} {
+	for _, mode := range []string{readsLinearizable, readsLease, readsLeader} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			deposedActiveRead(t, mode)
@@ -174,6 +184,8 @@ func deposedActiveRead(t *testing.T, mode string) {
 			// cut off, it stays the active in its own eyes for 30 s.
 			c.HA.HeartbeatTimeout, c.HA.ElectionTimeout, c.HA.LeaderLeaseTimeout = 30*time.Second, 30*time.Second, 30*time.Second
 			c.raftConn = cut.wrap
+			// The lease the group's 2 s heartbeat timeout gives.
+			c.readLease = 1600 * time.Millisecond
 			return
 		}
 		// Its heartbeats come every 3-6 s (a tenth to a fifth of its
@@ -184,39 +196,23 @@ func deposedActiveRead(t *testing.T, mode string) {
 	t.Cleanup(cut.heal) // before the members close: raft's goroutines must not stay blocked
 	a := g.cli[old]
 
-	// Make member `old` the active, with a writer through it so that
-	// the others keep hearing from it (its heartbeats are rare).
-	stopW, doneW := make(chan struct{}), make(chan struct{})
-	var wrote atomic.Int32
-	go func() {
-		defer close(doneW)
-		for i := 0; ; i++ {
-			select {
-			case <-stopW:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			if _, err := a.cp.Mkdirs(a.ctx(), &dfspb.MkdirsRequest{Path: fmt.Sprintf("/keep/%d", i), CreateParent: true}); err == nil {
-				wrote.Add(1)
-			}
-		}
-	}()
-	waitFor(t, fmt.Sprintf("nn%d to be the active and acknowledge 10 writes", old), func() bool {
-		l := g.active(nil)
-		if l != old {
-			g.cli[l].cp.TransferHALeader(g.cli[l].ctx(), &dfspb.TransferHALeaderRequest{Id: fmt.Sprintf("nn%d", old)})
-			wrote.Store(0)
-			return false
-		}
-		return wrote.Load() >= 10
-	})
-	close(stopW)
-	<-doneW
+	activeWithWriter(t, g, old)
 	if _, err := a.cp.Mkdirs(a.ctx(), &dfspb.MkdirsRequest{Path: "/before"}); err != nil {
 		t.Fatalf("mkdirs /before on the active: %v", err)
 	}
 	if _, err := a.cp.GetFileInfo(a.ctx(), &dfspb.GetFileInfoRequest{Path: "/before"}); err != nil {
 		t.Fatalf("control: getFileInfo /before on the active before the partition: %v", err)
+	}
+	var paused *pausedRead
+	if mode == readsLease {
+		waitFor(t, "a read on the active served under its lease", func() bool {
+			a.cp.GetFileInfo(a.ctx(), &dfspb.GetFileInfoRequest{Path: "/before"})
+			return g.nns[old].ha.leaseReads.Load() > 0
+		})
+		paused = pauseRead(t, g.nns[old].ha, func() error {
+			_, err := a.cp.GetFileInfo(a.ctx(), &dfspb.GetFileInfoRequest{Path: "/after"})
+			return err
+		})
 	}
 
 	cut.cut()
@@ -236,6 +232,9 @@ func deposedActiveRead(t *testing.T, mode string) {
 	st, err := a.cp.GetHAStatus(a.ctx(), &dfspb.GetHAStatusRequest{})
 	if err != nil || st.State != dfspb.HAState_ACTIVE {
 		t.Fatalf("the cut-off member no longer believes it is the active (%v, %v): its lease ran out before the test's read, which then proves nothing", st, err)
+	}
+	if paused != nil {
+		paused.resume(t, g.nns[old].ha)
 	}
 
 	// Sent straight to the old active while it is cut off: a delete of
@@ -309,7 +308,12 @@ func deposedActiveRead(t *testing.T, mode string) {
 			t.Fatalf("control (leader reads): delete /after on the deposed active: %v; want its stale refusal, not found", del)
 		}
 		t.Logf("control: the deposed active answered from its stale namespace: %v; delete: %v", rep.err, del)
-	case readsLinearizable:
+	case readsLinearizable, readsLease:
+		if paused != nil {
+			if err := <-paused.done; !isStandby(err) {
+				t.Fatalf("getFileInfo /after held before its lease check until the others acknowledged /after: %v; want a standby refusal, not its stale not found", err)
+			}
+		}
 		if _, ok := standby.Is(rep.err); !ok {
 			t.Fatalf("getFileInfo /after on the deposed active: %v, %v; want a standby refusal", rep.st, rep.err)
 		}
@@ -328,4 +332,96 @@ func deposedActiveRead(t *testing.T, mode string) {
 	if _, err := c.cp.GetFileInfo(c.ctx(), &dfspb.GetFileInfoRequest{Path: "/after"}); err != nil {
 		t.Fatalf("getFileInfo /after on the new active: %v", err)
 	}
+}
+
+// activeWithWriter makes member old the active, with a writer through it
+// until it acknowledged 10 mkdirs, so that the others keep hearing from
+// it when its heartbeats are rare (its long heartbeat timeout).
+func activeWithWriter(t *testing.T, g *haGroup, old int) {
+	a := g.cli[old]
+	stopW, doneW := make(chan struct{}), make(chan struct{})
+	var wrote atomic.Int32
+	go func() {
+		defer close(doneW)
+		for i := 0; ; i++ {
+			select {
+			case <-stopW:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if _, err := a.cp.Mkdirs(a.ctx(), &dfspb.MkdirsRequest{Path: fmt.Sprintf("/keep/%d", i), CreateParent: true}); err == nil {
+				wrote.Add(1)
+			}
+		}
+	}()
+	waitFor(t, fmt.Sprintf("nn%d to be the active and acknowledge 10 writes", old), func() bool {
+		l := g.active(nil)
+		if l != old {
+			g.cli[l].cp.TransferHALeader(g.cli[l].ctx(), &dfspb.TransferHALeaderRequest{Id: fmt.Sprintf("nn%d", old)})
+			wrote.Store(0)
+			return false
+		}
+		return wrote.Load() >= 10
+	})
+	close(stopW)
+	<-doneW
+}
+
+// pausedRead is a read held between its arrival and its lease check.
+type pausedRead struct {
+	release chan struct{}
+	once    sync.Once
+	done    chan error // its outcome
+}
+
+// pauseRead sends a read with call and holds it before its lease check
+// (haNode.beforeLeaseCheck) until resume; it returns once the read is
+// held.
+func pauseRead(t *testing.T, h *haNode, call func() error) *pausedRead {
+	p := &pausedRead{release: make(chan struct{}), done: make(chan error, 1)}
+	held := make(chan struct{})
+	var first atomic.Bool
+	hook := func() {
+		if first.CompareAndSwap(false, true) {
+			close(held)
+			<-p.release
+		}
+	}
+	h.beforeLeaseCheck.Store(&hook)
+	t.Cleanup(func() { p.once.Do(func() { close(p.release) }) })
+	go func() { p.done <- call() }()
+	waitFor(t, "the read to be held before its lease check", func() bool {
+		select {
+		case <-held:
+			return true
+		default:
+			return false
+		}
+	})
+	return p
+}
+
+// resume lets the held read go on and returns once it has checked the
+// lease and found none (it then waits for a read index), or replied
+// (which the caller judges).
+func (p *pausedRead) resume(t *testing.T, h *haNode) {
+	misses := h.leaseMisses.Load()
+	p.once.Do(func() { close(p.release) })
+	waitFor(t, "the held read to reply or to find no lease", func() bool {
+		if h.leaseMisses.Load() > misses {
+			return true
+		}
+		select {
+		case err := <-p.done:
+			p.done <- err
+			return true
+		default:
+			return false
+		}
+	})
+}
+
+func isStandby(err error) bool {
+	_, ok := standby.Is(err)
+	return ok
 }

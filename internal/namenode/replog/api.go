@@ -34,11 +34,14 @@ func (l *Log) Term() uint64 { return l.raft.CurrentTerm() }
 // (TestVerifyLeader saw it pass in 65 µs on a leader whose followers had
 // just been closed). The barrier costs a raft round and waits for the
 // entries before it; the caller shares one among concurrent readers.
+//
+// With Config.ReadLease, its success also grants the read lease from
+// the moment it began (lease.go).
 func (l *Log) VerifyLeader(ctx context.Context) error {
 	if err := l.Writable(); err != nil {
 		return err
 	}
-	return l.wait(ctx, l.raft.Barrier(0))
+	return l.verifyLease(func() error { return l.wait(ctx, l.raft.Barrier(0)) })
 }
 
 // wait waits for f or ctx, and maps raft's leadership errors to ours.
@@ -58,8 +61,11 @@ func (l *Log) wait(ctx context.Context, f raft.Future) error {
 
 // TransferLeadership hands leadership to id (any up-to-date voter when
 // id is empty): the planned failover of `haadmin -failover`. Pending
-// Syncs of this node fail with ErrNotLeader.
+// Syncs of this node fail with ErrNotLeader. The read lease ends first,
+// for the rest of the term: the target's election ignores the
+// followers' loyalty to this leader (lease.go).
 func (l *Log) TransferLeadership(ctx context.Context, id string) error {
+	l.endLease()
 	if id == "" {
 		return l.untilNoTransfer(ctx, l.raft.LeadershipTransfer)
 	}
@@ -118,7 +124,12 @@ func (l *Log) AddVoter(ctx context.Context, id, addr string) error {
 }
 
 // RemoveServer removes a node from the group. Only the leader can.
+// Removing itself, the leader steps down once the change commits, and
+// the others may elect at once: its read lease ends first.
 func (l *Log) RemoveServer(ctx context.Context, id string) error {
+	if id == l.cfg.ID {
+		l.endLease()
+	}
 	defer l.followers.forget(raft.ServerID(id))
 	return l.untilNoTransfer(ctx, func() raft.Future { return l.raft.RemoveServer(raft.ServerID(id), 0, 0) })
 }

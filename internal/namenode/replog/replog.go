@@ -67,6 +67,11 @@ type Config struct {
 	HeartbeatTimeout   time.Duration
 	ElectionTimeout    time.Duration
 	LeaderLeaseTimeout time.Duration
+	// ReadLease, when positive, is how long a successful VerifyLeader
+	// lets this leader answer reads without another (lease.go): at most
+	// HeartbeatTimeout × (1 − LeaseDriftMargin), with every member's
+	// HeartbeatTimeout the same. Zero: no lease.
+	ReadLease time.Duration
 	// SnapshotThreshold is how many entries since the last snapshot
 	// make the next one; TrailingLogs how many entries stay behind it
 	// for followers that lag a little.
@@ -175,6 +180,7 @@ type Log struct {
 	batches, records uint64
 
 	followers followerTracker // the leader's view of each follower (followers.go)
+	lease     lease           // the read lease (lease.go)
 }
 
 // pending is a batch being filled or waiting for commit.
