@@ -12,11 +12,11 @@ import (
 	"testing"
 )
 
-// copyBatchSizes runs f with the default batch (the whole test file fits
-// in one) and with batches smaller than a block and not packet aligned,
-// so that batches end inside packets' data and across block boundaries.
+// copyBatchSizes runs f with the default batch, with batches smaller
+// than a block and not packet aligned (they end inside packets' data and
+// across block boundaries), and with one batch larger than the file.
 func copyBatchSizes(t *testing.T, f func(t *testing.T)) {
-	for _, size := range []int{copyBatchBytes, 100_000} {
+	for _, size := range []int{copyBatchBytes, 100_000, 4 << 20} {
 		t.Run(fmt.Sprintf("batch=%d", size), func(t *testing.T) {
 			old := copyBatchBytes
 			copyBatchBytes = size
