@@ -6,8 +6,6 @@ import (
 	"math"
 	"os"
 
-	"golang.org/x/sys/unix"
-
 	"smarth/internal/datatransfer"
 )
 
@@ -72,7 +70,7 @@ func (r *FileReader) CopyToFile(dst *os.File, progress func(n int64)) (int64, er
 		// KEEP_SIZE: the file grows only with bytes written, so a failed
 		// copy leaves no zeros at its end. Filesystems without fallocate
 		// simply allocate as they write.
-		_ = unix.Fallocate(int(dst.Fd()), unix.FALLOC_FL_KEEP_SIZE, start, rest)
+		reserve(dst, start, rest)
 	}
 	b := &copyBatch{off: start}
 	var written int64
@@ -125,34 +123,4 @@ func (r *FileReader) copyEnd(dst *os.File, start, written int64, err error) (int
 		err = serr
 	}
 	return written, err
-}
-
-// pwritevAll writes every slice of bufs at off, going on after short
-// writes and interrupted calls.
-func pwritevAll(dst *os.File, bufs [][]byte, off int64) (int64, error) {
-	var total int64
-	fd := int(dst.Fd())
-	for len(bufs) > 0 {
-		n, err := unix.Pwritev(fd, bufs, off+total)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return total, err
-		}
-		if n == 0 {
-			return total, io.ErrShortWrite
-		}
-		total += int64(n)
-		for n > 0 && len(bufs) > 0 {
-			if n >= len(bufs[0]) {
-				n -= len(bufs[0])
-				bufs = bufs[1:]
-			} else {
-				bufs[0] = bufs[0][n:]
-				n = 0
-			}
-		}
-	}
-	return total, nil
 }
