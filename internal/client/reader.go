@@ -538,6 +538,15 @@ func (b *blockReader) nextPacket() error {
 	return nil
 }
 
+// detach hands the current packet, whose data take has just returned, to
+// the caller, which must Release it; the next packet then gets a buffer of
+// its own instead of reusing this one (CopyToFile writes it later).
+func (b *blockReader) detach() *datatransfer.Packet {
+	p := b.pkt
+	b.pkt = nil
+	return p
+}
+
 func (b *blockReader) close() {
 	if b.pkt != nil {
 		b.pkt.Release()

@@ -80,7 +80,7 @@ func (s *Shell) getOne(ctx context.Context, remote, dst string, o GetOptions) er
 	if err != nil {
 		return fail("get", dst, localErr(err))
 	}
-	if err := s.copyOut(ctx, "get", st.Path, tmp, path.Base(st.Path)); err != nil {
+	if err := s.copyToFile(ctx, st.Path, tmp); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return err
@@ -115,5 +115,23 @@ func (s *Shell) keepLocal(st client.FileInfo, dst string, o GetOptions) error {
 	if err := os.Chtimes(dst, st.AccessTime, st.ModTime); err != nil {
 		return fail("get", dst, localErr(err))
 	}
+	return nil
+}
+
+// copyToFile copies a remote file into the local file dst with
+// FileReader.CopyToFile: large writes from the verified packets
+// themselves, overlapped with reading the next ones (issue 27).
+func (s *Shell) copyToFile(ctx context.Context, remote string, dst *os.File) error {
+	r, err := s.FS.Open(ctx, remote)
+	if err != nil {
+		return fail("get", remote, err)
+	}
+	defer r.Close()
+	bar := s.bar(r.Size(), "get "+path.Base(remote))
+	if _, err := r.CopyToFile(dst, bar.add); err != nil {
+		bar.stop()
+		return fail("get", remote, err)
+	}
+	bar.finish()
 	return nil
 }

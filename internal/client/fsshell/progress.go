@@ -70,6 +70,13 @@ func (p *progress) Write(b []byte) (int, error) {
 	return p.bar.Write(b)
 }
 
+// add counts n more bytes done (a writer that does not go through Write).
+func (p *progress) add(n int64) {
+	if p != nil {
+		_ = p.bar.Add64(n)
+	}
+}
+
 func (p *progress) finish() {
 	if p == nil {
 		return
