@@ -2,6 +2,7 @@ package replog
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 )
@@ -83,4 +84,44 @@ func TestReadLeaseEndsWithLeadership(t *testing.T) {
 	if left, ok := ld.log.Lease(); ok {
 		t.Fatalf("a lease (%v left) on a node that is no longer the leader", left)
 	}
+}
+
+// TestRestartHoldsVotes: with read leases, a member that restarts keeps
+// its raft port closed for a heartbeat timeout, so a lease it helped
+// grant just before it died has ended before it can vote for anyone
+// (holdVotes).
+func TestRestartHoldsVotes(t *testing.T) {
+	const hb = 1500 * time.Millisecond
+	nodes := group(t, t.TempDir(), 1, func(_ int, c *Config) { c.ReadLease = 200 * time.Millisecond })
+	nd := leaderOf(t, nodes)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := write(ctx, nd.log, nd.fsm, "a"); err != nil {
+		t.Fatal(err)
+	}
+	nd.close()
+	nd.cfg.HeartbeatTimeout, nd.cfg.ElectionTimeout = hb, hb
+	nd.cfg.ReadLease = time.Duration(float64(hb) * (1 - LeaseDriftMargin))
+	listening := make(chan struct{})
+	go func() { // the port must stay closed while Open waits
+		defer close(listening)
+		for {
+			c, err := net.DialTimeout("tcp", nd.cfg.Bind, time.Second)
+			if err == nil {
+				c.Close()
+				return
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	nd.start(t)
+	<-listening
+	if took := time.Since(start); took < hb {
+		t.Fatalf("the restarted member listened %v after it started; want a heartbeat timeout (%v) first", took, hb)
+	}
+	waitFor(t, 20*time.Second, "the restarted member to apply its log", func() bool { return len(nd.fsm.list()) == 1 })
 }

@@ -253,6 +253,7 @@ func Open(cfg Config) (*Log, error) {
 	if err := l.openStores(); err != nil {
 		return nil, err
 	}
+	l.holdVotes()
 	stream, err := listenTLS(cfg.Bind, serverTLS, clientTLS)
 	if err != nil {
 		l.store.Close()
@@ -317,6 +318,27 @@ func (l *Log) raftConfig() *raft.Config {
 }
 
 // openStores opens the log/stable store and the snapshot store under Dir.
+// holdVotes keeps a member that starts out of elections for a heartbeat
+// timeout when the group's leaders hold read leases. A follower refuses
+// votes while it remembers a leader (lease.go), but a process that died
+// and came back remembers none and would vote at once: if it had
+// acknowledged the barrier that granted the leader's lease just before
+// it died, it could help elect a successor while that lease still runs,
+// and the old leader would answer reads the new one has overtaken. Its
+// raft port stays closed until HeartbeatTimeout has passed since it
+// started, which is after its last acknowledgement plus the longest
+// lease (HeartbeatTimeout × (1 − LeaseDriftMargin)). It waits also with
+// no state: a member whose metadata directory was wiped has forgotten
+// its acknowledgements too.
+func (l *Log) holdVotes() {
+	if l.cfg.ReadLease <= 0 {
+		return
+	}
+	l.log.Info("read leases: a starting member waits a heartbeat timeout before it takes part in elections",
+		"wait", l.cfg.HeartbeatTimeout)
+	time.Sleep(l.cfg.HeartbeatTimeout)
+}
+
 func (l *Log) openStores() error {
 	store, err := l.openLogStore()
 	if err != nil {
