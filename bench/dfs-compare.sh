@@ -58,9 +58,11 @@ done
 
 # The commands as a user types them: `hdfs dfs` is FsShell in a fresh JVM (the hdfs script adds
 # -Djava.net.preferIPv4Stack=true and no heap size by default) and finds the cluster's address in
-# core-site.xml in the configuration directory at the head of its class path ($HADOOP_CONF_DIR).
-# They are argv arrays, not shell functions, so /usr/bin/time runs (and times) the very process.
-mkdir -p "$C/hdfsconf" && cp "$C/hdfs.xml" "$C/hdfsconf/core-site.xml"
+# the configuration directory at the head of its class path ($HADOOP_CONF_DIR): fs.defaultFS in
+# core-site.xml, dfs.blocksize in hdfs-site.xml (hdfs-default.xml, loaded after core-site.xml,
+# would override it there). They are argv arrays, not shell functions, so /usr/bin/time runs
+# (and times) the very process.
+mkdir -p "$C/hdfsconf" && cp "$C/hdfs.xml" "$C/hdfsconf/core-site.xml" && cp "$C/hdfs.xml" "$C/hdfsconf/hdfs-site.xml"
 HDFS=(java -Djava.net.preferIPv4Stack=true -cp "$C/hdfsconf:$CP" org.apache.hadoop.fs.FsShell)
 SMARTH=(env "SMARTH_HOME=$C/smarth" "$B" fs)
 hdfs() { "${HDFS[@]}" "$@"; }
@@ -111,15 +113,23 @@ runone() { # side cmd round (0 = warm-up, not logged)
 # cat is checked once per side (the warm-up): the bytes read back are the bytes put.
 check_cat() {
   local want got
-  want=$(md5sum < "$C/src.dat"); setcmd "$1" cat; got=$("${CMDV[@]}" | md5sum)
+  want=$(md5sum < "$C/src.dat"); setcmd "$1" cat; got=$("${CMDV[@]}" 2> "$C/err.tmp" | md5sum)
   [ "$want" = "$got" ] || { echo "$1 cat returned other bytes than were put" >&2; exit 1; }
+}
+
+# And once per side, after the warm-up's put: the file has 3 replicas requested and BLOCK-sized
+# blocks, so both sides store the same thing.
+check_stat() {
+  local got
+  if [ "$1" = hdfs ]; then got=$(hdfs -stat "%r %o" /f.dat 2> "$C/err.tmp"); else got=$(smarth stat "%r %o" /f.dat 2> "$C/err.tmp"); fi
+  [ "$got" = "3 $NBLOCK" ] || { echo "$1 stat %r %o of /f.dat: $got, want 3 $NBLOCK" >&2; cat "$C/err.tmp" >&2; exit 1; }
 }
 
 # One untimed round per side first: HDFS's DataNode JVMs compile their data paths during the
 # first transfers, which would favour smarth in round 1.
 for side in hdfs smarth; do
   for cmd in put cat get; do runone $side $cmd 0; done
-  check_cat $side; clean $side
+  check_stat $side; check_cat $side; clean $side
 done
 runone local cp 0; clean local
 for r in $(seq 1 "$R"); do

@@ -41,9 +41,10 @@ public final class Main {
           nnjava serve-dfs --dir DIR --conf-file FILE [--pid-file FILE]
                            [--block-size 67108864] [--dn-heap 1g]
               a NameNode in this JVM and three DataNodes, each in its own
-              JVM, on 127.0.0.1; writes the client configuration (for
-              FsShell -conf FILE) once all three have registered, and the
-              daemons' pids to DIR/pids; runs until killed
+              JVM, on 127.0.0.1; writes the client configuration (a
+              core-site.xml and hdfs-site.xml for FsShell) once all three
+              have registered, and the daemons' pids to DIR/pids; runs
+              until killed
           nnjava bench --nn HOST:PORT|NAMESERVICE [--conf FILE] [--threads 8] [--n 10000] [--rounds 1]
                        [--ops mkdir,create,stat,rename,delete] [--dir /benchmarks/nn]
               one untimed warm-up round, then ROUNDS timed rounds of N ops of

@@ -5,13 +5,9 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.protocol.HdfsConstants.DatanodeReportType;
@@ -29,7 +25,8 @@ import org.apache.hadoop.hdfs.server.namenode.NameNode;
  *
  * <p>The block size is --block-size (default 64 MiB, smarth's default, so both sides cut a file
  * into the same blocks; HDFS's own default is 128 MiB). It is a client-side setting in HDFS, so
- * it goes into the configuration written to --conf-file, which FsShell reads with {@code -conf}.
+ * it goes into the configuration written to --conf-file, which a client reads as its
+ * hdfs-site.xml (bench/dfs-compare.sh puts it in FsShell's configuration directory).
  *
  * <p>Once all three DataNodes have registered and reported storage with space left (so the
  * first write can place three replicas), it writes the client configuration and the daemons'
@@ -46,13 +43,7 @@ final class ServeDFS {
     long blockSize = Long.parseLong(flags.get("block-size", Long.toString(64L << 20)));
     Files.createDirectories(dir.toPath());
 
-    Configuration conf = new Configuration();
-    String uri = dir.toURI().toString();
-    conf.set(DFSConfigKeys.DFS_NAMENODE_NAME_DIR_KEY, uri + "/name");
-    conf.set(DFSConfigKeys.DFS_NAMENODE_EDITS_DIR_KEY, uri + "/name");
-    conf.set(DFSConfigKeys.DFS_NAMENODE_RPC_ADDRESS_KEY, "127.0.0.1:0");
-    conf.set(DFSConfigKeys.DFS_NAMENODE_HTTP_ADDRESS_KEY, "127.0.0.1:0");
-    conf.set("fs.defaultFS", "hdfs://127.0.0.1:0");
+    Configuration conf = Serve.nameNodeConf(dir);
     NameNode.format(conf);
     NameNode nn = new NameNode(conf);
     InetSocketAddress a = nn.getNameNodeAddress();
@@ -76,28 +67,18 @@ final class ServeDFS {
     StringBuilder pids = new StringBuilder("nn " + ProcessHandle.current().pid() + "\n");
     for (int i = 1; i <= DATANODES; i++) {
       String name = "dn" + i;
-      List<String> cmd = new ArrayList<>(List.of(
-          Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx" + dnHeap,
-          "-cp", System.getProperty("java.class.path"), Main.class.getName(),
-          "datanode", "--conf", sharedFile.getPath(), "--dir", new File(dir, name).getPath()));
-      Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
-          .redirectOutput(new File(dir, name + ".log")).start();
+      Process p = Daemons.child(dir, name, dnHeap, "datanode", "--conf", sharedFile.getPath(),
+          "--dir", new File(dir, name).getPath());
       children.add(p);
       pids.append(name).append(' ').append(p.pid()).append('\n');
     }
 
     waitDataNodes(nn, children);
-    atomicWrite(pidFile, pids.toString());
-    File tmp = new File(confFile.getPath() + ".tmp");
-    Files.copy(sharedFile.toPath(), tmp.toPath(), StandardCopyOption.REPLACE_EXISTING);
-    Files.move(tmp.toPath(), confFile.toPath(), StandardCopyOption.ATOMIC_MOVE);
+    Daemons.atomicWrite(pidFile, pids.toString());
+    Daemons.atomicCopy(sharedFile, confFile);
     System.err.println("HDFS serving at " + fs + " with " + DATANODES + " DataNodes, block size " + blockSize
         + "; client configuration in " + confFile);
-    // A DataNode that dies ends the service: the figures would be a degraded cluster's.
-    Process died = (Process) CompletableFuture.anyOf(children.stream().map(Process::onExit)
-        .toArray(CompletableFuture[]::new)).get();
-    System.err.println("a DataNode exited (pid " + died.pid() + ", status " + died.exitValue() + "): stopping");
-    System.exit(1);
+    Daemons.serveUntilOneDies(children);
   }
 
   /** One DataNode, run until killed. */
@@ -129,12 +110,7 @@ final class ServeDFS {
   private static void waitDataNodes(NameNode nn, List<Process> children) throws Exception {
     long deadline = System.nanoTime() + 300_000_000_000L;
     for (;;) {
-      for (Process p : children) {
-        if (!p.isAlive()) {
-          throw new IOException("waiting for the DataNodes to register: child " + p.pid() + " exited with status "
-              + p.exitValue() + " (its log is in the --dir directory)");
-        }
-      }
+      Daemons.checkAlive(children, "waiting for the DataNodes to register");
       List<DatanodeDescriptor> live = nn.getNamesystem().getBlockManager().getDatanodeManager()
           .getDatanodeListForReport(DatanodeReportType.LIVE);
       if (live.size() == DATANODES && live.stream().allMatch(d -> d.getRemaining() > 0) && !nn.isInSafeMode()) {
@@ -148,11 +124,6 @@ final class ServeDFS {
     }
   }
 
-  private static void atomicWrite(File f, String s) throws IOException {
-    File tmp = new File(f.getPath() + ".tmp");
-    Files.writeString(tmp.toPath(), s, StandardCharsets.UTF_8);
-    Files.move(tmp.toPath(), f.toPath(), StandardCopyOption.ATOMIC_MOVE);
-  }
 
   private ServeDFS() {}
 }
