@@ -1,7 +1,9 @@
 package smarth.nnbench;
 
 import java.io.File;
+import java.io.FileOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,12 +11,34 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.apache.hadoop.conf.Configuration;
 
 /**
  * What serve-ha and serve-dfs share: daemons as child JVMs of the serving process, files the
  * benchmark scripts wait for written whole (atomically), and serving until a daemon dies.
  */
 final class Daemons {
+  /**
+   * A list for the children to be started; when this JVM exits (SIGTERM included) every
+   * process in it is stopped too.
+   */
+  static List<Process> stoppedOnExit() {
+    List<Process> children = new ArrayList<>();
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      for (Process p : children) {
+        p.destroy();
+      }
+    }));
+    return children;
+  }
+
+  /** Writes conf as Hadoop's XML to f (the configuration the children read). */
+  static void writeConf(Configuration conf, File f) throws IOException {
+    try (OutputStream out = new FileOutputStream(f)) {
+      conf.writeXml(out);
+    }
+  }
+
   /** Starts this program's MODE in a child JVM with the given heap, its output in DIR/NAME.log. */
   static Process child(File dir, String name, String heap, String... args) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(

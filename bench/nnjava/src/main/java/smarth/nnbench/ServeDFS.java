@@ -1,12 +1,9 @@
 package smarth.nnbench;
 
 import java.io.File;
-import java.io.FileOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
-import java.util.ArrayList;
 import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.DFSConfigKeys;
@@ -54,16 +51,9 @@ final class ServeDFS {
     shared.set("fs.defaultFS", fs);
     shared.setLong(DFSConfigKeys.DFS_BLOCK_SIZE_KEY, blockSize);
     File sharedFile = new File(dir, "hdfs-site.xml");
-    try (OutputStream out = new FileOutputStream(sharedFile)) {
-      shared.writeXml(out);
-    }
+    Daemons.writeConf(shared, sharedFile);
 
-    List<Process> children = new ArrayList<>();
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      for (Process p : children) {
-        p.destroy();
-      }
-    }));
+    List<Process> children = Daemons.stoppedOnExit();
     StringBuilder pids = new StringBuilder("nn " + ProcessHandle.current().pid() + "\n");
     for (int i = 1; i <= DATANODES; i++) {
       String name = "dn" + i;

@@ -1,9 +1,7 @@
 package smarth.nnbench;
 
 import java.io.File;
-import java.io.FileOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -74,16 +72,9 @@ final class ServeHA {
     // No datanodes: the benchmark makes empty files only.
     shared.setInt(DFSConfigKeys.DFS_NAMENODE_SAFEMODE_MIN_DATANODES_KEY, 0);
     File sharedFile = new File(dir, "hdfs-site.xml");
-    try (OutputStream out = new FileOutputStream(sharedFile)) {
-      shared.writeXml(out);
-    }
+    Daemons.writeConf(shared, sharedFile);
 
-    List<Process> children = new ArrayList<>();
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      for (Process p : children) {
-        p.destroy();
-      }
-    }));
+    List<Process> children = Daemons.stoppedOnExit();
     StringBuilder pids = new StringBuilder();
     for (int i = 0; i < JOURNALS; i++) {
       Process p = Daemons.child(dir, "jn" + (i + 1), jnHeap, "journalnode", "--conf", sharedFile.getPath(),
