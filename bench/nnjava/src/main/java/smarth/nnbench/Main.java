@@ -20,6 +20,8 @@ public final class Main {
       case "serve-ha" -> ServeHA.run(Flags.parse(rest));
       case "journalnode" -> ServeHA.journalNode(Flags.parse(rest));
       case "namenode-ha" -> ServeHA.nameNode(Flags.parse(rest));
+      case "serve-dfs" -> ServeDFS.run(Flags.parse(rest));
+      case "datanode" -> ServeDFS.dataNode(Flags.parse(rest));
       default -> usage();
     }
   }
@@ -36,6 +38,13 @@ public final class Main {
               (QJM), each in its own JVM, nn1 made active by hand; writes
               the client configuration (nameservice hans) to FILE once nn1
               is active and the daemons' pids to DIR/pids; runs until killed
+          nnjava serve-dfs --dir DIR --conf-file FILE [--pid-file FILE]
+                           [--block-size 67108864] [--dn-heap 1g]
+              a NameNode in this JVM and three DataNodes, each in its own
+              JVM, on 127.0.0.1; writes the client configuration (a
+              core-site.xml and hdfs-site.xml for FsShell) once all three
+              have registered, and the daemons' pids to DIR/pids; runs
+              until killed
           nnjava bench --nn HOST:PORT|NAMESERVICE [--conf FILE] [--threads 8] [--n 10000] [--rounds 1]
                        [--ops mkdir,create,stat,rename,delete] [--dir /benchmarks/nn]
               one untimed warm-up round, then ROUNDS timed rounds of N ops of

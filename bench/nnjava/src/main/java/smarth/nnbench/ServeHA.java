@@ -1,19 +1,15 @@
 package smarth.nnbench;
 
 import java.io.File;
-import java.io.FileOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
@@ -76,19 +72,12 @@ final class ServeHA {
     // No datanodes: the benchmark makes empty files only.
     shared.setInt(DFSConfigKeys.DFS_NAMENODE_SAFEMODE_MIN_DATANODES_KEY, 0);
     File sharedFile = new File(dir, "hdfs-site.xml");
-    try (OutputStream out = new FileOutputStream(sharedFile)) {
-      shared.writeXml(out);
-    }
+    Daemons.writeConf(shared, sharedFile);
 
-    List<Process> children = new ArrayList<>();
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      for (Process p : children) {
-        p.destroy();
-      }
-    }));
+    List<Process> children = Daemons.stoppedOnExit();
     StringBuilder pids = new StringBuilder();
     for (int i = 0; i < JOURNALS; i++) {
-      Process p = child(dir, "jn" + (i + 1), jnHeap, "journalnode", "--conf", sharedFile.getPath(),
+      Process p = Daemons.child(dir, "jn" + (i + 1), jnHeap, "journalnode", "--conf", sharedFile.getPath(),
           "--dir", new File(dir, "jn" + (i + 1)).getPath(), "--rpc", jns.get(i), "--http", jnHttp.get(i));
       children.add(p);
       pids.append("jn").append(i + 1).append(' ').append(p.pid()).append('\n');
@@ -104,7 +93,7 @@ final class ServeHA {
     copyTree(new File(dir, "nn1").toPath(), new File(dir, "nn2").toPath());
 
     for (String nn : NNS) {
-      Process p = child(dir, nn, nnHeap, "namenode-ha", "--conf", sharedFile.getPath(), "--dir", dir.getPath(), "--id", nn);
+      Process p = Daemons.child(dir, nn, nnHeap, "namenode-ha", "--conf", sharedFile.getPath(), "--dir", dir.getPath(), "--id", nn);
       children.add(p);
       pids.append(nn).append(' ').append(p.pid()).append('\n');
     }
@@ -123,18 +112,12 @@ final class ServeHA {
           + ", " + nn2.getServiceStatus().getState());
     }
 
-    atomicWrite(pidFile, pids.toString());
-    File tmp = new File(confFile.getPath() + ".tmp");
-    Files.copy(sharedFile.toPath(), tmp.toPath(), StandardCopyOption.REPLACE_EXISTING);
-    Files.move(tmp.toPath(), confFile.toPath(), StandardCopyOption.ATOMIC_MOVE);
+    Daemons.atomicWrite(pidFile, pids.toString());
+    Daemons.atomicCopy(sharedFile, confFile);
     System.err.println("HDFS HA serving: nameservice " + NS + " (nn1 active, nn2 standby, journals " + jns
         + "), client configuration in " + confFile);
-    // Serve until killed; a daemon that dies ends the whole service (its
-    // figures would be a degraded cluster's).
-    Process died = (Process) CompletableFuture.anyOf(children.stream().map(Process::onExit)
-        .toArray(CompletableFuture[]::new)).get();
-    System.err.println("a daemon exited (pid " + died.pid() + ", status " + died.exitValue() + "): stopping");
-    System.exit(1);
+    // Serve until killed, or until a daemon dies.
+    Daemons.serveUntilOneDies(children);
   }
 
   /** One JournalNode, run until killed. */
@@ -169,15 +152,6 @@ final class ServeHA {
     return conf;
   }
 
-  private static Process child(File dir, String name, String heap, String... args) throws IOException {
-    List<String> cmd = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx" + heap,
-        "-cp", System.getProperty("java.class.path"), Main.class.getName()));
-    cmd.addAll(List.of(args));
-    File log = new File(dir, name + ".log");
-    return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log).start();
-  }
-
   private static int freePort() throws IOException {
     try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       return s.getLocalPort();
@@ -188,7 +162,7 @@ final class ServeHA {
   private static void waitListening(String addr, List<Process> children) throws Exception {
     String[] hp = addr.split(":");
     for (int i = 0; ; i++) {
-      checkAlive(children, "waiting for " + addr + " to listen");
+      Daemons.checkAlive(children, "waiting for " + addr + " to listen");
       try (Socket s = new Socket()) {
         s.connect(new InetSocketAddress(hp[0], Integer.parseInt(hp[1])), 1000);
         return;
@@ -203,7 +177,7 @@ final class ServeHA {
 
   private static void waitStandby(HAServiceProtocol nn, List<Process> children) throws Exception {
     for (int i = 0; ; i++) {
-      checkAlive(children, "waiting for nn1 to serve as a standby");
+      Daemons.checkAlive(children, "waiting for nn1 to serve as a standby");
       try {
         if (nn.getServiceStatus().getState() == HAServiceState.STANDBY) {
           return;
@@ -214,15 +188,6 @@ final class ServeHA {
         }
       }
       Thread.sleep(100);
-    }
-  }
-
-  private static void checkAlive(List<Process> children, String what) throws IOException {
-    for (Process p : children) {
-      if (!p.isAlive()) {
-        throw new IOException(what + ": child " + p.pid() + " exited with status " + p.exitValue()
-            + " (its log is in the --dir directory)");
-      }
     }
   }
 
@@ -237,12 +202,6 @@ final class ServeHA {
         }
       }
     }
-  }
-
-  private static void atomicWrite(File f, String s) throws IOException {
-    File tmp = new File(f.getPath() + ".tmp");
-    Files.writeString(tmp.toPath(), s, StandardCharsets.UTF_8);
-    Files.move(tmp.toPath(), f.toPath(), StandardCopyOption.ATOMIC_MOVE);
   }
 
   private ServeHA() {}
