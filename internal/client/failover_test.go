@@ -225,8 +225,15 @@ func haClient(t *testing.T, transport string, addrs ...string) *FileSystem {
 
 func haClientRounds(t *testing.T, transport string, rounds int, addrs ...string) *FileSystem {
 	t.Helper()
-	f, err := New(Config{NameNode: strings.Join(addrs, ","), User: "alice", RPCTransport: transport,
-		RPCTimeout: 5 * time.Second, FailoverAttempts: rounds, FailoverSleepBase: 10 * time.Millisecond, FailoverSleepMax: 50 * time.Millisecond})
+	return haClientWith(t, Config{RPCTransport: transport, RPCTimeout: 5 * time.Second, FailoverAttempts: rounds,
+		FailoverSleepBase: 10 * time.Millisecond, FailoverSleepMax: 50 * time.Millisecond}, addrs...)
+}
+
+// haClientWith is a client of addrs as alice with cfg's other settings.
+func haClientWith(t *testing.T, cfg Config, addrs ...string) *FileSystem {
+	t.Helper()
+	cfg.NameNode, cfg.User = strings.Join(addrs, ","), "alice"
+	f, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,14 +395,8 @@ func TestFailoverBadList(t *testing.T) {
 // watch after probe.
 func haClientProbe(t *testing.T, transport string, probe time.Duration, addrs ...string) *FileSystem {
 	t.Helper()
-	f, err := New(Config{NameNode: strings.Join(addrs, ","), User: "alice", RPCTransport: transport,
-		RPCTimeout: 10 * time.Minute, FailoverAttempts: 2, FailoverSleepBase: 10 * time.Millisecond, FailoverSleepMax: 50 * time.Millisecond,
-		FailoverProbeAfter: probe})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
+	return haClientWith(t, Config{RPCTransport: transport, RPCTimeout: 10 * time.Minute, FailoverAttempts: 2,
+		FailoverSleepBase: 10 * time.Millisecond, FailoverSleepMax: 50 * time.Millisecond, FailoverProbeAfter: probe}, addrs...)
 }
 
 // A call to a namenode that takes it and never answers (frozen) is
@@ -479,13 +480,8 @@ func TestFailoverWatchAsksHungMemberOnce(t *testing.T) {
 // sleep long.
 func haClientSleep(t *testing.T, transport string, sleep time.Duration, addrs ...string) *FileSystem {
 	t.Helper()
-	f, err := New(Config{NameNode: strings.Join(addrs, ","), User: "alice", RPCTransport: transport,
-		RPCTimeout: 10 * time.Second, FailoverAttempts: 3, FailoverSleepBase: sleep, FailoverSleepMax: sleep})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
+	return haClientWith(t, Config{RPCTransport: transport, RPCTimeout: 10 * time.Second, FailoverAttempts: 3,
+		FailoverSleepBase: sleep, FailoverSleepMax: sleep}, addrs...)
 }
 
 // After a kill -9 of the active every namenode answers at once (refused,
