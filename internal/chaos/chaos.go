@@ -159,6 +159,17 @@ type Fault struct {
 	// stopped) this long after the signal (stopped.go); Elected and
 	// Failover of a SIGSTOP count from then.
 	StopLag time.Duration
+	// The election's steps as the harness's status polls of the other
+	// members saw them (waitElected), from the same origin as Elected:
+	// TermSeen when one first said a term above Term (a candidate's
+	// election began: raft's pre-vote does not raise it), LeaderSeen when
+	// one first named a raft leader at such a term (voting over; that
+	// leader still has to commit its barrier and take over before it
+	// answers ACTIVE). Each is seen at the end of a poll round, so it is
+	// late by up to PollGap, the longest round from one poll's end to
+	// the next's (a new connection to each member per round). 0: not
+	// seen before ACTIVE (a round saw both at once gets the same time).
+	TermSeen, LeaderSeen, PollGap time.Duration
 }
 
 // Report is what a run did and found.

@@ -62,6 +62,12 @@ func TestChaosHANameNodeFaults(t *testing.T) {
 		if f.Term == 0 || f.NewActive == "" || f.NewActive == f.Daemon || f.Failover <= 0 || f.Elected <= 0 {
 			t.Errorf("fault %+v: not a failover of the active to another member with a write acknowledged after it", f)
 		}
+		// The election's steps, in the order the polls saw them: a
+		// higher term, a raft leader named, a member ACTIVE.
+		if !(0 < f.TermSeen && f.TermSeen <= f.LeaderSeen && f.LeaderSeen <= f.Elected && f.PollGap > 0) {
+			t.Errorf("fault %+v: election steps term %v, leader %v, active %v (polls %v apart); want 0 < term <= leader <= active",
+				f, f.TermSeen, f.LeaderSeen, f.Elected, f.PollGap)
+		}
 		if !strings.HasPrefix(f.Daemon, "nn") {
 			t.Errorf("fault %+v: the victim is not a namenode", f)
 		}
@@ -75,6 +81,8 @@ func TestChaosHANameNodeFaults(t *testing.T) {
 	for kind, n := range kinds {
 		if s := rep.FailoverStats[kind]; s.Count != n || s.WriteMax <= 0 || s.WriteP50 > s.WriteMax {
 			t.Errorf("failover stats for %s: %+v, want %d failovers measured", kind, s, n)
+		} else if len(s.Phases) != 4 || s.Phases[0].Count != n || s.Phases[3].Count != n {
+			t.Errorf("failover phases for %s: %+v, want 4 phases, the first and last over all %d failovers", kind, s.Phases, n)
 		}
 	}
 	var lost []string

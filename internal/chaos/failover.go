@@ -191,16 +191,36 @@ const probeLimit = 3 * time.Minute
 //
 // It outlives the load phase (ctx is the load's only for the record): a
 // fault made just before the load ends is still a failover to time.
+//
+// On the way it records the election's steps as the polls see them
+// (Fault.TermSeen, LeaderSeen, PollGap).
 func (k *Killer) waitElected(_ context.Context, others *cluster.State, f *Fault) {
 	ctx, cancel := context.WithTimeout(context.Background(), probeLimit)
 	defer cancel()
+	origin := f.At.Add(f.StopLag)
+	last := origin
 	for ctx.Err() == nil {
-		ms, err := cluster.HAStatus(ctx, others)
+		sts, err := cluster.HAStatus(ctx, others)
+		now := time.Since(origin)
+		f.PollGap = max(f.PollGap, time.Since(last))
+		last = time.Now()
 		if err == nil {
-			for _, m := range ms {
+			for _, m := range sts {
+				if m.Err != nil || m.HA.GetTerm() <= f.Term {
+					continue
+				}
+				if f.TermSeen == 0 {
+					f.TermSeen = now
+				}
+				if f.LeaderSeen == 0 && m.HA.GetActiveId() != "" {
+					f.LeaderSeen = now
+				}
+			}
+			for _, m := range sts {
 				if m.Err == nil && m.HA.GetState() == dfspb.HAState_ACTIVE && m.HA.GetTerm() > f.Term {
-					f.Elected, f.NewActive = time.Since(f.At.Add(f.StopLag)), m.Name
-					k.Logf("%s is active (term %d) %s after the %s", m.Name, m.HA.GetTerm(), f.Elected.Round(time.Millisecond), f.Kind)
+					f.Elected, f.NewActive = now, m.Name
+					k.Logf("%s is active (term %d) %s after the %s (term above %d seen after %s, a raft leader named after %s; polls up to %s apart)",
+						m.Name, m.HA.GetTerm(), ms(f.Elected), f.Kind, f.Term, ms(f.TermSeen), ms(f.LeaderSeen), ms(f.PollGap))
 					return
 				}
 			}
@@ -285,12 +305,48 @@ type FailoverStats struct {
 	ElectP50   time.Duration `json:"elect_p50_ns"`
 	ElectP99   time.Duration `json:"elect_p99_ns"`
 	ElectMax   time.Duration `json:"elect_max_ns"`
+	// Phases split the time to the first write where it went, in order
+	// (failoverPhases), over the faults whose steps were all seen.
+	Phases []PhaseStats `json:"phases,omitempty"`
+	// PollGapMax: the election's steps are seen by polls at most this
+	// far apart (Fault.PollGap), so each phase is known to about that.
+	PollGapMax time.Duration `json:"poll_gap_max_ns"`
+}
+
+// PhaseStats are the percentiles of one phase of the failovers.
+type PhaseStats struct {
+	Name  string        `json:"name"`
+	Count int           `json:"count"`
+	P50   time.Duration `json:"p50_ns"`
+	P99   time.Duration `json:"p99_ns"`
+	Max   time.Duration `json:"max_ns"`
+}
+
+// failoverPhases are the steps of a failover as the harness sees them;
+// each phase's length is f's, or ok false when a step was not seen.
+var failoverPhases = []struct {
+	name string
+	of   func(f Fault) (time.Duration, bool)
+}{
+	{"fault to a higher term seen (heartbeat timeout, pre-vote)", func(f Fault) (time.Duration, bool) {
+		return f.TermSeen, f.TermSeen > 0
+	}},
+	{"higher term to a raft leader named (voting)", func(f Fault) (time.Duration, bool) {
+		return f.LeaderSeen - f.TermSeen, f.TermSeen > 0 && f.LeaderSeen > 0
+	}},
+	{"raft leader to ACTIVE (barrier, takeover)", func(f Fault) (time.Duration, bool) {
+		return f.Elected - f.LeaderSeen, f.LeaderSeen > 0 && f.Elected > 0
+	}},
+	{"ACTIVE to the first acknowledged write (client)", func(f Fault) (time.Duration, bool) {
+		return f.Failover - f.Elected, f.Elected > 0 && f.Failover > 0
+	}},
 }
 
 // Failovers summarises the namenode faults of an HA run by kind
 // (SIGKILL, SIGSTOP); kinds with none are absent.
 func Failovers(faults []Fault) map[string]FailoverStats {
 	writes, elects := map[string][]time.Duration{}, map[string][]time.Duration{}
+	phases := map[string][][]time.Duration{} // kind -> phase -> lengths
 	out := map[string]FailoverStats{}
 	for _, f := range faults {
 		if f.Term == 0 {
@@ -306,11 +362,25 @@ func Failovers(faults []Fault) map[string]FailoverStats {
 		if f.Elected > 0 {
 			elects[f.Kind] = append(elects[f.Kind], f.Elected)
 		}
+		if s.Phases == nil {
+			s.Phases = make([]PhaseStats, len(failoverPhases))
+			phases[f.Kind] = make([][]time.Duration, len(failoverPhases))
+		}
+		for i, p := range failoverPhases {
+			if d, ok := p.of(f); ok {
+				phases[f.Kind][i] = append(phases[f.Kind][i], d)
+			}
+		}
+		s.PollGapMax = max(s.PollGapMax, f.PollGap)
 		out[f.Kind] = s
 	}
 	for kind, s := range out {
 		s.WriteP50, s.WriteP99, s.WriteMax = Percentile(writes[kind], 50), Percentile(writes[kind], 99), Percentile(writes[kind], 100)
 		s.ElectP50, s.ElectP99, s.ElectMax = Percentile(elects[kind], 50), Percentile(elects[kind], 99), Percentile(elects[kind], 100)
+		for i, p := range failoverPhases {
+			ds := phases[kind][i]
+			s.Phases[i] = PhaseStats{Name: p.name, Count: len(ds), P50: Percentile(ds, 50), P99: Percentile(ds, 99), Max: Percentile(ds, 100)}
+		}
 		out[kind] = s
 	}
 	return out
@@ -346,6 +416,12 @@ func printFailovers(w io.Writer, stats map[string]FailoverStats) {
 		}
 		fmt.Fprintf(w, "\n  %s to the first acknowledged write: p50 %s  p99 %s  max %s\n", strings.ToLower(k), ms(s.WriteP50), ms(s.WriteP99), ms(s.WriteMax))
 		fmt.Fprintf(w, "  %s to another namenode active:     p50 %s  p99 %s  max %s\n", strings.ToLower(k), ms(s.ElectP50), ms(s.ElectP99), ms(s.ElectMax))
+		if s.PollGapMax > 0 {
+			fmt.Fprintf(w, "  where the time went (the others' status polled, up to %s apart; a phase may be negative by as much):\n", ms(s.PollGapMax))
+			for _, p := range s.Phases {
+				fmt.Fprintf(w, "    %-52s p50 %s  p99 %s  max %s  (%d)\n", p.Name, ms(p.P50), ms(p.P99), ms(p.Max), p.Count)
+			}
+		}
 	}
 }
 

@@ -100,3 +100,45 @@ func TestMeasureTimesTheFirstAcknowledgedWrite(t *testing.T) {
 		t.Fatalf("failover %v after %d probe attempts; want at least 300ms, the time until a write was acknowledged", f.Failover, attempts)
 	}
 }
+
+// The report splits each kind's failovers into the election's steps as
+// the harness saw them (a higher term, a raft leader named, ACTIVE) and
+// the client's share after them, each phase with its own percentiles,
+// over the faults whose steps were all seen; the text report names the
+// phases and the poll spacing that bounds their precision.
+func TestFailoverPhases(t *testing.T) {
+	ms := time.Millisecond
+	faults := []Fault{
+		{Kind: FaultKill, Daemon: "nn1", Term: 2, TermSeen: 600 * ms, LeaderSeen: 700 * ms, Elected: 750 * ms, Failover: 800 * ms, PollGap: 20 * ms},
+		{Kind: FaultKill, Daemon: "nn2", Term: 3, TermSeen: 900 * ms, LeaderSeen: 1200 * ms, Elected: 1300 * ms, Failover: 1700 * ms, PollGap: 40 * ms},
+		{Kind: FaultKill, Daemon: "nn3", Term: 4, Elected: 1000 * ms, Failover: 1100 * ms, PollGap: 30 * ms}, // steps not seen
+	}
+	k := Failovers(faults)[FaultKill]
+	want := []PhaseStats{
+		{Count: 2, P50: 600 * ms, P99: 900 * ms, Max: 900 * ms},
+		{Count: 2, P50: 100 * ms, P99: 300 * ms, Max: 300 * ms},
+		{Count: 2, P50: 50 * ms, P99: 100 * ms, Max: 100 * ms},
+		{Count: 3, P50: 100 * ms, P99: 400 * ms, Max: 400 * ms},
+	}
+	if len(k.Phases) != len(want) {
+		t.Fatalf("phases %+v; want %d", k.Phases, len(want))
+	}
+	for i, w := range want {
+		w.Name = k.Phases[i].Name
+		if k.Phases[i] != w || w.Name == "" {
+			t.Errorf("phase %d = %+v, want %+v", i, k.Phases[i], w)
+		}
+	}
+	if k.PollGapMax != 40*ms {
+		t.Errorf("poll gap max %v, want 40ms", k.PollGapMax)
+	}
+	rep := &Report{Ops: map[string]*OpCount{}, Faults: faults, FailoverStats: Failovers(faults)}
+	var b bytes.Buffer
+	rep.Print(&b)
+	for _, line := range []string{"up to 40ms apart", "higher term to a raft leader named (voting)", "p50 100ms  p99 300ms  max 300ms  (2)",
+		"ACTIVE to the first acknowledged write (client)"} {
+		if !strings.Contains(b.String(), line) {
+			t.Errorf("report lacks %q:\n%s", line, b.String())
+		}
+	}
+}

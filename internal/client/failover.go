@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -81,10 +83,15 @@ func checkNameNodes(setting string, addrs []string) error {
 // Any other answer of a namenode (not found, permission denied, ...) is
 // the answer. A round ends when every namenode worth trying was tried
 // without success (each at most once: a standby naming an active already
-// tried ends it too); the client then sleeps, from
+// tried ends it too); the client then waits, from
 // Config.FailoverSleepBase doubling to Config.FailoverSleepMax, so that an
 // election in progress is waited out rather than hammered, and gives up
-// after Config.FailoverAttempts rounds. The final error
+// after Config.FailoverAttempts rounds. The wait ends early when a member
+// says it is the active at a term above those known when the round began
+// (awaitActive: one status watch per connection, shared by its waiting
+// calls), so a new active is used within about probeEvery of taking
+// over; each early end needs a higher term, so the rounds still bound
+// the call. The final error
 // names every namenode tried and what each said last.
 type failoverConn struct {
 	members   []*failoverMember
@@ -98,6 +105,9 @@ type failoverConn struct {
 	// namenodes are asked whether one of them is the active now
 	// (Config.FailoverProbeAfter; <= 0: never).
 	probeAfter time.Duration
+
+	watchMu sync.Mutex
+	watch   *activeWatch // the watch for a new active between rounds; nil: no call waits
 }
 
 type failoverMember struct {
@@ -213,6 +223,7 @@ func (c *failoverConn) Invoke(ctx context.Context, method string, req, reply any
 	said := make([]string, len(c.members)) // what each namenode said last
 	tried := make([]bool, len(c.members))  // since the last sleep
 	sleep := c.sleepBase
+	known := c.knownTerm() // the highest term known when the round began
 	var last error
 	for rounds := 0; ; {
 		i := int(c.cur.Load())
@@ -254,14 +265,19 @@ func (c *failoverConn) Invoke(ctx context.Context, method string, req, reply any
 			if rounds++; rounds >= c.attempts {
 				break
 			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(sleep):
+			// A member that becomes the active meanwhile ends the wait
+			// (awaitActive), and the call goes straight there.
+			if j := c.awaitActive(ctx, sleep, known); j >= 0 {
+				if from := c.cur.Swap(int32(j)); int(from) != j {
+					c.log.Info("namenode failover", "method", method, "from", c.members[from].addr, "to", c.members[j].addr,
+						"err", "the active at term "+strconv.FormatUint(c.members[j].term.Load(), 10))
+				}
 			}
 			if ctx.Err() != nil {
 				break
 			}
 			sleep = min(2*sleep, c.sleepMax)
+			known = c.knownTerm()
 			clear(tried)
 		}
 	}
@@ -365,8 +381,7 @@ func (c *failoverConn) watchHung(ctx context.Context, i int) int {
 				if err := m.ic.Invoke(pctx, dfspb.ClientProtocol_GetHAStatus_FullMethodName, &dfspb.GetHAStatusRequest{}, st); err != nil {
 					st = nil
 				} else {
-					for t := m.term.Load(); st.GetTerm() > t && !m.term.CompareAndSwap(t, st.GetTerm()); t = m.term.Load() {
-					}
+					m.noteTerm(st.GetTerm())
 				}
 				answers <- answer{j, st}
 			}()

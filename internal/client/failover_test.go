@@ -43,6 +43,11 @@ type haNN struct {
 	// standbyFor: refuse this many calls as a standby before serving (an
 	// election that ends while the client waits).
 	standbyFor int
+	// hangStatus: GetHAStatus takes the call and never answers (whatever
+	// the role); inStatus counts the status calls in progress, maxInStatus
+	// the most at once.
+	hangStatus            bool
+	inStatus, maxInStatus int
 }
 
 func startHANN(t *testing.T, transport, role, hint string) *haNN {
@@ -127,7 +132,17 @@ func (n *haNN) GetHAStatus(ctx context.Context, r *dfspb.GetHAStatusRequest) (*d
 	n.mu.Lock()
 	n.calls["GetHAStatus"]++
 	role, term := n.role, n.term
+	if n.hangStatus {
+		role = "hang"
+	}
+	n.inStatus++
+	n.maxInStatus = max(n.maxInStatus, n.inStatus)
 	n.mu.Unlock()
+	defer func() {
+		n.mu.Lock()
+		n.inStatus--
+		n.mu.Unlock()
+	}()
 	switch role {
 	case "hang":
 		<-ctx.Done()
@@ -210,8 +225,15 @@ func haClient(t *testing.T, transport string, addrs ...string) *FileSystem {
 
 func haClientRounds(t *testing.T, transport string, rounds int, addrs ...string) *FileSystem {
 	t.Helper()
-	f, err := New(Config{NameNode: strings.Join(addrs, ","), User: "alice", RPCTransport: transport,
-		RPCTimeout: 5 * time.Second, FailoverAttempts: rounds, FailoverSleepBase: 10 * time.Millisecond, FailoverSleepMax: 50 * time.Millisecond})
+	return haClientWith(t, Config{RPCTransport: transport, RPCTimeout: 5 * time.Second, FailoverAttempts: rounds,
+		FailoverSleepBase: 10 * time.Millisecond, FailoverSleepMax: 50 * time.Millisecond}, addrs...)
+}
+
+// haClientWith is a client of addrs as alice with cfg's other settings.
+func haClientWith(t *testing.T, cfg Config, addrs ...string) *FileSystem {
+	t.Helper()
+	cfg.NameNode, cfg.User = strings.Join(addrs, ","), "alice"
+	f, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,14 +395,8 @@ func TestFailoverBadList(t *testing.T) {
 // watch after probe.
 func haClientProbe(t *testing.T, transport string, probe time.Duration, addrs ...string) *FileSystem {
 	t.Helper()
-	f, err := New(Config{NameNode: strings.Join(addrs, ","), User: "alice", RPCTransport: transport,
-		RPCTimeout: 10 * time.Minute, FailoverAttempts: 2, FailoverSleepBase: 10 * time.Millisecond, FailoverSleepMax: 50 * time.Millisecond,
-		FailoverProbeAfter: probe})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
+	return haClientWith(t, Config{RPCTransport: transport, RPCTimeout: 10 * time.Minute, FailoverAttempts: 2,
+		FailoverSleepBase: 10 * time.Millisecond, FailoverSleepMax: 50 * time.Millisecond, FailoverProbeAfter: probe}, addrs...)
 }
 
 // A call to a namenode that takes it and never answers (frozen) is
@@ -456,6 +472,100 @@ func TestFailoverWatchAsksHungMemberOnce(t *testing.T) {
 		}
 		if next.count("Rename") != 1 {
 			t.Errorf("renames at the new active = %d; want 1", next.count("Rename"))
+		}
+	})
+}
+
+// haClientSleep is haClient whose first wait between failover rounds is
+// sleep long.
+func haClientSleep(t *testing.T, transport string, sleep time.Duration, addrs ...string) *FileSystem {
+	t.Helper()
+	return haClientWith(t, Config{RPCTransport: transport, RPCTimeout: 10 * time.Second, FailoverAttempts: 3,
+		FailoverSleepBase: sleep, FailoverSleepMax: sleep}, addrs...)
+}
+
+// After a kill -9 of the active every namenode answers at once (refused,
+// or a standby naming no active) and the call waits between rounds. A
+// member that becomes the active during that wait is used at once: the
+// call succeeds there long before its 10-minute sleep would have ended
+// (the context's 30 s only bound the test; a blind sleep fails it).
+func TestFailoverWakesWhenActiveElected(t *testing.T) {
+	forTransports(t, func(t *testing.T, tr string) {
+		dead, next := deadAddr(t), startHANN(t, tr, "standby", "")
+		next.term = 1
+		f := haClientSleep(t, tr, 10*time.Minute, dead, next.addr)
+		done := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			done <- f.Rename(ctx, "/a", "/b")
+		}()
+		waitFor(t, "the rename to be refused by the standby", func() bool { return next.count("Rename") == 1 })
+		next.mu.Lock()
+		next.role, next.term = "active", 2 // the election ends
+		next.mu.Unlock()
+		if err := <-done; err != nil {
+			t.Fatalf("rename with a member elected during the wait between rounds: %v", err)
+		}
+		if next.count("Rename") != 2 {
+			t.Errorf("renames at the new active = %d; want 2 (refused as a standby, then served)", next.count("Rename"))
+		}
+	})
+}
+
+// Many calls of one client waiting for an election share one watch of
+// the group: a member whose status call hangs has one status call in
+// progress, not one per waiting call; and every call goes on at the new
+// active once there is one.
+func TestFailoverWaitersShareOneWatch(t *testing.T) {
+	forTransports(t, func(t *testing.T, tr string) {
+		dead, next := deadAddr(t), startHANN(t, tr, "standby", "")
+		next.term, next.hangStatus = 1, true
+		f := haClientSleep(t, tr, 10*time.Minute, dead, next.addr)
+		const calls = 8
+		done := make(chan error, calls)
+		for range calls {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				done <- f.Rename(ctx, "/a", "/b")
+			}()
+		}
+		// Each status call hangs until its deadline; the third one starts
+		// after two deadlines, with every call long waiting.
+		waitFor(t, "every rename refused and three status calls at the standby",
+			func() bool { return next.count("Rename") == calls && next.count("GetHAStatus") >= 3 })
+		next.mu.Lock()
+		most := next.maxInStatus
+		next.role, next.term, next.hangStatus = "active", 2, false
+		next.mu.Unlock()
+		if most != 1 {
+			t.Errorf("%d status calls at once at one member with %d calls waiting; want 1 (one shared watch)", most, calls)
+		}
+		for range calls {
+			if err := <-done; err != nil {
+				t.Fatalf("rename after the election: %v", err)
+			}
+		}
+	})
+}
+
+// A member that says it is the active but refuses calls as a standby (a
+// deposed active that has not learnt of it yet) ends a wait between
+// rounds only while its term is news: once the client knows that term,
+// the call waits out its sleep instead of going round again every probe.
+func TestFailoverStaleActiveEndsNoMoreWaits(t *testing.T) {
+	forTransports(t, func(t *testing.T, tr string) {
+		dead, stale := deadAddr(t), startHANN(t, tr, "active", "")
+		stale.term, stale.standbyFor = 1, 1<<30
+		f := haClientSleep(t, tr, 10*time.Minute, dead, stale.addr)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := f.Rename(ctx, "/a", "/b"); err == nil {
+			t.Fatalf("rename served by a member refusing every call")
+		}
+		if n := stale.count("Rename"); n > 2 {
+			t.Errorf("renames at the stale active = %d in 2 s; want at most 2 (one early end of the wait, for its term's news)", n)
 		}
 	})
 }

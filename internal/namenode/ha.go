@@ -305,13 +305,16 @@ func (h *haNode) fail(err error) {
 	}
 }
 
-// watch follows the log's leadership: takeOver when it becomes writable,
-// stepDown when the stint ends. replog signals the end (LeadershipLost);
-// the start is polled, which adds at most a poll to a failover.
+// watch follows the log's leadership: takeOver when it becomes writable
+// (LeadershipReady), stepDown when the stint ends (LeadershipLost). It
+// used to poll the start every 10 ms, which added up to a poll to every
+// failover and woke each member 100 times a second when idle; the slow
+// poll left is only a safety net for a ready signal that came while a
+// transfer-leader was under way (transferTo), whose end decides itself.
 func (h *haNode) watch() {
 	nn := h.nn
 	defer nn.wg.Done()
-	tick := time.NewTicker(10 * time.Millisecond)
+	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
 		select {
@@ -319,10 +322,11 @@ func (h *haNode) watch() {
 			return
 		case lost := <-h.log.LeadershipLost():
 			h.stepDown(lost)
+		case <-h.log.LeadershipReady():
 		case <-tick.C:
-			if !h.active.Load() && h.transferTo.Load() == nil && h.log.IsLeader() {
-				h.takeOver()
-			}
+		}
+		if !h.active.Load() && h.transferTo.Load() == nil && h.log.IsLeader() {
+			h.takeOver()
 		}
 	}
 }

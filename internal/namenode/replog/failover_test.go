@@ -274,3 +274,22 @@ func itoa(i int) string {
 		}
 	}
 }
+
+// A leader stint signals LeadershipReady once it is writable, so that
+// the namenode takes over at once instead of at its next poll: the first
+// leader of a group, and the next one after it is closed.
+func TestLeadershipReadySignalsAWritableStint(t *testing.T) {
+	nodes := group(t, t.TempDir(), 3, nil)
+	for round := 0; round < 2; round++ {
+		ld := leaderOf(t, nodes)
+		select {
+		case <-ld.log.LeadershipReady():
+		case <-time.After(20 * time.Second):
+			t.Fatalf("round %d: %s is the ready leader, and LeadershipReady has not signalled it within 20 s", round, ld.id)
+		}
+		if err := ld.log.Writable(); err != nil {
+			t.Fatalf("round %d: %s signalled ready but is not writable: %v", round, ld.id, err)
+		}
+		ld.close() // the next round's leader is another member
+	}
+}

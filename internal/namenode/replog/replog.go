@@ -158,6 +158,7 @@ type Log struct {
 	snaps  raft.SnapshotStore
 	notify chan bool
 	lost   chan Lost
+	ready  chan struct{} // a stint became writable (LeadershipReady)
 	kick   chan struct{}
 	slots  chan struct{}
 	done   chan struct{}
@@ -245,6 +246,7 @@ func Open(cfg Config) (*Log, error) {
 		log:      cfg.Logger.With("raft_id", cfg.ID),
 		notify:   make(chan bool, 16),
 		lost:     make(chan Lost, 16),
+		ready:    make(chan struct{}, 1),
 		kick:     make(chan struct{}, 1),
 		inflight: map[*pending]struct{}{},
 		slots:    make(chan struct{}, cfg.MaxInflight),
@@ -443,6 +445,10 @@ func (l *Log) becomeReady(gen uint64) {
 	l.skipTok = l.token
 	l.lastTxID = l.applied
 	l.log.Info("replog: leader ready", "term", l.raft.CurrentTerm(), "txid", l.applied)
+	select {
+	case l.ready <- struct{}{}:
+	default: // one signal pending is enough: the reader checks Writable
+	}
 }
 
 // loseLocked ends a stint. Called with mu held.
@@ -491,6 +497,11 @@ func (l *Log) notLeader() ErrNotLeader {
 // ends. The namenode stops serving writes on it and, when Diverged,
 // reloads.
 func (l *Log) LeadershipLost() <-chan Lost { return l.lost }
+
+// LeadershipReady signals when a leader stint has become writable (its
+// barrier committed), so that the caller takes over at once rather than
+// at its next poll. Signals coalesce: the reader checks Writable.
+func (l *Log) LeadershipReady() <-chan struct{} { return l.ready }
 
 // Writable returns nil when this node is the ready leader, else the
 // ErrNotLeader to give the client. The caller checks it under its lock
