@@ -175,6 +175,35 @@ func TestRunRandomConcurrentPlacement(t *testing.T) {
 	}
 }
 
+// With ConcurrentPlacement rackaware, a placement that already has a
+// phase (HDFS's), the concurrent upload joins that phase: the classic
+// and multipipeline uploads under rackaware must still run, and each cell
+// keep its own time.
+func TestRunRandomConcurrentRackAware(t *testing.T) {
+	spec := DefaultRandomSpec()
+	spec.Count, spec.ConcurrentPlacement = 2, "rackaware"
+	var beds []*fakeBed
+	rep, err := RunRandom(context.Background(), func(RandomTopology) Bed {
+		b := &fakeBed{}
+		beds = append(beds, b)
+		return b
+	}, spec, Options{Size: 4 * mib, TempDir: t.TempDir(), LoadAvg: func() (float64, error) { return 0.5, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, res := range rep.Results {
+		if res.HDFS != 4 || res.RackMulti != 2 || res.SMARTH != 1 || res.Concurrent != 0.9 {
+			t.Errorf("result %d: HDFS %v rackaware multi %v SMARTH %v concurrent %v; want 4, 2, 1 and rackaware's 0.9",
+				i, res.HDFS, res.RackMulti, res.SMARTH, res.Concurrent)
+		}
+	}
+	for i, b := range beds {
+		if got := strings.Join(b.calls, " "); strings.Count(got, "up ") != 2 {
+			t.Errorf("phases of topology %d: %s; want one rackaware and one speedaware", i, got)
+		}
+	}
+}
+
 func TestQuartiles(t *testing.T) {
 	q := quartiles([]float64{4, 1, 3, 2, 5})
 	if q.Min != 1 || q.Q1 != 2 || q.Median != 3 || q.Q3 != 4 || q.Max != 5 || q.N != 5 {
