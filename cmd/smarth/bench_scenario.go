@@ -151,9 +151,14 @@ func runBenchScenario(cmd *cobra.Command, target string, f *benchScenarioFlags) 
 	if o.Placements, err = listFlag("--placements", f.placements, placement.Names()); err != nil {
 		return err
 	}
-	if _, err := listFlag("--concurrent-placement", f.concPlacement, placement.Names()); err != nil {
+	cp, err := listFlag("--concurrent-placement", f.concPlacement, placement.Names())
+	if err != nil {
 		return err
 	}
+	if len(cp) != 1 {
+		return usageErr("--concurrent-placement: give one of %s, got %q", strings.Join(placement.Names(), ", "), f.concPlacement)
+	}
+	f.concPlacement = cp[0] // trimmed: the namenode's placement name as is
 	if f.runs < 1 || f.phaseRuns < 1 || f.runs%f.phaseRuns != 0 {
 		return usageErr("--runs (%d) must be a positive multiple of --phase-runs (%d)", f.runs, f.phaseRuns)
 	}

@@ -37,6 +37,9 @@ func TestBenchScenarioUsageErrors(t *testing.T) {
 		{[]string{"scenario", "local", "--runs", "3", "--phase-runs", "2"}, 2, "multiple of --phase-runs"},
 		{[]string{"scenario", "local", "--size", "lots"}, 2, "--size"},
 		{[]string{"scenario", "local", "--plot", "x.pdf"}, 2, ".svg or .png"},
+		// One placement: a list (or a padded name) would reach the
+		// namenode's configuration as a placement name.
+		{[]string{"scenario", "random", "--dry-run", "--concurrent-placement", "mincut,rackaware"}, 2, "--concurrent-placement: give one of"},
 		{[]string{"scenario", "no-such-topology.yaml"}, 1, "no-such-topology.yaml"},
 		{[]string{"scenario-put", "--size", "1MiB"}, 2, "--json is required"},
 		{[]string{"scenario-put", "--json", "x", "--runs", "0"}, 2, "--runs must be at least 1"},

@@ -94,15 +94,7 @@ func TestRandomTopologies(t *testing.T) {
 func TestRunRandom(t *testing.T) {
 	spec := DefaultRandomSpec()
 	spec.Count = 3
-	var beds []*fakeBed
-	rep, err := RunRandom(context.Background(), func(RandomTopology) Bed {
-		b := &fakeBed{}
-		beds = append(beds, b)
-		return b
-	}, spec, Options{Size: 4 * mib, TempDir: t.TempDir(), LoadAvg: func() (float64, error) { return 0.5, nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, beds := runRandomFake(t, spec)
 	if len(rep.Results) != 3 || len(beds) != 3 {
 		t.Fatalf("%d results on %d beds", len(rep.Results), len(beds))
 	}
@@ -146,15 +138,7 @@ func TestRunRandom(t *testing.T) {
 func TestRunRandomConcurrentPlacement(t *testing.T) {
 	spec := DefaultRandomSpec()
 	spec.Count, spec.ConcurrentPlacement = 2, "mincut"
-	var beds []*fakeBed
-	rep, err := RunRandom(context.Background(), func(RandomTopology) Bed {
-		b := &fakeBed{}
-		beds = append(beds, b)
-		return b
-	}, spec, Options{Size: 4 * mib, TempDir: t.TempDir(), LoadAvg: func() (float64, error) { return 0.5, nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, beds := runRandomFake(t, spec)
 	for i, res := range rep.Results {
 		if res.Concurrent != 0.5 || res.SMARTH != 1 || res.HDFS != 4 {
 			t.Errorf("result %d: HDFS %v SMARTH %v concurrent %v; want 4, 1 and mincut's 0.5", i, res.HDFS, res.SMARTH, res.Concurrent)
@@ -173,6 +157,43 @@ func TestRunRandomConcurrentPlacement(t *testing.T) {
 	if !strings.Contains(out.String(), "multipipeline-concurrent under mincut") {
 		t.Errorf("the table does not say the concurrent placement:\n%s", out.String())
 	}
+}
+
+// With ConcurrentPlacement rackaware, a placement that already has a
+// phase (HDFS's), the concurrent upload joins that phase: the classic
+// and multipipeline uploads under rackaware must still run, and each cell
+// keep its own time.
+func TestRunRandomConcurrentRackAware(t *testing.T) {
+	spec := DefaultRandomSpec()
+	spec.Count, spec.ConcurrentPlacement = 2, "rackaware"
+	rep, beds := runRandomFake(t, spec)
+	for i, res := range rep.Results {
+		if res.HDFS != 4 || res.RackMulti != 2 || res.SMARTH != 1 || res.Concurrent != 0.9 {
+			t.Errorf("result %d: HDFS %v rackaware multi %v SMARTH %v concurrent %v; want 4, 2, 1 and rackaware's 0.9",
+				i, res.HDFS, res.RackMulti, res.SMARTH, res.Concurrent)
+		}
+	}
+	for i, b := range beds {
+		if got := strings.Join(b.calls, " "); strings.Count(got, "up ") != 2 {
+			t.Errorf("phases of topology %d: %s; want one rackaware and one speedaware", i, got)
+		}
+	}
+}
+
+// runRandomFake runs spec on fake beds, one per topology, and returns
+// the report and the beds (their calls name the phases).
+func runRandomFake(t *testing.T, spec RandomSpec) (*RandomReport, []*fakeBed) {
+	t.Helper()
+	var beds []*fakeBed
+	rep, err := RunRandom(context.Background(), func(RandomTopology) Bed {
+		b := &fakeBed{}
+		beds = append(beds, b)
+		return b
+	}, spec, Options{Size: 4 * mib, TempDir: t.TempDir(), LoadAvg: func() (float64, error) { return 0.5, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, beds
 }
 
 func TestQuartiles(t *testing.T) {

@@ -99,11 +99,18 @@ func RunRandom(ctx context.Context, newBed func(RandomTopology) Bed, spec Random
 		o.PlacementModes = map[string][]string{"rackaware": {"classic", "multipipeline"},
 			"speedaware": {"multipipeline", "multipipeline-concurrent"}}
 		if cp := spec.concurrentPlacement(); cp != "speedaware" {
-			// Its own phase (a cluster started with that placement),
-			// after SMARTH's in odd topologies and before it in even ones.
-			o.Placements = append(o.Placements, cp)
 			o.PlacementModes["speedaware"] = []string{"multipipeline"}
-			o.PlacementModes[cp] = []string{"multipipeline-concurrent"}
+			if slices.Contains(o.Placements, cp) {
+				// rackaware: HDFS's phase takes the concurrent upload
+				// too; replacing its modes would drop HDFS's own cells.
+				o.PlacementModes[cp] = append(o.PlacementModes[cp], "multipipeline-concurrent")
+			} else {
+				// Its own phase (a cluster started with that placement),
+				// after SMARTH's in odd topologies and before it in even
+				// ones.
+				o.Placements = append(o.Placements, cp)
+				o.PlacementModes[cp] = []string{"multipipeline-concurrent"}
+			}
 		}
 		if t.Index%2 == 0 {
 			slices.Reverse(o.Placements)

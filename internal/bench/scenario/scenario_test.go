@@ -35,7 +35,7 @@ var _ Bed = (*fakeBed)(nil)
 var fakeSeconds = map[string]float64{
 	"rackaware/classic": 4, "rackaware/multipipeline": 2,
 	"speedaware/classic": 4, "speedaware/multipipeline": 1, "speedaware/multipipeline-concurrent": 0.8,
-	"mincut/multipipeline-concurrent": 0.5,
+	"mincut/multipipeline-concurrent": 0.5, "rackaware/multipipeline-concurrent": 0.9,
 }
 
 func (f *fakeBed) Up(_ context.Context, o Overrides) (Layout, error) {

@@ -120,7 +120,8 @@ func (s *Shell) keepLocal(st client.FileInfo, dst string, o GetOptions) error {
 
 // copyToFile copies a remote file into the local file dst with
 // FileReader.CopyToFile: large writes from the verified packets
-// themselves, overlapped with reading the next ones (issue 27).
+// themselves, in the reading goroutine (issue 27; filecopy.go says why a
+// writer of its own measured worse).
 func (s *Shell) copyToFile(ctx context.Context, remote string, dst *os.File) error {
 	r, err := s.FS.Open(ctx, remote)
 	if err != nil {

@@ -61,9 +61,14 @@ import (
 // suspend of the host, where Go's monotonic clock stops.
 
 // LeaseDriftMargin is the share of the heartbeat timeout a lease gives
-// up to clock-rate differences between members. 0.2 tolerates a member
-// whose clock runs 25% slower than this one's (ntp keeps them within
-// 500 ppm; a VM's clock after a stall is the case it is for).
+// up to clock-rate differences between members. The danger is this
+// leader's clock running slow against a follower's (its lease would
+// outlast the follower's wait; a follower whose clock is slower only
+// waits longer): 0.2 tolerates a member whose clock runs up to 25%
+// faster than this one's, i.e. this one losing up to 0.2 × the heartbeat
+// timeout per lease. ntp keeps rates within 500 ppm; a leader's VM whose
+// clock stops during a stall and does not catch up loses more than that
+// and is not covered.
 const LeaseDriftMargin = 0.2
 
 // lease is this leader's read lease (zero: none).
