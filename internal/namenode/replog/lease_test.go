@@ -86,10 +86,10 @@ func TestReadLeaseEndsWithLeadership(t *testing.T) {
 	}
 }
 
-// TestRestartHoldsVotes: with read leases, a member that restarts keeps
+// TestRestartHoldsVotes: with read leases, a member that starts keeps
 // its raft port closed for a heartbeat timeout, so a lease it helped
-// grant just before it died has ended before it can vote for anyone
-// (holdVotes).
+// grant before it died (and, wiped, forgot) has ended before it can vote
+// for anyone (holdVotes).
 func TestRestartHoldsVotes(t *testing.T) {
 	const hb = 1500 * time.Millisecond
 	nodes := group(t, t.TempDir(), 1, func(_ int, c *Config) { c.ReadLease = 200 * time.Millisecond })

@@ -321,17 +321,17 @@ func (l *Log) raftConfig() *raft.Config {
 
 // openStores opens the log/stable store and the snapshot store under Dir.
 // holdVotes keeps a member that starts out of elections for a heartbeat
-// timeout when the group's leaders hold read leases. A follower refuses
-// votes while it remembers a leader (lease.go), but a process that died
-// and came back remembers none and would vote at once: if it had
-// acknowledged the barrier that granted the leader's lease just before
-// it died, it could help elect a successor while that lease still runs,
-// and the old leader would answer reads the new one has overtaken. Its
-// raft port stays closed until HeartbeatTimeout has passed since it
-// started, which is after its last acknowledgement plus the longest
-// lease (HeartbeatTimeout × (1 − LeaseDriftMargin)). It waits also with
-// no state: a member whose metadata directory was wiped has forgotten
-// its acknowledgements too.
+// timeout when the group's leaders hold read leases (lease.go). A member
+// restarted with its log cannot help elect a successor inside a lease:
+// any winner must hold the barrier entry that granted it, so it had
+// contact with the leader after the lease began and its own heartbeat
+// timer keeps it from standing until the lease is over. A member whose
+// metadata directory was wiped has lost that entry and remembers no
+// leader, so it would vote at once for a candidate that lacks it; its
+// raft port therefore stays closed until HeartbeatTimeout has passed
+// since it started, after its last acknowledgement plus the longest
+// lease (HeartbeatTimeout × (1 − LeaseDriftMargin)). Defence in depth at
+// the price of one heartbeat timeout per start, in lease mode only.
 func (l *Log) holdVotes() {
 	if l.cfg.ReadLease <= 0 {
 		return
