@@ -556,3 +556,45 @@ func TestHAStandbyRefusesWebHDFS(t *testing.T) {
 		}
 	}
 }
+
+// TestHASafeModeStandbyAsksAgain: an HA member in safe mode that got a
+// full block report with replicas of blocks it does not know (a member
+// still applying its log after a restart) asks for another at the next
+// heartbeat; with every replica known, it does not.
+func TestHASafeModeStandbyAsksAgain(t *testing.T) {
+	g := startHAGroup(t, 3)
+	l := g.active(nil)
+	f := (l + 1) % 3
+	// The standby must be past its start (a snapshot install restarts
+	// its safe mode) before the test puts it in safe mode.
+	if _, err := g.cli[l].cp.Mkdirs(g.cli[l].ctx(), &dfspb.MkdirsRequest{Path: "/caught-up", CreateParent: true}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the standby to apply /caught-up", func() bool { return g.has(f, "/caught-up") })
+	g.nns[f].mu.Lock()
+	g.nns[f].safe = safeMode{on: true}
+	g.nns[f].mu.Unlock()
+	c := g.dial(g.cfgs[f].RPCAddr, "dn")
+	info := &dfspb.DatanodeInfo{Id: "id-dn1", Hostname: "dn1", IpAddr: "10.0.0.1", DataPort: 20000, IpcPort: 20001, Capacity: 100 << 30, Remaining: 90 << 30}
+	if _, err := c.dp.RegisterDatanode(c.ctx(), &dfspb.RegisterDatanodeRequest{Datanode: info}); err != nil {
+		t.Fatal(err)
+	}
+	asked := func(blocks []*dfspb.ReportedBlock) bool {
+		t.Helper()
+		if _, err := c.dp.BlockReport(c.ctx(), &dfspb.BlockReportRequest{DatanodeId: info.Id, Blocks: blocks}); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.dp.SendHeartbeat(c.ctx(), &dfspb.HeartbeatRequest{DatanodeId: info.Id, Capacity: info.Capacity, Remaining: info.Remaining})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.GetFullBlockReportRequested()
+	}
+	unknown := []*dfspb.ReportedBlock{{Block: &dfspb.ExtendedBlock{BlockId: 1 << 40, GenerationStamp: 1, NumBytes: 10}}}
+	if !asked(unknown) {
+		t.Fatal("a standby in safe mode took a report of unknown replicas as the datanode's report: it will not ask again")
+	}
+	if asked(nil) {
+		t.Fatal("a report with every replica known was asked for again")
+	}
+}
