@@ -562,7 +562,10 @@ func TestHAStandbyRefusesWebHDFS(t *testing.T) {
 // still applying its log after a restart) asks for another at the next
 // heartbeat; with every replica known, it does not.
 func TestHASafeModeStandbyAsksAgain(t *testing.T) {
-	g := startHAGroup(t, 3)
+	// A long extension: the safe-mode monitor must not take the standby
+	// out of the safe mode the test puts it in (no blocks: the threshold
+	// is met at once) before its report arrives.
+	g := startHAGroup(t, 3, func(c *Config) { c.SafeModeExtension = time.Hour })
 	l := g.active(nil)
 	f := (l + 1) % 3
 	// The standby must be past its start (a snapshot install restarts
