@@ -319,7 +319,6 @@ func (l *Log) raftConfig() *raft.Config {
 	return rc
 }
 
-// openStores opens the log/stable store and the snapshot store under Dir.
 // holdVotes keeps a member that starts out of elections for a heartbeat
 // timeout when the group's leaders hold read leases (lease.go). A member
 // restarted with its log cannot help elect a successor inside a lease:
@@ -341,6 +340,7 @@ func (l *Log) holdVotes() {
 	time.Sleep(l.cfg.HeartbeatTimeout)
 }
 
+// openStores opens the log/stable store and the snapshot store under Dir.
 func (l *Log) openStores() error {
 	store, err := l.openLogStore()
 	if err != nil {
