@@ -232,6 +232,8 @@ func (k *Killer) waitElected(_ context.Context, others *cluster.State, f *Fault)
 
 // awaitResumed waits until a resumed ex-active has stepped down (standby
 // of another member) or exited; one that exited is started again.
+// Until it has rejoined (rejoined), the next fault waits: a fault made
+// while it is still deciding whether to exit would be two at once.
 func (k *Killer) awaitResumed(victim *cluster.Daemon, f *Fault) error {
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -247,7 +249,7 @@ func (k *Killer) awaitResumed(victim *cluster.Daemon, f *Fault) error {
 		one := *st
 		one.Daemons = []cluster.Daemon{*victim}
 		ms, err := cluster.HAStatus(context.Background(), &one)
-		if err == nil && len(ms) == 1 && ms[0].Err == nil && ms[0].HA.GetState() == dfspb.HAState_STANDBY && ms[0].HA.GetActiveId() != victim.Name {
+		if err == nil && len(ms) == 1 && ms[0].Err == nil && rejoined(ms[0].HA, victim.Name, f.Term) {
 			f.Resumed = fmt.Sprintf("standby of %s at term %d", ms[0].HA.GetActiveId(), ms[0].HA.GetTerm())
 			k.Logf("%s resumed as a %s", victim.Name, f.Resumed)
 			return nil
@@ -266,6 +268,17 @@ func (k *Killer) awaitResumed(victim *cluster.Daemon, f *Fault) error {
 		}
 		time.Sleep(50 * time.Millisecond) // polling its status: no event to wait on
 	}
+}
+
+// rejoined says whether a resumed ex-active, frozen while active at term,
+// has rejoined the group: a standby that follows another member at a
+// newer term. Right after SIGCONT it still answers at its old term with
+// no leader known, before it has heard from the new leader; one that held
+// uncommitted edits exits a moment later (and is restarted), so that
+// answer is not yet "back".
+func rejoined(st *dfspb.GetHAStatusResponse, victim string, term uint64) bool {
+	return st.GetState() == dfspb.HAState_STANDBY && st.GetTerm() > term &&
+		st.GetActiveId() != "" && st.GetActiveId() != victim
 }
 
 // restart starts a killed daemon again with the cluster's start machinery,
