@@ -170,7 +170,12 @@ type haNode struct {
 	log    *replog.Log
 	edits  *haLog
 	active atomic.Bool // the log is writable and takeOver has run
-	fatal  chan error  // the daemon must exit (Fatal)
+	// terminating: a stint ended with edits not known committed (stepDown
+	// with Diverged); the process is about to exit, so it no longer
+	// answers as a standby (GetHAStatus), which it would otherwise do for
+	// the moment between stepping down and exiting.
+	terminating atomic.Bool
+	fatal       chan error // the daemon must exit (Fatal)
 
 	// peers are the members' addresses: ha_peers, then what add and
 	// remove through this namenode changed (haops.go). The group's
@@ -357,6 +362,9 @@ func (h *haNode) takeOver() {
 // namenode terminates, and its restart reloads from the group.
 func (h *haNode) stepDown(lost replog.Lost) {
 	nn := h.nn
+	if lost.Diverged {
+		h.terminating.Store(true) // before active goes false: never a standby
+	}
 	nn.mu.Lock()
 	h.active.Store(false)
 	h.forgetCommandsLocked()

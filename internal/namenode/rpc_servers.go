@@ -183,6 +183,11 @@ func (s *clientRPC) GetServerDefaults(ctx context.Context, r *dfspb.GetServerDef
 // GetHAStatus: without HA a namenode is the active one of a group of
 // itself, at term 0.
 func (s *clientRPC) GetHAStatus(ctx context.Context, r *dfspb.GetHAStatusRequest) (*dfspb.GetHAStatusResponse, error) {
+	if h := s.nn.ha; h != nil && h.terminating.Load() {
+		// A tool that saw "standby" here would take the member for one
+		// that has rejoined the group, a moment before it exits.
+		return nil, errUnavailable("getHAStatus: namenode %s is terminating: it lost the leadership of its HA group with edits not known committed and reloads from the group when restarted", s.nn.cfg.HA.ID)
+	}
 	return s.nn.haStatus(), nil
 }
 
