@@ -12,6 +12,8 @@
 #   cp-never    cp --reflink=never LOCAL OUT
 #   dd          dd if=LOCAL of=OUT bs=4M
 #   get:BINARY  BINARY fs get REMOTE OUT   (with SMARTH_HOME as exported)
+#   get-tcp:BINARY  the same with SMARTH_SHORT_CIRCUIT_READS=false: every block over the
+#               data port even where the cluster has short-circuit sockets
 # Environment: LOCAL (a local file, default /tmp/getcp/local1g), REMOTE (the same bytes in
 # the cluster, default /f1g), DIR (where the copies go; the same filesystem as LOCAL),
 # TIMED_SYNC=1 to time `cmd && sync` instead of the command alone.
@@ -31,6 +33,7 @@ cmd() { # cmd KIND OUT: the command line of one side
   cp-never) echo "cp --reflink=never $LOCAL $2" ;;
   dd) echo "dd if=$LOCAL of=$2 bs=4M status=none" ;;
   get:*) echo "${1#get:} fs get $REMOTE $2" ;;
+  get-tcp:*) echo "SMARTH_SHORT_CIRCUIT_READS=false ${1#get-tcp:} fs get $REMOTE $2" ;;
   *) echo "unknown side $1" >&2; exit 2 ;;
   esac
 }

@@ -27,6 +27,10 @@ func secured(cfg client.Config) (client.Config, error) {
 	if cfg.TLS == nil {
 		cfg.TLS = sec.TLS
 	}
+	// Short-circuit reads where the local cluster has datanode sockets.
+	if cfg.DomainSocketPath == "" && !cfg.NoShortCircuitReads {
+		cfg.DomainSocketPath = cluster.ClientDomainSocket(cfg.NameNode)
+	}
 	return cfg, nil
 }
 

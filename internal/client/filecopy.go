@@ -58,6 +58,9 @@ func (b *copyBatch) write(dst *os.File) (int64, error) {
 // fail over as in Read, and dst holds exactly the bytes written (on an
 // error, a prefix of them: nothing unverified). It returns how many bytes
 // it wrote. progress, if not nil, is told of each batch once written.
+// With short-circuit reads on, a block with a replica on this host is
+// checked against its meta file and copied by the kernel from the
+// replica's file (shortcircuit.go); any other block comes over TCP.
 func (r *FileReader) CopyToFile(dst *os.File, progress func(n int64)) (int64, error) {
 	start, err := dst.Seek(0, io.SeekCurrent)
 	if err != nil {
@@ -88,6 +91,27 @@ func (r *FileReader) CopyToFile(dst *os.File, progress func(n int64)) (int64, er
 	var readErr error
 	refetches := 0
 	for {
+		if r.f.sc != nil && !r.closed && r.pos < r.size && r.betweenReads() {
+			// A replica on this host: the kernel copies the block from
+			// its file (shortcircuit.go). The batch goes first, so that
+			// what is written stays one prefix of the file.
+			if err := flush(); err != nil {
+				return r.copyEnd(dst, start, written, err)
+			}
+			if n, ok := r.copyShortCircuit(dst, b.off); ok {
+				if r.cur != nil {
+					r.cur.close()
+					r.cur = nil
+				}
+				r.pos += n
+				b.off += n
+				written += n
+				if progress != nil && n > 0 {
+					progress(n)
+				}
+				continue
+			}
+		}
 		data, err := r.chunk(math.MaxInt, &refetches, false)
 		if err == io.EOF || (err == nil && data == nil) {
 			break
@@ -117,8 +141,17 @@ func (r *FileReader) CopyToFile(dst *os.File, progress func(n int64)) (int64, er
 	return r.copyEnd(dst, start, written, readErr)
 }
 
-// copyEnd leaves dst's offset after the written bytes.
+// betweenReads: no block reader is part way through the range it was
+// opened for at the current position, so the next bytes may come from
+// anywhere.
+func (r *FileReader) betweenReads() bool {
+	return r.cur == nil || r.cur.filePos() != r.pos || r.cur.next >= r.cur.end
+}
+
+// copyEnd leaves dst's offset after the written bytes (and no next
+// block in preparation).
 func (r *FileReader) copyEnd(dst *os.File, start, written int64, err error) (int64, error) {
+	r.dropAhead()
 	if _, serr := dst.Seek(start+written, io.SeekStart); serr != nil && err == nil {
 		err = serr
 	}

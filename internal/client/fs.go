@@ -106,6 +106,18 @@ type Config struct {
 	// keeps deletes. The namenode's trash_interval, when set, wins (as in
 	// HDFS); both 0 (the default) mean no trash.
 	TrashInterval time.Duration
+	// DomainSocketPath is the datanodes' unix socket for short-circuit
+	// local reads (shortcircuit.go), as HDFS's dfs.domain.socket.path:
+	// "_PORT" in it stands for a datanode's data port. With it, a block
+	// whose replica is on this host is read from the replica's files,
+	// whose descriptors its datanode passes over the socket, instead of
+	// over TCP. "" (the default): every block over TCP. A client of a
+	// local cluster learns it from the cluster's home (cluster.json).
+	DomainSocketPath string
+	// NoShortCircuitReads turns short-circuit reads off although
+	// DomainSocketPath is set (HDFS's dfs.client.read.shortcircuit =
+	// false; smarth's short_circuit_reads: false).
+	NoShortCircuitReads bool
 	// Dial opens data-transfer connections; default net.Dialer. Tests
 	// inject faults here.
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
@@ -236,6 +248,7 @@ type FileSystem struct {
 
 	leases *leaseRenewer
 	speeds *speedReporter
+	sc     *shortCircuit // nil: short-circuit reads off
 
 	closeOnce sync.Once
 	files     atomic.Uint64 // files created, to seed each one's randomness
@@ -292,6 +305,7 @@ func New(cfg Config) (*FileSystem, error) {
 	}
 	f.leases = newLeaseRenewer(f)
 	f.speeds = newSpeedReporter(f)
+	f.sc = newShortCircuit(cfg)
 	return f, nil
 }
 

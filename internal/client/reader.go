@@ -36,6 +36,7 @@ type FileReader struct {
 
 	pos    int64        // sequential position
 	cur    *blockReader // sequential block reader, nil if none
+	ahead  *ahead       // CopyToFile's next short-circuit block in preparation, nil if none
 	closed bool
 }
 
@@ -83,6 +84,7 @@ func (r *FileReader) Path() string { return r.path }
 // Close releases the reader's connection.
 func (r *FileReader) Close() error {
 	r.closed = true
+	r.dropAhead()
 	if r.cur != nil {
 		r.cur.close()
 		r.cur = nil

@@ -68,6 +68,10 @@ type Options struct {
 	// Without it they die with the thread that started them.
 	Detach bool
 
+	// socketPath is the datanodes' domain_socket_path (shortcircuit.go),
+	// set by Up; "" leaves them without one.
+	socketPath string
+
 	ReadyTimeout time.Duration // per step; default 60s
 	StopGrace    time.Duration // SIGTERM to SIGKILL; default 10s
 	Out          io.Writer     // progress lines; default discard
@@ -218,6 +222,8 @@ func (o *Options) dataNodeConfig(l layout, i int, nn string) (map[string]any, er
 		DataDir:  l.data(name),
 		Rack:     o.Racks[i],
 		Wire:     o.wire(l, name),
+		// Clients here read replicas on this host from their files.
+		DomainSocketPath: o.socketPath,
 	}
 	o.dataNodeAuth(l, &c)
 	o.Cache.dataNode(&c)

@@ -22,7 +22,7 @@ func Purge(home string) error {
 	// Only what the launcher creates; anything else a user put there stays.
 	// keys, tokens and tls hold the cluster's secrets, users' tokens and
 	// CA: they go with the cluster (a new one makes new ones).
-	for _, sub := range []string{"bin", "conf", "data", "logs", "run", "keys", "tokens", "tls", StateFile} {
+	for _, sub := range []string{"bin", "conf", "data", "logs", "run", "sockets", "keys", "tokens", "tls", StateFile} {
 		if err := os.RemoveAll(filepath.Join(home, sub)); err != nil {
 			return err
 		}

@@ -46,6 +46,13 @@ type State struct {
 	// Cgroups are the block I/O groups that cap the datanodes' disks
 	// (Options.Cache.DiskReadRate), removed by Down.
 	Cgroups []string `json:"cgroups,omitempty"`
+	// DomainSocketPath is the datanodes' domain_socket_path ("_PORT":
+	// a datanode's data port): clients of the cluster read replicas on
+	// this host through it (short-circuit reads), unless
+	// ShortCircuitReads is false (the switch, as HDFS's
+	// dfs.client.read.shortcircuit; on when unset). ClientDomainSocket.
+	DomainSocketPath  string `json:"domain_socket_path,omitempty"`
+	ShortCircuitReads *bool  `json:"short_circuit_reads,omitempty"`
 }
 
 // Daemon returns the recorded daemon with the given name.

@@ -108,6 +108,8 @@ func (u *upper) run(ctx context.Context) error {
 		return err
 	}
 	nnList := u.st.NameNode
+	u.opts.socketPath = u.opts.prepareSockets(u.l)
+	u.st.DomainSocketPath = u.opts.socketPath
 
 	var hosts []string
 	errs := make([]error, u.opts.DataNodes)

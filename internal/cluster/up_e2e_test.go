@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +58,37 @@ func TestUpRealBinary(t *testing.T) {
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("read back %d bytes (%v), wrote %d", len(got), err, len(data))
 	}
+	// Short-circuit reads: up gave each datanode a socket under the home
+	// and recorded the path for clients; a client with it copies every
+	// block from the replicas' files (its count says so).
+	if want := filepath.Join(home, "sockets", "dn__PORT.sock"); st.DomainSocketPath != want {
+		t.Errorf("cluster.json's domain_socket_path %q, want %q", st.DomainSocketPath, want)
+	}
+	scCfg := ownerConfig(t, st.Home, st.NameNode)
+	scCfg.DomainSocketPath = st.DomainSocketPath
+	scfs, err := client.New(scCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer scfs.Close()
+	r, err = scfs.Open(ctx, "/e2e/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := os.Create(filepath.Join(t.TempDir(), "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.CopyToFile(dst, nil)
+	r.Close()
+	dst.Close()
+	if got, rerr := os.ReadFile(dst.Name()); err != nil || rerr != nil || !bytes.Equal(got, data) {
+		t.Errorf("copied %d bytes through short-circuit (%v, %v), wrote %d", len(got), err, rerr, len(data))
+	}
+	if blocks, fallbacks := scfs.ShortCircuitStats(); blocks != 4 || fallbacks != 0 {
+		t.Errorf("short-circuit blocks %d, fallbacks %d; want all 4 blocks and none", blocks, fallbacks)
+	}
+
 	fi, err := fs.Stat(ctx, "/e2e/a")
 	if err != nil || fi.Replication != 2 {
 		t.Errorf("replication %d (%v): the launcher should default it to min(3, datanodes)", fi.Replication, err)

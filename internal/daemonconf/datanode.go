@@ -38,6 +38,17 @@ type DataNodeConfig struct {
 	DataAddr    string           `yaml:"data_addr"`    // streaming data-transfer protocol
 	IPCAddr     string           `yaml:"ipc_addr"`     // InterDatanodeProtocol gRPC
 	HTTPAddr    string           `yaml:"http_addr"`    // console, /metrics
+	// DomainSocketPath is the unix socket of short-circuit local reads,
+	// as HDFS's dfs.domain.socket.path: a client on this host sends a
+	// block's read token here and gets read-only descriptors of the
+	// replica's files, then reads them itself. "_PORT" in the path is
+	// replaced by the data port, so datanodes sharing a host get a
+	// socket each. Every directory above it must be writable by no one
+	// but root and this daemon's user (checked at start; a root-owned
+	// sticky directory such as /tmp passes); the last is made 0755 if
+	// missing, the socket 0666. Empty (the default): no short-circuit
+	// reads. `smarth cluster up` sets it under the cluster's home.
+	DomainSocketPath string `yaml:"domain_socket_path"`
 	// Pprof serves Go profiles under http_addr/debug/pprof/, to loopback
 	// callers only; off by default (profiles expose memory and burn CPU).
 	Pprof   bool   `yaml:"pprof"`

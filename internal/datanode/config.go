@@ -139,6 +139,9 @@ func (c Config) Validate() error {
 			errs = append(errs, err)
 		}
 	}
+	if err := validateSocketPath(c.DomainSocketPath); err != nil {
+		errs = append(errs, err)
+	}
 	if c.AdvertiseIP != "" && net.ParseIP(c.AdvertiseIP) == nil {
 		errs = append(errs, fmt.Errorf("advertise_ip: %q is not an IP address", c.AdvertiseIP))
 	}

@@ -69,6 +69,10 @@ type DataNode struct {
 	httpLn   net.Listener
 	grpcSrv  *grpc.Server
 	httpSrv  *http.Server
+	// scLn is the short-circuit read socket (domain_socket_path; nil:
+	// none), scSlots its connections in progress (shortcircuit.go).
+	scLn    *net.UnixListener
+	scSlots chan struct{}
 	// actors talk to each namenode (one, or every namenode of an HA
 	// group), in the configured order.
 	actors []*bpActor
@@ -194,6 +198,15 @@ func addrString(ln net.Listener) string {
 	return ln.Addr().String()
 }
 
+// DomainSocket is the short-circuit read socket's path (after Start; ""
+// without domain_socket_path).
+func (d *DataNode) DomainSocket() string {
+	if d.scLn == nil {
+		return ""
+	}
+	return d.scLn.Addr().String()
+}
+
 // Info is the DatanodeInfo this node registers with (after Start).
 func (d *DataNode) Info() *dfspb.DatanodeInfo {
 	d.mu.Lock()
@@ -252,6 +265,17 @@ func (d *DataNode) Start() error {
 		}
 		d.actors = append(d.actors, a)
 	}
+	if d.cfg.DomainSocketPath != "" {
+		// After the data port is bound: _PORT in the path is its port.
+		if d.scLn, err = d.listenDomainSocket(int(portOf(dataLn))); err != nil {
+			d.closeNameNodeConns()
+			dataLn.Close()
+			ipcLn.Close()
+			httpLn.Close()
+			return fmt.Errorf("datanode: domain_socket_path: %w", err)
+		}
+		d.scSlots = make(chan struct{}, d.cfg.MaxXceiversPerHost)
+	}
 	d.dataLn, d.ipcLn, d.httpLn = dataLn, ipcLn, httpLn
 	d.dataGate = connlimit.NewGate("data", d.cfg.MaxXceivers, d.cfg.MaxXceiversPerHost, d.log)
 	d.mu.Lock()
@@ -273,6 +297,9 @@ func (d *DataNode) Start() error {
 	d.httpSrv = httpSrv.Server
 
 	d.goRun(func() { d.serveData() })
+	if d.scLn != nil {
+		d.goRun(func() { d.serveShortCircuit(d.scLn) })
+	}
 	d.goRun(func() { _ = d.grpcSrv.Serve(d.ipcLn) })
 	d.goRun(func() { _ = httpSrv.Serve(d.httpLn) })
 	for _, a := range d.actors {
@@ -285,7 +312,7 @@ func (d *DataNode) Start() error {
 		d.goRun(d.cacher.run)
 	}
 	info := d.Info()
-	d.log.Info("datanode started", "data", d.DataAddr(), "ipc", d.IPCAddr(), "http", d.HTTPAddr(),
+	d.log.Info("datanode started", "data", d.DataAddr(), "ipc", d.IPCAddr(), "http", d.HTTPAddr(), "domain_socket", d.DomainSocket(),
 		"advertise", net.JoinHostPort(info.IpAddr, strconv.Itoa(int(info.DataPort))), "hostname", info.Hostname,
 		"data_dirs", d.store.Dirs(), "failed_dirs", len(d.store.Failed()), "replicas", len(d.store.Replicas()), "namenode", d.cfg.NameNode)
 	return nil
@@ -370,6 +397,9 @@ func (d *DataNode) shutdown() bool {
 	d.mu.Unlock()
 	d.cancel()
 	d.dataLn.Close()
+	if d.scLn != nil {
+		d.scLn.Close() // removes the socket file: clients read over TCP
+	}
 	for _, c := range conns {
 		c.Close()
 	}

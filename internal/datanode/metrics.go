@@ -40,6 +40,9 @@ type metrics struct {
 	bytesReadDisk   prometheus.Counter
 
 	localReadBytes prometheus.Counter // WebHDFS OPEN bytes read from this node's own replicas
+
+	shortCircuitGrants   prometheus.Counter // replicas' descriptors passed to local clients
+	shortCircuitRefusals prometheus.Counter // short-circuit requests refused
 }
 
 func newMetrics() *metrics {
@@ -83,12 +86,16 @@ func newMetrics() *metrics {
 		bytesReadMemory: counter("bytes_read_memory_total", "Block bytes sent to readers from the in-memory cache."),
 		bytesReadDisk:   counter("bytes_read_disk_total", "Block bytes sent to readers from replica files."),
 		localReadBytes:  counter("webhdfs_local_read_bytes_total", "WebHDFS OPEN bytes read from this node's own replicas (no data-port trip)."),
+		shortCircuitGrants: counter("short_circuit_grants_total",
+			"Short-circuit local reads granted: a replica's block and meta file descriptors passed to a client on this host (domain_socket_path)."),
+		shortCircuitRefusals: counter("short_circuit_refusals_total",
+			"Short-circuit local read requests refused (token, replica not finalized or not here, malformed request, socket at its bound); the client reads over TCP."),
 		cacheFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "cache_failures_total",
 			Help: "Blocks that could not be cached, by reason: checksum (corrupt replica), capacity (no room), io (read error)."},
 			[]string{"reason"}),
 	}
 	m.reg.MustRegister(m.cacheHits, m.cacheMisses, m.blocksCached, m.blocksUncached, m.bytesReadMemory, m.bytesReadDisk, m.localReadBytes,
-		m.cacheFailures, newProcIOCollector(ns, sub))
+		m.cacheFailures, newProcIOCollector(ns, sub), m.shortCircuitGrants, m.shortCircuitRefusals)
 	m.reg.MustRegister(m.bytesWritten, m.bytesRead, m.blocksWritten, m.blocksRead, m.blocksReplicated,
 		m.blocksRemoved, m.blocksVerified, m.checksumFailures, m.tokenRefusals, m.xceivers, m.bufferedBytes, m.receiveBuffers, m.receiveRefusals,
 		m.writeThroughput, m.readThroughput, m.ackLatency, m.heartbeatLatency)

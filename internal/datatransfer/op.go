@@ -43,6 +43,8 @@ func (o Op) String() string {
 		return "TRANSFER_BLOCK"
 	case OpBlockChecksum:
 		return "BLOCK_CHECKSUM"
+	case OpRequestShortCircuitFds:
+		return "REQUEST_SHORT_CIRCUIT_FDS"
 	}
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
@@ -66,14 +68,33 @@ func AppendOp(b []byte, msg proto.Message) ([]byte, error) {
 	default:
 		return b, fmt.Errorf("datatransfer: no opcode for message %T", msg)
 	}
+	return appendFramed(b, op, msg, MaxHeaderLen)
+}
+
+// appendFramed appends an op request: version, opcode, the header's
+// length (at most limit) and the header.
+func appendFramed(b []byte, op Op, msg proto.Message, limit int) ([]byte, error) {
 	size := proto.Size(msg)
-	if size > MaxHeaderLen {
-		return b, fmt.Errorf("datatransfer: %s header is %d bytes, limit %d", op, size, MaxHeaderLen)
+	if size > limit {
+		return b, fmt.Errorf("datatransfer: %s header is %d bytes, limit %d", op, size, limit)
 	}
 	b = binary.BigEndian.AppendUint16(b, Version)
 	b = append(b, byte(op))
 	b = binary.BigEndian.AppendUint32(b, uint32(size))
 	return proto.MarshalOptions{}.MarshalAppend(b, msg)
+}
+
+// readPrefix reads an op request's prefix: the version, which must be
+// this one, the opcode and the header's length.
+func readPrefix(r io.Reader) (Op, uint32, error) {
+	var pre [opPrefixLen]byte
+	if _, err := io.ReadFull(r, pre[:]); err != nil {
+		return 0, 0, err
+	}
+	if v := binary.BigEndian.Uint16(pre[0:2]); v != Version {
+		return 0, 0, fmt.Errorf("%w: protocol version %d, this node speaks %d", ErrProtocol, v, Version)
+	}
+	return Op(pre[2]), binary.BigEndian.Uint32(pre[3:7]), nil
 }
 
 // WriteOp writes an op request with one Write call.
@@ -90,14 +111,10 @@ func WriteOp(w io.Writer, msg proto.Message) error {
 // *dfspb.WriteBlockOp, *dfspb.ReadBlockOp, *dfspb.TransferBlockOp or
 // *dfspb.BlockChecksumOp.
 func ReadOp(r io.Reader) (Op, proto.Message, error) {
-	var pre [opPrefixLen]byte
-	if _, err := io.ReadFull(r, pre[:]); err != nil {
+	op, n, err := readPrefix(r)
+	if err != nil {
 		return 0, nil, err
 	}
-	if v := binary.BigEndian.Uint16(pre[0:2]); v != Version {
-		return 0, nil, fmt.Errorf("%w: protocol version %d, this node speaks %d", ErrProtocol, v, Version)
-	}
-	op := Op(pre[2])
 	var msg proto.Message
 	switch op {
 	case OpWriteBlock:
@@ -111,7 +128,6 @@ func ReadOp(r io.Reader) (Op, proto.Message, error) {
 	default:
 		return op, nil, fmt.Errorf("%w: unknown opcode %d", ErrProtocol, uint8(op))
 	}
-	n := binary.BigEndian.Uint32(pre[3:7])
 	if n > MaxHeaderLen {
 		return op, nil, fmt.Errorf("%w: %s header length %d exceeds %d", ErrProtocol, op, n, MaxHeaderLen)
 	}
