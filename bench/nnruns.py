@@ -102,7 +102,8 @@ if __name__ == '__main__':
                 n = [float(r[key]) for r in rows[(t, 'ha2')]]
                 ratios, g, lo, hi = ratio_interval(b, n)
                 load = st.median(float(r['load']) for r in rows[(t, 'ha')] + rows[(t, 'ha2')])
-                print(f'| {t} | {st.median(b):,.2f} | {st.median(n):,.2f} | {g:.2f}x [{lo:.2f}, {hi:.2f}] '
+                fmt = ',.2f' if key == 'server_cpu' else ',.0f'
+                print(f'| {t} | {st.median(b):{fmt}} | {st.median(n):{fmt}} | {g:.2f}x [{lo:.2f}, {hi:.2f}] '
                       f'| {" ".join(f"{x:.2f}" for x in ratios)} | {load:.1f} |')
     print('\n| threads | variant | server CPU s per invocation (median) | wall s (median) | load average (median) |')
     print('|---|---|---|---|---|')
