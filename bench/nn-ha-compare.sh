@@ -4,15 +4,16 @@
 # namenode with TLS (as the group's members have) and without (today's default local cluster),
 # interleaved rounds (docs/benchmarks.md, "Namespace ops/s with HA").
 #   bench/nn-ha-compare.sh SMARTH_BINARY OUT_DIR [ROUNDS]
-# Needs bench/nnjava built: (cd bench/nnjava && mvn -o -q -B package -DskipTests).
+# HDFS's variants need bench/nnjava built: (cd bench/nnjava && mvn -o -q -B package -DskipTests).
 # VARIANTS (default "hdfsha ha single plain"; add hdfs for HDFS's single NameNode, bench/nnjava serve)
 # picks which run; THREADS (default "8 64"), N (5000); HA_EXTRA, lines added to each group member's
 # config (e.g. HA_EXTRA='pprof: true' to profile them). Variant ha2 is a second group of 3 run by
 # the binary B2 (servers and client), e.g. VARIANTS="ha ha2" B2=NEW_BINARY to compare two builds
 # of smarth HA side by side, interleaved (the tables then add ha2 against ha, CPU included).
 # Writes OUT_DIR/runs.log (one line per invocation: each op's ops/s, the servers' CPU seconds and
-# context switches, and the load average), then the tables. Every process it starts is stopped on exit. Creating OUT_DIR/stop
-# ends the run after the round in progress (the tables cover the rounds done).
+# context switches, and the load average), then the tables. Every process it starts is stopped on
+# exit. Creating OUT_DIR/stop ends the run after the round in progress (the tables cover the rounds
+# done). Needs bench/nnjava built only for the HDFS variants.
 set -u
 B=${1:?usage: nn-ha-compare.sh SMARTH_BINARY OUT_DIR [ROUNDS]}; C=${2:?out dir}; R=${3:-5}
 B=$(realpath "$B")
