@@ -4,13 +4,16 @@
 # namenode with TLS (as the group's members have) and without (today's default local cluster),
 # interleaved rounds (docs/benchmarks.md, "Namespace ops/s with HA").
 #   bench/nn-ha-compare.sh SMARTH_BINARY OUT_DIR [ROUNDS]
-# Needs bench/nnjava built: (cd bench/nnjava && mvn -o -q -B package -DskipTests).
+# HDFS's variants need bench/nnjava built: (cd bench/nnjava && mvn -o -q -B package -DskipTests).
 # VARIANTS (default "hdfsha ha single plain"; add hdfs for HDFS's single NameNode, bench/nnjava serve)
 # picks which run; THREADS (default "8 64"), N (5000); HA_EXTRA, lines added to each group member's
-# config (e.g. HA_EXTRA='pprof: true' to profile them).
-# Writes OUT_DIR/runs.log (one line per invocation: each op's ops/s, the servers' CPU seconds and the
-# load average), then the tables. Every process it starts is stopped on exit. Creating OUT_DIR/stop
-# ends the run after the round in progress (the tables cover the rounds done).
+# config (e.g. HA_EXTRA='pprof: true' to profile them). Variant ha2 is a second group of 3 run by
+# the binary B2 (servers and client), e.g. VARIANTS="ha ha2" B2=NEW_BINARY to compare two builds
+# of smarth HA side by side, interleaved (the tables then add ha2 against ha, CPU included).
+# Writes OUT_DIR/runs.log (one line per invocation: each op's ops/s, the servers' CPU seconds and
+# context switches, and the load average), then the tables. Every process it starts is stopped on
+# exit. Creating OUT_DIR/stop ends the run after the round in progress (the tables cover the rounds
+# done). Needs bench/nnjava built only for the HDFS variants.
 set -u
 B=${1:?usage: nn-ha-compare.sh SMARTH_BINARY OUT_DIR [ROUNDS]}; C=${2:?out dir}; R=${3:-5}
 B=$(realpath "$B")
@@ -18,10 +21,10 @@ VARIANTS=${VARIANTS:-hdfsha ha single plain}; THREADS=${THREADS:-8 64}; N=${N:-5
 HERE=$(cd "$(dirname "$0")" && pwd)
 W=$HERE/nnjava
 CP="$W/target/nnjava-1.0.jar:$W/target/lib/*"
-[ -f "$W/target/nnjava-1.0.jar" ] || { echo "build bench/nnjava first" >&2; exit 2; }
 rm -rf "$C"; mkdir -p "$C/ha"
 C=$(realpath "$C")
 HAPIDS=(); JPID=; SPID=
+declare -A GPIDS GADDRS GBIN # per group of 3 (ha, ha2): its pids, its members' RPC addresses, its binary
 cleanup() {
   [ -n "$JPID" ] && kill "$JPID" 2>/dev/null && wait "$JPID" 2>/dev/null
   [ -n "$SPID" ] && kill "$SPID" 2>/dev/null && wait "$SPID" 2>/dev/null
@@ -31,6 +34,9 @@ cleanup() {
 }
 trap cleanup EXIT
 want() { [[ " $VARIANTS " == *" $1 "* ]]; }
+if want hdfsha || want hdfs; then
+  [ -f "$W/target/nnjava-1.0.jar" ] || { echo "build bench/nnjava first" >&2; exit 2; }
+fi
 
 # HDFS HA: 3 JournalNodes and 2 NameNodes, each its own JVM, nn1 made active by hand.
 # serve-ha picks free ports before its daemons bind them; on a busy machine another process can
@@ -49,7 +55,7 @@ if want hdfs; then
 fi
 # The single namenodes: local clusters of one datanode, one with TLS on every connection (as an HA
 # group must have), one as `cluster up` makes it by default.
-if want single || want ha; then
+if want single || want ha || want ha2; then
   "$B" cluster up --tls --home "$C/single" --datanodes 1 --nodemanagers=false \
     --namenode-addr 127.0.0.1:0 --namenode-http 127.0.0.1:0 > "$C/up.single.log" 2>&1 || { cat "$C/up.single.log"; exit 1; }
 fi
@@ -61,15 +67,17 @@ fi
 # (the certificate names 127.0.0.1, so it serves every member's raft and RPC ports), ha_* keys,
 # raft timeouts at their defaults. nn0 bootstraps the group; no datanodes (the benchmark's files
 # are empty; the HDFS side has none either).
-if want ha; then
+# start_group NAME BINARY: the members of one group under $C/NAME.
+start_group() {
+  local g=$1 bin=$2 i addrs=
+  mkdir -p "$C/$g"
   read -r -a PORTS <<< "$(python3 -c '
 import socket
 ss = [socket.socket() for _ in range(6)]
 for s in ss: s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in ss))')"
-  HA_ADDRS=
   for i in 0 1 2; do
-    python3 - "$C/single/conf/namenode.yaml" "$C/ha" "$i" "${PORTS[@]}" > "$C/ha/nn$i.yaml" <<'PY'
+    python3 - "$C/single/conf/namenode.yaml" "$C/$g" "$i" "${PORTS[@]}" > "$C/$g/nn$i.yaml" <<'PY'
 import sys
 base, d, me, ports = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 keep = ('auth:', 'auth_secret_file:', 'datanode_key_file:', 'tls:', 'tls_ca_file:', 'tls_cert_file:', 'tls_key_file:', 'trash_interval:')
@@ -81,11 +89,19 @@ print(f'ha_id: nn{me}\nha_bootstrap: {"true" if me == 0 else "false"}\nha_peers:
 for i in range(3):
     print(f'  nn{i}: {{rpc: "127.0.0.1:{ports[2 * i]}", raft: "127.0.0.1:{ports[2 * i + 1]}"}}')
 PY
-    [ -n "${HA_EXTRA:-}" ] && printf '%b\n' "$HA_EXTRA" >> "$C/ha/nn$i.yaml"
-    "$B" namenode --config "$C/ha/nn$i.yaml" --ready-file "$C/ha/nn$i.ready" --log-file "$C/ha/nn$i.log" 2> "$C/ha/nn$i.err" &
+    [ -n "${HA_EXTRA:-}" ] && printf '%b\n' "$HA_EXTRA" >> "$C/$g/nn$i.yaml"
+    "$bin" namenode --config "$C/$g/nn$i.yaml" --ready-file "$C/$g/nn$i.ready" --log-file "$C/$g/nn$i.log" 2> "$C/$g/nn$i.err" &
     HAPIDS+=($!)
-    HA_ADDRS+="${HA_ADDRS:+,}127.0.0.1:${PORTS[2 * i]}"
+    GPIDS[$g]+="${GPIDS[$g]:+ }$!"
+    addrs+="${addrs:+,}127.0.0.1:${PORTS[2 * i]}"
   done
+  GADDRS[$g]=$addrs
+  GBIN[$g]=$bin
+}
+want ha && start_group ha "$B"
+if want ha2; then
+  [ -x "${B2:-}" ] || { echo "variant ha2 needs B2=SMARTH_BINARY" >&2; exit 2; }
+  start_group ha2 "$(realpath "$B2")"
 fi
 deadline=$((SECONDS + 300))
 while want hdfsha && [ ! -s "$C/hdfsha.xml" ]; do
@@ -103,27 +119,32 @@ while want hdfs && [ ! -s "$C/hdfs.addr" ]; do
 done
 TOKEN=$C/single/tokens/$(id -un).token
 CA=$C/single/tls/ca.pem
-# The group is ready when a client that names all three members gets an answer (from the active).
-while want ha && ! SMARTH_TOKEN_FILE=$TOKEN SMARTH_TLS_CA_FILE=$CA SMARTH_NAMENODE=$HA_ADDRS "$B" fs -ls / > /dev/null 2>&1; do
-  for p in "${HAPIDS[@]}"; do kill -0 "$p" 2>/dev/null || { cat "$C"/ha/nn*.err; exit 1; }; done
-  [ $SECONDS -lt $deadline ] || { echo "the smarth group has no active namenode after 5 minutes" >&2; exit 1; }
-  sleep 1
+# A group is ready when a client that names all three members gets an answer (from the active).
+for g in "${!GADDRS[@]}"; do
+  while ! SMARTH_TOKEN_FILE=$TOKEN SMARTH_TLS_CA_FILE=$CA SMARTH_NAMENODE=${GADDRS[$g]} "${GBIN[$g]}" fs -ls / > /dev/null 2>&1; do
+    for p in ${GPIDS[$g]}; do kill -0 "$p" 2>/dev/null || { cat "$C/$g"/nn*.err; exit 1; }; done
+    [ $SECONDS -lt $deadline ] || { echo "the smarth group $g has no active namenode after 5 minutes" >&2; exit 1; }
+    sleep 1
+  done
 done
 
 pidsof() { # the server processes of a variant
   case $1 in
     hdfsha) awk '{print $2}' "$C/hdfsha/pids" ;;
     hdfs) echo "$SPID" ;;
-    ha) echo "${HAPIDS[@]}" ;;
+    ha|ha2) echo "${GPIDS[$1]}" ;;
     *) python3 -c "import json;print([d['pid'] for d in json.load(open('$C/$1/cluster.json'))['daemons'] if d['kind']=='namenode'][0])" ;;
   esac
 }
 cpu() { local s=0; for p in $(pidsof "$1"); do s=$((s + $(awk '{print $14 + $15}' /proc/$p/stat))); done; echo $s; }
+# Context switches of every thread of the servers: how often their threads went to sleep and were
+# woken (voluntary) or were preempted (involuntary), summed.
+csw() { local p; for p in $(pidsof "$1"); do cat /proc/$p/task/*/status 2>/dev/null; done | awk '/ctxt_switches/{s += $2} END {print s + 0}'; }
 runone() { # variant threads
   case $1 in
     hdfsha) java -cp "$CP" smarth.nnbench.Main bench --nn hans --conf "$C/hdfsha.xml" --threads "$2" --n "$N" --rounds 1 ;;
     hdfs) java -cp "$CP" smarth.nnbench.Main bench --nn "$(cat "$C/hdfs.addr")" --threads "$2" --n "$N" --rounds 1 ;;
-    ha) SMARTH_TOKEN_FILE=$TOKEN SMARTH_TLS_CA_FILE=$CA SMARTH_NAMENODE=$HA_ADDRS "$B" bench nn --threads "$2" --n "$N" --rounds 1 ;;
+    ha|ha2) SMARTH_TOKEN_FILE=$TOKEN SMARTH_TLS_CA_FILE=$CA SMARTH_NAMENODE=${GADDRS[$1]} "${GBIN[$1]}" bench nn --threads "$2" --n "$N" --rounds 1 ;;
     *) SMARTH_HOME="$C/$1" "$B" bench nn --threads "$2" --n "$N" --rounds 1 ;;
   esac
 }
@@ -137,15 +158,15 @@ done
 for r in $(seq 1 "$R"); do for T in $THREADS; do for v in $VARIANTS; do
   # settle: let the previous invocation's processes finish exiting before the next one starts.
   sleep "${SETTLE:-2}"
-  a=$(cpu "$v"); t0=$(date +%s.%N)
+  a=$(cpu "$v"); ca=$(csw "$v"); t0=$(date +%s.%N)
   out=$(runone "$v" "$T" 2>&1) || { echo "$v T=$T failed:"; echo "$out"; exit 1; }
-  b=$(cpu "$v")
+  b=$(cpu "$v"); cb=$(csw "$v")
   if [ "$v" = hdfsha ] || [ "$v" = hdfs ]; then
     ops=$(echo "$out" | awk '/^round 1 /{printf "%s=%d ", $3, $(NF-1)}')
   else
     ops=$(echo "$out" | awk '/^ *(mkdir|create|stat|rename|delete) +[0-9]+ +[0-9]+ /{printf "%s=%s ", $1, $5}')
   fi
-  echo "$v T=$T $ops server_cpu=$(echo "($b - $a) / $HZ" | bc -l | xargs printf '%.2f') wall=$(echo "$(date +%s.%N) - $t0" | bc | xargs printf '%.1f') load=$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$C/runs.log"
+  echo "$v T=$T $ops server_cpu=$(echo "($b - $a) / $HZ" | bc -l | xargs printf '%.2f') server_csw=$((cb - ca)) wall=$(echo "$(date +%s.%N) - $t0" | bc | xargs printf '%.1f') load=$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$C/runs.log"
 done; done
   [ -e "$C/stop" ] && { echo "stopped after round $r (OUT_DIR/stop)"; break; }
 done

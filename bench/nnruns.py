@@ -1,4 +1,4 @@
-"""Reading and summarising the runs.log of bench/nn-transports.sh and bench/nn-editlog.sh.
+"""Reading and summarising the runs.log of bench/nn-transports.sh, bench/nn-editlog.sh and bench/nn-ha-compare.sh.
 
 Each line is "VARIANT T=THREADS key=value ...", with the ops/s of mkdir, create, stat,
 rename and delete among the keys.
@@ -81,11 +81,30 @@ if __name__ == '__main__':
     rows = load(sys.argv[2])
     have = sys.argv[3].split()
     titles = {'hdfsha': 'HDFS HA', 'hdfs': 'HDFS single', 'ha': 'smarth HA', 'single': 'smarth single TLS',
-              'plain': 'smarth single'}
-    for base, new in (('hdfsha', 'ha'), ('single', 'ha'), ('plain', 'ha'), ('hdfs', 'hdfsha'), ('plain', 'single')):
+              'plain': 'smarth single', 'ha2': 'smarth HA (B2)'}
+    for base, new in (('hdfsha', 'ha'), ('single', 'ha'), ('plain', 'ha'), ('hdfs', 'hdfsha'), ('plain', 'single'),
+                      ('ha', 'ha2'), ('hdfsha', 'ha2')):
         if base in have and new in have:
             print(f'\n{titles[new]} against {titles[base]}:\n')
             paired_table(rows, base, new, titles[base], titles[new])
+    if 'ha' in have and 'ha2' in have:
+        # The same operations in both invocations of a round: the ratio of the groups' CPU seconds
+        # (context switches) is the ratio of their CPU (thread wake-ups) per operation.
+        for key, what in (('server_cpu', 'Server CPU seconds'), ('server_csw', 'Server context switches')):
+            print(f'\n{what} per invocation, smarth HA (B2) / smarth HA, per round:\n')
+            print('| threads | smarth HA median | smarth HA (B2) median | B2 / HA (geometric mean, 95% interval) '
+                  '| per-round ratios | load average (median) |')
+            print('|---|---|---|---|---|---|')
+            for t in (8, 64):
+                if (t, 'ha') not in rows or (t, 'ha2') not in rows or key not in rows[(t, 'ha')][0]:
+                    continue
+                b = [float(r[key]) for r in rows[(t, 'ha')]]
+                n = [float(r[key]) for r in rows[(t, 'ha2')]]
+                ratios, g, lo, hi = ratio_interval(b, n)
+                load = st.median(float(r['load']) for r in rows[(t, 'ha')] + rows[(t, 'ha2')])
+                fmt = ',.2f' if key == 'server_cpu' else ',.0f'
+                print(f'| {t} | {st.median(b):{fmt}} | {st.median(n):{fmt}} | {g:.2f}x [{lo:.2f}, {hi:.2f}] '
+                      f'| {" ".join(f"{x:.2f}" for x in ratios)} | {load:.1f} |')
     print('\n| threads | variant | server CPU s per invocation (median) | wall s (median) | load average (median) |')
     print('|---|---|---|---|---|')
     for (t, v), r in sorted(rows.items()):

@@ -37,6 +37,10 @@ type Follower struct {
 type followerState struct {
 	match   uint64
 	contact time.Time
+	// appends counts the AppendEntries the follower answered that were
+	// not heartbeats (entries, or the commit index an idle leader sends
+	// every commitTimeout).
+	appends uint64
 }
 
 // followerTracker records replies per follower id.
@@ -64,6 +68,9 @@ func (f *followerTracker) appended(id raft.ServerID, args *raft.AppendEntriesReq
 	defer f.mu.Unlock()
 	s := f.get(id)
 	s.contact = time.Now()
+	if len(args.Entries) > 0 || args.PrevLogEntry > 0 || args.LeaderCommitIndex > 0 {
+		s.appends++ // a heartbeat carries none of the three (raft's heartbeat)
+	}
 	if resp.Success && (len(args.Entries) > 0 || args.PrevLogEntry > 0) {
 		s.match = args.PrevLogEntry + uint64(len(args.Entries))
 	}
