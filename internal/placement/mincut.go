@@ -27,11 +27,11 @@ type Links interface {
 // the links (Rate), not the one that is fastest alone. Two first hops
 // behind the writer's cross-rack link share it, two pipelines leaving one
 // rack share its uplink, a datanode's cross-rack rate bounds the hop that
-// leaves it; the writer's NIC bounds them all. Ties go to the pipeline
-// that spends the fewest of the writer's rack-mates past its first
-// position, then to the one whose first hop is fastest (a rack-mate's,
-// not one across the writer's own cross-rack link), then to the one that
-// is fastest alone, then at random. Without
+// leaves it; the writer's NIC bounds them all. Later replicas keep off
+// the writer's rack-mates where the rack rule allows, so those stay free
+// for first hops. Ties go to the pipeline whose first hop is fastest (a
+// rack-mate's, not one across the writer's own cross-rack link), then to
+// the one that is fastest alone, then at random. Without
 // Links it plans with RecordLinks, whose prior (rack-mates first) stands
 // until the writer has records; with neither records nor a rack for the
 // writer it is SpeedAware.
@@ -71,7 +71,7 @@ func (p *MinCut) ChooseTargets(nodes []Node, req Request, rng *rand.Rand) []Node
 		firsts = firsts[:maxFirsts]
 	}
 	var best []Node
-	bestFuture, bestTotal, bestSpared, bestFirst, bestAlone := -1.0, -1.0, -1.0, -1.0, -1.0
+	bestFuture, bestTotal, bestFirst, bestAlone := -1.0, -1.0, -1.0, -1.0
 	ties := 0
 	slots := s.topN() - len(open) - 1 // pipelines the writer may still open beside this one
 	for _, c := range firsts {
@@ -107,22 +107,19 @@ func (p *MinCut) ChooseTargets(nodes []Node, req Request, rng *rand.Rand) []Node
 			future := Rate(req.Links, req.WriterRack, append(set, s.later(trial, slots)...))
 			alone := Rate(req.Links, req.WriterRack, [][]*Node{path})
 			// Where the rates tie (the writer's own cross-rack link idle is
-			// worth as much to them as a free rack-mate's), what the rates
-			// do not see decides. A rack-mate spent as a later replica is
-			// missing for the first hop of a pipeline opened after the
-			// open ones drain. And a first hop across the writer's link
-			// takes the block at the cross-rack rate where a rack-mate
-			// takes it at the NIC's, so the writer's link stays held
-			// (SMARTH's FNFA comes that much later, a concurrent writer
-			// waits that much longer to start a block beside it) and the
-			// next pipeline that must cross from the writer shares it.
-			spared := 1 / float64(1+spent(path[1:], req.WriterRack)) // positive, as the comparison below wants
+			// worth as much to them as a free rack-mate's), the first hop
+			// decides: one across the writer's link takes the block at the
+			// cross-rack rate where a rack-mate takes it at the NIC's, so
+			// the writer's link stays held that much longer (SMARTH's FNFA
+			// comes later, a concurrent writer waits longer to start a
+			// block beside it) and the next pipeline that must cross from
+			// the writer shares it.
 			first := Rate(req.Links, req.WriterRack, [][]*Node{path[:1]})
 			// Rates within a part in a million are equal: sums of a
 			// progressive filling differ in their last bits.
 			const eps = 1e-6
 			cmp := 0
-			for _, v := range [][2]float64{{future, bestFuture}, {total, bestTotal}, {spared, bestSpared}, {first, bestFirst}, {alone, bestAlone}} {
+			for _, v := range [][2]float64{{future, bestFuture}, {total, bestTotal}, {first, bestFirst}, {alone, bestAlone}} {
 				if v[0] > v[1]*(1+eps) {
 					cmp = 1
 					break
@@ -134,7 +131,7 @@ func (p *MinCut) ChooseTargets(nodes []Node, req Request, rng *rand.Rand) []Node
 			}
 			switch cmp {
 			case 1:
-				best, bestFuture, bestTotal, bestSpared, bestFirst, bestAlone, ties = pipe, future, total, spared, first, alone, 1
+				best, bestFuture, bestTotal, bestFirst, bestAlone, ties = pipe, future, total, first, alone, 1
 			case 0:
 				ties++ // equally good: each tie wins with the same chance
 				if rng.Intn(ties) == 0 {
@@ -186,17 +183,6 @@ func (s *selection) rackMates() map[string]bool {
 		}
 	}
 	return out
-}
-
-// spent counts the nodes of path in the writer's rack.
-func spent(path []*Node, writerRack string) int {
-	n := 0
-	for _, d := range path {
-		if writerRack != "" && d.Rack == writerRack {
-			n++
-		}
-	}
-	return n
 }
 
 func sortedKeys(m map[string]bool) []string {
