@@ -88,15 +88,7 @@ func TestMinCutPriorProperty(t *testing.T) {
 				open = append(open[:j], open[j+1:]...)
 				continue
 			}
-			req := Request{Replicas: 3, Replication: 3, Exclude: map[string]bool{}, WriterRack: wr, Speeds: speeds}
-			for _, q := range open {
-				var ids []string
-				for _, n := range q {
-					ids = append(ids, n.ID)
-					req.Exclude[n.ID] = true
-				}
-				req.Open = append(req.Open, ids)
-			}
+			req := withOpen(Request{Replicas: 3, Replication: 3, WriterRack: wr, Speeds: speeds}, open)
 			got := pol.ChooseTargets(nodes, req, rng)
 			if len(got) != 3 {
 				t.Fatalf("topology %d %v, step %d: %d targets", i, sizes, step, len(got))

@@ -44,15 +44,7 @@ func cluster(sizes []int) []Node {
 func write(t *testing.T, pol Policy, nodes []Node, l Links, writerRack string, p int, rng *rand.Rand) [][]Node {
 	var open [][]Node
 	for range p {
-		req := Request{Replicas: 3, Replication: 3, Exclude: map[string]bool{}, WriterRack: writerRack, Links: l}
-		for _, pipe := range open {
-			var ids []string
-			for _, n := range pipe {
-				ids = append(ids, n.ID)
-				req.Exclude[n.ID] = true
-			}
-			req.Open = append(req.Open, ids)
-		}
+		req := withOpen(Request{Replicas: 3, Replication: 3, WriterRack: writerRack, Links: l}, open)
 		got := pol.ChooseTargets(nodes, req, rng)
 		if len(got) != 3 {
 			t.Fatalf("pipeline %d: %d targets", len(open)+1, len(got))
@@ -60,6 +52,21 @@ func write(t *testing.T, pol Policy, nodes []Node, l Links, writerRack string, p
 		open = append(open, got)
 	}
 	return open
+}
+
+// withOpen is req from a writer whose open pipelines are open: their
+// datanodes busy (excluded), their order given.
+func withOpen(req Request, open [][]Node) Request {
+	req.Exclude = map[string]bool{}
+	for _, pipe := range open {
+		var ids []string
+		for _, n := range pipe {
+			ids = append(ids, n.ID)
+			req.Exclude[n.ID] = true
+		}
+		req.Open = append(req.Open, ids)
+	}
+	return req
 }
 
 // crossings counts, independently of Rate, what bounds a set of pipelines
@@ -220,15 +227,7 @@ func TestMinCutFromRecords(t *testing.T) {
 		rng := rand.New(rand.NewSource(seed))
 		var open [][]Node
 		for range 3 {
-			req := Request{Replicas: 3, Replication: 3, Exclude: map[string]bool{}, WriterRack: rackName(0), Speeds: speeds}
-			for _, p := range open {
-				var ids []string
-				for _, n := range p {
-					ids = append(ids, n.ID)
-					req.Exclude[n.ID] = true
-				}
-				req.Open = append(req.Open, ids)
-			}
+			req := withOpen(Request{Replicas: 3, Replication: 3, WriterRack: rackName(0), Speeds: speeds}, open)
 			open = append(open, pol.ChooseTargets(nodes, req, rng))
 		}
 		if c := crossings(open, rackName(0)); c != 3 {
