@@ -64,20 +64,12 @@ func TestMinCutPriorProperty(t *testing.T) {
 	pol := Policies["mincut"]()
 	placed := map[string]int{}
 	for i := range 400 {
-		racks := 2 + rng.Intn(3)
-		sizes := make([]int, racks)
-		for r := range sizes {
-			sizes[r] = 1 + rng.Intn(5)
-		}
+		sizes := drawSizes(rng)
 		if sizeOf(sizes) < 6 {
 			continue
 		}
 		nodes := cluster(sizes)
-		rackOf := map[string]string{}
-		for _, n := range nodes {
-			rackOf[n.ID] = n.Rack
-		}
-		wr := rackName(rng.Intn(racks))
+		wr := rackName(rng.Intn(len(sizes)))
 		rec := records[i%len(records)]
 		speeds := rec.make(nodes, wr, rng)
 		p := len(nodes) / 3

@@ -25,6 +25,16 @@ func sizeOf(sizes []int) (n int) {
 	}
 	return n
 }
+
+// drawSizes draws 2-4 racks of 1-5 datanodes each.
+func drawSizes(rng *rand.Rand) []int {
+	sizes := make([]int, 2+rng.Intn(3))
+	for r := range sizes {
+		sizes[r] = 1 + rng.Intn(5)
+	}
+	return sizes
+}
+
 func maxPipes(sizes []int, capPipes int) int { return max(1, min(sizeOf(sizes)/3, capPipes)) }
 
 func cluster(sizes []int) []Node {
@@ -101,11 +111,8 @@ func TestMinCutRandomTopologies(t *testing.T) {
 	pol := Policies["mincut"]()
 	worst := 1.0
 	for i := range 300 {
-		racks := 2 + rng.Intn(3)
-		sizes := make([]int, racks)
-		for r := range sizes {
-			sizes[r] = 1 + rng.Intn(5)
-		}
+		sizes := drawSizes(rng)
+		racks := len(sizes)
 		if sizeOf(sizes) < 6 {
 			continue
 		}
