@@ -261,8 +261,8 @@ func (r *RandomReport) PrintTable(w io.Writer) {
 		r    *RandomReport
 	}{{"k < P", small}, {"k >= P", large}} {
 		d := c.r.Distribution()
-		fmt.Fprintf(w, "%-6s topologies n=%d  share of the ideal: SMARTH median %.1f%% min %.1f%%, concurrent median %.1f%% min %.1f%%\n",
-			c.name, len(c.r.Results), d.OfIdeal.Median*100, d.OfIdeal.Min*100, d.ConcOfIdeal.Median*100, d.ConcOfIdeal.Min*100)
+		fmt.Fprintf(w, "%-6s topologies n=%d  share of the ideal: SMARTH median %.1f%% min %.1f%% (%d measured), concurrent median %.1f%% min %.1f%% (%d measured)\n",
+			c.name, len(c.r.Results), d.OfIdeal.Median*100, d.OfIdeal.Min*100, d.OfIdeal.N, d.ConcOfIdeal.Median*100, d.ConcOfIdeal.Min*100, d.ConcOfIdeal.N)
 	}
 	fmt.Fprintln(w, "topology: datanodes per rack (* the client's rack) @ NIC/cross-rack Mbit/s; k: datanodes in the client's rack;")
 	fmt.Fprintln(w, "P: most pipelines open; ideal: min-cut speedup bound (IdealOf); schedule: what the protocol can reach on the links (ScheduleSpeedup);")
