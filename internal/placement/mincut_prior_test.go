@@ -63,7 +63,11 @@ func TestMinCutPriorProperty(t *testing.T) {
 	rng := rand.New(rand.NewSource(27))
 	pol := Policies["mincut"]()
 	placed := map[string]int{}
-	for i := range 400 {
+	n := 400
+	if testing.Short() {
+		n = 100 // the race detector's run: fewer topologies, the same rules
+	}
+	for i := range n {
 		sizes := drawSizes(rng)
 		if sizeOf(sizes) < 6 {
 			continue
