@@ -157,17 +157,17 @@ func (f *FileSystem) streamConfig(p string, fileID uint64, repl int, bs int64, p
 		Namenode: f.nn, Path: p, FileID: fileID, ClientName: f.cfg.ClientName, ClientHost: f.cfg.ClientHost,
 		Replication: repl, Strategy: strategy, BlockPackets: int((bs + int64(pktLen) - 1) / int64(pktLen)), ClassicWindow: f.cfg.Window,
 		BytesPerChecksum: f.cfg.BytesPerChecksum, Dial: f.cfg.Dial, IOTimeout: f.cfg.IOTimeout,
-		RPCTimeout: f.cfg.RPCTimeout, Replace: replace, Speeds: f.speeds.book, Live: f.liveDatanodes,
+		RPCTimeout: f.cfg.RPCTimeout, Replace: replace, Speeds: f.speeds.book, Datanodes: f.liveDatanodes,
 		Logger: f.log,
 	}
 }
 
-func (f *FileSystem) liveDatanodes(ctx context.Context) (int, error) {
+func (f *FileSystem) liveDatanodes(ctx context.Context) ([]*dfspb.DatanodeInfo, error) {
 	r, err := f.nn.GetDatanodeReport(ctx, &dfspb.GetDatanodeReportRequest{State: dfspb.DatanodeState_LIVE})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return len(r.GetDatanodes()), nil
+	return r.GetDatanodes(), nil
 }
 
 // Path is the file being written.

@@ -33,11 +33,7 @@ func (s *clientRPC) Create(ctx context.Context, r *dfspb.CreateRequest) (*dfspb.
 }
 
 func (s *clientRPC) AddBlock(ctx context.Context, r *dfspb.AddBlockRequest) (*dfspb.AddBlockResponse, error) {
-	lb, err := s.nn.addBlock(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	return &dfspb.AddBlockResponse{Block: lb}, nil
+	return s.nn.addBlock(ctx, r)
 }
 
 func (s *clientRPC) Complete(ctx context.Context, r *dfspb.CompleteRequest) (*dfspb.CompleteResponse, error) {

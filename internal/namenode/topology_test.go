@@ -61,6 +61,38 @@ func TestOffClusterWriterRack(t *testing.T) {
 	}
 }
 
+// addBlock tells the writer the rack its placement put it in, which a
+// concurrent client uses as its prior for datanodes it never measured:
+// the mapping's rack for an off-cluster host, the datanode's rack for a
+// writer on a datanode's host, none for a host the mapping does not place.
+func TestAddBlockNamesWriterRack(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.TopologyTableFile = filepath.Join(t.TempDir(), "topology.table")
+	if err := os.WriteFile(cfg.TopologyTableFile, []byte("laptop /rack-b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nn := startNN(t, cfg)
+	fc := newFakeCluster(t, nn)
+	for i := 1; i <= 6; i++ {
+		fc.add(fmt.Sprintf("dn%d", i), []string{"/rack-a", "/rack-c"}[i%2])
+	}
+	c := dial(t, nn.Addr(), "hdfs")
+	for i, tc := range []struct{ host, want string }{{"laptop", "/rack-b"}, {"dn2", "/rack-a"}, {"dn3", "/rack-c"}, {"elsewhere", ""}} {
+		path := fmt.Sprintf("/w%d", i)
+		cr, err := c.cp.Create(c.ctx(), &dfspb.CreateRequest{Path: path, ClientName: "w"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ab, err := c.cp.AddBlock(c.ctx(), &dfspb.AddBlockRequest{Path: path, ClientName: "w", ClientHost: tc.host, FileId: cr.GetStatus().GetFileId()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ab.GetWriterRack(); got != tc.want {
+			t.Errorf("writer on %s: addBlock says rack %q, want %q", tc.host, got, tc.want)
+		}
+	}
+}
+
 func TestTopologyScript(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.TopologyScript = filepath.Join(t.TempDir(), "topology.sh")

@@ -142,10 +142,14 @@ func (nn *NameNode) liveCount() int {
 	return n
 }
 
-func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*dfspb.LocatedBlock, error) {
+// addBlock allocates the file's next block and chooses its pipeline; the
+// answer also says which rack the writer was placed in, the client's prior
+// for datanodes it has not measured yet (see pipeline.Admission).
+func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*dfspb.AddBlockResponse, error) {
 	const op = "addBlock"
 	place := nn.placeClient(ctx, req.GetClientHost())
 	nn.mu.Lock()
+	place = nn.onDatanodeLocked(place)
 	if err := nn.writableLocked(op, req.GetPath()); err != nil {
 		nn.mu.Unlock()
 		return nil, err
@@ -167,7 +171,10 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 		nn.token(lb, callerOf(ctx).User, blocktoken.Write, lb.GetLocations())
 		tx := nn.journal.LastTxID()
 		nn.mu.Unlock()
-		return lb, nn.sync(tx)
+		if err := nn.sync(tx); err != nil {
+			return nil, err
+		}
+		return &dfspb.AddBlockResponse{Block: lb, WriterRack: place.Rack}, nil
 	}
 	exclude := map[string]bool{}
 	for _, id := range req.GetExcludeNodes() {
@@ -180,7 +187,6 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 		}
 		exclude[id] = true
 	}
-	place = nn.onDatanodeLocked(place)
 	targets := nn.policy.ChooseTargets(nn.placementViewLocked(), placement.Request{
 		Replicas: f.Replication(), Replication: f.Replication(), Exclude: exclude,
 		WriterHost: place.Host, WriterIP: place.IP, WriterRack: place.Rack,
@@ -215,7 +221,10 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 	lb := nn.locatedLocked(f, len(f.Blocks)-1, nn.datanodeInfos(ids))
 	nn.token(lb, callerOf(ctx).User, blocktoken.Write, lb.GetLocations())
 	nn.mu.Unlock()
-	return lb, nn.sync(tx)
+	if err := nn.sync(tx); err != nil {
+		return nil, err
+	}
+	return &dfspb.AddBlockResponse{Block: lb, WriterRack: place.Rack}, nil
 }
 
 // openPipelinesLocked lists the writer's open pipelines of f in pipeline

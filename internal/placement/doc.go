@@ -38,7 +38,12 @@
 //     rate (Rate) of the writer's open pipelines, the new one and those
 //     still to come on free rack-mates, over the writer's NIC, every host's
 //     cross-rack rate and the racks' uplinks (Links; estimated from the
-//     speed records by RecordLinks when not given).
+//     speed records by RecordLinks when not given, with a prior before
+//     any record across racks: rack-mates nearer than hosts across racks,
+//     each host with a cross-rack link of its own). Later replicas keep
+//     off the writer's rack-mates where the rack rule allows; where rates
+//     tie, a pipeline that begins on a rack-mate rather than behind the
+//     writer's own cross-rack link wins.
 //
 // It leaves to others: where the speed records come from (the namenode keeps
 // them per client host from client heartbeats), where the writer is (the

@@ -27,8 +27,14 @@ type Links interface {
 // the links (Rate), not the one that is fastest alone. Two first hops
 // behind the writer's cross-rack link share it, two pipelines leaving one
 // rack share its uplink, a datanode's cross-rack rate bounds the hop that
-// leaves it; the writer's NIC bounds them all. Ties go to the pipeline
-// that is fastest alone, then at random. Without Links it is SpeedAware.
+// leaves it; the writer's NIC bounds them all. Later replicas keep off
+// the writer's rack-mates where the rack rule allows, so those stay free
+// for first hops. Ties go to the pipeline whose first hop is fastest (a
+// rack-mate's, not one across the writer's own cross-rack link), then to
+// the one that is fastest alone, then at random. Without
+// Links it plans with RecordLinks, whose prior (rack-mates first) stands
+// until the writer has records; with neither records nor a rack for the
+// writer it is SpeedAware.
 type MinCut struct {
 	SpeedAware
 }
@@ -37,7 +43,7 @@ var _ Policy = (*MinCut)(nil)
 
 // ChooseTargets implements Policy.
 func (p *MinCut) ChooseTargets(nodes []Node, req Request, rng *rand.Rand) []Node {
-	if len(req.Chosen) > 0 || req.Replicas == 0 || (req.Links == nil && len(req.Speeds) == 0) {
+	if len(req.Chosen) > 0 || req.Replicas == 0 || (req.Links == nil && len(req.Speeds) == 0 && req.WriterRack == "") {
 		return p.SpeedAware.ChooseTargets(nodes, req, rng)
 	}
 	s := newSelection(nodes, req, rng)
@@ -65,7 +71,7 @@ func (p *MinCut) ChooseTargets(nodes []Node, req Request, rng *rand.Rand) []Node
 		firsts = firsts[:maxFirsts]
 	}
 	var best []Node
-	bestFuture, bestTotal, bestAlone := -1.0, -1.0, -1.0
+	bestFuture, bestTotal, bestFirst, bestAlone := -1.0, -1.0, -1.0, -1.0
 	ties := 0
 	slots := s.topN() - len(open) - 1 // pipelines the writer may still open beside this one
 	for _, c := range firsts {
@@ -82,6 +88,10 @@ func (p *MinCut) ChooseTargets(nodes []Node, req Request, rng *rand.Rand) []Node
 		}
 		for _, r2 := range sortedKeys(seconds) {
 			trial := newSelection(nodes, req, rng)
+			// The writer's rack-mates are kept for first hops: a later
+			// replica takes one only where the rack rule leaves nothing
+			// else (as SpeedAware's Reserve).
+			trial.reserved = trial.rackMates()
 			trial.take(trial.byID[c.ID])
 			if r2 != "" {
 				trial.pick(onRack(r2))
@@ -96,11 +106,20 @@ func (p *MinCut) ChooseTargets(nodes []Node, req Request, rng *rand.Rand) []Node
 			total := Rate(req.Links, req.WriterRack, set)
 			future := Rate(req.Links, req.WriterRack, append(set, s.later(trial, slots)...))
 			alone := Rate(req.Links, req.WriterRack, [][]*Node{path})
+			// Where the rates tie (the writer's own cross-rack link idle is
+			// worth as much to them as a free rack-mate's), the first hop
+			// decides: one across the writer's link takes the block at the
+			// cross-rack rate where a rack-mate takes it at the NIC's, so
+			// the writer's link stays held that much longer (SMARTH's FNFA
+			// comes later, a concurrent writer waits longer to start a
+			// block beside it) and the next pipeline that must cross from
+			// the writer shares it.
+			first := Rate(req.Links, req.WriterRack, [][]*Node{path[:1]})
 			// Rates within a part in a million are equal: sums of a
 			// progressive filling differ in their last bits.
 			const eps = 1e-6
 			cmp := 0
-			for _, v := range [][2]float64{{future, bestFuture}, {total, bestTotal}, {alone, bestAlone}} {
+			for _, v := range [][2]float64{{future, bestFuture}, {total, bestTotal}, {first, bestFirst}, {alone, bestAlone}} {
 				if v[0] > v[1]*(1+eps) {
 					cmp = 1
 					break
@@ -112,7 +131,7 @@ func (p *MinCut) ChooseTargets(nodes []Node, req Request, rng *rand.Rand) []Node
 			}
 			switch cmp {
 			case 1:
-				best, bestFuture, bestTotal, bestAlone, ties = pipe, future, total, alone, 1
+				best, bestFuture, bestTotal, bestFirst, bestAlone, ties = pipe, future, total, first, alone, 1
 			case 0:
 				ties++ // equally good: each tie wins with the same chance
 				if rng.Intn(ties) == 0 {
@@ -147,6 +166,21 @@ func (s *selection) later(trial *selection, slots int) [][]*Node {
 	}
 	if len(out) < slots {
 		out = append(out, []*Node{{ID: "\x00later-remote", Rack: "\x00elsewhere"}})
+	}
+	return out
+}
+
+// rackMates are the live datanodes in the writer's rack (none when its
+// rack is unknown).
+func (s *selection) rackMates() map[string]bool {
+	out := map[string]bool{}
+	if s.req.WriterRack == "" {
+		return out
+	}
+	for _, n := range s.live {
+		if n.Rack == s.req.WriterRack {
+			out[n.ID] = true
+		}
 	}
 	return out
 }
@@ -280,6 +314,17 @@ func Rate(l Links, writerRack string, pipes [][]*Node) float64 {
 // What the estimate keeps is the structure of the cut: first hops behind
 // the writer's one cross-rack link share it, rack-mates each bring their
 // own.
+//
+// Before the writer has a record to another rack (a new cluster's first
+// upload, or records of rack-mates only) the rate across racks is not
+// known but the structure is: HDFS's own assumption that a rack-mate is
+// nearer than a host across racks. The cross-rack rate is then a prior of
+// one unit, finite beside the unknown (unbounded) NICs, so every host still
+// brings one cross-rack link of its own and the writer's is shared by every
+// first hop behind it; the first record across racks replaces it. (Left
+// unknown, every link would be unbounded and every choice a tie, so first
+// hops would go behind the writer's link at random.) Without a rack for
+// the writer there is no cut to keep and no prior.
 func RecordLinks(speeds map[string]float64, live []*Node, writerRack string) Links {
 	l := recordLinks{}
 	for _, n := range live {
@@ -287,8 +332,16 @@ func RecordLinks(speeds map[string]float64, live []*Node, writerRack string) Lin
 			l.cross = max(l.cross, v)
 		}
 	}
+	if l.cross <= 0 && writerRack != "" {
+		l.cross = priorCross
+	}
 	return l
 }
+
+// priorCross is the cross-rack rate RecordLinks assumes before any record
+// across racks: any positive value does, as only the links' structure
+// matters while the NICs are unknown.
+const priorCross = 1
 
 type recordLinks struct{ cross float64 }
 

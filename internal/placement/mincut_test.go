@@ -25,6 +25,16 @@ func sizeOf(sizes []int) (n int) {
 	}
 	return n
 }
+
+// drawSizes draws 2-4 racks of 1-5 datanodes each.
+func drawSizes(rng *rand.Rand) []int {
+	sizes := make([]int, 2+rng.Intn(3))
+	for r := range sizes {
+		sizes[r] = 1 + rng.Intn(5)
+	}
+	return sizes
+}
+
 func maxPipes(sizes []int, capPipes int) int { return max(1, min(sizeOf(sizes)/3, capPipes)) }
 
 func cluster(sizes []int) []Node {
@@ -44,15 +54,7 @@ func cluster(sizes []int) []Node {
 func write(t *testing.T, pol Policy, nodes []Node, l Links, writerRack string, p int, rng *rand.Rand) [][]Node {
 	var open [][]Node
 	for range p {
-		req := Request{Replicas: 3, Replication: 3, Exclude: map[string]bool{}, WriterRack: writerRack, Links: l}
-		for _, pipe := range open {
-			var ids []string
-			for _, n := range pipe {
-				ids = append(ids, n.ID)
-				req.Exclude[n.ID] = true
-			}
-			req.Open = append(req.Open, ids)
-		}
+		req := withOpen(Request{Replicas: 3, Replication: 3, WriterRack: writerRack, Links: l}, open)
 		got := pol.ChooseTargets(nodes, req, rng)
 		if len(got) != 3 {
 			t.Fatalf("pipeline %d: %d targets", len(open)+1, len(got))
@@ -60,6 +62,21 @@ func write(t *testing.T, pol Policy, nodes []Node, l Links, writerRack string, p
 		open = append(open, got)
 	}
 	return open
+}
+
+// withOpen is req from a writer whose open pipelines are open: their
+// datanodes busy (excluded), their order given.
+func withOpen(req Request, open [][]Node) Request {
+	req.Exclude = map[string]bool{}
+	for _, pipe := range open {
+		var ids []string
+		for _, n := range pipe {
+			ids = append(ids, n.ID)
+			req.Exclude[n.ID] = true
+		}
+		req.Open = append(req.Open, ids)
+	}
+	return req
 }
 
 // crossings counts, independently of Rate, what bounds a set of pipelines
@@ -94,11 +111,8 @@ func TestMinCutRandomTopologies(t *testing.T) {
 	pol := Policies["mincut"]()
 	worst := 1.0
 	for i := range 300 {
-		racks := 2 + rng.Intn(3)
-		sizes := make([]int, racks)
-		for r := range sizes {
-			sizes[r] = 1 + rng.Intn(5)
-		}
+		sizes := drawSizes(rng)
+		racks := len(sizes)
 		if sizeOf(sizes) < 6 {
 			continue
 		}
@@ -220,15 +234,7 @@ func TestMinCutFromRecords(t *testing.T) {
 		rng := rand.New(rand.NewSource(seed))
 		var open [][]Node
 		for range 3 {
-			req := Request{Replicas: 3, Replication: 3, Exclude: map[string]bool{}, WriterRack: rackName(0), Speeds: speeds}
-			for _, p := range open {
-				var ids []string
-				for _, n := range p {
-					ids = append(ids, n.ID)
-					req.Exclude[n.ID] = true
-				}
-				req.Open = append(req.Open, ids)
-			}
+			req := withOpen(Request{Replicas: 3, Replication: 3, WriterRack: rackName(0), Speeds: speeds}, open)
 			open = append(open, pol.ChooseTargets(nodes, req, rng))
 		}
 		if c := crossings(open, rackName(0)); c != 3 {

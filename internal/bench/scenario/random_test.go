@@ -3,6 +3,7 @@ package scenario
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -120,6 +121,21 @@ func TestRunRandom(t *testing.T) {
 	var out bytes.Buffer
 	rep.PrintTable(&out)
 	for _, want := range []string{"SMARTH speedup over HDFS", "median 4.00x", "SMARTH share of the ideal", "a:"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	// The shares by class: k < P and k >= P, every topology in one of them.
+	small, large := rep.Classes()
+	if len(small.Results)+len(large.Results) != 3 {
+		t.Errorf("classes hold %d and %d topologies, want 3 in all", len(small.Results), len(large.Results))
+	}
+	for _, r := range small.Results {
+		if r.Topology.Ideal.Local >= r.Topology.Ideal.Pipelines {
+			t.Errorf("topology %s (k=%d, P=%d) in the k < P class", r.Topology.Shape(), r.Topology.Ideal.Local, r.Topology.Ideal.Pipelines)
+		}
+	}
+	for _, want := range []string{fmt.Sprintf("k < P  topologies n=%d", len(small.Results)), fmt.Sprintf("k >= P topologies n=%d", len(large.Results))} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}

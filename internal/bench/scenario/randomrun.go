@@ -196,6 +196,23 @@ func (r *RandomReport) Distribution() Distribution {
 		ConcSpeedup: quartiles(d.cs), ConcOfIdeal: quartiles(d.co)}
 }
 
+// Classes splits the topologies where the client's rack has fewer
+// datanodes than the client may open pipelines (k < P: the ideal needs a
+// pipeline across the client's own cross-rack link besides one on every
+// rack-mate) from the others (k >= P: rack-mates alone can carry every
+// pipeline), which reach the ideal in different ways.
+func (r *RandomReport) Classes() (small, large *RandomReport) {
+	small, large = &RandomReport{Spec: r.Spec, Size: r.Size, Time: r.Time}, &RandomReport{Spec: r.Spec, Size: r.Size, Time: r.Time}
+	for _, res := range r.Results {
+		if res.Topology.Ideal.Local < res.Topology.Ideal.Pipelines {
+			small.Results = append(small.Results, res)
+		} else {
+			large.Results = append(large.Results, res)
+		}
+	}
+	return small, large
+}
+
 // Distribution are the quartiles of a random-topology run.
 type Distribution struct {
 	Speedup, Ideal, Schedule, OfIdeal, OfSchedule, RackSpeedup, RackOfIdeal Quartiles
@@ -238,6 +255,15 @@ func (r *RandomReport) PrintTable(w io.Writer) {
 	q("rackaware multi share of ideal", d.RackOfIdeal, true)
 	q("concurrent speedup over HDFS", d.ConcSpeedup, false)
 	q("concurrent share of the ideal", d.ConcOfIdeal, true)
+	small, large := r.Classes()
+	for _, c := range []struct {
+		name string
+		r    *RandomReport
+	}{{"k < P", small}, {"k >= P", large}} {
+		d := c.r.Distribution()
+		fmt.Fprintf(w, "%-6s topologies n=%d  share of the ideal: SMARTH median %.1f%% min %.1f%% (%d measured), concurrent median %.1f%% min %.1f%% (%d measured)\n",
+			c.name, len(c.r.Results), d.OfIdeal.Median*100, d.OfIdeal.Min*100, d.OfIdeal.N, d.ConcOfIdeal.Median*100, d.ConcOfIdeal.Min*100, d.ConcOfIdeal.N)
+	}
 	fmt.Fprintln(w, "topology: datanodes per rack (* the client's rack) @ NIC/cross-rack Mbit/s; k: datanodes in the client's rack;")
 	fmt.Fprintln(w, "P: most pipelines open; ideal: min-cut speedup bound (IdealOf); schedule: what the protocol can reach on the links (ScheduleSpeedup);")
 	fmt.Fprintln(w, "slow 1st: SMARTH blocks begun on a node slower than the client's link;")

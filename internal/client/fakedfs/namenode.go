@@ -35,6 +35,8 @@ type Namenode struct {
 	onAddBlock  func(n int)           // guarded by mu
 	BlockSize   int64
 	Replication int
+	// WriterRack is the rack AddBlock says the writer is in ("": none).
+	WriterRack string
 }
 
 type file struct {
@@ -178,12 +180,12 @@ func (n *Namenode) AddBlock(_ context.Context, r *dfspb.AddBlockRequest, _ ...gr
 	n.blocks[b.ext.BlockId] = b
 	f.blocks = append(f.blocks, b.ext.BlockId)
 	count := len(n.callsWith("AddBlock"))
-	hook := n.onAddBlock
+	hook, rack := n.onAddBlock, n.WriterRack
 	n.mu.Unlock()
 	if hook != nil {
 		hook(count)
 	}
-	return &dfspb.AddBlockResponse{Block: &dfspb.LocatedBlock{Block: clone(b.ext), Locations: locs}}, nil
+	return &dfspb.AddBlockResponse{Block: &dfspb.LocatedBlock{Block: clone(b.ext), Locations: locs}, WriterRack: rack}, nil
 }
 
 func (n *Namenode) callsWith(prefix string) []string {

@@ -24,6 +24,10 @@
 //     limits and order, but the next block starts as soon as the current
 //     one is queued (handoff Queued), each open pipeline with a sender
 //     goroutine of its own, so several first hops share the client's NIC.
+//     Its Admit keeps a block from starting beside a slow first hop unless
+//     a fast datanode is free; before any record, a datanode in the rack
+//     the namenode puts the client in (AddBlockResponse.writer_rack) is
+//     presumed fast and one across racks slow.
 //
 // Stream does the I/O for either strategy: the data queue, one streamer
 // goroutine, and per open pipeline a connection, an ack queue and a

@@ -108,6 +108,7 @@ func (s *Stream) addBlock(busyOnce map[string]bool) (*dfspb.LocatedBlock, error)
 	if resp.GetBlock() == nil || resp.GetBlock().GetBlock() == nil {
 		return nil, &NamenodeError{Op: "addBlock", Err: errors.New("the namenode returned no block")}
 	}
+	s.writerRack = resp.GetWriterRack()
 	return resp.GetBlock(), nil
 }
 

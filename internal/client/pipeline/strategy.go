@@ -366,10 +366,25 @@ func (*Concurrent) Handoff() Handoff { return Queued }
 // Admitter is a strategy that decides, with a free pipeline slot, whether
 // the next block may start now or should wait for a first hop to finish.
 type Admitter interface {
-	// Admit is asked with the first datanodes of the pipelines whose first
-	// hop is still in progress (no FNFA yet), the datanodes busy in open
-	// pipelines and the client's speed records.
-	Admit(inFlight []string, busy map[string]bool, speeds Speeds) bool
+	Admit(Admission) bool
+}
+
+// Admission is what an Admitter decides on.
+type Admission struct {
+	// InFlight are the first datanodes of the pipelines whose first hop
+	// is still in progress (no FNFA yet).
+	InFlight []*dfspb.DatanodeInfo
+	// Busy are the datanodes in open pipelines and those this write no
+	// longer uses (failed): the namenode will not offer them.
+	Busy map[string]bool
+	// Speeds are the client's records.
+	Speeds Speeds
+	// WriterRack is the rack the namenode puts this client in ("" when
+	// it places it nowhere, or before the namenode said), and Datanodes
+	// the live datanodes with their racks: where records are missing,
+	// they say which datanodes are this client's rack-mates.
+	WriterRack string
+	Datanodes  []*dfspb.DatanodeInfo
 }
 
 // slowerThan is the share of the fastest first datanode's record below
@@ -384,24 +399,37 @@ const slowerThan = 0.6
 // slot and a block of memory twice as long, which can keep the rack-mates
 // idle when their pipelines drain. So the next block starts at once while
 // no first hop in progress is slow; with one in progress it starts only
-// when a datanode this client measured fast is free (the namenode offers
-// it first: speedaware ranks by the client's records and keeps a second
-// first hop off a link already carrying one), and otherwise waits, like
-// SMARTH, for a first hop to finish. A datanode never measured counts as
-// slow until measured.
-func (c *Concurrent) Admit(inFlight []string, busy map[string]bool, s Speeds) bool {
-	fast := fastNodes(s)
+// when a fast datanode is free (the namenode offers it first: speedaware
+// ranks by the client's records and keeps a second first hop off a link
+// already carrying one, mincut keeps first hops on free rack-mates), and
+// otherwise waits, like SMARTH, for a first hop to finish.
+//
+// Fast is what the records say: within slowerThan of the fastest record.
+// A datanode never measured is judged by where it is, HDFS's own
+// assumption: a rack-mate of this client is presumed fast, a datanode in
+// another rack (or anywhere, when the namenode places this client in no
+// rack) slow. So a new cluster's first upload keeps a block in flight on
+// every free rack-mate at once and at most one first hop behind the
+// client's cross-rack link; each record replaces the presumption as it
+// arrives.
+func (c *Concurrent) Admit(a Admission) bool {
+	fast := a.fastNodes()
 	slow := false
-	for _, id := range inFlight {
-		if !fast(id) {
+	for _, d := range a.InFlight {
+		if !fast(d.GetId(), d.GetRack()) {
 			slow = true
 		}
 	}
 	if !slow {
 		return true
 	}
-	for _, id := range knownNodes(s) {
-		if fast(id) && !busy[id] {
+	for _, id := range knownNodes(a.Speeds) {
+		if !a.Busy[id] && fast(id, "") {
+			return true
+		}
+	}
+	for _, d := range a.Datanodes {
+		if !a.Busy[d.GetId()] && fast(d.GetId(), d.GetRack()) {
 			return true
 		}
 	}
@@ -420,20 +448,23 @@ func knownNodes(s Speeds) []string {
 	return nil
 }
 
-// fastNodes says whether a datanode's record is within slowerThan of the
-// fastest record.
-func fastNodes(s Speeds) func(string) bool {
+// fastNodes says whether a datanode is fast: its record within
+// slowerThan of the fastest record, or, never measured, its rack the
+// client's.
+func (a Admission) fastNodes() func(id, rack string) bool {
+	s := a.Speeds
 	best := 0.0
 	for _, id := range knownNodes(s) {
 		if v, ok := s.Speed(id); ok {
 			best = max(best, v)
 		}
 	}
-	return func(id string) bool {
-		if s == nil || best <= 0 {
-			return false
+	return func(id, rack string) bool {
+		if s != nil {
+			if v, ok := s.Speed(id); ok {
+				return best > 0 && v >= slowerThan*best
+			}
 		}
-		v, ok := s.Speed(id)
-		return ok && v >= slowerThan*best
+		return a.WriterRack != "" && rack == a.WriterRack
 	}
 }

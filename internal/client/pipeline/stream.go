@@ -34,8 +34,10 @@ type Config struct {
 	RPCTimeout       time.Duration
 	Replace          ReplacePolicy
 	Speeds           *SpeedBook // may be nil
-	// Live counts live datanodes for Strategy.MaxOpen; nil means 1.
-	Live func(ctx context.Context) (int, error)
+	// Datanodes lists the live datanodes (the namenode's report): how
+	// many for Strategy.MaxOpen, their racks for an Admitter; nil means
+	// one pipeline at a time.
+	Datanodes func(ctx context.Context) ([]*dfspb.DatanodeInfo, error)
 	// SetupRetries is how many times a new block's pipeline is tried,
 	// excluding the failed node each time (HDFS: 3).
 	SetupRetries int
@@ -83,8 +85,13 @@ type Stream struct {
 	blocks   []*dfspb.ExtendedBlock // every block of the file so far, in order
 	excluded map[string]bool        // datanode ids that failed for this file
 	maxOpen  int
-	lastSend time.Time
-	appendTo *dfspb.LocatedBlock // the partial last block to continue first, until its pipeline is up
+	// live are the live datanodes when the stream began, and writerRack
+	// the rack the namenode placed this client in at its latest addBlock
+	// ("" when none): the Admitter's prior for datanodes never measured.
+	live       []*dfspb.DatanodeInfo
+	writerRack string
+	lastSend   time.Time
+	appendTo   *dfspb.LocatedBlock // the partial last block to continue first, until its pipeline is up
 }
 
 // Start begins a stream; its goroutines stop when Finish or Abort return.
@@ -217,14 +224,16 @@ func (s *Stream) run() {
 }
 
 func (s *Stream) loop() error {
-	if s.cfg.Strategy.Handoff() != AllAcked && s.cfg.Live != nil {
+	if s.cfg.Strategy.Handoff() != AllAcked && s.cfg.Datanodes != nil {
 		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.RPCTimeout)
-		live, err := s.cfg.Live(ctx)
+		dns, err := s.cfg.Datanodes(ctx)
 		cancel()
 		if err != nil {
 			s.log.Warn("cannot count live datanodes; one pipeline at a time", "err", err)
-			live = 0
+			dns = nil
 		}
+		s.live = dns
+		live := len(dns)
 		s.maxOpen = s.cfg.Strategy.MaxOpen(live, s.cfg.Replication)
 		s.cfg.Strategy = Effective(s.cfg.Strategy, s.maxOpen, s.cfg.ClassicWindow)
 		s.log.Debug("multi-pipeline write", "live", live, "max_open", s.maxOpen, "strategy", fmt.Sprintf("%T", s.cfg.Strategy))
@@ -533,24 +542,25 @@ func (s *Stream) admitLocked() bool {
 	if !ok {
 		return true
 	}
-	var inFlight []string
-	busy := map[string]bool{}
+	in := Admission{Busy: map[string]bool{}, WriterRack: s.writerRack, Datanodes: s.live}
+	for id := range s.excluded {
+		in.Busy[id] = true
+	}
 	for _, p := range s.pipes {
 		if p.done {
 			continue
 		}
 		if !p.fnfa && p.mode != dfspb.WriteMode_CLASSIC {
-			inFlight = append(inFlight, p.nodes[0].GetId())
+			in.InFlight = append(in.InFlight, p.nodes[0].DatanodeInfo)
 		}
 		for _, n := range p.nodes {
-			busy[n.GetId()] = true
+			in.Busy[n.GetId()] = true
 		}
 	}
-	var sp Speeds
 	if s.cfg.Speeds != nil {
-		sp = s.cfg.Speeds
+		in.Speeds = s.cfg.Speeds
 	}
-	return a.Admit(inFlight, busy, sp)
+	return a.Admit(in)
 }
 
 func nodeLabel(d *dfspb.DatanodeInfo) string {

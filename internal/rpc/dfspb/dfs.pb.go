@@ -1757,8 +1757,13 @@ func (x *AddBlockRequest) GetClientHost() string {
 }
 
 type AddBlockResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Block         *LocatedBlock          `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Block *LocatedBlock          `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
+	// The rack the namenode's topology mapping puts the writer in, as this
+	// block's placement used it ("" when it places the writer nowhere): a
+	// multi-pipeline client presumes the datanodes of its own rack faster
+	// than those across racks until it has measured them.
+	WriterRack    string `protobuf:"bytes,2,opt,name=writer_rack,json=writerRack,proto3" json:"writer_rack,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1798,6 +1803,13 @@ func (x *AddBlockResponse) GetBlock() *LocatedBlock {
 		return x.Block
 	}
 	return nil
+}
+
+func (x *AddBlockResponse) GetWriterRack() string {
+	if x != nil {
+		return x.WriterRack
+	}
+	return ""
 }
 
 type CompleteRequest struct {
@@ -12122,9 +12134,11 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\n" +
 	"busy_nodes\x18\x06 \x03(\tR\tbusyNodes\x12\x1f\n" +
 	"\vclient_host\x18\a \x01(\tR\n" +
-	"clientHost\"B\n" +
+	"clientHost\"c\n" +
 	"\x10AddBlockResponse\x12.\n" +
-	"\x05block\x18\x01 \x01(\v2\x18.smarth.dfs.LocatedBlockR\x05block\"\xc1\x01\n" +
+	"\x05block\x18\x01 \x01(\v2\x18.smarth.dfs.LocatedBlockR\x05block\x12\x1f\n" +
+	"\vwriter_rack\x18\x02 \x01(\tR\n" +
+	"writerRack\"\xc1\x01\n" +
 	"\x0fCompleteRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1f\n" +
 	"\vclient_name\x18\x02 \x01(\tR\n" +
