@@ -533,7 +533,7 @@ func TestFailoverWaitersShareOneWatch(t *testing.T) {
 		}
 		// Each status call hangs until its deadline; the third one starts
 		// after two deadlines, with every call long waiting.
-		waitFor(t, "every rename refused and three status calls at the standby",
+		waitForWithin(t, time.Minute, "every rename refused and three status calls at the standby",
 			func() bool { return next.count("Rename") == calls && next.count("GetHAStatus") >= 3 })
 		next.mu.Lock()
 		most := next.maxInStatus

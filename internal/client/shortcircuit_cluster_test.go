@@ -97,29 +97,35 @@ func TestShortCircuitGetIsByteExact(t *testing.T) {
 // is right, and the namenode has the corrupt replica replaced.
 func TestShortCircuitCorruptReplicaReportedAndAvoided(t *testing.T) {
 	c, sock := shortCircuitCluster(t, 4)
-	// A client on dn2's host: the namenode lists dn2's replica first, so
-	// that is the one short-circuit reads try first.
-	f := c.Client(t, withSocket(sock), testcluster.WithClientHost("dn2"))
+	w := c.Client(t, withSocket(sock), testcluster.WithClientHost("dn2"))
 	want := data(3<<20, 28)
-	mustPut(t, f, "/bad", want, client.CreateOptions{})
+	mustPut(t, w, "/bad", want, client.CreateOptions{})
 	c.WaitReplication(t, "/bad", 3)
 	ctx := context.Background()
-	locs, err := f.BlockLocations(ctx, "/bad", 1<<20, 1)
-	if err != nil || len(locs) != 1 || locs[0].Hosts[0] != "dn2" {
-		t.Fatalf("locations of the second block: %+v, %v; want dn2 first", locs, err)
+	locs, err := w.BlockLocations(ctx, "/bad", 1<<20, 1)
+	if err != nil || len(locs) != 1 || len(locs[0].Hosts) == 0 {
+		t.Fatalf("locations of the second block: %+v, %v", locs, err)
+	}
+	// The reader runs on the host of one of the second block's replicas
+	// (placement need not have put one on the writer's host, dn2, on a
+	// busy machine): the namenode lists that replica first to it, so
+	// that is the one short-circuit reads try first.
+	bad := locs[0].Hosts[0]
+	f := c.Client(t, withSocket(sock), testcluster.WithClientHost(bad))
+	if locs, err = f.BlockLocations(ctx, "/bad", 1<<20, 1); err != nil || len(locs) != 1 || locs[0].Hosts[0] != bad {
+		t.Fatalf("locations of the second block for a reader on %s: %+v, %v; want %s first", bad, locs, err, bad)
 	}
 	blk := locs[0].BlockID
 	replica := func(host string) string {
 		i, _ := strconv.Atoi(host[len("dn"):])
 		return filepath.Join(c.DataDir(i-1), "current", "finalized", "blk_"+strconv.FormatUint(blk, 10))
 	}
-	bad := replica("dn2")
-	b, err := os.ReadFile(bad)
+	b, err := os.ReadFile(replica(bad))
 	if err != nil {
 		t.Fatal(err)
 	}
 	b[700_001] ^= 0x40
-	if err := os.WriteFile(bad, b, 0o600); err != nil {
+	if err := os.WriteFile(replica(bad), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -136,7 +142,7 @@ func TestShortCircuitCorruptReplicaReportedAndAvoided(t *testing.T) {
 			t.Logf("last seen: %s", last)
 		}
 	})
-	c.WaitFor(t, "the reported replica on dn2 replaced by a good copy (the namenode heard of it from the reader)", func() bool {
+	c.WaitFor(t, "the reported replica on "+bad+" replaced by a good copy (the namenode heard of it from the reader)", func() bool {
 		locs, err := f.BlockLocations(ctx, "/bad", 1<<20, 1)
 		if err != nil || len(locs) != 1 || len(locs[0].Hosts) != 3 {
 			last = "not three replicas listed"
