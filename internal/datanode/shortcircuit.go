@@ -13,7 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"smarth/internal/blocktoken"
-	"smarth/internal/connlimit"
 	"smarth/internal/datanode/store"
 	"smarth/internal/datatransfer"
 	"smarth/internal/diskperm"
@@ -106,26 +105,12 @@ func (d *DataNode) listenDomainSocket(dataPort int) (*net.UnixListener, error) {
 // serveShortCircuit accepts connections on the domain socket; each asks
 // for one replica's descriptors.
 func (d *DataNode) serveShortCircuit(ln *net.UnixListener) {
-	var pause time.Duration
 	for {
-		c, err := ln.AcceptUnix()
-		if err != nil {
-			if d.ctx.Err() == nil && connlimit.Temporary(err) {
-				pause = connlimit.AcceptBackoff(pause)
-				d.log.Warn("domain socket: accept failed; retrying", "err", err, "retry_in", pause)
-				select {
-				case <-time.After(pause):
-				case <-d.ctx.Done():
-					return
-				}
-				continue
-			}
-			if d.ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
-				d.log.Error("domain socket listener failed", "err", err)
-			}
+		nc, ok := d.accept(ln, "domain socket")
+		if !ok {
 			return
 		}
-		pause = 0
+		c := nc.(*net.UnixConn) // what a UnixListener accepts
 		// Every peer of this socket is on this host: it gets the data
 		// port's share of one host, and one more waits for none (the
 		// client reads over TCP instead).

@@ -25,30 +25,42 @@ const (
 	ackBufSize  = 4 << 10
 )
 
-// serveData accepts data-transfer connections; each runs one op.
-func (d *DataNode) serveData() {
+// accept takes the next connection of ln (the data port or the domain
+// socket, named by what); ok false when the listener is closed for good
+// or the datanode stops.
+func (d *DataNode) accept(ln net.Listener, what string) (net.Conn, bool) {
 	var pause time.Duration
 	for {
-		c, err := d.dataLn.Accept()
-		if err != nil {
-			// Out of descriptors (a flood): pause and go on, rather
-			// than close the data port for good.
-			if d.ctx.Err() == nil && connlimit.Temporary(err) {
-				pause = connlimit.AcceptBackoff(pause)
-				d.log.Warn("data port: accept failed; retrying", "err", err, "retry_in", pause)
-				select {
-				case <-time.After(pause):
-				case <-d.ctx.Done():
-					return
-				}
-				continue
+		c, err := ln.Accept()
+		if err == nil {
+			return c, true
+		}
+		// Out of descriptors (a flood): pause and go on, rather than
+		// close the port for good.
+		if d.ctx.Err() == nil && connlimit.Temporary(err) {
+			pause = connlimit.AcceptBackoff(pause)
+			d.log.Warn(what+": accept failed; retrying", "err", err, "retry_in", pause)
+			select {
+			case <-time.After(pause):
+			case <-d.ctx.Done():
+				return nil, false
 			}
-			if d.ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
-				d.log.Error("data listener failed", "err", err)
-			}
+			continue
+		}
+		if d.ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
+			d.log.Error(what+" listener failed", "err", err)
+		}
+		return nil, false
+	}
+}
+
+// serveData accepts data-transfer connections; each runs one op.
+func (d *DataNode) serveData() {
+	for {
+		c, ok := d.accept(d.dataLn, "data port")
+		if !ok {
 			return
 		}
-		pause = 0
 		// A peer at its share of the port, or a port at its bound, is
 		// reset here, before a goroutine, a handshake or a buffer.
 		release, ok := d.dataGate.Take(c)
