@@ -45,7 +45,20 @@ type ComboResult struct {
 	// Hits and Misses per run (index = run), from the namenode's counters.
 	Hits   []int64 `json:"hits"`
 	Misses []int64 `json:"misses"`
-	Error  string  `json:"error,omitempty"`
+	// Affinity is the namenode's learned cache affinity per app at the
+	// end of each run (index = run), as `smarth cache stats` shows it:
+	// what BG was steered by, beside how it did.
+	Affinity [][]LearnedAffinity `json:"affinity,omitempty"`
+	Error    string              `json:"error,omitempty"`
+}
+
+// LearnedAffinity is one app's learned cache affinity and the samples behind it.
+type LearnedAffinity struct {
+	App      string  `json:"app"`
+	Affinity float64 `json:"affinity"`
+	Hot      int32   `json:"hot_samples"`
+	Cold     int32   `json:"cold_samples"`
+	Used     bool    `json:"used"`
 }
 
 // Result is a whole `smarth bench workload` run.

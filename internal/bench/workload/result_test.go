@@ -179,3 +179,14 @@ func TestRowsRatioPerRound(t *testing.T) {
 		t.Errorf("table:\n%s", b.String())
 	}
 }
+
+func TestAffinityTextSaysWhichEstimatesAreUsed(t *testing.T) {
+	got := affinityText([]LearnedAffinity{
+		{App: "grep", Affinity: 0.912, Hot: 12, Cold: 20, Used: true},
+		{App: "wordcount", Affinity: 0.4, Hot: 2, Cold: 30},
+	})
+	want := "grep 0.91 (hot 12, cold 20), wordcount 0.40 (hot 2, cold 30, not used yet)"
+	if got != want {
+		t.Fatalf("affinityText = %q, want %q", got, want)
+	}
+}

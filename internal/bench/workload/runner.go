@@ -208,7 +208,7 @@ func (r *comboRun) prepare(ctx context.Context, w *Workload, c Combo, opts Optio
 func (r *comboRun) round(ctx context.Context, w *Workload, opts Options, run int) error {
 	admin := cacheAdmin{r.e.fs.Namenode()}
 	maxMaps := MaxRunningMaps(w.Share, opts.DataNodes, opts.MapSlots)
-	h0, m0 := cacheCounters(ctx, admin)
+	h0, m0, _ := cacheCounters(ctx, admin)
 	stopSampling := sample(ctx, admin, run, &r.cr.Samples)
 	var got []AppRun
 	if w.Dynamic() {
@@ -217,10 +217,14 @@ func (r *comboRun) round(ctx context.Context, w *Workload, opts Options, run int
 		got = runStatic(ctx, w, r.e, r.paths, maxMaps, run)
 	}
 	stopSampling()
-	h1, m1 := cacheCounters(ctx, admin)
+	h1, m1, aff := cacheCounters(ctx, admin)
 	r.cr.Hits, r.cr.Misses = append(r.cr.Hits, h1-h0), append(r.cr.Misses, m1-m0)
+	r.cr.Affinity = append(r.cr.Affinity, aff)
 	for _, a := range got {
 		r.logf("run %d %-12s %7.1fs  maps %d, cache-local %d, data-local %d %s", run, a.Label, a.Seconds, a.Maps, a.CacheLocal, a.DataLocal, a.Error)
+	}
+	if len(aff) > 0 {
+		r.logf("run %d learned affinity: %s", run, affinityText(aff))
 	}
 	r.cr.Apps = append(r.cr.Apps, got...)
 	return ctx.Err()
@@ -302,12 +306,31 @@ func pinInputs(ctx context.Context, admin cacheAdmin, w *Workload, paths map[str
 	})
 }
 
-func cacheCounters(ctx context.Context, admin cacheAdmin) (hits, misses int64) {
+// cacheCounters reads the namenode's cumulative hits and misses and its
+// learned affinity estimates (the caller's own apps).
+func cacheCounters(ctx context.Context, admin cacheAdmin) (hits, misses int64, aff []LearnedAffinity) {
 	st, err := admin.Stats(ctx)
 	if err != nil {
-		return 0, 0
+		return 0, 0, nil
 	}
-	return st.GetHits(), st.GetMisses()
+	for _, e := range st.GetAffinityEstimates() {
+		aff = append(aff, LearnedAffinity{App: e.GetApp(), Affinity: e.GetAffinity(), Hot: e.GetHotSamples(), Cold: e.GetColdSamples(), Used: e.GetUsed()})
+	}
+	return st.GetHits(), st.GetMisses(), aff
+}
+
+// affinityText is "grep 0.91 (hot 12, cold 20), wordcount 0.40 (hot 2,
+// cold 30, not used yet)": an estimate the cache does not use yet says so.
+func affinityText(aff []LearnedAffinity) string {
+	parts := make([]string, 0, len(aff))
+	for _, a := range aff {
+		s := fmt.Sprintf("%s %.2f (hot %d, cold %d", a.App, a.Affinity, a.Hot, a.Cold)
+		if !a.Used {
+			s += ", not used yet"
+		}
+		parts = append(parts, s+")")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // sample polls the namenode's cache stats every second for the cached

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -64,16 +65,38 @@ func (l *Log) wait(ctx context.Context, f raft.Future) error {
 // Syncs of this node fail with ErrNotLeader. The read lease ends first,
 // for the rest of the term: the target's election ignores the
 // followers' loyalty to this leader (lease.go).
+//
+// raft gives the target one election timeout to win; on a loaded host
+// that can pass while the target is still campaigning, and raft answers
+// "leadership transfer timeout" and stays leader. The transfer is then
+// asked again while ctx allows, unless the target won after all.
 func (l *Log) TransferLeadership(ctx context.Context, id string) error {
 	l.endLease()
-	if id == "" {
-		return l.untilNoTransfer(ctx, l.raft.LeadershipTransfer)
+	op := l.raft.LeadershipTransfer
+	if id != "" {
+		addr, err := l.addrOf(id)
+		if err != nil {
+			return err
+		}
+		op = func() raft.Future { return l.raft.LeadershipTransferToServer(raft.ServerID(id), addr) }
 	}
-	addr, err := l.addrOf(id)
-	if err != nil {
-		return err
+	for {
+		err := l.untilNoTransfer(ctx, op)
+		if err == nil || !isTransferTimeout(err) || ctx.Err() != nil {
+			return err
+		}
+		if l.raft.State() != raft.Leader {
+			if leader, _ := l.Leader(); id == "" || leader == id {
+				return nil
+			}
+			return err
+		}
 	}
-	return l.untilNoTransfer(ctx, func() raft.Future { return l.raft.LeadershipTransferToServer(raft.ServerID(id), addr) })
+}
+
+// isTransferTimeout: raft's timeout is an unexported fmt error.
+func isTransferTimeout(err error) bool {
+	return strings.Contains(err.Error(), "leadership transfer timeout")
 }
 
 // untilNoTransfer runs op again while raft refuses it because a
