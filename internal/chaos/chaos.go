@@ -129,7 +129,16 @@ func (o *Options) setDefaults() {
 }
 
 // OpCount counts one kind of operation.
-type OpCount struct{ OK, Failed int }
+type OpCount struct {
+	OK, Failed int
+	// Errors are the first MaxOpErrors failures of the kind, with the
+	// time each happened: what a failed op met (a failover the client
+	// gave up on, a full disk), which the counts alone do not say.
+	Errors []string `json:",omitempty"`
+}
+
+// MaxOpErrors bounds OpCount.Errors.
+const MaxOpErrors = 8
 
 // Fault is one fault made and undone: a daemon killed and started again
 // (Kind "SIGKILL"), or a host or rack cut off the network and healed
@@ -254,6 +263,14 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\n", k, r.Ops[k].OK, r.Ops[k].Failed)
 	}
 	tw.Flush()
+	for _, k := range kinds {
+		if errs := r.Ops[k].Errors; len(errs) > 0 {
+			fmt.Fprintf(w, "first failed %s ops (of %d):\n", k, r.Ops[k].Failed)
+			for _, e := range errs {
+				fmt.Fprintf(w, "  %s\n", e)
+			}
+		}
+	}
 	fmt.Fprintf(w, "ops done: %d\n", r.OpsDone())
 	fmt.Fprintf(w, "faults injected: %d (%s)\n", len(r.Faults), faultSummary(r.Faults))
 	for _, f := range r.Faults {
@@ -328,7 +345,8 @@ func (r *run) logf(format string, a ...any) {
 	fmt.Fprintf(r.o.Out, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
 }
 
-func (r *run) count(op string, ok bool) {
+// count records one op of a kind and its outcome (nil: it succeeded).
+func (r *run) count(op string, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := r.rep.Ops[op]
@@ -336,10 +354,13 @@ func (r *run) count(op string, ok bool) {
 		c = &OpCount{}
 		r.rep.Ops[op] = c
 	}
-	if ok {
+	if err == nil {
 		c.OK++
-	} else {
-		c.Failed++
+		return
+	}
+	c.Failed++
+	if len(c.Errors) < MaxOpErrors {
+		c.Errors = append(c.Errors, time.Now().Format("15:04:05.000")+" "+err.Error())
 	}
 }
 

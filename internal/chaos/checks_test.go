@@ -340,3 +340,23 @@ func TestNotApplied(t *testing.T) {
 		}
 	}
 }
+
+// A failed op's error is kept (the first MaxOpErrors of each kind) and
+// printed under the counts: a count of failed gets alone cannot say
+// whether they met a failover or a full disk.
+func TestFailedOpsKeepTheirFirstErrors(t *testing.T) {
+	r := &run{rep: &Report{Ops: map[string]*OpCount{}}}
+	r.count("get", nil)
+	for i := 0; i < MaxOpErrors+3; i++ {
+		r.count("get", fmt.Errorf("read /f%d: all namenodes refused", i))
+	}
+	c := r.rep.Ops["get"]
+	if c.OK != 1 || c.Failed != MaxOpErrors+3 || len(c.Errors) != MaxOpErrors {
+		t.Fatalf("get count %+v: want 1 ok, %d failed, %d errors kept", c, MaxOpErrors+3, MaxOpErrors)
+	}
+	var b strings.Builder
+	r.rep.Print(&b)
+	if !strings.Contains(b.String(), "first failed get ops (of 11):") || !strings.Contains(b.String(), "read /f0: all namenodes refused") {
+		t.Fatalf("report does not show the errors:\n%s", b.String())
+	}
+}

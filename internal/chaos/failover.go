@@ -465,7 +465,7 @@ func (r *run) probe(fsys *client.FileSystem) func(ctx context.Context) error {
 		id := r.newID()
 		p := path.Join(r.o.Dir, "failover", fmt.Sprintf("p%06d", id))
 		err := writeFile(ctx, fsys, p, nil)
-		r.count("probe", err == nil)
+		r.count("probe", err)
 		if err != nil {
 			return err
 		}

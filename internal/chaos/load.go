@@ -88,10 +88,10 @@ func (r *run) put(ctx context.Context, rng *rand.Rand, fsys *client.FileSystem) 
 	fillRandom(rng, data)
 	p := path.Join(r.o.Dir, "files", fmt.Sprintf("f%06d", id))
 	if err := writeFile(ctx, fsys, p, data); err != nil {
-		r.count("put", false)
+		r.count("put", err)
 		return false
 	}
-	r.count("put", true)
+	r.count("put", nil)
 	f := &ackedFile{id: id, path: p, size: size, sum: sha256.Sum256(data)}
 	f.hist.add("put", fmt.Sprintf("%s (%d bytes)", p, size), nil)
 	r.mu.Lock()
@@ -188,7 +188,7 @@ func (r *run) get(ctx context.Context, rng *rand.Rand, fsys *client.FileSystem) 
 // acknowledged put.
 func (r *run) getFile(ctx context.Context, fsys *client.FileSystem, f *ackedFile) bool {
 	err := r.readCheck(ctx, fsys, f.path, f.size, f.sum)
-	r.count("get", err == nil)
+	r.count("get", err)
 	f.hist.add("get", f.path, err)
 	switch {
 	case err == errWrongContent:
@@ -238,11 +238,11 @@ func (r *run) renameFile(ctx context.Context, fsys *client.FileSystem, f *ackedF
 	octx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	if err := fsys.Mkdir(octx, path.Dir(dst), 0o755, true); err != nil {
-		r.count("rename", false)
+		r.count("rename", err)
 		return false
 	}
 	err := fsys.Rename(octx, f.path, dst)
-	r.count("rename", err == nil)
+	r.count("rename", err)
 	f.hist.add("rename", f.path+" -> "+dst, err)
 	switch {
 	case err == nil:
@@ -277,7 +277,7 @@ func (r *run) deleteFile(ctx context.Context, fsys *client.FileSystem, f *ackedF
 	octx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	err := fsys.Delete(octx, f.path, false)
-	r.count("delete", err == nil)
+	r.count("delete", err)
 	r.recordDelete(f, err)
 	return err == nil
 }
@@ -373,10 +373,10 @@ func (r *run) wordcount(ctx context.Context, rng *rand.Rand, fsys *client.FileSy
 	}
 	in := path.Join(dir, "in", "text.txt")
 	if err := writeFile(ctx, fsys, in, text.Bytes()); err != nil {
-		r.count("job-input", false)
+		r.count("job-input", err)
 		return false
 	}
-	r.count("job-input", true)
+	r.count("job-input", nil)
 	out := path.Join(dir, "out")
 	res, err := r.runJob(ctx, jc, "wordcount", map[string]string{apps.ParamInput: path.Dir(in), apps.ParamOutput: out, apps.ParamReduces: "2"})
 	if err != nil {
@@ -444,7 +444,7 @@ func (r *run) runJob(ctx context.Context, jc *jobclient.Client, app string, para
 	if err == nil && res.State != mapreduce.StateSucceeded {
 		err = fmt.Errorf("job %s %s", res.JobID, res.State)
 	}
-	r.count("job-"+app, err == nil)
+	r.count("job-"+app, err)
 	if err != nil {
 		r.logf("%s: %v", app, err)
 		return nil, err
