@@ -13,8 +13,14 @@ app, and is counted.
 """
 import json, math, sys
 
+# Student-t 0.975 quantiles by degrees of freedom (no scipy needed).
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
-        9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145}
+        9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131,
+        16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086, 25: 2.060, 30: 2.042}
+
+def t975(df):
+    """The quantile for df, or for the nearest smaller df tabled (a wider interval)."""
+    return T975[max(k for k in T975 if k <= df)]
 
 def interval(logs):
     n = len(logs)
@@ -22,7 +28,7 @@ def interval(logs):
     if n < 2:
         return math.exp(m), float('nan'), float('nan')
     sd = math.sqrt(sum((x - m) ** 2 for x in logs) / (n - 1))
-    h = T975[n - 1] * sd / math.sqrt(n)
+    h = t975(n - 1) * sd / math.sqrt(n)
     return math.exp(m), math.exp(m - h), math.exp(m + h)
 
 def times(res, combo):
