@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CL-BG against CL-LRU and no cache from `smarth bench workload --json` files.
+"""CL-BG against CL-LRU, no cache and table-steered CL-BG from `smarth bench workload --json` files.
 
 usage: bench/cache-ab.py FILE.json...   (one file per workload, same cache size)
 
@@ -44,7 +44,9 @@ def times(res, combo):
     return None, 0
 
 def main(files):
-    pairs = [('clbg', 'cllru'), ('clbg', 'nocache'), ('cllru', 'nocache')]
+    # clbgtable (BG steered by Table 1, the paper's) is paired where a run has it.
+    pairs = [('clbg', 'cllru'), ('clbg', 'nocache'), ('cllru', 'nocache'),
+             ('clbgtable', 'cllru'), ('clbg', 'clbgtable')]
     per = {p: [] for p in pairs}
     print('| workload | pair | rounds | per-round ratio (geometric mean) [95% interval] | failed app runs A/B |')
     print('|---|---|---|---|---|')

@@ -124,7 +124,7 @@ command is interrupted.`,
 	fl.StringVar(&f.nicMbit, "nic", "200-400", "random: every host's NIC, Mbit/s, MIN-MAX")
 	fl.StringVar(&f.crossMb, "cross-rack", "40-150", "random: every host's rate between racks, Mbit/s, MIN-MAX")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "random: print the topologies and their ideals, run nothing")
-	fl.StringVar(&f.concPlacement, "concurrent-placement", "speedaware", "random: the placement of the multipipeline-concurrent upload (another than speedaware is a phase of its own, e.g. mincut)")
+	fl.StringVar(&f.concPlacement, "concurrent-placement", "mincut", "random: the placement of the multipipeline-concurrent upload (the one that plans several first hops at once; another than speedaware is a phase of its own, speedaware shares SMARTH's)")
 	fl.StringVar(&f.fromJSON, "from-json", "", "random: print (and with --out, --json, --plot save) a saved report again, ideals recomputed; run nothing")
 	return c
 }

@@ -36,7 +36,8 @@ A B B A), so that a drift of the machine hits every combination alike:
   dlnr     cache policy pinned, scheduler delay        (directives on every input)
   cllru    cache policy lru,    scheduler cachelocal
   clca     cache policy ca,     scheduler cachelocal
-  clbg     cache policy bg,     scheduler cachelocal
+  clbg     cache policy bg,     scheduler cachelocal (affinities learned online)
+  clbgtable cache policy bg,    scheduler cachelocal (Table 1's or --affinity, as the paper)
 Drop-behind is on for all of them, so uncached reads reach the disk. The workload
 runs --runs rounds; the first is reported as cold, the others as warm, normalized
 to nocache, and each app's ratio to nocache is taken within each warm round and

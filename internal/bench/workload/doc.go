@@ -7,7 +7,9 @@
 // What it decides: how an experiment is set up and measured. Each policy
 // combination — nocache (none, delay), dlnr (pinned with a directive on
 // every input added before the runs, delay), cllru (lru, cachelocal), clca
-// (ca, cachelocal), clbg (bg, cachelocal) — gets a fresh local cluster
+// (ca, cachelocal), clbg (bg, cachelocal, affinities learned online),
+// clbgtable (bg, cachelocal, cache_affinity_source table: Table 1's or
+// --affinity, as the paper ran it) — gets a fresh local cluster
 // (internal/cluster: 4 datanodes and node managers, 200 MiB of block cache
 // each, 16 MiB blocks, replication 2, drop-behind on for every combination
 // so the no-cache baseline really reads the disk, and a disk read cap when

@@ -111,6 +111,12 @@ func TestParseCombos(t *testing.T) {
 	if _, err := ParseCombos("nocache,arc"); err == nil || !strings.Contains(err.Error(), "known: nocache, dlnr, cllru, clca, clbg") {
 		t.Errorf("unknown combination: %v", err)
 	}
+	// clbgtable is BG steered by Table 1: its namenode is told so, clbg's
+	// keeps the default (learned).
+	cs, err = ParseCombos("CL-BG,CL-BG-table")
+	if err != nil || cs[1].Policy != "bg" || cs[1].Scheduler != "cachelocal" || cs[1].nameNodeConfig()["cache_affinity_source"] != "table" || cs[0].nameNodeConfig() != nil {
+		t.Errorf("ParseCombos(CL-BG,CL-BG-table) = %+v, %v; namenode configs %v, %v", cs, err, cs[0].nameNodeConfig(), cs[1].nameNodeConfig())
+	}
 }
 
 func TestAppParams(t *testing.T) {

@@ -247,7 +247,7 @@ func startCluster(ctx context.Context, c Combo, opts Options, logf func(string, 
 		Replication: opts.Replication, BlockSize: opts.BlockSize, NameNodeRPC: "127.0.0.1:0", NameNodeHTTP: "127.0.0.1:0",
 		Cache: cluster.CacheOptions{CacheCapacity: opts.CacheCapacity, CachePolicy: c.Policy, Scheduler: c.Scheduler,
 			DropBehind: true, PageCache: opts.PageCache, DiskReadRate: opts.DiskReadRate, Affinity: opts.Affinity},
-		ResourceManager: rm, NodeManager: map[string]any{"map_slots": opts.MapSlots}}
+		NameNode: c.nameNodeConfig(), ResourceManager: rm, NodeManager: map[string]any{"map_slots": opts.MapSlots}}
 	logf("starting %d datanodes, cache %s each, policy %s, scheduler %s in %s", opts.DataNodes, units.FormatSizeExact(opts.CacheCapacity), c.Policy, c.Scheduler, home)
 	st, err := cluster.Up(ctx, copts)
 	if err != nil {

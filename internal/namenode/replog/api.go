@@ -80,16 +80,38 @@ func (l *Log) TransferLeadership(ctx context.Context, id string) error {
 		}
 		op = func() raft.Future { return l.raft.LeadershipTransferToServer(raft.ServerID(id), addr) }
 	}
-	for {
+	for retry := false; ; retry = true {
 		err := l.untilNoTransfer(ctx, op)
-		if err == nil || !isTransferTimeout(err) || ctx.Err() != nil {
-			return err
+		if err == nil {
+			return nil
 		}
-		if l.raft.State() != raft.Leader {
-			if leader, _ := l.Leader(); id == "" || leader == id {
+		// After a timeout this node may have stepped down since: the
+		// target's election can end after raft's timer (a slow TimeoutNow,
+		// a busy target), and an attempt asked meanwhile finds this node a
+		// follower. Judge by who leads once someone does.
+		if (retry || isTransferTimeout(err)) && l.raft.State() != raft.Leader {
+			if leader := l.awaitLeader(ctx); id == "" && leader != l.cfg.ID || leader == id {
 				return nil
 			}
 			return err
+		}
+		if !isTransferTimeout(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// awaitLeader returns the leader's id once one is known, or "" when ctx
+// ends first.
+func (l *Log) awaitLeader(ctx context.Context) string {
+	for {
+		if id, _ := l.Leader(); id != "" {
+			return id
+		}
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }

@@ -117,7 +117,8 @@ func (f *followerTracker) snapshot(id raft.ServerID) (followerState, bool) {
 // itself.
 type trackingTransport struct {
 	*raft.NetworkTransport
-	f *followerTracker
+	f                *followerTracker
+	beforeTimeoutNow func(target string) error // Config.beforeTimeoutNow
 }
 
 func (t *trackingTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
@@ -137,6 +138,11 @@ func (t *trackingTransport) InstallSnapshot(id raft.ServerID, target raft.Server
 }
 
 func (t *trackingTransport) TimeoutNow(id raft.ServerID, target raft.ServerAddress, args *raft.TimeoutNowRequest, resp *raft.TimeoutNowResponse) error {
+	if t.beforeTimeoutNow != nil {
+		if err := t.beforeTimeoutNow(string(id)); err != nil {
+			return err
+		}
+	}
 	err := t.NetworkTransport.TimeoutNow(id, target, args, resp)
 	if err == nil {
 		t.f.contacted(id)

@@ -94,6 +94,10 @@ type Config struct {
 	// and out, once its handshake is done: tests use it to cut a running
 	// member off its group (a partition) without stopping it.
 	WrapConn func(net.Conn) net.Conn
+	// beforeTimeoutNow, when set (tests), runs before each TimeoutNow
+	// this node sends as a leader handing over; an error drops the
+	// message, a delay holds it as a slow network would.
+	beforeTimeoutNow func(target string) error
 }
 
 // Defaults, chosen for failover in about a second on a LAN: a follower
@@ -298,7 +302,7 @@ func Open(cfg Config) (*Log, error) {
 		l.store.Close()
 		return nil, err
 	}
-	r, err := raft.NewRaft(rc, (*fsm)(l), logs, l.store, l.snaps, &trackingTransport{l.trans, &l.followers})
+	r, err := raft.NewRaft(rc, (*fsm)(l), logs, l.store, l.snaps, &trackingTransport{NetworkTransport: l.trans, f: &l.followers, beforeTimeoutNow: cfg.beforeTimeoutNow})
 	if err != nil {
 		l.trans.Close()
 		l.store.Close()
