@@ -160,6 +160,13 @@ func (n *haNN) AddBlock(ctx context.Context, r *dfspb.AddBlockRequest) (*dfspb.A
 	return &dfspb.AddBlockResponse{}, nil
 }
 
+func (n *haNN) Truncate(ctx context.Context, r *dfspb.TruncateRequest) (*dfspb.TruncateResponse, error) {
+	if err := n.serve(ctx, "Truncate", standby.Write); err != nil {
+		return nil, err
+	}
+	return &dfspb.TruncateResponse{}, nil
+}
+
 func (n *haNN) GetFileInfo(ctx context.Context, r *dfspb.GetFileInfoRequest) (*dfspb.GetFileInfoResponse, error) {
 	if err := n.serve(ctx, "GetFileInfo", standby.Read); err != nil {
 		return nil, err
@@ -333,8 +340,9 @@ func TestFailoverWaitsOutAnElection(t *testing.T) {
 // A call that reached a namenode which then died has an unknown outcome:
 // a read is repeated on the next namenode; so is a rename, at most once,
 // with the same call ids (the namenode's retry cache answers a repeat of
-// an applied one); addBlock, neither idempotent nor cached, is not, and
-// its error is returned.
+// an applied one); so is an addBlock (idempotent by the namenode's
+// check of its previous block); a method that is neither (concatenating
+// a truncation) is not, and its error is returned.
 func TestFailoverUnknownOutcome(t *testing.T) {
 	forTransports(t, func(t *testing.T, tr string) {
 		ctx := context.Background()
@@ -359,11 +367,20 @@ func TestFailoverUnknownOutcome(t *testing.T) {
 
 		dying, next = startHANN(t, tr, "die", ""), startHANN(t, tr, "active", "")
 		f = haClient(t, tr, dying.addr, next.addr)
-		if _, err := f.nn.AddBlock(ctx, &dfspb.AddBlockRequest{Path: "/a"}); err == nil {
-			t.Fatal("an addBlock whose namenode died after taking it succeeded; want its error")
+		if _, err := f.nn.AddBlock(ctx, &dfspb.AddBlockRequest{Path: "/a"}); err != nil {
+			t.Fatalf("an addBlock whose namenode died after taking it: %v; want it repeated on the next", err)
 		}
-		if dying.count("AddBlock") != 1 || next.count("AddBlock") != 0 {
-			t.Errorf("addBlocks at the dying and the next namenode = %d, %d; want 1, 0 (not repeated)", dying.count("AddBlock"), next.count("AddBlock"))
+		if dying.count("AddBlock") != 1 || next.count("AddBlock") != 1 {
+			t.Errorf("addBlocks at the dying and the next namenode = %d, %d; want 1, 1", dying.count("AddBlock"), next.count("AddBlock"))
+		}
+
+		dying, next = startHANN(t, tr, "die", ""), startHANN(t, tr, "active", "")
+		f = haClient(t, tr, dying.addr, next.addr)
+		if _, err := f.nn.Truncate(ctx, &dfspb.TruncateRequest{Path: "/a"}); err == nil {
+			t.Fatal("a truncate whose namenode died after taking it succeeded; want its error")
+		}
+		if dying.count("Truncate") != 1 || next.count("Truncate") != 0 {
+			t.Errorf("truncates at the dying and the next namenode = %d, %d; want 1, 0 (not repeated)", dying.count("Truncate"), next.count("Truncate"))
 		}
 
 		dying, next = startHANN(t, tr, "die", ""), startHANN(t, tr, "active", "")

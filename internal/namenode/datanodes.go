@@ -262,6 +262,7 @@ func (nn *NameNode) blockReceivedAndDeleted(req *dfspb.BlockReceivedAndDeletedRe
 		case dfspb.ReceivedStatus_DELETED:
 			nn.state.Blocks().RemoveReplica(id, rep.ID)
 			nn.cache.UncacheOnLocked(id, rep.ID)
+			nn.dropEarlyLocked(id, rep.ID)
 			continue
 		case dfspb.ReceivedStatus_RECEIVING:
 			rep.State = blockmap.BeingWritten
@@ -269,14 +270,10 @@ func (nn *NameNode) blockReceivedAndDeleted(req *dfspb.BlockReceivedAndDeletedRe
 			// On its disk now, whatever the block map makes of it.
 			dn.space.receivedReplica(rep.ID, rep.NumBytes)
 		}
-		switch nn.state.Blocks().AddReplica(id, rep) {
-		case blockmap.Unknown:
-			nn.invalidateLocked(id, fsstate.BlockRef{ID: rep.ID, GS: rep.GS, Len: rep.NumBytes})
-		case blockmap.Accepted:
-			if rep.State == blockmap.Finalized {
-				nn.replicaAddedLocked(id, nn.state.Blocks().Get(rep.ID))
-			}
+		if nn.holdEarlyLocked(id, rep) {
+			continue // a standby ahead of its log: applied with the block's edit
 		}
+		nn.addReportedLocked(id, rep)
 	}
 	nn.dirty = true
 	if nn.safe.on {

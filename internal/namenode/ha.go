@@ -346,6 +346,7 @@ func (h *haNode) takeOver() {
 		return
 	}
 	h.forgetCommandsLocked()
+	nn.takeEarlyLocked()
 	nn.rebuildLeasesLocked(now)
 	for _, dn := range nn.nodes {
 		dn.reported = false // its next heartbeat reply asks for a full report
@@ -529,6 +530,7 @@ func (f *haFSM) Apply(txid uint64, payload []byte) error {
 	}
 	nn.ha.edits.applied(txid)
 	nn.rememberReplayedLocked(res)
+	nn.applyEarlyLocked(res.Blocks)
 	for _, r := range res.Removed {
 		nn.leases.remove(r.ID)
 	}

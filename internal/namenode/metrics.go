@@ -25,6 +25,7 @@ type metrics struct {
 	recoveries     prometheus.Counter
 	corruptReports prometheus.Counter
 	speedSamples   prometheus.Counter
+	earlyDropped   prometheus.Counter
 }
 
 func newMetrics(nn *NameNode) *metrics {
@@ -47,9 +48,11 @@ func newMetrics(nn *NameNode) *metrics {
 		recoveries:     prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "block_recoveries_total", Help: "Lease recovery commands sent."}),
 		corruptReports: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "corrupt_replica_reports_total", Help: "Corrupt replicas reported by readers and datanodes."}),
 		speedSamples:   prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "speed_samples_total", Help: "Block transfer speed samples received from clients."}),
+		earlyDropped: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "standby_early_reports_dropped_total",
+			Help: "Replica reports a standby received before the edit of their block and could not hold (its table full); the next full report finds them."}),
 	}
 	m.reg.MustRegister(m.rpcs, m.rpcLatency, m.edits, m.syncLatency, m.syncBatch, m.checkpoints,
-		m.invalidations, m.transfers, m.recoveries, m.corruptReports, m.speedSamples)
+		m.invalidations, m.transfers, m.recoveries, m.corruptReports, m.speedSamples, m.earlyDropped)
 	gauge := func(name, help string, labels prometheus.Labels, f func() float64) {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: name, Help: help, ConstLabels: labels}, f))
 	}
@@ -63,6 +66,7 @@ func newMetrics(nn *NameNode) *metrics {
 	gauge("files", "Files in the namespace.", nil, locked(func() float64 { return float64(nn.state.Tree().Files()) }))
 	gauge("directories", "Directories in the namespace, including /.", nil, locked(func() float64 { return float64(nn.state.Tree().Dirs()) }))
 	gauge("blocks", "Blocks in the block map.", nil, locked(func() float64 { return float64(nn.state.Blocks().Len()) }))
+	gauge("standby_early_reports", "Replica reports a standby holds until the edit of their block is applied.", nil, locked(func() float64 { return float64(nn.early.n) }))
 	gauge("open_files", "Files open for writing (under a lease).", nil, locked(func() float64 { return float64(nn.leases.files()) }))
 	for _, st := range []string{"live", "dead"} {
 		live := st == "live"

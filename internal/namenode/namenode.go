@@ -63,6 +63,7 @@ type NameNode struct {
 	pending    map[uint64]*pendingTransfer // block id → re-replication in flight
 	recovering map[uint64]time.Time        // block id → when its lease recovery was sent
 	postponed  []fsstate.Orphan            // invalidations held back during safe mode
+	early      earlyReports                // a standby's reports of blocks its log has not reached (early.go)
 	safe       safeMode
 	rng        *rand.Rand // placement and replication choices
 	dirty      bool       // something changed that the replication monitor should look at

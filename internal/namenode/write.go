@@ -164,7 +164,7 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 		nn.mu.Unlock()
 		return nil, err
 	}
-	if retry != nil {
+	if retry != nil && len(retry.Targets()) > 0 {
 		// The client retried an addBlock whose answer it lost: hand out
 		// the same block once its record is durable.
 		lb := nn.locatedLocked(f, len(f.Blocks)-1, nn.datanodeInfos(retry.Targets()))
@@ -198,6 +198,26 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 		nn.mu.Unlock()
 		return nil, err
 	}
+	ids := make([]string, len(targets))
+	for i, t := range targets {
+		ids[i] = t.ID
+	}
+	if retry != nil {
+		// A retry of an addBlock whose answer was lost with the active
+		// that made the block (a failover): the edit log has the block
+		// but not its targets, which only the active that chose them
+		// knew. Nobody has written to it, so this active chooses them.
+		retry.SetTargets(ids)
+		nn.scheduleSpaceLocked(ids, retry.ID, f.BlockSize())
+		lb := nn.locatedLocked(f, len(f.Blocks)-1, nn.datanodeInfos(ids))
+		nn.token(lb, callerOf(ctx).User, blocktoken.Write, lb.GetLocations())
+		tx := nn.journal.LastTxID()
+		nn.mu.Unlock()
+		if err := nn.sync(tx); err != nil {
+			return nil, err
+		}
+		return &dfspb.AddBlockResponse{Block: lb, WriterRack: place.Rack}, nil
+	}
 	o := &fsstate.AddBlock{FileID: f.ID, Prev: prev,
 		Block: fsstate.BlockRef{ID: nn.state.Blocks().NextID(), GS: nn.state.Blocks().NextGS()}}
 	if _, err := nn.state.Apply(o, namespace.Caller{Trusted: true}); err != nil {
@@ -208,10 +228,6 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 		return nil, errPrecondition("%s %s: %v", op, f.Path(), err)
 	}
 	b := f.Blocks[len(f.Blocks)-1]
-	ids := make([]string, len(targets))
-	for i, t := range targets {
-		ids[i] = t.ID
-	}
 	b.SetTargets(ids)
 	nn.scheduleSpaceLocked(ids, b.ID, f.BlockSize())
 	if prev != nil {
@@ -567,6 +583,18 @@ func (nn *NameNode) updatePipeline(ctx context.Context, req *dfspb.UpdatePipelin
 		return err
 	}
 	gs := newB.GetGenerationStamp()
+	if gs == b.GS && gs > oldB.GetGenerationStamp() {
+		// A repeat of an update already applied (its answer lost, maybe
+		// with the active that applied it): the stamp is the block's.
+		// The pipeline's nodes are not in the edit log, so a new active
+		// learns them here.
+		if b.State == blockmap.UnderConstruction {
+			nn.state.Blocks().UpdateUnderConstruction(b, gs, b.NumBytes, req.GetNewNodes())
+		}
+		tx := nn.journal.LastTxID()
+		nn.mu.Unlock()
+		return nn.sync(tx)
+	}
 	if gs <= b.GS || gs > nn.state.Blocks().LastGS() {
 		nn.mu.Unlock()
 		return errPrecondition("%s %s: generation stamp %d was not issued for block %d (current %d); call updateBlockForPipeline first", op, f.Path(), gs, b.ID, b.GS)

@@ -67,7 +67,7 @@ func (r *AddBlock) apply(s *State, _ namespace.Caller) (Applied, error) {
 	b := &blockmap.Block{ID: r.Block.ID, GS: r.Block.GS, State: blockmap.UnderConstruction, FileID: f.ID, Expected: f.Replication()}
 	s.blocks.Add(b)
 	s.tree.AddBlock(f, b)
-	return Applied{File: f}, nil
+	return Applied{File: f, Blocks: []uint64{b.ID}}, nil
 }
 
 // addBlockCharge is how much an addBlock adds to its file's space charge:
@@ -190,7 +190,7 @@ func (r *UpdateBlock) apply(s *State, _ namespace.Caller) (Applied, error) {
 	}
 	b.GS, b.NumBytes = r.Block.GS, r.Block.Len
 	s.blocks.Observe(b.ID, b.GS)
-	return Applied{}, nil
+	return Applied{Blocks: []uint64{b.ID}}, nil
 }
 
 // CommitSync is the end of a block recovery (commitBlockSynchronization):
@@ -239,6 +239,7 @@ func (r *CommitSync) apply(s *State, _ namespace.Caller) (Applied, error) {
 			b.State = blockmap.Committed
 		}
 		s.blocks.Observe(b.ID, b.GS)
+		res.Blocks = []uint64{b.ID}
 	}
 	if r.Close {
 		res.Dropped = s.releaseCopySource(f, res.Dropped)

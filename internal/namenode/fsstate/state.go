@@ -49,6 +49,10 @@ type Applied struct {
 	Orphans []Orphan           // their replicas, which the datanodes must delete
 	Path    string             // rename: the resulting path; createSnapshot: the snapshot's
 	Call    *Call              // the record's call ids, when it came with them (replay)
+	// Blocks the record made or restamped (addBlock, a pipeline update, a
+	// block recovery's end): a standby applies the replica reports it
+	// held for them (namenode/early.go).
+	Blocks []uint64
 }
 
 // Orphan is a replica of a block that no longer exists.
