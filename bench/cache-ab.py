@@ -75,7 +75,7 @@ def main(files):
     for p in pairs:
         if per[p]:
             g, lo, hi = interval(per[p])
-            print(f'| {p[0]}/{p[1]} | {len(per[p])} | {g:.3f} [{lo:.3f}, {hi:.3f}] |')
+            print(f"| {p[0]}/{p[1]} | {len(per[p])} | {g:.4f} [{lo:.4f}, {hi:.4f}] |")
 
 if __name__ == '__main__':
     main(sys.argv[1:])
