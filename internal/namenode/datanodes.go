@@ -225,7 +225,12 @@ func (nn *NameNode) blockReport(req *dfspb.BlockReportRequest) error {
 	id := dn.info.Id
 	res := nn.state.Blocks().ProcessReport(id, reps)
 	for _, r := range res.Invalidate {
-		nn.invalidateLocked(id, fsstate.BlockRef{ID: r.ID, GS: r.GS, Len: r.NumBytes})
+		// A standby's full report can come before the edits of the newest
+		// blocks too: a member restarted after a kill catches up on the
+		// log while its datanodes re-register and report (early.go).
+		if !nn.holdEarlyLocked(id, r) {
+			nn.invalidateLocked(id, fsstate.BlockRef{ID: r.ID, GS: r.GS, Len: r.NumBytes})
+		}
 	}
 	for _, bid := range res.Added {
 		nn.replicaAddedLocked(id, nn.state.Blocks().Get(bid))

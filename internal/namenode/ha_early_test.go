@@ -78,6 +78,29 @@ func TestHAStandbyHoldsReportsAheadOfItsLog(t *testing.T) {
 		})
 	}
 
+	// A full report can come early too (a member restarted after a kill
+	// catches up on the log while its datanodes report to it).
+	next2 := &dfspb.ExtendedBlock{BlockId: next.GetBlockId() + 1, GenerationStamp: next.GetGenerationStamp() + 1}
+	for _, s := range standbys {
+		if _, err := dn[s].dp.BlockReport(dn[s].ctx(), &dfspb.BlockReportRequest{DatanodeId: info.Id, Blocks: []*dfspb.ReportedBlock{
+			{Block: next, State: dfspb.ReplicaState_RBW}, {Block: next2, State: dfspb.ReplicaState_RBW}, {Block: bogus, State: dfspb.ReplicaState_FINALIZED},
+		}}); err != nil {
+			t.Fatalf("full report to standby %d: %v", s, err)
+		}
+	}
+	if b3 := add(&dfspb.ExtendedBlock{BlockId: next.GetBlockId(), GenerationStamp: next.GetGenerationStamp()}); b3.GetBlockId() != next2.GetBlockId() {
+		t.Fatalf("the active handed out block %d; the test predicted %d", b3.GetBlockId(), next2.GetBlockId())
+	}
+	for _, s := range standbys {
+		waitFor(t, fmt.Sprintf("standby %d to know that dn1 holds block %d, named in a full report before its edit", s, next2.GetBlockId()), func() bool {
+			nn := g.nns[s]
+			nn.mu.RLock()
+			defer nn.mu.RUnlock()
+			b := nn.state.Blocks().Get(next2.GetBlockId())
+			return b != nil && slices.ContainsFunc(b.ReplicaList(), func(r blockmap.Replica) bool { return r.Node == info.Id })
+		})
+	}
+
 	// The active goes; the member that takes over invalidates the block
 	// nobody made and holds nothing.
 	g.nns[l].Close()
