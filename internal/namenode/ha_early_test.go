@@ -68,15 +68,20 @@ func TestHAStandbyHoldsReportsAheadOfItsLog(t *testing.T) {
 	if b2 := add(b1); b2.GetBlockId() != next.GetBlockId() || b2.GetGenerationStamp() != next.GetGenerationStamp() {
 		t.Fatalf("the active handed out block %d at stamp %d; the test predicted %d at %d", b2.GetBlockId(), b2.GetGenerationStamp(), next.GetBlockId(), next.GetGenerationStamp())
 	}
-	for _, s := range standbys {
-		waitFor(t, fmt.Sprintf("standby %d to know that dn1 holds block %d once it applies the block's edit", s, next.GetBlockId()), func() bool {
-			nn := g.nns[s]
-			nn.mu.RLock()
-			defer nn.mu.RUnlock()
-			b := nn.state.Blocks().Get(next.GetBlockId())
-			return b != nil && slices.ContainsFunc(b.ReplicaList(), func(r blockmap.Replica) bool { return r.Node == info.Id })
-		})
+	// standbysKnow waits until every standby knows that dn1 holds b.
+	standbysKnow := func(b *dfspb.ExtendedBlock, why string) {
+		t.Helper()
+		for _, s := range standbys {
+			waitFor(t, fmt.Sprintf("standby %d to know that dn1 holds block %d, %s", s, b.GetBlockId(), why), func() bool {
+				nn := g.nns[s]
+				nn.mu.RLock()
+				defer nn.mu.RUnlock()
+				got := nn.state.Blocks().Get(b.GetBlockId())
+				return got != nil && slices.ContainsFunc(got.ReplicaList(), func(r blockmap.Replica) bool { return r.Node == info.Id })
+			})
+		}
 	}
+	standbysKnow(next, "reported before its edit")
 
 	// A full report can come early too (a member restarted after a kill
 	// catches up on the log while its datanodes report to it).
@@ -91,15 +96,7 @@ func TestHAStandbyHoldsReportsAheadOfItsLog(t *testing.T) {
 	if b3 := add(&dfspb.ExtendedBlock{BlockId: next.GetBlockId(), GenerationStamp: next.GetGenerationStamp()}); b3.GetBlockId() != next2.GetBlockId() {
 		t.Fatalf("the active handed out block %d; the test predicted %d", b3.GetBlockId(), next2.GetBlockId())
 	}
-	for _, s := range standbys {
-		waitFor(t, fmt.Sprintf("standby %d to know that dn1 holds block %d, named in a full report before its edit", s, next2.GetBlockId()), func() bool {
-			nn := g.nns[s]
-			nn.mu.RLock()
-			defer nn.mu.RUnlock()
-			b := nn.state.Blocks().Get(next2.GetBlockId())
-			return b != nil && slices.ContainsFunc(b.ReplicaList(), func(r blockmap.Replica) bool { return r.Node == info.Id })
-		})
-	}
+	standbysKnow(next2, "named in a full report before its edit")
 
 	// The active goes; the member that takes over invalidates the block
 	// nobody made and holds nothing.

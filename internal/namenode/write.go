@@ -164,10 +164,10 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 		nn.mu.Unlock()
 		return nil, err
 	}
-	if retry != nil && len(retry.Targets()) > 0 {
-		// The client retried an addBlock whose answer it lost: hand out
-		// the same block once its record is durable.
-		lb := nn.locatedLocked(f, len(f.Blocks)-1, nn.datanodeInfos(retry.Targets()))
+	// again answers a retried addBlock, whose answer the client lost, with
+	// the same block on ids once its record is durable; nn.mu is released.
+	again := func(ids []string) (*dfspb.AddBlockResponse, error) {
+		lb := nn.locatedLocked(f, len(f.Blocks)-1, nn.datanodeInfos(ids))
 		nn.token(lb, callerOf(ctx).User, blocktoken.Write, lb.GetLocations())
 		tx := nn.journal.LastTxID()
 		nn.mu.Unlock()
@@ -175,6 +175,9 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 			return nil, err
 		}
 		return &dfspb.AddBlockResponse{Block: lb, WriterRack: place.Rack}, nil
+	}
+	if retry != nil && len(retry.Targets()) > 0 {
+		return again(retry.Targets())
 	}
 	exclude := map[string]bool{}
 	for _, id := range req.GetExcludeNodes() {
@@ -209,14 +212,7 @@ func (nn *NameNode) addBlock(ctx context.Context, req *dfspb.AddBlockRequest) (*
 		// knew. Nobody has written to it, so this active chooses them.
 		retry.SetTargets(ids)
 		nn.scheduleSpaceLocked(ids, retry.ID, f.BlockSize())
-		lb := nn.locatedLocked(f, len(f.Blocks)-1, nn.datanodeInfos(ids))
-		nn.token(lb, callerOf(ctx).User, blocktoken.Write, lb.GetLocations())
-		tx := nn.journal.LastTxID()
-		nn.mu.Unlock()
-		if err := nn.sync(tx); err != nil {
-			return nil, err
-		}
-		return &dfspb.AddBlockResponse{Block: lb, WriterRack: place.Rack}, nil
+		return again(ids)
 	}
 	o := &fsstate.AddBlock{FileID: f.ID, Prev: prev,
 		Block: fsstate.BlockRef{ID: nn.state.Blocks().NextID(), GS: nn.state.Blocks().NextGS()}}

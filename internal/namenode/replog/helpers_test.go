@@ -195,6 +195,16 @@ func groupWith(t testing.TB, dir string, n int, mod func(i int, c *Config), init
 	return nodes
 }
 
+// another is a node of nodes other than n.
+func another(nodes []*node, n *node) *node {
+	for _, o := range nodes {
+		if o != n {
+			return o
+		}
+	}
+	return nil
+}
+
 // waitFor polls cond until it holds, failing with what was awaited.
 func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()

@@ -24,13 +24,7 @@ func TestTransferRemoveAdd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var to *node
-	for _, n := range nodes {
-		if n != ld {
-			to = n
-			break
-		}
-	}
+	to := another(nodes, ld)
 	if err := ld.log.TransferLeadership(ctx, to.id); err != nil {
 		t.Fatalf("transfer to %s: %v", to.id, err)
 	}

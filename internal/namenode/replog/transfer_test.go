@@ -40,13 +40,7 @@ func TestTransferOutlivesRaftsTimeout(t *testing.T) {
 			if err := write(ctx, ld.log, ld.fsm, "a"); err != nil {
 				t.Fatal(err)
 			}
-			var to *node
-			for _, n := range nodes {
-				if n != ld {
-					to = n
-					break
-				}
-			}
+			to := another(nodes, ld)
 			start := time.Now()
 			if err := ld.log.TransferLeadership(ctx, to.id); err != nil {
 				t.Fatalf("transfer to %s with its first TimeoutNow held %v: %v", to.id, hold, err)
