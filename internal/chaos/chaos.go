@@ -324,6 +324,10 @@ type run struct {
 type ackedFile struct {
 	id   int
 	path string
+	// probe marks a failover probe's file: the load reads it but never
+	// renames or deletes it, so every probe's acknowledged write is
+	// checked at the end (a short run's load could delete them all).
+	probe bool
 	// alt is set when a rename of it to alt failed without a verdict:
 	// the file is under exactly one of path and alt.
 	alt string

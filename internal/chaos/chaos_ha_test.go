@@ -112,14 +112,8 @@ func breakProbeAndPut(ctx context.Context, t *testing.T, fs *client.FileSystem, 
 			put = f
 		}
 	}
-	// The load renames files, probes' among them: with every probe's file
-	// renamed, a renamed one serves (the promise follows it to its new
-	// path).
-	for _, r := range p.Renamed {
-		if probe == "" && strings.Contains(r[0], "/failover/") && slices.Contains(p.Files, r[1]) {
-			probe = r[1]
-		}
-	}
+	// The load never renames or deletes a probe's file, so one is there
+	// whenever a failover was timed.
 	if probe == "" || put == "" {
 		t.Fatalf("control: promises %+v; need a probe's file and a put's", p)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -170,5 +171,30 @@ func TestRejoinedNeedsANewerTermAndAnotherLeader(t *testing.T) {
 		if got := rejoined(c.st, "nn3", 23); got != c.want {
 			t.Errorf("%s: rejoined = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// The load reads a failover probe's file but never renames or deletes
+// it, so each probe's acknowledged write is there to verify at the end
+// (and for TestChaosHANameNodeFaults's control to break).
+func TestLoadLeavesProbesInPlace(t *testing.T) {
+	r := &run{files: map[int]*ackedFile{
+		1: {id: 1, path: "/chaos/failover/p000001", probe: true},
+		2: {id: 2, path: "/chaos/files/f000002"},
+	}, busy: map[int]bool{}}
+	rng := rand.New(rand.NewPCG(1, 2))
+	read := map[int]bool{}
+	for range 200 {
+		if f := r.checkout(rng, true); f == nil || f.probe {
+			t.Fatalf("checkout for a rename or delete gave %+v; want the put's file, never the probe's", f)
+		} else {
+			r.checkin(f)
+		}
+		f := r.checkout(rng, false)
+		read[f.id] = true
+		r.checkin(f)
+	}
+	if !read[1] || !read[2] {
+		t.Fatalf("checkouts for reads took files %v; want both, the probe's too", read)
 	}
 }

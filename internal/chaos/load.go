@@ -139,13 +139,14 @@ func writeFile(ctx context.Context, fsys *client.FileSystem, p string, data []by
 }
 
 // checkout takes a random acknowledged file that no other worker uses and
-// whose name is certain; checkin returns it.
-func (r *run) checkout(rng *rand.Rand) *ackedFile {
+// whose name is certain, not a failover probe's if the worker is to
+// rename or delete it (mutate); checkin returns it.
+func (r *run) checkout(rng *rand.Rand, mutate bool) *ackedFile {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var ids []int
 	for id, f := range r.files {
-		if !r.busy[id] && f.alt == "" && !f.delInDoubt {
+		if !r.busy[id] && f.alt == "" && !f.delInDoubt && !(mutate && f.probe) {
 			ids = append(ids, id)
 		}
 	}
@@ -175,7 +176,7 @@ func (r *run) gone(f *ackedFile, op string, err error) {
 }
 
 func (r *run) get(ctx context.Context, rng *rand.Rand, fsys *client.FileSystem) bool {
-	f := r.checkout(rng)
+	f := r.checkout(rng, false)
 	if f == nil {
 		return r.put(ctx, rng, fsys)
 	}
@@ -220,7 +221,7 @@ func (r *run) readCheck(ctx context.Context, fsys *client.FileSystem, p string, 
 }
 
 func (r *run) rename(ctx context.Context, rng *rand.Rand, fsys *client.FileSystem) bool {
-	f := r.checkout(rng)
+	f := r.checkout(rng, true)
 	if f == nil {
 		return r.put(ctx, rng, fsys)
 	}
@@ -261,7 +262,7 @@ func (r *run) renameFile(ctx context.Context, fsys *client.FileSystem, f *ackedF
 }
 
 func (r *run) delete(ctx context.Context, rng *rand.Rand, fsys *client.FileSystem) bool {
-	f := r.checkout(rng)
+	f := r.checkout(rng, true)
 	if f == nil {
 		return false
 	}

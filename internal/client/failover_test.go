@@ -341,8 +341,8 @@ func TestFailoverWaitsOutAnElection(t *testing.T) {
 // a read is repeated on the next namenode; so is a rename, at most once,
 // with the same call ids (the namenode's retry cache answers a repeat of
 // an applied one); so is an addBlock (idempotent by the namenode's
-// check of its previous block); a method that is neither (concatenating
-// a truncation) is not, and its error is returned.
+// check of its previous block); truncate, which is neither, is not,
+// and its error is returned.
 func TestFailoverUnknownOutcome(t *testing.T) {
 	forTransports(t, func(t *testing.T, tr string) {
 		ctx := context.Background()
