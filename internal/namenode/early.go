@@ -1,6 +1,7 @@
 package namenode
 
 import (
+	"slices"
 	"time"
 
 	"smarth/internal/namenode/blockmap"
@@ -84,35 +85,29 @@ func (nn *NameNode) holdEarlyLocked(node string, rep blockmap.Reported) bool {
 func (nn *NameNode) dropEarlyLocked(node string, id uint64) {
 	e := &nn.early
 	held := e.by[id]
-	for i := range held {
-		if held[i].node == node {
-			held = append(held[:i], held[i+1:]...)
-			e.n--
-			break
-		}
-	}
 	if len(held) == 0 {
-		delete(e.by, id)
-	} else {
-		e.by[id] = held
+		return
 	}
+	n := len(held)
+	e.keep(id, n, slices.DeleteFunc(held, func(r earlyReport) bool { return r.node == node }))
 }
 
 // sweep drops the reports held longer than earlyMaxAge.
 func (e *earlyReports) sweep(now time.Time) {
 	for id, held := range e.by {
-		kept := held[:0]
-		for _, r := range held {
-			if now.Sub(r.at) < earlyMaxAge {
-				kept = append(kept, r)
-			}
-		}
-		e.n -= len(held) - len(kept)
-		if len(kept) == 0 {
-			delete(e.by, id)
-		} else {
-			e.by[id] = kept
-		}
+		n := len(held)
+		e.keep(id, n, slices.DeleteFunc(held, func(r earlyReport) bool { return now.Sub(r.at) >= earlyMaxAge }))
+	}
+}
+
+// keep makes kept the reports held for block id, of which there were n,
+// and counts the difference.
+func (e *earlyReports) keep(id uint64, n int, kept []earlyReport) {
+	e.n -= n - len(kept)
+	if len(kept) == 0 {
+		delete(e.by, id)
+	} else {
+		e.by[id] = kept
 	}
 }
 
@@ -132,20 +127,14 @@ func (nn *NameNode) applyEarlyLocked(ids []uint64) {
 		if b == nil {
 			continue
 		}
-		kept := held[:0]
-		for _, r := range held {
+		n := len(held)
+		e.keep(id, n, slices.DeleteFunc(held, func(r earlyReport) bool {
 			if r.rep.GS > b.GS {
-				kept = append(kept, r) // still ahead: a later edit restamps the block
-				continue
+				return false // still ahead: a later edit restamps the block
 			}
 			nn.addReportedLocked(r.node, r.rep)
-		}
-		e.n -= len(held) - len(kept)
-		if len(kept) == 0 {
-			delete(e.by, id)
-		} else {
-			e.by[id] = kept
-		}
+			return true
+		}))
 	}
 }
 
@@ -157,8 +146,8 @@ func (nn *NameNode) takeEarlyLocked() {
 	held := e.by
 	nn.early = earlyReports{}
 	for id, reps := range held {
+		b := nn.state.Blocks().Get(id)
 		for _, r := range reps {
-			b := nn.state.Blocks().Get(id)
 			if b != nil && r.rep.GS <= b.GS {
 				nn.addReportedLocked(r.node, r.rep)
 			} else if b == nil {
