@@ -95,6 +95,7 @@ func (nn *NameNode) registerDatanode(req *dfspb.RegisterDatanodeRequest, peer st
 		// Restarted: what it holds now comes with its next full report;
 		// commands queued for the old process are stale.
 		dn.invalidate, dn.transfers, dn.recoveries = nil, nil, nil
+		nn.deleting.forgetNode(in.GetId())
 		nn.logger.Info("datanode re-registered", "id", in.GetId(), "host", in.GetHostname())
 	default:
 		nn.logger.Info("dead datanode is back", "id", in.GetId(), "host", in.GetHostname())
@@ -224,6 +225,13 @@ func (nn *NameNode) blockReport(req *dfspb.BlockReportRequest) error {
 	}
 	id := dn.info.Id
 	res := nn.state.Blocks().ProcessReport(id, reps)
+	if len(nn.deleting) > 0 {
+		has := make(map[uint64]bool, len(reps))
+		for _, r := range reps {
+			has[r.ID] = true
+		}
+		nn.deleting.reported(id, func(b uint64) bool { return has[b] })
+	}
 	for _, r := range res.Invalidate {
 		// A standby's full report can come before the edits of the newest
 		// blocks too: a member restarted after a kill catches up on the
@@ -268,6 +276,7 @@ func (nn *NameNode) blockReceivedAndDeleted(req *dfspb.BlockReceivedAndDeletedRe
 			nn.state.Blocks().RemoveReplica(id, rep.ID)
 			nn.cache.UncacheOnLocked(id, rep.ID)
 			nn.dropEarlyLocked(id, rep.ID)
+			nn.deleting.done(id, rep.ID)
 			continue
 		case dfspb.ReceivedStatus_RECEIVING:
 			rep.State = blockmap.BeingWritten
@@ -349,6 +358,9 @@ func (nn *NameNode) invalidateLocked(node string, b fsstate.BlockRef) {
 	}
 	dn.invalidate = append(dn.invalidate, &dfspb.ExtendedBlock{BlockId: b.ID, GenerationStamp: b.GS, NumBytes: b.Len})
 	nn.metrics.invalidations.Inc()
+	if nn.state.Blocks().Get(b.ID) != nil {
+		nn.deleting.add(node, b.ID, nn.clock()) // no new copy there until it is gone
+	}
 }
 
 // checkDatanodes declares silent datanodes dead.
@@ -376,6 +388,7 @@ func (nn *NameNode) markDeadLocked(dn *datanode, why string) {
 	}
 	dn.live, dn.reported = false, false
 	dn.invalidate, dn.transfers, dn.recoveries, dn.streams = nil, nil, nil, 0
+	nn.deleting.forgetNode(id)
 	nn.cache.NodeGoneLocked(id)
 	for bid, p := range nn.pending {
 		if p.source == id {

@@ -387,6 +387,7 @@ func (h *haNode) forgetCommandsLocked() {
 	for _, dn := range nn.nodes {
 		dn.invalidate, dn.transfers, dn.recoveries = nil, nil, nil
 	}
+	nn.deleting = deletions{}
 	for id := range nn.pending {
 		nn.cancelPendingLocked(id)
 	}

@@ -142,6 +142,21 @@ type fakeDN struct {
 	commands []string                        // log of executed commands; guarded by mu
 	cacheCap int64                           // reported cache capacity; guarded by mu
 	cached   map[uint64]bool                 // blocks held in memory; guarded by mu
+	// holdDeletes keeps invalidations received and not yet carried out
+	// in held (a deletion still in flight); guarded by mu.
+	holdDeletes bool
+	held        []*dfspb.DatanodeCommand
+}
+
+// releaseDeletes carries out the held invalidations and stops holding.
+func (d *fakeDN) releaseDeletes() {
+	d.mu.Lock()
+	held := d.held
+	d.held, d.holdDeletes = nil, false
+	d.mu.Unlock()
+	for _, c := range held {
+		d.execute(c)
+	}
 }
 
 type fakeCluster struct {
@@ -284,6 +299,11 @@ func (d *fakeDN) execute(c *dfspb.DatanodeCommand) {
 	case c.GetInvalidate() != nil:
 		var gone []*dfspb.ReceivedDeletedBlock
 		d.mu.Lock()
+		if d.holdDeletes {
+			d.held = append(d.held, c)
+			d.mu.Unlock()
+			return
+		}
 		for _, b := range c.GetInvalidate().GetBlocks() {
 			delete(d.replicas, b.GetBlockId())
 			delete(d.cached, b.GetBlockId())

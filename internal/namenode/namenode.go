@@ -61,6 +61,7 @@ type NameNode struct {
 	moves      map[uint64]string     // block -> source of a balancer move in flight (balance.go)
 	leases     *leaseTable
 	pending    map[uint64]*pendingTransfer // block id → re-replication in flight
+	deleting   deletions                   // replicas of live blocks asked deleted, not yet reported gone (deleting.go)
 	recovering map[uint64]time.Time        // block id → when its lease recovery was sent
 	postponed  []fsstate.Orphan            // invalidations held back during safe mode
 	early      earlyReports                // a standby's reports of blocks its log has not reached (early.go)
@@ -145,6 +146,7 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 		nodes:      map[string]*datanode{},
 		leases:     newLeaseTable(),
 		pending:    map[uint64]*pendingTransfer{},
+		deleting:   deletions{},
 		recovering: map[uint64]time.Time{},
 		rng:        rand.New(rand.NewSource(clock().UnixNano())),
 		stop:       make(chan struct{}),

@@ -425,6 +425,52 @@ func TestUnfinishedReplicaOfClosedFileIsReplaced(t *testing.T) {
 	})
 }
 
+// A node asked to delete a block's remnant gets no new copy of that block
+// until it has reported the remnant deleted: the deletion names the block
+// as the copy would be named, and would delete the copy too.
+func TestNoCopyWhereADeletionIsPending(t *testing.T) {
+	nn, fc, c, fid, ab := openFile(t, 3)
+	pipe := ids(ab.GetBlock())
+	final := &dfspb.ExtendedBlock{BlockId: ab.Block.Block.BlockId, GenerationStamp: ab.Block.Block.GenerationStamp, NumBytes: 4096}
+	slow := fc.node(pipe[2])
+	slow.mu.Lock()
+	slow.holdDeletes = true
+	slow.mu.Unlock()
+	slow.receive(&dfspb.ExtendedBlock{BlockId: final.BlockId, GenerationStamp: final.GenerationStamp, NumBytes: 1024}, dfspb.ReplicaState_RBW)
+	fc.node(pipe[0]).receive(final, dfspb.ReplicaState_FINALIZED)
+	fc.node(pipe[1]).receive(final, dfspb.ReplicaState_FINALIZED)
+	if r, err := c.cp.Complete(c.ctx(), &dfspb.CompleteRequest{Path: "/f", ClientName: "c1", FileId: fid, Last: final}); err != nil || !r.GetCompleted() {
+		t.Fatalf("complete: %v %v", r, err)
+	}
+	waitFor(t, "the remnant's deletion to reach its node", func() bool {
+		slow.mu.Lock()
+		defer slow.mu.Unlock()
+		return len(slow.held) > 0
+	})
+	// Scans (the monitor's own every 100 ms, and these) must leave the
+	// block alone: its only free node is still deleting it.
+	for range 5 {
+		nn.replicationTick()
+		nn.mu.RLock()
+		p := nn.pending[final.BlockId]
+		targeted := p != nil && p.targets[pipe[2]]
+		nn.mu.RUnlock()
+		slow.mu.Lock()
+		r := slow.replicas[final.BlockId]
+		slow.mu.Unlock()
+		if targeted || r.GetState() == dfspb.ReplicaState_FINALIZED {
+			t.Fatalf("a copy was sent to %s while its deletion of the remnant was in flight (pending target %v, its replica %v)", pipe[2], targeted, r)
+		}
+	}
+	slow.releaseDeletes()
+	waitFor(t, "a finalized copy on the node once its remnant was deleted", func() bool {
+		slow.mu.Lock()
+		defer slow.mu.Unlock()
+		r := slow.replicas[final.BlockId]
+		return r != nil && r.GetState() == dfspb.ReplicaState_FINALIZED && r.GetBlock().GetNumBytes() == 4096
+	})
+}
+
 func TestLostTransferIsRetried(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.ReplicationInterval = 20 * time.Millisecond // pending timeout 10 x 100ms heartbeat

@@ -64,6 +64,7 @@ func (nn *NameNode) replicationTick() {
 	nn.mu.Lock()
 	defer nn.mu.Unlock()
 	now := nn.clock()
+	nn.deleting.sweep(now, nn.pendingTimeout())
 	for id, p := range nn.pending {
 		if now.After(p.deadline) {
 			nn.logger.Warn("re-replication timed out; will retry", "block", id, "source", p.source)
@@ -208,6 +209,7 @@ func (nn *NameNode) scheduleLocked(n need, now time.Time) bool {
 	for _, r := range b.ReplicaList() {
 		exclude[r.Node] = true
 	}
+	nn.deleting.exclude(exclude, b.ID, now, nn.pendingTimeout())
 	targets := nn.policy.ChooseTargets(nn.placementViewLocked(), placement.Request{
 		Replicas: n.want - len(n.good), Replication: b.Expected, Chosen: n.good,
 		Exclude: exclude, BlockSize: b.NumBytes,
