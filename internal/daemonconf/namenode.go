@@ -226,8 +226,11 @@ type NameNodeHA struct {
 	Bootstrap bool `yaml:"ha_bootstrap"`
 	// HeartbeatTimeout: a follower that has not heard from the leader
 	// for between this and twice this starts an election (zero:
-	// replog's default). Every member must have the same value, which
-	// ha_read_consistency: lease relies on.
+	// replog's default, 400ms; 500ms in earlier builds). Every member
+	// must have the same value, which ha_read_consistency: lease relies
+	// on: a group in lease mode upgraded one member at a time from a
+	// build with the 500ms default sets ha_heartbeat_timeout: 500ms on
+	// the upgraded members until every member runs the new build.
 	HeartbeatTimeout time.Duration `yaml:"ha_heartbeat_timeout"`
 	// ElectionTimeout: a candidate that won no election in between this
 	// and twice this starts another (zero: replog's default).

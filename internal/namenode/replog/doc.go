@@ -24,8 +24,8 @@
 // release that links with raft-boltdb v2 (raft v1.8 moved to a
 // go-metrics without the compat package).
 //
-// Failover: followers start an election after 0.5-1 s without the leader
-// (HeartbeatTimeout 500 ms), pre-vote keeps a node that was only cut off
+// Failover: followers start an election after 0.4-0.8 s without the leader
+// (HeartbeatTimeout 400 ms), pre-vote keeps a node that was only cut off
 // from raising terms, and the election takes a round trip. A killed
 // leader is replaced, and its successor acknowledges writes, in about a
 // second (see the tests' figures).
