@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"smarth/internal/testenv"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,7 +29,7 @@ func startHAProcs(t *testing.T) *haProcs {
 	t.Helper()
 	dir := t.TempDir()
 	p := &haProcs{haGroup: &haGroup{t: t, tls: haCerts(t, dir)}, bin: buildSmarth(t), dir: dir}
-	ports := haPorts(t, 6)
+	ports := testenv.RestartablePorts(t, 6)
 	var peers strings.Builder
 	peers.WriteString("ha_peers:\n")
 	for i := range 3 {

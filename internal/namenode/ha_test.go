@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"smarth/internal/testenv"
 	"strings"
 	"sync"
 	"testing"
@@ -31,24 +31,6 @@ type haGroup struct {
 	tls  pki.Config
 }
 
-func haPorts(t *testing.T, n int) []string {
-	t.Helper()
-	var addrs []string
-	var lns []net.Listener
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		addrs = append(addrs, ln.Addr().String())
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return addrs
-}
-
 func haCerts(t *testing.T, dir string) pki.Config {
 	t.Helper()
 	ca, err := pki.LoadOrCreateCA(filepath.Join(dir, "ca"), "test-ca")
@@ -68,7 +50,7 @@ func haCerts(t *testing.T, dir string) pki.Config {
 func startHAGroup(t *testing.T, n int, tweaks ...func(*Config)) *haGroup {
 	t.Helper()
 	g := &haGroup{t: t, tls: haCerts(t, t.TempDir())}
-	ports := haPorts(t, 2*n)
+	ports := testenv.RestartablePorts(t, 2*n)
 	peers := map[string]daemonconf.NameNodeHAPeer{}
 	for i := range n {
 		peers[fmt.Sprintf("nn%d", i)] = daemonconf.NameNodeHAPeer{RPC: ports[2*i], Raft: ports[2*i+1]}

@@ -9,6 +9,9 @@
 //
 // It leaves to each test the probing itself (what "cannot create a
 // namespace" looks like differs per test).
+//
+// It also gives tests the machine's ports a restarted server can count on
+// getting back (RestartablePorts).
 package testenv
 
 import (

@@ -3,6 +3,7 @@ package replog
 import (
 	"context"
 	"fmt"
+	"smarth/internal/testenv"
 	"testing"
 	"time"
 )
@@ -72,7 +73,7 @@ func TestFollowers(t *testing.T) {
 	if _, ok := follower(down.id); ok {
 		t.Fatalf("%s still listed after its removal: %+v", down.id, ld.log.Followers())
 	}
-	addr := freePorts(t, 1)[0]
+	addr := testenv.RestartablePorts(t, 1)[0]
 	nn := &node{id: "nn9", cfg: testConfig(Config{ID: "nn9", Bind: addr, Dir: dir + "/nn9", TLS: certs(t, dir, "nn9")})}
 	nn.start(t)
 	t.Cleanup(nn.close)

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
+	"smarth/internal/testenv"
 	"strings"
 	"sync"
 	"testing"
@@ -99,24 +99,6 @@ func certs(t testing.TB, dir, name string) pki.Config {
 	return pki.Config{TLS: true, CertFile: cert, KeyFile: key, CAFile: caFile}
 }
 
-func freePorts(t testing.TB, n int) []string {
-	t.Helper()
-	var addrs []string
-	var lns []net.Listener
-	for i := 0; i < n; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		addrs = append(addrs, ln.Addr().String())
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return addrs
-}
-
 // testTimeouts are short so tests fail over quickly, yet long enough
 // that two busy cores do not start elections for nothing.
 func testConfig(cfg Config) Config {
@@ -170,7 +152,7 @@ func group(t testing.TB, dir string, n int, mod func(i int, c *Config)) []*node 
 
 func groupWith(t testing.TB, dir string, n int, mod func(i int, c *Config), initial func(i int) []string) []*node {
 	t.Helper()
-	addrs := freePorts(t, n)
+	addrs := testenv.RestartablePorts(t, n)
 	peers := map[string]string{}
 	for i := range addrs {
 		peers[fmt.Sprintf("nn%d", i)] = addrs[i]

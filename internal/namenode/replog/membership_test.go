@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"smarth/internal/testenv"
 	"testing"
 	"time"
 )
@@ -57,7 +58,7 @@ func TestTransferRemoveAdd(t *testing.T) {
 	old.close()
 
 	// A fourth node, empty, joins as a voter.
-	addr := freePorts(t, 1)[0]
+	addr := testenv.RestartablePorts(t, 1)[0]
 	nn := &node{id: "nn9", cfg: testConfig(Config{ID: "nn9", Bind: addr, Dir: filepath.Join(dir, "nn9"), TLS: certs(t, dir, "nn9")})}
 	nn.start(t)
 	t.Cleanup(nn.close)

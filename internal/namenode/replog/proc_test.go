@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"smarth/internal/testenv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -142,7 +143,7 @@ type procGroup struct {
 
 func startProcGroup(t *testing.T, n int) *procGroup {
 	dir := t.TempDir()
-	addrs := freePorts(t, 2*n)
+	addrs := testenv.RestartablePorts(t, 2*n)
 	var peers []string
 	for i := 0; i < n; i++ {
 		peers = append(peers, fmt.Sprintf("nn%d=%s", i, addrs[i]))
