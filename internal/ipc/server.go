@@ -161,6 +161,11 @@ func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
 	}
 }
 
+// ErrServerStopped is Serve's answer when the server was stopped before
+// it began serving (a daemon closed right after it started), as gRPC's
+// Serve answers grpc.ErrServerStopped.
+var ErrServerStopped = errors.New("ipc: server stopped")
+
 // Serve accepts connections on lis until it is closed or the server stops.
 // Each connection must start with Preface.
 func (s *Server) Serve(lis net.Listener) error {
@@ -173,7 +178,7 @@ func (s *Server) Serve(lis net.Listener) error {
 	if s.closed {
 		s.mu.Unlock()
 		lis.Close()
-		return errors.New("ipc: server stopped")
+		return ErrServerStopped
 	}
 	s.lis[lis] = struct{}{}
 	s.mu.Unlock()

@@ -1,10 +1,16 @@
 package namenode
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc"
+
+	"smarth/internal/ipc"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/syncbuf"
 )
@@ -31,6 +37,26 @@ func TestCleanStopLogsNoError(t *testing.T) {
 	for _, line := range strings.Split(log.String(), "\n") {
 		if strings.Contains(line, "level=ERROR") {
 			t.Errorf("a clean stop logged: %s", line)
+		}
+	}
+}
+
+// A server closed before its Serve began is a clean stop too, for both
+// transports; any other error is not.
+func TestCleanStopErrors(t *testing.T) {
+	for _, c := range []struct {
+		err   error
+		clean bool
+	}{
+		{nil, true},
+		{net.ErrClosed, true},
+		{grpc.ErrServerStopped, true},
+		{ipc.ErrServerStopped, true},
+		{fmt.Errorf("serve: %w", ipc.ErrServerStopped), true},
+		{errors.New("accept: too many open files"), false},
+	} {
+		if got := cleanStop(c.err); got != c.clean {
+			t.Errorf("cleanStop(%v) = %v, want %v", c.err, got, c.clean)
 		}
 	}
 }
