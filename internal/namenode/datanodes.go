@@ -225,13 +225,7 @@ func (nn *NameNode) blockReport(req *dfspb.BlockReportRequest) error {
 	}
 	id := dn.info.Id
 	res := nn.state.Blocks().ProcessReport(id, reps)
-	if len(nn.deleting) > 0 {
-		has := make(map[uint64]bool, len(reps))
-		for _, r := range reps {
-			has[r.ID] = true
-		}
-		nn.deleting.reported(id, func(b uint64) bool { return has[b] })
-	}
+	nn.deleting.reported(id, reps)
 	for _, r := range res.Invalidate {
 		// A standby's full report can come before the edits of the newest
 		// blocks too: a member restarted after a kill catches up on the

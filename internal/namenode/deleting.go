@@ -1,6 +1,10 @@
 package namenode
 
-import "time"
+import (
+	"time"
+
+	"smarth/internal/namenode/blockmap"
+)
 
 // deletions are the replicas of live blocks this namenode has asked
 // datanodes to delete (a closed file's unfinished remnant, an excess or
@@ -56,9 +60,25 @@ func (d deletions) forgetNode(node string) {
 }
 
 // reported ends node's entries for the blocks its full report left out.
-func (d deletions) reported(node string, has func(id uint64) bool) {
+// It looks only for node's own entries (usually none or a few) in the
+// report, so a report of a million replicas costs one pass, no set.
+func (d deletions) reported(node string, reps []blockmap.Reported) {
+	mine := map[uint64]bool{}
 	for id, m := range d {
-		if _, ok := m[node]; ok && !has(id) {
+		if _, ok := m[node]; ok {
+			mine[id] = false
+		}
+	}
+	if len(mine) == 0 {
+		return
+	}
+	for _, r := range reps {
+		if _, ok := mine[r.ID]; ok {
+			mine[r.ID] = true
+		}
+	}
+	for id, kept := range mine {
+		if !kept {
 			d.done(node, id)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"smarth/internal/namenode/blockmap"
 )
 
 // Each way a pending deletion ends frees its node for a new copy; the
@@ -32,7 +34,7 @@ func TestDeletionsEnd(t *testing.T) {
 	}{
 		{"nothing yet", func(deletions) {}, t0.Add(time.Second), []string{"a", "b"}, []string{"a"}},
 		{"reported deleted", func(d deletions) { d.done("a", 1) }, t0, []string{"b"}, []string{"a"}},
-		{"full report without it", func(d deletions) { d.reported("a", func(id uint64) bool { return id == 2 }) }, t0, []string{"b"}, []string{"a"}},
+		{"full report without it", func(d deletions) { d.reported("a", []blockmap.Reported{{ID: 2}, {ID: 7}}) }, t0, []string{"b"}, []string{"a"}},
 		{"node re-registered", func(d deletions) { d.forgetNode("a") }, t0, []string{"b"}, nil},
 		{"past ttl", func(deletions) {}, t0.Add(ttl), nil, nil},
 		{"swept", func(d deletions) { d.sweep(t0.Add(ttl), ttl) }, t0, nil, nil},
