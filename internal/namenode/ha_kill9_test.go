@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"smarth/internal/testenv"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/rpc/standby"
+	"smarth/internal/testenv"
 )
 
 // haProcs is an HA group of `smarth namenode` processes (ha_* keys in

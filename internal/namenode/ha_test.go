@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"smarth/internal/testenv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/rpc/standby"
+	"smarth/internal/testenv"
 )
 
 // haGroup is a group of namenodes in this process, over loopback with

@@ -3,9 +3,10 @@ package replog
 import (
 	"context"
 	"fmt"
-	"smarth/internal/testenv"
 	"testing"
 	"time"
+
+	"smarth/internal/testenv"
 )
 
 // TestFollowers: the leader's record of each follower, taken from the

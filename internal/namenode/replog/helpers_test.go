@@ -7,13 +7,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"smarth/internal/testenv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"smarth/internal/pki"
+	"smarth/internal/testenv"
 )
 
 // memFSM is a namenode in miniature: its state is the list of records

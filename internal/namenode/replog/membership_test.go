@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"smarth/internal/testenv"
 	"testing"
 	"time"
+
+	"smarth/internal/testenv"
 )
 
 // The operator's calls (`smarth admin ha transfer-leader|add|remove`):

@@ -13,13 +13,14 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"smarth/internal/testenv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"smarth/internal/testenv"
 )
 
 // The multi-process tests run each node as this test binary re-executed
