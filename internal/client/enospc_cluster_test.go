@@ -88,9 +88,7 @@ func TestDiskFullMidBlockPipelineRecovers(t *testing.T) {
 	}
 
 	filler := filepath.Join(full, "filler")
-	if err := os.WriteFile(filler, make([]byte, testfs.Free(t, full)-(128<<10)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfs.Fill(t, filler, 128<<10) // dn1 may still be storing the head's last packets
 	if _, err := w.Write(want[head:]); err != nil {
 		t.Fatalf("write after dn1's disk filled: %v", err)
 	}

@@ -4,7 +4,9 @@
 package testfs
 
 import (
+	"errors"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 )
@@ -42,4 +44,35 @@ func Free(t testing.TB, dir string) int64 {
 		t.Fatalf("statfs %s: %v", dir, err)
 	}
 	return int64(st.Bavail) * int64(st.Bsize)
+}
+
+// Fill writes the file path until about leave bytes of its file system
+// are free, while something else (a datanode storing a block) may be
+// writing to the same file system: if the space runs out first, the file
+// is cut back by leave bytes, so leave bytes are free at the end either
+// way. A single write of Free - leave bytes failed with ENOSPC in a CI run
+// when a datanode's packets landed between the statfs and the write.
+func Fill(t testing.TB, path string, leave int64) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want := Free(t, filepath.Dir(path)) - leave
+	chunk := make([]byte, 64<<10)
+	var n int64
+	for n < want {
+		w, err := f.Write(chunk[:min(int64(len(chunk)), want-n)])
+		n += int64(w)
+		if errors.Is(err, syscall.ENOSPC) {
+			if err := f.Truncate(max(n-leave, 0)); err != nil {
+				t.Fatalf("cut back %s after the disk filled: %v", path, err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("fill %s: %v", path, err)
+		}
+	}
 }
