@@ -96,8 +96,8 @@ ticks() { local s=0 p; for p in $(pidsof "$1"); do s=$((s + $(awk '{print $14 + 
 # DROP_CACHES=1 (root): before every put and cp, the page cache is emptied and then refilled with
 # what a command needs to start (the source file, the smarth binary, HDFS's jars and the JDK's
 # modules), so every write starts from the same memory: with the cache full of earlier rounds'
-# files, the kernel reclaims pages during the write, and `cp` of 1 GiB took 1.3-2.9 s against
-# 0.35 s right after a drop (session 17). It is for the puts and cp only: the drop before a round's
+# files, the kernel reclaims pages during the write, and `cp` of 1 GiB took 1.9-3.1 s against
+# 0.33 s with drops (session 17, docs/benchmarks.md). It is for the puts and cp only: the drop before a round's
 # second put also evicts the first side's file, whose cat and get then read the disk.
 JDK=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")
 dropcaches() {
