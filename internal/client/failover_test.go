@@ -16,6 +16,7 @@ import (
 	"smarth/internal/rpc/callid"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/rpc/standby"
+	"smarth/internal/testenv"
 )
 
 // haNN is a fake namenode of an HA group on a real TCP port, served over
@@ -215,17 +216,6 @@ func (l *trackingListener) kill() {
 	}
 }
 
-// deadAddr is a port nothing listens on: connections are refused.
-func deadAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := l.Addr().String()
-	l.Close()
-	return a
-}
-
 func haClient(t *testing.T, transport string, addrs ...string) *FileSystem {
 	return haClientRounds(t, transport, 2, addrs...)
 }
@@ -283,7 +273,7 @@ func TestFailoverStandbyToNamedActive(t *testing.T) {
 func TestFailoverSkipsDeadNameNode(t *testing.T) {
 	forTransports(t, func(t *testing.T, tr string) {
 		nn := startHANN(t, tr, "active", "")
-		f := haClient(t, tr, deadAddr(t), nn.addr)
+		f := haClient(t, tr, testenv.DeadAddr(t), nn.addr)
 		if err := f.Rename(context.Background(), "/a", "/b"); err != nil {
 			t.Fatalf("rename with the first namenode down: %v", err)
 		}
@@ -299,7 +289,7 @@ func TestFailoverSkipsDeadNameNode(t *testing.T) {
 func TestFailoverAllStandbyNamesEach(t *testing.T) {
 	forTransports(t, func(t *testing.T, tr string) {
 		a, b := startHANN(t, tr, "standby", ""), startHANN(t, tr, "standby", "")
-		dead := deadAddr(t)
+		dead := testenv.DeadAddr(t)
 		f := haClient(t, tr, a.addr, b.addr, dead)
 		_, err := f.Stat(context.Background(), "/a")
 		if !errors.Is(err, ErrUnavailable) {
@@ -508,7 +498,7 @@ func haClientSleep(t *testing.T, transport string, sleep time.Duration, addrs ..
 // (the context's 30 s only bound the test; a blind sleep fails it).
 func TestFailoverWakesWhenActiveElected(t *testing.T) {
 	forTransports(t, func(t *testing.T, tr string) {
-		dead, next := deadAddr(t), startHANN(t, tr, "standby", "")
+		dead, next := testenv.DeadAddr(t), startHANN(t, tr, "standby", "")
 		next.term = 1
 		f := haClientSleep(t, tr, 10*time.Minute, dead, next.addr)
 		done := make(chan error, 1)
@@ -536,7 +526,7 @@ func TestFailoverWakesWhenActiveElected(t *testing.T) {
 // active once there is one.
 func TestFailoverWaitersShareOneWatch(t *testing.T) {
 	forTransports(t, func(t *testing.T, tr string) {
-		dead, next := deadAddr(t), startHANN(t, tr, "standby", "")
+		dead, next := testenv.DeadAddr(t), startHANN(t, tr, "standby", "")
 		next.term, next.hangStatus = 1, true
 		f := haClientSleep(t, tr, 10*time.Minute, dead, next.addr)
 		const calls = 8
@@ -549,9 +539,19 @@ func TestFailoverWaitersShareOneWatch(t *testing.T) {
 			}()
 		}
 		// Each status call hangs until its deadline; the third one starts
-		// after two deadlines, with every call long waiting.
-		waitForWithin(t, time.Minute, "every rename refused and three status calls at the standby",
-			func() bool { return next.count("Rename") == calls && next.count("GetHAStatus") >= 3 })
+		// after two deadlines, with every call long waiting. A rename that
+		// ends before the election is a failure said at once.
+		for deadline := time.Now().Add(time.Minute); next.count("Rename") != calls || next.count("GetHAStatus") < 3; {
+			select {
+			case err := <-done:
+				t.Fatalf("a rename ended before any member was the active: %v", err)
+			case <-time.After(2 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after a minute: %d renames refused at the standby (want %d), %d status calls there (want 3 or more)",
+					next.count("Rename"), calls, next.count("GetHAStatus"))
+			}
+		}
 		next.mu.Lock()
 		most := next.maxInStatus
 		next.role, next.term, next.hangStatus = "active", 2, false
@@ -573,7 +573,7 @@ func TestFailoverWaitersShareOneWatch(t *testing.T) {
 // the call waits out its sleep instead of going round again every probe.
 func TestFailoverStaleActiveEndsNoMoreWaits(t *testing.T) {
 	forTransports(t, func(t *testing.T, tr string) {
-		dead, stale := deadAddr(t), startHANN(t, tr, "active", "")
+		dead, stale := testenv.DeadAddr(t), startHANN(t, tr, "active", "")
 		stale.term, stale.standbyFor = 1, 1<<30
 		f := haClientSleep(t, tr, 10*time.Minute, dead, stale.addr)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -1,11 +1,11 @@
 package datanode
 
 import (
-	"net"
 	"strings"
 	"testing"
 
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/testenv"
 )
 
 // A datanode of an HA group reports to every namenode and obeys only the
@@ -115,7 +115,7 @@ func TestHANameNodeListChecked(t *testing.T) {
 // its replies) being obeyed as always.
 func TestHADeadNameNodeHoldsNothingUp(t *testing.T) {
 	nn := startFakeNameNode(t)
-	dead := deadNameNodeAddr(t)
+	dead := testenv.DeadAddr(t)
 	dn, _ := startDataNode(t, nn, "", func(c *Config) { c.NameNode = dead + "," + nn.addr })
 	data := randomData(pkt, 29)
 	writeBlock(t, 7, 1, data, dn)
@@ -127,14 +127,4 @@ func TestHADeadNameNodeHoldsNothingUp(t *testing.T) {
 	waitFor(t, "block 7 deleted on the order of the live namenode without HA", func() bool {
 		return nn.hasReceived(dn.ID(), 7, 1, dfspb.ReceivedStatus_DELETED)
 	})
-}
-
-// deadNameNodeAddr is a port nothing listens on.
-func deadNameNodeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }

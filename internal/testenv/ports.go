@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"strconv"
+	"syscall"
 	"testing"
 )
 
@@ -58,4 +60,30 @@ func ephemeralLow() int {
 		return 0
 	}
 	return lo
+}
+
+// DeadAddr returns a 127.0.0.1 address that refuses connections for the
+// rest of the test: a TCP socket bound to it that never listens. The
+// port stays the test's, so no other listener (in this or any other
+// process) and no outgoing connection's source port can take it. A
+// listener opened on 127.0.0.1:0 and closed again gives a dead address
+// only until the kernel hands the port out again; a client test run
+// while CI ran every package at once found such a "dead" namenode
+// answering.
+func DeadAddr(t testing.TB) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatalf("dead address: %v", err)
+	}
+	syscall.CloseOnExec(fd)
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatalf("dead address: bind: %v", err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatalf("dead address: %v", err)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
 }

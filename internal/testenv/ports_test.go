@@ -1,8 +1,10 @@
 package testenv
 
 import (
+	"errors"
 	"net"
 	"strconv"
+	"syscall"
 	"testing"
 )
 
@@ -30,5 +32,21 @@ func TestRestartablePorts(t *testing.T) {
 			continue
 		}
 		ln.Close()
+	}
+}
+
+// A dead address refuses connections, and the port cannot be taken by a
+// listener while the test runs.
+func TestDeadAddr(t *testing.T) {
+	a := DeadAddr(t)
+	if c, err := net.Dial("tcp", a); err == nil {
+		c.Close()
+		t.Fatalf("%s accepted a connection", a)
+	} else if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("dial %s: %v; want connection refused", a, err)
+	}
+	if ln, err := net.Listen("tcp", a); err == nil {
+		ln.Close()
+		t.Fatalf("a listener took %s", a)
 	}
 }

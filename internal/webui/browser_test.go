@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -17,11 +16,12 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"smarth/internal/testenv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"smarth/internal/testenv"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
@@ -127,7 +127,7 @@ type consoleCluster struct {
 func startConsoleCluster(t *testing.T) *consoleCluster {
 	// The resource manager's web address is fixed before the namenode
 	// starts, so the namenode's console can link to its jobs.
-	rmWeb := freeAddr(t)
+	rmWeb := testenv.RestartablePorts(t, 1)[0]
 	dfs := testcluster.Start(t, testcluster.Options{DataNodes: 2, Racks: []string{"/rack-a", "/rack-b"},
 		NameNode: map[string]any{"resourcemanager_web": rmWeb}})
 	u := "smarth"
@@ -697,13 +697,3 @@ func readDFS(t *testing.T, fsys *client.FileSystem, p string) []byte {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// freeAddr returns a loopback address no one listens on right now.
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
