@@ -304,16 +304,20 @@ func printCacheStats(w io.Writer, st *dfspb.GetCacheStatsResponse) {
 // steers the cache once it is "used" (3 hot and 3 cold reads in the
 // window) and the source is learned.
 func printAffinityEstimates(w io.Writer, st *dfspb.GetCacheStatsResponse) {
-	fmt.Fprintf(w, "\nLearned cache affinity (source %s): CA = 1 - hot/cold read time, median over the window\n", st.GetAffinitySource())
+	fmt.Fprintf(w, "\nLearned cache affinity (source %s): CA = (cold - hot read time) / cold task time (1 - hot/cold read time without task times), medians over the window\n", st.GetAffinitySource())
 	if len(st.GetAffinityEstimates()) == 0 {
 		fmt.Fprintln(w, "no reads sampled yet")
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "USER\tAPP\tESTIMATE\tN_HOT\tN_COLD\tHOT_MiB/s\tCOLD_MiB/s\tUSED")
+	fmt.Fprintln(tw, "USER\tAPP\tESTIMATE\tN_HOT\tN_COLD\tHOT_MiB/s\tCOLD_MiB/s\tCOLD_TASK_MiB/s\tUSED")
 	for _, e := range st.GetAffinityEstimates() {
-		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%d\t%d\t%.1f\t%.1f\t%v\n", e.GetUser(), e.GetApp(), e.GetAffinity(),
-			e.GetHotSamples(), e.GetColdSamples(), e.GetHotMibPerSec(), e.GetColdMibPerSec(), e.GetUsed())
+		task := "-"
+		if e.GetColdTaskSamples() > 0 {
+			task = fmt.Sprintf("%.1f", e.GetColdTaskMibPerSec())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%d\t%d\t%.1f\t%.1f\t%s\t%v\n", e.GetUser(), e.GetApp(), e.GetAffinity(),
+			e.GetHotSamples(), e.GetColdSamples(), e.GetHotMibPerSec(), e.GetColdMibPerSec(), task, e.GetUsed())
 	}
 	tw.Flush()
 }

@@ -66,9 +66,9 @@ func TestPrintCacheStatsAffinityEstimates(t *testing.T) {
 	var b strings.Builder
 	printCacheStats(&b, &dfspb.GetCacheStatsResponse{Policy: "bg", AffinitySource: "learned",
 		AffinityEstimates: []*dfspb.AffinityEstimate{{User: "alice", App: "grep", Affinity: 0.612, HotSamples: 12, ColdSamples: 9,
-			HotMibPerSec: 812.5, ColdMibPerSec: 315.2, Used: true}}})
+			HotMibPerSec: 812.5, ColdMibPerSec: 315.2, ColdTaskMibPerSec: 122.4, ColdTaskSamples: 9, Used: true}}})
 	out := b.String()
-	for _, want := range []string{"Learned cache affinity (source learned)", "N_HOT", "alice", "grep", "0.612", "12", "9", "812.5", "315.2", "true"} {
+	for _, want := range []string{"Learned cache affinity (source learned)", "N_HOT", "COLD_TASK_MiB/s", "alice", "grep", "0.612", "12", "9", "812.5", "315.2", "122.4", "true"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("cache stats lacks %q:\n%s", want, out)
 		}

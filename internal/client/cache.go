@@ -20,6 +20,7 @@ type CacheAccess struct {
 	Affinity   float64       // the app's cache affinity in [0,1]; < 0: the namenode's configured value
 	ReadBytes  int64         // bytes the task read of its input; 0: not measured
 	ReadTime   time.Duration // time spent inside those reads
+	TaskTime   time.Duration // how long the task had run when it reported; 0: not measured
 }
 
 // ReportCacheAccess sends an access to the namenode and says whether the
@@ -28,6 +29,7 @@ func (f *FileSystem) ReportCacheAccess(ctx context.Context, a CacheAccess) (cach
 	r, err := f.nn.CacheAccess(ctx, &dfspb.CacheAccessRequest{
 		BlockId: a.BlockID, App: a.App, JobId: a.JobID, ReaderHost: a.ReaderHost,
 		DatanodeId: a.DatanodeID, Affinity: a.Affinity, ReadBytes: a.ReadBytes, ReadNanos: int64(a.ReadTime),
+		TaskNanos: int64(a.TaskTime),
 	})
 	if err != nil {
 		return false, "", mapError("cache access", "", err)

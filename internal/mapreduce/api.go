@@ -283,6 +283,9 @@ type CacheAccess struct {
 	// the reads (the learned cache affinity's sample).
 	ReadBytes int64
 	ReadTime  time.Duration
+	// How long the task had run when it reported (reads and map
+	// function): the share of it that reads take is what memory saves.
+	TaskTime time.Duration
 }
 
 // CacheReporter is an optional FS capability, discovered by type

@@ -83,15 +83,16 @@ func (i *inputFS) servedBy(block uint64) string {
 // reportCacheAccess tells a caching FS that the map has read its split's
 // block: seed 003 has every map task ask for its block to be cached, even
 // when it already is, to refresh its access time and goodness. A failure
-// is logged and never fails the task: caching is an optimisation.
-func reportCacheAccess(ctx context.Context, env TaskEnv, spec TaskSpec, in *inputFS) {
+// is logged and never fails the task: caching is an optimisation. ran is
+// how long the task has run: its reads and its map function.
+func reportCacheAccess(ctx context.Context, env TaskEnv, spec TaskSpec, in *inputFS, ran time.Duration) {
 	cr, ok := env.FS.(CacheReporter)
 	if !ok || spec.Split.BlockID == 0 {
 		return
 	}
 	a := CacheAccess{BlockID: spec.Split.BlockID, App: spec.Job.App, JobID: spec.JobID, Host: env.Host,
 		Datanode: in.servedBy(spec.Split.BlockID), Affinity: cacheAffinity(spec.Job.Params),
-		ReadBytes: in.readBytes.Load(), ReadTime: time.Duration(in.readNanos.Load())}
+		ReadBytes: in.readBytes.Load(), ReadTime: time.Duration(in.readNanos.Load()), TaskTime: ran}
 	ctx, cancel := context.WithTimeout(ctx, cacheAccessTimeout)
 	defer cancel()
 	if err := cr.ReportCacheAccess(ctx, a); err != nil && env.Logger != nil {

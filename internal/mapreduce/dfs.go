@@ -81,7 +81,8 @@ var _ CacheReporter = dfs{}
 // is not needed by the task.
 func (d dfs) ReportCacheAccess(ctx context.Context, a CacheAccess) error {
 	_, _, err := d.c.ReportCacheAccess(ctx, client.CacheAccess{BlockID: a.BlockID, App: a.App, JobID: a.JobID,
-		ReaderHost: a.Host, DatanodeID: a.Datanode, Affinity: a.Affinity, ReadBytes: a.ReadBytes, ReadTime: a.ReadTime})
+		ReaderHost: a.Host, DatanodeID: a.Datanode, Affinity: a.Affinity, ReadBytes: a.ReadBytes, ReadTime: a.ReadTime,
+		TaskTime: a.TaskTime})
 	return err
 }
 

@@ -412,7 +412,7 @@ func runMap(tctx *taskContext, env TaskEnv, spec TaskSpec, counters *Counters) (
 		return nil, err
 	}
 	countCombined(mapper, counters, col != nil)
-	reportCacheAccess(tctx, env, spec, in)
+	reportCacheAccess(tctx, env, spec, in, time.Since(start))
 	if cw != nil {
 		w := cw.w
 		cw.w = nil

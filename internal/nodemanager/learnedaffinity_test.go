@@ -83,9 +83,14 @@ func TestLearnedAffinityFromJobReads(t *testing.T) {
 	if e == nil || e.GetHotSamples() != int32(len(locs)) || e.GetColdSamples() != int32(len(locs)) || !e.GetUsed() {
 		t.Fatalf("after the cached run: %v, want %d hot and %d cold reads, used", e, len(locs), len(locs))
 	}
+	// Every map sent its task's time too, and it includes the read.
+	if e.GetColdTaskSamples() != int32(len(locs)) || e.GetColdTaskMibPerSec() <= 0 || e.GetColdTaskMibPerSec() > e.GetColdMibPerSec() {
+		t.Errorf("cold task times: %d samples at %.1f MiB/s (reads %.1f MiB/s); want %d, no faster than the reads",
+			e.GetColdTaskSamples(), e.GetColdTaskMibPerSec(), e.GetColdMibPerSec(), len(locs))
+	}
 	if st := stats(); st.GetAffinitySource() != "learned" {
 		t.Errorf("affinity source %q, want learned (the default)", st.GetAffinitySource())
 	}
-	t.Logf("wordcount: learned affinity %.3f (hot %.0f MiB/s, cold %.0f MiB/s over %d+%d reads)", e.GetAffinity(),
-		e.GetHotMibPerSec(), e.GetColdMibPerSec(), e.GetHotSamples(), e.GetColdSamples())
+	t.Logf("wordcount: learned affinity %.3f (hot %.0f MiB/s, cold %.0f MiB/s over %d+%d reads, cold tasks %.0f MiB/s)", e.GetAffinity(),
+		e.GetHotMibPerSec(), e.GetColdMibPerSec(), e.GetHotSamples(), e.GetColdSamples(), e.GetColdTaskMibPerSec())
 }

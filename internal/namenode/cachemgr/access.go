@@ -25,9 +25,9 @@ import (
 // user is the authenticated caller: a read time the request carries is a
 // sample of that user's app only (affinity.go).
 func (m *Manager) Access(req *dfspb.CacheAccessRequest, user string, authorize func(*blockmap.Block) error) (*dfspb.CacheAccessResponse, error) {
-	if req.GetReadBytes() < 0 || req.GetReadNanos() < 0 {
-		return nil, errorf(codes.InvalidArgument, "cache access: block %d: read_bytes %d, read_nanos %d: a read cannot be negative",
-			req.GetBlockId(), req.GetReadBytes(), req.GetReadNanos())
+	if req.GetReadBytes() < 0 || req.GetReadNanos() < 0 || req.GetTaskNanos() < 0 {
+		return nil, errorf(codes.InvalidArgument, "cache access: block %d: read_bytes %d, read_nanos %d, task_nanos %d: a time or size cannot be negative",
+			req.GetBlockId(), req.GetReadBytes(), req.GetReadNanos(), req.GetTaskNanos())
 	}
 	now := m.clock()
 	m.mu.Lock()
@@ -71,7 +71,8 @@ func (m *Manager) sampleReadLocked(user string, req *dfspb.CacheAccessRequest, b
 		return
 	}
 	hot := m.reported[served][b.ID] && m.nn.IsLive(served)
-	m.learned.add(user, req.GetApp(), hot, req.GetReadBytes(), time.Duration(req.GetReadNanos()), now)
+	m.learned.add(user, req.GetApp(), hot, req.GetReadBytes(), time.Duration(req.GetReadNanos()),
+		time.Duration(req.GetTaskNanos()), now)
 }
 
 // maxSplitOverread is how far past its block a map's read may go: a line
@@ -180,7 +181,8 @@ func (m *Manager) Stats() *dfspb.GetCacheStatsResponse {
 	for _, e := range m.learned.all(m.clock()) {
 		resp.AffinityEstimates = append(resp.AffinityEstimates, &dfspb.AffinityEstimate{
 			User: e.User, App: e.App, Affinity: e.Affinity, HotSamples: int32(e.Hot), ColdSamples: int32(e.Cold),
-			HotMibPerSec: e.HotMiBps, ColdMibPerSec: e.ColdMiBps, Used: e.Used})
+			HotMibPerSec: e.HotMiBps, ColdMibPerSec: e.ColdMiBps,
+			ColdTaskMibPerSec: e.ColdTaskMiBps, ColdTaskSamples: int32(e.ColdTasks), Used: e.Used})
 	}
 	for _, id := range slices.Sorted(maps.Keys(m.jobs)) {
 		resp.Jobs = append(resp.Jobs, m.jobStatusLocked(id, m.jobs[id]))

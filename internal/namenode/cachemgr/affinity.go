@@ -18,10 +18,20 @@ import (
 // never the task).
 //
 // Per (user, application) it keeps the newest samples of read time per
-// byte, hot and cold apart, within a window; the estimate is
-// 1 - median(hot)/median(cold), clamped to [0,1]. Medians, because a map
-// read shares the machine with everything else and one slow read (a
-// straggler, a GC pause) must not swing it. Estimates are per user, not
+// byte, hot and cold apart, within a window, each with the time per byte
+// its task had run when it reported (reads and map function). The
+// estimate is the paper's 1 - T_hot/T_cold for a map task: a cold task
+// takes t_cold per byte, of which it reads for r_cold; the same task hot
+// reads for r_hot instead, so CA = (r_cold - r_hot) / t_cold, with the
+// medians of each, clamped to [0,1]. Read times alone (1 - r_hot/r_cold,
+// what the estimate was first, and still is for reports without a task
+// time) saturate: from a disk throttled to 30 MB/s every app's reads
+// are 10-20x faster from memory, so every app estimated 0.87-0.95 and
+// BG could not tell an app that spends its time reading from one that
+// spends it computing (session 17's W1: 1.5x slower than Table 1's
+// affinities). Medians, because a map read shares the machine with
+// everything else and one slow read (a straggler, a GC pause) must not
+// swing it. Estimates are per user, not
 // per application name alone: the name is the caller's choice, so keyed
 // by name any user could report fake read times under another user's
 // "wordcount" and steer which of that user's blocks the cache keeps. A
@@ -60,8 +70,9 @@ const (
 type affinityKey struct{ user, app string }
 
 type readSample struct {
-	at        time.Time
-	secPerMiB float64
+	at         time.Time
+	secPerMiB  float64 // the read
+	taskPerMiB float64 // the task so far, reads included; 0: not reported
 }
 
 // sampleRing holds the newest AffinitySamples samples, oldest first.
@@ -83,14 +94,14 @@ func (r *sampleRing) expire(cutoff time.Time) {
 	*r = slices.Delete(*r, 0, i)
 }
 
-// medianSince is the median of the samples taken at or after cutoff,
-// and how many there are. It does not change the ring: Stats reads under
-// the namenode's read lock.
-func (r sampleRing) medianSince(cutoff time.Time) (float64, int) {
+// medianSince is the median of the samples' of values taken at or after
+// cutoff (0s left out), and how many there are. It does not change the
+// ring: Stats reads under the namenode's read lock.
+func (r sampleRing) medianSince(cutoff time.Time, of func(readSample) float64) (float64, int) {
 	var v []float64
 	for _, s := range r {
-		if !s.at.Before(cutoff) {
-			v = append(v, s.secPerMiB)
+		if x := of(s); !s.at.Before(cutoff) && x > 0 {
+			v = append(v, x)
 		}
 	}
 	slices.Sort(v)
@@ -111,11 +122,19 @@ type affinitySamples struct {
 
 // AffinityEstimate is one (user, app)'s learned cache affinity.
 type AffinityEstimate struct {
-	User, App           string
-	Affinity            float64 // 1 - hot/cold in [0,1]; 0 until both kinds have a sample
+	User, App string
+	// (cold - hot read time) / cold task time in [0,1], or 1 - hot/cold
+	// read time while no cold sample has a task time; 0 until both kinds
+	// have a sample.
+	Affinity            float64
 	Hot, Cold           int     // samples in the window behind it
 	HotMiBps, ColdMiBps float64 // median read throughputs
-	Used                bool    // enough samples of both kinds for the cache to use it
+	// ColdTaskMiBps is the median rate at which cold tasks got through
+	// their input, reads and map function (0: no task times); ColdTasks
+	// how many cold samples have a task time.
+	ColdTaskMiBps float64
+	ColdTasks     int
+	Used          bool // enough samples of both kinds for the cache to use it
 }
 
 // affinityEstimator learns CA per (user, app). Not safe for concurrent
@@ -129,11 +148,16 @@ func newAffinityEstimator(window time.Duration) *affinityEstimator {
 	return &affinityEstimator{window: window, apps: map[affinityKey]*affinitySamples{}}
 }
 
-// add records one read of bytes in d, from memory (hot) or not. A read
-// too short to measure throughput is ignored.
-func (e *affinityEstimator) add(user, app string, hot bool, bytes int64, d time.Duration, now time.Time) {
+// add records one read of bytes in d, from memory (hot) or not, by a
+// task that had run for task (0: not reported). A read too short to
+// measure throughput is ignored; a task time shorter than its read is
+// not one and is left out.
+func (e *affinityEstimator) add(user, app string, hot bool, bytes int64, d, task time.Duration, now time.Time) {
 	if bytes < minSampleBytes || d <= 0 {
 		return
+	}
+	if task < d {
+		task = 0
 	}
 	k := affinityKey{user, app}
 	s := e.apps[k]
@@ -150,7 +174,8 @@ func (e *affinityEstimator) add(user, app string, hot bool, bytes int64, d time.
 	if hot {
 		r = &s.hot
 	}
-	r.add(readSample{at: now, secPerMiB: d.Seconds() / (float64(bytes) / (1 << 20))})
+	mib := float64(bytes) / (1 << 20)
+	r.add(readSample{at: now, secPerMiB: d.Seconds() / mib, taskPerMiB: task.Seconds() / mib})
 }
 
 // makeRoom drops the least recently reported estimates so that one more
@@ -192,16 +217,25 @@ func (e *affinityEstimator) estimate(user, app string, now time.Time) (AffinityE
 		return AffinityEstimate{User: user, App: app}, false
 	}
 	cutoff := now.Add(-e.window)
-	hot, nh := s.hot.medianSince(cutoff)
-	cold, nc := s.cold.medianSince(cutoff)
-	out := AffinityEstimate{User: user, App: app, Hot: nh, Cold: nc}
+	read := func(s readSample) float64 { return s.secPerMiB }
+	hot, nh := s.hot.medianSince(cutoff, read)
+	cold, nc := s.cold.medianSince(cutoff, read)
+	task, nt := s.cold.medianSince(cutoff, func(s readSample) float64 { return s.taskPerMiB })
+	out := AffinityEstimate{User: user, App: app, Hot: nh, Cold: nc, ColdTasks: nt}
 	if nh > 0 {
 		out.HotMiBps = 1 / hot
 	}
 	if nc > 0 {
 		out.ColdMiBps = 1 / cold
 	}
-	if nh > 0 && nc > 0 {
+	if nt > 0 {
+		out.ColdTaskMiBps = 1 / task
+	}
+	switch {
+	case nh == 0 || nc == 0:
+	case nt > 0:
+		out.Affinity = max(0, min(1, (cold-hot)/task))
+	default:
 		out.Affinity = max(0, min(1, 1-hot/cold))
 	}
 	out.Used = nh >= AffinityMinSamples && nc >= AffinityMinSamples

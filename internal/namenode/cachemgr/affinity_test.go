@@ -26,8 +26,8 @@ func feed(e *affinityEstimator, rng *rand.Rand, user, app string, ca, noise floa
 	cold := 640 * time.Millisecond // 100 MiB/s
 	for i := range n {
 		j := func() float64 { return 1 + noise*(2*rng.Float64()-1) }
-		e.add(user, app, false, bytes, time.Duration(float64(cold)*j()), at)
-		e.add(user, app, true, bytes, time.Duration(float64(cold)*(1-ca)*j()), at)
+		e.add(user, app, false, bytes, time.Duration(float64(cold)*j()), 0, at)
+		e.add(user, app, true, bytes, time.Duration(float64(cold)*(1-ca)*j()), 0, at)
 		at = at.Add(time.Second)
 		_ = i
 	}
@@ -56,6 +56,49 @@ func TestAffinityEstimateConverges(t *testing.T) {
 		if math.Abs(est.ColdMiBps-100) > 10 {
 			t.Errorf("ca %.2f: cold median %.1f MiB/s, want about 100", ca, est.ColdMiBps)
 		}
+	}
+}
+
+// With task times, the estimate is the share of a cold task's time that
+// memory saves, not the read speed-up: two apps whose reads gain alike
+// from memory (10x here, what a throttled disk gives every app) but that
+// compute 0.5 and 40 ms per MiB are told apart, each estimated at its
+// tasks' own 1 - T_hot/T_cold. Read times alone would put both near 0.9.
+// A task time shorter than its read is no task time.
+func TestAffinityFromTaskTimes(t *testing.T) {
+	const bytes = 64 << 20
+	coldRead, hotRead := 10*time.Millisecond, time.Millisecond // per MiB
+	for _, c := range []struct {
+		app     string
+		compute time.Duration // per MiB
+	}{{"grep", 500 * time.Microsecond}, {"aggregation", 40 * time.Millisecond}} {
+		e := newAffinityEstimator(time.Hour)
+		rng := rand.New(rand.NewPCG(4, uint64(c.compute)))
+		at := t0
+		for range 40 {
+			j := func(d time.Duration) time.Duration { return time.Duration(float64(d*64) * (0.8 + 0.4*rng.Float64())) }
+			cr, hr, comp := j(coldRead), j(hotRead), j(c.compute)
+			e.add("alice", c.app, false, bytes, cr, cr+comp, at)
+			e.add("alice", c.app, true, bytes, hr, hr+j(c.compute), at)
+			at = at.Add(time.Second)
+		}
+		want := 1 - float64(hotRead+c.compute)/float64(coldRead+c.compute)
+		est, _ := e.estimate("alice", c.app, at)
+		if !est.Used || est.ColdTasks != 40 || math.Abs(est.Affinity-want) > 0.05 {
+			t.Errorf("%s: %+v, want affinity %.3f (1 - T_hot/T_cold of its tasks) from 40 cold task times", c.app, est, want)
+		}
+		if math.Abs(est.ColdTaskMiBps*(coldRead+c.compute).Seconds()-1) > 0.1 {
+			t.Errorf("%s: cold tasks at %.1f MiB/s, want about %.1f", c.app, est.ColdTaskMiBps, 1/(coldRead+c.compute).Seconds())
+		}
+	}
+	e := newAffinityEstimator(time.Hour)
+	for i := range 5 {
+		at := t0.Add(time.Duration(i) * time.Second)
+		e.add("alice", "odd", false, bytes, 640*time.Millisecond, 100*time.Millisecond, at)
+		e.add("alice", "odd", true, bytes, 64*time.Millisecond, 0, at)
+	}
+	if est, _ := e.estimate("alice", "odd", t0.Add(time.Minute)); est.ColdTasks != 0 || math.Abs(est.Affinity-0.9) > 1e-9 {
+		t.Errorf("task times shorter than their reads: %+v, want none counted and 1 - hot/cold read (0.9)", est)
 	}
 }
 
@@ -104,7 +147,7 @@ func TestAffinityEstimatorBounded(t *testing.T) {
 	if len(e.apps) > MaxAffinityApps {
 		t.Errorf("%d estimates held, want at most %d", len(e.apps), MaxAffinityApps)
 	}
-	e.add("carol", "tiny", true, minSampleBytes-1, time.Millisecond, at)
+	e.add("carol", "tiny", true, minSampleBytes-1, time.Millisecond, 0, at)
 	if _, ok := e.estimate("carol", "tiny", at); ok {
 		t.Error("a read shorter than 64 KiB was sampled")
 	}

@@ -5854,8 +5854,15 @@ type CacheAccessRequest struct {
 	// whether the serving datanode held the block in memory (the namenode's
 	// cache reports say, not the task), a sample of the app's hot or cold
 	// read time for the learned cache affinity. 0 = not measured.
-	ReadBytes     int64 `protobuf:"varint,7,opt,name=read_bytes,json=readBytes,proto3" json:"read_bytes,omitempty"`
-	ReadNanos     int64 `protobuf:"varint,8,opt,name=read_nanos,json=readNanos,proto3" json:"read_nanos,omitempty"`
+	ReadBytes int64 `protobuf:"varint,7,opt,name=read_bytes,json=readBytes,proto3" json:"read_bytes,omitempty"`
+	ReadNanos int64 `protobuf:"varint,8,opt,name=read_nanos,json=readNanos,proto3" json:"read_nanos,omitempty"`
+	// How long the map task had run when it sent this: its reads and its
+	// map function, before its output is sorted. With the read times of hot
+	// and cold tasks, the share of a task's time that memory saves: the
+	// learned affinity of an app that computes much per byte stays low
+	// however slow the disk. 0 = not measured (the estimate then compares
+	// read times alone).
+	TaskNanos     int64 `protobuf:"varint,9,opt,name=task_nanos,json=taskNanos,proto3" json:"task_nanos,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5942,6 +5949,13 @@ func (x *CacheAccessRequest) GetReadBytes() int64 {
 func (x *CacheAccessRequest) GetReadNanos() int64 {
 	if x != nil {
 		return x.ReadNanos
+	}
+	return 0
+}
+
+func (x *CacheAccessRequest) GetTaskNanos() int64 {
+	if x != nil {
+		return x.TaskNanos
 	}
 	return 0
 }
@@ -7002,20 +7016,24 @@ func (x *AppCacheStats) GetHits() int64 {
 	return 0
 }
 
-// AffinityEstimate is one user's application's learned cache affinity:
-// 1 - median hot / median cold read time per byte over the window.
+// AffinityEstimate is one user's application's learned cache affinity,
+// from medians of time per byte over the window: (cold read - hot read) /
+// cold task time (reads and map function), or 1 - hot read / cold read
+// while no cold read came with its task's time.
 type AffinityEstimate struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	User          string                 `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
-	App           string                 `protobuf:"bytes,2,opt,name=app,proto3" json:"app,omitempty"`
-	Affinity      float64                `protobuf:"fixed64,3,opt,name=affinity,proto3" json:"affinity,omitempty"`
-	HotSamples    int32                  `protobuf:"varint,4,opt,name=hot_samples,json=hotSamples,proto3" json:"hot_samples,omitempty"`
-	ColdSamples   int32                  `protobuf:"varint,5,opt,name=cold_samples,json=coldSamples,proto3" json:"cold_samples,omitempty"`
-	HotMibPerSec  float64                `protobuf:"fixed64,6,opt,name=hot_mib_per_sec,json=hotMibPerSec,proto3" json:"hot_mib_per_sec,omitempty"` // median throughput of the hot (in-memory) reads
-	ColdMibPerSec float64                `protobuf:"fixed64,7,opt,name=cold_mib_per_sec,json=coldMibPerSec,proto3" json:"cold_mib_per_sec,omitempty"`
-	Used          bool                   `protobuf:"varint,8,opt,name=used,proto3" json:"used,omitempty"` // enough samples for the cache to use it
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	User              string                 `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	App               string                 `protobuf:"bytes,2,opt,name=app,proto3" json:"app,omitempty"`
+	Affinity          float64                `protobuf:"fixed64,3,opt,name=affinity,proto3" json:"affinity,omitempty"`
+	HotSamples        int32                  `protobuf:"varint,4,opt,name=hot_samples,json=hotSamples,proto3" json:"hot_samples,omitempty"`
+	ColdSamples       int32                  `protobuf:"varint,5,opt,name=cold_samples,json=coldSamples,proto3" json:"cold_samples,omitempty"`
+	HotMibPerSec      float64                `protobuf:"fixed64,6,opt,name=hot_mib_per_sec,json=hotMibPerSec,proto3" json:"hot_mib_per_sec,omitempty"` // median throughput of the hot (in-memory) reads
+	ColdMibPerSec     float64                `protobuf:"fixed64,7,opt,name=cold_mib_per_sec,json=coldMibPerSec,proto3" json:"cold_mib_per_sec,omitempty"`
+	Used              bool                   `protobuf:"varint,8,opt,name=used,proto3" json:"used,omitempty"`                                                           // enough samples for the cache to use it
+	ColdTaskMibPerSec float64                `protobuf:"fixed64,9,opt,name=cold_task_mib_per_sec,json=coldTaskMibPerSec,proto3" json:"cold_task_mib_per_sec,omitempty"` // median rate of the cold tasks through their input, reads and map function
+	ColdTaskSamples   int32                  `protobuf:"varint,10,opt,name=cold_task_samples,json=coldTaskSamples,proto3" json:"cold_task_samples,omitempty"`           // cold samples with a task time
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *AffinityEstimate) Reset() {
@@ -7102,6 +7120,20 @@ func (x *AffinityEstimate) GetUsed() bool {
 		return x.Used
 	}
 	return false
+}
+
+func (x *AffinityEstimate) GetColdTaskMibPerSec() float64 {
+	if x != nil {
+		return x.ColdTaskMibPerSec
+	}
+	return 0
+}
+
+func (x *AffinityEstimate) GetColdTaskSamples() int32 {
+	if x != nil {
+		return x.ColdTaskSamples
+	}
+	return 0
 }
 
 type GetCacheStatsResponse struct {
@@ -12395,7 +12427,7 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x13MoveReplicaResponse\"\x16\n" +
 	"\x14SaveNamespaceRequest\"+\n" +
 	"\x15SaveNamespaceResponse\x12\x12\n" +
-	"\x04txid\x18\x01 \x01(\x04R\x04txid\"\xf4\x01\n" +
+	"\x04txid\x18\x01 \x01(\x04R\x04txid\"\x93\x02\n" +
 	"\x12CacheAccessRequest\x12\x19\n" +
 	"\bblock_id\x18\x01 \x01(\x04R\ablockId\x12\x10\n" +
 	"\x03app\x18\x02 \x01(\tR\x03app\x12\x15\n" +
@@ -12408,7 +12440,9 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\n" +
 	"read_bytes\x18\a \x01(\x03R\treadBytes\x12\x1d\n" +
 	"\n" +
-	"read_nanos\x18\b \x01(\x03R\treadNanos\"J\n" +
+	"read_nanos\x18\b \x01(\x03R\treadNanos\x12\x1d\n" +
+	"\n" +
+	"task_nanos\x18\t \x01(\x03R\ttaskNanos\"J\n" +
 	"\x13CacheAccessResponse\x12\x16\n" +
 	"\x06cached\x18\x01 \x01(\bR\x06cached\x12\x1b\n" +
 	"\tcached_on\x18\x02 \x01(\tR\bcachedOn\"\xbb\x01\n" +
@@ -12484,7 +12518,7 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\rcached_blocks\x18\x03 \x01(\x03R\fcachedBlocks\x12!\n" +
 	"\fcached_bytes\x18\x04 \x01(\x03R\vcachedBytes\x12\x1a\n" +
 	"\baccesses\x18\x05 \x01(\x03R\baccesses\x12\x12\n" +
-	"\x04hits\x18\x06 \x01(\x03R\x04hits\"\xfc\x01\n" +
+	"\x04hits\x18\x06 \x01(\x03R\x04hits\"\xda\x02\n" +
 	"\x10AffinityEstimate\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x10\n" +
 	"\x03app\x18\x02 \x01(\tR\x03app\x12\x1a\n" +
@@ -12494,7 +12528,10 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\fcold_samples\x18\x05 \x01(\x05R\vcoldSamples\x12%\n" +
 	"\x0fhot_mib_per_sec\x18\x06 \x01(\x01R\fhotMibPerSec\x12'\n" +
 	"\x10cold_mib_per_sec\x18\a \x01(\x01R\rcoldMibPerSec\x12\x12\n" +
-	"\x04used\x18\b \x01(\bR\x04used\"\x8c\x03\n" +
+	"\x04used\x18\b \x01(\bR\x04used\x120\n" +
+	"\x15cold_task_mib_per_sec\x18\t \x01(\x01R\x11coldTaskMibPerSec\x12*\n" +
+	"\x11cold_task_samples\x18\n" +
+	" \x01(\x05R\x0fcoldTaskSamples\"\x8c\x03\n" +
 	"\x15GetCacheStatsResponse\x12\x16\n" +
 	"\x06policy\x18\x01 \x01(\tR\x06policy\x120\n" +
 	"\x05nodes\x18\x02 \x03(\v2\x1a.smarth.dfs.NodeCacheStatsR\x05nodes\x12-\n" +
