@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"os/user"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"smarth/internal/auth"
+	"smarth/internal/client"
 	"smarth/internal/cluster"
 	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
@@ -73,17 +77,79 @@ func (a *adminConn) connect() error {
 			a.user = u.Username
 		}
 	}
-	cred, tlsCfg, err := adminCredential(a.addr)
+	addrs := client.NameNodes(a.addr)
+	cred, tlsCfg, err := adminCredential(addrs[0])
 	if err != nil {
 		return err
 	}
 	a.cred = cred
+	if len(addrs) > 1 {
+		// The namenodes of an HA group: talk to the active, as HDFS's
+		// dfsadmin does through its failover proxy (a standby's refusal
+		// of an HA operation still names the active; see onActive).
+		if a.addr, err = a.pickActive(addrs, tlsCfg); err != nil {
+			return err
+		}
+	}
 	conn, err := grpc.NewClient(a.addr, pki.DialOption(tlsCfg))
 	if err != nil {
 		return usageErr("--namenode %q: %v", a.addr, err)
 	}
 	a.conn, a.rpc = conn, dfspb.NewClientProtocolClient(conn)
 	return nil
+}
+
+// pickActive asks each of an HA group's namenodes for its HA status and
+// returns the one that says ACTIVE at the highest term; with none active
+// (an election under way), the first that answered, whose refusal of a
+// mutation names the active once there is one.
+func (a *adminConn) pickActive(addrs []string, tlsCfg *tls.Config) (string, error) {
+	type answer struct {
+		st  *dfspb.GetHAStatusResponse
+		err error
+	}
+	answers := make([]answer, len(addrs))
+	var wg sync.WaitGroup
+	for i, addr := range addrs {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return "", usageErr("--namenode %q: %q is not host:port", strings.Join(addrs, ","), addr)
+		}
+		wg.Go(func() {
+			conn, err := grpc.NewClient(addr, pki.DialOption(tlsCfg))
+			if err != nil {
+				answers[i].err = err
+				return
+			}
+			defer conn.Close()
+			ctx, cancel := a.callCtx(context.Background())
+			defer cancel()
+			ctx, cancel2 := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel2()
+			answers[i].st, answers[i].err = dfspb.NewClientProtocolClient(conn).GetHAStatus(ctx, &dfspb.GetHAStatusRequest{})
+		})
+	}
+	wg.Wait()
+	best, first := -1, -1
+	var why []string
+	for i, ans := range answers {
+		if ans.err != nil {
+			why = append(why, fmt.Sprintf("%s: %v", addrs[i], (&adminConn{addr: addrs[i]}).explain(ans.err)))
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		if ans.st.GetState() == dfspb.HAState_ACTIVE && (best < 0 || ans.st.GetTerm() > answers[best].st.GetTerm()) {
+			best = i
+		}
+	}
+	switch {
+	case best >= 0:
+		return addrs[best], nil
+	case first >= 0:
+		return addrs[first], nil
+	}
+	return "", fmt.Errorf("no namenode of %s answered: %s", strings.Join(addrs, ","), strings.Join(why, "; "))
 }
 
 func newAdminCmd() *cobra.Command {

@@ -6,6 +6,7 @@ import (
 
 	"smarth/internal/auth"
 	"smarth/internal/namenode"
+	"smarth/internal/testenv"
 )
 
 // TestAdminHAStatusSingleNamenode: a namenode without HA is listed as
@@ -19,6 +20,28 @@ func TestAdminHAStatusSingleNamenode(t *testing.T) {
 	code, _, msg = adminRun("--namenode", "127.0.0.1:1", "ha", "status")
 	if code != 1 || !strings.Contains(msg, "cannot reach the namenode at 127.0.0.1:1") {
 		t.Fatalf("ha status of a namenode that is not there: exit %d, %q", code, msg)
+	}
+}
+
+// TestAdminNameNodeList: given an HA group's namenode list (--namenode
+// or $SMARTH_NAMENODE, "a,b,c"), admin talks to the one that answers as
+// the active, and says which answered nothing when none did.
+func TestAdminNameNodeList(t *testing.T) {
+	nn := startSingleNamenode(t)
+	dead := testenv.DeadAddr(t)
+	code, out, msg := adminRun("--namenode", dead+","+nn.Addr(), "ha", "status")
+	if want := nn.Addr() + "   active   term 0"; code != 0 || !strings.HasPrefix(out, want) {
+		t.Fatalf("smarth admin --namenode %s,%s ha status: exit %d, output %q, error %q; want a line starting %q",
+			dead, nn.Addr(), code, out, msg, want)
+	}
+	dead2 := testenv.DeadAddr(t)
+	code, _, msg = adminRun("--namenode", dead+","+dead2, "safemode", "get")
+	if code != 1 || !strings.Contains(msg, "no namenode of "+dead+","+dead2+" answered") || !strings.Contains(msg, dead2) {
+		t.Fatalf("admin with no namenode of the list up: exit %d, %q", code, msg)
+	}
+	code, _, msg = adminRun("--namenode", dead+",nonsense", "safemode", "get")
+	if code != 2 || !strings.Contains(msg, `"nonsense" is not host:port`) {
+		t.Fatalf("admin with a malformed list: exit %d, %q; want exit 2 naming the entry", code, msg)
 	}
 }
 

@@ -70,6 +70,11 @@ type Options struct {
 	// Home (SIGKILL and restart of daemons of Kinds).
 	Injector Injector
 
+	// AfterFault, if set, runs after each fault is undone, before the
+	// next. Tests use it to make an election no fault caused (the
+	// control of Report.UncausedElections).
+	AfterFault func(ctx context.Context, f Fault) error
+
 	// BeforeVerify, if set, runs between the end of the load and the
 	// verification with the run's client and the promises to be checked.
 	// Tests use it to break a promise on purpose (the control that shows
@@ -163,7 +168,9 @@ type Fault struct {
 	Elected   time.Duration
 	Failover  time.Duration
 	NewActive string
-	Resumed   string
+	// ElectedTerm is NewActive's term when it answered ACTIVE.
+	ElectedTerm uint64
+	Resumed     string
 	// StopLag: a SIGSTOP was in force (every thread of the victim
 	// stopped) this long after the signal (stopped.go); Elected and
 	// Failover of a SIGSTOP count from then.
@@ -204,6 +211,12 @@ type Report struct {
 	// FailoverStats are the namenode failovers of an HA cluster by fault
 	// kind (Failovers of Faults), filled in at the end of the load.
 	FailoverStats map[string]FailoverStats `json:",omitempty"`
+	// FinalTerm is the active namenode's term once every daemon was back
+	// after the load (HA clusters with namenode faults; 0: not asked).
+	// UncausedElections are the elections no fault made
+	// (ElectionsWithoutFault of Faults and FinalTerm).
+	FinalTerm         uint64     `json:",omitempty"`
+	UncausedElections []TermRise `json:",omitempty"`
 }
 
 // faultSummary counts faults by kind and target: "SIGKILL + restart:
@@ -279,6 +292,12 @@ func (r *Report) Print(w io.Writer) {
 		}
 	}
 	printFailovers(w, r.FailoverStats)
+	if r.FinalTerm > 0 || len(r.UncausedElections) > 0 {
+		fmt.Fprintf(w, "elections without a fault: %d (term after the run: %d)\n", len(r.UncausedElections), r.FinalTerm)
+		for _, e := range r.UncausedElections {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+	}
 	if r.ReplicasChecked > 0 || len(r.Diverged) > 0 {
 		fmt.Fprintf(w, "replicas compared: %d of %d blocks; diverged: %d\n", r.ReplicasChecked, r.BlocksChecked, len(r.Diverged))
 		for _, d := range r.Diverged {
@@ -507,6 +526,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := r.inj.Settle(sctx); err != nil {
 		return r.rep, err
 	}
+	r.countElections(sctx)
 	if o.BeforeVerify != nil {
 		if err := o.BeforeVerify(sctx, fsys, r.promises()); err != nil {
 			return r.rep, err
@@ -586,6 +606,11 @@ func (r *run) faults(ctx context.Context) error {
 		n := len(r.rep.Faults)
 		r.mu.Unlock()
 		r.logf("fault %d: %s back after %s", n, f.Daemon, f.Down.Round(10*time.Millisecond))
+		if r.o.AfterFault != nil {
+			if err := r.o.AfterFault(ctx, f); err != nil {
+				return err
+			}
+		}
 	}
 }
 

@@ -3,6 +3,9 @@ package chaos_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	"smarth/internal/chaos"
 	"smarth/internal/client"
 	"smarth/internal/cluster"
+	"smarth/internal/rpc/dfspb"
 	"smarth/internal/testcluster"
 )
 
@@ -24,7 +28,9 @@ import (
 // verification — a failover probe's file deleted, a put's content
 // replaced — and the run must report exactly those two as lost (so the
 // strict check holds with namenode faults: anything else lost would be
-// reported too).
+// reported too). A second control: after the first fault the test moves
+// the leadership itself (transfer-leader), an election no fault made,
+// and the report must count it among the elections without a fault.
 func TestChaosHANameNodeFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-binary cluster of three namenodes and a timed chaos run skipped in -short mode")
@@ -43,9 +49,18 @@ func TestChaosHANameNodeFaults(t *testing.T) {
 	}
 	var log bytes.Buffer
 	var broken []string
+	var transferred string // the member made active by the control's transfer-leader
 	rep, err := chaos.Run(ctx, chaos.Options{Home: home, Duration: 30 * time.Second, Interval: 3 * time.Second,
 		MaxDown: time.Second, StopHold: time.Second, Seed: 28, Kinds: []string{"namenode"}, NoJobs: true,
 		MaxFileSize: 256 << 10, Dir: "/chaos/ha", Out: &log,
+		AfterFault: func(ctx context.Context, f chaos.Fault) error {
+			if transferred != "" {
+				return nil
+			}
+			var err error
+			transferred, err = transferLeader(ctx, t, bin, home, f)
+			return err
+		},
 		BeforeVerify: func(ctx context.Context, fs *client.FileSystem, p chaos.Promises) error {
 			broken = breakProbeAndPut(ctx, t, fs, p)
 			return nil
@@ -84,6 +99,15 @@ func TestChaosHANameNodeFaults(t *testing.T) {
 		} else if len(s.Phases) != 4 || s.Phases[0].Count != n || s.Phases[3].Count != n {
 			t.Errorf("failover phases for %s: %+v, want 4 phases, the first and last over all %d failovers", kind, s.Phases, n)
 		}
+	}
+	if len(rep.Faults) == 0 || !slices.ContainsFunc(rep.UncausedElections, func(e chaos.TermRise) bool {
+		return e.After == 1 && e.From == rep.Faults[0].ElectedTerm && e.To > e.From
+	}) {
+		t.Errorf("control: transfer-leader to %s after the first fault is not among the elections without a fault %v (final term %d)",
+			transferred, rep.UncausedElections, rep.FinalTerm)
+	}
+	if rep.FinalTerm == 0 {
+		t.Errorf("the active's term after the run was not read: elections after the last fault go uncounted")
 	}
 	var lost []string
 	for _, l := range rep.Lost {
@@ -129,4 +153,33 @@ func breakProbeAndPut(ctx context.Context, t *testing.T, fs *client.FileSystem, 
 		t.Fatal(err)
 	}
 	return []string{probe, put}
+}
+
+// transferLeader moves the HA group's leadership to a standby that was
+// not fault f's victim, with `smarth admin ha transfer-leader` (an
+// election no fault made), and returns that member's name. It runs on
+// the run's fault goroutine: it returns its error, never fails the test.
+func transferLeader(ctx context.Context, t *testing.T, bin, home string, f chaos.Fault) (string, error) {
+	st, err := cluster.LoadState(home)
+	if err != nil {
+		return "", err
+	}
+	ms, err := cluster.HAStatus(ctx, st)
+	if err != nil {
+		return "", err
+	}
+	for _, m := range ms {
+		if m.Err != nil || m.Name == f.Daemon || m.HA.GetState() != dfspb.HAState_STANDBY {
+			continue
+		}
+		cmd := exec.CommandContext(ctx, bin, "admin", "ha", "transfer-leader", m.Name)
+		cmd.Env = append(os.Environ(), "SMARTH_HOME="+home)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("control: transfer-leader %s: %v\n%s", m.Name, err, out)
+		}
+		t.Logf("control: %s", bytes.TrimSpace(out))
+		return m.Name, nil
+	}
+	return "", fmt.Errorf("control: no standby other than %s to transfer the leadership to: %+v", f.Daemon, ms)
 }

@@ -218,7 +218,7 @@ func (k *Killer) waitElected(_ context.Context, others *cluster.State, f *Fault)
 			}
 			for _, m := range sts {
 				if m.Err == nil && m.HA.GetState() == dfspb.HAState_ACTIVE && m.HA.GetTerm() > f.Term {
-					f.Elected, f.NewActive = now, m.Name
+					f.Elected, f.NewActive, f.ElectedTerm = now, m.Name, m.HA.GetTerm()
 					k.Logf("%s is active (term %d) %s after the %s (term above %d seen after %s, a raft leader named after %s; polls up to %s apart)",
 						m.Name, m.HA.GetTerm(), ms(f.Elected), f.Kind, f.Term, ms(f.TermSeen), ms(f.LeaderSeen), ms(f.PollGap))
 					return
@@ -475,5 +475,69 @@ func (r *run) probe(fsys *client.FileSystem) func(ctx context.Context) error {
 		r.files[id] = f
 		r.mu.Unlock()
 		return nil
+	}
+}
+
+// TermRise is a rise of the HA group's term that no fault made: between
+// the election that followed one fault (After, at term From) and the
+// next fault (or the end of the run), the active's term went up to To.
+type TermRise struct {
+	After    int    // 1-based index of the fault whose election came before
+	From, To uint64 // terms
+}
+
+func (t TermRise) String() string {
+	return fmt.Sprintf("after fault %d: term %d to %d with no fault", t.After, t.From, t.To)
+}
+
+// ElectionsWithoutFault finds the elections no namenode fault made. Each
+// namenode fault hits the active of its term (Fault.Term) and ends when
+// another member answers ACTIVE at ElectedTerm; the next fault's victim
+// must still be at that term, and so must the active after the run
+// (final; 0: unknown). A term above it means the group elected again on
+// its own: load starving a leader's heartbeats past the timeout, a
+// restarted member disrupting the group, a leader stepping down. Such
+// elections cost the clients a failover that no fault explains, so a run
+// that claims faults are the only cause of failovers must count none.
+// Faults whose terms were not both seen are skipped.
+func ElectionsWithoutFault(faults []Fault, final uint64) []TermRise {
+	var out []TermRise
+	prev, after := uint64(0), 0
+	for i, f := range faults {
+		if f.Term == 0 {
+			continue // not a namenode fault of an HA group
+		}
+		if prev > 0 && f.Term > prev {
+			out = append(out, TermRise{After: after, From: prev, To: f.Term})
+		}
+		prev, after = f.ElectedTerm, i+1
+	}
+	if prev > 0 && final > prev {
+		out = append(out, TermRise{After: after, From: prev, To: final})
+	}
+	return out
+}
+
+// countElections asks for the active's term once the daemons are back
+// and counts the elections no fault made (Report.UncausedElections).
+func (r *run) countElections(ctx context.Context) {
+	if !r.st.HA() || !slices.ContainsFunc(r.rep.Faults, func(f Fault) bool { return f.Term > 0 }) {
+		return
+	}
+	st := r.st
+	if fresh, err := cluster.LoadState(r.o.Home); err == nil && fresh.HA() {
+		st = fresh // restarted members have new pids
+	}
+	actx, cancel := context.WithTimeout(ctx, time.Minute)
+	_, m, err := cluster.WaitActive(actx, st)
+	cancel()
+	if err != nil {
+		r.warn("the active's term after the load: %v; elections after the last fault not counted", err)
+	} else {
+		r.rep.FinalTerm = m.HA.GetTerm()
+	}
+	r.rep.UncausedElections = ElectionsWithoutFault(r.rep.Faults, r.rep.FinalTerm)
+	for _, e := range r.rep.UncausedElections {
+		r.warn("an election no fault made: %s", e)
 	}
 }

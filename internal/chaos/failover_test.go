@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,5 +197,30 @@ func TestLoadLeavesProbesInPlace(t *testing.T) {
 	}
 	if !read[1] || !read[2] {
 		t.Fatalf("checkouts for reads took files %v; want both, the probe's too", read)
+	}
+}
+
+// Every rise of the term that no fault explains is counted: between one
+// fault's election and the next fault, and after the last one. A split
+// vote (a fault's election that took two terms) is the fault's own.
+func TestElectionsWithoutFault(t *testing.T) {
+	nn := func(term, elected uint64) Fault { return Fault{Kind: FaultKill, Term: term, ElectedTerm: elected} }
+	dn := Fault{Kind: "SIGKILL", Daemon: "dn1"}
+	for _, c := range []struct {
+		name   string
+		faults []Fault
+		final  uint64
+		want   []TermRise
+	}{
+		{"none", []Fault{nn(2, 3), nn(3, 5), dn, nn(5, 6)}, 6, nil},
+		{"between faults", []Fault{nn(2, 3), nn(4, 5)}, 5, []TermRise{{After: 1, From: 3, To: 4}}},
+		{"after a datanode fault", []Fault{nn(2, 3), dn, nn(5, 6)}, 0, []TermRise{{After: 1, From: 3, To: 5}}},
+		{"after the last", []Fault{nn(2, 3), nn(3, 4)}, 7, []TermRise{{After: 2, From: 4, To: 7}}},
+		{"final unknown", []Fault{nn(2, 3)}, 0, nil},
+		{"no namenode fault", []Fault{dn}, 9, nil},
+	} {
+		if got := ElectionsWithoutFault(c.faults, c.final); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }
