@@ -82,7 +82,10 @@ func TestMapReportsCacheAccess(t *testing.T) {
 	if got.ReadBytes != st.Size || got.ReadTime <= 0 {
 		t.Errorf("read %d bytes in %v, want the split's %d bytes in some time", got.ReadBytes, got.ReadTime, st.Size)
 	}
-	got.ReadBytes, got.ReadTime = 0, 0
+	if got.TaskTime < got.ReadTime {
+		t.Errorf("task ran %v, read %v: want the task's time, reads included", got.TaskTime, got.ReadTime)
+	}
+	got.ReadBytes, got.ReadTime, got.TaskTime = 0, 0, 0
 	if got != want {
 		t.Fatalf("access = %+v, want %+v", got, want)
 	}
