@@ -25,18 +25,17 @@ import (
 // reads for r_hot instead, so CA = (r_cold - r_hot) / t_cold, with the
 // medians of each, clamped to [0,1]. Read times alone (1 - r_hot/r_cold,
 // what the estimate was first, and still is for reports without a task
-// time) saturate: from a disk throttled to 30 MB/s every app's reads
-// are 10-20x faster from memory, so every app estimated 0.87-0.95 and
-// BG could not tell an app that spends its time reading from one that
-// spends it computing (session 17's W1: 1.5x slower than Table 1's
-// affinities). Medians, because a map read shares the machine with
-// everything else and one slow read (a straggler, a GC pause) must not
-// swing it. Estimates are per user, not
-// per application name alone: the name is the caller's choice, so keyed
-// by name any user could report fake read times under another user's
-// "wordcount" and steer which of that user's blocks the cache keeps. A
-// user can only move their own estimate, which is no more than the
-// cache_affinity job parameter already lets them do.
+// time) saturate: from a disk throttled to 30 MB/s every app's reads are
+// 10-20x faster from memory, so every app estimated 0.87-0.95 and BG
+// could not tell an app that spends its time reading from one that spends
+// it computing (session 17's W1: 1.5x slower than Table 1's affinities).
+// Medians, because a map read shares the machine with everything else and
+// one slow read (a straggler, a GC pause) must not swing it. Estimates
+// are per user, not per application name alone: the name is the caller's
+// choice, so keyed by name any user could report fake read times under
+// another user's "wordcount" and steer which of that user's blocks the
+// cache keeps. A user can only move their own estimate, which is no more
+// than the cache_affinity job parameter already lets them do.
 
 // Bounds of the estimator. Everything a caller sends grows it, so each
 // part is capped: samples per kind per (user, app), (user, app) pairs
@@ -94,9 +93,10 @@ func (r *sampleRing) expire(cutoff time.Time) {
 	*r = slices.Delete(*r, 0, i)
 }
 
-// medianSince is the median of the samples' of values taken at or after
-// cutoff (0s left out), and how many there are. It does not change the
-// ring: Stats reads under the namenode's read lock.
+// medianSince is the median of of(s) over the samples s taken at or
+// after cutoff (zeros, values not reported, left out), and how many
+// there are. It does not change the ring: Stats reads under the
+// namenode's read lock.
 func (r sampleRing) medianSince(cutoff time.Time, of func(readSample) float64) (float64, int) {
 	var v []float64
 	for _, s := range r {
