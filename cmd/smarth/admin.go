@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -87,7 +86,7 @@ func (a *adminConn) connect() error {
 		// The namenodes of an HA group: talk to the active, as HDFS's
 		// dfsadmin does through its failover proxy (a standby's refusal
 		// of an HA operation still names the active; see onActive).
-		if a.addr, err = a.pickActive(addrs, tlsCfg); err != nil {
+		if a.addr, err = a.pickActive(addrs); err != nil {
 			return err
 		}
 	}
@@ -103,7 +102,7 @@ func (a *adminConn) connect() error {
 // returns the one that says ACTIVE at the highest term; with none active
 // (an election under way), the first that answered, whose refusal of a
 // mutation names the active once there is one.
-func (a *adminConn) pickActive(addrs []string, tlsCfg *tls.Config) (string, error) {
+func (a *adminConn) pickActive(addrs []string) (string, error) {
 	type answer struct {
 		st  *dfspb.GetHAStatusResponse
 		err error
@@ -115,17 +114,9 @@ func (a *adminConn) pickActive(addrs []string, tlsCfg *tls.Config) (string, erro
 			return "", usageErr("--namenode %q: %q is not host:port", strings.Join(addrs, ","), addr)
 		}
 		wg.Go(func() {
-			conn, err := grpc.NewClient(addr, pki.DialOption(tlsCfg))
-			if err != nil {
-				answers[i].err = err
-				return
-			}
-			defer conn.Close()
-			ctx, cancel := a.callCtx(context.Background())
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			ctx, cancel2 := context.WithTimeout(ctx, 5*time.Second)
-			defer cancel2()
-			answers[i].st, answers[i].err = dfspb.NewClientProtocolClient(conn).GetHAStatus(ctx, &dfspb.GetHAStatusRequest{})
+			answers[i].st, answers[i].err = a.haStatusAt(ctx, addr)
 		})
 	}
 	wg.Wait()
@@ -133,7 +124,7 @@ func (a *adminConn) pickActive(addrs []string, tlsCfg *tls.Config) (string, erro
 	var why []string
 	for i, ans := range answers {
 		if ans.err != nil {
-			why = append(why, fmt.Sprintf("%s: %v", addrs[i], (&adminConn{addr: addrs[i]}).explain(ans.err)))
+			why = append(why, fmt.Sprintf("%s: %v", addrs[i], ans.err))
 			continue
 		}
 		if first < 0 {

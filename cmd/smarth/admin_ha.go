@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -69,6 +70,12 @@ func (a *adminConn) haStatusOf(cmd *cobra.Command, addr string) (*dfspb.GetHASta
 		defer cancel()
 		return a.rpc.GetHAStatus(ctx, &dfspb.GetHAStatusRequest{})
 	}
+	return a.haStatusAt(cmd.Context(), addr)
+}
+
+// haStatusAt asks the namenode at addr, over a connection of its own, for
+// its HA status within ctx; an error is explained, naming addr.
+func (a *adminConn) haStatusAt(parent context.Context, addr string) (*dfspb.GetHAStatusResponse, error) {
 	_, tlsCfg, err := adminCredential(addr)
 	if err != nil {
 		return nil, err
@@ -78,7 +85,7 @@ func (a *adminConn) haStatusOf(cmd *cobra.Command, addr string) (*dfspb.GetHASta
 		return nil, err
 	}
 	defer conn.Close()
-	ctx, cancel := a.ctx(cmd)
+	ctx, cancel := a.callCtx(parent)
 	defer cancel()
 	st, err := dfspb.NewClientProtocolClient(conn).GetHAStatus(ctx, &dfspb.GetHAStatusRequest{})
 	if err != nil {
