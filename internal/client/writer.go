@@ -155,7 +155,7 @@ func (f *FileSystem) Create(ctx context.Context, p string, opts CreateOptions) (
 func (f *FileSystem) streamConfig(p string, fileID uint64, repl int, bs int64, pktLen int, strategy pipeline.Strategy, replace pipeline.ReplacePolicy) pipeline.Config {
 	return pipeline.Config{
 		Namenode: f.nn, Path: p, FileID: fileID, ClientName: f.cfg.ClientName, ClientHost: f.cfg.ClientHost,
-		Replication: repl, Strategy: strategy, BlockPackets: int((bs + int64(pktLen) - 1) / int64(pktLen)), ClassicWindow: f.cfg.Window,
+		Replication: repl, Strategy: strategy, BlockSize: bs, BlockPackets: int((bs + int64(pktLen) - 1) / int64(pktLen)), ClassicWindow: f.cfg.Window,
 		BytesPerChecksum: f.cfg.BytesPerChecksum, Dial: f.cfg.Dial, IOTimeout: f.cfg.IOTimeout,
 		RPCTimeout: f.cfg.RPCTimeout, Replace: replace, Speeds: f.speeds.book, Datanodes: f.liveDatanodes,
 		Logger: f.log,

@@ -262,7 +262,7 @@ func TestReadReplicaBeingWritten(t *testing.T) {
 	nn := startFakeNameNode(t)
 	dn, _ := startDataNode(t, nn, "", nil)
 	data := randomData(3000, 13)
-	w, err := dn.store.CreateRBW(60, 1, 512, false)
+	w, err := dn.store.CreateRBW(60, 1, 512, false, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -200,13 +201,14 @@ func (r *receiver) verifies() bool {
 // openReplica creates or reopens the replica for the request's stage.
 func (r *receiver) openReplica(bpc int) (*store.Writer, error) {
 	b, st := r.op.GetBlock(), r.d.store
+	expected := int64(min(r.op.GetExpectedBytes(), math.MaxInt64))
 	switch r.op.GetStage() {
 	case dfspb.WriteStage_PIPELINE_SETUP_CREATE:
-		return st.CreateRBW(b.GetBlockId(), b.GetGenerationStamp(), bpc, false)
+		return st.CreateRBW(b.GetBlockId(), b.GetGenerationStamp(), bpc, false, expected)
 	case dfspb.WriteStage_TRANSFER_RBW:
-		return st.CreateTransferRBW(b.GetBlockId(), b.GetGenerationStamp(), bpc)
+		return st.CreateTransferRBW(b.GetBlockId(), b.GetGenerationStamp(), bpc, expected)
 	case dfspb.WriteStage_TRANSFER_FINALIZED:
-		return st.CreateRBW(b.GetBlockId(), b.GetGenerationStamp(), bpc, true)
+		return st.CreateRBW(b.GetBlockId(), b.GetGenerationStamp(), bpc, true, expected)
 	case dfspb.WriteStage_PIPELINE_SETUP_STREAMING_RECOVERY:
 		if r.op.GetLatestGs() <= b.GetGenerationStamp() {
 			return nil, fmt.Errorf("recovery needs a newer generation stamp than %d, got latest_gs %d", b.GetGenerationStamp(), r.op.GetLatestGs())
@@ -265,6 +267,7 @@ func (r *receiver) connectDownstream(bpc int) *dfspb.OpResponse {
 		BytesPerChecksum: uint32(bpc),
 		LatestGs:         op.GetLatestGs(),
 		Source:           d.Info(),
+		ExpectedBytes:    op.GetExpectedBytes(),
 	}
 	_ = c.SetDeadline(time.Now().Add(d.cfg.IOTimeout))
 	if err := datatransfer.WriteOp(c, fwd); err != nil {

@@ -53,3 +53,47 @@ func TestFullVolumeRefusesNewBlocks(t *testing.T) {
 	}
 	mustRead(t, full, 1, 1001, data)
 }
+
+// A block whose expected size (the client's block size, sent with the
+// request) does not fit above the reserve is refused at setup while the
+// volume still has some room: the namenode may have placed it on a stale
+// view of this node's space, and taking it would eat into the reserve.
+// Downstream too: the forwarded request carries the size, and the full
+// node is named as the first bad link. A block that fits is taken.
+func TestDataNodeRefusesBlockWithoutRoomForIt(t *testing.T) {
+	nn := startFakeNameNode(t)
+	dir := testfs.Tmpfs(t, "4m")
+	full, _ := startDataNode(t, nn, dir, func(c *Config) { c.DuReserved = "1MiB" })
+	other, _ := startDataNode(t, nn, "", nil)
+	// Leave about 512 KiB above the reserve.
+	data := randomData(int(testfs.Free(t, dir))-(1<<20)-(512<<10), 1)
+	writeBlock(t, 1, 1001, data, full)
+
+	for _, pipe := range [][]*DataNode{{full}, {other, full}} {
+		_, resp := openPipeline(t, &dfspb.WriteBlockOp{Block: &dfspb.ExtendedBlock{BlockId: 2, GenerationStamp: 1001},
+			Stage: dfspb.WriteStage_PIPELINE_SETUP_CREATE, ClientName: "c", ExpectedBytes: 1 << 20}, pipe...)
+		msg := resp.GetMessage()
+		if resp.GetStatus() == dfspb.OpStatus_OP_STATUS_SUCCESS || !strings.Contains(msg, "blk_2_1001") || !strings.Contains(msg, "no room for a") {
+			t.Fatalf("1 MiB block with 512 KiB above the reserve (pipeline of %d): status %s %q, want a refusal naming blk_2_1001 and the room",
+				len(pipe), resp.GetStatus(), msg)
+		}
+		if len(pipe) == 2 && resp.GetFirstBadLink() != full.DataAddr() {
+			t.Fatalf("refusal downstream names first bad link %q, want the full node %s", resp.GetFirstBadLink(), full.DataAddr())
+		}
+	}
+	small := randomData(256<<10, 3)
+	p, resp := openPipeline(t, &dfspb.WriteBlockOp{Block: &dfspb.ExtendedBlock{BlockId: 3, GenerationStamp: 1001},
+		Stage: dfspb.WriteStage_PIPELINE_SETUP_CREATE, ClientName: "c", ExpectedBytes: uint64(len(small))}, other, full)
+	if resp.GetStatus() != dfspb.OpStatus_OP_STATUS_SUCCESS {
+		t.Fatalf("256 KiB block with 512 KiB above the reserve: %s %q", resp.GetStatus(), resp.GetMessage())
+	}
+	if err := p.send(small); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.finish(); err != nil {
+		t.Fatal(err)
+	}
+	p.lastAckOK(t, 2)
+	mustRead(t, full, 3, 1001, small)
+	mustRead(t, full, 1, 1001, data)
+}

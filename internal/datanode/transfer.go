@@ -106,6 +106,7 @@ func (d *DataNode) pushReplica(ctx context.Context, b *dfspb.ExtendedBlock, leng
 		Token:            token,
 		BytesPerChecksum: uint32(h.BytesPerChecksum),
 		Source:           d.Info(),
+		ExpectedBytes:    uint64(length),
 	}
 	_ = c.SetDeadline(time.Now().Add(d.cfg.IOTimeout))
 	if err := datatransfer.WriteOp(c, op); err != nil {

@@ -51,6 +51,7 @@ func (s *Stream) startBlock() error {
 		blk.NumBytes = 0
 		conn, err := s.connect(nodes, &dfspb.WriteBlockOp{
 			Block: blk, Stage: dfspb.WriteStage_PIPELINE_SETUP_CREATE, Token: lb.GetToken(),
+			ExpectedBytes: uint64(max(s.cfg.BlockSize, 0)),
 		})
 		if err == nil {
 			p := &pipe{block: blk, token: lb.GetToken(), nodes: nodes, unexplainedAt: -1}

@@ -23,6 +23,9 @@ type Config struct {
 	ClientHost  string
 	Replication int
 	Strategy    Strategy
+	// BlockSize is the file's block size: each new block's datanodes are
+	// told it (expected_bytes) and refuse the block without room for it.
+	BlockSize int64
 	// BlockPackets is how many data packets fill a block (for Window).
 	BlockPackets int
 	// ClassicWindow is the in-flight window when multi-pipeline mode can

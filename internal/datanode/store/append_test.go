@@ -11,7 +11,7 @@ import (
 // finalized writes a finalized replica of data.
 func finalized(t *testing.T, s *Store, id, gs uint64, data []byte) {
 	t.Helper()
-	w, err := s.CreateRBW(id, gs, bpc, false)
+	w, err := s.CreateRBW(id, gs, bpc, false, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func TestRemoveFailureKeepsReplica(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := s.CreateRBW(5, 1, bpc, false)
+	w, err := s.CreateRBW(5, 1, bpc, false, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestRemoveFailureKeepsReplica(t *testing.T) {
 	if !ok || !got.Corrupt {
 		t.Fatalf("after a failed delete the replica is %+v (known %v), want known and corrupt", got, ok)
 	}
-	if _, err := s.CreateTransferRBW(5, 2, bpc); err == nil || !strings.Contains(err.Error(), "injected I/O error") {
+	if _, err := s.CreateTransferRBW(5, 2, bpc, 0); err == nil || !strings.Contains(err.Error(), "injected I/O error") {
 		t.Fatalf("replacing an undeletable replica = %v, want the removal error", err)
 	}
 
@@ -72,7 +72,7 @@ func TestAbortReportsRemoveFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := s.CreateRBW(6, 1, bpc, false)
+	w, err := s.CreateRBW(6, 1, bpc, false, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

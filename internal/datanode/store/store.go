@@ -122,11 +122,12 @@ type Store struct {
 	fs   vfs.FS // opts.FS or vfs.OS
 
 	mu       sync.Mutex
-	replicas map[uint64]*replica // guarded by mu, as are the replicas' fields
-	copying  map[uint64]bool     // new block ids of copy-on-truncate copies in progress (copy.go)
-	vols     []*volume           // guarded by mu: volumes in service
-	failed   []FailedVolume      // guarded by mu: volumes taken out of service
-	next     int                 // guarded by mu: round-robin position among vols
+	replicas map[uint64]*replica  // guarded by mu, as are the replicas' fields
+	copying  map[uint64]bool      // new block ids of copy-on-truncate copies in progress (copy.go)
+	creating map[*Writer]struct{} // guarded by mu: new replicas' writers with a need (promisedLocked)
+	vols     []*volume            // guarded by mu: volumes in service
+	failed   []FailedVolume       // guarded by mu: volumes taken out of service
+	next     int                  // guarded by mu: round-robin position among vols
 }
 
 type versionFile struct {

@@ -70,7 +70,7 @@ func TestWriteFinalizeReopen(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	data := pattern(200_000, 1)
-	w, err := s.CreateRBW(1, 1001, bpc, false)
+	w, err := s.CreateRBW(1, 1001, bpc, false, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestWriteFinalizeReopen(t *testing.T) {
 	if !bytes.Equal(readAll(t, s2, 1, 1001), data) {
 		t.Fatal("data differs after restart")
 	}
-	if _, err := s2.CreateRBW(1, 1001, bpc, false); !errors.Is(err, ErrExists) {
+	if _, err := s2.CreateRBW(1, 1001, bpc, false, 0); !errors.Is(err, ErrExists) {
 		t.Fatalf("create over finalized: %v", err)
 	}
 }
@@ -110,7 +110,7 @@ func TestOpenErrors(t *testing.T) {
 	if _, err := s.Open(5, 1); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("unknown block: %v", err)
 	}
-	w, _ := s.CreateRBW(5, 10, bpc, false)
+	w, _ := s.CreateRBW(5, 10, bpc, false, 0)
 	writeAll(t, w, pattern(1000, 0), 1000)
 	if _, err := w.Finalize(); err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func TestOpenErrors(t *testing.T) {
 func TestVerifyFindsFlippedByte(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
-	w, _ := s.CreateRBW(2, 1, bpc, false)
+	w, _ := s.CreateRBW(2, 1, bpc, false, 0)
 	writeAll(t, w, pattern(10_000, 3), 4096)
 	if _, err := w.Finalize(); err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func TestVerifyFindsFlippedByte(t *testing.T) {
 func TestRBWScanDropsTornChunk(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
-	w, _ := s.CreateRBW(3, 7, bpc, false)
+	w, _ := s.CreateRBW(3, 7, bpc, false, 0)
 	data := pattern(5000, 9)
 	writeAll(t, w, data, 1024)
 	w.Close()
@@ -171,7 +171,7 @@ func TestRBWScanDropsTornChunk(t *testing.T) {
 
 func TestRecoverRBWUnalignedThenAppend(t *testing.T) {
 	s := openStore(t, t.TempDir())
-	w, _ := s.CreateRBW(4, 100, bpc, false)
+	w, _ := s.CreateRBW(4, 100, bpc, false, 0)
 	data := pattern(3000, 5)
 	writeAll(t, w, data, 3000)
 	stopped := false
@@ -213,7 +213,7 @@ func TestRecoverRBWUnalignedThenAppend(t *testing.T) {
 // length; an older or equal stamp is refused.
 func TestRecoverFinalizedBeyondAcked(t *testing.T) {
 	s := openStore(t, t.TempDir())
-	w, _ := s.CreateRBW(7, 100, bpc, false)
+	w, _ := s.CreateRBW(7, 100, bpc, false, 0)
 	data := pattern(4096, 6)
 	writeAll(t, w, data, 1024)
 	if _, err := w.Finalize(); err != nil {
@@ -247,7 +247,7 @@ func TestTransferReplacesStaleFinalized(t *testing.T) {
 	s := openStore(t, t.TempDir())
 	finalized := func(id, gs uint64) {
 		t.Helper()
-		w, err := s.CreateRBW(id, gs, bpc, false)
+		w, err := s.CreateRBW(id, gs, bpc, false, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,16 +257,16 @@ func TestTransferReplacesStaleFinalized(t *testing.T) {
 		}
 	}
 	finalized(8, 100)
-	if _, err := s.CreateRBW(8, 101, bpc, false); !errors.Is(err, ErrExists) {
+	if _, err := s.CreateRBW(8, 101, bpc, false, 0); !errors.Is(err, ErrExists) {
 		t.Fatalf("a new pipeline over a finalized replica: %v, want ErrExists", err)
 	}
 	for _, gs := range []uint64{99, 100} {
-		if _, err := s.CreateRBW(8, gs, bpc, true); !errors.Is(err, ErrExists) {
+		if _, err := s.CreateRBW(8, gs, bpc, true, 0); !errors.Is(err, ErrExists) {
 			t.Fatalf("a copy at stamp %d over a finalized replica at 100: %v, want ErrExists", gs, err)
 		}
 	}
 	data := pattern(3000, 2)
-	w, err := s.CreateRBW(8, 101, bpc, true)
+	w, err := s.CreateRBW(8, 101, bpc, true, 0)
 	if err != nil {
 		t.Fatalf("a copy at a newer stamp: %v", err)
 	}
@@ -279,7 +279,7 @@ func TestTransferReplacesStaleFinalized(t *testing.T) {
 	}
 
 	finalized(9, 100)
-	w, err = s.CreateTransferRBW(9, 102, bpc)
+	w, err = s.CreateTransferRBW(9, 102, bpc, 0)
 	if err != nil {
 		t.Fatalf("a pipeline's added node at a newer stamp: %v", err)
 	}
@@ -291,7 +291,7 @@ func TestTransferReplacesStaleFinalized(t *testing.T) {
 
 func TestLeaseRecovery(t *testing.T) {
 	s := openStore(t, t.TempDir())
-	w, _ := s.CreateRBW(6, 5, bpc, false)
+	w, _ := s.CreateRBW(6, 5, bpc, false, 0)
 	writeAll(t, w, pattern(4000, 1), 1000)
 	w.Close()
 	r, orig, err := s.InitRecovery(6, 9)
@@ -315,7 +315,7 @@ func TestLeaseRecovery(t *testing.T) {
 
 func TestDeleteStopsWriter(t *testing.T) {
 	s := openStore(t, t.TempDir())
-	w, _ := s.CreateRBW(7, 1, bpc, false)
+	w, _ := s.CreateRBW(7, 1, bpc, false, 0)
 	w.SetStopper(func() { w.Close() })
 	if _, err := s.Delete(7, 2); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("delete with wrong gs: %v", err)
@@ -334,7 +334,7 @@ func TestDeleteStopsWriter(t *testing.T) {
 func TestTemporaryIsInvisibleAndDiscarded(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
-	w, _ := s.CreateRBW(8, 1, bpc, true)
+	w, _ := s.CreateRBW(8, 1, bpc, true, 0)
 	writeAll(t, w, pattern(100, 0), 100)
 	if len(s.Replicas()) != 0 {
 		t.Fatal("temporary replica reported")
@@ -349,7 +349,7 @@ func TestTemporaryIsInvisibleAndDiscarded(t *testing.T) {
 	if len(s.Replicas()) != 1 {
 		t.Fatal("finalized temporary replica not reported")
 	}
-	w2, _ := s.CreateRBW(9, 1, bpc, true)
+	w2, _ := s.CreateRBW(9, 1, bpc, true, 0)
 	writeAll(t, w2, pattern(100, 0), 100)
 	s2 := openStore(t, dir) // a restart while the copy is in progress
 	if _, ok := s2.Get(9); ok {
@@ -377,7 +377,7 @@ func TestFinalizeWithSyncOnClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := s.CreateRBW(7, 1001, bpc, false)
+	w, err := s.CreateRBW(7, 1001, bpc, false, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +410,7 @@ func TestChangedHook(t *testing.T) {
 	}
 	finalized := func(id, gs uint64) {
 		t.Helper()
-		w, err := s.CreateRBW(id, gs, bpc, false)
+		w, err := s.CreateRBW(id, gs, bpc, false, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -459,7 +459,7 @@ func TestChangedHook(t *testing.T) {
 
 	finalized(3, 1)
 	changed = nil
-	if w, err := s.CreateTransferRBW(3, 2, bpc); err != nil {
+	if w, err := s.CreateTransferRBW(3, 2, bpc, 0); err != nil {
 		t.Fatal(err)
 	} else {
 		w.Abort()

@@ -61,7 +61,7 @@ func OpenVolumes(dirs []string, opts Options) (*Store, error) {
 	if len(dirs) == 0 {
 		return nil, errors.New("no data directory")
 	}
-	s := &Store{dir: dirs[0], opts: opts, fs: opts.FS, replicas: make(map[uint64]*replica)}
+	s := &Store{dir: dirs[0], opts: opts, fs: opts.FS, replicas: make(map[uint64]*replica), creating: map[*Writer]struct{}{}}
 	if s.fs == nil {
 		s.fs = vfs.OS
 	}
@@ -227,40 +227,76 @@ func (s *Store) Usage() (Usage, error) {
 	return u, nil
 }
 
-// chooseVolume picks the volume for a new replica among those whose free
-// space is above the reserve, by Options.VolumeChoice. With none it
-// refuses, as HDFS's volume choice refuses a volume without room ("Out of
-// space"): the write fails at setup and the client's pipeline moves on to
-// another datanode. A write already under way may still use the reserve
-// to finish its block; that is what the reserve is for, besides keeping
-// the host's other processes alive.
-func (s *Store) chooseVolume(name string) (*volume, error) {
+// volumeSpace is one volume's file system as statfs saw it.
+type volumeSpace struct {
+	capacity, avail int64
+	err             error
+}
+
+// statVolumes measures every volume in service, without holding s.mu (a
+// slow disk must not stall the store).
+func (s *Store) statVolumes() map[*volume]volumeSpace {
 	s.mu.Lock()
 	vols := slices.Clone(s.vols)
 	s.mu.Unlock()
+	free := make(map[*volume]volumeSpace, len(vols))
+	for _, v := range vols {
+		var sp volumeSpace
+		sp.capacity, sp.avail, sp.err = s.fs.Statfs(v.dir)
+		free[v] = sp
+	}
+	return free
+}
+
+// allocated is what n bytes of a file take on disk: whole 4 KiB blocks.
+func allocated(n int64) int64 { return (n + 4095) &^ 4095 }
+
+// chooseVolumeLocked picks the volume for a new replica that may take need
+// bytes (0: unknown) among those whose free space, less the reserve and
+// less what the replicas being written there may still take, holds it
+// (more than nothing when need is 0), by Options.VolumeChoice. With none
+// it refuses, as HDFS's volume choice refuses a volume without room ("Out
+// of space"): the write fails at setup and the client's pipeline moves on
+// to another datanode. free is statVolumes' view; volumes it did not see
+// are skipped.
+func (s *Store) chooseVolumeLocked(name string, free map[*volume]volumeSpace, need int64) (*volume, error) {
+	vols := s.vols
 	if len(vols) == 0 {
 		return nil, fmt.Errorf("cannot create %s: every data directory was taken out of service", name)
 	}
+	promised := s.promisedLocked()
 	room := make([]int64, len(vols))
 	var full []string
 	for i, v := range vols {
-		capacity, avail, err := s.fs.Statfs(v.dir)
-		if err != nil {
-			full = append(full, err.Error())
+		sp, ok := free[v]
+		switch {
+		case !ok:
+			continue
+		case sp.err != nil:
+			full = append(full, sp.err.Error())
 			continue
 		}
-		reserved := s.opts.Reserve.Of(capacity)
-		room[i] = avail - reserved
-		if room[i] <= 0 {
-			what := fmt.Sprintf("%d bytes", reserved)
-			if s.opts.Reserve.Percent > 0 {
-				what = fmt.Sprintf("%s of %d bytes = %d bytes", s.opts.Reserve, capacity, reserved)
-			}
-			full = append(full, fmt.Sprintf("data directory %s has %d bytes free, at or below du_reserved (%s)", v.dir, avail, what))
+		reserved := s.opts.Reserve.Of(sp.capacity)
+		room[i] = sp.avail - reserved - promised[v]
+		if room[i] > 0 && room[i] >= need {
+			continue
 		}
+		what := fmt.Sprintf("%d bytes", reserved)
+		if s.opts.Reserve.Percent > 0 {
+			what = fmt.Sprintf("%s of %d bytes = %d bytes", s.opts.Reserve, sp.capacity, reserved)
+		}
+		msg := fmt.Sprintf("data directory %s has %d bytes free", v.dir, sp.avail)
+		if promised[v] > 0 {
+			msg += fmt.Sprintf(" (%d of them promised to replicas being written)", promised[v])
+		}
+		if need > 0 {
+			msg += fmt.Sprintf(", no room for a %d-byte replica above du_reserved (%s)", need, what)
+		} else {
+			msg += fmt.Sprintf(", at or below du_reserved (%s)", what)
+		}
+		full = append(full, msg)
+		room[i] = 0
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var ok []int
 	for i := range vols {
 		if room[i] > 0 {
@@ -282,6 +318,22 @@ func (s *Store) chooseVolume(name string) (*volume, error) {
 		}
 	}
 	return vols[ok[0]], nil
+}
+
+// promisedLocked is, per volume, what the replicas being written there
+// may still take: each one's need less what its acknowledged bytes
+// already take (those are out of the file system's free space). Writers
+// that have let go are dropped here.
+func (s *Store) promisedLocked() map[*volume]int64 {
+	promised := map[*volume]int64{}
+	for w := range s.creating {
+		if w.r.writer != w {
+			delete(s.creating, w)
+			continue
+		}
+		promised[w.r.vol] += max(w.need-allocated(w.r.Visible)-allocated(metaLen(w.r.Visible, w.bpc)), 0)
+	}
+	return promised
 }
 
 // preferFree is the available-space policy's choice of candidates: all of

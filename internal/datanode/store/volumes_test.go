@@ -15,7 +15,7 @@ import (
 
 func putReplica(t *testing.T, s *Store, id uint64, data []byte) Replica {
 	t.Helper()
-	w, err := s.CreateRBW(id, 1001, bpc, false)
+	w, err := s.CreateRBW(id, 1001, bpc, false, 0)
 	if err != nil {
 		t.Fatalf("create blk_%d: %v", id, err)
 	}
@@ -103,7 +103,7 @@ func TestFullVolumeTakesNoNewReplicas(t *testing.T) {
 		}
 	}
 	s.opts.Reserve = units.Reserve{Bytes: 1 << 62}
-	_, err = s.CreateRBW(9, 1001, bpc, false)
+	_, err = s.CreateRBW(9, 1001, bpc, false, 0)
 	if !errors.Is(err, ErrNoSpace) || !strings.Contains(err.Error(), small) || !strings.Contains(err.Error(), roomy) {
 		t.Fatalf("create with every volume at its reserve: %v, want ErrNoSpace naming both directories", err)
 	}
@@ -122,7 +122,7 @@ func TestCheckVolumesTakesGoneDirectoryOutOfService(t *testing.T) {
 	for id := uint64(1); id <= 4; id++ {
 		putReplica(t, s, id, data)
 	}
-	w, err := s.CreateRBW(5, 1001, bpc, false) // round robin: dirs[0]
+	w, err := s.CreateRBW(5, 1001, bpc, false, 0) // round robin: dirs[0]
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,13 +16,13 @@ func TestWriteBatchMatchesWrites(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	data := pattern(5*4096+700, 9)
-	one, _ := s.CreateRBW(1, 1, bpc, false)
+	one, _ := s.CreateRBW(1, 1, bpc, false, 0)
 	writeAll(t, one, data, 4096)
 	if _, err := one.Finalize(); err != nil {
 		t.Fatal(err)
 	}
 
-	w, _ := s.CreateRBW(2, 1, bpc, false)
+	w, _ := s.CreateRBW(2, 1, bpc, false, 0)
 	// Two batches: 3 packets, then 2 more plus the partial tail.
 	cut := func(from, to int) ([][]byte, [][]byte) {
 		var ds, ss [][]byte

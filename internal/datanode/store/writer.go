@@ -26,6 +26,7 @@ type Writer struct {
 	lastCRC uint32 // CRC of the partial last chunk when length%bpc != 0
 	sums    []byte // scratch for checksums of a misaligned append
 
+	need      int64  // bytes the replica may still take when created (see Store.create)
 	stop      func() // guarded by s.mu: asks the owner to let go (set by SetStopper)
 	done      chan struct{}
 	closeOnce sync.Once
@@ -35,9 +36,10 @@ type Writer struct {
 // re-replication (a transfer, see CreateTransferRBW). A stale unfinished
 // replica of the same block with a lower or equal generation stamp and no
 // writer is replaced; a finalized one or one being written is not
-// (ErrExists), except by a transfer.
-func (s *Store) CreateRBW(id, gs uint64, bpc int, temporary bool) (*Writer, error) {
-	return s.create(id, gs, bpc, temporary, temporary)
+// (ErrExists), except by a transfer. expected is how long the replica may
+// grow (0: unknown): see create.
+func (s *Store) CreateRBW(id, gs uint64, bpc int, temporary bool, expected int64) (*Writer, error) {
+	return s.create(id, gs, bpc, temporary, temporary, expected)
 }
 
 // CreateTransferRBW creates the replica being written of a datanode added
@@ -46,17 +48,29 @@ func (s *Store) CreateRBW(id, gs uint64, bpc int, temporary bool) (*Writer, erro
 // that replica is stale, its pipeline was recovered without this node (say
 // a node upstream died just as this one finalized), and refusing would make
 // the namenode's copies to this node fail for good.
-func (s *Store) CreateTransferRBW(id, gs uint64, bpc int) (*Writer, error) {
-	return s.create(id, gs, bpc, false, true)
+func (s *Store) CreateTransferRBW(id, gs uint64, bpc int, expected int64) (*Writer, error) {
+	return s.create(id, gs, bpc, false, true, expected)
 }
 
-func (s *Store) create(id, gs uint64, bpc int, temporary, transfer bool) (*Writer, error) {
-	v, err := s.chooseVolume(BlockName(id, gs))
+// create makes the replica on a volume with room for expected bytes and
+// their checksums above du_reserved and above what the replicas already
+// being written there may still take (HDFS reserves a block per RBW
+// replica the same way): replicas started together cannot each count on
+// the same free space, and a write that the namenode placed on a stale
+// view of this node's space is refused at setup, before it eats into the
+// reserve, so the client moves on to another datanode.
+func (s *Store) create(id, gs uint64, bpc int, temporary, transfer bool, expected int64) (*Writer, error) {
+	need := int64(0)
+	if expected > 0 {
+		need = allocated(expected) + allocated(metaLen(expected, bpc))
+	}
+	free := s.statVolumes()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, err := s.chooseVolumeLocked(BlockName(id, gs), free, need)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if old, ok := s.replicas[id]; ok {
 		switch {
 		case old.State == Finalized && !(transfer && old.GS < gs && old.writer == nil):
@@ -94,9 +108,12 @@ func (s *Store) create(id, gs uint64, bpc int, temporary, transfer bool) (*Write
 		// Leftover files would be scanned as a replica at the next start.
 		return nil, errors.Join(err, s.removeFile(r.dataPath()), s.removeFile(r.metaPath()))
 	}
-	w := &Writer{s: s, r: r, data: data, meta: meta, bpc: bpc, done: make(chan struct{})}
+	w := &Writer{s: s, r: r, data: data, meta: meta, bpc: bpc, need: need, done: make(chan struct{})}
 	r.writer = w
 	s.replicas[id] = r
+	if need > 0 {
+		s.creating[w] = struct{}{}
+	}
 	return w, nil
 }
 

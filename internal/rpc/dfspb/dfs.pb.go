@@ -8744,8 +8744,14 @@ type WriteBlockOp struct {
 	BytesPerChecksum uint32                 `protobuf:"varint,7,opt,name=bytes_per_checksum,json=bytesPerChecksum,proto3" json:"bytes_per_checksum,omitempty"` // 512
 	LatestGs         uint64                 `protobuf:"varint,8,opt,name=latest_gs,json=latestGs,proto3" json:"latest_gs,omitempty"`                           // recovery: the new generation stamp
 	Source           *DatanodeInfo          `protobuf:"bytes,9,opt,name=source,proto3" json:"source,omitempty"`                                                // the sender, for logs
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// expected_bytes: how long the replica may grow (a new block: the file's
+	// block size; a transfer: the bytes sent). A receiver creating a replica
+	// refuses it unless a volume has that much room above du_reserved and
+	// what its other replicas being written may still take (HDFS reserves
+	// dfs.blocksize per RBW replica the same way). 0: no estimate.
+	ExpectedBytes uint64 `protobuf:"varint,10,opt,name=expected_bytes,json=expectedBytes,proto3" json:"expected_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WriteBlockOp) Reset() {
@@ -8839,6 +8845,13 @@ func (x *WriteBlockOp) GetSource() *DatanodeInfo {
 		return x.Source
 	}
 	return nil
+}
+
+func (x *WriteBlockOp) GetExpectedBytes() uint64 {
+	if x != nil {
+		return x.ExpectedBytes
+	}
+	return 0
 }
 
 type ReadBlockOp struct {
@@ -12657,7 +12670,7 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\fnew_block_id\x18\x05 \x01(\x04R\n" +
 	"newBlockId\"U\n" +
 	"\"UpdateReplicaUnderRecoveryResponse\x12/\n" +
-	"\x05block\x18\x01 \x01(\v2\x19.smarth.dfs.ExtendedBlockR\x05block\"\x98\x03\n" +
+	"\x05block\x18\x01 \x01(\v2\x19.smarth.dfs.ExtendedBlockR\x05block\"\xbf\x03\n" +
 	"\fWriteBlockOp\x12/\n" +
 	"\x05block\x18\x01 \x01(\v2\x19.smarth.dfs.ExtendedBlockR\x05block\x122\n" +
 	"\atargets\x18\x02 \x03(\v2\x18.smarth.dfs.DatanodeInfoR\atargets\x12\x1f\n" +
@@ -12668,7 +12681,9 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x05token\x18\x06 \x01(\v2\x16.smarth.dfs.BlockTokenR\x05token\x12,\n" +
 	"\x12bytes_per_checksum\x18\a \x01(\rR\x10bytesPerChecksum\x12\x1b\n" +
 	"\tlatest_gs\x18\b \x01(\x04R\blatestGs\x120\n" +
-	"\x06source\x18\t \x01(\v2\x18.smarth.dfs.DatanodeInfoR\x06source\"\xe6\x01\n" +
+	"\x06source\x18\t \x01(\v2\x18.smarth.dfs.DatanodeInfoR\x06source\x12%\n" +
+	"\x0eexpected_bytes\x18\n" +
+	" \x01(\x04R\rexpectedBytes\"\xe6\x01\n" +
 	"\vReadBlockOp\x12/\n" +
 	"\x05block\x18\x01 \x01(\v2\x19.smarth.dfs.ExtendedBlockR\x05block\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x16\n" +
