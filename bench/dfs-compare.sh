@@ -74,6 +74,9 @@ setcmd() { # side cmd: CMDV is the command's argv
     hdfs/get) CMDV=("${HDFS[@]}" -get /f.dat "$C/out.hdfs") ;;
     smarth/put) CMDV=("${SMARTH[@]}" put "$C/src.dat" /f.dat) ;;
     smarth/cat) CMDV=("${SMARTH[@]}" cat /f.dat) ;;
+    # Short-circuit local reads off: every byte over the data port, as HDFS's cat here (its
+    # short-circuit reads need libhadoop.so, which the jars from Maven do not carry).
+    smarth/cat_tcp) CMDV=(env SMARTH_SHORT_CIRCUIT_READS=false "${SMARTH[@]}" cat /f.dat) ;;
     smarth/get) CMDV=("${SMARTH[@]}" get /f.dat "$C/out.smarth") ;;
     local/cp) CMDV=(cp "$C/src.dat" "$C/out.cp") ;;
   esac
@@ -123,9 +126,9 @@ runone() { # side cmd round (0 = warm-up, not logged)
   echo "$1 $2 round=$3 wall=$wall cpu=$(echo "$u + $s" | bc) server_cpu=$(echo "($b - $a) / $HZ" | bc -l | xargs printf '%.2f') sync=$(printf '%.2f' "$sy") load=$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$C/runs.log"
 }
 # cat is checked once per side (the warm-up): the bytes read back are the bytes put.
-check_cat() {
+check_cat() { # side [cmd, default cat]
   local want got
-  want=$(md5sum < "$C/src.dat"); setcmd "$1" cat; got=$("${CMDV[@]}" 2> "$C/err.tmp" | md5sum)
+  want=$(md5sum < "$C/src.dat"); setcmd "$1" "${2:-cat}"; got=$("${CMDV[@]}" 2> "$C/err.tmp" | md5sum)
   [ "$want" = "$got" ] || { echo "$1 cat returned other bytes than were put" >&2; exit 1; }
 }
 
@@ -143,10 +146,12 @@ for side in hdfs smarth; do
   for cmd in put cat get; do runone $side $cmd 0; done
   check_stat $side; check_cat $side; clean $side
 done
+runone smarth put 0; runone smarth cat_tcp 0; check_cat smarth cat_tcp; clean smarth
 runone local cp 0; clean local
 for r in $(seq 1 "$R"); do
   if [ $((r % 2)) = 1 ]; then A=hdfs; Z=smarth; else A=smarth; Z=hdfs; fi
   for cmd in put cat; do runone $A $cmd "$r"; runone $Z $cmd "$r"; done
+  runone smarth cat_tcp "$r"
   runone $A get "$r"; runone local cp "$r"; runone $Z get "$r"
   for side in hdfs smarth local; do clean $side; done
   [ -e "$C/stop" ] && { echo "stopped after round $r (OUT_DIR/stop)"; break; }

@@ -4,7 +4,9 @@ runs.log has one line per timed command:
 
     SIDE CMD round=R wall=S cpu=S server_cpu=S sync=S load=L
 
-SIDE is smarth, hdfs or local (cp); CMD is put, cat, get or cp. Rounds ran interleaved, so
+SIDE is smarth, hdfs or local (cp); CMD is put, cat, get or cp, and for smarth also cat_tcp:
+its cat with short-circuit local reads off (SMARTH_SHORT_CIRCUIT_READS=false), every byte over
+the data port as HDFS's cat without libhadoop. Rounds ran interleaved, so
 round R of one side is paired with round R of the other and each pair gives one ratio; the
 summary is the geometric mean of those ratios with a 95% t interval over rounds
 (nnruns.ratio_interval). Only rounds that have both commands count.
@@ -47,6 +49,8 @@ def rate_interval(seconds, size):
 RATIOS = (
     ('put speedup: HDFS -put s / smarth fs put s', ('hdfs', 'put'), ('smarth', 'put'), 'at least 5x'),
     ('cat speedup: HDFS -cat s / smarth fs cat s', ('hdfs', 'cat'), ('smarth', 'cat'), 'at least 4x'),
+    ('cat speedup, both over TCP: HDFS -cat s / smarth fs cat s without short-circuit reads',
+     ('hdfs', 'cat'), ('smarth', 'cat_tcp'), '-'),
     ('smarth fs get s / cp s', ('smarth', 'get'), ('local', 'cp'), 'at most 1.20'),
     ('HDFS -get s / cp s', ('hdfs', 'get'), ('local', 'cp'), '-'),
 )

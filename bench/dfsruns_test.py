@@ -12,6 +12,7 @@ hdfs put round=1 wall=10 cpu=9 server_cpu=5 sync=0.1 load=3.0
 hdfs put round=3 wall=10 cpu=9 server_cpu=5 sync=0.1 load=5.0
 smarth cat round=1 wall=0.5 cpu=0.2 server_cpu=0.3 sync=0 load=3.0
 smarth cat round=2 wall=2 cpu=0.2 server_cpu=0.3 sync=0 load=3.0
+smarth cat_tcp round=2 wall=2 cpu=0.2 server_cpu=0.3 sync=0 load=3.0
 not a runs line
 """
 
@@ -45,8 +46,10 @@ class DfsRunsTest(unittest.TestCase):
         out = '\n'.join(dfsruns.report(self.rows, 10**9))
         self.assertIn('| put speedup: HDFS -put s / smarth fs put s | 3.87 [', out)
         self.assertIn('| smarth fs get s / cp s | no paired rounds |', out)
+        self.assertIn('| cat speedup, both over TCP: HDFS -cat s / smarth fs cat s without short-circuit reads | no paired rounds |', out)
         self.assertIn('| smarth fs cat GB/s (1e9 bytes) | 1.00 [', out)
         self.assertIn('| hdfs | put | 3 | 10.00 |', out)
+        self.assertIn('| smarth | cat_tcp | 1 | 2.00 |', out)
 
 
 if __name__ == '__main__':

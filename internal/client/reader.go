@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -133,11 +134,31 @@ func (r *FileReader) Read(p []byte) (int, error) {
 }
 
 // WriteTo writes the rest of the file to w straight from the verified
-// packets (no intermediate buffer); io.Copy uses it.
+// packets (no intermediate buffer); io.Copy uses it. With short-circuit
+// reads on and w a file descriptor (`fs cat` to stdout), a block with a
+// replica on this host is checked against its meta file and sent to w by
+// the kernel from the replica's file (shortcircuit.go); any other block
+// comes over TCP.
 func (r *FileReader) WriteTo(w io.Writer) (int64, error) {
 	var total int64
 	refetches := 0
+	out, isFile := w.(*os.File)
+	defer r.dropAhead()
 	for {
+		if isFile && r.f.sc != nil && !r.closed && r.pos < r.size && r.betweenReads() {
+			n, ok := r.streamShortCircuit(out)
+			if n > 0 || ok {
+				if r.cur != nil {
+					r.cur.close()
+					r.cur = nil
+				}
+				r.pos += n
+				total += n
+			}
+			if ok {
+				continue
+			}
+		}
 		b, err := r.chunk(math.MaxInt, &refetches, false)
 		if err == io.EOF {
 			return total, nil

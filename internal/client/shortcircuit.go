@@ -268,10 +268,54 @@ type ahead struct {
 // copyShortCircuit copies the rest of the block holding r.pos into dst at
 // dstOff from a checked local replica, when there is one; ok is false
 // when the block must be read over TCP instead, and dst is then as it
-// was. While the kernel copies this block the next one is made ready
-// (its replica's files requested and checked): on two cores the check
-// costs no time beside the copy.
+// was.
 func (r *FileReader) copyShortCircuit(dst *os.File, dstOff int64) (n int64, ok bool) {
+	b := r.takeLocal()
+	if b == nil {
+		return 0, false
+	}
+	defer b.lr.close()
+	inBlock := r.pos - b.lb.GetOffset()
+	n, err := copyChecked(b.lr, inBlock, b.lb.GetBlock().GetNumBytes()-inBlock, dst, dstOff)
+	if err != nil {
+		// A local file failed part way: the TCP path writes the block
+		// again from its start, or reports the destination's error.
+		r.f.sc.fellBack(b.path, b.lb, err, false)
+		return 0, false
+	}
+	r.servedLocal(b)
+	return n, true
+}
+
+// streamShortCircuit writes the rest of the block holding r.pos to w from
+// a checked local replica, when there is one (`fs cat`): the kernel sends
+// the block file's pages to w (sendfile), so nothing is copied through
+// this process. It returns the bytes written; ok is false when the rest
+// of the block, after those bytes, must come over TCP: no local replica,
+// or a send that failed (if w itself failed, the TCP path's first write
+// says so).
+func (r *FileReader) streamShortCircuit(w *os.File) (n int64, ok bool) {
+	b := r.takeLocal()
+	if b == nil {
+		return 0, false
+	}
+	defer b.lr.close()
+	inBlock := r.pos - b.lb.GetOffset()
+	n, err := sendChecked(b.lr, inBlock, b.lb.GetBlock().GetNumBytes()-inBlock, w)
+	if err != nil {
+		r.f.sc.fellBack(b.path, b.lb, err, false)
+		return n, false
+	}
+	r.servedLocal(b)
+	return n, true
+}
+
+// takeLocal is the block holding r.pos made ready for a short-circuit
+// read (the one prepared ahead, or prepared now), or nil when it is to
+// be read over TCP. While the caller copies it, the next block is made
+// ready (its replica's files requested and checked): on two cores the
+// check costs no time beside the copy.
+func (r *FileReader) takeLocal() *localBlock {
 	var b *localBlock
 	if a := r.ahead; a != nil && a.pos == r.pos {
 		b = <-a.done
@@ -281,27 +325,22 @@ func (r *FileReader) copyShortCircuit(dst *os.File, dstOff int64) (n int64, ok b
 		b = r.prepareLocal(r.pos)
 	}
 	if b.lr == nil {
-		return 0, false
+		return nil
 	}
-	defer b.lr.close()
 	if next := b.lb.GetOffset() + b.lb.GetBlock().GetNumBytes(); next < r.size {
 		a := &ahead{pos: next, done: make(chan *localBlock, 1)}
 		r.ahead = a
 		go func() { a.done <- r.prepareLocal(next) }()
 	}
-	inBlock := r.pos - b.lb.GetOffset()
-	n, err := copyChecked(b.lr, inBlock, b.lb.GetBlock().GetNumBytes()-inBlock, dst, dstOff)
-	if err != nil {
-		// A local file failed part way: the TCP path writes the block
-		// again from its start, or reports the destination's error.
-		r.f.sc.fellBack(b.path, b.lb, err, false)
-		return 0, false
-	}
+	return b
+}
+
+// servedLocal counts a block read through its local replica's files.
+func (r *FileReader) servedLocal(b *localBlock) {
 	r.f.sc.blocks.Add(1)
 	r.mu.Lock()
 	r.served[b.lb.GetBlock().GetBlockId()] = b.d.GetId()
 	r.mu.Unlock()
-	return n, true
 }
 
 // dropAhead waits for a next block's preparation nobody will use and

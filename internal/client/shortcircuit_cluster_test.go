@@ -65,6 +65,86 @@ func getTo(t *testing.T, f *client.FileSystem, p string, from int64) []byte {
 	return got
 }
 
+// catTo streams p from offset from with WriteTo (as `fs cat` does) into a
+// pipe, or with appendFile into a file opened for append (which takes no
+// sendfile), and returns what arrived.
+func catTo(t *testing.T, f *client.FileSystem, p string, from int64, appendFile bool) []byte {
+	t.Helper()
+	r, err := f.Open(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Seek(from, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	if appendFile {
+		name := filepath.Join(t.TempDir(), "cat")
+		out, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+		if n, err := r.WriteTo(out); err != nil {
+			t.Fatalf("WriteTo after %d bytes: %v", n, err)
+		}
+		got, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(pr)
+		got <- b
+	}()
+	n, err := r.WriteTo(pw)
+	pw.Close()
+	b := <-got
+	if err != nil {
+		t.Fatalf("WriteTo after %d bytes: %v", n, err)
+	}
+	if int64(len(b)) != n {
+		t.Fatalf("WriteTo says %d bytes, the pipe carried %d", n, len(b))
+	}
+	return b
+}
+
+// `fs cat` through the replicas' descriptors: a file of six blocks, the
+// last one short and not chunk aligned, comes back byte for byte into a
+// pipe (the kernel sends the block files' pages) and into a file opened
+// for append (no sendfile there: written from a mapping), every block by
+// short-circuit (counted, so the test cannot pass by falling back to
+// TCP), also from a position inside a block.
+func TestShortCircuitCatIsByteExact(t *testing.T) {
+	c, sock := shortCircuitCluster(t, 3)
+	f := c.Client(t, withSocket(sock))
+	want := data(5<<20+300_001, 31)
+	mustPut(t, f, "/sc", want, client.CreateOptions{})
+
+	for i, appendFile := range []bool{false, true} {
+		if got := catTo(t, f, "/sc", 0, appendFile); !bytes.Equal(got, want) {
+			t.Fatalf("append %v: got %d bytes, want the %d put (first difference at %d)", appendFile, len(got), len(want), firstDiff(got, want))
+		}
+		if blocks, fallbacks := f.ShortCircuitStats(); blocks != 6*int64(i+1) || fallbacks != 0 {
+			t.Fatalf("append %v: short-circuit blocks %d, fallbacks %d; want all 6 blocks and no fallback", appendFile, blocks, fallbacks)
+		}
+	}
+	from := int64(3<<20 + 12_345)
+	if got := catTo(t, f, "/sc", from, false); !bytes.Equal(got, want[from:]) {
+		t.Fatalf("from %d: got %d bytes, want %d (first difference at %d)", from, len(got), len(want)-int(from), firstDiff(got, want[from:]))
+	}
+	if blocks, _ := f.ShortCircuitStats(); blocks != 12+3 {
+		t.Fatalf("short-circuit blocks %d after the third cat, want 15", blocks)
+	}
+}
+
 // A file of six blocks, the last one short and not chunk aligned, comes
 // back byte for byte through the replicas' descriptors: every block by
 // short-circuit (the client's count says so, so the test cannot pass by
@@ -94,8 +174,15 @@ func TestShortCircuitGetIsByteExact(t *testing.T) {
 // checksums as they were). The short-circuit read checks the block before
 // copying it, finds the mismatch, reports the replica to the namenode as
 // a TCP read would, and copies the block from another replica: the file
-// is right, and the namenode has the corrupt replica replaced.
+// is right, and the namenode has the corrupt replica replaced. Both as
+// `fs get` (CopyToFile) and as `fs cat` (WriteTo to a pipe) read.
 func TestShortCircuitCorruptReplicaReportedAndAvoided(t *testing.T) {
+	for _, how := range []string{"get", "cat"} {
+		t.Run(how, func(t *testing.T) { testShortCircuitCorruptReplica(t, how) })
+	}
+}
+
+func testShortCircuitCorruptReplica(t *testing.T, how string) {
 	c, sock := shortCircuitCluster(t, 4)
 	w := c.Client(t, withSocket(sock), testcluster.WithClientHost("dn2"))
 	want := data(3<<20, 28)
@@ -129,12 +216,19 @@ func TestShortCircuitCorruptReplicaReportedAndAvoided(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if got := getTo(t, f, "/bad", 0); !bytes.Equal(got, want) {
+	var got []byte
+	if how == "get" {
+		got = getTo(t, f, "/bad", 0)
+	} else {
+		got = catTo(t, f, "/bad", 0, false)
+	}
+	if !bytes.Equal(got, want) {
 		t.Fatalf("got %d bytes, want the %d put (first difference at %d)", len(got), len(want), firstDiff(got, want))
 	}
 	if blocks, fallbacks := f.ShortCircuitStats(); blocks != 3 || fallbacks != 0 {
 		t.Errorf("short-circuit blocks %d, fallbacks %d; want 3 (the bad block from another local replica) and 0", blocks, fallbacks)
 	}
+
 	wantBlock := want[1<<20 : 2<<20]
 	var last string
 	t.Cleanup(func() {

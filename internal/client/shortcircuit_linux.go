@@ -118,6 +118,66 @@ func verifyLocal(lr *localReplica, data []byte, start int64) (err error) {
 	return nil
 }
 
+// sendChecked writes bytes [off, off+n) of a checked local replica to w:
+// the kernel sends the block file's pages (sendfile, to a pipe, a socket,
+// a file or /dev/null), or, where w takes no sendfile (a terminal, a file
+// opened for append), w is written from a mapping of the block: still no
+// copy through this process's memory. It returns the bytes written.
+func sendChecked(lr *localReplica, off, n int64, w *os.File) (int64, error) {
+	done, err := sendRange(lr.data, off, n, w)
+	if done == 0 && (errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP)) {
+		m, mapOff, merr := mapRange(lr.data, off, off+n)
+		if merr != nil {
+			return 0, merr
+		}
+		defer unix.Munmap(m)
+		k, werr := w.Write(m[off-mapOff:])
+		return int64(k), werr
+	}
+	if err != nil {
+		return done, fmt.Errorf("sending %s: %w", lr.data.Name(), err)
+	}
+	return done, nil
+}
+
+// sendRange has the kernel send [off, off+n) of src to dst (sendfile).
+func sendRange(src *os.File, off, n int64, dst *os.File) (int64, error) {
+	var done int64
+	for done < n {
+		roff := off + done
+		k, err := unix.Sendfile(int(dst.Fd()), int(src.Fd()), &roff, int(min(n-done, 1<<30)))
+		if err == unix.EINTR || err == unix.EAGAIN {
+			// EAGAIN: dst is non-blocking (a pipe or socket the parent
+			// shell set so); wait until it can take more.
+			if err == unix.EAGAIN {
+				if werr := waitWritable(dst); werr != nil {
+					return done, werr
+				}
+			}
+			continue
+		}
+		if err != nil {
+			return done, err
+		}
+		if k == 0 {
+			return done, io.ErrUnexpectedEOF
+		}
+		done += int64(k)
+	}
+	return done, nil
+}
+
+// waitWritable blocks until f can be written (poll).
+func waitWritable(f *os.File) error {
+	fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLOUT}}
+	for {
+		_, err := unix.Poll(fds, -1)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
 // copyRange has the kernel copy [off, off+n) of src to dst at dstOff.
 func copyRange(src *os.File, off, n int64, dst *os.File, dstOff int64) (int64, error) {
 	var done int64

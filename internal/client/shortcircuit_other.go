@@ -18,3 +18,7 @@ func checkLocal(*localReplica, int64, int64) error { return errNoShortCircuit }
 func copyChecked(*localReplica, int64, int64, *os.File, int64) (int64, error) {
 	return 0, errNoShortCircuit
 }
+
+func sendChecked(*localReplica, int64, int64, *os.File) (int64, error) {
+	return 0, errNoShortCircuit
+}
