@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"net"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"smarth/internal/auth"
 	"smarth/internal/daemonconf"
 	"smarth/internal/pki"
+	"smarth/internal/ports"
 )
 
 // The namenode's console links to the resource manager's job pages
@@ -148,6 +151,34 @@ func TestMisspeltExtraKeyRefusedUpFront(t *testing.T) {
 		err := o.setDefaults()
 		if err == nil || !strings.Contains(err.Error(), role+": unknown config key") || !strings.Contains(err.Error(), "did you mean") {
 			t.Errorf("%s: setDefaults = %v, want the misspelt key refused", role, err)
+		}
+	}
+}
+
+// An HA group's ports, chosen before any member starts, are distinct and
+// lie below the kernel's ephemeral range, where no outgoing connection's
+// source port can take them before the member binds (ports.Listen).
+func TestHAPortsBelowEphemeralRange(t *testing.T) {
+	o := &Options{NameNodes: 5}
+	ps, err := o.pickHAPorts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	low := ports.EphemeralLow()
+	seen := map[string]bool{}
+	for _, p := range ps {
+		for _, a := range []string{p.rpc, p.http, p.raft} {
+			if seen[a] {
+				t.Fatalf("%s given twice: %+v", a, ps)
+			}
+			seen[a] = true
+			_, port, err := net.SplitHostPort(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := strconv.Atoi(port); low > 11000 && n >= low {
+				t.Errorf("%s is in the ephemeral range (from %d)", a, low)
+			}
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"smarth/internal/daemonconf"
 	"smarth/internal/pki"
+	"smarth/internal/ports"
 	"smarth/internal/rpc/dfspb"
 )
 
@@ -67,9 +68,11 @@ func NameNodeName(i, n int) string {
 type haPorts struct{ rpc, http, raft string }
 
 // pickHAPorts chooses every member's ports: nn1 gets the requested RPC and
-// web addresses (8020 and 9870 when free), the rest free loopback ports.
-// A port may be taken between this choice and the member's bind; the
-// member then fails with its bind error and Up reports it.
+// web addresses (8020 and 9870 when free), the rest free loopback ports
+// below the kernel's ephemeral range (ports.Listen), which no outgoing
+// connection's source port can take before the member binds them. A
+// port may still be taken by another server's explicit bind; the member
+// then fails with its bind error and Up reports it.
 func (o *Options) pickHAPorts() ([]haPorts, error) {
 	var held []net.Listener
 	defer func() {
@@ -83,7 +86,7 @@ func (o *Options) pickHAPorts() ([]haPorts, error) {
 		if want != "" && !anyPort(want) {
 			return want, nil
 		}
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := ports.Listen()
 		if err != nil {
 			return "", fmt.Errorf("choose a port for an HA namenode: %w", err)
 		}

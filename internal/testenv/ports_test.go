@@ -6,13 +6,15 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+
+	"smarth/internal/ports"
 )
 
 // The ports are distinct, free and, where the kernel's range is known,
 // below it.
 func TestRestartablePorts(t *testing.T) {
 	addrs := RestartablePorts(t, 8)
-	low := ephemeralLow()
+	low := ports.EphemeralLow()
 	seen := map[string]bool{}
 	for _, a := range addrs {
 		if seen[a] {
