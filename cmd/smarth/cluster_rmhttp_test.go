@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"smarth/internal/cluster"
 	"smarth/internal/testcluster"
+	"smarth/internal/testenv"
 )
 
 // TestClusterUpResourceManagerHTTP: `smarth cluster up --resourcemanager-http
@@ -24,12 +24,9 @@ func TestClusterUpResourceManagerHTTP(t *testing.T) {
 	bin := testcluster.Binary(t)
 	home := t.TempDir()
 	t.Cleanup(func() { _, _ = cluster.Down(home, 5*time.Second) })
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rmWeb := l.Addr().String()
-	l.Close()
+	// Free until the resource manager binds it, seconds later: below the
+	// ephemeral range, where no outgoing connection takes it meanwhile.
+	rmWeb := testenv.RestartablePorts(t, 1)[0]
 	out, err := exec.Command(bin, "cluster", "up", "--home", home, "--datanodes", "1", "--auth", "simple", "--nodemanagers",
 		"--namenode-addr", "127.0.0.1:0", "--namenode-http", "127.0.0.1:0", "--resourcemanager-http", rmWeb).CombinedOutput()
 	if err != nil {

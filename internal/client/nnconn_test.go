@@ -13,18 +13,16 @@ import (
 
 	"smarth/internal/ipc"
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/testenv"
 )
 
 // Over IPC, a call whose context allows longer than the default RPC
 // timeout rides out a namenode restart up to the context's deadline, as
 // over gRPC (it used to give up at the default timeout).
 func TestIPCRestartRetryWaitsToContextDeadline(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := lis.Addr().String()
-	lis.Close() // the namenode is down: connections are refused
+	// The namenode is down: connections are refused. Its port is below
+	// the ephemeral range, so no connection takes it before the restart.
+	addr := testenv.RestartablePorts(t, 1)[0]
 	srv := ipc.NewServer(ipc.ServerOptions{})
 	dfspb.RegisterClientProtocolServer(srv, dfspb.UnimplementedClientProtocolServer{})
 	defer srv.Stop()
@@ -44,7 +42,7 @@ func TestIPCRestartRetryWaitsToContextDeadline(t *testing.T) {
 	ic.reached.Store(true) // this process had reached the namenode before
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err = dfspb.NewClientProtocolClient(ic).GetFileInfo(ctx, &dfspb.GetFileInfoRequest{Path: "/"})
+	_, err := dfspb.NewClientProtocolClient(ic).GetFileInfo(ctx, &dfspb.GetFileInfoRequest{Path: "/"})
 	// The fake namenode answers Unimplemented: the call reached it.
 	if status.Code(err) != codes.Unimplemented {
 		t.Fatalf("a call with a 20 s context across a 1.5 s restart (RPC timeout 0.5 s): %v", err)
