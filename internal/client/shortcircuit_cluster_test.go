@@ -34,18 +34,26 @@ func withSocket(path string) testcluster.ClientOption {
 	return testcluster.WithConfig(func(c *client.Config) { c.DomainSocketPath = path })
 }
 
-// getTo copies p from offset from into a new local file with CopyToFile
-// (as `fs get` does) and returns the file's content.
-func getTo(t *testing.T, f *client.FileSystem, p string, from int64) []byte {
+// openFrom opens p for reading at offset from.
+func openFrom(t *testing.T, f *client.FileSystem, p string, from int64) *client.FileReader {
 	t.Helper()
 	r, err := f.Open(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
 	if _, err := r.Seek(from, io.SeekStart); err != nil {
+		r.Close()
 		t.Fatal(err)
 	}
+	return r
+}
+
+// getTo copies p from offset from into a new local file with CopyToFile
+// (as `fs get` does) and returns the file's content.
+func getTo(t *testing.T, f *client.FileSystem, p string, from int64) []byte {
+	t.Helper()
+	r := openFrom(t, f, p, from)
+	defer r.Close()
 	dst, err := os.CreateTemp(t.TempDir(), "get")
 	if err != nil {
 		t.Fatal(err)
@@ -70,14 +78,8 @@ func getTo(t *testing.T, f *client.FileSystem, p string, from int64) []byte {
 // sendfile), and returns what arrived.
 func catTo(t *testing.T, f *client.FileSystem, p string, from int64, appendFile bool) []byte {
 	t.Helper()
-	r, err := f.Open(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openFrom(t, f, p, from)
 	defer r.Close()
-	if _, err := r.Seek(from, io.SeekStart); err != nil {
-		t.Fatal(err)
-	}
 	if appendFile {
 		name := filepath.Join(t.TempDir(), "cat")
 		out, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)

@@ -142,29 +142,19 @@ func sendChecked(lr *localReplica, off, n int64, w *os.File) (int64, error) {
 
 // sendRange has the kernel send [off, off+n) of src to dst (sendfile).
 func sendRange(src *os.File, off, n int64, dst *os.File) (int64, error) {
-	var done int64
-	for done < n {
+	return kernelLoop(n, func(done int64, max int) (int, error) {
 		roff := off + done
-		k, err := unix.Sendfile(int(dst.Fd()), int(src.Fd()), &roff, int(min(n-done, 1<<30)))
-		if err == unix.EINTR || err == unix.EAGAIN {
-			// EAGAIN: dst is non-blocking (a pipe or socket the parent
-			// shell set so); wait until it can take more.
-			if err == unix.EAGAIN {
-				if werr := waitWritable(dst); werr != nil {
-					return done, werr
-				}
+		k, err := unix.Sendfile(int(dst.Fd()), int(src.Fd()), &roff, max)
+		if err == unix.EAGAIN {
+			// dst is non-blocking (a pipe or socket the parent shell
+			// set so): wait until it takes more, then go on.
+			if werr := waitWritable(dst); werr != nil {
+				return 0, werr
 			}
-			continue
+			return 0, unix.EINTR
 		}
-		if err != nil {
-			return done, err
-		}
-		if k == 0 {
-			return done, io.ErrUnexpectedEOF
-		}
-		done += int64(k)
-	}
-	return done, nil
+		return k, err
+	})
 }
 
 // waitWritable blocks until f can be written (poll).
@@ -180,10 +170,19 @@ func waitWritable(f *os.File) error {
 
 // copyRange has the kernel copy [off, off+n) of src to dst at dstOff.
 func copyRange(src *os.File, off, n int64, dst *os.File, dstOff int64) (int64, error) {
+	return kernelLoop(n, func(done int64, max int) (int, error) {
+		roff, woff := off+done, dstOff+done
+		return unix.CopyFileRange(int(src.Fd()), &roff, int(dst.Fd()), &woff, max, 0)
+	})
+}
+
+// kernelLoop has step move the rest of n bytes, at most 1 GiB a call,
+// until all are moved, going on after an interrupted call (EINTR); step
+// gets how many are done and returns how many it moved.
+func kernelLoop(n int64, step func(done int64, max int) (int, error)) (int64, error) {
 	var done int64
 	for done < n {
-		roff, woff := off+done, dstOff+done
-		k, err := unix.CopyFileRange(int(src.Fd()), &roff, int(dst.Fd()), &woff, int(min(n-done, 1<<30)), 0)
+		k, err := step(done, int(min(n-done, 1<<30)))
 		if err == unix.EINTR {
 			continue
 		}
