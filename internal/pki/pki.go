@@ -62,7 +62,7 @@ func (c Config) Server() (*tls.Config, error) {
 		Certificates: []tls.Certificate{cert},
 		MinVersion:   tls.VersionTLS13,
 		// h2 for gRPC (which enforces ALPN), http/1.1 for the web
-		// servers and the shuffle.
+		// servers and the shuffle (Listen keeps only that one).
 		NextProtos: []string{"h2", "http/1.1"},
 	}, nil
 }
@@ -120,14 +120,20 @@ type clientConfigEntry struct {
 	cfg *tls.Config
 }
 
-// Listen binds addr and, with t non-nil, wraps the listener in TLS: every
-// server put on it (HTTP handlers, the data-transfer protocol) speaks TLS
-// without knowing it.
+// Listen binds addr for an HTTP/1.1 server (a web port, the shuffle) and,
+// with t non-nil, wraps the listener in TLS: the server put on it speaks
+// TLS without knowing it. Its handshakes offer only "http/1.1": net/http
+// serves HTTP/2 only on a *tls.Conn it is handed itself, and the servers'
+// connection gates (httpserver, connlimit) wrap each one, so a client that
+// negotiated h2 (every browser, curl) would send HTTP/2 to an HTTP/1.1
+// server and get an empty reply.
 func Listen(addr string, t *tls.Config) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil || t == nil {
 		return ln, err
 	}
+	t = t.Clone()
+	t.NextProtos = []string{"http/1.1"}
 	return tls.NewListener(ln, t), nil
 }
 

@@ -201,14 +201,20 @@ func TestTLSCluster(t *testing.T) {
 			t.Fatal("the namenode's web server answered plain HTTP")
 		}
 	}
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: c.ClientTLS()}, Timeout: 10 * time.Second}
-	resp, err := hc.Get("https://" + web + "/metrics")
-	if err != nil {
-		t.Fatalf("https to the namenode: %v", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("https /metrics: %s", resp.Status)
+	// A client that offers HTTP/2 first, as browsers and curl do, is
+	// served too (over HTTP/1.1: the port offers only that).
+	for _, h2 := range []bool{false, true} {
+		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: c.ClientTLS().Clone(), ForceAttemptHTTP2: h2}, Timeout: 10 * time.Second}
+		for _, addr := range []string{web, c.DataNode(0).HTTPAddr()} {
+			resp, err := hc.Get("https://" + addr + "/metrics")
+			if err != nil {
+				t.Fatalf("https to %s (client offering HTTP/2: %v): %v", addr, h2, err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("https %s/metrics (client offering HTTP/2: %v): %s", addr, h2, resp.Status)
+			}
+		}
 	}
 }
 
