@@ -8,8 +8,9 @@
 # VARIANTS (default "hdfsha ha single plain"; add hdfs for HDFS's single NameNode, bench/nnjava serve)
 # picks which run; THREADS (default "8 64"), N (5000); HA_EXTRA, lines added to each group member's
 # config (e.g. HA_EXTRA='pprof: true' to profile them). Variant ha2 is a second group of 3 run by
-# the binary B2 (servers and client), e.g. VARIANTS="ha ha2" B2=NEW_BINARY to compare two builds
-# of smarth HA side by side, interleaved (the tables then add ha2 against ha, CPU included).
+# the binary B2 (servers and client; default the same binary), e.g. VARIANTS="ha ha2" B2=NEW_BINARY
+# to compare two builds of smarth HA side by side, interleaved (the tables then add ha2 against ha,
+# CPU included); HA2_EXTRA adds lines to ha2's members only (e.g. HA2_EXTRA='ha_group_commit: plain').
 # Writes OUT_DIR/runs.log (one line per invocation: each op's ops/s, the servers' CPU seconds and
 # context switches, and the load average), then the tables. Every process it starts is stopped on
 # exit. Creating OUT_DIR/stop ends the run after the round in progress (the tables cover the rounds
@@ -90,6 +91,7 @@ for i in range(3):
     print(f'  nn{i}: {{rpc: "127.0.0.1:{ports[2 * i]}", raft: "127.0.0.1:{ports[2 * i + 1]}"}}')
 PY
     [ -n "${HA_EXTRA:-}" ] && printf '%b\n' "$HA_EXTRA" >> "$C/$g/nn$i.yaml"
+    [ "$g" = ha2 ] && [ -n "${HA2_EXTRA:-}" ] && printf '%b\n' "$HA2_EXTRA" >> "$C/$g/nn$i.yaml"
     "$bin" namenode --config "$C/$g/nn$i.yaml" --ready-file "$C/$g/nn$i.ready" --log-file "$C/$g/nn$i.log" 2> "$C/$g/nn$i.err" &
     HAPIDS+=($!)
     GPIDS[$g]+="${GPIDS[$g]:+ }$!"
@@ -100,7 +102,8 @@ PY
 }
 want ha && start_group ha "$B"
 if want ha2; then
-  [ -x "${B2:-}" ] || { echo "variant ha2 needs B2=SMARTH_BINARY" >&2; exit 2; }
+  B2=${B2:-$B}
+  [ -x "$B2" ] || { echo "variant ha2 needs B2=SMARTH_BINARY" >&2; exit 2; }
   start_group ha2 "$(realpath "$B2")"
 fi
 deadline=$((SECONDS + 300))

@@ -257,6 +257,13 @@ type NameNodeHA struct {
 	// each other and every member has the same ha_heartbeat_timeout, and
 	// waits for a read index like "linearizable" otherwise.
 	ReadConsistency string `yaml:"ha_read_consistency"`
+	// GroupCommit is how the active forms the group's log entries:
+	// "gather" (empty: the default) lets a free commit slot wait, at
+	// most 1 ms and half a commit, for the writers the last commit
+	// released to append again, so a closed loop of clients shares
+	// fuller entries; "plain" proposes whoever is waiting at once, as
+	// HDFS's logSync does.
+	GroupCommit string `yaml:"ha_group_commit"`
 }
 
 // NameNodeHAPeer is one member's addresses.

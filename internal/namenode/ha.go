@@ -259,6 +259,7 @@ func (nn *NameNode) loadHA(fs journal.FS) error {
 		HeartbeatTimeout: hc.HeartbeatTimeout, ElectionTimeout: hc.ElectionTimeout,
 		LeaderLeaseTimeout: hc.LeaderLeaseTimeout, SnapshotThreshold: hc.SnapshotThreshold,
 		ReadLease: nn.readLease(), Logger: nn.logger, WrapConn: nn.cfg.raftConn,
+		GatherWait: gatherWait(hc.GroupCommit),
 	})
 	if err != nil {
 		return fmt.Errorf("namenode: ha: %w", err)
@@ -271,6 +272,21 @@ func (nn *NameNode) loadHA(fs journal.FS) error {
 	nn.logger.Info("namenode is a member of an HA group", "ha_id", hc.ID, "raft", hc.Peers[hc.ID].Raft, "members", len(hc.Peers),
 		"last_txid", nn.journal.LastTxID())
 	return nil
+}
+
+// Values of ha_group_commit.
+const (
+	groupCommitGather = "gather"
+	groupCommitPlain  = "plain"
+)
+
+// gatherWait is replog's GatherWait for an ha_group_commit value
+// (validated): the bound of a gather, or zero for plain group commit.
+func gatherWait(mode string) time.Duration {
+	if mode == groupCommitPlain {
+		return 0
+	}
+	return replog.DefaultGatherWait
 }
 
 // readLease is the read lease of ha_read_consistency: lease, zero in the
@@ -635,6 +651,9 @@ func (c Config) validateHA() []error {
 	}
 	if rc := h.ReadConsistency; rc != "" && rc != readsLinearizable && rc != readsLeader && rc != readsLease {
 		bad("ha_read_consistency: %q is not %s, %s or %s", rc, readsLinearizable, readsLease, readsLeader)
+	}
+	if gc := h.GroupCommit; gc != "" && gc != groupCommitGather && gc != groupCommitPlain {
+		bad("ha_group_commit: %q is not %s or %s", gc, groupCommitGather, groupCommitPlain)
 	}
 	for key, d := range map[string]time.Duration{"ha_heartbeat_timeout": h.HeartbeatTimeout,
 		"ha_election_timeout": h.ElectionTimeout, "ha_leader_lease_timeout": h.LeaderLeaseTimeout} {

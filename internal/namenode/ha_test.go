@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 
 	"smarth/internal/daemonconf"
+	"smarth/internal/namenode/replog"
 	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/rpc/standby"
@@ -368,6 +369,19 @@ func TestHAConfigChecks(t *testing.T) {
 		if got := err != nil && strings.Contains(err.Error(), "ha_read_consistency"); got != (want != "") || (got && !strings.Contains(err.Error(), want)) {
 			t.Errorf("validate ha_read_consistency %q: %v; want %q", mode, err, want)
 		}
+	}
+	cfg.HA.ReadConsistency = ""
+	for mode, want := range map[string]string{"": "", groupCommitGather: "", groupCommitPlain: "",
+		"batch": `ha_group_commit: "batch" is not gather or plain`} {
+		cfg.HA.GroupCommit = mode
+		err := cfg.Validate()
+		if got := err != nil && strings.Contains(err.Error(), "ha_group_commit"); got != (want != "") || (got && !strings.Contains(err.Error(), want)) {
+			t.Errorf("validate ha_group_commit %q: %v; want %q", mode, err, want)
+		}
+	}
+	if gatherWait("") != replog.DefaultGatherWait || gatherWait(groupCommitGather) != replog.DefaultGatherWait || gatherWait(groupCommitPlain) != 0 {
+		t.Errorf("gatherWait: default %v, gather %v, plain %v; want %v, %v, 0", gatherWait(""), gatherWait(groupCommitGather),
+			gatherWait(groupCommitPlain), replog.DefaultGatherWait, replog.DefaultGatherWait)
 	}
 }
 

@@ -81,6 +81,12 @@ type Config struct {
 	// MaxInflight is how many batches may wait for commit at once;
 	// while they wait, appends gather into the next (group commit).
 	MaxInflight int
+	// GatherWait, when positive, is the longest a free slot waits for
+	// the open batch to take back the writers the last commit released
+	// (at most half the recent commit time too; see gather). Zero: the
+	// open batch is proposed as soon as a slot is free, whoever is in
+	// it (plain group commit, as HDFS's logSync).
+	GatherWait time.Duration
 	// LogStore is "wal" (default) or "bolt"; see openLogStore.
 	LogStore string
 	// SegmentSize is the size of a WAL segment file (default 64 MiB).
@@ -118,6 +124,9 @@ const (
 	DefaultSnapshotInterval   = 2 * time.Minute
 	DefaultTrailingLogs       = 20000
 	DefaultMaxInflight        = 2
+	// DefaultGatherWait bounds gather: a client's round trip on a LAN
+	// is well under it, and half a commit bounds it further.
+	DefaultGatherWait = time.Millisecond
 )
 
 // commitTimeout is how long an idle leader waits before it sends each
@@ -181,6 +190,7 @@ type Log struct {
 	lost   chan Lost
 	ready  chan struct{} // a stint became writable (LeadershipReady)
 	kick   chan struct{}
+	grew   chan struct{}
 	slots  chan struct{}
 	done   chan struct{}
 	wg     sync.WaitGroup
@@ -196,8 +206,18 @@ type Log struct {
 	applied  uint64 // last txid applied or skipped in log order
 	open     *pending
 	inflight map[*pending]struct{} // proposed, outcome not known yet
-	diverged bool
-	err      error
+	// For gather: inflightRecs counts the records of inflight batches;
+	// writers is how many records were in the system (the committed
+	// batch, the inflight ones, the open one) when the last batch
+	// committed, or what a timed-out gather got; gathering says the flush
+	// loop waits on grew for appends; commitEWMA is the recent time from
+	// proposal to commit.
+	inflightRecs int
+	writers      int
+	gathering    bool
+	commitEWMA   time.Duration
+	diverged     bool
+	err          error
 	// proposed counts batches and their records, for Stats.
 	batches, records uint64
 
@@ -210,7 +230,8 @@ type pending struct {
 	first uint64
 	recs  [][]byte
 	sent  bool
-	ended bool // done is closed
+	at    time.Time // when proposed
+	ended bool      // done is closed
 	done  chan struct{}
 	err   error
 }
@@ -269,6 +290,7 @@ func Open(cfg Config) (*Log, error) {
 		lost:     make(chan Lost, 16),
 		ready:    make(chan struct{}, 1),
 		kick:     make(chan struct{}, 1),
+		grew:     make(chan struct{}, 1),
 		inflight: map[*pending]struct{}{},
 		slots:    make(chan struct{}, cfg.MaxInflight),
 		done:     make(chan struct{}),
@@ -566,6 +588,12 @@ func (l *Log) Append(payload []byte) (Handle, error) {
 	}
 	l.lastTxID++
 	l.open.recs = append(l.open.recs, payload)
+	if l.gathering {
+		select {
+		case l.grew <- struct{}{}:
+		default:
+		}
+	}
 	return Handle{b: l.open, txid: l.lastTxID}, nil
 }
 
@@ -617,6 +645,7 @@ func (l *Log) flushLoop() {
 		// entry and 2.1k to 3.1k appends/s, 64 from 22 to 28 and 10k to
 		// 17k.
 		runtime.Gosched()
+		l.gather()
 		l.mu.Lock()
 		b, token := l.open, l.token
 		if b == nil || token == 0 {
@@ -626,12 +655,66 @@ func (l *Log) flushLoop() {
 		}
 		l.open = nil
 		b.sent = true
+		b.at = time.Now()
 		l.inflight[b] = struct{}{}
+		l.inflightRecs += len(b.recs)
 		l.batches++
 		l.records += uint64(len(b.recs))
 		l.mu.Unlock()
 		// Not counted in wg: see await.
 		go l.await(b, l.raft.Apply(encodeBatch(token, b.first, b.recs), 0))
+	}
+}
+
+// gather holds a free slot until the open batch has taken back the
+// writers that were in the system when the last batch committed, or
+// until GatherWait or half the recent commit time has passed, whichever
+// is first. With a closed loop of clients (every operation waits for
+// the one before), a commit releases its writers, and they append again
+// one client round trip later; proposing at once sends a batch of the
+// one or two that came first and leaves the rest for the next commit.
+// On 8 threads in 3-member groups on 2 cores, gathering took mkdir from
+// 4,950 to 7,430 ops/s at 0.60x the server CPU (docs/benchmarks.md,
+// "Group commit that waits for the writers"). It is PostgreSQL's
+// commit_delay and MySQL's binlog_group_commit_sync_delay with their
+// bound learned: a writer that does not come back costs one wait, after
+// which the target is what arrived.
+func (l *Log) gather() {
+	l.mu.Lock()
+	limit := min(l.cfg.GatherWait, l.commitEWMA/2) // cfg under mu: tests change it
+	l.mu.Unlock()
+	if limit <= 0 {
+		return
+	}
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	for {
+		l.mu.Lock()
+		n := l.inflightRecs
+		if l.open != nil {
+			n += len(l.open.recs)
+		}
+		if n >= l.writers || l.token == 0 {
+			l.gathering = false
+			l.mu.Unlock()
+			return
+		}
+		l.gathering = true
+		l.mu.Unlock()
+		select {
+		case <-l.grew:
+		case <-t.C:
+			l.mu.Lock()
+			l.gathering = false
+			l.writers = l.inflightRecs // who came back is the next target
+			if l.open != nil {
+				l.writers += len(l.open.recs)
+			}
+			l.mu.Unlock()
+			return
+		case <-l.done:
+			return
+		}
 	}
 }
 
@@ -650,6 +733,20 @@ func (l *Log) await(b *pending, f raft.ApplyFuture) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.inflight, b)
+	l.inflightRecs -= len(b.recs)
+	if err == nil {
+		n := len(b.recs) + l.inflightRecs
+		if l.open != nil {
+			n += len(l.open.recs)
+		}
+		l.writers = n
+		d := time.Since(b.at)
+		if l.commitEWMA == 0 {
+			l.commitEWMA = d
+		} else {
+			l.commitEWMA += (d - l.commitEWMA) / 8
+		}
+	}
 	if err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
 			err = l.notLeader()
