@@ -19,7 +19,6 @@
 package retrycache
 
 import (
-	"container/list"
 	"context"
 	"sync"
 	"time"
@@ -53,8 +52,53 @@ type entry struct {
 	ok      bool          // it succeeded (then outcome is its reply)
 	outcome any
 	expires time.Time
-	elem    *list.Element // in Cache.order; nil while in progress
-	userEl  *list.Element // in the user's order
+	// The entry's places in Cache.order and in its user's chain, once
+	// finished: links in the entry itself, since a standby adds one for
+	// every at-most-once call it replays and three allocations an entry
+	// (the entry and two list elements) showed in its profile.
+	all, mine links
+}
+
+// links are an entry's neighbours in one chain.
+type links struct{ prev, next *entry }
+
+// chain is a list of finished entries, oldest first, threaded through
+// each entry's links of one kind (all or mine).
+type chain struct {
+	head, tail *entry
+	n          int
+	at         func(*entry) *links
+}
+
+func allLinks(e *entry) *links  { return &e.all }
+func mineLinks(e *entry) *links { return &e.mine }
+
+func (c *chain) pushBack(e *entry) {
+	l := c.at(e)
+	l.prev, l.next = c.tail, nil
+	if c.tail != nil {
+		c.at(c.tail).next = e
+	} else {
+		c.head = e
+	}
+	c.tail = e
+	c.n++
+}
+
+func (c *chain) remove(e *entry) {
+	l := c.at(e)
+	if l.prev != nil {
+		c.at(l.prev).next = l.next
+	} else {
+		c.head = l.next
+	}
+	if l.next != nil {
+		c.at(l.next).prev = l.prev
+	} else {
+		c.tail = l.prev
+	}
+	l.prev, l.next = nil, nil
+	c.n--
 }
 
 // Cache is safe for concurrent use.
@@ -62,8 +106,9 @@ type Cache struct {
 	cfg    Config
 	mu     sync.Mutex
 	m      map[key]*entry
-	order  *list.List // finished entries, oldest first (they expire in this order)
-	byUser map[string]*list.List
+	order  chain // finished entries, oldest first (they expire in this order)
+	byUser map[string]*chain
+	closed chan struct{} // the done of entries added already finished (Add)
 }
 
 // New makes a cache.
@@ -80,7 +125,9 @@ func New(cfg Config) *Cache {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Cache{cfg: cfg, m: map[key]*entry{}, order: list.New(), byUser: map[string]*list.List{}}
+	closed := make(chan struct{})
+	close(closed)
+	return &Cache{cfg: cfg, m: map[key]*entry{}, order: chain{at: allLinks}, byUser: map[string]*chain{}, closed: closed}
 }
 
 // Call is a call's place in the cache, from Begin to End.
@@ -150,8 +197,7 @@ func (c *Cache) Add(id callid.ID, user string, outcome any) {
 	if c.m[k] != nil {
 		return
 	}
-	e := &entry{key: k, done: make(chan struct{}), ok: true, outcome: outcome}
-	close(e.done)
+	e := &entry{key: k, done: c.closed, ok: true, outcome: outcome}
 	c.m[k] = e
 	c.keepLocked(e)
 }
@@ -163,27 +209,27 @@ func (c *Cache) keepLocked(e *entry) {
 	e.expires = c.cfg.Now().Add(c.cfg.Expiry)
 	u := c.byUser[e.key.user]
 	if u == nil {
-		u = list.New()
+		u = &chain{at: mineLinks}
 		c.byUser[e.key.user] = u
 	}
-	for u.Len() >= c.cfg.MaxPerUser {
-		c.removeLocked(u.Front().Value.(*entry))
+	for u.n >= c.cfg.MaxPerUser {
+		c.removeLocked(u.head)
 	}
-	for c.order.Len() >= c.cfg.MaxEntries {
-		c.removeLocked(c.order.Front().Value.(*entry))
+	for c.order.n >= c.cfg.MaxEntries {
+		c.removeLocked(c.order.head)
 	}
-	e.elem = c.order.PushBack(e)
-	e.userEl = c.byUser[e.key.user].PushBack(e)
+	c.order.pushBack(e)
+	c.byUser[e.key.user].pushBack(e)
 }
 
 func (c *Cache) removeLocked(e *entry) {
 	if c.m[e.key] == e {
 		delete(c.m, e.key)
 	}
-	c.order.Remove(e.elem)
+	c.order.remove(e)
 	if u := c.byUser[e.key.user]; u != nil {
-		u.Remove(e.userEl)
-		if u.Len() == 0 {
+		u.remove(e)
+		if u.n == 0 {
 			delete(c.byUser, e.key.user)
 		}
 	}
@@ -193,8 +239,7 @@ func (c *Cache) removeLocked(e *entry) {
 // stops at the first one still good.
 func (c *Cache) expireLocked() {
 	now := c.cfg.Now()
-	for f := c.order.Front(); f != nil; f = c.order.Front() {
-		e := f.Value.(*entry)
+	for e := c.order.head; e != nil; e = c.order.head {
 		if now.Before(e.expires) {
 			return
 		}
@@ -207,5 +252,5 @@ func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.expireLocked()
-	return c.order.Len()
+	return c.order.n
 }

@@ -165,3 +165,98 @@ func TestAddFromReplay(t *testing.T) {
 		t.Fatalf("replayed entry: %q hit %v", v, hit)
 	}
 }
+
+// TestAgainstModel: random successes, failures and replayed additions
+// by a few users, with time passing, against a plain slice of what
+// must be held (oldest first, each user's cap, the total cap, expiry):
+// after every step the cache holds exactly the model's entries.
+func TestAgainstModel(t *testing.T) {
+	type held struct {
+		id      uint64
+		user    string
+		expires time.Time
+	}
+	clk := &clock{now: time.Unix(1e9, 0)}
+	const expiry, maxAll, maxUser = time.Minute, 40, 15
+	c := New(Config{Expiry: expiry, MaxEntries: maxAll, MaxPerUser: maxUser, Now: clk.Now})
+	var model []held
+	count := func(user string) int {
+		n := 0
+		for _, h := range model {
+			if h.user == user {
+				n++
+			}
+		}
+		return n
+	}
+	drop := func(i int) { model = append(model[:i], model[i+1:]...) }
+	expire := func() {
+		for len(model) > 0 && !clk.Now().Before(model[0].expires) {
+			drop(0)
+		}
+	}
+	keep := func(n uint64, user string) {
+		for count(user) >= maxUser {
+			for i, h := range model {
+				if h.user == user {
+					drop(i)
+					break
+				}
+			}
+		}
+		for len(model) >= maxAll {
+			drop(0)
+		}
+		model = append(model, held{n, user, clk.Now().Add(expiry)})
+	}
+	has := func(n uint64, user string) bool {
+		for _, h := range model {
+			if h.id == n && h.user == user {
+				return true
+			}
+		}
+		return false
+	}
+	users := []string{"alice", "bob", "carol", "mallory"}
+	seed := uint64(7)
+	rnd := func(n uint64) uint64 { seed = seed*6364136223846793005 + 1442695040888963407; return (seed >> 33) % n }
+	for step := range 5000 {
+		n, user := 1+rnd(120), users[rnd(uint64(len(users)))]
+		clk.add(time.Duration(rnd(3000)) * time.Millisecond)
+		expire()
+		switch rnd(3) {
+		case 0: // a call: a hit if held, else run, succeeding or not
+			ok := rnd(4) != 0
+			_, hit := run(t, c, id(n), user, func() (string, bool) { return "v", ok })
+			if hit != has(n, user) {
+				t.Fatalf("step %d: call %d by %s: hit %v, model holds it: %v", step, n, user, hit, has(n, user))
+			}
+			if !hit && ok {
+				keep(n, user)
+			}
+		default: // a replayed success
+			if !has(n, user) {
+				keep(n, user)
+			}
+			c.Add(id(n), user, "v")
+		}
+		if got := c.Len(); got != len(model) {
+			t.Fatalf("step %d: cache holds %d entries, model %d", step, got, len(model))
+		}
+	}
+	for _, h := range model {
+		if _, hit := run(t, c, id(h.id), h.user, nil); !hit {
+			t.Fatalf("the model's entry %d of %s is not held", h.id, h.user)
+		}
+	}
+}
+
+// BenchmarkAddAtUserCap: a standby replaying one user's at-most-once
+// calls with that user at its share, each Add pushing out the oldest.
+func BenchmarkAddAtUserCap(b *testing.B) {
+	c := New(Config{MaxEntries: 4 << 10})
+	b.ReportAllocs()
+	for i := range b.N {
+		c.Add(id(uint64(i)), "alice", nil)
+	}
+}
