@@ -39,7 +39,9 @@
 // open batch; Sync proposes the open batch as one raft entry when a
 // slot is free (MaxInflight entries wait for commit at once; meanwhile
 // appends gather in the next batch) and returns when the entry is
-// committed. A batch is framed records (batch.go), decoded with every
+// committed. With GatherWait (the namenode's ha_group_commit: gather) a
+// free slot first waits, briefly, for the writers the last commit
+// released to append again (gather in replog.go). A batch is framed records (batch.go), decoded with every
 // length bounded by the bytes present.
 //
 // A leader's memory therefore runs ahead of the log, so its own records
