@@ -676,9 +676,11 @@ func (l *Log) flushLoop() {
 // On 8 threads in 3-member groups on 2 cores, gathering took mkdir from
 // 4,950 to 7,430 ops/s at 0.60x the server CPU (docs/benchmarks.md,
 // "Group commit that waits for the writers"). It is PostgreSQL's
-// commit_delay and MySQL's binlog_group_commit_sync_delay with their
-// bound learned: a writer that does not come back costs one wait, after
-// which the target is what arrived.
+// commit_delay and MySQL's binlog_group_commit_sync_delay with the
+// count to wait for learned: at every commit (the records then in the
+// system) and at a wait that timed out (what arrived). Writers that do
+// not come back (clients that stopped or think between calls) cost each
+// entry that still counts them a wait of at most the bound.
 func (l *Log) gather() {
 	l.mu.Lock()
 	limit := min(l.cfg.GatherWait, l.commitEWMA/2) // cfg under mu: tests change it
