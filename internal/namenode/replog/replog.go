@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
@@ -388,6 +389,12 @@ func (l *Log) openStores() error {
 	store, err := l.openLogStore()
 	if err != nil {
 		return err
+	}
+	// raft's store makes its directory 0755 unless it exists: make it
+	// private first, so a new member has nothing to narrow below.
+	if err := diskperm.MkdirAll(filepath.Join(l.cfg.Dir, "snapshots"), diskperm.Dir); err != nil {
+		store.Close()
+		return fmt.Errorf("replog: snapshot store %s: %w", l.cfg.Dir, err)
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(l.cfg.Dir, 2, newHclog(l.log))
 	if err != nil {

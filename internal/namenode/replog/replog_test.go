@@ -1,12 +1,15 @@
 package replog
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -286,5 +289,48 @@ func TestCloseEndsAnEntryRaftNeverAnswers(t *testing.T) {
 	defer cancel()
 	if err := l.Sync(ctx, Handle{b: b, txid: 1}); err == nil || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Sync of the never-answered entry after Close: %v; want a shutdown error", err)
+	}
+}
+
+// lockedBuffer is a log sink for a test to read while the node writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *lockedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *lockedBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// TestSnapshotFilesPrivateWithoutWarnings: a snapshot's directory and
+// files end private (raft makes them 0755 and 0644), and narrowing
+// raft's own modes is not reported as a warning on every snapshot.
+func TestSnapshotFilesPrivateWithoutWarnings(t *testing.T) {
+	var warns lockedBuffer
+	nodes := group(t, t.TempDir(), 1, func(i int, c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&warns, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	})
+	ld := leaderOf(t, nodes)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 10 {
+		if err := write(ctx, ld.log, ld.fsm, fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ld.log.Snapshot(ctx); err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	checkPrivate(t, ld.cfg.Dir)
+	if w := warns.String(); strings.Contains(w, "permission") {
+		t.Fatalf("the snapshot's own files were reported:\n%s", w)
 	}
 }

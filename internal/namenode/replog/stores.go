@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -53,11 +54,15 @@ func (l *Log) openLogStore() (logStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replog: log store %s: %w", dir, err)
 	}
-	// raft-wal's meta.db is made 0644 by bbolt.
-	if _, err := diskperm.Fix(dir, diskperm.Dir, l.log); err != nil {
+	// raft-wal's meta store is made 0644 by bbolt (a pre-made 0600 file
+	// makes raft-wal v0.4.2 panic): narrowing the library's own files is
+	// expected, a count at debug level rather than a warning per path.
+	n, err := diskperm.Fix(dir, diskperm.Dir, slog.New(slog.DiscardHandler))
+	if err != nil {
 		w.Close()
 		return nil, err
 	}
+	l.log.Debug("replog: log store files made private", "dir", dir, "paths", n)
 	return w, nil
 }
 
