@@ -1,7 +1,6 @@
 package replog
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,9 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"smarth/internal/syncbuf"
 
 	"github.com/hashicorp/raft"
 )
@@ -292,29 +292,11 @@ func TestCloseEndsAnEntryRaftNeverAnswers(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log sink for a test to read while the node writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *lockedBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
-
 // TestSnapshotFilesPrivateWithoutWarnings: a snapshot's directory and
 // files end private (raft makes them 0755 and 0644), and narrowing
 // raft's own modes is not reported as a warning on every snapshot.
 func TestSnapshotFilesPrivateWithoutWarnings(t *testing.T) {
-	var warns lockedBuffer
+	var warns syncbuf.Buffer
 	nodes := group(t, t.TempDir(), 1, func(i int, c *Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&warns, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	})
