@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
@@ -161,12 +162,12 @@ func (s privateSink) Close() error {
 	if err := s.SnapshotSink.Close(); err != nil {
 		return err
 	}
-	// raft made these files with its own modes, so narrowing them is
-	// expected: a count at debug level, not diskperm's warning per path
-	// (four on every member at every snapshot). The directory's check at
-	// Open still warns about anything else found wide.
-	n, err := diskperm.Fix(s.p.dir, diskperm.Dir, slog.New(slog.DiscardHandler))
-	s.p.log.Debug("replog: snapshot files made private", "dir", s.p.dir, "paths", n)
+	// The snapshot raft just wrote, quietly; then the rest of the
+	// directory, with a warning for anything found wide there.
+	if err := narrowOwn(s.p.log, filepath.Join(s.p.dir, "snapshots", s.ID()), "snapshot files"); err != nil {
+		return err
+	}
+	_, err := diskperm.Fix(s.p.dir, diskperm.Dir, s.p.log)
 	return err
 }
 

@@ -315,4 +315,24 @@ func TestSnapshotFilesPrivateWithoutWarnings(t *testing.T) {
 	if w := warns.String(); strings.Contains(w, "permission") {
 		t.Fatalf("the snapshot's own files were reported:\n%s", w)
 	}
+
+	// Control: a file someone else widened is still narrowed and warned
+	// about at the next snapshot.
+	segs, err := filepath.Glob(filepath.Join(ld.cfg.Dir, "wal", "*.wal"))
+	if err != nil || len(segs) == 0 {
+		t.Fatalf("no log segment to widen (%v)", err)
+	}
+	if err := os.Chmod(segs[0], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := write(ctx, ld.log, ld.fsm, "after"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ld.log.Snapshot(ctx); err != nil {
+		t.Fatalf("second snapshot: %v", err)
+	}
+	checkPrivate(t, ld.cfg.Dir)
+	if w := warns.String(); !strings.Contains(w, "permission wider than allowed") || !strings.Contains(w, filepath.Base(segs[0])) {
+		t.Fatalf("a widened log segment %s was not reported at the next snapshot; logged:\n%s", segs[0], w)
+	}
 }

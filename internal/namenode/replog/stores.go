@@ -42,7 +42,9 @@ func (l *Log) openLogStore() (logStore, error) {
 		return nil, errors.New("replog: NoSync needs LogStore bolt")
 	}
 	dir := filepath.Join(l.cfg.Dir, "wal")
-	if err := diskperm.MkdirAll(dir, diskperm.Dir); err != nil {
+	// Anything an earlier start or someone else left wide is narrowed
+	// and warned about here, before raft-wal makes its own files.
+	if _, err := diskperm.Fix(dir, diskperm.Dir, l.log); err != nil {
 		return nil, err
 	}
 	// A zero segment size takes raft-wal's default. v0.4.2 at least:
@@ -55,15 +57,24 @@ func (l *Log) openLogStore() (logStore, error) {
 		return nil, fmt.Errorf("replog: log store %s: %w", dir, err)
 	}
 	// raft-wal's meta store is made 0644 by bbolt (a pre-made 0600 file
-	// makes raft-wal v0.4.2 panic): narrowing the library's own files is
-	// expected, a count at debug level rather than a warning per path.
-	n, err := diskperm.Fix(dir, diskperm.Dir, slog.New(slog.DiscardHandler))
-	if err != nil {
+	// makes raft-wal v0.4.2 panic).
+	if err := narrowOwn(l.log, dir, "log store files"); err != nil {
 		w.Close()
 		return nil, err
 	}
-	l.log.Debug("replog: log store files made private", "dir", dir, "paths", n)
 	return w, nil
+}
+
+// narrowOwn makes private what a library has just made under dir with
+// its own, wider modes (raft's snapshots, raft-wal's meta store). Those
+// modes are expected, so it logs a count at debug level rather than
+// diskperm's warning per path (four on every member at every snapshot);
+// callers check the places with a warning first or after, so anything
+// else found wide is still reported.
+func narrowOwn(log *slog.Logger, dir, what string) error {
+	n, err := diskperm.Fix(dir, diskperm.Dir, slog.New(slog.DiscardHandler))
+	log.Debug("replog: "+what+" made private", "dir", dir, "paths", n)
+	return err
 }
 
 // privateVFS creates raft-wal's segment files 0600 (it asks for 0644).
