@@ -207,18 +207,16 @@ type Log struct {
 	applied  uint64 // last txid applied or skipped in log order
 	open     *pending
 	inflight map[*pending]struct{} // proposed, outcome not known yet
-	// For gather: inflightRecs counts the records of inflight batches;
-	// writers is how many records were in the system (the committed
-	// batch, the inflight ones, the open one) when the last batch
-	// committed, or what a timed-out gather got; gathering says the flush
-	// loop waits on grew for appends; commitEWMA is the recent time from
-	// proposal to commit.
-	inflightRecs int
-	writers      int
-	gathering    bool
-	commitEWMA   time.Duration
-	diverged     bool
-	err          error
+	// For gather: writers is how many records were in the system (the
+	// committed batch, the inflight ones, the open one) when the last
+	// batch committed, or what a timed-out gather got; gathering says
+	// the flush loop waits on grew for appends; commitEWMA is the recent
+	// time from proposal to commit.
+	writers    int
+	gathering  bool
+	commitEWMA time.Duration
+	diverged   bool
+	err        error
 	// proposed counts batches and their records, for Stats.
 	batches, records uint64
 
@@ -664,7 +662,6 @@ func (l *Log) flushLoop() {
 		b.sent = true
 		b.at = time.Now()
 		l.inflight[b] = struct{}{}
-		l.inflightRecs += len(b.recs)
 		l.batches++
 		l.records += uint64(len(b.recs))
 		l.mu.Unlock()
@@ -699,11 +696,7 @@ func (l *Log) gather() {
 	defer t.Stop()
 	for {
 		l.mu.Lock()
-		n := l.inflightRecs
-		if l.open != nil {
-			n += len(l.open.recs)
-		}
-		if n >= l.writers || l.token == 0 {
+		if l.waitingLocked() >= l.writers || l.token == 0 {
 			l.gathering = false
 			l.mu.Unlock()
 			return
@@ -715,16 +708,26 @@ func (l *Log) gather() {
 		case <-t.C:
 			l.mu.Lock()
 			l.gathering = false
-			l.writers = l.inflightRecs // who came back is the next target
-			if l.open != nil {
-				l.writers += len(l.open.recs)
-			}
+			l.writers = l.waitingLocked() // who came back is the next target
 			l.mu.Unlock()
 			return
 		case <-l.done:
 			return
 		}
 	}
+}
+
+// waitingLocked counts the records proposed and not yet answered plus
+// those in the open batch: the writers waiting now.
+func (l *Log) waitingLocked() int {
+	n := 0
+	for b := range l.inflight { // at most MaxInflight
+		n += len(b.recs)
+	}
+	if l.open != nil {
+		n += len(l.open.recs)
+	}
+	return n
 }
 
 // await ends b with its raft entry's outcome. It is not something Close
@@ -742,13 +745,8 @@ func (l *Log) await(b *pending, f raft.ApplyFuture) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.inflight, b)
-	l.inflightRecs -= len(b.recs)
 	if err == nil {
-		n := len(b.recs) + l.inflightRecs
-		if l.open != nil {
-			n += len(l.open.recs)
-		}
-		l.writers = n
+		l.writers = len(b.recs) + l.waitingLocked()
 		d := time.Since(b.at)
 		if l.commitEWMA == 0 {
 			l.commitEWMA = d
