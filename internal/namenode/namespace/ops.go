@@ -73,7 +73,7 @@ func (t *Tree) Mkdirs(c Caller, path string, perm, parentPerm uint16, createPare
 	parent := r.last()
 	d := t.newINode(r.name(), true, perm, user, parent, now)
 	t.inheritACL(parent, d)
-	parent.addChild(d)
+	parent.addChildAt(r.slot, d)
 	parent.MTime = now
 	return nil
 }
@@ -108,9 +108,10 @@ func (t *Tree) makeParents(op string, c Caller, r resolution, createParent bool,
 		parent := r.last()
 		d := t.newINode(r.names[len(r.nodes)-1], true, perm, user, parent, now)
 		t.inheritACL(parent, d)
-		parent.addChild(d)
+		parent.addChildAt(r.slot, d)
 		parent.MTime = now
 		r.nodes = append(r.nodes, d)
+		r.slot = 0 // the next name goes into d, which is empty
 	}
 	return r, user, nil
 }
@@ -164,7 +165,7 @@ func (t *Tree) Create(c Caller, path string, opts CreateOptions, now int64) (*IN
 		if user, err = userSerial(op, r.path, c); err != nil {
 			return nil, nil, err
 		}
-		parent.removeChild(old)
+		parent.removeChildAt(r.slot, old) // the new file goes to the same slot
 		t.forget(old, nil)
 		charge(parent, nil, 0, -DiskCharge(old)) // the new file takes its inode's place
 		replaced = old
@@ -179,7 +180,7 @@ func (t *Tree) Create(c Caller, path string, opts CreateOptions, now int64) (*IN
 	t.inheritACL(parent, f)
 	w := opts.Writer
 	f.SetWriter(&w)
-	parent.addChild(f)
+	parent.addChildAt(r.slot, f)
 	parent.MTime = now
 	return f, replaced, nil
 }
@@ -220,7 +221,7 @@ func (t *Tree) Delete(c Caller, path string, recursive bool, now int64) ([]*INod
 	}
 	ns, ds := usage(n)
 	charge(parent, nil, -ns, -ds)
-	parent.removeChild(n)
+	parent.removeChildAt(r.slot, n)
 	parent.MTime = now
 	return t.forget(n, nil), nil
 }
@@ -230,7 +231,6 @@ func (t *Tree) Delete(c Caller, path string, recursive bool, now int64) ([]*INod
 // destination is an error. It returns the new path.
 func (t *Tree) Rename(c Caller, src, dst string, now int64) (string, error) {
 	const op = "rename"
-	label := src + " to " + dst
 	rs, err := t.resolve(op, src)
 	if err != nil {
 		return "", err
@@ -239,7 +239,7 @@ func (t *Tree) Rename(c Caller, src, dst string, now int64) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	label = rs.path + " to " + rd.path
+	label := rs.path + " to " + rd.path
 	if !rs.found() {
 		return "", errorf(op, label, NotFound, "%s: no such file or directory", rs.path)
 	}
@@ -248,16 +248,18 @@ func (t *Tree) Rename(c Caller, src, dst string, now int64) (string, error) {
 		return "", errorf(op, label, Invalid, "cannot rename the root directory")
 	}
 	var dparent *INode
-	dname := rd.name()
+	dname, dslot := rd.name(), rd.slot
 	switch {
 	case rd.found() && rd.last() == s:
 		return s.Path(), nil
 	case rd.found() && rd.last().IsDir():
 		dparent, dname = rd.last(), s.Name
-		if existing := dparent.child(dname); existing == s {
+		var exists bool
+		if dslot, exists = dparent.childIndex(dname); exists {
+			if existing := dparent.feat.children[dslot]; existing != s {
+				return "", errorf(op, label, Exists, "destination %s exists", existing.Path())
+			}
 			return s.Path(), nil
-		} else if existing != nil {
-			return "", errorf(op, label, Exists, "destination %s exists", existing.Path())
 		}
 	case rd.found():
 		return "", errorf(op, label, Exists, "destination %s exists", rd.path)
@@ -286,12 +288,44 @@ func (t *Tree) Rename(c Caller, src, dst string, now int64) (string, error) {
 	if err := moveQuota(op, label, s, dparent); err != nil {
 		return "", err
 	}
-	s.Parent.removeChild(s)
 	s.Parent.MTime = now
-	s.Name = dname
-	dparent.addChild(s)
+	move(s, rs.slot, dparent, dslot, dname)
 	dparent.MTime = now
 	return s.Path(), nil
+}
+
+// move takes s out of its parent, where it sits at sslot, and puts it into
+// dparent under name, whose place there was dslot before s left (slots
+// from resolutions; each is checked before it is trusted).
+func move(s *INode, sslot int, dparent *INode, dslot int, name string) {
+	from := s.Parent
+	if from == dparent {
+		// Within one directory (a job's commit, a temporary name made
+		// final) only the entries between the two places shift.
+		ch := from.Children()
+		prev := dslot - 1 // the entry that will precede name, s aside
+		if prev == sslot {
+			prev--
+		}
+		if sslot >= 0 && sslot < len(ch) && ch[sslot] == s && dslot >= 0 && dslot <= len(ch) &&
+			(prev < 0 || ch[prev].Name < name) && (dslot == len(ch) || ch[dslot].Name > name) {
+			s.Name = name
+			if dslot > sslot {
+				copy(ch[sslot:dslot-1], ch[sslot+1:dslot])
+				ch[dslot-1] = s
+			} else {
+				copy(ch[dslot+1:sslot+1], ch[dslot:sslot])
+				ch[dslot] = s
+			}
+			return
+		}
+	}
+	from.removeChildAt(sslot, s)
+	if from == dparent && sslot >= 0 && dslot > sslot {
+		dslot--
+	}
+	s.Name = name
+	dparent.addChildAt(dslot, s)
 }
 
 func (t *Tree) checkMove(op, label string, c Caller, rs resolution, s *INode, rd resolution, dparent *INode) error {

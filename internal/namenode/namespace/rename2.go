@@ -102,13 +102,15 @@ func (t *Tree) Rename2(c Caller, src, dst string, overwrite bool, now int64) (st
 	if old != nil {
 		ns, ds := usage(old)
 		charge(dparent, nil, -ns, -ds)
-		dparent.removeChild(old)
+		dparent.removeChildAt(rd.slot, old)
 		removed = t.forget(old, nil)
 	}
-	s.Parent.removeChild(s)
+	sslot := rs.slot
+	if old != nil && s.Parent == dparent && sslot > rd.slot {
+		sslot-- // old sat before s
+	}
 	s.Parent.MTime = now
-	s.Name = rd.name()
-	dparent.addChild(s)
+	move(s, sslot, dparent, rd.slot, rd.name())
 	dparent.MTime = now
 	return s.Path(), removed, nil
 }

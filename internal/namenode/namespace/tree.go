@@ -1,8 +1,9 @@
 package namespace
 
 import (
+	"slices"
 	"sort"
-	"strings"
+	"unsafe"
 
 	"smarth/internal/namenode/blockmap"
 	"smarth/internal/namenode/idtable"
@@ -227,14 +228,21 @@ func (n *INode) Path() string {
 	if n.Parent == nil {
 		return "/"
 	}
-	var names []string
+	// One allocation, filled from the end: a path is built for every
+	// rename's result and many messages, and the parent walk is cheap.
+	size := 0
 	for p := n; p.Parent != nil; p = p.Parent {
-		names = append(names, p.Name)
+		size += 1 + len(p.Name)
 	}
-	for i, j := 0, len(names)-1; i < j; i, j = i+1, j-1 {
-		names[i], names[j] = names[j], names[i]
+	b := make([]byte, size)
+	i := size
+	for p := n; p.Parent != nil; p = p.Parent {
+		i -= len(p.Name)
+		copy(b[i:], p.Name)
+		i--
+		b[i] = '/'
 	}
-	return "/" + strings.Join(names, "/")
+	return unsafe.String(&b[0], size) // b is not touched again
 }
 
 // Length is the file's length: the sum of its blocks whose length is known
@@ -283,21 +291,39 @@ func (n *INode) child(name string) *INode {
 	return nil
 }
 
-func (n *INode) addChild(c *INode) {
-	i, _ := n.childIndex(c.Name)
+func (n *INode) addChild(c *INode) { n.addChildAt(-1, c) }
+
+// addChildAt inserts c among n's children at hint, the slot a resolution
+// found for c's name (resolution.slot), when that is still its place, else
+// where a search puts it: an op that has just looked the name up need not
+// search a large directory again.
+func (n *INode) addChildAt(hint int, c *INode) {
 	f := n.feature()
-	f.children = append(f.children, nil)
-	copy(f.children[i+1:], f.children[i:])
-	f.children[i] = c
+	ch := f.children
+	i := hint
+	if i < 0 || i > len(ch) || i > 0 && ch[i-1].Name >= c.Name || i < len(ch) && ch[i].Name < c.Name {
+		i, _ = n.childIndex(c.Name)
+	}
+	f.children = slices.Insert(ch, i, c)
 	c.Parent = n
 }
 
-func (n *INode) removeChild(c *INode) {
-	if i, ok := n.childIndex(c.Name); ok && n.feat.children[i] == c {
-		// An empty directory keeps its (empty) slice: it is refilled as
-		// often as not.
-		n.feat.children = append(n.feat.children[:i], n.feat.children[i+1:]...)
+func (n *INode) removeChild(c *INode) { n.removeChildAt(-1, c) }
+
+// removeChildAt removes c from n's children; hint is c's slot when the
+// caller knows it (resolution.slot), checked before it is trusted.
+func (n *INode) removeChildAt(hint int, c *INode) {
+	ch := n.Children()
+	i := hint
+	if i < 0 || i >= len(ch) || ch[i] != c {
+		var ok bool
+		if i, ok = n.childIndex(c.Name); !ok || ch[i] != c {
+			return
+		}
 	}
+	// An empty directory keeps its (empty) slice: it is refilled as often
+	// as not.
+	n.feat.children = append(ch[:i], ch[i+1:]...)
 }
 
 // Config sets up a tree.
@@ -375,6 +401,11 @@ type resolution struct {
 	path  string
 	names []string
 	nodes []*INode
+	// slot is where the walk's last lookup ended in the children of the
+	// last node's parent (found) or of the last node (not found): the
+	// found name's index, or where the missing name would go. -1 when
+	// unknown (the root; snapshot paths).
+	slot int
 }
 
 func (r resolution) found() bool  { return len(r.nodes) == len(r.names)+1 }
@@ -401,7 +432,11 @@ func (t *Tree) resolve(op, path string) (resolution, error) {
 	if err != nil {
 		return resolution{}, errorf(op, path, Invalid, "%v", err)
 	}
-	r := resolution{path: Join(names), names: names, nodes: []*INode{t.root}}
+	r := resolution{path: path, names: names, nodes: make([]*INode, 1, len(names)+1), slot: -1}
+	r.nodes[0] = t.root
+	if len(path) > 1 && path[len(path)-1] == '/' {
+		r.path = Join(names) // the one form Components accepts that is not canonical
+	}
 	if hasSnapshotComponent(names) {
 		return t.resolveSnapshot(op, r)
 	}
@@ -410,10 +445,12 @@ func (t *Tree) resolve(op, path string) (resolution, error) {
 		if !cur.IsDir() {
 			return r, errorf(op, r.path, NotDirectory, "%s is not a directory", Join(names[:i]))
 		}
-		next := cur.child(n)
-		if next == nil {
+		j, ok := cur.childIndex(n)
+		r.slot = j
+		if !ok {
 			break
 		}
+		next := cur.feat.children[j]
 		r.nodes = append(r.nodes, next)
 		cur = next
 	}
