@@ -196,21 +196,44 @@ func decodeCall(b []byte) (callHeader, error) {
 // a handler sees over this transport only metadata it could have got over
 // gRPC; the error is a status error with the code a gRPC caller gets.
 func decodeMD(raw []byte) (metadata.MD, error) {
+	md, _, _, err := decodeMDReusing(raw, nil)
+	return md, err
+}
+
+// pair is one metadata key and value.
+type pair struct{ k, v string }
+
+// decodeMDReusing is decodeMD taking the strings of a pair equal to one
+// in known (pairs decoded before) instead of copying the bytes again, and
+// returning the pairs as decoded and how many were not in known.
+func decodeMDReusing(raw []byte, known func(k, v []byte) (pair, bool)) (metadata.MD, []pair, int, error) {
 	d := decoder{b: raw}
 	n := d.uvarint()
 	md := make(metadata.MD, n)
+	var pairs []pair
+	fresh := 0
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		k := d.bytes(MaxHeader, "metadata key")
 		v := d.bytes(MaxHeader, "metadata value")
 		if d.err == nil {
 			if err := validPair(k, v); err != nil {
-				return nil, err
+				return nil, nil, 0, err
 			}
-			key := string(k)
-			md[key] = append(md[key], string(v))
+			p, ok := pair{}, false
+			if known != nil {
+				p, ok = known(k, v)
+			}
+			if !ok {
+				p = pair{string(k), string(v)}
+				fresh++
+			}
+			md[p.k] = append(md[p.k], p.v)
+			if known != nil {
+				pairs = append(pairs, p)
+			}
 		}
 	}
-	return md, d.err
+	return md, pairs, fresh, d.err
 }
 
 // validPair applies grpc-go's metadata rules (internal/metadata's

@@ -1,8 +1,10 @@
 package ipc
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"google.golang.org/grpc/metadata"
 )
@@ -28,5 +30,36 @@ func TestHeaderWith(t *testing.T) {
 	}
 	if md, _ := decodeMD(base.raw); len(md) != 1 {
 		t.Fatalf("With changed the header it was called on: %v", md)
+	}
+}
+
+// TestMetadataCacheKeepsTheIdentity: a client's calls alternate between
+// its identity alone and its identity with a call's own ids (at-most-once
+// calls). Every call decodes to what it sent; the ids' calls take the
+// identity's strings from the cache instead of copying them, and do not
+// push the identity out of it (each is new, never seen again).
+func TestMetadataCacheKeepsTheIdentity(t *testing.T) {
+	c := &serverConn{}
+	idMD := metadata.Pairs("smarth-user", "alice", "smarth-client", "DFSClient_1", "smarth-auth", "tok-0123456789abcdef")
+	id := NewHeader(idMD)
+	first, err := c.metadata(id.raw)
+	if err != nil || !reflect.DeepEqual(first, idMD) {
+		t.Fatalf("identity decoded as %v, %v", first, err)
+	}
+	for i := range 3 * mdCacheEntries {
+		callID := fmt.Sprintf("\x00call-%d", i)
+		md, err := c.metadata(id.With("smarth-call-id-bin", callID).raw)
+		want := idMD.Copy()
+		want.Append("smarth-call-id-bin", callID)
+		if err != nil || !reflect.DeepEqual(md, want) {
+			t.Fatalf("call %d decoded as %v, %v; want %v", i, md, err, want)
+		}
+		if unsafe.StringData(md["smarth-auth"][0]) != unsafe.StringData(first["smarth-auth"][0]) {
+			t.Fatalf("call %d copied the credential instead of taking the cached string", i)
+		}
+		again, _ := c.metadata(id.raw)
+		if reflect.ValueOf(again).Pointer() != reflect.ValueOf(first).Pointer() {
+			t.Fatalf("after call %d the identity is no longer cached", i)
+		}
 	}
 }

@@ -352,16 +352,17 @@ type serverConn struct {
 	// mdCacheEntries entries whose encoding is at most mdCacheMax bytes
 	// and which passed decoding and validation: the raw key and the
 	// decoded strings are at most about 2 x 8 x 512 B = 8 KiB per
-	// connection (plus map headers). Only the reader touches it. The MD
-	// values are shared between calls, which is safe because gRPC's
-	// accessors copy before handing them out.
+	// connection (plus map headers and the pair lists). Only the reader
+	// touches it. The MD values are shared between calls, which is safe
+	// because gRPC's accessors copy before handing them out.
 	mdCache [mdCacheEntries]mdEntry
 	mdNext  int
 }
 
 type mdEntry struct {
-	raw string
-	md  metadata.MD
+	raw   string
+	md    metadata.MD
+	pairs []pair // md's pairs in order, for reuse by calls that miss
 }
 
 const (
@@ -369,22 +370,39 @@ const (
 	mdCacheMax     = 512
 )
 
-// metadata decodes raw, from the cache when it was seen lately.
+// metadata decodes raw, from the cache when it was seen lately. A call
+// that misses (an at-most-once call: the client's identity and the call's
+// own ids) still takes the strings of pairs the cache holds rather than
+// copying them, and is not cached itself when only some of its pairs were
+// new: those are a call's ids, which never come back, and caching them
+// would push the identity out.
 func (c *serverConn) metadata(raw []byte) (metadata.MD, error) {
 	for i := range c.mdCache {
 		if e := &c.mdCache[i]; e.md != nil && e.raw == string(raw) {
 			return e.md, nil
 		}
 	}
-	md, err := decodeMD(raw)
+	md, pairs, fresh, err := decodeMDReusing(raw, c.knownPair)
 	if err != nil {
 		return nil, err
 	}
-	if len(raw) <= mdCacheMax {
-		c.mdCache[c.mdNext] = mdEntry{raw: string(raw), md: md}
+	if len(raw) <= mdCacheMax && (fresh == 0 || fresh == len(pairs)) {
+		c.mdCache[c.mdNext] = mdEntry{raw: string(raw), md: md, pairs: pairs}
 		c.mdNext = (c.mdNext + 1) % mdCacheEntries
 	}
 	return md, nil
+}
+
+// knownPair finds the pair k, v among the cached entries' pairs.
+func (c *serverConn) knownPair(k, v []byte) (pair, bool) {
+	for i := range c.mdCache {
+		for _, p := range c.mdCache[i].pairs {
+			if p.k == string(k) && p.v == string(v) {
+				return p, true
+			}
+		}
+	}
+	return pair{}, false
 }
 
 // close breaks the connection: calls' contexts are cancelled, replies
