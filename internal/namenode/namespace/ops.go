@@ -310,12 +310,21 @@ func move(s *INode, sslot int, dparent *INode, dslot int, name string) {
 		if sslot >= 0 && sslot < len(ch) && ch[sslot] == s && dslot >= 0 && dslot <= len(ch) &&
 			(prev < 0 || ch[prev].Name < name) && (dslot == len(ch) || ch[dslot].Name > name) {
 			s.Name = name
+			keys := from.feat.keys
 			if dslot > sslot {
 				copy(ch[sslot:dslot-1], ch[sslot+1:dslot])
 				ch[dslot-1] = s
+				if keys != nil {
+					copy(keys[sslot:dslot-1], keys[sslot+1:dslot])
+					keys[dslot-1] = nameKey(name)
+				}
 			} else {
 				copy(ch[dslot+1:sslot+1], ch[dslot:sslot])
 				ch[dslot] = s
+				if keys != nil {
+					copy(keys[dslot+1:sslot+1], keys[dslot:sslot])
+					keys[dslot] = nameKey(name)
+				}
 			}
 			return
 		}

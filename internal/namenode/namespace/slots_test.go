@@ -4,15 +4,29 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
 // checkChildren demands what every lookup relies on: each directory's
-// children sorted by name, without duplicates, each pointing back at it.
+// children sorted by name, without duplicates, each pointing back at it,
+// and in a keyed directory one name key per child, its own.
 func checkChildren(t *testing.T, tr *Tree, desc string) {
 	t.Helper()
 	tr.Walk(func(n *INode) bool {
 		ch := n.Children()
+		if n.feat != nil && n.feat.keys != nil {
+			if len(n.feat.keys) != len(ch) {
+				t.Fatalf("after %s: %s has %d keys for %d children", desc, n.Path(), len(n.feat.keys), len(ch))
+			}
+			for i, c := range ch {
+				if n.feat.keys[i] != nameKey(c.Name) {
+					t.Fatalf("after %s: key %d of %s is not %q's", desc, i, n.Path(), c.Name)
+				}
+			}
+		} else if len(ch) >= keyedMin {
+			t.Fatalf("after %s: %s has %d children and no keys", desc, n.Path(), len(ch))
+		}
 		for i, c := range ch {
 			if c.Parent != n {
 				t.Fatalf("after %s: %s's parent is not %s", desc, c.Name, n.Path())
@@ -40,7 +54,19 @@ func TestChildSlotsAgainstSortedModel(t *testing.T) {
 			mustMkdir(t, tr, root, d, 0o755)
 		}
 		m["/x"] = []string{"sub"} // sub is /x's child too
-		name := func() string { return fmt.Sprintf("n%03d", rng.IntN(120)) }
+		// Short names, names one the prefix of another, and names alike in
+		// their first 8 bytes (one name key for many: the keyed lookup's
+		// second search), enough to key the directories (keyedMin).
+		name := func() string {
+			switch rng.IntN(4) {
+			case 0:
+				return fmt.Sprintf("part-r-%05d", rng.IntN(60))
+			case 1:
+				return "p" + strings.Repeat("a", rng.IntN(12))
+			default:
+				return fmt.Sprintf("n%03d", rng.IntN(120))
+			}
+		}
 		has := func(d, n string) bool { _, ok := slices.BinarySearch(m[d], n); return ok }
 		add := func(d, n string) { i, _ := slices.BinarySearch(m[d], n); m[d] = slices.Insert(m[d], i, n) }
 		del := func(d, n string) { i, _ := slices.BinarySearch(m[d], n); m[d] = slices.Delete(m[d], i, i+1) }
@@ -100,6 +126,9 @@ func TestChildSlotsAgainstSortedModel(t *testing.T) {
 				t.Fatalf("seed %d step %d: %s: err %v, model says ok=%v", seed, step, desc, err, wantOK)
 			}
 			checkChildren(t, tr, desc)
+			if step == 2999 && tr.root.child("x").feat.keys == nil {
+				t.Fatalf("seed %d: /x never grew to keyedMin: the keyed lookups went untested", seed)
+			}
 			for _, d := range dirs {
 				n, err := tr.Stat(root, "ls", d)
 				if err != nil {

@@ -318,10 +318,11 @@ func (t *Tree) copySubtree(n, parent *INode) *INode {
 		return c
 	}
 	if len(n.Children()) > 0 {
-		c.setChildren(make([]*INode, len(n.Children())))
+		children := make([]*INode, len(n.Children()))
 		for i, ch := range n.Children() {
-			c.Children()[i] = t.copySubtree(ch, c)
+			children[i] = t.copySubtree(ch, c)
 		}
+		c.setChildren(children)
 	}
 	return c
 }
@@ -484,8 +485,7 @@ func AttachSnapshotChild(p, c *INode) error {
 		return fmt.Errorf("snapshot inode %d: entry %q out of order", c.ID, c.Name)
 	}
 	c.setChildren(nil)
-	c.Parent = p
-	p.setChildren(append(p.Children(), c))
+	p.addChildAt(len(p.Children()), c) // last: checked above
 	return nil
 }
 
