@@ -196,7 +196,7 @@ func decodeCall(b []byte) (callHeader, error) {
 // a handler sees over this transport only metadata it could have got over
 // gRPC; the error is a status error with the code a gRPC caller gets.
 func decodeMD(raw []byte) (metadata.MD, error) {
-	md, _, _, err := decodeMDReusing(raw, nil)
+	md, _, _, err := decodeMDReusing(raw, nil, nil)
 	return md, err
 }
 
@@ -205,12 +205,13 @@ type pair struct{ k, v string }
 
 // decodeMDReusing is decodeMD taking the strings of a pair equal to one
 // in known (pairs decoded before) instead of copying the bytes again, and
-// returning the pairs as decoded and how many were not in known.
-func decodeMDReusing(raw []byte, known func(k, v []byte) (pair, bool)) (metadata.MD, []pair, int, error) {
+// returning the pairs as decoded (appended to pairs[:0]) and how many were
+// not in known.
+func decodeMDReusing(raw []byte, known func(k, v []byte) (pair, bool), pairs []pair) (metadata.MD, []pair, int, error) {
 	d := decoder{b: raw}
 	n := d.uvarint()
 	md := make(metadata.MD, n)
-	var pairs []pair
+	pairs = pairs[:0]
 	fresh := 0
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		k := d.bytes(MaxHeader, "metadata key")

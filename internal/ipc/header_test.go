@@ -63,3 +63,26 @@ func TestMetadataCacheKeepsTheIdentity(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMetadataOfAtMostOnceCall is the server's decoding of an
+// at-most-once call's metadata: a client's identity and the call's ids,
+// new on every call, after calls without ids have cached the identity.
+func BenchmarkMetadataOfAtMostOnceCall(b *testing.B) {
+	c := &serverConn{}
+	id := NewHeader(metadata.Pairs("smarth-user", "alice", "smarth-client", "DFSClient_NONMAPREDUCE_1234567890_1", "smarth-auth", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"))
+	if _, err := c.metadata(id.raw); err != nil {
+		b.Fatal(err)
+	}
+	raws := make([][]byte, 1024)
+	for i := range raws {
+		raws[i] = id.With("smarth-call-id-bin", fmt.Sprintf("\x00call-%d", i)).raw
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := c.metadata(raws[i%len(raws)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -352,11 +353,12 @@ type serverConn struct {
 	// mdCacheEntries entries whose encoding is at most mdCacheMax bytes
 	// and which passed decoding and validation: the raw key and the
 	// decoded strings are at most about 2 x 8 x 512 B = 8 KiB per
-	// connection (plus map headers and the pair lists). Only the reader
-	// touches it. The MD values are shared between calls, which is safe
+	// connection (plus map headers and the pair lists; mdPairs holds one
+	// call's pairs more, bounded by MaxHeader). Only the reader touches it. The MD values are shared between calls, which is safe
 	// because gRPC's accessors copy before handing them out.
 	mdCache [mdCacheEntries]mdEntry
 	mdNext  int
+	mdPairs []pair // the reader's scratch for decoding a call's pairs
 }
 
 type mdEntry struct {
@@ -382,12 +384,13 @@ func (c *serverConn) metadata(raw []byte) (metadata.MD, error) {
 			return e.md, nil
 		}
 	}
-	md, pairs, fresh, err := decodeMDReusing(raw, c.knownPair)
+	md, pairs, fresh, err := decodeMDReusing(raw, c.knownPair, c.mdPairs)
+	c.mdPairs = pairs
 	if err != nil {
 		return nil, err
 	}
 	if len(raw) <= mdCacheMax && (fresh == 0 || fresh == len(pairs)) {
-		c.mdCache[c.mdNext] = mdEntry{raw: string(raw), md: md, pairs: pairs}
+		c.mdCache[c.mdNext] = mdEntry{raw: string(raw), md: md, pairs: slices.Clone(pairs)}
 		c.mdNext = (c.mdNext + 1) % mdCacheEntries
 	}
 	return md, nil
