@@ -67,10 +67,17 @@ func FuzzComponents(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, path string) {
 		names, err := Components(path)
+		cleaned, cerr := Clean(path) // checks without building the names
+		if (err == nil) != (cerr == nil) || err != nil && err.Error() != cerr.Error() {
+			t.Fatalf("%q: Components says %v, Clean says %v", path, err, cerr)
+		}
 		if err != nil {
 			return
 		}
 		clean := Join(names)
+		if cleaned != clean {
+			t.Fatalf("%q: Clean gives %q, Join(Components) %q", path, cleaned, clean)
+		}
 		again, err := Components(clean)
 		if err != nil || Join(again) != clean {
 			t.Fatalf("%q cleans to %q, which gives %v, %v", path, clean, again, err)

@@ -15,26 +15,39 @@ const (
 // trailing slash is tolerated ("/a/b/" is "/a/b"); the root has no
 // components.
 func Components(path string) ([]string, error) {
-	if path == "" {
-		return nil, fmt.Errorf("empty path")
-	}
-	if path[0] != '/' {
-		return nil, fmt.Errorf("path must be absolute (start with \"/\")")
-	}
-	if len(path) > MaxPathLen {
-		return nil, fmt.Errorf("path is %d bytes long, the limit is %d", len(path), MaxPathLen)
+	if err := checkPath(path); err != nil {
+		return nil, err
 	}
 	if path == "/" {
 		return nil, nil
 	}
-	p := strings.TrimSuffix(path[1:], "/")
-	names := strings.Split(p, "/")
-	for _, n := range names {
-		if err := ValidName(n); err != nil {
-			return nil, err
-		}
+	return strings.Split(strings.TrimSuffix(path[1:], "/"), "/"), nil
+}
+
+// checkPath is Components' validation, without building the names.
+func checkPath(path string) error {
+	if path == "" {
+		return fmt.Errorf("empty path")
 	}
-	return names, nil
+	if path[0] != '/' {
+		return fmt.Errorf("path must be absolute (start with \"/\")")
+	}
+	if len(path) > MaxPathLen {
+		return fmt.Errorf("path is %d bytes long, the limit is %d", len(path), MaxPathLen)
+	}
+	if path == "/" {
+		return nil
+	}
+	for p := strings.TrimSuffix(path[1:], "/"); ; {
+		name, rest, more := strings.Cut(p, "/")
+		if err := ValidName(name); err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+		p = rest
+	}
 }
 
 // ValidName checks one path component.
@@ -56,11 +69,14 @@ func ValidName(n string) error {
 
 // Clean returns the canonical form of a valid path (no trailing slash).
 func Clean(path string) (string, error) {
-	names, err := Components(path)
-	if err != nil {
+	// Without building the names: every RPC that names a path cleans it.
+	if err := checkPath(path); err != nil {
 		return "", err
 	}
-	return Join(names), nil
+	if len(path) > 1 && path[len(path)-1] == '/' {
+		return path[:len(path)-1], nil // the one non-canonical form checkPath accepts
+	}
+	return path, nil
 }
 
 // Join builds an absolute path from components.
