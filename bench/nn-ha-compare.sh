@@ -14,7 +14,8 @@
 # Writes OUT_DIR/runs.log (one line per invocation: each op's ops/s, the servers' CPU seconds and
 # context switches, and the load average), then the tables. Every process it starts is stopped on
 # exit. Creating OUT_DIR/stop ends the run after the round in progress (the tables cover the rounds
-# done). Needs bench/nnjava built only for the HDFS variants.
+# done). Needs bench/nnjava built only for the HDFS variants. HOLD=1 keeps a group up for profiling
+# instead (see below).
 set -u
 B=${1:?usage: nn-ha-compare.sh SMARTH_BINARY OUT_DIR [ROUNDS]}; C=${2:?out dir}; R=${3:-5}
 B=$(realpath "$B")
@@ -152,6 +153,18 @@ runone() { # variant threads
   esac
 }
 HZ=$(getconf CLK_TCK)
+# HOLD=1: keep the variant ha's group up for profiling instead of running rounds. OUT_DIR/env.sh
+# then sets SMARTH_TOKEN_FILE, SMARTH_TLS_CA_FILE and SMARTH_NAMENODE for clients, H0..H2 (the
+# members' web ports: /debug/pprof with HA_EXTRA='pprof: true') and PIDS (for bench/nn-phase-cpu.py);
+# creating OUT_DIR/stop stops it.
+if [ -n "${HOLD:-}" ]; then
+  echo "export SMARTH_TOKEN_FILE=$TOKEN SMARTH_TLS_CA_FILE=$CA SMARTH_NAMENODE=${GADDRS[ha]}" > "$C/env.sh"
+  for i in 0 1 2; do echo "H$i=$(python3 -c "import json;print(json.load(open('$C/ha/nn$i.ready'))['http'])")" >> "$C/env.sh"; done
+  echo "PIDS=\"${GPIDS[ha]}\"" >> "$C/env.sh"
+  echo "holding the group; env in $C/env.sh; touch $C/stop to end"
+  while [ ! -e "$C/stop" ]; do sleep 1; done
+  exit 0
+fi
 # One untimed invocation per variant first: the clients warm up within each invocation, but HDFS's
 # five server JVMs compile their paths only once, during the first (in the run of 2026-11-28 it
 # took 129 s against 53-64 s for the later ones), which would favour the other sides in round 1.
