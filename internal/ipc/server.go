@@ -354,8 +354,9 @@ type serverConn struct {
 	// and which passed decoding and validation: the raw key and the
 	// decoded strings are at most about 2 x 8 x 512 B = 8 KiB per
 	// connection (plus map headers and the pair lists; mdPairs holds one
-	// call's pairs more, bounded by MaxHeader). Only the reader touches it. The MD values are shared between calls, which is safe
-	// because gRPC's accessors copy before handing them out.
+	// call's pairs more, bounded by MaxHeader). Only the reader touches
+	// it. The MD values are shared between calls, which is safe because
+	// gRPC's accessors copy before handing them out.
 	mdCache [mdCacheEntries]mdEntry
 	mdNext  int
 	mdPairs []pair // the reader's scratch for decoding a call's pairs

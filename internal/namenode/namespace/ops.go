@@ -310,21 +310,13 @@ func move(s *INode, sslot int, dparent *INode, dslot int, name string) {
 		if sslot >= 0 && sslot < len(ch) && ch[sslot] == s && dslot >= 0 && dslot <= len(ch) &&
 			(prev < 0 || ch[prev].Name < name) && (dslot == len(ch) || ch[dslot].Name > name) {
 			s.Name = name
-			keys := from.feat.keys
+			to := dslot // s's index once moved
 			if dslot > sslot {
-				copy(ch[sslot:dslot-1], ch[sslot+1:dslot])
-				ch[dslot-1] = s
-				if keys != nil {
-					copy(keys[sslot:dslot-1], keys[sslot+1:dslot])
-					keys[dslot-1] = nameKey(name)
-				}
-			} else {
-				copy(ch[dslot+1:sslot+1], ch[dslot:sslot])
-				ch[dslot] = s
-				if keys != nil {
-					copy(keys[dslot+1:sslot+1], keys[dslot:sslot])
-					keys[dslot] = nameKey(name)
-				}
+				to--
+			}
+			shift(ch, sslot, to, s)
+			if keys := from.feat.keys; keys != nil {
+				shift(keys, sslot, to, nameKey(name))
 			}
 			return
 		}
@@ -335,6 +327,17 @@ func move(s *INode, sslot int, dparent *INode, dslot int, name string) {
 	}
 	s.Name = name
 	dparent.addChildAt(dslot, s)
+}
+
+// shift moves the element at i of s to j, shifting those between, and
+// sets it to v.
+func shift[T any](s []T, i, j int, v T) {
+	if j > i {
+		copy(s[i:j], s[i+1:j+1])
+	} else {
+		copy(s[j+1:i+1], s[j:i])
+	}
+	s[j] = v
 }
 
 func (t *Tree) checkMove(op, label string, c Caller, rs resolution, s *INode, rd resolution, dparent *INode) error {

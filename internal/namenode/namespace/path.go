@@ -73,10 +73,16 @@ func Clean(path string) (string, error) {
 	if err := checkPath(path); err != nil {
 		return "", err
 	}
+	return trimSlash(path), nil
+}
+
+// trimSlash is a valid path's canonical form: without the trailing slash,
+// the one non-canonical form checkPath accepts.
+func trimSlash(path string) string {
 	if len(path) > 1 && path[len(path)-1] == '/' {
-		return path[:len(path)-1], nil // the one non-canonical form checkPath accepts
+		return path[:len(path)-1]
 	}
-	return path, nil
+	return path
 }
 
 // Join builds an absolute path from components.

@@ -284,7 +284,6 @@ func (n *INode) setChildren(c []*INode) {
 	}
 	f := n.feature()
 	f.children = c
-	f.keys = nil
 	f.rekey()
 	n.dropEmptyFeature()
 }
@@ -336,18 +335,16 @@ func nameKey(name string) uint64 {
 	return binary.BigEndian.Uint64(b[:])
 }
 
-// rekey makes f's keys match its children: built once a directory holds
-// keyedMin entries, kept while it has any.
+// rekey builds f's keys from its children when it holds keyedMin entries
+// or more, and drops them otherwise. After that, addChildAt and
+// removeChildAt keep the keys in step (removeChildAt drops them when the
+// directory empties).
 func (f *features) rekey() {
 	if len(f.children) < keyedMin {
-		if len(f.children) == 0 {
-			f.keys = nil
-		}
-		if f.keys == nil {
-			return
-		}
+		f.keys = nil
+		return
 	}
-	f.keys = slices.Grow(f.keys[:0], len(f.children))[:len(f.children)]
+	f.keys = make([]uint64, len(f.children))
 	for i, c := range f.children {
 		f.keys[i] = nameKey(c.Name)
 	}
@@ -516,9 +513,7 @@ func (t *Tree) resolve(op, path string) (resolution, error) {
 	}
 	r := resolution{path: path, names: names, nodes: make([]*INode, 1, len(names)+1), slot: -1}
 	r.nodes[0] = t.root
-	if len(path) > 1 && path[len(path)-1] == '/' {
-		r.path = Join(names) // the one form Components accepts that is not canonical
-	}
+	r.path = trimSlash(path)
 	if hasSnapshotComponent(names) {
 		return t.resolveSnapshot(op, r)
 	}
