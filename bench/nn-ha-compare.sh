@@ -158,9 +158,11 @@ HZ=$(getconf CLK_TCK)
 # members' web ports: /debug/pprof with HA_EXTRA='pprof: true') and PIDS (for bench/nn-phase-cpu.py);
 # creating OUT_DIR/stop stops it.
 if [ -n "${HOLD:-}" ]; then
-  echo "export SMARTH_TOKEN_FILE=$TOKEN SMARTH_TLS_CA_FILE=$CA SMARTH_NAMENODE=${GADDRS[ha]}" > "$C/env.sh"
-  for i in 0 1 2; do echo "H$i=$(python3 -c "import json;print(json.load(open('$C/ha/nn$i.ready'))['http'])")" >> "$C/env.sh"; done
-  echo "PIDS=\"${GPIDS[ha]}\"" >> "$C/env.sh"
+  # Written whole, then renamed: whoever waits for env.sh never reads half of it.
+  echo "export SMARTH_TOKEN_FILE=$TOKEN SMARTH_TLS_CA_FILE=$CA SMARTH_NAMENODE=${GADDRS[ha]}" > "$C/env.sh.tmp"
+  for i in 0 1 2; do echo "H$i=$(python3 -c "import json;print(json.load(open('$C/ha/nn$i.ready'))['http'])")" >> "$C/env.sh.tmp"; done
+  echo "PIDS=\"${GPIDS[ha]}\"" >> "$C/env.sh.tmp"
+  mv "$C/env.sh.tmp" "$C/env.sh"
   echo "holding the group; env in $C/env.sh; touch $C/stop to end"
   while [ ! -e "$C/stop" ]; do sleep 1; done
   exit 0

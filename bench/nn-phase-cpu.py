@@ -13,7 +13,7 @@ needs but was not asked for (the untimed creates before rename) fall into the ne
 
 PROF_AFTER=OP (with HS="$H0 $H1 $H2", PROF_OUT=PREFIX, PROF_SECS, default 2) starts a CPU profile
 of every member (/debug/pprof/profile, members started with `pprof: true`) when phase OP ends, so it
-covers the phase after it; PREFIX.nnI.pb.gz.
+covers the phase after it; PREFIX.nnI.pb.gz (verified against the group's CA, SMARTH_TLS_CA_FILE).
 """
 import os
 import subprocess
@@ -71,7 +71,7 @@ def main():
         prev = cur
         if os.environ.get("PROF_AFTER") == op:
             for i, h in enumerate(os.environ["HS"].split()):
-                subprocess.Popen(["curl", "-sk", "-o", f"{os.environ['PROF_OUT']}.nn{i}.pb.gz",
+                subprocess.Popen(["curl", "-s", "--cacert", os.environ["SMARTH_TLS_CA_FILE"], "-o", f"{os.environ['PROF_OUT']}.nn{i}.pb.gz",
                                   f"https://{h}/debug/pprof/profile?seconds={os.environ.get('PROF_SECS', '2')}"])
     sys.exit(run.wait())
 
