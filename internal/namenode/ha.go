@@ -387,6 +387,9 @@ func (h *haNode) stepDown(lost replog.Lost) {
 	h.forgetCommandsLocked()
 	nn.leases = newLeaseTable()
 	nn.mu.Unlock()
+	if nn.retry != nil {
+		nn.retry.Standby() // a standby only adds: no index to keep
+	}
 	if lost.Diverged {
 		err := fmt.Errorf("namenode: lost the leadership of its HA group at term %d with edits not known committed (applied txid %d): its namespace may hold operations the group does not; exiting so that a restart reloads it from the group's snapshot and log", lost.Term, lost.AppliedTxID)
 		nn.logger.Error("FATAL: HA leadership lost with uncommitted edits; terminating", "term", lost.Term, "applied_txid", lost.AppliedTxID)

@@ -75,8 +75,29 @@ func atMostOnce[T any](ctx context.Context, nn *NameNode, method string, fn func
 		return reply, nil
 	}
 	reply, err := fn(context.WithValue(ctx, retryCallKey{}, &fsstate.Call{ID: id, User: user}))
-	call.End(err == nil, reply)
+	call.End(err == nil, shared(reply))
 	return reply, err
+}
+
+// shared gives the shared equal of a reply that carries nothing of its
+// call's own (replayedDelete and the rest), so that the cache does not
+// keep one object per delete or rename alive for the collector to trace.
+func shared(reply any) any {
+	switch r := reply.(type) {
+	case *dfspb.DeleteResponse:
+		if r.GetDeleted() {
+			return replayedDelete
+		}
+	case *dfspb.RenameResponse:
+		return replayedRename
+	case *dfspb.ConcatResponse:
+		return replayedConcat
+	case *dfspb.SetXAttrResponse:
+		return replayedSetXAttr
+	case *dfspb.RemoveXAttrResponse:
+		return replayedRemoveXAttr
+	}
+	return reply
 }
 
 // loggedCall is the ids the record of ctx's call is logged with (nil:
@@ -102,6 +123,17 @@ func (l retryLoader) ApplyEdit(txid uint64, payload []byte) error {
 	return err
 }
 
+// The replies that carry nothing of the call's own: one each, shared by
+// every entry (gRPC only reads a reply it sends), so that a standby
+// allocates nothing per delete or rename it replays.
+var (
+	replayedDelete      = &dfspb.DeleteResponse{Deleted: true}
+	replayedRename      = &dfspb.RenameResponse{}
+	replayedConcat      = &dfspb.ConcatResponse{}
+	replayedSetXAttr    = &dfspb.SetXAttrResponse{}
+	replayedRemoveXAttr = &dfspb.RemoveXAttrResponse{}
+)
+
 // rememberReplayedLocked adds a replayed call's outcome to the cache:
 // the reply the active gave, rebuilt from the state the record left.
 // Callers hold nn.mu (or own the namenode, at load).
@@ -116,15 +148,15 @@ func (nn *NameNode) rememberReplayedLocked(res fsstate.Applied) {
 	case *fsstate.Append:
 		reply = nn.appendResponseLocked(res.File, op.Host)
 	case *fsstate.Delete:
-		reply = &dfspb.DeleteResponse{Deleted: true}
+		reply = replayedDelete
 	case *fsstate.Rename, *fsstate.Rename2:
-		reply = &dfspb.RenameResponse{}
+		reply = replayedRename
 	case *fsstate.Concat:
-		reply = &dfspb.ConcatResponse{}
+		reply = replayedConcat
 	case *fsstate.SetXAttr:
-		reply = &dfspb.SetXAttrResponse{}
+		reply = replayedSetXAttr
 	case *fsstate.RemoveXAttr:
-		reply = &dfspb.RemoveXAttrResponse{}
+		reply = replayedRemoveXAttr
 	default:
 		nn.logger.Warn("edit carries call ids of an operation the retry cache does not hold", "op", fmt.Sprint(op.Kind()), "call", res.Call.ID.String())
 		return
