@@ -78,6 +78,12 @@ func TestConcurrentAdmitRackPrior(t *testing.T) {
 	measured := NewSpeedBook()
 	measured.Seed("m2", 5e6, time.Now()) // a rack-mate measured slow (beside r1's 100e6)
 	measured.Seed("r1", 100e6, time.Now())
+	// Four racks' first upload: m1's block ran beside m2's and r1's, and
+	// took the client's NIC first.
+	shared := NewSpeedBook()
+	shared.Seed("m1", 175e6/8, time.Now())
+	shared.Seed("m2", 92e6/8, time.Now())
+	shared.Seed("r1", 60e6/8, time.Now())
 	for _, tc := range []struct {
 		name     string
 		inFlight []string
@@ -94,6 +100,8 @@ func TestConcurrentAdmitRackPrior(t *testing.T) {
 		{"a rack-mate's record says slow", []string{"m2"}, []string{"m2", "m1", "r1"}, measured, "/a", false},
 		{"a record across racks says fast", []string{"r1"}, []string{"r1", "m1", "m2"}, measured, "/a", true},
 		{"measured slow rack-mate free does not admit", []string{"r2"}, []string{"r2", "r1", "m1"}, measured, "/a", false},
+		{"a rack-mate measured sharing the client's NIC stays fast", []string{"r1"}, []string{"r1", "m1"}, shared, "/a", true},
+		{"so does its first hop in flight", []string{"m2"}, []string{"m2", "m1", "r1", "r2", "r3"}, shared, "/a", true},
 	} {
 		a := Admission{InFlight: on(tc.inFlight...), Busy: set(tc.busy...), WriterRack: tc.rack, Datanodes: dns}
 		if tc.speeds != nil {
@@ -106,7 +114,8 @@ func TestConcurrentAdmitRackPrior(t *testing.T) {
 }
 
 // Over generated clusters (2-4 racks of 1-5 datanodes, the client in one
-// of them, no records) and every way a write can stand (which datanodes
+// of them, no records or records that keep rack-mates at least as fast as
+// the datanodes across racks) and every way a write can stand (which datanodes
 // are busy, which first hops are still in progress), the admission keeps
 // what the rack prior promises: a block starts at once while every first
 // hop in progress is a rack-mate's, and a block starts beside a first hop
@@ -143,7 +152,30 @@ func TestConcurrentAdmitPriorProperty(t *testing.T) {
 				remoteInFlight = remoteInFlight || d.GetRack() != writer
 			}
 		}
-		got := c.Admit(Admission{InFlight: inFlight, Busy: busy, Speeds: NewSpeedBook(), WriterRack: writer, Datanodes: dns})
+		// Half the cases carry records, measured as first hops side by
+		// side measure them: those across racks 20-100 Mbit/s, rack-mates
+		// anywhere from 1/slowerThan to four times that of the fastest
+		// across racks (so no record across racks reads fast). No record
+		// makes a rack-mate slower than the other side, so the prior's
+		// promise must hold as it is, however far apart the rack-mates'
+		// records are.
+		book := NewSpeedBook()
+		if rng.IntN(2) == 0 {
+			across := 0.0
+			for _, d := range dns {
+				if d.GetRack() != writer && rng.IntN(2) == 0 {
+					v := (20 + 80*rng.Float64()) * 1e6 / 8
+					book.Seed(d.GetId(), v, time.Now())
+					across = max(across, v)
+				}
+			}
+			for _, d := range dns {
+				if d.GetRack() == writer && rng.IntN(2) == 0 {
+					book.Seed(d.GetId(), max(across, 20e6/8)/slowerThan*(1+3*rng.Float64()), time.Now())
+				}
+			}
+		}
+		got := c.Admit(Admission{InFlight: inFlight, Busy: busy, Speeds: book, WriterRack: writer, Datanodes: dns})
 		switch {
 		case !remoteInFlight && !got:
 			t.Fatalf("case %d: only rack-mates' first hops in flight (%v), yet the next block waits", i, idList(inFlight))
