@@ -198,3 +198,39 @@ func idList(ds []*dfspb.DatanodeInfo) []string {
 	}
 	return out
 }
+
+// HoldBack holds a rack-mate's first hop to its pipeline's pace only
+// while a first hop across racks shares the client's NIC with it.
+func TestConcurrentHoldBack(t *testing.T) {
+	c := must(New("multipipeline-concurrent", Options{})).(Pacer)
+	dns := append(at("/a", "m1", "m2"), at("/b", "r1", "r2")...)
+	node := map[string]*dfspb.DatanodeInfo{}
+	for _, d := range dns {
+		node[d.GetId()] = d
+	}
+	on := func(ids ...string) []*dfspb.DatanodeInfo {
+		var out []*dfspb.DatanodeInfo
+		for _, id := range ids {
+			out = append(out, node[id])
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name     string
+		first    string
+		inFlight []string
+		rack     string
+		want     bool
+	}{
+		{"a rack-mate beside a first hop across racks", "m1", []string{"m1", "m2", "r1"}, "/a", true},
+		{"a rack-mate beside rack-mates only", "m1", []string{"m1", "m2"}, "/a", false},
+		{"a rack-mate alone", "m1", []string{"m1"}, "/a", false},
+		{"the first hop across racks itself", "r1", []string{"m1", "r1"}, "/a", false},
+		{"the client in no rack, no records: nothing is fast", "m1", []string{"m1", "r1"}, "", false},
+	} {
+		a := Admission{InFlight: on(tc.inFlight...), Busy: set(tc.inFlight...), Speeds: NewSpeedBook(), WriterRack: tc.rack, Datanodes: dns}
+		if got := c.HoldBack(node[tc.first], a); got != tc.want {
+			t.Errorf("%s: HoldBack = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -35,6 +35,7 @@ type pipe struct {
 	sent       int64 // streamer: bytes queued on this block so far
 	lastQueued bool  // streamer: the last-flag packet is queued
 	recovered  bool  // streamer: the pipeline was rebuilt (speed sample skipped)
+	paced      bool  // guarded by Stream.mu: the sender was held back (holdBackLocked; speed sample skipped)
 	// mode is the write mode the datanodes are told, when not the
 	// strategy's: an append's pipeline of a partial last block is classic.
 	mode dfspb.WriteMode
@@ -196,7 +197,7 @@ func (s *Stream) sendLoop(p *pipe, gen int, conn net.Conn, responderDone, done c
 	defer close(done)
 	for {
 		s.mu.Lock()
-		for p.gen == gen && !p.done && p.failed == nil && !s.aborted && !s.stopping && p.written >= len(p.unacked) {
+		for p.gen == gen && !p.done && p.failed == nil && !s.aborted && !s.stopping && (p.written >= len(p.unacked) || s.holdBackLocked(p)) {
 			s.cond.Wait()
 		}
 		if p.gen != gen || p.done || p.failed != nil || s.aborted || s.stopping {
@@ -381,7 +382,7 @@ func (s *Stream) applyAckLocked(p *pipe, ack datatransfer.Ack, err error, firstI
 // recordSpeedLocked notes the block's transfer time to its first datanode
 // (SMARTH speed record), unless recovery disturbed it.
 func (s *Stream) recordSpeedLocked(p *pipe, firstID string) {
-	if p.recovered || p.firstSent.IsZero() {
+	if p.recovered || p.paced || p.firstSent.IsZero() {
 		return
 	}
 	now := time.Now()

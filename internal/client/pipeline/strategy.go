@@ -447,6 +447,37 @@ func (c *Concurrent) Admit(a Admission) bool {
 	return false
 }
 
+// Pacer is a strategy that may hold a pipeline's sender to what its
+// whole pipeline has acknowledged (Classic's window) instead of letting
+// the first datanode run ahead of its downstream.
+type Pacer interface {
+	HoldBack(first *dfspb.DatanodeInfo, a Admission) bool
+}
+
+// HoldBack implements Pacer: a fast first hop (a rack-mate's) is held to
+// its pipeline's pace while a slow one (behind the client's cross-rack
+// link) is in flight beside it. Both leave through the client's NIC. The
+// rack-mate's pipeline drains across racks at that link class's rate
+// whatever its first hop does, and its datanode takes no other block
+// before the pipeline ends, so running ahead of it buys the client
+// nothing; it only takes the NIC from the first hop across racks, which
+// is the write's slowest path. On the four-rack testbed that hop got 60
+// of its 80 Mbit/s while two rack-mates' first hops ran ahead. A held
+// pipeline's first-hop time is no measure of its link, so it makes no
+// speed record (Stream.holdBackLocked).
+func (c *Concurrent) HoldBack(first *dfspb.DatanodeInfo, a Admission) bool {
+	fast := a.fastNodes()
+	if !fast(first.GetId(), first.GetRack()) {
+		return false
+	}
+	for _, d := range a.InFlight {
+		if d.GetId() != first.GetId() && !fast(d.GetId(), d.GetRack()) {
+			return true
+		}
+	}
+	return false
+}
+
 // known is a speed book that can list the datanodes it has records of.
 type known interface {
 	Known() []string

@@ -545,6 +545,28 @@ func (s *Stream) admitLocked() bool {
 	if !ok {
 		return true
 	}
+	return a.Admit(s.admissionLocked())
+}
+
+// holdBackLocked says whether p's sender, its window of packets the whole
+// pipeline has not acknowledged full, should wait for acks instead of
+// writing on (a Pacer strategy's HoldBack). A pipeline held once makes no
+// speed record: its first hop went at its downstream's pace.
+func (s *Stream) holdBackLocked(p *pipe) bool {
+	pc, ok := s.cfg.Strategy.(Pacer)
+	if !ok || p.fnfa || p.written < (&Classic{window: s.cfg.ClassicWindow}).Window(0) {
+		return false
+	}
+	if !pc.HoldBack(p.nodes[0].DatanodeInfo, s.admissionLocked()) {
+		return false
+	}
+	p.paced = true
+	return true
+}
+
+// admissionLocked is what an Admitter or a Pacer decides on: the first
+// hops in progress, the datanodes in use, the records and racks.
+func (s *Stream) admissionLocked() Admission {
 	in := Admission{Busy: map[string]bool{}, WriterRack: s.writerRack, Datanodes: s.live}
 	for id := range s.excluded {
 		in.Busy[id] = true
@@ -563,7 +585,7 @@ func (s *Stream) admitLocked() bool {
 	if s.cfg.Speeds != nil {
 		in.Speeds = s.cfg.Speeds
 	}
-	return a.Admit(in)
+	return in
 }
 
 func nodeLabel(d *dfspb.DatanodeInfo) string {
