@@ -406,13 +406,17 @@ const slowerThan = 0.6
 //
 // Fast is what the records say, read with what the namenode says about
 // racks. A rack-mate of this client never shares the client's cross-rack
-// link, whatever its record: it counts as slow only if it measured slower
-// than some datanode across racks (a slow NIC). Its record is no measure
-// of its link when first hops ran side by side: two rack-mates and a first
-// hop across racks share the client's NIC, and a rack-mate's 64 MiB took
-// 5.9 s there (92 Mbit/s) against 3.1 s for the other (175 Mbit/s) in one
-// four-rack upload; read against the fastest record it looked slow, and
-// the next block waited 4.3 s for a pipeline to finish while it was free.
+// link, whatever its record: it counts as slow only if it measured below
+// slowerThan of the fastest datanode across racks (a slow NIC). Its record
+// is no measure of its link when first hops ran side by side: two
+// rack-mates and a first hop across racks share the client's NIC, and a
+// rack-mate's 64 MiB took 5.9 s there (92 Mbit/s) against 3.1 s for the
+// other (175 Mbit/s) in one four-rack upload; read against the fastest
+// record it looked slow, and the next block waited 4.3 s for a pipeline
+// to finish while it was free. Shared fairly, a rack-mate's share can
+// even fall below the cross-rack rate (a 288 Mbit/s NIC, 106 across: 91
+// each for two rack-mates beside one first hop across), so it is read
+// against that rate with the same margin, not against it alone.
 // A datanode across racks is fast when its record is within slowerThan
 // of the fastest rack-mate's (a cross-rack link as fast as the NIC), and
 // slow while no rack-mate has a record; where the namenode places this
@@ -523,7 +527,7 @@ func (a Admission) fastNodes() func(id, rack string) bool {
 		case !ok:
 			return mate
 		case mate:
-			return v >= bestAcross
+			return v >= slowerThan*bestAcross
 		case a.WriterRack != "" && rack != "":
 			// Across racks: fast only beside what a rack-mate did.
 			return bestMate > 0 && v >= slowerThan*bestMate
