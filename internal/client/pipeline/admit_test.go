@@ -107,7 +107,7 @@ func TestConcurrentAdmitRackPrior(t *testing.T) {
 		{"measured slow rack-mate free does not admit", []string{"r2"}, []string{"r2", "r1", "m1"}, measured, "/a", false},
 		{"a rack-mate measured sharing the client's NIC stays fast", []string{"r1"}, []string{"r1", "m1"}, shared, "/a", true},
 		{"so does its first hop in flight", []string{"m2"}, []string{"m2", "m1", "r1", "r2", "r3"}, shared, "/a", true},
-		{"a rack-mate's fair share below the cross-rack rate stays fast", []string{"r2"}, []string{"r2", "m1"}, fair, "/a", true},
+		{"a rack-mate's fair share below the cross-rack rate stays fast", []string{"r2"}, []string{"r2", "r1", "m1"}, fair, "/a", true},
 	} {
 		a := Admission{InFlight: on(tc.inFlight...), Busy: set(tc.busy...), WriterRack: tc.rack, Datanodes: dns}
 		if tc.speeds != nil {
