@@ -554,7 +554,7 @@ func (s *Stream) admitLocked() bool {
 // speed record: its first hop went at its downstream's pace.
 func (s *Stream) holdBackLocked(p *pipe) bool {
 	pc, ok := s.cfg.Strategy.(Pacer)
-	if !ok || p.fnfa || p.written < (&Classic{window: s.cfg.ClassicWindow}).Window(0) {
+	if !ok || p.fnfa || p.written < (&Classic{window: s.cfg.ClassicWindow}).Window(0) || !s.otherFirstHopLocked(p) {
 		return false
 	}
 	if !pc.HoldBack(p.nodes[0].DatanodeInfo, s.admissionLocked()) {
@@ -562,6 +562,19 @@ func (s *Stream) holdBackLocked(p *pipe) bool {
 	}
 	p.paced = true
 	return true
+}
+
+// otherFirstHopLocked says whether a pipeline other than p has its first
+// hop in progress: without one there is nothing to hold p back for, and
+// the sender, which asks for every packet past the window, builds no
+// Admission.
+func (s *Stream) otherFirstHopLocked(p *pipe) bool {
+	for _, q := range s.pipes {
+		if q != p && !q.done && !q.fnfa && q.mode != dfspb.WriteMode_CLASSIC {
+			return true
+		}
+	}
+	return false
 }
 
 // admissionLocked is what an Admitter or a Pacer decides on: the first
