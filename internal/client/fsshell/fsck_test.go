@@ -39,6 +39,9 @@ func TestFsckOptions(t *testing.T) {
 	must(t, fsys.Mkdir(ctx, "/d", 0o755, false))
 	write("/d/ok", 2)
 	write("/d/lost", 1)
+	// Close returns once one replica is reported (the minimum); the
+	// healthy fsck below needs the second datanode's report too.
+	c.WaitReplication(t, "/d/ok", 2)
 	r, err := fsys.Fsck(ctx, "/d/lost")
 	must(t, err)
 	holder := r.GetFiles()[0].GetBlocks()[0].GetLiveReplicas()[0]
