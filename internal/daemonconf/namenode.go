@@ -264,6 +264,15 @@ type NameNodeHA struct {
 	// fuller entries; "plain" proposes whoever is waiting at once, as
 	// HDFS's logSync does.
 	GroupCommit string `yaml:"ha_group_commit"`
+	// LeaderStore is when the active writes a log entry to its own disk:
+	// "parallel" (empty: the default) while it sends the entry to the
+	// standbys, counting itself towards the majority once its write is
+	// done (the raft thesis, section 10.2.1), so an acknowledgement waits
+	// for the slower of its write and a standby's round trip with the
+	// standby's write; "serial" before it sends the entry, so it waits
+	// for their sum (upstream hashicorp/raft). Either way an operation is
+	// acknowledged only once a majority has it on disk.
+	LeaderStore string `yaml:"ha_leader_store"`
 }
 
 // NameNodeHAPeer is one member's addresses.

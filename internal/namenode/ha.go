@@ -259,7 +259,7 @@ func (nn *NameNode) loadHA(fs journal.FS) error {
 		HeartbeatTimeout: hc.HeartbeatTimeout, ElectionTimeout: hc.ElectionTimeout,
 		LeaderLeaseTimeout: hc.LeaderLeaseTimeout, SnapshotThreshold: hc.SnapshotThreshold,
 		ReadLease: nn.readLease(), Logger: nn.logger, WrapConn: nn.cfg.raftConn,
-		GatherWait: gatherWait(hc.GroupCommit),
+		GatherWait: gatherWait(hc.GroupCommit), SerialLeaderStore: hc.LeaderStore == leaderStoreSerial,
 	})
 	if err != nil {
 		return fmt.Errorf("namenode: ha: %w", err)
@@ -278,6 +278,12 @@ func (nn *NameNode) loadHA(fs journal.FS) error {
 const (
 	groupCommitGather = "gather"
 	groupCommitPlain  = "plain"
+)
+
+// Values of ha_leader_store.
+const (
+	leaderStoreParallel = "parallel"
+	leaderStoreSerial   = "serial"
 )
 
 // gatherWait is replog's GatherWait for an ha_group_commit value
@@ -657,6 +663,9 @@ func (c Config) validateHA() []error {
 	}
 	if gc := h.GroupCommit; gc != "" && gc != groupCommitGather && gc != groupCommitPlain {
 		bad("ha_group_commit: %q is not %s or %s", gc, groupCommitGather, groupCommitPlain)
+	}
+	if ls := h.LeaderStore; ls != "" && ls != leaderStoreParallel && ls != leaderStoreSerial {
+		bad("ha_leader_store: %q is not %s or %s", ls, leaderStoreParallel, leaderStoreSerial)
 	}
 	for key, d := range map[string]time.Duration{"ha_heartbeat_timeout": h.HeartbeatTimeout,
 		"ha_election_timeout": h.ElectionTimeout, "ha_leader_lease_timeout": h.LeaderLeaseTimeout} {

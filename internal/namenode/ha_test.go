@@ -371,13 +371,24 @@ func TestHAConfigChecks(t *testing.T) {
 		}
 	}
 	cfg.HA.ReadConsistency = ""
-	for mode, want := range map[string]string{"": "", groupCommitGather: "", groupCommitPlain: "",
-		"batch": `ha_group_commit: "batch" is not gather or plain`} {
-		cfg.HA.GroupCommit = mode
-		err := cfg.Validate()
-		if got := err != nil && strings.Contains(err.Error(), "ha_group_commit"); got != (want != "") || (got && !strings.Contains(err.Error(), want)) {
-			t.Errorf("validate ha_group_commit %q: %v; want %q", mode, err, want)
+	for _, k := range []struct {
+		key   string
+		field *string
+		modes map[string]string
+	}{
+		{"ha_group_commit", &cfg.HA.GroupCommit, map[string]string{"": "", groupCommitGather: "", groupCommitPlain: "",
+			"batch": `ha_group_commit: "batch" is not gather or plain`}},
+		{"ha_leader_store", &cfg.HA.LeaderStore, map[string]string{"": "", leaderStoreParallel: "", leaderStoreSerial: "",
+			"async": `ha_leader_store: "async" is not parallel or serial`}},
+	} {
+		for mode, want := range k.modes {
+			*k.field = mode
+			err := cfg.Validate()
+			if got := err != nil && strings.Contains(err.Error(), k.key); got != (want != "") || (got && !strings.Contains(err.Error(), want)) {
+				t.Errorf("validate %s %q: %v; want %q", k.key, mode, err, want)
+			}
 		}
+		*k.field = ""
 	}
 	if gatherWait("") != replog.DefaultGatherWait || gatherWait(groupCommitGather) != replog.DefaultGatherWait || gatherWait(groupCommitPlain) != 0 {
 		t.Errorf("gatherWait: default %v, gather %v, plain %v; want %v, %v, 0", gatherWait(""), gatherWait(groupCommitGather),

@@ -173,6 +173,21 @@ type Config struct {
 	// processed until after the specified timeout.
 	BatchApplyCh bool
 
+	// LeaderStoresWhileReplicating (added in smarth's copy) lets the
+	// leader send a new batch of entries to its followers while it writes
+	// the batch to its own log store, as the raft thesis allows (section
+	// 10.2.1): the leader counts itself towards a commit only once its own
+	// write has returned, so a commit still means a majority has the
+	// entries on disk, and the commit waits for the slower of the two
+	// writes instead of their sum. It needs the LogStore passed to NewRaft
+	// to be a *LogCache (the followers' replication reads the batch from
+	// it before the store has it). A failed write of the leader's own
+	// entries then stops the process: followers may hold, and may commit,
+	// entries the leader cannot vouch for, and no step-down leaves its log
+	// and its last index consistent (HDFS's namenode terminates the same
+	// way when a required journal fails).
+	LeaderStoresWhileReplicating bool
+
 	// If we are a member of a cluster, and RemovePeer is invoked for the
 	// local node, then we forget all peers and transition into the follower state.
 	// If ShutdownOnRemove is set, we additional shutdown Raft. Otherwise,

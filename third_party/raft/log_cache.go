@@ -18,6 +18,21 @@ type LogCache struct {
 
 	cache []*Log
 	l     sync.RWMutex
+
+	// staged (added in smarth's copy) is the leader's batch that is being
+	// sent before the store has it (Config.LeaderStoresWhileReplicating):
+	// consecutive indexes, readable with GetLog until StoreLogs stores
+	// them. DeleteRange leaves it alone: it removes only entries older than
+	// a snapshot, and the batch is newer than anything applied.
+	staged []*Log
+}
+
+// stage makes logs (consecutive indexes) readable before StoreLogs stores
+// them.
+func (c *LogCache) stage(logs []*Log) {
+	c.l.Lock()
+	c.staged = logs
+	c.l.Unlock()
 }
 
 // NewLogCache is used to create a new LogCache with the
@@ -46,6 +61,11 @@ func (c *LogCache) IsMonotonic() bool {
 func (c *LogCache) GetLog(idx uint64, log *Log) error {
 	// Check the buffer for an entry
 	c.l.RLock()
+	if n := len(c.staged); n > 0 && idx >= c.staged[0].Index && idx <= c.staged[n-1].Index {
+		*log = *c.staged[idx-c.staged[0].Index]
+		c.l.RUnlock()
+		return nil
+	}
 	cached := c.cache[idx%uint64(len(c.cache))]
 	c.l.RUnlock()
 
@@ -73,6 +93,7 @@ func (c *LogCache) StoreLogs(logs []*Log) error {
 	for _, l := range logs {
 		c.cache[l.Index%uint64(len(c.cache))] = l
 	}
+	c.staged = nil
 	c.l.Unlock()
 	return nil
 }

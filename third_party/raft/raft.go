@@ -1262,6 +1262,28 @@ func (r *Raft) dispatchLogs(applyLogs []*logFuture) {
 		r.leaderState.inflight.PushBack(applyLog)
 	}
 
+	// smarth: send first, then store (Config.LeaderStoresWhileReplicating).
+	if cache, ok := r.logs.(*LogCache); ok && r.config().LeaderStoresWhileReplicating {
+		// The replicators read the batch from the cache's staged entries
+		// and send up to the last index, so both are set before they are
+		// woken. Nothing else reads the last index meanwhile: the leader's
+		// loop (votes, configuration changes, the next dispatch) waits
+		// for the store below.
+		cache.stage(logs)
+		r.setLastLog(lastIndex, term)
+		for _, f := range r.leaderState.replState {
+			asyncNotifyCh(f.triggerCh)
+		}
+		if err := r.logs.StoreLogs(logs); err != nil {
+			r.logger.Error("failed to store logs already sent to followers, stopping", "error", err)
+			panic(fmt.Sprintf("raft: the leader could not store log entries %d-%d it has already sent to its followers: %v",
+				logs[0].Index, lastIndex, err))
+		}
+		// Only now does the leader count towards the commit of the batch.
+		r.leaderState.commitment.match(r.localID, lastIndex)
+		return
+	}
+
 	// Write the log entry locally
 	if err := r.logs.StoreLogs(logs); err != nil {
 		r.logger.Error("failed to commit logs", "error", err)

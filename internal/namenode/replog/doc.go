@@ -22,7 +22,12 @@
 // fsyncs (pages, then the meta page), raft-wal's one, and a raft round
 // on this machine's disk became 2.5-4x faster. raft v1.7.3 is the newest
 // release that links with raft-boltdb v2 (raft v1.8 moved to a
-// go-metrics without the compat package).
+// go-metrics without the compat package). The module is a copy in
+// third_party/raft with one change (third_party/raft/SMARTH.md): the
+// leader sends a batch to its followers while it writes the batch to its
+// own log, and counts itself towards the commit once its write is done
+// (raft thesis 10.2.1), so a commit waits for the slower of two fsyncs,
+// not their sum (Config.SerialLeaderStore turns it off).
 //
 // Failover: followers start an election after 0.4-0.8 s without the leader
 // (HeartbeatTimeout 400 ms), pre-vote keeps a node that was only cut off

@@ -88,6 +88,14 @@ type Config struct {
 	// open batch is proposed as soon as a slot is free, whoever is in
 	// it (plain group commit, as HDFS's logSync).
 	GatherWait time.Duration
+	// SerialLeaderStore makes the leader store a batch in its own log
+	// before it sends it to the followers, as upstream hashicorp/raft
+	// does; by default it sends the batch while it stores it (raft's
+	// Config.LeaderStoresWhileReplicating, patched into
+	// third_party/raft), and a commit waits for the slower of the
+	// leader's write and a follower's round trip with its write, not
+	// their sum.
+	SerialLeaderStore bool
 	// LogStore is "wal" (default) or "bolt"; see openLogStore.
 	LogStore string
 	// SegmentSize is the size of a WAL segment file (default 64 MiB).
@@ -357,6 +365,7 @@ func (l *Log) raftConfig() *raft.Config {
 	// Pending applies are drained into one dispatch (one StoreLogs, so
 	// one fsync) up to MaxAppendEntries.
 	rc.BatchApplyCh = true
+	rc.LeaderStoresWhileReplicating = !l.cfg.SerialLeaderStore
 	rc.NoLegacyTelemetry = true
 	return rc
 }
