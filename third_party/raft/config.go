@@ -181,7 +181,8 @@ type Config struct {
 	// entries on disk, and the commit waits for the slower of the two
 	// writes instead of their sum. It needs the LogStore passed to NewRaft
 	// to be a *LogCache (the followers' replication reads the batch from
-	// it before the store has it). A failed write of the leader's own
+	// it before the store has it); with any other LogStore the leader
+	// stores first, as upstream. A failed write of the leader's own
 	// entries then stops the process: followers may hold, and may commit,
 	// entries the leader cannot vouch for, and no step-down leaves its log
 	// and its last index consistent (HDFS's namenode terminates the same

@@ -1266,9 +1266,10 @@ func (r *Raft) dispatchLogs(applyLogs []*logFuture) {
 	if cache, ok := r.logs.(*LogCache); ok && r.config().LeaderStoresWhileReplicating {
 		// The replicators read the batch from the cache's staged entries
 		// and send up to the last index, so both are set before they are
-		// woken. Nothing else reads the last index meanwhile: the leader's
-		// loop (votes, configuration changes, the next dispatch) waits
-		// for the store below.
+		// woken. Whatever else acts on the last index (votes,
+		// configuration changes, the next dispatch, log compaction's
+		// bound) runs on this loop, which waits for the store below, or
+		// stays below the applied index.
 		cache.stage(logs)
 		r.setLastLog(lastIndex, term)
 		for _, f := range r.leaderState.replState {

@@ -94,8 +94,8 @@ func (nopFSM) Apply(*raft.Log) any                 { return nil }
 func (nopFSM) Snapshot() (raft.FSMSnapshot, error) { return nil, errors.New("no snapshots here") }
 func (nopFSM) Restore(io.ReadCloser) error         { return errors.New("no snapshots here") }
 
-// storeGroup is three raft members, the first one leader; leader and
-// followers index nodes and stores.
+// storeGroup is three raft members; leader and followers index nodes
+// and stores.
 type storeGroup struct {
 	nodes     []*raft.Raft
 	stores    []*gateStore
