@@ -200,6 +200,20 @@ func done(f raft.Future) <-chan error {
 	return ch
 }
 
+// committed waits for f's entry to commit once the leader's write is let
+// go; why tells the failure what should have made it commit.
+func committed(t *testing.T, f <-chan error, why string) {
+	t.Helper()
+	select {
+	case err := <-f:
+		if err != nil {
+			t.Fatalf("apply: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the entry did not commit within 10 s of the leader's write%s", why)
+	}
+}
+
 // TestLeaderSendsWhileItStores: with the leader's write held, the
 // followers store a new entry in parallel mode and not in serial mode
 // (upstream's order, the control); either way the entry commits once the
@@ -225,14 +239,7 @@ func TestLeaderSendsWhileItStores(t *testing.T) {
 				}
 			}
 			release()
-			select {
-			case err := <-f:
-				if err != nil {
-					t.Fatalf("apply: %v", err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("the entry did not commit within 10 s of the leader's write")
-			}
+			committed(t, f, "")
 			g.waitStored(t, g.followers, next)
 		})
 	}
@@ -263,14 +270,7 @@ func TestLeaderCountsItselfOnlyOnceStored(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 	releaseLeader()
-	select {
-	case err := <-f:
-		if err != nil {
-			t.Fatalf("apply: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the entry did not commit within 10 s of the leader's write (leader and one follower have it)")
-	}
+	committed(t, f, " (leader and one follower have it)")
 	if got := slow.last(t); got >= next {
 		t.Fatalf("the held follower stored entry %d", got)
 	}
