@@ -45,10 +45,15 @@ type haNN struct {
 	// election that ends while the client waits).
 	standbyFor int
 	// hangStatus: GetHAStatus takes the call and never answers (whatever
-	// the role); inStatus counts the status calls in progress, maxInStatus
-	// the most at once.
-	hangStatus            bool
-	inStatus, maxInStatus int
+	// the role); inStatus holds the deadline of each status call in
+	// progress, maxInStatus the most at once whose deadlines had not
+	// passed. A call the client has given up on can linger here for as
+	// long as the scheduler keeps its handler from seeing its deadline
+	// (on a loaded machine, past the client's next round), and it is not
+	// a second watch.
+	hangStatus  bool
+	inStatus    map[*int]time.Time
+	maxInStatus int
 }
 
 func startHANN(t *testing.T, transport, role, hint string) *haNN {
@@ -57,7 +62,7 @@ func startHANN(t *testing.T, transport, role, hint string) *haNN {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &haNN{addr: l.Addr().String(), lis: &trackingListener{Listener: l}, role: role, hint: hint, calls: map[string]int{}, ids: map[string][]string{}}
+	n := &haNN{addr: l.Addr().String(), lis: &trackingListener{Listener: l}, role: role, hint: hint, calls: map[string]int{}, ids: map[string][]string{}, inStatus: map[*int]time.Time{}}
 	if transport == TransportIPC {
 		srv := ipc.NewServer(ipc.ServerOptions{})
 		dfspb.RegisterClientProtocolServer(srv, n)
@@ -136,12 +141,23 @@ func (n *haNN) GetHAStatus(ctx context.Context, r *dfspb.GetHAStatusRequest) (*d
 	if n.hangStatus {
 		role = "hang"
 	}
-	n.inStatus++
-	n.maxInStatus = max(n.maxInStatus, n.inStatus)
+	now, key := time.Now(), new(int)
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = now.Add(time.Hour)
+	}
+	n.inStatus[key] = deadline
+	live := 0
+	for _, d := range n.inStatus {
+		if d.After(now) {
+			live++
+		}
+	}
+	n.maxInStatus = max(n.maxInStatus, live)
 	n.mu.Unlock()
 	defer func() {
 		n.mu.Lock()
-		n.inStatus--
+		delete(n.inStatus, key)
 		n.mu.Unlock()
 	}()
 	switch role {
