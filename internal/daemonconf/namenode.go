@@ -273,6 +273,13 @@ type NameNodeHA struct {
 	// for their sum (upstream hashicorp/raft). Either way an operation is
 	// acknowledged only once a majority has it on disk.
 	LeaderStore string `yaml:"ha_leader_store"`
+	// BatchOverlap is when the active proposes a log entry while another
+	// waits for commit: "small" (empty: the default) only while the
+	// entries waiting hold fewer than 16 operations, so that a busy
+	// group makes fewer, fuller entries (each costs every member an
+	// fsync and a message) and a lightly loaded one overlaps them for
+	// latency; "always" up to two at once, whatever their size.
+	BatchOverlap string `yaml:"ha_batch_overlap"`
 }
 
 // NameNodeHAPeer is one member's addresses.

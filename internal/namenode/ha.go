@@ -260,6 +260,7 @@ func (nn *NameNode) loadHA(fs journal.FS) error {
 		LeaderLeaseTimeout: hc.LeaderLeaseTimeout, SnapshotThreshold: hc.SnapshotThreshold,
 		ReadLease: nn.readLease(), Logger: nn.logger, WrapConn: nn.cfg.raftConn,
 		GatherWait: gatherWait(hc.GroupCommit), SerialLeaderStore: hc.LeaderStore == leaderStoreSerial,
+		OverlapBelow: overlapBelow(hc.BatchOverlap),
 	})
 	if err != nil {
 		return fmt.Errorf("namenode: ha: %w", err)
@@ -285,6 +286,21 @@ const (
 	leaderStoreParallel = "parallel"
 	leaderStoreSerial   = "serial"
 )
+
+// Values of ha_batch_overlap.
+const (
+	batchOverlapSmall  = "small"
+	batchOverlapAlways = "always"
+)
+
+// overlapBelow is replog's OverlapBelow for an ha_batch_overlap value
+// (validated): its default, or negative for batches that always overlap.
+func overlapBelow(mode string) int {
+	if mode == batchOverlapAlways {
+		return -1
+	}
+	return replog.DefaultOverlapBelow
+}
 
 // gatherWait is replog's GatherWait for an ha_group_commit value
 // (validated): the bound of a gather, or zero for plain group commit.
@@ -666,6 +682,9 @@ func (c Config) validateHA() []error {
 	}
 	if ls := h.LeaderStore; ls != "" && ls != leaderStoreParallel && ls != leaderStoreSerial {
 		bad("ha_leader_store: %q is not %s or %s", ls, leaderStoreParallel, leaderStoreSerial)
+	}
+	if bo := h.BatchOverlap; bo != "" && bo != batchOverlapSmall && bo != batchOverlapAlways {
+		bad("ha_batch_overlap: %q is not %s or %s", bo, batchOverlapSmall, batchOverlapAlways)
 	}
 	for key, d := range map[string]time.Duration{"ha_heartbeat_timeout": h.HeartbeatTimeout,
 		"ha_election_timeout": h.ElectionTimeout, "ha_leader_lease_timeout": h.LeaderLeaseTimeout} {

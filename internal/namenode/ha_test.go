@@ -380,6 +380,8 @@ func TestHAConfigChecks(t *testing.T) {
 			"batch": `ha_group_commit: "batch" is not gather or plain`}},
 		{"ha_leader_store", &cfg.HA.LeaderStore, map[string]string{"": "", leaderStoreParallel: "", leaderStoreSerial: "",
 			"async": `ha_leader_store: "async" is not parallel or serial`}},
+		{"ha_batch_overlap", &cfg.HA.BatchOverlap, map[string]string{"": "", batchOverlapSmall: "", batchOverlapAlways: "",
+			"never": `ha_batch_overlap: "never" is not small or always`}},
 	} {
 		for mode, want := range k.modes {
 			*k.field = mode
@@ -393,6 +395,10 @@ func TestHAConfigChecks(t *testing.T) {
 	if gatherWait("") != replog.DefaultGatherWait || gatherWait(groupCommitGather) != replog.DefaultGatherWait || gatherWait(groupCommitPlain) != 0 {
 		t.Errorf("gatherWait: default %v, gather %v, plain %v; want %v, %v, 0", gatherWait(""), gatherWait(groupCommitGather),
 			gatherWait(groupCommitPlain), replog.DefaultGatherWait, replog.DefaultGatherWait)
+	}
+	if overlapBelow("") != replog.DefaultOverlapBelow || overlapBelow(batchOverlapSmall) != replog.DefaultOverlapBelow || overlapBelow(batchOverlapAlways) >= 0 {
+		t.Errorf("overlapBelow: default %d, small %d, always %d; want %d, %d, negative", overlapBelow(""), overlapBelow(batchOverlapSmall),
+			overlapBelow(batchOverlapAlways), replog.DefaultOverlapBelow, replog.DefaultOverlapBelow)
 	}
 }
 

@@ -88,6 +88,17 @@ type Config struct {
 	// open batch is proposed as soon as a slot is free, whoever is in
 	// it (plain group commit, as HDFS's logSync).
 	GatherWait time.Duration
+	// OverlapBelow: a batch is proposed while another waits for commit
+	// only if each one waiting holds fewer than OverlapBelow records. A
+	// batch that big already spreads a raft round's cost (three fsyncs,
+	// a message to each follower and its answer) thin, and on a busy
+	// group the CPU that the round costs is what bounds the rate: the
+	// next batch does better to wait and gather the records that arrive
+	// meanwhile. Small batches overlap (up to MaxInflight), because
+	// while a group is lightly loaded its writers' latency is what
+	// bounds them. Zero takes DefaultOverlapBelow; negative: batches
+	// always overlap.
+	OverlapBelow int
 	// SerialLeaderStore makes the leader store a batch in its own log
 	// before it sends it to the followers, as upstream hashicorp/raft
 	// does; by default it sends the batch while it stores it (raft's
@@ -136,6 +147,12 @@ const (
 	// DefaultGatherWait bounds gather: a client's round trip on a LAN
 	// is well under it, and half a commit bounds it further.
 	DefaultGatherWait = time.Millisecond
+	// DefaultOverlapBelow sits between the batches of a lightly and a
+	// heavily loaded group on this machine: 8 client threads make
+	// entries of about 4.5 records, 64 threads of about 28 with two in
+	// flight and 60 with one (docs/benchmarks.md, "Batches overlap only
+	// while they are small").
+	DefaultOverlapBelow = 16
 )
 
 // commitTimeout is how long an idle leader waits before it sends each
@@ -200,6 +217,7 @@ type Log struct {
 	ready  chan struct{} // a stint became writable (LeadershipReady)
 	kick   chan struct{}
 	grew   chan struct{}
+	landed chan struct{} // a batch in flight got its outcome (overlap)
 	slots  chan struct{}
 	done   chan struct{}
 	wg     sync.WaitGroup
@@ -280,6 +298,9 @@ func Open(cfg Config) (*Log, error) {
 	if cfg.MaxInflight <= 0 {
 		cfg.MaxInflight = DefaultMaxInflight
 	}
+	if cfg.OverlapBelow == 0 {
+		cfg.OverlapBelow = DefaultOverlapBelow
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -298,6 +319,7 @@ func Open(cfg Config) (*Log, error) {
 		ready:    make(chan struct{}, 1),
 		kick:     make(chan struct{}, 1),
 		grew:     make(chan struct{}, 1),
+		landed:   make(chan struct{}, 1),
 		inflight: map[*pending]struct{}{},
 		slots:    make(chan struct{}, cfg.MaxInflight),
 		done:     make(chan struct{}),
@@ -653,6 +675,9 @@ func (l *Log) flushLoop() {
 			return
 		case l.slots <- struct{}{}:
 		}
+		if !l.overlap() {
+			return
+		}
 		// Writers woken by the last commit are appending now: let them
 		// join this batch (the journal's Sync yields the same way). On
 		// this machine it took 8 writers from 3.2 to 4.5 records an
@@ -676,6 +701,28 @@ func (l *Log) flushLoop() {
 		l.mu.Unlock()
 		// Not counted in wg: see await.
 		go l.await(b, l.raft.Apply(encodeBatch(token, b.first, b.recs), 0))
+	}
+}
+
+// overlap holds a free slot while a batch of OverlapBelow records or
+// more waits for commit (see Config.OverlapBelow); false: the log is
+// closing.
+func (l *Log) overlap() bool {
+	for {
+		l.mu.Lock()
+		large := false
+		for b := range l.inflight { // at most MaxInflight
+			large = large || l.cfg.OverlapBelow > 0 && len(b.recs) >= l.cfg.OverlapBelow
+		}
+		l.mu.Unlock()
+		if !large {
+			return true
+		}
+		select {
+		case <-l.landed:
+		case <-l.done:
+			return false
+		}
 	}
 }
 
@@ -754,6 +801,10 @@ func (l *Log) await(b *pending, f raft.ApplyFuture) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.inflight, b)
+	select {
+	case l.landed <- struct{}{}:
+	default:
+	}
 	if err == nil {
 		l.writers = len(b.recs) + l.waitingLocked()
 		d := time.Since(b.at)
