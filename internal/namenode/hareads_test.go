@@ -209,8 +209,11 @@ func deposedActiveRead(t *testing.T, mode string) {
 			a.cp.GetFileInfo(a.ctx(), &dfspb.GetFileInfoRequest{Path: "/before"})
 			return g.nns[old].ha.leaseReads.Load() > 0
 		})
+		// Held across the election and the partition's heal: on a
+		// loaded machine that took longer than ctx's 10 s (CI-like load,
+		// a DeadlineExceeded instead of the refusal).
 		paused = pauseRead(t, g.nns[old].ha, func() error {
-			_, err := a.cp.GetFileInfo(a.ctx(), &dfspb.GetFileInfoRequest{Path: "/after"})
+			_, err := a.cp.GetFileInfo(a.ctxFor(2*time.Minute), &dfspb.GetFileInfoRequest{Path: "/after"})
 			return err
 		})
 	}

@@ -85,7 +85,10 @@ func dialConn(t testing.TB, addr, user string) *rpcClient {
 	return &rpcClient{conn: conn, cp: dfspb.NewClientProtocolClient(conn), dp: dfspb.NewDatanodeProtocolClient(conn), user: user}
 }
 
-func (c *rpcClient) ctx() context.Context {
+func (c *rpcClient) ctx() context.Context { return c.ctxFor(10 * time.Second) }
+
+// ctxFor is ctx with a deadline d away, for a call a test holds.
+func (c *rpcClient) ctxFor(d time.Duration) context.Context {
 	ctx := context.Background()
 	if c.user != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, mdUser, c.user)
@@ -93,7 +96,7 @@ func (c *rpcClient) ctx() context.Context {
 	if len(c.md) > 0 {
 		ctx = metadata.AppendToOutgoingContext(ctx, c.md...)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, d)
 	_ = cancel // released when the deadline passes; tests are short
 	return ctx
 }
