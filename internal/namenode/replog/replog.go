@@ -147,11 +147,11 @@ const (
 	// DefaultGatherWait bounds gather: a client's round trip on a LAN
 	// is well under it, and half a commit bounds it further.
 	DefaultGatherWait = time.Millisecond
-	// DefaultOverlapBelow sits between the batches of a lightly and a
+	// DefaultOverlapBelow sits between the entries of a lightly and a
 	// heavily loaded group on this machine: 8 client threads make
-	// entries of about 4.5 records, 64 threads of about 28 with two in
-	// flight and 60 with one (docs/benchmarks.md, "Batches overlap only
-	// while they are small").
+	// entries of about 7 records, 64 threads of about 25 with entries
+	// always overlapping and 35 with this rule (docs/benchmarks.md,
+	// "Batches overlap only while they are small").
 	DefaultOverlapBelow = 16
 )
 
