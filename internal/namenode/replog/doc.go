@@ -42,7 +42,8 @@
 // acknowledges only after. Append and Sync keep that shape: Append (under
 // the caller's lock) gives the record the next txid and adds it to the
 // open batch; Sync proposes the open batch as one raft entry when a
-// slot is free (MaxInflight entries wait for commit at once; meanwhile
+// slot is free (MaxInflight entries wait for commit at once, a second
+// only while the first holds fewer than OverlapBelow records; meanwhile
 // appends gather in the next batch) and returns when the entry is
 // committed. With GatherWait (the namenode's ha_group_commit: gather) a
 // free slot first waits, briefly, for the writers the last commit
