@@ -260,7 +260,7 @@ func (nn *NameNode) loadHA(fs journal.FS) error {
 		LeaderLeaseTimeout: hc.LeaderLeaseTimeout, SnapshotThreshold: hc.SnapshotThreshold,
 		ReadLease: nn.readLease(), Logger: nn.logger, WrapConn: nn.cfg.raftConn,
 		GatherWait: gatherWait(hc.GroupCommit), SerialLeaderStore: hc.LeaderStore == leaderStoreSerial,
-		OverlapBelow: overlapBelow(hc.BatchOverlap),
+		OverlapBelow: overlapBelow(hc.BatchOverlap), PeerNames: hc.PeerNames,
 	})
 	if err != nil {
 		return fmt.Errorf("namenode: ha: %w", err)

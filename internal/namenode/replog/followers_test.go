@@ -75,7 +75,8 @@ func TestFollowers(t *testing.T) {
 		t.Fatalf("%s still listed after its removal: %+v", down.id, ld.log.Followers())
 	}
 	addr := testenv.RestartablePorts(t, 1)[0]
-	nn := &node{id: "nn9", cfg: testConfig(Config{ID: "nn9", Bind: addr, Dir: dir + "/nn9", TLS: certs(t, dir, "nn9")})}
+	peers := map[string]string{"nn9": addr, ld.id: ld.cfg.Bind, up.id: up.cfg.Bind} // the group it joins
+	nn := &node{id: "nn9", cfg: testConfig(Config{ID: "nn9", Bind: addr, Peers: peers, Dir: dir + "/nn9", TLS: certs(t, dir, "nn9")})}
 	nn.start(t)
 	t.Cleanup(nn.close)
 	if err := ld.log.AddVoter(ctx, nn.id, addr); err != nil {

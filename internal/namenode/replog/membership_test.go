@@ -60,7 +60,13 @@ func TestTransferRemoveAdd(t *testing.T) {
 
 	// A fourth node, empty, joins as a voter.
 	addr := testenv.RestartablePorts(t, 1)[0]
-	nn := &node{id: "nn9", cfg: testConfig(Config{ID: "nn9", Bind: addr, Dir: filepath.Join(dir, "nn9"), TLS: certs(t, dir, "nn9")})}
+	// It names the group's members (as a namenode's ha_peers does): its
+	// raft port takes only their certificates.
+	peers := map[string]string{"nn9": addr}
+	for _, n := range nodes {
+		peers[n.id] = n.cfg.Bind
+	}
+	nn := &node{id: "nn9", cfg: testConfig(Config{ID: "nn9", Bind: addr, Peers: peers, Dir: filepath.Join(dir, "nn9"), TLS: certs(t, dir, "nn9")})}
 	nn.start(t)
 	t.Cleanup(nn.close)
 	if err := ld.log.AddVoter(ctx, nn.id, addr); err != nil {

@@ -44,14 +44,22 @@ type Config struct {
 	// its certificate.
 	ID   string
 	Bind string
-	// Peers is every voter of the group, this node included, id→addr;
-	// read only when this node creates the group (Bootstrap).
+	// Peers is every voter of the group, this node included, id→addr:
+	// the group it creates (Bootstrap), and the ids whose certificates
+	// its raft port accepts before it has the group's configuration (a
+	// node joining an existing group lists its members).
 	Peers map[string]string
 	// Dir holds the raft log, its term and vote, and the snapshots
 	// (created 0700, files 0600: the namespace is private data).
 	Dir string
 	// TLS must be on: the transport is mutual TLS with the cluster CA.
 	TLS pki.Config
+	// PeerNames are certificate names (common name or DNS name) accepted
+	// on the raft port besides this node's own certificate name and the
+	// members' ids (Peers, and the group's current configuration): for
+	// members whose certificates are named neither. Any other
+	// certificate of the cluster CA is refused (see tlsStream).
+	PeerNames []string
 	FSM FSM
 	// Bootstrap makes this node create the group from Peers when Dir
 	// holds no state; exactly one node of a new group sets it. With
@@ -304,7 +312,14 @@ func Open(cfg Config) (*Log, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	serverTLS, clientTLS, err := mutualTLS(cfg.TLS)
+	names := &peerNames{static: map[string]bool{cfg.ID: true}}
+	for id := range cfg.Peers {
+		names.static[id] = true
+	}
+	for _, n := range cfg.PeerNames {
+		names.static[n] = true
+	}
+	serverTLS, clientTLS, err := mutualTLS(cfg.TLS, names)
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +343,7 @@ func Open(cfg Config) (*Log, error) {
 		return nil, err
 	}
 	l.holdVotes()
-	stream, err := listenTLS(cfg.Bind, serverTLS, clientTLS)
+	stream, err := listenTLS(cfg.Bind, serverTLS, clientTLS, l.log)
 	if err != nil {
 		l.store.Close()
 		return nil, err
@@ -366,6 +381,18 @@ func Open(cfg Config) (*Log, error) {
 		return nil, fmt.Errorf("replog: start raft in %s: %w", cfg.Dir, err)
 	}
 	l.raft = r
+	live := func() []string {
+		f := r.GetConfiguration() // answered at once, from raft's copy of the latest
+		if f.Error() != nil {
+			return nil
+		}
+		var ids []string
+		for _, sv := range f.Configuration().Servers {
+			ids = append(ids, string(sv.ID))
+		}
+		return ids
+	}
+	names.live.Store(&live)
 	l.wg.Add(2)
 	go l.watchLeadership()
 	go l.flushLoop()

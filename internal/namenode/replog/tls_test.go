@@ -3,19 +3,24 @@ package replog
 import (
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"smarth/internal/pki"
 )
 
-// The raft port speaks only mutual TLS with the cluster CA: a peer whose
-// certificate comes from another CA, or that presents none, is refused
-// in the handshake; a peer with a cluster certificate gets through (the
-// control that shows the refusals are not just a broken dial).
+// The raft port speaks only mutual TLS with the cluster CA and a
+// certificate that names a member: a peer whose certificate comes from
+// another CA, that presents none, or whose cluster certificate is
+// another daemon's (a datanode's) is refused in the handshake; a peer
+// with a member's certificate gets through (the control that shows the
+// refusals are not just a broken dial).
 func TestTransportRefusesForeignPeers(t *testing.T) {
 	dir := t.TempDir()
 	nodes := group(t, dir, 1, nil)
@@ -25,7 +30,8 @@ func TestTransportRefusesForeignPeers(t *testing.T) {
 	// Another cluster's CA with a valid-looking certificate for the
 	// same host.
 	foreign := certs(t, filepath.Join(dir, "other"), "intruder")
-	own := certs(t, dir, "nn9")
+	own := certs(t, dir, "nn0") // the member's own certificate
+	datanode := certs(t, dir, "dn1")
 	rootsOf := func(c pki.Config) *tls.Config {
 		cfg, err := pki.ClientConfig(c.CAFile)
 		if err != nil {
@@ -70,6 +76,11 @@ func TestTransportRefusesForeignPeers(t *testing.T) {
 	} else {
 		t.Logf("no certificate refused: %v", err)
 	}
+	if err := try("datanode", withCert(rootsOf(own), datanode)); err == nil {
+		t.Fatal("a datanode's cluster certificate was accepted on the raft port")
+	} else {
+		t.Logf("datanode certificate refused: %v", err)
+	}
 	if err := try("cluster", withCert(rootsOf(own), own)); err != nil {
 		t.Fatalf("a peer with a cluster certificate was refused: %v", err)
 	}
@@ -79,4 +90,135 @@ func TestTransportRefusesForeignPeers(t *testing.T) {
 		t.Fatal("Open without TLS succeeded")
 	}
 	_ = os.Remove
+}
+
+// TestNonMemberCannotSpeakRaft makes the attack the name check is for:
+// a peer holding a cluster certificate of another daemon (a datanode's,
+// taken from a compromised host) sends a follower an AppendEntries at a
+// higher term, as a leader would. Raft takes the sender's word for who
+// it is, so the follower must never read it: its term stays. The
+// control sends the same request with a certificate named for a member
+// and sees the follower take the term: the attack is real, and the test
+// would see it succeed.
+func TestNonMemberCannotSpeakRaft(t *testing.T) {
+	dir := t.TempDir()
+	nodes := group(t, dir, 3, nil)
+	ld := leaderOf(t, nodes)
+	f := another(nodes, ld)
+	attack := func(certName string) (uint64, error) {
+		c := certs(t, dir, certName)
+		kp, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := pki.ClientConfig(c.CAFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg = cfg.Clone()
+		cfg.Certificates = []tls.Certificate{kp}
+		trans := raft.NewNetworkTransport(&dialOnly{cfg: cfg}, 1, 3*time.Second, io.Discard)
+		defer trans.Close()
+		term := f.log.Term() + 5
+		args := &raft.AppendEntriesRequest{
+			RPCHeader:         raft.RPCHeader{ID: []byte(certName), Addr: []byte("127.0.0.1:1")},
+			Term:              term,
+			PrevLogEntry:      0,
+			PrevLogTerm:       0,
+		}
+		var resp raft.AppendEntriesResponse
+		err = trans.AppendEntries(raft.ServerID(f.id), raft.ServerAddress(f.cfg.Bind), args, &resp)
+		return term, err
+	}
+	term, err := attack("dn1")
+	if err == nil {
+		t.Fatalf("a datanode's certificate delivered an AppendEntries to follower %s", f.id)
+	}
+	if got := f.log.Term(); got >= term {
+		t.Fatalf("follower %s took term %d from a datanode's certificate", f.id, got)
+	}
+	t.Logf("datanode certificate: %v", err)
+
+	// Control: a certificate the CA made under a member's name.
+	term, err = attack("nn2")
+	if err != nil {
+		t.Fatalf("control: the request with a member's certificate failed: %v", err)
+	}
+	waitFor(t, 5*time.Second, "the follower to take the control's term", func() bool { return f.log.Term() >= term })
+}
+
+// dialOnly is a raft stream layer that only dials, with cfg.
+type dialOnly struct{ cfg *tls.Config }
+
+func (d *dialOnly) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	cfg := d.cfg.Clone()
+	cfg.ServerName = "127.0.0.1"
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: timeout}, "tcp", string(address), cfg)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+func (d *dialOnly) Accept() (net.Conn, error) { select {} }
+func (d *dialOnly) Close() error              { return nil }
+func (d *dialOnly) Addr() net.Addr            { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
+
+// TestSilentPeersDoNotHoldThePort: connections that open and send
+// nothing (no TLS handshake) must not keep a member from taking others.
+// Accept used to run each handshake itself, with a 10-second deadline,
+// so three silent connections shut the port for 30 seconds: no vote, no
+// new replication connection. Here a member's own certificate must get
+// through while they hang, and the group must still elect a new leader
+// when the old one stops.
+func TestSilentPeersDoNotHoldThePort(t *testing.T) {
+	dir := t.TempDir()
+	nodes := group(t, dir, 3, nil)
+	ld := leaderOf(t, nodes)
+	for _, n := range nodes {
+		for range 3 {
+			c, err := net.Dial("tcp", n.cfg.Bind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // let the ports take the silent ones first
+	own := certs(t, dir, "nn0")
+	kp, err := tls.LoadX509KeyPair(own.CertFile, own.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pki.ClientConfig(own.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = cfg.Clone()
+	cfg.Certificates, cfg.ServerName = []tls.Certificate{kp}, "127.0.0.1"
+	start := time.Now()
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 20 * time.Second}, "tcp", ld.cfg.Bind, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	// The silent connections would hold a serial accept for 30 s; a
+	// handshake of its own takes milliseconds, even on a loaded machine.
+	if d := time.Since(start); d > 8*time.Second {
+		t.Fatalf("a member's handshake waited %v behind three silent connections", d)
+	}
+	ld.close()
+	rest := []*node{}
+	for _, n := range nodes {
+		if n != ld {
+			rest = append(rest, n)
+		}
+	}
+	waitFor(t, 8*time.Second, "a new leader among the others while silent connections hang", func() bool {
+		for _, n := range rest {
+			if n.log.IsLeader() {
+				return true
+			}
+		}
+		return false
+	})
 }

@@ -5,12 +5,17 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
 
+	"smarth/internal/connlimit"
 	"smarth/internal/pki"
 )
 
@@ -21,11 +26,44 @@ import (
 // refused in the handshake, before raft reads a byte: raft's RPCs carry
 // no credential of their own, so whoever can speak them could vote or
 // overwrite the namespace log.
+//
+// The CA vouches for every daemon of the cluster, not only namenodes, so
+// a certificate must also name a member of this group (peerNames): a
+// datanode's or node manager's certificate is refused like a foreign
+// one. Without that check a host that lost a datanode's key could send
+// AppendEntries at a higher term (raft takes the sender's word for who
+// it is) and have the followers apply namespace records of its making,
+// as HDFS's JournalNodes refuse QJournalProtocol to any principal but
+// the namenodes'.
+//
+// Handshakes run one goroutine each, bounded per peer host and in all
+// (gate), and Accept hands raft only finished ones: a peer that opens a
+// connection and sends nothing holds its own goroutine until the
+// handshake deadline, not the port. (Accept used to run each handshake
+// itself, so every such connection shut the port for 10 seconds: no
+// vote, no new replication connection, no failover.)
 type tlsStream struct {
-	net.Listener
+	ln     net.Listener
+	server *tls.Config
 	client *tls.Config
 	wrap   func(net.Conn) net.Conn // Config.WrapConn
+	gate   *connlimit.Gate
+	log    *slog.Logger
+
+	conns     chan net.Conn // finished handshakes, for Accept
+	closed    chan struct{}
+	closeOnce sync.Once
+	acceptErr error // set before closed is closed, by the accept loop
 }
+
+// Bounds of the raft port. A member keeps a few connections to each
+// other (raft's pool of MaxPool, a pipeline, heartbeats); the bounds
+// leave room for a group of 9 on one host (tests) and refuse a flood.
+const (
+	raftMaxConns        = 512
+	raftMaxConnsPerHost = 128
+	raftHandshake       = 10 * time.Second
+)
 
 func (s *tlsStream) wrapped(c net.Conn) net.Conn {
 	if s.wrap == nil {
@@ -34,9 +72,55 @@ func (s *tlsStream) wrapped(c net.Conn) net.Conn {
 	return s.wrap(c)
 }
 
+// peerNames decides which cluster certificates belong to the group: the
+// certificate names of this node (members sharing one certificate), the
+// ids of the members it was configured with and of those in the group's
+// current configuration (the cluster and the testbed issue each member a
+// certificate named for its id), and Config.PeerNames (an operator's
+// certificates named otherwise). A certificate matches by its common
+// name or one of its DNS names.
+type peerNames struct {
+	own    string // this node's certificate's common name
+	static map[string]bool
+	live   atomic.Pointer[func() []string] // the current configuration's ids, once raft runs
+}
+
+func (p *peerNames) allows(cert *x509.Certificate) bool {
+	names := append([]string{cert.Subject.CommonName}, cert.DNSNames...)
+	if p.own != "" && cert.Subject.CommonName == p.own {
+		return true
+	}
+	var live []string
+	if f := p.live.Load(); f != nil {
+		live = (*f)()
+	}
+	for _, n := range names {
+		if n != "" && (p.static[n] || slices.Contains(live, n)) {
+			return true
+		}
+	}
+	return false
+}
+
+// verify is the tls.Config.VerifyConnection of both ends: the chain has
+// been checked against the CA by then.
+func (p *peerNames) verify(cs tls.ConnectionState) error {
+	if len(cs.PeerCertificates) == 0 {
+		return errors.New("replog: the peer presented no certificate")
+	}
+	leaf := cs.PeerCertificates[0]
+	if !p.allows(leaf) {
+		return fmt.Errorf("replog: certificate %q (DNS names %v) names no member of this group; "+
+			"the raft port is for the group's namenodes (ha_peer_names lists other names to accept)",
+			leaf.Subject.CommonName, leaf.DNSNames)
+	}
+	return nil
+}
+
 // mutualTLS builds the server and client configs from the daemon's TLS
-// switch, which must be on.
-func mutualTLS(c pki.Config) (server, client *tls.Config, err error) {
+// switch, which must be on, with names deciding which cluster
+// certificates are the group's.
+func mutualTLS(c pki.Config, names *peerNames) (server, client *tls.Config, err error) {
 	if !c.TLS {
 		return nil, nil, errors.New("replog: the raft transport needs tls: true (mutual TLS with the cluster CA)")
 	}
@@ -47,6 +131,9 @@ func mutualTLS(c pki.Config) (server, client *tls.Config, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("replog: certificate %s / key %s: %w", c.CertFile, c.KeyFile, err)
 	}
+	if leaf, err := x509.ParseCertificate(cert.Certificate[0]); err == nil {
+		names.own = leaf.Subject.CommonName
+	}
 	pem, err := os.ReadFile(c.CAFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("replog: CA: %w", err)
@@ -56,46 +143,101 @@ func mutualTLS(c pki.Config) (server, client *tls.Config, err error) {
 		return nil, nil, fmt.Errorf("replog: CA file %s holds no PEM certificate", c.CAFile)
 	}
 	server = &tls.Config{
-		Certificates: []tls.Certificate{cert},
-		ClientCAs:    pool,
-		ClientAuth:   tls.RequireAndVerifyClientCert,
-		MinVersion:   tls.VersionTLS13,
+		Certificates:     []tls.Certificate{cert},
+		ClientCAs:        pool,
+		ClientAuth:       tls.RequireAndVerifyClientCert,
+		MinVersion:       tls.VersionTLS13,
+		VerifyConnection: names.verify,
 	}
 	client = &tls.Config{
-		Certificates: []tls.Certificate{cert},
-		RootCAs:      pool,
-		MinVersion:   tls.VersionTLS13,
+		Certificates:     []tls.Certificate{cert},
+		RootCAs:          pool,
+		MinVersion:       tls.VersionTLS13,
+		VerifyConnection: names.verify,
 	}
 	return server, client, nil
 }
 
-func listenTLS(addr string, server, client *tls.Config) (*tlsStream, error) {
+func listenTLS(addr string, server, client *tls.Config, log *slog.Logger) (*tlsStream, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("replog: listen %s: %w", addr, err)
 	}
-	return &tlsStream{Listener: tls.NewListener(ln, server), client: client}, nil
+	s := &tlsStream{ln: ln, server: server, client: client, log: log,
+		gate:  connlimit.NewGate("raft port", raftMaxConns, raftMaxConnsPerHost, log),
+		conns: make(chan net.Conn), closed: make(chan struct{})}
+	go s.acceptLoop()
+	return s, nil
 }
 
-// Accept finishes the handshake before handing the connection to raft,
-// so a refused peer costs one logged line and never reaches raft's
-// decoder.
-func (s *tlsStream) Accept() (net.Conn, error) {
+// acceptLoop admits connections and starts their handshakes.
+func (s *tlsStream) acceptLoop() {
+	var pause time.Duration
 	for {
-		c, err := s.Listener.Accept()
+		c, err := s.ln.Accept()
 		if err != nil {
-			return nil, err
+			if connlimit.Temporary(err) {
+				pause = connlimit.AcceptBackoff(pause)
+				select {
+				case <-time.After(pause):
+					continue
+				case <-s.closed:
+					return
+				}
+			}
+			s.closeOnce.Do(func() {
+				s.acceptErr = err
+				close(s.closed)
+			})
+			return
 		}
-		tc := c.(*tls.Conn)
-		tc.SetDeadline(time.Now().Add(10 * time.Second))
-		if err := tc.Handshake(); err != nil {
-			c.Close()
-			continue
+		pause = 0
+		if ac, ok := s.gate.Admit(c); ok {
+			go s.handshake(ac)
 		}
-		tc.SetDeadline(time.Time{})
-		return s.wrapped(tc), nil
 	}
 }
+
+// handshake finishes one connection's TLS handshake within
+// raftHandshake and hands it to Accept; a refused or silent peer costs a
+// debug line.
+func (s *tlsStream) handshake(c net.Conn) {
+	tc := tls.Server(c, s.server)
+	tc.SetDeadline(time.Now().Add(raftHandshake))
+	if err := tc.Handshake(); err != nil {
+		s.log.Debug("raft connection refused", "peer", c.RemoteAddr().String(), "error", err)
+		c.Close()
+		return
+	}
+	tc.SetDeadline(time.Time{})
+	select {
+	case s.conns <- tc:
+	case <-s.closed:
+		tc.Close()
+	}
+}
+
+// Accept gives the next connection whose handshake is done.
+func (s *tlsStream) Accept() (net.Conn, error) {
+	select {
+	case c := <-s.conns:
+		return s.wrapped(c), nil
+	case <-s.closed:
+		if s.acceptErr != nil {
+			return nil, s.acceptErr
+		}
+		return nil, net.ErrClosed
+	}
+}
+
+// Close stops accepting; connections already handed to raft stay.
+func (s *tlsStream) Close() error {
+	s.closeOnce.Do(func() { close(s.closed) })
+	return s.ln.Close()
+}
+
+// Addr is the port's address.
+func (s *tlsStream) Addr() net.Addr { return s.ln.Addr() }
 
 // Dial verifies the peer's certificate for the host in address, as
 // pki.Dialer does for every other daemon-to-daemon connection.
