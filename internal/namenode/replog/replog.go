@@ -60,7 +60,7 @@ type Config struct {
 	// members whose certificates are named neither. Any other
 	// certificate of the cluster CA is refused (see tlsStream).
 	PeerNames []string
-	FSM FSM
+	FSM       FSM
 	// Bootstrap makes this node create the group from Peers when Dir
 	// holds no state; exactly one node of a new group sets it. With
 	// SeedFromFSM, the group starts from the FSM's current state (an

@@ -121,10 +121,10 @@ func TestNonMemberCannotSpeakRaft(t *testing.T) {
 		defer trans.Close()
 		term := f.log.Term() + 5
 		args := &raft.AppendEntriesRequest{
-			RPCHeader:         raft.RPCHeader{ID: []byte(certName), Addr: []byte("127.0.0.1:1")},
-			Term:              term,
-			PrevLogEntry:      0,
-			PrevLogTerm:       0,
+			RPCHeader:    raft.RPCHeader{ID: []byte(certName), Addr: []byte("127.0.0.1:1")},
+			Term:         term,
+			PrevLogEntry: 0,
+			PrevLogTerm:  0,
 		}
 		var resp raft.AppendEntriesResponse
 		err = trans.AppendEntries(raft.ServerID(f.id), raft.ServerAddress(f.cfg.Bind), args, &resp)
