@@ -6,14 +6,16 @@ import (
 	"time"
 
 	"smarth/internal/auth"
+	"smarth/internal/namenode/fsstate"
+	"smarth/internal/namenode/namespace"
 )
 
 // Hadoop-format delegation tokens (docs/security.md, "Delegation
 // tokens"): WebHDFS's GETDELEGATIONTOKEN issues HDFS's
 // DelegationTokenIdentifier with an HMAC-SHA1 password under a master key,
 // so Hadoop's clients can hold and present them. Renewals and
-// cancellations go in the same table as smarth's own tokens (webAuth.issued,
-// meta_dir/webhdfs-tokens.json), keyed by auth.HadoopTokenKey.
+// cancellations are logged (tokenLog, fsstate.RenewToken and CancelToken),
+// keyed by auth.HadoopTokenKey as smarth's own tokens are by their seq.
 
 // delegationKeyInterval is how long one master key signs new tokens,
 // as HDFS's dfs.namenode.delegation.key.update-interval (a day).
@@ -72,4 +74,21 @@ func (a *webAuth) parseToken(s string) (auth.Token, error) {
 		return auth.ParseToken(a.key, s)
 	}
 	return a.parseHadoop(s)
+}
+
+// tokenLog keeps delegation tokens' renewals and cancellations in the
+// namespace (webAuth's tokenStore): logged like any mutation, so an HA
+// group's members and a restarted namenode hold them, and read from
+// the state under the namenode's lock.
+type tokenLog struct{ nn *NameNode }
+
+func (l tokenLog) delegationToken(seq uint64) (int64, bool) {
+	l.nn.mu.RLock()
+	defer l.nn.mu.RUnlock()
+	return l.nn.state.DelegationToken(seq)
+}
+
+func (l tokenLog) logToken(r fsstate.Record) error {
+	_, err := l.nn.mutate(r.Kind().String(), "", namespace.Caller{Trusted: true}, r, nil, nil)
+	return err
 }

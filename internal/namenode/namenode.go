@@ -156,6 +156,7 @@ func newNameNode(cfg Config, logger *slog.Logger, fs journal.FS, clock func() ti
 		return nil, fmt.Errorf("namenode: %w", err)
 	}
 	nn.ident.web.datanodeIPs = nn.datanodeIPs
+	nn.ident.web.store = tokenLog{nn}
 	if nn.tokens, err = newTokens(cfg, clock()); err != nil {
 		return nil, fmt.Errorf("namenode: block keys: %w", err)
 	}

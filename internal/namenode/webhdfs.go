@@ -16,6 +16,7 @@ import (
 
 	"smarth/internal/atomicfile"
 	"smarth/internal/auth"
+	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/trash"
 	"smarth/internal/webhdfs"
@@ -67,8 +68,8 @@ func (nn *NameNode) checkAccess(ctx context.Context, path string, want uint16) e
 
 // webAuth is the namenode's webhdfs.Authority: proofs are checked with
 // the identity secret (secure mode), tokens signed with it; renewals and
-// cancellations of delegation tokens are kept in meta_dir so a restart
-// does not bring a cancelled token back.
+// cancellations of delegation tokens are namespace records (store), so
+// neither a restart nor a failover brings a cancelled token back.
 type webAuth struct {
 	id    *identity
 	key   []byte // signs tokens: the identity secret, or a per-process key in simple mode
@@ -82,8 +83,38 @@ type webAuth struct {
 	mu sync.Mutex // guards issued, file writes
 	// issued maps a delegation token's seq to its renewed expiry (unix
 	// ms), or to minus its max date once cancelled: an entry is dropped
-	// when the token could not be used any more anyway.
+	// when the token could not be used any more anyway. With store set
+	// (a namenode) it holds only what a build before the log held them
+	// saved in file: read, never written again.
 	issued map[uint64]int64
+	// store keeps renewals and cancellations in the namespace log
+	// (fsstate's RenewToken and CancelToken), so every member of an HA
+	// group and every restart has them; nil (tests of the identity
+	// alone): the file.
+	store tokenStore
+}
+
+// tokenStore is where a namenode keeps delegation tokens' renewals and
+// cancellations: its namespace state, changed through its log.
+type tokenStore interface {
+	delegationToken(seq uint64) (entry int64, ok bool)
+	logToken(r fsstate.Record) error
+}
+
+// entry is token seq's renewed expiry, or minus its max date once
+// cancelled (ok false: neither). A cancellation in the file of an older
+// build still counts.
+func (a *webAuth) entry(seq uint64) (int64, bool) {
+	a.mu.Lock()
+	old, inFile := a.issued[seq]
+	a.mu.Unlock()
+	if a.store == nil || (inFile && old < 0) {
+		return old, inFile
+	}
+	if e, ok := a.store.delegationToken(seq); ok {
+		return e, true
+	}
+	return old, inFile
 }
 
 func newWebAuth(id *identity, metaDir string, clock func() time.Time) (*webAuth, error) {
@@ -252,9 +283,7 @@ func (a *webAuth) live(t *auth.Token) (string, error) {
 // delegationLive refuses a cancelled delegation token and moves *exp to
 // its renewed expiry.
 func (a *webAuth) delegationLive(seq uint64, user string, exp *int64) error {
-	a.mu.Lock()
-	e, ok := a.issued[seq]
-	a.mu.Unlock()
+	e, ok := a.entry(seq)
 	switch {
 	case ok && e < 0:
 		return fmt.Errorf("%w: delegation token %d of %s was cancelled", auth.ErrUnauthenticated, seq, user)
@@ -315,9 +344,7 @@ func (a *webAuth) Renew(s, caller string) (int64, error) {
 		return 0, webhdfs.Exception("AccessControlException", fmt.Sprintf("%s tries to renew a token (%d) with non-matching renewer %s", caller, t.Seq, t.Renewer))
 	}
 	now := a.clock()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	cur, ok := a.issued[t.Seq]
+	cur, ok := a.entry(t.Seq)
 	if ok && cur < 0 {
 		return 0, webhdfs.Exception("InvalidToken", fmt.Sprintf("delegation token %d was cancelled", t.Seq))
 	}
@@ -328,6 +355,22 @@ func (a *webAuth) Renew(s, caller string) (int64, error) {
 		return 0, webhdfs.Exception("InvalidToken", fmt.Sprintf("delegation token %d expired", t.Seq))
 	}
 	exp := min(now.Add(delegationRenewInterval).UnixMilli(), t.MaxDate)
+	if a.store != nil {
+		if exp <= now.UnixMilli() {
+			return 0, webhdfs.Exception("InvalidToken", fmt.Sprintf("delegation token %d cannot be renewed past its max date", t.Seq))
+		}
+		// A cancellation logged between the check and this renewal
+		// wins when applied (fsstate.RenewToken keeps it).
+		if err := a.store.logToken(&fsstate.RenewToken{Seq: t.Seq, Expiry: exp}); err != nil {
+			return 0, err
+		}
+		return exp, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if cur, ok := a.issued[t.Seq]; ok && cur < 0 {
+		return 0, webhdfs.Exception("InvalidToken", fmt.Sprintf("delegation token %d was cancelled", t.Seq))
+	}
 	a.issued[t.Seq] = exp
 	if err := a.save(); err != nil {
 		return 0, err
@@ -342,6 +385,13 @@ func (a *webAuth) Cancel(s, caller string) error {
 	}
 	if caller != t.User && caller != t.Renewer {
 		return webhdfs.Exception("AccessControlException", fmt.Sprintf("%s is not authorized to cancel the token %d", caller, t.Seq))
+	}
+	if a.store != nil {
+		until := t.MaxDate
+		if until <= 0 { // a token of smarth's older form carries none
+			until = a.clock().Add(delegationMaxLifetime).UnixMilli()
+		}
+		return a.store.logToken(&fsstate.CancelToken{Seq: t.Seq, MaxDate: until})
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -42,6 +42,8 @@ func sampleOps() []Record {
 		&Truncate{Path: "/f", NewLength: 1 << 40, Client: "c", Host: "h", Now: 6},
 		&Concat{Path: "/d/t", Srcs: []string{"/d/s1", "/d/s2"}, Now: 7},
 		&Rename2{Path: "/a", Dst: "/b", Overwrite: true, Now: 8},
+		&RenewToken{Seq: 1 << 62, Expiry: 1700086400000, Now: 1700000000000},
+		&CancelToken{Seq: 5, MaxDate: 1700604800000, Now: -1},
 	}
 }
 

@@ -66,6 +66,8 @@ func goldenRecords() []Record {
 		&SetTypeQuota{Path: "/b", StorageType: "SSD", Quota: 1 << 35},
 		&Call{ID: callid.ID{Client: [16]byte{0xc1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0xc2}, Call: 1 << 33},
 			User: "alice", Op: &Rename2{Path: "/b/y", Dst: "/b/z", Overwrite: true, Now: 1700000000015}},
+		&RenewToken{Seq: 1<<62 + 3, Expiry: 1700086400016, Now: 1700000000016},
+		&CancelToken{Seq: 1<<62 + 4, MaxDate: 1700604800017, Now: 1700000000017},
 	}
 }
 

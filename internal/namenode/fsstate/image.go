@@ -100,6 +100,7 @@ func (s *State) EachImageRecord(emit func([]byte)) {
 	})
 	s.cache.eachCacheRecord(&e, emit)
 	s.eachFeatureRecord(&e, emit)
+	s.eachTokenRecord(&e, emit)
 }
 
 func encodeINode(e *enc, n *namespace.INode) {

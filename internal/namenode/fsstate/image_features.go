@@ -25,7 +25,7 @@ const (
 func isFeatureRecord(b []byte) bool {
 	switch b[0] {
 	case recImageACL, recImagePolicy, recImageSnapshottable, recImageSnapshot, recImageSnapInode, recImageRetained, recImageAppended,
-		recImageCopySource, recImageWriterUser:
+		recImageCopySource, recImageWriterUser, recImageToken:
 		return true
 	}
 	return false
@@ -136,6 +136,10 @@ func (s *State) loadFeatureRecords(recs [][]byte) error {
 		r := recs[i]
 		d := &dec{b: r[1:]}
 		switch r[0] {
+		case recImageToken:
+			if err := s.loadTokenRecord(d); err != nil {
+				return err
+			}
 		case recImageACL, recImagePolicy:
 			id := d.u()
 			var acl []namespace.ACLEntry

@@ -97,6 +97,8 @@ var kinds = map[Kind]struct {
 	kindRename2:              {"rename2", func() Record { return new(Rename2) }},
 	kindSetTypeQuota:         {"setTypeQuota", func() Record { return new(SetTypeQuota) }},
 	kindCall:                 {"call", func() Record { return new(Call) }},
+	kindRenewToken:           {"renewDelegationToken", func() Record { return new(RenewToken) }},
+	kindCancelToken:          {"cancelDelegationToken", func() Record { return new(CancelToken) }},
 }
 
 func (k Kind) String() string {

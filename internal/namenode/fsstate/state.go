@@ -16,6 +16,10 @@ type State struct {
 	tree   *namespace.Tree
 	blocks *blockmap.Map
 	cache  *CacheDirs
+	// tokens are the delegation tokens renewed or cancelled (tokens.go);
+	// tokensPruneAt is the size at which the dead ones are next dropped.
+	tokens        map[uint64]int64
+	tokensPruneAt int
 	// logger takes the warnings of a load (nil: slog.Default()).
 	logger *slog.Logger
 }
