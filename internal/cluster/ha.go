@@ -154,6 +154,19 @@ func (s *State) nameNodeList() string {
 	return strings.Join(addrs, ",")
 }
 
+// nameNodeHTTPList is every member's web address, comma-separated: what
+// node managers fetch jobs' delegation tokens from, whichever member is
+// active.
+func (s *State) nameNodeHTTPList() string {
+	var addrs []string
+	for _, d := range s.NameNodeDaemons() {
+		if d.Ready.HTTP != "" {
+			addrs = append(addrs, d.Ready.HTTP)
+		}
+	}
+	return strings.Join(addrs, ",")
+}
+
 // MemberStatus is one namenode's answer to GetHAStatus (its role, term
 // and applied txid), or why it gave none.
 type MemberStatus struct {

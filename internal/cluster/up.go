@@ -238,7 +238,11 @@ func (u *upper) startMapReduce(ctx context.Context, nn string) error {
 			return err
 		}
 		wg.Go(func() {
-			cfg, err := u.opts.nodeManagerConfig(u.l, i, nn, u.st.NameNodeHTTP, rm.RPC)
+			nnHTTP := u.st.NameNodeHTTP
+			if u.st.HA() {
+				nnHTTP = u.st.nameNodeHTTPList()
+			}
+			cfg, err := u.opts.nodeManagerConfig(u.l, i, nn, nnHTTP, rm.RPC)
 			if err == nil {
 				_, err = u.start(ctx, name, "nodemanager", Hostname(i), u.opts.Racks[i], cfg)
 			}

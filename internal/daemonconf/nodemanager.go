@@ -86,7 +86,9 @@ type NodeManagerConfig struct {
 	// vcores), as yarn.scheduler.maximum-allocation-mb and -vcores.
 	MaxMemoryMB int `yaml:"max_memory_mb"`
 	MaxVCores   int `yaml:"max_vcores"`
-	// NameNodeHTTP is the namenode's HTTP (WebHDFS) address. Set, in
+	// NameNodeHTTP is the namenode's HTTP (WebHDFS) address, or an HA
+	// group's members' comma-separated (the node manager asks the one
+	// that answered last, and on a standby's refusal the next). Set, in
 	// secure mode, each job's containers get a delegation token of the
 	// job's submitter (HADOOP_TOKEN_FILE_LOCATION, also the container
 	// home's .smarth/token, where smarth's client looks), cancelled when

@@ -1,13 +1,18 @@
 package nodemanager
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"smarth/internal/auth"
@@ -24,9 +29,15 @@ import (
 // manager says the job is over, or when the node manager stops. Not
 // renewed: it dies within the namenode's renew interval (a day) if the
 // cancellation is lost.
+//
+// An HA group's namenodes are all listed (namenode_http: a,b,c): a call
+// goes to the one that answered last, and on a standby's refusal
+// (StandbyException) or a refused connection to the next, as Hadoop's
+// WebHDFS client fails over, so jobs run whichever member is active.
 type jobTokens struct {
-	base   string // scheme://namenode_http/webhdfs/v1/
-	cred   string // the node manager's own credential
+	bases  []string     // scheme://namenode_http/webhdfs/v1/, one per namenode
+	cur    atomic.Int32 // the base that answered last
+	cred   string       // the node manager's own credential
 	renew  string // its user: the tokens' renewer
 	client *http.Client
 
@@ -34,22 +45,54 @@ type jobTokens struct {
 	byJob map[string]string
 }
 
-func newJobTokens(addr string, https bool, cred string, client *http.Client) *jobTokens {
+// newJobTokens takes namenode_http: one address, or an HA group's
+// comma-separated.
+func newJobTokens(addrs string, https bool, cred string, client *http.Client) *jobTokens {
 	scheme := "http"
 	if https {
 		scheme = "https"
 	}
-	return &jobTokens{base: scheme + "://" + addr + "/webhdfs/v1/", cred: cred, renew: auth.CredentialUser(cred),
-		client: client, byJob: map[string]string{}}
+	j := &jobTokens{cred: cred, renew: auth.CredentialUser(cred), client: client, byJob: map[string]string{}}
+	for _, a := range strings.Split(addrs, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			j.bases = append(j.bases, scheme+"://"+a+"/webhdfs/v1/")
+		}
+	}
+	return j
 }
+
+// errStandby marks a namenode's answer that it is not the active.
+var errStandby = errors.New("StandbyException")
 
 // tokenTimeout bounds one call to the namenode's WebHDFS.
 const tokenTimeout = 15 * time.Second
 
+// call asks the namenodes in turn, from the one that answered last,
+// until one that is not a standby answers. Its answer, even an error, is
+// final: the call is not repeated after any other refusal, nor after a
+// timeout (the namenode may have served it).
 func (j *jobTokens) call(ctx context.Context, method string, q url.Values, out any) error {
+	first := int(j.cur.Load())
+	var errs []error
+	for k := range j.bases {
+		i := (first + k) % len(j.bases)
+		err := j.callOne(ctx, j.bases[i], method, q, out)
+		if err == nil {
+			j.cur.Store(int32(i))
+			return nil
+		}
+		errs = append(errs, err)
+		if !errors.Is(err, errStandby) && !errors.Is(err, syscall.ECONNREFUSED) {
+			return err
+		}
+	}
+	return fmt.Errorf("no namenode served WebHDFS %s: %w", q.Get("op"), errors.Join(errs...))
+}
+
+func (j *jobTokens) callOne(ctx context.Context, base, method string, q url.Values, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, j.base+"?"+q.Encode(), nil)
+	req, err := http.NewRequestWithContext(ctx, method, base+"?"+q.Encode(), nil)
 	if err != nil {
 		return err
 	}
@@ -61,7 +104,11 @@ func (j *jobTokens) call(ctx context.Context, method string, q url.Values, out a
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("namenode WebHDFS %s: %s: %s", q.Get("op"), resp.Status, body)
+		err := fmt.Errorf("namenode WebHDFS %s at %s: %s: %s", q.Get("op"), req.URL.Host, resp.Status, body)
+		if resp.StatusCode == http.StatusForbidden && bytes.Contains(body, []byte(`"StandbyException"`)) {
+			err = fmt.Errorf("%w: %w", errStandby, err)
+		}
+		return err
 	}
 	if out != nil {
 		return json.Unmarshal(body, out)
