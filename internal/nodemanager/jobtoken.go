@@ -38,7 +38,7 @@ type jobTokens struct {
 	bases  []string     // scheme://namenode_http/webhdfs/v1/, one per namenode
 	cur    atomic.Int32 // the base that answered last
 	cred   string       // the node manager's own credential
-	renew  string // its user: the tokens' renewer
+	renew  string       // its user: the tokens' renewer
 	client *http.Client
 
 	mu    sync.Mutex // held across a fetch: one token per job
