@@ -35,17 +35,7 @@ func TestHomePrivateAtRest(t *testing.T) {
 		t.Skip("real-binary cluster skipped in -short mode")
 	}
 	defer syscall.Umask(syscall.Umask(0o022))
-	base := t.TempDir()
-	// Let other users reach the home, as they would a cluster home in a
-	// shared directory: then only the home's own modes keep them out.
-	for d := base; d != "/" && d != filepath.Dir(os.TempDir()); d = filepath.Dir(d) {
-		if d == os.TempDir() {
-			break
-		}
-		if err := os.Chmod(d, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
+	base := reachableTempDir(t)
 	home := filepath.Join(base, "home")
 	t.Setenv("SMARTH_HOME", home)
 	t.Setenv("SMARTH_TOKEN_FILE", "")

@@ -3,19 +3,14 @@ package cluster_test
 import (
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"smarth/internal/auth"
 	"smarth/internal/client"
 	"smarth/internal/cluster"
-	"smarth/internal/mapreduce"
-	"smarth/internal/mapreduce/apps"
-	"smarth/internal/mapreduce/jobclient"
 	"smarth/internal/testcluster"
 )
 
@@ -31,17 +26,7 @@ func TestHAJobRunsWithNN1Down(t *testing.T) {
 		t.Skip("starts a real-binary cluster of three namenodes, two datanodes and two node managers; skipped in -short mode")
 	}
 	defer syscall.Umask(syscall.Umask(0o022))
-	base := t.TempDir()
-	// Containers run as an unprivileged user, who must reach their work
-	// directories under the home (as in a shared directory on a node).
-	for d := base; d != "/" && d != filepath.Dir(os.TempDir()); d = filepath.Dir(d) {
-		if d == os.TempDir() {
-			break
-		}
-		if err := os.Chmod(d, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
+	base := reachableTempDir(t) // containers' users reach their work directories
 	bin := testcluster.Binary(t)
 	home := filepath.Join(base, "home")
 	t.Cleanup(func() { _, _ = cluster.Down(home, 5*time.Second) })
@@ -66,42 +51,11 @@ func TestHAJobRunsWithNN1Down(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer owner.Close()
-	w, err := owner.Create(ctx, "/in/text", client.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write([]byte(strings.Repeat("to be or not to be\n", 100))); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := owner.Mkdir(ctx, "/alice", 0o755, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := owner.SetOwner(ctx, "/alice", "alice", ""); err != nil {
-		t.Fatal(err)
-	}
-	secret, err := auth.LoadKey(cluster.IdentitySecretFile(home))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cred := auth.UserCredential(secret, "alice")
-	fs, err := client.New(client.Config{NameNode: st.NameNode, Credential: cred, TLS: sec.TLS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fs.Close()
-	jc, err := jobclient.New(jobclient.Config{ResourceManager: st.ResourceManager, FS: mapreduce.DFS(fs),
-		Registry: mapreduce.NewRegistry(apps.All()...), Credential: cred, TLS: sec.TLS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer jc.Close()
+	fs, jc := aliceOnCluster(ctx, t, home, st, owner, sec)
 	// A container that cannot get its token runs without one (most
 	// commands never talk to the cluster), so the task says which.
 	mapper := `cat >/dev/null; if [ -s "$HADOOP_TOKEN_FILE_LOCATION" ]; then echo token-present; else echo token-missing; fi`
-	if _, err := jc.Run(ctx, "streaming", map[string]string{"input": "/in", "output": "/alice/out", "mapper": mapper, "reducer": "NONE"}); err != nil {
+	if _, err := jc.Run(ctx, "streaming", map[string]string{"input": "/secure-in", "output": "/alice/out", "mapper": mapper, "reducer": "NONE"}); err != nil {
 		t.Fatalf("alice's streaming job with nn1 down: %v", err)
 	}
 	f, err := fs.Open(ctx, "/alice/out/part-m-00000")

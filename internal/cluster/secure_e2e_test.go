@@ -109,6 +109,27 @@ func TestUpSecureTLS(t *testing.T) {
 
 func runSecureJob(ctx context.Context, t *testing.T, home string, st *cluster.State, owner *client.FileSystem, sec cluster.Security) {
 	t.Helper()
+	fs, jc := aliceOnCluster(ctx, t, home, st, owner, sec)
+	if _, err := jc.Run(ctx, "wordcount", map[string]string{"input": "/secure-in", "output": "/alice/out", "reduces": "1"}); err != nil {
+		t.Fatalf("alice's wordcount on the secure cluster: %v", err)
+	}
+	out, err := fs.List(ctx, "/alice/out")
+	if err != nil || len(out) == 0 {
+		t.Fatalf("job output: %v %v", out, err)
+	}
+	for _, fi := range out {
+		if fi.Owner != "alice" {
+			t.Errorf("%s owned by %s, want the submitter alice", fi.Name, fi.Owner)
+		}
+	}
+}
+
+// aliceOnCluster puts /secure-in/text (as the owner), gives alice /alice,
+// and returns alice's client and job client (closed with the test). alice
+// is not the cluster's owner: her jobs' files can only be hers if the
+// node managers act for her.
+func aliceOnCluster(ctx context.Context, t *testing.T, home string, st *cluster.State, owner *client.FileSystem, sec cluster.Security) (*client.FileSystem, *jobclient.Client) {
+	t.Helper()
 	w, err := owner.Create(ctx, "/secure-in/text", client.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -119,8 +140,6 @@ func runSecureJob(ctx context.Context, t *testing.T, home string, st *cluster.St
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// alice is not the cluster's owner: her job's files can only be
-	// hers if the node managers act for her.
 	if err := owner.Mkdir(ctx, "/alice", 0o755, true); err != nil {
 		t.Fatal(err)
 	}
@@ -136,23 +155,31 @@ func runSecureJob(ctx context.Context, t *testing.T, home string, st *cluster.St
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fs.Close()
+	t.Cleanup(func() { fs.Close() })
 	reg := mapreduce.NewRegistry(apps.All()...)
 	jc, err := jobclient.New(jobclient.Config{ResourceManager: st.ResourceManager, FS: mapreduce.DFS(fs), Registry: reg, Credential: cred, TLS: sec.TLS})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer jc.Close()
-	if _, err := jc.Run(ctx, "wordcount", map[string]string{"input": "/secure-in", "output": "/alice/out", "reduces": "1"}); err != nil {
-		t.Fatalf("alice's wordcount on the secure cluster: %v", err)
-	}
-	out, err := fs.List(ctx, "/alice/out")
-	if err != nil || len(out) == 0 {
-		t.Fatalf("job output: %v %v", out, err)
-	}
-	for _, fi := range out {
-		if fi.Owner != "alice" {
-			t.Errorf("%s owned by %s, want the submitter alice", fi.Name, fi.Owner)
+	t.Cleanup(func() { jc.Close() })
+	return fs, jc
+}
+
+// reachableTempDir is a temporary directory that other users can pass
+// through (its parents up to the system's temporary directory 0711), as
+// a cluster home in a shared directory on a node: containers' users then
+// reach their work directories, and only the home's own modes keep
+// others out of the rest.
+func reachableTempDir(t *testing.T) string {
+	t.Helper()
+	base := t.TempDir()
+	for d := base; d != "/" && d != filepath.Dir(os.TempDir()); d = filepath.Dir(d) {
+		if d == os.TempDir() {
+			break
+		}
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
 		}
 	}
+	return base
 }
