@@ -312,7 +312,7 @@ func Open(cfg Config) (*Log, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	names := &peerNames{static: map[string]bool{cfg.ID: true}}
+	names := &peerNames{static: map[string]bool{cfg.ID: true}, log: cfg.Logger.With("raft_id", cfg.ID)}
 	for id := range cfg.Peers {
 		names.static[id] = true
 	}

@@ -83,7 +83,17 @@ type peerNames struct {
 	own    string // this node's certificate's common name
 	static map[string]bool
 	live   atomic.Pointer[func() []string] // the current configuration's ids, once raft runs
+	// log takes a refusal: only a certificate of the cluster's own CA
+	// gets this far, so it is a daemon, or a member whose certificate
+	// is named otherwise (ha_peer_names), which its operator must hear
+	// of. At most one line per refusalLogEvery.
+	log      *slog.Logger
+	logMu    sync.Mutex
+	loggedAt time.Time
+	unlogged int
 }
+
+const refusalLogEvery = 10 * time.Second
 
 func (p *peerNames) allows(cert *x509.Certificate) bool {
 	names := append([]string{cert.Subject.CommonName}, cert.DNSNames...)
@@ -110,11 +120,26 @@ func (p *peerNames) verify(cs tls.ConnectionState) error {
 	}
 	leaf := cs.PeerCertificates[0]
 	if !p.allows(leaf) {
-		return fmt.Errorf("replog: certificate %q (DNS names %v) names no member of this group; "+
+		err := fmt.Errorf("replog: certificate %q (DNS names %v) names no member of this group; "+
 			"the raft port is for the group's namenodes (ha_peer_names lists other names to accept)",
 			leaf.Subject.CommonName, leaf.DNSNames)
+		p.refused(err)
+		return err
 	}
 	return nil
+}
+
+func (p *peerNames) refused(err error) {
+	if p.log == nil {
+		return
+	}
+	p.logMu.Lock()
+	defer p.logMu.Unlock()
+	p.unlogged++
+	if now := time.Now(); now.Sub(p.loggedAt) >= refusalLogEvery {
+		p.log.Warn("raft connection refused", "error", err, "refused_since_last_line", p.unlogged)
+		p.loggedAt, p.unlogged = now, 0
+	}
 }
 
 // mutualTLS builds the server and client configs from the daemon's TLS
