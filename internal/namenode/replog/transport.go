@@ -75,9 +75,9 @@ func (s *tlsStream) wrapped(c net.Conn) net.Conn {
 // peerNames decides which cluster certificates belong to the group: the
 // certificate names of this node (members sharing one certificate), the
 // ids of the members it was configured with and of those in the group's
-// current configuration (the cluster and the testbed issue each member a
-// certificate named for its id), and Config.PeerNames (an operator's
-// certificates named otherwise). A certificate matches by its common
+// current configuration (cluster up names each member's certificate
+// after its id), and Config.PeerNames (an operator's certificates named
+// otherwise). A certificate matches by its common
 // name or one of its DNS names.
 type peerNames struct {
 	own    string // this node's certificate's common name
