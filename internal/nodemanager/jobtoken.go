@@ -32,14 +32,16 @@ import (
 //
 // An HA group's namenodes are all listed (namenode_http: a,b,c): a call
 // goes to the one that answered last, and on a standby's refusal
-// (StandbyException) or a refused connection to the next, as Hadoop's
-// WebHDFS client fails over, so jobs run whichever member is active.
+// (StandbyException), a refused connection or no answer in time (a hung
+// host) to the next, as Hadoop's WebHDFS client fails over, so jobs run
+// whichever member is active.
 type jobTokens struct {
-	bases  []string     // scheme://namenode_http/webhdfs/v1/, one per namenode
-	cur    atomic.Int32 // the base that answered last
-	cred   string       // the node manager's own credential
-	renew  string       // its user: the tokens' renewer
-	client *http.Client
+	bases   []string      // scheme://namenode_http/webhdfs/v1/, one per namenode
+	cur     atomic.Int32  // the base that answered last
+	cred    string        // the node manager's own credential
+	renew   string        // its user: the tokens' renewer
+	timeout time.Duration // per namenode asked: tokenTimeout but in tests
+	client  *http.Client
 
 	mu    sync.Mutex // held across a fetch: one token per job
 	byJob map[string]string
@@ -52,7 +54,7 @@ func newJobTokens(addrs string, https bool, cred string, client *http.Client) *j
 	if https {
 		scheme = "https"
 	}
-	j := &jobTokens{cred: cred, renew: auth.CredentialUser(cred), client: client, byJob: map[string]string{}}
+	j := &jobTokens{cred: cred, renew: auth.CredentialUser(cred), timeout: tokenTimeout, client: client, byJob: map[string]string{}}
 	for _, a := range strings.Split(addrs, ",") {
 		if a = strings.TrimSpace(a); a != "" {
 			j.bases = append(j.bases, scheme+"://"+a+"/webhdfs/v1/")
@@ -68,9 +70,11 @@ var errStandby = errors.New("StandbyException")
 const tokenTimeout = 15 * time.Second
 
 // call asks the namenodes in turn, from the one that answered last,
-// until one that is not a standby answers. Its answer, even an error, is
-// final: the call is not repeated after any other refusal, nor after a
-// timeout (the namenode may have served it).
+// until one that is not a standby answers; its answer, even a refusal,
+// is final. A member that did not answer in time may have served the
+// call, but both calls bear a repeat: a second token for the job (the
+// first, if issued, is never used and dies within a day) and a second
+// cancellation of one.
 func (j *jobTokens) call(ctx context.Context, method string, q url.Values, out any) error {
 	first := int(j.cur.Load())
 	var errs []error
@@ -82,7 +86,10 @@ func (j *jobTokens) call(ctx context.Context, method string, q url.Values, out a
 			return nil
 		}
 		errs = append(errs, err)
-		if !errors.Is(err, errStandby) && !errors.Is(err, syscall.ECONNREFUSED) {
+		if ctx.Err() != nil {
+			return err // the caller gave up
+		}
+		if !errors.Is(err, errStandby) && !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
 	}
@@ -90,7 +97,7 @@ func (j *jobTokens) call(ctx context.Context, method string, q url.Values, out a
 }
 
 func (j *jobTokens) callOne(ctx context.Context, base, method string, q url.Values, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
+	ctx, cancel := context.WithTimeout(ctx, j.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, base+"?"+q.Encode(), nil)
 	if err != nil {

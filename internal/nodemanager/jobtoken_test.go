@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // fakeNN answers WebHDFS token calls as an active namenode (a token) or
@@ -38,9 +39,10 @@ func (f *fakeNN) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // TestJobTokensFollowTheActive: with an HA group's namenodes listed, a
 // job's token comes from whichever member is active: past a standby's
-// refusal and a member that is down, and from the member that answered
-// last on the next call. The control: listing only the standby gives
-// the standby's refusal, not a token.
+// refusal, a member that is down and one that accepts the connection but
+// never answers (a hung host), and from the member that answered last on
+// the next call. The control: listing only the standby gives the
+// standby's refusal, not a token.
 func TestJobTokensFollowTheActive(t *testing.T) {
 	standby, active := &fakeNN{}, &fakeNN{}
 	active.active.Store(true)
@@ -53,8 +55,14 @@ func TestJobTokensFollowTheActive(t *testing.T) {
 	}
 	down := ln.Addr().String()
 	ln.Close() // nothing listens there: a member that is down
+	hung, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hung.Close() // the kernel accepts its connections; no one reads them
 	host := func(s *httptest.Server) string { return strings.TrimPrefix(s.URL, "http://") }
-	j := newJobTokens(strings.Join([]string{down, host(s1), host(s2)}, ","), false, "nm:cred", http.DefaultClient)
+	j := newJobTokens(strings.Join([]string{down, hung.Addr().String(), host(s1), host(s2)}, ","), false, "nm:cred", http.DefaultClient)
+	j.timeout = 300 * time.Millisecond
 
 	tok, err := j.get(context.Background(), "job_1", "alice")
 	if err != nil || tok != "tok-alice" {
