@@ -227,6 +227,15 @@ func (u *upper) startMapReduce(ctx context.Context, nn string) error {
 	}
 	u.st.ResourceManager = rm.RPC
 	fmt.Fprintf(u.opts.Out, "resourcemanager ready  rpc %s  web %s://%s/\n", rm.RPC, u.st.WebScheme(), rm.HTTP)
+	// Every namenode's web address for an HA group: node managers fetch
+	// jobs' tokens from whichever member is active. Read before the
+	// node managers start, whose records change u.st.
+	u.mu.Lock()
+	nnHTTP := u.st.NameNodeHTTP
+	if u.st.HA() {
+		nnHTTP = u.st.nameNodeHTTPList()
+	}
+	u.mu.Unlock()
 	errs := make([]error, u.opts.DataNodes)
 	var wg sync.WaitGroup
 	for i := range u.opts.DataNodes {
@@ -238,10 +247,6 @@ func (u *upper) startMapReduce(ctx context.Context, nn string) error {
 			return err
 		}
 		wg.Go(func() {
-			nnHTTP := u.st.NameNodeHTTP
-			if u.st.HA() {
-				nnHTTP = u.st.nameNodeHTTPList()
-			}
 			cfg, err := u.opts.nodeManagerConfig(u.l, i, nn, nnHTTP, rm.RPC)
 			if err == nil {
 				_, err = u.start(ctx, name, "nodemanager", Hostname(i), u.opts.Racks[i], cfg)
