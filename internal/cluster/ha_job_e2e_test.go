@@ -19,8 +19,9 @@ import (
 // records) is stopped. A streaming task runs in a container that gets a
 // delegation token of its submitter, which the node manager fetches over
 // WebHDFS; node managers used to ask nn1 only, so with nn1 down every
-// such job failed at its first task. Now they are given every member
-// and ask the active.
+// such task ran without its submitter's token (a container that cannot
+// get one still runs). Now they are given every member and ask the
+// active.
 func TestHAJobRunsWithNN1Down(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real-binary cluster of three namenodes, two datanodes and two node managers; skipped in -short mode")

@@ -224,10 +224,10 @@ type NameNodeHA struct {
 	// the group's raft port accepts. By default it takes a certificate
 	// of the cluster CA only if it is named like this member's own (the
 	// members share one) or like a member's id (cluster up names each
-	// member's certificate after its ha_id), and
-	// refuses every other daemon's: a datanode's key must not speak for
-	// the namespace log. List here the names of members whose
-	// certificates are named otherwise (a host name, say).
+	// member's certificate after its ha_id), and refuses every other
+	// daemon's: a datanode's key must not speak for the namespace log.
+	// List here the names of members whose certificates are named
+	// otherwise (a host name, say).
 	PeerNames []string `yaml:"ha_peer_names"`
 	// Bootstrap creates the group from this namenode's existing metadata
 	// (or a new namespace) when meta_dir/ha holds no group yet: exactly

@@ -88,7 +88,8 @@ type NodeManagerConfig struct {
 	MaxVCores   int `yaml:"max_vcores"`
 	// NameNodeHTTP is the namenode's HTTP (WebHDFS) address, or an HA
 	// group's members' comma-separated (the node manager asks the one
-	// that answered last, and on a standby's refusal the next). Set, in
+	// that answered last, and the next when it is a standby, down or
+	// does not answer in time). Set, in
 	// secure mode, each job's containers get a delegation token of the
 	// job's submitter (HADOOP_TOKEN_FILE_LOCATION, also the container
 	// home's .smarth/token, where smarth's client looks), cancelled when

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,7 +118,7 @@ func TestNonMemberCannotSpeakRaft(t *testing.T) {
 		}
 		cfg = cfg.Clone()
 		cfg.Certificates = []tls.Certificate{kp}
-		trans := raft.NewNetworkTransport(&dialOnly{cfg: cfg}, 1, 3*time.Second, io.Discard)
+		trans := raft.NewNetworkTransport(&dialOnly{cfg: cfg, closed: make(chan struct{})}, 1, 3*time.Second, io.Discard)
 		defer trans.Close()
 		term := f.log.Term() + 5
 		args := &raft.AppendEntriesRequest{
@@ -147,8 +148,13 @@ func TestNonMemberCannotSpeakRaft(t *testing.T) {
 	waitFor(t, 5*time.Second, "the follower to take the control's term", func() bool { return f.log.Term() >= term })
 }
 
-// dialOnly is a raft stream layer that only dials, with cfg.
-type dialOnly struct{ cfg *tls.Config }
+// dialOnly is a raft stream layer that only dials, with cfg; its Accept
+// waits for Close (the transport's listener goroutine then ends).
+type dialOnly struct {
+	cfg    *tls.Config
+	closed chan struct{}
+	once   sync.Once
+}
 
 func (d *dialOnly) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
 	cfg := d.cfg.Clone()
@@ -159,8 +165,8 @@ func (d *dialOnly) Dial(address raft.ServerAddress, timeout time.Duration) (net.
 	}
 	return c, nil
 }
-func (d *dialOnly) Accept() (net.Conn, error) { select {} }
-func (d *dialOnly) Close() error              { return nil }
+func (d *dialOnly) Accept() (net.Conn, error) { <-d.closed; return nil, net.ErrClosed }
+func (d *dialOnly) Close() error              { d.once.Do(func() { close(d.closed) }); return nil }
 func (d *dialOnly) Addr() net.Addr            { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
 
 // TestSilentPeersDoNotHoldThePort: connections that open and send
