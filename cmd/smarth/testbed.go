@@ -74,6 +74,7 @@ func newTestbedUpCmd(f *testbedFlags) *cobra.Command {
 		Short: "Build the testbed of a topology file and start its daemons",
 		Example: `  sudo smarth testbed up testbed/two-rack-100.yaml
   sudo smarth testbed up --no-daemons testbed/hetero.yaml
+  sudo smarth testbed up --namenodes 3 testbed/two-rack-3-6.yaml   # an HA group of 3, TLS on
   smarth testbed up --dry-run testbed/two-rack-50.yaml    # print the ip/tc commands`,
 		Args: testbedArgs(1, "a topology file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -82,7 +83,7 @@ func newTestbedUpCmd(f *testbedFlags) *cobra.Command {
 				return err
 			}
 			if dryRun {
-				cmds, daemons, err := m.DryRun(args[0], false)
+				cmds, daemons, err := m.DryRun(args[0], false, u)
 				if err != nil {
 					return err
 				}
@@ -106,6 +107,7 @@ func newTestbedUpCmd(f *testbedFlags) *cobra.Command {
 	c.Flags().BoolVar(&u.NoDaemons, "no-daemons", false, "build the network only")
 	c.Flags().BoolVar(&u.KeepOnError, "keep-on-error", false, "leave a half-built testbed for inspection")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "print the commands and daemons without running anything (no root needed)")
+	c.Flags().IntVar(&u.NameNodes, "namenodes", 0, "give the namenode role to this many hosts: 1, or an HA group of 3 or 5 (nn1..nnN, with TLS) that clients fail over across; the file's namenode hosts keep it, the others are spread over the racks (default: the file's)")
 	return c
 }
 

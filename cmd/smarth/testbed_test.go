@@ -68,3 +68,27 @@ func TestTestbedDryRun(t *testing.T) {
 		}
 	}
 }
+
+// `up --namenodes 3 --dry-run` plans an HA group spread over the racks;
+// an even count is refused with the reason.
+func TestTestbedDryRunHA(t *testing.T) {
+	code, out, msg := testbedRun(t, "up", "--dry-run", "--namenodes", "3", "../../testbed/two-rack-3-6.yaml")
+	if code != 0 {
+		t.Fatalf("dry run: exit %d: %s", code, msg)
+	}
+	var members []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "# start namenode@") {
+			members = append(members, strings.TrimSuffix(strings.Fields(line)[2], ":"))
+		}
+	}
+	// nn is rack-a's namenode; rack-b has none, so dn4 (its first host)
+	// joins, then the racks are even and dn1 (rack-a's first other).
+	if got := strings.Join(members, " "); got != "namenode@nn namenode@dn1 namenode@dn4" {
+		t.Errorf("members %q, want nn, dn1 and dn4", got)
+	}
+	code, _, msg = testbedRun(t, "up", "--dry-run", "--namenodes", "2", "../../testbed/two-rack-3-6.yaml")
+	if code == 0 || !strings.Contains(msg, "must be 1, 3 or 5") {
+		t.Errorf("--namenodes 2: exit %d: %s", code, msg)
+	}
+}

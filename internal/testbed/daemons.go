@@ -30,7 +30,7 @@ func (m *Manager) startAll(ctx context.Context, s *State) error {
 	if len(plan) == 0 {
 		return nil
 	}
-	if err := s.prepareSecrets(); err != nil {
+	if err := s.prepareSecrets(plan); err != nil {
 		return err
 	}
 	if err := m.startProxies(ctx, s, plan); err != nil {
@@ -123,8 +123,10 @@ func (m *Manager) launch(s *State, host, outFile string, argv []string, env []st
 }
 
 // Env is the environment of every process the testbed starts on a host,
-// so that tools inside find their cluster: SMARTH_NAMENODE and
-// SMARTH_RESOURCEMANAGER are what smarth fs, admin, job and bench read.
+// so that tools inside find their cluster: SMARTH_NAMENODE (an HA
+// group's members as a comma list, which clients fail over across),
+// SMARTH_RESOURCEMANAGER and, with TLS, SMARTH_TLS_CA_FILE are what
+// smarth fs, admin, job and bench read.
 func (s *State) Env(host string) []string {
 	env := []string{"SMARTH_TESTBED=" + s.Name, "SMARTH_TESTBED_HOST=" + host}
 	if nn := daemonplan.NameNodeAddr(s.Topology); nn != "" {
@@ -135,6 +137,9 @@ func (s *State) Env(host string) []string {
 	}
 	// The cluster is secure: tools act as the testbed's owner.
 	env = append(env, "SMARTH_TOKEN_FILE="+s.TokenFile())
+	if ca := s.CAFile(); ca != "" {
+		env = append(env, "SMARTH_TLS_CA_FILE="+ca)
+	}
 	return env
 }
 

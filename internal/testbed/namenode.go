@@ -2,15 +2,16 @@ package testbed
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"smarth/internal/auth"
+	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/testbed/daemonplan"
 	"smarth/internal/testbed/netns"
@@ -19,42 +20,57 @@ import (
 
 // waitRegistered waits until every datanode of the topology is live at the
 // namenode, in the rack the topology puts it in, and safe mode is off. It
-// asks from inside the namenode's namespace, the only place that reaches
-// it.
+// asks each namenode from inside its own host's namespace, the one place
+// that always reaches it; of an HA group it takes the answer of the
+// active (standbys refuse the report as HDFS's do), so it also waits for
+// the group to elect one.
 func (m *Manager) waitRegistered(ctx context.Context, s *State) error {
 	cred, err := auth.ReadTokenFile(s.TokenFile())
 	if err != nil {
 		return fmt.Errorf("the testbed owner's token: %w", err)
 	}
-	nn := s.Topology.WithRole(topo.NameNode)
+	nns := s.Topology.WithRole(topo.NameNode)
 	want := hostsWith(s.Topology, topo.DataNode)
-	if len(nn) == 0 || len(want) == 0 {
+	if len(nns) == 0 || len(want) == 0 {
 		return nil
 	}
-	addr := daemonplan.NameNodeAddr(s.Topology)
-	conn, err := grpc.NewClient("passthrough:///"+addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(netns.Dialer(s.nsPath(nn[0].Name))))
-	if err != nil {
-		return err
+	var tlsConf *tls.Config
+	if ca := s.CAFile(); ca != "" {
+		if tlsConf, err = pki.ClientConfig(ca); err != nil {
+			return err
+		}
 	}
-	defer conn.Close()
-	rpc := dfspb.NewClientProtocolClient(conn)
+	addrs := strings.Split(daemonplan.NameNodeAddr(s.Topology), ",")
+	rpcs := make([]dfspb.ClientProtocolClient, len(nns))
+	for i, nn := range nns {
+		conn, err := grpc.NewClient("passthrough:///"+addrs[i], pki.DialOption(tlsConf),
+			grpc.WithContextDialer(netns.Dialer(s.nsPath(nn.Name))))
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		rpcs[i] = dfspb.NewClientProtocolClient(conn)
+	}
 	ctx, cancel := context.WithTimeout(ctx, m.opt.ReadyTimeout)
 	defer cancel()
-	last := "no answer yet"
+	var last string
 	for {
-		msg, done := checkRegistered(ctx, rpc, s.Topology, want, cred)
-		if done {
-			m.logf("all %d datanodes registered in their racks; safe mode off", len(want))
-			return nil
+		var msgs []string
+		for i, rpc := range rpcs {
+			msg, done := checkRegistered(ctx, rpc, s.Topology, want, cred)
+			if done {
+				m.logf("all %d datanodes registered in their racks at %s; safe mode off", len(want), addrs[i])
+				return nil
+			}
+			if len(rpcs) > 1 {
+				msg = addrs[i] + ": " + msg
+			}
+			msgs = append(msgs, msg)
 		}
-		if msg != "" {
-			last = msg
-		}
+		last = strings.Join(msgs, "; ")
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for datanodes %s to register with the namenode at %s: %s", strings.Join(want, ", "), addr, last)
+			return fmt.Errorf("waiting for datanodes %s to register with the namenode at %s: %s", strings.Join(want, ", "), strings.Join(addrs, ","), last)
 		case <-time.After(100 * time.Millisecond): // poll the namenode
 		}
 	}

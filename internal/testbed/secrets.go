@@ -8,6 +8,7 @@ import (
 
 	"smarth/internal/atomicfile"
 	"smarth/internal/auth"
+	"smarth/internal/pki"
 	"smarth/internal/testbed/daemonplan"
 )
 
@@ -17,6 +18,9 @@ import (
 // the owner's credential is written there (OWNER.token) for tools and
 // for the services (service.token), and each host gets a 0600 copy of
 // only the secrets its daemons' configs name (daemonplan.Daemon.Secrets).
+// With TLS (topology tls, or an HA group) the keys directory also holds
+// the testbed's CA (ca.pem and its key, which no host gets) and each
+// daemon's certificate, issued before the start (daemonplan.Daemon.Cert).
 
 func (s *State) keyDir() string { return filepath.Join(s.WorkDir, "keys") }
 
@@ -30,8 +34,9 @@ func (s *State) TokenFile() string {
 	return filepath.Join(s.keyDir(), name+".token")
 }
 
-// prepareSecrets makes the cluster's secrets and the owner's token.
-func (s *State) prepareSecrets() error {
+// prepareSecrets makes the cluster's secrets and the owner's token, and
+// with TLS the CA and the certificates the plan's daemons name.
+func (s *State) prepareSecrets(plan []daemonplan.Daemon) error {
 	if err := os.MkdirAll(s.keyDir(), 0o700); err != nil {
 		return err
 	}
@@ -52,7 +57,32 @@ func (s *State) prepareSecrets() error {
 			return fmt.Errorf("token file %s: %w", p, err)
 		}
 	}
+	if !s.Topology.TLS {
+		return nil
+	}
+	ca, err := pki.LoadOrCreateCA(s.keyDir(), "smarth testbed CA ("+s.Name+")")
+	if err != nil {
+		return fmt.Errorf("TLS CA: %w", err)
+	}
+	for _, d := range plan {
+		if d.Cert == nil {
+			continue
+		}
+		if _, _, err := ca.Issue(s.keyDir(), d.Cert.Name, d.Cert.Hosts); err != nil {
+			return fmt.Errorf("TLS certificate for %s: %w", d.Name(), err)
+		}
+	}
 	return nil
+}
+
+// CAFile is the testbed CA's certificate, which tools on the hosts trust
+// ($SMARTH_TLS_CA_FILE in Env); "" without TLS.
+func (s *State) CAFile() string {
+	if !s.Topology.TLS {
+		return ""
+	}
+	ca, _ := pki.CAFiles(s.keyDir())
+	return ca
 }
 
 // placeSecrets copies the secrets d needs into its host's keys directory.

@@ -62,8 +62,13 @@ func WriteStatus(w io.Writer, s *State) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "run a command on a host:  smarth testbed exec HOST -- CMD   (e.g. smarth testbed exec %s -- smarth fs ls /)\n", firstClient(t))
-	if nn := daemonplan.NameNodeAddr(t); nn != "" {
+	if nn := daemonplan.NameNodeAddr(t); nn != "" && t.HA() {
+		fmt.Fprintf(w, "namenodes: %s (an HA group, nn1..nn%d in this order; SMARTH_NAMENODE lists them on every host and clients fail over across them; smarth testbed exec HOST -- smarth admin ha status)\n", nn, len(t.WithRole(topo.NameNode)))
+	} else if nn != "" {
 		fmt.Fprintf(w, "namenode: %s (SMARTH_NAMENODE is set on every host)\n", nn)
+	}
+	if ca := s.CAFile(); ca != "" {
+		fmt.Fprintf(w, "TLS: every daemon; the CA is %s (SMARTH_TLS_CA_FILE is set on every host)\n", ca)
 	}
 	if rm := daemonplan.ResourceManagerAddr(t); rm != "" {
 		fmt.Fprintf(w, "resource manager: %s (SMARTH_RESOURCEMANAGER is set on every host)\n", rm)

@@ -20,13 +20,31 @@ import (
 type UpOptions struct {
 	NoDaemons   bool // build the network only
 	KeepOnError bool // leave a half-built testbed for inspection
+	// NameNodes, when set, gives the namenode role to this many hosts
+	// (1, 3 or 5; topo.Topology.SetNameNodes picks them): more than one
+	// is an HA group, with TLS on every daemon.
+	NameNodes int
+}
+
+// load reads the topology at path with u's changes.
+func (u UpOptions) load(path string) (*topo.Topology, error) {
+	t, err := topo.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if u.NameNodes > 0 {
+		if err := t.SetNameNodes(u.NameNodes); err != nil {
+			return nil, fmt.Errorf("topology %s: %w", path, err)
+		}
+	}
+	return t, nil
 }
 
 // DryRun is what Up would run for the topology at path, without running
 // anything: the commands (assuming no netem unless netem is set) and the
 // daemons.
-func (m *Manager) DryRun(path string, netem bool) ([]netplan.Cmd, []daemonplan.Daemon, error) {
-	t, err := topo.Load(path)
+func (m *Manager) DryRun(path string, netem bool, u UpOptions) ([]netplan.Cmd, []daemonplan.Daemon, error) {
+	t, err := u.load(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -40,7 +58,7 @@ func (m *Manager) DryRun(path string, netem bool) ([]netplan.Cmd, []daemonplan.D
 // Up builds the testbed described by the topology file at path and starts
 // its daemons. On failure it removes what it built, unless KeepOnError.
 func (m *Manager) Up(ctx context.Context, path string, u UpOptions) (*State, error) {
-	t, err := topo.Load(path)
+	t, err := u.load(path)
 	if err != nil {
 		return nil, err
 	}

@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"smarth/internal/auth"
 	"smarth/internal/daemonconf"
+	"smarth/internal/pki"
 	"smarth/internal/testbed/topo"
 )
 
@@ -25,6 +27,9 @@ const (
 	NodeManagerRPC      = 8040
 	NodeManagerShuffle  = 13562
 	NodeManagerHTTP     = 8042
+	// NameNodeRaft is an HA member's replicated-log port: HDFS's
+	// JournalNode RPC port, the role the group's log plays there.
+	NameNodeRaft = 8485
 )
 
 // Stages of start-up: each waits for the previous one to be ready.
@@ -53,6 +58,18 @@ type Daemon struct {
 	// host's keys directory (KeyFile); the testbed copies them there, 0600,
 	// before the start. Each host gets only what its daemons need.
 	Secrets []string `json:"secrets,omitempty"`
+	// Cert is the TLS certificate the testbed issues this daemon from
+	// its CA before the start (topology tls, or an HA group); its files
+	// are among Secrets.
+	Cert *Cert `json:"cert,omitempty"`
+}
+
+// Cert is a daemon's certificate: its name (the common name, and the
+// files' name in the keys directory) and the host names and addresses it
+// is good for.
+type Cert struct {
+	Name  string   `json:"name"`
+	Hosts []string `json:"hosts"`
 }
 
 // The cluster's secret files (docs/security.md): the namenode's identity
@@ -63,6 +80,9 @@ const (
 	AuthKey      = "auth.key"
 	DataNodeKey  = "datanode.key"
 	ServiceToken = "service.token"
+	// CACert is the testbed CA's certificate (its key never leaves the
+	// testbed's own keys directory).
+	CACert = "ca.pem"
 )
 
 // KeyFile is where host's copy of the secret file name lives.
@@ -101,22 +121,22 @@ func Plan(t *topo.Topology, workDir string) ([]Daemon, error) {
 		ds = append(ds, d)
 		return nil
 	}
-	if len(nn) == 1 {
-		if err := add(p.nameNode(nn[0])); err != nil {
+	for i, h := range nn {
+		if err := add(p.nameNode(h, i)); err != nil {
 			return nil, err
 		}
 	}
 	for _, h := range t.WithRole(topo.DataNode) {
-		if err := add(p.dataNode(h, nn[0])); err != nil {
+		if err := add(p.dataNode(h)); err != nil {
 			return nil, err
 		}
 	}
 	if len(rm) == 1 {
-		if err := add(p.resourceManager(rm[0], nn[0])); err != nil {
+		if err := add(p.resourceManager(rm[0])); err != nil {
 			return nil, err
 		}
 		for _, h := range t.WithRole(topo.NodeManager) {
-			if err := add(p.nodeManager(h, rm[0], nn[0])); err != nil {
+			if err := add(p.nodeManager(h, rm[0])); err != nil {
 				return nil, err
 			}
 		}
@@ -124,14 +144,27 @@ func Plan(t *topo.Topology, workDir string) ([]Daemon, error) {
 	return ds, nil
 }
 
-// NameNodeAddr is the address clients use for the namenode ("" without one).
-func NameNodeAddr(t *topo.Topology) string {
-	nn := t.WithRole(topo.NameNode)
-	if len(nn) == 0 {
-		return ""
+// NameNodeAddr is the namenode setting clients and daemons get: the
+// namenode's RPC address, or an HA group's members' as a comma list in
+// file order, which they fail over across ("" without a namenode).
+func NameNodeAddr(t *topo.Topology) string { return nameNodeList(t, NameNodeRPC) }
+
+// NameNodeHTTPAddr is the namenodes' web addresses the same way: what
+// node managers fetch jobs' delegation tokens from.
+func NameNodeHTTPAddr(t *topo.Topology) string { return nameNodeList(t, NameNodeHTTP) }
+
+func nameNodeList(t *topo.Topology, port int) string {
+	var addrs []string
+	for _, h := range t.WithRole(topo.NameNode) {
+		addrs = append(addrs, hostPort(h.Addr, port))
 	}
-	return hostPort(nn[0].Addr, NameNodeRPC)
+	return strings.Join(addrs, ",")
 }
+
+// HAID is the id of the i-th namenode (0-based, file order) of an HA
+// group, as the local cluster names them: nn1, nn2, ... The first
+// bootstraps the group.
+func HAID(i int) string { return fmt.Sprintf("nn%d", i+1) }
 
 // ResourceManagerAddr is the address job clients use for the resource
 // manager ("" without one).
@@ -209,7 +242,7 @@ func (p planner) racks() map[string]string {
 // resource manager, as the local cluster's): each daemon's keys point at
 // the secrets in its host's keys directory.
 
-func (p planner) nameNode(h *topo.Host) (Daemon, error) {
+func (p planner) nameNode(h *topo.Host, i int) (Daemon, error) {
 	d := p.base(h, topo.NameNode, StageNameNode)
 	c := daemonconf.NameNodeConfig{
 		RPCAddr:         p.listen(&d, h, NameNodeRPC),
@@ -222,7 +255,44 @@ func (p planner) nameNode(h *topo.Host) (Daemon, error) {
 		AuthSecretFile:  p.key(&d, h, AuthKey),
 		DatanodeKeyFile: p.key(&d, h, DataNodeKey),
 	}
+	name := "namenode-" + h.Name
+	if p.t.HA() {
+		name = HAID(i)
+		c.HA = p.haGroup(name, i == 0)
+	}
+	c.Wire = p.wire(&d, h, name)
 	return finish(p, d, h, c)
+}
+
+// haGroup is member id's ha_* keys: every member's public addresses
+// (what clients are sent to), and its raft port on the host's own
+// address even in proxy mode, since a member binds the raft address the
+// others dial (the group's log then does not pass through a delay
+// proxy). Each member's certificate is named after its id, which is how
+// the raft port knows a member from another daemon of the cluster.
+func (p planner) haGroup(id string, bootstrap bool) daemonconf.NameNodeHA {
+	peers := map[string]daemonconf.NameNodeHAPeer{}
+	for j, m := range p.t.WithRole(topo.NameNode) {
+		peers[HAID(j)] = daemonconf.NameNodeHAPeer{
+			RPC:  hostPort(m.Addr, NameNodeRPC),
+			HTTP: hostPort(m.Addr, NameNodeHTTP),
+			Raft: hostPort(m.Addr, NameNodeRaft),
+		}
+	}
+	return daemonconf.NameNodeHA{ID: id, Peers: peers, Bootstrap: bootstrap}
+}
+
+// wire is d's TLS switch: off unless the topology has TLS, else d's
+// certificate (named name, good for the host's name, its address, and
+// loopback, where a daemon behind a delay proxy listens) and the CA, which
+// the testbed places in the host's keys directory.
+func (p planner) wire(d *Daemon, h *topo.Host, name string) pki.Config {
+	if !p.t.TLS {
+		return pki.Config{}
+	}
+	d.Cert = &Cert{Name: name, Hosts: []string{h.Name, h.Addr.String(), "127.0.0.1", "localhost"}}
+	return pki.Config{TLS: true, CAFile: p.key(d, h, CACert),
+		CertFile: p.key(d, h, name+".pem"), KeyFile: p.key(d, h, name+".key")}
 }
 
 func (p planner) rackOf(h *topo.Host) string {
@@ -230,10 +300,10 @@ func (p planner) rackOf(h *topo.Host) string {
 	return r.Path()
 }
 
-func (p planner) dataNode(h, nn *topo.Host) (Daemon, error) {
+func (p planner) dataNode(h *topo.Host) (Daemon, error) {
 	d := p.base(h, topo.DataNode, StageDataNodes)
 	c := daemonconf.DataNodeConfig{
-		NameNode:        hostPort(nn.Addr, NameNodeRPC),
+		NameNode:        NameNodeAddr(p.t),
 		Hostname:        h.Name,
 		AdvertiseIP:     h.Addr.String(),
 		DataAddr:        p.listen(&d, h, DataNodeData),
@@ -243,30 +313,33 @@ func (p planner) dataNode(h, nn *topo.Host) (Daemon, error) {
 		Rack:            p.rackOf(h),
 		DatanodeKeyFile: p.key(&d, h, DataNodeKey),
 	}
+	c.Wire = p.wire(&d, h, "datanode-"+h.Name)
 	return finish(p, d, h, c)
 }
 
-func (p planner) resourceManager(h, nn *topo.Host) (Daemon, error) {
+func (p planner) resourceManager(h *topo.Host) (Daemon, error) {
 	d := p.base(h, topo.ResourceManager, StageResourceManager)
 	c := daemonconf.ResourceManagerConfig{
 		RPCAddr:        p.listen(&d, h, ResourceManagerRPC),
 		HTTPAddr:       p.listen(&d, h, ResourceManagerHTTP),
-		NameNode:       hostPort(nn.Addr, NameNodeRPC),
+		NameNode:       NameNodeAddr(p.t),
 		Auth:           auth.Secure,
 		AuthSecretFile: p.key(&d, h, AuthKey),
 		TokenFile:      p.key(&d, h, ServiceToken),
 	}
+	c.Wire = p.wire(&d, h, "resourcemanager-"+h.Name)
 	return finish(p, d, h, c)
 }
 
 // nodeManager binds the host's address even in proxy mode: a node manager
 // reports its own addresses to the resource manager and to reducers, and
 // loopback would be useless to them.
-func (p planner) nodeManager(h, rm, nn *topo.Host) (Daemon, error) {
+func (p planner) nodeManager(h, rm *topo.Host) (Daemon, error) {
 	d := p.base(h, topo.NodeManager, StageNodeManagers)
 	c := daemonconf.NodeManagerConfig{
 		ResourceManager: hostPort(rm.Addr, ResourceManagerRPC),
-		NameNode:        hostPort(nn.Addr, NameNodeRPC),
+		NameNode:        NameNodeAddr(p.t),
+		NameNodeHTTP:    NameNodeHTTPAddr(p.t),
 		Hostname:        h.Name,
 		Rack:            p.rackOf(h),
 		RPCAddr:         hostPort(h.Addr, NodeManagerRPC),
@@ -275,6 +348,7 @@ func (p planner) nodeManager(h, rm, nn *topo.Host) (Daemon, error) {
 		WorkDir:         p.dataDir(h, "nodemanager"),
 		TokenFile:       p.key(&d, h, ServiceToken),
 	}
+	c.Wire = p.wire(&d, h, "nodemanager-"+h.Name)
 	return finish(p, d, h, c)
 }
 

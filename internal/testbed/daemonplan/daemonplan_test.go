@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -182,7 +183,75 @@ func TestPlanConfigsLoadAsIntended(t *testing.T) {
 	var nm2 daemonconf.NodeManagerConfig
 	loadAs(ds[5], &nm2, daemonconf.NodeManagerConfig{ResourceManager: "10.77.1.11:8032", NameNode: "10.77.1.11:8020", Hostname: "dn2",
 		Rack: "/rack-b", RPCAddr: "10.77.2.11:8040", ShuffleAddr: "10.77.2.11:13562", HTTPAddr: "10.77.2.11:8042",
-		WorkDir: "/w/dn2/data/nodemanager", TokenFile: "/w/dn2/keys/service.token"})
+		WorkDir: "/w/dn2/data/nodemanager", TokenFile: "/w/dn2/keys/service.token", NameNodeHTTP: "10.77.1.11:9870"})
+}
+
+const haTopology = `
+name: ha
+latency_mode: proxy
+racks: [{name: rack-a}, {name: rack-b}]
+hosts:
+  - {name: nn, rack: rack-a, roles: [namenode, resourcemanager]}
+  - {name: dn1, rack: rack-a, roles: [datanode, nodemanager, namenode]}
+  - {name: dn2, rack: rack-b, roles: [datanode, namenode]}
+`
+
+// An HA group on the testbed: each namenode host runs a member named
+// nn1..nnN in file order (the first bootstraps), every member knows every
+// other by its public addresses and binds its raft port on its host's own
+// address (even behind a delay proxy), and every daemon speaks TLS with a
+// certificate of its own, the members' named after their ids (what the
+// raft port admits). Clients and daemons get the members as a list.
+func TestPlanHAGroup(t *testing.T) {
+	ds := plan(t, haTopology)
+	var got []string
+	for _, d := range ds {
+		got = append(got, d.Name())
+	}
+	if want := "namenode@nn namenode@dn1 namenode@dn2 datanode@dn1 datanode@dn2 resourcemanager@nn nodemanager@dn1"; strings.Join(got, " ") != want {
+		t.Fatalf("order %v, want %s", got, want)
+	}
+	list := "10.77.1.11:8020,10.77.1.12:8020,10.77.2.11:8020"
+	peers := map[string]daemonconf.NameNodeHAPeer{
+		"nn1": {RPC: "10.77.1.11:8020", HTTP: "10.77.1.11:9870", Raft: "10.77.1.11:8485"},
+		"nn2": {RPC: "10.77.1.12:8020", HTTP: "10.77.1.12:9870", Raft: "10.77.1.12:8485"},
+		"nn3": {RPC: "10.77.2.11:8020", HTTP: "10.77.2.11:9870", Raft: "10.77.2.11:8485"},
+	}
+	for i, id := range []string{"nn1", "nn2", "nn3"} {
+		var c daemonconf.NameNodeConfig
+		load(t, ds[i], &c)
+		if c.HA.ID != id || c.HA.Bootstrap != (i == 0) || !reflect.DeepEqual(c.HA.Peers, peers) {
+			t.Errorf("%s: ha %+v, want id %s, bootstrap %v, peers %v", ds[i].Name(), c.HA, id, i == 0, peers)
+		}
+		if c.RPCAddr != "127.0.0.1:8020" {
+			t.Errorf("%s binds %s, want loopback behind its proxy", ds[i].Name(), c.RPCAddr)
+		}
+		host := ds[i].Host
+		if ds[i].Cert == nil || ds[i].Cert.Name != id || !slices.Contains(ds[i].Cert.Hosts, peers[id].Raft[:len(peers[id].Raft)-5]) ||
+			!slices.Contains(ds[i].Cert.Hosts, host) {
+			t.Errorf("%s: certificate %+v, want one named %s for the host's name and address", ds[i].Name(), ds[i].Cert, id)
+		}
+		if want := "/w/" + host + "/keys/" + id + ".pem"; !c.Wire.TLS || c.Wire.CertFile != want || c.Wire.CAFile != "/w/"+host+"/keys/ca.pem" {
+			t.Errorf("%s: tls %+v, want on with %s", ds[i].Name(), c.Wire, want)
+		}
+	}
+	for _, d := range ds[3:] {
+		if d.Config["namenode"] != list {
+			t.Errorf("%s: namenode %v, want every member: %s", d.Name(), d.Config["namenode"], list)
+		}
+		if d.Config["tls"] != true || d.Cert == nil || d.Cert.Name == "nn1" || !slices.Contains(d.Secrets, "ca.pem") || slices.Contains(d.Secrets, "ca.key") {
+			t.Errorf("%s: tls %v, certificate %+v, secrets %v: want TLS with a certificate of its own and the CA's certificate only", d.Name(), d.Config["tls"], d.Cert, d.Secrets)
+		}
+	}
+	if nm := ds[6]; nm.Config["namenode_http"] != "10.77.1.11:9870,10.77.1.12:9870,10.77.2.11:9870" {
+		t.Errorf("node manager's namenode_http %v, want every member's web address", nm.Config["namenode_http"])
+	}
+	// A single namenode has no ha keys and, without tls: true, no TLS.
+	for _, d := range plan(t, two) {
+		if d.Cert != nil || d.Config["tls"] == true || d.Config["ha_id"] != nil {
+			t.Errorf("%s without HA: certificate %v, tls %v, ha_id %v", d.Name(), d.Cert, d.Config["tls"], d.Config["ha_id"])
+		}
+	}
 }
 
 // load writes d's config as the testbed does and loads it over into with

@@ -8,6 +8,13 @@
 // testbed's racks; node managers take their datanode's hostname, which is
 // how data locality is matched (seed 003).
 //
+// The namenode role on 3 or 5 hosts makes them an HA group nn1..nnN (file
+// order; nn1 bootstraps), each also on the raft port 8485, and puts TLS on
+// every daemon, as the topology's tls key does: each daemon is given a
+// certificate of its own to be issued (Daemon.Cert), the members' named
+// after their ids, which is what the group's raft port admits. Every
+// daemon and tool is given the members as a comma list.
+//
 // With latency_mode "proxy" each daemon listens on 127.0.0.1 instead, and a
 // delay proxy on the host's address forwards to it (see
 // internal/testbed/delayproxy).

@@ -63,6 +63,12 @@ type File struct {
 	Description string                    `yaml:"description,omitempty"`
 	Subnet      string                    `yaml:"subnet,omitempty"`
 	LatencyMode string                    `yaml:"latency_mode,omitempty"`
+	// TLS turns the wire's TLS on for every daemon (a CA and a
+	// certificate per daemon, made by the testbed). Unset: on exactly
+	// when the namenode role is on more than one host (an HA group,
+	// whose raft port speaks mutual TLS only); false with an HA group
+	// is an error.
+	TLS *bool `yaml:"tls,omitempty"`
 	Defaults    Limits                    `yaml:"defaults,omitempty"`
 	Racks       []RackSpec                `yaml:"racks"`
 	Hosts       []HostSpec                `yaml:"hosts"`
@@ -109,6 +115,7 @@ type Topology struct {
 	Description string
 	Subnet      netip.Prefix
 	LatencyMode string
+	TLS         bool // every daemon speaks TLS (File.TLS resolved)
 	Racks       []Rack
 	Hosts       []Host
 	Daemons     map[string]map[string]any
@@ -232,7 +239,91 @@ func (f *File) Resolve() (*Topology, error) {
 	if err := t.resolveHosts(f, rackSpecs); err != nil {
 		return nil, err
 	}
-	return t, t.checkRoles()
+	if err := t.checkRoles(); err != nil {
+		return nil, err
+	}
+	return t, t.resolveTLS(f.TLS)
+}
+
+// resolveTLS sets t.TLS from the file's tls key: on for an HA group,
+// which cannot run without it.
+func (t *Topology) resolveTLS(tls *bool) error {
+	switch {
+	case tls == nil:
+		t.TLS = t.HA()
+	case !*tls && t.HA():
+		return fmt.Errorf("tls: false, but %d hosts have the namenode role: an HA group's members speak mutual TLS on their raft port, so it needs tls (drop the key)", len(t.WithRole(NameNode)))
+	default:
+		t.TLS = *tls
+	}
+	return nil
+}
+
+// HA reports whether the namenodes are an HA group (more than one host
+// has the namenode role).
+func (t *Topology) HA() bool { return len(t.WithRole(NameNode)) > 1 }
+
+// MaxNameNodes bounds an HA group, as the local cluster's: 5 members ride
+// out two failures; more only slow every commit on one machine.
+const MaxNameNodes = 5
+
+// SetNameNodes gives the namenode role to n hosts (1, 3 or 5): the hosts
+// that have it keep it, and the others are taken one at a time from the
+// rack with the fewest namenodes so far (file order within a rack, and
+// among racks with as many), preferring hosts with no datanode role, so
+// that a rack's loss takes as few members as it can and a member does
+// not share its host's CPU and links with a datanode when it need not.
+// Fewer than the hosts that have the role is an error, not a removal.
+// The result is checked as a file's would be (and TLS goes on for a
+// group).
+func (t *Topology) SetNameNodes(n int) error {
+	have := t.WithRole(NameNode)
+	switch {
+	case n < 1 || n > MaxNameNodes || n%2 == 0:
+		return fmt.Errorf("--namenodes must be 1, 3 or 5 (an HA group needs an odd number: 3 rides out one failure, 5 two), not %d", n)
+	case n < len(have):
+		return fmt.Errorf("--namenodes %d: the topology already gives the namenode role to %d hosts (%s)", n, len(have), strings.Join(hostNames(have), ", "))
+	case n > len(t.Hosts):
+		return fmt.Errorf("--namenodes %d: the topology has only %d hosts", n, len(t.Hosts))
+	}
+	inRack := map[string]int{}
+	for _, h := range have {
+		inRack[h.Rack]++
+	}
+	for len(t.WithRole(NameNode)) < n {
+		var best *Host
+		better := func(h *Host) bool {
+			if best == nil {
+				return true
+			}
+			if inRack[h.Rack] != inRack[best.Rack] {
+				return inRack[h.Rack] < inRack[best.Rack]
+			}
+			return !h.Has(DataNode) && best.Has(DataNode)
+		}
+		for i := range t.Hosts {
+			if h := &t.Hosts[i]; !h.Has(NameNode) && better(h) {
+				best = h
+			}
+		}
+		best.Roles = append(best.Roles, NameNode)
+		inRack[best.Rack]++
+	}
+	if err := t.checkRoles(); err != nil {
+		return err
+	}
+	if n > 1 {
+		t.TLS = true
+	}
+	return nil
+}
+
+func hostNames(hs []*Host) []string {
+	var s []string
+	for _, h := range hs {
+		s = append(s, h.Name)
+	}
+	return s
 }
 
 func (t *Topology) resolveHosts(f *File, rackSpecs map[string]*RackSpec) error {
@@ -369,8 +460,10 @@ func (t *Topology) checkRoles() error {
 			count[r] = append(count[r], h.Name)
 		}
 	}
-	if n := count[NameNode]; len(n) > 1 {
-		return fmt.Errorf("more than one namenode (%s)", strings.Join(n, ", "))
+	if n := count[NameNode]; len(n) > MaxNameNodes || len(n)%2 == 0 && len(n) > 0 {
+		// An HA group of 2k members needs k+1 for a majority, as 2k+1
+		// does: the extra member survives no further failure.
+		return fmt.Errorf("%d hosts have the namenode role (%s): give it to 1 host, or to 3 or 5 for an HA group (an odd number: 3 ride out one failure, 5 two)", len(n), strings.Join(n, ", "))
 	}
 	if n := count[ResourceManager]; len(n) > 1 {
 		return fmt.Errorf("more than one resourcemanager (%s)", strings.Join(n, ", "))

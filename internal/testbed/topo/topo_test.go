@@ -80,7 +80,8 @@ func TestParseErrors(t *testing.T) {
 		{"bad loss", base + "hosts: [{name: h1, rack: a, loss: 0.5}]", `loss: "0.5": write a percentage`},
 		{"unknown key", base + "hosts: [{name: h1, rack: a, nicc: 1gbit}]", `field nicc not found`},
 		{"unknown role", base + "hosts: [{name: h1, rack: a, roles: [master]}]", `unknown role "master"`},
-		{"two namenodes", base + "hosts: [{name: h1, rack: a, roles: [namenode]}, {name: h2, rack: a, roles: [namenode]}]", `more than one namenode (h1, h2)`},
+		{"two namenodes", base + "hosts: [{name: h1, rack: a, roles: [namenode]}, {name: h2, rack: a, roles: [namenode]}]", `2 hosts have the namenode role (h1, h2): give it to 1 host, or to 3 or 5`},
+		{"an HA group without TLS", base + "tls: false\nhosts: [{name: h1, rack: a, roles: [namenode]}, {name: h2, rack: a, roles: [namenode]}, {name: h3, rack: a, roles: [namenode]}]", `tls: false, but 3 hosts have the namenode role`},
 		{"datanode alone", base + "hosts: [{name: h1, rack: a, roles: [datanode]}]", `datanodes but no namenode`},
 		{"nm alone", base + "hosts: [{name: h0, rack: a, roles: [namenode]}, {name: h1, rack: a, roles: [nodemanager]}]", `no resourcemanager`},
 		{"duplicate rack", "name: x\nracks: [{name: a}, {name: a}]\nhosts: [{name: h1, rack: a}]", `duplicate rack "a"`},
@@ -285,5 +286,77 @@ hosts:
 				t.Errorf("Parse = %v, want an error containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestSetNameNodes checks how --namenodes grows the group: spread over the
+// racks, hosts without a datanode first, the file's namenode kept first,
+// TLS on for a group, and the refusals.
+func TestSetNameNodes(t *testing.T) {
+	const file = `name: x
+racks: [{name: a}, {name: b}, {name: c}]
+hosts:
+  - {name: nn, rack: a, roles: [namenode, client]}
+  - {name: dn1, rack: a, roles: [datanode]}
+  - {name: edge, rack: a, roles: [client]}
+  - {name: dn2, rack: b, roles: [datanode]}
+  - {name: dn3, rack: b, roles: [datanode]}
+  - {name: dn4, rack: c, roles: [datanode]}
+  - {name: gw, rack: c, roles: [client]}
+`
+	cases := []struct {
+		n    int
+		want string // the namenode hosts in file order, or an error's text
+	}{
+		{1, "nn"},
+		// b and c have none: one in each, c's without a datanode (gw,
+		// not dn4).
+		{3, "nn dn2 gw"},
+		// Then a second in each of a and b (a: edge before dn1).
+		{5, "nn edge dn2 dn3 gw"},
+		{2, "must be 1, 3 or 5"},
+		{7, "must be 1, 3 or 5"},
+	}
+	for _, c := range cases {
+		top, err := Parse([]byte(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = top.SetNameNodes(c.n)
+		got := strings.Join(hostNames(top.WithRole(NameNode)), " ")
+		if err != nil {
+			got = err.Error()
+		}
+		if !strings.Contains(got, c.want) {
+			t.Errorf("SetNameNodes(%d): %q, want %q", c.n, got, c.want)
+		}
+		if err == nil && top.TLS != (c.n > 1) {
+			t.Errorf("SetNameNodes(%d): TLS %v", c.n, top.TLS)
+		}
+	}
+	// Fewer than the file gives is refused, not a removal; more than
+	// the hosts too.
+	three := strings.Replace(file, "{name: dn2, rack: b, roles: [datanode]}", "{name: dn2, rack: b, roles: [datanode, namenode]}", 1)
+	three = strings.Replace(three, "{name: gw, rack: c, roles: [client]}", "{name: gw, rack: c, roles: [client, namenode]}", 1)
+	top, err := Parse([]byte(three))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !top.TLS || !top.HA() {
+		t.Errorf("three namenodes in the file: TLS %v, HA %v; want both", top.TLS, top.HA())
+	}
+	if err := top.SetNameNodes(1); err == nil || !strings.Contains(err.Error(), "already gives the namenode role to 3 hosts (nn, dn2, gw)") {
+		t.Errorf("SetNameNodes(1) on a group of 3: %v", err)
+	}
+	small, _ := Parse([]byte("name: x\nracks: [{name: a}]\nhosts: [{name: h1, rack: a, roles: [namenode]}, {name: h2, rack: a}]\n"))
+	if err := small.SetNameNodes(3); err == nil || !strings.Contains(err.Error(), "only 2 hosts") {
+		t.Errorf("SetNameNodes(3) on 2 hosts: %v", err)
+	}
+	if small.TLS {
+		t.Error("a single namenode without tls: true has TLS on")
+	}
+	on, _ := Parse([]byte("name: x\ntls: true\nracks: [{name: a}]\nhosts: [{name: h1, rack: a, roles: [namenode]}]\n"))
+	if on == nil || !on.TLS {
+		t.Error("tls: true did not turn TLS on")
 	}
 }
