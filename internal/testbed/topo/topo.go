@@ -59,20 +59,20 @@ type Limits struct {
 
 // File is a topology file as written.
 type File struct {
-	Name        string                    `yaml:"name"`
-	Description string                    `yaml:"description,omitempty"`
-	Subnet      string                    `yaml:"subnet,omitempty"`
-	LatencyMode string                    `yaml:"latency_mode,omitempty"`
+	Name        string `yaml:"name"`
+	Description string `yaml:"description,omitempty"`
+	Subnet      string `yaml:"subnet,omitempty"`
+	LatencyMode string `yaml:"latency_mode,omitempty"`
 	// TLS turns the wire's TLS on for every daemon (a CA and a
 	// certificate per daemon, made by the testbed). Unset: on exactly
 	// when the namenode role is on more than one host (an HA group,
 	// whose raft port speaks mutual TLS only); false with an HA group
 	// is an error.
-	TLS *bool `yaml:"tls,omitempty"`
-	Defaults    Limits                    `yaml:"defaults,omitempty"`
-	Racks       []RackSpec                `yaml:"racks"`
-	Hosts       []HostSpec                `yaml:"hosts"`
-	Daemons     map[string]map[string]any `yaml:"daemons,omitempty"` // extra config keys per role
+	TLS      *bool                     `yaml:"tls,omitempty"`
+	Defaults Limits                    `yaml:"defaults,omitempty"`
+	Racks    []RackSpec                `yaml:"racks"`
+	Hosts    []HostSpec                `yaml:"hosts"`
+	Daemons  map[string]map[string]any `yaml:"daemons,omitempty"` // extra config keys per role
 }
 
 // RackSpec is one rack as written.
