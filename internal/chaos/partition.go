@@ -121,27 +121,33 @@ func (p *Partitioner) Inject(ctx context.Context, rng *rand.Rand) (Fault, error)
 }
 
 // dataNodesBehind are the datanode hosts that c cuts off from the
-// namenode.
+// namenode: from the side of the cut that holds most namenodes, where an
+// HA group's active is (a single namenode is a group of one).
 func (p *Partitioner) dataNodesBehind(c testbed.Cut) []string {
 	t := p.Testbed.Topology
-	var nnRack string
+	// cut reports whether h is on the far side of c.
+	cut := func(h topo.Host) bool {
+		return c.Kind == "host" && c.Name == h.Name || c.Kind == "rack" && c.Name == h.Rack
+	}
+	var inside, outside int
 	for _, h := range t.Hosts {
 		if h.Has(topo.NameNode) {
-			nnRack = h.Rack
+			if cut(h) {
+				inside++
+			} else {
+				outside++
+			}
 		}
 	}
+	// A cut host is cut off itself (a cut namenode host cuts off every
+	// datanode from a single namenode, but then the report cannot be
+	// asked either); a cut rack separates its datanodes from the
+	// namenodes unless most of them are in it, when it is all the
+	// others.
+	nnInside := c.Kind == "rack" && inside > outside
 	var out []string
 	for _, h := range t.Hosts {
-		if !h.Has(topo.DataNode) {
-			continue
-		}
-		// A cut host is cut off itself (a cut namenode host cuts off
-		// every datanode, but then the report cannot be asked either); a
-		// cut rack separates its datanodes from the namenode's unless the
-		// namenode is in it, when it is all the others.
-		switch {
-		case c.Kind == "host" && c.Name == h.Name,
-			c.Kind == "rack" && (c.Name == h.Rack) != (c.Name == nnRack):
+		if h.Has(topo.DataNode) && cut(h) != nnInside {
 			out = append(out, h.Name)
 		}
 	}

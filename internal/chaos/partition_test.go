@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -97,5 +98,20 @@ func TestPartitionerCutsHoldsAndHeals(t *testing.T) {
 	}
 	if got := DefaultCuts(top); len(got) != 7 {
 		t.Errorf("default cuts %v; want the 5 hosts and 2 racks", got)
+	}
+	// An HA group of three, two in ra (nn, a1) and one in rb (b1, listed
+	// last): whichever rack is cut, the active is on ra's side, so rb's
+	// datanodes are the ones cut off.
+	ha, err := topo.Parse([]byte(strings.NewReplacer("{name: a1, rack: ra, roles: [datanode]}", "{name: a1, rack: ra, roles: [datanode, namenode]}",
+		"{name: b1, rack: rb, roles: [datanode]}", "{name: b1, rack: rb, roles: [datanode, namenode]}").Replace(partitionTopo)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa.Testbed.Topology = ha
+	if got := pa.dataNodesBehind(testbed.Cut{Kind: "rack", Name: "rb"}); fmt.Sprint(got) != "[b1 b2]" {
+		t.Errorf("HA, behind a cut of rb (one member): %v; want [b1 b2]", got)
+	}
+	if got := pa.dataNodesBehind(testbed.Cut{Kind: "rack", Name: "ra"}); fmt.Sprint(got) != "[b1 b2]" {
+		t.Errorf("HA, behind a cut of ra (two members): %v; want [b1 b2]", got)
 	}
 }
