@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,11 +78,11 @@ func (c *Conn) Close() error {
 	return nil
 }
 
-// Invoke makes a unary call with the outgoing metadata of ctx. Call
-// options are not carried.
-func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, _ ...grpc.CallOption) error {
+// Invoke makes a unary call with the outgoing metadata of ctx. Of the
+// call options only grpc.Trailer is carried, for the server's state id.
+func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
 	md, _ := metadata.FromOutgoingContext(ctx)
-	return c.InvokeHeader(ctx, NewHeader(md), 0, method, args, reply)
+	return c.InvokeHeader(ctx, NewHeader(md), 0, method, args, reply, opts...)
 }
 
 // NewStream fails: only unary methods are carried.
@@ -97,7 +98,7 @@ func (c *Conn) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.Call
 // A failure is a status error with gRPC's codes: Unavailable when the
 // server cannot be reached or the connection broke, DeadlineExceeded or
 // Canceled, else the server's.
-func (c *Conn) InvokeHeader(ctx context.Context, h Header, timeout time.Duration, method string, args, reply any) error {
+func (c *Conn) InvokeHeader(ctx context.Context, h Header, timeout time.Duration, method string, args, reply any, opts ...grpc.CallOption) error {
 	in, ok := args.(proto.Message)
 	if !ok {
 		return status.Errorf(codes.Internal, "ipc: %T is not a protobuf message", args)
@@ -173,6 +174,9 @@ func (c *Conn) InvokeHeader(ctx context.Context, h Header, timeout time.Duration
 	select {
 	case r := <-pc.ch:
 		callPool.Put(pc)
+		if r.hasState {
+			setStateTrailer(opts, r.state)
+		}
 		return r.finish(method, out)
 	case <-ctx.Done():
 		cc.abandon(id, pc)
@@ -306,11 +310,23 @@ type pendingCall struct {
 var callPool = sync.Pool{New: func() any { return &pendingCall{ch: make(chan result, 1)} }}
 
 type result struct {
-	err     error // connection failure
-	code    codes.Code
+	err      error // connection failure
+	state    uint64
+	hasState bool // the reply carried the server's state id
+	code     codes.Code
 	msg     string
 	payload []byte
 	buf     *[]byte
+}
+
+// setStateTrailer gives a caller that asked for the call's trailer
+// (grpc.Trailer, as over gRPC) the server's state id under StateKey.
+func setStateTrailer(opts []grpc.CallOption, state uint64) {
+	for _, o := range opts {
+		if t, ok := o.(grpc.TrailerCallOption); ok && t.TrailerAddr != nil {
+			*t.TrailerAddr = metadata.MD{StateKey: {strconv.FormatUint(state, 10)}}
+		}
+	}
 }
 
 func (r result) finish(method string, out proto.Message) error {
@@ -457,7 +473,7 @@ func (cc *clientConn) read() {
 			cc.fail(status.Errorf(codes.Unavailable, "connection error: ipc: malformed reply from %s: %v", cc.addr, err))
 			return
 		}
-		r := result{code: h.code, payload: h.payload, buf: buf}
+		r := result{code: h.code, payload: h.payload, buf: buf, state: h.state, hasState: h.hasState}
 		if h.code != codes.OK {
 			r.msg = string(h.msg)
 		}

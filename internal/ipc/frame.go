@@ -33,7 +33,21 @@ const (
 	// nothing more on the connection, so no call is left unanswered
 	// and unapplied: new calls go to a new connection (gRPC's GOAWAY).
 	kindGoAway = 3
+	// kindReplyState is a reply that also carries the server's state id
+	// (after the call id): what the server's replicated state had
+	// reached when it answered (HDFS's RpcResponseHeaderProto.stateId).
+	// A server sends it only for a call whose metadata has StateKey, so
+	// a client from before it never sees one.
+	kindReplyState = 4
 )
+
+// StateKey is the call metadata key of a client's state id: the highest
+// state id it has seen in replies of the namenodes of its group
+// (decimal). A call that carries it is answered with kindReplyState when
+// the server has ServerOptions.ReplyState; a namenode standby serving
+// observer reads first waits until its own state has reached it, so that
+// a client reads its own writes (HDFS's AlignmentContext).
+const StateKey = "smarth-state-id"
 
 // Limits on what a peer may make us allocate. The frame length is checked
 // against them before anything is allocated for the frame.
@@ -60,6 +74,7 @@ var errShort = errors.New("truncated frame")
 // Call body: kind (1 byte) | call id | timeout in µs (0: none) |
 // method | metadata count | (key, value)... | payload
 // Reply body: kind (1 byte) | call id | status code | status message | payload
+// Reply with state: kind (1 byte) | call id | state id | status code | ...
 //
 // Numbers are unsigned varints, strings and keys a varint length then the
 // bytes, and the payload (a protobuf message) runs to the end of the body.
@@ -75,8 +90,10 @@ type callHeader struct {
 
 // replyHeader is a decoded reply frame; msg and payload alias the frame.
 type replyHeader struct {
-	id      uint64
-	code    codes.Code
+	id       uint64
+	state    uint64 // the server's state id (hasState)
+	hasState bool   // a kindReplyState reply
+	code     codes.Code
 	msg     []byte
 	payload []byte
 }
@@ -285,13 +302,18 @@ func lower(k []byte) string {
 func decodeReply(b []byte) (replyHeader, error) {
 	var h replyHeader
 	d := decoder{b: b}
-	if k := d.byte(); k != kindReply {
-		if d.err != nil {
-			return h, d.err
-		}
+	switch k := d.byte(); {
+	case d.err != nil:
+		return h, d.err
+	case k == kindReplyState:
+		h.hasState = true
+	case k != kindReply:
 		return h, fmt.Errorf("frame kind %d, want a reply", k)
 	}
 	h.id = d.uvarint()
+	if h.hasState {
+		h.state = d.uvarint()
+	}
 	c := d.uvarint()
 	if c > 0xffff {
 		return h, fmt.Errorf("status code %d out of range", c)
@@ -428,10 +450,17 @@ func appendCallHeader(b []byte, id uint64, timeout time.Duration, method string,
 	return append(b, h.raw...)
 }
 
-// appendReplyHeader starts a reply frame (length left to fill) in b.
-func appendReplyHeader(b []byte, id uint64, code codes.Code, msg string) []byte {
-	b = append(b, 0, 0, 0, 0, kindReply)
-	b = binary.AppendUvarint(b, id)
+// appendReplyHeader starts a reply frame (length left to fill) in b,
+// with the server's state id when st is non-nil.
+func appendReplyHeader(b []byte, id uint64, st *uint64, code codes.Code, msg string) []byte {
+	if st == nil {
+		b = append(b, 0, 0, 0, 0, kindReply)
+		b = binary.AppendUvarint(b, id)
+	} else {
+		b = append(b, 0, 0, 0, 0, kindReplyState)
+		b = binary.AppendUvarint(b, id)
+		b = binary.AppendUvarint(b, *st)
+	}
 	b = binary.AppendUvarint(b, uint64(code))
 	if len(msg) > MaxHeader-64 {
 		msg = msg[:MaxHeader-64] // a peer would refuse the whole reply

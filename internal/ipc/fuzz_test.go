@@ -21,10 +21,15 @@ func FuzzDecode(f *testing.F) {
 		NewHeader(metadata.Pairs("smarth-user", "alice", "smarth-auth", "alice:bWFj")))
 	call = append(call, 0x0a, 0x02, '/', 'a')
 	finishFrame(call)
-	reply := appendReplyHeader(nil, 3, codes.NotFound, "no such file /a")
+	reply := appendReplyHeader(nil, 3, nil, codes.NotFound, "no such file /a")
 	finishFrame(reply)
+	state := uint64(1 << 33)
+	stateReply := appendReplyHeader(nil, 5, &state, codes.OK, "")
+	stateReply = append(stateReply, 0x08, 0x01)
+	finishFrame(stateReply)
 	f.Add(call)
 	f.Add(reply)
+	f.Add(stateReply)
 	// Metadata within the bounds but refused by gRPC's rules.
 	bad := appendCallHeader(nil, 4, 0, "/m", Header{raw: []byte{1, 3, 'B', 'a', 'd', 1, '\n'}})
 	finishFrame(bad)
@@ -82,6 +87,23 @@ func FuzzDecode(f *testing.F) {
 			if h, err := decodeReply(*buf); err == nil {
 				if len(h.msg) > MaxHeader {
 					t.Fatalf("status message of %d bytes", len(h.msg))
+				}
+				// Re-encode: same id, state, status and payload (a
+				// message near the limit is cut on encoding).
+				var st *uint64
+				if h.hasState {
+					st = &h.state
+				}
+				b := appendReplyHeader(nil, h.id, st, h.code, string(h.msg))
+				b = append(b, h.payload...)
+				finishFrame(b)
+				h2, err := decodeReply(b[4:])
+				if err != nil {
+					t.Fatalf("re-encoded reply does not decode: %v", err)
+				}
+				if h2.id != h.id || h2.hasState != h.hasState || h2.state != h.state || h2.code != h.code ||
+					len(h.msg) <= MaxHeader-64 && !bytes.Equal(h2.msg, h.msg) || !bytes.Equal(h2.payload, h.payload) {
+					t.Fatalf("round trip changed the reply: %+v -> %+v", h, h2)
 				}
 			}
 			putBuf(buf)

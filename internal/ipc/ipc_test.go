@@ -579,3 +579,38 @@ func TestGracefulStopLosesNoCall(t *testing.T) {
 		}
 	}
 }
+
+// A call that carries StateKey is answered with the server's state id,
+// read after its handler, which a caller gets as gRPC's trailer; a call
+// without it gets a plain reply (what a client from before state ids
+// reads), errors included.
+func TestReplyStateOnlyWhenAsked(t *testing.T) {
+	var state atomic.Uint64
+	state.Store(41)
+	ts := startServer(t, "127.0.0.1:0", nil, ServerOptions{ReplyState: func() uint64 { return state.Add(1) }})
+	c := NewConn(ts.addr, ClientOptions{})
+	defer c.Close()
+	cp := dfspb.NewClientProtocolClient(c)
+	asked := metadata.NewOutgoingContext(context.Background(), metadata.Pairs("smarth-user", "alice", StateKey, "7"))
+	var tr metadata.MD
+	if _, err := cp.GetFileInfo(asked, &dfspb.GetFileInfoRequest{Path: "/x"}, grpc.Trailer(&tr)); err != nil {
+		t.Fatal(err)
+	}
+	if got := tr.Get(StateKey); len(got) != 1 || got[0] != "42" {
+		t.Errorf("trailer %v, want %s: 42", tr, StateKey)
+	}
+	tr = nil
+	if _, err := cp.GetFileInfo(asked, &dfspb.GetFileInfoRequest{Path: "/code/5"}, grpc.Trailer(&tr)); status.Code(err) != codes.NotFound {
+		t.Fatalf("stat /code/5: %v", err)
+	}
+	if got := tr.Get(StateKey); len(got) != 1 || got[0] != "43" {
+		t.Errorf("trailer of an error reply %v, want %s: 43", tr, StateKey)
+	}
+	tr = nil
+	if _, err := cp.GetFileInfo(userCtx("alice"), &dfspb.GetFileInfoRequest{Path: "/x"}, grpc.Trailer(&tr)); err != nil {
+		t.Fatal(err)
+	}
+	if tr != nil || state.Load() != 43 {
+		t.Errorf("a call without %s got trailer %v (state read %d times past 41, want 2)", StateKey, tr, state.Load()-41)
+	}
+}

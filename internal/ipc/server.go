@@ -64,6 +64,10 @@ type ServerOptions struct {
 	IdleTimeout time.Duration
 	// Logger gets refused connections; default discard.
 	Logger *slog.Logger
+	// ReplyState, when set, is the server's state id (a namenode's
+	// applied edit), sent with the reply of every call whose metadata
+	// has StateKey; read after the handler returned.
+	ReplyState func() uint64
 
 	// Tests shorten these; zero: the constants of the same names.
 	writeTimeout, goAwayWait, stopGrace time.Duration
@@ -581,7 +585,7 @@ func (c *serverConn) read() {
 			if !c.acquire() {
 				return
 			}
-			c.reply(id, nil, status.Errorf(codes.ResourceExhausted, "ipc: call of %d bytes exceeds the server's limit of %d", big.n, big.max))
+			c.reply(id, nil, nil, status.Errorf(codes.ResourceExhausted, "ipc: call of %d bytes exceeds the server's limit of %d", big.n, big.max))
 			continue
 		}
 		if err != nil {
@@ -604,13 +608,13 @@ func (c *serverConn) read() {
 		}
 		md, err := c.metadata(h.mdRaw)
 		if err != nil {
-			c.reply(h.id, nil, err)
+			c.reply(h.id, nil, nil, err)
 			putBuf(buf)
 			continue
 		}
 		m := s.methods[string(h.method)]
 		if m == nil {
-			c.reply(h.id, nil, status.Errorf(codes.Unimplemented, "unknown method %s", h.method))
+			c.reply(h.id, nil, nil, status.Errorf(codes.Unimplemented, "unknown method %s", h.method))
 			putBuf(buf)
 			continue
 		}
@@ -674,18 +678,24 @@ func (call *serverCall) run() {
 		cctx.release()
 	}
 	putBuf(call.buf)
-	c.reply(call.id, resp, err)
+	var st *uint64
+	if f := c.s.opts.ReplyState; f != nil && len(call.md[StateKey]) > 0 {
+		v := f()
+		st = &v
+	}
+	c.reply(call.id, st, resp, err)
 }
 
-// reply sends a call's answer: resp on success, else err's status.
-func (c *serverConn) reply(id uint64, resp any, err error) {
+// reply sends a call's answer: resp on success, else err's status; with
+// the state id st when non-nil.
+func (c *serverConn) reply(id uint64, st *uint64, resp any, err error) {
 	buf := getBuf(256)
 	if err == nil {
 		msg, ok := resp.(proto.Message)
 		if !ok {
 			err = status.Errorf(codes.Internal, "ipc: reply %T is not a protobuf message", resp)
 		} else {
-			b := appendReplyHeader(*buf, id, codes.OK, "")
+			b := appendReplyHeader(*buf, id, st, codes.OK, "")
 			if b, err = (proto.MarshalOptions{}).MarshalAppend(b, msg); err == nil {
 				*buf = b
 				if len(b)-4 > c.s.opts.MaxMessage+MaxHeader {
@@ -698,8 +708,8 @@ func (c *serverConn) reply(id uint64, resp any, err error) {
 	}
 	if err != nil {
 		// As gRPC: an error that is not a status is Unknown.
-		st := status.Convert(err)
-		*buf = appendReplyHeader((*buf)[:0], id, st.Code(), st.Message())
+		s := status.Convert(err)
+		*buf = appendReplyHeader((*buf)[:0], id, st, s.Code(), s.Message())
 	}
 	finishFrame(*buf)
 	_ = c.w.send(buf)
