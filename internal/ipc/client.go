@@ -314,9 +314,9 @@ type result struct {
 	state    uint64
 	hasState bool // the reply carried the server's state id
 	code     codes.Code
-	msg     string
-	payload []byte
-	buf     *[]byte
+	msg      string
+	payload  []byte
+	buf      *[]byte
 }
 
 // setStateTrailer gives a caller that asked for the call's trailer

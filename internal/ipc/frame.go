@@ -94,8 +94,8 @@ type replyHeader struct {
 	state    uint64 // the server's state id (hasState)
 	hasState bool   // a kindReplyState reply
 	code     codes.Code
-	msg     []byte
-	payload []byte
+	msg      []byte
+	payload  []byte
 }
 
 // readFrame reads one frame body of at most max bytes. Small bodies come
