@@ -289,6 +289,18 @@ type NameNodeHA struct {
 	// fsync and a message) and a lightly loaded one overlaps them for
 	// latency; "always" up to two at once, whatever their size.
 	BatchOverlap string `yaml:"ha_batch_overlap"`
+	// ObserverReads lets this member, while a standby, serve the
+	// namespace reads (getFileInfo, listing, getBlockLocations, content
+	// summary, xattrs, ACLs, ...) of a client that asks for them with
+	// its state id (smarth's client with observer_reads; HDFS's
+	// ObserverReadProxyProvider): the standby first waits, at most
+	// half a second, until it has applied every edit the client has
+	// seen acknowledged, so the client reads its own writes; a standby
+	// further behind, or a read that would change the namespace (an
+	// access time) or finds a block with no replica it knows of, is sent
+	// to the active. On by default; calls without a state id are
+	// refused as before.
+	ObserverReads bool `yaml:"ha_observer_reads"`
 }
 
 // NameNodeHAPeer is one member's addresses.

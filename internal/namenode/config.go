@@ -76,6 +76,7 @@ func DefaultConfig() Config {
 
 		BlockAccessTokenEnable:        true,
 		RetryCacheEnable:              true,
+		HA:                            daemonconf.NameNodeHA{ObserverReads: true},
 		RetryCacheExpiry:              retrycache.DefaultExpiry,
 		RetryCacheMaxEntries:          retrycache.DefaultMaxEntries,
 		BlockAccessTokenLifetime:      blocktoken.DefaultLifetime,

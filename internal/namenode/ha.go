@@ -80,6 +80,52 @@ type haLog struct {
 	committed uint64          // every txid up to it is committed
 	last      uint64          // last txid appended or applied here
 	err       error           // an edit applied to memory that the log refused: fatal
+	// advanced, when a caller waits for committed to grow
+	// (awaitCommitted), is closed and cleared when it grows.
+	advanced chan struct{}
+
+	// state mirrors committed for readers without the lock: the state id
+	// every reply to a client that asks carries (ipc.StateKey).
+	state atomic.Uint64
+}
+
+// setCommittedLocked raises committed to txid and wakes its waiters.
+func (a *haLog) setCommittedLocked(txid uint64) {
+	a.committed = txid
+	a.state.Store(txid)
+	if a.advanced != nil {
+		close(a.advanced)
+		a.advanced = nil
+	}
+}
+
+// awaitCommitted waits until every txid up to want is committed and
+// applied here, for at most wait.
+func (a *haLog) awaitCommitted(ctx context.Context, want uint64, wait time.Duration) error {
+	if a.state.Load() >= want {
+		return nil
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		a.mu.Lock()
+		if a.committed >= want {
+			a.mu.Unlock()
+			return nil
+		}
+		if a.advanced == nil {
+			a.advanced = make(chan struct{})
+		}
+		ch := a.advanced
+		a.mu.Unlock()
+		select {
+		case <-ch:
+		case <-timer.C:
+			return fmt.Errorf("txid %d not applied within %v (at %d)", want, wait, a.state.Load())
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 func (a *haLog) Append(payload []byte) uint64 {
@@ -128,7 +174,7 @@ func (a *haLog) Sync(txid uint64) error {
 	}
 	a.mu.Lock()
 	if txid > a.committed {
-		a.committed = txid
+		a.setCommittedLocked(txid)
 		// raft commits in order: everything before txid is committed too.
 		if n := txid - a.base + 1; n <= uint64(len(a.pend)) {
 			a.pend = a.pend[n:]
@@ -143,7 +189,8 @@ func (a *haLog) Sync(txid uint64) error {
 // snapshot restored), and drops handles of an ended stint.
 func (a *haLog) applied(txid uint64) {
 	a.mu.Lock()
-	a.last, a.committed = txid, txid
+	a.last = txid
+	a.setCommittedLocked(txid)
 	a.pend, a.base = nil, txid+1
 	a.mu.Unlock()
 }
@@ -194,6 +241,9 @@ type haNode struct {
 	// leaseMisses those that found none and waited for a read index.
 	lease                   bool
 	leaseReads, leaseMisses atomic.Int64
+	// observerServed counts the observer reads this member served as a
+	// standby, observerRefused those it sent to the active (observer.go).
+	observerServed, observerRefused atomic.Int64
 	// beforeLeaseCheck, set by tests, runs between a read's arrival and
 	// its lease check.
 	beforeLeaseCheck atomic.Pointer[func()]
@@ -489,9 +539,14 @@ var standbyServes = map[string]bool{
 }
 
 // standbyRefusal is the interceptor's answer to a call a standby does
-// not serve (nil: serve it).
-func (nn *NameNode) standbyRefusal(method string) error {
+// not serve (nil: serve it). A standby serves an observer read
+// (observerRead) of a client that sent its state id once it has applied
+// that far (observer.go).
+func (nn *NameNode) standbyRefusal(ctx context.Context, method string) error {
 	if nn.ha == nil || standbyServes[method] || nn.ha.active.Load() {
+		return nil
+	}
+	if nn.ha.admitObserverRead(ctx, method) {
 		return nil
 	}
 	cat := standby.Write

@@ -61,7 +61,8 @@ func startHAGroup(t *testing.T, n int, tweaks ...func(*Config)) *haGroup {
 		cfg.RPCAddr = ports[2*i]
 		cfg.Wire = g.tls
 		cfg.HA = daemonconf.NameNodeHA{ID: fmt.Sprintf("nn%d", i), Peers: peers, Bootstrap: i == 0,
-			HeartbeatTimeout: 300 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond, LeaderLeaseTimeout: 250 * time.Millisecond}
+			HeartbeatTimeout: 300 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond, LeaderLeaseTimeout: 250 * time.Millisecond,
+			ObserverReads: true} // as the default config
 		for _, tw := range tweaks {
 			tw(&cfg)
 		}

@@ -62,6 +62,14 @@ func (nn *NameNode) blockLocations(ctx context.Context, req *dfspb.GetBlockLocat
 		out.LastBlock = nn.locatedBlockLocked(last, blockOffset(f, len(f.Blocks)-1), client)
 		out.LastBlockComplete = last.State == blockmap.Complete
 	}
+	noLocation := false
+	for _, lb := range out.Blocks {
+		noLocation = noLocation || len(lb.GetLocations()) == 0 && lb.GetBlock().GetNumBytes() > 0
+	}
+	if err := nn.observerBlocksRefusal(accessed != nil, noLocation); err != nil {
+		accessed = nil // the active records it
+		return nil, err
+	}
 	user := callerOf(ctx).User
 	for _, lb := range out.Blocks {
 		nn.token(lb, user, blocktoken.Read, nil)

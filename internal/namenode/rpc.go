@@ -33,7 +33,9 @@ const grpcMaxStreams = 1024
 
 func (nn *NameNode) newGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 	s := grpc.NewServer(append([]grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(nn.interceptor),
+		// stateTrailer outermost: the state id is read after the call,
+		// its commit wait included.
+		grpc.ChainUnaryInterceptor(nn.stateTrailer, nn.interceptor),
 		grpc.MaxRecvMsgSize(256 << 20), // full block reports of big datanodes
 		grpc.MaxSendMsgSize(256 << 20),
 		// Reuse handler goroutines across calls instead of starting one
@@ -58,6 +60,7 @@ func (nn *NameNode) newGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 func (nn *NameNode) newIPCServer() *ipc.Server {
 	s := ipc.NewServer(ipc.ServerOptions{
 		Interceptor: nn.interceptor,
+		ReplyState:  nn.stateID,
 		MaxMessage:  256 << 20, // as MaxRecvMsgSize above
 		Workers:     64,
 		MaxCalls:    nn.cfg.IPCMaxCalls, // 0: ipc.DefaultMaxCalls
@@ -96,10 +99,13 @@ func (nn *NameNode) interceptor(ctx context.Context, req any, info *grpc.UnarySe
 		nn.logger.Warn("call refused", "method", method, "peer", peerHost(ctx), "error", err)
 		return nil, err
 	}
-	if err := nn.standbyRefusal(info.FullMethod); err != nil {
+	if err := nn.standbyRefusal(ctx, info.FullMethod); err != nil {
 		return nil, err
 	}
-	if nn.ha != nil && nn.ha.linearizable() && linearRead[info.FullMethod] {
+	if nn.ha != nil && nn.ha.linearizable() && linearRead[info.FullMethod] && nn.ha.active.Load() {
+		// (A standby got here with an observer read, which its own
+		// admission made read-your-writes; it has no leadership to
+		// verify.)
 		return nn.gatedRead(ctx, func() (any, error) { return handler(ctx, req) })
 	}
 	return handler(ctx, req)
