@@ -116,6 +116,8 @@ type failoverConn struct {
 
 	watchMu sync.Mutex
 	watch   *activeWatch // the watch for a new active between rounds; nil: no call waits
+
+	obs observers // observer reads (observer.go); obs.on: Config.ObserverReads
 }
 
 type failoverMember struct {
@@ -230,6 +232,22 @@ func unknownOutcome(err error) bool {
 }
 
 func (c *failoverConn) Invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
+	if !c.obs.on || c.obs.off.Load() {
+		return c.invoke(ctx, method, req, reply, opts)
+	}
+	if standby.ObserverReads[method] {
+		if done, err := c.observerRead(ctx, method, req, reply, opts); done {
+			return err
+		}
+	}
+	ctx, opts, tr := c.obs.track(ctx, opts)
+	err := c.invoke(ctx, method, req, reply, opts)
+	c.obs.learn(*tr, err, c, int(c.cur.Load()))
+	return err
+}
+
+// invoke is a call through the active, failing over as above.
+func (c *failoverConn) invoke(ctx context.Context, method string, req, reply any, opts []grpc.CallOption) error {
 	if atMostOnceMethods[method] {
 		if _, ok := callid.From(ctx); !ok {
 			ctx = callid.With(ctx, c.ids.Next()) // one id for every attempt

@@ -93,6 +93,14 @@ type Config struct {
 	// election), and from then on the probe finds it within a round
 	// (probeEvery); negative: wait the whole RPCTimeout, as HDFS does.
 	FailoverProbeAfter time.Duration
+	// ObserverReads: with several namenodes, namespace reads (stat,
+	// listing, open's block locations, ...) go first to a standby, which
+	// serves them once it has applied every edit this client has seen
+	// acknowledged (read-your-writes; observer.go), and to the active
+	// when it is behind; the active's load is then mostly writes (HDFS's
+	// ObserverReadProxyProvider). Default: $SMARTH_OBSERVER_READS
+	// ("true" or "1"), else off.
+	ObserverReads bool
 	// MaxPipelines caps the open pipelines of one multi-pipeline file on
 	// top of live datanodes / replication; each one holds up to a block of
 	// unacknowledged data in memory. Default 4.
@@ -163,6 +171,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.RPCTransport == "" {
 		c.RPCTransport = os.Getenv("SMARTH_RPC_TRANSPORT")
+	}
+	if v := os.Getenv("SMARTH_OBSERVER_READS"); !c.ObserverReads && (v == "true" || v == "1") {
+		c.ObserverReads = true
 	}
 	switch c.RPCTransport {
 	case "":
@@ -284,6 +295,8 @@ func New(cfg Config) (*FileSystem, error) {
 	ids := callid.NewSource() // this FileSystem's client id
 	fc := &failoverConn{attempts: cfg.FailoverAttempts, sleepBase: cfg.FailoverSleepBase, sleepMax: cfg.FailoverSleepMax, log: cfg.Logger,
 		ids: ids, probeAfter: cfg.FailoverProbeAfter}
+	fc.obs.on = cfg.ObserverReads && len(addrs) > 1
+	fc.obs.skipUntil = make([]atomic.Int64, len(addrs))
 	for _, addr := range addrs {
 		conn, ic, err := f.connect(addr, md)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -159,10 +160,14 @@ func (c *identConn) Invoke(ctx context.Context, method string, req, reply any, o
 		}
 		callID = id.Encode()
 	}
+	st, hasState := stateFrom(ctx) // observer reads: the client's state id
 	if c.ipc == nil {
 		ctx = metadata.NewOutgoingContext(ctx, c.md)
 		if callID != "" {
 			ctx = metadata.AppendToOutgoingContext(ctx, callid.Key, callID)
+		}
+		if hasState {
+			ctx = metadata.AppendToOutgoingContext(ctx, ipc.StateKey, strconv.FormatUint(st, 10))
 		}
 		if _, ok := ctx.Deadline(); !ok {
 			var cancel context.CancelFunc
@@ -172,6 +177,9 @@ func (c *identConn) Invoke(ctx context.Context, method string, req, reply any, o
 	} else {
 		if callID != "" {
 			hdr = hdr.With(callid.Key, callID)
+		}
+		if hasState {
+			hdr = hdr.With(ipc.StateKey, strconv.FormatUint(st, 10))
 		}
 		if dl, ok := ctx.Deadline(); ok {
 			deadline = dl
@@ -187,7 +195,7 @@ func (c *identConn) Invoke(ctx context.Context, method string, req, reply any, o
 				err = status.Error(codes.DeadlineExceeded, "context deadline exceeded")
 				break
 			}
-			err = c.ipc.InvokeHeader(ctx, hdr, left, method, req, reply)
+			err = c.ipc.InvokeHeader(ctx, hdr, left, method, req, reply, opts...)
 		} else {
 			err = c.cc.Invoke(ctx, method, req, reply, opts...)
 		}

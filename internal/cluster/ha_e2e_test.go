@@ -2,7 +2,11 @@ package cluster_test
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -121,6 +125,7 @@ func TestHAClusterUpSurvivesKillOfTheActive(t *testing.T) {
 		return back != nil && active != nil && back.GetState() == dfspb.HAState_STANDBY && back.GetAppliedTxid() == active.GetAppliedTxid()
 	})
 	readWith(ctx, t, fs, files)
+	checkObserverReads(ctx, t, home, st)
 	if got := client.NameNodes(cluster.DefaultNameNode()); len(got) != 3 {
 		t.Errorf("after cluster start %s: DefaultNameNode() = %v; want the three members still", victim.Name, got)
 	}
@@ -128,4 +133,72 @@ func TestHAClusterUpSurvivesKillOfTheActive(t *testing.T) {
 	if n := len(regexp.MustCompile(`(?m)^nn[123]\s+\S+\s+active\s`).FindAllString(status, -1)); n != 1 || !strings.Contains(status, victim.Name) {
 		t.Fatalf("cluster status after the restart names %d active namenodes, want 1:\n%s", n, status)
 	}
+}
+
+// checkObserverReads: a client with observer reads writes files and at
+// once stats and reads each back; every read must see its write (the
+// standbys serve a read only once they have applied the client's state),
+// and the standbys must have served some (their metrics say so), or the
+// check proves nothing about them.
+func checkObserverReads(ctx context.Context, t *testing.T, home string, st *cluster.State) {
+	t.Helper()
+	cfg := ownerConfig(t, home, cluster.DefaultNameNode())
+	cfg.ObserverReads = true
+	fs, err := client.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	before := observerServed(t, home, st)
+	for i := range 20 {
+		p := fmt.Sprintf("/ha/observer/f%02d", i)
+		data := []byte(strings.Repeat(p, 100+i))
+		w, err := fs.Create(ctx, p, client.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := fs.Stat(ctx, p); err != nil || fi.Size != int64(len(data)) {
+			t.Fatalf("stat %s right after writing it, with observer reads: %+v, %v; want %d bytes", p, fi, err, len(data))
+		}
+		readWith(ctx, t, fs, map[string][]byte{p: data})
+	}
+	served := observerServed(t, home, st) - before
+	t.Logf("standbys served %d observer reads of 40", served)
+	if served == 0 {
+		t.Errorf("no standby served an observer read: the reads all went to the active, so this proves nothing about the standbys")
+	}
+}
+
+// observerServed sums smarth_namenode_ha_observer_reads_total{outcome="served"}
+// over the members' metrics pages.
+func observerServed(t *testing.T, home string, st *cluster.State) int {
+	t.Helper()
+	sec, err := st.Security()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: sec.TLS}}
+	re := regexp.MustCompile(`(?m)^smarth_namenode_ha_observer_reads_total\{outcome="served"\} (\d+)`)
+	total := 0
+	for _, d := range st.NameNodeDaemons() {
+		resp, err := hc.Get(st.WebScheme() + "://" + d.Ready.HTTP + "/metrics")
+		if err != nil {
+			t.Fatalf("%s metrics: %v", d.Name, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		m := re.FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("%s metrics have no observer reads series:\n%s", d.Name, b)
+		}
+		n, _ := strconv.Atoi(string(m[1]))
+		total += n
+	}
+	return total
 }

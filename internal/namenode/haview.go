@@ -62,6 +62,8 @@ var (
 		"Voting members of the group, as this namenode's configuration of the group says.", nil, nil)
 	haDescLag = prometheus.NewDesc("smarth_namenode_ha_follower_lag_entries",
 		"On the active, the raft entries each other member has still to receive (HDFS's CurrentLagTxns).", []string{"member"}, nil)
+	haDescObserver = prometheus.NewDesc("smarth_namenode_ha_observer_reads_total",
+		"Observer reads (namespace reads of clients that sent their state id) this member, as a standby, served or sent to the active because it was behind.", []string{"outcome"}, nil)
 	haDescFollowerContact = prometheus.NewDesc("smarth_namenode_ha_follower_last_contact_seconds",
 		"On the active, the time since each other member last answered it (+Inf: never since it became active or the member was added).", []string{"member"}, nil)
 )
@@ -91,6 +93,8 @@ func (c haCollector) Collect(ch chan<- prometheus.Metric) {
 	g(haDescTxID, float64(c.nn.journal.LastTxID()))
 	g(haDescContact, contact)
 	g(haDescMembers, float64(len(st.Members)))
+	ch <- prometheus.MustNewConstMetric(haDescObserver, prometheus.CounterValue, float64(h.observerServed.Load()), "served")
+	ch <- prometheus.MustNewConstMetric(haDescObserver, prometheus.CounterValue, float64(h.observerRefused.Load()), "refused")
 	if !active {
 		return
 	}

@@ -41,16 +41,9 @@ import (
 const observerWait = 500 * time.Millisecond
 
 // observerRead are the calls a standby may serve as an observer: the
-// namespace reads of the read index (linearRead) but fsck.
-var observerRead = func() map[string]bool {
-	m := map[string]bool{}
-	for k := range linearRead {
-		if k != clientProtocol+"Fsck" {
-			m[k] = true
-		}
-	}
-	return m
-}()
+// namespace reads of the read index (linearRead) but fsck, the list the
+// client also uses.
+var observerRead = standby.ObserverReads
 
 // stateID is what replies carry as the member's state: every edit up to
 // it is committed and applied here (0 without HA: a single namenode

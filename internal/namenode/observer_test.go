@@ -100,3 +100,17 @@ func TestHAObserverReadsReadYourWrites(t *testing.T) {
 		return err == nil && r.GetStatus() != nil
 	})
 }
+
+// The observer reads are the read index's namespace reads but fsck.
+func TestObserverReadsAreLinearReads(t *testing.T) {
+	for m := range linearRead {
+		if want := m != clientProtocol+"Fsck"; observerRead[m] != want {
+			t.Errorf("%s: observer read %v, want %v", m, observerRead[m], want)
+		}
+	}
+	for m := range observerRead {
+		if !linearRead[m] {
+			t.Errorf("%s is an observer read but not a namespace read of the read index", m)
+		}
+	}
+}

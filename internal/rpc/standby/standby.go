@@ -62,3 +62,18 @@ func Is(err error) (active string, ok bool) {
 	}
 	return rest, true
 }
+
+// ObserverReads are the ClientProtocol methods (full gRPC names) a
+// standby may serve as an observer, to a client that sends its state id
+// (ipc.StateKey): the namespace reads. The client sends these to a
+// standby first when observer reads are on; the namenode admits only
+// these.
+var ObserverReads = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range []string{"GetBlockLocations", "GetFileInfo", "GetListing", "GetXAttrs", "ListXAttrs",
+		"GetContentSummary", "GetAclStatus", "GetSnapshottableDirListing", "GetSnapshotDiffReport",
+		"GetStoragePolicy", "ListCachePools", "ListCacheDirectives"} {
+		m["/smarth.dfs.ClientProtocol/"+n] = true
+	}
+	return m
+}()

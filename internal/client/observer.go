@@ -1,0 +1,148 @@
+package client
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"smarth/internal/ipc"
+	"smarth/internal/rpc/standby"
+)
+
+// Observer reads (Config.ObserverReads; HDFS's ObserverReadProxyProvider
+// with its AlignmentContext). With several namenodes the client keeps a
+// state id: the highest edit any member's reply said it had reached
+// (every call then carries the state id, ipc.StateKey, and every reply of
+// a namenode that knows them carries its own). A namespace read
+// (standby.ObserverReads) goes first to a standby, round robin among
+// them, with the state id: the standby serves it once it has applied
+// that far, so the client reads its own writes and never goes back in
+// time; a standby that is behind refuses, and the read goes to the
+// active as any other call. What is not promised: a read from a standby
+// sees another client's write only once this client has heard of it
+// (any reply of the active raises the state id).
+//
+// A standby that refused is skipped for a second, one that did not
+// answer within observerTimeout or could not be reached for ten: reads
+// then go to the active (or the next standby) at once rather than paying
+// the same wait again. A member that answers without a state id (a
+// namenode from before them) turns observer reads off for the
+// FileSystem: without its state the client cannot know what it has
+// seen.
+
+// observerTimeout bounds a read's attempt on a standby: the standby
+// holds it at most half a second for its log (the namenode's
+// observerWait), so anything past that is a standby in trouble, and the
+// read goes to the active.
+const observerTimeout = 2 * time.Second
+
+// Skips after a failed attempt on a standby.
+const (
+	observerSkipRefused = time.Second      // it was behind
+	observerSkipFailed  = 10 * time.Second // unreachable, or no answer in time
+)
+
+// observers is a failoverConn's observer-read state.
+type observers struct {
+	on    bool
+	state atomic.Uint64 // the highest state id seen
+	off   atomic.Bool   // a member answered without a state id
+	next  atomic.Uint32 // round robin among the standbys
+	// skipUntil[i]: member i gets no observer read before this time
+	// (UnixNano); a read there waits for nothing else.
+	skipUntil []atomic.Int64
+	// served counts reads a standby answered, fellBack those that went
+	// on to the active.
+	served, fellBack atomic.Int64
+}
+
+// stateCtxKey carries the state id to send with a call (identConn adds
+// it to the call's metadata).
+type stateCtxKey struct{}
+
+func withState(ctx context.Context, st uint64) context.Context {
+	return context.WithValue(ctx, stateCtxKey{}, st)
+}
+
+func stateFrom(ctx context.Context) (uint64, bool) {
+	st, ok := ctx.Value(stateCtxKey{}).(uint64)
+	return st, ok
+}
+
+// learn raises the state id to what a reply's trailer says, or turns
+// observer reads off when a namenode answered without one.
+func (o *observers) learn(tr metadata.MD, err error, c *failoverConn, member int) {
+	v := tr.Get(ipc.StateKey)
+	if len(v) == 0 {
+		if err == nil && o.off.CompareAndSwap(false, true) {
+			c.log.Warn("observer reads off: a namenode answered without a state id (older than observer reads?)", "namenode", c.members[member].addr)
+		}
+		return
+	}
+	st, perr := strconv.ParseUint(v[0], 10, 64)
+	if perr != nil {
+		return
+	}
+	for cur := o.state.Load(); st > cur && !o.state.CompareAndSwap(cur, st); cur = o.state.Load() {
+	}
+}
+
+// track makes a call carry the state id and capture the reply's.
+func (o *observers) track(ctx context.Context, opts []grpc.CallOption) (context.Context, []grpc.CallOption, *metadata.MD) {
+	tr := new(metadata.MD)
+	return withState(ctx, o.state.Load()), append(opts, grpc.Trailer(tr)), tr
+}
+
+// observerRead tries a read on a standby. done says whether err is the
+// call's outcome (an answer, or the caller's context ended); otherwise
+// the read goes to the active.
+func (c *failoverConn) observerRead(ctx context.Context, method string, req, reply any, opts []grpc.CallOption) (done bool, err error) {
+	o := &c.obs
+	j := c.pickObserver()
+	if j < 0 {
+		return false, nil
+	}
+	actx, cancel := context.WithTimeout(ctx, observerTimeout)
+	defer cancel()
+	actx, aopts, tr := o.track(actx, opts)
+	err = c.members[j].ic.Invoke(actx, method, req, reply, aopts...)
+	o.learn(*tr, err, c, j)
+	_, refused := standby.Is(err)
+	switch {
+	case err == nil:
+		o.served.Add(1)
+		return true, nil
+	case ctx.Err() != nil:
+		return true, err
+	case refused:
+		o.skipUntil[j].Store(time.Now().Add(observerSkipRefused).UnixNano())
+	case notSent(err) || unknownOutcome(err):
+		o.skipUntil[j].Store(time.Now().Add(observerSkipFailed).UnixNano())
+	default:
+		o.served.Add(1)
+		return true, err // the standby's answer: not found, permission denied, ...
+	}
+	o.fellBack.Add(1)
+	c.log.Debug("observer read goes to the active", "method", method, "standby", c.members[j].addr, "err", err)
+	return false, nil
+}
+
+// pickObserver is the next member, round robin, that is not believed
+// active and is not being skipped; -1 if none.
+func (c *failoverConn) pickObserver() int {
+	n := len(c.members)
+	cur := int(c.cur.Load())
+	start := int(c.obs.next.Add(1))
+	now := time.Now().UnixNano()
+	for k := range n {
+		j := (start + k) % n
+		if j != cur && c.obs.skipUntil[j].Load() <= now {
+			return j
+		}
+	}
+	return -1
+}

@@ -1,0 +1,174 @@
+package client
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/metadata"
+
+	"smarth/internal/ipc"
+	"smarth/internal/rpc/dfspb"
+	"smarth/internal/rpc/standby"
+)
+
+// obsNN is a namenode of an HA group as observer reads see it: its state
+// id (applied) comes back with every reply to a caller that sends one; a
+// standby serves getFileInfo only at a state the caller has seen, and
+// refuses otherwise; "hang" never answers; without stateful it is a
+// namenode from before state ids.
+type obsNN struct {
+	dfspb.UnimplementedClientProtocolServer
+	addr string
+
+	mu       sync.Mutex
+	role     string // active, standby, hang
+	applied  uint64
+	stats    int // getFileInfo calls served
+	refused  int
+	active   string // the active's address, for refusals
+	stateful bool
+}
+
+func startObsNN(t *testing.T, role string, stateful bool) *obsNN {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &obsNN{addr: l.Addr().String(), role: role, stateful: stateful}
+	opts := ipc.ServerOptions{}
+	if stateful {
+		opts.ReplyState = func() uint64 { n.mu.Lock(); defer n.mu.Unlock(); return n.applied }
+	}
+	srv := ipc.NewServer(opts)
+	dfspb.RegisterClientProtocolServer(srv, n)
+	go srv.Serve(l)
+	t.Cleanup(srv.Stop)
+	return n
+}
+
+func (n *obsNN) Mkdirs(ctx context.Context, r *dfspb.MkdirsRequest) (*dfspb.MkdirsResponse, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.role != "active" {
+		return nil, standby.Error(standby.Write, n.active)
+	}
+	n.applied++
+	return &dfspb.MkdirsResponse{}, nil
+}
+
+func (n *obsNN) GetFileInfo(ctx context.Context, r *dfspb.GetFileInfoRequest) (*dfspb.GetFileInfoResponse, error) {
+	n.mu.Lock()
+	role := n.role
+	n.mu.Unlock()
+	if role == "hang" {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if role == "standby" {
+		v := metadata.ValueFromIncomingContext(ctx, ipc.StateKey)
+		want, err := strconv.ParseUint(first(v), 10, 64)
+		if len(v) == 0 || err != nil || want > n.applied {
+			n.refused++
+			return nil, standby.Error(standby.Read, n.active)
+		}
+	}
+	n.stats++
+	return &dfspb.GetFileInfoResponse{Status: &dfspb.FileStatus{Path: r.GetPath(), Type: dfspb.FileType_DIRECTORY}}, nil
+}
+
+func (n *obsNN) counts() (stats, refused int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.stats, n.refused
+}
+
+func (n *obsNN) setApplied(v uint64) { n.mu.Lock(); n.applied = v; n.mu.Unlock() }
+
+// With observer reads a stat goes to a standby that has caught up with
+// the client's own mkdir (its state learned from the active's reply); a
+// hung standby costs one read observerTimeout and is then skipped; a
+// standby behind the client's state refuses, the stat goes to the
+// active, and that standby is skipped for a while too.
+func TestObserverReadsGoToCaughtUpStandbys(t *testing.T) {
+	a := startObsNN(t, "active", true)
+	s := startObsNN(t, "standby", true)
+	h := startObsNN(t, "hang", true)
+	s.active, h.active = a.addr, a.addr
+	f := haClientWith(t, Config{RPCTransport: TransportIPC, RPCTimeout: 10 * time.Second, ObserverReads: true}, a.addr, s.addr, h.addr)
+	ctx := context.Background()
+	if err := f.Mkdir(ctx, "/d", 0o755, true); err != nil {
+		t.Fatal(err)
+	}
+	s.setApplied(1) // the standby has the mkdir
+	start := time.Now()
+	for range 3 {
+		if _, err := f.Stat(ctx, "/d"); err != nil {
+			t.Fatalf("stat /d: %v", err)
+		}
+	}
+	took := time.Since(start)
+	as, _ := a.counts()
+	ss, _ := s.counts()
+	// Round robin from the first standby: s, then h (hangs for
+	// observerTimeout, the stat goes to the active, h is skipped), then s.
+	if ss != 2 || as != 1 || took < observerTimeout || took > observerTimeout+3*time.Second {
+		t.Errorf("stats: standby %d, active %d in %v; want 2 on the caught-up standby and 1 on the active after the hung one's %v", ss, as, took, observerTimeout)
+	}
+
+	// The active moves on; the standby stays behind: it refuses the
+	// client's newer state, and the stat is the active's.
+	if err := f.Mkdir(ctx, "/e", 0o755, true); err != nil {
+		t.Fatal(err)
+	}
+	a.setApplied(2)
+	if _, err := f.Stat(ctx, "/e"); err != nil {
+		t.Fatal(err)
+	}
+	if ss2, refused := s.counts(); ss2 != 2 || refused != 1 {
+		t.Errorf("the lagging standby served %d (want still 2) and refused %d (want 1)", ss2, refused)
+	}
+	if as2, _ := a.counts(); as2 != 2 {
+		t.Errorf("the active served %d stats, want 2", as2)
+	}
+	// Both standbys are being skipped now: the next stat goes straight to
+	// the active, at once.
+	start = time.Now()
+	if _, err := f.Stat(ctx, "/e"); err != nil || time.Since(start) > time.Second {
+		t.Errorf("stat with both standbys skipped: %v after %v", err, time.Since(start))
+	}
+	if as3, _ := a.counts(); as3 != 3 {
+		t.Errorf("the active served %d stats, want 3", as3)
+	}
+}
+
+// A namenode that answers without a state id (older than observer
+// reads) turns them off: the client cannot know what it has seen, so it
+// reads from the active only.
+func TestObserverReadsOffWithoutStateIDs(t *testing.T) {
+	a := startObsNN(t, "active", false)
+	s := startObsNN(t, "standby", false)
+	s.active = a.addr
+	f := haClientWith(t, Config{RPCTransport: TransportIPC, RPCTimeout: 10 * time.Second, ObserverReads: true}, a.addr, s.addr)
+	ctx := context.Background()
+	if err := f.Mkdir(ctx, "/d", 0o755, true); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := f.Stat(ctx, "/d"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if as, _ := a.counts(); as != 3 {
+		t.Errorf("the active served %d stats, want all 3", as)
+	}
+	if _, refused := s.counts(); refused != 0 {
+		t.Errorf("the standby was asked %d times after the active answered without a state id", refused)
+	}
+}
