@@ -67,7 +67,7 @@ func ClientSecurity(nn string) (Security, error) {
 func (st *State) ClientSecurity() (Security, error) {
 	var s Security
 	s.TokenFile = os.Getenv(EnvTokenFile)
-	if s.TokenFile == "" && st != nil {
+	if s.TokenFile == "" && st != nil && st.Home != "" {
 		if u, err := user.Current(); err == nil {
 			if p := TokenFile(st.Home, u.Username); fileExists(p) {
 				s.TokenFile = p
@@ -75,7 +75,7 @@ func (st *State) ClientSecurity() (Security, error) {
 		}
 	}
 	ca := os.Getenv(EnvCAFile)
-	if ca == "" && st != nil && st.TLS {
+	if ca == "" && st != nil && st.TLS && st.Home != "" {
 		ca = CAFile(st.Home)
 	}
 	if ca != "" {
@@ -92,6 +92,12 @@ func (st *State) ClientSecurity() (Security, error) {
 // demo, the workload runner) use with the cluster in st: the owner's
 // token file in the home and the cluster's CA.
 func (st *State) Security() (Security, error) {
+	if st.Home == "" {
+		// A cluster known only from the environment (a testbed's, whose
+		// tools get $SMARTH_TOKEN_FILE and $SMARTH_TLS_CA_FILE): its
+		// owner's files are the ones the environment names.
+		return st.ClientSecurity()
+	}
 	var s Security
 	if u, err := user.Current(); err == nil {
 		if p := TokenFile(st.Home, u.Username); fileExists(p) {

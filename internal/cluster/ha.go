@@ -138,8 +138,15 @@ func (s *State) NameNodeDaemons() []Daemon {
 	return out
 }
 
-// HA reports whether the cluster's namenodes are an HA group.
-func (s *State) HA() bool { return len(s.NameNodeDaemons()) > 1 }
+// HA reports whether the cluster's namenodes are an HA group: several
+// recorded, or, for a cluster known only by its namenode setting (a
+// testbed's, from $SMARTH_NAMENODE), several listed.
+func (s *State) HA() bool {
+	if nns := s.NameNodeDaemons(); len(nns) > 0 {
+		return len(nns) > 1
+	}
+	return strings.Contains(s.NameNode, ",")
+}
 
 // nameNodeList is the namenode setting clients of the cluster get: the
 // single namenode's RPC address, or every member's as a comma list (in
@@ -200,15 +207,26 @@ func HAStatus(ctx context.Context, st *State) ([]MemberStatus, error) {
 	}
 	nns := st.NameNodeDaemons()
 	out := make([]MemberStatus, len(nns))
-	var wg sync.WaitGroup
 	for i, d := range nns {
 		out[i] = MemberStatus{Name: d.Name, Addr: d.Ready.RPC}
 		if !d.Running() || d.Ready.RPC == "" {
 			out[i].Err = errors.New("not running")
+		}
+	}
+	if len(nns) == 0 {
+		// No records (a testbed's cluster): the members are the
+		// setting's addresses, named by them.
+		for _, a := range strings.Split(st.NameNode, ",") {
+			out = append(out, MemberStatus{Name: a, Addr: a})
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range out {
+		if out[i].Err != nil {
 			continue
 		}
 		wg.Go(func() {
-			conn, err := grpc.NewClient(d.Ready.RPC, pki.DialOption(sec.TLS))
+			conn, err := grpc.NewClient(out[i].Addr, pki.DialOption(sec.TLS))
 			if err != nil {
 				out[i].Err = err
 				return
@@ -229,11 +247,14 @@ func HAStatus(ctx context.Context, st *State) ([]MemberStatus, error) {
 // says ACTIVE and is named active by no member at a higher term.
 func ActiveNameNode(ctx context.Context, st *State) (string, MemberStatus, error) {
 	if !st.HA() {
-		nns := st.NameNodeDaemons()
-		if len(nns) == 0 || st.NameNode == "" {
+		if st.NameNode == "" {
 			return "", MemberStatus{}, fmt.Errorf("the cluster in %s has no namenode running", st.Home)
 		}
-		return st.NameNode, MemberStatus{Name: nns[0].Name, Addr: st.NameNode}, nil
+		name := st.NameNode // a cluster known only by its setting
+		if nns := st.NameNodeDaemons(); len(nns) > 0 {
+			name = nns[0].Name
+		}
+		return st.NameNode, MemberStatus{Name: name, Addr: st.NameNode}, nil
 	}
 	ms, err := HAStatus(ctx, st)
 	if err != nil {
