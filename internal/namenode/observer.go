@@ -59,7 +59,10 @@ func (nn *NameNode) stateID() uint64 {
 // caller now: an observer read of a client that sent its state id, with
 // ha_observer_reads on, once the state is applied here.
 func (h *haNode) admitObserverRead(ctx context.Context, method string) bool {
-	if !h.nn.cfg.HA.ObserverReads || !observerRead[method] {
+	// A member whose stint as the active ended with edits not known
+	// committed (terminating) may hold in memory edits the group will
+	// not have: it serves nothing.
+	if !h.nn.cfg.HA.ObserverReads || !observerRead[method] || h.terminating.Load() {
 		return false
 	}
 	want, ok := clientState(ctx)
