@@ -120,7 +120,10 @@ The namenode is the one a URI names, else --namenode, else $SMARTH_NAMENODE,
 else the local cluster started by "smarth cluster up" (under $SMARTH_HOME),
 else 127.0.0.1:8020. --namenode and $SMARTH_NAMENODE may name the namenodes
 of an HA group as a comma list (a:8020,b:8020,c:8020): calls go to the
-active one and fail over when it changes.
+active one and fail over when it changes. With SMARTH_OBSERVER_READS=true,
+namespace reads (ls, stat, cat's block locations, ...) go to a standby first,
+which serves them once it has every edit this command has seen acknowledged
+(read-your-writes), else the active does.
 
 Messages, output and exit codes are hdfs dfs's: "ls: ` + "`/x'" + `: No such file or
 directory" on stderr, relative paths printed relative, rm's "Moved: ... to
