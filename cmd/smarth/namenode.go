@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -19,6 +20,7 @@ var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newNa
 
 func newNamenodeCmd() *cobra.Command {
 	var configFile, readyFile, logFile string
+	selfRestart := true
 	overrides := map[string]*string{}
 	c := &cobra.Command{
 		Use:   "namenode",
@@ -36,7 +38,13 @@ Authentication is secure unless the config says auth: simple (or --auth
 simple, which logs a warning): callers prove their user with a credential
 signed by auth_secret_file (default meta_dir/auth.key) and datanodes with
 datanode_key_file (default meta_dir/datanode.key); both are created 0600 at
-the first start. See docs/security.md.`,
+the first start. See docs/security.md.
+
+A member of an HA group that loses the active role with edits in memory the
+group may not have (cut off or frozen while it wrote) must reload from the
+group's log: it restarts itself in place (the same process id, arguments and
+ready file) and rejoins as a standby; with --self-restart=false it exits with
+status 1 instead, for a service manager to restart it.`,
 		Example: `  smarth namenode --meta-dir /var/smarth/nn
   smarth namenode --config nn.yaml --ready-file nn.ready --log-file nn.log
   smarth namenode --config nn.yaml --rpc-addr 127.0.0.1:0 --http-addr 127.0.0.1:0
@@ -66,13 +74,14 @@ the first start. See docs/security.md.`,
 				return err
 			}
 			defer closeLog.Close()
-			return runNamenode(cfg, log, readyFile)
+			return runNamenode(cfg, log, readyFile, selfRestart)
 		},
 	}
 	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
 	c.Flags().StringVar(&configFile, "config", "", "YAML config file")
 	c.Flags().StringVar(&readyFile, "ready-file", "", `once listening, write {"pid","rpc","http"} as JSON to this file`)
 	c.Flags().StringVar(&logFile, "log-file", "", "write JSON logs to this file instead of text logs to stderr")
+	c.Flags().BoolVar(&selfRestart, "self-restart", true, "an HA member whose memory may hold edits its group lacks restarts itself in place to reload from the group's log (false: it exits with status 1)")
 	for _, f := range []struct{ name, usage string }{
 		{"rpc-addr", "gRPC listen address (rpc_addr)"},
 		{"http-addr", "status page and metrics listen address (http_addr)"},
@@ -85,7 +94,7 @@ the first start. See docs/security.md.`,
 	return c
 }
 
-func runNamenode(cfg namenode.Config, log *slog.Logger, readyFile string) error {
+func runNamenode(cfg namenode.Config, log *slog.Logger, readyFile string, selfRestart bool) error {
 	// Catch signals before anything else, so a SIGTERM during a long
 	// edit-log replay still stops cleanly.
 	sig := make(chan os.Signal, 1)
@@ -127,9 +136,31 @@ func runNamenode(cfg namenode.Config, log *slog.Logger, readyFile string) error 
 		case <-time.After(fatalCloseGrace):
 			log.Error("namenode close did not finish after a fatal error; exiting without it", "grace", fatalCloseGrace)
 		}
-		return ferr
+		if !selfRestart {
+			return ferr
+		}
+		// What a service manager would do, without one: a fresh process
+		// image reloads from the group's snapshot and log. The pause keeps
+		// a member that keeps failing from spinning, and a stop asked for
+		// meanwhile wins.
+		select {
+		case s := <-sig:
+			log.Info("namenode stopping instead of restarting", "signal", s.String())
+			return ferr
+		case <-time.After(selfRestartPause):
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			return errors.Join(ferr, fmt.Errorf("restart: %w", err))
+		}
+		log.Warn("namenode restarting itself to reload from its HA group's log", "error", ferr.Error(), "exe", exe)
+		return errors.Join(ferr, fmt.Errorf("restart: %w", syscall.Exec(exe, os.Args, os.Environ())))
 	}
 }
+
+// selfRestartPause is how long a namenode waits before it restarts
+// itself after a fatal error.
+const selfRestartPause = time.Second
 
 // fatalCloseGrace bounds the close of a namenode that must exit.
 const fatalCloseGrace = 10 * time.Second

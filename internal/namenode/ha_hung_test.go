@@ -1,9 +1,11 @@
 package namenode
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -184,12 +186,24 @@ func TestHAHungActiveCreateLoop(t *testing.T) {
 			t.Errorf("acknowledged create %s: %d entries in /loop, want 1", a.path, n)
 		}
 	}
+	// A resumed old active whose memory may hold an edit the group never
+	// committed restarts itself in place (smarth namenode --self-restart,
+	// the default); none should have had to be started again.
+	if restarts > 0 {
+		t.Errorf("%d members exited instead of restarting themselves in place", restarts)
+	}
+	selfRestarts := 0
+	logs, _ := filepath.Glob(filepath.Join(g.dir, "nn-*.log"))
+	for _, f := range logs {
+		b, _ := os.ReadFile(f)
+		selfRestarts += bytes.Count(b, []byte("namenode restarting itself"))
+	}
 	slices.Sort(took)
 	pct := func(p float64) time.Duration {
 		return took[min(len(took)-1, int(p*float64(len(took))))].Round(time.Millisecond)
 	}
-	t.Logf("%d freezes of the active (%d of them exited on resume and were restarted), %d creates acknowledged, %d failed: first acknowledged create through the new active after p50 %v, p99 %v, max %v (client FailoverProbeAfter %v, 0: the default)",
-		trials, restarts, len(acked), len(errs), pct(0.5), pct(0.99), took[len(took)-1].Round(time.Millisecond), probe)
+	t.Logf("%d freezes of the active (%d of them restarted themselves on resume), %d creates acknowledged, %d failed: first acknowledged create through the new active after p50 %v, p99 %v, max %v (client FailoverProbeAfter %v, 0: the default)",
+		trials, selfRestarts, len(acked), len(errs), pct(0.5), pct(0.99), took[len(took)-1].Round(time.Millisecond), probe)
 }
 
 func base(p string) string { return p[strings.LastIndex(p, "/")+1:] }
