@@ -134,13 +134,16 @@ func (c *failoverConn) observerRead(ctx context.Context, method string, req, rep
 // pickObserver is the next member, round robin, that is not believed
 // active and is not being skipped; -1 if none.
 func (c *failoverConn) pickObserver() int {
-	n := len(c.members)
+	others := len(c.members) - 1 // every member but the active, in turn
 	cur := int(c.cur.Load())
 	start := int(c.obs.next.Add(1))
 	now := time.Now().UnixNano()
-	for k := range n {
-		j := (start + k) % n
-		if j != cur && c.obs.skipUntil[j].Load() <= now {
+	for k := range others {
+		j := (start + k) % others
+		if j >= cur {
+			j++ // skip over the active
+		}
+		if c.obs.skipUntil[j].Load() <= now {
 			return j
 		}
 	}

@@ -120,8 +120,8 @@ func TestObserverReadsGoToCaughtUpStandbys(t *testing.T) {
 	as, _ := a.counts()
 	ss, _ := s.counts()
 	_, hung := h.counts()
-	// Round robin from the first standby: s, then h (hangs for
-	// observerTimeout, the stat goes to the active, h is skipped), then s.
+	// Round robin over the standbys: h (hangs for observerTimeout, the
+	// stat goes to the active, h is skipped), then s, and s again.
 	if ss != 2 || as != 1 || hung != 1 || took < observerTimeout {
 		t.Errorf("stats: standby %d, active %d, hung standby asked %d times, in %v; want 2 on the caught-up standby and 1 on the active after the hung one's %v", ss, as, hung, took, observerTimeout)
 	}
