@@ -167,7 +167,7 @@ func (w *frameWriter) write(batch []*[]byte) error {
 		if err == nil {
 			_, err = w.bw.Write(*b)
 		}
-		if len(*b) > 4 && (*b)[4] == kindReply {
+		if isReply(*b) {
 			replies++
 		}
 		putBuf(b)
@@ -182,6 +182,12 @@ func (w *frameWriter) write(batch []*[]byte) error {
 	return err
 }
 
+// isReply reports whether frame (length prefix included) is a reply,
+// with or without a state id: each frees its call's in-flight slot.
+func isReply(frame []byte) bool {
+	return len(frame) > 4 && (frame[4] == kindReply || frame[4] == kindReplyState)
+}
+
 // drop discards frames that will never be written.
 func (w *frameWriter) drop(frames []*[]byte) {
 	replies := 0
@@ -189,7 +195,7 @@ func (w *frameWriter) drop(frames []*[]byte) {
 		if b == nil {
 			continue
 		}
-		if len(*b) > 4 && (*b)[4] == kindReply {
+		if isReply(*b) {
 			replies++
 		}
 		putBuf(b)
