@@ -27,8 +27,8 @@ type obsNN struct {
 	mu       sync.Mutex
 	role     string // active, standby, hang
 	applied  uint64
-	stats    int // getFileInfo calls served
-	refused  int // getFileInfo calls refused (or, hanging, left unanswered)
+	stats    int    // getFileInfo calls served
+	refused  int    // getFileInfo calls refused (or, hanging, left unanswered)
 	active   string // the active's address, for refusals
 	stateful bool
 }
