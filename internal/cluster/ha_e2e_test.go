@@ -151,22 +151,13 @@ func checkObserverReads(ctx context.Context, t *testing.T, home string, st *clus
 	defer fs.Close()
 	before := observerServed(t, home, st)
 	for i := range 20 {
-		p := fmt.Sprintf("/ha/observer/f%02d", i)
-		data := []byte(strings.Repeat(p, 100+i))
-		w, err := fs.Create(ctx, p, client.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
+		files := writeWith(ctx, t, fs, fmt.Sprintf("/ha/observer/%02d", i), 1)
+		for p, data := range files {
+			if fi, err := fs.Stat(ctx, p); err != nil || fi.Size != int64(len(data)) {
+				t.Fatalf("stat %s right after writing it, with observer reads: %+v, %v; want %d bytes", p, fi, err, len(data))
+			}
 		}
-		if _, err := w.Write(data); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if fi, err := fs.Stat(ctx, p); err != nil || fi.Size != int64(len(data)) {
-			t.Fatalf("stat %s right after writing it, with observer reads: %+v, %v; want %d bytes", p, fi, err, len(data))
-		}
-		readWith(ctx, t, fs, map[string][]byte{p: data})
+		readWith(ctx, t, fs, files)
 	}
 	served := observerServed(t, home, st) - before
 	t.Logf("standbys served %d observer reads (the stats and opens of 20 files)", served)

@@ -42,19 +42,7 @@ func TestTestbedHAGroup(t *testing.T) {
 	requireNamespaces(t)
 	bin := buildSmarth(t)
 	name := fmt.Sprintf("itest-ha-%d", os.Getpid())
-	topoFile := filepath.Join(t.TempDir(), "ha.yaml")
-	os.WriteFile(topoFile, []byte(fmt.Sprintf(haTopology, name)), 0o644)
-	var log bytes.Buffer
-	m, err := New(Options{StateRoot: t.TempDir(), WorkRoot: t.TempDir(), Tool: bin, Out: &log, ReadyTimeout: 60 * time.Second, StopGrace: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		m.Down(context.Background(), name)
-		if t.Failed() {
-			t.Logf("testbed log:\n%s", log.String())
-		}
-	})
+	m, topoFile := itestManager(t, name, haTopology, Options{Tool: bin, ReadyTimeout: 60 * time.Second, StopGrace: 5 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	s, err := m.Up(ctx, topoFile, UpOptions{NameNodes: 3})

@@ -61,6 +61,31 @@ func cleanStaleTestbeds(t *testing.T) {
 	}
 }
 
+// itestManager is a Manager for integration test testbed name (state and
+// work in temporary directories, o's other options), with the topology
+// (a format string of name) written to a file: the testbed is torn down
+// when the test ends, its log shown if the test failed.
+func itestManager(t *testing.T, name, topology string, o Options) (*Manager, string) {
+	t.Helper()
+	topoFile := filepath.Join(t.TempDir(), name+".yaml")
+	if err := os.WriteFile(topoFile, []byte(fmt.Sprintf(topology, name)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	o.StateRoot, o.WorkRoot, o.Out = t.TempDir(), t.TempDir(), &log
+	m, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		m.Down(context.Background(), name) // no-op when already down
+		if t.Failed() {
+			t.Logf("testbed log:\n%s", log.String())
+		}
+	})
+	return m, topoFile
+}
+
 // buildSmarth builds the smarth binary the testbed runs helpers and
 // daemons with.
 func buildSmarth(t *testing.T) string {
@@ -116,19 +141,7 @@ func TestTestbed(t *testing.T) {
 	requireNamespaces(t)
 	bin := buildSmarth(t)
 	name := fmt.Sprintf("itest-%d", os.Getpid())
-	topoFile := filepath.Join(t.TempDir(), "itest.yaml")
-	os.WriteFile(topoFile, []byte(fmt.Sprintf(itestTopology, name)), 0o644)
-	var log bytes.Buffer
-	m, err := New(Options{StateRoot: t.TempDir(), WorkRoot: t.TempDir(), Tool: bin, Out: &log, ReadyTimeout: 45 * time.Second, StopGrace: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		m.Down(context.Background(), name) // no-op when already down
-		if t.Failed() {
-			t.Logf("testbed log:\n%s", log.String())
-		}
-	})
+	m, topoFile := itestManager(t, name, itestTopology, Options{Tool: bin, ReadyTimeout: 45 * time.Second, StopGrace: 5 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 

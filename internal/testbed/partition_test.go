@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -34,19 +33,7 @@ hosts:
 func TestPartitionAndHeal(t *testing.T) {
 	requireNamespaces(t)
 	name := fmt.Sprintf("itest-part-%d", os.Getpid())
-	topoFile := filepath.Join(t.TempDir(), "part.yaml")
-	os.WriteFile(topoFile, []byte(fmt.Sprintf(partitionTopology, name)), 0o644)
-	var log bytes.Buffer
-	m, err := New(Options{StateRoot: t.TempDir(), WorkRoot: t.TempDir(), Out: &log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		m.Down(context.Background(), name)
-		if t.Failed() {
-			t.Logf("testbed log:\n%s", log.String())
-		}
-	})
+	m, topoFile := itestManager(t, name, partitionTopology, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s, err := m.Up(ctx, topoFile, UpOptions{NoDaemons: true})
