@@ -29,10 +29,10 @@ import (
 // of since (HDFS's msync is the remedy there; here, any call to the
 // active, whose reply raises the client's state). Reads that need the
 // active's view stay on the active: fsck (replication health), and a
-// getBlockLocations that would update an access time (an edit) or finds
+// getBlockLocations that would update an access time (an edit), finds
 // a block with no replica the standby knows of (its block reports may
-// trail the edit) is refused, as HDFS's observer throws
-// ObserverRetryOnActiveException.
+// trail the edit) or is of a file being written is refused, as HDFS's
+// observer throws ObserverRetryOnActiveException.
 
 // observerWait bounds how long a standby holds an observer read for its
 // log to catch up: a standby that heard from the active lately is
@@ -91,10 +91,11 @@ func clientState(ctx context.Context) (uint64, bool) {
 // observerBlocksRefusal is a standby's answer to an observer's
 // getBlockLocations that it must not serve (nil: serve it): one that
 // would record an access time, an edit only the active makes, or whose
-// blocks include a finished one with no location, which the active may
-// know (its replicas' reports may not have reached this member yet).
-func (nn *NameNode) observerBlocksRefusal(accessTime bool, noLocation bool) error {
-	if nn.isActive() || !accessTime && !noLocation {
+// locations the standby may not know (unknown: a finished block with no
+// location, whose replicas' reports may not have reached this member yet,
+// or a file being written).
+func (nn *NameNode) observerBlocksRefusal(accessTime bool, unknown bool) error {
+	if nn.isActive() || !accessTime && !unknown {
 		return nil
 	}
 	return standby.Error(standby.Read, nn.ha.activeRPC())
