@@ -74,6 +74,26 @@ func TestHAObserverReadsReadYourWrites(t *testing.T) {
 		t.Errorf("standby served %d observer reads, want 1", n)
 	}
 
+	// getBlockLocations: a file being written goes to the active (its
+	// pipeline is the active's); a closed one the standby serves.
+	var tr metadata.MD
+	if _, err := act.cp.Create(withState(act, 0), &dfspb.CreateRequest{Path: "/open", ClientName: "w1", CreateParent: true, Replication: 1}, grpc.Trailer(&tr)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := act.cp.Create(withState(act, 0), &dfspb.CreateRequest{Path: "/closed", ClientName: "w1", CreateParent: true, Replication: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := act.cp.Complete(withState(act, 0), &dfspb.CompleteRequest{Path: "/closed", ClientName: "w1"}, grpc.Trailer(&tr)); err != nil {
+		t.Fatal(err)
+	}
+	stc, _ := strconv.ParseUint(first(tr.Get(ipc.StateKey)), 10, 64)
+	if _, err := obs.cp.GetBlockLocations(withState(obs, stc), &dfspb.GetBlockLocationsRequest{Path: "/open"}); !isStandby(err) {
+		t.Errorf("getBlockLocations of a file being written, on a standby: %v; want it sent to the active", err)
+	}
+	if _, err := obs.cp.GetBlockLocations(withState(obs, stc), &dfspb.GetBlockLocationsRequest{Path: "/closed"}); err != nil {
+		t.Errorf("getBlockLocations of a closed file on a standby at the client's state: %v; want it served", err)
+	}
+
 	// Cut the standby off the group's log: it applies nothing more.
 	cuts[g.cfgs[f].HA.ID].cut()
 	st2 := mkdir("/later")
