@@ -116,6 +116,7 @@ type Topology struct {
 	Subnet      netip.Prefix
 	LatencyMode string
 	TLS         bool // every daemon speaks TLS (File.TLS resolved)
+	tlsOff      bool // the file said tls: false
 	Racks       []Rack
 	Hosts       []Host
 	Daemons     map[string]map[string]any
@@ -254,7 +255,7 @@ func (t *Topology) resolveTLS(tls *bool) error {
 	case !*tls && t.HA():
 		return fmt.Errorf("tls: false, but %d hosts have the namenode role: an HA group's members speak mutual TLS on their raft port, so it needs tls (drop the key)", len(t.WithRole(NameNode)))
 	default:
-		t.TLS = *tls
+		t.TLS, t.tlsOff = *tls, !*tls
 	}
 	return nil
 }
@@ -285,6 +286,8 @@ func (t *Topology) SetNameNodes(n int) error {
 		return fmt.Errorf("--namenodes %d: the topology already gives the namenode role to %d hosts (%s)", n, len(have), strings.Join(hostNames(have), ", "))
 	case n > len(t.Hosts):
 		return fmt.Errorf("--namenodes %d: the topology has only %d hosts", n, len(t.Hosts))
+	case n > 1 && t.tlsOff:
+		return fmt.Errorf("--namenodes %d: the topology says tls: false, and an HA group's members speak mutual TLS on their raft port (drop the key)", n)
 	}
 	inRack := map[string]int{}
 	for _, h := range have {

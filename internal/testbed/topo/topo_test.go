@@ -355,6 +355,10 @@ hosts:
 	if small.TLS {
 		t.Error("a single namenode without tls: true has TLS on")
 	}
+	off, _ := Parse([]byte("name: x\ntls: false\nracks: [{name: a}]\nhosts: [{name: h1, rack: a, roles: [namenode]}, {name: h2, rack: a}, {name: h3, rack: a}]\n"))
+	if err := off.SetNameNodes(3); err == nil || !strings.Contains(err.Error(), "tls: false") {
+		t.Errorf("SetNameNodes(3) with tls: false in the file: %v; want it refused", err)
+	}
 	on, _ := Parse([]byte("name: x\ntls: true\nracks: [{name: a}]\nhosts: [{name: h1, rack: a, roles: [namenode]}]\n"))
 	if on == nil || !on.TLS {
 		t.Error("tls: true did not turn TLS on")
