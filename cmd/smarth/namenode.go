@@ -20,7 +20,7 @@ var _ = registerCommands(func() []*cobra.Command { return []*cobra.Command{newNa
 
 func newNamenodeCmd() *cobra.Command {
 	var configFile, readyFile, logFile string
-	selfRestart := true
+	var selfRestart bool
 	overrides := map[string]*string{}
 	c := &cobra.Command{
 		Use:   "namenode",

@@ -55,9 +55,6 @@ type observers struct {
 	// skipUntil[i]: member i gets no observer read before this time
 	// (UnixNano); a read there waits for nothing else.
 	skipUntil []atomic.Int64
-	// served counts reads a standby answered, fellBack those that went
-	// on to the active.
-	served, fellBack atomic.Int64
 }
 
 // stateCtxKey carries the state id to send with a call (identConn adds
@@ -114,7 +111,6 @@ func (c *failoverConn) observerRead(ctx context.Context, method string, req, rep
 	_, refused := standby.Is(err)
 	switch {
 	case err == nil:
-		o.served.Add(1)
 		return true, nil
 	case ctx.Err() != nil:
 		return true, err
@@ -123,10 +119,8 @@ func (c *failoverConn) observerRead(ctx context.Context, method string, req, rep
 	case notSent(err) || unknownOutcome(err):
 		o.skipUntil[j].Store(time.Now().Add(observerSkipFailed).UnixNano())
 	default:
-		o.served.Add(1)
 		return true, err // the standby's answer: not found, permission denied, ...
 	}
-	o.fellBack.Add(1)
 	c.log.Debug("observer read goes to the active", "method", method, "standby", c.members[j].addr, "err", err)
 	return false, nil
 }
