@@ -62,16 +62,18 @@ func (nn *NameNode) blockLocations(ctx context.Context, req *dfspb.GetBlockLocat
 		out.LastBlock = nn.locatedBlockLocked(last, blockOffset(f, len(f.Blocks)-1), client)
 		out.LastBlockComplete = last.State == blockmap.Complete
 	}
-	// What a standby may not know yet: a finished block's replicas (its
-	// datanodes' reports may trail the edit), and anything of a file
-	// being written (the pipeline's targets are the active's).
-	unknown := out.UnderConstruction
-	for _, lb := range out.Blocks {
-		unknown = unknown || len(lb.GetLocations()) == 0 && lb.GetBlock().GetNumBytes() > 0
-	}
-	if err := nn.observerBlocksRefusal(accessed != nil, unknown); err != nil {
-		accessed = nil // the active records it
-		return nil, err
+	if !nn.isActive() { // an observer read (observer.go)
+		// What a standby may not know yet: a finished block's replicas
+		// (its datanodes' reports may trail the edit), and anything of a
+		// file being written (the pipeline's targets are the active's).
+		unknown := out.UnderConstruction
+		for _, lb := range out.Blocks {
+			unknown = unknown || len(lb.GetLocations()) == 0 && lb.GetBlock().GetNumBytes() > 0
+		}
+		if err := nn.observerBlocksRefusal(accessed != nil, unknown); err != nil {
+			accessed = nil // the active records it
+			return nil, err
+		}
 	}
 	user := callerOf(ctx).User
 	for _, lb := range out.Blocks {
