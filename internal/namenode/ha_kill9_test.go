@@ -25,7 +25,9 @@ type haProcs struct {
 	raft     []string // each member's raft address
 }
 
-func startHAProcs(t *testing.T) *haProcs {
+// startHAProcs starts a group of three smarth namenode processes, each
+// with the command-line flags given.
+func startHAProcs(t *testing.T, flags ...string) *haProcs {
 	t.Helper()
 	dir := t.TempDir()
 	p := &haProcs{haGroup: &haGroup{t: t, tls: haCerts(t, dir)}, bin: buildSmarth(t), dir: dir}
@@ -45,7 +47,7 @@ func startHAProcs(t *testing.T) *haProcs {
 			t.Fatal(err)
 		}
 		p.configs = append(p.configs, config)
-		p.procs = append(p.procs, startNNProcess(t, p.bin, config, dir, i))
+		p.procs = append(p.procs, startNNProcess(t, p.bin, config, dir, i, flags...))
 		p.cli = append(p.cli, p.dial(ports[2*i], "hdfs"))
 		var cfg Config
 		cfg.RPCAddr = ports[2*i]

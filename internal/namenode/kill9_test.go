@@ -32,8 +32,9 @@ func buildSmarth(t *testing.T) string {
 
 // nnProcess is a namenode child process.
 type nnProcess struct {
-	cmd   *exec.Cmd
-	ready struct {
+	cmd                *exec.Cmd
+	readyFile, logFile string
+	ready              struct {
 		PID  int    `json:"pid"`
 		RPC  string `json:"rpc"`
 		HTTP string `json:"http"`
@@ -41,11 +42,11 @@ type nnProcess struct {
 	exited chan struct{}
 }
 
-func startNNProcess(t *testing.T, bin, config, dir string, n int) *nnProcess {
+func startNNProcess(t *testing.T, bin, config, dir string, n int, flags ...string) *nnProcess {
 	t.Helper()
 	readyFile := filepath.Join(dir, fmt.Sprintf("ready-%d.json", n))
-	p := &nnProcess{exited: make(chan struct{})}
-	p.cmd = exec.Command(bin, "namenode", "--config", config, "--ready-file", readyFile, "--log-file", filepath.Join(dir, fmt.Sprintf("nn-%d.log", n)))
+	p := &nnProcess{exited: make(chan struct{}), readyFile: readyFile, logFile: filepath.Join(dir, fmt.Sprintf("nn-%d.log", n))}
+	p.cmd = exec.Command(bin, append([]string{"namenode", "--config", config, "--ready-file", readyFile, "--log-file", p.logFile}, flags...)...)
 	p.cmd.Stderr = os.Stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
