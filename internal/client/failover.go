@@ -235,7 +235,7 @@ func (c *failoverConn) Invoke(ctx context.Context, method string, req, reply any
 	if !c.obs.on || c.obs.off.Load() {
 		return c.invoke(ctx, method, req, reply, opts)
 	}
-	if standby.ObserverReads[method] {
+	if standby.ObserverReads[method] && (c.obs.synced.Load() || c.msync(ctx)) {
 		if done, err := c.observerRead(ctx, method, req, reply, opts); done {
 			return err
 		}

@@ -7,9 +7,12 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"smarth/internal/ipc"
+	"smarth/internal/rpc/dfspb"
 	"smarth/internal/rpc/standby"
 )
 
@@ -48,10 +51,11 @@ const (
 
 // observers is a failoverConn's observer-read state.
 type observers struct {
-	on    bool
-	state atomic.Uint64 // the highest state id seen
-	off   atomic.Bool   // a member answered without a state id
-	next  atomic.Uint32 // round robin among the standbys
+	on     bool
+	state  atomic.Uint64 // the highest state id seen
+	synced atomic.Bool   // msync answered: state covers what the active had acknowledged
+	off    atomic.Bool   // a member answered without a state id
+	next   atomic.Uint32 // round robin among the standbys
 	// skipUntil[i]: member i gets no observer read before this time
 	// (UnixNano); a read there waits for nothing else.
 	skipUntil []atomic.Int64
@@ -92,6 +96,28 @@ func (o *observers) learn(tr metadata.MD, err error, c *failoverConn, member int
 func (o *observers) track(ctx context.Context, opts []grpc.CallOption) (context.Context, []grpc.CallOption, *metadata.MD) {
 	tr := new(metadata.MD)
 	return withState(ctx, o.state.Load()), append(opts, grpc.Trailer(tr)), tr
+}
+
+// msync asks the active for its state id before the first observer read,
+// as HDFS's ObserverReadProxyProvider does (HDFS-14272). A client's state
+// covers what it has heard of, and a new one has heard of nothing: a
+// process started after another's write had completed (`fs -put` then
+// `fs -cat` in a script) could otherwise read from a standby that has not
+// applied the write yet. False when it failed: this read goes to the
+// active, and the next one asks again. A namenode without Msync (older)
+// turns observer reads off, as one without state ids does.
+func (c *failoverConn) msync(ctx context.Context) bool {
+	ctx, opts, tr := c.obs.track(ctx, nil)
+	err := c.invoke(ctx, dfspb.ClientProtocol_Msync_FullMethodName, &dfspb.MsyncRequest{}, &dfspb.MsyncResponse{}, opts)
+	c.obs.learn(*tr, err, c, int(c.cur.Load()))
+	if status.Code(err) == codes.Unimplemented && c.obs.off.CompareAndSwap(false, true) {
+		c.log.Warn("observer reads off: the active namenode has no msync (older than observer reads?)", "namenode", c.members[c.cur.Load()].addr)
+	}
+	if err != nil {
+		return false
+	}
+	c.obs.synced.Store(true)
+	return true
 }
 
 // observerRead tries a read on a standby. done says whether err is the

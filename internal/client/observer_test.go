@@ -19,7 +19,8 @@ import (
 // id (applied) comes back with every reply to a caller that sends one; a
 // standby serves getFileInfo only at a state the caller has seen, and
 // refuses otherwise; "hang" never answers; without stateful it is a
-// namenode from before state ids.
+// namenode from before state ids; with noMsync, one with state ids but
+// no msync.
 type obsNN struct {
 	dfspb.UnimplementedClientProtocolServer
 	addr string
@@ -29,8 +30,10 @@ type obsNN struct {
 	applied  uint64
 	stats    int    // getFileInfo calls served
 	refused  int    // getFileInfo calls refused (or, hanging, left unanswered)
+	msyncs   int    // msync calls answered
 	active   string // the active's address, for refusals
 	stateful bool
+	noMsync  bool
 }
 
 func startObsNN(t *testing.T, role string, stateful bool) *obsNN {
@@ -84,6 +87,20 @@ func (n *obsNN) GetFileInfo(ctx context.Context, r *dfspb.GetFileInfoRequest) (*
 	}
 	n.stats++
 	return &dfspb.GetFileInfoResponse{Status: &dfspb.FileStatus{Path: r.GetPath(), Type: dfspb.FileType_DIRECTORY}}, nil
+}
+
+// Msync is answered by the active only, as the namenode's.
+func (n *obsNN) Msync(ctx context.Context, r *dfspb.MsyncRequest) (*dfspb.MsyncResponse, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.noMsync {
+		return n.UnimplementedClientProtocolServer.Msync(ctx, r)
+	}
+	if n.role != "active" {
+		return nil, standby.Error(standby.Read, n.active)
+	}
+	n.msyncs++
+	return &dfspb.MsyncResponse{}, nil
 }
 
 func (n *obsNN) counts() (stats, refused int) {
@@ -175,5 +192,67 @@ func TestObserverReadsOffWithoutStateIDs(t *testing.T) {
 	}
 	if _, refused := s.counts(); refused != 0 {
 		t.Errorf("the standby was asked %d times after the active answered without a state id", refused)
+	}
+}
+
+// A new client has seen nothing, so its first observer read asks the
+// active for its state first (msync, HDFS-14272): a standby that has not
+// applied what the active had acknowledged (another process's writes)
+// refuses, and the read goes to the active, instead of being served
+// stale at state 0. Once the standby has caught up it serves. One msync
+// serves every later read.
+func TestObserverReadsMsyncBeforeTheFirst(t *testing.T) {
+	a := startObsNN(t, "active", true)
+	s := startObsNN(t, "standby", true)
+	s.active = a.addr
+	a.setApplied(5) // another client's writes, acknowledged
+	s.setApplied(3) // not yet applied here
+	f := haClientWith(t, Config{RPCTransport: TransportIPC, RPCTimeout: 10 * time.Second, ObserverReads: true}, a.addr, s.addr)
+	ctx := context.Background()
+	if _, err := f.Stat(ctx, "/d"); err != nil {
+		t.Fatal(err)
+	}
+	if ss, refused := s.counts(); ss != 0 || refused != 1 {
+		t.Errorf("the lagging standby served %d and refused %d of a new client's first stat; want 0 and 1", ss, refused)
+	}
+	if as, _ := a.counts(); as != 1 {
+		t.Errorf("the active served %d stats, want 1", as)
+	}
+	s.setApplied(5)
+	time.Sleep(observerSkipRefused) // the refusal's skip
+	for range 2 {
+		if _, err := f.Stat(ctx, "/d"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ss, _ := s.counts(); ss != 2 {
+		t.Errorf("the caught-up standby served %d stats, want 2", ss)
+	}
+	a.mu.Lock()
+	msyncs := a.msyncs
+	a.mu.Unlock()
+	if msyncs != 1 {
+		t.Errorf("the active answered %d msyncs, want 1", msyncs)
+	}
+}
+
+// A namenode with state ids but no msync (older) turns observer reads
+// off: without the active's state a new client could read stale.
+func TestObserverReadsOffWithoutMsync(t *testing.T) {
+	a := startObsNN(t, "active", true)
+	s := startObsNN(t, "standby", true)
+	s.active = a.addr
+	a.noMsync = true
+	f := haClientWith(t, Config{RPCTransport: TransportIPC, RPCTimeout: 10 * time.Second, ObserverReads: true}, a.addr, s.addr)
+	for range 3 {
+		if _, err := f.Stat(context.Background(), "/d"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if as, _ := a.counts(); as != 3 {
+		t.Errorf("the active served %d stats, want all 3", as)
+	}
+	if _, refused := s.counts(); refused != 0 {
+		t.Errorf("the standby was asked %d times with observer reads off", refused)
 	}
 }

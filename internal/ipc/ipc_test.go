@@ -72,6 +72,8 @@ func (f *fakeNN) GetFileInfo(ctx context.Context, r *dfspb.GetFileInfoRequest) (
 		return nil, status.Errorf(codes.Code(n), "refused %s", p)
 	case p == "/plain":
 		return nil, errors.New("plain failure")
+	case p == "/ctxerr":
+		return nil, fmt.Errorf("gave up: %w", context.DeadlineExceeded)
 	case strings.HasPrefix(p, "/big/"):
 		n, _ := strconv.Atoi(strings.TrimPrefix(p, "/big/"))
 		return &dfspb.GetFileInfoResponse{Status: &dfspb.FileStatus{Path: strings.Repeat("x", n)}}, nil
@@ -256,6 +258,12 @@ func TestStatusCodesRoundTrip(t *testing.T) {
 	_, err := stat(context.Background(), c, "/plain")
 	if st, _ := status.FromError(err); st.Code() != codes.Unknown || st.Message() != "plain failure" {
 		t.Errorf("plain error arrived as %v", err)
+	}
+	// A context's error is DeadlineExceeded, as with gRPC's server: a
+	// handler that gave up at its deadline did not answer the call.
+	_, err = stat(context.Background(), c, "/ctxerr")
+	if st, _ := status.FromError(err); st.Code() != codes.DeadlineExceeded {
+		t.Errorf("a handler's context error arrived as %v, want DeadlineExceeded", err)
 	}
 	// An unknown method is Unimplemented.
 	err = c.Invoke(context.Background(), "/smarth.dfs.ClientProtocol/NoSuch", &dfspb.GetFileInfoRequest{}, &dfspb.GetFileInfoResponse{})

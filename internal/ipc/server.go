@@ -707,8 +707,14 @@ func (c *serverConn) reply(id uint64, st *uint64, resp any, err error) {
 		}
 	}
 	if err != nil {
-		// As gRPC: an error that is not a status is Unknown.
-		s := status.Convert(err)
+		// As gRPC's server: an error that is not a status is Unknown,
+		// but a context's is DeadlineExceeded or Canceled (a handler
+		// that gave up at the call's deadline: an unknown outcome to the
+		// client, which may try elsewhere, not the server's answer).
+		s, ok := status.FromError(err)
+		if !ok {
+			s = status.FromContextError(err)
+		}
 		*buf = appendReplyHeader((*buf)[:0], id, st, s.Code(), s.Message())
 	}
 	finishFrame(*buf)

@@ -67,8 +67,9 @@ var methodRules = func() map[string]rule {
 		"UpdatePipeline", "RenewLease",
 		// cluster state every client reads, and its reports
 		"ReportBadBlocks", "GetDatanodeReport", "Fsck", "GetServerDefaults", "ClientHeartbeat", "GetSpeeds",
-		// where the active namenode is: every client must be able to find it
-		"GetHAStatus",
+		// where the active namenode is: every client must be able to find it,
+		// and the active's state id, which observer reads start from
+		"GetHAStatus", "Msync",
 		// the handler lets every user GET and only a superuser change it
 		"SetSafeMode",
 		// cache: pools and directives check the superuser and the pool's

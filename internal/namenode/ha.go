@@ -522,7 +522,7 @@ var standbyRead = func() map[string]bool {
 	for _, n := range []string{"GetBlockLocations", "GetFileInfo", "GetListing", "GetXAttrs", "ListXAttrs",
 		"GetContentSummary", "GetAclStatus", "GetSnapshottableDirListing", "GetSnapshotDiffReport",
 		"GetStoragePolicy", "GetStoragePolicies", "GetDatanodeReport", "Fsck", "GetServerDefaults",
-		"GetSpeeds", "ListCachePools", "ListCacheDirectives", "GetCacheStats", "JobCacheStatus", "SetSafeMode"} {
+		"GetSpeeds", "ListCachePools", "ListCacheDirectives", "GetCacheStats", "JobCacheStatus", "SetSafeMode", "Msync"} {
 		m[clientProtocol+n] = true
 	}
 	return m

@@ -61,7 +61,10 @@ var linearRead = func() map[string]bool {
 	m := map[string]bool{}
 	for _, n := range []string{"GetBlockLocations", "GetFileInfo", "GetListing", "GetXAttrs", "ListXAttrs",
 		"GetContentSummary", "GetAclStatus", "GetSnapshottableDirListing", "GetSnapshotDiffReport",
-		"GetStoragePolicy", "Fsck", "ListCachePools", "ListCacheDirectives"} {
+		"GetStoragePolicy", "Fsck", "ListCachePools", "ListCacheDirectives",
+		// the state id it answers with covers every edit acknowledged
+		// before the call only from a leader that is one
+		"Msync"} {
 		m[clientProtocol+n] = true
 	}
 	return m

@@ -23,11 +23,16 @@ import (
 // promises. A standby further behind refuses with the usual
 // StandbyException, and the client asks the active.
 //
+// A client starts from the active's state: before its first observer
+// read it calls Msync, which only the active answers, after verifying
+// its leadership, so it sees every edit acknowledged before it started
+// (HDFS-14272: `fs -put` then `fs -cat` from two processes).
+//
 // What this does not promise: a read served by a standby is not
 // linearizable. A client sees every edit it, or a reply it received,
-// has seen, but not one acknowledged to another client it has not heard
-// of since (HDFS's msync is the remedy there; here, any call to the
-// active, whose reply raises the client's state). Reads that need the
+// has seen, but not one acknowledged to another client since its
+// msync that it has not heard of (another Msync, or any call to the
+// active, whose reply raises the client's state, catches up). Reads that need the
 // active's view stay on the active: fsck (replication health), and a
 // getBlockLocations that would update an access time (an edit), finds
 // a block with no replica the standby knows of (its block reports may
@@ -41,8 +46,8 @@ import (
 const observerWait = 500 * time.Millisecond
 
 // observerRead are the calls a standby may serve as an observer: the
-// namespace reads of the read index (linearRead) but fsck, the list the
-// client also uses.
+// namespace reads of the read index (linearRead) but fsck and msync, the
+// list the client also uses.
 var observerRead = standby.ObserverReads
 
 // stateID is what replies carry as the member's state: every edit up to

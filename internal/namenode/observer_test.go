@@ -105,6 +105,20 @@ func TestHAObserverReadsReadYourWrites(t *testing.T) {
 	if waited := time.Since(start); waited < observerWait/2 {
 		t.Errorf("refused after %v: the standby should hold the read for its log to catch up first (%v)", waited, observerWait)
 	}
+	// A new client has seen nothing. msync on the active gives it the
+	// active's state, which covers /later, so its first observer read is
+	// the refusal above rather than the stale answer below. A standby
+	// refuses msync: only the active's state covers what was acknowledged.
+	var mtr metadata.MD
+	if _, err := act.cp.Msync(withState(act, 0), &dfspb.MsyncRequest{}, grpc.Trailer(&mtr)); err != nil {
+		t.Fatalf("msync on the active: %v", err)
+	}
+	if ms, _ := strconv.ParseUint(first(mtr.Get(ipc.StateKey)), 10, 64); ms < st2 {
+		t.Errorf("msync on the active answered state %d, below the %d of the mkdirs it acknowledged", ms, st2)
+	}
+	if _, err := obs.cp.Msync(withState(obs, 0), &dfspb.MsyncRequest{}); !isStandby(err) {
+		t.Errorf("msync on a standby: %v; want a standby refusal", err)
+	}
 	// The control: with the older state the standby serves the read, and
 	// its namespace has no /later.
 	if _, _, err := stat("/later", st1); status.Code(err) != codes.NotFound {
@@ -121,10 +135,11 @@ func TestHAObserverReadsReadYourWrites(t *testing.T) {
 	})
 }
 
-// The observer reads are the read index's namespace reads but fsck.
+// The observer reads are the read index's namespace reads but fsck and
+// msync, which only the active answers.
 func TestObserverReadsAreLinearReads(t *testing.T) {
 	for m := range linearRead {
-		if want := m != clientProtocol+"Fsck"; observerRead[m] != want {
+		if want := m != clientProtocol+"Fsck" && m != clientProtocol+"Msync"; observerRead[m] != want {
 			t.Errorf("%s: observer read %v, want %v", m, observerRead[m], want)
 		}
 	}

@@ -176,6 +176,16 @@ func (s *clientRPC) GetServerDefaults(ctx context.Context, r *dfspb.GetServerDef
 	return s.nn.serverDefaults(), nil
 }
 
+// Msync answers with nothing but the state id every reply to a client
+// that sends one carries (observer.go): the interceptor has refused it on
+// a standby and verified the active's leadership as for a namespace read
+// (linearRead), so that state covers every edit acknowledged before the
+// call. HDFS's msync, which its clients call before their first read
+// from an observer.
+func (s *clientRPC) Msync(ctx context.Context, r *dfspb.MsyncRequest) (*dfspb.MsyncResponse, error) {
+	return &dfspb.MsyncResponse{}, nil
+}
+
 // GetHAStatus: without HA a namenode is the active one of a group of
 // itself, at term 0.
 func (s *clientRPC) GetHAStatus(ctx context.Context, r *dfspb.GetHAStatusRequest) (*dfspb.GetHAStatusResponse, error) {

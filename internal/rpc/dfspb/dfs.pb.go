@@ -4667,6 +4667,81 @@ func (*GetHAStatusRequest) Descriptor() ([]byte, []int) {
 	return file_dfspb_dfs_proto_rawDescGZIP(), []int{68}
 }
 
+// MsyncRequest asks the active for its state id (HDFS's ClientProtocol
+// msync): the reply carries nothing but the state id every reply to a
+// client that sends one carries (ipc.StateKey).
+type MsyncRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MsyncRequest) Reset() {
+	*x = MsyncRequest{}
+	mi := &file_dfspb_dfs_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MsyncRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MsyncRequest) ProtoMessage() {}
+
+func (x *MsyncRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MsyncRequest.ProtoReflect.Descriptor instead.
+func (*MsyncRequest) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{69}
+}
+
+type MsyncResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MsyncResponse) Reset() {
+	*x = MsyncResponse{}
+	mi := &file_dfspb_dfs_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MsyncResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MsyncResponse) ProtoMessage() {}
+
+func (x *MsyncResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_dfspb_dfs_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MsyncResponse.ProtoReflect.Descriptor instead.
+func (*MsyncResponse) Descriptor() ([]byte, []int) {
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{70}
+}
+
 type GetHAStatusResponse struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
 	Id               string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`                                // this namenode's id in the group ("" without HA)
@@ -4682,7 +4757,7 @@ type GetHAStatusResponse struct {
 
 func (x *GetHAStatusResponse) Reset() {
 	*x = GetHAStatusResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[69]
+	mi := &file_dfspb_dfs_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4694,7 +4769,7 @@ func (x *GetHAStatusResponse) String() string {
 func (*GetHAStatusResponse) ProtoMessage() {}
 
 func (x *GetHAStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[69]
+	mi := &file_dfspb_dfs_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4707,7 +4782,7 @@ func (x *GetHAStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHAStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetHAStatusResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{69}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *GetHAStatusResponse) GetId() string {
@@ -4771,7 +4846,7 @@ type HAPeer struct {
 
 func (x *HAPeer) Reset() {
 	*x = HAPeer{}
-	mi := &file_dfspb_dfs_proto_msgTypes[70]
+	mi := &file_dfspb_dfs_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4783,7 +4858,7 @@ func (x *HAPeer) String() string {
 func (*HAPeer) ProtoMessage() {}
 
 func (x *HAPeer) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[70]
+	mi := &file_dfspb_dfs_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4796,7 +4871,7 @@ func (x *HAPeer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HAPeer.ProtoReflect.Descriptor instead.
 func (*HAPeer) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{70}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *HAPeer) GetId() string {
@@ -4835,7 +4910,7 @@ type GetServerDefaultsRequest struct {
 
 func (x *GetServerDefaultsRequest) Reset() {
 	*x = GetServerDefaultsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[71]
+	mi := &file_dfspb_dfs_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4847,7 +4922,7 @@ func (x *GetServerDefaultsRequest) String() string {
 func (*GetServerDefaultsRequest) ProtoMessage() {}
 
 func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[71]
+	mi := &file_dfspb_dfs_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4860,7 +4935,7 @@ func (x *GetServerDefaultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsRequest.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{71}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{73}
 }
 
 type GetServerDefaultsResponse struct {
@@ -4881,7 +4956,7 @@ type GetServerDefaultsResponse struct {
 
 func (x *GetServerDefaultsResponse) Reset() {
 	*x = GetServerDefaultsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[72]
+	mi := &file_dfspb_dfs_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4893,7 +4968,7 @@ func (x *GetServerDefaultsResponse) String() string {
 func (*GetServerDefaultsResponse) ProtoMessage() {}
 
 func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[72]
+	mi := &file_dfspb_dfs_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4906,7 +4981,7 @@ func (x *GetServerDefaultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServerDefaultsResponse.ProtoReflect.Descriptor instead.
 func (*GetServerDefaultsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{72}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *GetServerDefaultsResponse) GetBlockSize() int64 {
@@ -4972,7 +5047,7 @@ type SpeedSample struct {
 
 func (x *SpeedSample) Reset() {
 	*x = SpeedSample{}
-	mi := &file_dfspb_dfs_proto_msgTypes[73]
+	mi := &file_dfspb_dfs_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4984,7 +5059,7 @@ func (x *SpeedSample) String() string {
 func (*SpeedSample) ProtoMessage() {}
 
 func (x *SpeedSample) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[73]
+	mi := &file_dfspb_dfs_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4997,7 +5072,7 @@ func (x *SpeedSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeedSample.ProtoReflect.Descriptor instead.
 func (*SpeedSample) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{73}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *SpeedSample) GetDatanodeId() string {
@@ -5039,7 +5114,7 @@ type ClientHeartbeatRequest struct {
 
 func (x *ClientHeartbeatRequest) Reset() {
 	*x = ClientHeartbeatRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[74]
+	mi := &file_dfspb_dfs_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5051,7 +5126,7 @@ func (x *ClientHeartbeatRequest) String() string {
 func (*ClientHeartbeatRequest) ProtoMessage() {}
 
 func (x *ClientHeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[74]
+	mi := &file_dfspb_dfs_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5064,7 +5139,7 @@ func (x *ClientHeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientHeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*ClientHeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{74}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *ClientHeartbeatRequest) GetClientName() string {
@@ -5096,7 +5171,7 @@ type ClientHeartbeatResponse struct {
 
 func (x *ClientHeartbeatResponse) Reset() {
 	*x = ClientHeartbeatResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[75]
+	mi := &file_dfspb_dfs_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5108,7 +5183,7 @@ func (x *ClientHeartbeatResponse) String() string {
 func (*ClientHeartbeatResponse) ProtoMessage() {}
 
 func (x *ClientHeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[75]
+	mi := &file_dfspb_dfs_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5121,7 +5196,7 @@ func (x *ClientHeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientHeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*ClientHeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{75}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{77}
 }
 
 type GetSpeedsRequest struct {
@@ -5133,7 +5208,7 @@ type GetSpeedsRequest struct {
 
 func (x *GetSpeedsRequest) Reset() {
 	*x = GetSpeedsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[76]
+	mi := &file_dfspb_dfs_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5145,7 +5220,7 @@ func (x *GetSpeedsRequest) String() string {
 func (*GetSpeedsRequest) ProtoMessage() {}
 
 func (x *GetSpeedsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[76]
+	mi := &file_dfspb_dfs_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5158,7 +5233,7 @@ func (x *GetSpeedsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpeedsRequest.ProtoReflect.Descriptor instead.
 func (*GetSpeedsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{76}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *GetSpeedsRequest) GetClientName() string {
@@ -5182,7 +5257,7 @@ type SpeedRecord struct {
 
 func (x *SpeedRecord) Reset() {
 	*x = SpeedRecord{}
-	mi := &file_dfspb_dfs_proto_msgTypes[77]
+	mi := &file_dfspb_dfs_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5194,7 +5269,7 @@ func (x *SpeedRecord) String() string {
 func (*SpeedRecord) ProtoMessage() {}
 
 func (x *SpeedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[77]
+	mi := &file_dfspb_dfs_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5207,7 +5282,7 @@ func (x *SpeedRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeedRecord.ProtoReflect.Descriptor instead.
 func (*SpeedRecord) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{77}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *SpeedRecord) GetClientName() string {
@@ -5261,7 +5336,7 @@ type GetSpeedsResponse struct {
 
 func (x *GetSpeedsResponse) Reset() {
 	*x = GetSpeedsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[78]
+	mi := &file_dfspb_dfs_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5273,7 +5348,7 @@ func (x *GetSpeedsResponse) String() string {
 func (*GetSpeedsResponse) ProtoMessage() {}
 
 func (x *GetSpeedsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[78]
+	mi := &file_dfspb_dfs_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5286,7 +5361,7 @@ func (x *GetSpeedsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpeedsResponse.ProtoReflect.Descriptor instead.
 func (*GetSpeedsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{78}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *GetSpeedsResponse) GetRecords() []*SpeedRecord {
@@ -5305,7 +5380,7 @@ type SetSafeModeRequest struct {
 
 func (x *SetSafeModeRequest) Reset() {
 	*x = SetSafeModeRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[79]
+	mi := &file_dfspb_dfs_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5317,7 +5392,7 @@ func (x *SetSafeModeRequest) String() string {
 func (*SetSafeModeRequest) ProtoMessage() {}
 
 func (x *SetSafeModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[79]
+	mi := &file_dfspb_dfs_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5330,7 +5405,7 @@ func (x *SetSafeModeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSafeModeRequest.ProtoReflect.Descriptor instead.
 func (*SetSafeModeRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{79}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *SetSafeModeRequest) GetAction() SafeModeAction {
@@ -5350,7 +5425,7 @@ type SetSafeModeResponse struct {
 
 func (x *SetSafeModeResponse) Reset() {
 	*x = SetSafeModeResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[80]
+	mi := &file_dfspb_dfs_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5362,7 +5437,7 @@ func (x *SetSafeModeResponse) String() string {
 func (*SetSafeModeResponse) ProtoMessage() {}
 
 func (x *SetSafeModeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[80]
+	mi := &file_dfspb_dfs_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5375,7 +5450,7 @@ func (x *SetSafeModeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSafeModeResponse.ProtoReflect.Descriptor instead.
 func (*SetSafeModeResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{80}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *SetSafeModeResponse) GetOn() bool {
@@ -5402,7 +5477,7 @@ type RefreshNodesRequest struct {
 
 func (x *RefreshNodesRequest) Reset() {
 	*x = RefreshNodesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[81]
+	mi := &file_dfspb_dfs_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5414,7 +5489,7 @@ func (x *RefreshNodesRequest) String() string {
 func (*RefreshNodesRequest) ProtoMessage() {}
 
 func (x *RefreshNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[81]
+	mi := &file_dfspb_dfs_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5427,7 +5502,7 @@ func (x *RefreshNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RefreshNodesRequest.ProtoReflect.Descriptor instead.
 func (*RefreshNodesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{81}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{83}
 }
 
 type RefreshNodesResponse struct {
@@ -5441,7 +5516,7 @@ type RefreshNodesResponse struct {
 
 func (x *RefreshNodesResponse) Reset() {
 	*x = RefreshNodesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[82]
+	mi := &file_dfspb_dfs_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5453,7 +5528,7 @@ func (x *RefreshNodesResponse) String() string {
 func (*RefreshNodesResponse) ProtoMessage() {}
 
 func (x *RefreshNodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[82]
+	mi := &file_dfspb_dfs_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5466,7 +5541,7 @@ func (x *RefreshNodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RefreshNodesResponse.ProtoReflect.Descriptor instead.
 func (*RefreshNodesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{82}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *RefreshNodesResponse) GetDecommissioning() []string {
@@ -5505,7 +5580,7 @@ type GetBlocksRequest struct {
 
 func (x *GetBlocksRequest) Reset() {
 	*x = GetBlocksRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[83]
+	mi := &file_dfspb_dfs_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5517,7 +5592,7 @@ func (x *GetBlocksRequest) String() string {
 func (*GetBlocksRequest) ProtoMessage() {}
 
 func (x *GetBlocksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[83]
+	mi := &file_dfspb_dfs_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5530,7 +5605,7 @@ func (x *GetBlocksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBlocksRequest.ProtoReflect.Descriptor instead.
 func (*GetBlocksRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{83}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *GetBlocksRequest) GetDatanodeId() string {
@@ -5565,7 +5640,7 @@ type BalancerBlock struct {
 
 func (x *BalancerBlock) Reset() {
 	*x = BalancerBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[84]
+	mi := &file_dfspb_dfs_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5577,7 +5652,7 @@ func (x *BalancerBlock) String() string {
 func (*BalancerBlock) ProtoMessage() {}
 
 func (x *BalancerBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[84]
+	mi := &file_dfspb_dfs_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5590,7 +5665,7 @@ func (x *BalancerBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerBlock.ProtoReflect.Descriptor instead.
 func (*BalancerBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{84}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *BalancerBlock) GetBlockId() uint64 {
@@ -5623,7 +5698,7 @@ type GetBlocksResponse struct {
 
 func (x *GetBlocksResponse) Reset() {
 	*x = GetBlocksResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[85]
+	mi := &file_dfspb_dfs_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5635,7 +5710,7 @@ func (x *GetBlocksResponse) String() string {
 func (*GetBlocksResponse) ProtoMessage() {}
 
 func (x *GetBlocksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[85]
+	mi := &file_dfspb_dfs_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5648,7 +5723,7 @@ func (x *GetBlocksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBlocksResponse.ProtoReflect.Descriptor instead.
 func (*GetBlocksResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{85}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *GetBlocksResponse) GetBlocks() []*BalancerBlock {
@@ -5671,7 +5746,7 @@ type MoveReplicaRequest struct {
 
 func (x *MoveReplicaRequest) Reset() {
 	*x = MoveReplicaRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[86]
+	mi := &file_dfspb_dfs_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5683,7 +5758,7 @@ func (x *MoveReplicaRequest) String() string {
 func (*MoveReplicaRequest) ProtoMessage() {}
 
 func (x *MoveReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[86]
+	mi := &file_dfspb_dfs_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5696,7 +5771,7 @@ func (x *MoveReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveReplicaRequest.ProtoReflect.Descriptor instead.
 func (*MoveReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{86}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *MoveReplicaRequest) GetBlockId() uint64 {
@@ -5728,7 +5803,7 @@ type MoveReplicaResponse struct {
 
 func (x *MoveReplicaResponse) Reset() {
 	*x = MoveReplicaResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[87]
+	mi := &file_dfspb_dfs_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5740,7 +5815,7 @@ func (x *MoveReplicaResponse) String() string {
 func (*MoveReplicaResponse) ProtoMessage() {}
 
 func (x *MoveReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[87]
+	mi := &file_dfspb_dfs_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5753,7 +5828,7 @@ func (x *MoveReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveReplicaResponse.ProtoReflect.Descriptor instead.
 func (*MoveReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{87}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{89}
 }
 
 type SaveNamespaceRequest struct {
@@ -5764,7 +5839,7 @@ type SaveNamespaceRequest struct {
 
 func (x *SaveNamespaceRequest) Reset() {
 	*x = SaveNamespaceRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[88]
+	mi := &file_dfspb_dfs_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5776,7 +5851,7 @@ func (x *SaveNamespaceRequest) String() string {
 func (*SaveNamespaceRequest) ProtoMessage() {}
 
 func (x *SaveNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[88]
+	mi := &file_dfspb_dfs_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5789,7 +5864,7 @@ func (x *SaveNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*SaveNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{88}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{90}
 }
 
 type SaveNamespaceResponse struct {
@@ -5801,7 +5876,7 @@ type SaveNamespaceResponse struct {
 
 func (x *SaveNamespaceResponse) Reset() {
 	*x = SaveNamespaceResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[89]
+	mi := &file_dfspb_dfs_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5813,7 +5888,7 @@ func (x *SaveNamespaceResponse) String() string {
 func (*SaveNamespaceResponse) ProtoMessage() {}
 
 func (x *SaveNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[89]
+	mi := &file_dfspb_dfs_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5826,7 +5901,7 @@ func (x *SaveNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*SaveNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{89}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *SaveNamespaceResponse) GetTxid() uint64 {
@@ -5869,7 +5944,7 @@ type CacheAccessRequest struct {
 
 func (x *CacheAccessRequest) Reset() {
 	*x = CacheAccessRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[90]
+	mi := &file_dfspb_dfs_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5881,7 +5956,7 @@ func (x *CacheAccessRequest) String() string {
 func (*CacheAccessRequest) ProtoMessage() {}
 
 func (x *CacheAccessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[90]
+	mi := &file_dfspb_dfs_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5894,7 +5969,7 @@ func (x *CacheAccessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheAccessRequest.ProtoReflect.Descriptor instead.
 func (*CacheAccessRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{90}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *CacheAccessRequest) GetBlockId() uint64 {
@@ -5970,7 +6045,7 @@ type CacheAccessResponse struct {
 
 func (x *CacheAccessResponse) Reset() {
 	*x = CacheAccessResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[91]
+	mi := &file_dfspb_dfs_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5982,7 +6057,7 @@ func (x *CacheAccessResponse) String() string {
 func (*CacheAccessResponse) ProtoMessage() {}
 
 func (x *CacheAccessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[91]
+	mi := &file_dfspb_dfs_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5995,7 +6070,7 @@ func (x *CacheAccessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheAccessResponse.ProtoReflect.Descriptor instead.
 func (*CacheAccessResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{91}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *CacheAccessResponse) GetCached() bool {
@@ -6024,7 +6099,7 @@ type JobCacheStatusRequest struct {
 
 func (x *JobCacheStatusRequest) Reset() {
 	*x = JobCacheStatusRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[92]
+	mi := &file_dfspb_dfs_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6036,7 +6111,7 @@ func (x *JobCacheStatusRequest) String() string {
 func (*JobCacheStatusRequest) ProtoMessage() {}
 
 func (x *JobCacheStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[92]
+	mi := &file_dfspb_dfs_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6049,7 +6124,7 @@ func (x *JobCacheStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusRequest.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{92}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *JobCacheStatusRequest) GetJobs() []*JobCacheStatusRequest_Job {
@@ -6068,7 +6143,7 @@ type JobCacheStatusResponse struct {
 
 func (x *JobCacheStatusResponse) Reset() {
 	*x = JobCacheStatusResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[93]
+	mi := &file_dfspb_dfs_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6080,7 +6155,7 @@ func (x *JobCacheStatusResponse) String() string {
 func (*JobCacheStatusResponse) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[93]
+	mi := &file_dfspb_dfs_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6093,7 +6168,7 @@ func (x *JobCacheStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusResponse.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{93}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *JobCacheStatusResponse) GetJobs() []*JobCacheStatusResponse_Job {
@@ -6123,7 +6198,7 @@ type CachePoolInfo struct {
 
 func (x *CachePoolInfo) Reset() {
 	*x = CachePoolInfo{}
-	mi := &file_dfspb_dfs_proto_msgTypes[94]
+	mi := &file_dfspb_dfs_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6135,7 +6210,7 @@ func (x *CachePoolInfo) String() string {
 func (*CachePoolInfo) ProtoMessage() {}
 
 func (x *CachePoolInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[94]
+	mi := &file_dfspb_dfs_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6148,7 +6223,7 @@ func (x *CachePoolInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachePoolInfo.ProtoReflect.Descriptor instead.
 func (*CachePoolInfo) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{94}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *CachePoolInfo) GetName() string {
@@ -6222,7 +6297,7 @@ type CacheDirectiveInfo struct {
 
 func (x *CacheDirectiveInfo) Reset() {
 	*x = CacheDirectiveInfo{}
-	mi := &file_dfspb_dfs_proto_msgTypes[95]
+	mi := &file_dfspb_dfs_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6234,7 +6309,7 @@ func (x *CacheDirectiveInfo) String() string {
 func (*CacheDirectiveInfo) ProtoMessage() {}
 
 func (x *CacheDirectiveInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[95]
+	mi := &file_dfspb_dfs_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6247,7 +6322,7 @@ func (x *CacheDirectiveInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheDirectiveInfo.ProtoReflect.Descriptor instead.
 func (*CacheDirectiveInfo) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{95}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *CacheDirectiveInfo) GetId() int64 {
@@ -6308,7 +6383,7 @@ type AddCachePoolRequest struct {
 
 func (x *AddCachePoolRequest) Reset() {
 	*x = AddCachePoolRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[96]
+	mi := &file_dfspb_dfs_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6320,7 +6395,7 @@ func (x *AddCachePoolRequest) String() string {
 func (*AddCachePoolRequest) ProtoMessage() {}
 
 func (x *AddCachePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[96]
+	mi := &file_dfspb_dfs_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6333,7 +6408,7 @@ func (x *AddCachePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCachePoolRequest.ProtoReflect.Descriptor instead.
 func (*AddCachePoolRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{96}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *AddCachePoolRequest) GetPool() *CachePoolInfo {
@@ -6351,7 +6426,7 @@ type AddCachePoolResponse struct {
 
 func (x *AddCachePoolResponse) Reset() {
 	*x = AddCachePoolResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[97]
+	mi := &file_dfspb_dfs_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6363,7 +6438,7 @@ func (x *AddCachePoolResponse) String() string {
 func (*AddCachePoolResponse) ProtoMessage() {}
 
 func (x *AddCachePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[97]
+	mi := &file_dfspb_dfs_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6376,7 +6451,7 @@ func (x *AddCachePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCachePoolResponse.ProtoReflect.Descriptor instead.
 func (*AddCachePoolResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{97}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{99}
 }
 
 type RemoveCachePoolRequest struct {
@@ -6388,7 +6463,7 @@ type RemoveCachePoolRequest struct {
 
 func (x *RemoveCachePoolRequest) Reset() {
 	*x = RemoveCachePoolRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[98]
+	mi := &file_dfspb_dfs_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6400,7 +6475,7 @@ func (x *RemoveCachePoolRequest) String() string {
 func (*RemoveCachePoolRequest) ProtoMessage() {}
 
 func (x *RemoveCachePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[98]
+	mi := &file_dfspb_dfs_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6413,7 +6488,7 @@ func (x *RemoveCachePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCachePoolRequest.ProtoReflect.Descriptor instead.
 func (*RemoveCachePoolRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{98}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *RemoveCachePoolRequest) GetName() string {
@@ -6431,7 +6506,7 @@ type RemoveCachePoolResponse struct {
 
 func (x *RemoveCachePoolResponse) Reset() {
 	*x = RemoveCachePoolResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[99]
+	mi := &file_dfspb_dfs_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6443,7 +6518,7 @@ func (x *RemoveCachePoolResponse) String() string {
 func (*RemoveCachePoolResponse) ProtoMessage() {}
 
 func (x *RemoveCachePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[99]
+	mi := &file_dfspb_dfs_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6456,7 +6531,7 @@ func (x *RemoveCachePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCachePoolResponse.ProtoReflect.Descriptor instead.
 func (*RemoveCachePoolResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{99}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{101}
 }
 
 type ListCachePoolsRequest struct {
@@ -6467,7 +6542,7 @@ type ListCachePoolsRequest struct {
 
 func (x *ListCachePoolsRequest) Reset() {
 	*x = ListCachePoolsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[100]
+	mi := &file_dfspb_dfs_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6479,7 +6554,7 @@ func (x *ListCachePoolsRequest) String() string {
 func (*ListCachePoolsRequest) ProtoMessage() {}
 
 func (x *ListCachePoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[100]
+	mi := &file_dfspb_dfs_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6492,7 +6567,7 @@ func (x *ListCachePoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachePoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListCachePoolsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{100}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{102}
 }
 
 type ListCachePoolsResponse struct {
@@ -6504,7 +6579,7 @@ type ListCachePoolsResponse struct {
 
 func (x *ListCachePoolsResponse) Reset() {
 	*x = ListCachePoolsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[101]
+	mi := &file_dfspb_dfs_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6516,7 +6591,7 @@ func (x *ListCachePoolsResponse) String() string {
 func (*ListCachePoolsResponse) ProtoMessage() {}
 
 func (x *ListCachePoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[101]
+	mi := &file_dfspb_dfs_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6529,7 +6604,7 @@ func (x *ListCachePoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachePoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListCachePoolsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{101}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *ListCachePoolsResponse) GetPools() []*CachePoolInfo {
@@ -6548,7 +6623,7 @@ type AddCacheDirectiveRequest struct {
 
 func (x *AddCacheDirectiveRequest) Reset() {
 	*x = AddCacheDirectiveRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[102]
+	mi := &file_dfspb_dfs_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6560,7 +6635,7 @@ func (x *AddCacheDirectiveRequest) String() string {
 func (*AddCacheDirectiveRequest) ProtoMessage() {}
 
 func (x *AddCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[102]
+	mi := &file_dfspb_dfs_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6573,7 +6648,7 @@ func (x *AddCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCacheDirectiveRequest.ProtoReflect.Descriptor instead.
 func (*AddCacheDirectiveRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{102}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *AddCacheDirectiveRequest) GetDirective() *CacheDirectiveInfo {
@@ -6592,7 +6667,7 @@ type AddCacheDirectiveResponse struct {
 
 func (x *AddCacheDirectiveResponse) Reset() {
 	*x = AddCacheDirectiveResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[103]
+	mi := &file_dfspb_dfs_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6604,7 +6679,7 @@ func (x *AddCacheDirectiveResponse) String() string {
 func (*AddCacheDirectiveResponse) ProtoMessage() {}
 
 func (x *AddCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[103]
+	mi := &file_dfspb_dfs_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6617,7 +6692,7 @@ func (x *AddCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddCacheDirectiveResponse.ProtoReflect.Descriptor instead.
 func (*AddCacheDirectiveResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{103}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *AddCacheDirectiveResponse) GetId() int64 {
@@ -6636,7 +6711,7 @@ type RemoveCacheDirectiveRequest struct {
 
 func (x *RemoveCacheDirectiveRequest) Reset() {
 	*x = RemoveCacheDirectiveRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[104]
+	mi := &file_dfspb_dfs_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6648,7 +6723,7 @@ func (x *RemoveCacheDirectiveRequest) String() string {
 func (*RemoveCacheDirectiveRequest) ProtoMessage() {}
 
 func (x *RemoveCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[104]
+	mi := &file_dfspb_dfs_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6661,7 +6736,7 @@ func (x *RemoveCacheDirectiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCacheDirectiveRequest.ProtoReflect.Descriptor instead.
 func (*RemoveCacheDirectiveRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{104}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *RemoveCacheDirectiveRequest) GetId() int64 {
@@ -6679,7 +6754,7 @@ type RemoveCacheDirectiveResponse struct {
 
 func (x *RemoveCacheDirectiveResponse) Reset() {
 	*x = RemoveCacheDirectiveResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[105]
+	mi := &file_dfspb_dfs_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6691,7 +6766,7 @@ func (x *RemoveCacheDirectiveResponse) String() string {
 func (*RemoveCacheDirectiveResponse) ProtoMessage() {}
 
 func (x *RemoveCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[105]
+	mi := &file_dfspb_dfs_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6704,7 +6779,7 @@ func (x *RemoveCacheDirectiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCacheDirectiveResponse.ProtoReflect.Descriptor instead.
 func (*RemoveCacheDirectiveResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{105}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{107}
 }
 
 type ListCacheDirectivesRequest struct {
@@ -6717,7 +6792,7 @@ type ListCacheDirectivesRequest struct {
 
 func (x *ListCacheDirectivesRequest) Reset() {
 	*x = ListCacheDirectivesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[106]
+	mi := &file_dfspb_dfs_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6729,7 +6804,7 @@ func (x *ListCacheDirectivesRequest) String() string {
 func (*ListCacheDirectivesRequest) ProtoMessage() {}
 
 func (x *ListCacheDirectivesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[106]
+	mi := &file_dfspb_dfs_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6742,7 +6817,7 @@ func (x *ListCacheDirectivesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCacheDirectivesRequest.ProtoReflect.Descriptor instead.
 func (*ListCacheDirectivesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{106}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{108}
 }
 
 func (x *ListCacheDirectivesRequest) GetPool() string {
@@ -6768,7 +6843,7 @@ type ListCacheDirectivesResponse struct {
 
 func (x *ListCacheDirectivesResponse) Reset() {
 	*x = ListCacheDirectivesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[107]
+	mi := &file_dfspb_dfs_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6780,7 +6855,7 @@ func (x *ListCacheDirectivesResponse) String() string {
 func (*ListCacheDirectivesResponse) ProtoMessage() {}
 
 func (x *ListCacheDirectivesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[107]
+	mi := &file_dfspb_dfs_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6793,7 +6868,7 @@ func (x *ListCacheDirectivesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCacheDirectivesResponse.ProtoReflect.Descriptor instead.
 func (*ListCacheDirectivesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{107}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *ListCacheDirectivesResponse) GetDirectives() []*CacheDirectiveInfo {
@@ -6812,7 +6887,7 @@ type GetCacheStatsRequest struct {
 
 func (x *GetCacheStatsRequest) Reset() {
 	*x = GetCacheStatsRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[108]
+	mi := &file_dfspb_dfs_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6824,7 +6899,7 @@ func (x *GetCacheStatsRequest) String() string {
 func (*GetCacheStatsRequest) ProtoMessage() {}
 
 func (x *GetCacheStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[108]
+	mi := &file_dfspb_dfs_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6837,7 +6912,7 @@ func (x *GetCacheStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCacheStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetCacheStatsRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{108}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{110}
 }
 
 type NodeCacheStats struct {
@@ -6855,7 +6930,7 @@ type NodeCacheStats struct {
 
 func (x *NodeCacheStats) Reset() {
 	*x = NodeCacheStats{}
-	mi := &file_dfspb_dfs_proto_msgTypes[109]
+	mi := &file_dfspb_dfs_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6867,7 +6942,7 @@ func (x *NodeCacheStats) String() string {
 func (*NodeCacheStats) ProtoMessage() {}
 
 func (x *NodeCacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[109]
+	mi := &file_dfspb_dfs_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6880,7 +6955,7 @@ func (x *NodeCacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeCacheStats.ProtoReflect.Descriptor instead.
 func (*NodeCacheStats) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{109}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *NodeCacheStats) GetDatanodeId() string {
@@ -6946,7 +7021,7 @@ type AppCacheStats struct {
 
 func (x *AppCacheStats) Reset() {
 	*x = AppCacheStats{}
-	mi := &file_dfspb_dfs_proto_msgTypes[110]
+	mi := &file_dfspb_dfs_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6958,7 +7033,7 @@ func (x *AppCacheStats) String() string {
 func (*AppCacheStats) ProtoMessage() {}
 
 func (x *AppCacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[110]
+	mi := &file_dfspb_dfs_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6971,7 +7046,7 @@ func (x *AppCacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppCacheStats.ProtoReflect.Descriptor instead.
 func (*AppCacheStats) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{110}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{112}
 }
 
 func (x *AppCacheStats) GetApp() string {
@@ -7038,7 +7113,7 @@ type AffinityEstimate struct {
 
 func (x *AffinityEstimate) Reset() {
 	*x = AffinityEstimate{}
-	mi := &file_dfspb_dfs_proto_msgTypes[111]
+	mi := &file_dfspb_dfs_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7050,7 +7125,7 @@ func (x *AffinityEstimate) String() string {
 func (*AffinityEstimate) ProtoMessage() {}
 
 func (x *AffinityEstimate) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[111]
+	mi := &file_dfspb_dfs_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7063,7 +7138,7 @@ func (x *AffinityEstimate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AffinityEstimate.ProtoReflect.Descriptor instead.
 func (*AffinityEstimate) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{111}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{113}
 }
 
 func (x *AffinityEstimate) GetUser() string {
@@ -7153,7 +7228,7 @@ type GetCacheStatsResponse struct {
 
 func (x *GetCacheStatsResponse) Reset() {
 	*x = GetCacheStatsResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[112]
+	mi := &file_dfspb_dfs_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7165,7 +7240,7 @@ func (x *GetCacheStatsResponse) String() string {
 func (*GetCacheStatsResponse) ProtoMessage() {}
 
 func (x *GetCacheStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[112]
+	mi := &file_dfspb_dfs_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7178,7 +7253,7 @@ func (x *GetCacheStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCacheStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetCacheStatsResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{112}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{114}
 }
 
 func (x *GetCacheStatsResponse) GetPolicy() string {
@@ -7253,7 +7328,7 @@ type RegisterDatanodeRequest struct {
 
 func (x *RegisterDatanodeRequest) Reset() {
 	*x = RegisterDatanodeRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[113]
+	mi := &file_dfspb_dfs_proto_msgTypes[115]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7265,7 +7340,7 @@ func (x *RegisterDatanodeRequest) String() string {
 func (*RegisterDatanodeRequest) ProtoMessage() {}
 
 func (x *RegisterDatanodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[113]
+	mi := &file_dfspb_dfs_proto_msgTypes[115]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7278,7 +7353,7 @@ func (x *RegisterDatanodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterDatanodeRequest.ProtoReflect.Descriptor instead.
 func (*RegisterDatanodeRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{113}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{115}
 }
 
 func (x *RegisterDatanodeRequest) GetDatanode() *DatanodeInfo {
@@ -7298,7 +7373,7 @@ type RegisterDatanodeResponse struct {
 
 func (x *RegisterDatanodeResponse) Reset() {
 	*x = RegisterDatanodeResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[114]
+	mi := &file_dfspb_dfs_proto_msgTypes[116]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7310,7 +7385,7 @@ func (x *RegisterDatanodeResponse) String() string {
 func (*RegisterDatanodeResponse) ProtoMessage() {}
 
 func (x *RegisterDatanodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[114]
+	mi := &file_dfspb_dfs_proto_msgTypes[116]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7323,7 +7398,7 @@ func (x *RegisterDatanodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterDatanodeResponse.ProtoReflect.Descriptor instead.
 func (*RegisterDatanodeResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{114}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{116}
 }
 
 func (x *RegisterDatanodeResponse) GetDatanode() *DatanodeInfo {
@@ -7349,7 +7424,7 @@ type TransferCommand struct {
 
 func (x *TransferCommand) Reset() {
 	*x = TransferCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[115]
+	mi := &file_dfspb_dfs_proto_msgTypes[117]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7361,7 +7436,7 @@ func (x *TransferCommand) String() string {
 func (*TransferCommand) ProtoMessage() {}
 
 func (x *TransferCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[115]
+	mi := &file_dfspb_dfs_proto_msgTypes[117]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7374,7 +7449,7 @@ func (x *TransferCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand.ProtoReflect.Descriptor instead.
 func (*TransferCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{115}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{117}
 }
 
 func (x *TransferCommand) GetItems() []*TransferCommand_Item {
@@ -7393,7 +7468,7 @@ type InvalidateCommand struct {
 
 func (x *InvalidateCommand) Reset() {
 	*x = InvalidateCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[116]
+	mi := &file_dfspb_dfs_proto_msgTypes[118]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7405,7 +7480,7 @@ func (x *InvalidateCommand) String() string {
 func (*InvalidateCommand) ProtoMessage() {}
 
 func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[116]
+	mi := &file_dfspb_dfs_proto_msgTypes[118]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7418,7 +7493,7 @@ func (x *InvalidateCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidateCommand.ProtoReflect.Descriptor instead.
 func (*InvalidateCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{116}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{118}
 }
 
 func (x *InvalidateCommand) GetBlocks() []*ExtendedBlock {
@@ -7450,7 +7525,7 @@ type RecoverBlockCommand struct {
 
 func (x *RecoverBlockCommand) Reset() {
 	*x = RecoverBlockCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[117]
+	mi := &file_dfspb_dfs_proto_msgTypes[119]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7462,7 +7537,7 @@ func (x *RecoverBlockCommand) String() string {
 func (*RecoverBlockCommand) ProtoMessage() {}
 
 func (x *RecoverBlockCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[117]
+	mi := &file_dfspb_dfs_proto_msgTypes[119]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7475,7 +7550,7 @@ func (x *RecoverBlockCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverBlockCommand.ProtoReflect.Descriptor instead.
 func (*RecoverBlockCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{117}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{119}
 }
 
 func (x *RecoverBlockCommand) GetBlock() *ExtendedBlock {
@@ -7529,7 +7604,7 @@ type CacheCommand struct {
 
 func (x *CacheCommand) Reset() {
 	*x = CacheCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[118]
+	mi := &file_dfspb_dfs_proto_msgTypes[120]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7541,7 +7616,7 @@ func (x *CacheCommand) String() string {
 func (*CacheCommand) ProtoMessage() {}
 
 func (x *CacheCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[118]
+	mi := &file_dfspb_dfs_proto_msgTypes[120]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7554,7 +7629,7 @@ func (x *CacheCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheCommand.ProtoReflect.Descriptor instead.
 func (*CacheCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{118}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{120}
 }
 
 func (x *CacheCommand) GetBlockIds() []uint64 {
@@ -7573,7 +7648,7 @@ type UncacheCommand struct {
 
 func (x *UncacheCommand) Reset() {
 	*x = UncacheCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[119]
+	mi := &file_dfspb_dfs_proto_msgTypes[121]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7585,7 +7660,7 @@ func (x *UncacheCommand) String() string {
 func (*UncacheCommand) ProtoMessage() {}
 
 func (x *UncacheCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[119]
+	mi := &file_dfspb_dfs_proto_msgTypes[121]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7598,7 +7673,7 @@ func (x *UncacheCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncacheCommand.ProtoReflect.Descriptor instead.
 func (*UncacheCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{119}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{121}
 }
 
 func (x *UncacheCommand) GetBlockIds() []uint64 {
@@ -7625,7 +7700,7 @@ type DatanodeCommand struct {
 
 func (x *DatanodeCommand) Reset() {
 	*x = DatanodeCommand{}
-	mi := &file_dfspb_dfs_proto_msgTypes[120]
+	mi := &file_dfspb_dfs_proto_msgTypes[122]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7637,7 +7712,7 @@ func (x *DatanodeCommand) String() string {
 func (*DatanodeCommand) ProtoMessage() {}
 
 func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[120]
+	mi := &file_dfspb_dfs_proto_msgTypes[122]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7650,7 +7725,7 @@ func (x *DatanodeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeCommand.ProtoReflect.Descriptor instead.
 func (*DatanodeCommand) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{120}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{122}
 }
 
 func (x *DatanodeCommand) GetCommand() isDatanodeCommand_Command {
@@ -7771,7 +7846,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[121]
+	mi := &file_dfspb_dfs_proto_msgTypes[123]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7783,7 +7858,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[121]
+	mi := &file_dfspb_dfs_proto_msgTypes[123]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7796,7 +7871,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{121}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{123}
 }
 
 func (x *HeartbeatRequest) GetDatanodeId() string {
@@ -7878,7 +7953,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[122]
+	mi := &file_dfspb_dfs_proto_msgTypes[124]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7890,7 +7965,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[122]
+	mi := &file_dfspb_dfs_proto_msgTypes[124]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7903,7 +7978,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{122}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{124}
 }
 
 func (x *HeartbeatResponse) GetCommands() []*DatanodeCommand {
@@ -7956,7 +8031,7 @@ type NNHAStatus struct {
 
 func (x *NNHAStatus) Reset() {
 	*x = NNHAStatus{}
-	mi := &file_dfspb_dfs_proto_msgTypes[123]
+	mi := &file_dfspb_dfs_proto_msgTypes[125]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7968,7 +8043,7 @@ func (x *NNHAStatus) String() string {
 func (*NNHAStatus) ProtoMessage() {}
 
 func (x *NNHAStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[123]
+	mi := &file_dfspb_dfs_proto_msgTypes[125]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7981,7 +8056,7 @@ func (x *NNHAStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NNHAStatus.ProtoReflect.Descriptor instead.
 func (*NNHAStatus) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{123}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{125}
 }
 
 func (x *NNHAStatus) GetState() HAState {
@@ -8015,7 +8090,7 @@ type ReportedBlock struct {
 
 func (x *ReportedBlock) Reset() {
 	*x = ReportedBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[124]
+	mi := &file_dfspb_dfs_proto_msgTypes[126]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8027,7 +8102,7 @@ func (x *ReportedBlock) String() string {
 func (*ReportedBlock) ProtoMessage() {}
 
 func (x *ReportedBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[124]
+	mi := &file_dfspb_dfs_proto_msgTypes[126]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8040,7 +8115,7 @@ func (x *ReportedBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportedBlock.ProtoReflect.Descriptor instead.
 func (*ReportedBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{124}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{126}
 }
 
 func (x *ReportedBlock) GetBlock() *ExtendedBlock {
@@ -8067,7 +8142,7 @@ type BlockReportRequest struct {
 
 func (x *BlockReportRequest) Reset() {
 	*x = BlockReportRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[125]
+	mi := &file_dfspb_dfs_proto_msgTypes[127]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8079,7 +8154,7 @@ func (x *BlockReportRequest) String() string {
 func (*BlockReportRequest) ProtoMessage() {}
 
 func (x *BlockReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[125]
+	mi := &file_dfspb_dfs_proto_msgTypes[127]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8092,7 +8167,7 @@ func (x *BlockReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReportRequest.ProtoReflect.Descriptor instead.
 func (*BlockReportRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{125}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{127}
 }
 
 func (x *BlockReportRequest) GetDatanodeId() string {
@@ -8118,7 +8193,7 @@ type BlockReportResponse struct {
 
 func (x *BlockReportResponse) Reset() {
 	*x = BlockReportResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[126]
+	mi := &file_dfspb_dfs_proto_msgTypes[128]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8130,7 +8205,7 @@ func (x *BlockReportResponse) String() string {
 func (*BlockReportResponse) ProtoMessage() {}
 
 func (x *BlockReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[126]
+	mi := &file_dfspb_dfs_proto_msgTypes[128]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8143,7 +8218,7 @@ func (x *BlockReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReportResponse.ProtoReflect.Descriptor instead.
 func (*BlockReportResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{126}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{128}
 }
 
 func (x *BlockReportResponse) GetCommands() []*DatanodeCommand {
@@ -8163,7 +8238,7 @@ type ReceivedDeletedBlock struct {
 
 func (x *ReceivedDeletedBlock) Reset() {
 	*x = ReceivedDeletedBlock{}
-	mi := &file_dfspb_dfs_proto_msgTypes[127]
+	mi := &file_dfspb_dfs_proto_msgTypes[129]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8175,7 +8250,7 @@ func (x *ReceivedDeletedBlock) String() string {
 func (*ReceivedDeletedBlock) ProtoMessage() {}
 
 func (x *ReceivedDeletedBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[127]
+	mi := &file_dfspb_dfs_proto_msgTypes[129]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8188,7 +8263,7 @@ func (x *ReceivedDeletedBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceivedDeletedBlock.ProtoReflect.Descriptor instead.
 func (*ReceivedDeletedBlock) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{127}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{129}
 }
 
 func (x *ReceivedDeletedBlock) GetBlock() *ExtendedBlock {
@@ -8215,7 +8290,7 @@ type BlockReceivedAndDeletedRequest struct {
 
 func (x *BlockReceivedAndDeletedRequest) Reset() {
 	*x = BlockReceivedAndDeletedRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[128]
+	mi := &file_dfspb_dfs_proto_msgTypes[130]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8227,7 +8302,7 @@ func (x *BlockReceivedAndDeletedRequest) String() string {
 func (*BlockReceivedAndDeletedRequest) ProtoMessage() {}
 
 func (x *BlockReceivedAndDeletedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[128]
+	mi := &file_dfspb_dfs_proto_msgTypes[130]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8240,7 +8315,7 @@ func (x *BlockReceivedAndDeletedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReceivedAndDeletedRequest.ProtoReflect.Descriptor instead.
 func (*BlockReceivedAndDeletedRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{128}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{130}
 }
 
 func (x *BlockReceivedAndDeletedRequest) GetDatanodeId() string {
@@ -8265,7 +8340,7 @@ type BlockReceivedAndDeletedResponse struct {
 
 func (x *BlockReceivedAndDeletedResponse) Reset() {
 	*x = BlockReceivedAndDeletedResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[129]
+	mi := &file_dfspb_dfs_proto_msgTypes[131]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8277,7 +8352,7 @@ func (x *BlockReceivedAndDeletedResponse) String() string {
 func (*BlockReceivedAndDeletedResponse) ProtoMessage() {}
 
 func (x *BlockReceivedAndDeletedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[129]
+	mi := &file_dfspb_dfs_proto_msgTypes[131]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8290,7 +8365,7 @@ func (x *BlockReceivedAndDeletedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockReceivedAndDeletedResponse.ProtoReflect.Descriptor instead.
 func (*BlockReceivedAndDeletedResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{129}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{131}
 }
 
 type DatanodeReportBadBlocksRequest struct {
@@ -8303,7 +8378,7 @@ type DatanodeReportBadBlocksRequest struct {
 
 func (x *DatanodeReportBadBlocksRequest) Reset() {
 	*x = DatanodeReportBadBlocksRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[130]
+	mi := &file_dfspb_dfs_proto_msgTypes[132]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8315,7 +8390,7 @@ func (x *DatanodeReportBadBlocksRequest) String() string {
 func (*DatanodeReportBadBlocksRequest) ProtoMessage() {}
 
 func (x *DatanodeReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[130]
+	mi := &file_dfspb_dfs_proto_msgTypes[132]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8328,7 +8403,7 @@ func (x *DatanodeReportBadBlocksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeReportBadBlocksRequest.ProtoReflect.Descriptor instead.
 func (*DatanodeReportBadBlocksRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{130}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{132}
 }
 
 func (x *DatanodeReportBadBlocksRequest) GetDatanodeId() string {
@@ -8353,7 +8428,7 @@ type DatanodeReportBadBlocksResponse struct {
 
 func (x *DatanodeReportBadBlocksResponse) Reset() {
 	*x = DatanodeReportBadBlocksResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[131]
+	mi := &file_dfspb_dfs_proto_msgTypes[133]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8365,7 +8440,7 @@ func (x *DatanodeReportBadBlocksResponse) String() string {
 func (*DatanodeReportBadBlocksResponse) ProtoMessage() {}
 
 func (x *DatanodeReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[131]
+	mi := &file_dfspb_dfs_proto_msgTypes[133]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8378,7 +8453,7 @@ func (x *DatanodeReportBadBlocksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeReportBadBlocksResponse.ProtoReflect.Descriptor instead.
 func (*DatanodeReportBadBlocksResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{131}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{133}
 }
 
 type CommitBlockSynchronizationRequest struct {
@@ -8395,7 +8470,7 @@ type CommitBlockSynchronizationRequest struct {
 
 func (x *CommitBlockSynchronizationRequest) Reset() {
 	*x = CommitBlockSynchronizationRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[132]
+	mi := &file_dfspb_dfs_proto_msgTypes[134]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8407,7 +8482,7 @@ func (x *CommitBlockSynchronizationRequest) String() string {
 func (*CommitBlockSynchronizationRequest) ProtoMessage() {}
 
 func (x *CommitBlockSynchronizationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[132]
+	mi := &file_dfspb_dfs_proto_msgTypes[134]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8420,7 +8495,7 @@ func (x *CommitBlockSynchronizationRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CommitBlockSynchronizationRequest.ProtoReflect.Descriptor instead.
 func (*CommitBlockSynchronizationRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{132}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{134}
 }
 
 func (x *CommitBlockSynchronizationRequest) GetBlock() *ExtendedBlock {
@@ -8473,7 +8548,7 @@ type CommitBlockSynchronizationResponse struct {
 
 func (x *CommitBlockSynchronizationResponse) Reset() {
 	*x = CommitBlockSynchronizationResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[133]
+	mi := &file_dfspb_dfs_proto_msgTypes[135]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8485,7 +8560,7 @@ func (x *CommitBlockSynchronizationResponse) String() string {
 func (*CommitBlockSynchronizationResponse) ProtoMessage() {}
 
 func (x *CommitBlockSynchronizationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[133]
+	mi := &file_dfspb_dfs_proto_msgTypes[135]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8498,7 +8573,7 @@ func (x *CommitBlockSynchronizationResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use CommitBlockSynchronizationResponse.ProtoReflect.Descriptor instead.
 func (*CommitBlockSynchronizationResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{133}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{135}
 }
 
 type InitReplicaRecoveryRequest struct {
@@ -8511,7 +8586,7 @@ type InitReplicaRecoveryRequest struct {
 
 func (x *InitReplicaRecoveryRequest) Reset() {
 	*x = InitReplicaRecoveryRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[134]
+	mi := &file_dfspb_dfs_proto_msgTypes[136]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8523,7 +8598,7 @@ func (x *InitReplicaRecoveryRequest) String() string {
 func (*InitReplicaRecoveryRequest) ProtoMessage() {}
 
 func (x *InitReplicaRecoveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[134]
+	mi := &file_dfspb_dfs_proto_msgTypes[136]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8536,7 +8611,7 @@ func (x *InitReplicaRecoveryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitReplicaRecoveryRequest.ProtoReflect.Descriptor instead.
 func (*InitReplicaRecoveryRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{134}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{136}
 }
 
 func (x *InitReplicaRecoveryRequest) GetBlock() *ExtendedBlock {
@@ -8564,7 +8639,7 @@ type InitReplicaRecoveryResponse struct {
 
 func (x *InitReplicaRecoveryResponse) Reset() {
 	*x = InitReplicaRecoveryResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[135]
+	mi := &file_dfspb_dfs_proto_msgTypes[137]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8576,7 +8651,7 @@ func (x *InitReplicaRecoveryResponse) String() string {
 func (*InitReplicaRecoveryResponse) ProtoMessage() {}
 
 func (x *InitReplicaRecoveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[135]
+	mi := &file_dfspb_dfs_proto_msgTypes[137]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8589,7 +8664,7 @@ func (x *InitReplicaRecoveryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitReplicaRecoveryResponse.ProtoReflect.Descriptor instead.
 func (*InitReplicaRecoveryResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{135}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{137}
 }
 
 func (x *InitReplicaRecoveryResponse) GetExists() bool {
@@ -8626,7 +8701,7 @@ type UpdateReplicaUnderRecoveryRequest struct {
 
 func (x *UpdateReplicaUnderRecoveryRequest) Reset() {
 	*x = UpdateReplicaUnderRecoveryRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[136]
+	mi := &file_dfspb_dfs_proto_msgTypes[138]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8638,7 +8713,7 @@ func (x *UpdateReplicaUnderRecoveryRequest) String() string {
 func (*UpdateReplicaUnderRecoveryRequest) ProtoMessage() {}
 
 func (x *UpdateReplicaUnderRecoveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[136]
+	mi := &file_dfspb_dfs_proto_msgTypes[138]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8651,7 +8726,7 @@ func (x *UpdateReplicaUnderRecoveryRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use UpdateReplicaUnderRecoveryRequest.ProtoReflect.Descriptor instead.
 func (*UpdateReplicaUnderRecoveryRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{136}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{138}
 }
 
 func (x *UpdateReplicaUnderRecoveryRequest) GetBlock() *ExtendedBlock {
@@ -8698,7 +8773,7 @@ type UpdateReplicaUnderRecoveryResponse struct {
 
 func (x *UpdateReplicaUnderRecoveryResponse) Reset() {
 	*x = UpdateReplicaUnderRecoveryResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[137]
+	mi := &file_dfspb_dfs_proto_msgTypes[139]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8710,7 +8785,7 @@ func (x *UpdateReplicaUnderRecoveryResponse) String() string {
 func (*UpdateReplicaUnderRecoveryResponse) ProtoMessage() {}
 
 func (x *UpdateReplicaUnderRecoveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[137]
+	mi := &file_dfspb_dfs_proto_msgTypes[139]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8723,7 +8798,7 @@ func (x *UpdateReplicaUnderRecoveryResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use UpdateReplicaUnderRecoveryResponse.ProtoReflect.Descriptor instead.
 func (*UpdateReplicaUnderRecoveryResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{137}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{139}
 }
 
 func (x *UpdateReplicaUnderRecoveryResponse) GetBlock() *ExtendedBlock {
@@ -8756,7 +8831,7 @@ type WriteBlockOp struct {
 
 func (x *WriteBlockOp) Reset() {
 	*x = WriteBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[138]
+	mi := &file_dfspb_dfs_proto_msgTypes[140]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8768,7 +8843,7 @@ func (x *WriteBlockOp) String() string {
 func (*WriteBlockOp) ProtoMessage() {}
 
 func (x *WriteBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[138]
+	mi := &file_dfspb_dfs_proto_msgTypes[140]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8781,7 +8856,7 @@ func (x *WriteBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteBlockOp.ProtoReflect.Descriptor instead.
 func (*WriteBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{138}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{140}
 }
 
 func (x *WriteBlockOp) GetBlock() *ExtendedBlock {
@@ -8868,7 +8943,7 @@ type ReadBlockOp struct {
 
 func (x *ReadBlockOp) Reset() {
 	*x = ReadBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[139]
+	mi := &file_dfspb_dfs_proto_msgTypes[141]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8880,7 +8955,7 @@ func (x *ReadBlockOp) String() string {
 func (*ReadBlockOp) ProtoMessage() {}
 
 func (x *ReadBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[139]
+	mi := &file_dfspb_dfs_proto_msgTypes[141]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8893,7 +8968,7 @@ func (x *ReadBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadBlockOp.ProtoReflect.Descriptor instead.
 func (*ReadBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{139}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{141}
 }
 
 func (x *ReadBlockOp) GetBlock() *ExtendedBlock {
@@ -8952,7 +9027,7 @@ type BlockChecksumOp struct {
 
 func (x *BlockChecksumOp) Reset() {
 	*x = BlockChecksumOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[140]
+	mi := &file_dfspb_dfs_proto_msgTypes[142]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8964,7 +9039,7 @@ func (x *BlockChecksumOp) String() string {
 func (*BlockChecksumOp) ProtoMessage() {}
 
 func (x *BlockChecksumOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[140]
+	mi := &file_dfspb_dfs_proto_msgTypes[142]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8977,7 +9052,7 @@ func (x *BlockChecksumOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockChecksumOp.ProtoReflect.Descriptor instead.
 func (*BlockChecksumOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{140}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{142}
 }
 
 func (x *BlockChecksumOp) GetBlock() *ExtendedBlock {
@@ -9013,7 +9088,7 @@ type BlockChecksum struct {
 
 func (x *BlockChecksum) Reset() {
 	*x = BlockChecksum{}
-	mi := &file_dfspb_dfs_proto_msgTypes[141]
+	mi := &file_dfspb_dfs_proto_msgTypes[143]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9025,7 +9100,7 @@ func (x *BlockChecksum) String() string {
 func (*BlockChecksum) ProtoMessage() {}
 
 func (x *BlockChecksum) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[141]
+	mi := &file_dfspb_dfs_proto_msgTypes[143]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9038,7 +9113,7 @@ func (x *BlockChecksum) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockChecksum.ProtoReflect.Descriptor instead.
 func (*BlockChecksum) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{141}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{143}
 }
 
 func (x *BlockChecksum) GetBytesPerCrc() uint32 {
@@ -9076,7 +9151,7 @@ type TransferBlockOp struct {
 
 func (x *TransferBlockOp) Reset() {
 	*x = TransferBlockOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[142]
+	mi := &file_dfspb_dfs_proto_msgTypes[144]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9088,7 +9163,7 @@ func (x *TransferBlockOp) String() string {
 func (*TransferBlockOp) ProtoMessage() {}
 
 func (x *TransferBlockOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[142]
+	mi := &file_dfspb_dfs_proto_msgTypes[144]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9101,7 +9176,7 @@ func (x *TransferBlockOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferBlockOp.ProtoReflect.Descriptor instead.
 func (*TransferBlockOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{142}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{144}
 }
 
 func (x *TransferBlockOp) GetBlock() *ExtendedBlock {
@@ -9145,7 +9220,7 @@ type OpResponse struct {
 
 func (x *OpResponse) Reset() {
 	*x = OpResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[143]
+	mi := &file_dfspb_dfs_proto_msgTypes[145]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9157,7 +9232,7 @@ func (x *OpResponse) String() string {
 func (*OpResponse) ProtoMessage() {}
 
 func (x *OpResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[143]
+	mi := &file_dfspb_dfs_proto_msgTypes[145]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9170,7 +9245,7 @@ func (x *OpResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpResponse.ProtoReflect.Descriptor instead.
 func (*OpResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{143}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{145}
 }
 
 func (x *OpResponse) GetStatus() OpStatus {
@@ -9220,7 +9295,7 @@ type AppendRequest struct {
 
 func (x *AppendRequest) Reset() {
 	*x = AppendRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[144]
+	mi := &file_dfspb_dfs_proto_msgTypes[146]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9232,7 +9307,7 @@ func (x *AppendRequest) String() string {
 func (*AppendRequest) ProtoMessage() {}
 
 func (x *AppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[144]
+	mi := &file_dfspb_dfs_proto_msgTypes[146]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9245,7 +9320,7 @@ func (x *AppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
 func (*AppendRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{144}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{146}
 }
 
 func (x *AppendRequest) GetPath() string {
@@ -9278,7 +9353,7 @@ type AppendResponse struct {
 
 func (x *AppendResponse) Reset() {
 	*x = AppendResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[145]
+	mi := &file_dfspb_dfs_proto_msgTypes[147]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9290,7 +9365,7 @@ func (x *AppendResponse) String() string {
 func (*AppendResponse) ProtoMessage() {}
 
 func (x *AppendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[145]
+	mi := &file_dfspb_dfs_proto_msgTypes[147]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9303,7 +9378,7 @@ func (x *AppendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendResponse.ProtoReflect.Descriptor instead.
 func (*AppendResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{145}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{147}
 }
 
 func (x *AppendResponse) GetStatus() *FileStatus {
@@ -9341,7 +9416,7 @@ type TruncateRequest struct {
 
 func (x *TruncateRequest) Reset() {
 	*x = TruncateRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[146]
+	mi := &file_dfspb_dfs_proto_msgTypes[148]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9353,7 +9428,7 @@ func (x *TruncateRequest) String() string {
 func (*TruncateRequest) ProtoMessage() {}
 
 func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[146]
+	mi := &file_dfspb_dfs_proto_msgTypes[148]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9366,7 +9441,7 @@ func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateRequest.ProtoReflect.Descriptor instead.
 func (*TruncateRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{146}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{148}
 }
 
 func (x *TruncateRequest) GetPath() string {
@@ -9399,7 +9474,7 @@ type TruncateResponse struct {
 
 func (x *TruncateResponse) Reset() {
 	*x = TruncateResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[147]
+	mi := &file_dfspb_dfs_proto_msgTypes[149]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9411,7 +9486,7 @@ func (x *TruncateResponse) String() string {
 func (*TruncateResponse) ProtoMessage() {}
 
 func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[147]
+	mi := &file_dfspb_dfs_proto_msgTypes[149]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9424,7 +9499,7 @@ func (x *TruncateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateResponse.ProtoReflect.Descriptor instead.
 func (*TruncateResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{147}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{149}
 }
 
 func (x *TruncateResponse) GetReady() bool {
@@ -9446,7 +9521,7 @@ type ConcatRequest struct {
 
 func (x *ConcatRequest) Reset() {
 	*x = ConcatRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[148]
+	mi := &file_dfspb_dfs_proto_msgTypes[150]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9458,7 +9533,7 @@ func (x *ConcatRequest) String() string {
 func (*ConcatRequest) ProtoMessage() {}
 
 func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[148]
+	mi := &file_dfspb_dfs_proto_msgTypes[150]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9471,7 +9546,7 @@ func (x *ConcatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatRequest.ProtoReflect.Descriptor instead.
 func (*ConcatRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{148}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{150}
 }
 
 func (x *ConcatRequest) GetTarget() string {
@@ -9496,7 +9571,7 @@ type ConcatResponse struct {
 
 func (x *ConcatResponse) Reset() {
 	*x = ConcatResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[149]
+	mi := &file_dfspb_dfs_proto_msgTypes[151]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9508,7 +9583,7 @@ func (x *ConcatResponse) String() string {
 func (*ConcatResponse) ProtoMessage() {}
 
 func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[149]
+	mi := &file_dfspb_dfs_proto_msgTypes[151]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9521,7 +9596,7 @@ func (x *ConcatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConcatResponse.ProtoReflect.Descriptor instead.
 func (*ConcatResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{149}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{151}
 }
 
 type AclEntry struct {
@@ -9536,7 +9611,7 @@ type AclEntry struct {
 
 func (x *AclEntry) Reset() {
 	*x = AclEntry{}
-	mi := &file_dfspb_dfs_proto_msgTypes[150]
+	mi := &file_dfspb_dfs_proto_msgTypes[152]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9548,7 +9623,7 @@ func (x *AclEntry) String() string {
 func (*AclEntry) ProtoMessage() {}
 
 func (x *AclEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[150]
+	mi := &file_dfspb_dfs_proto_msgTypes[152]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9561,7 +9636,7 @@ func (x *AclEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclEntry.ProtoReflect.Descriptor instead.
 func (*AclEntry) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{150}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{152}
 }
 
 func (x *AclEntry) GetType() AclEntryType {
@@ -9609,7 +9684,7 @@ type AclStatus struct {
 
 func (x *AclStatus) Reset() {
 	*x = AclStatus{}
-	mi := &file_dfspb_dfs_proto_msgTypes[151]
+	mi := &file_dfspb_dfs_proto_msgTypes[153]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9621,7 +9696,7 @@ func (x *AclStatus) String() string {
 func (*AclStatus) ProtoMessage() {}
 
 func (x *AclStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[151]
+	mi := &file_dfspb_dfs_proto_msgTypes[153]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9634,7 +9709,7 @@ func (x *AclStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AclStatus.ProtoReflect.Descriptor instead.
 func (*AclStatus) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{151}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{153}
 }
 
 func (x *AclStatus) GetOwner() string {
@@ -9681,7 +9756,7 @@ type GetAclStatusRequest struct {
 
 func (x *GetAclStatusRequest) Reset() {
 	*x = GetAclStatusRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[152]
+	mi := &file_dfspb_dfs_proto_msgTypes[154]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9693,7 +9768,7 @@ func (x *GetAclStatusRequest) String() string {
 func (*GetAclStatusRequest) ProtoMessage() {}
 
 func (x *GetAclStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[152]
+	mi := &file_dfspb_dfs_proto_msgTypes[154]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9706,7 +9781,7 @@ func (x *GetAclStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetAclStatusRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{152}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{154}
 }
 
 func (x *GetAclStatusRequest) GetSrc() string {
@@ -9725,7 +9800,7 @@ type GetAclStatusResponse struct {
 
 func (x *GetAclStatusResponse) Reset() {
 	*x = GetAclStatusResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[153]
+	mi := &file_dfspb_dfs_proto_msgTypes[155]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9737,7 +9812,7 @@ func (x *GetAclStatusResponse) String() string {
 func (*GetAclStatusResponse) ProtoMessage() {}
 
 func (x *GetAclStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[153]
+	mi := &file_dfspb_dfs_proto_msgTypes[155]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9750,7 +9825,7 @@ func (x *GetAclStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAclStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetAclStatusResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{153}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{155}
 }
 
 func (x *GetAclStatusResponse) GetResult() *AclStatus {
@@ -9770,7 +9845,7 @@ type ModifyAclEntriesRequest struct {
 
 func (x *ModifyAclEntriesRequest) Reset() {
 	*x = ModifyAclEntriesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[154]
+	mi := &file_dfspb_dfs_proto_msgTypes[156]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9782,7 +9857,7 @@ func (x *ModifyAclEntriesRequest) String() string {
 func (*ModifyAclEntriesRequest) ProtoMessage() {}
 
 func (x *ModifyAclEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[154]
+	mi := &file_dfspb_dfs_proto_msgTypes[156]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9795,7 +9870,7 @@ func (x *ModifyAclEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAclEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ModifyAclEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{154}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{156}
 }
 
 func (x *ModifyAclEntriesRequest) GetSrc() string {
@@ -9820,7 +9895,7 @@ type ModifyAclEntriesResponse struct {
 
 func (x *ModifyAclEntriesResponse) Reset() {
 	*x = ModifyAclEntriesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[155]
+	mi := &file_dfspb_dfs_proto_msgTypes[157]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9832,7 +9907,7 @@ func (x *ModifyAclEntriesResponse) String() string {
 func (*ModifyAclEntriesResponse) ProtoMessage() {}
 
 func (x *ModifyAclEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[155]
+	mi := &file_dfspb_dfs_proto_msgTypes[157]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9845,7 +9920,7 @@ func (x *ModifyAclEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAclEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ModifyAclEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{155}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{157}
 }
 
 type RemoveAclEntriesRequest struct {
@@ -9858,7 +9933,7 @@ type RemoveAclEntriesRequest struct {
 
 func (x *RemoveAclEntriesRequest) Reset() {
 	*x = RemoveAclEntriesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[156]
+	mi := &file_dfspb_dfs_proto_msgTypes[158]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9870,7 +9945,7 @@ func (x *RemoveAclEntriesRequest) String() string {
 func (*RemoveAclEntriesRequest) ProtoMessage() {}
 
 func (x *RemoveAclEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[156]
+	mi := &file_dfspb_dfs_proto_msgTypes[158]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9883,7 +9958,7 @@ func (x *RemoveAclEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclEntriesRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{156}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{158}
 }
 
 func (x *RemoveAclEntriesRequest) GetSrc() string {
@@ -9908,7 +9983,7 @@ type RemoveAclEntriesResponse struct {
 
 func (x *RemoveAclEntriesResponse) Reset() {
 	*x = RemoveAclEntriesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[157]
+	mi := &file_dfspb_dfs_proto_msgTypes[159]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9920,7 +9995,7 @@ func (x *RemoveAclEntriesResponse) String() string {
 func (*RemoveAclEntriesResponse) ProtoMessage() {}
 
 func (x *RemoveAclEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[157]
+	mi := &file_dfspb_dfs_proto_msgTypes[159]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9933,7 +10008,7 @@ func (x *RemoveAclEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclEntriesResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{157}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{159}
 }
 
 type RemoveDefaultAclRequest struct {
@@ -9945,7 +10020,7 @@ type RemoveDefaultAclRequest struct {
 
 func (x *RemoveDefaultAclRequest) Reset() {
 	*x = RemoveDefaultAclRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[158]
+	mi := &file_dfspb_dfs_proto_msgTypes[160]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -9957,7 +10032,7 @@ func (x *RemoveDefaultAclRequest) String() string {
 func (*RemoveDefaultAclRequest) ProtoMessage() {}
 
 func (x *RemoveDefaultAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[158]
+	mi := &file_dfspb_dfs_proto_msgTypes[160]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -9970,7 +10045,7 @@ func (x *RemoveDefaultAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveDefaultAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveDefaultAclRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{158}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{160}
 }
 
 func (x *RemoveDefaultAclRequest) GetSrc() string {
@@ -9988,7 +10063,7 @@ type RemoveDefaultAclResponse struct {
 
 func (x *RemoveDefaultAclResponse) Reset() {
 	*x = RemoveDefaultAclResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[159]
+	mi := &file_dfspb_dfs_proto_msgTypes[161]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10000,7 +10075,7 @@ func (x *RemoveDefaultAclResponse) String() string {
 func (*RemoveDefaultAclResponse) ProtoMessage() {}
 
 func (x *RemoveDefaultAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[159]
+	mi := &file_dfspb_dfs_proto_msgTypes[161]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10013,7 +10088,7 @@ func (x *RemoveDefaultAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveDefaultAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveDefaultAclResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{159}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{161}
 }
 
 type RemoveAclRequest struct {
@@ -10025,7 +10100,7 @@ type RemoveAclRequest struct {
 
 func (x *RemoveAclRequest) Reset() {
 	*x = RemoveAclRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[160]
+	mi := &file_dfspb_dfs_proto_msgTypes[162]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10037,7 +10112,7 @@ func (x *RemoveAclRequest) String() string {
 func (*RemoveAclRequest) ProtoMessage() {}
 
 func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[160]
+	mi := &file_dfspb_dfs_proto_msgTypes[162]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10050,7 +10125,7 @@ func (x *RemoveAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclRequest.ProtoReflect.Descriptor instead.
 func (*RemoveAclRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{160}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{162}
 }
 
 func (x *RemoveAclRequest) GetSrc() string {
@@ -10068,7 +10143,7 @@ type RemoveAclResponse struct {
 
 func (x *RemoveAclResponse) Reset() {
 	*x = RemoveAclResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[161]
+	mi := &file_dfspb_dfs_proto_msgTypes[163]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10080,7 +10155,7 @@ func (x *RemoveAclResponse) String() string {
 func (*RemoveAclResponse) ProtoMessage() {}
 
 func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[161]
+	mi := &file_dfspb_dfs_proto_msgTypes[163]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10093,7 +10168,7 @@ func (x *RemoveAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveAclResponse.ProtoReflect.Descriptor instead.
 func (*RemoveAclResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{161}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{163}
 }
 
 type SetAclRequest struct {
@@ -10106,7 +10181,7 @@ type SetAclRequest struct {
 
 func (x *SetAclRequest) Reset() {
 	*x = SetAclRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[162]
+	mi := &file_dfspb_dfs_proto_msgTypes[164]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10118,7 +10193,7 @@ func (x *SetAclRequest) String() string {
 func (*SetAclRequest) ProtoMessage() {}
 
 func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[162]
+	mi := &file_dfspb_dfs_proto_msgTypes[164]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10131,7 +10206,7 @@ func (x *SetAclRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclRequest.ProtoReflect.Descriptor instead.
 func (*SetAclRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{162}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{164}
 }
 
 func (x *SetAclRequest) GetSrc() string {
@@ -10156,7 +10231,7 @@ type SetAclResponse struct {
 
 func (x *SetAclResponse) Reset() {
 	*x = SetAclResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[163]
+	mi := &file_dfspb_dfs_proto_msgTypes[165]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10168,7 +10243,7 @@ func (x *SetAclResponse) String() string {
 func (*SetAclResponse) ProtoMessage() {}
 
 func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[163]
+	mi := &file_dfspb_dfs_proto_msgTypes[165]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10181,7 +10256,7 @@ func (x *SetAclResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclResponse.ProtoReflect.Descriptor instead.
 func (*SetAclResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{163}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{165}
 }
 
 type AllowSnapshotRequest struct {
@@ -10193,7 +10268,7 @@ type AllowSnapshotRequest struct {
 
 func (x *AllowSnapshotRequest) Reset() {
 	*x = AllowSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[164]
+	mi := &file_dfspb_dfs_proto_msgTypes[166]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10205,7 +10280,7 @@ func (x *AllowSnapshotRequest) String() string {
 func (*AllowSnapshotRequest) ProtoMessage() {}
 
 func (x *AllowSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[164]
+	mi := &file_dfspb_dfs_proto_msgTypes[166]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10218,7 +10293,7 @@ func (x *AllowSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllowSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*AllowSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{164}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{166}
 }
 
 func (x *AllowSnapshotRequest) GetSnapshotRoot() string {
@@ -10236,7 +10311,7 @@ type AllowSnapshotResponse struct {
 
 func (x *AllowSnapshotResponse) Reset() {
 	*x = AllowSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[165]
+	mi := &file_dfspb_dfs_proto_msgTypes[167]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10248,7 +10323,7 @@ func (x *AllowSnapshotResponse) String() string {
 func (*AllowSnapshotResponse) ProtoMessage() {}
 
 func (x *AllowSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[165]
+	mi := &file_dfspb_dfs_proto_msgTypes[167]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10261,7 +10336,7 @@ func (x *AllowSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllowSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*AllowSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{165}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{167}
 }
 
 type DisallowSnapshotRequest struct {
@@ -10273,7 +10348,7 @@ type DisallowSnapshotRequest struct {
 
 func (x *DisallowSnapshotRequest) Reset() {
 	*x = DisallowSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[166]
+	mi := &file_dfspb_dfs_proto_msgTypes[168]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10285,7 +10360,7 @@ func (x *DisallowSnapshotRequest) String() string {
 func (*DisallowSnapshotRequest) ProtoMessage() {}
 
 func (x *DisallowSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[166]
+	mi := &file_dfspb_dfs_proto_msgTypes[168]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10298,7 +10373,7 @@ func (x *DisallowSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisallowSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*DisallowSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{166}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{168}
 }
 
 func (x *DisallowSnapshotRequest) GetSnapshotRoot() string {
@@ -10316,7 +10391,7 @@ type DisallowSnapshotResponse struct {
 
 func (x *DisallowSnapshotResponse) Reset() {
 	*x = DisallowSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[167]
+	mi := &file_dfspb_dfs_proto_msgTypes[169]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10328,7 +10403,7 @@ func (x *DisallowSnapshotResponse) String() string {
 func (*DisallowSnapshotResponse) ProtoMessage() {}
 
 func (x *DisallowSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[167]
+	mi := &file_dfspb_dfs_proto_msgTypes[169]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10341,7 +10416,7 @@ func (x *DisallowSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisallowSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*DisallowSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{167}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{169}
 }
 
 // An empty snapshot_name gets HDFS's default, "s" + yyyyMMdd-HHmmss.SSS (UTC).
@@ -10355,7 +10430,7 @@ type CreateSnapshotRequest struct {
 
 func (x *CreateSnapshotRequest) Reset() {
 	*x = CreateSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[168]
+	mi := &file_dfspb_dfs_proto_msgTypes[170]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10367,7 +10442,7 @@ func (x *CreateSnapshotRequest) String() string {
 func (*CreateSnapshotRequest) ProtoMessage() {}
 
 func (x *CreateSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[168]
+	mi := &file_dfspb_dfs_proto_msgTypes[170]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10380,7 +10455,7 @@ func (x *CreateSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*CreateSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{168}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{170}
 }
 
 func (x *CreateSnapshotRequest) GetSnapshotRoot() string {
@@ -10406,7 +10481,7 @@ type CreateSnapshotResponse struct {
 
 func (x *CreateSnapshotResponse) Reset() {
 	*x = CreateSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[169]
+	mi := &file_dfspb_dfs_proto_msgTypes[171]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10418,7 +10493,7 @@ func (x *CreateSnapshotResponse) String() string {
 func (*CreateSnapshotResponse) ProtoMessage() {}
 
 func (x *CreateSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[169]
+	mi := &file_dfspb_dfs_proto_msgTypes[171]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10431,7 +10506,7 @@ func (x *CreateSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*CreateSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{169}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{171}
 }
 
 func (x *CreateSnapshotResponse) GetSnapshotPath() string {
@@ -10451,7 +10526,7 @@ type DeleteSnapshotRequest struct {
 
 func (x *DeleteSnapshotRequest) Reset() {
 	*x = DeleteSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[170]
+	mi := &file_dfspb_dfs_proto_msgTypes[172]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10463,7 +10538,7 @@ func (x *DeleteSnapshotRequest) String() string {
 func (*DeleteSnapshotRequest) ProtoMessage() {}
 
 func (x *DeleteSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[170]
+	mi := &file_dfspb_dfs_proto_msgTypes[172]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10476,7 +10551,7 @@ func (x *DeleteSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{170}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{172}
 }
 
 func (x *DeleteSnapshotRequest) GetSnapshotRoot() string {
@@ -10501,7 +10576,7 @@ type DeleteSnapshotResponse struct {
 
 func (x *DeleteSnapshotResponse) Reset() {
 	*x = DeleteSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[171]
+	mi := &file_dfspb_dfs_proto_msgTypes[173]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10513,7 +10588,7 @@ func (x *DeleteSnapshotResponse) String() string {
 func (*DeleteSnapshotResponse) ProtoMessage() {}
 
 func (x *DeleteSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[171]
+	mi := &file_dfspb_dfs_proto_msgTypes[173]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10526,7 +10601,7 @@ func (x *DeleteSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{171}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{173}
 }
 
 type RenameSnapshotRequest struct {
@@ -10540,7 +10615,7 @@ type RenameSnapshotRequest struct {
 
 func (x *RenameSnapshotRequest) Reset() {
 	*x = RenameSnapshotRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[172]
+	mi := &file_dfspb_dfs_proto_msgTypes[174]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10552,7 +10627,7 @@ func (x *RenameSnapshotRequest) String() string {
 func (*RenameSnapshotRequest) ProtoMessage() {}
 
 func (x *RenameSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[172]
+	mi := &file_dfspb_dfs_proto_msgTypes[174]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10565,7 +10640,7 @@ func (x *RenameSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*RenameSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{172}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{174}
 }
 
 func (x *RenameSnapshotRequest) GetSnapshotRoot() string {
@@ -10597,7 +10672,7 @@ type RenameSnapshotResponse struct {
 
 func (x *RenameSnapshotResponse) Reset() {
 	*x = RenameSnapshotResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[173]
+	mi := &file_dfspb_dfs_proto_msgTypes[175]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10609,7 +10684,7 @@ func (x *RenameSnapshotResponse) String() string {
 func (*RenameSnapshotResponse) ProtoMessage() {}
 
 func (x *RenameSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[173]
+	mi := &file_dfspb_dfs_proto_msgTypes[175]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10622,7 +10697,7 @@ func (x *RenameSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*RenameSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{173}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{175}
 }
 
 type SnapshottableDirectoryStatus struct {
@@ -10638,7 +10713,7 @@ type SnapshottableDirectoryStatus struct {
 
 func (x *SnapshottableDirectoryStatus) Reset() {
 	*x = SnapshottableDirectoryStatus{}
-	mi := &file_dfspb_dfs_proto_msgTypes[174]
+	mi := &file_dfspb_dfs_proto_msgTypes[176]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10650,7 +10725,7 @@ func (x *SnapshottableDirectoryStatus) String() string {
 func (*SnapshottableDirectoryStatus) ProtoMessage() {}
 
 func (x *SnapshottableDirectoryStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[174]
+	mi := &file_dfspb_dfs_proto_msgTypes[176]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10663,7 +10738,7 @@ func (x *SnapshottableDirectoryStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshottableDirectoryStatus.ProtoReflect.Descriptor instead.
 func (*SnapshottableDirectoryStatus) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{174}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{176}
 }
 
 func (x *SnapshottableDirectoryStatus) GetDirStatus() *FileStatus {
@@ -10709,7 +10784,7 @@ type GetSnapshottableDirListingRequest struct {
 
 func (x *GetSnapshottableDirListingRequest) Reset() {
 	*x = GetSnapshottableDirListingRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[175]
+	mi := &file_dfspb_dfs_proto_msgTypes[177]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10721,7 +10796,7 @@ func (x *GetSnapshottableDirListingRequest) String() string {
 func (*GetSnapshottableDirListingRequest) ProtoMessage() {}
 
 func (x *GetSnapshottableDirListingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[175]
+	mi := &file_dfspb_dfs_proto_msgTypes[177]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10734,7 +10809,7 @@ func (x *GetSnapshottableDirListingRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetSnapshottableDirListingRequest.ProtoReflect.Descriptor instead.
 func (*GetSnapshottableDirListingRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{175}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{177}
 }
 
 type GetSnapshottableDirListingResponse struct {
@@ -10746,7 +10821,7 @@ type GetSnapshottableDirListingResponse struct {
 
 func (x *GetSnapshottableDirListingResponse) Reset() {
 	*x = GetSnapshottableDirListingResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[176]
+	mi := &file_dfspb_dfs_proto_msgTypes[178]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10758,7 +10833,7 @@ func (x *GetSnapshottableDirListingResponse) String() string {
 func (*GetSnapshottableDirListingResponse) ProtoMessage() {}
 
 func (x *GetSnapshottableDirListingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[176]
+	mi := &file_dfspb_dfs_proto_msgTypes[178]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10771,7 +10846,7 @@ func (x *GetSnapshottableDirListingResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetSnapshottableDirListingResponse.ProtoReflect.Descriptor instead.
 func (*GetSnapshottableDirListingResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{176}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{178}
 }
 
 func (x *GetSnapshottableDirListingResponse) GetSnapshottableDirs() []*SnapshottableDirectoryStatus {
@@ -10793,7 +10868,7 @@ type GetSnapshotDiffReportRequest struct {
 
 func (x *GetSnapshotDiffReportRequest) Reset() {
 	*x = GetSnapshotDiffReportRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[177]
+	mi := &file_dfspb_dfs_proto_msgTypes[179]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10805,7 +10880,7 @@ func (x *GetSnapshotDiffReportRequest) String() string {
 func (*GetSnapshotDiffReportRequest) ProtoMessage() {}
 
 func (x *GetSnapshotDiffReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[177]
+	mi := &file_dfspb_dfs_proto_msgTypes[179]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10818,7 +10893,7 @@ func (x *GetSnapshotDiffReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSnapshotDiffReportRequest.ProtoReflect.Descriptor instead.
 func (*GetSnapshotDiffReportRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{177}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{179}
 }
 
 func (x *GetSnapshotDiffReportRequest) GetSnapshotRoot() string {
@@ -10853,7 +10928,7 @@ type SnapshotDiffReportEntry struct {
 
 func (x *SnapshotDiffReportEntry) Reset() {
 	*x = SnapshotDiffReportEntry{}
-	mi := &file_dfspb_dfs_proto_msgTypes[178]
+	mi := &file_dfspb_dfs_proto_msgTypes[180]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10865,7 +10940,7 @@ func (x *SnapshotDiffReportEntry) String() string {
 func (*SnapshotDiffReportEntry) ProtoMessage() {}
 
 func (x *SnapshotDiffReportEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[178]
+	mi := &file_dfspb_dfs_proto_msgTypes[180]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10878,7 +10953,7 @@ func (x *SnapshotDiffReportEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDiffReportEntry.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReportEntry) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{178}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{180}
 }
 
 func (x *SnapshotDiffReportEntry) GetFullpath() string {
@@ -10914,7 +10989,7 @@ type SnapshotDiffReport struct {
 
 func (x *SnapshotDiffReport) Reset() {
 	*x = SnapshotDiffReport{}
-	mi := &file_dfspb_dfs_proto_msgTypes[179]
+	mi := &file_dfspb_dfs_proto_msgTypes[181]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10926,7 +11001,7 @@ func (x *SnapshotDiffReport) String() string {
 func (*SnapshotDiffReport) ProtoMessage() {}
 
 func (x *SnapshotDiffReport) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[179]
+	mi := &file_dfspb_dfs_proto_msgTypes[181]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -10939,7 +11014,7 @@ func (x *SnapshotDiffReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDiffReport.ProtoReflect.Descriptor instead.
 func (*SnapshotDiffReport) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{179}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{181}
 }
 
 func (x *SnapshotDiffReport) GetSnapshotRoot() string {
@@ -10979,7 +11054,7 @@ type GetSnapshotDiffReportResponse struct {
 
 func (x *GetSnapshotDiffReportResponse) Reset() {
 	*x = GetSnapshotDiffReportResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[180]
+	mi := &file_dfspb_dfs_proto_msgTypes[182]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -10991,7 +11066,7 @@ func (x *GetSnapshotDiffReportResponse) String() string {
 func (*GetSnapshotDiffReportResponse) ProtoMessage() {}
 
 func (x *GetSnapshotDiffReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[180]
+	mi := &file_dfspb_dfs_proto_msgTypes[182]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11004,7 +11079,7 @@ func (x *GetSnapshotDiffReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSnapshotDiffReportResponse.ProtoReflect.Descriptor instead.
 func (*GetSnapshotDiffReportResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{180}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{182}
 }
 
 func (x *GetSnapshotDiffReportResponse) GetDiffReport() *SnapshotDiffReport {
@@ -11030,7 +11105,7 @@ type BlockStoragePolicy struct {
 
 func (x *BlockStoragePolicy) Reset() {
 	*x = BlockStoragePolicy{}
-	mi := &file_dfspb_dfs_proto_msgTypes[181]
+	mi := &file_dfspb_dfs_proto_msgTypes[183]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11042,7 +11117,7 @@ func (x *BlockStoragePolicy) String() string {
 func (*BlockStoragePolicy) ProtoMessage() {}
 
 func (x *BlockStoragePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[181]
+	mi := &file_dfspb_dfs_proto_msgTypes[183]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11055,7 +11130,7 @@ func (x *BlockStoragePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockStoragePolicy.ProtoReflect.Descriptor instead.
 func (*BlockStoragePolicy) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{181}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{183}
 }
 
 func (x *BlockStoragePolicy) GetPolicyId() uint32 {
@@ -11110,7 +11185,7 @@ type SetStoragePolicyRequest struct {
 
 func (x *SetStoragePolicyRequest) Reset() {
 	*x = SetStoragePolicyRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[182]
+	mi := &file_dfspb_dfs_proto_msgTypes[184]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11122,7 +11197,7 @@ func (x *SetStoragePolicyRequest) String() string {
 func (*SetStoragePolicyRequest) ProtoMessage() {}
 
 func (x *SetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[182]
+	mi := &file_dfspb_dfs_proto_msgTypes[184]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11135,7 +11210,7 @@ func (x *SetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoragePolicyRequest.ProtoReflect.Descriptor instead.
 func (*SetStoragePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{182}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{184}
 }
 
 func (x *SetStoragePolicyRequest) GetSrc() string {
@@ -11160,7 +11235,7 @@ type SetStoragePolicyResponse struct {
 
 func (x *SetStoragePolicyResponse) Reset() {
 	*x = SetStoragePolicyResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[183]
+	mi := &file_dfspb_dfs_proto_msgTypes[185]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11172,7 +11247,7 @@ func (x *SetStoragePolicyResponse) String() string {
 func (*SetStoragePolicyResponse) ProtoMessage() {}
 
 func (x *SetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[183]
+	mi := &file_dfspb_dfs_proto_msgTypes[185]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11185,7 +11260,7 @@ func (x *SetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStoragePolicyResponse.ProtoReflect.Descriptor instead.
 func (*SetStoragePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{183}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{185}
 }
 
 type UnsetStoragePolicyRequest struct {
@@ -11197,7 +11272,7 @@ type UnsetStoragePolicyRequest struct {
 
 func (x *UnsetStoragePolicyRequest) Reset() {
 	*x = UnsetStoragePolicyRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[184]
+	mi := &file_dfspb_dfs_proto_msgTypes[186]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11209,7 +11284,7 @@ func (x *UnsetStoragePolicyRequest) String() string {
 func (*UnsetStoragePolicyRequest) ProtoMessage() {}
 
 func (x *UnsetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[184]
+	mi := &file_dfspb_dfs_proto_msgTypes[186]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11222,7 +11297,7 @@ func (x *UnsetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsetStoragePolicyRequest.ProtoReflect.Descriptor instead.
 func (*UnsetStoragePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{184}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{186}
 }
 
 func (x *UnsetStoragePolicyRequest) GetSrc() string {
@@ -11240,7 +11315,7 @@ type UnsetStoragePolicyResponse struct {
 
 func (x *UnsetStoragePolicyResponse) Reset() {
 	*x = UnsetStoragePolicyResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[185]
+	mi := &file_dfspb_dfs_proto_msgTypes[187]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11252,7 +11327,7 @@ func (x *UnsetStoragePolicyResponse) String() string {
 func (*UnsetStoragePolicyResponse) ProtoMessage() {}
 
 func (x *UnsetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[185]
+	mi := &file_dfspb_dfs_proto_msgTypes[187]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11265,7 +11340,7 @@ func (x *UnsetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsetStoragePolicyResponse.ProtoReflect.Descriptor instead.
 func (*UnsetStoragePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{185}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{187}
 }
 
 type GetStoragePolicyRequest struct {
@@ -11277,7 +11352,7 @@ type GetStoragePolicyRequest struct {
 
 func (x *GetStoragePolicyRequest) Reset() {
 	*x = GetStoragePolicyRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[186]
+	mi := &file_dfspb_dfs_proto_msgTypes[188]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11289,7 +11364,7 @@ func (x *GetStoragePolicyRequest) String() string {
 func (*GetStoragePolicyRequest) ProtoMessage() {}
 
 func (x *GetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[186]
+	mi := &file_dfspb_dfs_proto_msgTypes[188]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11302,7 +11377,7 @@ func (x *GetStoragePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetStoragePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{186}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{188}
 }
 
 func (x *GetStoragePolicyRequest) GetPath() string {
@@ -11322,7 +11397,7 @@ type GetStoragePolicyResponse struct {
 
 func (x *GetStoragePolicyResponse) Reset() {
 	*x = GetStoragePolicyResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[187]
+	mi := &file_dfspb_dfs_proto_msgTypes[189]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11334,7 +11409,7 @@ func (x *GetStoragePolicyResponse) String() string {
 func (*GetStoragePolicyResponse) ProtoMessage() {}
 
 func (x *GetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[187]
+	mi := &file_dfspb_dfs_proto_msgTypes[189]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11347,7 +11422,7 @@ func (x *GetStoragePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetStoragePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{187}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{189}
 }
 
 func (x *GetStoragePolicyResponse) GetStoragePolicy() *BlockStoragePolicy {
@@ -11365,7 +11440,7 @@ type GetStoragePoliciesRequest struct {
 
 func (x *GetStoragePoliciesRequest) Reset() {
 	*x = GetStoragePoliciesRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[188]
+	mi := &file_dfspb_dfs_proto_msgTypes[190]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11377,7 +11452,7 @@ func (x *GetStoragePoliciesRequest) String() string {
 func (*GetStoragePoliciesRequest) ProtoMessage() {}
 
 func (x *GetStoragePoliciesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[188]
+	mi := &file_dfspb_dfs_proto_msgTypes[190]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11390,7 +11465,7 @@ func (x *GetStoragePoliciesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePoliciesRequest.ProtoReflect.Descriptor instead.
 func (*GetStoragePoliciesRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{188}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{190}
 }
 
 type GetStoragePoliciesResponse struct {
@@ -11402,7 +11477,7 @@ type GetStoragePoliciesResponse struct {
 
 func (x *GetStoragePoliciesResponse) Reset() {
 	*x = GetStoragePoliciesResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[189]
+	mi := &file_dfspb_dfs_proto_msgTypes[191]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11414,7 +11489,7 @@ func (x *GetStoragePoliciesResponse) String() string {
 func (*GetStoragePoliciesResponse) ProtoMessage() {}
 
 func (x *GetStoragePoliciesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[189]
+	mi := &file_dfspb_dfs_proto_msgTypes[191]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11427,7 +11502,7 @@ func (x *GetStoragePoliciesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStoragePoliciesResponse.ProtoReflect.Descriptor instead.
 func (*GetStoragePoliciesResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{189}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{191}
 }
 
 func (x *GetStoragePoliciesResponse) GetPolicies() []*BlockStoragePolicy {
@@ -11449,7 +11524,7 @@ type TransferHALeaderRequest struct {
 
 func (x *TransferHALeaderRequest) Reset() {
 	*x = TransferHALeaderRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[190]
+	mi := &file_dfspb_dfs_proto_msgTypes[192]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11461,7 +11536,7 @@ func (x *TransferHALeaderRequest) String() string {
 func (*TransferHALeaderRequest) ProtoMessage() {}
 
 func (x *TransferHALeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[190]
+	mi := &file_dfspb_dfs_proto_msgTypes[192]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11474,7 +11549,7 @@ func (x *TransferHALeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferHALeaderRequest.ProtoReflect.Descriptor instead.
 func (*TransferHALeaderRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{190}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{192}
 }
 
 func (x *TransferHALeaderRequest) GetId() string {
@@ -11495,7 +11570,7 @@ type TransferHALeaderResponse struct {
 
 func (x *TransferHALeaderResponse) Reset() {
 	*x = TransferHALeaderResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[191]
+	mi := &file_dfspb_dfs_proto_msgTypes[193]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11507,7 +11582,7 @@ func (x *TransferHALeaderResponse) String() string {
 func (*TransferHALeaderResponse) ProtoMessage() {}
 
 func (x *TransferHALeaderResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[191]
+	mi := &file_dfspb_dfs_proto_msgTypes[193]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11520,7 +11595,7 @@ func (x *TransferHALeaderResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferHALeaderResponse.ProtoReflect.Descriptor instead.
 func (*TransferHALeaderResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{191}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{193}
 }
 
 func (x *TransferHALeaderResponse) GetActiveId() string {
@@ -11559,7 +11634,7 @@ type AddHAMemberRequest struct {
 
 func (x *AddHAMemberRequest) Reset() {
 	*x = AddHAMemberRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[192]
+	mi := &file_dfspb_dfs_proto_msgTypes[194]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11571,7 +11646,7 @@ func (x *AddHAMemberRequest) String() string {
 func (*AddHAMemberRequest) ProtoMessage() {}
 
 func (x *AddHAMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[192]
+	mi := &file_dfspb_dfs_proto_msgTypes[194]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11584,7 +11659,7 @@ func (x *AddHAMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddHAMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddHAMemberRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{192}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{194}
 }
 
 func (x *AddHAMemberRequest) GetId() string {
@@ -11624,7 +11699,7 @@ type AddHAMemberResponse struct {
 
 func (x *AddHAMemberResponse) Reset() {
 	*x = AddHAMemberResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[193]
+	mi := &file_dfspb_dfs_proto_msgTypes[195]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11636,7 +11711,7 @@ func (x *AddHAMemberResponse) String() string {
 func (*AddHAMemberResponse) ProtoMessage() {}
 
 func (x *AddHAMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[193]
+	mi := &file_dfspb_dfs_proto_msgTypes[195]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11649,7 +11724,7 @@ func (x *AddHAMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddHAMemberResponse.ProtoReflect.Descriptor instead.
 func (*AddHAMemberResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{193}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{195}
 }
 
 func (x *AddHAMemberResponse) GetPeers() []*HAPeer {
@@ -11668,7 +11743,7 @@ type RemoveHAMemberRequest struct {
 
 func (x *RemoveHAMemberRequest) Reset() {
 	*x = RemoveHAMemberRequest{}
-	mi := &file_dfspb_dfs_proto_msgTypes[194]
+	mi := &file_dfspb_dfs_proto_msgTypes[196]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11680,7 +11755,7 @@ func (x *RemoveHAMemberRequest) String() string {
 func (*RemoveHAMemberRequest) ProtoMessage() {}
 
 func (x *RemoveHAMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[194]
+	mi := &file_dfspb_dfs_proto_msgTypes[196]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11693,7 +11768,7 @@ func (x *RemoveHAMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveHAMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveHAMemberRequest) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{194}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{196}
 }
 
 func (x *RemoveHAMemberRequest) GetId() string {
@@ -11712,7 +11787,7 @@ type RemoveHAMemberResponse struct {
 
 func (x *RemoveHAMemberResponse) Reset() {
 	*x = RemoveHAMemberResponse{}
-	mi := &file_dfspb_dfs_proto_msgTypes[195]
+	mi := &file_dfspb_dfs_proto_msgTypes[197]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11724,7 +11799,7 @@ func (x *RemoveHAMemberResponse) String() string {
 func (*RemoveHAMemberResponse) ProtoMessage() {}
 
 func (x *RemoveHAMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[195]
+	mi := &file_dfspb_dfs_proto_msgTypes[197]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11737,7 +11812,7 @@ func (x *RemoveHAMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveHAMemberResponse.ProtoReflect.Descriptor instead.
 func (*RemoveHAMemberResponse) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{195}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{197}
 }
 
 func (x *RemoveHAMemberResponse) GetPeers() []*HAPeer {
@@ -11764,7 +11839,7 @@ type ShortCircuitFdsOp struct {
 
 func (x *ShortCircuitFdsOp) Reset() {
 	*x = ShortCircuitFdsOp{}
-	mi := &file_dfspb_dfs_proto_msgTypes[196]
+	mi := &file_dfspb_dfs_proto_msgTypes[198]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11776,7 +11851,7 @@ func (x *ShortCircuitFdsOp) String() string {
 func (*ShortCircuitFdsOp) ProtoMessage() {}
 
 func (x *ShortCircuitFdsOp) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[196]
+	mi := &file_dfspb_dfs_proto_msgTypes[198]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11789,7 +11864,7 @@ func (x *ShortCircuitFdsOp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortCircuitFdsOp.ProtoReflect.Descriptor instead.
 func (*ShortCircuitFdsOp) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{196}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{198}
 }
 
 func (x *ShortCircuitFdsOp) GetBlock() *ExtendedBlock {
@@ -11825,7 +11900,7 @@ type JobCacheStatusRequest_Job struct {
 
 func (x *JobCacheStatusRequest_Job) Reset() {
 	*x = JobCacheStatusRequest_Job{}
-	mi := &file_dfspb_dfs_proto_msgTypes[197]
+	mi := &file_dfspb_dfs_proto_msgTypes[199]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11837,7 +11912,7 @@ func (x *JobCacheStatusRequest_Job) String() string {
 func (*JobCacheStatusRequest_Job) ProtoMessage() {}
 
 func (x *JobCacheStatusRequest_Job) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[197]
+	mi := &file_dfspb_dfs_proto_msgTypes[199]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11850,7 +11925,7 @@ func (x *JobCacheStatusRequest_Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusRequest_Job.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusRequest_Job) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{92, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{94, 0}
 }
 
 func (x *JobCacheStatusRequest_Job) GetJobId() string {
@@ -11891,7 +11966,7 @@ type JobCacheStatusResponse_Block struct {
 
 func (x *JobCacheStatusResponse_Block) Reset() {
 	*x = JobCacheStatusResponse_Block{}
-	mi := &file_dfspb_dfs_proto_msgTypes[198]
+	mi := &file_dfspb_dfs_proto_msgTypes[200]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11903,7 +11978,7 @@ func (x *JobCacheStatusResponse_Block) String() string {
 func (*JobCacheStatusResponse_Block) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse_Block) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[198]
+	mi := &file_dfspb_dfs_proto_msgTypes[200]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11916,7 +11991,7 @@ func (x *JobCacheStatusResponse_Block) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusResponse_Block.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusResponse_Block) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{93, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{95, 0}
 }
 
 func (x *JobCacheStatusResponse_Block) GetBlockId() uint64 {
@@ -11944,7 +12019,7 @@ type JobCacheStatusResponse_Job struct {
 
 func (x *JobCacheStatusResponse_Job) Reset() {
 	*x = JobCacheStatusResponse_Job{}
-	mi := &file_dfspb_dfs_proto_msgTypes[199]
+	mi := &file_dfspb_dfs_proto_msgTypes[201]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -11956,7 +12031,7 @@ func (x *JobCacheStatusResponse_Job) String() string {
 func (*JobCacheStatusResponse_Job) ProtoMessage() {}
 
 func (x *JobCacheStatusResponse_Job) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[199]
+	mi := &file_dfspb_dfs_proto_msgTypes[201]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -11969,7 +12044,7 @@ func (x *JobCacheStatusResponse_Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCacheStatusResponse_Job.ProtoReflect.Descriptor instead.
 func (*JobCacheStatusResponse_Job) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{93, 1}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{95, 1}
 }
 
 func (x *JobCacheStatusResponse_Job) GetJobId() string {
@@ -12008,7 +12083,7 @@ type TransferCommand_Item struct {
 
 func (x *TransferCommand_Item) Reset() {
 	*x = TransferCommand_Item{}
-	mi := &file_dfspb_dfs_proto_msgTypes[200]
+	mi := &file_dfspb_dfs_proto_msgTypes[202]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -12020,7 +12095,7 @@ func (x *TransferCommand_Item) String() string {
 func (*TransferCommand_Item) ProtoMessage() {}
 
 func (x *TransferCommand_Item) ProtoReflect() protoreflect.Message {
-	mi := &file_dfspb_dfs_proto_msgTypes[200]
+	mi := &file_dfspb_dfs_proto_msgTypes[202]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -12033,7 +12108,7 @@ func (x *TransferCommand_Item) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferCommand_Item.ProtoReflect.Descriptor instead.
 func (*TransferCommand_Item) Descriptor() ([]byte, []int) {
-	return file_dfspb_dfs_proto_rawDescGZIP(), []int{115, 0}
+	return file_dfspb_dfs_proto_rawDescGZIP(), []int{117, 0}
 }
 
 func (x *TransferCommand_Item) GetBlock() *ExtendedBlock {
@@ -12358,7 +12433,9 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\amissing\x18\x04 \x01(\x03R\amissing\x12\x18\n" +
 	"\acorrupt\x18\x05 \x01(\x03R\acorrupt\x12\x18\n" +
 	"\ahealthy\x18\x06 \x01(\bR\ahealthy\"\x14\n" +
-	"\x12GetHAStatusRequest\"\xfc\x01\n" +
+	"\x12GetHAStatusRequest\"\x0e\n" +
+	"\fMsyncRequest\"\x0f\n" +
+	"\rMsyncResponse\"\xfc\x01\n" +
 	"\x13GetHAStatusResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12)\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x13.smarth.dfs.HAStateR\x05state\x12\x12\n" +
@@ -12928,7 +13005,7 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\bACL_USER\x10\x00\x12\r\n" +
 	"\tACL_GROUP\x10\x01\x12\f\n" +
 	"\bACL_MASK\x10\x02\x12\r\n" +
-	"\tACL_OTHER\x10\x032\x82.\n" +
+	"\tACL_OTHER\x10\x032\xc0.\n" +
 	"\x0eClientProtocol\x12?\n" +
 	"\x06Mkdirs\x12\x19.smarth.dfs.MkdirsRequest\x1a\x1a.smarth.dfs.MkdirsResponse\x12?\n" +
 	"\x06Create\x12\x19.smarth.dfs.CreateRequest\x1a\x1a.smarth.dfs.CreateResponse\x12E\n" +
@@ -12962,7 +13039,8 @@ const file_dfspb_dfs_proto_rawDesc = "" +
 	"\x11GetDatanodeReport\x12$.smarth.dfs.GetDatanodeReportRequest\x1a%.smarth.dfs.GetDatanodeReportResponse\x129\n" +
 	"\x04Fsck\x12\x17.smarth.dfs.FsckRequest\x1a\x18.smarth.dfs.FsckResponse\x12`\n" +
 	"\x11GetServerDefaults\x12$.smarth.dfs.GetServerDefaultsRequest\x1a%.smarth.dfs.GetServerDefaultsResponse\x12N\n" +
-	"\vGetHAStatus\x12\x1e.smarth.dfs.GetHAStatusRequest\x1a\x1f.smarth.dfs.GetHAStatusResponse\x12Z\n" +
+	"\vGetHAStatus\x12\x1e.smarth.dfs.GetHAStatusRequest\x1a\x1f.smarth.dfs.GetHAStatusResponse\x12<\n" +
+	"\x05Msync\x12\x18.smarth.dfs.MsyncRequest\x1a\x19.smarth.dfs.MsyncResponse\x12Z\n" +
 	"\x0fClientHeartbeat\x12\".smarth.dfs.ClientHeartbeatRequest\x1a#.smarth.dfs.ClientHeartbeatResponse\x12H\n" +
 	"\tGetSpeeds\x12\x1c.smarth.dfs.GetSpeedsRequest\x1a\x1d.smarth.dfs.GetSpeedsResponse\x12N\n" +
 	"\vSetSafeMode\x12\x1e.smarth.dfs.SetSafeModeRequest\x1a\x1f.smarth.dfs.SetSafeModeResponse\x12T\n" +
@@ -13026,7 +13104,7 @@ func file_dfspb_dfs_proto_rawDescGZIP() []byte {
 }
 
 var file_dfspb_dfs_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
-var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 201)
+var file_dfspb_dfs_proto_msgTypes = make([]protoimpl.MessageInfo, 203)
 var file_dfspb_dfs_proto_goTypes = []any{
 	(DatanodeState)(0),                         // 0: smarth.dfs.DatanodeState
 	(AdminState)(0),                            // 1: smarth.dfs.AdminState
@@ -13109,138 +13187,140 @@ var file_dfspb_dfs_proto_goTypes = []any{
 	(*FsckFile)(nil),                           // 78: smarth.dfs.FsckFile
 	(*FsckResponse)(nil),                       // 79: smarth.dfs.FsckResponse
 	(*GetHAStatusRequest)(nil),                 // 80: smarth.dfs.GetHAStatusRequest
-	(*GetHAStatusResponse)(nil),                // 81: smarth.dfs.GetHAStatusResponse
-	(*HAPeer)(nil),                             // 82: smarth.dfs.HAPeer
-	(*GetServerDefaultsRequest)(nil),           // 83: smarth.dfs.GetServerDefaultsRequest
-	(*GetServerDefaultsResponse)(nil),          // 84: smarth.dfs.GetServerDefaultsResponse
-	(*SpeedSample)(nil),                        // 85: smarth.dfs.SpeedSample
-	(*ClientHeartbeatRequest)(nil),             // 86: smarth.dfs.ClientHeartbeatRequest
-	(*ClientHeartbeatResponse)(nil),            // 87: smarth.dfs.ClientHeartbeatResponse
-	(*GetSpeedsRequest)(nil),                   // 88: smarth.dfs.GetSpeedsRequest
-	(*SpeedRecord)(nil),                        // 89: smarth.dfs.SpeedRecord
-	(*GetSpeedsResponse)(nil),                  // 90: smarth.dfs.GetSpeedsResponse
-	(*SetSafeModeRequest)(nil),                 // 91: smarth.dfs.SetSafeModeRequest
-	(*SetSafeModeResponse)(nil),                // 92: smarth.dfs.SetSafeModeResponse
-	(*RefreshNodesRequest)(nil),                // 93: smarth.dfs.RefreshNodesRequest
-	(*RefreshNodesResponse)(nil),               // 94: smarth.dfs.RefreshNodesResponse
-	(*GetBlocksRequest)(nil),                   // 95: smarth.dfs.GetBlocksRequest
-	(*BalancerBlock)(nil),                      // 96: smarth.dfs.BalancerBlock
-	(*GetBlocksResponse)(nil),                  // 97: smarth.dfs.GetBlocksResponse
-	(*MoveReplicaRequest)(nil),                 // 98: smarth.dfs.MoveReplicaRequest
-	(*MoveReplicaResponse)(nil),                // 99: smarth.dfs.MoveReplicaResponse
-	(*SaveNamespaceRequest)(nil),               // 100: smarth.dfs.SaveNamespaceRequest
-	(*SaveNamespaceResponse)(nil),              // 101: smarth.dfs.SaveNamespaceResponse
-	(*CacheAccessRequest)(nil),                 // 102: smarth.dfs.CacheAccessRequest
-	(*CacheAccessResponse)(nil),                // 103: smarth.dfs.CacheAccessResponse
-	(*JobCacheStatusRequest)(nil),              // 104: smarth.dfs.JobCacheStatusRequest
-	(*JobCacheStatusResponse)(nil),             // 105: smarth.dfs.JobCacheStatusResponse
-	(*CachePoolInfo)(nil),                      // 106: smarth.dfs.CachePoolInfo
-	(*CacheDirectiveInfo)(nil),                 // 107: smarth.dfs.CacheDirectiveInfo
-	(*AddCachePoolRequest)(nil),                // 108: smarth.dfs.AddCachePoolRequest
-	(*AddCachePoolResponse)(nil),               // 109: smarth.dfs.AddCachePoolResponse
-	(*RemoveCachePoolRequest)(nil),             // 110: smarth.dfs.RemoveCachePoolRequest
-	(*RemoveCachePoolResponse)(nil),            // 111: smarth.dfs.RemoveCachePoolResponse
-	(*ListCachePoolsRequest)(nil),              // 112: smarth.dfs.ListCachePoolsRequest
-	(*ListCachePoolsResponse)(nil),             // 113: smarth.dfs.ListCachePoolsResponse
-	(*AddCacheDirectiveRequest)(nil),           // 114: smarth.dfs.AddCacheDirectiveRequest
-	(*AddCacheDirectiveResponse)(nil),          // 115: smarth.dfs.AddCacheDirectiveResponse
-	(*RemoveCacheDirectiveRequest)(nil),        // 116: smarth.dfs.RemoveCacheDirectiveRequest
-	(*RemoveCacheDirectiveResponse)(nil),       // 117: smarth.dfs.RemoveCacheDirectiveResponse
-	(*ListCacheDirectivesRequest)(nil),         // 118: smarth.dfs.ListCacheDirectivesRequest
-	(*ListCacheDirectivesResponse)(nil),        // 119: smarth.dfs.ListCacheDirectivesResponse
-	(*GetCacheStatsRequest)(nil),               // 120: smarth.dfs.GetCacheStatsRequest
-	(*NodeCacheStats)(nil),                     // 121: smarth.dfs.NodeCacheStats
-	(*AppCacheStats)(nil),                      // 122: smarth.dfs.AppCacheStats
-	(*AffinityEstimate)(nil),                   // 123: smarth.dfs.AffinityEstimate
-	(*GetCacheStatsResponse)(nil),              // 124: smarth.dfs.GetCacheStatsResponse
-	(*RegisterDatanodeRequest)(nil),            // 125: smarth.dfs.RegisterDatanodeRequest
-	(*RegisterDatanodeResponse)(nil),           // 126: smarth.dfs.RegisterDatanodeResponse
-	(*TransferCommand)(nil),                    // 127: smarth.dfs.TransferCommand
-	(*InvalidateCommand)(nil),                  // 128: smarth.dfs.InvalidateCommand
-	(*RecoverBlockCommand)(nil),                // 129: smarth.dfs.RecoverBlockCommand
-	(*CacheCommand)(nil),                       // 130: smarth.dfs.CacheCommand
-	(*UncacheCommand)(nil),                     // 131: smarth.dfs.UncacheCommand
-	(*DatanodeCommand)(nil),                    // 132: smarth.dfs.DatanodeCommand
-	(*HeartbeatRequest)(nil),                   // 133: smarth.dfs.HeartbeatRequest
-	(*HeartbeatResponse)(nil),                  // 134: smarth.dfs.HeartbeatResponse
-	(*NNHAStatus)(nil),                         // 135: smarth.dfs.NNHAStatus
-	(*ReportedBlock)(nil),                      // 136: smarth.dfs.ReportedBlock
-	(*BlockReportRequest)(nil),                 // 137: smarth.dfs.BlockReportRequest
-	(*BlockReportResponse)(nil),                // 138: smarth.dfs.BlockReportResponse
-	(*ReceivedDeletedBlock)(nil),               // 139: smarth.dfs.ReceivedDeletedBlock
-	(*BlockReceivedAndDeletedRequest)(nil),     // 140: smarth.dfs.BlockReceivedAndDeletedRequest
-	(*BlockReceivedAndDeletedResponse)(nil),    // 141: smarth.dfs.BlockReceivedAndDeletedResponse
-	(*DatanodeReportBadBlocksRequest)(nil),     // 142: smarth.dfs.DatanodeReportBadBlocksRequest
-	(*DatanodeReportBadBlocksResponse)(nil),    // 143: smarth.dfs.DatanodeReportBadBlocksResponse
-	(*CommitBlockSynchronizationRequest)(nil),  // 144: smarth.dfs.CommitBlockSynchronizationRequest
-	(*CommitBlockSynchronizationResponse)(nil), // 145: smarth.dfs.CommitBlockSynchronizationResponse
-	(*InitReplicaRecoveryRequest)(nil),         // 146: smarth.dfs.InitReplicaRecoveryRequest
-	(*InitReplicaRecoveryResponse)(nil),        // 147: smarth.dfs.InitReplicaRecoveryResponse
-	(*UpdateReplicaUnderRecoveryRequest)(nil),  // 148: smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	(*UpdateReplicaUnderRecoveryResponse)(nil), // 149: smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	(*WriteBlockOp)(nil),                       // 150: smarth.dfs.WriteBlockOp
-	(*ReadBlockOp)(nil),                        // 151: smarth.dfs.ReadBlockOp
-	(*BlockChecksumOp)(nil),                    // 152: smarth.dfs.BlockChecksumOp
-	(*BlockChecksum)(nil),                      // 153: smarth.dfs.BlockChecksum
-	(*TransferBlockOp)(nil),                    // 154: smarth.dfs.TransferBlockOp
-	(*OpResponse)(nil),                         // 155: smarth.dfs.OpResponse
-	(*AppendRequest)(nil),                      // 156: smarth.dfs.AppendRequest
-	(*AppendResponse)(nil),                     // 157: smarth.dfs.AppendResponse
-	(*TruncateRequest)(nil),                    // 158: smarth.dfs.TruncateRequest
-	(*TruncateResponse)(nil),                   // 159: smarth.dfs.TruncateResponse
-	(*ConcatRequest)(nil),                      // 160: smarth.dfs.ConcatRequest
-	(*ConcatResponse)(nil),                     // 161: smarth.dfs.ConcatResponse
-	(*AclEntry)(nil),                           // 162: smarth.dfs.AclEntry
-	(*AclStatus)(nil),                          // 163: smarth.dfs.AclStatus
-	(*GetAclStatusRequest)(nil),                // 164: smarth.dfs.GetAclStatusRequest
-	(*GetAclStatusResponse)(nil),               // 165: smarth.dfs.GetAclStatusResponse
-	(*ModifyAclEntriesRequest)(nil),            // 166: smarth.dfs.ModifyAclEntriesRequest
-	(*ModifyAclEntriesResponse)(nil),           // 167: smarth.dfs.ModifyAclEntriesResponse
-	(*RemoveAclEntriesRequest)(nil),            // 168: smarth.dfs.RemoveAclEntriesRequest
-	(*RemoveAclEntriesResponse)(nil),           // 169: smarth.dfs.RemoveAclEntriesResponse
-	(*RemoveDefaultAclRequest)(nil),            // 170: smarth.dfs.RemoveDefaultAclRequest
-	(*RemoveDefaultAclResponse)(nil),           // 171: smarth.dfs.RemoveDefaultAclResponse
-	(*RemoveAclRequest)(nil),                   // 172: smarth.dfs.RemoveAclRequest
-	(*RemoveAclResponse)(nil),                  // 173: smarth.dfs.RemoveAclResponse
-	(*SetAclRequest)(nil),                      // 174: smarth.dfs.SetAclRequest
-	(*SetAclResponse)(nil),                     // 175: smarth.dfs.SetAclResponse
-	(*AllowSnapshotRequest)(nil),               // 176: smarth.dfs.AllowSnapshotRequest
-	(*AllowSnapshotResponse)(nil),              // 177: smarth.dfs.AllowSnapshotResponse
-	(*DisallowSnapshotRequest)(nil),            // 178: smarth.dfs.DisallowSnapshotRequest
-	(*DisallowSnapshotResponse)(nil),           // 179: smarth.dfs.DisallowSnapshotResponse
-	(*CreateSnapshotRequest)(nil),              // 180: smarth.dfs.CreateSnapshotRequest
-	(*CreateSnapshotResponse)(nil),             // 181: smarth.dfs.CreateSnapshotResponse
-	(*DeleteSnapshotRequest)(nil),              // 182: smarth.dfs.DeleteSnapshotRequest
-	(*DeleteSnapshotResponse)(nil),             // 183: smarth.dfs.DeleteSnapshotResponse
-	(*RenameSnapshotRequest)(nil),              // 184: smarth.dfs.RenameSnapshotRequest
-	(*RenameSnapshotResponse)(nil),             // 185: smarth.dfs.RenameSnapshotResponse
-	(*SnapshottableDirectoryStatus)(nil),       // 186: smarth.dfs.SnapshottableDirectoryStatus
-	(*GetSnapshottableDirListingRequest)(nil),  // 187: smarth.dfs.GetSnapshottableDirListingRequest
-	(*GetSnapshottableDirListingResponse)(nil), // 188: smarth.dfs.GetSnapshottableDirListingResponse
-	(*GetSnapshotDiffReportRequest)(nil),       // 189: smarth.dfs.GetSnapshotDiffReportRequest
-	(*SnapshotDiffReportEntry)(nil),            // 190: smarth.dfs.SnapshotDiffReportEntry
-	(*SnapshotDiffReport)(nil),                 // 191: smarth.dfs.SnapshotDiffReport
-	(*GetSnapshotDiffReportResponse)(nil),      // 192: smarth.dfs.GetSnapshotDiffReportResponse
-	(*BlockStoragePolicy)(nil),                 // 193: smarth.dfs.BlockStoragePolicy
-	(*SetStoragePolicyRequest)(nil),            // 194: smarth.dfs.SetStoragePolicyRequest
-	(*SetStoragePolicyResponse)(nil),           // 195: smarth.dfs.SetStoragePolicyResponse
-	(*UnsetStoragePolicyRequest)(nil),          // 196: smarth.dfs.UnsetStoragePolicyRequest
-	(*UnsetStoragePolicyResponse)(nil),         // 197: smarth.dfs.UnsetStoragePolicyResponse
-	(*GetStoragePolicyRequest)(nil),            // 198: smarth.dfs.GetStoragePolicyRequest
-	(*GetStoragePolicyResponse)(nil),           // 199: smarth.dfs.GetStoragePolicyResponse
-	(*GetStoragePoliciesRequest)(nil),          // 200: smarth.dfs.GetStoragePoliciesRequest
-	(*GetStoragePoliciesResponse)(nil),         // 201: smarth.dfs.GetStoragePoliciesResponse
-	(*TransferHALeaderRequest)(nil),            // 202: smarth.dfs.TransferHALeaderRequest
-	(*TransferHALeaderResponse)(nil),           // 203: smarth.dfs.TransferHALeaderResponse
-	(*AddHAMemberRequest)(nil),                 // 204: smarth.dfs.AddHAMemberRequest
-	(*AddHAMemberResponse)(nil),                // 205: smarth.dfs.AddHAMemberResponse
-	(*RemoveHAMemberRequest)(nil),              // 206: smarth.dfs.RemoveHAMemberRequest
-	(*RemoveHAMemberResponse)(nil),             // 207: smarth.dfs.RemoveHAMemberResponse
-	(*ShortCircuitFdsOp)(nil),                  // 208: smarth.dfs.ShortCircuitFdsOp
-	(*JobCacheStatusRequest_Job)(nil),          // 209: smarth.dfs.JobCacheStatusRequest.Job
-	(*JobCacheStatusResponse_Block)(nil),       // 210: smarth.dfs.JobCacheStatusResponse.Block
-	(*JobCacheStatusResponse_Job)(nil),         // 211: smarth.dfs.JobCacheStatusResponse.Job
-	(*TransferCommand_Item)(nil),               // 212: smarth.dfs.TransferCommand.Item
+	(*MsyncRequest)(nil),                       // 81: smarth.dfs.MsyncRequest
+	(*MsyncResponse)(nil),                      // 82: smarth.dfs.MsyncResponse
+	(*GetHAStatusResponse)(nil),                // 83: smarth.dfs.GetHAStatusResponse
+	(*HAPeer)(nil),                             // 84: smarth.dfs.HAPeer
+	(*GetServerDefaultsRequest)(nil),           // 85: smarth.dfs.GetServerDefaultsRequest
+	(*GetServerDefaultsResponse)(nil),          // 86: smarth.dfs.GetServerDefaultsResponse
+	(*SpeedSample)(nil),                        // 87: smarth.dfs.SpeedSample
+	(*ClientHeartbeatRequest)(nil),             // 88: smarth.dfs.ClientHeartbeatRequest
+	(*ClientHeartbeatResponse)(nil),            // 89: smarth.dfs.ClientHeartbeatResponse
+	(*GetSpeedsRequest)(nil),                   // 90: smarth.dfs.GetSpeedsRequest
+	(*SpeedRecord)(nil),                        // 91: smarth.dfs.SpeedRecord
+	(*GetSpeedsResponse)(nil),                  // 92: smarth.dfs.GetSpeedsResponse
+	(*SetSafeModeRequest)(nil),                 // 93: smarth.dfs.SetSafeModeRequest
+	(*SetSafeModeResponse)(nil),                // 94: smarth.dfs.SetSafeModeResponse
+	(*RefreshNodesRequest)(nil),                // 95: smarth.dfs.RefreshNodesRequest
+	(*RefreshNodesResponse)(nil),               // 96: smarth.dfs.RefreshNodesResponse
+	(*GetBlocksRequest)(nil),                   // 97: smarth.dfs.GetBlocksRequest
+	(*BalancerBlock)(nil),                      // 98: smarth.dfs.BalancerBlock
+	(*GetBlocksResponse)(nil),                  // 99: smarth.dfs.GetBlocksResponse
+	(*MoveReplicaRequest)(nil),                 // 100: smarth.dfs.MoveReplicaRequest
+	(*MoveReplicaResponse)(nil),                // 101: smarth.dfs.MoveReplicaResponse
+	(*SaveNamespaceRequest)(nil),               // 102: smarth.dfs.SaveNamespaceRequest
+	(*SaveNamespaceResponse)(nil),              // 103: smarth.dfs.SaveNamespaceResponse
+	(*CacheAccessRequest)(nil),                 // 104: smarth.dfs.CacheAccessRequest
+	(*CacheAccessResponse)(nil),                // 105: smarth.dfs.CacheAccessResponse
+	(*JobCacheStatusRequest)(nil),              // 106: smarth.dfs.JobCacheStatusRequest
+	(*JobCacheStatusResponse)(nil),             // 107: smarth.dfs.JobCacheStatusResponse
+	(*CachePoolInfo)(nil),                      // 108: smarth.dfs.CachePoolInfo
+	(*CacheDirectiveInfo)(nil),                 // 109: smarth.dfs.CacheDirectiveInfo
+	(*AddCachePoolRequest)(nil),                // 110: smarth.dfs.AddCachePoolRequest
+	(*AddCachePoolResponse)(nil),               // 111: smarth.dfs.AddCachePoolResponse
+	(*RemoveCachePoolRequest)(nil),             // 112: smarth.dfs.RemoveCachePoolRequest
+	(*RemoveCachePoolResponse)(nil),            // 113: smarth.dfs.RemoveCachePoolResponse
+	(*ListCachePoolsRequest)(nil),              // 114: smarth.dfs.ListCachePoolsRequest
+	(*ListCachePoolsResponse)(nil),             // 115: smarth.dfs.ListCachePoolsResponse
+	(*AddCacheDirectiveRequest)(nil),           // 116: smarth.dfs.AddCacheDirectiveRequest
+	(*AddCacheDirectiveResponse)(nil),          // 117: smarth.dfs.AddCacheDirectiveResponse
+	(*RemoveCacheDirectiveRequest)(nil),        // 118: smarth.dfs.RemoveCacheDirectiveRequest
+	(*RemoveCacheDirectiveResponse)(nil),       // 119: smarth.dfs.RemoveCacheDirectiveResponse
+	(*ListCacheDirectivesRequest)(nil),         // 120: smarth.dfs.ListCacheDirectivesRequest
+	(*ListCacheDirectivesResponse)(nil),        // 121: smarth.dfs.ListCacheDirectivesResponse
+	(*GetCacheStatsRequest)(nil),               // 122: smarth.dfs.GetCacheStatsRequest
+	(*NodeCacheStats)(nil),                     // 123: smarth.dfs.NodeCacheStats
+	(*AppCacheStats)(nil),                      // 124: smarth.dfs.AppCacheStats
+	(*AffinityEstimate)(nil),                   // 125: smarth.dfs.AffinityEstimate
+	(*GetCacheStatsResponse)(nil),              // 126: smarth.dfs.GetCacheStatsResponse
+	(*RegisterDatanodeRequest)(nil),            // 127: smarth.dfs.RegisterDatanodeRequest
+	(*RegisterDatanodeResponse)(nil),           // 128: smarth.dfs.RegisterDatanodeResponse
+	(*TransferCommand)(nil),                    // 129: smarth.dfs.TransferCommand
+	(*InvalidateCommand)(nil),                  // 130: smarth.dfs.InvalidateCommand
+	(*RecoverBlockCommand)(nil),                // 131: smarth.dfs.RecoverBlockCommand
+	(*CacheCommand)(nil),                       // 132: smarth.dfs.CacheCommand
+	(*UncacheCommand)(nil),                     // 133: smarth.dfs.UncacheCommand
+	(*DatanodeCommand)(nil),                    // 134: smarth.dfs.DatanodeCommand
+	(*HeartbeatRequest)(nil),                   // 135: smarth.dfs.HeartbeatRequest
+	(*HeartbeatResponse)(nil),                  // 136: smarth.dfs.HeartbeatResponse
+	(*NNHAStatus)(nil),                         // 137: smarth.dfs.NNHAStatus
+	(*ReportedBlock)(nil),                      // 138: smarth.dfs.ReportedBlock
+	(*BlockReportRequest)(nil),                 // 139: smarth.dfs.BlockReportRequest
+	(*BlockReportResponse)(nil),                // 140: smarth.dfs.BlockReportResponse
+	(*ReceivedDeletedBlock)(nil),               // 141: smarth.dfs.ReceivedDeletedBlock
+	(*BlockReceivedAndDeletedRequest)(nil),     // 142: smarth.dfs.BlockReceivedAndDeletedRequest
+	(*BlockReceivedAndDeletedResponse)(nil),    // 143: smarth.dfs.BlockReceivedAndDeletedResponse
+	(*DatanodeReportBadBlocksRequest)(nil),     // 144: smarth.dfs.DatanodeReportBadBlocksRequest
+	(*DatanodeReportBadBlocksResponse)(nil),    // 145: smarth.dfs.DatanodeReportBadBlocksResponse
+	(*CommitBlockSynchronizationRequest)(nil),  // 146: smarth.dfs.CommitBlockSynchronizationRequest
+	(*CommitBlockSynchronizationResponse)(nil), // 147: smarth.dfs.CommitBlockSynchronizationResponse
+	(*InitReplicaRecoveryRequest)(nil),         // 148: smarth.dfs.InitReplicaRecoveryRequest
+	(*InitReplicaRecoveryResponse)(nil),        // 149: smarth.dfs.InitReplicaRecoveryResponse
+	(*UpdateReplicaUnderRecoveryRequest)(nil),  // 150: smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	(*UpdateReplicaUnderRecoveryResponse)(nil), // 151: smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	(*WriteBlockOp)(nil),                       // 152: smarth.dfs.WriteBlockOp
+	(*ReadBlockOp)(nil),                        // 153: smarth.dfs.ReadBlockOp
+	(*BlockChecksumOp)(nil),                    // 154: smarth.dfs.BlockChecksumOp
+	(*BlockChecksum)(nil),                      // 155: smarth.dfs.BlockChecksum
+	(*TransferBlockOp)(nil),                    // 156: smarth.dfs.TransferBlockOp
+	(*OpResponse)(nil),                         // 157: smarth.dfs.OpResponse
+	(*AppendRequest)(nil),                      // 158: smarth.dfs.AppendRequest
+	(*AppendResponse)(nil),                     // 159: smarth.dfs.AppendResponse
+	(*TruncateRequest)(nil),                    // 160: smarth.dfs.TruncateRequest
+	(*TruncateResponse)(nil),                   // 161: smarth.dfs.TruncateResponse
+	(*ConcatRequest)(nil),                      // 162: smarth.dfs.ConcatRequest
+	(*ConcatResponse)(nil),                     // 163: smarth.dfs.ConcatResponse
+	(*AclEntry)(nil),                           // 164: smarth.dfs.AclEntry
+	(*AclStatus)(nil),                          // 165: smarth.dfs.AclStatus
+	(*GetAclStatusRequest)(nil),                // 166: smarth.dfs.GetAclStatusRequest
+	(*GetAclStatusResponse)(nil),               // 167: smarth.dfs.GetAclStatusResponse
+	(*ModifyAclEntriesRequest)(nil),            // 168: smarth.dfs.ModifyAclEntriesRequest
+	(*ModifyAclEntriesResponse)(nil),           // 169: smarth.dfs.ModifyAclEntriesResponse
+	(*RemoveAclEntriesRequest)(nil),            // 170: smarth.dfs.RemoveAclEntriesRequest
+	(*RemoveAclEntriesResponse)(nil),           // 171: smarth.dfs.RemoveAclEntriesResponse
+	(*RemoveDefaultAclRequest)(nil),            // 172: smarth.dfs.RemoveDefaultAclRequest
+	(*RemoveDefaultAclResponse)(nil),           // 173: smarth.dfs.RemoveDefaultAclResponse
+	(*RemoveAclRequest)(nil),                   // 174: smarth.dfs.RemoveAclRequest
+	(*RemoveAclResponse)(nil),                  // 175: smarth.dfs.RemoveAclResponse
+	(*SetAclRequest)(nil),                      // 176: smarth.dfs.SetAclRequest
+	(*SetAclResponse)(nil),                     // 177: smarth.dfs.SetAclResponse
+	(*AllowSnapshotRequest)(nil),               // 178: smarth.dfs.AllowSnapshotRequest
+	(*AllowSnapshotResponse)(nil),              // 179: smarth.dfs.AllowSnapshotResponse
+	(*DisallowSnapshotRequest)(nil),            // 180: smarth.dfs.DisallowSnapshotRequest
+	(*DisallowSnapshotResponse)(nil),           // 181: smarth.dfs.DisallowSnapshotResponse
+	(*CreateSnapshotRequest)(nil),              // 182: smarth.dfs.CreateSnapshotRequest
+	(*CreateSnapshotResponse)(nil),             // 183: smarth.dfs.CreateSnapshotResponse
+	(*DeleteSnapshotRequest)(nil),              // 184: smarth.dfs.DeleteSnapshotRequest
+	(*DeleteSnapshotResponse)(nil),             // 185: smarth.dfs.DeleteSnapshotResponse
+	(*RenameSnapshotRequest)(nil),              // 186: smarth.dfs.RenameSnapshotRequest
+	(*RenameSnapshotResponse)(nil),             // 187: smarth.dfs.RenameSnapshotResponse
+	(*SnapshottableDirectoryStatus)(nil),       // 188: smarth.dfs.SnapshottableDirectoryStatus
+	(*GetSnapshottableDirListingRequest)(nil),  // 189: smarth.dfs.GetSnapshottableDirListingRequest
+	(*GetSnapshottableDirListingResponse)(nil), // 190: smarth.dfs.GetSnapshottableDirListingResponse
+	(*GetSnapshotDiffReportRequest)(nil),       // 191: smarth.dfs.GetSnapshotDiffReportRequest
+	(*SnapshotDiffReportEntry)(nil),            // 192: smarth.dfs.SnapshotDiffReportEntry
+	(*SnapshotDiffReport)(nil),                 // 193: smarth.dfs.SnapshotDiffReport
+	(*GetSnapshotDiffReportResponse)(nil),      // 194: smarth.dfs.GetSnapshotDiffReportResponse
+	(*BlockStoragePolicy)(nil),                 // 195: smarth.dfs.BlockStoragePolicy
+	(*SetStoragePolicyRequest)(nil),            // 196: smarth.dfs.SetStoragePolicyRequest
+	(*SetStoragePolicyResponse)(nil),           // 197: smarth.dfs.SetStoragePolicyResponse
+	(*UnsetStoragePolicyRequest)(nil),          // 198: smarth.dfs.UnsetStoragePolicyRequest
+	(*UnsetStoragePolicyResponse)(nil),         // 199: smarth.dfs.UnsetStoragePolicyResponse
+	(*GetStoragePolicyRequest)(nil),            // 200: smarth.dfs.GetStoragePolicyRequest
+	(*GetStoragePolicyResponse)(nil),           // 201: smarth.dfs.GetStoragePolicyResponse
+	(*GetStoragePoliciesRequest)(nil),          // 202: smarth.dfs.GetStoragePoliciesRequest
+	(*GetStoragePoliciesResponse)(nil),         // 203: smarth.dfs.GetStoragePoliciesResponse
+	(*TransferHALeaderRequest)(nil),            // 204: smarth.dfs.TransferHALeaderRequest
+	(*TransferHALeaderResponse)(nil),           // 205: smarth.dfs.TransferHALeaderResponse
+	(*AddHAMemberRequest)(nil),                 // 206: smarth.dfs.AddHAMemberRequest
+	(*AddHAMemberResponse)(nil),                // 207: smarth.dfs.AddHAMemberResponse
+	(*RemoveHAMemberRequest)(nil),              // 208: smarth.dfs.RemoveHAMemberRequest
+	(*RemoveHAMemberResponse)(nil),             // 209: smarth.dfs.RemoveHAMemberResponse
+	(*ShortCircuitFdsOp)(nil),                  // 210: smarth.dfs.ShortCircuitFdsOp
+	(*JobCacheStatusRequest_Job)(nil),          // 211: smarth.dfs.JobCacheStatusRequest.Job
+	(*JobCacheStatusResponse_Block)(nil),       // 212: smarth.dfs.JobCacheStatusResponse.Block
+	(*JobCacheStatusResponse_Job)(nil),         // 213: smarth.dfs.JobCacheStatusResponse.Job
+	(*TransferCommand_Item)(nil),               // 214: smarth.dfs.TransferCommand.Item
 }
 var file_dfspb_dfs_proto_depIdxs = []int32{
 	0,   // 0: smarth.dfs.DatanodeInfo.state:type_name -> smarth.dfs.DatanodeState
@@ -13278,44 +13358,44 @@ var file_dfspb_dfs_proto_depIdxs = []int32{
 	77,  // 32: smarth.dfs.FsckFile.blocks:type_name -> smarth.dfs.FsckBlock
 	78,  // 33: smarth.dfs.FsckResponse.files:type_name -> smarth.dfs.FsckFile
 	4,   // 34: smarth.dfs.GetHAStatusResponse.state:type_name -> smarth.dfs.HAState
-	82,  // 35: smarth.dfs.GetHAStatusResponse.peers:type_name -> smarth.dfs.HAPeer
-	85,  // 36: smarth.dfs.ClientHeartbeatRequest.samples:type_name -> smarth.dfs.SpeedSample
-	89,  // 37: smarth.dfs.GetSpeedsResponse.records:type_name -> smarth.dfs.SpeedRecord
+	84,  // 35: smarth.dfs.GetHAStatusResponse.peers:type_name -> smarth.dfs.HAPeer
+	87,  // 36: smarth.dfs.ClientHeartbeatRequest.samples:type_name -> smarth.dfs.SpeedSample
+	91,  // 37: smarth.dfs.GetSpeedsResponse.records:type_name -> smarth.dfs.SpeedRecord
 	3,   // 38: smarth.dfs.SetSafeModeRequest.action:type_name -> smarth.dfs.SafeModeAction
-	96,  // 39: smarth.dfs.GetBlocksResponse.blocks:type_name -> smarth.dfs.BalancerBlock
-	209, // 40: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
-	211, // 41: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
-	106, // 42: smarth.dfs.AddCachePoolRequest.pool:type_name -> smarth.dfs.CachePoolInfo
-	106, // 43: smarth.dfs.ListCachePoolsResponse.pools:type_name -> smarth.dfs.CachePoolInfo
-	107, // 44: smarth.dfs.AddCacheDirectiveRequest.directive:type_name -> smarth.dfs.CacheDirectiveInfo
-	107, // 45: smarth.dfs.ListCacheDirectivesResponse.directives:type_name -> smarth.dfs.CacheDirectiveInfo
-	121, // 46: smarth.dfs.GetCacheStatsResponse.nodes:type_name -> smarth.dfs.NodeCacheStats
-	122, // 47: smarth.dfs.GetCacheStatsResponse.apps:type_name -> smarth.dfs.AppCacheStats
-	211, // 48: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
-	123, // 49: smarth.dfs.GetCacheStatsResponse.affinity_estimates:type_name -> smarth.dfs.AffinityEstimate
+	98,  // 39: smarth.dfs.GetBlocksResponse.blocks:type_name -> smarth.dfs.BalancerBlock
+	211, // 40: smarth.dfs.JobCacheStatusRequest.jobs:type_name -> smarth.dfs.JobCacheStatusRequest.Job
+	213, // 41: smarth.dfs.JobCacheStatusResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	108, // 42: smarth.dfs.AddCachePoolRequest.pool:type_name -> smarth.dfs.CachePoolInfo
+	108, // 43: smarth.dfs.ListCachePoolsResponse.pools:type_name -> smarth.dfs.CachePoolInfo
+	109, // 44: smarth.dfs.AddCacheDirectiveRequest.directive:type_name -> smarth.dfs.CacheDirectiveInfo
+	109, // 45: smarth.dfs.ListCacheDirectivesResponse.directives:type_name -> smarth.dfs.CacheDirectiveInfo
+	123, // 46: smarth.dfs.GetCacheStatsResponse.nodes:type_name -> smarth.dfs.NodeCacheStats
+	124, // 47: smarth.dfs.GetCacheStatsResponse.apps:type_name -> smarth.dfs.AppCacheStats
+	213, // 48: smarth.dfs.GetCacheStatsResponse.jobs:type_name -> smarth.dfs.JobCacheStatusResponse.Job
+	125, // 49: smarth.dfs.GetCacheStatsResponse.affinity_estimates:type_name -> smarth.dfs.AffinityEstimate
 	13,  // 50: smarth.dfs.RegisterDatanodeRequest.datanode:type_name -> smarth.dfs.DatanodeInfo
 	13,  // 51: smarth.dfs.RegisterDatanodeResponse.datanode:type_name -> smarth.dfs.DatanodeInfo
 	16,  // 52: smarth.dfs.RegisterDatanodeResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
-	212, // 53: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
+	214, // 53: smarth.dfs.TransferCommand.items:type_name -> smarth.dfs.TransferCommand.Item
 	12,  // 54: smarth.dfs.InvalidateCommand.blocks:type_name -> smarth.dfs.ExtendedBlock
 	12,  // 55: smarth.dfs.RecoverBlockCommand.block:type_name -> smarth.dfs.ExtendedBlock
 	13,  // 56: smarth.dfs.RecoverBlockCommand.replicas:type_name -> smarth.dfs.DatanodeInfo
-	127, // 57: smarth.dfs.DatanodeCommand.transfer:type_name -> smarth.dfs.TransferCommand
-	128, // 58: smarth.dfs.DatanodeCommand.invalidate:type_name -> smarth.dfs.InvalidateCommand
-	129, // 59: smarth.dfs.DatanodeCommand.recover:type_name -> smarth.dfs.RecoverBlockCommand
-	130, // 60: smarth.dfs.DatanodeCommand.cache:type_name -> smarth.dfs.CacheCommand
-	131, // 61: smarth.dfs.DatanodeCommand.uncache:type_name -> smarth.dfs.UncacheCommand
-	132, // 62: smarth.dfs.HeartbeatResponse.commands:type_name -> smarth.dfs.DatanodeCommand
+	129, // 57: smarth.dfs.DatanodeCommand.transfer:type_name -> smarth.dfs.TransferCommand
+	130, // 58: smarth.dfs.DatanodeCommand.invalidate:type_name -> smarth.dfs.InvalidateCommand
+	131, // 59: smarth.dfs.DatanodeCommand.recover:type_name -> smarth.dfs.RecoverBlockCommand
+	132, // 60: smarth.dfs.DatanodeCommand.cache:type_name -> smarth.dfs.CacheCommand
+	133, // 61: smarth.dfs.DatanodeCommand.uncache:type_name -> smarth.dfs.UncacheCommand
+	134, // 62: smarth.dfs.HeartbeatResponse.commands:type_name -> smarth.dfs.DatanodeCommand
 	16,  // 63: smarth.dfs.HeartbeatResponse.block_keys:type_name -> smarth.dfs.ExportedBlockKeys
-	135, // 64: smarth.dfs.HeartbeatResponse.ha_status:type_name -> smarth.dfs.NNHAStatus
+	137, // 64: smarth.dfs.HeartbeatResponse.ha_status:type_name -> smarth.dfs.NNHAStatus
 	4,   // 65: smarth.dfs.NNHAStatus.state:type_name -> smarth.dfs.HAState
 	12,  // 66: smarth.dfs.ReportedBlock.block:type_name -> smarth.dfs.ExtendedBlock
 	5,   // 67: smarth.dfs.ReportedBlock.state:type_name -> smarth.dfs.ReplicaState
-	136, // 68: smarth.dfs.BlockReportRequest.blocks:type_name -> smarth.dfs.ReportedBlock
-	132, // 69: smarth.dfs.BlockReportResponse.commands:type_name -> smarth.dfs.DatanodeCommand
+	138, // 68: smarth.dfs.BlockReportRequest.blocks:type_name -> smarth.dfs.ReportedBlock
+	134, // 69: smarth.dfs.BlockReportResponse.commands:type_name -> smarth.dfs.DatanodeCommand
 	12,  // 70: smarth.dfs.ReceivedDeletedBlock.block:type_name -> smarth.dfs.ExtendedBlock
 	6,   // 71: smarth.dfs.ReceivedDeletedBlock.status:type_name -> smarth.dfs.ReceivedStatus
-	139, // 72: smarth.dfs.BlockReceivedAndDeletedRequest.blocks:type_name -> smarth.dfs.ReceivedDeletedBlock
+	141, // 72: smarth.dfs.BlockReceivedAndDeletedRequest.blocks:type_name -> smarth.dfs.ReceivedDeletedBlock
 	12,  // 73: smarth.dfs.DatanodeReportBadBlocksRequest.blocks:type_name -> smarth.dfs.ExtendedBlock
 	12,  // 74: smarth.dfs.CommitBlockSynchronizationRequest.block:type_name -> smarth.dfs.ExtendedBlock
 	12,  // 75: smarth.dfs.InitReplicaRecoveryRequest.block:type_name -> smarth.dfs.ExtendedBlock
@@ -13337,28 +13417,28 @@ var file_dfspb_dfs_proto_depIdxs = []int32{
 	13,  // 91: smarth.dfs.TransferBlockOp.targets:type_name -> smarth.dfs.DatanodeInfo
 	14,  // 92: smarth.dfs.TransferBlockOp.token:type_name -> smarth.dfs.BlockToken
 	9,   // 93: smarth.dfs.OpResponse.status:type_name -> smarth.dfs.OpStatus
-	153, // 94: smarth.dfs.OpResponse.checksum:type_name -> smarth.dfs.BlockChecksum
+	155, // 94: smarth.dfs.OpResponse.checksum:type_name -> smarth.dfs.BlockChecksum
 	19,  // 95: smarth.dfs.AppendResponse.status:type_name -> smarth.dfs.FileStatus
 	17,  // 96: smarth.dfs.AppendResponse.last_block:type_name -> smarth.dfs.LocatedBlock
 	12,  // 97: smarth.dfs.AppendResponse.previous:type_name -> smarth.dfs.ExtendedBlock
 	11,  // 98: smarth.dfs.AclEntry.type:type_name -> smarth.dfs.AclEntryType
 	10,  // 99: smarth.dfs.AclEntry.scope:type_name -> smarth.dfs.AclEntryScope
-	162, // 100: smarth.dfs.AclStatus.entries:type_name -> smarth.dfs.AclEntry
-	163, // 101: smarth.dfs.GetAclStatusResponse.result:type_name -> smarth.dfs.AclStatus
-	162, // 102: smarth.dfs.ModifyAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
-	162, // 103: smarth.dfs.RemoveAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
-	162, // 104: smarth.dfs.SetAclRequest.acl_spec:type_name -> smarth.dfs.AclEntry
+	164, // 100: smarth.dfs.AclStatus.entries:type_name -> smarth.dfs.AclEntry
+	165, // 101: smarth.dfs.GetAclStatusResponse.result:type_name -> smarth.dfs.AclStatus
+	164, // 102: smarth.dfs.ModifyAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
+	164, // 103: smarth.dfs.RemoveAclEntriesRequest.acl_spec:type_name -> smarth.dfs.AclEntry
+	164, // 104: smarth.dfs.SetAclRequest.acl_spec:type_name -> smarth.dfs.AclEntry
 	19,  // 105: smarth.dfs.SnapshottableDirectoryStatus.dir_status:type_name -> smarth.dfs.FileStatus
-	186, // 106: smarth.dfs.GetSnapshottableDirListingResponse.snapshottable_dirs:type_name -> smarth.dfs.SnapshottableDirectoryStatus
-	190, // 107: smarth.dfs.SnapshotDiffReport.diff_report_entries:type_name -> smarth.dfs.SnapshotDiffReportEntry
-	191, // 108: smarth.dfs.GetSnapshotDiffReportResponse.diff_report:type_name -> smarth.dfs.SnapshotDiffReport
-	193, // 109: smarth.dfs.GetStoragePolicyResponse.storage_policy:type_name -> smarth.dfs.BlockStoragePolicy
-	193, // 110: smarth.dfs.GetStoragePoliciesResponse.policies:type_name -> smarth.dfs.BlockStoragePolicy
-	82,  // 111: smarth.dfs.AddHAMemberResponse.peers:type_name -> smarth.dfs.HAPeer
-	82,  // 112: smarth.dfs.RemoveHAMemberResponse.peers:type_name -> smarth.dfs.HAPeer
+	188, // 106: smarth.dfs.GetSnapshottableDirListingResponse.snapshottable_dirs:type_name -> smarth.dfs.SnapshottableDirectoryStatus
+	192, // 107: smarth.dfs.SnapshotDiffReport.diff_report_entries:type_name -> smarth.dfs.SnapshotDiffReportEntry
+	193, // 108: smarth.dfs.GetSnapshotDiffReportResponse.diff_report:type_name -> smarth.dfs.SnapshotDiffReport
+	195, // 109: smarth.dfs.GetStoragePolicyResponse.storage_policy:type_name -> smarth.dfs.BlockStoragePolicy
+	195, // 110: smarth.dfs.GetStoragePoliciesResponse.policies:type_name -> smarth.dfs.BlockStoragePolicy
+	84,  // 111: smarth.dfs.AddHAMemberResponse.peers:type_name -> smarth.dfs.HAPeer
+	84,  // 112: smarth.dfs.RemoveHAMemberResponse.peers:type_name -> smarth.dfs.HAPeer
 	12,  // 113: smarth.dfs.ShortCircuitFdsOp.block:type_name -> smarth.dfs.ExtendedBlock
 	14,  // 114: smarth.dfs.ShortCircuitFdsOp.token:type_name -> smarth.dfs.BlockToken
-	210, // 115: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
+	212, // 115: smarth.dfs.JobCacheStatusResponse.Job.blocks:type_name -> smarth.dfs.JobCacheStatusResponse.Block
 	12,  // 116: smarth.dfs.TransferCommand.Item.block:type_name -> smarth.dfs.ExtendedBlock
 	13,  // 117: smarth.dfs.TransferCommand.Item.targets:type_name -> smarth.dfs.DatanodeInfo
 	14,  // 118: smarth.dfs.TransferCommand.Item.token:type_name -> smarth.dfs.BlockToken
@@ -13390,134 +13470,136 @@ var file_dfspb_dfs_proto_depIdxs = []int32{
 	72,  // 144: smarth.dfs.ClientProtocol.ReportBadBlocks:input_type -> smarth.dfs.ReportBadBlocksRequest
 	74,  // 145: smarth.dfs.ClientProtocol.GetDatanodeReport:input_type -> smarth.dfs.GetDatanodeReportRequest
 	76,  // 146: smarth.dfs.ClientProtocol.Fsck:input_type -> smarth.dfs.FsckRequest
-	83,  // 147: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
+	85,  // 147: smarth.dfs.ClientProtocol.GetServerDefaults:input_type -> smarth.dfs.GetServerDefaultsRequest
 	80,  // 148: smarth.dfs.ClientProtocol.GetHAStatus:input_type -> smarth.dfs.GetHAStatusRequest
-	86,  // 149: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
-	88,  // 150: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
-	91,  // 151: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
-	100, // 152: smarth.dfs.ClientProtocol.SaveNamespace:input_type -> smarth.dfs.SaveNamespaceRequest
-	93,  // 153: smarth.dfs.ClientProtocol.RefreshNodes:input_type -> smarth.dfs.RefreshNodesRequest
-	95,  // 154: smarth.dfs.ClientProtocol.GetBlocks:input_type -> smarth.dfs.GetBlocksRequest
-	98,  // 155: smarth.dfs.ClientProtocol.MoveReplica:input_type -> smarth.dfs.MoveReplicaRequest
-	102, // 156: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
-	104, // 157: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
-	108, // 158: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
-	110, // 159: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
-	112, // 160: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
-	114, // 161: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
-	116, // 162: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
-	118, // 163: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
-	120, // 164: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
-	164, // 165: smarth.dfs.ClientProtocol.GetAclStatus:input_type -> smarth.dfs.GetAclStatusRequest
-	166, // 166: smarth.dfs.ClientProtocol.ModifyAclEntries:input_type -> smarth.dfs.ModifyAclEntriesRequest
-	168, // 167: smarth.dfs.ClientProtocol.RemoveAclEntries:input_type -> smarth.dfs.RemoveAclEntriesRequest
-	170, // 168: smarth.dfs.ClientProtocol.RemoveDefaultAcl:input_type -> smarth.dfs.RemoveDefaultAclRequest
-	172, // 169: smarth.dfs.ClientProtocol.RemoveAcl:input_type -> smarth.dfs.RemoveAclRequest
-	174, // 170: smarth.dfs.ClientProtocol.SetAcl:input_type -> smarth.dfs.SetAclRequest
-	176, // 171: smarth.dfs.ClientProtocol.AllowSnapshot:input_type -> smarth.dfs.AllowSnapshotRequest
-	178, // 172: smarth.dfs.ClientProtocol.DisallowSnapshot:input_type -> smarth.dfs.DisallowSnapshotRequest
-	180, // 173: smarth.dfs.ClientProtocol.CreateSnapshot:input_type -> smarth.dfs.CreateSnapshotRequest
-	182, // 174: smarth.dfs.ClientProtocol.DeleteSnapshot:input_type -> smarth.dfs.DeleteSnapshotRequest
-	184, // 175: smarth.dfs.ClientProtocol.RenameSnapshot:input_type -> smarth.dfs.RenameSnapshotRequest
-	187, // 176: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:input_type -> smarth.dfs.GetSnapshottableDirListingRequest
-	189, // 177: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:input_type -> smarth.dfs.GetSnapshotDiffReportRequest
-	194, // 178: smarth.dfs.ClientProtocol.SetStoragePolicy:input_type -> smarth.dfs.SetStoragePolicyRequest
-	196, // 179: smarth.dfs.ClientProtocol.UnsetStoragePolicy:input_type -> smarth.dfs.UnsetStoragePolicyRequest
-	198, // 180: smarth.dfs.ClientProtocol.GetStoragePolicy:input_type -> smarth.dfs.GetStoragePolicyRequest
-	200, // 181: smarth.dfs.ClientProtocol.GetStoragePolicies:input_type -> smarth.dfs.GetStoragePoliciesRequest
-	156, // 182: smarth.dfs.ClientProtocol.Append:input_type -> smarth.dfs.AppendRequest
-	158, // 183: smarth.dfs.ClientProtocol.Truncate:input_type -> smarth.dfs.TruncateRequest
-	160, // 184: smarth.dfs.ClientProtocol.Concat:input_type -> smarth.dfs.ConcatRequest
-	202, // 185: smarth.dfs.ClientProtocol.TransferHALeader:input_type -> smarth.dfs.TransferHALeaderRequest
-	204, // 186: smarth.dfs.ClientProtocol.AddHAMember:input_type -> smarth.dfs.AddHAMemberRequest
-	206, // 187: smarth.dfs.ClientProtocol.RemoveHAMember:input_type -> smarth.dfs.RemoveHAMemberRequest
-	125, // 188: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
-	133, // 189: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
-	137, // 190: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
-	140, // 191: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
-	142, // 192: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
-	144, // 193: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
-	146, // 194: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
-	148, // 195: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
-	21,  // 196: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
-	23,  // 197: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
-	25,  // 198: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
-	27,  // 199: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
-	29,  // 200: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
-	31,  // 201: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
-	33,  // 202: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
-	35,  // 203: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
-	37,  // 204: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
-	39,  // 205: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
-	41,  // 206: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
-	43,  // 207: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
-	45,  // 208: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
-	47,  // 209: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
-	49,  // 210: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
-	51,  // 211: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
-	53,  // 212: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
-	55,  // 213: smarth.dfs.ClientProtocol.SetTimes:output_type -> smarth.dfs.SetTimesResponse
-	71,  // 214: smarth.dfs.ClientProtocol.SetQuota:output_type -> smarth.dfs.SetQuotaResponse
-	66,  // 215: smarth.dfs.ClientProtocol.CreateSymlink:output_type -> smarth.dfs.CreateSymlinkResponse
-	58,  // 216: smarth.dfs.ClientProtocol.SetXAttr:output_type -> smarth.dfs.SetXAttrResponse
-	60,  // 217: smarth.dfs.ClientProtocol.RemoveXAttr:output_type -> smarth.dfs.RemoveXAttrResponse
-	62,  // 218: smarth.dfs.ClientProtocol.GetXAttrs:output_type -> smarth.dfs.GetXAttrsResponse
-	64,  // 219: smarth.dfs.ClientProtocol.ListXAttrs:output_type -> smarth.dfs.ListXAttrsResponse
-	68,  // 220: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
-	73,  // 221: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
-	75,  // 222: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
-	79,  // 223: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
-	84,  // 224: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
-	81,  // 225: smarth.dfs.ClientProtocol.GetHAStatus:output_type -> smarth.dfs.GetHAStatusResponse
-	87,  // 226: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
-	90,  // 227: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
-	92,  // 228: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
-	101, // 229: smarth.dfs.ClientProtocol.SaveNamespace:output_type -> smarth.dfs.SaveNamespaceResponse
-	94,  // 230: smarth.dfs.ClientProtocol.RefreshNodes:output_type -> smarth.dfs.RefreshNodesResponse
-	97,  // 231: smarth.dfs.ClientProtocol.GetBlocks:output_type -> smarth.dfs.GetBlocksResponse
-	99,  // 232: smarth.dfs.ClientProtocol.MoveReplica:output_type -> smarth.dfs.MoveReplicaResponse
-	103, // 233: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
-	105, // 234: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
-	109, // 235: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
-	111, // 236: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
-	113, // 237: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
-	115, // 238: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
-	117, // 239: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
-	119, // 240: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
-	124, // 241: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
-	165, // 242: smarth.dfs.ClientProtocol.GetAclStatus:output_type -> smarth.dfs.GetAclStatusResponse
-	167, // 243: smarth.dfs.ClientProtocol.ModifyAclEntries:output_type -> smarth.dfs.ModifyAclEntriesResponse
-	169, // 244: smarth.dfs.ClientProtocol.RemoveAclEntries:output_type -> smarth.dfs.RemoveAclEntriesResponse
-	171, // 245: smarth.dfs.ClientProtocol.RemoveDefaultAcl:output_type -> smarth.dfs.RemoveDefaultAclResponse
-	173, // 246: smarth.dfs.ClientProtocol.RemoveAcl:output_type -> smarth.dfs.RemoveAclResponse
-	175, // 247: smarth.dfs.ClientProtocol.SetAcl:output_type -> smarth.dfs.SetAclResponse
-	177, // 248: smarth.dfs.ClientProtocol.AllowSnapshot:output_type -> smarth.dfs.AllowSnapshotResponse
-	179, // 249: smarth.dfs.ClientProtocol.DisallowSnapshot:output_type -> smarth.dfs.DisallowSnapshotResponse
-	181, // 250: smarth.dfs.ClientProtocol.CreateSnapshot:output_type -> smarth.dfs.CreateSnapshotResponse
-	183, // 251: smarth.dfs.ClientProtocol.DeleteSnapshot:output_type -> smarth.dfs.DeleteSnapshotResponse
-	185, // 252: smarth.dfs.ClientProtocol.RenameSnapshot:output_type -> smarth.dfs.RenameSnapshotResponse
-	188, // 253: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:output_type -> smarth.dfs.GetSnapshottableDirListingResponse
-	192, // 254: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:output_type -> smarth.dfs.GetSnapshotDiffReportResponse
-	195, // 255: smarth.dfs.ClientProtocol.SetStoragePolicy:output_type -> smarth.dfs.SetStoragePolicyResponse
-	197, // 256: smarth.dfs.ClientProtocol.UnsetStoragePolicy:output_type -> smarth.dfs.UnsetStoragePolicyResponse
-	199, // 257: smarth.dfs.ClientProtocol.GetStoragePolicy:output_type -> smarth.dfs.GetStoragePolicyResponse
-	201, // 258: smarth.dfs.ClientProtocol.GetStoragePolicies:output_type -> smarth.dfs.GetStoragePoliciesResponse
-	157, // 259: smarth.dfs.ClientProtocol.Append:output_type -> smarth.dfs.AppendResponse
-	159, // 260: smarth.dfs.ClientProtocol.Truncate:output_type -> smarth.dfs.TruncateResponse
-	161, // 261: smarth.dfs.ClientProtocol.Concat:output_type -> smarth.dfs.ConcatResponse
-	203, // 262: smarth.dfs.ClientProtocol.TransferHALeader:output_type -> smarth.dfs.TransferHALeaderResponse
-	205, // 263: smarth.dfs.ClientProtocol.AddHAMember:output_type -> smarth.dfs.AddHAMemberResponse
-	207, // 264: smarth.dfs.ClientProtocol.RemoveHAMember:output_type -> smarth.dfs.RemoveHAMemberResponse
-	126, // 265: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
-	134, // 266: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
-	138, // 267: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
-	141, // 268: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
-	143, // 269: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
-	145, // 270: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
-	147, // 271: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
-	149, // 272: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
-	196, // [196:273] is the sub-list for method output_type
-	119, // [119:196] is the sub-list for method input_type
+	81,  // 149: smarth.dfs.ClientProtocol.Msync:input_type -> smarth.dfs.MsyncRequest
+	88,  // 150: smarth.dfs.ClientProtocol.ClientHeartbeat:input_type -> smarth.dfs.ClientHeartbeatRequest
+	90,  // 151: smarth.dfs.ClientProtocol.GetSpeeds:input_type -> smarth.dfs.GetSpeedsRequest
+	93,  // 152: smarth.dfs.ClientProtocol.SetSafeMode:input_type -> smarth.dfs.SetSafeModeRequest
+	102, // 153: smarth.dfs.ClientProtocol.SaveNamespace:input_type -> smarth.dfs.SaveNamespaceRequest
+	95,  // 154: smarth.dfs.ClientProtocol.RefreshNodes:input_type -> smarth.dfs.RefreshNodesRequest
+	97,  // 155: smarth.dfs.ClientProtocol.GetBlocks:input_type -> smarth.dfs.GetBlocksRequest
+	100, // 156: smarth.dfs.ClientProtocol.MoveReplica:input_type -> smarth.dfs.MoveReplicaRequest
+	104, // 157: smarth.dfs.ClientProtocol.CacheAccess:input_type -> smarth.dfs.CacheAccessRequest
+	106, // 158: smarth.dfs.ClientProtocol.JobCacheStatus:input_type -> smarth.dfs.JobCacheStatusRequest
+	110, // 159: smarth.dfs.ClientProtocol.AddCachePool:input_type -> smarth.dfs.AddCachePoolRequest
+	112, // 160: smarth.dfs.ClientProtocol.RemoveCachePool:input_type -> smarth.dfs.RemoveCachePoolRequest
+	114, // 161: smarth.dfs.ClientProtocol.ListCachePools:input_type -> smarth.dfs.ListCachePoolsRequest
+	116, // 162: smarth.dfs.ClientProtocol.AddCacheDirective:input_type -> smarth.dfs.AddCacheDirectiveRequest
+	118, // 163: smarth.dfs.ClientProtocol.RemoveCacheDirective:input_type -> smarth.dfs.RemoveCacheDirectiveRequest
+	120, // 164: smarth.dfs.ClientProtocol.ListCacheDirectives:input_type -> smarth.dfs.ListCacheDirectivesRequest
+	122, // 165: smarth.dfs.ClientProtocol.GetCacheStats:input_type -> smarth.dfs.GetCacheStatsRequest
+	166, // 166: smarth.dfs.ClientProtocol.GetAclStatus:input_type -> smarth.dfs.GetAclStatusRequest
+	168, // 167: smarth.dfs.ClientProtocol.ModifyAclEntries:input_type -> smarth.dfs.ModifyAclEntriesRequest
+	170, // 168: smarth.dfs.ClientProtocol.RemoveAclEntries:input_type -> smarth.dfs.RemoveAclEntriesRequest
+	172, // 169: smarth.dfs.ClientProtocol.RemoveDefaultAcl:input_type -> smarth.dfs.RemoveDefaultAclRequest
+	174, // 170: smarth.dfs.ClientProtocol.RemoveAcl:input_type -> smarth.dfs.RemoveAclRequest
+	176, // 171: smarth.dfs.ClientProtocol.SetAcl:input_type -> smarth.dfs.SetAclRequest
+	178, // 172: smarth.dfs.ClientProtocol.AllowSnapshot:input_type -> smarth.dfs.AllowSnapshotRequest
+	180, // 173: smarth.dfs.ClientProtocol.DisallowSnapshot:input_type -> smarth.dfs.DisallowSnapshotRequest
+	182, // 174: smarth.dfs.ClientProtocol.CreateSnapshot:input_type -> smarth.dfs.CreateSnapshotRequest
+	184, // 175: smarth.dfs.ClientProtocol.DeleteSnapshot:input_type -> smarth.dfs.DeleteSnapshotRequest
+	186, // 176: smarth.dfs.ClientProtocol.RenameSnapshot:input_type -> smarth.dfs.RenameSnapshotRequest
+	189, // 177: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:input_type -> smarth.dfs.GetSnapshottableDirListingRequest
+	191, // 178: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:input_type -> smarth.dfs.GetSnapshotDiffReportRequest
+	196, // 179: smarth.dfs.ClientProtocol.SetStoragePolicy:input_type -> smarth.dfs.SetStoragePolicyRequest
+	198, // 180: smarth.dfs.ClientProtocol.UnsetStoragePolicy:input_type -> smarth.dfs.UnsetStoragePolicyRequest
+	200, // 181: smarth.dfs.ClientProtocol.GetStoragePolicy:input_type -> smarth.dfs.GetStoragePolicyRequest
+	202, // 182: smarth.dfs.ClientProtocol.GetStoragePolicies:input_type -> smarth.dfs.GetStoragePoliciesRequest
+	158, // 183: smarth.dfs.ClientProtocol.Append:input_type -> smarth.dfs.AppendRequest
+	160, // 184: smarth.dfs.ClientProtocol.Truncate:input_type -> smarth.dfs.TruncateRequest
+	162, // 185: smarth.dfs.ClientProtocol.Concat:input_type -> smarth.dfs.ConcatRequest
+	204, // 186: smarth.dfs.ClientProtocol.TransferHALeader:input_type -> smarth.dfs.TransferHALeaderRequest
+	206, // 187: smarth.dfs.ClientProtocol.AddHAMember:input_type -> smarth.dfs.AddHAMemberRequest
+	208, // 188: smarth.dfs.ClientProtocol.RemoveHAMember:input_type -> smarth.dfs.RemoveHAMemberRequest
+	127, // 189: smarth.dfs.DatanodeProtocol.RegisterDatanode:input_type -> smarth.dfs.RegisterDatanodeRequest
+	135, // 190: smarth.dfs.DatanodeProtocol.SendHeartbeat:input_type -> smarth.dfs.HeartbeatRequest
+	139, // 191: smarth.dfs.DatanodeProtocol.BlockReport:input_type -> smarth.dfs.BlockReportRequest
+	142, // 192: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:input_type -> smarth.dfs.BlockReceivedAndDeletedRequest
+	144, // 193: smarth.dfs.DatanodeProtocol.ReportBadBlocks:input_type -> smarth.dfs.DatanodeReportBadBlocksRequest
+	146, // 194: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:input_type -> smarth.dfs.CommitBlockSynchronizationRequest
+	148, // 195: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:input_type -> smarth.dfs.InitReplicaRecoveryRequest
+	150, // 196: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:input_type -> smarth.dfs.UpdateReplicaUnderRecoveryRequest
+	21,  // 197: smarth.dfs.ClientProtocol.Mkdirs:output_type -> smarth.dfs.MkdirsResponse
+	23,  // 198: smarth.dfs.ClientProtocol.Create:output_type -> smarth.dfs.CreateResponse
+	25,  // 199: smarth.dfs.ClientProtocol.AddBlock:output_type -> smarth.dfs.AddBlockResponse
+	27,  // 200: smarth.dfs.ClientProtocol.Complete:output_type -> smarth.dfs.CompleteResponse
+	29,  // 201: smarth.dfs.ClientProtocol.AbandonBlock:output_type -> smarth.dfs.AbandonBlockResponse
+	31,  // 202: smarth.dfs.ClientProtocol.GetAdditionalDatanode:output_type -> smarth.dfs.GetAdditionalDatanodeResponse
+	33,  // 203: smarth.dfs.ClientProtocol.UpdateBlockForPipeline:output_type -> smarth.dfs.UpdateBlockForPipelineResponse
+	35,  // 204: smarth.dfs.ClientProtocol.UpdatePipeline:output_type -> smarth.dfs.UpdatePipelineResponse
+	37,  // 205: smarth.dfs.ClientProtocol.RenewLease:output_type -> smarth.dfs.RenewLeaseResponse
+	39,  // 206: smarth.dfs.ClientProtocol.GetBlockLocations:output_type -> smarth.dfs.GetBlockLocationsResponse
+	41,  // 207: smarth.dfs.ClientProtocol.GetFileInfo:output_type -> smarth.dfs.GetFileInfoResponse
+	43,  // 208: smarth.dfs.ClientProtocol.GetListing:output_type -> smarth.dfs.GetListingResponse
+	45,  // 209: smarth.dfs.ClientProtocol.Delete:output_type -> smarth.dfs.DeleteResponse
+	47,  // 210: smarth.dfs.ClientProtocol.Rename:output_type -> smarth.dfs.RenameResponse
+	49,  // 211: smarth.dfs.ClientProtocol.SetReplication:output_type -> smarth.dfs.SetReplicationResponse
+	51,  // 212: smarth.dfs.ClientProtocol.SetPermission:output_type -> smarth.dfs.SetPermissionResponse
+	53,  // 213: smarth.dfs.ClientProtocol.SetOwner:output_type -> smarth.dfs.SetOwnerResponse
+	55,  // 214: smarth.dfs.ClientProtocol.SetTimes:output_type -> smarth.dfs.SetTimesResponse
+	71,  // 215: smarth.dfs.ClientProtocol.SetQuota:output_type -> smarth.dfs.SetQuotaResponse
+	66,  // 216: smarth.dfs.ClientProtocol.CreateSymlink:output_type -> smarth.dfs.CreateSymlinkResponse
+	58,  // 217: smarth.dfs.ClientProtocol.SetXAttr:output_type -> smarth.dfs.SetXAttrResponse
+	60,  // 218: smarth.dfs.ClientProtocol.RemoveXAttr:output_type -> smarth.dfs.RemoveXAttrResponse
+	62,  // 219: smarth.dfs.ClientProtocol.GetXAttrs:output_type -> smarth.dfs.GetXAttrsResponse
+	64,  // 220: smarth.dfs.ClientProtocol.ListXAttrs:output_type -> smarth.dfs.ListXAttrsResponse
+	68,  // 221: smarth.dfs.ClientProtocol.GetContentSummary:output_type -> smarth.dfs.GetContentSummaryResponse
+	73,  // 222: smarth.dfs.ClientProtocol.ReportBadBlocks:output_type -> smarth.dfs.ReportBadBlocksResponse
+	75,  // 223: smarth.dfs.ClientProtocol.GetDatanodeReport:output_type -> smarth.dfs.GetDatanodeReportResponse
+	79,  // 224: smarth.dfs.ClientProtocol.Fsck:output_type -> smarth.dfs.FsckResponse
+	86,  // 225: smarth.dfs.ClientProtocol.GetServerDefaults:output_type -> smarth.dfs.GetServerDefaultsResponse
+	83,  // 226: smarth.dfs.ClientProtocol.GetHAStatus:output_type -> smarth.dfs.GetHAStatusResponse
+	82,  // 227: smarth.dfs.ClientProtocol.Msync:output_type -> smarth.dfs.MsyncResponse
+	89,  // 228: smarth.dfs.ClientProtocol.ClientHeartbeat:output_type -> smarth.dfs.ClientHeartbeatResponse
+	92,  // 229: smarth.dfs.ClientProtocol.GetSpeeds:output_type -> smarth.dfs.GetSpeedsResponse
+	94,  // 230: smarth.dfs.ClientProtocol.SetSafeMode:output_type -> smarth.dfs.SetSafeModeResponse
+	103, // 231: smarth.dfs.ClientProtocol.SaveNamespace:output_type -> smarth.dfs.SaveNamespaceResponse
+	96,  // 232: smarth.dfs.ClientProtocol.RefreshNodes:output_type -> smarth.dfs.RefreshNodesResponse
+	99,  // 233: smarth.dfs.ClientProtocol.GetBlocks:output_type -> smarth.dfs.GetBlocksResponse
+	101, // 234: smarth.dfs.ClientProtocol.MoveReplica:output_type -> smarth.dfs.MoveReplicaResponse
+	105, // 235: smarth.dfs.ClientProtocol.CacheAccess:output_type -> smarth.dfs.CacheAccessResponse
+	107, // 236: smarth.dfs.ClientProtocol.JobCacheStatus:output_type -> smarth.dfs.JobCacheStatusResponse
+	111, // 237: smarth.dfs.ClientProtocol.AddCachePool:output_type -> smarth.dfs.AddCachePoolResponse
+	113, // 238: smarth.dfs.ClientProtocol.RemoveCachePool:output_type -> smarth.dfs.RemoveCachePoolResponse
+	115, // 239: smarth.dfs.ClientProtocol.ListCachePools:output_type -> smarth.dfs.ListCachePoolsResponse
+	117, // 240: smarth.dfs.ClientProtocol.AddCacheDirective:output_type -> smarth.dfs.AddCacheDirectiveResponse
+	119, // 241: smarth.dfs.ClientProtocol.RemoveCacheDirective:output_type -> smarth.dfs.RemoveCacheDirectiveResponse
+	121, // 242: smarth.dfs.ClientProtocol.ListCacheDirectives:output_type -> smarth.dfs.ListCacheDirectivesResponse
+	126, // 243: smarth.dfs.ClientProtocol.GetCacheStats:output_type -> smarth.dfs.GetCacheStatsResponse
+	167, // 244: smarth.dfs.ClientProtocol.GetAclStatus:output_type -> smarth.dfs.GetAclStatusResponse
+	169, // 245: smarth.dfs.ClientProtocol.ModifyAclEntries:output_type -> smarth.dfs.ModifyAclEntriesResponse
+	171, // 246: smarth.dfs.ClientProtocol.RemoveAclEntries:output_type -> smarth.dfs.RemoveAclEntriesResponse
+	173, // 247: smarth.dfs.ClientProtocol.RemoveDefaultAcl:output_type -> smarth.dfs.RemoveDefaultAclResponse
+	175, // 248: smarth.dfs.ClientProtocol.RemoveAcl:output_type -> smarth.dfs.RemoveAclResponse
+	177, // 249: smarth.dfs.ClientProtocol.SetAcl:output_type -> smarth.dfs.SetAclResponse
+	179, // 250: smarth.dfs.ClientProtocol.AllowSnapshot:output_type -> smarth.dfs.AllowSnapshotResponse
+	181, // 251: smarth.dfs.ClientProtocol.DisallowSnapshot:output_type -> smarth.dfs.DisallowSnapshotResponse
+	183, // 252: smarth.dfs.ClientProtocol.CreateSnapshot:output_type -> smarth.dfs.CreateSnapshotResponse
+	185, // 253: smarth.dfs.ClientProtocol.DeleteSnapshot:output_type -> smarth.dfs.DeleteSnapshotResponse
+	187, // 254: smarth.dfs.ClientProtocol.RenameSnapshot:output_type -> smarth.dfs.RenameSnapshotResponse
+	190, // 255: smarth.dfs.ClientProtocol.GetSnapshottableDirListing:output_type -> smarth.dfs.GetSnapshottableDirListingResponse
+	194, // 256: smarth.dfs.ClientProtocol.GetSnapshotDiffReport:output_type -> smarth.dfs.GetSnapshotDiffReportResponse
+	197, // 257: smarth.dfs.ClientProtocol.SetStoragePolicy:output_type -> smarth.dfs.SetStoragePolicyResponse
+	199, // 258: smarth.dfs.ClientProtocol.UnsetStoragePolicy:output_type -> smarth.dfs.UnsetStoragePolicyResponse
+	201, // 259: smarth.dfs.ClientProtocol.GetStoragePolicy:output_type -> smarth.dfs.GetStoragePolicyResponse
+	203, // 260: smarth.dfs.ClientProtocol.GetStoragePolicies:output_type -> smarth.dfs.GetStoragePoliciesResponse
+	159, // 261: smarth.dfs.ClientProtocol.Append:output_type -> smarth.dfs.AppendResponse
+	161, // 262: smarth.dfs.ClientProtocol.Truncate:output_type -> smarth.dfs.TruncateResponse
+	163, // 263: smarth.dfs.ClientProtocol.Concat:output_type -> smarth.dfs.ConcatResponse
+	205, // 264: smarth.dfs.ClientProtocol.TransferHALeader:output_type -> smarth.dfs.TransferHALeaderResponse
+	207, // 265: smarth.dfs.ClientProtocol.AddHAMember:output_type -> smarth.dfs.AddHAMemberResponse
+	209, // 266: smarth.dfs.ClientProtocol.RemoveHAMember:output_type -> smarth.dfs.RemoveHAMemberResponse
+	128, // 267: smarth.dfs.DatanodeProtocol.RegisterDatanode:output_type -> smarth.dfs.RegisterDatanodeResponse
+	136, // 268: smarth.dfs.DatanodeProtocol.SendHeartbeat:output_type -> smarth.dfs.HeartbeatResponse
+	140, // 269: smarth.dfs.DatanodeProtocol.BlockReport:output_type -> smarth.dfs.BlockReportResponse
+	143, // 270: smarth.dfs.DatanodeProtocol.BlockReceivedAndDeleted:output_type -> smarth.dfs.BlockReceivedAndDeletedResponse
+	145, // 271: smarth.dfs.DatanodeProtocol.ReportBadBlocks:output_type -> smarth.dfs.DatanodeReportBadBlocksResponse
+	147, // 272: smarth.dfs.DatanodeProtocol.CommitBlockSynchronization:output_type -> smarth.dfs.CommitBlockSynchronizationResponse
+	149, // 273: smarth.dfs.InterDatanodeProtocol.InitReplicaRecovery:output_type -> smarth.dfs.InitReplicaRecoveryResponse
+	151, // 274: smarth.dfs.InterDatanodeProtocol.UpdateReplicaUnderRecovery:output_type -> smarth.dfs.UpdateReplicaUnderRecoveryResponse
+	197, // [197:275] is the sub-list for method output_type
+	119, // [119:197] is the sub-list for method input_type
 	119, // [119:119] is the sub-list for extension type_name
 	119, // [119:119] is the sub-list for extension extendee
 	0,   // [0:119] is the sub-list for field type_name
@@ -13528,7 +13610,7 @@ func file_dfspb_dfs_proto_init() {
 	if File_dfspb_dfs_proto != nil {
 		return
 	}
-	file_dfspb_dfs_proto_msgTypes[120].OneofWrappers = []any{
+	file_dfspb_dfs_proto_msgTypes[122].OneofWrappers = []any{
 		(*DatanodeCommand_Transfer)(nil),
 		(*DatanodeCommand_Invalidate)(nil),
 		(*DatanodeCommand_Recover)(nil),
@@ -13542,7 +13624,7 @@ func file_dfspb_dfs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_dfspb_dfs_proto_rawDesc), len(file_dfspb_dfs_proto_rawDesc)),
 			NumEnums:      12,
-			NumMessages:   201,
+			NumMessages:   203,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -66,6 +66,7 @@ const (
 	ClientProtocol_Fsck_FullMethodName                       = "/smarth.dfs.ClientProtocol/Fsck"
 	ClientProtocol_GetServerDefaults_FullMethodName          = "/smarth.dfs.ClientProtocol/GetServerDefaults"
 	ClientProtocol_GetHAStatus_FullMethodName                = "/smarth.dfs.ClientProtocol/GetHAStatus"
+	ClientProtocol_Msync_FullMethodName                      = "/smarth.dfs.ClientProtocol/Msync"
 	ClientProtocol_ClientHeartbeat_FullMethodName            = "/smarth.dfs.ClientProtocol/ClientHeartbeat"
 	ClientProtocol_GetSpeeds_FullMethodName                  = "/smarth.dfs.ClientProtocol/GetSpeeds"
 	ClientProtocol_SetSafeMode_FullMethodName                = "/smarth.dfs.ClientProtocol/SetSafeMode"
@@ -144,6 +145,12 @@ type ClientProtocolClient interface {
 	// HAServiceProtocol.getServiceStatus and haadmin -getAllServiceState):
 	// answered by standbys too, so a client or tool can find the active.
 	GetHAStatus(ctx context.Context, in *GetHAStatusRequest, opts ...grpc.CallOption) (*GetHAStatusResponse, error)
+	// Msync is answered by the active only, after it has verified its
+	// leadership as for a linearizable read: a client that observer-reads
+	// from standbys calls it before its first such read, so that it sees
+	// every edit acknowledged before it started (HDFS-14272), not only its
+	// own.
+	Msync(ctx context.Context, in *MsyncRequest, opts ...grpc.CallOption) (*MsyncResponse, error)
 	ClientHeartbeat(ctx context.Context, in *ClientHeartbeatRequest, opts ...grpc.CallOption) (*ClientHeartbeatResponse, error)
 	GetSpeeds(ctx context.Context, in *GetSpeedsRequest, opts ...grpc.CallOption) (*GetSpeedsResponse, error)
 	SetSafeMode(ctx context.Context, in *SetSafeModeRequest, opts ...grpc.CallOption) (*SetSafeModeResponse, error)
@@ -499,6 +506,16 @@ func (c *clientProtocolClient) GetHAStatus(ctx context.Context, in *GetHAStatusR
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetHAStatusResponse)
 	err := c.cc.Invoke(ctx, ClientProtocol_GetHAStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clientProtocolClient) Msync(ctx context.Context, in *MsyncRequest, opts ...grpc.CallOption) (*MsyncResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MsyncResponse)
+	err := c.cc.Invoke(ctx, ClientProtocol_Msync_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -932,6 +949,12 @@ type ClientProtocolServer interface {
 	// HAServiceProtocol.getServiceStatus and haadmin -getAllServiceState):
 	// answered by standbys too, so a client or tool can find the active.
 	GetHAStatus(context.Context, *GetHAStatusRequest) (*GetHAStatusResponse, error)
+	// Msync is answered by the active only, after it has verified its
+	// leadership as for a linearizable read: a client that observer-reads
+	// from standbys calls it before its first such read, so that it sees
+	// every edit acknowledged before it started (HDFS-14272), not only its
+	// own.
+	Msync(context.Context, *MsyncRequest) (*MsyncResponse, error)
 	ClientHeartbeat(context.Context, *ClientHeartbeatRequest) (*ClientHeartbeatResponse, error)
 	GetSpeeds(context.Context, *GetSpeedsRequest) (*GetSpeedsResponse, error)
 	SetSafeMode(context.Context, *SetSafeModeRequest) (*SetSafeModeResponse, error)
@@ -1082,6 +1105,9 @@ func (UnimplementedClientProtocolServer) GetServerDefaults(context.Context, *Get
 }
 func (UnimplementedClientProtocolServer) GetHAStatus(context.Context, *GetHAStatusRequest) (*GetHAStatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetHAStatus not implemented")
+}
+func (UnimplementedClientProtocolServer) Msync(context.Context, *MsyncRequest) (*MsyncResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Msync not implemented")
 }
 func (UnimplementedClientProtocolServer) ClientHeartbeat(context.Context, *ClientHeartbeatRequest) (*ClientHeartbeatResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ClientHeartbeat not implemented")
@@ -1757,6 +1783,24 @@ func _ClientProtocol_GetHAStatus_Handler(srv interface{}, ctx context.Context, d
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ClientProtocolServer).GetHAStatus(ctx, req.(*GetHAStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClientProtocol_Msync_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MsyncRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClientProtocolServer).Msync(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClientProtocol_Msync_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClientProtocolServer).Msync(ctx, req.(*MsyncRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -2589,6 +2633,10 @@ var ClientProtocol_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetHAStatus",
 			Handler:    _ClientProtocol_GetHAStatus_Handler,
+		},
+		{
+			MethodName: "Msync",
+			Handler:    _ClientProtocol_Msync_Handler,
 		},
 		{
 			MethodName: "ClientHeartbeat",
