@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -54,6 +55,7 @@ type observers struct {
 	on     bool
 	state  atomic.Uint64 // the highest state id seen
 	synced atomic.Bool   // msync answered: state covers what the active had acknowledged
+	syncMu sync.Mutex    // one msync at a time: the reads that wait for it share it
 	off    atomic.Bool   // a member answered without a state id
 	next   atomic.Uint32 // round robin among the standbys
 	// skipUntil[i]: member i gets no observer read before this time
@@ -107,6 +109,11 @@ func (o *observers) track(ctx context.Context, opts []grpc.CallOption) (context.
 // active, and the next one asks again. A namenode without Msync (older)
 // turns observer reads off, as one without state ids does.
 func (c *failoverConn) msync(ctx context.Context) bool {
+	c.obs.syncMu.Lock()
+	defer c.obs.syncMu.Unlock()
+	if c.obs.synced.Load() {
+		return true // another read's msync, while this one waited
+	}
 	ctx, opts, tr := c.obs.track(ctx, nil)
 	err := c.invoke(ctx, dfspb.ClientProtocol_Msync_FullMethodName, &dfspb.MsyncRequest{}, &dfspb.MsyncResponse{}, opts)
 	c.obs.learn(*tr, err, c, int(c.cur.Load()))

@@ -228,11 +228,23 @@ func TestObserverReadsMsyncBeforeTheFirst(t *testing.T) {
 	if ss, _ := s.counts(); ss != 2 {
 		t.Errorf("the caught-up standby served %d stats, want 2", ss)
 	}
-	a.mu.Lock()
-	msyncs := a.msyncs
-	a.mu.Unlock()
-	if msyncs != 1 {
-		t.Errorf("the active answered %d msyncs, want 1", msyncs)
+	msyncs := func() int { a.mu.Lock(); defer a.mu.Unlock(); return a.msyncs }
+	if n := msyncs(); n != 1 {
+		t.Errorf("the active answered %d msyncs, want 1", n)
+	}
+	// A new client's first reads, at once: they share one msync.
+	f2 := haClientWith(t, Config{RPCTransport: TransportIPC, RPCTimeout: 10 * time.Second, ObserverReads: true}, a.addr, s.addr)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := f2.Stat(ctx, "/d"); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := msyncs(); n != 2 {
+		t.Errorf("8 first reads of a new client made %d msyncs, want 1", n-1)
 	}
 }
 
