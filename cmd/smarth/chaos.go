@@ -164,6 +164,7 @@ command re-runs itself there), so a cut of that host partitions the client.`,
 	f.Uint64Var(&o.Seed, "seed", 0, "seed of the load and fault choices (default: from the clock; printed)")
 	f.IntVar(&o.Workers, "workers", 3, "file-load goroutines (odd ones write in multipipeline mode)")
 	f.BoolVar(&o.NoJobs, "no-jobs", false, "run no MapReduce jobs")
+	f.BoolVar(&o.ObserverReads, "observer-reads", false, "on an HA cluster: every file worker but the first reads through the standbys (observer reads), with an msync before reading a file another worker wrote")
 	f.StringVar(&kinds, "kinds", "", "comma-separated kinds of daemon to kill (default namenode,datanode,nodemanager)")
 	f.StringVar(&nnFaults, "namenode-faults", "sigkill,sigstop", "on an HA cluster (cluster up --namenodes 3): faults of the active namenode, made in turn: sigkill (a crash; restarted after the outage), sigstop (a hung host; SIGCONT after the others elected and the outage)")
 	f.DurationVar(&o.StopHold, "stop-hold", 10*time.Second, "with sigstop: how long the frozen active stays frozen after another namenode is active")

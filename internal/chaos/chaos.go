@@ -29,6 +29,12 @@ type Options struct {
 	MaxDown time.Duration
 	Seed    uint64 // load and fault choices; default from the clock
 	Workers int    // file-load goroutines; default 3
+	// ObserverReads: every file worker but the first reads through the
+	// standbys of an HA cluster (client.Config.ObserverReads), and calls
+	// Msync before it reads a file another client wrote or renamed last,
+	// as a program that hands paths between clients must. A read that
+	// misses a file then is a loss like any other.
+	ObserverReads bool
 	// Jobs runs a job worker (wordcount and teragen through the resource
 	// manager) when the cluster has one; NoJobs turns it off.
 	NoJobs bool
@@ -195,8 +201,12 @@ type Report struct {
 	Elapsed time.Duration // load phase
 	Ops     map[string]*OpCount
 	Faults  []Fault
-	Acked   int    // acknowledged operations checked (kept or lost)
-	Lost    []Loss // acknowledged operations whose promise was broken
+	Acked   int // acknowledged operations checked (kept or lost)
+	// ObserverServed and ObserverToActive count the observer-read
+	// workers' namespace reads (Options.ObserverReads) a standby served
+	// and those that went to the active instead.
+	ObserverServed, ObserverToActive int64
+	Lost                             []Loss // acknowledged operations whose promise was broken
 	// Unverifiable are promises that could be neither kept nor broken:
 	// an acknowledged put found absent after a delete of it failed in a
 	// way that leaves open whether the namenode applied it.
@@ -285,6 +295,9 @@ func (r *Report) Print(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "ops done: %d\n", r.OpsDone())
+	if r.ObserverServed+r.ObserverToActive > 0 {
+		fmt.Fprintf(w, "observer reads: %d served by standbys, %d sent to the active\n", r.ObserverServed, r.ObserverToActive)
+	}
 	fmt.Fprintf(w, "faults injected: %d (%s)\n", len(r.Faults), faultSummary(r.Faults))
 	for _, f := range r.Faults {
 		if len(f.DeclaredDead) > 0 {
@@ -360,6 +373,12 @@ type ackedFile struct {
 	size       int64
 	sum        [32]byte
 	hist       history
+	// by is the client whose put or rename of it was acknowledged last.
+	// Another worker's client calls Msync before reading it, as a program
+	// that hands a path between clients must with observer reads
+	// (SMARTH_OBSERVER_READS): a standby serves a client what that client
+	// has heard of, not what another was acknowledged.
+	by *client.FileSystem
 }
 
 func (r *run) logf(format string, a ...any) {
@@ -564,11 +583,17 @@ func (r *run) promises() Promises {
 }
 
 func (r *run) newClient(mode string) (*client.FileSystem, error) {
+	return r.newClientWith(mode, false)
+}
+
+// newClientWith is newClient, with observer reads when observer
+// (SMARTH_OBSERVER_READS turns them on for every client).
+func (r *run) newClientWith(mode string, observer bool) (*client.FileSystem, error) {
 	sec, err := r.security()
 	if err != nil {
 		return nil, err
 	}
-	return client.New(client.Config{NameNode: r.st.NameNode, WriteMode: mode, TokenFile: sec.TokenFile, TLS: sec.TLS})
+	return client.New(client.Config{NameNode: r.st.NameNode, WriteMode: mode, TokenFile: sec.TokenFile, TLS: sec.TLS, ObserverReads: observer})
 }
 
 // security is the credential and CA the run's clients use: those the

@@ -31,6 +31,10 @@ import (
 // reported too). A second control: after the first fault the test moves
 // the leadership itself (transfer-leader), an election no fault made,
 // and the report must count it among the elections without a fault.
+// Two of the three file workers read through the standbys (observer
+// reads, with an msync before reading another worker's file): standbys
+// must have served some of their reads, and none may have missed a file
+// (a stale read is reported lost, and only the two broken files may be).
 func TestChaosHANameNodeFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-binary cluster of three namenodes and a timed chaos run skipped in -short mode")
@@ -52,7 +56,7 @@ func TestChaosHANameNodeFaults(t *testing.T) {
 	var transferred string // the member made active by the control's transfer-leader
 	rep, err := chaos.Run(ctx, chaos.Options{Home: home, Duration: 30 * time.Second, Interval: 3 * time.Second,
 		MaxDown: time.Second, StopHold: time.Second, Seed: 28, Kinds: []string{"namenode"}, NoJobs: true,
-		MaxFileSize: 256 << 10, Dir: "/chaos/ha", Out: &log,
+		MaxFileSize: 256 << 10, Dir: "/chaos/ha", Out: &log, ObserverReads: true,
 		AfterFault: func(ctx context.Context, f chaos.Fault) error {
 			if transferred != "" {
 				return nil
@@ -105,6 +109,9 @@ func TestChaosHANameNodeFaults(t *testing.T) {
 	}) {
 		t.Errorf("control: transfer-leader to %s after the first fault is not among the elections without a fault %v (final term %d)",
 			transferred, rep.UncausedElections, rep.FinalTerm)
+	}
+	if rep.ObserverServed == 0 {
+		t.Errorf("no observer read was served by a standby (%d went to the active)", rep.ObserverToActive)
 	}
 	if rep.FinalTerm == 0 {
 		t.Errorf("the active's term after the run was not read: elections after the last fault go uncounted")

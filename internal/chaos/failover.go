@@ -469,7 +469,7 @@ func (r *run) probe(fsys *client.FileSystem) func(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		f := &ackedFile{id: id, path: p, sum: sha256.Sum256(nil), probe: true}
+		f := &ackedFile{id: id, path: p, sum: sha256.Sum256(nil), probe: true, by: fsys}
 		f.hist.add("put", p+" (0 bytes, failover probe)", nil)
 		r.mu.Lock()
 		r.files[id] = f

@@ -31,12 +31,19 @@ const opTimeout = 2 * time.Minute
 // a few files exist, then a third each.
 func (r *run) fileWorker(ctx context.Context, w int, mode string) {
 	rng := rand.New(rand.NewPCG(r.o.Seed, uint64(100+w)))
-	fsys, err := r.newClient(mode)
+	fsys, err := r.newClientWith(mode, r.o.ObserverReads && w > 0)
 	if err != nil {
 		r.warn("worker %d: %v", w, err)
 		return
 	}
 	defer fsys.Close()
+	defer func() {
+		served, toActive := fsys.ObserverReads()
+		r.mu.Lock()
+		r.rep.ObserverServed += served
+		r.rep.ObserverToActive += toActive
+		r.mu.Unlock()
+	}()
 	octx := r.opContext(ctx)
 	for ctx.Err() == nil {
 		var ok bool
@@ -92,7 +99,7 @@ func (r *run) put(ctx context.Context, rng *rand.Rand, fsys *client.FileSystem) 
 		return false
 	}
 	r.count("put", nil)
-	f := &ackedFile{id: id, path: p, size: size, sum: sha256.Sum256(data)}
+	f := &ackedFile{id: id, path: p, size: size, sum: sha256.Sum256(data), by: fsys}
 	f.hist.add("put", fmt.Sprintf("%s (%d bytes)", p, size), nil)
 	r.mu.Lock()
 	r.files[id] = f
@@ -188,7 +195,18 @@ func (r *run) get(ctx context.Context, rng *rand.Rand, fsys *client.FileSystem) 
 // op; one that finds no file, or returns other bytes, is a lost
 // acknowledged put.
 func (r *run) getFile(ctx context.Context, fsys *client.FileSystem, f *ackedFile) bool {
-	err := r.readCheck(ctx, fsys, f.path, f.size, f.sum)
+	var err error
+	r.mu.Lock()
+	handed := f.by != fsys
+	r.mu.Unlock()
+	if handed {
+		octx, cancel := context.WithTimeout(ctx, opTimeout)
+		err = fsys.Msync(octx)
+		cancel()
+	}
+	if err == nil {
+		err = r.readCheck(ctx, fsys, f.path, f.size, f.sum)
+	}
 	r.count("get", err)
 	f.hist.add("get", f.path, err)
 	switch {
@@ -249,7 +267,7 @@ func (r *run) renameFile(ctx context.Context, fsys *client.FileSystem, f *ackedF
 	case err == nil:
 		r.mu.Lock()
 		f.old = append(f.old, f.path)
-		f.path = dst
+		f.path, f.by = dst, fsys
 		r.mu.Unlock()
 	case errors.Is(err, fs.ErrNotExist):
 		r.gone(f, "rename", err)

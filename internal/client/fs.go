@@ -252,6 +252,7 @@ type FileSystem struct {
 	// (nnconn.go), released rather than closed.
 	sharedConn bool
 	nn         dfspb.ClientProtocolClient
+	fo         *failoverConn // with several namenodes (nil with one)
 
 	defaultsOnce sync.Once
 	defaults     *dfspb.GetServerDefaultsResponse
@@ -314,7 +315,7 @@ func New(cfg Config) (*FileSystem, error) {
 	if len(fc.members) == 1 {
 		f.nn = dfspb.NewClientProtocolClient(fc.members[0].ic) // one namenode: no failover layer
 	} else {
-		f.nn = dfspb.NewClientProtocolClient(fc)
+		f.nn, f.fo = dfspb.NewClientProtocolClient(fc), fc
 	}
 	f.leases = newLeaseRenewer(f)
 	f.speeds = newSpeedReporter(f)
@@ -391,6 +392,32 @@ func (f *FileSystem) ClientName() string { return f.cfg.ClientName }
 
 // Namenode exposes the raw ClientProtocol for admin tools (fsck, reports).
 func (f *FileSystem) Namenode() dfspb.ClientProtocolClient { return f.nn }
+
+// ObserverReads counts this client's observer reads (Config.ObserverReads)
+// that a standby served, and those that went to the active instead (the
+// standby was behind, skipped, or did not answer).
+func (f *FileSystem) ObserverReads() (served, toActive int64) {
+	if f.fo == nil {
+		return 0, 0
+	}
+	return f.fo.obs.served.Load(), f.fo.obs.toActive.Load()
+}
+
+// Msync brings this client's view up to the active namenode's: reads
+// after it see every operation acknowledged, to any client, before it
+// returned (HDFS's FileSystem.msync). Only observer reads need it (a
+// read a standby serves sees what this client has heard of, not another
+// client's writes): a program that hands a path from one client to
+// another calls it in between. Without observer reads every read is the
+// active's, and Msync does nothing.
+func (f *FileSystem) Msync(ctx context.Context) error {
+	if f.fo == nil || !f.fo.obs.on || f.fo.obs.off.Load() {
+		return nil
+	}
+	f.fo.obs.syncMu.Lock()
+	defer f.fo.obs.syncMu.Unlock()
+	return f.fo.msyncCall(ctx)
+}
 
 func (f *FileSystem) serverDefaults(ctx context.Context) (*dfspb.GetServerDefaultsResponse, error) {
 	f.defaultsOnce.Do(func() {

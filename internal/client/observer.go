@@ -58,6 +58,9 @@ type observers struct {
 	syncMu sync.Mutex    // one msync at a time: the reads that wait for it share it
 	off    atomic.Bool   // a member answered without a state id
 	next   atomic.Uint32 // round robin among the standbys
+	// served and toActive count the observer reads a standby answered
+	// and those that went to the active (FileSystem.ObserverReads).
+	served, toActive atomic.Int64
 	// skipUntil[i]: member i gets no observer read before this time
 	// (UnixNano); a read there waits for nothing else.
 	skipUntil []atomic.Int64
@@ -114,17 +117,24 @@ func (c *failoverConn) msync(ctx context.Context) bool {
 	if c.obs.synced.Load() {
 		return true // another read's msync, while this one waited
 	}
+	return c.msyncCall(ctx) == nil && !c.obs.off.Load()
+}
+
+// msyncCall asks the active for its state id (under obs.syncMu).
+func (c *failoverConn) msyncCall(ctx context.Context) error {
 	ctx, opts, tr := c.obs.track(ctx, nil)
 	err := c.invoke(ctx, dfspb.ClientProtocol_Msync_FullMethodName, &dfspb.MsyncRequest{}, &dfspb.MsyncResponse{}, opts)
 	c.obs.learn(*tr, err, c, int(c.cur.Load()))
-	if status.Code(err) == codes.Unimplemented && c.obs.off.CompareAndSwap(false, true) {
-		c.log.Warn("observer reads off: the active namenode has no msync (older than observer reads?)", "namenode", c.members[c.cur.Load()].addr)
+	if status.Code(err) == codes.Unimplemented {
+		if c.obs.off.CompareAndSwap(false, true) {
+			c.log.Warn("observer reads off: the active namenode has no msync (older than observer reads?)", "namenode", c.members[c.cur.Load()].addr)
+		}
+		return nil // every read goes to the active from now on
 	}
-	if err != nil {
-		return false
+	if err == nil {
+		c.obs.synced.Store(true)
 	}
-	c.obs.synced.Store(true)
-	return true
+	return err
 }
 
 // observerRead tries a read on a standby. done says whether err is the
@@ -134,6 +144,7 @@ func (c *failoverConn) observerRead(ctx context.Context, method string, req, rep
 	o := &c.obs
 	j := c.pickObserver()
 	if j < 0 {
+		o.toActive.Add(1)
 		return false, nil
 	}
 	actx, cancel := context.WithTimeout(ctx, observerTimeout)
@@ -144,6 +155,7 @@ func (c *failoverConn) observerRead(ctx context.Context, method string, req, rep
 	_, refused := standby.Is(err)
 	switch {
 	case err == nil:
+		o.served.Add(1)
 		return true, nil
 	case ctx.Err() != nil:
 		return true, err
@@ -155,6 +167,7 @@ func (c *failoverConn) observerRead(ctx context.Context, method string, req, rep
 		return true, err // the standby's answer: not found, permission denied, ...
 	}
 	c.log.Debug("observer read goes to the active", "method", method, "standby", c.members[j].addr, "err", err)
+	o.toActive.Add(1)
 	return false, nil
 }
 

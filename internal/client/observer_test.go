@@ -268,3 +268,41 @@ func TestObserverReadsOffWithoutMsync(t *testing.T) {
 		t.Errorf("the standby was asked %d times with observer reads off", refused)
 	}
 }
+
+// Msync (HDFS's FileSystem.msync) is how a client sees another client's
+// writes with observer reads: before it, a standby that has applied only
+// what this client heard of serves the stat (the control: no state id
+// asks it to wait for the other client's mkdir); after it, the standby
+// refuses and the stat is the active's.
+func TestMsyncSeesAnotherClientsWrites(t *testing.T) {
+	a := startObsNN(t, "active", true)
+	s := startObsNN(t, "standby", true)
+	s.active = a.addr
+	cfg := Config{RPCTransport: TransportIPC, RPCTimeout: 10 * time.Second, ObserverReads: true}
+	reader, writer := haClientWith(t, cfg, a.addr, s.addr), haClientWith(t, cfg, a.addr, s.addr)
+	ctx := context.Background()
+	if _, err := reader.Stat(ctx, "/d"); err != nil { // its first read: msync, then the standby
+		t.Fatal(err)
+	}
+	if err := writer.Mkdir(ctx, "/e", 0o755, true); err != nil {
+		t.Fatal(err) // the active is at 1 now, the standby at 0
+	}
+	if _, err := reader.Stat(ctx, "/e"); err != nil {
+		t.Fatal(err)
+	}
+	if ss, refused := s.counts(); ss != 2 || refused != 0 {
+		t.Fatalf("control: the standby served %d and refused %d; want both stats served (the reader had not heard of the mkdir)", ss, refused)
+	}
+	if err := reader.Msync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reader.Stat(ctx, "/e"); err != nil {
+		t.Fatal(err)
+	}
+	if ss, refused := s.counts(); ss != 2 || refused != 1 {
+		t.Errorf("after msync the standby served %d and refused %d; want the stat refused (it has not applied the mkdir)", ss, refused)
+	}
+	if as, _ := a.counts(); as != 1 {
+		t.Errorf("the active served %d stats, want 1 (the one after msync)", as)
+	}
+}
