@@ -246,16 +246,36 @@ func pidAlive(pid int) bool {
 // pidRuns reports whether pid is alive and its command line mentions
 // marker (a path unique to the daemon, its config file), so that a pid
 // reused by an unrelated process is never taken for ours.
+//
+// A live process with an empty command line is in execve: a namenode
+// restarting itself in place (smarth namenode --self-restart) has one
+// for a moment, between its old image and its new one's arguments. It is
+// asked again rather than taken for gone; a chaos run that took it for
+// gone started a second namenode on the same metadata, which refused
+// to start, and the run gave up.
 func pidRuns(pid int, marker string) bool {
-	if !pidAlive(pid) {
-		return false
+	for try := 1; ; try++ {
+		if !pidAlive(pid) {
+			return false
+		}
+		b, err := readProc(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil {
+			return !haveProcfs() // gone since pidAlive, unless we cannot tell
+		}
+		if len(b) > 0 || try == execRetries {
+			return marker == "" || bytes.Contains(b, []byte(marker))
+		}
+		time.Sleep(execRetryPause)
 	}
-	b, err := readProc(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return !haveProcfs() // gone since pidAlive, unless we cannot tell
-	}
-	return marker == "" || bytes.Contains(b, []byte(marker))
 }
+
+// execRetries and execRetryPause bound how long pidRuns waits for a
+// process in execve to show its command line (an exec takes
+// milliseconds; this allows for a loaded machine).
+const (
+	execRetries    = 10
+	execRetryPause = 50 * time.Millisecond
+)
 
 // readProc reads a /proc file; a test replaces it to stand in for a
 // process that vanishes between two reads.

@@ -3,6 +3,7 @@ package cluster
 import (
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -25,5 +26,37 @@ func TestPidVanishingBetweenChecksIsGone(t *testing.T) {
 	}
 	if pidRuns(self, "") {
 		t.Error("a pid whose /proc entry is gone counts as running")
+	}
+}
+
+// A process in execve (a namenode restarting itself in place) shows an
+// empty command line for a moment: pidRuns asks again and finds it
+// running, instead of taking it for gone (a chaos run then started a
+// second namenode on the same metadata). One that keeps an empty command
+// line is not taken for ours.
+func TestPidInExecIsStillRunning(t *testing.T) {
+	if !haveProcfs() {
+		t.Skip("no procfs")
+	}
+	self := os.Getpid()
+	defer func(orig func(string) ([]byte, error)) { readProc = orig }(readProc)
+	empty := 0
+	readProc = func(p string) ([]byte, error) {
+		if strings.HasSuffix(p, "/cmdline") && empty > 0 {
+			empty--
+			return nil, nil
+		}
+		if strings.HasSuffix(p, "/cmdline") {
+			return []byte("smarth\x00namenode\x00--config\x00/h/conf/nn1.yaml\x00"), nil
+		}
+		return os.ReadFile(p)
+	}
+	empty = 2
+	if !pidRuns(self, "/h/conf/nn1.yaml") {
+		t.Error("a process whose command line was empty for two reads (in execve) counts as gone")
+	}
+	empty = execRetries + 1
+	if pidRuns(self, "/h/conf/nn1.yaml") {
+		t.Error("a process whose command line stays empty counts as ours")
 	}
 }
