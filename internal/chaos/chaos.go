@@ -201,12 +201,12 @@ type Report struct {
 	Elapsed time.Duration // load phase
 	Ops     map[string]*OpCount
 	Faults  []Fault
-	Acked   int // acknowledged operations checked (kept or lost)
+	Acked   int    // acknowledged operations checked (kept or lost)
+	Lost    []Loss // acknowledged operations whose promise was broken
 	// ObserverServed and ObserverToActive count the observer-read
 	// workers' namespace reads (Options.ObserverReads) a standby served
 	// and those that went to the active instead.
 	ObserverServed, ObserverToActive int64
-	Lost                             []Loss // acknowledged operations whose promise was broken
 	// Unverifiable are promises that could be neither kept nor broken:
 	// an acknowledged put found absent after a delete of it failed in a
 	// way that leaves open whether the namenode applied it.
