@@ -164,6 +164,7 @@ var idempotentMethods = func() map[string]bool {
 		dfspb.ClientProtocol_Fsck_FullMethodName,
 		dfspb.ClientProtocol_GetServerDefaults_FullMethodName,
 		dfspb.ClientProtocol_GetHAStatus_FullMethodName,
+		dfspb.ClientProtocol_Msync_FullMethodName, // HDFS's msync is @Idempotent
 		dfspb.ClientProtocol_GetSpeeds_FullMethodName,
 		dfspb.ClientProtocol_ListCachePools_FullMethodName,
 		dfspb.ClientProtocol_ListCacheDirectives_FullMethodName,
