@@ -30,10 +30,10 @@ import (
 //
 // What this does not promise: a read served by a standby is not
 // linearizable. A client sees every edit it, or a reply it received,
-// has seen, but not one acknowledged to another client since its
-// msync that it has not heard of (another Msync, or any call to the
-// active, whose reply raises the client's state, catches up). Reads that need the
-// active's view stay on the active: fsck (replication health), and a
+// has seen, but not one acknowledged to another client since its msync
+// that it has not heard of (another Msync, or any call to the active,
+// whose reply raises the client's state, catches up). Reads that need
+// the active's view stay on the active: fsck (replication health), and a
 // getBlockLocations that would update an access time (an edit), finds
 // a block with no replica the standby knows of (its block reports may
 // trail the edit) or is of a file being written is refused, as HDFS's
