@@ -65,7 +65,8 @@ func checkNameNodes(setting string, addrs []string) error {
 //     answer in time after the call was sent) and the method is idempotent
 //     (reads, lease renewal, setters that leave the same state when
 //     applied twice; idempotentMethods) or at most once (create, append,
-//     delete, rename, concat, xattrs; atMostOnceMethods): the next
+//     delete, rename, concat, xattrs, snapshots, cache pools and
+//     directives; atMostOnceMethods): the next
 //     namenode. An at-most-once call carries its client's and call's ids
 //     (package callid), the same on every attempt, and the namenode's
 //     retry cache, which the group rebuilds from its replicated log,
@@ -138,6 +139,34 @@ var atMostOnceMethods = map[string]bool{
 	dfspb.ClientProtocol_Concat_FullMethodName:      true,
 	dfspb.ClientProtocol_SetXAttr_FullMethodName:    true,
 	dfspb.ClientProtocol_RemoveXAttr_FullMethodName: true,
+
+	dfspb.ClientProtocol_CreateSnapshot_FullMethodName: true,
+	dfspb.ClientProtocol_DeleteSnapshot_FullMethodName: true,
+	dfspb.ClientProtocol_RenameSnapshot_FullMethodName: true,
+
+	dfspb.ClientProtocol_AddCachePool_FullMethodName:         true,
+	dfspb.ClientProtocol_RemoveCachePool_FullMethodName:      true,
+	dfspb.ClientProtocol_AddCacheDirective_FullMethodName:    true, // the repeat gets the first id
+	dfspb.ClientProtocol_RemoveCacheDirective_FullMethodName: true,
+}
+
+// notRepeatedMethods are neither: after an unknown outcome their error is
+// returned, and whoever called decides. A test (TestEveryMethodHasAFailoverClass)
+// demands that every ClientProtocol method is in exactly one of the three
+// sets, so a new method cannot be left out by accident.
+var notRepeatedMethods = map[string]bool{
+	// The balancer's move: a repeat on a new active would schedule a
+	// second copy; a move lost is chosen again in the next iteration.
+	dfspb.ClientProtocol_MoveReplica_FullMethodName: true,
+	// Cache access reports feed block goodness: one counted twice skews
+	// it, one lost costs nothing.
+	dfspb.ClientProtocol_CacheAccess_FullMethodName: true,
+	// Administrator commands on the group itself: after an unknown
+	// outcome the administrator reads `smarth admin ha status` (HDFS's
+	// haadmin does not repeat a failover either).
+	dfspb.ClientProtocol_TransferHALeader_FullMethodName: true,
+	dfspb.ClientProtocol_AddHAMember_FullMethodName:      true,
+	dfspb.ClientProtocol_RemoveHAMember_FullMethodName:   true,
 }
 
 // repeatable: a repeat of the method after an unknown outcome does what
@@ -198,6 +227,13 @@ var idempotentMethods = func() map[string]bool {
 		dfspb.ClientProtocol_UpdateBlockForPipeline_FullMethodName,
 		dfspb.ClientProtocol_GetAdditionalDatanode_FullMethodName,
 		dfspb.ClientProtocol_SetSafeMode_FullMethodName,
+		dfspb.ClientProtocol_RefreshNodes_FullMethodName,  // HDFS @Idempotent: it rereads the same files
+		dfspb.ClientProtocol_SaveNamespace_FullMethodName, // a second image of the same namespace (safe mode holds it still)
+		dfspb.ClientProtocol_GetBlocks_FullMethodName,
+		dfspb.ClientProtocol_CreateSymlink_FullMethodName,    // always refused: symlinks are off
+		dfspb.ClientProtocol_AllowSnapshot_FullMethodName,    // already snapshottable is success
+		dfspb.ClientProtocol_DisallowSnapshot_FullMethodName, // already not snapshottable is success
+		dfspb.ClientProtocol_Truncate_FullMethodName,         // the truncate in progress again is "not ready"
 	} {
 		m[name] = true
 	}

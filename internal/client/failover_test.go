@@ -184,6 +184,13 @@ func (n *haNN) Truncate(ctx context.Context, r *dfspb.TruncateRequest) (*dfspb.T
 	return &dfspb.TruncateResponse{}, nil
 }
 
+func (n *haNN) MoveReplica(ctx context.Context, r *dfspb.MoveReplicaRequest) (*dfspb.MoveReplicaResponse, error) {
+	if err := n.serve(ctx, "MoveReplica", standby.Write); err != nil {
+		return nil, err
+	}
+	return &dfspb.MoveReplicaResponse{}, nil
+}
+
 func (n *haNN) GetFileInfo(ctx context.Context, r *dfspb.GetFileInfoRequest) (*dfspb.GetFileInfoResponse, error) {
 	if err := n.serve(ctx, "GetFileInfo", standby.Read); err != nil {
 		return nil, err
@@ -354,9 +361,10 @@ func TestFailoverWaitsOutAnElection(t *testing.T) {
 // a read is repeated on the next namenode; so is a rename, at most once,
 // with the same call ids (the namenode's retry cache answers a repeat of
 // an applied one); so is an addBlock (idempotent by the namenode's
-// check of its previous block), and an msync (a chaos run with observer
-// reads counted 7 failed gets when it was not); truncate, which is
-// neither, is not, and its error is returned.
+// check of its previous block), an msync (a chaos run with observer
+// reads counted 7 failed gets when it was not), and a truncate (a repeat
+// of the one in progress is "not ready"); the balancer's moveReplica,
+// which is neither, is not, and its error is returned.
 func TestFailoverUnknownOutcome(t *testing.T) {
 	forTransports(t, func(t *testing.T, tr string) {
 		ctx := context.Background()
@@ -399,11 +407,20 @@ func TestFailoverUnknownOutcome(t *testing.T) {
 
 		dying, next = startHANN(t, tr, "die", ""), startHANN(t, tr, "active", "")
 		f = haClient(t, tr, dying.addr, next.addr)
-		if _, err := f.nn.Truncate(ctx, &dfspb.TruncateRequest{Path: "/a"}); err == nil {
-			t.Fatal("a truncate whose namenode died after taking it succeeded; want its error")
+		if _, err := f.nn.Truncate(ctx, &dfspb.TruncateRequest{Path: "/a"}); err != nil {
+			t.Fatalf("a truncate whose namenode died after taking it: %v; want it repeated on the next", err)
 		}
-		if dying.count("Truncate") != 1 || next.count("Truncate") != 0 {
-			t.Errorf("truncates at the dying and the next namenode = %d, %d; want 1, 0 (not repeated)", dying.count("Truncate"), next.count("Truncate"))
+		if dying.count("Truncate") != 1 || next.count("Truncate") != 1 {
+			t.Errorf("truncates at the dying and the next namenode = %d, %d; want 1, 1", dying.count("Truncate"), next.count("Truncate"))
+		}
+
+		dying, next = startHANN(t, tr, "die", ""), startHANN(t, tr, "active", "")
+		f = haClient(t, tr, dying.addr, next.addr)
+		if _, err := f.nn.MoveReplica(ctx, &dfspb.MoveReplicaRequest{BlockId: 1}); err == nil {
+			t.Fatal("a moveReplica whose namenode died after taking it succeeded; want its error")
+		}
+		if dying.count("MoveReplica") != 1 || next.count("MoveReplica") != 0 {
+			t.Errorf("moveReplicas at the dying and the next namenode = %d, %d; want 1, 0 (not repeated)", dying.count("MoveReplica"), next.count("MoveReplica"))
 		}
 
 		dying, next = startHANN(t, tr, "die", ""), startHANN(t, tr, "active", "")
@@ -618,4 +635,37 @@ func TestFailoverStaleActiveEndsNoMoreWaits(t *testing.T) {
 			t.Errorf("renames at the stale active = %d in 2 s; want at most 2 (one early end of the wait, for its term's news)", n)
 		}
 	})
+}
+
+// TestEveryMethodHasAFailoverClass: each ClientProtocol method is
+// idempotent, at most once or not repeated, and only one of them, so a
+// method added to the protocol must be classified before it builds
+// green. The at-most-once ones need the namenode's retry cache
+// (namenode's TestRetryCacheAcrossFailover sends each of them twice).
+func TestEveryMethodHasAFailoverClass(t *testing.T) {
+	sd := dfspb.ClientProtocol_ServiceDesc
+	if len(sd.Methods) == 0 || len(sd.Streams) != 0 {
+		t.Fatalf("ClientProtocol has %d methods and %d streams; the failover classes cover unary methods", len(sd.Methods), len(sd.Streams))
+	}
+	seen := map[string]bool{}
+	for _, m := range sd.Methods {
+		name := "/" + sd.ServiceName + "/" + m.MethodName
+		seen[name] = true
+		n := 0
+		for _, class := range []map[string]bool{idempotentMethods, atMostOnceMethods, notRepeatedMethods} {
+			if class[name] {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s is in %d of idempotentMethods, atMostOnceMethods and notRepeatedMethods; want exactly 1", name, n)
+		}
+	}
+	for _, class := range []map[string]bool{idempotentMethods, atMostOnceMethods, notRepeatedMethods} {
+		for name := range class {
+			if !seen[name] {
+				t.Errorf("%s is classified but is not a ClientProtocol method", name)
+			}
+		}
+	}
 }

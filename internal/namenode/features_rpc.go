@@ -132,7 +132,7 @@ func (nn *NameNode) snapshotOp(ctx context.Context, opName, root string, record 
 		// the record carries it.
 		pre = func() error { cs.Snapshot = namespace.DefaultSnapshotName(nn.nowMs()); return nil }
 	}
-	return nn.mutate(opName, p, c, op, pre, nil)
+	return nn.mutateCall(loggedCall(ctx), opName, p, c, op, pre, nil)
 }
 
 func (s *clientRPC) AllowSnapshot(ctx context.Context, r *dfspb.AllowSnapshotRequest) (*dfspb.AllowSnapshotResponse, error) {
@@ -146,33 +146,39 @@ func (s *clientRPC) DisallowSnapshot(ctx context.Context, r *dfspb.DisallowSnaps
 }
 
 func (s *clientRPC) CreateSnapshot(ctx context.Context, r *dfspb.CreateSnapshotRequest) (*dfspb.CreateSnapshotResponse, error) {
-	res, err := s.nn.snapshotOp(ctx, "createSnapshot", r.GetSnapshotRoot(), func(p string) fsstate.Record {
-		return &fsstate.CreateSnapshot{Path: p, Snapshot: r.GetSnapshotName()}
+	return atMostOnce(ctx, s.nn, "createSnapshot", func(ctx context.Context) (*dfspb.CreateSnapshotResponse, error) {
+		res, err := s.nn.snapshotOp(ctx, "createSnapshot", r.GetSnapshotRoot(), func(p string) fsstate.Record {
+			return &fsstate.CreateSnapshot{Path: p, Snapshot: r.GetSnapshotName()}
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &dfspb.CreateSnapshotResponse{SnapshotPath: res.Path}, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &dfspb.CreateSnapshotResponse{SnapshotPath: res.Path}, nil
 }
 
 func (s *clientRPC) DeleteSnapshot(ctx context.Context, r *dfspb.DeleteSnapshotRequest) (*dfspb.DeleteSnapshotResponse, error) {
 	if r.GetSnapshotName() == "" {
 		return nil, errInvalid("deleteSnapshot %s: a snapshot name is required", r.GetSnapshotRoot())
 	}
-	_, err := s.nn.snapshotOp(ctx, "deleteSnapshot", r.GetSnapshotRoot(), func(p string) fsstate.Record {
-		return &fsstate.DeleteSnapshot{Path: p, Snapshot: r.GetSnapshotName()}
+	return atMostOnce(ctx, s.nn, "deleteSnapshot", func(ctx context.Context) (*dfspb.DeleteSnapshotResponse, error) {
+		_, err := s.nn.snapshotOp(ctx, "deleteSnapshot", r.GetSnapshotRoot(), func(p string) fsstate.Record {
+			return &fsstate.DeleteSnapshot{Path: p, Snapshot: r.GetSnapshotName()}
+		})
+		return &dfspb.DeleteSnapshotResponse{}, err
 	})
-	return &dfspb.DeleteSnapshotResponse{}, err
 }
 
 func (s *clientRPC) RenameSnapshot(ctx context.Context, r *dfspb.RenameSnapshotRequest) (*dfspb.RenameSnapshotResponse, error) {
 	if r.GetSnapshotOldName() == "" || r.GetSnapshotNewName() == "" {
 		return nil, errInvalid("renameSnapshot %s: the old and new snapshot names are required", r.GetSnapshotRoot())
 	}
-	_, err := s.nn.snapshotOp(ctx, "renameSnapshot", r.GetSnapshotRoot(), func(p string) fsstate.Record {
-		return &fsstate.RenameSnapshot{Path: p, Snapshot: r.GetSnapshotOldName(), NewName: r.GetSnapshotNewName()}
+	return atMostOnce(ctx, s.nn, "renameSnapshot", func(ctx context.Context) (*dfspb.RenameSnapshotResponse, error) {
+		_, err := s.nn.snapshotOp(ctx, "renameSnapshot", r.GetSnapshotRoot(), func(p string) fsstate.Record {
+			return &fsstate.RenameSnapshot{Path: p, Snapshot: r.GetSnapshotOldName(), NewName: r.GetSnapshotNewName()}
+		})
+		return &dfspb.RenameSnapshotResponse{}, err
 	})
-	return &dfspb.RenameSnapshotResponse{}, err
 }
 
 func (s *clientRPC) GetSnapshottableDirListing(ctx context.Context, r *dfspb.GetSnapshottableDirListingRequest) (*dfspb.GetSnapshottableDirListingResponse, error) {

@@ -3,6 +3,9 @@ package namenode
 import (
 	"context"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"smarth/internal/namenode/blockmap"
 	"smarth/internal/namenode/fsstate"
 	"smarth/internal/namenode/namespace"
@@ -160,6 +163,18 @@ func (nn *NameNode) truncate(ctx context.Context, req *dfspb.TruncateRequest) (b
 	op := &fsstate.Truncate{Path: p, NewLength: req.GetNewLength(), Client: client, Host: host}
 	ready := true
 	_, err = nn.mutate(opName, p, c, op, func() error {
+		if f, err := nn.state.Tree().Lookup(p); err == nil && !f.IsDir() && nn.truncatingLocked(f) && f.Length()+f.Blocks[len(f.Blocks)-1].NumBytes == req.GetNewLength() {
+			// A repeat of the truncate in progress (the last block,
+			// under recovery, holds the new end; Length counts the
+			// blocks before it), whose client's reply was lost, maybe
+			// with an active that then died: not ready
+			// yet, as HDFS's truncate answers it, so that a client may
+			// repeat truncate (@Idempotent) after a failover.
+			if err := nn.state.Tree().CheckAccessFor(c, opName, p, namespace.Write); err != nil {
+				return err
+			}
+			return errTruncateInProgress
+		}
 		if err := nn.checkReopenLeaseLocked(opName, p, client, c); err != nil {
 			return err
 		}
@@ -184,8 +199,15 @@ func (nn *NameNode) truncate(ctx context.Context, req *dfspb.TruncateRequest) (b
 				"copy_of", f.Writer().CopySource.ID)
 		}
 	})
+	if err == errTruncateInProgress {
+		return false, nil
+	}
 	return ready && err == nil, err
 }
+
+// errTruncateInProgress ends a repeated truncate's mutation with nothing
+// applied; the caller answers "not ready".
+var errTruncateInProgress = status.Error(codes.Aborted, "truncate: the same truncate is in progress")
 
 // checkTruncatableLocked refuses a truncate inside a block no live
 // datanode holds: recovery could not cut it, and lease recovery would then

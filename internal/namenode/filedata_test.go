@@ -129,6 +129,21 @@ func TestAppendTruncateConcatSurviveRestarts(t *testing.T) {
 	}
 	_, err = c.cp.Append(c.ctx(), &dfspb.AppendRequest{Path: "/d/p", ClientName: "app"})
 	wantErr(t, err, codes.Unavailable, "append /d/p: the file is being truncated")
+	// A repeat of the truncate in progress (a client whose reply was lost
+	// repeats truncate, @Idempotent, maybe on a new active) is "not
+	// ready" and changes nothing; another length is refused.
+	pending := dumpState(nn)
+	if r, err := c.cp.Truncate(c.ctx(), &dfspb.TruncateRequest{Path: "/d/p", NewLength: 10, ClientName: "tr"}); err != nil || r.GetReady() {
+		t.Fatalf("repeated truncate with recovery pending: %v %v; want not ready", r, err)
+	}
+	if now := dumpState(nn); now != pending {
+		t.Fatalf("a repeated truncate changed the namespace\nbefore:\n%s\nafter:\n%s", pending, now)
+	}
+	_, err = c.cp.Truncate(c.ctx(), &dfspb.TruncateRequest{Path: "/d/p", NewLength: 11, ClientName: "tr"})
+	wantErr(t, err, codes.Unavailable, "truncate /d/p: the file is being truncated")
+	mallory := dial(t, nn.Addr(), "mallory")
+	_, err = mallory.cp.Truncate(mallory.ctx(), &dfspb.TruncateRequest{Path: "/d/p", NewLength: 10, ClientName: "m"})
+	wantErr(t, err, codes.PermissionDenied, "")
 
 	before := dumpState(nn)
 	if err := nn.Close(); err != nil {

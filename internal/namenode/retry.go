@@ -15,10 +15,13 @@ import (
 // The retry cache (retry_cache_* keys; package retrycache). Which calls
 // are at most once follows HDFS's ClientProtocol @AtMostOnce, as far as
 // smarth has them: create, append, delete, rename (rename2 and the move
-// to trash included), concat, setXAttr and removeXAttr; each handler runs
-// through atMostOnce. Their repeat with the same ids is answered from the
-// cache. What HDFS marks @Idempotent (mkdirs, the setters, addBlock,
-// complete, truncate) is not cached: the client repeats those anyway.
+// to trash included), concat, setXAttr and removeXAttr, createSnapshot,
+// deleteSnapshot and renameSnapshot, and the cache pool and directive
+// changes; each handler runs through atMostOnce. Their repeat with the
+// same ids is answered from the cache (a repeated addCacheDirective gets
+// the first id, not a second directive). What HDFS marks @Idempotent
+// (mkdirs, the setters, addBlock, complete, truncate, allowSnapshot) is
+// not cached: the client repeats those anyway.
 //
 // The ids reach the other members with the edit: a call's record is
 // logged wrapped in an fsstate.Call holding the ids and the user, and
@@ -96,6 +99,16 @@ func shared(reply any) any {
 		return replayedSetXAttr
 	case *dfspb.RemoveXAttrResponse:
 		return replayedRemoveXAttr
+	case *dfspb.DeleteSnapshotResponse:
+		return replayedDeleteSnapshot
+	case *dfspb.RenameSnapshotResponse:
+		return replayedRenameSnapshot
+	case *dfspb.AddCachePoolResponse:
+		return replayedAddCachePool
+	case *dfspb.RemoveCachePoolResponse:
+		return replayedRemoveCachePool
+	case *dfspb.RemoveCacheDirectiveResponse:
+		return replayedRemoveCacheDirective
 	}
 	return reply
 }
@@ -132,6 +145,12 @@ var (
 	replayedConcat      = &dfspb.ConcatResponse{}
 	replayedSetXAttr    = &dfspb.SetXAttrResponse{}
 	replayedRemoveXAttr = &dfspb.RemoveXAttrResponse{}
+
+	replayedDeleteSnapshot       = &dfspb.DeleteSnapshotResponse{}
+	replayedRenameSnapshot       = &dfspb.RenameSnapshotResponse{}
+	replayedAddCachePool         = &dfspb.AddCachePoolResponse{}
+	replayedRemoveCachePool      = &dfspb.RemoveCachePoolResponse{}
+	replayedRemoveCacheDirective = &dfspb.RemoveCacheDirectiveResponse{}
 )
 
 // rememberReplayedLocked adds a replayed call's outcome to the cache:
@@ -157,6 +176,20 @@ func (nn *NameNode) rememberReplayedLocked(res fsstate.Applied) {
 		reply = replayedSetXAttr
 	case *fsstate.RemoveXAttr:
 		reply = replayedRemoveXAttr
+	case *fsstate.CreateSnapshot:
+		reply = &dfspb.CreateSnapshotResponse{SnapshotPath: res.Path}
+	case *fsstate.DeleteSnapshot:
+		reply = replayedDeleteSnapshot
+	case *fsstate.RenameSnapshot:
+		reply = replayedRenameSnapshot
+	case *fsstate.AddCachePool:
+		reply = replayedAddCachePool
+	case *fsstate.RemoveCachePool:
+		reply = replayedRemoveCachePool
+	case *fsstate.AddCacheDirective:
+		reply = &dfspb.AddCacheDirectiveResponse{Id: op.DirectiveID}
+	case *fsstate.RemoveCacheDirective:
+		reply = replayedRemoveCacheDirective
 	default:
 		nn.logger.Warn("edit carries call ids of an operation the retry cache does not hold", "op", fmt.Sprint(op.Kind()), "call", res.Call.ID.String())
 		return

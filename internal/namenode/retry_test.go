@@ -2,7 +2,9 @@ package namenode
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path"
 	"slices"
 	"testing"
 
@@ -21,71 +23,160 @@ func withCall(c *rpcClient, id callid.ID) context.Context {
 // lostReplyCalls are the at-most-once calls of the retry tests: each
 // one's first attempt and its repeat.
 type lostReplyCalls struct {
-	ids     [3]callid.ID
-	created *dfspb.FileStatus
+	ids      map[string]callid.ID // by call, as named in prepare
+	created  *dfspb.FileStatus
+	snapshot string // the path of the snapshot made with the default name
+	dirID    int64  // the directive kept
 }
 
 func newLostReplyCalls() *lostReplyCalls {
 	src := callid.NewSource()
-	return &lostReplyCalls{ids: [3]callid.ID{src.Next(), src.Next(), src.Next()}}
+	l := &lostReplyCalls{ids: map[string]callid.ID{}}
+	for _, name := range []string{"create", "delete", "rename", "createSnapshot", "createSnapshotS1", "renameSnapshot",
+		"createSnapshotS3", "deleteSnapshot", "addCachePool", "addCachePoolGone", "removeCachePool",
+		"addCacheDirective", "addCacheDirectiveGone", "removeCacheDirective"} {
+		l.ids[name] = src.Next()
+	}
+	return l
 }
 
-// prepare makes what the calls act on (plain calls, no ids) and runs the
-// three calls once through c: create /rc/f, delete /rc/gone, rename
-// /rc/src to /rc/dst.
+// run sends the calls through c, each with its ids: create /rc/f, delete
+// /rc/gone, rename /rc/src to /rc/dst; snapshots of /snap (one with the
+// default name, s1 renamed s2, s3 deleted); cache pools (rcpool kept,
+// gonepool removed) and directives (one kept, one removed). It returns
+// the first error, naming the call; a repeat (first false) must give
+// the first outcomes.
+func (l *lostReplyCalls) run(c *rpcClient, first bool) error {
+	call := func(name string) context.Context { return withCall(c, l.ids[name]) }
+	r, err := c.cp.Create(call("create"), &dfspb.CreateRequest{Path: "/rc/f", ClientName: "cl", Replication: 1})
+	if err != nil {
+		return fmt.Errorf("create: %w", err)
+	}
+	if first {
+		l.created = r.Status
+	} else if r.Status.GetFileId() != l.created.GetFileId() {
+		return fmt.Errorf("create returned file %d; the first made %d", r.Status.GetFileId(), l.created.GetFileId())
+	}
+	if d, err := c.cp.Delete(call("delete"), &dfspb.DeleteRequest{Path: "/rc/gone", Recursive: true}); err != nil || !d.GetDeleted() {
+		return fmt.Errorf("delete: %v, %w; want true", d, err)
+	}
+	if _, err := c.cp.Rename(call("rename"), &dfspb.RenameRequest{Src: "/rc/src", Dst: "/rc/dst"}); err != nil {
+		return fmt.Errorf("rename: %w", err)
+	}
+	cs, err := c.cp.CreateSnapshot(call("createSnapshot"), &dfspb.CreateSnapshotRequest{SnapshotRoot: "/snap"})
+	if err != nil {
+		return fmt.Errorf("createSnapshot: %w", err)
+	}
+	if first {
+		l.snapshot = cs.GetSnapshotPath()
+	} else if cs.GetSnapshotPath() != l.snapshot {
+		return fmt.Errorf("createSnapshot made %s; the first made %s", cs.GetSnapshotPath(), l.snapshot)
+	}
+	for _, s := range []struct {
+		name string
+		fn   func(context.Context) error
+	}{
+		{"createSnapshotS1", func(ctx context.Context) error {
+			_, err := c.cp.CreateSnapshot(ctx, &dfspb.CreateSnapshotRequest{SnapshotRoot: "/snap", SnapshotName: "s1"})
+			return err
+		}},
+		{"renameSnapshot", func(ctx context.Context) error {
+			_, err := c.cp.RenameSnapshot(ctx, &dfspb.RenameSnapshotRequest{SnapshotRoot: "/snap", SnapshotOldName: "s1", SnapshotNewName: "s2"})
+			return err
+		}},
+		{"createSnapshotS3", func(ctx context.Context) error {
+			_, err := c.cp.CreateSnapshot(ctx, &dfspb.CreateSnapshotRequest{SnapshotRoot: "/snap", SnapshotName: "s3"})
+			return err
+		}},
+		{"deleteSnapshot", func(ctx context.Context) error {
+			_, err := c.cp.DeleteSnapshot(ctx, &dfspb.DeleteSnapshotRequest{SnapshotRoot: "/snap", SnapshotName: "s3"})
+			return err
+		}},
+		{"addCachePool", func(ctx context.Context) error {
+			_, err := c.cp.AddCachePool(ctx, &dfspb.AddCachePoolRequest{Pool: &dfspb.CachePoolInfo{Name: "rcpool"}})
+			return err
+		}},
+		{"addCachePoolGone", func(ctx context.Context) error {
+			_, err := c.cp.AddCachePool(ctx, &dfspb.AddCachePoolRequest{Pool: &dfspb.CachePoolInfo{Name: "gonepool"}})
+			return err
+		}},
+		{"removeCachePool", func(ctx context.Context) error {
+			_, err := c.cp.RemoveCachePool(ctx, &dfspb.RemoveCachePoolRequest{Name: "gonepool"})
+			return err
+		}},
+	} {
+		if err := s.fn(call(s.name)); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	dirs := map[string]int64{}
+	for _, name := range []string{"addCacheDirective", "addCacheDirectiveGone"} {
+		r, err := c.cp.AddCacheDirective(call(name), &dfspb.AddCacheDirectiveRequest{Directive: &dfspb.CacheDirectiveInfo{Path: "/rc/dst", Pool: "rcpool"}})
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		dirs[name] = r.GetId()
+	}
+	if first {
+		l.dirID = dirs["addCacheDirective"]
+	} else if dirs["addCacheDirective"] != l.dirID {
+		return fmt.Errorf("addCacheDirective returned directive %d; the first made %d", dirs["addCacheDirective"], l.dirID)
+	}
+	if _, err := c.cp.RemoveCacheDirective(call("removeCacheDirective"), &dfspb.RemoveCacheDirectiveRequest{Id: dirs["addCacheDirectiveGone"]}); err != nil {
+		return fmt.Errorf("removeCacheDirective %d: %w", dirs["addCacheDirectiveGone"], err)
+	}
+	return nil
+}
+
+// prepare makes what the calls act on (plain calls, no ids) and runs
+// them once through c.
 func (l *lostReplyCalls) prepare(t *testing.T, c *rpcClient) {
 	t.Helper()
-	if _, err := c.cp.Mkdirs(c.ctx(), &dfspb.MkdirsRequest{Path: "/rc/gone", CreateParent: true}); err != nil {
+	for _, p := range []string{"/rc/gone", "/rc/src", "/snap"} {
+		if _, err := c.cp.Mkdirs(c.ctx(), &dfspb.MkdirsRequest{Path: p, CreateParent: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.cp.AllowSnapshot(c.ctx(), &dfspb.AllowSnapshotRequest{SnapshotRoot: "/snap"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.cp.Mkdirs(c.ctx(), &dfspb.MkdirsRequest{Path: "/rc/src"}); err != nil {
-		t.Fatal(err)
-	}
-	r, err := c.cp.Create(withCall(c, l.ids[0]), &dfspb.CreateRequest{Path: "/rc/f", ClientName: "cl", Replication: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.created = r.Status
-	if _, err := c.cp.Delete(withCall(c, l.ids[1]), &dfspb.DeleteRequest{Path: "/rc/gone", Recursive: true}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.cp.Rename(withCall(c, l.ids[2]), &dfspb.RenameRequest{Src: "/rc/src", Dst: "/rc/dst"}); err != nil {
+	if err := l.run(c, true); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// repeat sends the three calls again with the same ids through c, as a
-// client whose replies were lost does, and demands the first outcomes:
-// the created file (the same inode, not "already exists"), a delete that
-// succeeds (not "not found"), a rename that succeeds; and /rc holds f
-// and dst exactly once.
+// repeat sends the calls again with the same ids through c, as a client
+// whose replies were lost does, and demands the first outcomes: the
+// created file (the same inode, not "already exists"), a delete that
+// succeeds (not "not found"), a rename that succeeds, the same default
+// snapshot path and directive id, and no "already exists" or "does not
+// exist"; and that each call's effect is there exactly once.
 func (l *lostReplyCalls) repeat(t *testing.T, c *rpcClient) {
 	t.Helper()
-	r, err := c.cp.Create(withCall(c, l.ids[0]), &dfspb.CreateRequest{Path: "/rc/f", ClientName: "cl", Replication: 1})
-	if err != nil {
-		t.Fatalf("repeated create: %v; want the first create's success", err)
+	if err := l.run(c, false); err != nil {
+		t.Fatalf("repeated %v; want the first call's outcome", err)
 	}
-	if r.Status.GetFileId() != l.created.GetFileId() {
-		t.Fatalf("repeated create returned file %d; the first made %d", r.Status.GetFileId(), l.created.GetFileId())
+	if got := listing(t, c, "/rc"); !slices.Equal(got, []string{"dst", "f"}) {
+		t.Fatalf("/rc holds %q; want dst and f, once each", got)
 	}
-	d, err := c.cp.Delete(withCall(c, l.ids[1]), &dfspb.DeleteRequest{Path: "/rc/gone", Recursive: true})
-	if err != nil || !d.GetDeleted() {
-		t.Fatalf("repeated delete: %v, %v; want true", d, err)
+	want := []string{path.Base(l.snapshot), "s2"}
+	slices.Sort(want)
+	if got := listing(t, c, "/snap/.snapshot"); !slices.Equal(got, want) {
+		t.Fatalf("/snap/.snapshot holds %q; want %q", got, want)
 	}
-	if _, err := c.cp.Rename(withCall(c, l.ids[2]), &dfspb.RenameRequest{Src: "/rc/src", Dst: "/rc/dst"}); err != nil {
-		t.Fatalf("repeated rename: %v; want the first rename's success", err)
-	}
-	ls, err := c.cp.GetListing(c.ctx(), &dfspb.GetListingRequest{Path: "/rc"})
+	pools, err := c.cp.ListCachePools(c.ctx(), &dfspb.ListCachePoolsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, e := range ls.GetEntries() {
-		names = append(names, e.GetPath())
+	if len(pools.GetPools()) != 1 || pools.GetPools()[0].GetName() != "rcpool" {
+		t.Fatalf("cache pools %v; want rcpool alone", pools.GetPools())
 	}
-	slices.Sort(names)
-	if !slices.Equal(names, []string{"dst", "f"}) && !slices.Equal(names, []string{"/rc/dst", "/rc/f"}) {
-		t.Fatalf("/rc holds %q; want dst and f, once each", names)
+	ds, err := c.cp.ListCacheDirectives(c.ctx(), &dfspb.ListCacheDirectivesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.GetDirectives()) != 1 || ds.GetDirectives()[0].GetId() != l.dirID {
+		t.Fatalf("cache directives %v; want %d alone", ds.GetDirectives(), l.dirID)
 	}
 	// The same calls with new ids are new calls: the namespace answers.
 	fresh := callid.NewSource()
@@ -93,6 +184,23 @@ func (l *lostReplyCalls) repeat(t *testing.T, c *rpcClient) {
 	wantErr(t, err, codes.AlreadyExists, "")
 	_, err = c.cp.Delete(withCall(c, fresh.Next()), &dfspb.DeleteRequest{Path: "/rc/gone"})
 	wantErr(t, err, codes.NotFound, "")
+	_, err = c.cp.AddCachePool(withCall(c, fresh.Next()), &dfspb.AddCachePoolRequest{Pool: &dfspb.CachePoolInfo{Name: "rcpool"}})
+	wantErr(t, err, codes.AlreadyExists, "")
+}
+
+// listing is the sorted names in dir.
+func listing(t *testing.T, c *rpcClient, dir string) []string {
+	t.Helper()
+	ls, err := c.cp.GetListing(c.ctx(), &dfspb.GetListingRequest{Path: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ls.GetEntries() {
+		names = append(names, path.Base(e.GetPath()))
+	}
+	slices.Sort(names)
+	return names
 }
 
 // TestRetryCacheAcrossFailover: the active applies a create, a delete

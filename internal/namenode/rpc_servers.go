@@ -235,11 +235,15 @@ func (s *clientRPC) SetSafeMode(ctx context.Context, r *dfspb.SetSafeModeRequest
 // a cache access once its block is known (mayCacheBlockLocked).
 
 func (s *clientRPC) AddCachePool(ctx context.Context, r *dfspb.AddCachePoolRequest) (*dfspb.AddCachePoolResponse, error) {
-	return &dfspb.AddCachePoolResponse{}, s.nn.cache.AddPool(callerOf(ctx), r.GetPool())
+	return atMostOnce(ctx, s.nn, "addCachePool", func(ctx context.Context) (*dfspb.AddCachePoolResponse, error) {
+		return &dfspb.AddCachePoolResponse{}, s.nn.cache.AddPool(ctx, callerOf(ctx), r.GetPool())
+	})
 }
 
 func (s *clientRPC) RemoveCachePool(ctx context.Context, r *dfspb.RemoveCachePoolRequest) (*dfspb.RemoveCachePoolResponse, error) {
-	return &dfspb.RemoveCachePoolResponse{}, s.nn.cache.RemovePool(callerOf(ctx), r.GetName())
+	return atMostOnce(ctx, s.nn, "removeCachePool", func(ctx context.Context) (*dfspb.RemoveCachePoolResponse, error) {
+		return &dfspb.RemoveCachePoolResponse{}, s.nn.cache.RemovePool(ctx, callerOf(ctx), r.GetName())
+	})
 }
 
 func (s *clientRPC) ListCachePools(ctx context.Context, r *dfspb.ListCachePoolsRequest) (*dfspb.ListCachePoolsResponse, error) {
@@ -247,15 +251,19 @@ func (s *clientRPC) ListCachePools(ctx context.Context, r *dfspb.ListCachePoolsR
 }
 
 func (s *clientRPC) AddCacheDirective(ctx context.Context, r *dfspb.AddCacheDirectiveRequest) (*dfspb.AddCacheDirectiveResponse, error) {
-	id, err := s.nn.cache.AddDirective(callerOf(ctx), r.GetDirective())
-	if err != nil {
-		return nil, err
-	}
-	return &dfspb.AddCacheDirectiveResponse{Id: id}, nil
+	return atMostOnce(ctx, s.nn, "addCacheDirective", func(ctx context.Context) (*dfspb.AddCacheDirectiveResponse, error) {
+		id, err := s.nn.cache.AddDirective(ctx, callerOf(ctx), r.GetDirective())
+		if err != nil {
+			return nil, err
+		}
+		return &dfspb.AddCacheDirectiveResponse{Id: id}, nil
+	})
 }
 
 func (s *clientRPC) RemoveCacheDirective(ctx context.Context, r *dfspb.RemoveCacheDirectiveRequest) (*dfspb.RemoveCacheDirectiveResponse, error) {
-	return &dfspb.RemoveCacheDirectiveResponse{}, s.nn.cache.RemoveDirective(callerOf(ctx), r.GetId())
+	return atMostOnce(ctx, s.nn, "removeCacheDirective", func(ctx context.Context) (*dfspb.RemoveCacheDirectiveResponse, error) {
+		return &dfspb.RemoveCacheDirectiveResponse{}, s.nn.cache.RemoveDirective(ctx, callerOf(ctx), r.GetId())
+	})
 }
 
 func (s *clientRPC) ListCacheDirectives(ctx context.Context, r *dfspb.ListCacheDirectivesRequest) (*dfspb.ListCacheDirectivesResponse, error) {

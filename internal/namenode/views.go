@@ -71,8 +71,9 @@ func (v cacheView) Dirs() cachemgr.Dirs {
 
 // Commit runs a pool or directive change as a namespace mutation: the
 // namenode's authorization for it first, then the manager's check, which
-// sets a new directive's id.
-func (v cacheView) Commit(c namespace.Caller, ch *cachemgr.Change, check func() error, after func()) error {
+// sets a new directive's id. The record carries ctx's call ids, if any
+// (atMostOnce), as a create's does.
+func (v cacheView) Commit(ctx context.Context, c namespace.Caller, ch *cachemgr.Change, check func() error, after func()) error {
 	nn := v.nn
 	p, d := ch.Pool, ch.Directive
 	var rec fsstate.Record
@@ -91,7 +92,7 @@ func (v cacheView) Commit(c namespace.Caller, ch *cachemgr.Change, check func() 
 	default:
 		return errInvalid("%s: not a cache change", ch.Kind)
 	}
-	_, err := nn.mutate(ch.Kind.String(), target, c, rec, func() error {
+	_, err := nn.mutateCall(loggedCall(ctx), ch.Kind.String(), target, c, rec, func() error {
 		if err := nn.authorizeCacheChangeLocked(c, ch); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package cachemgr
 
 import (
+	"context"
 	"fmt"
 
 	"google.golang.org/grpc/codes"
@@ -23,7 +24,7 @@ func errorf(code codes.Code, format string, a ...any) error {
 }
 
 // AddPool adds a pool for c.
-func (m *Manager) AddPool(c namespace.Caller, in *dfspb.CachePoolInfo) error {
+func (m *Manager) AddPool(ctx context.Context, c namespace.Caller, in *dfspb.CachePoolInfo) error {
 	name := in.GetName()
 	if name == "" {
 		return errorf(codes.InvalidArgument, "addPool: a pool needs a name")
@@ -44,7 +45,7 @@ func (m *Manager) AddPool(c namespace.Caller, in *dfspb.CachePoolInfo) error {
 	if p.Mode == 0 {
 		p.Mode = 0o755
 	}
-	return m.nn.Commit(c, &Change{Kind: AddPool, Pool: p}, func() error {
+	return m.nn.Commit(ctx, c, &Change{Kind: AddPool, Pool: p}, func() error {
 		if m.nn.Dirs().Pool(name) != nil {
 			return errorf(codes.AlreadyExists, "addPool %s: cache pool %s already exists", name, name)
 		}
@@ -53,8 +54,8 @@ func (m *Manager) AddPool(c namespace.Caller, in *dfspb.CachePoolInfo) error {
 }
 
 // RemovePool removes a pool and its directives.
-func (m *Manager) RemovePool(c namespace.Caller, name string) error {
-	return m.nn.Commit(c, &Change{Kind: RemovePool, Pool: Pool{Name: name}}, func() error {
+func (m *Manager) RemovePool(ctx context.Context, c namespace.Caller, name string) error {
+	return m.nn.Commit(ctx, c, &Change{Kind: RemovePool, Pool: Pool{Name: name}}, func() error {
 		if m.nn.Dirs().Pool(name) == nil {
 			return errorf(codes.NotFound, "removePool %s: cache pool %s does not exist", name, name)
 		}
@@ -63,7 +64,7 @@ func (m *Manager) RemovePool(c namespace.Caller, name string) error {
 }
 
 // AddDirective adds a directive for c and returns its id.
-func (m *Manager) AddDirective(c namespace.Caller, in *dfspb.CacheDirectiveInfo) (int64, error) {
+func (m *Manager) AddDirective(ctx context.Context, c namespace.Caller, in *dfspb.CacheDirectiveInfo) (int64, error) {
 	p, err := cleanPath("addDirective", in.GetPath())
 	if err != nil {
 		return 0, err
@@ -76,7 +77,7 @@ func (m *Manager) AddDirective(c namespace.Caller, in *dfspb.CacheDirectiveInfo)
 		return 0, errorf(codes.InvalidArgument, "addDirective %s: replication %d is outside [1, %d]", p, repl, m.cfg.MaxReplication)
 	}
 	ch := &Change{Kind: AddDirective, Directive: Directive{Path: p, Pool: in.GetPool(), Replication: repl}}
-	err = m.nn.Commit(c, ch, func() error {
+	err = m.nn.Commit(ctx, c, ch, func() error {
 		if err := m.nn.Stat(c, "addDirective", p); err != nil {
 			return err // NotFound naming the path; nothing added
 		}
@@ -87,8 +88,8 @@ func (m *Manager) AddDirective(c namespace.Caller, in *dfspb.CacheDirectiveInfo)
 }
 
 // RemoveDirective removes a directive by id.
-func (m *Manager) RemoveDirective(c namespace.Caller, id int64) error {
-	return m.nn.Commit(c, &Change{Kind: RemoveDirective, Directive: Directive{ID: id}}, func() error {
+func (m *Manager) RemoveDirective(ctx context.Context, c namespace.Caller, id int64) error {
+	return m.nn.Commit(ctx, c, &Change{Kind: RemoveDirective, Directive: Directive{ID: id}}, func() error {
 		if m.nn.Dirs().Directive(id) == nil {
 			return errorf(codes.NotFound, "removeDirective: cache directive %d does not exist", id)
 		}

@@ -1,6 +1,7 @@
 package cachemgr
 
 import (
+	"context"
 	"log/slog"
 	"maps"
 	"slices"
@@ -57,7 +58,7 @@ func (f *fakeNN) Stat(c namespace.Caller, op, path string) error {
 
 func (f *fakeNN) Dirs() Dirs { return f.dirs }
 
-func (f *fakeNN) Commit(c namespace.Caller, ch *Change, check func() error, after func()) error {
+func (f *fakeNN) Commit(_ context.Context, c namespace.Caller, ch *Change, check func() error, after func()) error {
 	if err := check(); err != nil {
 		return err
 	}
@@ -168,40 +169,40 @@ func TestPoolAndDirectiveArguments(t *testing.T) {
 		{&dfspb.CachePoolInfo{}, codes.InvalidArgument, "addPool: a pool needs a name"},
 		{&dfspb.CachePoolInfo{Name: "p", Limit: -1}, codes.InvalidArgument, "addPool p: limit -1 must not be negative"},
 	} {
-		wantCode(t, m.AddPool(alice, tc.in), tc.code, tc.msg)
+		wantCode(t, m.AddPool(context.Background(), alice, tc.in), tc.code, tc.msg)
 	}
 	if len(f.commits) != 0 {
 		t.Fatalf("bad arguments reached the namenode: %v", f.commits)
 	}
-	if err := m.AddPool(alice, &dfspb.CachePoolInfo{Name: "hot"}); err != nil {
+	if err := m.AddPool(context.Background(), alice, &dfspb.CachePoolInfo{Name: "hot"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.AddPool(namespace.Caller{User: "bob"}, &dfspb.CachePoolInfo{Name: "bobs"}); err != nil {
+	if err := m.AddPool(context.Background(), namespace.Caller{User: "bob"}, &dfspb.CachePoolInfo{Name: "bobs"}); err != nil {
 		t.Fatal(err)
 	}
 	want := []Pool{{Name: "hot", Owner: "alice", Group: "staff", Mode: 0o755}, {Name: "bobs", Owner: "bob", Group: "bob", Mode: 0o755}}
 	if !slices.Equal(f.dirs.Pools, want) {
 		t.Fatalf("pools %+v; want %+v", f.dirs.Pools, want)
 	}
-	wantCode(t, m.AddPool(alice, &dfspb.CachePoolInfo{Name: "hot"}), codes.AlreadyExists, "cache pool hot already exists")
-	wantCode(t, m.RemovePool(alice, "cold"), codes.NotFound, "cache pool cold does not exist")
+	wantCode(t, m.AddPool(context.Background(), alice, &dfspb.CachePoolInfo{Name: "hot"}), codes.AlreadyExists, "cache pool hot already exists")
+	wantCode(t, m.RemovePool(context.Background(), alice, "cold"), codes.NotFound, "cache pool cold does not exist")
 
-	_, err := m.AddDirective(alice, &dfspb.CacheDirectiveInfo{Path: "/d", Pool: "hot", Replication: 4})
+	_, err := m.AddDirective(context.Background(), alice, &dfspb.CacheDirectiveInfo{Path: "/d", Pool: "hot", Replication: 4})
 	wantCode(t, err, codes.InvalidArgument, "addDirective /d: replication 4 is outside [1, 3]")
-	_, err = m.AddDirective(alice, &dfspb.CacheDirectiveInfo{Path: "/d/../e", Pool: "hot"})
+	_, err = m.AddDirective(context.Background(), alice, &dfspb.CacheDirectiveInfo{Path: "/d/../e", Pool: "hot"})
 	wantCode(t, err, codes.InvalidArgument, "addDirective /d/../e: invalid path component")
-	_, err = m.AddDirective(alice, &dfspb.CacheDirectiveInfo{Path: "/d", Pool: "hot"})
+	_, err = m.AddDirective(context.Background(), alice, &dfspb.CacheDirectiveInfo{Path: "/d", Pool: "hot"})
 	wantCode(t, err, codes.NotFound, "addDirective /d: no such file or directory")
 	f.paths["/d"] = true
 	f.dirs.LastID = 7 // ids of removed directives are never reused
-	id, err := m.AddDirective(alice, &dfspb.CacheDirectiveInfo{Path: "/d/", Pool: "hot"})
+	id, err := m.AddDirective(context.Background(), alice, &dfspb.CacheDirectiveInfo{Path: "/d/", Pool: "hot"})
 	if err != nil || id != 8 {
 		t.Fatalf("add directive: id %d, %v; want id 8", id, err)
 	}
 	if d := f.dirs.Directives[0]; d != (Directive{ID: 8, Path: "/d", Pool: "hot", Replication: 1}) {
 		t.Fatalf("directive %+v; want id 8 on /d, replication 1", d)
 	}
-	wantCode(t, m.RemoveDirective(alice, 9), codes.NotFound, "cache directive 9 does not exist")
+	wantCode(t, m.RemoveDirective(context.Background(), alice, 9), codes.NotFound, "cache directive 9 does not exist")
 }
 
 func wantCode(t *testing.T, err error, code codes.Code, msg string) {

@@ -1,6 +1,8 @@
 package cachemgr
 
 import (
+	"context"
+
 	"smarth/internal/namenode/blockmap"
 	"smarth/internal/namenode/namespace"
 	"smarth/internal/rpc/dfspb"
@@ -33,8 +35,9 @@ type Namenode interface {
 	// under the namenode's lock it checks that the namenode takes
 	// mutations and that the caller may make the change, runs check,
 	// applies the change, logs it and runs after (if not nil); it
-	// returns once the change is durable.
-	Commit(c namespace.Caller, ch *Change, check func() error, after func()) error
+	// returns once the change is durable. ctx is the client call's (its
+	// ids go into the change's record, for the retry cache).
+	Commit(ctx context.Context, c namespace.Caller, ch *Change, check func() error, after func()) error
 }
 
 // Pool groups directives under an owner and a byte limit (HDFS's
