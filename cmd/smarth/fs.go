@@ -123,7 +123,9 @@ of an HA group as a comma list (a:8020,b:8020,c:8020): calls go to the
 active one and fail over when it changes. With SMARTH_OBSERVER_READS=true,
 namespace reads (ls, stat, cat's block locations, ...) go to a standby first,
 which serves them once it has every edit this command has seen acknowledged
-(read-your-writes), else the active does.
+(read-your-writes), else the active does; SMARTH_OBSERVER_AUTO_MSYNC_PERIOD=0
+makes each such read first ask the active how far it is (msync), so it also
+sees other clients' writes.
 
 Messages, output and exit codes are hdfs dfs's: "ls: ` + "`/x'" + `: No such file or
 directory" on stderr, relative paths printed relative, rm's "Moved: ... to

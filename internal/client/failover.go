@@ -272,7 +272,7 @@ func (c *failoverConn) Invoke(ctx context.Context, method string, req, reply any
 	if !c.obs.on || c.obs.off.Load() {
 		return c.invoke(ctx, method, req, reply, opts)
 	}
-	if standby.ObserverReads[method] && (c.obs.synced.Load() || c.msync(ctx)) {
+	if start := monoNow(); standby.ObserverReads[method] && (c.obs.synced(start) || c.msync(ctx, start)) {
 		if done, err := c.observerRead(ctx, method, req, reply, opts); done {
 			return err
 		}

@@ -101,6 +101,19 @@ type Config struct {
 	// ObserverReadProxyProvider). Default: $SMARTH_OBSERVER_READS
 	// ("true" or "1"), else off.
 	ObserverReads bool
+	// ObserverAutoMsync: how old the client's last msync may be before an
+	// observer read asks the active again (HDFS's
+	// dfs.client.failover.observer.auto-msync-period). 0, the default:
+	// never again after the first read's (HDFS's -1): reads see this
+	// client's writes and what it has heard of, and FileSystem.Msync
+	// brings in other clients' writes. > 0: a read sees every write
+	// acknowledged, to any client, more than this before it began.
+	// MsyncEveryRead: every read sees every write acknowledged before it
+	// began (HDFS's 0), at the cost of one call to the active each.
+	// Default: $SMARTH_OBSERVER_AUTO_MSYNC_PERIOD in HDFS's terms (-1
+	// never, 0 every read, else a duration: "500ms", "1m", or
+	// milliseconds).
+	ObserverAutoMsync time.Duration
 	// MaxPipelines caps the open pipelines of one multi-pipeline file on
 	// top of live datanodes / replication; each one holds up to a block of
 	// unacknowledged data in memory. Default 4.
@@ -174,6 +187,13 @@ func (c *Config) setDefaults() error {
 	}
 	if v := os.Getenv("SMARTH_OBSERVER_READS"); !c.ObserverReads && (v == "true" || v == "1") {
 		c.ObserverReads = true
+	}
+	if v := os.Getenv("SMARTH_OBSERVER_AUTO_MSYNC_PERIOD"); c.ObserverAutoMsync == 0 && v != "" {
+		d, err := parseAutoMsync(v)
+		if err != nil {
+			return fmt.Errorf("$SMARTH_OBSERVER_AUTO_MSYNC_PERIOD=%q: %v (want -1 for never, 0 for every read, or a duration such as 500ms or 1m)", v, err)
+		}
+		c.ObserverAutoMsync = d
 	}
 	switch c.RPCTransport {
 	case "":
@@ -297,6 +317,7 @@ func New(cfg Config) (*FileSystem, error) {
 	fc := &failoverConn{attempts: cfg.FailoverAttempts, sleepBase: cfg.FailoverSleepBase, sleepMax: cfg.FailoverSleepMax, log: cfg.Logger,
 		ids: ids, probeAfter: cfg.FailoverProbeAfter}
 	fc.obs.on = cfg.ObserverReads && len(addrs) > 1
+	fc.obs.autoMsync = cfg.ObserverAutoMsync
 	fc.obs.skipUntil = make([]atomic.Int64, len(addrs))
 	for _, addr := range addrs {
 		conn, ic, err := f.connect(addr, md)

@@ -54,8 +54,12 @@ const (
 type observers struct {
 	on     bool
 	state  atomic.Uint64 // the highest state id seen
-	synced atomic.Bool   // msync answered: state covers what the active had acknowledged
-	syncMu sync.Mutex    // one msync at a time: the reads that wait for it share it
+	// syncedAt: when the last msync that was answered was sent (monoNow;
+	// 0: none yet). state covers what the active had acknowledged then.
+	syncedAt atomic.Int64
+	syncMu   sync.Mutex // one msync at a time: the reads that wait for it share it
+	// autoMsync: Config.ObserverAutoMsync, how stale syncedAt may be.
+	autoMsync time.Duration
 	off    atomic.Bool   // a member answered without a state id
 	next   atomic.Uint32 // round robin among the standbys
 	// served and toActive count the observer reads a standby answered
@@ -64,6 +68,55 @@ type observers struct {
 	// skipUntil[i]: member i gets no observer read before this time
 	// (UnixNano); a read there waits for nothing else.
 	skipUntil []atomic.Int64
+}
+
+// MsyncEveryRead as Config.ObserverAutoMsync makes every observer read
+// msync first (HDFS's auto-msync-period 0).
+const MsyncEveryRead time.Duration = -1
+
+// parseAutoMsync reads an auto-msync period in HDFS's terms: a negative
+// number never (0 here), 0 every read (MsyncEveryRead), a positive
+// number milliseconds, or a duration.
+func parseAutoMsync(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		ms, nerr := strconv.ParseInt(v, 10, 64)
+		if nerr != nil {
+			return 0, err
+		}
+		d = time.Duration(ms) * time.Millisecond
+	}
+	switch {
+	case d < 0:
+		return 0, nil
+	case d == 0:
+		return MsyncEveryRead, nil
+	}
+	return d, nil
+}
+
+// monoBase makes monoNow monotonic (a wall clock step must not make an
+// old msync look fresh).
+var monoBase = time.Now()
+
+// monoNow is nanoseconds on the monotonic clock, above 0.
+func monoNow() int64 { return int64(time.Since(monoBase)) + 1 }
+
+// synced reports whether an observer read that began at start may rely
+// on the last msync (Config.ObserverAutoMsync): any msync at all by
+// default; one sent after start with MsyncEveryRead; else one sent at
+// most autoMsync before start.
+func (o *observers) synced(start int64) bool {
+	at := o.syncedAt.Load()
+	switch {
+	case at == 0:
+		return false
+	case o.autoMsync == 0:
+		return true
+	case o.autoMsync < 0:
+		return at >= start
+	}
+	return at >= start-int64(o.autoMsync)
 }
 
 // stateCtxKey carries the state id to send with a call (identConn adds
@@ -111,10 +164,15 @@ func (o *observers) track(ctx context.Context, opts []grpc.CallOption) (context.
 // applied the write yet. False when it failed: this read goes to the
 // active, and the next one asks again. A namenode without Msync (older)
 // turns observer reads off, as one without state ids does.
-func (c *failoverConn) msync(ctx context.Context) bool {
+//
+// With Config.ObserverAutoMsync a read also asks again when the last
+// msync is older than that (HDFS's auto-msync-period), so that a
+// long-lived client sees other clients' writes within the period; reads
+// waiting for one msync share it when it was sent after they began.
+func (c *failoverConn) msync(ctx context.Context, start int64) bool {
 	c.obs.syncMu.Lock()
 	defer c.obs.syncMu.Unlock()
-	if c.obs.synced.Load() {
+	if c.obs.synced(start) {
 		return true // another read's msync, while this one waited
 	}
 	return c.msyncCall(ctx) == nil && !c.obs.off.Load()
@@ -122,6 +180,7 @@ func (c *failoverConn) msync(ctx context.Context) bool {
 
 // msyncCall asks the active for its state id (under obs.syncMu).
 func (c *failoverConn) msyncCall(ctx context.Context) error {
+	sent := monoNow()
 	ctx, opts, tr := c.obs.track(ctx, nil)
 	err := c.invoke(ctx, dfspb.ClientProtocol_Msync_FullMethodName, &dfspb.MsyncRequest{}, &dfspb.MsyncResponse{}, opts)
 	c.obs.learn(*tr, err, c, int(c.cur.Load()))
@@ -132,7 +191,7 @@ func (c *failoverConn) msyncCall(ctx context.Context) error {
 		return nil // every read goes to the active from now on
 	}
 	if err == nil {
-		c.obs.synced.Store(true)
+		c.obs.syncedAt.Store(sent)
 	}
 	return err
 }

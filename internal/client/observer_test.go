@@ -306,3 +306,77 @@ func TestMsyncSeesAnotherClientsWrites(t *testing.T) {
 		t.Errorf("the active served %d stats, want 1 (the one after msync)", as)
 	}
 }
+
+// ObserverAutoMsync (HDFS's auto-msync-period): with MsyncEveryRead each
+// observer read asks the active first, so a reader sees another
+// client's write without calling Msync (the control is
+// TestMsyncSeesAnotherClientsWrites: by default it is served stale);
+// with a period, reads msync again only once the last one is older than
+// that.
+func TestObserverReadsAutoMsync(t *testing.T) {
+	ctx := context.Background()
+	group := func(auto time.Duration) (a, s *obsNN, reader, writer *FileSystem) {
+		a, s = startObsNN(t, "active", true), startObsNN(t, "standby", true)
+		s.active = a.addr
+		cfg := Config{RPCTransport: TransportIPC, RPCTimeout: 10 * time.Second, ObserverReads: true, ObserverAutoMsync: auto}
+		return a, s, haClientWith(t, cfg, a.addr, s.addr), haClientWith(t, Config{RPCTransport: TransportIPC, RPCTimeout: 10 * time.Second}, a.addr, s.addr)
+	}
+	msyncs := func(a *obsNN) int { a.mu.Lock(); defer a.mu.Unlock(); return a.msyncs }
+
+	a, s, reader, writer := group(MsyncEveryRead)
+	for range 3 {
+		if _, err := reader.Stat(ctx, "/d"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := msyncs(a); n != 3 {
+		t.Errorf("every-read auto msync: 3 stats made %d msyncs, want 3", n)
+	}
+	if err := writer.Mkdir(ctx, "/e", 0o755, true); err != nil {
+		t.Fatal(err) // the active is at 1 now, the standby at 0
+	}
+	if _, err := reader.Stat(ctx, "/e"); err != nil {
+		t.Fatal(err)
+	}
+	if ss, refused := s.counts(); ss != 3 || refused != 1 {
+		t.Errorf("every-read auto msync: the standby served %d and refused %d; want the stat after another client's mkdir refused", ss, refused)
+	}
+
+	a, _, reader, _ = group(time.Hour)
+	for range 3 {
+		if _, err := reader.Stat(ctx, "/d"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := msyncs(a); n != 1 {
+		t.Errorf("an hour's auto msync: 3 stats made %d msyncs, want 1", n)
+	}
+
+	a, _, reader, _ = group(20 * time.Millisecond)
+	if _, err := reader.Stat(ctx, "/d"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the period has passed, however slow the machine
+	if _, err := reader.Stat(ctx, "/d"); err != nil {
+		t.Fatal(err)
+	}
+	if n := msyncs(a); n != 2 {
+		t.Errorf("a 20ms auto msync: two stats 50ms apart made %d msyncs, want 2", n)
+	}
+}
+
+func TestParseAutoMsync(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+	}{
+		{"-1", 0}, {"0", MsyncEveryRead}, {"500", 500 * time.Millisecond}, {"1m", time.Minute}, {"250ms", 250 * time.Millisecond},
+	} {
+		if got, err := parseAutoMsync(tc.in); err != nil || got != tc.want {
+			t.Errorf("parseAutoMsync(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	if _, err := parseAutoMsync("soon"); err == nil {
+		t.Error(`parseAutoMsync("soon") succeeded; want an error`)
+	}
+}
