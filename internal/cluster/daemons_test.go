@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -111,5 +112,36 @@ func TestStopStartNameNodeKeepsItsAddress(t *testing.T) {
 	}
 	if _, err := Start(context.Background(), "dn9", co); err == nil || !strings.Contains(err.Error(), "it has dn1, dn2, dn3, namenode") {
 		t.Errorf("start of an unknown daemon: %v", err)
+	}
+}
+
+// A start that fails before the daemon is ready keeps the pid recorded
+// before it: there a process taken for stopped still runs, which down
+// must find (a chaos run once lost track of a live namenode so). The
+// stand-in for it is this test process, whose command line is not a
+// daemon's.
+func TestFailedStartKeepsRecordedPid(t *testing.T) {
+	opts := fakeOptions(t)
+	st, err := Up(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crash(t, st, "dn3")
+	d, _ := st.Daemon("dn3")
+	d.PID = os.Getpid()
+	if err := st.save(); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(fakeFailEnv, "datanode")
+	co := ControlOptions{Home: opts.Home, ReadyTimeout: 20 * time.Second, StopGrace: 5 * time.Second}
+	if _, err := Start(context.Background(), "dn3", co); err == nil || !strings.Contains(err.Error(), "dn3 exited before it was ready") {
+		t.Fatalf("start of a datanode that fails: %v", err)
+	}
+	st, err = LoadState(opts.Home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pids(st)["dn3"]; got != os.Getpid() {
+		t.Errorf("dn3 recorded with pid %d after its failed start; want the pid recorded before, %d", got, os.Getpid())
 	}
 }

@@ -287,6 +287,7 @@ func (u *upper) launch(ctx context.Context, d Daemon, afterStart func(Daemon) er
 	if err != nil {
 		return Ready{}, err
 	}
+	prev := d.PID
 	d.PID = p.PID
 	if err := u.record(d); err != nil {
 		return Ready{}, err
@@ -298,6 +299,14 @@ func (u *upper) launch(ctx context.Context, d Daemon, afterStart func(Daemon) er
 	defer cancel()
 	r, err := p.WaitReady(wctx)
 	if err != nil {
+		if exited, _ := p.Exited(); exited {
+			// A process that died before it was ready was never the
+			// daemon: the pid recorded before stays, so that a daemon
+			// taken for stopped that still runs (and refused this start
+			// because it holds its directories) is the one `down` stops.
+			d.PID = prev
+			err = errors.Join(err, u.record(d))
+		}
 		return Ready{}, err
 	}
 	d.Ready = r
