@@ -52,16 +52,16 @@ const (
 
 // observers is a failoverConn's observer-read state.
 type observers struct {
-	on     bool
-	state  atomic.Uint64 // the highest state id seen
+	on    bool
+	state atomic.Uint64 // the highest state id seen
 	// syncedAt: when the last msync that was answered was sent (monoNow;
 	// 0: none yet). state covers what the active had acknowledged then.
 	syncedAt atomic.Int64
 	syncMu   sync.Mutex // one msync at a time: the reads that wait for it share it
 	// autoMsync: Config.ObserverAutoMsync, how stale syncedAt may be.
 	autoMsync time.Duration
-	off    atomic.Bool   // a member answered without a state id
-	next   atomic.Uint32 // round robin among the standbys
+	off       atomic.Bool   // a member answered without a state id
+	next      atomic.Uint32 // round robin among the standbys
 	// served and toActive count the observer reads a standby answered
 	// and those that went to the active (FileSystem.ObserverReads).
 	served, toActive atomic.Int64
