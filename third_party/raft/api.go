@@ -162,6 +162,12 @@ type Raft struct {
 	// RPC chan comes from the transport layer
 	rpcCh <-chan RPC
 
+	// slowHeartbeatCh (added in smarth's copy) carries the heartbeats
+	// processHeartbeat must not handle on the transport's goroutine: those
+	// that would change the term or the state. The main loop handles them
+	// as any other RPC (hashicorp/raft#695).
+	slowHeartbeatCh chan RPC
+
 	// Shutdown channel to exit, protected to prevent concurrent exits
 	shutdown     bool
 	shutdownCh   chan struct{}
@@ -559,6 +565,7 @@ func NewRaft(conf *Config, fsm FSM, logs LogStore, stable StableStore, snaps Sna
 		configurationChangeCh: make(chan *configurationChangeFuture),
 		configurations:        configurations{},
 		rpcCh:                 trans.Consumer(),
+		slowHeartbeatCh:       make(chan RPC),
 		snapshots:             snaps,
 		userSnapshotCh:        make(chan *userSnapshotFuture),
 		userRestoreCh:         make(chan *userRestoreFuture),

@@ -169,6 +169,9 @@ func (r *Raft) runFollower() {
 		case rpc := <-r.rpcCh:
 			r.mainThreadSaturation.working()
 			r.processRPC(rpc)
+		case rpc := <-r.slowHeartbeatCh: // smarth: see processHeartbeat
+			r.mainThreadSaturation.working()
+			r.processRPC(rpc)
 
 		case c := <-r.configurationChangeCh:
 			r.mainThreadSaturation.working()
@@ -321,6 +324,9 @@ func (r *Raft) runCandidate() {
 
 		select {
 		case rpc := <-r.rpcCh:
+			r.mainThreadSaturation.working()
+			r.processRPC(rpc)
+		case rpc := <-r.slowHeartbeatCh: // smarth: see processHeartbeat
 			r.mainThreadSaturation.working()
 			r.processRPC(rpc)
 		case preVote := <-prevoteCh:
@@ -681,6 +687,9 @@ func (r *Raft) leaderLoop() {
 
 		select {
 		case rpc := <-r.rpcCh:
+			r.mainThreadSaturation.working()
+			r.processRPC(rpc)
+		case rpc := <-r.slowHeartbeatCh: // smarth: see processHeartbeat
 			r.mainThreadSaturation.working()
 			r.processRPC(rpc)
 
@@ -1451,6 +1460,26 @@ func (r *Raft) processHeartbeat(rpc RPC) {
 	// Ensure we are only handling a heartbeat
 	switch cmd := rpc.Command.(type) {
 	case *AppendEntriesRequest:
+		// smarth: only a follower's heartbeat of its own term is handled
+		// here, beside the main loop. One that would change the term or
+		// the state (a newer leader's, reaching a deposed leader or a
+		// candidate) goes to the main loop: appendEntries would otherwise
+		// set the term while the leader loop is between taking a batch
+		// and stamping it, and the deposed leader would stamp its own
+		// batch with the new leader's term; the new leader's entries at
+		// those indexes then match it by term, and the deposed member
+		// applies its own uncommitted batch as committed
+		// (hashicorp/raft#695). A chaos run met it after SIGSTOP and
+		// SIGCONT of an active namenode, whose queued batch and the new
+		// leader's heartbeats arrived at once.
+		if cmd.Term != r.getCurrentTerm() || r.getState() != Follower {
+			select {
+			case r.slowHeartbeatCh <- rpc:
+			case <-r.shutdownCh:
+				rpc.Respond(nil, ErrRaftShutdown)
+			}
+			return
+		}
 		r.appendEntries(rpc, cmd)
 	default:
 		r.logger.Error("expected heartbeat, got", "command", hclog.Fmt("%#v", rpc.Command))

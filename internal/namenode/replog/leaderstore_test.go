@@ -99,6 +99,7 @@ func (nopFSM) Restore(io.ReadCloser) error         { return errors.New("no snaps
 type storeGroup struct {
 	nodes     []*raft.Raft
 	stores    []*gateStore
+	beats     []func(raft.RPC) // each member's heartbeat fast path, as its transport would call it
 	leader    int
 	followers []int
 }
@@ -138,11 +139,12 @@ func newStoreGroup(t *testing.T, parallel bool) *storeGroup {
 				t.Fatal(err)
 			}
 		}
-		r, err := raft.NewRaft(c, nopFSM{}, cache, st, raft.NewInmemSnapshotStore(), trans[i])
+		bt := &beatTransport{InmemTransport: trans[i]}
+		r, err := raft.NewRaft(c, nopFSM{}, cache, st, raft.NewInmemSnapshotStore(), bt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g.nodes, g.stores = append(g.nodes, r), append(g.stores, st)
+		g.nodes, g.stores, g.beats = append(g.nodes, r), append(g.stores, st), append(g.beats, bt.fn)
 	}
 	t.Cleanup(func() {
 		for _, st := range g.stores {
@@ -178,6 +180,17 @@ func newStoreGroup(t *testing.T, parallel bool) *storeGroup {
 	g.waitStored(t, g.followers, g.stores[g.leader].last(t))
 	return g
 }
+
+// beatTransport keeps the heartbeat handler raft gives its transport
+// (the in-memory transport has no fast path of its own), so that a test
+// can call it as the network transport does: on the transport's
+// goroutine, beside raft's main loop.
+type beatTransport struct {
+	*raft.InmemTransport
+	fn func(raft.RPC)
+}
+
+func (b *beatTransport) SetHeartbeatHandler(fn func(raft.RPC)) { b.fn = fn }
 
 // waitStored waits until each of members has stored index.
 func (g *storeGroup) waitStored(t *testing.T, members []int, index uint64) {
@@ -301,4 +314,70 @@ func TestLeaderStoreFailureStops(t *testing.T) {
 	if !strings.Contains(string(out), want) || !strings.Contains(string(out), "no space left on device") {
 		t.Fatalf("the child stopped (%v) without %q naming the store's error:\n%s", err, want, out)
 	}
+}
+
+// TestNewerTermHeartbeatWaitsForTheMainLoop: a heartbeat from a newer
+// term's leader reaching a leader is handled on the leader's main loop,
+// not beside it on the transport's goroutine (hashicorp/raft#695). There
+// it set the term while the leader loop was between taking a batch and
+// stamping it: a deposed active namenode, resumed after SIGSTOP, wrote
+// its own queued batch with the new leader's term, matched the new
+// leader's entries at those indexes by term, and applied the batch as
+// committed (a chaos run; replog's txid check stopped its log). Here the
+// leader's main loop is held in its store; the heartbeat must neither
+// return nor change the term until the loop is free. The control: a
+// heartbeat of the current term to a follower still takes the fast path
+// and returns at once.
+func TestNewerTermHeartbeatWaitsForTheMainLoop(t *testing.T) {
+	g := newStoreGroup(t, true)
+	l := g.nodes[g.leader]
+	term := l.CurrentTerm()
+	beat := func(member int, term uint64) (returned chan struct{}, resp chan raft.RPCResponse) {
+		returned, resp = make(chan struct{}), make(chan raft.RPCResponse, 1)
+		hb := &raft.AppendEntriesRequest{RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte("m9"), Addr: []byte("m9")}, Term: term}
+		go func() {
+			g.beats[member](raft.RPC{Command: hb, RespChan: resp})
+			close(returned)
+		}()
+		return returned, resp
+	}
+
+	// The control: a follower's own term, with its main loop free.
+	f := g.followers[0]
+	returned, resp := beat(f, term)
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("control: a heartbeat of the follower's own term did not return within 10 s")
+	}
+	if r := <-resp; r.Error != nil || !r.Response.(*raft.AppendEntriesResponse).Success {
+		t.Fatalf("control: the follower's answer to a heartbeat of its term: %+v", r)
+	}
+
+	release := g.stores[g.leader].arm()
+	defer release()
+	apply := l.Apply([]byte("held"), 10*time.Second)
+	g.stores[g.leader].waitHolding(t, "the leader's store")
+	returned, resp = beat(g.leader, term+1)
+	select {
+	case <-returned:
+		t.Fatalf("a heartbeat at term %d was handled beside the leader's busy main loop (term now %d, %v)", term+1, l.CurrentTerm(), l.State())
+	case <-time.After(time.Second):
+	}
+	if got := l.CurrentTerm(); got != term {
+		t.Fatalf("the held leader's term moved from %d to %d before its main loop handled the heartbeat", term, got)
+	}
+	release()
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the heartbeat was not handled within 10 s of the leader's main loop being free")
+	}
+	if r := <-resp; r.Error != nil {
+		t.Fatalf("the leader's answer to the newer term's heartbeat: %v", r.Error)
+	}
+	if st, got := l.State(), l.CurrentTerm(); st == raft.Leader || got != term+1 {
+		t.Fatalf("after the newer term's heartbeat the old leader is %v at term %d; want a follower at %d", st, got, term+1)
+	}
+	_ = apply.Error() // committed before the step-down, or not: either is raft's answer
 }
