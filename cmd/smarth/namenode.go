@@ -118,7 +118,7 @@ func runNamenode(cfg namenode.Config, log *slog.Logger, readyFile string, selfRe
 	case s := <-sig:
 		log.Info("namenode stopping", "signal", s.String())
 		return nn.Close()
-	case ferr := <-nn.Fatal(): // HA: memory ahead of the group; a restart reloads it
+	case ferr := <-nn.Fatal(): // HA: memory ahead of the group, or its log stopped; a restart reloads it
 		// The exit must not wait on a close that hangs: raft v1.7.3's
 		// pipelined replication can wedge its shutdown
 		// (hashicorp/raft#612), and a chaos run saw a deposed active

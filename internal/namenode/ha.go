@@ -415,6 +415,9 @@ func (h *haNode) watch() {
 			return
 		case lost := <-h.log.LeadershipLost():
 			h.stepDown(lost)
+		case <-h.log.Failed():
+			h.stopped(h.log.Err())
+			return
 		case <-h.log.LeadershipReady():
 		case <-tick.C:
 		}
@@ -469,6 +472,23 @@ func (h *haNode) stepDown(lost replog.Lost) {
 		return
 	}
 	nn.logger.Warn("namenode is standby: leadership of its HA group lost", "term", lost.Term, "applied_txid", lost.AppliedTxID)
+}
+
+// stopped ends a member whose log has stopped (replog's Failed): its
+// namespace can no longer follow the group's log, and as a voter it
+// could still win an election it can never serve, leaving the group
+// without an active (a chaos run held the group so for minutes). As
+// after a divergence, it terminates, and its restart reloads from the
+// group's snapshot and log.
+func (h *haNode) stopped(cause error) {
+	nn := h.nn
+	h.terminating.Store(true)
+	nn.mu.Lock()
+	h.active.Store(false)
+	h.forgetCommandsLocked()
+	nn.mu.Unlock()
+	nn.logger.Error("FATAL: this member's copy of its HA group's log stopped; terminating", "err", cause)
+	h.fail(fmt.Errorf("namenode: its state cannot follow its HA group's log (%v); exiting so that a restart reloads it from the group's snapshot and log", cause))
 }
 
 // forgetCommandsLocked drops what only an active does: queued datanode

@@ -15,6 +15,8 @@ import (
 	"google.golang.org/grpc"
 
 	"smarth/internal/daemonconf"
+	"smarth/internal/namenode/fsstate"
+	"smarth/internal/namenode/namespace"
 	"smarth/internal/namenode/replog"
 	"smarth/internal/pki"
 	"smarth/internal/rpc/dfspb"
@@ -400,6 +402,57 @@ func TestHAConfigChecks(t *testing.T) {
 	if overlapBelow("") != replog.DefaultOverlapBelow || overlapBelow(batchOverlapSmall) != replog.DefaultOverlapBelow || overlapBelow(batchOverlapAlways) >= 0 {
 		t.Errorf("overlapBelow: default %d, small %d, always %d; want %d, %d, negative", overlapBelow(""), overlapBelow(batchOverlapSmall),
 			overlapBelow(batchOverlapAlways), replog.DefaultOverlapBelow, replog.DefaultOverlapBelow)
+	}
+}
+
+// TestHAStandbyThatCannotApplyTerminates: a standby whose namespace can
+// no longer follow the group's log (here /d is taken from its memory
+// behind the log's back, so the replay of mkdir /d/e fails) reports a
+// fatal error and refuses to answer as a standby, rather than stay a
+// voter that could win an election it can never serve (a chaos run's
+// group went minutes without an active so). The other standby, which
+// applies the edit, goes on.
+func TestHAStandbyThatCannotApplyTerminates(t *testing.T) {
+	g := startHAGroup(t, 3)
+	l := g.active(nil)
+	c := g.cli[l]
+	if _, err := c.cp.Mkdirs(c.ctx(), &dfspb.MkdirsRequest{Path: "/d"}); err != nil {
+		t.Fatal(err)
+	}
+	var bad, good int
+	for i := range g.nns {
+		if i != l {
+			bad, good = good, i
+		}
+	}
+	waitFor(t, "every member to have /d", func() bool { return g.has(bad, "/d") && g.has(good, "/d") })
+	nn := g.nns[bad]
+	nn.mu.Lock()
+	_, err := nn.state.Apply(&fsstate.Delete{Path: "/d", Recursive: true}, namespace.Caller{Trusted: true})
+	nn.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.cp.Mkdirs(c.ctx(), &dfspb.MkdirsRequest{Path: "/d/e"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ferr := <-g.nns[bad].Fatal():
+		if !strings.Contains(ferr.Error(), "cannot follow its HA group's log") {
+			t.Fatalf("fatal error %v; want it to say the state cannot follow the log", ferr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a standby that could not replay mkdir /d/e reported no fatal error within 10 s")
+	}
+	bc := g.cli[bad]
+	if st, err := bc.cp.GetHAStatus(bc.ctx(), &dfspb.GetHAStatusRequest{}); err == nil || !strings.Contains(err.Error(), "is terminating") {
+		t.Fatalf("the stopped standby says %v (%v); want an error saying it is terminating", st.GetState(), err)
+	}
+	waitFor(t, "the other standby to apply /d/e", func() bool { return g.has(good, "/d/e") })
+	select {
+	case ferr := <-g.nns[good].Fatal():
+		t.Fatalf("the standby that applied /d/e reported a fatal error: %v", ferr)
+	default:
 	}
 }
 

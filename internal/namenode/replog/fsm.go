@@ -37,8 +37,7 @@ func (f *fsm) Apply(e *raft.Log) any {
 		err = fmt.Errorf("replog: entry %d starts at txid %d, but txid %d was the last applied", e.Index, b.first, l.applied)
 	}
 	if err != nil {
-		l.err = fmt.Errorf("replog: raft entry %d (term %d): %w", e.Index, e.Term, err)
-		l.log.Error("replog: stopping this node's log", "err", l.err)
+		l.stopLocked(fmt.Errorf("replog: raft entry %d (term %d): %w", e.Index, e.Term, err))
 		l.mu.Unlock()
 		return l.err
 	}
@@ -54,8 +53,7 @@ func (f *fsm) Apply(e *raft.Log) any {
 	for i, rec := range b.recs {
 		if err := l.cfg.FSM.Apply(b.first+uint64(i), rec); err != nil {
 			l.mu.Lock()
-			l.err = fmt.Errorf("replog: apply txid %d (raft entry %d): %w", b.first+uint64(i), e.Index, err)
-			l.log.Error("replog: stopping this node's log", "err", l.err)
+			l.stopLocked(fmt.Errorf("replog: apply txid %d (raft entry %d): %w", b.first+uint64(i), e.Index, err))
 			l.mu.Unlock()
 			return err
 		}

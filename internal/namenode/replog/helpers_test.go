@@ -21,6 +21,9 @@ import (
 type memFSM struct {
 	mu   sync.Mutex
 	recs []string
+	// refuse: Apply fails on this record (a record the namenode cannot
+	// replay); "": none.
+	refuse string
 }
 
 func (m *memFSM) Apply(txid uint64, p []byte) error {
@@ -28,6 +31,9 @@ func (m *memFSM) Apply(txid uint64, p []byte) error {
 	defer m.mu.Unlock()
 	if txid != uint64(len(m.recs))+1 {
 		return fmt.Errorf("txid %d after %d records", txid, len(m.recs))
+	}
+	if m.refuse != "" && string(p) == m.refuse {
+		return fmt.Errorf("record %q at txid %d refused", p, txid)
 	}
 	m.recs = append(m.recs, string(p))
 	return nil

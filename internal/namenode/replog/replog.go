@@ -223,6 +223,7 @@ type Log struct {
 	notify chan bool
 	lost   chan Lost
 	ready  chan struct{} // a stint became writable (LeadershipReady)
+	failed chan struct{} // closed when the log stops (err set; Failed)
 	kick   chan struct{}
 	grew   chan struct{}
 	landed chan struct{} // a batch in flight got its outcome (overlap)
@@ -332,6 +333,7 @@ func Open(cfg Config) (*Log, error) {
 		notify:   make(chan bool, 16),
 		lost:     make(chan Lost, 16),
 		ready:    make(chan struct{}, 1),
+		failed:   make(chan struct{}),
 		kick:     make(chan struct{}, 1),
 		grew:     make(chan struct{}, 1),
 		landed:   make(chan struct{}, 1),
@@ -603,6 +605,26 @@ func (l *Log) notLeader() ErrNotLeader {
 // ends. The namenode stops serving writes on it and, when Diverged,
 // reloads.
 func (l *Log) LeadershipLost() <-chan Lost { return l.lost }
+
+// Failed is closed when this node's log has stopped: an entry could not
+// be applied (a batch out of txid order, or the caller's FSM refused a
+// record), so the caller's state can no longer follow the group. The
+// node is still a voter, and could win an election it can
+// never serve as leader (its barrier cannot pass the stopped entry),
+// holding the group without an active: the caller must Close and reopen
+// from the log, as after a Lost with Diverged. Err says why.
+func (l *Log) Failed() <-chan struct{} { return l.failed }
+
+// stopLocked records the first error that stops the log and signals
+// Failed. Callers hold l.mu.
+func (l *Log) stopLocked(err error) {
+	if l.err != nil {
+		return
+	}
+	l.err = err
+	l.log.Error("replog: stopping this node's log", "err", err)
+	close(l.failed)
+}
 
 // LeadershipReady signals when a leader stint has become writable (its
 // barrier committed), so that the caller takes over at once rather than

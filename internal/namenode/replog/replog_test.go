@@ -336,3 +336,49 @@ func TestSnapshotFilesPrivateWithoutWarnings(t *testing.T) {
 		t.Fatalf("a widened log segment %s was not reported at the next snapshot; logged:\n%s", segs[0], w)
 	}
 }
+
+// A member that cannot apply an entry stops its log and says so
+// (Failed, Err), so that its caller leaves the group rather than stay a
+// voter that could win elections it can never serve. The leader, which
+// applied the record itself, goes on; a member that can apply it does
+// not fail.
+func TestFailedWhenAnEntryCannotBeApplied(t *testing.T) {
+	nodes := group(t, t.TempDir(), 3, nil)
+	ld := leaderOf(t, nodes)
+	var bad, good *node
+	for _, n := range nodes {
+		if n != ld {
+			if bad == nil {
+				bad = n
+			} else {
+				good = n
+			}
+		}
+	}
+	bad.fsm.mu.Lock()
+	bad.fsm.refuse = "poison"
+	bad.fsm.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, r := range []string{"a", "poison", "b"} {
+		if err := write(ctx, ld.log, ld.fsm, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-bad.log.Failed():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s refused a record, and its log did not stop within 10 s", bad.id)
+	}
+	if err := bad.log.Err(); err == nil || !strings.Contains(err.Error(), `record "poison" at txid 2 refused`) {
+		t.Fatalf("%s: Err() = %v; want the refusal", bad.id, err)
+	}
+	waitFor(t, 10*time.Second, good.id+" to apply 3 records", func() bool { return len(good.fsm.list()) == 3 })
+	for _, n := range []*node{ld, good} {
+		select {
+		case <-n.log.Failed():
+			t.Fatalf("%s's log stopped (%v); only %s refused a record", n.id, n.log.Err(), bad.id)
+		default:
+		}
+	}
+}
