@@ -164,12 +164,12 @@ func (nn *NameNode) truncate(ctx context.Context, req *dfspb.TruncateRequest) (b
 	ready := true
 	_, err = nn.mutate(opName, p, c, op, func() error {
 		if f, err := nn.state.Tree().Lookup(p); err == nil && !f.IsDir() && nn.truncatingLocked(f) && f.Length()+f.Blocks[len(f.Blocks)-1].NumBytes == req.GetNewLength() {
-			// A repeat of the truncate in progress (the last block,
-			// under recovery, holds the new end; Length counts the
-			// blocks before it), whose client's reply was lost, maybe
-			// with an active that then died: not ready
-			// yet, as HDFS's truncate answers it, so that a client may
-			// repeat truncate (@Idempotent) after a failover.
+			// A repeat of the truncate in progress, whose reply was
+			// lost (maybe with an active that then died): "not ready",
+			// as HDFS's truncate answers it, so that a client may
+			// repeat truncate (@Idempotent) after a failover. The last
+			// block, under recovery, holds the new end; Length counts
+			// the blocks before it.
 			if err := nn.state.Tree().CheckAccessFor(c, opName, p, namespace.Write); err != nil {
 				return err
 			}
