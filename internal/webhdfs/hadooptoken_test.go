@@ -3,9 +3,11 @@ package webhdfs_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,13 +81,33 @@ func fetchdt(t *testing.T, c *testcluster.Cluster, credFile string) string {
 // output (stdout and stderr) and exit code.
 func hadoopFs(t *testing.T, cp, tokenFile string, lines ...[]string) ([]string, []int) {
 	t.Helper()
+	return hadoopFsWith(t, cp, javaEnv{env: []string{"HADOOP_TOKEN_FILE_LOCATION=" + tokenFile}}, lines...)
+}
+
+// javaEnv is what a Hadoop client process gets besides its command lines:
+// its core-site.xml properties, JVM flags and environment.
+type javaEnv struct {
+	props map[string]string
+	jvm   []string
+	env   []string
+}
+
+// hadoopFsWith is hadoopFs with e's configuration, flags and environment.
+func hadoopFsWith(t *testing.T, cp string, e javaEnv, lines ...[]string) ([]string, []int) {
+	t.Helper()
 	// A conf directory, as the hadoop script puts HADOOP_CONF_DIR first
 	// on the class path: Configuration insists on a core-site.xml.
 	conf := t.TempDir()
-	if err := os.WriteFile(filepath.Join(conf, "core-site.xml"), []byte("<configuration/>\n"), 0o644); err != nil {
+	var site strings.Builder
+	site.WriteString("<configuration>\n")
+	for _, k := range slices.Sorted(maps.Keys(e.props)) {
+		fmt.Fprintf(&site, "  <property><name>%s</name><value>%s</value></property>\n", k, e.props[k])
+	}
+	site.WriteString("</configuration>\n")
+	if err := os.WriteFile(filepath.Join(conf, "core-site.xml"), []byte(site.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"-cp", conf + string(os.PathListSeparator) + cp, "smarth.FsShells"}
+	args := append(slices.Clone(e.jvm), "-cp", conf+string(os.PathListSeparator)+cp, "smarth.FsShells")
 	for i, l := range lines {
 		if i > 0 {
 			args = append(args, "--")
@@ -95,7 +117,7 @@ func hadoopFs(t *testing.T, cp, tokenFile string, lines ...[]string) ([]string, 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "java", args...)
-	cmd.Env = append(os.Environ(), "HADOOP_TOKEN_FILE_LOCATION="+tokenFile)
+	cmd.Env = append(os.Environ(), e.env...)
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("java FsShells: %v\n%s", err, b)

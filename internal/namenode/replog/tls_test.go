@@ -122,7 +122,7 @@ func TestNonMemberCannotSpeakRaft(t *testing.T) {
 		defer trans.Close()
 		term := f.log.Term() + 5
 		args := &raft.AppendEntriesRequest{
-			RPCHeader:    raft.RPCHeader{ID: []byte(certName), Addr: []byte("127.0.0.1:1")},
+			RPCHeader:    raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(certName), Addr: []byte("127.0.0.1:1")},
 			Term:         term,
 			PrevLogEntry: 0,
 			PrevLogTerm:  0,
