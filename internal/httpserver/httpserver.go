@@ -1,6 +1,8 @@
 package httpserver
 
 import (
+	"context"
+	"crypto/tls"
 	"io"
 	"log/slog"
 	"net"
@@ -57,7 +59,8 @@ func New(what string, h http.Handler, lim Limits, logger *slog.Logger) *Server {
 	lim = lim.Defaults()
 	s := &Server{lim: lim, Gate: connlimit.NewGate(what, lim.MaxConns, lim.MaxConnsPerHost, logger)}
 	s.Server = &http.Server{
-		Handler:           progressDeadlines(h, lim.IOTimeout),
+		Handler:           withTLSState(progressDeadlines(h, lim.IOTimeout)),
+		ConnContext:       rememberTLS,
 		ReadHeaderTimeout: lim.ReadHeaderTimeout,
 		IdleTimeout:       lim.IdleTimeout,
 		// The whole-exchange deadlines are set to the no-progress
@@ -77,6 +80,43 @@ func New(what string, h http.Handler, lim Limits, logger *slog.Logger) *Server {
 // runs under ReadHeaderTimeout.
 func (s *Server) Serve(ln net.Listener) error {
 	return s.Server.Serve(connlimit.Wrap(ln, s.Gate))
+}
+
+// The TLS of a request (http.Request.TLS). net/http sets it only on a
+// connection that is itself a *tls.Conn, and the server's gate wraps each
+// one (connlimit), so a handler saw every request as plain HTTP: the
+// namenode's WebHDFS then redirected clients to http:// datanode URLs on
+// TLS ports, and every WebHDFS upload over TLS ended in an empty reply
+// (Hadoop's swebhdfs:// client: "Unexpected end of file from server").
+// rememberTLS finds the *tls.Conn under the wrappers when the connection
+// is accepted; withTLSState gives each request its state.
+
+type tlsConnKey struct{}
+
+func rememberTLS(ctx context.Context, c net.Conn) context.Context {
+	for c != nil {
+		if tc, ok := c.(*tls.Conn); ok {
+			return context.WithValue(ctx, tlsConnKey{}, tc)
+		}
+		u, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			break
+		}
+		c = u.NetConn()
+	}
+	return ctx
+}
+
+func withTLSState(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil {
+			if tc, ok := r.Context().Value(tlsConnKey{}).(*tls.Conn); ok {
+				st := tc.ConnectionState() // the handshake is done: the request was read through it
+				r.TLS = &st
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // progressDeadlines moves the connection's read and write deadlines to

@@ -3,11 +3,13 @@ package httpserver
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -239,5 +241,50 @@ func TestLongTransfersOutlastIOTimeout(t *testing.T) {
 		t.Logf("stalled reader cut: %v", err)
 	case <-time.After(30 * time.Second):
 		t.Fatal("a response nobody reads was still being written 30 s on")
+	}
+}
+
+// A request over TLS says so (r.TLS), though the gate wraps the
+// connection: the namenode's WebHDFS chooses its redirect's scheme by it,
+// and with it nil sent every swebhdfs:// upload to http:// on a TLS port.
+// The control: a plain request has no TLS state.
+func TestRequestsOverTLSHaveTheirState(t *testing.T) {
+	says := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil {
+			io.WriteString(w, "plain")
+			return
+		}
+		fmt.Fprintf(w, "tls %x", r.TLS.Version)
+	})
+	get := func(c *http.Client, url string) string {
+		t.Helper()
+		resp, err := c.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	_, addr := start(t, says, Limits{})
+	if got := get(http.DefaultClient, "http://"+addr+"/"); got != "plain" {
+		t.Fatalf("control: a plain request's handler saw %q", got)
+	}
+
+	// httptest's certificate (127.0.0.1) and a client that trusts it.
+	ts := httptest.NewTLSServer(http.NotFoundHandler())
+	defer ts.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New("test https", says, Limits{}, nil)
+	go s.Serve(tls.NewListener(ln, &tls.Config{Certificates: ts.TLS.Certificates}))
+	t.Cleanup(func() { s.Close() })
+	if got, want := get(ts.Client(), "https://"+ln.Addr().String()+"/"), fmt.Sprintf("tls %x", tls.VersionTLS13); got != want {
+		t.Fatalf("a request over TLS through the gate: the handler saw %q; want %q", got, want)
 	}
 }
