@@ -47,7 +47,8 @@ that is found missing during the load (by a get, rename or delete) is lost at
 once. It prints ops done, faults injected, the unverifiable promises (a file
 absent after a delete of it failed without a verdict) and the lost ones, each
 with the history of operations on its file, and exits 1 if any was lost (or a
-get served wrong bytes), 2 on bad usage.
+get served wrong bytes, or a namenode failover saw no write acknowledged within
+3 minutes), 2 on bad usage.
 
 On an HA cluster (smarth cluster up --namenodes 3) a namenode fault always hits
 the active namenode, found by asking each member: SIGKILL and SIGSTOP in turn
@@ -152,6 +153,9 @@ command re-runs itself there), so a cut of that host partitions the client.`,
 			}
 			if rep.Acked == 0 {
 				return &exitError{code: 1, err: errors.New("chaos: no operation was acknowledged; nothing was verified")}
+			}
+			if n := rep.FailedFailovers(); n > 0 {
+				return &exitError{code: 1, err: fmt.Errorf("chaos: %d namenode failovers saw no write acknowledged within 3 minutes", n)}
 			}
 			return nil
 		},

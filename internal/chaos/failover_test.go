@@ -63,19 +63,24 @@ func TestFailoversReport(t *testing.T) {
 	if k.Count != 3 || k.Unmeasured != 0 || k.WriteP50 != 3*s || k.WriteP99 != 4*s || k.WriteMax != 4*s || k.ElectP50 != 1*s || k.ElectMax != 3*s {
 		t.Errorf("SIGKILL stats %+v", k)
 	}
-	if st.Count != 2 || st.Unmeasured != 1 || st.WriteP50 != 12*s || st.WriteMax != 12*s || st.ElectP99 != 2*s {
+	// The failover without an acknowledged write counts at the probe's
+	// limit, not left out.
+	if st.Count != 2 || st.Unmeasured != 1 || st.NeverElected != 0 || st.WriteP50 != 12*s || st.WriteP99 != probeLimit || st.WriteMax != probeLimit || st.ElectP99 != 2*s {
 		t.Errorf("SIGSTOP stats %+v", st)
 	}
 	if len(got) != 2 {
 		t.Errorf("kinds %v; want SIGKILL and SIGSTOP only", got)
 	}
 	rep := &Report{Ops: map[string]*OpCount{}, Faults: faults, FailoverStats: got}
+	if n := rep.FailedFailovers(); n != 1 {
+		t.Errorf("FailedFailovers() = %d; want the 1 with no write acknowledged", n)
+	}
 	var b bytes.Buffer
 	rep.Print(&b)
 	out := b.String()
 	for _, want := range []string{
 		"failovers after SIGKILL of the active namenode: 3\n  sigkill to the first acknowledged write: p50 3s  p99 4s  max 4s",
-		"failovers after SIGSTOP of the active namenode (hung host): 2 (1 with no write acknowledged within 3m0s)",
+		"failovers after SIGSTOP of the active namenode (hung host): 2 (1 with no write acknowledged within 3m0s)\n  sigstop to the first acknowledged write: p50 12s  p99 ≥3m0s  max ≥3m0s",
 		"SIGSTOP + SIGCONT: nn1 1, nn2 1",
 	} {
 		if !strings.Contains(out, want) {
