@@ -312,15 +312,15 @@ func (k *Killer) restart(name string, f *Fault) error {
 // limit (Unmeasured, NeverElected) counts in the percentiles at that
 // limit: they are then lower bounds, printed with "≥".
 type FailoverStats struct {
-	Count        int `json:"count"`
-	Unmeasured   int `json:"unmeasured"`    // no write acknowledged within probeLimit
-	NeverElected int `json:"never_elected"` // no other member active within probeLimit
-	WriteP50   time.Duration `json:"write_p50_ns"`
-	WriteP99   time.Duration `json:"write_p99_ns"`
-	WriteMax   time.Duration `json:"write_max_ns"`
-	ElectP50   time.Duration `json:"elect_p50_ns"`
-	ElectP99   time.Duration `json:"elect_p99_ns"`
-	ElectMax   time.Duration `json:"elect_max_ns"`
+	Count        int           `json:"count"`
+	Unmeasured   int           `json:"unmeasured"`    // no write acknowledged within probeLimit
+	NeverElected int           `json:"never_elected"` // no other member active within probeLimit
+	WriteP50     time.Duration `json:"write_p50_ns"`
+	WriteP99     time.Duration `json:"write_p99_ns"`
+	WriteMax     time.Duration `json:"write_max_ns"`
+	ElectP50     time.Duration `json:"elect_p50_ns"`
+	ElectP99     time.Duration `json:"elect_p99_ns"`
+	ElectMax     time.Duration `json:"elect_max_ns"`
 	// Phases split the time to the first write where it went, in order
 	// (failoverPhases), over the faults whose steps were all seen.
 	Phases []PhaseStats `json:"phases,omitempty"`
