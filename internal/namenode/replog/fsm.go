@@ -33,6 +33,18 @@ func (f *fsm) Apply(e *raft.Log) any {
 		l.mu.Unlock()
 		return l.err
 	}
+	if err == nil && l.token != 0 && b.token != l.token {
+		// Another leader's entry committed while this stint's token
+		// is set: the stint is over, though raft's notice of it
+		// (watchLeadership) may come later. It ends here first, so
+		// that memory ahead of the log (records appended, not seen
+		// committed) is never built on: the new leader's records go
+		// to the caller only if the stint's were all committed.
+		// Before, a deposed active resumed after SIGSTOP applied the
+		// new leader's records to its diverged memory until the
+		// notice came ("complete: ... is not open for writing").
+		l.loseLocked(e.Term)
+	}
 	if err == nil && b.first != l.applied+1 {
 		err = fmt.Errorf("replog: entry %d starts at txid %d, but txid %d was the last applied", e.Index, b.first, l.applied)
 	}

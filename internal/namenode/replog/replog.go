@@ -520,7 +520,7 @@ func (l *Log) watchLeadership() {
 			l.gen++
 			gen := l.gen
 			if !isLeader {
-				l.loseLocked()
+				l.loseLocked(l.raft.CurrentTerm())
 			}
 			l.mu.Unlock()
 			if isLeader {
@@ -559,8 +559,8 @@ func (l *Log) becomeReady(gen uint64) {
 	}
 }
 
-// loseLocked ends a stint. Called with mu held.
-func (l *Log) loseLocked() {
+// loseLocked ends a stint, lost at term. Called with mu held.
+func (l *Log) loseLocked(term uint64) {
 	if l.token == 0 {
 		return
 	}
@@ -569,7 +569,7 @@ func (l *Log) loseLocked() {
 		l.failLocked(l.open, l.notLeader())
 		l.open = nil
 	}
-	lost := Lost{Term: l.raft.CurrentTerm(), AppliedTxID: l.applied}
+	lost := Lost{Term: term, AppliedTxID: l.applied}
 	if l.lastTxID > l.applied {
 		// Records of the stint that were not seen committed may be
 		// committed later by the next leader or never: either way the

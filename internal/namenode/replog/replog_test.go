@@ -382,3 +382,50 @@ func TestFailedWhenAnEntryCannotBeApplied(t *testing.T) {
 		}
 	}
 }
+
+// Another leader's entry, applied while this node's stint still holds
+// its token (raft's notice of the lost leadership not yet read), ends
+// the stint there: with every record of the stint committed the new
+// leader's records are applied; with records of the stint not seen
+// committed (memory ahead of the log) they are not, and the Lost says
+// Diverged. A chaos run's deposed active, resumed after SIGSTOP, applied
+// the new leader's records to its diverged memory before the notice
+// ("complete: ... is not open for writing").
+func TestAnotherLeadersEntryEndsTheStint(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		appended uint64 // the stint's last appended txid; 8 were committed
+		diverged bool
+	}{
+		{"every record of the stint committed", 8, false},
+		{"records of the stint not seen committed", 10, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &memFSM{}
+			for i := uint64(1); i <= tc.appended; i++ {
+				m.recs = append(m.recs, fmt.Sprint(i)) // a leader applies before it appends
+			}
+			l := &Log{cfg: Config{FSM: m}, log: slog.New(slog.DiscardHandler), lost: make(chan Lost, 1), failed: make(chan struct{})}
+			l.token, l.skipTok, l.applied, l.lastTxID = 7, 7, 8, tc.appended
+			e := &raft.Log{Index: 100, Term: 5, Type: raft.LogCommand, Data: encodeBatch(9, 9, [][]byte{[]byte("new leader's")})}
+			if res := (*fsm)(l).Apply(e); res != nil {
+				t.Fatalf("Apply: %v", res)
+			}
+			select {
+			case lost := <-l.lost:
+				if lost.Diverged != tc.diverged || lost.Term != 5 || lost.AppliedTxID != 8 {
+					t.Fatalf("Lost %+v; want term 5, applied 8, diverged %v", lost, tc.diverged)
+				}
+			default:
+				t.Fatal("another leader's entry did not end the stint (no Lost)")
+			}
+			want := int(tc.appended)
+			if !tc.diverged {
+				want++ // the new leader's record, on state equal to the log's
+			}
+			if got := len(m.list()); got != want || l.token != 0 {
+				t.Fatalf("the FSM holds %d records, token %x; want %d records and the stint's token gone", got, l.token, want)
+			}
+		})
+	}
+}
