@@ -387,49 +387,42 @@ func TestFailoverUnknownOutcome(t *testing.T) {
 			t.Errorf("call ids of two renames: %x; want two different ones", ids)
 		}
 
-		dying, next = startHANN(t, tr, "die", ""), startHANN(t, tr, "active", "")
-		f = haClient(t, tr, dying.addr, next.addr)
-		if _, err := f.nn.AddBlock(ctx, &dfspb.AddBlockRequest{Path: "/a"}); err != nil {
-			t.Fatalf("an addBlock whose namenode died after taking it: %v; want it repeated on the next", err)
-		}
-		if dying.count("AddBlock") != 1 || next.count("AddBlock") != 1 {
-			t.Errorf("addBlocks at the dying and the next namenode = %d, %d; want 1, 1", dying.count("AddBlock"), next.count("AddBlock"))
-		}
-
-		dying, next = startHANN(t, tr, "die", ""), startHANN(t, tr, "active", "")
-		f = haClient(t, tr, dying.addr, next.addr)
-		if _, err := f.nn.Msync(ctx, &dfspb.MsyncRequest{}); err != nil {
-			t.Fatalf("an msync whose namenode died after taking it: %v; want it repeated on the next", err)
-		}
-		if dying.count("Msync") != 1 || next.count("Msync") != 1 {
-			t.Errorf("msyncs at the dying and the next namenode = %d, %d; want 1, 1", dying.count("Msync"), next.count("Msync"))
-		}
-
-		dying, next = startHANN(t, tr, "die", ""), startHANN(t, tr, "active", "")
-		f = haClient(t, tr, dying.addr, next.addr)
-		if _, err := f.nn.Truncate(ctx, &dfspb.TruncateRequest{Path: "/a"}); err != nil {
-			t.Fatalf("a truncate whose namenode died after taking it: %v; want it repeated on the next", err)
-		}
-		if dying.count("Truncate") != 1 || next.count("Truncate") != 1 {
-			t.Errorf("truncates at the dying and the next namenode = %d, %d; want 1, 1", dying.count("Truncate"), next.count("Truncate"))
-		}
-
-		dying, next = startHANN(t, tr, "die", ""), startHANN(t, tr, "active", "")
-		f = haClient(t, tr, dying.addr, next.addr)
-		if _, err := f.nn.MoveReplica(ctx, &dfspb.MoveReplicaRequest{BlockId: 1}); err == nil {
-			t.Fatal("a moveReplica whose namenode died after taking it succeeded; want its error")
-		}
-		if dying.count("MoveReplica") != 1 || next.count("MoveReplica") != 0 {
-			t.Errorf("moveReplicas at the dying and the next namenode = %d, %d; want 1, 0 (not repeated)", dying.count("MoveReplica"), next.count("MoveReplica"))
-		}
-
-		dying, next = startHANN(t, tr, "die", ""), startHANN(t, tr, "active", "")
-		f = haClient(t, tr, dying.addr, next.addr)
-		if _, err := f.Stat(ctx, "/a"); err != nil {
-			t.Fatalf("a read whose namenode died after taking it: %v, want it served by the next", err)
-		}
-		if dying.count("GetFileInfo") != 1 || next.count("GetFileInfo") != 1 {
-			t.Errorf("reads at the dying and the next namenode = %d, %d; want 1, 1", dying.count("GetFileInfo"), next.count("GetFileInfo"))
+		// The other calls, each on a fresh pair: repeated on the next
+		// namenode (one call at each) or not (its error, none at the next).
+		for _, c := range []struct {
+			method   string
+			call     func(f *FileSystem) error
+			repeated bool
+		}{
+			{"AddBlock", func(f *FileSystem) error {
+				_, err := f.nn.AddBlock(ctx, &dfspb.AddBlockRequest{Path: "/a"})
+				return err
+			}, true},
+			{"Msync", func(f *FileSystem) error { _, err := f.nn.Msync(ctx, &dfspb.MsyncRequest{}); return err }, true},
+			{"Truncate", func(f *FileSystem) error {
+				_, err := f.nn.Truncate(ctx, &dfspb.TruncateRequest{Path: "/a"})
+				return err
+			}, true},
+			{"MoveReplica", func(f *FileSystem) error {
+				_, err := f.nn.MoveReplica(ctx, &dfspb.MoveReplicaRequest{BlockId: 1})
+				return err
+			}, false},
+			{"GetFileInfo", func(f *FileSystem) error { _, err := f.Stat(ctx, "/a"); return err }, true},
+		} {
+			dying, next := startHANN(t, tr, "die", ""), startHANN(t, tr, "active", "")
+			err := c.call(haClient(t, tr, dying.addr, next.addr))
+			atNext := 0
+			switch {
+			case c.repeated && err != nil:
+				t.Fatalf("a %s whose namenode died after taking it: %v; want it repeated on the next", c.method, err)
+			case c.repeated:
+				atNext = 1
+			case err == nil:
+				t.Fatalf("a %s whose namenode died after taking it succeeded; want its error (not repeated)", c.method)
+			}
+			if dying.count(c.method) != 1 || next.count(c.method) != atNext {
+				t.Errorf("%s calls at the dying and the next namenode = %d, %d; want 1, %d", c.method, dying.count(c.method), next.count(c.method), atNext)
+			}
 		}
 	})
 }

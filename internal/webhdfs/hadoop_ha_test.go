@@ -56,15 +56,15 @@ func TestHadoopJavaClientHA(t *testing.T) {
 		t.Fatal(err)
 	}
 	var standbys, order []string // member ids; order: standbys, then the active
-	http := map[string]string{}
+	web := map[string]string{}   // each member's HTTPS address
 	for _, d := range st.NameNodeDaemons() {
-		http[d.Name] = d.Ready.HTTP
+		web[d.Name] = d.Ready.HTTP
 		if d.Name != active.Name {
 			standbys = append(standbys, d.Name)
 		}
 	}
 	if len(standbys) != 2 {
-		t.Fatalf("namenodes %v with %s active; want two standbys", http, active.Name)
+		t.Fatalf("namenodes %v with %s active; want two standbys", web, active.Name)
 	}
 	order = append(append(order, standbys...), active.Name)
 
@@ -95,7 +95,7 @@ func TestHadoopJavaClientHA(t *testing.T) {
 			"dfs.http.client.failover.sleep.max.millis":  "1000",
 		}
 		for _, m := range members {
-			props["dfs.namenode.https-address."+ns+"."+m] = http[m]
+			props["dfs.namenode.https-address."+ns+"."+m] = web[m]
 		}
 		return javaEnv{props: props, jvm: []string{"-Djavax.net.ssl.trustStore=" + store,
 			"-Djavax.net.ssl.trustStorePassword=changeit", "-Djavax.net.ssl.trustStoreType=PKCS12"}}
