@@ -178,7 +178,7 @@ type Fault struct {
 	ElectedTerm uint64
 	Resumed     string
 	// StopLag: a SIGSTOP was in force (every thread of the victim
-	// stopped) this long after the signal (stopped.go); Elected and
+	// stopped) this long after the signal (package sigstop); Elected and
 	// Failover of a SIGSTOP count from then.
 	StopLag time.Duration
 	// The election's steps as the harness's status polls of the other

@@ -18,6 +18,7 @@ import (
 	"smarth/internal/client"
 	"smarth/internal/cluster"
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/sigstop"
 )
 
 // Namenode faults on an HA cluster (issue 28). The victim is always the
@@ -89,8 +90,8 @@ func (k *Killer) injectNameNode(ctx context.Context, rng *rand.Rand, st *cluster
 	k.Logf("%s the active namenode %s (pid %d, term %d)", kind, victim.Name, victim.PID, f.Term)
 	if kind == FaultStop {
 		// The hung host counts from when the victim is stopped (see
-		// stopped.go): a write it served before is not a failover.
-		stopped, err := awaitStopped(victim.PID, time.Minute)
+		// package sigstop): a write it served before is not a failover.
+		stopped, err := sigstop.Await(victim.PID, time.Minute)
 		if err != nil {
 			k.Warn("SIGSTOP of %s: %v; timing the failover from the signal", victim.Name, err)
 		} else {

@@ -18,6 +18,7 @@ import (
 
 	"smarth/internal/client"
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/sigstop"
 )
 
 // TestHAHungActiveCreateLoop freezes the active namenode process with
@@ -135,8 +136,10 @@ func TestHAHungActiveCreateLoop(t *testing.T) {
 		l := settle()
 		before := count()
 		waitFor(t, "20 more creates acknowledged before the freeze", func() bool { return count() >= before+20 })
-		frozenAt := time.Now()
-		if err := g.procs[l].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		// The freeze counts from when every thread of the active is
+		// stopped: until then it may serve creates itself.
+		frozenAt, err := sigstop.Stop(g.procs[l].cmd.Process.Pid, time.Minute)
+		if err != nil {
 			t.Fatal(err)
 		}
 		var first time.Duration
@@ -145,7 +148,7 @@ func TestHAHungActiveCreateLoop(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, a := range acked[before:] {
-				if a.mtime >= frozenAt.UnixMilli() {
+				if a.mtime > frozenAt.UnixMilli() { // mtimes are whole milliseconds
 					first = a.at.Sub(frozenAt)
 					return true
 				}

@@ -11,6 +11,7 @@ import (
 
 	"smarth/internal/rpc/dfspb"
 	"smarth/internal/rpc/standby"
+	"smarth/internal/sigstop"
 	"smarth/internal/testenv"
 )
 
@@ -26,8 +27,16 @@ type haProcs struct {
 }
 
 // startHAProcs starts a group of three smarth namenode processes, each
-// with the command-line flags given.
+// with the command-line flags given, with a leader lease of 250 ms.
 func startHAProcs(t *testing.T, flags ...string) *haProcs {
+	t.Helper()
+	return startHAProcsLease(t, 250*time.Millisecond, flags...)
+}
+
+// startHAProcsLease is startHAProcs with the leader lease given (the
+// heartbeat and election timeouts 50 ms longer: raft wants the lease no
+// longer than the heartbeat timeout).
+func startHAProcsLease(t *testing.T, lease time.Duration, flags ...string) *haProcs {
 	t.Helper()
 	dir := t.TempDir()
 	p := &haProcs{haGroup: &haGroup{t: t, tls: haCerts(t, dir)}, bin: buildSmarth(t), dir: dir}
@@ -41,8 +50,9 @@ func startHAProcs(t *testing.T, flags ...string) *haProcs {
 		config := filepath.Join(dir, fmt.Sprintf("nn%d.yaml", i))
 		yaml := fmt.Sprintf("rpc_addr: %s\nhttp_addr: 127.0.0.1:0\nmeta_dir: %s\nsuperuser: hdfs\nauth: simple\n"+
 			"tls: true\ntls_cert_file: %s\ntls_key_file: %s\ntls_ca_file: %s\n"+
-			"ha_id: nn%d\nha_bootstrap: %v\nha_heartbeat_timeout: 300ms\nha_election_timeout: 300ms\nha_leader_lease_timeout: 250ms\n%s",
-			ports[2*i], filepath.Join(dir, fmt.Sprintf("meta%d", i)), p.tls.CertFile, p.tls.KeyFile, p.tls.CAFile, i, i == 0, peers.String())
+			"ha_id: nn%d\nha_bootstrap: %v\nha_heartbeat_timeout: %v\nha_election_timeout: %v\nha_leader_lease_timeout: %v\n%s",
+			ports[2*i], filepath.Join(dir, fmt.Sprintf("meta%d", i)), p.tls.CertFile, p.tls.KeyFile, p.tls.CAFile, i, i == 0,
+			lease+50*time.Millisecond, lease+50*time.Millisecond, lease, peers.String())
 		if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +112,7 @@ func TestHAFrozenActive(t *testing.T) {
 	g := startHAProcs(t)
 	var resumed chan struct{}
 	l, nl, _ := g.failover(g.addrs, 50, "SIGSTOP", func(l int) {
-		if err := g.procs[l].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		if _, err := sigstop.Stop(g.procs[l].cmd.Process.Pid, time.Minute); err != nil {
 			t.Fatal(err)
 		}
 		// Resume it once another member is active, so that the writer's

@@ -15,6 +15,7 @@ import (
 
 	"smarth/internal/ipc"
 	"smarth/internal/rpc/dfspb"
+	"smarth/internal/sigstop"
 )
 
 // restartLine is what smarth namenode logs just before it re-executes
@@ -32,7 +33,9 @@ const restartLine = "namenode restarting itself"
 // exists. The control, --self-restart=false (for a service manager),
 // exits with status 1 and does not restart. The mkdir is never
 // acknowledged: whether it survives is the group's to decide (the frozen
-// standbys may have its entry in their sockets' buffers).
+// standbys may have its entry in their sockets' buffers). The lease is 2 s
+// so that on a loaded machine the mkdir reaches the active before the
+// lease, counted from the standbys' last answers, lapses.
 func TestHADivergedActiveRestartsInPlace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs three smarth namenode processes, twice")
@@ -43,7 +46,7 @@ func TestHADivergedActiveRestartsInPlace(t *testing.T) {
 			if !self {
 				flags = []string{"--self-restart=false"}
 			}
-			g := startHAProcs(t, flags...)
+			g := startHAProcsLease(t, 2*time.Second, flags...)
 			l := g.active(nil)
 			p := g.procs[l]
 			pid := p.cmd.Process.Pid
@@ -51,10 +54,12 @@ func TestHADivergedActiveRestartsInPlace(t *testing.T) {
 				if i == l {
 					continue
 				}
-				if err := o.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				// Frozen means every thread stopped: a standby whose threads
+				// ran on after kill(2) returned once acknowledged the mkdir.
+				t.Cleanup(func() { o.cmd.Process.Signal(syscall.SIGCONT) })
+				if _, err := sigstop.Stop(o.cmd.Process.Pid, time.Minute); err != nil {
 					t.Fatal(err)
 				}
-				t.Cleanup(func() { o.cmd.Process.Signal(syscall.SIGCONT) })
 			}
 			c := g.cli[l]
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -77,15 +82,31 @@ func TestHADivergedActiveRestartsInPlace(t *testing.T) {
 					return false
 				}
 			}
+			// waitDeposed is waitLong saying, on a timeout, what became of
+			// the mkdir (refused before the active took it is the sign of a
+			// lease that lapsed too soon).
+			waitDeposed := func(what string, cond func() bool) {
+				t.Helper()
+				for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						select {
+						case err := <-mkdir:
+							t.Fatalf("timed out after a minute waiting for %s; the mkdir returned %v", what, err)
+						default:
+							t.Fatalf("timed out after a minute waiting for %s; the mkdir has not returned", what)
+						}
+					}
+				}
+			}
 			if self {
-				waitLong(t, "the deposed active to restart itself in place or exit", func() bool { return logged() || exited() })
+				waitDeposed("the deposed active to restart itself in place or exit", func() bool { return logged() || exited() })
 				select {
 				case <-p.exited:
 					t.Fatalf("the deposed active exited (%v) instead of restarting itself in place", p.cmd.ProcessState)
 				case <-time.After(500 * time.Millisecond):
 				}
 			} else {
-				waitLong(t, "the deposed active to exit", exited)
+				waitDeposed("the deposed active to exit", exited)
 				if code := p.cmd.ProcessState.ExitCode(); code != 1 {
 					t.Errorf("the deposed active exited with status %d, want 1", code)
 				}

@@ -1,13 +1,7 @@
-package chaos
-
-import (
-	"bytes"
-	"fmt"
-	"os"
-	"path/filepath"
-	"time"
-)
-
+// Package sigstop freezes a process with SIGSTOP and says when it is
+// frozen: the moment every one of its threads is stopped, which is not
+// the moment kill(2) returns.
+//
 // A SIGSTOP is not in force when kill(2) returns. The kernel wakes one
 // thread of the process to take the signal, and that thread, once it
 // runs, stops the others; until then they run on. On a loaded machine
@@ -18,12 +12,33 @@ import (
 // SIGSTOP" probes of docs/reliability.md came from: a write served by
 // the active before it froze, not by any other member. So a hung host
 // counts from the moment every thread of the victim is stopped
-// (awaitStopped), and the failover probe starts only then.
+// (Await), and the failover probe starts only then. A test that freezes
+// a group's standbys and then writes to the active met the same: the
+// standbys acknowledged the write it meant them to miss.
+package sigstop
 
-// awaitStopped waits until every thread of process pid is stopped (state
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Stop sends SIGSTOP to process pid and returns when every thread of it
+// is stopped (Await).
+func Stop(pid int, limit time.Duration) (time.Time, error) {
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return time.Time{}, fmt.Errorf("SIGSTOP of process %d: %w", pid, err)
+	}
+	return Await(pid, limit)
+}
+
+// Await waits until every thread of process pid is stopped (state
 // T or t in /proc/pid/task/*/stat), polling every millisecond, and
 // returns when that was seen.
-func awaitStopped(pid int, limit time.Duration) (time.Time, error) {
+func Await(pid int, limit time.Duration) (time.Time, error) {
 	deadline := time.Now().Add(limit)
 	for {
 		all, err := allStopped(pid)

@@ -1,4 +1,4 @@
-package chaos
+package sigstop
 
 import (
 	"os"
@@ -14,7 +14,7 @@ import (
 // busyChild, run as the test binary's child, keeps eight threads
 // writing their clock into a shared page until stopped.
 func init() {
-	if p := os.Getenv("CHAOS_BUSY_CHILD"); p != "" {
+	if p := os.Getenv("SIGSTOP_BUSY_CHILD"); p != "" {
 		clock := sharedClock(p)
 		for range 8 {
 			go func() {
@@ -43,13 +43,13 @@ func sharedClock(path string) *int64 {
 	return (*int64)(unsafe.Pointer(&b[0]))
 }
 
-// TestAwaitStoppedIsWhenTheProcessStops: a process of busy threads
-// writes its clock into a shared page; after SIGSTOP, awaitStopped
+// TestAwaitIsWhenTheProcessStops: a process of busy threads
+// writes its clock into a shared page; after SIGSTOP, Await
 // returns a time after the last clock any of its threads wrote, in
 // every one of 20 trials (kill(2) returning is not that moment: the
 // threads may run on until the one that takes the signal gets a CPU).
 // The trials also log how often the process ran on after kill returned.
-func TestAwaitStoppedIsWhenTheProcessStops(t *testing.T) {
+func TestAwaitIsWhenTheProcessStops(t *testing.T) {
 	if _, err := os.Stat("/proc/self/task"); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("no /proc/self/task: %v", err)
@@ -61,7 +61,7 @@ func TestAwaitStoppedIsWhenTheProcessStops(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "clock")
 		clock := sharedClock(path)
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "CHAOS_BUSY_CHILD="+path)
+		cmd.Env = append(os.Environ(), "SIGSTOP_BUSY_CHILD="+path)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +72,7 @@ func TestAwaitStoppedIsWhenTheProcessStops(t *testing.T) {
 			t.Fatal(err)
 		}
 		killed := time.Now().UnixNano()
-		stopped, err := awaitStopped(cmd.Process.Pid, time.Minute)
+		stopped, err := Await(cmd.Process.Pid, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestAwaitStoppedIsWhenTheProcessStops(t *testing.T) {
 		cmd.Process.Kill()
 		cmd.Wait()
 		if last > stopped.UnixNano() {
-			t.Fatalf("trial %d: the process wrote its clock %v after awaitStopped said it was stopped", trial, time.Duration(last-stopped.UnixNano()))
+			t.Fatalf("trial %d: the process wrote its clock %v after Await said it was stopped", trial, time.Duration(last-stopped.UnixNano()))
 		}
 		if last > killed {
 			ranOn++
