@@ -83,8 +83,8 @@ func TestHADivergedActiveRestartsInPlace(t *testing.T) {
 				}
 			}
 			// waitDeposed is waitLong saying, on a timeout, what became of
-			// the mkdir (refused before the active took it is the sign of a
-			// lease that lapsed too soon).
+			// the mkdir: acknowledged, the standbys were not frozen in time;
+			// refused, the active's lease lapsed before the mkdir came.
 			waitDeposed := func(what string, cond func() bool) {
 				t.Helper()
 				for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
