@@ -453,25 +453,13 @@ func (h *haNode) takeOver() {
 // group: as HDFS's active does when it loses its journal quorum, the
 // namenode terminates, and its restart reloads from the group.
 func (h *haNode) stepDown(lost replog.Lost) {
-	nn := h.nn
 	if lost.Diverged {
-		h.terminating.Store(true) // before active goes false: never a standby
-	}
-	nn.mu.Lock()
-	h.active.Store(false)
-	h.forgetCommandsLocked()
-	nn.leases = newLeaseTable()
-	nn.mu.Unlock()
-	if nn.retry != nil {
-		nn.retry.Standby() // a standby only adds: no index to keep
-	}
-	if lost.Diverged {
-		err := fmt.Errorf("namenode: lost the leadership of its HA group at term %d with edits not known committed (applied txid %d): its namespace may hold operations the group does not; exiting so that a restart reloads it from the group's snapshot and log", lost.Term, lost.AppliedTxID)
-		nn.logger.Error("FATAL: HA leadership lost with uncommitted edits; terminating", "term", lost.Term, "applied_txid", lost.AppliedTxID)
-		h.fail(err)
+		h.terminate(fmt.Errorf("namenode: lost the leadership of its HA group at term %d with edits not known committed (applied txid %d): its namespace may hold operations the group does not; exiting so that a restart reloads it from the group's snapshot and log", lost.Term, lost.AppliedTxID),
+			"FATAL: HA leadership lost with uncommitted edits; terminating", "term", lost.Term, "applied_txid", lost.AppliedTxID)
 		return
 	}
-	nn.logger.Warn("namenode is standby: leadership of its HA group lost", "term", lost.Term, "applied_txid", lost.AppliedTxID)
+	h.standDown()
+	h.nn.logger.Warn("namenode is standby: leadership of its HA group lost", "term", lost.Term, "applied_txid", lost.AppliedTxID)
 }
 
 // stopped ends a member whose log has stopped (replog's Failed): its
@@ -481,14 +469,32 @@ func (h *haNode) stepDown(lost replog.Lost) {
 // after a divergence, it terminates, and its restart reloads from the
 // group's snapshot and log.
 func (h *haNode) stopped(cause error) {
+	h.terminate(fmt.Errorf("namenode: its state cannot follow its HA group's log (%v); exiting so that a restart reloads it from the group's snapshot and log", cause),
+		"FATAL: this member's copy of its HA group's log stopped; terminating", "err", cause)
+}
+
+// terminate ends this member for good: it answers as neither active nor
+// standby again, logs msg and reports err as fatal (the process exits or
+// restarts itself in place).
+func (h *haNode) terminate(err error, msg string, attrs ...any) {
+	h.terminating.Store(true) // before active goes false: never a standby
+	h.standDown()
+	h.nn.logger.Error(msg, attrs...)
+	h.fail(err)
+}
+
+// standDown stops what an active does: mutations, datanode commands,
+// leases, the retry cache's index.
+func (h *haNode) standDown() {
 	nn := h.nn
-	h.terminating.Store(true)
 	nn.mu.Lock()
 	h.active.Store(false)
 	h.forgetCommandsLocked()
+	nn.leases = newLeaseTable()
 	nn.mu.Unlock()
-	nn.logger.Error("FATAL: this member's copy of its HA group's log stopped; terminating", "err", cause)
-	h.fail(fmt.Errorf("namenode: its state cannot follow its HA group's log (%v); exiting so that a restart reloads it from the group's snapshot and log", cause))
+	if nn.retry != nil {
+		nn.retry.Standby() // a standby only adds: no index to keep
+	}
 }
 
 // forgetCommandsLocked drops what only an active does: queued datanode
